@@ -1,0 +1,50 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Module layout and one-way imports follow ../shared/docs/design.md:
+// IntelHex and BeaconPayload are pure (Foundation only); the CLI sits on top.
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "ccbeacon",
+    products: [
+        .executable(name: "ccbeacon", targets: ["ccbeacon"]),
+        .library(name: "IntelHex", targets: ["IntelHex"]),
+        .library(name: "BeaconPayload", targets: ["BeaconPayload"]),
+    ],
+    targets: [
+        .target(name: "IntelHex", swiftSettings: strictSettings),
+        .target(name: "BeaconPayload", swiftSettings: strictSettings),
+        .target(
+            name: "CCBeaconCLI",
+            dependencies: ["IntelHex", "BeaconPayload"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "ccbeacon",
+            dependencies: ["CCBeaconCLI"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "ccbeacon-bench",
+            dependencies: ["IntelHex"],
+            path: "Benchmarks/ccbeacon-bench",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(name: "IntelHexTests", dependencies: ["IntelHex"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "BeaconPayloadTests",
+            dependencies: ["BeaconPayload"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "CCBeaconCLITests",
+            dependencies: ["CCBeaconCLI", "IntelHex", "BeaconPayload"],
+            swiftSettings: strictSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

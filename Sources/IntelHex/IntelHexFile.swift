@@ -1,0 +1,318 @@
+/// A parsed Intel HEX file: its exact text, its records, and the memory image they describe.
+///
+/// Reading rules (see the README's "Intel HEX rules" for the user-facing version):
+/// - Record types 00–05, digits in either case, LF or CRLF line endings, records in any order.
+/// - Blank lines (empty, or only spaces, tabs and a carriage return) are allowed anywhere and kept;
+///   spaces and tabs after a record's checksum are ignored.
+/// - 04 sets the upper 16 bits of following addresses; data under 04 is linear, so a record may run
+///   across a 64 KiB boundary (bytes past 4 GiB are an error). 02 sets a segment base; as the
+///   specification says, offsets under 02 wrap inside the 64 KiB segment. The latest 02 or 04 applies.
+/// - Two records may hold the same address only if they agree on the byte (identical overlap);
+///   different bytes are a conflict. Two start records (03/05) must be identical.
+/// - Exactly one end-of-file record, after which only blank lines may follow.
+public struct IntelHexFile: Sendable {
+    /// The file name used in error locations.
+    public let fileName: String?
+    /// The file's bytes exactly as read (or as patched).
+    public internal(set) var text: [UInt8]
+    /// Every record in file order.
+    public let records: [HexRecord]
+    /// The memory the data records describe.
+    public internal(set) var memory: MemoryImage
+    /// The execution start address (03 or 05), if the file has one.
+    public let startAddress: StartAddress?
+    /// Decoded payloads of all records, back to back; `HexRecord.payloadRange` indexes it.
+    public internal(set) var payloadStore: [UInt8]
+    /// Where each data record's bytes land, sorted by address.
+    let placements: [Placement]
+
+    /// Parses `text` (the raw bytes of a HEX file). Throws the first problem, with its location.
+    public init(text: [UInt8], fileName: String? = nil) throws(HexReadError) {
+        var parser = Parser(text: text, fileName: fileName)
+        try parser.parse()
+        self.fileName = fileName
+        self.text = text
+        self.records = parser.records
+        self.startAddress = parser.startAddress
+        self.payloadStore = parser.payloads
+        var placements = parser.placements
+        if !parser.placementsSorted {
+            placements.sort { ($0.address, $0.recordIndex) < ($1.address, $1.recordIndex) }
+        }
+        self.placements = placements
+        self.memory = try Self.buildMemory(
+            placements: placements, records: parser.records, payloads: parser.payloads, fileName: fileName)
+    }
+
+    /// Parses a HEX file given as a string.
+    public init(string: String, fileName: String? = nil) throws(HexReadError) {
+        try self.init(text: Array(string.utf8), fileName: fileName)
+    }
+
+    /// The decoded payload of `record`.
+    public func payload(of record: HexRecord) -> ArraySlice<UInt8> {
+        payloadStore[record.payloadRange]
+    }
+
+    /// Sweeps the sorted placements into segments, checking every overlap byte by byte.
+    private static func buildMemory(
+        placements: [Placement], records: [HexRecord], payloads: [UInt8], fileName: String?
+    ) throws(HexReadError) -> MemoryImage {
+        var segments: [MemoryImage.Segment] = []
+        var currentStart = 0
+        var current: [UInt8] = []
+        for (index, placement) in placements.enumerated() {
+            let payloadStart = records[placement.recordIndex].payloadRange.lowerBound + placement.payloadOffset
+            let incoming = payloads[payloadStart..<(payloadStart + placement.length)]
+            let currentEnd = currentStart + current.count
+            if !current.isEmpty, placement.address <= currentEnd {
+                let overlapEnd = min(placement.end, currentEnd)
+                var address = placement.address
+                while address < overlapEnd {
+                    let existing = current[address - currentStart]
+                    let byte = incoming[incoming.startIndex + (address - placement.address)]
+                    if existing != byte {
+                        throw conflict(
+                            at: address, placementIndex: index, placements: placements, records: records,
+                            payloads: payloads, fileName: fileName)
+                    }
+                    address += 1
+                }
+                if placement.end > currentEnd {
+                    current.append(contentsOf: incoming[(incoming.startIndex + (currentEnd - placement.address))...])
+                }
+            } else {
+                if !current.isEmpty { segments.append(.init(start: currentStart, bytes: current)) }
+                currentStart = placement.address
+                current = Array(incoming)
+            }
+        }
+        if !current.isEmpty { segments.append(.init(start: currentStart, bytes: current)) }
+        return MemoryImage(normalizedSegments: segments)
+    }
+
+    /// Builds the conflict error, blaming the record that comes later in the file.
+    private static func conflict(
+        at address: Int, placementIndex: Int, placements: [Placement], records: [HexRecord], payloads: [UInt8],
+        fileName: String?
+    ) -> HexReadError {
+        func byte(_ placement: Placement) -> (line: Int, byte: UInt8, column: Int) {
+            let record = records[placement.recordIndex]
+            let indexInRecord = placement.payloadOffset + (address - placement.address)
+            return (record.line, payloads[record.payloadRange.lowerBound + indexInRecord], 10 + 2 * indexInRecord)
+        }
+        let here = byte(placements[placementIndex])
+        // The byte already in the image came from an earlier placement covering the address.
+        var earlier = placementIndex - 1
+        while earlier >= 0, !(placements[earlier].address <= address && address < placements[earlier].end) {
+            earlier -= 1
+        }
+        let there = byte(placements[max(earlier, 0)])
+        let (later, first) = here.line >= there.line ? (here, there) : (there, here)
+        return HexReadError(
+            location: SourceLocation(file: fileName, line: later.line, column: later.column),
+            problem: .conflictingData(address: address, byte: later.byte, otherByte: first.byte, otherLine: first.line))
+    }
+}
+
+/// The record scanner. Works on raw bytes with unchecked indexing in the hot loop; every index is
+/// bounded by the line's length, which is established before any digit is read.
+private struct Parser {
+    let text: [UInt8]
+    let fileName: String?
+    var records: [HexRecord] = []
+    var payloads: [UInt8] = []
+    var placements: [Placement] = []
+    var placementsSorted = true
+    var startAddress: StartAddress?
+    var startAddressLine = 0
+
+    init(text: [UInt8], fileName: String?) {
+        self.text = text
+        self.fileName = fileName
+        // IAR images hold about 16 payload bytes per 44 characters of text.
+        payloads.reserveCapacity(text.count / 2)
+        records.reserveCapacity(text.count / 40)
+        placements.reserveCapacity(text.count / 40)
+    }
+
+    func error(line: Int, column: Int, _ problem: HexReadProblem) -> HexReadError {
+        HexReadError(location: SourceLocation(file: fileName, line: line, column: column), problem: problem)
+    }
+
+    mutating func parse() throws(HexReadError) {
+        let count = text.count
+        if count >= 3, text[0] == 0xEF, text[1] == 0xBB, text[2] == 0xBF {
+            throw error(line: 1, column: 1, .byteOrderMark)
+        }
+        var position = 0
+        var line = 0
+        var endOfFileLine: Int?
+        var upperLinear = 0
+        var segmentBase: Int?  // non-nil while an 02 record is in force
+        var lastPlacementAddress = -1
+        while position < count {
+            line += 1
+            let lineStart = position
+            var lineEnd = position
+            while lineEnd < count, text[lineEnd] != 0x0A { lineEnd += 1 }
+            position = lineEnd < count ? lineEnd + 1 : count
+            var contentEnd = lineEnd
+            while contentEnd > lineStart {
+                let last = text[contentEnd - 1]
+                guard last == 0x0D || last == 0x20 || last == 0x09 else { break }
+                contentEnd -= 1
+            }
+            if contentEnd == lineStart { continue }  // blank line
+            if let endOfFileLine { throw error(line: line, column: 1, .dataAfterEndOfFile(endOfFileLine: endOfFileLine)) }
+            guard text[lineStart] == 0x3A else { throw error(line: line, column: 1, .missingColon(found: text[lineStart])) }
+
+            let length = contentEnd - lineStart
+            if length < 11 {
+                try checkDigits(from: lineStart + 1, to: contentEnd, lineStart: lineStart, line: line)
+                throw error(
+                    line: line, column: length + 1,
+                    .truncated(declaredDataBytes: nil, expectedCharacters: 11, foundCharacters: length))
+            }
+            guard let byteCount = decodeByte(at: lineStart + 1) else {
+                throw badDigit(from: lineStart + 1, to: lineStart + 3, lineStart: lineStart, line: line)
+            }
+            let expectedLength = 11 + 2 * Int(byteCount)
+            if length != expectedLength {
+                try checkDigits(from: lineStart + 1, to: contentEnd, lineStart: lineStart, line: line)
+                if length < expectedLength {
+                    throw error(
+                        line: line, column: length + 1,
+                        .truncated(
+                            declaredDataBytes: Int(byteCount), expectedCharacters: expectedLength,
+                            foundCharacters: length))
+                }
+                throw error(
+                    line: line, column: expectedLength + 1,
+                    .byteCountMismatch(
+                        declaredDataBytes: Int(byteCount), expectedCharacters: expectedLength, foundCharacters: length))
+            }
+
+            // Decode every byte after the colon: count, address (2), type, payload, checksum.
+            let payloadStart = payloads.count
+            var sum = UInt8(0)
+            var header = (UInt8(0), UInt8(0), UInt8(0))
+            let totalBytes = Int(byteCount) + 5
+            let decodedAll: Bool = text.withUnsafeBufferPointer { characters in
+                let table = HexDigits.nibbleValue
+                return table.withUnsafeBufferPointer { nibbles in
+                    var offset = lineStart + 1
+                    for index in 0..<totalBytes {
+                        let high = nibbles[Int(characters[offset])]
+                        let low = nibbles[Int(characters[offset + 1])]
+                        if (high | low) & 0xF0 != 0 { return false }
+                        let value = high << 4 | low
+                        sum &+= value
+                        switch index {
+                        case 1: header.0 = value
+                        case 2: header.1 = value
+                        case 3: header.2 = value
+                        case 0, totalBytes - 1: break
+                        default: payloads.append(value)
+                        }
+                        offset += 2
+                    }
+                    return true
+                }
+            }
+            if !decodedAll {
+                throw badDigit(from: lineStart + 1, to: contentEnd, lineStart: lineStart, line: line)
+            }
+            let checksumColumn = length - 1
+            if sum != 0 {
+                let found = decodeByte(at: contentEnd - 2) ?? 0
+                throw error(line: line, column: checksumColumn, .badChecksum(found: found, expected: found &- sum))
+            }
+            let addressField = UInt16(header.0) << 8 | UInt16(header.1)
+            guard let type = RecordType(rawValue: header.2) else {
+                throw error(line: line, column: 8, .unknownRecordType(header.2))
+            }
+            if let fixed = type.fixedPayloadLength, fixed != Int(byteCount) {
+                throw error(
+                    line: line, column: 2,
+                    .wrongPayloadLength(recordType: header.2, expected: fixed, found: Int(byteCount)))
+            }
+            let payloadRange = payloadStart..<payloads.count
+            let recordIndex = records.count
+            records.append(
+                HexRecord(
+                    type: type, line: line, textOffset: lineStart, addressField: addressField,
+                    payloadRange: payloadRange))
+
+            switch type {
+            case .data:
+                guard byteCount > 0 else { break }
+                var runs: [(address: Int, payloadOffset: Int, length: Int)] = []
+                if let base = segmentBase {
+                    let firstRun = min(Int(byteCount), 0x10000 - Int(addressField))
+                    runs.append((base + Int(addressField), 0, firstRun))
+                    if firstRun < Int(byteCount) { runs.append((base, firstRun, Int(byteCount) - firstRun)) }
+                } else {
+                    let address = upperLinear << 16 + Int(addressField)
+                    if address + Int(byteCount) > MemoryImage.addressLimit {
+                        throw error(
+                            line: line, column: 10 + 2 * (MemoryImage.addressLimit - address),
+                            .addressBeyond4GiB(address: MemoryImage.addressLimit))
+                    }
+                    runs.append((address, 0, Int(byteCount)))
+                }
+                for run in runs {
+                    if run.address < lastPlacementAddress { placementsSorted = false }
+                    lastPlacementAddress = run.address
+                    placements.append(
+                        Placement(
+                            address: run.address, recordIndex: recordIndex, payloadOffset: run.payloadOffset,
+                            length: run.length))
+                }
+            case .endOfFile:
+                endOfFileLine = line
+            case .extendedSegmentAddress:
+                segmentBase = Int(payloads[payloadStart]) << 12 | Int(payloads[payloadStart + 1]) << 4
+            case .extendedLinearAddress:
+                segmentBase = nil
+                upperLinear = Int(payloads[payloadStart]) << 8 | Int(payloads[payloadStart + 1])
+            case .startSegmentAddress, .startLinearAddress:
+                let p = payloads[payloadStart..<(payloadStart + 4)].map { UInt32($0) }
+                let start: StartAddress =
+                    type == .startLinearAddress
+                    ? .linear(p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3])
+                    : .segment(codeSegment: UInt16(p[0] << 8 | p[1]), instructionPointer: UInt16(p[2] << 8 | p[3]))
+                if let existing = startAddress, existing != start {
+                    throw error(
+                        line: line, column: 10,
+                        .conflictingStartAddress(start: start, otherStart: existing, otherLine: startAddressLine))
+                }
+                if startAddress == nil { startAddressLine = line }
+                startAddress = start
+            }
+        }
+        if endOfFileLine == nil {
+            throw error(line: max(line, 1), column: 1, .missingEndOfFile)
+        }
+    }
+
+    func decodeByte(at offset: Int) -> UInt8? {
+        let high = HexDigits.nibbleValue[Int(text[offset])]
+        let low = HexDigits.nibbleValue[Int(text[offset + 1])]
+        guard (high | low) & 0xF0 == 0 else { return nil }
+        return high << 4 | low
+    }
+
+    /// Throws at the first non-digit in `from..<to`.
+    func checkDigits(from: Int, to: Int, lineStart: Int, line: Int) throws(HexReadError) {
+        for offset in from..<to where !HexDigits.isDigit(text[offset]) {
+            throw error(line: line, column: offset - lineStart + 1, .badDigit(found: text[offset]))
+        }
+    }
+
+    /// The error for the first non-digit in `from..<to`, which the caller knows exists.
+    func badDigit(from: Int, to: Int, lineStart: Int, line: Int) -> HexReadError {
+        let offset = (from..<to).first { !HexDigits.isDigit(text[$0]) } ?? from
+        return error(line: line, column: offset - lineStart + 1, .badDigit(found: text[offset]))
+    }
+}

@@ -1,0 +1,78 @@
+import Testing
+
+@testable import IntelHex
+
+struct MemoryImageTests {
+    @Test func writesMergeWithTouchingAndOverlappingSegments() throws {
+        var image = MemoryImage()
+        try image.write([1, 2], at: 10)
+        try image.write([5, 6], at: 20)
+        #expect(image.segments.count == 2)
+        try image.write([3, 4], at: 12)  // touches the first
+        #expect(image.segments.map(\.range) == [10..<14, 20..<22])
+        try image.write([9, 9, 9, 9, 9, 9, 9, 9], at: 13)  // bridges both
+        #expect(image.segments.map(\.range) == [10..<22])
+        #expect(image.segments[0].bytes == [1, 2, 3, 9, 9, 9, 9, 9, 9, 9, 9, 6])
+        try image.write([7], at: 0)
+        #expect(image.segments.map(\.range) == [0..<1, 10..<22])
+        #expect(image.byteCount == 13)
+        #expect(image.lowestAddress == 0)
+        #expect(image.endAddress == 22)
+    }
+
+    @Test func readsBytesAndGaps() throws {
+        var image = MemoryImage()
+        try image.write([1, 2, 3], at: 4)
+        try image.write([8], at: 10)
+        #expect(image[4] == 1)
+        #expect(image[7] == nil)
+        #expect(image[3] == nil)
+        #expect(image.contiguousBytes(in: 4..<7) == [1, 2, 3])
+        #expect(image.contiguousBytes(in: 4..<8) == nil)
+        #expect(image.contiguousBytes(in: 5..<5) == [])
+        #expect(image.bytes(in: 2..<12) == [0xFF, 0xFF, 1, 2, 3, 0xFF, 0xFF, 0xFF, 8, 0xFF])
+        #expect(image.bytes(in: 2..<12, fill: 0) == [0, 0, 1, 2, 3, 0, 0, 0, 8, 0])
+        #expect(image.gaps(in: 0..<12) == [0..<4, 7..<10, 11..<12])
+        #expect(image.gaps(in: 4..<7) == [])
+    }
+
+    @Test func fillsOnlyGaps() throws {
+        var image = try MemoryImage(bytes: [1, 2], at: 2)
+        try image.fillGaps(in: 0..<6, with: 0xEE)
+        #expect(image.segments.count == 1)
+        #expect(image.segments[0].start == 0)
+        #expect(image.segments[0].bytes == [0xEE, 0xEE, 1, 2, 0xEE, 0xEE])
+    }
+
+    @Test func cropsAndFindsPatternsWithinSegments() throws {
+        var image = try MemoryImage(bytes: [0x4C, 0x00, 0x02, 0x15, 0x4C], at: 0x100)
+        try image.write([0x00, 0x02, 0x15], at: 0x106)  // the pattern split by a gap must not match
+        #expect(image.addresses(of: [0x4C, 0x00, 0x02, 0x15]) == [0x100])
+        #expect(image.addresses(of: [0x02, 0x15]) == [0x102, 0x107])
+        let cropped = image.cropped(to: 0x102..<0x107)
+        #expect(cropped.segments.map(\.range) == [0x102..<0x105, 0x106..<0x107])
+    }
+
+    @Test func refusesBytesBeyond4GiB() {
+        var image = MemoryImage()
+        #expect(throws: MemoryImageError.beyondAddressSpace(address: 0xFFFF_FFFF, count: 2)) {
+            try image.write([1, 2], at: 0xFFFF_FFFF)
+        }
+        #expect(throws: MemoryImageError.self) { try image.write([1], at: -1) }
+        #expect(image.isEmpty)
+    }
+
+    @Test func binaryExportAndImport() throws {
+        var image = try MemoryImage(bytes: [1, 2], at: 0x10)
+        try image.write([3], at: 0x14)
+        #expect(try image.binary() == [1, 2, 0xFF, 0xFF, 3])
+        #expect(try image.binary(range: 0x0E..<0x12, fill: 0) == [0, 0, 1, 2])
+        #expect(throws: BinaryExportError.emptyImage) { try MemoryImage().binary() }
+        #expect(throws: BinaryExportError.invalidRange(5..<5)) { try image.binary(range: 5..<5) }
+        #expect(throws: BinaryExportError.tooLarge(size: 0x100, limit: 0x10)) {
+            try image.binary(range: 0..<0x100, sizeLimit: 0x10)
+        }
+        let reloaded = try MemoryImage(bytes: try image.binary(), at: 0x10)
+        #expect(reloaded.bytes(in: 0x10..<0x15) == image.bytes(in: 0x10..<0x15))
+    }
+}
