@@ -1,0 +1,94 @@
+/// The `ccbeacon` command line: parses argv, runs a command, turns every error into a message, a
+/// hint and an exit status. `main.swift` only calls `run`.
+public enum CommandLineTool {
+    /// The version `--version` prints.
+    public static let version = "0.1.0"
+
+    /// Every command, in the order `help` lists them.
+    static let commands: [CommandSpec] = [EncodeCommand.spec, ConvertCommand.spec, PatchCommand.spec]
+
+    /// Runs `arguments` (argv without the program name) and returns the exit status.
+    public static func run(_ arguments: [String], console: Console) -> Int32 {
+        switch ArgumentParser.parse(arguments, commands: commands) {
+        case .failure(let error):
+            console.diagnostics(usageMessage(error))
+            return ExitCode.usage.rawValue
+        case .success(.version):
+            console.output("ccbeacon \(version)\n")
+            return ExitCode.success.rawValue
+        case .success(.help(let name)):
+            console.output(name.flatMap { name in commands.first { $0.name == name } }.map(help(for:)) ?? overview())
+            return ExitCode.success.rawValue
+        case .success(.run(let command)):
+            do {
+                try execute(command, console: console)
+                return ExitCode.success.rawValue
+            } catch {
+                if error.exitCode == .usage {
+                    console.diagnostics(usageMessage(UsageError(error.message, command: command.command)))
+                } else {
+                    console.diagnostics("ccbeacon \(command.command): error: \(error.message)\n")
+                    if let hint = error.hint { console.diagnostics("hint: \(hint)\n") }
+                }
+                return error.exitCode.rawValue
+            }
+        }
+    }
+
+    static func execute(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+        switch command.command {
+        case EncodeCommand.spec.name: try EncodeCommand.run(command, console: console)
+        case ConvertCommand.spec.name: try ConvertCommand.run(command, console: console)
+        case PatchCommand.spec.name: try PatchCommand.run(command, console: console)
+        default: throw .usage("unknown command '\(command.command)'")
+        }
+    }
+
+    /// `ccbeacon CMD: message`, the usage, and where to read more.
+    static func usageMessage(_ error: UsageError) -> String {
+        guard let name = error.command, let spec = commands.first(where: { $0.name == name }) else {
+            return "ccbeacon: \(error.message)\nusage: ccbeacon COMMAND [OPTIONS]\nrun 'ccbeacon help' for the commands\n"
+        }
+        return "ccbeacon \(name): \(error.message)\nusage: \(spec.usage)\nrun 'ccbeacon help \(name)' for details\n"
+    }
+
+    static func overview() -> String {
+        let width = commands.map(\.name.count).max() ?? 0
+        let list = commands.map { "  \($0.name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\($0.summary)" }
+        return """
+            ccbeacon \(version): turn one CC2541 firmware image into a fleet of iBeacon stations
+
+            usage: ccbeacon COMMAND [OPTIONS]
+
+            commands:
+            \(list.joined(separator: "\n"))
+
+            'ccbeacon help COMMAND' or 'ccbeacon COMMAND --help' shows a command's options.
+            Exit status: 0 success, 1 operation failed, 64 usage error, 65 bad input data.
+
+            """
+    }
+
+    static func help(for spec: CommandSpec) -> String {
+        let labels = spec.options.map { option in
+            [option.short, option.name].compactMap { $0 }.joined(separator: ", ")
+                + (option.valueName.map { " \($0)" } ?? "")
+        }
+        let width = (labels.map(\.count).max() ?? 0) + 2
+        let options = zip(labels, spec.options).map { label, option in
+            "  " + label.padding(toLength: width, withPad: " ", startingAt: 0) + option.help
+        }
+        return """
+            ccbeacon \(spec.name): \(spec.summary)
+
+            usage: \(spec.usage)
+
+            \(spec.details)
+
+            options:
+            \(options.joined(separator: "\n"))
+              -h, --help\(String(repeating: " ", count: max(2, width - 10)))show this help
+
+            """
+    }
+}

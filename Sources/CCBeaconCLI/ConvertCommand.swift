@@ -1,0 +1,123 @@
+import IntelHex
+
+/// `ccbeacon convert`: HEX ↔ .bin, and HEX re-emit with a chosen record length, range or fill.
+enum ConvertCommand {
+    static let spec = CommandSpec(
+        name: "convert",
+        summary: "convert between Intel HEX and .bin, crop, fill, re-emit",
+        usage:
+            "ccbeacon convert IN.hex|IN.bin [--base ADDR] -o OUT.hex|OUT.bin [--range START:END] [--fill 0xNN] [--record-length 16|32]",
+        details: """
+            Formats follow the file extensions (.hex, .ihx, .ihex for Intel HEX; .bin for raw binary).
+
+              HEX → .bin   the bytes from the lowest to the highest address (or --range), gaps filled
+                           with --fill (default 0xFF, erased flash).
+              .bin → HEX   the file loaded at --base (default 0); records of --record-length bytes
+                           (default 16), an 04 record per 64 KiB page when above 64 KiB.
+              HEX → HEX    re-emitted: aligned records, sorted, start address kept. To change bytes
+                           and keep every other line, use 'ccbeacon patch' instead.
+
+            --range START:END keeps only that part (END exclusive, e.g. 0:0x40000 for 256 KiB).
+            --fill on HEX output fills the gaps inside the range (or between lowest and highest
+            address) so the output has no holes.
+
+            A malformed input stops with its file, line and column, and exit status 65.
+            The output is written atomically: it is complete or not there at all.
+
+            Example:
+              ccbeacon convert firmware.hex -o firmware.bin --range 0:0x40000
+            """,
+        options: [
+            OptionSpec("--output", short: "-o", value: "OUT", help: "output file (.hex or .bin)"),
+            OptionSpec("--base", value: "ADDR", help: "load address of a .bin input (default 0)"),
+            OptionSpec("--range", value: "START:END", help: "keep only these addresses (END exclusive)"),
+            OptionSpec("--fill", value: "0xNN", help: "byte for gaps (default 0xFF for .bin output)"),
+            OptionSpec("--record-length", value: "N", help: "data bytes per HEX record, 1…255 (default 16)"),
+        ],
+        positionalNames: ["IN file"], requiredPositionals: 1)
+
+    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+        let input = command.positionals[0]
+        guard let output = command.values["--output"] else { throw .usage("missing -o OUT (the output file)") }
+        let inputFormat = try ImageFormat.of(input, role: "input")
+        let outputFormat = try ImageFormat.of(output, role: "output")
+        let range = try command.values["--range"].map { v throws(CommandFailure) in try Values.range(v, option: "--range") }
+        let fill = try command.values["--fill"].map { v throws(CommandFailure) in try Values.byte(v, option: "--fill") }
+        let recordLength = try recordLengthValue(command.values["--record-length"])
+        if command.values["--record-length"] != nil, outputFormat != .hex {
+            throw .usage("--record-length applies to .hex output only")
+        }
+        if command.values["--base"] != nil, inputFormat != .bin {
+            throw .usage("--base applies to .bin input only; a HEX file carries its own addresses")
+        }
+
+        var (memory, start) = try load(input, format: inputFormat, base: command.values["--base"])
+        if let range { memory = memory.cropped(to: range) }
+
+        let bytes: [UInt8]
+        switch outputFormat {
+        case .bin:
+            do {
+                bytes = try memory.binary(range: range, fill: fill ?? 0xFF)
+            } catch {
+                throw .data("cannot make '\(output)': \(error)", hint: "give --range START:END")
+            }
+        case .hex:
+            if let fill, let span = range ?? memory.lowestAddress.flatMap({ low in memory.endAddress.map { low..<$0 } }) {
+                try? memory.fillGaps(in: span, with: fill)  // span lies within 4 GiB by construction
+            }
+            bytes = HexWriter(recordLength: recordLength).text(for: memory, startAddress: start)
+        }
+        try FileAccess.writeAtomically(bytes, to: output)
+        console.output("wrote \(output): \(describe(memory)), \(bytes.count) bytes\n")
+    }
+
+    /// Reads an image file; a malformed HEX becomes a data error naming file, line and column.
+    static func load(_ path: String, format: ImageFormat, base: String?) throws(CommandFailure) -> (
+        MemoryImage, StartAddress?
+    ) {
+        let bytes = try FileAccess.read(path)
+        switch format {
+        case .hex:
+            let file = try parseHex(bytes, path: path)
+            return (file.memory, file.startAddress)
+        case .bin:
+            let address = try base.map { v throws(CommandFailure) in try Values.address(v, option: "--base") } ?? 0
+            do {
+                return (try MemoryImage(bytes: bytes, at: address), nil)
+            } catch {
+                throw .data("'\(path)' loaded at --base \(base ?? "0"): \(error)")
+            }
+        }
+    }
+
+    static func parseHex(_ bytes: [UInt8], path: String) throws(CommandFailure) -> IntelHexFile {
+        do {
+            return try IntelHexFile(text: bytes, fileName: path)
+        } catch {
+            throw .data(
+                error.description,
+                hint: "the file is not valid Intel HEX at that spot; re-export it from the toolchain or fix the line")
+        }
+    }
+
+    static func recordLengthValue(_ text: String?) throws(CommandFailure) -> Int {
+        guard let text else { return 16 }
+        guard let value = Values.integer(text), (1...255).contains(value) else {
+            throw .usage("--record-length '\(text)' must be 1…255 (16 and 32 are usual)")
+        }
+        return value
+    }
+
+    static func describe(_ memory: MemoryImage) -> String {
+        guard let low = memory.lowestAddress, let end = memory.endAddress else { return "no data" }
+        let segments = memory.segments.count
+        return "\(memory.byteCount) data bytes in \(segments) segment\(segments == 1 ? "" : "s"), "
+            + "0x\(hexAddress(low))-0x\(hexAddress(end - 1))"
+    }
+
+    static func hexAddress(_ value: Int) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, 5 - digits.count)) + digits
+    }
+}

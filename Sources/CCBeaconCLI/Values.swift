@@ -1,0 +1,75 @@
+import IntelHex
+
+/// Parsing of the numeric option values the commands share (addresses, ranges, bytes).
+enum Values {
+    /// An address: decimal or `0x` hex, 0…0xFFFFFFFF (or up to 4 GiB itself when `allowEnd`).
+    static func address(_ text: String, option: String, allowEnd: Bool = false) throws(CommandFailure) -> Int {
+        let limit = allowEnd ? MemoryImage.addressLimit : MemoryImage.addressLimit - 1
+        guard let value = integer(text), value <= limit else {
+            throw .usage(
+                "\(option) '\(text)' is not an address; use decimal or 0x hex from 0 to 0x\(String(limit, radix: 16, uppercase: true))")
+        }
+        return value
+    }
+
+    /// A half-open range `START:END` (END exclusive), each an address.
+    static func range(_ text: String, option: String) throws(CommandFailure) -> Range<Int> {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2 else {
+            throw .usage("\(option) '\(text)' is not a range; write START:END with END exclusive, e.g. 0:0x40000")
+        }
+        let start = try address(String(parts[0]), option: option)
+        let end = try address(String(parts[1]), option: option, allowEnd: true)
+        guard start < end else {
+            throw .usage("\(option) '\(text)' is empty; END is exclusive and must be greater than START")
+        }
+        return start..<end
+    }
+
+    /// A byte: decimal 0…255 or `0x` hex.
+    static func byte(_ text: String, option: String) throws(CommandFailure) -> UInt8 {
+        guard let value = integer(text), value <= 0xFF else {
+            throw .usage("\(option) '\(text)' is not a byte; use 0…255 or 0x00…0xFF")
+        }
+        return UInt8(value)
+    }
+
+    /// Hex bytes, optionally with spaces, `:` or `-` between them, optionally `0x`-prefixed.
+    static func hexBytes(_ text: String, option: String) throws(CommandFailure) -> [UInt8] {
+        var digits = Substring(text)
+        if digits.hasPrefix("0x") || digits.hasPrefix("0X") { digits = digits.dropFirst(2) }
+        let clean = digits.filter { $0 != " " && $0 != ":" && $0 != "-" }
+        var result: [UInt8] = []
+        var pending: UInt8?
+        for character in clean {
+            guard let nibble = character.hexDigitValue, character.isASCII else {
+                throw .usage("\(option) '\(text)' contains '\(character)', which is not a hex digit")
+            }
+            if let high = pending {
+                result.append(high << 4 | UInt8(nibble))
+                pending = nil
+            } else {
+                pending = UInt8(nibble)
+            }
+        }
+        guard pending == nil, !result.isEmpty else {
+            throw .usage("\(option) '\(text)' must be a whole number of bytes (an even count of hex digits, at least 2)")
+        }
+        return result
+    }
+
+    /// Decimal or `0x` hex without sign; `nil` for anything else or above 2^40.
+    static func integer(_ text: String) -> Int? {
+        let isHex = text.hasPrefix("0x") || text.hasPrefix("0X")
+        let digits = isHex ? text.dropFirst(2) : Substring(text)
+        guard !digits.isEmpty, digits.count <= 12 else { return nil }
+        var value = 0
+        for character in digits {
+            guard character.isASCII, let digit = isHex ? character.hexDigitValue : character.wholeNumberValue else {
+                return nil
+            }
+            value = value * (isHex ? 16 : 10) + digit
+        }
+        return value
+    }
+}
