@@ -96,7 +96,8 @@ public struct EddystoneUID: Sendable, Equatable, CustomStringConvertible {
         guard frame.count == 20 || frame.count == 18 else {
             throw .notThisFormat(format: "Eddystone-UID", reason: "frame is \(frame.count) bytes, expected 20")
         }
-        try self.init(txPower: Int8(bitPattern: frame[1]), namespace: Array(frame[2..<12]), instance: Array(frame[12..<18]))
+        try self.init(
+            txPower: Int8(bitPattern: frame[1]), namespace: Array(frame[2..<12]), instance: Array(frame[12..<18]))
     }
 
     /// `Eddystone-UID namespace … instance … tx N dBm`.
@@ -136,7 +137,8 @@ public struct EddystoneURL: Sendable, Equatable, CustomStringConvertible {
         // Longest prefix first, so "https://www." wins over "https://".
         let byLength = Self.schemes.enumerated().sorted { $0.element.count > $1.element.count }
         guard let scheme = byLength.first(where: { url.hasPrefix($0.element) }) else {
-            throw .urlNotEncodable(url: url, reason: "it must start with http://, https://, http://www. or https://www.")
+            throw .urlNotEncodable(
+                url: url, reason: "it must start with http://, https://, http://www. or https://www.")
         }
         let rest = Array(url.utf8.dropFirst(scheme.element.utf8.count))
         let expansions = Self.expansions.enumerated().map { (code: UInt8($0.offset), text: Array($0.element.utf8)) }
@@ -153,7 +155,9 @@ public struct EddystoneURL: Sendable, Equatable, CustomStringConvertible {
             guard (0x21...0x7E).contains(character) else {
                 throw .urlNotEncodable(
                     url: url,
-                    reason: "it contains \(character == 0x20 ? "a space" : "a character outside printable ASCII"); percent-encode it")
+                    reason:
+                        "it contains \(character == 0x20 ? "a space" : "a character outside printable ASCII"); percent-encode it"
+                )
             }
             encoded.append(character)
             index += 1
@@ -161,7 +165,9 @@ public struct EddystoneURL: Sendable, Equatable, CustomStringConvertible {
         guard encoded.count - 1 <= maximumEncodedLength else {
             throw .urlNotEncodable(
                 url: url,
-                reason: "it needs \(encoded.count - 1) bytes after compression, at most \(maximumEncodedLength) fit; use a URL shortener")
+                reason:
+                    "it needs \(encoded.count - 1) bytes after compression, at most \(maximumEncodedLength) fit; use a URL shortener"
+            )
         }
         return encoded
     }

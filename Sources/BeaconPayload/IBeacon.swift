@@ -81,7 +81,8 @@ public struct IBeacon: Sendable, Equatable, Hashable, CustomStringConvertible {
         guard company == Self.appleCompanyID else {
             throw .notThisFormat(
                 format: "iBeacon",
-                reason: "company ID is 0x\(hex2(UInt8(company >> 8)))\(hex2(UInt8(company & 0xFF))), not Apple's 0x004C")
+                reason: "company ID is 0x\(hex2(UInt8(company >> 8)))\(hex2(UInt8(company & 0xFF))), not Apple's 0x004C"
+            )
         }
         guard data.count >= 4, Array(data[2..<4]) == Self.typeAndLength else {
             throw .notThisFormat(format: "iBeacon", reason: "Apple data does not start with the iBeacon type 02 15")

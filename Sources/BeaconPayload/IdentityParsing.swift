@@ -92,7 +92,8 @@ public enum IdentityParser {
 
     /// Parses exactly `count` bytes of hex digits (optionally `0x`-prefixed; spaces, `:` and `-`
     /// between bytes are ignored), for Eddystone namespaces and instances.
-    public static func hexBytes(_ text: String, field: IdentityError.Field, count: Int) throws(IdentityError) -> [UInt8] {
+    public static func hexBytes(_ text: String, field: IdentityError.Field, count: Int) throws(IdentityError) -> [UInt8]
+    {
         try hexBytes(text, field: field, count: count, allowed: "\(count * 2) hex digits", hyphenGroups: nil)
     }
 
@@ -118,7 +119,9 @@ public enum IdentityParser {
         _ text: String, field: IdentityError.Field, range: ClosedRange<Int>, hexDigits: Int, allowed: String
     ) throws(IdentityError) -> Int {
         let trimmed = trim(text)
-        guard !trimmed.isEmpty else { throw IdentityError(field: field, input: text, problem: "is empty", allowed: allowed) }
+        guard !trimmed.isEmpty else {
+            throw IdentityError(field: field, input: text, problem: "is empty", allowed: allowed)
+        }
         if isHexPrefixed(trimmed) {
             let digits = trimmed.dropFirst(2)
             guard !digits.isEmpty else {
@@ -161,14 +164,17 @@ public enum IdentityParser {
         _ text: String, field: IdentityError.Field, count: Int, allowed: String, hyphenGroups: [Int]?
     ) throws(IdentityError) -> [UInt8] {
         var trimmed = Substring(trim(text))
-        guard !trimmed.isEmpty else { throw IdentityError(field: field, input: text, problem: "is empty", allowed: allowed) }
+        guard !trimmed.isEmpty else {
+            throw IdentityError(field: field, input: text, problem: "is empty", allowed: allowed)
+        }
         if hyphenGroups == nil, isHexPrefixed(String(trimmed)) { trimmed = trimmed.dropFirst(2) }
         if let groups = hyphenGroups, trimmed.contains("-") {
             let parts = trimmed.split(separator: "-", omittingEmptySubsequences: false)
             guard parts.map(\.count) == groups else {
                 throw IdentityError(
                     field: field, input: text,
-                    problem: "has hyphens in the wrong places (groups of \(parts.map { String($0.count) }.joined(separator: "-")) digits)",
+                    problem:
+                        "has hyphens in the wrong places (groups of \(parts.map { String($0.count) }.joined(separator: "-")) digits)",
                     allowed: allowed)
             }
             trimmed = Substring(parts.joined())
@@ -205,6 +211,8 @@ extension UUID {
     public init?(bytes: some Collection<UInt8>) {
         let b = Array(bytes)
         guard b.count == 16 else { return nil }
-        self.init(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        self.init(
+            uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
+        )
     }
 }

@@ -108,7 +108,8 @@ public enum ArgumentParser {
             guard arguments.count <= 2 else { return .failure(UsageError("help takes at most one command name")) }
             guard let topic = arguments.dropFirst().first else { return .success(.help(command: nil)) }
             guard commands.contains(where: { $0.name == topic }) else {
-                return .failure(UsageError("no command named '\(topic)'\(suggestion(topic, among: commands.map(\.name)))"))
+                return .failure(
+                    UsageError("no command named '\(topic)'\(suggestion(topic, among: commands.map(\.name)))"))
             }
             return .success(.help(command: topic))
         default: break

@@ -47,14 +47,17 @@ public enum CommandLineTool {
     /// `ccbeacon CMD: message`, the usage, and where to read more.
     static func usageMessage(_ error: UsageError) -> String {
         guard let name = error.command, let spec = commands.first(where: { $0.name == name }) else {
-            return "ccbeacon: \(error.message)\nusage: ccbeacon COMMAND [OPTIONS]\nrun 'ccbeacon help' for the commands\n"
+            return
+                "ccbeacon: \(error.message)\nusage: ccbeacon COMMAND [OPTIONS]\nrun 'ccbeacon help' for the commands\n"
         }
         return "ccbeacon \(name): \(error.message)\nusage: \(spec.usage)\nrun 'ccbeacon help \(name)' for details\n"
     }
 
     static func overview() -> String {
         let width = commands.map(\.name.count).max() ?? 0
-        let list = commands.map { "  \($0.name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\($0.summary)" }
+        let list = commands.map {
+            "  \($0.name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\($0.summary)"
+        }
         return """
             ccbeacon \(version): turn one CC2541 firmware image into a fleet of iBeacon stations
 

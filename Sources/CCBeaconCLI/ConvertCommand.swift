@@ -41,7 +41,9 @@ enum ConvertCommand {
         guard let output = command.values["--output"] else { throw .usage("missing -o OUT (the output file)") }
         let inputFormat = try ImageFormat.of(input, role: "input")
         let outputFormat = try ImageFormat.of(output, role: "output")
-        let range = try command.values["--range"].map { v throws(CommandFailure) in try Values.range(v, option: "--range") }
+        let range = try command.values["--range"].map { v throws(CommandFailure) in
+            try Values.range(v, option: "--range")
+        }
         let fill = try command.values["--fill"].map { v throws(CommandFailure) in try Values.byte(v, option: "--fill") }
         let recordLength = try recordLengthValue(command.values["--record-length"])
         if command.values["--record-length"] != nil, outputFormat != .hex {
@@ -63,7 +65,8 @@ enum ConvertCommand {
                 throw .data("cannot make '\(output)': \(error)", hint: "give --range START:END")
             }
         case .hex:
-            if let fill, let span = range ?? memory.lowestAddress.flatMap({ low in memory.endAddress.map { low..<$0 } }) {
+            if let fill, let span = range ?? memory.lowestAddress.flatMap({ low in memory.endAddress.map { low..<$0 } })
+            {
                 try? memory.fillGaps(in: span, with: fill)  // span lies within 4 GiB by construction
             }
             bytes = HexWriter(recordLength: recordLength).text(for: memory, startAddress: start)

@@ -65,10 +65,12 @@ enum EncodeCommand {
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let type = command.values["--type"] ?? "ibeacon"
         guard let allowed = optionsByType[type] else {
-            throw .usage("--type '\(type)' is not a beacon type; use ibeacon, altbeacon, eddystone-uid or eddystone-url")
+            throw .usage(
+                "--type '\(type)' is not a beacon type; use ibeacon, altbeacon, eddystone-uid or eddystone-url")
         }
         let format = try format(command.values["--format"])
-        for name in command.values.keys.sorted() where name != "--type" && name != "--format" && !allowed.contains(name) {
+        for name in command.values.keys.sorted() where name != "--type" && name != "--format" && !allowed.contains(name)
+        {
             throw .usage("\(name) does not apply to --type \(type)")
         }
         let encoded = try encode(type: type, command.values)
@@ -113,11 +115,15 @@ enum EncodeCommand {
                 let frame: EddystoneUID
                 if values["--namespace"] != nil || values["--instance"] != nil {
                     guard values["--uuid"] == nil, values["--major"] == nil, values["--minor"] == nil else {
-                        throw CommandFailure.usage("give either --namespace and --instance, or --uuid, --major and --minor")
+                        throw CommandFailure.usage(
+                            "give either --namespace and --instance, or --uuid, --major and --minor")
                     }
                     frame = try EddystoneUID(
-                        txPower: power, namespace: try IdentityParser.hexBytes(required(values, "--namespace"), field: .namespace, count: 10),
-                        instance: try IdentityParser.hexBytes(required(values, "--instance"), field: .instance, count: 6))
+                        txPower: power,
+                        namespace: try IdentityParser.hexBytes(
+                            required(values, "--namespace"), field: .namespace, count: 10),
+                        instance: try IdentityParser.hexBytes(
+                            required(values, "--instance"), field: .instance, count: 6))
                 } else {
                     // --power is the 0 m value here, so the identity is mapped without it.
                     var withoutPower = values
@@ -128,11 +134,13 @@ enum EncodeCommand {
                 return Encoded(
                     type: type, summary: frame.description,
                     fields: [
-                        ("namespace", .string(hexString(frame.namespace))), ("instance", .string(hexString(frame.instance))),
+                        ("namespace", .string(hexString(frame.namespace))),
+                        ("instance", .string(hexString(frame.instance))),
                         ("txPower", .integer(Int(frame.txPower))),
                     ], bytes: frame.advertisingData(flags: flags), flags: flags)
             default:
-                let frame = try EddystoneURL(url: try required(values, "--url"), txPower: try eddystonePower(values["--power"]))
+                let frame = try EddystoneURL(
+                    url: try required(values, "--url"), txPower: try eddystonePower(values["--power"]))
                 return Encoded(
                     type: type, summary: frame.description,
                     fields: [("url", .string(frame.url)), ("txPower", .integer(Int(frame.txPower)))],
@@ -186,7 +194,8 @@ enum EncodeCommand {
             return spacedHex(encoded.bytes) + "\n"
         case .c:
             let rows = stride(from: 0, to: encoded.bytes.count, by: 8).map { start in
-                "  " + encoded.bytes[start..<min(start + 8, encoded.bytes.count)].map { String(format: "0x%02X", $0) }
+                "  "
+                    + encoded.bytes[start..<min(start + 8, encoded.bytes.count)].map { String(format: "0x%02X", $0) }
                     .joined(separator: ", ")
             }
             return "/* \(encoded.summary), \(encoded.bytes.count) bytes (ccbeacon encode) */\n"

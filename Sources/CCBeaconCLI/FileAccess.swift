@@ -31,7 +31,8 @@ enum FileAccess {
             return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         } catch {
             throw CommandFailure(
-                .failure, "cannot read '\(path)': \(error.localizedDescription)", hint: "check that it is a readable file")
+                .failure, "cannot read '\(path)': \(error.localizedDescription)",
+                hint: "check that it is a readable file")
         }
     }
 

@@ -23,7 +23,8 @@ enum JSONValue: Equatable {
         case .object(let members):
             if members.isEmpty { return "{}" }
             return "{\n"
-                + members.map { inner + Self.quote($0.0) + ": " + $0.1.rendered(indent: inner) }.joined(separator: ",\n")
+                + members.map { inner + Self.quote($0.0) + ": " + $0.1.rendered(indent: inner) }.joined(
+                    separator: ",\n")
                 + "\n\(indent)}"
         }
     }

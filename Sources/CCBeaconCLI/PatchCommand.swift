@@ -29,7 +29,8 @@ enum PatchCommand {
         guard let output = command.values["--output"] else { throw .usage("missing -o OUT.hex (the output file)") }
         guard let at = command.values["--at"] else { throw .usage("missing --at ADDR") }
         guard let hex = command.values["--bytes"] else { throw .usage("missing --bytes HEX") }
-        guard try ImageFormat.of(input, role: "input") == .hex, try ImageFormat.of(output, role: "output") == .hex else {
+        guard try ImageFormat.of(input, role: "input") == .hex, try ImageFormat.of(output, role: "output") == .hex
+        else {
             throw .usage("patch works on Intel HEX files (.hex); for .bin use 'convert' first")
         }
         let address = try Values.address(at, option: "--at")
@@ -39,11 +40,16 @@ enum PatchCommand {
         do {
             patched = try file.patchingRecords([MemoryPatch(address: address, bytes: bytes)])
         } catch {
-            throw .data("\(input): \(error)", hint: "check --at against the file's address ranges ('ccbeacon convert' prints them)")
+            throw .data(
+                "\(input): \(error)",
+                hint: "check --at against the file's address ranges ('ccbeacon convert' prints them)")
         }
         try FileAccess.writeAtomically(patched.file.text, to: output)
         let lines = patched.rewrittenLines
-        let what = lines.isEmpty ? "no record changed (the bytes were already there)" : "rewrote line\(lines.count == 1 ? "" : "s") \(lines.map(String.init).joined(separator: ", "))"
+        let what =
+            lines.isEmpty
+            ? "no record changed (the bytes were already there)"
+            : "rewrote line\(lines.count == 1 ? "" : "s") \(lines.map(String.init).joined(separator: ", "))"
         console.output("wrote \(output): \(what)\n")
     }
 }

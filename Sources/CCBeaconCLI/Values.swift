@@ -7,7 +7,8 @@ enum Values {
         let limit = allowEnd ? MemoryImage.addressLimit : MemoryImage.addressLimit - 1
         guard let value = integer(text), value <= limit else {
             throw .usage(
-                "\(option) '\(text)' is not an address; use decimal or 0x hex from 0 to 0x\(String(limit, radix: 16, uppercase: true))")
+                "\(option) '\(text)' is not an address; use decimal or 0x hex from 0 to 0x\(String(limit, radix: 16, uppercase: true))"
+            )
         }
         return value
     }
@@ -53,7 +54,8 @@ enum Values {
             }
         }
         guard pending == nil, !result.isEmpty else {
-            throw .usage("\(option) '\(text)' must be a whole number of bytes (an even count of hex digits, at least 2)")
+            throw .usage(
+                "\(option) '\(text)' must be a whole number of bytes (an even count of hex digits, at least 2)")
         }
         return result
     }

@@ -103,7 +103,8 @@ public struct HexReadError: Error, Sendable, Equatable, CustomStringConvertible 
         case .conflictingStartAddress(let start, let otherStart, let otherLine):
             return "conflicting start address: this record sets \(start), line \(otherLine) already set \(otherStart)"
         case .addressBeyond4GiB(let address):
-            return "address \(String(address, radix: 16, uppercase: true)) is beyond 4 GiB (0xFFFFFFFF is the last address)"
+            return
+                "address \(String(address, radix: 16, uppercase: true)) is beyond 4 GiB (0xFFFFFFFF is the last address)"
         }
     }
 }

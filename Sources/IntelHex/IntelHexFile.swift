@@ -164,8 +164,12 @@ private struct Parser {
                 contentEnd -= 1
             }
             if contentEnd == lineStart { continue }  // blank line
-            if let endOfFileLine { throw error(line: line, column: 1, .dataAfterEndOfFile(endOfFileLine: endOfFileLine)) }
-            guard text[lineStart] == 0x3A else { throw error(line: line, column: 1, .missingColon(found: text[lineStart])) }
+            if let endOfFileLine {
+                throw error(line: line, column: 1, .dataAfterEndOfFile(endOfFileLine: endOfFileLine))
+            }
+            guard text[lineStart] == 0x3A else {
+                throw error(line: line, column: 1, .missingColon(found: text[lineStart]))
+            }
 
             let length = contentEnd - lineStart
             if length < 11 {

@@ -51,9 +51,12 @@ struct IBeaconKnownAnswerTests {
     }
 
     @Test func majorMinorAreBigEndianAndPowerSigned() throws {
-        let identity = try IBeacon(uuid: String(repeating: "0", count: 32), major: "0x1234", minor: "65535", power: "-128")
+        let identity = try IBeacon(
+            uuid: String(repeating: "0", count: 32), major: "0x1234", minor: "65535", power: "-128")
         #expect(Array(identity.payload.suffix(5)) == [0x12, 0x34, 0xFF, 0xFF, 0x80])
-        #expect(try IBeacon(uuid: String(repeating: "0", count: 32), major: "0", minor: "0", power: "+4").measuredPower == 4)
+        #expect(
+            try IBeacon(uuid: String(repeating: "0", count: 32), major: "0", minor: "0", power: "+4").measuredPower == 4
+        )
         #expect(try IBeacon(uuid: String(repeating: "0", count: 32), major: "0", minor: "0").measuredPower == -59)
     }
 }
@@ -61,7 +64,8 @@ struct IBeaconKnownAnswerTests {
 struct IBeaconDecodingErrorTests {
     @Test(arguments: [
         (
-            "02 01 06", AdvertisingDataError.missingStructure(format: "iBeacon", expected: "manufacturer-specific (0xFF)")
+            "02 01 06",
+            AdvertisingDataError.missingStructure(format: "iBeacon", expected: "manufacturer-specific (0xFF)")
         ),
         (
             "02 01 06 1A FF 4C 00 02", .truncatedStructure(offset: 3, declaredLength: 26, available: 4)
@@ -91,7 +95,8 @@ struct IBeaconDecodingErrorTests {
 struct IdentityParsingTests {
     @Test(arguments: [
         "7634A485-1732-4B7D-AB44-D505D8A24C60", "7634a485-1732-4b7d-ab44-d505d8a24c60",
-        "7634A4851732 4B7DAB44D505D8A24C60".replacingOccurrences(of: " ", with: ""), "  7634A485-1732-4B7D-AB44-D505D8A24C60\t",
+        "7634A4851732 4B7DAB44D505D8A24C60".replacingOccurrences(of: " ", with: ""),
+        "  7634A485-1732-4B7D-AB44-D505D8A24C60\t",
     ])
     func acceptsUUIDSpellings(text: String) throws {
         #expect(try IdentityParser.uuid(text).uuidString == "7634A485-1732-4B7D-AB44-D505D8A24C60")
@@ -99,11 +104,23 @@ struct IdentityParsingTests {
 
     @Test(arguments: [
         ("", "uuid: '' is empty"),
-        ("7634A485-1732-4B7D-AB44-D505D8A24C6", "uuid: '7634A485-1732-4B7D-AB44-D505D8A24C6' has hyphens in the wrong places (groups of 8-4-4-4-11 digits)"),
-        ("7634A4851732-4B7D-AB44-D505D8A24C60", "uuid: '7634A4851732-4B7D-AB44-D505D8A24C60' has hyphens in the wrong places (groups of 12-4-4-12 digits)"),
-        ("7634A485-1732-4B7D-AB44-D505D8A24C6G", "uuid: '7634A485-1732-4B7D-AB44-D505D8A24C6G' contains 'G' at position 32, which is not a hex digit"),
+        (
+            "7634A485-1732-4B7D-AB44-D505D8A24C6",
+            "uuid: '7634A485-1732-4B7D-AB44-D505D8A24C6' has hyphens in the wrong places (groups of 8-4-4-4-11 digits)"
+        ),
+        (
+            "7634A4851732-4B7D-AB44-D505D8A24C60",
+            "uuid: '7634A4851732-4B7D-AB44-D505D8A24C60' has hyphens in the wrong places (groups of 12-4-4-12 digits)"
+        ),
+        (
+            "7634A485-1732-4B7D-AB44-D505D8A24C6G",
+            "uuid: '7634A485-1732-4B7D-AB44-D505D8A24C6G' contains 'G' at position 32, which is not a hex digit"
+        ),
         ("7634A48517324B7DAB44D505D8A24C", "uuid: '7634A48517324B7DAB44D505D8A24C' has 30 hex digits instead of 32"),
-        ("{7634A485-1732-4B7D-AB44-D505D8A24C60}", "uuid: '{7634A485-1732-4B7D-AB44-D505D8A24C60}' has hyphens in the wrong places (groups of 9-4-4-4-13 digits)"),
+        (
+            "{7634A485-1732-4B7D-AB44-D505D8A24C60}",
+            "uuid: '{7634A485-1732-4B7D-AB44-D505D8A24C60}' has hyphens in the wrong places (groups of 9-4-4-4-13 digits)"
+        ),
     ])
     func rejectsBadUUIDs(text: String, message: String) {
         do {
@@ -115,7 +132,9 @@ struct IdentityParsingTests {
         }
     }
 
-    @Test(arguments: [("0", 0), ("65535", 65535), ("0xFFFF", 65535), ("0X00a0", 0xA0), ("0x1", 1), (" 42 ", 42), ("007", 7)])
+    @Test(arguments: [
+        ("0", 0), ("65535", 65535), ("0xFFFF", 65535), ("0X00a0", 0xA0), ("0x1", 1), (" 42 ", 42), ("007", 7),
+    ])
     func acceptsMajorMinorSpellings(text: String, value: Int) throws {
         #expect(try IdentityParser.uint16(text, field: .major) == UInt16(value))
     }
@@ -123,26 +142,38 @@ struct IdentityParsingTests {
     @Test(arguments: [
         ("65536", "is out of range"), ("-1", "is negative"), ("", "is empty"), ("0x", "has no digits after 0x"),
         ("0x10000", "is out of range"), ("12a", "is not a number ('a' is not a decimal digit; hex needs a 0x prefix)"),
-        ("0xG1", "contains 'G', which is not a hex digit"), ("+1", "is not a number ('+' is not a decimal digit; hex needs a 0x prefix)"),
-        ("99999999999999999999999", "is out of range"), ("１", "is not a number ('１' is not a decimal digit; hex needs a 0x prefix)"),
+        ("0xG1", "contains 'G', which is not a hex digit"),
+        ("+1", "is not a number ('+' is not a decimal digit; hex needs a 0x prefix)"),
+        ("99999999999999999999999", "is out of range"),
+        ("１", "is not a number ('１' is not a decimal digit; hex needs a 0x prefix)"),
     ])
     func rejectsBadMinor(text: String, problem: String) {
-        #expect(throws: IdentityError(field: .minor, input: text, problem: problem, allowed: "0…65535 (decimal) or 0x0000…0xFFFF (hex)")) {
+        #expect(
+            throws: IdentityError(
+                field: .minor, input: text, problem: problem, allowed: "0…65535 (decimal) or 0x0000…0xFFFF (hex)")
+        ) {
             try IdentityParser.uint16(text, field: .minor)
         }
     }
 
-    @Test(arguments: [("-59", -59), ("0xC5", -59), ("0xcd", -51), ("127", 127), ("-128", -128), ("+4", 4), ("0x7F", 127), ("0x80", -128), ("0", 0)])
+    @Test(arguments: [
+        ("-59", -59), ("0xC5", -59), ("0xcd", -51), ("127", 127), ("-128", -128), ("+4", 4), ("0x7F", 127),
+        ("0x80", -128), ("0", 0),
+    ])
     func acceptsPowerSpellings(text: String, value: Int) throws {
         #expect(try IdentityParser.dBm(text) == Int8(value))
     }
 
     @Test(arguments: [
-        ("-129", "is out of range"), ("128", "is out of range"), ("0x100", "is out of range"), ("dBm", "is not a number"),
+        ("-129", "is out of range"), ("128", "is out of range"), ("0x100", "is out of range"),
+        ("dBm", "is not a number"),
         ("--5", "is not a number"), ("", "is empty"), ("-", "is not a number"), ("-59dBm", "is not a number"),
     ])
     func rejectsBadPower(text: String, problem: String) {
-        #expect(throws: IdentityError(field: .power, input: text, problem: problem, allowed: "signed dBm -128…127, or a 0x byte (0xC5 = -59)")) {
+        #expect(
+            throws: IdentityError(
+                field: .power, input: text, problem: problem, allowed: "signed dBm -128…127, or a 0x byte (0xC5 = -59)")
+        ) {
             try IdentityParser.dBm(text)
         }
     }
@@ -166,7 +197,9 @@ struct SiblingFormatTests {
         #expect(alt.advertisingData() == expected)
         #expect(expected.count == 31)
         #expect(try AltBeacon(advertisingData: expected) == alt)
-        #expect(throws: AdvertisingDataError.self) { try AltBeacon(advertisingData: IBeaconKnownAnswerTests.seed.advertisingData()) }
+        #expect(throws: AdvertisingDataError.self) {
+            try AltBeacon(advertisingData: IBeaconKnownAnswerTests.seed.advertisingData())
+        }
         #expect(throws: AdvertisingDataError.self) { try AltBeacon(beaconID: [1, 2], referenceRSSI: -59) }
     }
 
@@ -184,13 +217,21 @@ struct SiblingFormatTests {
     }
 
     @Test func eddystoneUIDRejectsBadFields() {
-        #expect(throws: AdvertisingDataError.fieldOutOfRange(format: "Eddystone-UID", field: "TX power at 0 m", value: 21, allowed: "-100…20 dBm")) {
-            try EddystoneUID(txPower: 21, namespace: [UInt8](repeating: 0, count: 10), instance: [UInt8](repeating: 0, count: 6))
+        #expect(
+            throws: AdvertisingDataError.fieldOutOfRange(
+                format: "Eddystone-UID", field: "TX power at 0 m", value: 21, allowed: "-100…20 dBm")
+        ) {
+            try EddystoneUID(
+                txPower: 21, namespace: [UInt8](repeating: 0, count: 10), instance: [UInt8](repeating: 0, count: 6))
         }
         #expect(throws: AdvertisingDataError.self) {
-            try EddystoneUID(txPower: 0, namespace: [UInt8](repeating: 0, count: 9), instance: [UInt8](repeating: 0, count: 6))
+            try EddystoneUID(
+                txPower: 0, namespace: [UInt8](repeating: 0, count: 9), instance: [UInt8](repeating: 0, count: 6))
         }
-        #expect(throws: AdvertisingDataError.missingStructure(format: "Eddystone-UID", expected: "Eddystone service data (16 AA FE)")) {
+        #expect(
+            throws: AdvertisingDataError.missingStructure(
+                format: "Eddystone-UID", expected: "Eddystone service data (16 AA FE)")
+        ) {
             try EddystoneUID(advertisingData: IBeaconKnownAnswerTests.seed.advertisingData())
         }
     }
@@ -207,7 +248,10 @@ struct SiblingFormatTests {
         #expect(frame.encodedURL == bytes(encoded))
         let data = frame.advertisingData()
         #expect(data.count == 14 + frame.encodedURL.count - 1)
-        #expect(Array(data.prefix(11)) == bytes("02 01 06 03 03 AA FE") + [UInt8(6 + frame.encodedURL.count - 1), 0x16, 0xAA, 0xFE])
+        #expect(
+            Array(data.prefix(11)) == bytes("02 01 06 03 03 AA FE") + [
+                UInt8(6 + frame.encodedURL.count - 1), 0x16, 0xAA, 0xFE,
+            ])
         let decoded = try EddystoneURL(advertisingData: data)
         #expect(decoded.url == url)
         #expect(decoded.txPower == -18)
@@ -216,7 +260,10 @@ struct SiblingFormatTests {
     @Test(arguments: [
         ("ftp://example.com", "it must start with http://, https://, http://www. or https://www."),
         ("https://example.com/a b", "it contains a space; percent-encode it"),
-        ("https://exampleexample.com/abcdef", "it needs 21 bytes after compression, at most 17 fit; use a URL shortener"),
+        (
+            "https://exampleexample.com/abcdef",
+            "it needs 21 bytes after compression, at most 17 fit; use a URL shortener"
+        ),
         ("https://é.com", "it contains a character outside printable ASCII; percent-encode it"),
     ])
     func eddystoneURLRejectsWhatDoesNotFit(url: String, reason: String) {
@@ -233,7 +280,9 @@ struct SiblingFormatTests {
 
     @Test func eddystoneURLDecodeRejectsReservedCodes() {
         let data = bytes("02 01 06 03 03 AA FE 08 16 AA FE 10 00 03 61 0E")
-        #expect(throws: AdvertisingDataError.notThisFormat(format: "Eddystone-URL", reason: "byte 0x0E is a reserved code")) {
+        #expect(
+            throws: AdvertisingDataError.notThisFormat(format: "Eddystone-URL", reason: "byte 0x0E is a reserved code")
+        ) {
             try EddystoneURL(advertisingData: data)
         }
     }

@@ -20,8 +20,14 @@ struct ArgumentParserTests {
         ("demo in.hex --uuid U", ParsedCommand(command: "demo", values: ["--uuid": "U"], positionals: ["in.hex"])),
         ("demo --uuid=U in.hex", ParsedCommand(command: "demo", values: ["--uuid": "U"], positionals: ["in.hex"])),
         ("demo --uuid= in.hex", ParsedCommand(command: "demo", values: ["--uuid": ""], positionals: ["in.hex"])),
-        ("demo in.hex --power -59", ParsedCommand(command: "demo", values: ["--power": "-59"], positionals: ["in.hex"])),
-        ("demo in.hex -o out.bin --bin", ParsedCommand(command: "demo", values: ["--output": "out.bin"], flags: ["--bin"], positionals: ["in.hex"])),
+        (
+            "demo in.hex --power -59",
+            ParsedCommand(command: "demo", values: ["--power": "-59"], positionals: ["in.hex"])
+        ),
+        (
+            "demo in.hex -o out.bin --bin",
+            ParsedCommand(command: "demo", values: ["--output": "out.bin"], flags: ["--bin"], positionals: ["in.hex"])
+        ),
         ("demo -- -weird.hex", ParsedCommand(command: "demo", positionals: ["-weird.hex"])),
         ("demo - x", ParsedCommand(command: "demo", positionals: ["-", "x"])),
         ("demo in.hex --uuid a=b", ParsedCommand(command: "demo", values: ["--uuid": "a=b"], positionals: ["in.hex"])),

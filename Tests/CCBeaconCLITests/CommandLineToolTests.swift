@@ -37,12 +37,15 @@ struct Scratch {
 }
 
 struct EncodeCommandTests {
-    static let seed = ["--uuid", "7634A485-1732-4B7D-AB44-D505D8A24C60", "--major", "1", "--minor", "2", "--power", "-51"]
+    static let seed = [
+        "--uuid", "7634A485-1732-4B7D-AB44-D505D8A24C60", "--major", "1", "--minor", "2", "--power", "-51",
+    ]
 
     @Test func encodesTheSeedExampleAsHex() {
         let run = ToolRun(["encode"] + Self.seed)
         #expect(run.status == 0)
-        #expect(run.output == "02 01 06 1A FF 4C 00 02 15 76 34 A4 85 17 32 4B 7D AB 44 D5 05 D8 A2 4C 60 00 01 00 02 CD\n")
+        #expect(
+            run.output == "02 01 06 1A FF 4C 00 02 15 76 34 A4 85 17 32 4B 7D AB 44 D5 05 D8 A2 4C 60 00 01 00 02 CD\n")
         #expect(run.diagnostics == "")
     }
 
@@ -82,30 +85,54 @@ struct EncodeCommandTests {
 
     @Test func encodesSiblingFormats() {
         let alt = ToolRun(["encode", "--type", "altbeacon"] + Self.seed)
-        #expect(alt.output == "02 01 06 1B FF 18 01 BE AC 76 34 A4 85 17 32 4B 7D AB 44 D5 05 D8 A2 4C 60 00 01 00 02 CD 00\n")
+        #expect(
+            alt.output
+                == "02 01 06 1B FF 18 01 BE AC 76 34 A4 85 17 32 4B 7D AB 44 D5 05 D8 A2 4C 60 00 01 00 02 CD 00\n")
         let uid = ToolRun(
-            ["encode", "--type", "eddystone-uid", "--uuid", "7634A485-1732-4B7D-AB44-D505D8A24C60", "--major", "1", "--minor", "2", "--power", "-10"])
-        #expect(uid.output == "02 01 06 03 03 AA FE 17 16 AA FE 00 F6 76 34 A4 85 D5 05 D8 A2 4C 60 00 00 00 01 00 02 00 00\n")
+            [
+                "encode", "--type", "eddystone-uid", "--uuid", "7634A485-1732-4B7D-AB44-D505D8A24C60", "--major", "1",
+                "--minor", "2", "--power", "-10",
+            ])
+        #expect(
+            uid.output
+                == "02 01 06 03 03 AA FE 17 16 AA FE 00 F6 76 34 A4 85 D5 05 D8 A2 4C 60 00 00 00 01 00 02 00 00\n")
         let explicit = ToolRun(
-            ["encode", "--type", "eddystone-uid", "--namespace", "7634A485D505D8A24C60", "--instance", "0x000000010002", "--power", "-10"])
+            [
+                "encode", "--type", "eddystone-uid", "--namespace", "7634A485D505D8A24C60", "--instance",
+                "0x000000010002", "--power", "-10",
+            ])
         #expect(explicit.output == uid.output)
         let url = ToolRun(["encode", "--type", "eddystone-url", "--url", "https://ti.com", "--power", "0"])
         #expect(url.output == "02 01 06 03 03 AA FE 09 16 AA FE 10 00 03 74 69 07\n")
     }
 
     @Test(arguments: [
-        (["--uuid", "7634A485-1732-4B7D-AB44-D505D8A24C60", "--major", "1", "--minor", "70000"], Int32(65),
-         "ccbeacon encode: error: minor: '70000' is out of range; allowed: 0…65535 (decimal) or 0x0000…0xFFFF (hex)\n"),
+        (
+            ["--uuid", "7634A485-1732-4B7D-AB44-D505D8A24C60", "--major", "1", "--minor", "70000"], Int32(65),
+            "ccbeacon encode: error: minor: '70000' is out of range; allowed: 0…65535 (decimal) or 0x0000…0xFFFF (hex)\n"
+        ),
         (["--uuid", "7634A485-1732-4B7D-AB44-D505D8A24C60", "--major", "1"], 64, "ccbeacon encode: missing --minor\n"),
-        (["--type", "ibeacon", "--url", "https://x.com"], 64, "ccbeacon encode: --url does not apply to --type ibeacon\n"),
-        (["--type", "bluetooth"], 64, "ccbeacon encode: --type 'bluetooth' is not a beacon type; use ibeacon, altbeacon, eddystone-uid or eddystone-url\n"),
+        (
+            ["--type", "ibeacon", "--url", "https://x.com"], 64,
+            "ccbeacon encode: --url does not apply to --type ibeacon\n"
+        ),
+        (
+            ["--type", "bluetooth"], 64,
+            "ccbeacon encode: --type 'bluetooth' is not a beacon type; use ibeacon, altbeacon, eddystone-uid or eddystone-url\n"
+        ),
         (["--format", "xml"], 64, "ccbeacon encode: --format 'xml' is not a format; use hex, c or json\n"),
-        (["--type", "eddystone-url", "--url", "https://example.com/a-very-long-path"], 65,
-         "ccbeacon encode: error: cannot encode 'https://example.com/a-very-long-path' as an Eddystone-URL: it needs 24 bytes after compression, at most 17 fit; use a URL shortener\n"),
-        (["--type", "eddystone-url", "--url", "https://x.com", "--power", "30"], 65,
-         "ccbeacon encode: error: power: '30' is out of range; allowed: signed dBm -100…20, or a 0x byte (0xC5 = -59)\n"),
-        (["--type", "eddystone-uid", "--namespace", "00", "--uuid", "7634A485-1732-4B7D-AB44-D505D8A24C60"], 64,
-         "ccbeacon encode: give either --namespace and --instance, or --uuid, --major and --minor\n"),
+        (
+            ["--type", "eddystone-url", "--url", "https://example.com/a-very-long-path"], 65,
+            "ccbeacon encode: error: cannot encode 'https://example.com/a-very-long-path' as an Eddystone-URL: it needs 24 bytes after compression, at most 17 fit; use a URL shortener\n"
+        ),
+        (
+            ["--type", "eddystone-url", "--url", "https://x.com", "--power", "30"], 65,
+            "ccbeacon encode: error: power: '30' is out of range; allowed: signed dBm -100…20, or a 0x byte (0xC5 = -59)\n"
+        ),
+        (
+            ["--type", "eddystone-uid", "--namespace", "00", "--uuid", "7634A485-1732-4B7D-AB44-D505D8A24C60"], 64,
+            "ccbeacon encode: give either --namespace and --instance, or --uuid, --major and --minor\n"
+        ),
     ])
     func rejectsBadInput(arguments: [String], status: Int32, firstLine: String) {
         let run = ToolRun(["encode"] + arguments)
@@ -117,7 +144,8 @@ struct EncodeCommandTests {
 }
 
 struct ConvertAndPatchCommandTests {
-    static let sample = ":10010000000102030405060708090a0b0c0d0e0f77\r\n:10011000101112131415161718191a1b1c1d1e1f67\r\n:040000050000011dd9\r\n:00000001ff\r\n"
+    static let sample =
+        ":10010000000102030405060708090a0b0c0d0e0f77\r\n:10011000101112131415161718191a1b1c1d1e1f67\r\n:040000050000011dd9\r\n:00000001ff\r\n"
 
     @Test func hexToBinToHexRoundTrip() throws {
         let scratch = try Scratch()
@@ -127,7 +155,10 @@ struct ConvertAndPatchCommandTests {
         #expect(run.status == 0)
         #expect(run.output.contains("32 data bytes in 1 segment, 0x00100-0x0011F"))
         #expect(try scratch.bytes("out.bin") == Array(0..<32))
-        run = ToolRun(["convert", scratch.path("out.bin"), "--base", "0x100", "-o", scratch.path("back.hex"), "--record-length", "32"])
+        run = ToolRun([
+            "convert", scratch.path("out.bin"), "--base", "0x100", "-o", scratch.path("back.hex"), "--record-length",
+            "32",
+        ])
         #expect(run.status == 0)
         let back = try IntelHexFile(text: try scratch.bytes("back.hex"))
         #expect(back.memory == (try IntelHexFile(string: Self.sample)).memory)
@@ -138,9 +169,13 @@ struct ConvertAndPatchCommandTests {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let input = try scratch.write("in.hex", Self.sample)
-        #expect(ToolRun(["convert", input, "-o", scratch.path("r.bin"), "--range", "0xFE:0x102", "--fill", "0"]).status == 0)
+        #expect(
+            ToolRun(["convert", input, "-o", scratch.path("r.bin"), "--range", "0xFE:0x102", "--fill", "0"]).status == 0
+        )
         #expect(try scratch.bytes("r.bin") == [0, 0, 0, 1])
-        #expect(ToolRun(["convert", input, "-o", scratch.path("f.hex"), "--range", "0x11E:0x124", "--fill", "0xEE"]).status == 0)
+        #expect(
+            ToolRun(["convert", input, "-o", scratch.path("f.hex"), "--range", "0x11E:0x124", "--fill", "0xEE"]).status
+                == 0)
         let filled = try IntelHexFile(text: try scratch.bytes("f.hex"))
         #expect(filled.memory.contiguousBytes(in: 0x11E..<0x124) == [0x1E, 0x1F, 0xEE, 0xEE, 0xEE, 0xEE])
         #expect(filled.startAddress == .linear(0x11D))
@@ -152,21 +187,51 @@ struct ConvertAndPatchCommandTests {
         let input = try scratch.write("bad.hex", ":0401000000010203F5\n:0401000000010G03F5\n:00000001FF\n")
         let run = ToolRun(["convert", input, "-o", scratch.path("out.bin")])
         #expect(run.status == 65)
-        #expect(run.diagnostics.hasPrefix("ccbeacon convert: error: \(input):2:15: expected a hexadecimal digit (0-9, A-F, a-f), found 'G'\nhint: "))
+        #expect(
+            run.diagnostics.hasPrefix(
+                "ccbeacon convert: error: \(input):2:15: expected a hexadecimal digit (0-9, A-F, a-f), found 'G'\nhint: "
+            ))
         #expect(!FileManager.default.fileExists(atPath: scratch.path("out.bin")))
     }
 
     @Test(arguments: [
-        (["convert", "in.hex", "-o", "out.txt"], Int32(64), "cannot tell the format of output 'out.txt' from its extension; use .hex (Intel HEX) or .bin"),
+        (
+            ["convert", "in.hex", "-o", "out.txt"], Int32(64),
+            "cannot tell the format of output 'out.txt' from its extension; use .hex (Intel HEX) or .bin"
+        ),
         (["convert", "in.hex"], 64, "missing -o OUT (the output file)"),
-        (["convert", "in.hex", "-o", "o.bin", "--range", "5:5"], 64, "--range '5:5' is empty; END is exclusive and must be greater than START"),
-        (["convert", "in.hex", "-o", "o.bin", "--range", "0x10"], 64, "--range '0x10' is not a range; write START:END with END exclusive, e.g. 0:0x40000"),
-        (["convert", "in.hex", "-o", "o.hex", "--record-length", "256"], 64, "--record-length '256' must be 1…255 (16 and 32 are usual)"),
-        (["convert", "in.hex", "-o", "o.bin", "--record-length", "32"], 64, "--record-length applies to .hex output only"),
-        (["convert", "in.hex", "-o", "o.bin", "--base", "0"], 64, "--base applies to .bin input only; a HEX file carries its own addresses"),
-        (["convert", "in.hex", "-o", "o.bin", "--fill", "256"], 64, "--fill '256' is not a byte; use 0…255 or 0x00…0xFF"),
-        (["patch", "in.hex", "-o", "o.hex", "--at", "0x100", "--bytes", "ABC"], 64, "--bytes 'ABC' must be a whole number of bytes (an even count of hex digits, at least 2)"),
-        (["patch", "in.hex", "-o", "o.hex", "--at", "-1", "--bytes", "AB"], 64, "--at '-1' is not an address; use decimal or 0x hex from 0 to 0xFFFFFFFF"),
+        (
+            ["convert", "in.hex", "-o", "o.bin", "--range", "5:5"], 64,
+            "--range '5:5' is empty; END is exclusive and must be greater than START"
+        ),
+        (
+            ["convert", "in.hex", "-o", "o.bin", "--range", "0x10"], 64,
+            "--range '0x10' is not a range; write START:END with END exclusive, e.g. 0:0x40000"
+        ),
+        (
+            ["convert", "in.hex", "-o", "o.hex", "--record-length", "256"], 64,
+            "--record-length '256' must be 1…255 (16 and 32 are usual)"
+        ),
+        (
+            ["convert", "in.hex", "-o", "o.bin", "--record-length", "32"], 64,
+            "--record-length applies to .hex output only"
+        ),
+        (
+            ["convert", "in.hex", "-o", "o.bin", "--base", "0"], 64,
+            "--base applies to .bin input only; a HEX file carries its own addresses"
+        ),
+        (
+            ["convert", "in.hex", "-o", "o.bin", "--fill", "256"], 64,
+            "--fill '256' is not a byte; use 0…255 or 0x00…0xFF"
+        ),
+        (
+            ["patch", "in.hex", "-o", "o.hex", "--at", "0x100", "--bytes", "ABC"], 64,
+            "--bytes 'ABC' must be a whole number of bytes (an even count of hex digits, at least 2)"
+        ),
+        (
+            ["patch", "in.hex", "-o", "o.hex", "--at", "-1", "--bytes", "AB"], 64,
+            "--at '-1' is not an address; use decimal or 0x hex from 0 to 0xFFFFFFFF"
+        ),
     ])
     func usageErrors(arguments: [String], status: Int32, message: String) throws {
         let scratch = try Scratch()
@@ -184,7 +249,10 @@ struct ConvertAndPatchCommandTests {
         defer { scratch.remove() }
         let run = ToolRun(["convert", scratch.path("nope.hex"), "-o", scratch.path("o.bin")])
         #expect(run.status == 1)
-        #expect(run.diagnostics == "ccbeacon convert: error: cannot read '\(scratch.path("nope.hex"))': no such file\nhint: check the path\n")
+        #expect(
+            run.diagnostics
+                == "ccbeacon convert: error: cannot read '\(scratch.path("nope.hex"))': no such file\nhint: check the path\n"
+        )
     }
 
     @Test func unwritableOutputIsAFailure() throws {
@@ -204,7 +272,10 @@ struct ConvertAndPatchCommandTests {
         #expect(run.status == 0)
         #expect(run.output == "wrote \(scratch.path("out.hex")): rewrote lines 1, 2\n")
         let out = String(decoding: try scratch.bytes("out.hex"), as: UTF8.self)
-        #expect(out == ":10010000000102030405060708090a0b0c0daabb2f\r\n:10011000ccdd12131415161718191a1b1c1d1e1fdf\r\n:040000050000011dd9\r\n:00000001ff\r\n")
+        #expect(
+            out
+                == ":10010000000102030405060708090a0b0c0daabb2f\r\n:10011000ccdd12131415161718191a1b1c1d1e1fdf\r\n:040000050000011dd9\r\n:00000001ff\r\n"
+        )
     }
 
     @Test func patchOutsideTheFileIsADataError() throws {

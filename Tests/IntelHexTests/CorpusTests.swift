@@ -48,7 +48,10 @@ struct CorpusTests {
 
     /// The iBeacon payload of the GhostYu images sits at 0x333–0x347, on lines 50 and 51; every
     /// field of the new identity differs from the image's, so both lines must change.
-    @Test(arguments: ["01_ghostyu-SimpleBLEPeripheral-ibeacon-CC2541-IAR.hex", "02_ghostyu-SimpleBLEPeripheral-ibeacon-CC2540-IAR.hex"])
+    @Test(arguments: [
+        "01_ghostyu-SimpleBLEPeripheral-ibeacon-CC2541-IAR.hex",
+        "02_ghostyu-SimpleBLEPeripheral-ibeacon-CC2540-IAR.hex",
+    ])
     func iBeaconPayloadPatchIsTwoLines(name: String) throws {
         let url = SharedFixtures.directory!.appendingPathComponent("corpus/\(name)")
         let text = try SharedFixtures.bytes(url)
@@ -90,6 +93,8 @@ struct CorpusTests {
         let linesA = a.split(separator: 0x0A, omittingEmptySubsequences: false)
         let linesB = b.split(separator: 0x0A, omittingEmptySubsequences: false)
         guard linesA.count == linesB.count else { return [-1] }
-        return zip(linesA, linesB).enumerated().compactMap { $0.element.0.elementsEqual($0.element.1) ? nil : $0.offset + 1 }
+        return zip(linesA, linesB).enumerated().compactMap {
+            $0.element.0.elementsEqual($0.element.1) ? nil : $0.offset + 1
+        }
     }
 }

@@ -17,12 +17,20 @@ struct HexReaderValidTests {
         Valid(name: "one data record", text: ":0401000000010203F5\n:00000001FF\n", segments: [(0x100, [0, 1, 2, 3])]),
         Valid(
             name: "classic spec record", text: ":10010000214601360121470136007EFE09D2190140\n:00000001FF\n",
-            segments: [(0x100, [0x21, 0x46, 0x01, 0x36, 0x01, 0x21, 0x47, 0x01, 0x36, 0x00, 0x7E, 0xFE, 0x09, 0xD2, 0x19, 0x01])]),
-        Valid(name: "lower-case digits", text: ":04001000deadbeefb4\n:00000001ff\n", segments: [(0x10, [0xDE, 0xAD, 0xBE, 0xEF])]),
+            segments: [
+                (
+                    0x100,
+                    [0x21, 0x46, 0x01, 0x36, 0x01, 0x21, 0x47, 0x01, 0x36, 0x00, 0x7E, 0xFE, 0x09, 0xD2, 0x19, 0x01]
+                )
+            ]),
+        Valid(
+            name: "lower-case digits", text: ":04001000deadbeefb4\n:00000001ff\n",
+            segments: [(0x10, [0xDE, 0xAD, 0xBE, 0xEF])]),
         Valid(name: "CRLF", text: ":0401000000010203F5\r\n:00000001FF\r\n", segments: [(0x100, [0, 1, 2, 3])]),
         Valid(name: "no final newline", text: ":0401000000010203F5\n:00000001FF", segments: [(0x100, [0, 1, 2, 3])]),
         Valid(
-            name: "blank lines and trailing blanks are allowed", text: "\n:0401000000010203F5  \n\r\n\t\n:00000001FF\n\n",
+            name: "blank lines and trailing blanks are allowed",
+            text: "\n:0401000000010203F5  \n\r\n\t\n:00000001FF\n\n",
             segments: [(0x100, [0, 1, 2, 3])]),
         Valid(name: "end-of-file only is an empty image", text: ":00000001FF\n", segments: []),
         Valid(
@@ -119,8 +127,10 @@ struct HexReaderMalformedTests {
         Malformed(
             "bad checksum", ":0401000000010203F4\n:00000001FF\n", line: 1, column: 18,
             .badChecksum(found: 0xF4, expected: 0xF5)),
-        Malformed("plus sign is not a digit", ":01000000+1FE\n:00000001FF\n", line: 1, column: 10, .badDigit(found: 0x2B)),
-        Malformed("minus sign is not a digit", ":01000000-1FE\n:00000001FF\n", line: 1, column: 10, .badDigit(found: 0x2D)),
+        Malformed(
+            "plus sign is not a digit", ":01000000+1FE\n:00000001FF\n", line: 1, column: 10, .badDigit(found: 0x2B)),
+        Malformed(
+            "minus sign is not a digit", ":01000000-1FE\n:00000001FF\n", line: 1, column: 10, .badDigit(found: 0x2D)),
         Malformed("letter G", ":0401000000010G03F5\n:00000001FF\n", line: 1, column: 15, .badDigit(found: 0x47)),
         Malformed("bad digit in the byte count", ":x401000000010203F5\n", line: 1, column: 2, .badDigit(found: 0x78)),
         Malformed("space inside a record", ":04010000 0010203F5\n", line: 1, column: 10, .badDigit(found: 0x20)),
@@ -166,13 +176,17 @@ struct HexReaderMalformedTests {
                 start: .segment(codeSegment: 0x1234, instructionPointer: 0x5678), otherStart: .linear(0x11D),
                 otherLine: 1)),
         Malformed(
-            "data past 4 GiB", ":02000004FFFFFC\n:20FFF000000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F01\n",
+            "data past 4 GiB",
+            ":02000004FFFFFC\n:20FFF000000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D1E1F01\n",
             line: 2, column: 42, .addressBeyond4GiB(address: 0x1_0000_0000)),
         Malformed("missing colon", "0401000000010203F5\n", line: 1, column: 1, .missingColon(found: 0x30)),
         Malformed("leading space", " :0401000000010203F5\n", line: 1, column: 1, .missingColon(found: 0x20)),
-        Malformed("byte-order mark", [0xEF, 0xBB, 0xBF] + Array(":00000001FF\n".utf8), line: 1, column: 1, .byteOrderMark),
+        Malformed(
+            "byte-order mark", [0xEF, 0xBB, 0xBF] + Array(":00000001FF\n".utf8), line: 1, column: 1, .byteOrderMark),
         Malformed("NUL byte", [0x3A, 0x30, 0x00] + Array("000001FF\n".utf8), line: 1, column: 3, .badDigit(found: 0)),
-        Malformed("lone carriage returns are not line ends", ":00000001FF\r:00000001FF\r", line: 1, column: 12, .badDigit(found: 0x0D)),
+        Malformed(
+            "lone carriage returns are not line ends", ":00000001FF\r:00000001FF\r", line: 1, column: 12,
+            .badDigit(found: 0x0D)),
     ]
 
     @Test(arguments: malformedCases)
@@ -191,7 +205,8 @@ struct HexReaderMalformedTests {
             _ = try IntelHexFile(string: ":0401000000010203F4\n:00000001FF\n", fileName: "station.hex")
             Issue.record("accepted a bad checksum")
         } catch {
-            #expect(error.description == "station.hex:1:18: bad checksum: the record ends in 0xF4 but its bytes need 0xF5")
+            #expect(
+                error.description == "station.hex:1:18: bad checksum: the record ends in 0xF4 but its bytes need 0xF5")
         }
     }
 

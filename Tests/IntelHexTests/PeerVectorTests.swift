@@ -69,12 +69,15 @@ struct PeerVectorTests {
     }
 
     @Test func smallPeerFilesHaveTheirKnownContent() throws {
-        #expect(try Self.load("python-intelhex/digits.hex").memory.contiguousBytes(in: 0..<10) == Array("0123456789".utf8))
+        #expect(
+            try Self.load("python-intelhex/digits.hex").memory.contiguousBytes(in: 0..<10) == Array("0123456789".utf8))
         let nonlinear = try Self.load("python-intelhex/nonlinear_hexfile.hex").memory
         #expect(nonlinear.segments.map(\.start) == [0x00, 0x10, 0x110])
         let segmented = try Self.load("libcintelhex/hex1.hex")
         #expect(segmented.memory.lowestAddress == 0x10100)
-        #expect(try Self.load("libcintelhex/big-a.hex").startAddress == .segment(codeSegment: 0, instructionPointer: 0x0400))
+        #expect(
+            try Self.load("libcintelhex/big-a.hex").startAddress == .segment(codeSegment: 0, instructionPointer: 0x0400)
+        )
         #expect(
             try Self.load("intelhexes/sniffer_nrf52840dk_nrf52840_7cc811f.hex").startAddress
                 == .segment(codeSegment: 0, instructionPointer: 0x3605))
