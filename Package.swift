@@ -31,7 +31,6 @@ let package = Package(
         .executableTarget(
             name: "ccbeacon-bench",
             dependencies: ["IntelHex"],
-            path: "Benchmarks/ccbeacon-bench",
             swiftSettings: strictSettings
         ),
         .testTarget(name: "IntelHexTests", dependencies: ["IntelHex"], swiftSettings: strictSettings),

@@ -88,6 +88,11 @@ public func spacedHex(_ bytes: some Sequence<UInt8>) -> String {
     bytes.map { hex2($0) }.joined(separator: " ")
 }
 
+/// Formats bytes as contiguous upper-case hex digits, `0201061A…`.
+public func compactHex(_ bytes: some Sequence<UInt8>) -> String {
+    bytes.map { hex2($0) }.joined()
+}
+
 func hex2(_ byte: UInt8) -> String {
     let digits = String(byte, radix: 16, uppercase: true)
     return digits.count == 1 ? "0" + digits : digits

@@ -1,4 +1,8 @@
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 
 /// A beacon identity field that could not be accepted: which field, the input, what was wrong and
 /// what is allowed.

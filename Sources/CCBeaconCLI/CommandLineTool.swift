@@ -56,7 +56,7 @@ public enum CommandLineTool {
     static func overview() -> String {
         let width = commands.map(\.name.count).max() ?? 0
         let list = commands.map {
-            "  \($0.name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\($0.summary)"
+            "  \(padded($0.name, to: width + 2))\($0.summary)"
         }
         return """
             ccbeacon \(version): turn one CC2541 firmware image into a fleet of iBeacon stations
@@ -72,6 +72,10 @@ public enum CommandLineTool {
             """
     }
 
+    static func padded(_ text: String, to width: Int) -> String {
+        text + String(repeating: " ", count: max(0, width - text.count))
+    }
+
     static func help(for spec: CommandSpec) -> String {
         let labels = spec.options.map { option in
             [option.short, option.name].compactMap { $0 }.joined(separator: ", ")
@@ -79,7 +83,7 @@ public enum CommandLineTool {
         }
         let width = (labels.map(\.count).max() ?? 0) + 2
         let options = zip(labels, spec.options).map { label, option in
-            "  " + label.padding(toLength: width, withPad: " ", startingAt: 0) + option.help
+            "  " + padded(label, to: width) + option.help
         }
         return """
             ccbeacon \(spec.name): \(spec.summary)

@@ -1,5 +1,4 @@
 import BeaconPayload
-import Foundation
 
 /// `ccbeacon encode`: an identity in, advertising data bytes out.
 enum EncodeCommand {
@@ -107,7 +106,10 @@ enum EncodeCommand {
                 return Encoded(
                     type: type, summary: beacon.description,
                     fields: identityFields(identity) + [
-                        ("company", .string(String(format: "0x%04X", beacon.companyID))),
+                        (
+                            "company",
+                            .string("0x" + compactHex([UInt8(beacon.companyID >> 8), UInt8(beacon.companyID & 0xFF)]))
+                        ),
                         ("reserved", .integer(Int(beacon.reserved))),
                     ], bytes: beacon.advertisingData(flags: flags), flags: flags)
             case "eddystone-uid":
@@ -186,7 +188,7 @@ enum EncodeCommand {
         return try IdentityParser.uint8(text, field: .flags)
     }
 
-    static func hexString(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02X", $0) }.joined() }
+    static func hexString(_ bytes: [UInt8]) -> String { compactHex(bytes) }
 
     static func render(_ encoded: Encoded, format: Format) -> String {
         switch format {
@@ -195,7 +197,7 @@ enum EncodeCommand {
         case .c:
             let rows = stride(from: 0, to: encoded.bytes.count, by: 8).map { start in
                 "  "
-                    + encoded.bytes[start..<min(start + 8, encoded.bytes.count)].map { String(format: "0x%02X", $0) }
+                    + encoded.bytes[start..<min(start + 8, encoded.bytes.count)].map { "0x" + compactHex([$0]) }
                     .joined(separator: ", ")
             }
             return "/* \(encoded.summary), \(encoded.bytes.count) bytes (ccbeacon encode) */\n"

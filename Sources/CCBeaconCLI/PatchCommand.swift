@@ -15,7 +15,7 @@ enum PatchCommand {
             --bytes takes hex digits, optionally 0x-prefixed, with spaces, ':' or '-' between bytes.
 
             Example:
-              ccbeacon patch template.hex --at 0x333 --bytes 7634A48517324B7DAB44D505D8A24C6000010002CD -o station.hex
+              ccbeacon patch template.hex --at 0x333 --bytes 7634A48517324B7DAB44D505D8A24C6000030004C5 -o station.hex
             """,
         options: [
             OptionSpec("--output", short: "-o", value: "OUT", help: "output HEX file"),

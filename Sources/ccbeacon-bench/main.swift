@@ -1,0 +1,75 @@
+// In-process timing of ccbeacon's HEX engine for scripts/bench (release build).
+//
+// usage: ccbeacon-bench FILE.hex ADDRESS HEXBYTES RUNS OUTDIR
+// Prints one JSON object: medians in milliseconds of read+parse, patch, write (line-preserving
+// text to a file), and of a full re-emit with HexWriter for comparison with rewrite-based tools.
+import Foundation
+import IntelHex
+
+func milliseconds(_ body: () throws -> Void) rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.count % 2 == 1
+        ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count == 6, let address = Int(arguments[2].dropFirst(2), radix: 16), let runs = Int(arguments[4]) else {
+    FileHandle.standardError.write(Data("usage: ccbeacon-bench FILE.hex 0xADDRESS HEXBYTES RUNS OUTDIR\n".utf8))
+    exit(64)
+}
+let input = URL(fileURLWithPath: arguments[1])
+let hexBytes = Array(arguments[3].utf8)
+let patchBytes = stride(from: 0, to: hexBytes.count, by: 2).map {
+    UInt8(String(decoding: hexBytes[$0..<($0 + 2)], as: UTF8.self), radix: 16)!
+}
+let output = URL(fileURLWithPath: arguments[5]).appendingPathComponent("ccbeacon-inproc.hex")
+let rewriteOutput = URL(fileURLWithPath: arguments[5]).appendingPathComponent("ccbeacon-rewrite.hex")
+
+var parseTimes: [Double] = []
+var patchTimes: [Double] = []
+var writeTimes: [Double] = []
+var rewriteTimes: [Double] = []
+var rewrittenLines: [Int] = []
+do {
+    for run in 0...runs {  // run 0 warms caches and is not counted
+        var file: IntelHexFile?
+        let parse = try milliseconds {
+            file = try IntelHexFile(text: [UInt8](try Data(contentsOf: input)), fileName: input.path)
+        }
+        var patched: PatchedHexFile?
+        let patch = try milliseconds {
+            patched = try file!.patchingRecords([MemoryPatch(address: address, bytes: patchBytes)])
+        }
+        let write = try milliseconds { try Data(patched!.file.text).write(to: output) }
+        let rewrite = try milliseconds {
+            try Data(HexWriter().text(for: patched!.file.memory, startAddress: file!.startAddress)).write(
+                to: rewriteOutput)
+        }
+        rewrittenLines = patched!.rewrittenLines
+        if run > 0 {
+            parseTimes.append(parse)
+            patchTimes.append(patch)
+            writeTimes.append(write)
+            rewriteTimes.append(rewrite)
+        }
+    }
+} catch {
+    FileHandle.standardError.write(Data("ccbeacon-bench: \(error)\n".utf8))
+    exit(1)
+}
+var usage = rusage()
+getrusage(RUSAGE_SELF.rawValue, &usage)
+let parse = median(parseTimes)
+let patch = median(patchTimes)
+let write = median(writeTimes)
+print(
+    """
+    {"parse_ms": \(parse), "patch_ms": \(patch), "write_ms": \(write), "total_ms": \(parse + patch + write), \
+    "rewrite_ms": \(median(rewriteTimes)), "rewritten_lines": \(rewrittenLines), "maxrss_kb": \(usage.ru_maxrss)}
+    """)

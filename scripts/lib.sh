@@ -1,0 +1,25 @@
+# Shared helpers for the scripts in this folder (sourced, not run).
+
+# need_apt_packages PKG...: installs the Debian packages that are missing (as root, or with sudo).
+need_apt_packages() {
+    local missing=()
+    for package in "$@"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    echo "installing Debian packages: ${missing[*]}" >&2
+    $sudo apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# need_swift: puts the Swift toolchain on PATH (it lives in /opt/swift on our machines).
+need_swift() {
+    command -v swift >/dev/null 2>&1 && return 0
+    for dir in /opt/swift/usr/bin /usr/share/swift/usr/bin; do
+        [ -x "$dir/swift" ] && export PATH="$dir:$PATH" && return 0
+    done
+    echo "error: the Swift toolchain (6.0 or newer) is not installed; see https://www.swift.org/install/linux/" >&2
+    exit 1
+}
