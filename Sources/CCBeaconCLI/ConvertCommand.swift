@@ -67,6 +67,12 @@ enum ConvertCommand {
         case .hex:
             if let fill, let span = range ?? memory.lowestAddress.flatMap({ low in memory.endAddress.map { low..<$0 } })
             {
+                let added = span.count - memory.cropped(to: span).byteCount
+                guard added <= MemoryImage.defaultBinarySizeLimit else {
+                    throw .data(
+                        "--fill would add \(added) bytes, more than the limit of \(MemoryImage.defaultBinarySizeLimit)",
+                        hint: "give a smaller --range")
+                }
                 try? memory.fillGaps(in: span, with: fill)  // span lies within 4 GiB by construction
             }
             bytes = HexWriter(recordLength: recordLength).text(for: memory, startAddress: start)

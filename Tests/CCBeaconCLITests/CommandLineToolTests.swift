@@ -244,6 +244,24 @@ struct ConvertAndPatchCommandTests {
         #expect(firstLine.hasSuffix(message), "\(run.diagnostics)")
     }
 
+    @Test func hugeFillsAndExportsAreRefusedNotAttempted() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let input = try scratch.write("in.hex", Self.sample)
+        let fill = ToolRun([
+            "convert", input, "-o", scratch.path("o.hex"), "--range", "0:0x100000000", "--fill", "0xFF",
+        ])
+        #expect(fill.status == 65)
+        #expect(fill.diagnostics.contains("--fill would add 4294967264 bytes, more than the limit of 67108864"))
+        let bin = ToolRun(["convert", input, "-o", scratch.path("o.bin"), "--range", "0:0x100000000"])
+        #expect(bin.status == 65)
+        #expect(bin.diagnostics.contains("the binary would be 4294967296 bytes, more than the limit of 67108864 bytes"))
+        let binInput = try scratch.write("in.bin", "0123456789abcdef")
+        let high = ToolRun(["convert", binInput, "--base", "0xFFFFFFF8", "-o", scratch.path("o.hex")])
+        #expect(high.status == 65)
+        #expect(high.diagnostics.contains("do not fit below 4 GiB"))
+    }
+
     @Test func missingInputFileIsAFailureWithAHint() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
