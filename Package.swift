@@ -18,9 +18,10 @@ let package = Package(
     targets: [
         .target(name: "IntelHex", swiftSettings: strictSettings),
         .target(name: "BeaconPayload", swiftSettings: strictSettings),
+        .target(name: "StructuredText", swiftSettings: strictSettings),
         .target(
             name: "CCBeaconCLI",
-            dependencies: ["IntelHex", "BeaconPayload"],
+            dependencies: ["IntelHex", "BeaconPayload", "StructuredText"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -37,6 +38,11 @@ let package = Package(
         .testTarget(
             name: "BeaconPayloadTests",
             dependencies: ["BeaconPayload"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "StructuredTextTests",
+            dependencies: ["StructuredText"],
             swiftSettings: strictSettings
         ),
         .testTarget(

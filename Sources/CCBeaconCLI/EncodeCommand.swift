@@ -1,4 +1,5 @@
 import BeaconPayload
+import StructuredText
 
 /// `ccbeacon encode`: an identity in, advertising data bytes out.
 enum EncodeCommand {

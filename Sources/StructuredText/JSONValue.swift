@@ -1,16 +1,23 @@
-/// A JSON value with ordered object keys, so machine-readable output is stable across runs.
-enum JSONValue: Equatable {
+/// A JSON value to write, with ordered object keys, so machine-readable output is stable across runs.
+public enum JSONValue: Equatable, Sendable {
+    /// A string.
     case string(String)
+    /// An integer.
     case integer(Int)
+    /// `true` or `false`.
     case bool(Bool)
+    /// `null`.
     case null
+    /// An array.
     case array([JSONValue])
+    /// An object with members in this order.
     case object([(String, JSONValue)])
 
-    static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.rendered() == rhs.rendered() }
+    /// Equal when they render the same.
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.rendered() == rhs.rendered() }
 
     /// Pretty-printed with two-space indentation.
-    func rendered(indent: String = "") -> String {
+    public func rendered(indent: String = "") -> String {
         let inner = indent + "  "
         switch self {
         case .string(let text): return Self.quote(text)
