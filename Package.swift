@@ -19,9 +19,15 @@ let package = Package(
         .target(name: "IntelHex", swiftSettings: strictSettings),
         .target(name: "BeaconPayload", swiftSettings: strictSettings),
         .target(name: "StructuredText", swiftSettings: strictSettings),
+        .target(name: "Storage", swiftSettings: strictSettings),
+        .target(
+            name: "FirmwareTemplate",
+            dependencies: ["IntelHex", "BeaconPayload", "StructuredText", "Storage"],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "CCBeaconCLI",
-            dependencies: ["IntelHex", "BeaconPayload", "StructuredText"],
+            dependencies: ["IntelHex", "BeaconPayload", "StructuredText", "Storage", "FirmwareTemplate"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -43,6 +49,11 @@ let package = Package(
         .testTarget(
             name: "StructuredTextTests",
             dependencies: ["StructuredText"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "FirmwareTemplateTests",
+            dependencies: ["FirmwareTemplate", "IntelHex", "BeaconPayload", "StructuredText", "Storage"],
             swiftSettings: strictSettings
         ),
         .testTarget(

