@@ -1,0 +1,221 @@
+public import StructuredText
+
+/// The payload formats a template can carry. Only iBeacon today; the manifest's `payloadFormat`
+/// key leaves room for AltBeacon and Eddystone templates.
+public enum PayloadFormat: String, Sendable, Equatable, CaseIterable {
+    /// Apple iBeacon.
+    case ibeacon
+}
+
+/// A place in the image that `generate` rewrites, with the bytes the template must hold there.
+public struct PatchField: Sendable, Equatable {
+    /// What the field holds and how it is patched.
+    public enum Kind: String, Sendable, Equatable, CaseIterable {
+        /// Flags AD + iBeacon manufacturer AD (30 bytes); the identity is the last 21 bytes.
+        case iBeaconAdvertisingData = "ibeacon-advertising-data"
+        /// The iBeacon manufacturer AD alone (27 bytes); the identity is the last 21 bytes.
+        case iBeaconManufacturerData = "ibeacon-manufacturer-data"
+
+        /// The field's length in bytes.
+        public var length: Int { self == .iBeaconAdvertisingData ? 30 : 27 }
+        /// Offset of the 21 identity bytes within the field.
+        public var identityOffset: Int { self == .iBeaconAdvertisingData ? 9 : 6 }
+    }
+
+    /// Name used in messages (`advertisingData`).
+    public var name: String
+    /// Kind.
+    public var kind: Kind
+    /// Flash address of the first byte.
+    public var address: Int
+    /// The exact bytes the template image must hold at `address` before patching.
+    public var placeholder: [UInt8]
+
+    /// Creates a field.
+    public init(name: String, kind: Kind, address: Int, placeholder: [UInt8]) {
+        self.name = name
+        self.kind = kind
+        self.address = address
+        self.placeholder = placeholder
+    }
+
+    /// The addresses the field covers.
+    public var range: Range<Int> { address..<(address + placeholder.count) }
+    /// Address of the identity bytes.
+    public var identityAddress: Int { address + kind.identityOffset }
+}
+
+/// The OAD header a template carries, so `generate` can keep its CRC valid.
+public struct OADSpec: Sendable, Equatable {
+    /// Flash address of the header.
+    public var headerAddress: Int
+    /// The layout the CRC walks.
+    public var layout: OADHeader.Layout
+}
+
+/// `template.json`: what a template is and where its patchable bytes are.
+public struct TemplateManifest: Sendable, Equatable {
+    /// Format version this code reads and writes.
+    public static let formatVersion = 1
+
+    /// Template name (its folder's name).
+    public var name: String
+    /// What the template is, in a sentence or two.
+    public var description: String
+    /// Chip name (from `boards/chips.json`).
+    public var chip: String
+    /// Image file name inside the template folder.
+    public var image: String
+    /// SHA-256 of the image file, lower-case hex.
+    public var imageSHA256: String
+    /// Payload format.
+    public var payloadFormat: PayloadFormat
+    /// Patchable fields.
+    public var fields: [PatchField]
+    /// OAD header, when the image has one.
+    public var oad: OADSpec?
+
+    /// Creates a manifest.
+    public init(
+        name: String, description: String, chip: String, image: String, imageSHA256: String,
+        payloadFormat: PayloadFormat, fields: [PatchField], oad: OADSpec?
+    ) {
+        self.name = name
+        self.description = description
+        self.chip = chip
+        self.image = image
+        self.imageSHA256 = imageSHA256
+        self.payloadFormat = payloadFormat
+        self.fields = fields
+        self.oad = oad
+    }
+
+    /// The iBeacon field (a manifest read from a file always has exactly one).
+    public var beaconField: PatchField? {
+        fields.first { $0.kind == .iBeaconAdvertisingData || $0.kind == .iBeaconManufacturerData }
+    }
+
+    /// Reads and checks `template.json`.
+    public static func read(_ bytes: [UInt8], file: String) throws(DataFileError) -> TemplateManifest {
+        var root = try JSONObjectReader(try JSONParser.parse(bytes, file: file), file: file)
+        let version = try root.integer("format", in: 0...Int.max)
+        guard version == formatVersion else {
+            throw root.error(
+                "format", "version \(version) is not supported; this ccbeacon reads version \(formatVersion)")
+        }
+        let name = try root.string("name")
+        guard isSafeName(name) else {
+            throw root.error("name", "'\(name)' must be letters, digits, '-', '_' or '.', not starting with '.'")
+        }
+        let description = try root.string("description")
+        let chip = try root.string("chip")
+        let image = try root.string("image")
+        guard isSafeName(image) else { throw root.error("image", "must be a file name inside the template folder") }
+        let sha = try root.string("imageSha256")
+        guard sha.count == 64, sha.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else {
+            throw root.error("imageSha256", "must be 64 lower-case hex digits (sha256sum's output)")
+        }
+        let formatName = try root.string("payloadFormat")
+        guard let payloadFormat = PayloadFormat(rawValue: formatName) else {
+            throw root.error(
+                "payloadFormat",
+                "'\(formatName)' is not supported by this ccbeacon; supported: \(PayloadFormat.allCases.map(\.rawValue).joined(separator: ", "))"
+            )
+        }
+        var fields: [PatchField] = []
+        for (index, node) in try root.array("fields").enumerated() {
+            var field = try JSONObjectReader(node, file: file, path: "fields[\(index)]")
+            let fieldName = try field.string("name")
+            let kindName = try field.string("kind")
+            guard let kind = PatchField.Kind(rawValue: kindName) else {
+                throw field.error(
+                    "kind",
+                    "'\(kindName)' is not a field kind; known: \(PatchField.Kind.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
+            }
+            let address = try field.integer("address", in: 0...0xFFFF_FFFF)
+            let length = try field.integer("length", in: 1...255)
+            let placeholderText = try field.string("placeholder")
+            guard let placeholder = hexBytes(placeholderText) else {
+                throw field.error("placeholder", "must be hex digits (spaces allowed between bytes)")
+            }
+            guard placeholder.count == length, length == kind.length else {
+                throw field.error(
+                    "placeholder", "holds \(placeholder.count) bytes; a \(kind.rawValue) field has \(kind.length)")
+            }
+            try field.finish()
+            fields.append(PatchField(name: fieldName, kind: kind, address: address, placeholder: placeholder))
+        }
+        let beaconFields = fields.filter { $0.kind == .iBeaconAdvertisingData || $0.kind == .iBeaconManufacturerData }
+        guard beaconFields.count == 1 else {
+            throw root.error("fields", "must hold exactly one iBeacon field, found \(beaconFields.count)")
+        }
+        for (index, field) in fields.enumerated() {
+            for other in fields[(index + 1)...] where field.range.overlaps(other.range) {
+                throw root.error("fields", "fields '\(field.name)' and '\(other.name)' overlap")
+            }
+        }
+        var oad: OADSpec?
+        if var object = try root.optionalObject("oad") {
+            let address = try object.integer("headerAddress", in: 0...0xFFFF_FFFF)
+            let layoutName = try object.string("layout")
+            guard let layout = OADHeader.Layout(rawValue: layoutName) else {
+                throw object.error("layout", "'\(layoutName)' is not an OAD layout; known: contiguous, bim-image-a")
+            }
+            try object.finish()
+            oad = OADSpec(headerAddress: address, layout: layout)
+        }
+        try root.finish()
+        return TemplateManifest(
+            name: name, description: description, chip: chip, image: image, imageSHA256: sha,
+            payloadFormat: payloadFormat, fields: fields, oad: oad)
+    }
+
+    /// The manifest as JSON, in the key order people read it.
+    public func json() -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("format", .integer(Self.formatVersion)), ("name", .string(name)), ("description", .string(description)),
+            ("chip", .string(chip)), ("image", .string(image)), ("imageSha256", .string(imageSHA256)),
+            ("payloadFormat", .string(payloadFormat.rawValue)),
+            (
+                "fields",
+                .array(
+                    fields.map { field in
+                        .object([
+                            ("name", .string(field.name)), ("kind", .string(field.kind.rawValue)),
+                            ("address", .string(hex(field.address))), ("length", .integer(field.placeholder.count)),
+                            ("placeholder", .string(field.placeholder.map(hex2).joined(separator: " "))),
+                        ])
+                    })
+            ),
+        ]
+        if let oad {
+            members.append(
+                (
+                    "oad",
+                    .object([
+                        ("headerAddress", .string(hex(oad.headerAddress))), ("layout", .string(oad.layout.rawValue)),
+                    ])
+                ))
+        }
+        return .object(members)
+    }
+
+    /// Letters, digits, `-`, `_` and `.`, not starting with `.`: safe as a file or folder name.
+    public static func isSafeName(_ name: String) -> Bool {
+        !name.isEmpty && !name.hasPrefix(".") && name.count <= 100
+            && name.unicodeScalars.allSatisfy {
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0))
+            }
+    }
+
+    static func hexBytes(_ text: String) -> [UInt8]? {
+        let digits = text.filter { $0 != " " }
+        guard digits.count % 2 == 0, digits.allSatisfy(\.isHexDigit) else { return nil }
+        let characters = Array(digits)
+        return stride(from: 0, to: characters.count, by: 2).map {
+            UInt8(characters[$0].hexDigitValue! << 4 | characters[$0 + 1].hexDigitValue!)
+        }
+    }
+}
