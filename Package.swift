@@ -26,8 +26,13 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            name: "Provisioning",
+            dependencies: ["FirmwareTemplate", "BeaconPayload", "IntelHex", "StructuredText", "Storage"],
+            swiftSettings: strictSettings
+        ),
+        .target(
             name: "CCBeaconCLI",
-            dependencies: ["IntelHex", "BeaconPayload", "StructuredText", "Storage", "FirmwareTemplate"],
+            dependencies: ["IntelHex", "BeaconPayload", "StructuredText", "Storage", "FirmwareTemplate", "Provisioning"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -54,6 +59,11 @@ let package = Package(
         .testTarget(
             name: "FirmwareTemplateTests",
             dependencies: ["FirmwareTemplate", "IntelHex", "BeaconPayload", "StructuredText", "Storage"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ProvisioningTests",
+            dependencies: ["Provisioning", "FirmwareTemplate", "BeaconPayload", "StructuredText", "IntelHex", "Storage"],
             swiftSettings: strictSettings
         ),
         .testTarget(

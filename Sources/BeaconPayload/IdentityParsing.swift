@@ -172,6 +172,19 @@ public enum IdentityParser {
             throw IdentityError(field: field, input: text, problem: "is empty", allowed: allowed)
         }
         if hyphenGroups == nil, isHexPrefixed(String(trimmed)) { trimmed = trimmed.dropFirst(2) }
+        let separators: Set<Character> = hyphenGroups == nil ? [" ", ":", "-"] : ["-"]
+        // Positions count characters of the input as written, so the user can find the culprit.
+        let leading = text.distance(from: text.startIndex, to: trimmed.startIndex)
+        var nibbles: [UInt8] = []
+        for (offset, character) in trimmed.enumerated() where !separators.contains(character) {
+            guard let value = nibble(character) else {
+                throw IdentityError(
+                    field: field, input: text,
+                    problem: "contains '\(character)' at position \(leading + offset + 1), which is not a hex digit",
+                    allowed: allowed)
+            }
+            nibbles.append(value)
+        }
         if let groups = hyphenGroups, trimmed.contains("-") {
             let parts = trimmed.split(separator: "-", omittingEmptySubsequences: false)
             guard parts.map(\.count) == groups else {
@@ -181,19 +194,6 @@ public enum IdentityParser {
                         "has hyphens in the wrong places (groups of \(parts.map { String($0.count) }.joined(separator: "-")) digits)",
                     allowed: allowed)
             }
-            trimmed = Substring(parts.joined())
-        } else if hyphenGroups == nil {
-            trimmed = Substring(trimmed.filter { $0 != " " && $0 != ":" && $0 != "-" })
-        }
-        var nibbles: [UInt8] = []
-        for (position, character) in trimmed.enumerated() {
-            guard let value = nibble(character) else {
-                throw IdentityError(
-                    field: field, input: text,
-                    problem: "contains '\(character)' at position \(position + 1), which is not a hex digit",
-                    allowed: allowed)
-            }
-            nibbles.append(value)
         }
         guard nibbles.count == count * 2 else {
             throw IdentityError(

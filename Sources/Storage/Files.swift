@@ -4,6 +4,10 @@
     import Darwin
 #endif
 
+/// glibc's `syncfs(2)`: the Glibc module hides it behind `_GNU_SOURCE`, so it is bound by name.
+@_silgen_name("syncfs")
+private func linuxSyncfs(_ descriptor: Int32) -> Int32
+
 /// A file-system operation that failed, with the path and the system's reason.
 public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What was being done.
@@ -66,9 +70,10 @@ public enum Files {
         return bytes
     }
 
-    /// Writes `bytes` to `path` atomically: a temporary file in the same directory, flushed to disk,
-    /// then renamed over the target, so a crash leaves either the old file or the new one.
-    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FileError) {
+    /// Writes `bytes` to `path` atomically: a temporary file in the same directory, flushed to disk
+    /// (unless `flush` is false, for callers that sync the whole file system once at the end), then
+    /// renamed over the target, so a crash leaves either the old file or the new one.
+    public static func writeAtomically(_ bytes: [UInt8], to path: String, flush: Bool = true) throws(FileError) {
         let temporary =
             "\(directory(of: path))/.\(lastComponent(path)).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
@@ -83,7 +88,7 @@ public enum Files {
                 }
                 written += result
             }
-            return fsync(descriptor) == 0 ? nil : errno
+            return !flush || fsync(descriptor) == 0 ? nil : errno
         }
         close(descriptor)
         if let failure {
@@ -96,6 +101,18 @@ public enum Files {
             throw error
         }
     }
+
+    /// Flushes every written file of the file system holding `directory` to disk, and the directory
+    /// itself (so renames in it are durable).
+    public static func syncFileSystem(containing directory: String) throws(FileError) {
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw systemError(.write, directory) }
+        defer { close(descriptor) }
+        guard linuxSyncfs(descriptor) == 0, fsync(descriptor) == 0 else { throw systemError(.write, directory) }
+    }
+
+    /// Number of processors online (at least 1).
+    public static func processorCount() -> Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 
     /// Names in a directory (without `.` and `..`), sorted.
     public static func list(_ path: String) throws(FileError) -> [String] {

@@ -114,12 +114,16 @@ struct IdentityParsingTests {
         ),
         (
             "7634A485-1732-4B7D-AB44-D505D8A24C6G",
-            "uuid: '7634A485-1732-4B7D-AB44-D505D8A24C6G' contains 'G' at position 32, which is not a hex digit"
+            "uuid: '7634A485-1732-4B7D-AB44-D505D8A24C6G' contains 'G' at position 36, which is not a hex digit"
         ),
         ("7634A48517324B7DAB44D505D8A24C", "uuid: '7634A48517324B7DAB44D505D8A24C' has 30 hex digits instead of 32"),
         (
             "{7634A485-1732-4B7D-AB44-D505D8A24C60}",
-            "uuid: '{7634A485-1732-4B7D-AB44-D505D8A24C60}' has hyphens in the wrong places (groups of 9-4-4-4-13 digits)"
+            "uuid: '{7634A485-1732-4B7D-AB44-D505D8A24C60}' contains '{' at position 1, which is not a hex digit"
+        ),
+        (
+            " 7634A485-1732-4B7D-AB44-D505D8A24C6Z",
+            "uuid: ' 7634A485-1732-4B7D-AB44-D505D8A24C6Z' contains 'Z' at position 37, which is not a hex digit"
         ),
     ])
     func rejectsBadUUIDs(text: String, message: String) {

@@ -1,0 +1,186 @@
+import Dispatch
+public import FirmwareTemplate
+import IntelHex
+public import Storage
+public import StructuredText
+import Synchronization
+
+/// What happened to one station's file.
+public enum BatchFileStatus: String, Sendable {
+    /// A new file.
+    case written
+    /// An existing file with other content was replaced.
+    case replaced
+    /// The existing file already had exactly this content and was left alone.
+    case unchanged
+}
+
+/// One station's output.
+public struct BatchEntry: Sendable {
+    /// The station.
+    public var station: Station
+    /// The HEX file name inside the output folder.
+    public var hexFile: String
+    /// SHA-256 of the HEX file.
+    public var hexSHA256: String
+    /// The .bin file name, when asked for.
+    public var binFile: String?
+    /// SHA-256 of the .bin file.
+    public var binSHA256: String?
+    /// What happened to the HEX (and .bin) file.
+    public var status: BatchFileStatus
+}
+
+/// The outcome of a batch.
+public struct BatchSummary: Sendable {
+    /// One entry per station, in list order.
+    public var entries: [BatchEntry]
+    /// Files in the folder that belong to no station of this list (left untouched).
+    public var strayFiles: [String]
+    /// The template named by the `stations.json` the batch replaced, if it differed.
+    public var previousTemplate: String?
+
+    /// How many entries have `status`.
+    public func count(_ status: BatchFileStatus) -> Int { entries.filter { $0.status == status }.count }
+}
+
+/// A batch that stopped: which station, what failed.
+public struct BatchError: Error, Sendable, CustomStringConvertible {
+    /// The file error.
+    public var error: FileError
+    /// How many stations were done before it.
+    public var completed: Int
+
+    /// Plain-words reason.
+    public var description: String {
+        "\(error) (after \(completed) station\(completed == 1 ? "" : "s"); stations.json was not updated)"
+    }
+}
+
+/// Generates one image per station of a validated list.
+public enum BatchGenerator {
+    /// The name of the record of a batch inside its output folder.
+    public static let manifestName = "stations.json"
+
+    /// Writes `DIR/<station>.hex` (and `.bin`) for every station, then `DIR/stations.json`.
+    ///
+    /// Files are written atomically; a file that already holds exactly the new content is not
+    /// rewritten, so re-running a batch over its folder is safe and cheap. Files of other
+    /// stations are never touched (and are reported). All files are flushed to disk with one
+    /// file-system sync before `stations.json` is written, so the record never names a file that
+    /// is not durably there. `progress(done, total)` is called from worker threads.
+    public static func run(
+        stations: [Station], template: StationTemplate, directory: String, writeBinary: Bool, jobs: Int,
+        progress: @escaping @Sendable (Int, Int) -> Void
+    ) throws(BatchError) -> BatchSummary {
+        do { try Files.createDirectory(directory) } catch { throw BatchError(error: error, completed: 0) }
+        let previousTemplate = previousTemplateName(in: directory)
+        let results = Mutex<[BatchEntry?]>([BatchEntry?](repeating: nil, count: stations.count))
+        let failure = Mutex<FileError?>(nil)
+        let next = Atomic<Int>(0)
+        let done = Atomic<Int>(0)
+        let workers = max(1, min(jobs, stations.count))
+        DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            while failure.withLock({ $0 == nil }) {
+                let index = next.add(1, ordering: .relaxed).oldValue
+                guard index < stations.count else { return }
+                do throws(FileError) {
+                    let entry = try generate(
+                        stations[index], template: template, directory: directory, writeBinary: writeBinary)
+                    results.withLock { $0[index] = entry }
+                    progress(done.add(1, ordering: .relaxed).newValue, stations.count)
+                } catch {
+                    failure.withLock { $0 = $0 ?? error }
+                }
+            }
+        }
+        let entries = results.withLock { $0.compactMap { $0 } }
+        if let error = failure.withLock({ $0 }) { throw BatchError(error: error, completed: entries.count) }
+        do {
+            try Files.syncFileSystem(containing: directory)
+            let record = manifest(entries: entries, template: template).rendered() + "\n"
+            try Files.writeAtomically(Array(record.utf8), to: Files.join(directory, manifestName))
+        } catch {
+            throw BatchError(error: error, completed: entries.count)
+        }
+        let ours = Set(entries.flatMap { [$0.hexFile] + ($0.binFile.map { [$0] } ?? []) } + [manifestName])
+        let stray = ((try? Files.list(directory)) ?? []).filter { !ours.contains($0) && !$0.hasPrefix(".") }
+        return BatchSummary(
+            entries: entries, strayFiles: stray,
+            previousTemplate: previousTemplate == template.manifest.name ? nil : previousTemplate)
+    }
+
+    static func generate(_ station: Station, template: StationTemplate, directory: String, writeBinary: Bool)
+        throws(FileError) -> BatchEntry
+    {
+        let image = template.stationImage(for: station.identity)
+        let hexName = station.fileStem + ".hex"
+        let hexStatus = try writeIfChanged(image.file.text, to: Files.join(directory, hexName))
+        var binName: String?
+        var binDigest: String?
+        var status = hexStatus
+        if writeBinary, let end = image.file.memory.endAddress {
+            let bytes = image.file.memory.bytes(in: 0..<end, fill: 0xFF)
+            binName = station.fileStem + ".bin"
+            binDigest = SHA256.hexDigest(bytes)
+            let binStatus = try writeIfChanged(bytes, to: Files.join(directory, station.fileStem + ".bin"))
+            if binStatus != .unchanged, status == .unchanged { status = binStatus }
+        }
+        return BatchEntry(
+            station: station, hexFile: hexName, hexSHA256: SHA256.hexDigest(image.file.text), binFile: binName,
+            binSHA256: binDigest, status: status)
+    }
+
+    static func writeIfChanged(_ bytes: [UInt8], to path: String) throws(FileError) -> BatchFileStatus {
+        let existing = try? Files.read(path)
+        if existing == bytes { return .unchanged }
+        try Files.writeAtomically(bytes, to: path, flush: false)
+        return existing == nil ? .written : .replaced
+    }
+
+    static func previousTemplateName(in directory: String) -> String? {
+        let path = Files.join(directory, manifestName)
+        guard let bytes = try? Files.read(path), let root = try? JSONParser.parse(bytes, file: path),
+            case .object(let members) = root.value,
+            case .object(let template)? = members.first(where: { $0.key == "template" })?.value.value,
+            case .string(let name)? = template.first(where: { $0.key == "name" })?.value.value
+        else { return nil }
+        return name
+    }
+
+    /// `stations.json`: the template, and for every station its identity, files and their SHA-256.
+    public static func manifest(entries: [BatchEntry], template: StationTemplate) -> JSONValue {
+        .object([
+            ("format", .integer(1)),
+            (
+                "template",
+                .object([
+                    ("name", .string(template.manifest.name)), ("imageSha256", .string(template.manifest.imageSHA256)),
+                    (
+                        "payloadAddress",
+                        .string("0x" + String(template.beaconField.address, radix: 16, uppercase: true))
+                    ),
+                ])
+            ),
+            (
+                "stations",
+                .array(
+                    entries.map { entry in
+                        var members: [(String, JSONValue)] = [
+                            ("name", .string(entry.station.name)),
+                            ("uuid", .string(entry.station.identity.uuid.uuidString)),
+                            ("major", .integer(Int(entry.station.identity.major))),
+                            ("minor", .integer(Int(entry.station.identity.minor))),
+                            ("power", .integer(Int(entry.station.identity.measuredPower))),
+                            ("file", .string(entry.hexFile)), ("sha256", .string(entry.hexSHA256)),
+                        ]
+                        if let bin = entry.binFile, let digest = entry.binSHA256 {
+                            members += [("bin", .string(bin)), ("binSha256", .string(digest))]
+                        }
+                        if let note = entry.station.note { members.append(("note", .string(note))) }
+                        return .object(members)
+                    })
+            ),
+        ])
+    }
+}

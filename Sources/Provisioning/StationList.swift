@@ -1,0 +1,268 @@
+public import BeaconPayload
+public import StructuredText
+
+/// One station of a list: a name, the identity it will carry, an optional note.
+public struct Station: Sendable, Equatable {
+    /// The station's name (unique within the list).
+    public var name: String
+    /// The iBeacon identity.
+    public var identity: IBeacon
+    /// Free text.
+    public var note: String?
+    /// Line of the station in its list (for messages).
+    public var line: Int
+
+    /// Creates a station.
+    public init(name: String, identity: IBeacon, note: String? = nil, line: Int = 0) {
+        self.name = name
+        self.identity = identity
+        self.note = note
+        self.line = line
+    }
+
+    /// The station's name made safe as a file name: letters, digits, `.`, `-` and `_` kept, every
+    /// other character replaced by `_`, no leading dot, at most 100 characters.
+    public var fileStem: String { Self.fileStem(for: name) }
+
+    /// See `fileStem`.
+    public static func fileStem(for name: String) -> String {
+        var stem = String(
+            name.unicodeScalars.map { scalar -> Character in
+                scalar.isASCII
+                    && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+                        || "-_.".unicodeScalars.contains(scalar))
+                    ? Character(scalar) : "_"
+            })
+        if stem.hasPrefix(".") { stem = "_" + stem.dropFirst() }
+        return String(stem.prefix(100))
+    }
+}
+
+/// A station list with every problem found in it (a list is used only when it has none).
+public struct StationListProblems: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Every problem, in file order.
+    public var problems: [DataFileError]
+
+    /// One problem per line.
+    public var description: String { problems.map(\.description).joined(separator: "\n") }
+}
+
+/// Reads station lists: CSV with a header row (`name,uuid,major,minor[,power][,note]`, columns in
+/// any order) or a JSON array of objects with the same keys. The whole list is validated before
+/// anything uses it: every bad row, duplicate name, duplicate identity (UUID, major, minor) and
+/// file-name clash is reported, with line and column.
+public enum StationListReader {
+    /// The columns (and JSON keys) a list may have.
+    public static let columns = ["name", "uuid", "major", "minor", "power", "note"]
+    /// The ones it must have.
+    public static let requiredColumns = ["name", "uuid", "major", "minor"]
+
+    /// Reads `bytes` as JSON when the first non-blank character is `[`, else as CSV.
+    public static func read(_ bytes: [UInt8], file: String) throws(StationListProblems) -> [Station] {
+        let first = bytes.drop { [0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }.first
+        var problems: [DataFileError] = []
+        let rows =
+            first == UInt8(ascii: "[")
+            ? jsonRows(bytes, file: file, problems: &problems) : csvRows(bytes, file: file, problems: &problems)
+        var stations: [Station] = []
+        for row in rows {
+            if let station = parse(row, file: file, problems: &problems) { stations.append(station) }
+        }
+        if stations.isEmpty, problems.isEmpty {
+            problems.append(DataFileError(file: file, line: 0, column: 0, message: "holds no stations"))
+        }
+        checkUniqueness(stations, rows: rows, file: file, problems: &problems)
+        guard problems.isEmpty else {
+            throw StationListProblems(problems: problems.sorted { ($0.line, $0.column) < ($1.line, $1.column) })
+        }
+        return stations
+    }
+
+    /// A row before parsing: its cells by column, each with its position.
+    struct Row {
+        var line: Int
+        var cells: [String: (text: String, line: Int, column: Int, keyPath: String)]
+    }
+
+    static func csvRows(_ bytes: [UInt8], file: String, problems: inout [DataFileError]) -> [Row] {
+        let table: [[CSVField]]
+        do { table = try CSVTable.parse(bytes, file: file) } catch {
+            problems.append(error)
+            return []
+        }
+        guard let header = table.first else { return [] }
+        var names: [String] = []
+        for field in header {
+            let name = field.text.lowercased()
+            if !columns.contains(name) {
+                problems.append(
+                    DataFileError(
+                        file: file, line: field.line, column: field.column,
+                        message: "unknown column '\(field.text)'; the columns are \(columns.joined(separator: ", "))"))
+            } else if names.contains(name) {
+                problems.append(
+                    DataFileError(
+                        file: file, line: field.line, column: field.column, message: "column '\(name)' appears twice"))
+            }
+            names.append(name)
+        }
+        let missing = requiredColumns.filter { !names.contains($0) }
+        if !missing.isEmpty {
+            problems.append(
+                DataFileError(
+                    file: file, line: header[0].line, column: 1,
+                    message:
+                        "the header row lacks \(missing.joined(separator: ", ")); it must name name,uuid,major,minor[,power][,note]"
+                ))
+            return []
+        }
+        return table.dropFirst().compactMap { fields -> Row? in
+            guard let first = fields.first else { return nil }
+            // Too many fields is an error; too few only when a required column is left out
+            // (spreadsheets may drop empty trailing optional cells).
+            let lacksRequired = names.dropFirst(fields.count).contains { requiredColumns.contains($0) }
+            if fields.count > names.count || lacksRequired {
+                let at = fields.count > names.count ? fields[names.count] : fields[fields.count - 1]
+                problems.append(
+                    DataFileError(
+                        file: file, line: at.line, column: at.column,
+                        message: "this row has \(fields.count) fields, the header has \(names.count)"))
+            }
+            var cells: [String: (String, Int, Int, String)] = [:]
+            for (name, field) in zip(names, fields) { cells[name] = (field.text, field.line, field.column, name) }
+            return Row(line: first.line, cells: cells)
+        }
+    }
+
+    static func jsonRows(_ bytes: [UInt8], file: String, problems: inout [DataFileError]) -> [Row] {
+        let root: JSONNode
+        do { root = try JSONParser.parse(bytes, file: file) } catch {
+            problems.append(error)
+            return []
+        }
+        guard case .array(let elements) = root.value else { return [] }
+        var rows: [Row] = []
+        for (index, element) in elements.enumerated() {
+            let path = "[\(index)]"
+            guard case .object(let members) = element.value else {
+                problems.append(
+                    DataFileError(
+                        file: file, line: element.line, column: element.column, keyPath: path,
+                        message: "expected an object with name, uuid, major, minor, found \(element.kindDescription)"))
+                continue
+            }
+            var cells: [String: (String, Int, Int, String)] = [:]
+            for member in members {
+                let keyPath = "\(path).\(member.key)"
+                guard columns.contains(member.key) else {
+                    problems.append(
+                        DataFileError(
+                            file: file, line: member.value.line, column: member.value.column, keyPath: keyPath,
+                            message: "unknown key; the keys are \(columns.joined(separator: ", "))"))
+                    continue
+                }
+                switch member.value.value {
+                case .string(let text), .number(let text):
+                    cells[member.key] = (text, member.value.line, member.value.column, keyPath)
+                case .null:
+                    continue
+                default:
+                    problems.append(
+                        DataFileError(
+                            file: file, line: member.value.line, column: member.value.column, keyPath: keyPath,
+                            message: "expected a string or a number, found \(member.value.kindDescription)"))
+                }
+            }
+            for key in requiredColumns where cells[key] == nil && !members.contains(where: { $0.key == key }) {
+                problems.append(
+                    DataFileError(
+                        file: file, line: element.line, column: element.column, keyPath: "\(path).\(key)",
+                        message: "is missing"))
+            }
+            rows.append(Row(line: element.line, cells: cells))
+        }
+        return rows
+    }
+
+    static func parse(_ row: Row, file: String, problems: inout [DataFileError]) -> Station? {
+        var failed = false
+        func report(_ column: String, _ message: String) {
+            let cell = row.cells[column]
+            problems.append(
+                DataFileError(
+                    file: file, line: cell?.line ?? row.line, column: cell?.column ?? 1,
+                    keyPath: cell?.keyPath ?? column,
+                    message: message))
+            failed = true
+        }
+        // Each field is parsed on its own, so a row with three mistakes reports three.
+        func value<T>(_ column: String, _ parse: (String) throws(IdentityError) -> T) -> T? {
+            guard let cell = row.cells[column] else {
+                failed = true  // a missing column or key is reported where the row is read
+                return nil
+            }
+            do {
+                return try parse(cell.text)
+            } catch {
+                report(column, "'\(error.input)' \(error.problem); allowed: \(error.allowed)")
+                return nil
+            }
+        }
+        let name = row.cells["name"]?.text ?? ""
+        if row.cells["name"] == nil {
+            failed = true
+        } else if name.isEmpty {
+            report("name", "is empty; every station needs a name")
+        } else if Station.fileStem(for: name).allSatisfy({ $0 == "_" }) {
+            report("name", "'\(name)' has no letter or digit to make a file name from")
+        }
+        let uuid = value("uuid") { text throws(IdentityError) in try IdentityParser.uuid(text) }
+        let major = value("major") { text throws(IdentityError) in try IdentityParser.uint16(text, field: .major) }
+        let minor = value("minor") { text throws(IdentityError) in try IdentityParser.uint16(text, field: .minor) }
+        var power = IBeacon.defaultMeasuredPower
+        if let text = row.cells["power"]?.text, !text.isEmpty {
+            power = value("power") { text throws(IdentityError) in try IdentityParser.dBm(text) } ?? power
+        }
+        guard !failed, let uuid, let major, let minor else { return nil }
+        let note = row.cells["note"]?.text
+        return Station(
+            name: name, identity: IBeacon(uuid: uuid, major: major, minor: minor, measuredPower: power),
+            note: note?.isEmpty == true ? nil : note, line: row.line)
+    }
+
+    static func checkUniqueness(_ stations: [Station], rows: [Row], file: String, problems: inout [DataFileError]) {
+        var names: [String: Station] = [:]
+        var stems: [String: Station] = [:]
+        var identities: [String: Station] = [:]
+        for station in stations {
+            let nameCell = rows.first { $0.line == station.line }?.cells["name"]
+            let location = (line: nameCell?.line ?? station.line, column: nameCell?.column ?? 1)
+            if let earlier = names[station.name] {
+                problems.append(
+                    DataFileError(
+                        file: file, line: location.line, column: location.column, keyPath: nameCell?.keyPath ?? "name",
+                        message: "station '\(station.name)' is already on line \(earlier.line); names must be unique"))
+            } else if let earlier = stems[station.fileStem.lowercased()] {
+                problems.append(
+                    DataFileError(
+                        file: file, line: location.line, column: location.column, keyPath: nameCell?.keyPath ?? "name",
+                        message:
+                            "'\(station.name)' and '\(earlier.name)' (line \(earlier.line)) would share the file name \(station.fileStem); rename one"
+                    ))
+            }
+            names[station.name] = names[station.name] ?? station
+            stems[station.fileStem.lowercased()] = stems[station.fileStem.lowercased()] ?? station
+            let key = "\(station.identity.uuid.uuidString)/\(station.identity.major)/\(station.identity.minor)"
+            if let earlier = identities[key] {
+                problems.append(
+                    DataFileError(
+                        file: file, line: station.line, column: 1,
+                        message:
+                            "station '\(station.name)' has the same UUID, major and minor as '\(earlier.name)' on line \(earlier.line); scanners could not tell them apart"
+                    ))
+            } else {
+                identities[key] = station
+            }
+        }
+    }
+}

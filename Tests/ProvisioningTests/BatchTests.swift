@@ -1,0 +1,116 @@
+import BeaconPayload
+import FirmwareTemplate
+import Foundation
+import IntelHex
+import Storage
+import StructuredText
+import Synchronization
+import Testing
+
+@testable import Provisioning
+
+struct BatchTests {
+    static let catalog: BoardCatalog = {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("boards").path
+        let files = try! Files.list(directory).map { (name: $0, bytes: try! Files.read(directory + "/" + $0)) }
+        return try! BoardCatalog.load(files: files, directory: directory)
+    }()
+
+    static func template() throws -> StationTemplate {
+        let identity = try IBeacon(uuid: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", major: "1", minor: "2")
+        var memory = try MemoryImage(bytes: [UInt8](repeating: 0x22, count: 0x100), at: 0)
+        try memory.write(identity.advertisingData(), at: 0x100)
+        try memory.write([UInt8](repeating: 0x33, count: 0x40), at: 0x11E)
+        let text = HexWriter(lineEnding: .crlf).text(for: memory, startAddress: .linear(0))
+        let chip = catalog.chip(named: "CC2541F256")!
+        let (beacon, _) = try TemplateImport.chooseBlock(in: memory, chip: chip, address: nil)
+        let manifest = TemplateImport.manifest(
+            name: "small", description: "d", chip: chip, imageFileName: "image.hex", imageBytes: text, beacon: beacon,
+            memory: memory)
+        return try StationTemplate(
+            manifest: manifest, imageBytes: text, imagePath: "image.hex", directory: ".", catalog: catalog)
+    }
+
+    static func stations(_ count: Int) -> [Station] {
+        (0..<count).map { index in
+            Station(
+                name: "station \(index)",
+                identity: IBeacon(
+                    uuid: UUID(uuidString: "7634A485-1732-4B7D-AB44-D505D8A24C60")!, major: 1, minor: UInt16(index)),
+                line: index + 2)
+        }
+    }
+
+    @Test(arguments: [1, 3])
+    func writesEveryStationAndTheRecord(jobs: Int) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("batch-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let template = try Self.template()
+        let calls = Atomic(0)
+        let summary = try BatchGenerator.run(
+            stations: Self.stations(20), template: template, directory: directory, writeBinary: true, jobs: jobs
+        ) { done, total in
+            #expect(total == 20 && done <= 20)
+            calls.add(1)
+        }
+        #expect(calls.value == 20)
+        #expect(summary.count(.written) == 20)
+        #expect(summary.strayFiles.isEmpty)
+        for entry in summary.entries {
+            let text = try Files.read(directory + "/" + entry.hexFile)
+            #expect(SHA256.hexDigest(text) == entry.hexSHA256)
+            let memory = try IntelHexFile(text: text).memory
+            #expect(template.verify(memory, expected: entry.station.identity, checkPower: true).passed)
+            let bin = try Files.read(directory + "/" + entry.binFile!)
+            #expect(bin == memory.bytes(in: 0..<memory.endAddress!))
+        }
+        let record = try JSONParser.parse(try Files.read(directory + "/stations.json"), file: "stations.json")
+        var root = try JSONObjectReader(record, file: "stations.json")
+        var templateInfo = try root.object("template")
+        #expect(try templateInfo.string("name") == "small")
+        #expect(try templateInfo.string("payloadAddress") == "0x100")
+        let list = try root.array("stations")
+        #expect(list.count == 20)
+        var first = try JSONObjectReader(list[0], file: "stations.json")
+        #expect(try first.string("name") == "station 0")
+        #expect(try first.string("file") == "station_0.hex")
+        #expect(try first.integer("minor", in: 0...65535) == 0)
+    }
+
+    @Test func rerunSkipsIdenticalFilesReplacesChangedOnesAndLeavesStrangersAlone() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("batch-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let template = try Self.template()
+        _ = try BatchGenerator.run(
+            stations: Self.stations(5), template: template, directory: directory, writeBinary: false, jobs: 2
+        ) { _, _ in }
+        try Files.writeAtomically(Array("not ours".utf8), to: directory + "/notes.txt")
+        try Files.writeAtomically(Array("garbage".utf8), to: directory + "/station_3.hex")
+        let again = try BatchGenerator.run(
+            stations: Self.stations(5), template: template, directory: directory, writeBinary: false, jobs: 2
+        ) { _, _ in }
+        #expect(again.count(.unchanged) == 4)
+        #expect(again.count(.replaced) == 1)
+        #expect(again.entries[3].status == .replaced)
+        #expect(again.strayFiles == ["notes.txt"])
+        #expect(try Files.read(directory + "/notes.txt") == Array("not ours".utf8))
+    }
+
+    @Test func aFailureStopsAndSaysHowFarItGot() throws {
+        let template = try Self.template()
+        #expect {
+            _ = try BatchGenerator.run(
+                stations: Self.stations(3), template: template, directory: "/proc/no-such-place", writeBinary: false,
+                jobs: 1
+            ) { _, _ in }
+        } throws: { error in
+            (error as? BatchError)?.description.contains("stations.json was not updated") == true
+        }
+    }
+}
+
+extension Atomic where Value == Int {
+    func add(_ amount: Int) { _ = add(amount, ordering: .relaxed) }
+    var value: Int { load(ordering: .relaxed) }
+}

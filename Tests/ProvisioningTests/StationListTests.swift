@@ -1,0 +1,126 @@
+import BeaconPayload
+import Testing
+
+@testable import Provisioning
+@testable import StructuredText
+
+struct StationListTests {
+    static func read(_ text: String, file: String = "s.csv") throws -> [Station] {
+        try StationListReader.read(Array(text.utf8), file: file)
+    }
+
+    static func problems(_ text: String, file: String = "s.csv") -> [String] {
+        do {
+            _ = try StationListReader.read(Array(text.utf8), file: file)
+            return []
+        } catch {
+            return error.problems.map(\.description)
+        }
+    }
+
+    @Test func readsCSVWithColumnsInAnyOrderAndDefaults() throws {
+        let stations = try Self.read(
+            "minor,major,uuid,name,note,power\r\n2,1,7634A485-1732-4B7D-AB44-D505D8A24C60,Hall A,\"by the door, left\",-51\r\n3,0x1,7634a4851732 4b7dab44d505d8a24c60,Hall B,,\n"
+                .replacingOccurrences(of: "1732 4b7d", with: "17324b7d"))
+        #expect(stations.count == 2)
+        #expect(stations[0].name == "Hall A")
+        #expect(stations[0].identity.measuredPower == -51)
+        #expect(stations[0].note == "by the door, left")
+        #expect(stations[1].identity.minor == 3)
+        #expect(stations[1].identity.measuredPower == -59)  // empty power means the default
+        #expect(stations[1].note == nil)
+        #expect(stations[1].line == 3)
+        #expect(stations[0].fileStem == "Hall_A")
+    }
+
+    @Test func readsJSON() throws {
+        let stations = try Self.read(
+            """
+            [
+              {"name": "Gate 1", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60", "major": 1, "minor": "0x0002", "power": -51},
+              {"name": "Gate 2", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60", "major": "1", "minor": 3, "note": null}
+            ]
+            """, file: "s.json")
+        #expect(stations.map(\.name) == ["Gate 1", "Gate 2"])
+        #expect(stations[0].identity.minor == 2)
+        #expect(stations[1].line == 3)
+    }
+
+    @Test func reportsEveryBadRowWithLineAndColumn() {
+        let text = """
+            name,uuid,major,minor,power
+            ok,7634A485-1732-4B7D-AB44-D505D8A24C60,1,1,-59
+            bad uuid,7634A485-XXXX-4B7D-AB44-D505D8A24C60,1,2,-59
+            bad numbers,7634A485-1732-4B7D-AB44-D505D8A24C60,70000,-1,200
+            ,7634A485-1732-4B7D-AB44-D505D8A24C60,1,4,
+            ok,7634A485-1732-4B7D-AB44-D505D8A24C60,1,5,
+            OK,7634A485-1732-4B7D-AB44-D505D8A24C60,1,6,
+            twin,7634A485-1732-4B7D-AB44-D505D8A24C60,1,1,
+            short,7634A485-1732-4B7D-AB44-D505D8A24C60
+            long,7634A485-1732-4B7D-AB44-D505D8A24C60,1,9,0,extra
+            """
+        #expect(
+            Self.problems(text) == [
+                "s.csv:3:10: uuid: '7634A485-XXXX-4B7D-AB44-D505D8A24C60' contains 'X' at position 10, which is not a hex digit; allowed: 8-4-4-4-12 hex digits (7634A485-1732-4B7D-AB44-D505D8A24C60) or 32 hex digits, any case",
+                "s.csv:4:50: major: '70000' is out of range; allowed: 0…65535 (decimal) or 0x0000…0xFFFF (hex)",
+                "s.csv:4:56: minor: '-1' is negative; allowed: 0…65535 (decimal) or 0x0000…0xFFFF (hex)",
+                "s.csv:4:59: power: '200' is out of range; allowed: signed dBm -128…127, or a 0x byte (0xC5 = -59)",
+                "s.csv:5:1: name: is empty; every station needs a name",
+                "s.csv:6:1: name: station 'ok' is already on line 2; names must be unique",
+                "s.csv:7:1: name: 'OK' and 'ok' (line 2) would share the file name OK; rename one",
+                "s.csv:8:1: station 'twin' has the same UUID, major and minor as 'ok' on line 2; scanners could not tell them apart",
+                "s.csv:9:7: this row has 2 fields, the header has 5",
+                "s.csv:10:49: this row has 6 fields, the header has 5",
+            ])
+    }
+
+    @Test(arguments: [
+        (
+            "name,uuid,major\n",
+            "s.csv:1:1: the header row lacks minor; it must name name,uuid,major,minor[,power][,note]"
+        ),
+        (
+            "name,uuid,major,minor,colour\nx,7634A485-1732-4B7D-AB44-D505D8A24C60,1,1,red\n",
+            "s.csv:1:23: unknown column 'colour'; the columns are name, uuid, major, minor, power, note"
+        ),
+        ("name,uuid,major,minor,name\n", "s.csv:1:23: column 'name' appears twice"),
+        ("", "s.csv: holds no stations"),
+        ("name,uuid,major,minor\n", "s.csv: holds no stations"),
+        ("name,uuid,major,minor\n\"x,7634\n", "s.csv:2:1: this quoted field is never closed; add the closing quote"),
+        (
+            "name,uuid,major,minor\n***,7634A485-1732-4B7D-AB44-D505D8A24C60,1,1\n",
+            "s.csv:2:1: name: '***' has no letter or digit to make a file name from"
+        ),
+    ])
+    func reportsBadHeadersAndFiles(text: String, problem: String) {
+        #expect(Self.problems(text).first == problem)
+    }
+
+    @Test func reportsJSONProblemsWithKeyPaths() {
+        let text = """
+            [
+              {"name": "a", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60", "major": 1, "minor": 1, "colour": "red"},
+              {"name": "b", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60", "major": 1},
+              {"name": "c", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60", "major": true, "minor": 70000},
+              7
+            ]
+            """
+        #expect(
+            Self.problems(text, file: "s.json") == [
+                "s.json:2:99: [0].colour: unknown key; the keys are name, uuid, major, minor, power, note",
+                "s.json:3:3: [1].minor: is missing",
+                "s.json:4:74: [2].major: expected a string or a number, found true/false",
+                "s.json:4:89: [2].minor: '70000' is out of range; allowed: 0…65535 (decimal) or 0x0000…0xFFFF (hex)",
+                "s.json:5:3: [3]: expected an object with name, uuid, major, minor, found a number",
+            ])
+        #expect(Self.problems("[1,", file: "s.json") == ["s.json:1:4: the file ends where a value should start"])
+    }
+
+    @Test(arguments: [
+        ("Hall A/1", "Hall_A_1"), ("../../etc/passwd", "_._.._etc_passwd"), ("Zürich", "Z_rich"),
+        (".hidden", "_hidden"),
+    ])
+    func fileNamesAreSafe(name: String, stem: String) {
+        #expect(Station.fileStem(for: name) == stem)
+    }
+}
