@@ -171,10 +171,13 @@ public enum IdentityParser {
         guard !trimmed.isEmpty else {
             throw IdentityError(field: field, input: text, problem: "is empty", allowed: allowed)
         }
-        if hyphenGroups == nil, isHexPrefixed(String(trimmed)) { trimmed = trimmed.dropFirst(2) }
-        let separators: Set<Character> = hyphenGroups == nil ? [" ", ":", "-"] : ["-"]
         // Positions count characters of the input as written, so the user can find the culprit.
-        let leading = text.distance(from: text.startIndex, to: trimmed.startIndex)
+        var leading = text.prefix { $0 == " " || $0 == "\t" }.count
+        if hyphenGroups == nil, isHexPrefixed(String(trimmed)) {
+            trimmed = trimmed.dropFirst(2)
+            leading += 2
+        }
+        let separators: Set<Character> = hyphenGroups == nil ? [" ", ":", "-"] : ["-"]
         var nibbles: [UInt8] = []
         for (offset, character) in trimmed.enumerated() where !separators.contains(character) {
             guard let value = nibble(character) else {
