@@ -105,8 +105,9 @@ public enum ArgumentParser {
         case "-h", "--help": return .success(.help(command: nil))
         case "--version", "-V": return .success(.version)
         case "help":
-            guard arguments.count <= 2 else { return .failure(UsageError("help takes at most one command name")) }
-            guard let topic = arguments.dropFirst().first else { return .success(.help(command: nil)) }
+            guard arguments.count <= 3 else { return .failure(UsageError("help takes at most one command name")) }
+            guard arguments.count > 1 else { return .success(.help(command: nil)) }
+            let topic = arguments.dropFirst().joined(separator: " ")
             guard commands.contains(where: { $0.name == topic }) else {
                 return .failure(
                     UsageError("no command named '\(topic)'\(suggestion(topic, among: commands.map(\.name)))"))
@@ -116,6 +117,24 @@ public enum ArgumentParser {
         }
         if first.hasPrefix("-") {
             return .failure(UsageError("unknown option '\(first)'; options come after the command"))
+        }
+        // Two-word commands ("template import"): the first word names a group.
+        let group = commands.filter { $0.name.hasPrefix(first + " ") }
+        if !group.isEmpty {
+            let subcommands = group.map { String($0.name.dropFirst(first.count + 1)) }
+            guard arguments.count > 1, !arguments[1].hasPrefix("-") else {
+                if arguments.count > 1, arguments[1] == "-h" || arguments[1] == "--help" {
+                    return .success(.help(command: group[0].name))
+                }
+                return .failure(UsageError("'\(first)' needs a subcommand: \(subcommands.joined(separator: ", "))"))
+            }
+            guard let spec = group.first(where: { $0.name == first + " " + arguments[1] }) else {
+                return .failure(
+                    UsageError(
+                        "unknown subcommand '\(first) \(arguments[1])'\(suggestion(arguments[1], among: subcommands)); use \(subcommands.map { "'\(first) \($0)'" }.joined(separator: ", "))"
+                    ))
+            }
+            return parseCommand(spec, Array(arguments.dropFirst(2)))
         }
         guard let spec = commands.first(where: { $0.name == first }) else {
             return .failure(UsageError("unknown command '\(first)'\(suggestion(first, among: commands.map(\.name)))"))

@@ -5,7 +5,10 @@ public enum CommandLineTool {
     public static let version = "0.1.0"
 
     /// Every command, in the order `help` lists them.
-    static let commands: [CommandSpec] = [EncodeCommand.spec, ConvertCommand.spec, PatchCommand.spec]
+    static let commands: [CommandSpec] = [
+        EncodeCommand.spec, GenerateCommand.spec, BatchCommand.spec, InspectCommand.spec, VerifyCommand.spec,
+        ConvertCommand.spec, PatchCommand.spec, TemplateImportCommand.spec, TemplatesCommand.spec, BoardsCommand.spec,
+    ]
 
     /// Runs `arguments` (argv without the program name) and returns the exit status.
     public static func run(_ arguments: [String], console: Console) -> Int32 {
@@ -40,6 +43,13 @@ public enum CommandLineTool {
         case EncodeCommand.spec.name: try EncodeCommand.run(command, console: console)
         case ConvertCommand.spec.name: try ConvertCommand.run(command, console: console)
         case PatchCommand.spec.name: try PatchCommand.run(command, console: console)
+        case GenerateCommand.spec.name: try GenerateCommand.run(command, console: console)
+        case BatchCommand.spec.name: try BatchCommand.run(command, console: console)
+        case InspectCommand.spec.name: try InspectCommand.run(command, console: console)
+        case VerifyCommand.spec.name: try VerifyCommand.run(command, console: console)
+        case TemplateImportCommand.spec.name: try TemplateImportCommand.run(command, console: console)
+        case TemplatesCommand.spec.name: try TemplatesCommand.run(command, console: console)
+        case BoardsCommand.spec.name: try BoardsCommand.run(command, console: console)
         default: throw .usage("unknown command '\(command.command)'")
         }
     }

@@ -1,14 +1,21 @@
 /// Where a command writes: results to `output` (stdout), diagnostics to `diagnostics` (stderr).
-public struct Console {
+/// The sinks may be called from worker threads (batch progress), so they must be thread-safe.
+public struct Console: Sendable {
     /// Writes to standard output.
-    public var output: (String) -> Void
+    public var output: @Sendable (String) -> Void
     /// Writes to standard error.
-    public var diagnostics: (String) -> Void
+    public var diagnostics: @Sendable (String) -> Void
+    /// True when standard error is a terminal (progress bars redraw there, print lines otherwise).
+    public var diagnosticsIsTerminal: Bool
 
     /// Creates a console from two sinks.
-    public init(output: @escaping (String) -> Void, diagnostics: @escaping (String) -> Void) {
+    public init(
+        output: @escaping @Sendable (String) -> Void, diagnostics: @escaping @Sendable (String) -> Void,
+        diagnosticsIsTerminal: Bool = false
+    ) {
         self.output = output
         self.diagnostics = diagnostics
+        self.diagnosticsIsTerminal = diagnosticsIsTerminal
     }
 }
 

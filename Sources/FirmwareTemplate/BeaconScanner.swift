@@ -96,6 +96,25 @@ public enum BeaconScanner {
     }
 }
 
+extension BeaconScanner {
+    /// Checks an image without a template: it must hold exactly one iBeacon block, carrying
+    /// `expected` (power ignored unless `checkPower`).
+    public static func verify(_ memory: MemoryImage, expected: IBeacon, checkPower: Bool) -> VerificationReport {
+        let blocks = scan(memory).filter(\.isIBeacon)
+        guard blocks.count == 1, let block = blocks.first, let found = block.iBeacon else {
+            let problem =
+                blocks.isEmpty
+                ? "the image holds no iBeacon block"
+                : "the image holds \(blocks.count) iBeacon blocks (at \(blocks.map { hex($0.address) }.joined(separator: ", "))); give a template to say which one counts"
+            return VerificationReport(address: blocks.first?.address ?? 0, found: nil, problems: [problem], notes: [])
+        }
+        return VerificationReport(
+            address: block.address, found: found,
+            problems: StationTemplate.differences(found: found, expected: expected, checkPower: checkPower),
+            notes: checkPower ? [] : ["power not checked (the image has \(found.measuredPower) dBm)"])
+    }
+}
+
 func hex2(_ byte: UInt8) -> String {
     let digits = String(byte, radix: 16, uppercase: true)
     return digits.count == 1 ? "0" + digits : digits

@@ -19,5 +19,6 @@ func writeAll(_ text: String, to descriptor: Int32) {
     bytes.removeAll()
 }
 
-let console = Console(output: { writeAll($0, to: 1) }, diagnostics: { writeAll($0, to: 2) })
+let console = Console(
+    output: { writeAll($0, to: 1) }, diagnostics: { writeAll($0, to: 2) }, diagnosticsIsTerminal: isatty(2) == 1)
 exit(CommandLineTool.run(Array(CommandLine.arguments.dropFirst()), console: console))

@@ -9,7 +9,13 @@ struct ArgumentParserTests {
             OptionSpec("--uuid", value: "UUID", help: ""), OptionSpec("--power", value: "DBM", help: ""),
             OptionSpec("--output", short: "-o", value: "OUT", help: ""), OptionSpec("--bin", help: ""),
         ], positionalNames: ["IN file", "EXTRA"], requiredPositionals: 1)
-    static let commands = [demo, CommandSpec(name: "other", summary: "", usage: "", details: "", options: [])]
+    static let commands = [
+        demo, CommandSpec(name: "other", summary: "", usage: "", details: "", options: []),
+        CommandSpec(
+            name: "group add", summary: "", usage: "", details: "", options: [], positionalNames: ["X"],
+            requiredPositionals: 1),
+        CommandSpec(name: "group remove", summary: "", usage: "", details: "", options: []),
+    ]
 
     static func parse(_ line: String) -> Result<Invocation, UsageError> {
         ArgumentParser.parse(line.isEmpty ? [] : line.split(separator: " ").map(String.init), commands: commands)
@@ -31,6 +37,7 @@ struct ArgumentParserTests {
         ("demo -- -weird.hex", ParsedCommand(command: "demo", positionals: ["-weird.hex"])),
         ("demo - x", ParsedCommand(command: "demo", positionals: ["-", "x"])),
         ("demo in.hex --uuid a=b", ParsedCommand(command: "demo", values: ["--uuid": "a=b"], positionals: ["in.hex"])),
+        ("group add thing", ParsedCommand(command: "group add", positionals: ["thing"])),
     ])
     func parsesValidCommandLines(line: String, expected: ParsedCommand) {
         #expect(Self.parse(line) == .success(.run(expected)))
@@ -40,6 +47,8 @@ struct ArgumentParserTests {
         ("--help", Invocation.help(command: nil)), ("-h", .help(command: nil)), ("help", .help(command: nil)),
         ("help demo", .help(command: "demo")), ("demo --help", .help(command: "demo")),
         ("demo in.hex --bogus -h", .help(command: "demo")), ("--version", .version), ("-V", .version),
+        ("help group add", .help(command: "group add")), ("group add --help", .help(command: "group add")),
+        ("group -h", .help(command: "group add")),
     ])
     func recognisesHelpAndVersion(line: String, expected: Invocation) {
         // Help wins over errors that come before it only when it is reached first; here -h follows
@@ -58,7 +67,14 @@ struct ArgumentParserTests {
         ("dem", UsageError("unknown command 'dem' (did you mean 'demo'?)")),
         ("--uuid x", UsageError("unknown option '--uuid'; options come after the command")),
         ("help nothing", UsageError("no command named 'nothing'")),
-        ("help demo other", UsageError("help takes at most one command name")),
+        ("help demo other more", UsageError("help takes at most one command name")),
+        ("help demo other", UsageError("no command named 'demo other'")),
+        ("group", UsageError("'group' needs a subcommand: add, remove")),
+        ("group --x", UsageError("'group' needs a subcommand: add, remove")),
+        (
+            "group ad",
+            UsageError("unknown subcommand 'group ad' (did you mean 'add'?); use 'group add', 'group remove'")
+        ),
         ("demo", UsageError("missing IN file", command: "demo")),
         ("demo a b c", UsageError("unexpected argument 'c'", command: "demo")),
         ("demo in.hex --uid x", UsageError("unknown option '--uid' (did you mean '--uuid'?)", command: "demo")),

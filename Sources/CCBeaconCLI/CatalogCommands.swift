@@ -1,0 +1,213 @@
+import FirmwareTemplate
+import IntelHex
+import Storage
+import StructuredText
+
+/// `ccbeacon boards`: the bundled boards and their chips.
+enum BoardsCommand {
+    static let spec = CommandSpec(
+        name: "boards", summary: "list the supported boards and modules",
+        usage: "ccbeacon boards [--json]",
+        details: """
+            Lists every board file of the bundled boards/ folder: its name (for --board), the chip it
+            carries, how it is debugged, and the template generate uses for it by default.
+
+            Example:
+              ccbeacon boards
+            """,
+        options: [OptionSpec("--json", help: "machine-readable output")])
+
+    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+        let catalog = try DataLocations.find(templatesOption: nil).loadBoards()
+        if command.flags.contains("--json") {
+            let boards = catalog.boards.map { board -> JSONValue in
+                .object([
+                    ("name", .string(board.name)), ("title", .string(board.title)), ("chip", .string(board.chip.name)),
+                    ("flashSize", .integer(board.chip.flashSize)), ("debugger", .string(board.debugger.name)),
+                    ("usb", .string(board.debugger.usb)), ("defaultTemplate", .string(board.defaultTemplate)),
+                ])
+            }
+            console.output(JSONValue.array(boards).rendered() + "\n")
+            return
+        }
+        let rows = catalog.boards.map { board in
+            [
+                board.name, board.chip.name, "\(board.debugger.name) (\(board.debugger.usb))", board.defaultTemplate,
+                board.title,
+            ]
+        }
+        console.output(Table.render(header: ["BOARD", "CHIP", "DEBUGGER", "TEMPLATE", "DESCRIPTION"], rows: rows))
+    }
+}
+
+/// `ccbeacon templates`: bundled and user templates, each checked.
+enum TemplatesCommand {
+    static let spec = CommandSpec(
+        name: "templates", summary: "list the firmware templates",
+        usage: "ccbeacon templates [--templates DIR] [--json]",
+        details: """
+            Lists the templates in the user folders (--templates DIR, then $CCBEACON_TEMPLATES) and the
+            bundled firmware-templates/ folder. Each one is loaded and checked (image sha256,
+            placeholder bytes, chip); a broken template is listed with the reason.
+
+            Example:
+              ccbeacon templates --templates ~/beacon-templates
+            """,
+        options: [
+            OptionSpec("--templates", value: "DIR", help: "also list the templates in DIR"),
+            OptionSpec("--json", help: "machine-readable output"),
+        ])
+
+    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+        let locations = try DataLocations.find(templatesOption: command.values["--templates"])
+        let catalog = try locations.loadBoards()
+        var rows: [[String]] = []
+        var json: [JSONValue] = []
+        for directory in locations.templateDirectories {
+            let source = directory == locations.bundledTemplatesDirectory ? "bundled" : directory
+            for name in (try? Files.list(directory)) ?? [] {
+                let folder = Files.join(directory, name)
+                guard Files.isFile(Files.join(folder, "template.json")) else { continue }
+                do {
+                    let template = try StationTemplate.load(directory: folder, catalog: catalog)
+                    let field = template.beaconField
+                    let oad = template.oadHeader.map { " OAD \($0.imageName)" } ?? ""
+                    rows.append([
+                        template.manifest.name, template.chip.name, CommandSupport.hexAddress(field.address) + oad,
+                        source,
+                        template.manifest.description,
+                    ])
+                    json.append(
+                        .object([
+                            ("name", .string(template.manifest.name)), ("chip", .string(template.chip.name)),
+                            ("payloadAddress", .string(CommandSupport.hexAddress(field.address))),
+                            ("oad", .bool(template.oadHeader != nil)), ("folder", .string(folder)),
+                            ("source", .string(source)), ("description", .string(template.manifest.description)),
+                            ("ok", .bool(true)),
+                        ]))
+                } catch {
+                    rows.append([name, "-", "-", source, "BROKEN: \(error)"])
+                    json.append(
+                        .object([
+                            ("name", .string(name)), ("folder", .string(folder)), ("source", .string(source)),
+                            ("ok", .bool(false)), ("error", .string(error.description)),
+                        ]))
+                }
+            }
+        }
+        if command.flags.contains("--json") {
+            console.output(JSONValue.array(json).rendered() + "\n")
+        } else if rows.isEmpty {
+            console.output("no templates found in \(locations.templateDirectories.joined(separator: ", "))\n")
+        } else {
+            console.output(Table.render(header: ["TEMPLATE", "CHIP", "PAYLOAD", "SOURCE", "DESCRIPTION"], rows: rows))
+        }
+    }
+}
+
+/// `ccbeacon template import`: turn a firmware image into a template.
+enum TemplateImportCommand {
+    static let spec = CommandSpec(
+        name: "template import", summary: "make a template from a firmware image with an iBeacon block",
+        usage:
+            "ccbeacon template import IMAGE.hex|IMAGE.bin --name NAME [--chip C] [--address A] [--base A] [--description TEXT] [-o DIR] [--force]",
+        details: """
+            Searches the image's memory (not its text) for the iBeacon advertising block: the 30 bytes
+            02 01 xx 1A FF 4C 00 02 15 + UUID, major, minor, power, or the 27-byte manufacturer AD
+            alone. Exactly one block must be found outside the NV pages and the last (lock-bit) page;
+            otherwise every block is listed with its address and identity, and --address chooses.
+            The bytes found become the placeholder that generate checks before patching.
+
+            Writes DIR/template.json and DIR/image.hex (DIR defaults to ./NAME). A HEX image is
+            stored byte for byte, so stations differ from it only in the payload records. A .bin
+            image (loaded at --base, default 0) is stored as HEX without its all-0xFF pages.
+            An OAD image header (TI boot image manager) is detected by its CRC and recorded, so
+            generate keeps the CRC valid.
+
+            Example:
+              ccbeacon template import SimpleBLEPeripheral_ibeacon.hex --name lab13 --chip CC2541F256
+            """,
+        options: [
+            OptionSpec("--name", value: "NAME", help: "template name (letters, digits, - _ .)"),
+            OptionSpec("--chip", value: "C", help: "chip (default CC2541F256; see boards/chips.json)"),
+            OptionSpec("--address", value: "A", help: "address of the block to use when there are several"),
+            OptionSpec("--base", value: "A", help: "load address of a .bin image (default 0)"),
+            OptionSpec("--description", value: "TEXT", help: "one line saying what the firmware is"),
+            OptionSpec("--output", short: "-o", value: "DIR", help: "template folder to create (default ./NAME)"),
+            OptionSpec("--force", help: "replace an existing template in DIR"),
+        ],
+        positionalNames: ["IMAGE"], requiredPositionals: 1)
+
+    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+        let imagePath = command.positionals[0]
+        guard let name = command.values["--name"] else { throw .usage("missing --name NAME") }
+        guard TemplateManifest.isSafeName(name) else {
+            throw .usage("--name '\(name)' must be letters, digits, '-', '_' or '.', not starting with '.'")
+        }
+        let catalog = try DataLocations.find(templatesOption: nil).loadBoards()
+        let chipName = command.values["--chip"] ?? "CC2541F256"
+        guard let chip = catalog.chip(named: chipName) else {
+            throw .usage(
+                "--chip '\(chipName)' is unknown; the chips are \(catalog.chips.map(\.name).joined(separator: ", "))")
+        }
+        let address = try command.values["--address"].map { v throws(CommandFailure) in
+            try Values.address(v, option: "--address")
+        }
+        let (memory, hexFile) = try CommandSupport.loadImage(imagePath, base: command.values["--base"])
+        let chosen: FoundBeacon
+        do {
+            chosen = try TemplateImport.chooseBlock(in: memory, chip: chip, address: address).chosen
+        } catch {
+            throw .data("\(imagePath): \(error)", hint: error.hint)
+        }
+        let directory = command.values["--output"] ?? name
+        let manifestPath = Files.join(directory, "template.json")
+        if Files.isFile(manifestPath), !command.flags.contains("--force") {
+            throw CommandFailure(
+                .failure, "'\(directory)' already holds a template",
+                hint: "choose another -o DIR, or add --force to replace it")
+        }
+        let imageText = hexFile?.text ?? TemplateImport.hexText(forBinary: memory, pageSize: chip.pageSize)
+        let manifest = TemplateImport.manifest(
+            name: name,
+            description: command.values["--description"] ?? "imported from \(Files.lastComponent(imagePath))",
+            chip: chip, imageFileName: "image.hex", imageBytes: imageText, beacon: chosen, memory: memory)
+        // Check the result exactly as generate will before writing anything.
+        do {
+            _ = try StationTemplate(
+                manifest: manifest, imageBytes: imageText, imagePath: Files.join(directory, "image.hex"),
+                directory: directory, catalog: catalog)
+        } catch {
+            throw .data(error.description, hint: error.hint)
+        }
+        do { try Files.createDirectory(directory) } catch { throw CommandFailure(.failure, error.description) }
+        try FileAccess.writeAtomically(imageText, to: Files.join(directory, "image.hex"))
+        try FileAccess.writeAtomically(Array((manifest.json().rendered() + "\n").utf8), to: manifestPath)
+        var lines = [
+            "template '\(name)' written to \(directory)/",
+            "  payload: \(chosen.summary) at \(CommandSupport.hexAddress(chosen.address))",
+        ]
+        if let oad = manifest.oad {
+            lines.append(
+                "  OAD header at \(CommandSupport.hexAddress(oad.headerAddress)) (\(oad.layout.rawValue)); generate keeps its CRC valid"
+            )
+        }
+        lines.append(
+            "  generate a station: ccbeacon generate --template \(directory) --uuid … --major … --minor … -o station.hex"
+        )
+        console.output(lines.joined(separator: "\n") + "\n")
+    }
+}
+
+/// Fixed-width text tables.
+enum Table {
+    static func render(header: [String], rows: [[String]]) -> String {
+        let all = [header] + rows
+        let widths = (0..<header.count).map { column in all.map { $0[column].count }.max() ?? 0 }
+        return all.map { row in
+            zip(row, widths).enumerated().map { index, cell in
+                index == row.count - 1 ? cell.0 : CommandLineTool.padded(cell.0, to: cell.1)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,177 @@
+import BeaconPayload
+import FirmwareTemplate
+import IntelHex
+import StructuredText
+
+/// `ccbeacon inspect`: what beacon payloads an image carries.
+enum InspectCommand {
+    static let spec = CommandSpec(
+        name: "inspect", summary: "find and decode every beacon payload in an image",
+        usage: "ccbeacon inspect IMAGE.hex|IMAGE.bin [--base A] [--template T] [--json]",
+        details: """
+            Searches the image's memory for iBeacon, AltBeacon and Eddystone payloads and prints each
+            with its address. It also reports an OAD header and whether its CRC holds. With
+            --template it shows the identity at the template's payload address and whether the rest
+            of the image equals the template.
+
+            Example:
+              ccbeacon inspect out/hall-a.hex --template cc2541-ibeacon
+            """,
+        options: [
+            OptionSpec("--base", value: "A", help: "load address of a .bin image (default 0)"),
+            OptionSpec("--json", help: "machine-readable output"),
+        ] + CommandSupport.templateOptions,
+        positionalNames: ["IMAGE"], requiredPositionals: 1)
+
+    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+        let path = command.positionals[0]
+        let (memory, _) = try CommandSupport.loadImage(path, base: command.values["--base"])
+        let found = BeaconScanner.scan(memory)
+        let oad = OADHeader.detect(in: memory)
+        var templateReport: (StationTemplate, VerificationReport)?
+        if command.values["--template"] != nil || command.values["--board"] != nil {
+            let (template, _) = try CommandSupport.template(command)
+            let field = template.beaconField
+            let current = memory.contiguousBytes(in: field.range).flatMap {
+                IBeacon(payload: $0[field.kind.identityOffset...])
+            }
+            let report = template.verify(
+                memory, expected: current ?? IBeacon(uuid: .init(), major: 0, minor: 0), checkPower: true)
+            templateReport = (template, report)
+        }
+        if command.flags.contains("--json") {
+            var members: [(String, JSONValue)] = [
+                ("image", .string(path)),
+                (
+                    "beacons",
+                    .array(
+                        found.map { beacon in
+                            var entry: [(String, JSONValue)] = [
+                                ("address", .string(CommandSupport.hexAddress(beacon.address))),
+                                ("length", .integer(beacon.length)),
+                                ("layout", .string(layoutName(beacon.layout))), ("summary", .string(beacon.summary)),
+                            ]
+                            if let identity = beacon.iBeacon { entry += EncodeCommand.identityFields(identity) }
+                            return .object(entry)
+                        })
+                ),
+            ]
+            if let oad {
+                members.append(
+                    (
+                        "oad",
+                        .object([
+                            ("address", .string(CommandSupport.hexAddress(oad.address))),
+                            ("image", .string(oad.imageName)), ("crcValid", .bool(true)),
+                        ])
+                    ))
+            }
+            if let (template, report) = templateReport {
+                members.append(
+                    (
+                        "template",
+                        .object([
+                            ("name", .string(template.manifest.name)),
+                            ("payloadAddress", .string(CommandSupport.hexAddress(report.address))),
+                            ("identity", report.found.map { .object(EncodeCommand.identityFields($0)) } ?? .null),
+                            ("matchesTemplate", .bool(report.passed)),
+                            ("problems", .array(report.problems.map { .string($0) })),
+                        ])
+                    ))
+            }
+            console.output(JSONValue.object(members).rendered() + "\n")
+            return
+        }
+        var lines: [String] = []
+        if let low = memory.lowestAddress, let end = memory.endAddress {
+            lines.append(
+                "\(path): \(memory.byteCount) data bytes, \(CommandSupport.hexAddress(low))-\(CommandSupport.hexAddress(end - 1))"
+            )
+        } else {
+            lines.append("\(path): no data")
+        }
+        if found.isEmpty { lines.append("no beacon payload found (searched for iBeacon, AltBeacon and Eddystone)") }
+        for beacon in found {
+            lines.append("  \(CommandSupport.hexAddress(beacon.address)): \(beacon.summary)")
+        }
+        if let oad {
+            lines.append(
+                "  OAD \(oad.imageName) header at \(CommandSupport.hexAddress(oad.address)), \(oad.lengthWords * 4) bytes, CRC 0x\(String(oad.crc0, radix: 16, uppercase: true)) valid"
+            )
+        }
+        if let (template, report) = templateReport {
+            lines.append(
+                "template '\(template.manifest.name)': payload at \(CommandSupport.hexAddress(report.address)) is "
+                    + (report.found.map { "iBeacon \($0)" } ?? "not an iBeacon"))
+            lines.append(
+                report.passed
+                    ? "  the rest of the image equals the template"
+                    : report.problems.map { "  \($0)" }.joined(separator: "\n"))
+        }
+        console.output(lines.joined(separator: "\n") + "\n")
+    }
+
+    static func layoutName(_ layout: FoundBeacon.Layout) -> String {
+        switch layout {
+        case .iBeaconAdvertisingData: return "ibeacon-advertising-data"
+        case .iBeaconManufacturerData: return "ibeacon-manufacturer-data"
+        case .altBeacon: return "altbeacon"
+        case .eddystone: return "eddystone"
+        }
+    }
+}
+
+/// `ccbeacon verify`: exit 0 only if the image carries exactly this identity.
+enum VerifyCommand {
+    static let spec = CommandSpec(
+        name: "verify", summary: "check that an image carries exactly one identity (the CI gate)",
+        usage:
+            "ccbeacon verify IMAGE.hex|IMAGE.bin --uuid UUID --major N --minor N [--power DBM] [--template T] [--base A] [--json]",
+        details: """
+            With --template (or --board): the identity at the template's payload address must match,
+            the payload header must be the template's, every other byte must equal the template, and
+            an OAD header's CRC must hold. Without a template: the image must hold exactly one iBeacon
+            block, and it must match. Without --power the measured power is not checked.
+
+            Exit status 0 when it matches, 1 with each difference listed when it does not.
+
+            Example:
+              ccbeacon verify out/hall-a.hex --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 2
+            """,
+        options: CommandSupport.identityOptions + CommandSupport.templateOptions + [
+            OptionSpec("--base", value: "A", help: "load address of a .bin image (default 0)"),
+            OptionSpec("--json", help: "machine-readable output"),
+        ],
+        positionalNames: ["IMAGE"], requiredPositionals: 1)
+
+    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+        let path = command.positionals[0]
+        let expected = try CommandSupport.identity(command)
+        let checkPower = command.values["--power"] != nil
+        let (memory, _) = try CommandSupport.loadImage(path, base: command.values["--base"])
+        let report: VerificationReport
+        if command.values["--template"] != nil || command.values["--board"] != nil {
+            report = try CommandSupport.template(command).0.verify(memory, expected: expected, checkPower: checkPower)
+        } else {
+            report = BeaconScanner.verify(memory, expected: expected, checkPower: checkPower)
+        }
+        if command.flags.contains("--json") {
+            let value = JSONValue.object([
+                ("image", .string(path)), ("passed", .bool(report.passed)),
+                ("address", .string(CommandSupport.hexAddress(report.address))),
+                ("expected", .object(EncodeCommand.identityFields(expected))),
+                ("found", report.found.map { .object(EncodeCommand.identityFields($0)) } ?? .null),
+                ("problems", .array(report.problems.map { .string($0) })),
+                ("notes", .array(report.notes.map { .string($0) })),
+            ])
+            console.output(value.rendered() + "\n")
+        } else if report.passed {
+            console.output(
+                "OK: \(path) carries iBeacon \(report.found.map(\.description) ?? "") at \(CommandSupport.hexAddress(report.address))\n"
+                    + report.notes.map { "note: \($0)\n" }.joined())
+        } else {
+            console.output("MISMATCH: \(path)\n" + report.problems.map { "  \($0)\n" }.joined())
+        }
+        if !report.passed { throw CommandFailure(.failure, "\(path) does not carry the expected identity", hint: nil) }
+    }
+}

@@ -1,0 +1,74 @@
+import BeaconPayload
+import FirmwareTemplate
+import IntelHex
+import Storage
+
+/// Options and steps several commands share.
+enum CommandSupport {
+    static let identityOptions = [
+        OptionSpec("--uuid", value: "UUID", help: "proximity UUID (8-4-4-4-12 or 32 hex digits)"),
+        OptionSpec("--major", value: "N", help: "major, 0…65535 or 0x hex"),
+        OptionSpec("--minor", value: "N", help: "minor, 0…65535 or 0x hex"),
+        OptionSpec("--power", value: "DBM", help: "measured power at 1 m, signed dBm or 0x byte (default -59)"),
+    ]
+    static let templateOptions = [
+        OptionSpec("--template", value: "T", help: "template name or folder"),
+        OptionSpec("--board", value: "B", help: "use the board's default template (see 'ccbeacon boards')"),
+        OptionSpec("--templates", value: "DIR", help: "also look for templates in DIR (or set CCBEACON_TEMPLATES)"),
+    ]
+
+    /// The identity given by --uuid/--major/--minor/--power.
+    static func identity(_ command: ParsedCommand) throws(CommandFailure) -> IBeacon {
+        for name in ["--uuid", "--major", "--minor"] where command.values[name] == nil {
+            throw .usage("missing \(name)")
+        }
+        do {
+            return try IBeacon(
+                uuid: command.values["--uuid"]!, major: command.values["--major"]!, minor: command.values["--minor"]!,
+                power: command.values["--power"])
+        } catch {
+            throw .data(error.description)
+        }
+    }
+
+    /// The template named by --template, or the default template of --board.
+    static func template(_ command: ParsedCommand) throws(CommandFailure) -> (StationTemplate, DataLocations) {
+        let locations = try DataLocations.find(templatesOption: command.values["--templates"])
+        let catalog = try locations.loadBoards()
+        let reference: String
+        switch (command.values["--template"], command.values["--board"]) {
+        case (let template?, nil):
+            reference = template
+        case (nil, let boardName?):
+            guard let board = catalog.board(named: boardName) else {
+                throw .usage(
+                    "no board '\(boardName)'; the boards are \(catalog.boards.map(\.name).joined(separator: ", "))")
+            }
+            reference = board.defaultTemplate
+        case (nil, nil):
+            throw .usage("give --template T (see 'ccbeacon templates') or --board B (see 'ccbeacon boards')")
+        case (_?, _?):
+            throw .usage("give --template or --board, not both")
+        }
+        return (try locations.loadTemplate(reference, catalog: catalog), locations)
+    }
+
+    /// An image file as memory: Intel HEX (with its parsed file) or .bin at `base`.
+    static func loadImage(_ path: String, base: String?) throws(CommandFailure) -> (MemoryImage, IntelHexFile?) {
+        let format = try ImageFormat.of(path, role: "image")
+        if base != nil, format != .bin { throw .usage("--base applies to .bin images only") }
+        let bytes = try FileAccess.read(path)
+        switch format {
+        case .hex:
+            let file = try ConvertCommand.parseHex(bytes, path: path)
+            return (file.memory, file)
+        case .bin:
+            let address = try base.map { v throws(CommandFailure) in try Values.address(v, option: "--base") } ?? 0
+            do { return (try MemoryImage(bytes: bytes, at: address), nil) } catch {
+                throw .data("'\(path)' loaded at \(hexAddress(address)): \(error)")
+            }
+        }
+    }
+
+    static func hexAddress(_ value: Int) -> String { "0x" + String(value, radix: 16, uppercase: true) }
+}

@@ -1,0 +1,95 @@
+import FirmwareTemplate
+import Storage
+import StructuredText
+
+/// Where ccbeacon finds its bundled `boards/` and `firmware-templates/` folders and the user's
+/// templates.
+///
+/// Bundled data: `$CCBEACON_DATA`, else the nearest folder above the executable that holds
+/// `boards/chips.json` (a development checkout: `.build/release/ccbeacon`), else
+/// `<prefix>/share/ccbeacon` beside an installed `<prefix>/bin/ccbeacon`. User templates: the
+/// `--templates DIR` option, then `$CCBEACON_TEMPLATES`; they are searched before the bundled ones.
+struct DataLocations {
+    var dataRoot: String
+    var userTemplateDirectories: [String]
+
+    var boardsDirectory: String { Files.join(dataRoot, "boards") }
+    var bundledTemplatesDirectory: String { Files.join(dataRoot, "firmware-templates") }
+    var templateDirectories: [String] { userTemplateDirectories + [bundledTemplatesDirectory] }
+
+    static func find(templatesOption: String?) throws(CommandFailure) -> DataLocations {
+        let user = [templatesOption, Files.environment("CCBEACON_TEMPLATES")].compactMap { $0 }
+        if let root = Files.environment("CCBEACON_DATA") {
+            guard Files.isFile(Files.join(root, "boards/chips.json")) else {
+                throw CommandFailure(
+                    .failure, "CCBEACON_DATA is '\(root)', which holds no boards/chips.json",
+                    hint: "point it at the folder that holds boards/ and firmware-templates/, or unset it")
+            }
+            return DataLocations(dataRoot: root, userTemplateDirectories: user)
+        }
+        if let executable = Files.executablePath() {
+            var directory = Files.directory(of: executable)
+            for _ in 0..<6 {
+                if Files.isFile(Files.join(directory, "boards/chips.json")) {
+                    return DataLocations(dataRoot: directory, userTemplateDirectories: user)
+                }
+                let installed = Files.join(directory, "share/ccbeacon")
+                if Files.isFile(Files.join(installed, "boards/chips.json")) {
+                    return DataLocations(dataRoot: installed, userTemplateDirectories: user)
+                }
+                let parent = Files.directory(of: directory)
+                if parent == directory { break }
+                directory = parent
+            }
+        }
+        throw CommandFailure(
+            .failure, "cannot find ccbeacon's bundled boards/ and firmware-templates/",
+            hint: "set CCBEACON_DATA to the folder that holds them (the source checkout, or <prefix>/share/ccbeacon)")
+    }
+
+    func loadBoards() throws(CommandFailure) -> BoardCatalog {
+        let directory = boardsDirectory
+        do {
+            let files = try Files.list(directory).filter { $0.hasSuffix(".json") }.map { name throws(FileError) in
+                (name: name, bytes: try Files.read(Files.join(directory, name)))
+            }
+            return try BoardCatalog.load(files: files, directory: directory)
+        } catch let error as FileError {
+            throw CommandFailure(
+                .failure, error.description, hint: "the installation is incomplete; reinstall ccbeacon")
+        } catch let error as DataFileError {
+            throw .data(error.description, hint: "fix the board file at that spot")
+        } catch {
+            throw CommandFailure(.failure, "\(error)")
+        }
+    }
+
+    /// The folder of template `reference`: a path (containing `/`, or an existing folder), or a
+    /// name looked up in the user folders and then the bundled one.
+    func templateDirectory(_ reference: String) throws(CommandFailure) -> String {
+        if reference.hasSuffix("template.json") { return Files.directory(of: reference) }
+        if reference.contains("/") || Files.isDirectory(reference) {
+            guard Files.isFile(Files.join(reference, "template.json")) else {
+                throw CommandFailure(
+                    .failure, "'\(reference)' is not a template folder (it has no template.json)",
+                    hint: "run 'ccbeacon templates' to list the templates")
+            }
+            return reference
+        }
+        for directory in templateDirectories where Files.isFile(Files.join(directory, "\(reference)/template.json")) {
+            return Files.join(directory, reference)
+        }
+        let error = TemplateError.notFound(name: reference, searched: templateDirectories)
+        throw CommandFailure(.failure, error.description, hint: error.hint)
+    }
+
+    func loadTemplate(_ reference: String, catalog: BoardCatalog) throws(CommandFailure) -> StationTemplate {
+        let directory = try templateDirectory(reference)
+        do {
+            return try StationTemplate.load(directory: directory, catalog: catalog)
+        } catch {
+            let exit: ExitCode = if case .file = error { .failure } else { .dataError }
+            throw CommandFailure(exit, error.description, hint: error.hint)
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import Synchronization
+
+/// Draws progress on standard error: a bar redrawn in place on a terminal, a plain line every
+/// 10% when piped (so logs stay readable). Safe to call from several threads.
+final class ProgressReporter: Sendable {
+    private let console: Console
+    private let label: String
+    private let state = Mutex((lastPercent: -1, finished: false))
+
+    init(console: Console, label: String) {
+        self.console = console
+        self.label = label
+    }
+
+    func update(done: Int, total: Int) {
+        guard total > 0 else { return }
+        let percent = done * 100 / total
+        let line: String? = state.withLock { state in
+            if console.diagnosticsIsTerminal {
+                guard percent != state.lastPercent || done == total else { return nil }
+                state.lastPercent = percent
+                let width = 30
+                let filled = done * width / total
+                let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+                return "\r\(label) [\(bar)] \(done)/\(total)" + (done == total ? "\n" : "")
+            }
+            let step = percent / 10 * 10
+            guard step > state.lastPercent || (done == total && !state.finished) else { return nil }
+            state.lastPercent = step
+            if done == total { state.finished = true }
+            return "\(label): \(done)/\(total) (\(step)%)\n"
+        }
+        if let line { console.diagnostics(line) }
+    }
+}

@@ -1,0 +1,135 @@
+import BeaconPayload
+import FirmwareTemplate
+import IntelHex
+import Provisioning
+import Storage
+
+/// `ccbeacon generate`: one station image.
+enum GenerateCommand {
+    static let spec = CommandSpec(
+        name: "generate", summary: "make one station's image from a template",
+        usage:
+            "ccbeacon generate (--template T | --board B) --uuid UUID --major N --minor N [--power DBM] -o OUT.hex [--bin OUT.bin]",
+        details: """
+            Checks the template (image sha256, placeholder bytes) and patches the identity into it.
+            OUT.hex differs from the template only in the records that hold the payload (and the OAD
+            header's CRC, for OAD templates); line endings, record layout and everything else are
+            kept. --bin also writes the image as a flat binary from address 0, gaps 0xFF.
+
+            Example:
+              ccbeacon generate --template cc2541-ibeacon --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 \\
+                  --major 1 --minor 2 --power -59 -o hall-a.hex
+            """,
+        options: CommandSupport.templateOptions + CommandSupport.identityOptions + [
+            OptionSpec("--output", short: "-o", value: "OUT.hex", help: "the station's HEX file"),
+            OptionSpec("--bin", value: "OUT.bin", help: "also write a flat binary from address 0"),
+        ])
+
+    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+        guard let output = command.values["--output"] else { throw .usage("missing -o OUT.hex") }
+        guard try ImageFormat.of(output, role: "output") == .hex else {
+            throw .usage("-o must name a .hex file; use --bin OUT.bin for a binary as well")
+        }
+        if let bin = command.values["--bin"], try ImageFormat.of(bin, role: "--bin output") != .bin {
+            throw .usage("--bin must name a .bin file")
+        }
+        let identity = try CommandSupport.identity(command)
+        let (template, _) = try CommandSupport.template(command)
+        let station = template.stationImage(for: identity)
+        try FileAccess.writeAtomically(station.file.text, to: output)
+        var lines = [
+            "wrote \(output): iBeacon \(identity) at \(CommandSupport.hexAddress(station.payloadAddress)), template '\(template.manifest.name)', rewrote line\(station.rewrittenLines.count == 1 ? "" : "s") \(station.rewrittenLines.map(String.init).joined(separator: ", "))"
+        ]
+        if let bin = command.values["--bin"], let end = station.file.memory.endAddress {
+            let bytes = station.file.memory.bytes(in: 0..<end, fill: 0xFF)
+            try FileAccess.writeAtomically(bytes, to: bin)
+            lines.append("wrote \(bin): \(bytes.count) bytes from address 0")
+        }
+        if template.oadHeader != nil {
+            lines.append("OAD header CRC recomputed; the boot manager will accept the image")
+        }
+        console.output(lines.joined(separator: "\n") + "\n")
+    }
+}
+
+/// `ccbeacon batch`: one image per station of a list.
+enum BatchCommand {
+    static let spec = CommandSpec(
+        name: "batch", summary: "make an image for every station of a list",
+        usage: "ccbeacon batch STATIONS.csv|STATIONS.json (--template T | --board B) -o DIR [--bin] [--jobs N]",
+        details: """
+            The list is a CSV with a header row name,uuid,major,minor[,power][,note] (columns in any
+            order, power defaults to -59) or a JSON array of objects with those keys. The whole list
+            is checked first; every bad row, duplicate name, duplicate (UUID, major, minor) and
+            file-name clash is reported with its line and column, and then nothing is written.
+
+            Writes DIR/<name>.hex per station (names made file-safe), with --bin also DIR/<name>.bin,
+            and DIR/stations.json: each station's identity, file and sha256, and the template with
+            its sha256 and payload address.
+
+            Running it again over the same DIR is safe: files that already hold exactly the new
+            content are left alone, changed ones are replaced atomically, and files that belong to no
+            station of the list are never touched (they are listed). All files are flushed to disk
+            before stations.json is written.
+
+            Example:
+              ccbeacon batch stations.csv --board hm10 -o out/ --jobs 4
+            """,
+        options: CommandSupport.templateOptions + [
+            OptionSpec("--output", short: "-o", value: "DIR", help: "output folder (created if missing)"),
+            OptionSpec("--bin", help: "also write a .bin per station"),
+            OptionSpec("--jobs", value: "N", help: "stations generated in parallel (default: the processor count)"),
+        ],
+        positionalNames: ["STATIONS file"], requiredPositionals: 1)
+
+    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+        let listPath = command.positionals[0]
+        guard let directory = command.values["--output"] else { throw .usage("missing -o DIR") }
+        let jobs =
+            try command.values["--jobs"].map { text throws(CommandFailure) -> Int in
+                guard let value = Values.integer(text), (1...256).contains(value) else {
+                    throw .usage("--jobs '\(text)' must be 1…256")
+                }
+                return value
+            } ?? Files.processorCount()
+        let listBytes = try FileAccess.read(listPath)
+        let stations: [Station]
+        do {
+            stations = try StationListReader.read(listBytes, file: listPath)
+        } catch {
+            let count = error.problems.count
+            throw .data(
+                "\(listPath) has \(count) problem\(count == 1 ? "" : "s"); nothing was written:\n"
+                    + error.problems.map { "  \($0)" }.joined(separator: "\n"),
+                hint: "fix the list and run again")
+        }
+        let (template, _) = try CommandSupport.template(command)
+        let reporter = ProgressReporter(console: console, label: "generating")
+        let summary: BatchSummary
+        do {
+            summary = try BatchGenerator.run(
+                stations: stations, template: template, directory: directory,
+                writeBinary: command.flags.contains("--bin"), jobs: jobs
+            ) { done, total in reporter.update(done: done, total: total) }
+        } catch {
+            throw CommandFailure(
+                .failure, error.description, hint: "fix the cause and run again; finished files are kept")
+        }
+        var lines = [
+            "\(stations.count) station\(stations.count == 1 ? "" : "s") from template '\(template.manifest.name)' in \(directory)/: "
+                + "\(summary.count(.written)) written, \(summary.count(.replaced)) replaced, \(summary.count(.unchanged)) unchanged; record in \(directory)/\(BatchGenerator.manifestName)"
+        ]
+        if let previous = summary.previousTemplate {
+            lines.append(
+                "note: the previous \(BatchGenerator.manifestName) was for template '\(previous)'; it now describes this batch"
+            )
+        }
+        if !summary.strayFiles.isEmpty {
+            let shown = summary.strayFiles.prefix(5).joined(separator: ", ")
+            lines.append(
+                "note: \(summary.strayFiles.count) file\(summary.strayFiles.count == 1 ? "" : "s") in \(directory)/ belong to no station of this list and were left alone: \(shown)\(summary.strayFiles.count > 5 ? ", …" : "")"
+            )
+        }
+        console.output(lines.joined(separator: "\n") + "\n")
+    }
+}

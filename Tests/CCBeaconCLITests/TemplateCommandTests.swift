@@ -1,0 +1,207 @@
+import BeaconPayload
+import Foundation
+import IntelHex
+import StructuredText
+import Testing
+
+@testable import CCBeaconCLI
+
+/// The template, station and check commands, run in process against the bundled boards/ and
+/// firmware-templates/ (found by walking up from the test executable to the checkout).
+struct TemplateCommandTests {
+    static let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
+
+    /// A small firmware image with one iBeacon block at 0x200, as HEX text.
+    static func firmware(extraBlockAt extra: Int? = nil) -> String {
+        let block = try! IBeacon(uuid: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", major: "1", minor: "2").advertisingData()
+        var memory = try! MemoryImage(bytes: [UInt8](repeating: 0x12, count: 0x200), at: 0)
+        try! memory.write(block, at: 0x200)
+        try! memory.write([UInt8](repeating: 0x34, count: 0x80), at: 0x21E)
+        if let extra { try! memory.write(block, at: extra) }
+        return String(decoding: HexWriter(lineEnding: .crlf).text(for: memory, startAddress: .linear(0)), as: UTF8.self)
+    }
+
+    @Test func boardsAndTemplatesAreListed() throws {
+        let boards = ToolRun(["boards"])
+        #expect(boards.status == 0)
+        #expect(boards.output.contains("hm10"))
+        #expect(boards.output.contains("0451:16A0"))
+        let json = ToolRun(["boards", "--json"])
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
+        #expect(list.count == 4)
+        let templates = ToolRun(["templates"])
+        #expect(templates.status == 0)
+        #expect(templates.output.contains("cc2541-ibeacon  CC2541F256  0x7F08   bundled"))
+    }
+
+    @Test func brokenUserTemplatesAreListedWithTheReason() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(atPath: scratch.path("broken"), withIntermediateDirectories: true)
+        _ = try scratch.write("broken/template.json", "{\"format\": 1}")
+        let run = ToolRun(["templates", "--templates", scratch.url.path])
+        #expect(run.status == 0)
+        #expect(run.output.contains("BROKEN: \(scratch.path("broken"))/template.json:1:1: name: is missing"))
+        #expect(run.output.contains("cc2541-ibeacon"))
+    }
+
+    @Test func importGenerateVerifyInspectRoundTrip() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try scratch.write("fw.hex", Self.firmware())
+        let folder = scratch.path("lab")
+        var run = ToolRun(["template", "import", image, "--name", "lab", "-o", folder])
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(
+            run.output.contains(
+                "payload: iBeacon E2C56DB5-DFFB-48D2-B060-D0F5A71096E0 major 1 minor 2 power -59 dBm (flags 0x06) at 0x200"
+            ))
+        #expect(try scratch.bytes("lab/image.hex") == scratch.bytes("fw.hex"))
+
+        // Importing over it again needs --force.
+        run = ToolRun(["template", "import", image, "--name", "lab", "-o", folder])
+        #expect(run.status == 1)
+        #expect(run.diagnostics.contains("already holds a template"))
+        #expect(ToolRun(["template", "import", image, "--name", "lab", "-o", folder, "--force"]).status == 0)
+
+        run = ToolRun([
+            "generate", "--template", folder, "--uuid", Self.uuid, "--major", "7", "--minor", "8", "--power", "-60",
+            "-o", scratch.path("s.hex"), "--bin", scratch.path("s.bin"),
+        ])
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(
+            run.output.hasPrefix(
+                "wrote \(scratch.path("s.hex")): iBeacon \(Self.uuid) major 7 minor 8 power -60 dBm at 0x200, template 'lab', rewrote lines"
+            ))
+        let station = try IntelHexFile(text: try scratch.bytes("s.hex"))
+        #expect(try scratch.bytes("s.bin") == station.memory.bytes(in: 0..<station.memory.endAddress!))
+
+        let identity = ["--uuid", Self.uuid, "--major", "7", "--minor", "8"]
+        #expect(ToolRun(["verify", scratch.path("s.hex")] + identity).status == 0)
+        #expect(
+            ToolRun(["verify", scratch.path("s.hex")] + identity + ["--power", "-60", "--template", folder]).status == 0
+        )
+        #expect(ToolRun(["verify", scratch.path("s.bin")] + identity + ["--template", folder]).status == 0)
+        let wrong = ToolRun([
+            "verify", scratch.path("s.hex"), "--uuid", Self.uuid, "--major", "7", "--minor", "9", "--template", folder,
+        ])
+        #expect(wrong.status == 1)
+        #expect(wrong.output == "MISMATCH: \(scratch.path("s.hex"))\n  minor: expected 9, found 8\n")
+        // The template itself carries the placeholder, not the station.
+        #expect(ToolRun(["verify", scratch.path("lab/image.hex")] + identity).status == 1)
+
+        let json = ToolRun(["verify", scratch.path("s.hex")] + identity + ["--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        #expect(object["passed"] as? Bool == true)
+        #expect(object["address"] as? String == "0x200")
+
+        let inspect = ToolRun(["inspect", scratch.path("s.hex"), "--template", folder, "--json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(inspect.output.utf8)) as? [String: Any])
+        let beacons = try #require(report["beacons"] as? [[String: Any]])
+        #expect(beacons.count == 1)
+        #expect(beacons[0]["minor"] as? Int == 8)
+        #expect((report["template"] as? [String: Any])?["matchesTemplate"] as? Bool == true)
+    }
+
+    @Test func importListsCandidatesAndRefusesWhatCannotBePatched() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let two = try scratch.write("two.hex", Self.firmware(extraBlockAt: 0x400))
+        var run = ToolRun(["template", "import", two, "--name", "t", "-o", scratch.path("t")])
+        #expect(run.status == 65)
+        #expect(run.diagnostics.contains("2 iBeacon blocks found; choose one with --address:\n  0x200: iBeacon"))
+        #expect(run.diagnostics.contains("\n  0x400: iBeacon"))
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("t")))
+        #expect(
+            ToolRun(["template", "import", two, "--name", "t", "-o", scratch.path("t"), "--address", "0x400"]).status
+                == 0)
+        let empty = try scratch.write("none.hex", ":0400000001020304F2\n:00000001FF\n")
+        run = ToolRun(["template", "import", empty, "--name", "n", "-o", scratch.path("n")])
+        #expect(run.status == 65)
+        #expect(run.diagnostics.contains("no iBeacon advertising block"))
+        #expect(run.diagnostics.contains("hint: firmware that assembles its advertising data at run time"))
+        #expect(ToolRun(["template", "import", two, "--name", "../x"]).status == 64)
+        #expect(ToolRun(["template", "import", two, "--name", "x", "--chip", "CC1234"]).status == 64)
+    }
+
+    @Test func generateNeedsOneTemplateAndAValidIdentity() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let identity = ["--uuid", Self.uuid, "--major", "1", "--minor", "2", "-o", scratch.path("o.hex")]
+        #expect(ToolRun(["generate"] + identity).status == 64)
+        #expect(ToolRun(["generate", "--template", "cc2541-ibeacon", "--board", "hm10"] + identity).status == 64)
+        let missing = ToolRun(["generate", "--template", "nope"] + identity)
+        #expect(missing.status == 1)
+        #expect(missing.diagnostics.contains("no template 'nope'"))
+        #expect(missing.diagnostics.contains("hint: run 'ccbeacon templates'"))
+        let board = ToolRun(["generate", "--board", "hm10"] + identity)
+        #expect(board.status == 0)
+        #expect(board.output.contains("template 'cc2541-ibeacon'"))
+        let badMinor = ToolRun([
+            "generate", "--board", "hm10", "--uuid", Self.uuid, "--major", "1", "--minor", "x", "-o",
+            scratch.path("p.hex"),
+        ])
+        #expect(badMinor.status == 65)
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("p.hex")))
+        #expect(ToolRun(["generate", "--board", "nope"] + identity).status == 64)
+    }
+
+    @Test func changedTemplateImageIsRefused() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try scratch.write("fw.hex", Self.firmware())
+        #expect(ToolRun(["template", "import", image, "--name", "lab", "-o", scratch.path("lab")]).status == 0)
+        var text = try scratch.bytes("lab/image.hex")
+        text.insert(contentsOf: Array("\r\n".utf8), at: 0)  // still valid HEX, but not the same file
+        try Data(text).write(to: scratch.url.appendingPathComponent("lab/image.hex"))
+        let run = ToolRun([
+            "generate", "--template", scratch.path("lab"), "--uuid", Self.uuid, "--major", "1", "--minor", "2", "-o",
+            scratch.path("o.hex"),
+        ])
+        #expect(run.status == 65)
+        #expect(run.diagnostics.contains("has changed since the template was made"))
+        #expect(run.diagnostics.contains("hint: the image was edited or replaced; re-import it"))
+    }
+
+    @Test func batchChecksTheWholeListBeforeWritingAnything() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write(
+            "s.csv", "name,uuid,major,minor\na,\(Self.uuid),1,1\nb,\(Self.uuid),1,1\nc,\(Self.uuid),99999,1\n")
+        let run = ToolRun(["batch", list, "--board", "hm10", "-o", scratch.path("out")])
+        #expect(run.status == 65)
+        #expect(run.diagnostics.contains("\(list) has 2 problems; nothing was written:\n"))
+        #expect(
+            run.diagnostics.contains("\(list):3:1: station 'b' has the same UUID, major and minor as 'a' on line 2"))
+        #expect(run.diagnostics.contains("\(list):4:40: major: '99999' is out of range"))
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("out")))
+        #expect(ToolRun(["batch", list, "--board", "hm10", "-o", scratch.path("out"), "--jobs", "0"]).status == 64)
+    }
+
+    @Test func batchWritesStationsAndTheRecord() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write(
+            "s.json",
+            "[{\"name\": \"Hall A\", \"uuid\": \"\(Self.uuid)\", \"major\": 1, \"minor\": 2}, {\"name\": \"Hall B\", \"uuid\": \"\(Self.uuid)\", \"major\": 1, \"minor\": 3, \"power\": -60}]"
+        )
+        let run = ToolRun(["batch", list, "--template", "cc2541-ibeacon", "-o", scratch.path("out"), "--jobs", "2"])
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(
+            run.output.contains(
+                "2 stations from template 'cc2541-ibeacon' in \(scratch.path("out"))/: 2 written, 0 replaced, 0 unchanged"
+            ))
+        #expect(run.diagnostics.contains("generating: 2/2 (100%)"))
+        #expect(
+            ToolRun([
+                "verify", scratch.path("out/Hall_B.hex"), "--uuid", Self.uuid, "--major", "1", "--minor", "3",
+                "--power", "-60", "--template", "cc2541-ibeacon",
+            ]).status == 0)
+        let record = try #require(
+            try JSONSerialization.jsonObject(with: Data(try scratch.bytes("out/stations.json"))) as? [String: Any])
+        let stations = try #require(record["stations"] as? [[String: Any]])
+        #expect(stations.map { $0["file"] as? String } == ["Hall_A.hex", "Hall_B.hex"])
+        let again = ToolRun(["batch", list, "--template", "cc2541-ibeacon", "-o", scratch.path("out")])
+        #expect(again.output.contains("0 written, 0 replaced, 2 unchanged"))
+    }
+}
