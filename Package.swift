@@ -32,7 +32,9 @@ let package = Package(
         ),
         .target(
             name: "CCBeaconCLI",
-            dependencies: ["IntelHex", "BeaconPayload", "StructuredText", "Storage", "FirmwareTemplate", "Provisioning"],
+            dependencies: [
+                "IntelHex", "BeaconPayload", "StructuredText", "Storage", "FirmwareTemplate", "Provisioning",
+            ],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -63,7 +65,9 @@ let package = Package(
         ),
         .testTarget(
             name: "ProvisioningTests",
-            dependencies: ["Provisioning", "FirmwareTemplate", "BeaconPayload", "StructuredText", "IntelHex", "Storage"],
+            dependencies: [
+                "Provisioning", "FirmwareTemplate", "BeaconPayload", "StructuredText", "IntelHex", "Storage",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

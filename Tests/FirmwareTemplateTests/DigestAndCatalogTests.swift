@@ -14,8 +14,9 @@ struct DigestTests {
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
         ),
         (String(repeating: "a", count: 1_000_000), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"),
-        (String(repeating: "x", count: 55), "d5e285683cd4efc02d021a5c62014694958901005d6f71e89e0989fac77e4072"),  // padding fits the block exactly
-        (String(repeating: "y", count: 56), "4877e564e5e36e367c7c8d59670774becd3350610b6df4c399c9fa9b66da5813"),  // padding needs a second block
+        // 55 bytes: the padding fits the last block exactly; 56 bytes: it needs one more.
+        (String(repeating: "x", count: 55), "d5e285683cd4efc02d021a5c62014694958901005d6f71e89e0989fac77e4072"),
+        (String(repeating: "y", count: 56), "4877e564e5e36e367c7c8d59670774becd3350610b6df4c399c9fa9b66da5813"),
     ])
     func sha256KnownAnswers(message: String, digest: String) {
         #expect(SHA256.hexDigest(Array(message.utf8)) == digest)
