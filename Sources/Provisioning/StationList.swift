@@ -234,8 +234,10 @@ public enum StationListReader {
         var names: [String: Station] = [:]
         var stems: [String: Station] = [:]
         var identities: [String: Station] = [:]
+        var nameCells: [Int: (text: String, line: Int, column: Int, keyPath: String)] = [:]
+        for row in rows { nameCells[row.line] = nameCells[row.line] ?? row.cells["name"] }
         for station in stations {
-            let nameCell = rows.first { $0.line == station.line }?.cells["name"]
+            let nameCell = nameCells[station.line]
             let location = (line: nameCell?.line ?? station.line, column: nameCell?.column ?? 1)
             if let earlier = names[station.name] {
                 problems.append(

@@ -20,14 +20,14 @@ public struct CSVField: Sendable, Equatable {
 /// Blank lines are skipped; a UTF-8 byte-order mark at the start (as spreadsheet programs write)
 /// is ignored.
 public enum CSVTable {
-    /// Parses `text` into rows. Errors (an unterminated quote, text after a closing quote) name
-    /// line and column.
+    /// Parses `bytes` (UTF-8) into rows. Errors (an unterminated quote, text after a closing
+    /// quote, a quote inside an unquoted field) name line and column; columns count characters.
     public static func parse(_ bytes: [UInt8], file: String) throws(DataFileError) -> [[CSVField]] {
-        var text = String(decoding: bytes, as: UTF8.self)
-        if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
+        let quote = UInt8(ascii: "\""), comma = UInt8(ascii: ","), newline: UInt8 = 0x0A, carriageReturn: UInt8 = 0x0D
+        var offset = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         var rows: [[CSVField]] = []
         var row: [CSVField] = []
-        var field = ""
+        var field: [UInt8] = []
         var fieldLine = 1
         var fieldColumn = 1
         var line = 1
@@ -38,21 +38,37 @@ public enum CSVTable {
         var rowHasContent = false
 
         func endField() {
-            row.append(CSVField(text: quoted ? field : trimmed(field), line: fieldLine, column: fieldColumn))
-            field = ""
+            let text = String(decoding: field, as: UTF8.self)
+            row.append(CSVField(text: quoted ? text : trimmed(text), line: fieldLine, column: fieldColumn))
+            field.removeAll(keepingCapacity: true)
             quoted = false
             afterClosingQuote = false
         }
+        func endRow() {
+            if rowHasContent || quoted {
+                endField()
+                rows.append(row)
+            }
+            row = []
+            rowHasContent = false
+            field.removeAll(keepingCapacity: true)
+            quoted = false
+            afterClosingQuote = false
+        }
+        func error(_ message: String) -> DataFileError {
+            DataFileError(file: file, line: line, column: column, message: message)
+        }
 
-        var iterator = text.makeIterator()
-        var pending: Character? = iterator.next()
-        while let character = pending {
-            pending = iterator.next()
+        while offset < bytes.count {
+            let byte = bytes[offset]
+            offset += 1
+            // Columns count characters: UTF-8 continuation bytes do not advance them.
+            let advances = byte & 0xC0 != 0x80
             if inQuotes {
-                if character == "\"" {
-                    if pending == "\"" {
-                        field.append("\"")
-                        pending = iterator.next()
+                if byte == quote {
+                    if offset < bytes.count, bytes[offset] == quote {
+                        field.append(quote)
+                        offset += 1
                         column += 2
                         continue
                     }
@@ -61,58 +77,46 @@ public enum CSVTable {
                     column += 1
                     continue
                 }
-                field.append(character)
-                if character == "\n" || character == "\r\n" {
+                field.append(byte)
+                if byte == newline || (byte == carriageReturn && (offset == bytes.count || bytes[offset] != newline)) {
                     line += 1
                     column = 1
-                } else {
+                } else if advances {
                     column += 1
                 }
                 continue
             }
-            switch character {
-            case ",":
+            switch byte {
+            case comma:
                 endField()
                 rowHasContent = true
                 column += 1
                 fieldLine = line
                 fieldColumn = column
-            case "\n", "\r\n", "\r":
-                if rowHasContent || quoted {
-                    endField()
-                    rows.append(row)
-                }
-                row = []
-                rowHasContent = false
-                field = ""
-                quoted = false
-                afterClosingQuote = false
+            case newline, carriageReturn:
+                if byte == carriageReturn, offset < bytes.count, bytes[offset] == newline { offset += 1 }
+                endRow()
                 line += 1
                 column = 1
                 fieldLine = line
                 fieldColumn = 1
-            case "\"" where field.allSatisfy({ $0 == " " || $0 == "\t" }) && !afterClosingQuote:
+            case quote where !afterClosingQuote && field.allSatisfy({ $0 == 0x20 || $0 == 0x09 }):
                 inQuotes = true
                 quoted = true
-                field = ""
+                field.removeAll(keepingCapacity: true)
                 rowHasContent = true
                 column += 1
             default:
-                if afterClosingQuote, character != " ", character != "\t" {
-                    throw DataFileError(
-                        file: file, line: line, column: column,
-                        message: "text after a closing quote; put the whole field in quotes and double any quote inside"
-                    )
+                let blank = byte == 0x20 || byte == 0x09
+                if afterClosingQuote, !blank {
+                    throw error("text after a closing quote; put the whole field in quotes and double any quote inside")
                 }
-                if character == "\"" {
-                    throw DataFileError(
-                        file: file, line: line, column: column,
-                        message: "a quote inside an unquoted field; put the field in quotes and write the quote as \"\""
-                    )
+                if byte == quote {
+                    throw error("a quote inside an unquoted field; put the field in quotes and write the quote as \"\"")
                 }
-                if !afterClosingQuote { field.append(character) }
-                if character != " ", character != "\t" { rowHasContent = true }
-                column += 1
+                if !afterClosingQuote { field.append(byte) }
+                if !blank { rowHasContent = true }
+                if advances { column += 1 }
             }
         }
         if inQuotes {
@@ -120,10 +124,7 @@ public enum CSVTable {
                 file: file, line: fieldLine, column: fieldColumn,
                 message: "this quoted field is never closed; add the closing quote")
         }
-        if rowHasContent || quoted {
-            endField()
-            rows.append(row)
-        }
+        endRow()
         return rows
     }
 
