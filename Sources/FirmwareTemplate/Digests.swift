@@ -45,15 +45,14 @@ public struct SHA256: Sendable {
             buffer.append(contentsOf: bytes[0..<take])
             offset = take
             if buffer.count == 64 {
-                buffer.withUnsafeBufferPointer { compress($0.baseAddress!) }
+                buffer.withUnsafeBufferPointer { compress($0.baseAddress!, blocks: 1) }
                 buffer.removeAll(keepingCapacity: true)
             }
         }
-        bytes.withUnsafeBufferPointer { pointer in
-            while bytes.count - offset >= 64 {
-                compress(pointer.baseAddress! + offset)
-                offset += 64
-            }
+        let blocks = (bytes.count - offset) / 64
+        if blocks > 0 {
+            bytes.withUnsafeBufferPointer { pointer in compress(pointer.baseAddress! + offset, blocks: blocks) }
+            offset += blocks * 64
         }
         if offset < bytes.count { buffer.append(contentsOf: bytes[offset...]) }
     }
@@ -73,41 +72,57 @@ public struct SHA256: Sendable {
         return state.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (24 - 8 * UInt32($0))) } }
     }
 
-    private mutating func compress(_ block: UnsafePointer<UInt8>) {
-        var w = [UInt32](repeating: 0, count: 64)
-        for i in 0..<16 {
-            w[i] =
-                UInt32(block[4 * i]) << 24 | UInt32(block[4 * i + 1]) << 16 | UInt32(block[4 * i + 2]) << 8
-                | UInt32(block[4 * i + 3])
+    /// Runs the compression function over `blocks` consecutive 64-byte blocks. The working state
+    /// stays in locals across blocks, the schedule is a 16-word ring on the stack, and the round
+    /// constants are read through a pointer: no allocation or bounds check per block.
+    private mutating func compress(_ start: UnsafePointer<UInt8>, blocks: Int) {
+        var (h0, h1, h2, h3) = (state[0], state[1], state[2], state[3])
+        var (h4, h5, h6, h7) = (state[4], state[5], state[6], state[7])
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 16) { w in
+            Self.roundConstants.withUnsafeBufferPointer { k in
+                for blockIndex in 0..<blocks {
+                    let block = start + 64 * blockIndex
+                    var (a, b, c, d, e, f, g, h) = (h0, h1, h2, h3, h4, h5, h6, h7)
+                    for i in 0..<64 {
+                        let word: UInt32
+                        if i < 16 {
+                            word =
+                                UInt32(block[4 * i]) << 24 | UInt32(block[4 * i + 1]) << 16
+                                | UInt32(block[4 * i + 2]) << 8 | UInt32(block[4 * i + 3])
+                        } else {
+                            let w15 = w[(i - 15) & 15]
+                            let w2 = w[(i - 2) & 15]
+                            let s0 = rotate(w15, 7) ^ rotate(w15, 18) ^ (w15 >> 3)
+                            let s1 = rotate(w2, 17) ^ rotate(w2, 19) ^ (w2 >> 10)
+                            word = w[i & 15] &+ s0 &+ w[(i - 7) & 15] &+ s1
+                        }
+                        w[i & 15] = word
+                        let t1 =
+                            h &+ (rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)) &+ ((e & f) ^ (~e & g)) &+ k[i] &+ word
+                        let t2 = (rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)) &+ ((a & b) ^ (a & c) ^ (b & c))
+                        h = g
+                        g = f
+                        f = e
+                        e = d &+ t1
+                        d = c
+                        c = b
+                        b = a
+                        a = t1 &+ t2
+                    }
+                    h0 &+= a
+                    h1 &+= b
+                    h2 &+= c
+                    h3 &+= d
+                    h4 &+= e
+                    h5 &+= f
+                    h6 &+= g
+                    h7 &+= h
+                }
+            }
         }
-        for i in 16..<64 {
-            let s0 = rotate(w[i - 15], 7) ^ rotate(w[i - 15], 18) ^ (w[i - 15] >> 3)
-            let s1 = rotate(w[i - 2], 17) ^ rotate(w[i - 2], 19) ^ (w[i - 2] >> 10)
-            w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
-        }
-        var (a, b, c, d, e, f, g, h) = (state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7])
-        for i in 0..<64 {
-            let s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
-            let choose = (e & f) ^ (~e & g)
-            let t1 = h &+ s1 &+ choose &+ Self.roundConstants[i] &+ w[i]
-            let s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
-            let majority = (a & b) ^ (a & c) ^ (b & c)
-            let t2 = s0 &+ majority
-            (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
-        }
-        state[0] &+= a
-        state[1] &+= b
-        state[2] &+= c
-        state[3] &+= d
-        state[4] &+= e
-        state[5] &+= f
-        state[6] &+= g
-        state[7] &+= h
+        state = [h0, h1, h2, h3, h4, h5, h6, h7]
     }
 
-    @inline(__always) private func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 {
-        (value >> count) | (value << (32 - count))
-    }
 }
 
 /// CRC-16/UMTS (also called BUYPASS): polynomial 0x8005, initial value 0, not reflected, no final
@@ -129,4 +144,8 @@ public enum CRC16UMTS {
 
     /// The CRC of `bytes` from the initial value 0.
     public static func checksum(_ bytes: some Sequence<UInt8>) -> UInt16 { update(0, bytes) }
+}
+
+@inline(__always) private func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 {
+    (value >> count) | (value << (32 - count))
 }

@@ -11,7 +11,9 @@ public func stationListFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     // Lines as the CSV reader counts them: LF, CRLF, and a lone CR (old Mac files) each end one.
     let lineCount =
-        bytes.indices.filter { bytes[$0] == 0x0A || (bytes[$0] == 0x0D && ($0 + 1 == bytes.count || bytes[$0 + 1] != 0x0A)) }
+        bytes.indices.filter {
+            bytes[$0] == 0x0A || (bytes[$0] == 0x0D && ($0 + 1 == bytes.count || bytes[$0 + 1] != 0x0A))
+        }
         .count + 1
     do {
         let stations = try StationListReader.read(bytes, file: "fuzz")
