@@ -160,7 +160,8 @@ enum TemplateImportCommand {
         } catch {
             throw .data("\(imagePath): \(error)", hint: error.hint)
         }
-        let directory = command.values["--output"] ?? name
+        let given = command.values["--output"] ?? name
+        let directory = given.count > 1 && given.hasSuffix("/") ? String(given.dropLast()) : given
         let manifestPath = Files.join(directory, "template.json")
         if Files.isFile(manifestPath), !command.flags.contains("--force") {
             throw CommandFailure(

@@ -84,7 +84,9 @@ enum BatchCommand {
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let listPath = command.positionals[0]
-        guard let directory = command.values["--output"] else { throw .usage("missing -o DIR") }
+        guard let given = command.values["--output"] else { throw .usage("missing -o DIR") }
+        // "out/" and "out" are the same folder; keep messages free of doubled slashes.
+        let directory = given.count > 1 && given.hasSuffix("/") ? String(given.dropLast()) : given
         let jobs =
             try command.values["--jobs"].map { text throws(CommandFailure) -> Int in
                 guard let value = Values.integer(text), (1...256).contains(value) else {
