@@ -47,7 +47,9 @@ let package = Package(
             dependencies: ["IntelHex"],
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "IntelHexTests", dependencies: ["IntelHex"], swiftSettings: strictSettings),
+        .target(
+            name: "TestSupport", dependencies: ["IntelHex"], path: "Tests/TestSupport", swiftSettings: strictSettings),
+        .testTarget(name: "IntelHexTests", dependencies: ["TestSupport", "IntelHex"], swiftSettings: strictSettings),
         .testTarget(
             name: "BeaconPayloadTests",
             dependencies: ["BeaconPayload"],
@@ -60,7 +62,9 @@ let package = Package(
         ),
         .testTarget(
             name: "FirmwareTemplateTests",
-            dependencies: ["FirmwareTemplate", "IntelHex", "BeaconPayload", "StructuredText", "Storage"],
+            dependencies: [
+                "TestSupport", "FirmwareTemplate", "IntelHex", "BeaconPayload", "StructuredText", "Storage",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

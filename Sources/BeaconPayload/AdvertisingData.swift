@@ -26,6 +26,18 @@ public struct ADStructure: Sendable, Equatable {
         public static let manufacturerSpecific: UInt8 = 0xFF
     }
 
+    /// The data of the first manufacturer-specific AD in `advertisingData` (company ID onward),
+    /// after checking the 31-byte limit and the AD framing.
+    static func manufacturerData(in advertisingData: [UInt8], format: String) throws(AdvertisingDataError) -> [UInt8] {
+        guard advertisingData.count <= maximumAdvertisingDataLength else {
+            throw .tooLong(length: advertisingData.count)
+        }
+        guard let data = try parse(advertisingData).first(where: { $0.type == Kind.manufacturerSpecific })?.data else {
+            throw .missingStructure(format: format, expected: "manufacturer-specific (0xFF)")
+        }
+        return data
+    }
+
     /// Splits advertising data into AD structures. A zero length byte ends the data (the rest is
     /// padding, as the Core Specification allows).
     public static func parse(_ bytes: [UInt8]) throws(AdvertisingDataError) -> [ADStructure] {

@@ -52,13 +52,7 @@ public struct AltBeacon: Sendable, Equatable, CustomStringConvertible {
 
     /// Decodes advertising data holding an AltBeacon manufacturer AD.
     public init(advertisingData: [UInt8]) throws(AdvertisingDataError) {
-        guard advertisingData.count <= maximumAdvertisingDataLength else {
-            throw .tooLong(length: advertisingData.count)
-        }
-        let structures = try ADStructure.parse(advertisingData)
-        guard let data = structures.first(where: { $0.type == ADStructure.Kind.manufacturerSpecific })?.data else {
-            throw .missingStructure(format: "AltBeacon", expected: "manufacturer-specific (0xFF)")
-        }
+        let data = try ADStructure.manufacturerData(in: advertisingData, format: "AltBeacon")
         guard data.count == 26 else {
             throw .notThisFormat(format: "AltBeacon", reason: "manufacturer data is \(data.count) bytes, expected 26")
         }

@@ -68,14 +68,7 @@ public struct IBeacon: Sendable, Equatable, Hashable, CustomStringConvertible {
 
     /// Decodes advertising data holding an iBeacon manufacturer AD (with or without other ADs).
     public init(advertisingData: [UInt8]) throws(AdvertisingDataError) {
-        guard advertisingData.count <= maximumAdvertisingDataLength else {
-            throw .tooLong(length: advertisingData.count)
-        }
-        let structures = try ADStructure.parse(advertisingData)
-        guard let manufacturer = structures.first(where: { $0.type == ADStructure.Kind.manufacturerSpecific }) else {
-            throw .missingStructure(format: "iBeacon", expected: "manufacturer-specific (0xFF)")
-        }
-        try self.init(manufacturerData: manufacturer.data)
+        try self.init(manufacturerData: try ADStructure.manufacturerData(in: advertisingData, format: "iBeacon"))
     }
 
     /// Decodes the data of a manufacturer-specific AD (company ID onward, 25 bytes).

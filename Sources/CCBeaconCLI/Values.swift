@@ -1,4 +1,5 @@
 import IntelHex
+import StructuredText
 
 /// Parsing of the numeric option values the commands share (addresses, ranges, bytes).
 enum Values {
@@ -60,18 +61,9 @@ enum Values {
         return result
     }
 
-    /// Decimal or `0x` hex without sign; `nil` for anything else or above 2^40.
+    /// Decimal or `0x` hex without sign; `nil` for anything else (a sign included).
     static func integer(_ text: String) -> Int? {
-        let isHex = text.hasPrefix("0x") || text.hasPrefix("0X")
-        let digits = isHex ? text.dropFirst(2) : Substring(text)
-        guard !digits.isEmpty, digits.count <= 12 else { return nil }
-        var value = 0
-        for character in digits {
-            guard character.isASCII, let digit = isHex ? character.hexDigitValue : character.wholeNumberValue else {
-                return nil
-            }
-            value = value * (isHex ? 16 : 10) + digit
-        }
-        return value
+        guard !text.hasPrefix("-") else { return nil }
+        return JSONObjectReader.parseInteger(text)
     }
 }

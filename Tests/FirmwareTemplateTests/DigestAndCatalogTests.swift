@@ -1,6 +1,7 @@
 import Foundation
 import Storage
 import StructuredText
+import TestSupport
 import Testing
 
 @testable import FirmwareTemplate

@@ -1,5 +1,6 @@
 import Foundation
 import IntelHex
+import TestSupport
 import Testing
 
 @testable import FirmwareTemplate

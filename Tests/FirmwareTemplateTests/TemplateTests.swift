@@ -3,6 +3,7 @@ import Foundation
 import IntelHex
 import Storage
 import StructuredText
+import TestSupport
 import Testing
 
 @testable import FirmwareTemplate
