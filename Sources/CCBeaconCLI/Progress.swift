@@ -25,7 +25,7 @@ final class ProgressReporter: Sendable {
                 return "\r\(label) [\(bar)] \(done)/\(total)" + (done == total ? "\n" : "")
             }
             let step = percent / 10 * 10
-            guard step > state.lastPercent || (done == total && !state.finished) else { return nil }
+            guard (step > 0 && step > state.lastPercent) || (done == total && !state.finished) else { return nil }
             state.lastPercent = step
             if done == total { state.finished = true }
             return "\(label): \(done)/\(total) (\(step)%)\n"
