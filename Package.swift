@@ -25,6 +25,8 @@ let package = Package(
             dependencies: ["IntelHex", "BeaconPayload", "StructuredText", "Storage"],
             swiftSettings: strictSettings
         ),
+        .target(name: "CCDebugger", dependencies: ["IntelHex", "FirmwareTemplate"], swiftSettings: strictSettings),
+        .target(name: "CCDebuggerEmulator", dependencies: ["CCDebugger"], swiftSettings: strictSettings),
         .target(
             name: "Provisioning",
             dependencies: ["FirmwareTemplate", "BeaconPayload", "IntelHex", "StructuredText", "Storage"],
@@ -65,6 +67,11 @@ let package = Package(
             dependencies: [
                 "TestSupport", "FirmwareTemplate", "IntelHex", "BeaconPayload", "StructuredText", "Storage",
             ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "CCDebuggerTests",
+            dependencies: ["CCDebugger", "CCDebuggerEmulator", "TestSupport", "IntelHex", "FirmwareTemplate"],
             swiftSettings: strictSettings
         ),
         .testTarget(

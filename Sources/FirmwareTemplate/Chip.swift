@@ -27,6 +27,25 @@ public struct Chip: Sendable, Equatable {
     /// Flash pages the BLE stack writes at first boot (non-volatile storage).
     public var nvPages: ClosedRange<Int>
 
+    /// Creates chip facts (normally they come from `boards/chips.json`).
+    public init(
+        name: String, family: String, chipID: UInt8, debuggerTargetID: UInt16, flashSize: Int, pageSize: Int,
+        ramSize: Int, primaryAddress: (xdata: Int, length: Int), secondaryAddress: Range<Int>, lockBits: Range<Int>,
+        nvPages: ClosedRange<Int>
+    ) {
+        self.name = name
+        self.family = family
+        self.chipID = chipID
+        self.debuggerTargetID = debuggerTargetID
+        self.flashSize = flashSize
+        self.pageSize = pageSize
+        self.ramSize = ramSize
+        self.primaryAddress = primaryAddress
+        self.secondaryAddress = secondaryAddress
+        self.lockBits = lockBits
+        self.nvPages = nvPages
+    }
+
     /// Number of flash pages.
     public var pageCount: Int { flashSize / pageSize }
     /// Flash addresses of the NV pages.

@@ -1,0 +1,461 @@
+public import FirmwareTemplate
+public import IntelHex
+
+/// What the debugger reports about itself (GET_STATE).
+public struct DebuggerState: Sendable, Equatable {
+    /// Target ID the debugger detected (0x2541…), 0 when none.
+    public var targetID: UInt16
+    /// Debugger firmware ID (0x05CC on CC Debuggers).
+    public var firmwareID: UInt16
+    /// Debugger firmware revision.
+    public var firmwareRevision: UInt16
+}
+
+/// What the chip reports once connected.
+public struct ChipIdentity: Sendable, Equatable {
+    /// CHIPID (0x41 CC2541, 0x8D CC2540).
+    public var chipID: UInt8
+    /// CHVER.
+    public var revision: UInt8
+    /// Flash size from CHIPINFO0, bytes.
+    public var flashSize: Int
+    /// RAM size from CHIPINFO1, bytes.
+    public var ramSize: Int
+    /// True when the debug lock is set (only an erase helps).
+    public var locked: Bool
+}
+
+/// A flashing operation that failed, with what the user can do about it.
+public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A USB transfer failed.
+    case transport(TransportError, during: String)
+    /// The debugger sees no target.
+    case noTarget
+    /// The target is not a CC2540/CC2541.
+    case unsupportedTarget(UInt16)
+    /// The target does not answer in debug mode.
+    case targetNotResponding(status: UInt8)
+    /// The debug interface is locked.
+    case targetLocked
+    /// The chip erase did not finish in time.
+    case eraseTimeout
+    /// The chip is still locked after an erase.
+    case stillLockedAfterErase
+    /// The flash controller stayed busy.
+    case flashBusy(address: Int)
+    /// The flash controller aborted a write (locked page).
+    case writeAborted(address: Int)
+    /// The CRC DMA did not complete.
+    case dmaTimeout(address: Int)
+    /// Verification found different bytes.
+    case verifyMismatch(address: Int)
+
+    /// Plain-words reason.
+    public var description: String {
+        switch self {
+        case .transport(let error, let during): return "\(error) while \(during)"
+        case .noTarget: return "the debugger sees no target chip"
+        case .unsupportedTarget(let id):
+            return "the target is a CC\(String(id, radix: 16, uppercase: true)), not a CC2540/CC2541"
+        case .targetNotResponding(let status):
+            return "the target does not answer in debug mode (status 0x\(String(status, radix: 16, uppercase: true)))"
+        case .targetLocked: return "the target's debug interface is locked"
+        case .eraseTimeout: return "the chip erase did not finish within 8 s"
+        case .stillLockedAfterErase: return "the target is still locked after a chip erase"
+        case .flashBusy(let address): return "the flash controller stayed busy writing at \(hex(address))"
+        case .writeAborted(let address):
+            return "the flash controller aborted the write at \(hex(address)) (page locked?)"
+        case .dmaTimeout(let address): return "the CRC DMA did not complete for \(hex(address))"
+        case .verifyMismatch(let address):
+            return "verification failed: flash differs from the image in the 1 KiB at \(hex(address))"
+        }
+    }
+}
+
+/// Progress of a long operation, for bars and logs.
+public struct FlashProgress: Sendable, Equatable {
+    /// The phase.
+    public enum Phase: String, Sendable { case erase, program, verify, read }
+    /// Which phase.
+    public var phase: Phase
+    /// Bytes done.
+    public var done: Int
+    /// Bytes in all.
+    public var total: Int
+}
+
+/// The flash blocks an image needs written: 1 KiB blocks that hold at least one byte other than
+/// 0xFF (an erased chip already reads 0xFF elsewhere).
+public struct FlashPlan: Sendable, Equatable {
+    /// Block size.
+    public static let blockSize = 1024
+    /// (address, 1024 bytes) in address order.
+    public var blocks: [(address: Int, bytes: [UInt8])]
+    /// The image the plan came from (for verification).
+    public var image: MemoryImage
+
+    /// Equal when the blocks are equal.
+    public static func == (lhs: FlashPlan, rhs: FlashPlan) -> Bool {
+        lhs.image == rhs.image && lhs.blocks.map(\.address) == rhs.blocks.map(\.address)
+    }
+
+    /// Plans `image` for `chip`; refuses data beyond the flash, and data in the lock-bit page
+    /// unless `allowLastPage` (writing it by accident can lock the chip).
+    public init(image: MemoryImage, chip: Chip, allowLastPage: Bool = false) throws(FlashPlanError) {
+        if let end = image.endAddress, end > chip.flashSize {
+            throw .tooLarge(end: end, flashSize: chip.flashSize)
+        }
+        if !allowLastPage, let inLastPage = image.segments.first(where: { $0.range.overlaps(chip.lastPageRange) }) {
+            throw .lastPage(address: max(inLastPage.start, chip.lastPageRange.lowerBound))
+        }
+        self.image = image
+        var blocks: [(Int, [UInt8])] = []
+        guard let end = image.endAddress else {
+            self.blocks = []
+            return
+        }
+        var address = 0
+        while address < end {
+            let bytes = image.bytes(in: address..<(address + Self.blockSize), fill: 0xFF)
+            if bytes.contains(where: { $0 != 0xFF }) { blocks.append((address, bytes)) }
+            address += Self.blockSize
+        }
+        self.blocks = blocks
+    }
+}
+
+/// An image that cannot be flashed as it is.
+public enum FlashPlanError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The image reaches beyond the flash.
+    case tooLarge(end: Int, flashSize: Int)
+    /// The image has data in the last page (secondary address and lock bits).
+    case lastPage(address: Int)
+
+    /// Plain-words reason.
+    public var description: String {
+        switch self {
+        case .tooLarge(let end, let flashSize):
+            return "the image reaches \(hex(end - 1)), beyond the chip's \(flashSize / 1024) KiB of flash"
+        case .lastPage(let address):
+            return
+                "the image has data at \(hex(address)), in the last flash page, which holds the lock bits and the secondary address; writing it can lock the chip"
+        }
+    }
+}
+
+/// One connection to a CC254x through a CC Debugger: the operations of
+/// cc-debugger-protocol.md §7, batched into as few USB transfers as the frame protocol allows.
+public final class CC254xSession {
+    /// The transport.
+    public let transport: any DebuggerTransport
+    /// Timeout for every transfer (the reference client uses 3000 ms).
+    public var timeoutMilliseconds = 3000
+    /// Polls before a busy flash controller or DMA counts as stuck.
+    public var maximumPolls = 200
+    /// Status polls before a chip erase counts as failed (at 8 s total in the reference client).
+    public var maximumErasePolls = 400
+
+    /// Wraps a transport.
+    public init(transport: any DebuggerTransport) { self.transport = transport }
+
+    // MARK: - Low level
+
+    func out(_ bytes: [UInt8], _ during: String) throws(DebuggerError) {
+        do { try transport.bulkOut(bytes, timeoutMilliseconds: timeoutMilliseconds) } catch {
+            throw .transport(error, during: during)
+        }
+    }
+
+    func input(_ count: Int, _ during: String) throws(DebuggerError) -> [UInt8] {
+        do { return try transport.bulkIn(length: count, timeoutMilliseconds: timeoutMilliseconds) } catch {
+            throw .transport(error, during: during)
+        }
+    }
+
+    func control(_ request: UInt8, value: UInt16 = 0, index: UInt16 = 0, data: [UInt8] = [], _ during: String)
+        throws(DebuggerError)
+    {
+        do {
+            try transport.controlOut(
+                request: request, value: value, index: index, data: data, timeoutMilliseconds: timeoutMilliseconds)
+        } catch { throw .transport(error, during: during) }
+    }
+
+    /// `MOV direct,#value` as a frame (5 bytes), for SFRs: shorter than an XDATA-mirror write and
+    /// independent of the mirror (§13.6).
+    static func setSFR(_ address: UInt8, _ value: UInt8) -> [UInt8] { [0xBE, 0x57, 0x75, address, value] }
+
+    /// Frames that read XDATA bytes at several addresses into the output queue; the last one flushes.
+    static func readList(_ addresses: [UInt16]) -> [UInt8] {
+        var frames: [UInt8] = []
+        for (index, address) in addresses.enumerated() {
+            frames += Frames.setPointer(address) + [index == addresses.count - 1 ? 0x4F : 0x4E, 0x55, 0xE0]
+        }
+        return frames
+    }
+
+    func readStatus() throws(DebuggerError) -> UInt8 {
+        try out(Frames.readStatus, "reading the debug status")
+        return try input(1, "reading the debug status")[0]
+    }
+
+    // MARK: - Connect and identify
+
+    /// GET_STATE and the debug-interface speed.
+    public func open(fast: Bool = false) throws(DebuggerError) -> DebuggerState {
+        let state: [UInt8]
+        do {
+            state = try transport.controlIn(
+                request: Frames.Request.getState, value: 0, index: 0, length: 8,
+                timeoutMilliseconds: timeoutMilliseconds)
+        } catch { throw .transport(error, during: "asking the debugger for its state") }
+        guard state.count == 8 else {
+            throw .transport(
+                .shortTransfer(expected: 8, actual: state.count), during: "asking the debugger for its state")
+        }
+        try control(Frames.Request.setSpeed, value: fast ? 0 : 1, "setting the debug speed")
+        return DebuggerState(
+            targetID: UInt16(state[0]) | UInt16(state[1]) << 8, firmwareID: UInt16(state[2]) | UInt16(state[3]) << 8,
+            firmwareRevision: UInt16(state[4]) | UInt16(state[5]) << 8)
+    }
+
+    /// Resets the target into debug mode and identifies it; a locked chip is reported, not refused.
+    public func connect(targetID: UInt16, debuggerID: UInt16 = 0) throws(DebuggerError) -> ChipIdentity {
+        guard targetID != 0 else { throw .noTarget }
+        guard targetID == 0x2541 || targetID == 0x2540 else { throw .unsupportedTarget(targetID) }
+        try control(Frames.Request.prepareDebugMode, "preparing debug mode")
+        try control(
+            Frames.Request.setChipInfo, value: 1,
+            data: Frames.chipInfoText(
+                target: "CC" + String(targetID, radix: 16, uppercase: true), debuggerID: debuggerID),
+            "sending the chip info")
+        try control(Frames.Request.reset, index: 1, "resetting the target into debug mode")
+        let status = try readStatus()
+        if status & Frames.Status.debugLocked != 0 {
+            return ChipIdentity(chipID: 0, revision: 0, flashSize: 0, ramSize: 0, locked: true)
+        }
+        guard status & Frames.Status.cpuHalted != 0 else { throw .targetNotResponding(status: status) }
+        // Debug config 0x22 (DMA not paused) and DPTR0 selected; then CHIPINFO0/1, CHVER, CHIPID.
+        try out(
+            Frames.writeConfig(0x22) + Self.setSFR(0x92, 0) + Self.readList([0x6276, 0x6277, 0x6249, 0x624A]),
+            "identifying the target")
+        let info = try input(4, "identifying the target")
+        let flashCode = (info[0] >> 4) & 7
+        let flashSize = [0, 32, 64, 128, 256, 0, 0, 0][Int(flashCode)] * 1024
+        return ChipIdentity(
+            chipID: info[3], revision: info[2], flashSize: flashSize, ramSize: (Int(info[1] & 7) + 1) * 1024,
+            locked: false)
+    }
+
+    // MARK: - Erase
+
+    /// Chip erase: reset into debug mode, CHIP_ERASE, poll with READ_STATUS only (bounded), then
+    /// reconnect and confirm the chip is unlocked.
+    public func chipErase(targetID: UInt16, progress: (FlashProgress) -> Void = { _ in }) throws(DebuggerError)
+        -> ChipIdentity
+    {
+        try control(Frames.Request.reset, index: 1, "resetting the target before the erase")
+        try out(Frames.chipErase, "starting the chip erase")
+        progress(FlashProgress(phase: .erase, done: 0, total: 1))
+        var polls = 0
+        while try readStatus() & Frames.Status.chipEraseBusy != 0 {
+            polls += 1
+            if polls >= maximumErasePolls { throw .eraseTimeout }
+        }
+        progress(FlashProgress(phase: .erase, done: 1, total: 1))
+        let identity = try connect(targetID: targetID)
+        guard !identity.locked else { throw .stillLockedAfterErase }
+        return identity
+    }
+
+    // MARK: - Program
+
+    static let descriptorBase: UInt16 = 0x0800
+    /// Channels 1–4: burst → buffer 0/1 (trigger DBG_BW), buffer 0/1 → flash (trigger FLASH).
+    static let descriptors: [UInt8] = [
+        0x62, 0x60, 0x00, 0x00, 0x04, 0x00, 0x1F, 0x11,
+        0x62, 0x60, 0x04, 0x00, 0x04, 0x00, 0x1F, 0x11,
+        0x00, 0x00, 0x62, 0x73, 0x04, 0x00, 0x12, 0x42,
+        0x04, 0x00, 0x62, 0x73, 0x04, 0x00, 0x12, 0x42,
+    ]
+
+    /// Writes the plan's blocks into erased flash. Per block one bulk OUT (start the previous
+    /// block's flash write, arm the burst channel, BURST_WRITE the block, read FCTL) and one bulk IN;
+    /// FCTL.ABORT is checked for every block; blocks that are all 0xFF are skipped.
+    public func program(_ plan: FlashPlan, progress: (FlashProgress) -> Void = { _ in }) throws(DebuggerError) {
+        guard !plan.blocks.isEmpty else { return }
+        let total = plan.blocks.count * FlashPlan.blockSize
+        try out(
+            Frames.writeXdata(Self.descriptorBase, Self.descriptors) + Self.setSFR(0xD2, 0x00)
+                + Self.setSFR(0xD3, 0x08),
+            "setting up the DMA for programming")
+        var nextWordAddress = -1  // where FADDR points after the last started write
+        var pending: (address: Int, buffer: Int)?
+        for (index, block) in plan.blocks.enumerated() {
+            let buffer = index % 2
+            var frames = startWrite(pending, nextWordAddress: &nextWordAddress)
+            frames += Self.setSFR(0xD6, buffer == 0 ? 0x02 : 0x04) + Frames.burstWrite1024(block.bytes)
+            frames += Self.readList([0x6270])
+            try out(frames, "programming the 1 KiB at \(hex(block.address))")
+            try waitForFlash(firstReply: try input(1, "programming"), address: pending?.address ?? block.address)
+            pending = (block.address, buffer)
+            progress(FlashProgress(phase: .program, done: (index + 1) * FlashPlan.blockSize, total: total))
+        }
+        try out(startWrite(pending, nextWordAddress: &nextWordAddress) + Self.readList([0x6270]), "programming")
+        try waitForFlash(firstReply: try input(1, "programming"), address: pending?.address ?? 0)
+    }
+
+    /// Frames that start the flash write of the block waiting in `pending`'s buffer (setting
+    /// FADDR first when the block does not follow the previous one).
+    func startWrite(_ pending: (address: Int, buffer: Int)?, nextWordAddress: inout Int) -> [UInt8] {
+        guard let pending else { return [] }
+        var frames: [UInt8] = []
+        let word = pending.address / 4
+        if word != nextWordAddress {
+            frames += Frames.writeXdata(0x6271, [UInt8(word & 0xFF), UInt8(word >> 8)])
+        }
+        nextWordAddress = word + FlashPlan.blockSize / 4
+        frames += Self.setSFR(0xD6, pending.buffer == 0 ? 0x08 : 0x10)
+        frames += Frames.writeXdata(0x6270, [0x06])
+        return frames
+    }
+
+    /// Polls FCTL until BUSY clears (bounded); fails on ABORT.
+    func waitForFlash(firstReply: [UInt8], address: Int) throws(DebuggerError) {
+        var fctl = firstReply[0]
+        var polls = 0
+        while fctl & 0x80 != 0 {
+            polls += 1
+            if polls >= maximumPolls { throw .flashBusy(address: address) }
+            try out(Self.readList([0x6270]), "waiting for the flash controller")
+            fctl = try input(1, "waiting for the flash controller")[0]
+        }
+        if fctl & 0x20 != 0 { throw .writeAborted(address: address) }
+    }
+
+    // MARK: - Verify
+
+    /// CRC-16 (0x8005, init 0xFFFF) as the chip's RNG unit computes it after seeding RNDL twice with 0xFF.
+    public static func crc(_ bytes: some Sequence<UInt8>) -> UInt16 { CRC16UMTS.update(0xFFFF, bytes) }
+
+    /// Verifies every byte of the image with the on-chip CRC: per chunk of ≤ 1 KiB inside one
+    /// 32 KiB bank, one OUT (bank, descriptor, clear DMAIRQ, seed, arm, trigger, read back) and one IN.
+    public func verifyCRC(_ image: MemoryImage, progress: (FlashProgress) -> Void = { _ in }) throws(DebuggerError) {
+        let chunks = Self.verifyChunks(image)
+        let total = chunks.reduce(0) { $0 + $1.count }
+        var done = 0
+        var bank = -1
+        for chunk in chunks {
+            var frames: [UInt8] = []
+            if chunk.lowerBound / 0x8000 != bank {
+                bank = chunk.lowerBound / 0x8000
+                frames += Self.setSFR(0xC7, UInt8(bank))  // MEMCTR.XBANK
+                frames += Self.setSFR(0xD4, 0x00) + Self.setSFR(0xD5, 0x08)  // DMA0CFG → descriptor
+            }
+            let source = 0x8000 + chunk.lowerBound % 0x8000
+            let descriptor: [UInt8] = [
+                UInt8(source >> 8), UInt8(source & 0xFF), 0x70, 0xBD, UInt8(chunk.count >> 8),
+                UInt8(chunk.count & 0xFF),
+                0x20, 0x42,
+            ]
+            frames += Frames.writeXdata(Self.descriptorBase, descriptor)
+            frames += Self.setSFR(0xD1, 0x00) + Self.setSFR(0xBC, 0xFF) + Self.setSFR(0xBC, 0xFF)
+            frames += Self.setSFR(0xD6, 0x01) + Self.setSFR(0xD7, 0x01)
+            frames += Self.readList([0x70D1, 0x70BC, 0x70BD])
+            try out(frames, "verifying at \(hex(chunk.lowerBound))")
+            var reply = try input(3, "verifying at \(hex(chunk.lowerBound))")
+            var polls = 0
+            while reply[0] & 0x01 == 0 {
+                polls += 1
+                if polls >= maximumPolls { throw .dmaTimeout(address: chunk.lowerBound) }
+                try out(Self.readList([0x70D1, 0x70BC, 0x70BD]), "waiting for the CRC DMA")
+                reply = try input(3, "waiting for the CRC DMA")
+            }
+            let crc = UInt16(reply[1]) | UInt16(reply[2]) << 8
+            guard crc == Self.crc(image.bytes(in: chunk, fill: 0xFF)) else {
+                throw .verifyMismatch(address: chunk.lowerBound)
+            }
+            done += chunk.count
+            progress(FlashProgress(phase: .verify, done: done, total: total))
+        }
+    }
+
+    /// The image's bytes in chunks of at most 1 KiB that never cross a 32 KiB bank.
+    static func verifyChunks(_ image: MemoryImage) -> [Range<Int>] {
+        var chunks: [Range<Int>] = []
+        for segment in image.segments {
+            var start = segment.start
+            while start < segment.end {
+                let end = min(segment.end, start + 1024, (start / 0x8000 + 1) * 0x8000)
+                chunks.append(start..<end)
+                start = end
+            }
+        }
+        return chunks
+    }
+
+    // MARK: - Read
+
+    /// Reads flash through CODE space: FMAP selects the bank (set by DEBUG_INSTR), then one OUT
+    /// and one IN per KiB.
+    public func readFlash(_ range: Range<Int>, progress: (FlashProgress) -> Void = { _ in }) throws(DebuggerError)
+        -> [UInt8]
+    {
+        do {
+            _ = try transport.controlIn(
+                request: Frames.Request.prepareRead, value: 0, index: 0, length: 1,
+                timeoutMilliseconds: timeoutMilliseconds)
+        } catch { throw .transport(error, during: "preparing to read flash") }
+        var result: [UInt8] = []
+        result.reserveCapacity(range.count)
+        var address = range.lowerBound
+        var bank = -1
+        while address < range.upperBound {
+            let end = min(range.upperBound, address + 1024, (address / 0x8000 + 1) * 0x8000)
+            var frames: [UInt8] = []
+            let codeAddress: Int
+            if address < 0x8000 {
+                codeAddress = address
+            } else {
+                if address / 0x8000 != bank {
+                    bank = address / 0x8000
+                    frames += Frames.setFMAP(UInt8(bank))
+                }
+                codeAddress = 0x8000 + address % 0x8000
+            }
+            frames += Frames.codePointer(UInt16(codeAddress)) + Frames.readCode(count: end - address)
+            try out(frames, "reading flash at \(hex(address))")
+            result += try input(end - address, "reading flash at \(hex(address))")
+            address = end
+            progress(FlashProgress(phase: .read, done: address - range.lowerBound, total: range.count))
+        }
+        return result
+    }
+
+    /// Reads `count` bytes of XDATA (info page, registers) in one OUT and one IN per KiB.
+    public func readXdata(_ address: Int, count: Int) throws(DebuggerError) -> [UInt8] {
+        var result: [UInt8] = []
+        var offset = 0
+        while offset < count {
+            let chunk = min(1024, count - offset)
+            try out(
+                Frames.setPointer(UInt16(address + offset)) + Frames.readBody(count: chunk),
+                "reading XDATA at \(hex(address + offset))")
+            result += try input(chunk, "reading XDATA")
+            offset += chunk
+        }
+        return result
+    }
+
+    /// The factory address from the info page, MSB first.
+    public func primaryAddress(chip: Chip) throws(DebuggerError) -> [UInt8] {
+        Array(try readXdata(chip.primaryAddress.xdata, count: chip.primaryAddress.length).reversed())
+    }
+
+    /// Resets the target and lets it run.
+    public func resetAndRun() throws(DebuggerError) {
+        try control(Frames.Request.reset, index: 0, "resetting the target to run")
+    }
+}
+
+func hex(_ value: Int) -> String { "0x" + String(value, radix: 16, uppercase: true) }

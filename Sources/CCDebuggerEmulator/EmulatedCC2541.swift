@@ -1,0 +1,368 @@
+/// A model of a CC2541F256 as seen through its debug interface: the halted 8051 executing single
+/// instructions, XDATA with SRAM, XREGs, the SFR mirror, the information page and the banked
+/// flash window, the DMA controller, the flash controller and the CRC unit.
+///
+/// Only what the debug interface can reach is modelled; facts from cc-debugger-protocol.md §4–§7
+/// and SWRU191 as quoted there.
+public final class EmulatedCC2541 {
+    /// Flash size in bytes.
+    public let flashSize: Int
+    /// Flash contents (0xFF = erased).
+    public var flash: [UInt8]
+    /// The 2 KiB information page (read-only to the debugger).
+    public var infoPage: [UInt8]
+    /// 8 KiB SRAM at XDATA 0x0000.
+    var sram = [UInt8](repeating: 0, count: 0x2000)
+    /// SFRs 0x80–0xFF, indexed by address − 0x80.
+    var sfr = [UInt8](repeating: 0, count: 0x80)
+    /// Internal RAM 0x00–0x7F.
+    var internalRAM = [UInt8](repeating: 0, count: 0x80)
+    /// Debug configuration byte.
+    var debugConfig: UInt8 = 0
+    /// True after reset into debug mode, until reset to run.
+    public private(set) var halted = false
+    /// True while the debug interface is locked (evaluated at reset).
+    public private(set) var debugLocked = false
+    /// Status polls left until a running chip erase completes.
+    var chipEraseRemaining = 0
+    /// The chip revision (CHVER).
+    public var revision: UInt8 = 0x13
+
+    // Flash controller.
+    var fctl: UInt8 = 0x04  // CM = 01
+    var faddr: Int = 0  // word address
+    var flashBusyPolls = 0
+    var wordBuffer: [UInt8] = []
+    /// Fault: the flash controller never finishes.
+    public var flashStuckBusy = false
+    /// Fault: flash cells whose bits read as 0 whatever is written (address → mask of stuck bits).
+    public var stuckAtZero: [Int: UInt8] = [:]
+
+    // CRC unit (RNDL/RNDH).
+    var crc: UInt16 = 0
+
+    // DMA.
+    struct Channel {
+        var source = 0
+        var destination = 0
+        var remaining = 0
+        var trigger: UInt8 = 0
+        var mode: UInt8 = 0
+        var sourceIncrement = 0
+        var destinationIncrement = 0
+        var armed = false
+    }
+    var channels = [Channel](repeating: Channel(), count: 5)
+
+    /// Polls a chip erase or a flash write stays busy, so hosts must poll.
+    public var busyPolls = 1
+
+    /// A blank (erased) chip with `ieee` as its factory address (MSB first, as printed).
+    public init(flashSize: Int = 256 * 1024, ieee: [UInt8] = [0x00, 0x12, 0x4B, 0x00, 0x25, 0x41]) {
+        self.flashSize = flashSize
+        flash = [UInt8](repeating: 0xFF, count: flashSize)
+        infoPage = [UInt8](repeating: 0xFF, count: 0x800)
+        for (offset, byte) in ieee.reversed().enumerated() { infoPage[0x0E + offset] = byte }
+        sfr[0xC7 - 0x80] = 0  // MEMCTR
+        sfr[0x9F - 0x80] = 0  // FMAP
+    }
+
+    /// The factory address, MSB first.
+    public var ieeeAddress: [UInt8] { Array(infoPage[0x0E..<0x14].reversed()) }
+
+    /// Locks the debug interface, as firmware writing the lock bits would (takes effect at reset).
+    public func setDebugLockBit() { flash[flashSize - 1] &= 0x7F }
+
+    // MARK: - Reset and status
+
+    /// Reset: into debug mode (halted) or running.
+    public func reset(halt: Bool) {
+        halted = halt
+        debugLocked = flash[flashSize - 1] & 0x80 == 0
+        sfr = [UInt8](repeating: 0, count: 0x80)
+        for channel in channels.indices { channels[channel].armed = false }
+        fctl = 0x04
+        flashBusyPolls = 0
+    }
+
+    var status: UInt8 {
+        var value: UInt8 = 0x02  // oscillator stable
+        if chipEraseRemaining > 0 { value |= 0x80 }
+        if halted { value |= 0x20 }
+        if debugLocked { value |= 0x04 }
+        return value
+    }
+
+    /// Runs one debug command (command byte + parameters); returns the reply bytes.
+    func debugCommand(_ command: [UInt8]) -> [UInt8] {
+        let opcode = command[0]
+        switch opcode & 0xF8 {
+        case 0x10:  // CHIP_ERASE
+            // SWRU191 disables CHIP_ERASE after other commands, yet the reference client issues
+            // them first and erases CC254x fine (§4.1); the model follows the silicon's practice.
+            flash = [UInt8](repeating: 0xFF, count: flashSize)
+            chipEraseRemaining = busyPolls
+            return [status]
+        case 0x18:  // WR_CONFIG
+            if !debugLocked { debugConfig = command.count > 1 ? command[1] : 0 }
+            return [status]
+        case 0x20: return [debugConfig]  // RD_CONFIG
+        case 0x30:  // READ_STATUS
+            let reply = status
+            if chipEraseRemaining > 0 {
+                chipEraseRemaining -= 1
+                if chipEraseRemaining == 0 { debugLocked = false }
+            }
+            return [reply]
+        case 0x40, 0x48: return [status]  // HALT, RESUME
+        case 0x50:  // DEBUG_INSTR
+            guard halted, !debugLocked else { return [0] }
+            execute(Array(command.dropFirst()))
+            return [sfr[0xE0 - 0x80]]
+        case 0x68: return [0x41, revision]  // GET_CHIP_ID
+        default: return [status]
+        }
+    }
+
+    // MARK: - 8051 instructions
+
+    var accumulator: UInt8 {
+        get { sfr[0xE0 - 0x80] }
+        set { sfr[0xE0 - 0x80] = newValue }
+    }
+
+    var dptr: Int {
+        get {
+            let second = sfr[0x92 - 0x80] & 1 == 1
+            let low = sfr[(second ? 0x84 : 0x82) - 0x80]
+            let high = sfr[(second ? 0x85 : 0x83) - 0x80]
+            return Int(high) << 8 | Int(low)
+        }
+        set {
+            let second = sfr[0x92 - 0x80] & 1 == 1
+            sfr[(second ? 0x84 : 0x82) - 0x80] = UInt8(newValue & 0xFF)
+            sfr[(second ? 0x85 : 0x83) - 0x80] = UInt8((newValue >> 8) & 0xFF)
+        }
+    }
+
+    /// Executes one instruction of the subset debuggers use.
+    func execute(_ instruction: [UInt8]) {
+        guard let opcode = instruction.first else { return }
+        switch (opcode, instruction.count) {
+        case (0x00, 1): break  // NOP
+        case (0xE4, 1): accumulator = 0  // CLR A
+        case (0xA3, 1): dptr = (dptr + 1) & 0xFFFF  // INC DPTR
+        case (0xE0, 1): accumulator = readXdata(dptr)  // MOVX A,@DPTR
+        case (0xF0, 1): writeXdata(dptr, accumulator)  // MOVX @DPTR,A
+        case (0x93, 1): accumulator = readCode((Int(accumulator) + dptr) & 0xFFFF)  // MOVC A,@A+DPTR
+        case (0x74, 2): accumulator = instruction[1]  // MOV A,#data
+        case (0xE5, 2): accumulator = readDirect(instruction[1])  // MOV A,direct
+        case (0xF5, 2): writeDirect(instruction[1], accumulator)  // MOV direct,A
+        case (0x75, 3): writeDirect(instruction[1], instruction[2])  // MOV direct,#data
+        case (0x90, 3): dptr = Int(instruction[1]) << 8 | Int(instruction[2])  // MOV DPTR,#data16
+        default: break  // not used by debuggers; ignored
+        }
+    }
+
+    func readDirect(_ address: UInt8) -> UInt8 {
+        address < 0x80 ? internalRAM[Int(address)] : readSFR(address)
+    }
+
+    func writeDirect(_ address: UInt8, _ value: UInt8) {
+        if address < 0x80 { internalRAM[Int(address)] = value } else { writeSFR(address, value) }
+    }
+
+    // MARK: - SFRs
+
+    func readSFR(_ address: UInt8) -> UInt8 {
+        switch address {
+        case 0xBC: return UInt8(crc & 0xFF)  // RNDL
+        case 0xBD: return UInt8(crc >> 8)  // RNDH
+        default: return sfr[Int(address) - 0x80]
+        }
+    }
+
+    func writeSFR(_ address: UInt8, _ value: UInt8) {
+        switch address {
+        case 0xBC: crc = crc << 8 | UInt16(value)  // RNDL: seed, one byte at a time
+        case 0xBD: crc = Self.crcStep(crc, value)  // RNDH: feed a byte through the CRC
+        case 0xD6:  // DMAARM
+            if value & 0x80 != 0 {  // ABORT
+                for channel in 0..<5 where value & (1 << channel) != 0 { channels[channel].armed = false }
+            } else {
+                for channel in 0..<5 where value & (1 << channel) != 0 && !channels[channel].armed { arm(channel) }
+            }
+            sfr[Int(address) - 0x80] = value
+        case 0xD7:  // DMAREQ: manual trigger
+            for channel in 0..<5 where value & (1 << channel) != 0 && channels[channel].armed { runManual(channel) }
+        default:
+            sfr[Int(address) - 0x80] = value
+        }
+    }
+
+    /// One bit-serial step of the RNG/CRC unit: polynomial 0x8005, byte fed MSB first.
+    static func crcStep(_ crc: UInt16, _ byte: UInt8) -> UInt16 {
+        var value = crc
+        for bit in (0..<8).reversed() {
+            let input = (byte >> UInt8(bit)) & 1
+            let top = UInt8(value >> 15) & 1
+            value <<= 1
+            if input ^ top == 1 { value ^= 0x8005 }
+        }
+        return value
+    }
+
+    // MARK: - XDATA and CODE maps
+
+    /// The XDATA map (cc-debugger-protocol.md §5.1).
+    public func readXdata(_ address: Int) -> UInt8 {
+        switch address {
+        case 0x0000..<0x2000: return sram[address]
+        case 0x6249: return revision
+        case 0x624A: return 0x41
+        case 0x6260: return 0
+        case 0x6270: return readFCTL()
+        case 0x6271: return UInt8(faddr & 0xFF)
+        case 0x6272: return UInt8((faddr >> 8) & 0xFF)
+        case 0x6276: return flashSize == 256 * 1024 ? 0x40 : 0x30  // FLASHSIZE 4 = 256 KB, 3 = 128 KB
+        case 0x6277: return 0x07  // 8 KB SRAM
+        case 0x7080..<0x7100: return readSFR(UInt8(address - 0x7000))
+        case 0x7800..<0x8000: return infoPage[address - 0x7800]
+        case 0x8000..<0x10000:
+            let bank = Int(sfr[0xC7 - 0x80] & 0x07)
+            return readFlash(bank * 0x8000 + address - 0x8000)
+        default: return 0
+        }
+    }
+
+    /// Writes through the XDATA map; read-only areas ignore the write.
+    public func writeXdata(_ address: Int, _ value: UInt8) {
+        switch address {
+        case 0x0000..<0x2000: sram[address] = value
+        case 0x6270: writeFCTL(value)
+        case 0x6271: faddr = faddr & 0xFF00 | Int(value)
+        case 0x6272: faddr = faddr & 0x00FF | Int(value) << 8
+        case 0x6273: feedFlashWord(value)
+        case 0x7080..<0x7100: writeSFR(UInt8(address - 0x7000), value)
+        default: break
+        }
+    }
+
+    /// CODE space: bank 0 at 0x0000, the FMAP bank at 0x8000.
+    func readCode(_ address: Int) -> UInt8 {
+        if address < 0x8000 { return readFlash(address) }
+        let bank = Int(sfr[0x9F - 0x80] & 0x07)
+        return readFlash(bank * 0x8000 + address - 0x8000)
+    }
+
+    func readFlash(_ address: Int) -> UInt8 {
+        guard address < flashSize else { return 0xFF }
+        return flash[address] & ~(stuckAtZero[address] ?? 0)
+    }
+
+    // MARK: - Flash controller
+
+    func readFCTL() -> UInt8 {
+        if flashBusyPolls > 0, !flashStuckBusy { flashBusyPolls -= 1 }
+        return fctl | (flashBusyPolls > 0 || flashStuckBusy ? 0x80 : 0)
+    }
+
+    func pageLocked(_ page: Int) -> Bool {
+        let lockBase = flashSize - 16
+        guard page < flashSize / 2048 - 1 else { return false }  // the lock page has no bit of its own
+        return flash[lockBase + page / 8] & (1 << UInt8(page % 8)) == 0
+    }
+
+    func writeFCTL(_ value: UInt8) {
+        fctl = value & 0x0C | (fctl & 0x20)
+        if value & 0x01 != 0 {  // page erase
+            let page = (faddr >> 9) & 0x7F
+            if pageLocked(page) {
+                fctl |= 0x20
+            } else {
+                fctl &= ~0x20
+                for address in (page * 2048)..<((page + 1) * 2048) { flash[address] = 0xFF }
+            }
+            flashBusyPolls = busyPolls
+        } else if value & 0x02 != 0 {  // write: pull data through DMA channels triggered by FLASH
+            fctl &= ~0x20
+            wordBuffer = []
+            for channel in 0..<5 where channels[channel].armed && channels[channel].trigger == 18 {
+                while channels[channel].armed { transferOne(channel) }
+            }
+            flashBusyPolls = busyPolls
+        }
+    }
+
+    /// FWDATA receives a byte; every fourth completes a word written at FADDR.
+    func feedFlashWord(_ value: UInt8) {
+        wordBuffer.append(value)
+        guard wordBuffer.count == 4 else { return }
+        let address = faddr * 4
+        let page = address / 2048
+        if address + 4 <= flashSize, !pageLocked(page) {
+            for offset in 0..<4 { flash[address + offset] &= wordBuffer[offset] }
+        } else {
+            fctl |= 0x20  // ABORT
+        }
+        faddr = (faddr + 1) & 0xFFFF
+        wordBuffer = []
+    }
+
+    // MARK: - DMA
+
+    func arm(_ channel: Int) {
+        let configLow = channel == 0 ? 0xD4 : 0xD2
+        let base = Int(sfr[configLow + 1 - 0x80]) << 8 | Int(sfr[configLow - 0x80])
+        let address = base + (channel == 0 ? 0 : 8 * (channel - 1))
+        let descriptor = (0..<8).map { readXdata(address + $0) }
+        func increment(_ bits: UInt8) -> Int { [0, 1, 2, -1][Int(bits & 3)] }
+        channels[channel] = Channel(
+            source: Int(descriptor[0]) << 8 | Int(descriptor[1]),
+            destination: Int(descriptor[2]) << 8 | Int(descriptor[3]),
+            remaining: Int(descriptor[4] & 0x1F) << 8 | Int(descriptor[5]),
+            trigger: descriptor[6] & 0x1F, mode: (descriptor[6] >> 5) & 3,
+            sourceIncrement: increment(descriptor[7] >> 6), destinationIncrement: increment(descriptor[7] >> 4),
+            armed: true)
+    }
+
+    /// Moves one byte on `channel`; disarms and raises its DMAIRQ flag when the count is done.
+    func transferOne(_ channel: Int) {
+        var state = channels[channel]
+        guard state.armed, state.remaining > 0 else {
+            channels[channel].armed = false
+            return
+        }
+        let value = state.source == 0x6260 ? pendingBurstByte : readXdata(state.source)
+        writeXdata(state.destination, value)
+        state.source += state.sourceIncrement
+        state.destination += state.destinationIncrement
+        state.remaining -= 1
+        if state.remaining == 0 {
+            state.armed = false
+            sfr[0xD1 - 0x80] |= 1 << UInt8(channel)
+        }
+        channels[channel] = state
+    }
+
+    func runManual(_ channel: Int) {
+        if channels[channel].mode == 1 {  // block: the whole count on one trigger
+            while channels[channel].armed { transferOne(channel) }
+        } else {
+            transferOne(channel)
+        }
+    }
+
+    /// The byte BURST_WRITE just put in DBGDATA.
+    var pendingBurstByte: UInt8 = 0
+
+    /// BURST_WRITE: each byte goes to DBGDATA and raises DMA trigger 31 (DBG_BW).
+    func burstWrite(_ bytes: ArraySlice<UInt8>) {
+        for byte in bytes {
+            pendingBurstByte = byte
+            for channel in 0..<5 where channels[channel].armed && channels[channel].trigger == 31 {
+                transferOne(channel)
+            }
+        }
+    }
+}

@@ -1,0 +1,151 @@
+public import CCDebugger
+
+/// Faults the emulated debugger can be told to produce.
+public struct EmulatorFaults: Sendable, Equatable {
+    /// After this many transfers the device disappears (every later transfer: no device).
+    public var unplugAfterTransfers: Int?
+    /// This transfer (1-based count) times out; the ones after it work again.
+    public var timeoutAtTransfer: Int?
+
+    /// No faults.
+    public init(unplugAfterTransfers: Int? = nil, timeoutAtTransfer: Int? = nil) {
+        self.unplugAfterTransfers = unplugAfterTransfers
+        self.timeoutAtTransfer = timeoutAtTransfer
+    }
+}
+
+/// A CC Debugger (0451:16A2, firmware 0x05CC) with an optional CC2541 attached, behind
+/// `DebuggerTransport`. Bulk OUT transfers are decoded frame by frame with the header rules of
+/// cc-debugger-protocol.md §3.2; replies collect in an output queue and are sent when a frame
+/// asks for a flush.
+public final class EmulatedDebugger: DebuggerTransport {
+    /// The attached chip, or `nil` for "no target".
+    public var chip: EmulatedCC2541?
+    /// Faults to inject.
+    public var faults = EmulatorFaults()
+    /// Firmware ID and revision reported by GET_STATE.
+    public var firmware: (id: UInt16, revision: UInt16) = (0x05CC, 0x0044)
+    /// USB bcdDevice (the "Debugger ID").
+    public let debuggerID: UInt16 = 0x8662
+    /// Every transfer, for protocol tests: direction tag and bytes.
+    public private(set) var log: [(kind: String, bytes: [UInt8])] = []
+    /// Keep `log` (off for big images).
+    public var logging = false
+
+    var slots = [UInt8](repeating: 0, count: 8)
+    var queue: [UInt8] = []
+    var sendable: [UInt8] = []
+    var transfers = 0
+    var unplugged = false
+
+    /// A debugger with `chip` attached.
+    public init(chip: EmulatedCC2541? = EmulatedCC2541()) { self.chip = chip }
+
+    func beginTransfer() throws(TransportError) {
+        transfers += 1
+        if let limit = faults.unplugAfterTransfers, transfers > limit { unplugged = true }
+        if unplugged { throw .noDevice }
+        if faults.timeoutAtTransfer == transfers { throw .timeout }
+    }
+
+    public func controlIn(request: UInt8, value: UInt16, index: UInt16, length: Int, timeoutMilliseconds: Int)
+        throws(TransportError) -> [UInt8]
+    {
+        try beginTransfer()
+        if logging { log.append(("ctrl-in \(String(request, radix: 16))", [])) }
+        switch request {
+        case Frames.Request.getState:
+            let target: UInt16 = chip == nil ? 0 : 0x2541
+            let reply = [
+                UInt8(target & 0xFF), UInt8(target >> 8), UInt8(firmware.id & 0xFF), UInt8(firmware.id >> 8),
+                UInt8(firmware.revision & 0xFF), UInt8(firmware.revision >> 8), 0x01, 0x00,
+            ]
+            return Array(reply.prefix(length))
+        case Frames.Request.prepareRead:
+            return Array([UInt8(0)].prefix(length))
+        default:
+            throw .pipe
+        }
+    }
+
+    public func controlOut(request: UInt8, value: UInt16, index: UInt16, data: [UInt8], timeoutMilliseconds: Int)
+        throws(TransportError)
+    {
+        try beginTransfer()
+        if logging { log.append(("ctrl-out \(String(request, radix: 16)) \(value) \(index)", data)) }
+        switch request {
+        case Frames.Request.setSpeed, Frames.Request.prepareDebugMode, Frames.Request.setChipInfo:
+            return
+        case Frames.Request.reset:
+            chip?.reset(halt: index == 1)
+            queue = []
+            sendable = []
+        default:
+            throw .pipe
+        }
+    }
+
+    public func bulkOut(_ data: [UInt8], timeoutMilliseconds: Int) throws(TransportError) {
+        try beginTransfer()
+        if logging { log.append(("out", data)) }
+        var offset = 0
+        while offset < data.count {
+            guard let consumed = runFrame(data, at: offset) else { throw .pipe }
+            offset += consumed
+        }
+    }
+
+    public func bulkIn(length: Int, timeoutMilliseconds: Int) throws(TransportError) -> [UInt8] {
+        try beginTransfer()
+        // Without a target or with nothing flushed, the debugger has nothing to send.
+        guard !sendable.isEmpty else { throw .timeout }
+        let count = min(length, sendable.count)
+        let reply = Array(sendable.prefix(count))
+        sendable.removeFirst(count)
+        if logging { log.append(("in", reply)) }
+        if count < length { throw .shortTransfer(expected: length, actual: count) }
+        return reply
+    }
+
+    /// Decodes and runs one frame starting at `offset`; returns its length, or `nil` when the
+    /// bytes are not a frame this debugger knows (the endpoint stalls).
+    func runFrame(_ data: [UInt8], at offset: Int) -> Int? {
+        let header = data[offset]
+        let type = header >> 4
+        let slot = Int((header >> 1) & 0x07)
+        let flush = header & 1 == 1
+        let (parameters, fromSlots, keep): (Int, Int, Bool)
+        switch type {
+        case 0x1: (parameters, fromSlots, keep) = (0, 0, true)
+        case 0x4: (parameters, fromSlots, keep) = (1, 0, true)
+        case 0x5: (parameters, fromSlots, keep) = (1, 0, false)
+        case 0x7: (parameters, fromSlots, keep) = (2, 0, true)
+        case 0x8: (parameters, fromSlots, keep) = (2, 0, false)
+        case 0x9: (parameters, fromSlots, keep) = (1, 1, false)
+        case 0xB: (parameters, fromSlots, keep) = (3, 0, false)
+        case 0xC: (parameters, fromSlots, keep) = (2, 1, false)
+        case 0xD: (parameters, fromSlots, keep) = (1, 2, false)
+        case 0xE:
+            guard offset + 3 <= data.count else { return nil }
+            let countBits = Int(data[offset + 1] & 0x07) << 8 | Int(data[offset + 2])
+            let count = countBits == 0 ? 2048 : countBits
+            guard data[offset + 1] & 0xF8 == 0x80, offset + 3 + count <= data.count else { return nil }
+            if let chip, chip.halted, !chip.debugLocked { chip.burstWrite(data[(offset + 3)..<(offset + 3 + count)]) }
+            return 3 + count
+        default:
+            return nil
+        }
+        guard offset + 2 + parameters <= data.count else { return nil }
+        var command = Array(data[(offset + 1)..<(offset + 2 + parameters)])
+        for index in 0..<fromSlots { command.append(slots[(slot + index) & 7]) }
+        let reply = chip?.debugCommand(command).first ?? 0
+        if keep {
+            if slot == 7 { queue.append(reply) } else { slots[slot] = reply }
+        }
+        if flush {
+            sendable += queue
+            queue = []
+        }
+        return 2 + parameters
+    }
+}

@@ -1,0 +1,201 @@
+import CCDebuggerEmulator
+import FirmwareTemplate
+import Foundation
+import IntelHex
+import TestSupport
+import Testing
+
+@testable import CCDebugger
+
+let cc2541 = Chip(
+    name: "CC2541F256", family: "CC2541", chipID: 0x41, debuggerTargetID: 0x2541, flashSize: 0x40000, pageSize: 2048,
+    ramSize: 8192, primaryAddress: (0x780E, 6), secondaryAddress: 0x3FFEA..<0x3FFF0, lockBits: 0x3FFF0..<0x40000,
+    nvPages: 125...126)
+
+/// A small program: code at 0, a table at 0x7F00, data in bank 2 (0x10000+).
+func sampleImage() throws -> MemoryImage {
+    var image = try MemoryImage(bytes: (0..<3000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }, at: 0)
+    try image.write((0..<38).map { UInt8($0) }, at: 0x7F00)
+    try image.write((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 13) }, at: 0x10000)
+    return image
+}
+
+/// Opens, connects, erases, programs, verifies: the sequence `flash` runs.
+func burn(_ image: MemoryImage, on debugger: EmulatedDebugger) throws -> CC254xSession {
+    let session = CC254xSession(transport: debugger)
+    let state = try session.open()
+    _ = try session.connect(targetID: state.targetID)
+    _ = try session.chipErase(targetID: state.targetID)
+    try session.program(try FlashPlan(image: image, chip: cc2541))
+    try session.verifyCRC(image)
+    return session
+}
+
+struct ProgrammerTests {
+    @Test func identifiesTheDebuggerAndTheChip() throws {
+        let debugger = EmulatedDebugger()
+        let session = CC254xSession(transport: debugger)
+        let state = try session.open()
+        #expect(state == DebuggerState(targetID: 0x2541, firmwareID: 0x05CC, firmwareRevision: 0x0044))
+        let chip = try session.connect(targetID: state.targetID)
+        #expect(chip == ChipIdentity(chipID: 0x41, revision: 0x13, flashSize: 256 * 1024, ramSize: 8192, locked: false))
+        #expect(try session.primaryAddress(chip: cc2541) == [0x00, 0x12, 0x4B, 0x00, 0x25, 0x41])
+    }
+
+    @Test(arguments: [0, 1, 3])
+    func erasesProgramsVerifiesAndReadsBack(busyPolls: Int) throws {
+        let debugger = EmulatedDebugger()
+        debugger.chip!.busyPolls = busyPolls
+        let image = try sampleImage()
+        let session = try burn(image, on: debugger)
+        let flash = debugger.chip!.flash
+        for segment in image.segments {
+            #expect(Array(flash[segment.range]) == segment.bytes)
+        }
+        #expect(flash[3000..<0x7F00].allSatisfy { $0 == 0xFF })
+        let read = try session.readFlash(0..<0x12000)
+        #expect(read == image.bytes(in: 0..<0x12000, fill: 0xFF))
+        try session.resetAndRun()
+        #expect(debugger.chip!.halted == false)
+    }
+
+    @Test func verifyFindsACorruptedCell() throws {
+        let debugger = EmulatedDebugger()
+        let image = try sampleImage()
+        // A cell whose lowest set bit (in the image's byte there) is stuck at 0.
+        let address = 0x10123
+        let byte = try #require(image[address])
+        try #require(byte != 0)
+        debugger.chip!.stuckAtZero[address] = byte & (~byte &+ 1)
+        let session = CC254xSession(transport: debugger)
+        let state = try session.open()
+        _ = try session.connect(targetID: state.targetID)
+        _ = try session.chipErase(targetID: state.targetID)
+        try session.program(try FlashPlan(image: image, chip: cc2541))
+        #expect(throws: DebuggerError.verifyMismatch(address: 0x10000)) { try session.verifyCRC(image) }
+        #expect(try session.readFlash(address..<(address + 1)) == [byte & ~(byte & (~byte &+ 1))])
+    }
+
+    @Test func skipsErasedBlocksAndCountsFarFewerTransfersThanTheReferenceClient() throws {
+        // A dense 64 KiB image: every block must be written.
+        let image = try MemoryImage(bytes: (0..<0x10000).map { UInt8(truncatingIfNeeded: $0 * 31 + 7) }, at: 0)
+        let debugger = EmulatedDebugger()
+        debugger.chip!.busyPolls = 0
+        let counting = CountingTransport(debugger)
+        let session = CC254xSession(transport: counting)
+        let state = try session.open()
+        _ = try session.connect(targetID: state.targetID)
+        _ = try session.chipErase(targetID: state.targetID)
+        counting.reset()
+        try session.program(try FlashPlan(image: image, chip: cc2541))
+        let program = counting.statistics
+        counting.reset()
+        try session.verifyCRC(image)
+        let verify = counting.statistics
+        // Reference client (§8): 6 transfers per KiB to program, 9 to CRC-verify.
+        #expect(Double(program.transfers) / 64 <= 2.1)
+        #expect(Double(verify.transfers) / 64 <= 2.1)
+        #expect(Double(program.transfers + verify.transfers) / 64 <= (6 + 9) / 2)
+
+        // A sparse image: only blocks that hold data are written.
+        var sparse = MemoryImage()
+        try sparse.write([1, 2, 3], at: 0x100)
+        try sparse.write([4], at: 0x3E000)
+        #expect(try FlashPlan(image: sparse, chip: cc2541).blocks.map(\.address) == [0x000, 0x3E000])
+    }
+
+    @Test func plansRefuseOversizedImagesAndTheLockPage() throws {
+        var tooBig = MemoryImage()
+        try tooBig.write([1], at: 0x40000)
+        #expect(throws: FlashPlanError.tooLarge(end: 0x40001, flashSize: 0x40000)) {
+            try FlashPlan(image: tooBig, chip: cc2541)
+        }
+        var lockPage = MemoryImage()
+        try lockPage.write([0x7F], at: 0x3FFFF)
+        #expect(throws: FlashPlanError.lastPage(address: 0x3FFFF)) { try FlashPlan(image: lockPage, chip: cc2541) }
+        #expect(try FlashPlan(image: lockPage, chip: cc2541, allowLastPage: true).blocks.count == 1)
+    }
+
+    @Test func lockedChipIsReportedAndAnEraseUnlocksIt() throws {
+        let debugger = EmulatedDebugger()
+        debugger.chip!.flash[0x100] = 0x42
+        debugger.chip!.setDebugLockBit()
+        let session = CC254xSession(transport: debugger)
+        let state = try session.open()
+        #expect(try session.connect(targetID: state.targetID).locked)
+        let identity = try session.chipErase(targetID: state.targetID)
+        #expect(!identity.locked)
+        #expect(debugger.chip!.flash[0x100] == 0xFF)
+    }
+
+    @Test func aLockedPageAbortsTheWrite() throws {
+        let debugger = EmulatedDebugger()
+        let session = CC254xSession(transport: debugger)
+        let state = try session.open()
+        _ = try session.connect(targetID: state.targetID)
+        _ = try session.chipErase(targetID: state.targetID)
+        debugger.chip!.flash[0x3FFF0] = 0xFE  // page 0 write-protected (as firmware could leave it)
+        let image = try MemoryImage(bytes: [1, 2, 3, 4], at: 0)
+        #expect(throws: DebuggerError.writeAborted(address: 0)) {
+            try session.program(try FlashPlan(image: image, chip: cc2541))
+        }
+    }
+
+    @Test func faultsGiveTheirErrorsAndNeverSuccess() throws {
+        let image = try sampleImage()
+        // No target.
+        let empty = EmulatedDebugger(chip: nil)
+        let session = CC254xSession(transport: empty)
+        let state = try session.open()
+        #expect(state.targetID == 0)
+        #expect(throws: DebuggerError.noTarget) { try session.connect(targetID: state.targetID) }
+        // Unplugged in the middle of programming.
+        let unplugged = EmulatedDebugger()
+        unplugged.faults.unplugAfterTransfers = 30
+        #expect { try burn(image, on: unplugged) } throws: { error in
+            guard case .transport(.noDevice, _) = error as? DebuggerError else { return false }
+            return true
+        }
+        // One transfer times out.
+        let slow = EmulatedDebugger()
+        slow.faults.timeoutAtTransfer = 12
+        #expect { try burn(image, on: slow) } throws: { error in
+            guard case .transport(.timeout, _) = error as? DebuggerError else { return false }
+            return true
+        }
+        // The flash controller never finishes.
+        let stuck = EmulatedDebugger()
+        stuck.chip!.flashStuckBusy = true
+        let stuckSession = CC254xSession(transport: stuck)
+        stuckSession.maximumPolls = 5
+        let stuckState = try stuckSession.open()
+        _ = try stuckSession.connect(targetID: stuckState.targetID)
+        #expect(throws: DebuggerError.flashBusy(address: 0)) {
+            try stuckSession.program(try FlashPlan(image: image, chip: cc2541))
+        }
+        // Still locked after an erase (erase never completes within the bound).
+        let stubborn = EmulatedDebugger()
+        stubborn.chip!.setDebugLockBit()
+        stubborn.chip!.busyPolls = 1000
+        let stubbornSession = CC254xSession(transport: stubborn)
+        stubbornSession.maximumErasePolls = 10
+        let stubbornState = try stubbornSession.open()
+        #expect(throws: DebuggerError.eraseTimeout) { try stubbornSession.chipErase(targetID: stubbornState.targetID) }
+    }
+}
+
+@Suite(.enabled(if: SharedFixtures.available, "needs ../shared/corpus"))
+struct CorpusProgrammingTests {
+    /// Real images, banked code included, through erase → program → CRC verify → read back.
+    @Test(arguments: [
+        "18_TI-BLE140-CC2541_SmartRF_HostTestRelease_All.hex", "01_ghostyu-SimpleBLEPeripheral-ibeacon-CC2541-IAR.hex",
+        "34_google-UriBeacon-SimpleBLEBroadcaster-CC2541.hex",
+    ])
+    func burnsARealImage(name: String) throws {
+        let image = try SharedFixtures.corpusMemory(name)
+        let debugger = EmulatedDebugger()
+        let session = try burn(image, on: debugger)
+        let end = image.endAddress!
+        #expect(try session.readFlash(0..<end) == image.bytes(in: 0..<end, fill: 0xFF))
+    }
+}
