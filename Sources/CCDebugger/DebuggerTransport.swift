@@ -78,6 +78,7 @@ public final class CountingTransport: DebuggerTransport {
     /// Starts counting again from zero.
     public func reset() { statistics = TransferStatistics() }
 
+    /// Counts, then forwards: a vendor control transfer from the device.
     public func controlIn(request: UInt8, value: UInt16, index: UInt16, length: Int, timeoutMilliseconds: Int)
         throws(TransportError) -> [UInt8]
     {
@@ -86,6 +87,7 @@ public final class CountingTransport: DebuggerTransport {
             request: request, value: value, index: index, length: length, timeoutMilliseconds: timeoutMilliseconds)
     }
 
+    /// Counts, then forwards: a vendor control transfer to the device.
     public func controlOut(request: UInt8, value: UInt16, index: UInt16, data: [UInt8], timeoutMilliseconds: Int)
         throws(TransportError)
     {
@@ -94,12 +96,14 @@ public final class CountingTransport: DebuggerTransport {
             request: request, value: value, index: index, data: data, timeoutMilliseconds: timeoutMilliseconds)
     }
 
+    /// Counts, then forwards: a bulk OUT transfer.
     public func bulkOut(_ data: [UInt8], timeoutMilliseconds: Int) throws(TransportError) {
         statistics.bulkOut += 1
         statistics.bytesOut += data.count
         try inner.bulkOut(data, timeoutMilliseconds: timeoutMilliseconds)
     }
 
+    /// Counts, then forwards: a bulk IN transfer of exactly `length` bytes.
     public func bulkIn(length: Int, timeoutMilliseconds: Int) throws(TransportError) -> [UInt8] {
         statistics.bulkIn += 1
         let bytes = try inner.bulkIn(length: length, timeoutMilliseconds: timeoutMilliseconds)

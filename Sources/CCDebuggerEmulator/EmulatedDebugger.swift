@@ -48,6 +48,7 @@ public final class EmulatedDebugger: DebuggerTransport {
         if faults.timeoutAtTransfer == transfers { throw .timeout }
     }
 
+    /// Emulated: a vendor control transfer from the device.
     public func controlIn(request: UInt8, value: UInt16, index: UInt16, length: Int, timeoutMilliseconds: Int)
         throws(TransportError) -> [UInt8]
     {
@@ -68,6 +69,7 @@ public final class EmulatedDebugger: DebuggerTransport {
         }
     }
 
+    /// Emulated: a vendor control transfer to the device.
     public func controlOut(request: UInt8, value: UInt16, index: UInt16, data: [UInt8], timeoutMilliseconds: Int)
         throws(TransportError)
     {
@@ -85,6 +87,7 @@ public final class EmulatedDebugger: DebuggerTransport {
         }
     }
 
+    /// Emulated: a bulk OUT transfer.
     public func bulkOut(_ data: [UInt8], timeoutMilliseconds: Int) throws(TransportError) {
         try beginTransfer()
         if logging { log.append(("out", data)) }
@@ -95,6 +98,7 @@ public final class EmulatedDebugger: DebuggerTransport {
         }
     }
 
+    /// Emulated: a bulk IN transfer of exactly `length` bytes.
     public func bulkIn(length: Int, timeoutMilliseconds: Int) throws(TransportError) -> [UInt8] {
         try beginTransfer()
         // Without a target or with nothing flushed, the debugger has nothing to send.
