@@ -99,6 +99,26 @@ public struct FlashPlan: Sendable, Equatable {
         lhs.image == rhs.image && lhs.blocks.map(\.address) == rhs.blocks.map(\.address)
     }
 
+    /// The image with the last page's secondary address (MSB first, as printed) and/or the debug
+    /// lock bit set, ready for `FlashPlan(image:chip:allowLastPage: true)`.
+    public static func withLastPage(
+        _ image: MemoryImage, chip: Chip, secondaryAddress: [UInt8]?, lockDebug: Bool
+    ) throws(FlashPlanError) -> MemoryImage {
+        var result = image
+        if let secondaryAddress {
+            guard secondaryAddress.count == chip.secondaryAddress.count else {
+                throw .badAddressLength(secondaryAddress.count, expected: chip.secondaryAddress.count)
+            }
+            try? result.write(secondaryAddress.reversed(), at: chip.secondaryAddress.lowerBound)
+        }
+        if lockDebug {
+            var lock = [UInt8](repeating: 0xFF, count: chip.lockBits.count)
+            lock[lock.count - 1] = 0x7F  // DBGLOCK is bit 7 of the last lock byte; 0 locks
+            try? result.write(lock, at: chip.lockBits.lowerBound)
+        }
+        return result
+    }
+
     /// Plans `image` for `chip`; refuses data beyond the flash, and data in the lock-bit page
     /// unless `allowLastPage` (writing it by accident can lock the chip).
     public init(image: MemoryImage, chip: Chip, allowLastPage: Bool = false) throws(FlashPlanError) {
@@ -130,6 +150,8 @@ public enum FlashPlanError: Error, Sendable, Equatable, CustomStringConvertible 
     case tooLarge(end: Int, flashSize: Int)
     /// The image has data in the last page (secondary address and lock bits).
     case lastPage(address: Int)
+    /// A secondary address of the wrong length.
+    case badAddressLength(Int, expected: Int)
 
     /// Plain-words reason.
     public var description: String {
@@ -139,6 +161,8 @@ public enum FlashPlanError: Error, Sendable, Equatable, CustomStringConvertible 
         case .lastPage(let address):
             return
                 "the image has data at \(hex(address)), in the last flash page, which holds the lock bits and the secondary address; writing it can lock the chip"
+        case .badAddressLength(let count, let expected):
+            return "the address has \(count) bytes; this chip's secondary address has \(expected)"
         }
     }
 }
@@ -450,6 +474,27 @@ public final class CC254xSession {
     /// The factory address from the info page, MSB first.
     public func primaryAddress(chip: Chip) throws(DebuggerError) -> [UInt8] {
         Array(try readXdata(chip.primaryAddress.xdata, count: chip.primaryAddress.length).reversed())
+    }
+
+    /// The secondary address in the last flash page, MSB first; `nil` when it is erased (all 0xFF).
+    public func secondaryAddress(chip: Chip) throws(DebuggerError) -> [UInt8]? {
+        let bytes = try readFlash(chip.secondaryAddress)
+        return bytes.allSatisfy { $0 == 0xFF } ? nil : Array(bytes.reversed())
+    }
+
+    /// Verifies by reading every byte of the image back; the mismatch names the exact address.
+    public func verifyRead(_ image: MemoryImage, progress: (FlashProgress) -> Void = { _ in }) throws(DebuggerError) {
+        let total = image.byteCount
+        var done = 0
+        for segment in image.segments {
+            let read = try readFlash(segment.range)
+            if let offset = zip(read, segment.bytes).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset
+            {
+                throw .verifyMismatch(address: segment.start + offset)
+            }
+            done += segment.bytes.count
+            progress(FlashProgress(phase: .verify, done: done, total: total))
+        }
     }
 
     /// Resets the target and lets it run.

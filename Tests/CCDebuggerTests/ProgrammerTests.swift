@@ -199,3 +199,36 @@ struct CorpusProgrammingTests {
         #expect(try session.readFlash(0..<end) == image.bytes(in: 0..<end, fill: 0xFF))
     }
 }
+
+struct LastPageTests {
+    @Test func secondaryAddressAndDebugLockAreWrittenAndReadBack() throws {
+        let debugger = EmulatedDebugger()
+        let image = try FlashPlan.withLastPage(
+            try sampleImage(), chip: cc2541, secondaryAddress: [0xC0, 0xFF, 0xEE, 0x12, 0x34, 0x56], lockDebug: true)
+        let session = CC254xSession(transport: debugger)
+        let state = try session.open()
+        _ = try session.connect(targetID: state.targetID)
+        #expect(try session.secondaryAddress(chip: cc2541) == nil)
+        _ = try session.chipErase(targetID: state.targetID)
+        try session.program(try FlashPlan(image: image, chip: cc2541, allowLastPage: true))
+        try session.verifyCRC(image)
+        try session.verifyRead(image)
+        #expect(try session.secondaryAddress(chip: cc2541) == [0xC0, 0xFF, 0xEE, 0x12, 0x34, 0x56])
+        #expect(Array(debugger.chip!.flash[0x3FFEA..<0x3FFF0]) == [0x56, 0x34, 0x12, 0xEE, 0xFF, 0xC0])
+        try session.resetAndRun()
+        // After the next reset into debug mode the chip reports itself locked.
+        #expect(try session.connect(targetID: state.targetID).locked)
+        #expect(throws: FlashPlanError.badAddressLength(5, expected: 6)) {
+            try FlashPlan.withLastPage(
+                MemoryImage(), chip: cc2541, secondaryAddress: [1, 2, 3, 4, 5], lockDebug: false)
+        }
+    }
+
+    @Test func readBackVerifyNamesTheExactAddress() throws {
+        let debugger = EmulatedDebugger()
+        let image = try sampleImage()
+        let session = try burn(image, on: debugger)
+        debugger.chip!.flash[0x10042] ^= 0x10
+        #expect(throws: DebuggerError.verifyMismatch(address: 0x10042)) { try session.verifyRead(image) }
+    }
+}
