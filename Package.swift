@@ -36,6 +36,7 @@ let package = Package(
             name: "CCBeaconCLI",
             dependencies: [
                 "IntelHex", "BeaconPayload", "StructuredText", "Storage", "FirmwareTemplate", "Provisioning",
+                "CCDebugger",
             ],
             swiftSettings: strictSettings
         ),
@@ -83,7 +84,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CCBeaconCLITests",
-            dependencies: ["CCBeaconCLI", "IntelHex", "BeaconPayload"],
+            dependencies: ["CCDebuggerEmulator", "CCDebugger", "CCBeaconCLI", "IntelHex", "BeaconPayload"],
             swiftSettings: strictSettings
         ),
     ],

@@ -1,3 +1,5 @@
+public import CCDebugger
+
 /// The `ccbeacon` command line: parses argv, runs a command, turns every error into a message, a
 /// hint and an exit status. `main.swift` only calls `run`.
 public enum CommandLineTool {
@@ -8,10 +10,12 @@ public enum CommandLineTool {
     static let commands: [CommandSpec] = [
         EncodeCommand.spec, GenerateCommand.spec, BatchCommand.spec, InspectCommand.spec, VerifyCommand.spec,
         ConvertCommand.spec, PatchCommand.spec, TemplateImportCommand.spec, TemplatesCommand.spec, BoardsCommand.spec,
+        DevicesCommand.spec, InfoCommand.spec, FlashCommand.spec, ReadCommand.spec, EraseCommand.spec,
     ]
 
-    /// Runs `arguments` (argv without the program name) and returns the exit status.
-    public static func run(_ arguments: [String], console: Console) -> Int32 {
+    /// Runs `arguments` (argv without the program name) and returns the exit status. `debuggers`
+    /// supplies the CC Debuggers (libusb in the tool, emulated ones in tests).
+    public static func run(_ arguments: [String], console: Console, debuggers: (any DebuggerProvider)? = nil) -> Int32 {
         switch ArgumentParser.parse(arguments, commands: commands) {
         case .failure(let error):
             console.diagnostics(usageMessage(error))
@@ -24,7 +28,7 @@ public enum CommandLineTool {
             return ExitCode.success.rawValue
         case .success(.run(let command)):
             do {
-                try execute(command, console: console)
+                try execute(command, console: console, debuggers: debuggers)
                 return ExitCode.success.rawValue
             } catch {
                 if error.exitCode == .usage {
@@ -38,7 +42,9 @@ public enum CommandLineTool {
         }
     }
 
-    static func execute(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+    static func execute(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
+        throws(CommandFailure)
+    {
         switch command.command {
         case EncodeCommand.spec.name: try EncodeCommand.run(command, console: console)
         case ConvertCommand.spec.name: try ConvertCommand.run(command, console: console)
@@ -50,6 +56,11 @@ public enum CommandLineTool {
         case TemplateImportCommand.spec.name: try TemplateImportCommand.run(command, console: console)
         case TemplatesCommand.spec.name: try TemplatesCommand.run(command, console: console)
         case BoardsCommand.spec.name: try BoardsCommand.run(command, console: console)
+        case DevicesCommand.spec.name: try DevicesCommand.run(command, console: console, debuggers: debuggers)
+        case InfoCommand.spec.name: try InfoCommand.run(command, console: console, debuggers: debuggers)
+        case FlashCommand.spec.name: try FlashCommand.run(command, console: console, debuggers: debuggers)
+        case ReadCommand.spec.name: try ReadCommand.run(command, console: console, debuggers: debuggers)
+        case EraseCommand.spec.name: try EraseCommand.run(command, console: console, debuggers: debuggers)
         default: throw .usage("unknown command '\(command.command)'")
         }
     }

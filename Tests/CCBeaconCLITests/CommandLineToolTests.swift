@@ -1,3 +1,4 @@
+import CCDebugger
 import Foundation
 import Synchronization
 import Testing
@@ -11,14 +12,14 @@ struct ToolRun {
     var output: String
     var diagnostics: String
 
-    init(_ arguments: [String]) {
+    init(_ arguments: [String], debuggers: (any DebuggerProvider)? = nil) {
         let output = Mutex("")
         let diagnostics = Mutex("")
         status = CommandLineTool.run(
             arguments,
             console: Console(
                 output: { text in output.withLock { $0 += text } },
-                diagnostics: { text in diagnostics.withLock { $0 += text } }))
+                diagnostics: { text in diagnostics.withLock { $0 += text } }), debuggers: debuggers)
         self.output = output.withLock { $0 }
         self.diagnostics = diagnostics.withLock { $0 }
     }

@@ -1,0 +1,407 @@
+import CCDebugger
+import FirmwareTemplate
+import IntelHex
+import StructuredText
+
+/// The udev rule that lets ordinary users open the debuggers (shipped as scripts/udev/99-ccbeacon.rules).
+let udevRule = """
+    SUBSYSTEM=="usb", ATTR{idVendor}=="0451", ATTR{idProduct}=="16a2", MODE="0660", TAG+="uaccess"
+    SUBSYSTEM=="usb", ATTR{idVendor}=="0451", ATTR{idProduct}=="16a0", MODE="0660", TAG+="uaccess"
+    SUBSYSTEM=="usb", ATTR{idVendor}=="11a0", ATTR{idProduct}=="db20", MODE="0660", TAG+="uaccess"
+    """
+
+/// Shared steps of the commands that talk to a debugger.
+enum DeviceSupport {
+    static let deviceOption = OptionSpec(
+        "--device", value: "SEL", help: "debugger as BUS:ADDRESS or serial (see 'ccbeacon devices')")
+
+    /// An open, connected session on the selected debugger, with the chip's facts.
+    struct Connection {
+        var device: DebuggerDevice
+        var session: CC254xSession
+        var state: DebuggerState
+        var identity: ChipIdentity
+        var chip: Chip?
+    }
+
+    static func provider(_ debuggers: (any DebuggerProvider)?) throws(CommandFailure) -> any DebuggerProvider {
+        guard let debuggers else {
+            throw CommandFailure(
+                .failure, "this ccbeacon was built without USB support", hint: "install libusb and rebuild")
+        }
+        return debuggers
+    }
+
+    static func connect(_ command: ParsedCommand, debuggers: (any DebuggerProvider)?) throws(CommandFailure)
+        -> Connection
+    {
+        let provider = try provider(debuggers)
+        let devices = try listDevices(provider)
+        let device: DebuggerDevice
+        do {
+            device = try DeviceSelection.choose(devices, selector: command.values["--device"])
+        } catch {
+            throw CommandFailure(.failure, error.description, hint: error.hint)
+        }
+        do {
+            let session = CC254xSession(transport: try provider.open(device))
+            let state = try session.open()
+            let identity = try session.connect(targetID: state.targetID, debuggerID: device.debuggerID)
+            let catalog = try? DataLocations.find(templatesOption: nil).loadBoards()
+            let chip = catalog?.chips.first {
+                $0.debuggerTargetID == state.targetID && $0.flashSize == identity.flashSize
+            }
+            return Connection(device: device, session: session, state: state, identity: identity, chip: chip)
+        } catch {
+            throw failure(error)
+        }
+    }
+
+    static func listDevices(_ provider: any DebuggerProvider) throws(CommandFailure) -> [DebuggerDevice] {
+        do { return try provider.devices() } catch { throw failure(error) }
+    }
+
+    /// The chip facts, or a clear refusal for a chip the boards data does not describe.
+    static func chip(_ connection: Connection) throws(CommandFailure) -> Chip {
+        guard let chip = connection.chip else {
+            throw CommandFailure(
+                .failure,
+                "the target (ID 0x\(String(connection.state.targetID, radix: 16, uppercase: true)), \(connection.identity.flashSize / 1024) KiB) is not in boards/chips.json",
+                hint: "ccbeacon programs the CC2540 and CC2541 with 128 or 256 KiB")
+        }
+        return chip
+    }
+
+    /// A debugger error as a message, a hint and exit status 1.
+    static func failure(_ error: DebuggerError) -> CommandFailure {
+        let hint: String
+        switch error {
+        case .transport(.accessDenied, _):
+            hint =
+                "you may not open the debugger; install the udev rule (scripts/udev/99-ccbeacon.rules) as /etc/udev/rules.d/99-ccbeacon.rules, then run 'sudo udevadm control --reload-rules && sudo udevadm trigger' and replug it. The rule:\n"
+                + udevRule
+        case .transport(.busy, _): hint = "another program (cc-tool, SmartRF) has the debugger open; close it"
+        case .transport(.noDevice, let during), .transport(.timeout, let during),
+            .transport(.shortTransfer, let during),
+            .transport(.pipe, let during), .transport(.other, let during):
+            hint =
+                during.hasPrefix("programming") || during.hasPrefix("verifying")
+                ? "the chip is left partly written; replug the debugger, press its reset button and run 'ccbeacon flash' again (it starts with a chip erase)"
+                : "replug the debugger, press its reset button and try again"
+        case .noTarget, .targetNotResponding:
+            hint =
+                "check the wiring (DD, DC, RESET_N, GND) and that the target is powered (VDD sense); then press the debugger's reset button until its LED is green"
+        case .targetLocked: hint = "the chip is debug-locked; 'ccbeacon erase' unlocks it (and clears the whole flash)"
+        case .unsupportedTarget: hint = "ccbeacon programs the CC2540 and CC2541"
+        case .eraseTimeout, .stillLockedAfterErase: hint = "power-cycle the target and try again"
+        case .flashBusy, .dmaTimeout: hint = "power-cycle the target and run the command again"
+        case .writeAborted:
+            hint = "a page is write-protected by lock bits; 'ccbeacon flash' erases first, so run it again"
+        case .verifyMismatch:
+            hint =
+                "the flash does not hold the image; run 'ccbeacon flash' again; if it repeats, the chip may be worn out"
+        }
+        return CommandFailure(.failure, error.description, hint: hint)
+    }
+
+    static func hexBytes(_ bytes: [UInt8], separator: String = ":") -> String {
+        bytes.map { byte in
+            let digits = String(byte, radix: 16, uppercase: true)
+            return digits.count == 1 ? "0" + digits : digits
+        }.joined(separator: separator)
+    }
+
+    static func progress(_ console: Console) -> (FlashProgress) -> Void {
+        var reporters: [FlashProgress.Phase: ProgressReporter] = [:]
+        return { event in
+            let reporter = reporters[event.phase] ?? ProgressReporter(console: console, label: event.phase.rawValue)
+            reporters[event.phase] = reporter
+            reporter.update(done: event.done, total: event.total)
+        }
+    }
+}
+
+/// `ccbeacon devices`.
+enum DevicesCommand {
+    static let spec = CommandSpec(
+        name: "devices", summary: "list the attached CC Debuggers and the chips they see",
+        usage: "ccbeacon devices [--json]",
+        details: """
+            Lists every CC Debugger (0451:16A2), SmartRF05EB (0451:16A0) and SmartRF04EB (11A0:DB20)
+            with its --device selector (BUS:ADDRESS), serial number, firmware and the target it detects.
+
+            Example:
+              ccbeacon devices
+            """,
+        options: [OptionSpec("--json", help: "machine-readable output")])
+
+    static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
+        throws(CommandFailure)
+    {
+        let provider = try DeviceSupport.provider(debuggers)
+        let devices = try DeviceSupport.listDevices(provider)
+        var rows: [[String]] = []
+        var json: [JSONValue] = []
+        for device in devices {
+            var target = "?"
+            var firmware = "?"
+            do {
+                let state = try CC254xSession(transport: try provider.open(device)).open()
+                target = state.targetID == 0 ? "none" : "CC" + String(state.targetID, radix: 16, uppercase: true)
+                firmware =
+                    "0x\(String(state.firmwareID, radix: 16, uppercase: true)) rev 0x\(String(state.firmwareRevision, radix: 16, uppercase: true))"
+            } catch {
+                target = "error: \(error)"
+            }
+            rows.append([device.selector, device.usbID, device.product, device.serial ?? "-", firmware, target])
+            json.append(
+                .object([
+                    ("device", .string(device.selector)), ("usb", .string(device.usbID)),
+                    ("product", .string(device.product)),
+                    ("serial", device.serial.map { .string($0) } ?? .null), ("firmware", .string(firmware)),
+                    ("target", .string(target)),
+                ]))
+        }
+        if command.flags.contains("--json") {
+            console.output(JSONValue.array(json).rendered() + "\n")
+        } else if devices.isEmpty {
+            console.output("no debuggers attached\n")
+        } else {
+            console.output(
+                Table.render(header: ["DEVICE", "USB", "PRODUCT", "SERIAL", "FIRMWARE", "TARGET"], rows: rows))
+        }
+    }
+}
+
+/// `ccbeacon info`.
+enum InfoCommand {
+    static let spec = CommandSpec(
+        name: "info", summary: "identify the target chip: ID, flash, lock state, IEEE addresses",
+        usage: "ccbeacon info [--device SEL] [--json]",
+        details: """
+            Resets the target into debug mode and reports the chip ID and revision, flash and RAM size,
+            whether the debug interface is locked, the factory (primary) IEEE address from the info
+            page and the secondary address from the last flash page. The chip is left halted.
+
+            Example:
+              ccbeacon info --device 1:7
+            """,
+        options: [DeviceSupport.deviceOption, OptionSpec("--json", help: "machine-readable output")])
+
+    static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
+        throws(CommandFailure)
+    {
+        let connection = try DeviceSupport.connect(command, debuggers: debuggers)
+        let identity = connection.identity
+        var primary: [UInt8]?
+        var secondary: [UInt8]?
+        if !identity.locked, let chip = connection.chip {
+            do {
+                primary = try connection.session.primaryAddress(chip: chip)
+                secondary = try connection.session.secondaryAddress(chip: chip)
+            } catch { throw DeviceSupport.failure(error) }
+        }
+        let name = connection.chip?.name ?? "CC" + String(connection.state.targetID, radix: 16, uppercase: true)
+        if command.flags.contains("--json") {
+            console.output(
+                JSONValue.object([
+                    ("device", .string(connection.device.selector)), ("chip", .string(name)),
+                    ("chipId", .integer(Int(identity.chipID))), ("revision", .integer(Int(identity.revision))),
+                    ("flashSize", .integer(identity.flashSize)), ("ramSize", .integer(identity.ramSize)),
+                    ("locked", .bool(identity.locked)),
+                    ("primaryAddress", primary.map { .string(DeviceSupport.hexBytes($0)) } ?? .null),
+                    ("secondaryAddress", secondary.map { .string(DeviceSupport.hexBytes($0)) } ?? .null),
+                ]).rendered() + "\n")
+            return
+        }
+        var lines = ["debugger \(connection.device.selector): \(connection.device.product)"]
+        if identity.locked {
+            lines.append("target: \(name), debug interface LOCKED (only 'ccbeacon erase' can unlock it)")
+        } else {
+            lines += [
+                "target: \(name) (chip ID 0x\(String(identity.chipID, radix: 16, uppercase: true)), revision 0x\(String(identity.revision, radix: 16, uppercase: true)))",
+                "flash: \(identity.flashSize / 1024) KiB, RAM: \(identity.ramSize / 1024) KiB, debug lock: off",
+                "primary IEEE address: \(primary.map { DeviceSupport.hexBytes($0) } ?? "?")",
+                "secondary address: \(secondary.map { DeviceSupport.hexBytes($0) } ?? "none (erased)")",
+            ]
+        }
+        console.output(lines.joined(separator: "\n") + "\n")
+    }
+}
+
+/// `ccbeacon erase`.
+enum EraseCommand {
+    static let spec = CommandSpec(
+        name: "erase", summary: "erase the whole chip (also clears the lock bits)",
+        usage: "ccbeacon erase [--device SEL]",
+        details: """
+            Resets the target into debug mode, runs a chip erase, waits for it (at most 8 s) and checks
+            that the chip is unlocked afterwards. Everything in flash is gone, including the secondary
+            address and the lock bits.
+
+            Example:
+              ccbeacon erase --device 1:7
+            """,
+        options: [DeviceSupport.deviceOption])
+
+    static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
+        throws(CommandFailure)
+    {
+        let connection = try DeviceSupport.connect(command, debuggers: debuggers)
+        do {
+            _ = try connection.session.chipErase(targetID: connection.state.targetID)
+            try connection.session.resetAndRun()
+        } catch { throw DeviceSupport.failure(error) }
+        console.output("erased the chip on \(connection.device.selector)\n")
+    }
+}
+
+/// `ccbeacon flash`.
+enum FlashCommand {
+    static let spec = CommandSpec(
+        name: "flash", summary: "erase, program, verify and start a chip",
+        usage:
+            "ccbeacon flash IMAGE.hex|IMAGE.bin [--base A] [--device SEL] [--verify crc|read|none] [--preserve-mac | --mac XX:XX:XX:XX:XX:XX] [--lock-debug] [--allow-last-page]",
+        details: """
+            Chip erase, then the image's 1 KiB blocks (blocks that are all 0xFF are skipped: erased
+            flash already reads so), then verification: by the chip's own CRC unit (default, fast), by
+            reading every byte back (--verify read), or none. Finally the target is reset and runs.
+
+            The last flash page holds the lock bits and the secondary address; an image with data there
+            is refused unless --allow-last-page. --mac writes a secondary BLE address (MSB first),
+            --preserve-mac keeps the one the chip has, --lock-debug locks the debug interface at the end
+            (only a chip erase undoes it).
+
+            Example:
+              ccbeacon flash out/Hall_A.hex --device 1:7
+            """,
+        options: [
+            DeviceSupport.deviceOption,
+            OptionSpec("--base", value: "A", help: "load address of a .bin image (default 0)"),
+            OptionSpec("--verify", value: "MODE", help: "crc (default), read or none"),
+            OptionSpec("--preserve-mac", help: "keep the chip's secondary address"),
+            OptionSpec("--mac", value: "XX:…", help: "write this secondary address (6 bytes, MSB first)"),
+            OptionSpec("--lock-debug", help: "lock the debug interface after programming"),
+            OptionSpec("--allow-last-page", help: "allow image data in the lock-bit page"),
+        ],
+        positionalNames: ["IMAGE"], requiredPositionals: 1)
+
+    static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
+        throws(CommandFailure)
+    {
+        let path = command.positionals[0]
+        let verifyMode = command.values["--verify"] ?? "crc"
+        guard ["crc", "read", "none"].contains(verifyMode) else {
+            throw .usage("--verify '\(verifyMode)' must be crc, read or none")
+        }
+        if command.flags.contains("--preserve-mac"), command.values["--mac"] != nil {
+            throw .usage("give --mac or --preserve-mac, not both")
+        }
+        let mac = try command.values["--mac"].map { text throws(CommandFailure) -> [UInt8] in
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            let bytes = parts.compactMap { $0.count == 2 ? UInt8($0, radix: 16) : nil }
+            guard parts.count == 6, bytes.count == 6 else {
+                throw .usage("--mac '\(text)' must be 6 bytes as XX:XX:XX:XX:XX:XX (most significant first)")
+            }
+            return bytes
+        }
+        let (image, _) = try CommandSupport.loadImage(path, base: command.values["--base"])
+        let connection = try DeviceSupport.connect(command, debuggers: debuggers)
+        let chip = try DeviceSupport.chip(connection)
+        let session = connection.session
+        let report = DeviceSupport.progress(console)
+        do {
+            // Check the plan before anything on the chip changes.
+            _ = try FlashPlan(image: image, chip: chip, allowLastPage: command.flags.contains("--allow-last-page"))
+            var secondary = mac
+            if command.flags.contains("--preserve-mac") {
+                guard !connection.identity.locked else {
+                    throw CommandFailure(
+                        .failure, "the target is locked, so its secondary address cannot be read to preserve it",
+                        hint: "run without --preserve-mac (the address is lost with the erase), or give --mac")
+                }
+                secondary = try session.secondaryAddress(chip: chip)
+            }
+            let full = try FlashPlan.withLastPage(
+                image, chip: chip, secondaryAddress: secondary, lockDebug: command.flags.contains("--lock-debug"))
+            let plan = try FlashPlan(image: full, chip: chip, allowLastPage: true)
+            _ = try session.chipErase(targetID: connection.state.targetID, progress: report)
+            try session.program(plan, progress: report)
+            switch verifyMode {
+            case "crc": try session.verifyCRC(full, progress: report)
+            case "read": try session.verifyRead(full, progress: report)
+            default: break
+            }
+            try session.resetAndRun()
+            var lines = [
+                "flashed \(path) to the \(chip.name) on \(connection.device.selector): \(plan.blocks.count) KiB written, "
+                    + (verifyMode == "none" ? "not verified" : "verified (\(verifyMode))") + "; the target is running"
+            ]
+            if let secondary { lines.append("secondary address: \(DeviceSupport.hexBytes(secondary))") }
+            if command.flags.contains("--lock-debug") {
+                lines.append("debug interface locked (only a chip erase unlocks it)")
+            }
+            console.output(lines.joined(separator: "\n") + "\n")
+        } catch let error as FlashPlanError {
+            throw .data(
+                "\(path): \(error)",
+                hint: "use --allow-last-page only if you mean to write lock bits or the secondary address")
+        } catch let error as DebuggerError {
+            throw DeviceSupport.failure(error)
+        } catch let failure as CommandFailure {
+            throw failure
+        } catch {
+            throw CommandFailure(.failure, "\(error)")
+        }
+    }
+}
+
+/// `ccbeacon read`.
+enum ReadCommand {
+    static let spec = CommandSpec(
+        name: "read", summary: "read the chip's flash to a HEX or .bin file",
+        usage: "ccbeacon read -o DUMP.hex|DUMP.bin [--device SEL] [--range START:END]",
+        details: """
+            Reads the whole flash (all banks; or --range, END exclusive) and writes it as Intel HEX
+            (16-byte records, 04 records per 64 KiB) or as a flat binary.
+
+            Example:
+              ccbeacon read -o dump.hex --device 1:7
+            """,
+        options: [
+            DeviceSupport.deviceOption,
+            OptionSpec("--output", short: "-o", value: "FILE", help: "output file (.hex or .bin)"),
+            OptionSpec("--range", value: "START:END", help: "only these addresses (END exclusive)"),
+        ])
+
+    static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
+        throws(CommandFailure)
+    {
+        guard let output = command.values["--output"] else { throw .usage("missing -o FILE") }
+        let format = try ImageFormat.of(output, role: "output")
+        let connection = try DeviceSupport.connect(command, debuggers: debuggers)
+        guard !connection.identity.locked else { throw DeviceSupport.failure(.targetLocked) }
+        let chip = try DeviceSupport.chip(connection)
+        let range =
+            try command.values["--range"].map { text throws(CommandFailure) in try Values.range(text, option: "--range")
+            }
+            ?? 0..<chip.flashSize
+        guard range.upperBound <= chip.flashSize else {
+            throw .usage("--range ends beyond the chip's \(chip.flashSize / 1024) KiB of flash")
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = try connection.session.readFlash(range, progress: DeviceSupport.progress(console))
+            try connection.session.resetAndRun()
+        } catch { throw DeviceSupport.failure(error) }
+        switch format {
+        case .bin:
+            try FileAccess.writeAtomically(bytes, to: output)
+        case .hex:
+            let image = (try? MemoryImage(bytes: bytes, at: range.lowerBound)) ?? MemoryImage()
+            try FileAccess.writeAtomically(HexWriter().text(for: image), to: output)
+        }
+        console.output(
+            "read \(bytes.count / 1024) KiB from the \(chip.name) on \(connection.device.selector) to \(output)\n")
+    }
+}

@@ -1,0 +1,111 @@
+/// One debugger on the USB bus.
+public struct DebuggerDevice: Sendable, Equatable {
+    /// USB bus number.
+    public var bus: Int
+    /// Device address on the bus.
+    public var address: Int
+    /// USB vendor ID.
+    public var vendorID: UInt16
+    /// USB product ID.
+    public var productID: UInt16
+    /// Product name (string descriptor, else the known name of the ID).
+    public var product: String
+    /// Serial number string, when the device has one.
+    public var serial: String?
+    /// bcdDevice, which the reference client prints as the "Debugger ID".
+    public var debuggerID: UInt16
+
+    /// Creates a device record.
+    public init(
+        bus: Int, address: Int, vendorID: UInt16, productID: UInt16, product: String, serial: String?,
+        debuggerID: UInt16
+    ) {
+        self.bus = bus
+        self.address = address
+        self.vendorID = vendorID
+        self.productID = productID
+        self.product = product
+        self.serial = serial
+        self.debuggerID = debuggerID
+    }
+
+    /// `bus:address`, the form `--device` takes.
+    public var selector: String { "\(bus):\(address)" }
+
+    /// `0451:16A2`.
+    public var usbID: String { hex4(vendorID) + ":" + hex4(productID) }
+
+    /// The debuggers ccbeacon drives: VID, PID, name (cc-debugger-protocol.md §1.1; the Chipcon
+    /// board 11A0:EB20, which uses other endpoints and a reset, is left out).
+    public static let supported: [(vendorID: UInt16, productID: UInt16, name: String)] = [
+        (0x0451, 0x16A2, "CC Debugger"), (0x11A0, 0xDB20, "SmartRF04 Evaluation Board"),
+        (0x0451, 0x16A0, "SmartRF05 Evaluation Board"),
+    ]
+}
+
+/// Where debuggers come from: libusb in the product, emulated ones in tests.
+public protocol DebuggerProvider: AnyObject {
+    /// Every supported debugger attached now.
+    func devices() throws(DebuggerError) -> [DebuggerDevice]
+    /// Opens one (configuration 1, interface 0 claimed).
+    func open(_ device: DebuggerDevice) throws(DebuggerError) -> any DebuggerTransport
+}
+
+/// Why no single debugger could be chosen.
+public enum DeviceSelectionError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// None attached.
+    case noDebugger
+    /// `--device` names none of them.
+    case notFound(selector: String, devices: [DebuggerDevice])
+    /// Several attached and no `--device`: ccbeacon never picks one at random.
+    case ambiguous([DebuggerDevice])
+
+    /// Plain-words reason, with the debuggers listed where it helps.
+    public var description: String {
+        switch self {
+        case .noDebugger:
+            return "no CC Debugger found (USB 0451:16A2, SmartRF05EB 0451:16A0 or SmartRF04EB 11A0:DB20)"
+        case .notFound(let selector, let devices):
+            return "no debugger '\(selector)'; attached: "
+                + (devices.isEmpty ? "none" : devices.map { "\($0.selector) (\($0.product))" }.joined(separator: ", "))
+        case .ambiguous(let devices):
+            return "\(devices.count) debuggers are attached; choose one with --device:\n"
+                + devices.map { "  \($0.selector)  \($0.product)\($0.serial.map { "  serial \($0)" } ?? "")" }.joined(
+                    separator: "\n")
+        }
+    }
+
+    /// What to do.
+    public var hint: String {
+        switch self {
+        case .noDebugger:
+            return "is it plugged in? 'lsusb' should list 0451:16a2; if it does, check the udev rule (see the README)"
+        case .notFound: return "run 'ccbeacon devices' to list them"
+        case .ambiguous: return "give --device BUS:ADDRESS or --device SERIAL"
+        }
+    }
+}
+
+/// Chooses the debugger a command works with.
+public enum DeviceSelection {
+    /// The device `selector` (`bus:address` or a serial number) names, or the only one attached.
+    public static func choose(_ devices: [DebuggerDevice], selector: String?) throws(DeviceSelectionError)
+        -> DebuggerDevice
+    {
+        guard let selector else {
+            guard !devices.isEmpty else { throw .noDebugger }
+            guard devices.count == 1 else { throw .ambiguous(devices) }
+            return devices[0]
+        }
+        if let match = devices.first(where: { $0.selector == selector || ($0.serial != nil && $0.serial == selector) })
+        {
+            return match
+        }
+        throw .notFound(selector: selector, devices: devices)
+    }
+}
+
+func hex4(_ value: UInt16) -> String {
+    let digits = String(value, radix: 16, uppercase: true)
+    return String(repeating: "0", count: 4 - digits.count) + digits
+}

@@ -1,0 +1,31 @@
+public import CCDebugger
+
+/// Several emulated debuggers on an imaginary USB bus, for tests of commands that select one.
+public final class EmulatorProvider: DebuggerProvider {
+    /// The debuggers, each on bus 1 at address 10 + its index.
+    public let debuggers: [EmulatedDebugger]
+    /// Serial numbers, `EMU0001`…
+    public var serials: [String?]
+
+    /// `count` debuggers, each with a blank CC2541 (distinct IEEE addresses).
+    public init(count: Int = 1) {
+        debuggers = (0..<count).map { index in
+            EmulatedDebugger(chip: EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x25, UInt8(0x41 + index)]))
+        }
+        serials = (0..<count).map { "EMU\(String(repeating: "0", count: 3 - String($0 + 1).count))\($0 + 1)" }
+    }
+
+    /// Lists the emulated debuggers.
+    public func devices() throws(DebuggerError) -> [DebuggerDevice] {
+        debuggers.indices.map { index in
+            DebuggerDevice(
+                bus: 1, address: 10 + index, vendorID: 0x0451, productID: 0x16A2, product: "CC Debugger",
+                serial: serials[index], debuggerID: debuggers[index].debuggerID)
+        }
+    }
+
+    /// Hands out the emulated debugger itself as the transport.
+    public func open(_ device: DebuggerDevice) throws(DebuggerError) -> any DebuggerTransport {
+        debuggers[device.address - 10]
+    }
+}

@@ -1,0 +1,149 @@
+import CCDebugger
+import CCDebuggerEmulator
+import Foundation
+import IntelHex
+import Testing
+
+@testable import CCBeaconCLI
+
+/// The device commands against emulated debuggers (in process; the same commands run against the
+/// real USB stack in the umockdev tests).
+struct DeviceCommandTests {
+    static let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
+
+    /// A station image from the bundled template.
+    static func station(_ scratch: Scratch, minor: Int = 2) throws -> String {
+        let path = scratch.path("station-\(minor).hex")
+        let run = ToolRun([
+            "generate", "--template", "cc2541-ibeacon", "--uuid", uuid, "--major", "1", "--minor", "\(minor)", "-o",
+            path,
+        ])
+        try #require(run.status == 0, "\(run.diagnostics)")
+        return path
+    }
+
+    @Test func devicesListsEveryDebuggerAndItsTarget() throws {
+        let provider = EmulatorProvider(count: 2)
+        provider.debuggers[1].chip = nil
+        let run = ToolRun(["devices"], debuggers: provider)
+        #expect(run.status == 0)
+        #expect(run.output.contains("1:10    0451:16A2  CC Debugger  EMU001  0x5CC rev 0x44  CC2541"))
+        #expect(run.output.contains("1:11    0451:16A2  CC Debugger  EMU002  0x5CC rev 0x44  none"))
+        #expect(ToolRun(["devices"], debuggers: EmulatorProvider(count: 0)).output == "no debuggers attached\n")
+    }
+
+    @Test func infoReportsTheChipAndItsAddresses() throws {
+        let provider = EmulatorProvider()
+        let run = ToolRun(["info"], debuggers: provider)
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.output.contains("target: CC2541F256 (chip ID 0x41, revision 0x13)"))
+        #expect(run.output.contains("flash: 256 KiB, RAM: 8 KiB, debug lock: off"))
+        #expect(run.output.contains("primary IEEE address: 00:12:4B:00:25:41"))
+        #expect(run.output.contains("secondary address: none (erased)"))
+    }
+
+    @Test func flashWritesVerifiesAndRunsTheStation() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try Self.station(scratch)
+        for mode in ["crc", "read", "none"] {
+            let provider = EmulatorProvider()
+            let run = ToolRun(["flash", image, "--verify", mode], debuggers: provider)
+            #expect(run.status == 0, "\(run.diagnostics)")
+            #expect(run.output.contains("flashed \(image) to the CC2541F256 on 1:10: 2 KiB written"))
+            let chip = provider.debuggers[0].chip!
+            #expect(!chip.halted, "the target runs at the end")
+            let memory = try IntelHexFile(text: try Data(contentsOf: URL(fileURLWithPath: image)).map { $0 }).memory
+            for segment in memory.segments { #expect(Array(chip.flash[segment.range]) == segment.bytes) }
+        }
+        // The chip then carries the station: read it back and verify it like a CI would.
+        let provider = EmulatorProvider()
+        #expect(ToolRun(["flash", image], debuggers: provider).status == 0)
+        let dump = scratch.path("dump.hex")
+        let read = ToolRun(["read", "-o", dump, "--range", "0:0x8000"], debuggers: provider)
+        #expect(read.status == 0, "\(read.diagnostics)")
+        let verify = ToolRun(["verify", dump, "--uuid", Self.uuid, "--major", "1", "--minor", "2"])
+        #expect(verify.status == 0, "\(verify.output)")
+    }
+
+    @Test func refusesToGuessAmongSeveralDebuggers() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try Self.station(scratch)
+        let provider = EmulatorProvider(count: 2)
+        let run = ToolRun(["flash", image], debuggers: provider)
+        #expect(run.status == 1)
+        #expect(
+            run.diagnostics.contains(
+                "2 debuggers are attached; choose one with --device:\n  1:10  CC Debugger  serial EMU001\n  1:11"))
+        #expect(provider.debuggers.allSatisfy { $0.chip!.flash.allSatisfy { $0 == 0xFF } }, "nothing was written")
+        #expect(ToolRun(["flash", image, "--device", "EMU002"], debuggers: provider).status == 0)
+        #expect(provider.debuggers[1].chip!.flash[0x7F00] == 0x42)
+        #expect(provider.debuggers[0].chip!.flash[0x7F00] == 0xFF)
+        let wrong = ToolRun(["info", "--device", "9:9"], debuggers: provider)
+        #expect(wrong.status == 1)
+        #expect(wrong.diagnostics.contains("no debugger '9:9'; attached: 1:10 (CC Debugger), 1:11 (CC Debugger)"))
+    }
+
+    @Test func macPreservationAndDebugLock() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try Self.station(scratch)
+        let provider = EmulatorProvider()
+        var run = ToolRun(["flash", image, "--mac", "C0:FF:EE:12:34:56"], debuggers: provider)
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(ToolRun(["info"], debuggers: provider).output.contains("secondary address: C0:FF:EE:12:34:56"))
+        run = ToolRun(["flash", image, "--preserve-mac", "--lock-debug"], debuggers: provider)
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.output.contains("secondary address: C0:FF:EE:12:34:56"))
+        let info = ToolRun(["info"], debuggers: provider)
+        #expect(info.output.contains("debug interface LOCKED"))
+        let read = ToolRun(["read", "-o", scratch.path("x.bin")], debuggers: provider)
+        #expect(read.status == 1)
+        #expect(read.diagnostics.contains("hint: the chip is debug-locked; 'ccbeacon erase' unlocks it"))
+        #expect(ToolRun(["erase"], debuggers: provider).status == 0)
+        #expect(ToolRun(["info"], debuggers: provider).output.contains("debug lock: off"))
+        #expect(ToolRun(["flash", image, "--mac", "C0:FF"], debuggers: provider).status == 64)
+        #expect(
+            ToolRun(["flash", image, "--mac", "C0:FF:EE:12:34:56", "--preserve-mac"], debuggers: provider).status == 64)
+    }
+
+    @Test func refusesLastPageDataUnlessAskedFor() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try scratch.write(
+            "lock.hex", ":02000004000 3F7\n".replacingOccurrences(of: " ", with: "") + ":01FFFF007F82\n:00000001FF\n")
+        let provider = EmulatorProvider()
+        let run = ToolRun(["flash", image], debuggers: provider)
+        #expect(run.status == 65, "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("in the last flash page"))
+        #expect(provider.debuggers[0].chip!.flash.allSatisfy { $0 == 0xFF })
+        #expect(ToolRun(["flash", image, "--allow-last-page"], debuggers: provider).status == 0)
+    }
+
+    @Test func faultsGiveActionableErrors() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try Self.station(scratch)
+        var run = ToolRun(["flash", image], debuggers: EmulatorProvider(count: 0))
+        #expect(run.status == 1)
+        #expect(run.diagnostics.contains("hint: is it plugged in?"))
+        let noTarget = EmulatorProvider()
+        noTarget.debuggers[0].chip = nil
+        run = ToolRun(["flash", image], debuggers: noTarget)
+        #expect(run.status == 1)
+        #expect(run.diagnostics.contains("the debugger sees no target chip"))
+        #expect(run.diagnostics.contains("check the wiring"))
+        let unplugged = EmulatorProvider()
+        unplugged.debuggers[0].faults.unplugAfterTransfers = 12
+        run = ToolRun(["flash", image], debuggers: unplugged)
+        #expect(run.status == 1)
+        #expect(run.diagnostics.contains("the debugger is gone (unplugged?)"))
+        let stuck = EmulatorProvider()
+        stuck.debuggers[0].chip!.stuckAtZero[0x7F10] = 0x01  // the byte there is 0x15: bit 0 is set
+        run = ToolRun(["flash", image], debuggers: stuck)
+        #expect(run.status == 1)
+        #expect(run.diagnostics.contains("verification failed"))
+        #expect(ToolRun(["devices"]).diagnostics.contains("built without USB support"))
+    }
+}
