@@ -27,6 +27,8 @@ let package = Package(
         ),
         .target(name: "CCDebugger", dependencies: ["IntelHex", "FirmwareTemplate"], swiftSettings: strictSettings),
         .target(name: "CCDebuggerEmulator", dependencies: ["CCDebugger"], swiftSettings: strictSettings),
+        .systemLibrary(name: "CLibUSB", pkgConfig: "libusb-1.0", providers: [.apt(["libusb-1.0-0-dev"])]),
+        .target(name: "CCDebuggerUSB", dependencies: ["CCDebugger", "CLibUSB"], swiftSettings: strictSettings),
         .target(
             name: "Provisioning",
             dependencies: ["FirmwareTemplate", "BeaconPayload", "IntelHex", "StructuredText", "Storage"],
@@ -42,12 +44,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "ccbeacon",
-            dependencies: ["CCBeaconCLI"],
+            dependencies: ["CCBeaconCLI", "CCDebuggerUSB"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "ccbeacon-bench",
-            dependencies: ["IntelHex"],
+            dependencies: ["IntelHex", "CCDebugger", "CCDebuggerEmulator", "FirmwareTemplate"],
             swiftSettings: strictSettings
         ),
         .target(

@@ -23,3 +23,8 @@ need_swift() {
     echo "error: the Swift toolchain (6.0 or newer) is not installed; see https://www.swift.org/install/linux/" >&2
     exit 1
 }
+
+# need_build_dependencies: the Debian packages the Swift build links against.
+need_build_dependencies() {
+    need_apt_packages libusb-1.0-0-dev
+}

@@ -1,6 +1,7 @@
 // In-process timing of ccbeacon's HEX engine for scripts/bench (release build).
 //
 // usage: ccbeacon-bench FILE.hex ADDRESS HEXBYTES RUNS OUTDIR
+//        ccbeacon-bench transfers FILE.hex   (USB transfers per KiB through the emulator, see Transfers.swift)
 // Prints one JSON object: medians in milliseconds of read+parse, patch, write (line-preserving
 // text to a file), and of a full re-emit with HexWriter for comparison with rewrite-based tools.
 import Foundation
@@ -19,6 +20,15 @@ func median(_ values: [Double]) -> Double {
 }
 
 let arguments = CommandLine.arguments
+if arguments.count == 3, arguments[1] == "transfers" {
+    do {
+        try transferBenchmark(arguments[2])
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("ccbeacon-bench: \(error)\n".utf8))
+        exit(1)
+    }
+}
 guard arguments.count == 6, let address = Int(arguments[2].dropFirst(2), radix: 16), let runs = Int(arguments[4]) else {
     FileHandle.standardError.write(Data("usage: ccbeacon-bench FILE.hex 0xADDRESS HEXBYTES RUNS OUTDIR\n".utf8))
     exit(64)

@@ -1,4 +1,5 @@
 import CCBeaconCLI
+import CCDebuggerUSB
 
 #if canImport(Glibc)
     import Glibc
@@ -21,4 +22,5 @@ func writeAll(_ text: String, to descriptor: Int32) {
 
 let console = Console(
     output: { writeAll($0, to: 1) }, diagnostics: { writeAll($0, to: 2) }, diagnosticsIsTerminal: isatty(2) == 1)
-exit(CommandLineTool.run(Array(CommandLine.arguments.dropFirst()), console: console))
+// libusb starts when a command first needs a debugger.
+exit(CommandLineTool.run(Array(CommandLine.arguments.dropFirst()), console: console, debuggers: LazyLibUSBProvider()))

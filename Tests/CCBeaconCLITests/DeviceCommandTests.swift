@@ -147,3 +147,16 @@ struct DeviceCommandTests {
         #expect(ToolRun(["devices"]).diagnostics.contains("built without USB support"))
     }
 }
+
+struct UdevRuleTests {
+    /// The rule the access-denied hint prints is the one shipped in scripts/udev/.
+    @Test func hintAndShippedRuleAgree() throws {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts/udev/99-ccbeacon.rules")
+        let shipped = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
+        #expect(shipped.map(String.init) == udevRule.split(separator: "\n").map(String.init))
+        let failure = DeviceSupport.failure(.transport(.accessDenied, during: "opening the debugger"))
+        #expect(failure.hint?.contains("/etc/udev/rules.d/99-ccbeacon.rules") == true)
+        #expect(failure.hint?.contains(udevRule) == true)
+    }
+}

@@ -1,0 +1,191 @@
+public import CCDebugger
+import CLibUSB
+
+/// CC Debuggers on the real USB bus, through libusb-1.0. This module is the only code that
+/// touches libusb.
+public final class LibUSBProvider: DebuggerProvider {
+    let context: OpaquePointer
+
+    /// Initialises libusb.
+    public init() throws(DebuggerError) {
+        var context: OpaquePointer?
+        let result = libusb_init(&context)
+        guard result == 0, let context else { throw .transport(LibUSBError.map(result), during: "starting libusb") }
+        self.context = context
+    }
+
+    deinit { libusb_exit(context) }
+
+    /// Every supported debugger on the bus. Names and serial numbers come from the string
+    /// descriptors when the device can be opened (without the udev rule it cannot; the known
+    /// name is used then).
+    public func devices() throws(DebuggerError) -> [DebuggerDevice] {
+        var list: UnsafeMutablePointer<OpaquePointer?>?
+        let count = libusb_get_device_list(context, &list)
+        guard count >= 0, let list else {
+            throw .transport(LibUSBError.map(Int32(count)), during: "listing USB devices")
+        }
+        defer { libusb_free_device_list(list, 1) }
+        var found: [DebuggerDevice] = []
+        for index in 0..<Int(count) {
+            guard let device = list[index] else { continue }
+            var descriptor = libusb_device_descriptor()
+            guard libusb_get_device_descriptor(device, &descriptor) == 0,
+                let known = DebuggerDevice.supported.first(where: {
+                    $0.vendorID == descriptor.idVendor && $0.productID == descriptor.idProduct
+                })
+            else { continue }
+            var product = known.name
+            var serial: String?
+            var handle: OpaquePointer?
+            if libusb_open(device, &handle) == 0, let handle {
+                product = Self.string(handle, descriptor.iProduct) ?? product
+                serial = Self.string(handle, descriptor.iSerialNumber)
+                libusb_close(handle)
+            }
+            found.append(
+                DebuggerDevice(
+                    bus: Int(libusb_get_bus_number(device)), address: Int(libusb_get_device_address(device)),
+                    vendorID: descriptor.idVendor, productID: descriptor.idProduct, product: product, serial: serial,
+                    debuggerID: descriptor.bcdDevice))
+        }
+        return found.sorted { ($0.bus, $0.address) < ($1.bus, $1.address) }
+    }
+
+    /// Opens `device`: configuration 1, interface 0 claimed.
+    public func open(_ device: DebuggerDevice) throws(DebuggerError) -> any DebuggerTransport {
+        var list: UnsafeMutablePointer<OpaquePointer?>?
+        let count = libusb_get_device_list(context, &list)
+        guard count >= 0, let list else {
+            throw .transport(LibUSBError.map(Int32(count)), during: "listing USB devices")
+        }
+        defer { libusb_free_device_list(list, 1) }
+        for index in 0..<Int(count) {
+            guard let candidate = list[index], Int(libusb_get_bus_number(candidate)) == device.bus,
+                Int(libusb_get_device_address(candidate)) == device.address
+            else { continue }
+            var handle: OpaquePointer?
+            let opened = libusb_open(candidate, &handle)
+            guard opened == 0, let handle else {
+                throw .transport(LibUSBError.map(opened), during: "opening the debugger")
+            }
+            let configured = libusb_set_configuration(handle, 1)
+            if configured != 0 && configured != Int32(LIBUSB_ERROR_BUSY.rawValue) {
+                libusb_close(handle)
+                throw .transport(LibUSBError.map(configured), during: "configuring the debugger")
+            }
+            let claimed = libusb_claim_interface(handle, 0)
+            guard claimed == 0 else {
+                libusb_close(handle)
+                throw .transport(LibUSBError.map(claimed), during: "claiming the debugger's interface")
+            }
+            return LibUSBTransport(handle: handle)
+        }
+        throw .transport(.noDevice, during: "opening the debugger at \(device.selector)")
+    }
+
+    static func string(_ handle: OpaquePointer, _ index: UInt8) -> String? {
+        guard index != 0 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let length = libusb_get_string_descriptor_ascii(handle, index, &buffer, Int32(buffer.count))
+        guard length > 0 else { return nil }
+        return String(decoding: buffer[0..<Int(length)], as: UTF8.self)
+    }
+}
+
+/// One open debugger: vendor control requests on endpoint 0, bulk EP4 OUT (0x04) and IN (0x84).
+public final class LibUSBTransport: DebuggerTransport {
+    let handle: OpaquePointer
+    static let bulkOutEndpoint: UInt8 = 0x04
+    static let bulkInEndpoint: UInt8 = 0x84
+
+    init(handle: OpaquePointer) { self.handle = handle }
+
+    deinit {
+        libusb_release_interface(handle, 0)
+        libusb_close(handle)
+    }
+
+    /// A vendor control transfer from the device.
+    public func controlIn(request: UInt8, value: UInt16, index: UInt16, length: Int, timeoutMilliseconds: Int)
+        throws(TransportError) -> [UInt8]
+    {
+        var buffer = [UInt8](repeating: 0, count: length)
+        let result = libusb_control_transfer(
+            handle, 0xC0, request, value, index, &buffer, UInt16(length), UInt32(timeoutMilliseconds))
+        guard result >= 0 else { throw LibUSBError.map(result) }
+        return Array(buffer[0..<Int(result)])
+    }
+
+    /// A vendor control transfer to the device.
+    public func controlOut(request: UInt8, value: UInt16, index: UInt16, data: [UInt8], timeoutMilliseconds: Int)
+        throws(TransportError)
+    {
+        var buffer = data
+        let result = libusb_control_transfer(
+            handle, 0x40, request, value, index, &buffer, UInt16(data.count), UInt32(timeoutMilliseconds))
+        guard result >= 0 else { throw LibUSBError.map(result) }
+        guard Int(result) == data.count else { throw .shortTransfer(expected: data.count, actual: Int(result)) }
+    }
+
+    /// A bulk OUT transfer; fewer bytes moved than given is an error.
+    public func bulkOut(_ data: [UInt8], timeoutMilliseconds: Int) throws(TransportError) {
+        var buffer = data
+        var transferred: Int32 = 0
+        let result = libusb_bulk_transfer(
+            handle, Self.bulkOutEndpoint, &buffer, Int32(data.count), &transferred, UInt32(timeoutMilliseconds))
+        guard result == 0 else { throw LibUSBError.map(result) }
+        guard Int(transferred) == data.count else {
+            throw .shortTransfer(expected: data.count, actual: Int(transferred))
+        }
+    }
+
+    /// A bulk IN transfer of exactly `length` bytes.
+    public func bulkIn(length: Int, timeoutMilliseconds: Int) throws(TransportError) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: length)
+        var transferred: Int32 = 0
+        let result = libusb_bulk_transfer(
+            handle, Self.bulkInEndpoint, &buffer, Int32(length), &transferred, UInt32(timeoutMilliseconds))
+        guard result == 0 else { throw LibUSBError.map(result) }
+        guard Int(transferred) == length else { throw .shortTransfer(expected: length, actual: Int(transferred)) }
+        return buffer
+    }
+}
+
+/// libusb error codes as `TransportError`s.
+enum LibUSBError {
+    static func map(_ code: Int32) -> TransportError {
+        switch code {
+        case Int32(LIBUSB_ERROR_TIMEOUT.rawValue): return .timeout
+        case Int32(LIBUSB_ERROR_NO_DEVICE.rawValue): return .noDevice
+        case Int32(LIBUSB_ERROR_ACCESS.rawValue): return .accessDenied
+        case Int32(LIBUSB_ERROR_BUSY.rawValue): return .busy
+        case Int32(LIBUSB_ERROR_PIPE.rawValue): return .pipe
+        default: return .other(String(cString: libusb_error_name(code)))
+        }
+    }
+}
+
+/// Starts libusb on first use, so commands that need no debugger never pay for it; if libusb
+/// cannot start, every use reports why.
+public final class LazyLibUSBProvider: DebuggerProvider {
+    private var provider: LibUSBProvider?
+
+    /// Nothing happens until a debugger is asked for.
+    public init() {}
+
+    private func started() throws(DebuggerError) -> LibUSBProvider {
+        if let provider { return provider }
+        let provider = try LibUSBProvider()
+        self.provider = provider
+        return provider
+    }
+
+    /// See `LibUSBProvider.devices()`.
+    public func devices() throws(DebuggerError) -> [DebuggerDevice] { try started().devices() }
+
+    /// See `LibUSBProvider.open(_:)`.
+    public func open(_ device: DebuggerDevice) throws(DebuggerError) -> any DebuggerTransport {
+        try started().open(device)
+    }
+}

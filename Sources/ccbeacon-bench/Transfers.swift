@@ -1,0 +1,50 @@
+import CCDebugger
+import CCDebuggerEmulator
+import FirmwareTemplate
+import Foundation
+import IntelHex
+
+/// `ccbeacon-bench transfers IMAGE.hex`: USB transfers and bytes per KiB for program and CRC
+/// verify of an image, through the in-process emulator, as JSON.
+func transferBenchmark(_ path: String) throws {
+    let image = try IntelHexFile(text: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))).memory
+    let chip = Chip(
+        name: "CC2541F256", family: "CC2541", chipID: 0x41, debuggerTargetID: 0x2541, flashSize: 0x40000,
+        pageSize: 2048, ramSize: 8192, primaryAddress: (0x780E, 6), secondaryAddress: 0x3FFEA..<0x3FFF0,
+        lockBits: 0x3FFF0..<0x40000, nvPages: 125...126)
+    let debugger = EmulatedDebugger()
+    // Flash writes finish before the next burst arrives, as on hardware at the default speed.
+    debugger.chip!.busyPolls = 0
+    let counting = CountingTransport(debugger)
+    let session = CC254xSession(transport: counting)
+    let state = try session.open()
+    _ = try session.connect(targetID: state.targetID)
+    _ = try session.chipErase(targetID: state.targetID)
+    let plan = try FlashPlan(image: image, chip: chip)
+    counting.reset()
+    try session.program(plan)
+    let program = counting.statistics
+    counting.reset()
+    try session.verifyCRC(image)
+    let verify = counting.statistics
+    // The reference client writes every 1 KiB block from 0 to the image's end and CRC-verifies
+    // the image's bytes in chunks of at most 1 KiB (cc-debugger-protocol.md §7.3, §7.6, §8).
+    let referenceBlocks = ((image.endAddress ?? 0) + 1023) / 1024
+    let verifyChunks = image.segments.reduce(0) { total, segment in
+        var count = 0
+        var start = segment.start
+        while start < segment.end {
+            start = min(segment.end, start + 1024, (start / 0x8000 + 1) * 0x8000)
+            count += 1
+        }
+        return total + count
+    }
+    let kib = Double(image.byteCount) / 1024
+    print(
+        """
+        {"image": "\(path)", "dataKiB": \(kib), "blocksWritten": \(plan.blocks.count), \
+        "programTransfers": \(program.transfers), "programBytesOut": \(program.bytesOut), \
+        "verifyTransfers": \(verify.transfers), "verifyBytesOut": \(verify.bytesOut), \
+        "referenceProgramTransfers": \(6 * referenceBlocks), "referenceVerifyTransfers": \(9 * verifyChunks)}
+        """)
+}
