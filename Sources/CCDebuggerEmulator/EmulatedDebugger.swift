@@ -25,6 +25,8 @@ public final class EmulatedDebugger: DebuggerTransport {
     public var faults = EmulatorFaults()
     /// Firmware ID and revision reported by GET_STATE.
     public var firmware: (id: UInt16, revision: UInt16) = (0x05CC, 0x0044)
+    /// The target ID GET_STATE reports while a chip is attached (0x2541; others model foreign chips).
+    public var targetID: UInt16 = 0x2541
     /// USB bcdDevice (the "Debugger ID").
     public let debuggerID: UInt16 = 0x8662
     /// Every transfer, for protocol tests: direction tag and bytes.
@@ -56,7 +58,7 @@ public final class EmulatedDebugger: DebuggerTransport {
         if logging { log.append(("ctrl-in \(String(request, radix: 16))", [])) }
         switch request {
         case Frames.Request.getState:
-            let target: UInt16 = chip == nil ? 0 : 0x2541
+            let target: UInt16 = chip == nil ? 0 : targetID
             let reply = [
                 UInt8(target & 0xFF), UInt8(target >> 8), UInt8(firmware.id & 0xFF), UInt8(firmware.id >> 8),
                 UInt8(firmware.revision & 0xFF), UInt8(firmware.revision >> 8), 0x01, 0x00,

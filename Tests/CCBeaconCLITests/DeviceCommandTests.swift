@@ -145,6 +145,23 @@ struct DeviceCommandTests {
         #expect(run.status == 1)
         #expect(run.diagnostics.contains("verification failed"))
         #expect(ToolRun(["devices"]).diagnostics.contains("built without USB support"))
+        let foreign = EmulatorProvider()
+        foreign.debuggers[0].targetID = 0x2530
+        run = ToolRun(["info"], debuggers: foreign)
+        #expect(run.status == 1)
+        #expect(run.diagnostics.contains("the target is a CC2530, not a CC2540/CC2541"))
+    }
+
+    @Test func imagesLargerThanTheFlashAreRefusedBeforeTouchingTheChip() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try scratch.write("big.hex", ":020000040004F6\n:0100000011EE\n:00000001FF\n")
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip!.flash[0] = 0x12
+        let run = ToolRun(["flash", image], debuggers: provider)
+        #expect(run.status == 65, "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("beyond the chip's 256 KiB of flash"))
+        #expect(provider.debuggers[0].chip!.flash[0] == 0x12, "the chip was not erased")
     }
 }
 
