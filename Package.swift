@@ -29,6 +29,8 @@ let package = Package(
         .target(name: "CCDebuggerEmulator", dependencies: ["CCDebugger"], swiftSettings: strictSettings),
         .systemLibrary(name: "CLibUSB", pkgConfig: "libusb-1.0", providers: [.apt(["libusb-1.0-0-dev"])]),
         .target(name: "CCDebuggerUSB", dependencies: ["CCDebugger", "CLibUSB"], swiftSettings: strictSettings),
+        .systemLibrary(name: "CUMockdev", pkgConfig: "umockdev-1.0", providers: [.apt(["libumockdev-dev"])]),
+        .target(name: "CUSBEmulation", dependencies: ["CUMockdev"]),
         .target(
             name: "Provisioning",
             dependencies: ["FirmwareTemplate", "BeaconPayload", "IntelHex", "StructuredText", "Storage"],
@@ -45,6 +47,11 @@ let package = Package(
         .executableTarget(
             name: "ccbeacon",
             dependencies: ["CCBeaconCLI", "CCDebuggerUSB"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "cc-debugger-emulator",
+            dependencies: ["CCDebugger", "CCDebuggerEmulator", "CUSBEmulation", "IntelHex", "Storage"],
             swiftSettings: strictSettings
         ),
         .executableTarget(

@@ -84,6 +84,7 @@ public final class EmulatedDebugger: DebuggerTransport {
             chip?.reset(halt: index == 1)
             queue = []
             sendable = []
+            if index == 0 { onResetToRun?(self) }
         default:
             throw .pipe
         }
@@ -101,6 +102,24 @@ public final class EmulatedDebugger: DebuggerTransport {
     }
 
     /// Emulated: a bulk IN transfer of exactly `length` bytes.
+    /// For a USB bridge: up to `length` queued reply bytes (fewer is a short packet), or `nil` when
+    /// nothing is queued yet. Counts as a transfer like `bulkIn`.
+    public func takeReply(upTo length: Int) throws(TransportError) -> [UInt8]? {
+        try beginTransfer()
+        guard !sendable.isEmpty else {
+            transfers -= 1  // the URB waits; it is counted when it completes
+            return nil
+        }
+        let count = min(length, sendable.count)
+        let reply = Array(sendable.prefix(count))
+        sendable.removeFirst(count)
+        if logging { log.append(("in", reply)) }
+        return reply
+    }
+
+    /// Called after the target is reset to run: lets a bench swap in the next chip.
+    public var onResetToRun: ((EmulatedDebugger) -> Void)?
+
     public func bulkIn(length: Int, timeoutMilliseconds: Int) throws(TransportError) -> [UInt8] {
         try beginTransfer()
         // Without a target or with nothing flushed, the debugger has nothing to send.

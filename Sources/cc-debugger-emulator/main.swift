@@ -1,0 +1,159 @@
+// cc-debugger-emulator: runs a command with N emulated CC Debuggers (each with its own CC2541)
+// visible to it as real USB devices through umockdev, so unmodified libusb programs (ccbeacon,
+// cc-tool) drive them. Serves the transfers with the same Swift emulator as the in-process tests.
+//
+//   cc-debugger-emulator [--devices N] [--flash IMAGE] [--ieee XX:XX:XX:XX:XX:XX] [--locked]
+//       [--fault unplug-after=N|timeout-at=N|stuck-busy|corrupt=ADDR:MASK|no-target]
+//       [--save-flash FILE] [--log FILE] [--bench [--chips N]] -- COMMAND ARGS…
+import CCDebugger
+import CCDebuggerEmulator
+import CUSBEmulation
+import IntelHex
+import Storage
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+func fail(_ message: String, status: Int32 = 64) -> Never {
+    let line = Array("cc-debugger-emulator: \(message)\n".utf8)
+    _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    exit(status)
+}
+
+// MARK: - Options
+
+var arguments = Array(CommandLine.arguments.dropFirst())
+guard let separator = arguments.firstIndex(of: "--"), separator + 1 < arguments.count else {
+    fail("usage: cc-debugger-emulator [OPTIONS] -- COMMAND ARGS…")
+}
+let command = Array(arguments[(separator + 1)...])
+arguments = Array(arguments[..<separator])
+var deviceCount = 1
+var flashImage: String?
+var ieee: [UInt8]?
+var locked = false
+var faults: [String] = []
+var saveFlash: String?
+var logPath: String?
+var bench = false
+var chipLimit = Int.max
+var index = 0
+@MainActor func value() -> String {
+    index += 1
+    guard index < arguments.count else { fail("\(arguments[index - 1]) needs a value") }
+    return arguments[index]
+}
+while index < arguments.count {
+    switch arguments[index] {
+    case "--devices": deviceCount = Int(value()) ?? 0
+    case "--chip":
+        guard value().lowercased() == "cc2541f256" else { fail("only --chip cc2541f256 is emulated") }
+    case "--flash": flashImage = value()
+    case "--ieee":
+        let parts = value().split(separator: ":").compactMap { UInt8($0, radix: 16) }
+        guard parts.count == 6 else { fail("--ieee takes 6 bytes, XX:XX:XX:XX:XX:XX") }
+        ieee = parts
+    case "--locked": locked = true
+    case "--fault": faults.append(value())
+    case "--save-flash": saveFlash = value()
+    case "--log": logPath = value()
+    case "--bench": bench = true
+    case "--chips": chipLimit = Int(value()) ?? 0
+    default: fail("unknown option \(arguments[index])")
+    }
+    index += 1
+}
+guard (1...16).contains(deviceCount) else { fail("--devices must be 1…16") }
+
+// MARK: - Emulators
+
+var image: MemoryImage?
+if let flashImage {
+    do {
+        let bytes = try Files.read(flashImage)
+        image =
+            Files.pathExtension(flashImage).lowercased() == "bin"
+            ? try MemoryImage(bytes: bytes, at: 0) : try IntelHexFile(text: bytes, fileName: flashImage).memory
+    } catch { fail("cannot load \(flashImage): \(error)", status: 65) }
+}
+
+let debuggers: [EmulatedDebugger] = (0..<deviceCount).map { number in
+    let chip = freshChip(number == 0 ? ieee : nil)
+    if let image {
+        for segment in image.segments where segment.end <= chip.flashSize {
+            chip.flash.replaceSubrange(segment.range, with: segment.bytes)
+        }
+    }
+    if locked { chip.setDebugLockBit() }
+    return EmulatedDebugger(chip: chip)
+}
+for fault in faults {
+    let parts = fault.split(separator: "=", maxSplits: 1).map(String.init)
+    for debugger in debuggers {
+        switch parts[0] {
+        case "unplug-after": debugger.faults.unplugAfterTransfers = Int(parts.last!) ?? 0
+        case "timeout-at": debugger.faults.timeoutAtTransfer = Int(parts.last!) ?? 0
+        case "stuck-busy": debugger.chip?.flashStuckBusy = true
+        case "no-target": debugger.chip = nil
+        case "corrupt":
+            let pieces = parts.last!.split(separator: ":").compactMap {
+                Int($0.hasPrefix("0x") ? $0.dropFirst(2) : $0, radix: 16)
+            }
+            guard pieces.count == 2 else { fail("--fault corrupt=ADDR:MASK (hex)") }
+            debugger.chip?.stuckAtZero[pieces[0]] = UInt8(pieces[1] & 0xFF)
+        default: fail("unknown fault \(fault)")
+        }
+    }
+}
+if bench { installBench(on: debuggers, chipLimit: chipLimit) }
+
+// MARK: - USB bridge (see Bridge.swift: it runs on umockdev's worker thread)
+
+if let logPath {
+    bridgeLog = fopen(logPath, "w")
+    if bridgeLog == nil { fail("cannot write \(logPath)", status: 1) }
+}
+bridgeDebuggers = debuggers
+let callbacks = bridgeCallbacks(logging: logPath != nil)
+
+let names = (0..<deviceCount).map { strdup("EMU\(String(repeating: "0", count: 3 - String($0 + 1).count))\($0 + 1)") }
+let infos = (0..<deviceCount).map { number in
+    usbemu_device_info(
+        vendor_id: 0x0451, product_id: 0x16A2, bcd_device: debuggers[number].debuggerID,
+        manufacturer: UnsafePointer(strdup("Texas Instruments")), product: UnsafePointer(strdup("CC Debugger")),
+        serial: UnsafePointer(names[number]))
+}
+var startError: UnsafePointer<CChar>?
+guard usbemu_start(Int32(deviceCount), infos, callbacks, &startError) == 0 else {
+    fail("cannot start the USB emulation: \(startError.map { String(cString: $0) } ?? "?")", status: 1)
+}
+
+// MARK: - Run the command under the preload
+
+// umockdev's preload sleeps after every emulated ioctl; a 1 ns timer slack (inherited by the
+// child) halves the round trip (usb-emulation.md, pitfall 1).
+usbemu_lower_timer_slack()
+let preload = "libumockdev-preload.so.0"
+setenv("LD_PRELOAD", (Files.environment("LD_PRELOAD").map { "\(preload):\($0)" }) ?? preload, 1)
+var pid: pid_t = 0
+let argv = command.map { strdup($0) } + [nil]
+let spawned = posix_spawnp(&pid, command[0], nil, nil, argv, environ)
+guard spawned == 0 else { fail("cannot run \(command[0]): \(String(cString: strerror(spawned)))", status: 127) }
+var status: Int32 = 0
+while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+if let bridgeLog { fclose(bridgeLog) }
+
+if let saveFlash {
+    for (number, debugger) in debuggers.enumerated() {
+        guard let chip = debugger.chip else { continue }
+        let path = deviceCount == 1 ? saveFlash : "\(saveFlash).\(number + 1)"
+        let bytes =
+            Files.pathExtension(path).lowercased() == "hex"
+            ? HexWriter().text(for: (try? MemoryImage(bytes: chip.flash, at: 0)) ?? MemoryImage()) : chip.flash
+        do { try Files.writeAtomically(bytes, to: path) } catch { fail("cannot save the flash: \(error)", status: 1) }
+    }
+}
+// The command's own status: its exit code, or 128 + signal.
+let exitCode = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+exit(exitCode)
