@@ -84,6 +84,7 @@ let package = Package(
             dependencies: ["CCDebugger", "CCDebuggerEmulator", "TestSupport", "IntelHex", "FirmwareTemplate"],
             swiftSettings: strictSettings
         ),
+        .testTarget(name: "USBEmulationTests", dependencies: ["TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "ProvisioningTests",
             dependencies: [

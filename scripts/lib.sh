@@ -24,7 +24,8 @@ need_swift() {
     exit 1
 }
 
-# need_build_dependencies: the Debian packages the Swift build links against.
+# need_build_dependencies: the Debian packages the Swift build compiles and links against (libusb
+# for the flasher; umockdev, glib via pkg-config for cc-debugger-emulator).
 need_build_dependencies() {
-    need_apt_packages libusb-1.0-0-dev
+    need_apt_packages libusb-1.0-0-dev libumockdev-dev umockdev pkg-config
 }

@@ -105,6 +105,7 @@ public final class EmulatedDebugger: DebuggerTransport {
     /// For a USB bridge: up to `length` queued reply bytes (fewer is a short packet), or `nil` when
     /// nothing is queued yet. Counts as a transfer like `bulkIn`.
     public func takeReply(upTo length: Int) throws(TransportError) -> [UInt8]? {
+        guard length > 0 else { throw .other("invalid length \(length)") }
         try beginTransfer()
         guard !sendable.isEmpty else {
             transfers -= 1  // the URB waits; it is counted when it completes
@@ -121,6 +122,7 @@ public final class EmulatedDebugger: DebuggerTransport {
     public var onResetToRun: ((EmulatedDebugger) -> Void)?
 
     public func bulkIn(length: Int, timeoutMilliseconds: Int) throws(TransportError) -> [UInt8] {
+        guard length > 0 else { throw .other("invalid length \(length)") }
         try beginTransfer()
         // Without a target or with nothing flushed, the debugger has nothing to send.
         guard !sendable.isEmpty else { throw .timeout }

@@ -112,7 +112,10 @@ static gboolean run_urb(client_state *state, struct usbdevfs_urb *urb) {
         urb->actual_length = result < 0 ? 0 : result;
         return TRUE;
     }
-    if (urb->type != USBDEVFS_URB_TYPE_BULK) {
+    if (urb->type != USBDEVFS_URB_TYPE_BULK || length < 0 || (length > 0 && !buffer)) {
+        // A client asking for a negative length (cc-tool's read path can, §7.7 of the protocol
+        // doc) gets an error, as the kernel would give it, not a crash.
+        log_line("BULK ep %02x with invalid length %d", urb->endpoint, length);
         urb->status = -EINVAL;
         return TRUE;
     }
