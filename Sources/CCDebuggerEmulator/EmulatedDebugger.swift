@@ -101,7 +101,6 @@ public final class EmulatedDebugger: DebuggerTransport {
         }
     }
 
-    /// Emulated: a bulk IN transfer of exactly `length` bytes.
     /// For a USB bridge: up to `length` queued reply bytes (fewer is a short packet), or `nil` when
     /// nothing is queued yet. Counts as a transfer like `bulkIn`.
     public func takeReply(upTo length: Int) throws(TransportError) -> [UInt8]? {
@@ -121,6 +120,7 @@ public final class EmulatedDebugger: DebuggerTransport {
     /// Called after the target is reset to run: lets a bench swap in the next chip.
     public var onResetToRun: ((EmulatedDebugger) -> Void)?
 
+    /// Emulated: a bulk IN transfer of exactly `length` bytes.
     public func bulkIn(length: Int, timeoutMilliseconds: Int) throws(TransportError) -> [UInt8] {
         guard length > 0 else { throw .other("invalid length \(length)") }
         try beginTransfer()
