@@ -1,6 +1,10 @@
 public import FirmwareTemplate
 public import IntelHex
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// What the debugger reports about itself (GET_STATE).
 public struct DebuggerState: Sendable, Equatable {
     /// Target ID the debugger detected (0x2541…), 0 when none.
@@ -174,10 +178,15 @@ public final class CC254xSession {
     public let transport: any DebuggerTransport
     /// Timeout for every transfer (the reference client uses 3000 ms).
     public var timeoutMilliseconds = 3000
-    /// Polls before a busy flash controller or DMA counts as stuck.
-    public var maximumPolls = 200
-    /// Status polls before a chip erase counts as failed (at 8 s total in the reference client).
-    public var maximumErasePolls = 400
+    /// Polls before a busy flash controller or DMA counts as stuck (also bounded by 2 s).
+    public var maximumPolls = 10_000
+    /// Status polls before a chip erase counts as failed (also bounded by 8 s, as the reference
+    /// client allows).
+    public var maximumErasePolls = 100_000
+    /// Seconds a chip erase may take.
+    public var eraseTimeoutSeconds = 8.0
+    /// Seconds one flash write or CRC DMA may take.
+    public var busyTimeoutSeconds = 2.0
 
     /// Wraps a transport.
     public init(transport: any DebuggerTransport) { self.transport = transport }
@@ -282,9 +291,11 @@ public final class CC254xSession {
         try out(Frames.chipErase, "starting the chip erase")
         progress(FlashProgress(phase: .erase, done: 0, total: 1))
         var polls = 0
+        let deadline = Clock.now + eraseTimeoutSeconds
         while try readStatus() & Frames.Status.chipEraseBusy != 0 {
             polls += 1
-            if polls >= maximumErasePolls { throw .eraseTimeout }
+            if polls >= maximumErasePolls || Clock.now > deadline { throw .eraseTimeout }
+            Clock.pause(afterPolls: polls)
         }
         progress(FlashProgress(phase: .erase, done: 1, total: 1))
         let identity = try connect(targetID: targetID)
@@ -348,9 +359,11 @@ public final class CC254xSession {
     func waitForFlash(firstReply: [UInt8], address: Int) throws(DebuggerError) {
         var fctl = firstReply[0]
         var polls = 0
+        let deadline = Clock.now + busyTimeoutSeconds
         while fctl & 0x80 != 0 {
             polls += 1
-            if polls >= maximumPolls { throw .flashBusy(address: address) }
+            if polls >= maximumPolls || Clock.now > deadline { throw .flashBusy(address: address) }
+            Clock.pause(afterPolls: polls)
             try out(Self.readList([0x6270]), "waiting for the flash controller")
             fctl = try input(1, "waiting for the flash controller")[0]
         }
@@ -389,9 +402,11 @@ public final class CC254xSession {
             try out(frames, "verifying at \(hex(chunk.lowerBound))")
             var reply = try input(3, "verifying at \(hex(chunk.lowerBound))")
             var polls = 0
+            let deadline = Clock.now + busyTimeoutSeconds
             while reply[0] & 0x01 == 0 {
                 polls += 1
-                if polls >= maximumPolls { throw .dmaTimeout(address: chunk.lowerBound) }
+                if polls >= maximumPolls || Clock.now > deadline { throw .dmaTimeout(address: chunk.lowerBound) }
+                Clock.pause(afterPolls: polls)
                 try out(Self.readList([0x70D1, 0x70BC, 0x70BD]), "waiting for the CRC DMA")
                 reply = try input(3, "waiting for the CRC DMA")
             }
@@ -504,3 +519,18 @@ public final class CC254xSession {
 }
 
 func hex(_ value: Int) -> String { "0x" + String(value, radix: 16, uppercase: true) }
+
+/// Monotonic seconds, and the back-off between status polls: the first polls go straight out
+/// (an operation is usually done by the next USB round trip), later ones leave the chip a
+/// millisecond so a long wait does not flood the bus.
+enum Clock {
+    static var now: Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    static func pause(afterPolls polls: Int) {
+        if polls > 3 { usleep(1000) }
+    }
+}

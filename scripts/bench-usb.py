@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""ccbeacon against cc-tool on the same emulated CC Debugger (cc-debugger-emulator, real libusb
+through umockdev): erase + program + verify of the same images, wall time (median of N runs),
+USB transfers and bytes (from the emulator's transfer log), side by side. Benchmark-only code."""
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(ROOT, "..", "shared", "corpus")
+RELEASE = os.path.join(ROOT, ".build", "release")
+EMULATOR = os.path.join(RELEASE, "cc-debugger-emulator")
+CCBEACON = os.path.join(RELEASE, "ccbeacon")
+RUNS = int(os.environ.get("BENCH_USB_RUNS", "5"))
+
+
+def run(command, log=None):
+    options = ["--log", log] if log else []
+    start = time.perf_counter()
+    done = subprocess.run([EMULATOR] + options + ["--"] + command, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit("%s failed: %s" % (command[:2], done.stderr.decode()[-400:]))
+    return elapsed
+
+
+def traffic(log):
+    transfers = bytes_out = bytes_in = 0
+    for line in open(log):
+        parts = line.split()
+        if not parts or parts[0] not in ("CTRL", "BULK"):
+            continue
+        transfers += 1
+        if parts[0] == "BULK" and parts[1] == "OUT":
+            bytes_out += int(parts[5])
+        elif parts[0] == "BULK" and parts[1] == "IN":
+            bytes_in += int(parts[-1])
+    return transfers, bytes_out, bytes_in
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="ccbeacon-usb-bench-")
+    station = os.path.join(work, "station.hex")
+    subprocess.run([CCBEACON, "generate", "--template", "cc2541-ibeacon", "--uuid",
+                    "7634A485-1732-4B7D-AB44-D505D8A24C60", "--major", "1", "--minor", "2", "-o", station],
+                   check=True, stdout=subprocess.DEVNULL)
+    images = [("small: our station image", station, [])]
+    if os.path.isdir(CORPUS):
+        images.append(("TI sample: corpus 16 SimpleBLEPeripheral",
+                       os.path.join(CORPUS, "16_TI-BLE140-CC2541_SmartRF_SimpleBLEPeripheral.hex"), []))
+        images.append(("full 256 KiB: corpus 05 HMSoft dump",
+                       os.path.join(CORPUS, "05_HMSoft-HM10-CC2541-V540-full.bin"), ["--allow-last-page"]))
+    rows = []
+    for label, image, extra in images:
+        tools = {
+            "ccbeacon": [CCBEACON, "flash", image] + extra,
+            "cc-tool": ["cc-tool", "-e", "-w", image, "-v"],
+        }
+        result = {}
+        for name, command in tools.items():
+            log = os.path.join(work, name + ".log")
+            run(command, log)  # warm-up, and the transfer log
+            times = [run(command) for _ in range(RUNS)]
+            result[name] = (statistics.median(times),) + traffic(log)
+        rows.append((label, result))
+    out = ["erase + program + verify on the emulated debugger through real libusb; median of %d runs\n" % RUNS,
+           "| image | tool | seconds | transfers | bytes out | bytes in | ccbeacon is |", "|---|---|---|---|---|---|---|"]
+    for label, result in rows:
+        ours, theirs = result["ccbeacon"], result["cc-tool"]
+        for name, values in result.items():
+            verdict = "-" if name == "ccbeacon" else "**%.1fx faster, %.1fx fewer transfers**" % (
+                values[0] / ours[0], values[1] / ours[1])
+            out.append("| %s | %s | %.3f | %d | %d | %d | %s |" % (label, name, values[0], values[1], values[2],
+                                                                  values[3], verdict))
+    text = "\n".join(out)
+    print(text)
+    os.makedirs(os.path.join(ROOT, "bench-results"), exist_ok=True)
+    open(os.path.join(ROOT, "bench-results", "usb.md"), "w").write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
