@@ -304,3 +304,47 @@ struct ReferenceClientTests {
         }
     }
 }
+
+/// Opt in with `CCBEACON_HARDWARE=1` and exactly one CC Debugger with a CC2541 attached (the chip
+/// is erased and programmed with a station image, then read back and checked).
+@Suite(
+    .serialized,
+    .enabled(
+        if: ProcessInfo.processInfo.environment["CCBEACON_HARDWARE"] == "1",
+        "set CCBEACON_HARDWARE=1 with a CC Debugger and a CC2541 attached"))
+struct RealHardwareTests {
+    static func ccbeacon(_ arguments: [String], in directory: URL) throws -> Tools.Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Tools.ccbeacon)
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Tools.Result(
+            status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
+            errors: String(decoding: err, as: UTF8.self))
+    }
+
+    @Test func flashesVerifiesAndReadsBackARealChip() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let (station, flash) = try work.station()
+        let info = try Self.ccbeacon(["info"], in: work.url)
+        #expect(info.status == 0, "\(info.errors)")
+        #expect(info.output.contains("target: CC2541"))
+        for mode in ["crc", "read"] {
+            let run = try Self.ccbeacon(["flash", station, "--verify", mode], in: work.url)
+            #expect(run.status == 0, "\(run.errors)")
+        }
+        let read = try Self.ccbeacon(["read", "-o", work.path("read.bin")], in: work.url)
+        #expect(read.status == 0, "\(read.errors)")
+        // The BLE stack is not in this image, so nothing but the image should be in flash.
+        #expect(try work.bytes("read.bin") == flash)
+    }
+}
