@@ -31,9 +31,10 @@ let package = Package(
         .target(name: "CCDebuggerUSB", dependencies: ["CCDebugger", "CLibUSB"], swiftSettings: strictSettings),
         .systemLibrary(name: "CUMockdev", pkgConfig: "umockdev-1.0", providers: [.apt(["libumockdev-dev"])]),
         .target(name: "CUSBEmulation", dependencies: ["CUMockdev"]),
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .target(
             name: "Provisioning",
-            dependencies: ["FirmwareTemplate", "BeaconPayload", "IntelHex", "StructuredText", "Storage"],
+            dependencies: ["FirmwareTemplate", "BeaconPayload", "IntelHex", "StructuredText", "Storage", "CSQLite", "CCDebugger"],
             swiftSettings: strictSettings
         ),
         .target(

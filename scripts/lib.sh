@@ -25,7 +25,7 @@ need_swift() {
 }
 
 # need_build_dependencies: the Debian packages the Swift build compiles and links against (libusb
-# for the flasher; umockdev, glib via pkg-config for cc-debugger-emulator).
+# for the flasher; umockdev, glib via pkg-config for cc-debugger-emulator; SQLite for the ledger).
 need_build_dependencies() {
-    need_apt_packages libusb-1.0-0-dev libumockdev-dev umockdev pkg-config
+    need_apt_packages libusb-1.0-0-dev libumockdev-dev umockdev pkg-config libsqlite3-dev
 }

@@ -11,6 +11,7 @@ public enum CommandLineTool {
         EncodeCommand.spec, GenerateCommand.spec, BatchCommand.spec, InspectCommand.spec, VerifyCommand.spec,
         ConvertCommand.spec, PatchCommand.spec, TemplateImportCommand.spec, TemplatesCommand.spec, BoardsCommand.spec,
         DevicesCommand.spec, InfoCommand.spec, FlashCommand.spec, ReadCommand.spec, EraseCommand.spec,
+        ProvisionCommand.spec, LedgerCommand.showSpec, LedgerCommand.exportSpec,
     ]
 
     /// Runs `arguments` (argv without the program name) and returns the exit status. `debuggers`
@@ -61,6 +62,9 @@ public enum CommandLineTool {
         case FlashCommand.spec.name: try FlashCommand.run(command, console: console, debuggers: debuggers)
         case ReadCommand.spec.name: try ReadCommand.run(command, console: console, debuggers: debuggers)
         case EraseCommand.spec.name: try EraseCommand.run(command, console: console, debuggers: debuggers)
+        case ProvisionCommand.spec.name: try ProvisionCommand.run(command, console: console, debuggers: debuggers)
+        case LedgerCommand.showSpec.name: try LedgerCommand.show(command, console: console)
+        case LedgerCommand.exportSpec.name: try LedgerCommand.export(command, console: console)
         default: throw .usage("unknown command '\(command.command)'")
         }
     }

@@ -1,0 +1,373 @@
+import BeaconPayload
+import CCDebugger
+import FirmwareTemplate
+import Provisioning
+import Storage
+import StructuredText
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Set by SIGINT; the run it belongs to polls it.
+nonisolated(unsafe) var interruptCount = 0
+
+/// The ledger file for a station list: `--ledger FILE`, or `provisioning.sqlite` beside the list.
+func ledgerPath(_ command: ParsedCommand, listPath: String?) -> String {
+    if let path = command.values["--ledger"] { return path }
+    return Files.join(listPath.map { Files.directory(of: $0) } ?? ".", "provisioning.sqlite")
+}
+
+func openLedger(_ path: String) throws(CommandFailure) -> SQLiteLedger {
+    do { return try SQLiteLedger(path: path) } catch {
+        throw CommandFailure(.failure, error.description, hint: "check that '\(path)' is a writable ccbeacon ledger")
+    }
+}
+
+/// `ccbeacon provision`.
+enum ProvisionCommand {
+    static let spec = CommandSpec(
+        name: "provision", summary: "burn a station list into chips, one after another, with a ledger",
+        usage:
+            "ccbeacon provision STATIONS.csv|STATIONS.json (--template T | --board B) [--ledger FILE] [--devices all|SEL,…] [--verify crc|read] [--retries N] [--reprovision] [--release-interrupted] [--yes] [--wait SECONDS] [--json]",
+        details: """
+            Checks the list and the template, records the stations in the ledger (an SQLite file,
+            default provisioning.sqlite beside the list), then on every selected debugger in parallel:
+            waits for a chip (a new chip is told by its IEEE address), takes the next pending station,
+            records the attempt, erases, programs, verifies, records the outcome and resets the chip
+            to run. Swap the chip when the debugger says it is waiting.
+
+            Never twice: the ledger refuses one identity on two chips and two stations on one chip.
+            A chip that already carries a verified station is refused (listed with its station)
+            unless --reprovision. If a run is killed while burning, the next run shows what was
+            interrupted and holds that station until its chip is attached again (its flash is then
+            checked) or --release-interrupted lets it go to a new chip.
+
+            Ctrl-C finishes the chip in progress, records it and stops; a second Ctrl-C stops at once
+            (the next run recovers). A failed station is retried --retries times (default 1) on a
+            fresh chip. Exit status 1 if any station failed in this run.
+
+            Example:
+              ccbeacon provision stations.csv --board hm10 --devices all --yes
+            """,
+        options: CommandSupport.templateOptions + [
+            OptionSpec("--ledger", value: "FILE", help: "ledger file (default provisioning.sqlite beside the list)"),
+            OptionSpec("--devices", value: "all|SEL,…", help: "debuggers to use (default: the only one attached)"),
+            OptionSpec("--verify", value: "MODE", help: "crc (default) or read"),
+            OptionSpec("--retries", value: "N", help: "further attempts after a failure (default 1)"),
+            OptionSpec("--reprovision", help: "burn chips that already carry a verified station"),
+            OptionSpec("--release-interrupted", help: "let stations interrupted earlier go to new chips"),
+            OptionSpec("--yes", help: "unattended: no questions"),
+            OptionSpec("--wait", value: "SECONDS", help: "how long a debugger waits for a new chip (default 600)"),
+            OptionSpec("--json", help: "machine-readable summary"),
+        ],
+        positionalNames: ["STATIONS file"], requiredPositionals: 1)
+
+    static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
+        throws(CommandFailure)
+    {
+        let listPath = command.positionals[0]
+        var options = ProvisionOptions()
+        if let verify = command.values["--verify"] {
+            guard let method = VerifyMethod(rawValue: verify) else { throw .usage("--verify must be crc or read") }
+            options.verify = method
+        }
+        if let text = command.values["--retries"] {
+            guard let value = Values.integer(text), value <= 100 else { throw .usage("--retries must be 0…100") }
+            options.retries = value
+        }
+        if let text = command.values["--wait"] {
+            guard let value = Double(text), value >= 0 else { throw .usage("--wait must be a number of seconds") }
+            options.targetTimeoutSeconds = value
+        }
+        options.reprovision = command.flags.contains("--reprovision")
+
+        // The list and the template are checked before anything else.
+        let listBytes = try FileAccess.read(listPath)
+        let stations: [Station]
+        do { stations = try StationListReader.read(listBytes, file: listPath) } catch {
+            throw .data(
+                "\(listPath) has \(error.problems.count) problem(s); nothing was burned:\n"
+                    + error.problems.map { "  \($0)" }.joined(separator: "\n"), hint: "fix the list and run again")
+        }
+        let (template, _) = try CommandSupport.template(command)
+
+        let path = ledgerPath(command, listPath: listPath)
+        let ledger = try openLedger(path)
+        do {
+            try ledger.register(stations)
+            for interrupted in try ledger.recoverInterrupted() {
+                console.diagnostics(
+                    "interrupted earlier: station '\(interrupted.station)' on chip \(interrupted.chip) (\(interrupted.debugger)); it is held until that chip is attached again\n"
+                )
+            }
+            if command.flags.contains("--release-interrupted") {
+                for state in try ledger.states() {
+                    if case .held(let chip) = state.state {
+                        try ledger.release(station: state.station.name)
+                        console.diagnostics("released '\(state.station.name)' (was interrupted on chip \(chip))\n")
+                    }
+                }
+            }
+        } catch {
+            throw CommandFailure(.failure, error.description, hint: "the ledger refused the list; see the message")
+        }
+
+        let provider = try DeviceSupport.provider(debuggers)
+        let attached = try DeviceSupport.listDevices(provider)
+        let chosen: [DebuggerDevice]
+        switch command.values["--devices"] {
+        case nil:
+            do { chosen = [try DeviceSelection.choose(attached, selector: nil)] } catch {
+                throw CommandFailure(.failure, error.description, hint: "give --devices all, or --devices SEL,SEL")
+            }
+        case "all":
+            guard !attached.isEmpty else {
+                throw CommandFailure(
+                    .failure, DeviceSelectionError.noDebugger.description, hint: DeviceSelectionError.noDebugger.hint)
+            }
+            chosen = attached
+        case let list?:
+            var picked: [DebuggerDevice] = []
+            for selector in list.split(separator: ",").map(String.init) {
+                do { picked.append(try DeviceSelection.choose(attached, selector: selector)) } catch {
+                    throw CommandFailure(.failure, error.description, hint: error.hint)
+                }
+            }
+            chosen = picked
+        }
+
+        let pending = ((try? ledger.states()) ?? []).filter { if case .pending = $0.state { true } else { false } }
+            .count
+        if !command.flags.contains("--yes"), console.diagnosticsIsTerminal, isatty(0) == 1 {
+            console.diagnostics(
+                "\(pending) station(s) pending, template '\(template.manifest.name)', ledger \(path), debuggers \(chosen.map(\.selector).joined(separator: ", ")). Start? [y/N] "
+            )
+            var answer = [UInt8](repeating: 0, count: 16)
+            let count = read(0, &answer, 16)
+            guard count > 0, answer[0] == UInt8(ascii: "y") || answer[0] == UInt8(ascii: "Y") else {
+                throw CommandFailure(.failure, "not started", hint: nil)
+            }
+        }
+
+        let run = ProvisioningRun(template: template, ledger: ledger, options: options) { event in
+            console.diagnostics(Self.describe(event) + "\n")
+        }
+        interruptCount = 0
+        activeRun.withLock { $0 = run }
+        signal(SIGINT) { _ in
+            interruptCount += 1
+            if interruptCount > 1 { _exit(130) }
+            activeRun.withLock { $0?.requestStop() }
+        }
+        let shared = SharedProvider(provider)
+        let summary = run.run(
+            chosen.map { device in
+                ProvisioningDebugger(name: device.serial ?? device.selector) { () throws(DebuggerError) in
+                    try shared.open(device)
+                }
+            })
+        signal(SIGINT, SIG_DFL)
+        activeRun.withLock { $0 = nil }
+
+        let states = (try? ledger.states()) ?? []
+        let done = states.filter { if case .done = $0.state { true } else { false } }.count
+        let held = states.filter { if case .held = $0.state { true } else { false } }.map(\.station.name)
+        let stillPending = states.count - done - held.count
+        if command.flags.contains("--json") {
+            console.output(
+                JSONValue.object([
+                    ("verified", .array(summary.verified.map { .string($0) })),
+                    ("failed", .object(summary.failed.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
+                    ("refusedChips", .array(summary.refused.map { .string($0) })),
+                    ("listDone", .integer(done)), ("listPending", .integer(stillPending)),
+                    ("held", .array(held.map { .string($0) })), ("ledger", .string(path)),
+                ]).rendered() + "\n")
+        } else {
+            var lines = [
+                "provisioned \(summary.verified.count) station(s) in this run; \(done) of \(states.count) done, \(stillPending) pending, \(held.count) held; ledger \(path)"
+            ]
+            for (station, reason) in summary.failed.sorted(by: { $0.key < $1.key }) {
+                lines.append("  failed: \(station): \(reason)")
+            }
+            if !held.isEmpty {
+                lines.append(
+                    "  held (interrupted; attach their chip or use --release-interrupted): \(held.joined(separator: ", "))"
+                )
+            }
+            console.output(lines.joined(separator: "\n") + "\n")
+        }
+        if !summary.failed.isEmpty {
+            throw CommandFailure(
+                .failure, "\(summary.failed.count) station(s) failed in this run",
+                hint: "run again to retry them with fresh chips")
+        }
+    }
+
+    static func describe(_ event: ProvisionEvent) -> String {
+        switch event {
+        case .waitingForChip(let debugger): return "\(debugger): waiting for a chip — attach the next one"
+        case .chipAttached(let debugger, let chip): return "\(debugger): chip \(chip) attached"
+        case .started(let debugger, let station, let chip): return "\(debugger): burning '\(station)' into \(chip)"
+        case .finished(let debugger, let station, let chip, let outcome, let reason):
+            return "\(debugger): '\(station)' on \(chip): \(outcome.rawValue)" + (reason.map { " (\($0))" } ?? "")
+        case .refused(let debugger, let chip, let carries):
+            return "\(debugger): chip \(chip) already carries '\(carries)'; left alone (--reprovision to burn it again)"
+        case .resumed(let debugger, let station, let chip, let verified):
+            return "\(debugger): chip \(chip) from an interrupted run: '\(station)' "
+                + (verified ? "confirmed" : "not on it; the station is pending again")
+        case .debuggerStopped(let debugger, let reason): return "\(debugger): stopped: \(reason)"
+        }
+    }
+}
+
+/// A provider the provisioning workers share: opening is serialised; each worker then uses only
+/// its own transport.
+final class SharedProvider: @unchecked Sendable {
+    let provider: any DebuggerProvider
+    let lock = Mutex(())
+
+    init(_ provider: any DebuggerProvider) { self.provider = provider }
+
+    func open(_ device: DebuggerDevice) throws(DebuggerError) -> any DebuggerTransport {
+        try lock.withLock { _ throws(DebuggerError) in try provider.open(device) }
+    }
+}
+
+/// The run Ctrl-C stops.
+let activeRun = Mutex<ProvisioningRun?>(nil)
+
+/// `ccbeacon ledger show` and `ccbeacon ledger export`.
+enum LedgerCommand {
+    static let showSpec = CommandSpec(
+        name: "ledger show", summary: "progress of a station list: done, held, pending",
+        usage: "ccbeacon ledger show [--ledger FILE] [--json]",
+        details: """
+            Lists every station of the ledger with its state: done (chip and time), held (interrupted
+            on a chip), pending (with the last failure, if any).
+
+            Example:
+              ccbeacon ledger show --ledger provisioning.sqlite
+            """,
+        options: [
+            OptionSpec("--ledger", value: "FILE", help: "ledger file (default ./provisioning.sqlite)"),
+            OptionSpec("--json", help: "machine-readable output"),
+        ])
+
+    static let exportSpec = CommandSpec(
+        name: "ledger export", summary: "the registry of burned stations as CSV or JSON",
+        usage: "ccbeacon ledger export [--ledger FILE] [--format csv|json]",
+        details: """
+            One row per verified station: name, UUID, major, minor, power, chip IEEE address, debugger,
+            time — what a backend needs to map major/minor to places.
+
+            Example:
+              ccbeacon ledger export --format csv > registry.csv
+            """,
+        options: [
+            OptionSpec("--ledger", value: "FILE", help: "ledger file (default ./provisioning.sqlite)"),
+            OptionSpec("--format", value: "csv|json", help: "output format (default csv)"),
+        ])
+
+    static func open(_ command: ParsedCommand) throws(CommandFailure) -> SQLiteLedger {
+        let path = ledgerPath(command, listPath: nil)
+        guard Files.isFile(path) else {
+            throw CommandFailure(
+                .failure, "no ledger at '\(path)'",
+                hint: "give --ledger FILE (provision writes it beside the station list)")
+        }
+        return try openLedger(path)
+    }
+
+    static func show(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+        let states: [StationState]
+        do { states = try open(command).states() } catch let failure as CommandFailure { throw failure } catch {
+            throw CommandFailure(.failure, "\(error)")
+        }
+        if command.flags.contains("--json") {
+            console.output(
+                JSONValue.array(
+                    states.map { state in
+                        var members = EncodeCommand.identityFields(state.station.identity)
+                        members.insert(("name", .string(state.station.name)), at: 0)
+                        switch state.state {
+                        case .done(let chip, let at):
+                            members += [("state", .string("done")), ("chip", .string(chip)), ("at", .string(at))]
+                        case .held(let chip): members += [("state", .string("held")), ("chip", .string(chip))]
+                        case .inProgress(let chip):
+                            members += [("state", .string("in-progress")), ("chip", .string(chip))]
+                        case .pending(let failure):
+                            members += [
+                                ("state", .string("pending")), ("lastFailure", failure.map { .string($0) } ?? .null),
+                            ]
+                        }
+                        members.append(("attempts", .integer(state.attempts)))
+                        return .object(members)
+                    }
+                ).rendered() + "\n")
+            return
+        }
+        let rows = states.map { state -> [String] in
+            let identity = state.station.identity
+            let where_: String
+            switch state.state {
+            case .done(let chip, let at): where_ = "done      \(chip) \(at)"
+            case .held(let chip): where_ = "HELD      interrupted on \(chip)"
+            case .inProgress(let chip): where_ = "burning   \(chip)"
+            case .pending(let failure): where_ = "pending" + (failure.map { "   last failure: \($0)" } ?? "")
+            }
+            return [state.station.name, "\(identity.major)/\(identity.minor)", String(state.attempts), where_]
+        }
+        let done = states.filter { if case .done = $0.state { true } else { false } }.count
+        console.output(
+            Table.render(header: ["STATION", "MAJOR/MINOR", "ATTEMPTS", "STATE"], rows: rows)
+                + "\(done) of \(states.count) done\n")
+    }
+
+    static func export(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+        let format = command.values["--format"] ?? "csv"
+        guard format == "csv" || format == "json" else { throw .usage("--format must be csv or json") }
+        let ledger = try open(command)
+        let states: [StationState]
+        let attempts: [Attempt]
+        do {
+            states = try ledger.states()
+            attempts = try ledger.attempts()
+        } catch { throw CommandFailure(.failure, error.description) }
+        var rows: [(Station, Attempt)] = []
+        for state in states {
+            if let attempt = attempts.last(where: { $0.station == state.station.name && $0.outcome == .verified }) {
+                rows.append((state.station, attempt))
+            }
+        }
+        if format == "json" {
+            console.output(
+                JSONValue.array(
+                    rows.map { station, attempt in
+                        .object(
+                            [("name", .string(station.name))] + EncodeCommand.identityFields(station.identity) + [
+                                ("chip", .string(attempt.chip)), ("debugger", .string(attempt.debugger)),
+                                ("at", .string(attempt.finishedAt ?? attempt.startedAt)),
+                                ("imageSha256", .string(attempt.imageSHA256)),
+                            ])
+                    }
+                ).rendered() + "\n")
+            return
+        }
+        func cell(_ text: String) -> String {
+            text.contains(",") || text.contains("\"") || text.contains("\n")
+                ? "\"" + String(text.flatMap { $0 == "\"" ? ["\"", "\""] : [$0] }) + "\"" : text
+        }
+        var text = "name,uuid,major,minor,power,chip,debugger,at\n"
+        for (station, attempt) in rows {
+            let identity = station.identity
+            text +=
+                [
+                    cell(station.name), identity.uuid.uuidString, String(identity.major), String(identity.minor),
+                    String(identity.measuredPower), attempt.chip, cell(attempt.debugger), attempt.finishedAt ?? "",
+                ].joined(separator: ",") + "\n"
+        }
+        console.output(text)
+    }
+}

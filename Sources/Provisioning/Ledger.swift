@@ -1,0 +1,321 @@
+import BeaconPayload
+
+/// How an attempt to burn a station ended.
+public enum AttemptOutcome: String, Sendable, Equatable, CaseIterable {
+    /// Started; the chip is being written (a crash leaves it so).
+    case inProgress = "in-progress"
+    /// Burned and verified.
+    case verified
+    /// Failed, with a reason.
+    case failed
+    /// Found in progress after a crash: the chip may carry the identity. The station is held until
+    /// that chip is seen again (and checked) or the station is released.
+    case interrupted
+    /// Verified once, then the chip was deliberately reprovisioned with another station.
+    case superseded
+}
+
+/// One attempt to burn one station into one chip.
+public struct Attempt: Sendable, Equatable {
+    /// Row ID.
+    public var id: Int
+    /// Station name.
+    public var station: String
+    /// Chip IEEE address (primary, MSB first, `XX:XX:…`).
+    public var chip: String
+    /// Debugger (`bus:address` or serial).
+    public var debugger: String
+    /// Template name and image SHA-256.
+    public var template: String
+    /// SHA-256 of the template image.
+    public var templateSHA256: String
+    /// SHA-256 of the station image burned.
+    public var imageSHA256: String
+    /// When it started and ended (ISO 8601, UTC).
+    public var startedAt: String
+    /// When it ended; `nil` while in progress.
+    public var finishedAt: String?
+    /// The outcome.
+    public var outcome: AttemptOutcome
+    /// Why it failed, if it did.
+    public var reason: String?
+    /// `crc` or `read`.
+    public var verifyMethod: String
+}
+
+/// Where a station of the list stands.
+public struct StationState: Sendable, Equatable {
+    /// The station.
+    public var station: Station
+    /// Its state.
+    public var state: State
+    /// Attempts so far.
+    public var attempts: Int
+
+    /// The states.
+    public enum State: Sendable, Equatable {
+        /// Not burned yet (possibly failed before).
+        case pending(lastFailure: String?)
+        /// Burned and verified into this chip.
+        case done(chip: String, at: String)
+        /// Interrupted while burning this chip; waits for that chip or a release.
+        case held(chip: String)
+        /// Being burned now (by another process, or a crash not yet recovered).
+        case inProgress(chip: String)
+    }
+}
+
+/// The record of provisioning: which chip received which identity, and every attempt. Kept behind
+/// this protocol so a shared server database can serve several benches later.
+public protocol ProvisioningLedger: AnyObject {
+    /// Adds the list's stations; a station already known must have the same identity.
+    func register(_ stations: [Station]) throws(LedgerError)
+    /// Marks attempts left in progress by a crash as interrupted; returns them.
+    func recoverInterrupted() throws(LedgerError) -> [Attempt]
+    /// The station a chip carries (verified), if any.
+    func verifiedStation(forChip chip: String) throws(LedgerError) -> String?
+    /// The interrupted attempt whose chip this is, if any.
+    func interruptedAttempt(forChip chip: String) throws(LedgerError) -> Attempt?
+    /// Atomically picks the first pending station (list order) not in `skipping` and records an
+    /// in-progress attempt for it; `nil` when none is left.
+    func claimNextStation(
+        chip: String, debugger: String, template: String, templateSHA256: String, verifyMethod: String,
+        skipping: Set<String>, imageSHA256: (Station) -> String
+    ) throws(LedgerError) -> (Station, Attempt)?
+    /// Ends an attempt.
+    func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?) throws(LedgerError)
+    /// Marks the verified attempt of a chip superseded (before reprovisioning it).
+    func supersede(chip: String) throws(LedgerError)
+    /// Releases a held station: its interrupted attempt becomes failed and the station pending.
+    func release(station: String) throws(LedgerError)
+    /// Every station of the ledger with its state, in list order.
+    func states() throws(LedgerError) -> [StationState]
+    /// Every attempt, oldest first.
+    func attempts() throws(LedgerError) -> [Attempt]
+}
+
+/// The ledger in an SQLite file (WAL; every change in a transaction; invariants in the schema).
+public final class SQLiteLedger: ProvisioningLedger, Sendable {
+    let database: SQLiteDatabase
+
+    /// Opens (creating if needed) the ledger at `path`.
+    public init(path: String) throws(LedgerError) {
+        database = try SQLiteDatabase(path: path)
+        try database.execute("PRAGMA journal_mode=WAL", [], "enabling WAL")
+        try database.execute("PRAGMA synchronous=FULL", [], "setting durability")
+        try database.execute("PRAGMA foreign_keys=ON", [], "enabling foreign keys")
+        try database.transaction("creating the schema") { () throws(LedgerError) in
+            for statement in Self.schema { try database.execute(statement, [], "creating the schema") }
+        }
+    }
+
+    /// The schema. What must never happen is refused by the database itself:
+    /// - two stations with one name (primary key) or one identity (unique UUID, major, minor);
+    /// - one station verified twice, or on two chips (partial unique index on verified attempts);
+    /// - one chip carrying two verified stations (partial unique index on chip);
+    /// - two attempts in progress for one station (partial unique index), so two debuggers or two
+    ///   processes can never burn the same identity at once;
+    /// - "verified" without a verification method (check constraint).
+    static let schema = [
+        """
+        CREATE TABLE IF NOT EXISTS stations(
+            position INTEGER NOT NULL, name TEXT PRIMARY KEY, uuid TEXT NOT NULL, major INTEGER NOT NULL,
+            minor INTEGER NOT NULL, power INTEGER NOT NULL, note TEXT, UNIQUE(uuid, major, minor))
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS attempts(
+            id INTEGER PRIMARY KEY AUTOINCREMENT, station TEXT NOT NULL REFERENCES stations(name),
+            chip TEXT NOT NULL, debugger TEXT NOT NULL, template TEXT NOT NULL, template_sha256 TEXT NOT NULL,
+            image_sha256 TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT,
+            outcome TEXT NOT NULL CHECK(outcome IN ('in-progress','verified','failed','interrupted','superseded')),
+            reason TEXT, verify_method TEXT NOT NULL CHECK(verify_method IN ('crc','read')))
+        """,
+        "CREATE UNIQUE INDEX IF NOT EXISTS one_verified_per_station ON attempts(station) WHERE outcome = 'verified'",
+        "CREATE UNIQUE INDEX IF NOT EXISTS one_verified_per_chip ON attempts(chip) WHERE outcome = 'verified'",
+        "CREATE UNIQUE INDEX IF NOT EXISTS one_active_per_station ON attempts(station) WHERE outcome IN ('in-progress', 'interrupted')",
+    ]
+
+    static let now = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+    static let attemptColumns =
+        "id, station, chip, debugger, template, template_sha256, image_sha256, started_at, finished_at, outcome, reason, verify_method"
+
+    public func register(_ stations: [Station]) throws(LedgerError) {
+        try database.transaction("registering the station list") { () throws(LedgerError) in
+            let count =
+                try database.query("SELECT COUNT(*) FROM stations", [], "counting stations").first?.first?.int ?? 0
+            for (index, station) in stations.enumerated() {
+                let identity = station.identity
+                let existing = try database.query(
+                    "SELECT uuid, major, minor, power FROM stations WHERE name = ?", [.text(station.name)],
+                    "reading station \(station.name)")
+                if let row = existing.first {
+                    guard row[0].string == identity.uuid.uuidString, row[1].int == Int(identity.major),
+                        row[2].int == Int(identity.minor), row[3].int == Int(identity.measuredPower)
+                    else {
+                        throw LedgerError(
+                            operation: "registering station '\(station.name)'",
+                            message:
+                                "the ledger already has this station with another identity; a station keeps its identity for life",
+                            isConstraint: true)
+                    }
+                    continue
+                }
+                do throws(LedgerError) {
+                    try database.execute(
+                        "INSERT INTO stations(position, name, uuid, major, minor, power, note) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [
+                            .integer(count + index), .text(station.name), .text(identity.uuid.uuidString),
+                            .integer(Int(identity.major)), .integer(Int(identity.minor)),
+                            .integer(Int(identity.measuredPower)), station.note.map { .text($0) } ?? .null,
+                        ], "registering station '\(station.name)'")
+                } catch {
+                    guard error.isConstraint else { throw error }
+                    throw LedgerError(
+                        operation: "registering station '\(station.name)'",
+                        message:
+                            "another station in the ledger already has UUID \(identity.uuid.uuidString), major \(identity.major), minor \(identity.minor)",
+                        isConstraint: true)
+                }
+            }
+        }
+    }
+
+    public func recoverInterrupted() throws(LedgerError) -> [Attempt] {
+        try database.transaction("recovering interrupted attempts") { () throws(LedgerError) in
+            let rows = try database.query(
+                "SELECT \(Self.attemptColumns) FROM attempts WHERE outcome = 'in-progress'", [],
+                "finding interrupted attempts")
+            try database.execute(
+                "UPDATE attempts SET outcome = 'interrupted', finished_at = \(Self.now), reason = 'the run stopped while burning' WHERE outcome = 'in-progress'",
+                [], "marking interrupted attempts")
+            return rows.compactMap(Self.attempt).map { attempt in
+                var updated = attempt
+                updated.outcome = .interrupted
+                return updated
+            }
+        }
+    }
+
+    public func verifiedStation(forChip chip: String) throws(LedgerError) -> String? {
+        try database.query(
+            "SELECT station FROM attempts WHERE chip = ? AND outcome = 'verified'", [.text(chip)], "looking up a chip"
+        ).first?.first?.string
+    }
+
+    public func interruptedAttempt(forChip chip: String) throws(LedgerError) -> Attempt? {
+        try database.query(
+            "SELECT \(Self.attemptColumns) FROM attempts WHERE chip = ? AND outcome = 'interrupted'", [.text(chip)],
+            "looking up a chip"
+        ).compactMap(Self.attempt).first
+    }
+
+    public func claimNextStation(
+        chip: String, debugger: String, template: String, templateSHA256: String, verifyMethod: String,
+        skipping: Set<String>, imageSHA256: (Station) -> String
+    ) throws(LedgerError) -> (Station, Attempt)? {
+        try database.transaction("claiming the next station") { () throws(LedgerError) -> (Station, Attempt)? in
+            let rows = try database.query(
+                """
+                SELECT name, uuid, major, minor, power, note FROM stations s WHERE NOT EXISTS (
+                    SELECT 1 FROM attempts a WHERE a.station = s.name
+                    AND a.outcome IN ('verified', 'in-progress', 'interrupted'))
+                ORDER BY position
+                """, [], "finding pending stations")
+            guard let row = rows.first(where: { !skipping.contains($0[0].string ?? "") }),
+                let station = Self.station(row)
+            else { return nil }
+            let image = imageSHA256(station)
+            try database.execute(
+                "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method) VALUES (?, ?, ?, ?, ?, ?, \(Self.now), 'in-progress', ?)",
+                [
+                    .text(station.name), .text(chip), .text(debugger), .text(template), .text(templateSHA256),
+                    .text(image), .text(verifyMethod),
+                ], "recording the start of \(station.name)")
+            guard
+                let attempt = try database.query(
+                    "SELECT \(Self.attemptColumns) FROM attempts WHERE id = last_insert_rowid()", [],
+                    "reading the attempt"
+                ).compactMap(Self.attempt).first
+            else {
+                throw LedgerError(
+                    operation: "recording the start of \(station.name)", message: "the new row cannot be read back",
+                    isConstraint: false)
+            }
+            return (station, attempt)
+        }
+    }
+
+    public func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?) throws(LedgerError) {
+        try database.transaction("recording an outcome") { () throws(LedgerError) in
+            try database.execute(
+                "UPDATE attempts SET outcome = ?, reason = ?, finished_at = \(Self.now) WHERE id = ?",
+                [.text(outcome.rawValue), reason.map { .text($0) } ?? .null, .integer(attemptID)],
+                "recording an outcome")
+        }
+    }
+
+    public func supersede(chip: String) throws(LedgerError) {
+        try database.transaction("superseding a chip's station") { () throws(LedgerError) in
+            try database.execute(
+                "UPDATE attempts SET outcome = 'superseded', reason = 'chip reprovisioned' WHERE chip = ? AND outcome = 'verified'",
+                [.text(chip)], "superseding a chip's station")
+        }
+    }
+
+    public func release(station: String) throws(LedgerError) {
+        try database.transaction("releasing a held station") { () throws(LedgerError) in
+            try database.execute(
+                "UPDATE attempts SET outcome = 'failed', reason = 'released after an interruption' WHERE station = ? AND outcome = 'interrupted'",
+                [.text(station)], "releasing \(station)")
+        }
+    }
+
+    public func states() throws(LedgerError) -> [StationState] {
+        let stations = try database.query(
+            "SELECT name, uuid, major, minor, power, note FROM stations ORDER BY position", [], "reading stations")
+        let attempts = try attempts()
+        return stations.compactMap(Self.station).map { station in
+            let own = attempts.filter { $0.station == station.name }
+            let state: StationState.State
+            if let done = own.last(where: { $0.outcome == .verified }) {
+                state = .done(chip: done.chip, at: done.finishedAt ?? done.startedAt)
+            } else if let held = own.last(where: { $0.outcome == .interrupted }) {
+                state = .held(chip: held.chip)
+            } else if let running = own.last(where: { $0.outcome == .inProgress }) {
+                state = .inProgress(chip: running.chip)
+            } else {
+                state = .pending(lastFailure: own.last(where: { $0.outcome == .failed })?.reason)
+            }
+            return StationState(station: station, state: state, attempts: own.count)
+        }
+    }
+
+    public func attempts() throws(LedgerError) -> [Attempt] {
+        try database.query("SELECT \(Self.attemptColumns) FROM attempts ORDER BY id", [], "reading attempts")
+            .compactMap(Self.attempt)
+    }
+
+    static func station(_ row: [SQLiteDatabase.Value]) -> Station? {
+        guard let name = row[0].string, let uuidText = row[1].string,
+            let uuid = try? IdentityParser.uuid(uuidText), let major = row[2].int, let minor = row[3].int,
+            let power = row[4].int
+        else { return nil }
+        return Station(
+            name: name,
+            identity: IBeacon(uuid: uuid, major: UInt16(major), minor: UInt16(minor), measuredPower: Int8(power)),
+            note: row[5].string)
+    }
+
+    static func attempt(_ row: [SQLiteDatabase.Value]) -> Attempt? {
+        guard let id = row[0].int, let station = row[1].string, let chip = row[2].string, let debugger = row[3].string,
+            let template = row[4].string, let templateSHA = row[5].string, let imageSHA = row[6].string,
+            let started = row[7].string, let outcome = row[9].string.flatMap(AttemptOutcome.init),
+            let method = row[11].string
+        else { return nil }
+        return Attempt(
+            id: id, station: station, chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA,
+            imageSHA256: imageSHA, startedAt: started, finishedAt: row[8].string, outcome: outcome,
+            reason: row[10].string,
+            verifyMethod: method)
+    }
+}

@@ -1,0 +1,295 @@
+public import CCDebugger
+import Dispatch
+public import FirmwareTemplate
+import IntelHex
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// How provisioning verifies each chip.
+public enum VerifyMethod: String, Sendable, CaseIterable {
+    /// The chip's CRC unit over every byte of the image.
+    case crc
+    /// Every byte read back.
+    case read
+}
+
+/// Settings of a provisioning run.
+public struct ProvisionOptions: Sendable {
+    /// Verification after each burn.
+    public var verify: VerifyMethod = .crc
+    /// Further attempts for a station after a failure (each on a fresh chip after a chip fault).
+    public var retries = 1
+    /// Burn chips that already carry a verified identity (their old station becomes pending).
+    public var reprovision = false
+    /// Seconds a debugger waits for a (new) chip before it stops.
+    public var targetTimeoutSeconds = 600.0
+    /// Seconds between looks for a new chip.
+    public var pollIntervalSeconds = 0.25
+
+    /// Default settings.
+    public init() {}
+}
+
+/// What a provisioning run reports as it goes.
+public enum ProvisionEvent: Sendable, Equatable {
+    /// A debugger waits for a chip to be attached (or swapped).
+    case waitingForChip(debugger: String)
+    /// A chip was found.
+    case chipAttached(debugger: String, chip: String)
+    /// A station is being burned.
+    case started(debugger: String, station: String, chip: String)
+    /// A station's attempt ended.
+    case finished(debugger: String, station: String, chip: String, outcome: AttemptOutcome, reason: String?)
+    /// A chip already carries a verified identity and was left alone.
+    case refused(debugger: String, chip: String, carries: String)
+    /// A chip interrupted in an earlier run came back and was checked.
+    case resumed(debugger: String, station: String, chip: String, verified: Bool)
+    /// A debugger stopped working.
+    case debuggerStopped(debugger: String, reason: String)
+}
+
+/// The outcome of a run.
+public struct ProvisionSummary: Sendable, Equatable {
+    /// Stations verified in this run.
+    public var verified: [String] = []
+    /// Stations whose attempts failed in this run, with the last reason.
+    public var failed: [String: String] = [:]
+    /// Chips refused because they already carried a station.
+    public var refused: [String] = []
+    /// Debuggers that stopped, with why.
+    public var stopped: [String: String] = [:]
+}
+
+/// A debugger a run may use: its name for the ledger and how to open it.
+public struct ProvisioningDebugger: Sendable {
+    /// `bus:address` or serial.
+    public var name: String
+    /// Opens a fresh transport.
+    public var open: @Sendable () throws(DebuggerError) -> any DebuggerTransport
+
+    /// Creates an entry.
+    public init(name: String, open: @escaping @Sendable () throws(DebuggerError) -> any DebuggerTransport) {
+        self.name = name
+        self.open = open
+    }
+}
+
+/// Walks a bench through the ledger's pending stations, one worker per debugger, each burning the
+/// chip it is given, verifying it and recording every attempt — so that no identity is burned
+/// twice, no chip gets two identities by accident, and a crash loses nothing.
+public final class ProvisioningRun: Sendable {
+    let template: StationTemplate
+    let ledger: any ProvisioningLedger & Sendable
+    let options: ProvisionOptions
+    let events: @Sendable (ProvisionEvent) -> Void
+    let stopFlag = Atomic<Bool>(false)
+    let summary = Mutex(ProvisionSummary())
+
+    /// A run over `ledger`'s stations with `template`.
+    public init(
+        template: StationTemplate, ledger: any ProvisioningLedger & Sendable, options: ProvisionOptions,
+        events: @escaping @Sendable (ProvisionEvent) -> Void
+    ) {
+        self.template = template
+        self.ledger = ledger
+        self.options = options
+        self.events = events
+    }
+
+    /// Asks every worker to stop after the chip it is burning.
+    public func requestStop() { stopFlag.store(true, ordering: .relaxed) }
+
+    var stopping: Bool { stopFlag.load(ordering: .relaxed) }
+
+    /// Runs one worker per debugger in parallel until the stations run out, the debuggers stop or
+    /// a stop is requested.
+    public func run(_ debuggers: [ProvisioningDebugger]) -> ProvisionSummary {
+        DispatchQueue.concurrentPerform(iterations: debuggers.count) { index in
+            work(debuggers[index])
+        }
+        return summary.withLock { $0 }
+    }
+
+    func note(_ update: (inout ProvisionSummary) -> Void) { summary.withLock { update(&$0) } }
+
+    func stop(_ debugger: String, _ reason: String) {
+        note { $0.stopped[debugger] = reason }
+        events(.debuggerStopped(debugger: debugger, reason: reason))
+    }
+
+    /// Monotonic seconds.
+    static var now: Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    static func ieeeText(_ bytes: [UInt8]) -> String {
+        bytes.map { byte in
+            let digits = String(byte, radix: 16, uppercase: true)
+            return digits.count == 1 ? "0" + digits : digits
+        }.joined(separator: ":")
+    }
+
+    /// One debugger's loop.
+    func work(_ debugger: ProvisioningDebugger) {
+        var lastChip: String?
+        var waitingSince: Double?
+        var failures: [String: Int] = [:]
+        var givenUp: Set<String> = []
+        var session: CC254xSession?
+        while !stopping {
+            do throws(DebuggerError) {
+                if session == nil { session = CC254xSession(transport: try debugger.open()) }
+                guard let active = session else { continue }
+                let state = try active.open()
+                var chip: String?
+                if state.targetID != 0 {
+                    var identity = try active.connect(targetID: state.targetID)
+                    if identity.locked { identity = try active.chipErase(targetID: state.targetID) }
+                    chip = Self.ieeeText(try active.primaryAddress(chip: template.chip))
+                }
+                guard let chip, chip != lastChip else {
+                    // No chip, or still the one just done: wait for the next.
+                    let now = Self.now
+                    if waitingSince == nil {
+                        waitingSince = now
+                        events(.waitingForChip(debugger: debugger.name))
+                    }
+                    if now - (waitingSince ?? now) > options.targetTimeoutSeconds {
+                        stop(debugger.name, "no new chip within \(Int(options.targetTimeoutSeconds)) s")
+                        return
+                    }
+                    usleep(UInt32(options.pollIntervalSeconds * 1_000_000))
+                    continue
+                }
+                waitingSince = nil
+                events(.chipAttached(debugger: debugger.name, chip: chip))
+                guard
+                    try handle(
+                        chip: chip, session: active, debugger: debugger.name, failures: &failures, givenUp: &givenUp)
+                else {
+                    stop(debugger.name, "no pending stations left")
+                    return
+                }
+                lastChip = chip
+            } catch {
+                if case .transport = error {
+                    // The debugger may be gone; try once to open it again before giving up.
+                    session = nil
+                    if (try? debugger.open()) == nil {
+                        stop(debugger.name, error.description)
+                        return
+                    }
+                    continue
+                }
+                stop(debugger.name, error.description)
+                return
+            }
+        }
+    }
+
+    /// Deals with one attached chip. Returns false when there is nothing left to burn.
+    func handle(
+        chip: String, session: CC254xSession, debugger: String, failures: inout [String: Int],
+        givenUp: inout Set<String>
+    ) throws(DebuggerError) -> Bool {
+        do {
+            if let carried = try ledger.verifiedStation(forChip: chip) {
+                if !options.reprovision {
+                    note { $0.refused.append(chip) }
+                    events(.refused(debugger: debugger, chip: chip, carries: carried))
+                    return true
+                }
+                try ledger.supersede(chip: chip)
+            }
+            if let interrupted = try ledger.interruptedAttempt(forChip: chip) {
+                if try resume(interrupted, session: session, debugger: debugger) { return true }
+            }
+            do {
+                guard
+                    let (station, attempt) = try ledger.claimNextStation(
+                        chip: chip, debugger: debugger, template: template.manifest.name,
+                        templateSHA256: template.manifest.imageSHA256, verifyMethod: options.verify.rawValue,
+                        skipping: givenUp,
+                        imageSHA256: { SHA256.hexDigest(self.template.stationImage(for: $0.identity).file.text) })
+                else { return false }
+                events(.started(debugger: debugger, station: station.name, chip: chip))
+                var burnError: DebuggerError?
+                do throws(DebuggerError) { try burn(station, session: session) } catch { burnError = error }
+                if let burnError {
+                    try ledger.finish(attempt.id, outcome: .failed, reason: burnError.description)
+                    failures[station.name, default: 0] += 1
+                    if failures[station.name, default: 0] > options.retries { givenUp.insert(station.name) }
+                    note { $0.failed[station.name] = burnError.description }
+                    events(
+                        .finished(
+                            debugger: debugger, station: station.name, chip: chip, outcome: .failed,
+                            reason: burnError.description))
+                    // A chip that failed verification may be bad, and a transport error may mean
+                    // the debugger is gone: either way this chip gets no further station.
+                    throw burnError
+                }
+                try ledger.finish(attempt.id, outcome: .verified, reason: nil)
+                note {
+                    $0.verified.append(station.name)
+                    $0.failed[station.name] = nil
+                }
+                events(
+                    .finished(debugger: debugger, station: station.name, chip: chip, outcome: .verified, reason: nil))
+                try? session.resetAndRun()
+                return true
+            }
+        } catch let error as LedgerError {
+            requestStop()
+            throw .transport(.other("ledger: \(error.message)"), during: "recording in the ledger")
+        } catch let error as DebuggerError {
+            if case .transport = error { throw error }
+            return true  // a chip fault: wait for the next chip
+        } catch {
+            throw .transport(.other("\(error)"), during: "provisioning")
+        }
+    }
+
+    /// A chip whose burn was interrupted came back: check what it holds. Returns true when the
+    /// interrupted attempt is now settled as verified (this chip is done).
+    func resume(_ attempt: Attempt, session: CC254xSession, debugger: String) throws -> Bool {
+        guard let station = try ledger.states().first(where: { $0.station.name == attempt.station })?.station else {
+            return false
+        }
+        let image = template.stationImage(for: station.identity)
+        var verified = false
+        if SHA256.hexDigest(image.file.text) == attempt.imageSHA256 {
+            verified = (try? session.verifyCRC(image.file.memory)) != nil
+        }
+        try ledger.finish(
+            attempt.id, outcome: verified ? .verified : .failed,
+            reason: verified
+                ? "confirmed on the chip after the interruption"
+                : "the chip did not hold the image after the interruption")
+        events(.resumed(debugger: debugger, station: station.name, chip: attempt.chip, verified: verified))
+        if verified {
+            note { $0.verified.append(station.name) }
+            try? session.resetAndRun()
+        }
+        return verified
+    }
+
+    /// Erase, program, verify.
+    func burn(_ station: Station, session: CC254xSession) throws(DebuggerError) {
+        let image = template.stationImage(for: station.identity)
+        let plan: FlashPlan
+        do { plan = try FlashPlan(image: image.file.memory, chip: template.chip) } catch {
+            throw .transport(.other("\(error)"), during: "planning \(station.name)")
+        }
+        _ = try session.chipErase(targetID: template.chip.debuggerTargetID)
+        try session.program(plan)
+        switch options.verify {
+        case .crc: try session.verifyCRC(image.file.memory)
+        case .read: try session.verifyRead(image.file.memory)
+        }
+    }
+}
