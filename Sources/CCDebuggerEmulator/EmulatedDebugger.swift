@@ -18,7 +18,11 @@ public struct EmulatorFaults: Sendable, Equatable {
 /// `DebuggerTransport`. Bulk OUT transfers are decoded frame by frame with the header rules of
 /// cc-debugger-protocol.md §3.2; replies collect in an output queue and are sent when a frame
 /// asks for a flush.
-public final class EmulatedDebugger: DebuggerTransport {
+///
+/// Like a real debugger it serves one client at a time: a provisioning worker owns it, and the
+/// USB bridge calls it from umockdev's single worker thread. It is handed between threads but
+/// never used from two at once, hence `@unchecked Sendable`.
+public final class EmulatedDebugger: DebuggerTransport, @unchecked Sendable {
     /// The attached chip, or `nil` for "no target".
     public var chip: EmulatedCC2541?
     /// Faults to inject.

@@ -141,6 +141,7 @@ public final class ProvisioningRun: Sendable {
         var failures: [String: Int] = [:]
         var givenUp: Set<String> = []
         var session: CC254xSession?
+        var transportFailures = 0
         while !stopping {
             do throws(DebuggerError) {
                 if session == nil { session = CC254xSession(transport: try debugger.open()) }
@@ -167,6 +168,7 @@ public final class ProvisioningRun: Sendable {
                     continue
                 }
                 waitingSince = nil
+                transportFailures = 0
                 events(.chipAttached(debugger: debugger.name, chip: chip))
                 guard
                     try handle(
@@ -178,12 +180,15 @@ public final class ProvisioningRun: Sendable {
                 lastChip = chip
             } catch {
                 if case .transport = error {
-                    // The debugger may be gone; try once to open it again before giving up.
+                    // The debugger may be gone: open it again, but give up after three failures in
+                    // a row (an unplugged debugger can still "open" and then fail every transfer).
                     session = nil
-                    if (try? debugger.open()) == nil {
+                    transportFailures += 1
+                    if transportFailures >= 3 || (try? debugger.open()) == nil {
                         stop(debugger.name, error.description)
                         return
                     }
+                    usleep(UInt32(options.pollIntervalSeconds * 1_000_000))
                     continue
                 }
                 stop(debugger.name, error.description)
@@ -198,13 +203,16 @@ public final class ProvisioningRun: Sendable {
         givenUp: inout Set<String>
     ) throws(DebuggerError) -> Bool {
         do {
+            var skipping = givenUp
             if let carried = try ledger.verifiedStation(forChip: chip) {
                 if !options.reprovision {
                     note { $0.refused.append(chip) }
                     events(.refused(debugger: debugger, chip: chip, carries: carried))
                     return true
                 }
+                // Reprovisioning gives the chip another station; its old one becomes pending.
                 try ledger.supersede(chip: chip)
+                skipping.insert(carried)
             }
             if let interrupted = try ledger.interruptedAttempt(forChip: chip) {
                 if try resume(interrupted, session: session, debugger: debugger) { return true }
@@ -214,7 +222,7 @@ public final class ProvisioningRun: Sendable {
                     let (station, attempt) = try ledger.claimNextStation(
                         chip: chip, debugger: debugger, template: template.manifest.name,
                         templateSHA256: template.manifest.imageSHA256, verifyMethod: options.verify.rawValue,
-                        skipping: givenUp,
+                        skipping: skipping,
                         imageSHA256: { SHA256.hexDigest(self.template.stationImage(for: $0.identity).file.text) })
                 else { return false }
                 events(.started(debugger: debugger, station: station.name, chip: chip))
@@ -230,7 +238,9 @@ public final class ProvisioningRun: Sendable {
                             debugger: debugger, station: station.name, chip: chip, outcome: .failed,
                             reason: burnError.description))
                     // A chip that failed verification may be bad, and a transport error may mean
-                    // the debugger is gone: either way this chip gets no further station.
+                    // the debugger is gone: either way this chip gets no further station. Reset it
+                    // so the bench (or the operator, told by the event) swaps it.
+                    try? session.resetAndRun()
                     throw burnError
                 }
                 try ledger.finish(attempt.id, outcome: .verified, reason: nil)

@@ -1,0 +1,225 @@
+import BeaconPayload
+import CCDebugger
+import CCDebuggerEmulator
+import FirmwareTemplate
+import Foundation
+import IntelHex
+import Storage
+import Synchronization
+import Testing
+
+@testable import Provisioning
+
+func temporaryLedgerPath() -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).sqlite").path
+}
+
+func identity(_ minor: Int, major: Int = 1) -> IBeacon {
+    IBeacon(uuid: UUID(uuidString: "7634A485-1732-4B7D-AB44-D505D8A24C60")!, major: UInt16(major), minor: UInt16(minor))
+}
+
+struct LedgerTests {
+    @Test func theSchemaRefusesWhatMustNeverHappen() throws {
+        let path = temporaryLedgerPath()
+        let ledger = try SQLiteLedger(path: path)
+        try ledger.register([Station(name: "a", identity: identity(1)), Station(name: "b", identity: identity(2))])
+        // Same list again: fine. Same name, other identity: refused. Other name, same identity: refused.
+        try ledger.register([Station(name: "a", identity: identity(1))])
+        #expect(throws: LedgerError.self) { try ledger.register([Station(name: "a", identity: identity(9))]) }
+        #expect(throws: LedgerError.self) { try ledger.register([Station(name: "c", identity: identity(2))]) }
+
+        let (a, first) = try #require(
+            try ledger.claimNextStation(
+                chip: "CHIP-1", debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc", skipping: [],
+                imageSHA256: { _ in "i" }))
+        #expect(a.name == "a")
+        try ledger.finish(first.id, outcome: .verified, reason: nil)
+        #expect(try ledger.verifiedStation(forChip: "CHIP-1") == "a")
+        // b on the same chip: the second verified attempt for CHIP-1 is refused by the database.
+        let (b, second) = try #require(
+            try ledger.claimNextStation(
+                chip: "CHIP-1", debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc", skipping: [],
+                imageSHA256: { _ in "i" }))
+        #expect(b.name == "b")
+        #expect { try ledger.finish(second.id, outcome: .verified, reason: nil) } throws: { error in
+            (error as? LedgerError)?.isConstraint == true
+        }
+        try ledger.finish(second.id, outcome: .failed, reason: "test")
+        // Nothing pending twice, nothing claimed twice.
+        #expect(try ledger.states().map(\.station.name) == ["a", "b"])
+        let database = try SQLiteDatabase(path: path)
+        #expect(throws: LedgerError.self) {
+            try database.execute(
+                "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method) VALUES ('b', 'C2', 'd', 't', 'x', 'i', 'now', 'verified', 'none')",
+                [], "a verified attempt without verification")
+        }
+    }
+
+    @Test func crashRecoveryHoldsTheStationUntilReleased() throws {
+        let path = temporaryLedgerPath()
+        var ledger: SQLiteLedger? = try SQLiteLedger(path: path)
+        try ledger!.register([Station(name: "a", identity: identity(1)), Station(name: "b", identity: identity(2))])
+        _ = try ledger!.claimNextStation(
+            chip: "CHIP-1", debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc", skipping: [],
+            imageSHA256: { _ in "i" })
+        ledger = nil  // the process "dies" with the attempt in progress
+        let reopened = try SQLiteLedger(path: path)
+        let interrupted = try reopened.recoverInterrupted()
+        #expect(interrupted.map(\.station) == ["a"])
+        #expect(try reopened.states()[0].state == .held(chip: "CHIP-1"))
+        // A held station is not given to another chip.
+        let next = try reopened.claimNextStation(
+            chip: "CHIP-2", debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc", skipping: [],
+            imageSHA256: { _ in "i" })
+        #expect(next?.0.name == "b")
+        try reopened.release(station: "a")
+        #expect(try reopened.states()[0].state == .pending(lastFailure: "released after an interruption"))
+    }
+}
+
+/// Emulated debuggers whose chips are swapped for fresh ones after each burn (a bench), with
+/// random faults; every retired chip is kept so its flash can be checked against the ledger.
+final class Bench: @unchecked Sendable {
+    let debuggers: [EmulatedDebugger]
+    let retired = Mutex<[String: [UInt8]]>([:])
+    let lock = Mutex(())
+    var nextChip = 0
+    let chipLimit: Int
+    var generator: SystemRandomNumberGenerator
+    var seed: UInt64
+
+    init(debuggers count: Int, chips: Int, seed: UInt64) {
+        chipLimit = chips
+        generator = SystemRandomNumberGenerator()
+        self.seed = seed
+        debuggers = (0..<count).map { _ in EmulatedDebugger(chip: nil) }
+        for debugger in debuggers {
+            debugger.chip = makeChip()
+            debugger.onResetToRun = { [self] debugger in
+                if let chip = debugger.chip { retired.withLock { $0[Self.ieee(chip)] = chip.flash } }
+                debugger.chip = makeChip()
+            }
+        }
+    }
+
+    static func ieee(_ chip: EmulatedCC2541) -> String {
+        chip.ieeeAddress.map { String(format: "%02X", $0) }.joined(separator: ":")
+    }
+
+    /// A deterministic pseudo-random source (xorshift), so a failing seed can be replayed.
+    func random(_ bound: UInt64) -> UInt64 {
+        seed ^= seed << 13
+        seed ^= seed >> 7
+        seed ^= seed << 17
+        return seed % bound
+    }
+
+    func makeChip() -> EmulatedCC2541? {
+        lock.withLock { _ in
+            guard nextChip < chipLimit else { return nil }
+            nextChip += 1
+            let chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, UInt8(nextChip >> 8), UInt8(nextChip & 0xFF)])
+            switch random(10) {
+            case 0: chip.stuckAtZero[0x7F10] = 0x01  // a bad cell: verification fails
+            case 1: chip.setDebugLockBit()  // arrives locked: erased first
+            default: break
+            }
+            return chip
+        }
+    }
+}
+
+struct ProvisioningRunTests {
+    static let template: StationTemplate = {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let boards = root.appendingPathComponent("boards").path
+        let files = try! Files.list(boards).map { (name: $0, bytes: try! Files.read(boards + "/" + $0)) }
+        let catalog = try! BoardCatalog.load(files: files, directory: boards)
+        return try! StationTemplate.load(
+            directory: root.appendingPathComponent("firmware-templates/cc2541-ibeacon").path, catalog: catalog)
+    }()
+
+    @Test(arguments: [UInt64(2541), 7, 99])
+    func fiftyStationsOverThreeDebuggersWithRandomFaults(seed: UInt64) throws {
+        let stations = (0..<50).map { Station(name: "station-\($0)", identity: identity($0)) }
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register(stations)
+        let bench = Bench(debuggers: 3, chips: 80, seed: seed)
+        // One debugger is unplugged part-way, another has one timeout.
+        bench.debuggers[1].faults.unplugAfterTransfers = 400 + Int(bench.random(400))
+        bench.debuggers[2].faults.timeoutAtTransfer = 100 + Int(bench.random(300))
+        var options = ProvisionOptions()
+        options.targetTimeoutSeconds = 0.2
+        options.pollIntervalSeconds = 0.01
+        options.retries = 2
+        let run = ProvisioningRun(template: Self.template, ledger: ledger, options: options) { _ in }
+        let summary = run.run(
+            bench.debuggers.enumerated().map { index, debugger in
+                ProvisioningDebugger(name: "emu-\(index)") { () throws(DebuggerError) in debugger }
+            })
+        let attempts = try ledger.attempts()
+        let states = try ledger.states()
+        // Every station verified exactly once, or recorded as failed (and still pending).
+        for state in states {
+            let verified = attempts.filter { $0.station == state.station.name && $0.outcome == .verified }
+            #expect(verified.count <= 1)
+            switch state.state {
+            case .done: #expect(verified.count == 1)
+            case .pending: #expect(verified.isEmpty)
+            case .held, .inProgress: Issue.record("\(state.station.name) left \(state.state)")
+            }
+            if verified.isEmpty {
+                #expect(
+                    attempts.contains { $0.station == state.station.name && $0.outcome == .failed }
+                        || summary.stopped.count == 3)
+            }
+        }
+        // No chip with two verified stations; no in-progress attempt left behind.
+        let verifiedChips = attempts.filter { $0.outcome == .verified }.map(\.chip)
+        #expect(Set(verifiedChips).count == verifiedChips.count)
+        #expect(!attempts.contains { $0.outcome == .inProgress })
+        // The flash of every verified chip decodes to its station's identity.
+        let retired = bench.retired.withLock { $0 }
+        let field = Self.template.beaconField
+        for attempt in attempts where attempt.outcome == .verified {
+            let flash = try #require(retired[attempt.chip], "chip \(attempt.chip) was not retired")
+            let decoded = IBeacon(payload: flash[field.identityAddress..<(field.identityAddress + 21)])
+            let station = try #require(states.first { $0.station.name == attempt.station }?.station)
+            #expect(decoded == station.identity, "chip \(attempt.chip)")
+        }
+        #expect(summary.verified.count >= 30, "most stations make it despite the faults (\(summary.verified.count))")
+    }
+
+    @Test func aChipThatCarriesAStationIsRefusedUnlessReprovisioning() throws {
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register([Station(name: "a", identity: identity(1)), Station(name: "b", identity: identity(2))])
+        let debugger = EmulatedDebugger()  // the same chip stays attached
+        var options = ProvisionOptions()
+        options.targetTimeoutSeconds = 0.1
+        options.pollIntervalSeconds = 0.01
+        let events = Mutex<[ProvisionEvent]>([])
+        let first = ProvisioningRun(template: Self.template, ledger: ledger, options: options) { event in
+            events.withLock { $0.append(event) }
+        }
+        _ = first.run([ProvisioningDebugger(name: "d") { () throws(DebuggerError) in debugger }])
+        #expect(try ledger.states().map(\.state.isDone) == [true, false])
+        // A second run sees the same chip again: refused.
+        let second = ProvisioningRun(template: Self.template, ledger: ledger, options: options) { event in
+            events.withLock { $0.append(event) }
+        }
+        let refused = second.run([ProvisioningDebugger(name: "d") { () throws(DebuggerError) in debugger }])
+        #expect(refused.refused == ["00:12:4B:00:25:41"])
+        #expect(try ledger.states().map(\.state.isDone) == [true, false])
+        // With reprovision, the chip gets the next pending station and 'a' becomes pending.
+        options.reprovision = true
+        let third = ProvisioningRun(template: Self.template, ledger: ledger, options: options) { _ in }
+        let again = third.run([ProvisioningDebugger(name: "d") { () throws(DebuggerError) in debugger }])
+        #expect(again.verified == ["b"])
+        #expect(try ledger.states().map(\.state.isDone) == [false, true])
+    }
+}
+
+extension StationState.State {
+    var isDone: Bool { if case .done = self { true } else { false } }
+}
