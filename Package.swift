@@ -34,7 +34,9 @@ let package = Package(
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .target(
             name: "Provisioning",
-            dependencies: ["FirmwareTemplate", "BeaconPayload", "IntelHex", "StructuredText", "Storage", "CSQLite", "CCDebugger"],
+            dependencies: [
+                "FirmwareTemplate", "BeaconPayload", "IntelHex", "StructuredText", "Storage", "CSQLite", "CCDebugger",
+            ],
             swiftSettings: strictSettings
         ),
         .target(

@@ -139,6 +139,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     static let attemptColumns =
         "id, station, chip, debugger, template, template_sha256, image_sha256, started_at, finished_at, outcome, reason, verify_method"
 
+    /// Adds the list's stations; a known station must keep its identity.
     public func register(_ stations: [Station]) throws(LedgerError) {
         try database.transaction("registering the station list") { () throws(LedgerError) in
             let count =
@@ -180,6 +181,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         }
     }
 
+    /// Marks attempts a crash left in progress as interrupted; returns them.
     public func recoverInterrupted() throws(LedgerError) -> [Attempt] {
         try database.transaction("recovering interrupted attempts") { () throws(LedgerError) in
             let rows = try database.query(
@@ -196,12 +198,14 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         }
     }
 
+    /// The station a chip carries (verified), if any.
     public func verifiedStation(forChip chip: String) throws(LedgerError) -> String? {
         try database.query(
             "SELECT station FROM attempts WHERE chip = ? AND outcome = 'verified'", [.text(chip)], "looking up a chip"
         ).first?.first?.string
     }
 
+    /// The interrupted attempt whose chip this is, if any.
     public func interruptedAttempt(forChip chip: String) throws(LedgerError) -> Attempt? {
         try database.query(
             "SELECT \(Self.attemptColumns) FROM attempts WHERE chip = ? AND outcome = 'interrupted'", [.text(chip)],
@@ -209,6 +213,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         ).compactMap(Self.attempt).first
     }
 
+    /// Claims the first pending station in list order, recording an in-progress attempt, in one transaction.
     public func claimNextStation(
         chip: String, debugger: String, template: String, templateSHA256: String, verifyMethod: String,
         skipping: Set<String>, imageSHA256: (Station) -> String
@@ -245,6 +250,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         }
     }
 
+    /// Ends an attempt with its outcome.
     public func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?) throws(LedgerError) {
         try database.transaction("recording an outcome") { () throws(LedgerError) in
             try database.execute(
@@ -254,6 +260,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         }
     }
 
+    /// Marks a chip's verified attempt superseded.
     public func supersede(chip: String) throws(LedgerError) {
         try database.transaction("superseding a chip's station") { () throws(LedgerError) in
             try database.execute(
@@ -262,6 +269,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         }
     }
 
+    /// Releases a held station.
     public func release(station: String) throws(LedgerError) {
         try database.transaction("releasing a held station") { () throws(LedgerError) in
             try database.execute(
@@ -270,6 +278,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         }
     }
 
+    /// Every station with its state, in list order.
     public func states() throws(LedgerError) -> [StationState] {
         let stations = try database.query(
             "SELECT name, uuid, major, minor, power, note FROM stations ORDER BY position", [], "reading stations")
@@ -290,6 +299,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         }
     }
 
+    /// Every attempt, oldest first.
     public func attempts() throws(LedgerError) -> [Attempt] {
         try database.query("SELECT \(Self.attemptColumns) FROM attempts ORDER BY id", [], "reading attempts")
             .compactMap(Self.attempt)
