@@ -208,6 +208,7 @@ public final class ProvisioningRun: Sendable {
                 if !options.reprovision {
                     note { $0.refused.append(chip) }
                     events(.refused(debugger: debugger, chip: chip, carries: carried))
+                    try? session.resetAndRun()  // untouched; reset so the bench can take it off
                     return true
                 }
                 // Reprovisioning gives the chip another station; its old one becomes pending.

@@ -11,13 +11,18 @@ import CUSBEmulation
 nonisolated(unsafe) var bridgeDebuggers: [EmulatedDebugger] = []
 nonisolated(unsafe) var bridgeLog: UnsafeMutablePointer<FILE>?
 nonisolated(unsafe) var chipsIssued = 0
-nonisolated(unsafe) var nextIEEE: UInt8 = 0x41
+/// The IEEE address the next chip gets (`--ieee` sets the first; each chip gets the next number).
+nonisolated(unsafe) var nextIEEE: [UInt8] = [0x00, 0x12, 0x4B, 0x00, 0x25, 0x41]
 
-/// A blank chip with the next IEEE address (or `address`).
-func freshChip(_ address: [UInt8]? = nil) -> EmulatedCC2541 {
+/// A blank chip with the next IEEE address.
+func freshChip() -> EmulatedCC2541 {
     chipsIssued += 1
-    defer { nextIEEE &+= 1 }
-    return EmulatedCC2541(ieee: address ?? [0x00, 0x12, 0x4B, 0x00, 0x25, nextIEEE])
+    let chip = EmulatedCC2541(ieee: nextIEEE)
+    for index in stride(from: 5, through: 0, by: -1) {
+        nextIEEE[index] &+= 1
+        if nextIEEE[index] != 0 { break }
+    }
+    return chip
 }
 
 /// Bench mode: after a job resets its chip to run, the chip is taken away and a blank one (with a

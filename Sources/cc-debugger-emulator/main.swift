@@ -2,7 +2,7 @@
 // visible to it as real USB devices through umockdev, so unmodified libusb programs (ccbeacon,
 // cc-tool) drive them. Serves the transfers with the same Swift emulator as the in-process tests.
 //
-//   cc-debugger-emulator [--devices N] [--flash IMAGE] [--ieee XX:XX:XX:XX:XX:XX] [--locked]
+//   cc-debugger-emulator [--devices N] [--flash IMAGE] [--ieee FIRST-XX:XX:XX:XX:XX:XX] [--locked]
 //       [--fault unplug-after=N|timeout-at=N|stuck-busy|corrupt=ADDR:MASK|no-target]
 //       [--save-flash FILE] [--log FILE] [--bench [--chips N]] -- COMMAND ARGS…
 import CCDebugger
@@ -54,6 +54,7 @@ while index < arguments.count {
         let parts = value().split(separator: ":").compactMap { UInt8($0, radix: 16) }
         guard parts.count == 6 else { fail("--ieee takes 6 bytes, XX:XX:XX:XX:XX:XX") }
         ieee = parts
+        nextIEEE = parts
     case "--locked": locked = true
     case "--fault": faults.append(value())
     case "--save-flash": saveFlash = value()
@@ -79,7 +80,7 @@ if let flashImage {
 }
 
 let debuggers: [EmulatedDebugger] = (0..<deviceCount).map { number in
-    let chip = freshChip(number == 0 ? ieee : nil)
+    let chip = freshChip()
     if let image {
         for segment in image.segments where segment.end <= chip.flashSize {
             chip.flash.replaceSubrange(segment.range, with: segment.bytes)

@@ -348,3 +348,105 @@ struct RealHardwareTests {
         #expect(try work.bytes("read.bin") == flash)
     }
 }
+
+@Suite(.serialized, .enabled(if: Tools.available, "needs umockdev and the built executables"))
+struct ProvisioningThroughLibUSBTests {
+    static func list(_ work: Workspace, count: Int) throws -> String {
+        var text = "name,uuid,major,minor\n"
+        for index in 0..<count { text += "station-\(index),7634A485-1732-4B7D-AB44-D505D8A24C60,7,\(index)\n" }
+        try text.write(toFile: work.path("list.csv"), atomically: true, encoding: .utf8)
+        return work.path("list.csv")
+    }
+
+    /// The ledger's export as JSON rows, and `ledger show` as JSON.
+    static func ledger(_ work: Workspace) throws -> (exported: [[String: Any]], states: [[String: Any]]) {
+        func run(_ arguments: [String]) throws -> Data {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Tools.ccbeacon)
+            process.arguments = arguments + ["--ledger", work.path("provisioning.sqlite")]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return data
+        }
+        let exported =
+            try JSONSerialization.jsonObject(with: try run(["ledger", "export", "--format", "json"]))
+            as? [[String: Any]] ?? []
+        let states =
+            try JSONSerialization.jsonObject(with: try run(["ledger", "show", "--json"])) as? [[String: Any]] ?? []
+        return (exported, states)
+    }
+
+    @Test func aWholeListOverTwoDebuggersInBenchMode() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let list = try Self.list(work, count: 12)
+        let run = try Tools.ccbeacon(
+            ["provision", list, "--template", "cc2541-ibeacon", "--devices", "all", "--yes", "--wait", "1", "--json"],
+            options: ["--devices", "2", "--bench", "--chips", "20"], in: work.url)
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(
+            run.errors.contains("EMU001: burning") && run.errors.contains("EMU002: burning"), "both debuggers worked")
+        let (exported, states) = try Self.ledger(work)
+        #expect(exported.count == 12)
+        #expect(Set(exported.compactMap { $0["chip"] as? String }).count == 12, "twelve different chips")
+        #expect(states.allSatisfy { $0["state"] as? String == "done" })
+        // The same list again: nothing left to do, and the chips on the bench are new, so nothing is refused.
+        let again = try Tools.ccbeacon(
+            ["provision", list, "--template", "cc2541-ibeacon", "--devices", "all", "--yes", "--wait", "0.3"],
+            options: ["--devices", "2", "--bench", "--chips", "20"], in: work.url)
+        #expect(again.status == 0)
+        #expect(again.output.contains("provisioned 0 station(s) in this run; 12 of 12 done"))
+    }
+
+    /// Kills the whole bench (emulator and ccbeacon, SIGKILL) at many different moments, some
+    /// inside ledger writes, and runs it again each time. At the end no record is lost, no
+    /// identity is on two chips, and every station is done exactly once.
+    @Test func killedAtAnyMomentNeitherLosesARecordNorBurnsTwice() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let list = try Self.list(work, count: 30)
+        let ledgerFile = work.path("provisioning.sqlite")
+        let arguments = [
+            "provision", list, "--template", "cc2541-ibeacon", "--devices", "all", "--yes", "--wait", "0.5", "--ledger",
+            ledgerFile,
+        ]
+        for round in 0..<10 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Tools.emulator)
+            // Every round's chips are new chips (their own IEEE addresses), as on a real bench.
+            let ieee = String(format: "00:12:4B:%02X:00:00", round + 1)
+            process.arguments =
+                ["--devices", "2", "--bench", "--chips", "40", "--ieee", ieee, "--"] + [Tools.ccbeacon] + arguments
+            process.currentDirectoryURL = work.url
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            usleep(UInt32(15_000 + round * 9_000))  // a different moment every round
+            let kill = Process()
+            kill.executableURL = URL(fileURLWithPath: "/usr/bin/pkill")
+            kill.arguments = ["-KILL", "-f", ledgerFile]
+            try kill.run()
+            kill.waitUntilExit()
+            process.waitUntilExit()
+        }
+        // Interrupted stations were held (their chips are gone with the killed bench); release them.
+        let finish = try Tools.ccbeacon(
+            arguments + ["--release-interrupted"],
+            options: ["--devices", "2", "--bench", "--chips", "80", "--ieee", "00:12:4B:FF:00:00"],
+            in: work.url)
+        #expect(finish.status == 0, "\(finish.errors)")
+        let (exported, states) = try Self.ledger(work)
+        #expect(states.count == 30)
+        #expect(
+            states.allSatisfy { $0["state"] as? String == "done" },
+            "\(states.filter { $0["state"] as? String != "done" })")
+        #expect(exported.count == 30, "one verified record per station")
+        let chips = exported.compactMap { $0["chip"] as? String }
+        #expect(Set(chips).count == chips.count, "no chip carries two stations")
+        let identities = exported.map { "\($0["major"] ?? "")/\($0["minor"] ?? "")" }
+        #expect(Set(identities).count == 30, "no identity twice")
+    }
+}
