@@ -59,7 +59,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "ccbeacon-bench",
-            dependencies: ["IntelHex", "CCDebugger", "CCDebuggerEmulator", "FirmwareTemplate"],
+            dependencies: ["IntelHex", "CCDebugger", "CCDebuggerEmulator", "FirmwareTemplate", "Provisioning", "BeaconPayload"],
             swiftSettings: strictSettings
         ),
         .target(
