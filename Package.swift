@@ -59,7 +59,9 @@ let package = Package(
         ),
         .executableTarget(
             name: "ccbeacon-bench",
-            dependencies: ["IntelHex", "CCDebugger", "CCDebuggerEmulator", "FirmwareTemplate", "Provisioning", "BeaconPayload"],
+            dependencies: [
+                "IntelHex", "CCDebugger", "CCDebuggerEmulator", "FirmwareTemplate", "Provisioning", "BeaconPayload",
+            ],
             swiftSettings: strictSettings
         ),
         .target(
