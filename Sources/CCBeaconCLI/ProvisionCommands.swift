@@ -12,6 +12,9 @@ import Synchronization
 
 /// Set by SIGINT; the run it belongs to polls it.
 nonisolated(unsafe) var interruptCount = 0
+/// The run Ctrl-C stops. Set before the handler is installed and cleared after it is removed; the
+/// handler only does an atomic store on it (async-signal-safe), no locking.
+nonisolated(unsafe) var interruptibleRun: ProvisioningRun?
 
 /// The ledger file for a station list: `--ledger FILE`, or `provisioning.sqlite` beside the list.
 func ledgerPath(_ command: ParsedCommand, listPath: String?) -> String {
@@ -155,11 +158,16 @@ enum ProvisionCommand {
             console.diagnostics(Self.describe(event) + "\n")
         }
         interruptCount = 0
-        activeRun.withLock { $0 = run }
+        interruptibleRun = run
+        // A parent may have blocked SIGINT, and the mask survives exec: unblock it so Ctrl-C works.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        sigaddset(&unblock, SIGINT)
+        sigprocmask(SIG_UNBLOCK, &unblock, nil)
         signal(SIGINT) { _ in
             interruptCount += 1
             if interruptCount > 1 { _exit(130) }
-            activeRun.withLock { $0?.requestStop() }
+            interruptibleRun?.requestStop()
         }
         let shared = SharedProvider(provider)
         let summary = run.run(
@@ -169,7 +177,7 @@ enum ProvisionCommand {
                 }
             })
         signal(SIGINT, SIG_DFL)
-        activeRun.withLock { $0 = nil }
+        interruptibleRun = nil
 
         let states = (try? ledger.states()) ?? []
         let done = states.filter { if case .done = $0.state { true } else { false } }.count
@@ -234,9 +242,6 @@ final class SharedProvider: @unchecked Sendable {
         try lock.withLock { _ throws(DebuggerError) in try provider.open(device) }
     }
 }
-
-/// The run Ctrl-C stops.
-let activeRun = Mutex<ProvisioningRun?>(nil)
 
 /// `ccbeacon ledger show` and `ccbeacon ledger export`.
 enum LedgerCommand {

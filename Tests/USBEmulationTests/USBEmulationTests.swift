@@ -450,3 +450,46 @@ struct ProvisioningThroughLibUSBTests {
         #expect(Set(identities).count == 30, "no identity twice")
     }
 }
+
+@Suite(.serialized, .enabled(if: Tools.available, "needs umockdev and the built executables"))
+struct InterruptTests {
+    /// Ctrl-C finishes the chip in progress, records it and stops: no attempt is left in progress,
+    /// the summary is printed, and the next run goes on from there.
+    @Test func ctrlCStopsCleanlyAndTheNextRunResumes() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let list = try ProvisioningThroughLibUSBTests.list(work, count: 200)
+        let arguments = [Tools.ccbeacon, "provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.5"]
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Tools.emulator)
+        process.arguments = ["--bench", "--chips", "400", "--"] + arguments
+        process.currentDirectoryURL = work.url
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Wait until ccbeacon runs and has a ledger, then let it burn a little before Ctrl-C.
+        for _ in 0..<200 where !FileManager.default.fileExists(atPath: work.path("provisioning.sqlite")) {
+            usleep(20_000)
+        }
+        usleep(300_000)
+        let interrupt = Process()
+        interrupt.executableURL = URL(fileURLWithPath: "/usr/bin/pkill")
+        interrupt.arguments = ["-INT", "-x", "ccbeacon"]
+        try interrupt.run()
+        interrupt.waitUntilExit()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.contains("provisioned "))
+        let (exported, states) = try ProvisioningThroughLibUSBTests.ledger(work)
+        #expect(!states.contains { $0["state"] as? String == "in-progress" || $0["state"] as? String == "held" })
+        #expect(exported.count > 0 && exported.count < 200, "stopped part-way (\(exported.count) done)")
+        // The next run carries on with the pending stations only.
+        let rest = try Tools.ccbeacon(
+            Array(arguments.dropFirst()), options: ["--bench", "--chips", "400", "--ieee", "00:12:4B:77:00:00"],
+            in: work.url)
+        #expect(rest.status == 0, "\(rest.errors)")
+        #expect(try ProvisioningThroughLibUSBTests.ledger(work).exported.count == 200)
+    }
+}
