@@ -401,13 +401,13 @@ struct ProvisioningThroughLibUSBTests {
         #expect(again.output.contains("provisioned 0 station(s) in this run; 12 of 12 done"))
     }
 
-    /// Kills the whole bench (emulator and ccbeacon, SIGKILL) at many different moments, some
-    /// inside ledger writes, and runs it again each time. At the end no record is lost, no
+    /// Kills the whole bench (emulator and ccbeacon, SIGKILL) at many different moments, then
+    /// ccbeacon alone inside chosen ledger write transactions, and runs it again each time. At the end no record is lost, no
     /// identity is on two chips, and every station is done exactly once.
     @Test func killedAtAnyMomentNeitherLosesARecordNorBurnsTwice() throws {
         let work = try Workspace()
         defer { work.remove() }
-        let list = try Self.list(work, count: 30)
+        let list = try Self.list(work, count: 60)
         let ledgerFile = work.path("provisioning.sqlite")
         let arguments = [
             "provision", list, "--template", "cc2541-ibeacon", "--devices", "all", "--yes", "--wait", "0.5", "--ledger",
@@ -432,22 +432,42 @@ struct ProvisioningThroughLibUSBTests {
             kill.waitUntilExit()
             process.waitUntilExit()
         }
+        // And killed exactly inside a ledger write (after the writes, before COMMIT) at different
+        // transactions: the torn transaction must vanish and the ledger must stay consistent.
+        for (round, transaction) in [2, 3, 5, 8, 13, 21].enumerated() {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Tools.emulator)
+            let ieee = String(format: "00:12:4B:%02X:00:00", 0x40 + round)
+            process.arguments =
+                ["--devices", "2", "--bench", "--chips", "40", "--ieee", ieee, "--"] + [Tools.ccbeacon] + arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(
+                ["CCBEACON_TEST_KILL_IN_LEDGER_WRITE": String(transaction)]) { _, new in new }
+            process.currentDirectoryURL = work.url
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 128 + SIGKILL, "killed in write transaction \(transaction)")
+            let (exported, _) = try Self.ledger(work)
+            let chips = exported.compactMap { $0["chip"] as? String }
+            #expect(Set(chips).count == chips.count, "no chip carries two stations")
+        }
         // Interrupted stations were held (their chips are gone with the killed bench); release them.
         let finish = try Tools.ccbeacon(
             arguments + ["--release-interrupted"],
-            options: ["--devices", "2", "--bench", "--chips", "80", "--ieee", "00:12:4B:FF:00:00"],
+            options: ["--devices", "2", "--bench", "--chips", "120", "--ieee", "00:12:4B:FF:00:00"],
             in: work.url)
         #expect(finish.status == 0, "\(finish.errors)")
         let (exported, states) = try Self.ledger(work)
-        #expect(states.count == 30)
+        #expect(states.count == 60)
         #expect(
             states.allSatisfy { $0["state"] as? String == "done" },
             "\(states.filter { $0["state"] as? String != "done" })")
-        #expect(exported.count == 30, "one verified record per station")
+        #expect(exported.count == 60, "one verified record per station")
         let chips = exported.compactMap { $0["chip"] as? String }
         #expect(Set(chips).count == chips.count, "no chip carries two stations")
         let identities = exported.map { "\($0["major"] ?? "")/\($0["minor"] ?? "")" }
-        #expect(Set(identities).count == 30, "no identity twice")
+        #expect(Set(identities).count == 60, "no identity twice")
     }
 }
 
