@@ -218,6 +218,51 @@ struct ProvisioningRunTests {
         #expect(again.verified == ["b"])
         #expect(try ledger.states().map(\.state.isDone) == [false, true])
     }
+
+    /// A chip whose burn was interrupted (the process died) comes back: its flash decides. If it
+    /// holds the station's image, the interrupted attempt is settled as verified without a second
+    /// burn; if not, that attempt is recorded as failed and the station is burned again.
+    @Test(arguments: [true, false])
+    func anInterruptedChipThatComesBackIsSettledByItsFlash(holdsTheImage: Bool) throws {
+        let path = temporaryLedgerPath()
+        let stations = [Station(name: "a", identity: identity(1)), Station(name: "b", identity: identity(2))]
+        let image = Self.template.stationImage(for: stations[0].identity)
+        var dying: SQLiteLedger? = try SQLiteLedger(path: path)
+        try dying!.register(stations)
+        _ = try dying!.claimNextStation(
+            chip: "00:12:4B:00:25:41", debugger: "d", template: Self.template.manifest.name,
+            templateSHA256: Self.template.manifest.imageSHA256, verifyMethod: "crc", skipping: [],
+            imageSHA256: { _ in SHA256.hexDigest(image.file.text) })
+        dying = nil
+        let ledger = try SQLiteLedger(path: path)
+        #expect(try ledger.recoverInterrupted().map(\.station) == ["a"])
+
+        let debugger = EmulatedDebugger()  // the same chip, back on the bench
+        let chip = try #require(debugger.chip)
+        if holdsTheImage {
+            for segment in image.file.memory.segments {
+                chip.flash.replaceSubrange(segment.range, with: segment.bytes)
+            }
+        }
+        var options = ProvisionOptions()
+        options.targetTimeoutSeconds = 0.1
+        options.pollIntervalSeconds = 0.01
+        let events = Mutex<[ProvisionEvent]>([])
+        let run = ProvisioningRun(template: Self.template, ledger: ledger, options: options) { event in
+            events.withLock { $0.append(event) }
+        }
+        let summary = run.run([ProvisioningDebugger(name: "d") { () throws(DebuggerError) in debugger }])
+
+        let resumed = events.withLock { $0 }.compactMap { event -> Bool? in
+            if case .resumed(_, "a", "00:12:4B:00:25:41", let verified) = event { verified } else { nil }
+        }
+        #expect(resumed == [holdsTheImage])
+        let attempts = try ledger.attempts().filter { $0.station == "a" }
+        #expect(attempts.map(\.outcome) == (holdsTheImage ? [.verified] : [.failed, .verified]))
+        #expect(summary.verified == ["a"])
+        #expect(try ledger.states().map(\.state.isDone) == [true, false])
+        #expect(chip.flash[image.file.memory.segments[0].range] == ArraySlice(image.file.memory.segments[0].bytes))
+    }
 }
 
 extension StationState.State {
