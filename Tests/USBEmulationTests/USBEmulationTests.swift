@@ -495,7 +495,8 @@ struct InterruptTests {
         usleep(300_000)
         let interrupt = Process()
         interrupt.executableURL = URL(fileURLWithPath: "/usr/bin/pkill")
-        interrupt.arguments = ["-INT", "-x", "ccbeacon"]
+        // Only this test's ccbeacon: other tests run ccbeacon at the same time.
+        interrupt.arguments = ["-INT", "-f", "^\(Tools.ccbeacon) provision \(list) "]
         try interrupt.run()
         interrupt.waitUntilExit()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
