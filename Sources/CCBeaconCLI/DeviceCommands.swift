@@ -298,12 +298,7 @@ enum FlashCommand {
             throw .usage("give --mac or --preserve-mac, not both")
         }
         let mac = try command.values["--mac"].map { text throws(CommandFailure) -> [UInt8] in
-            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-            let bytes = parts.compactMap { $0.count == 2 ? UInt8($0, radix: 16) : nil }
-            guard parts.count == 6, bytes.count == 6 else {
-                throw .usage("--mac '\(text)' must be 6 bytes as XX:XX:XX:XX:XX:XX (most significant first)")
-            }
-            return bytes
+            try Values.deviceAddress(text, option: "--mac")
         }
         let (image, _) = try CommandSupport.loadImage(path, base: command.values["--base"])
         let connection = try DeviceSupport.connect(command, debuggers: debuggers)

@@ -8,6 +8,7 @@ enum EncodeCommand {
         summary: "encode a beacon identity as BLE advertising data",
         usage: """
             ccbeacon encode --uuid UUID --major N --minor N [--power DBM] [--flags 0xNN|none] [--format hex|c|json]
+                   ccbeacon encode … --format air --address XX:XX:XX:XX:XX:XX [--channel 37|38|39]
                    ccbeacon encode --type altbeacon --uuid UUID --major N --minor N [--power DBM] [--company 0xNNNN] [--reserved 0xNN]
                    ccbeacon encode --type eddystone-uid (--namespace HEX20 --instance HEX12 | --uuid UUID --major N --minor N) [--power DBM]
                    ccbeacon encode --type eddystone-url --url URL [--power DBM]
@@ -23,7 +24,11 @@ enum EncodeCommand {
             For eddystone-uid, --uuid/--major/--minor map to namespace = the UUID's first 4 and last
             6 bytes and instance = 00 00 major minor (ccbeacon's convention, not a standard).
 
-            Formats: hex (spaced bytes, the default), c (a C array for firmware source), json.
+            Formats: hex (spaced bytes, the default), c (a C array for firmware source), json, and
+            air: the BLE link-layer ADV_NONCONN_IND packet with --address, a random static advertiser
+            address (two top bits set, TxAdd = 1, header 0x42) — the PDU and its CRC-24, and the
+            whitened bytes per advertising channel (only --channel's when given), all in air order
+            with each byte sent least significant bit first.
 
             Example:
               ccbeacon encode --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 2 --power -51
@@ -41,10 +46,12 @@ enum EncodeCommand {
             OptionSpec("--namespace", value: "HEX", help: "Eddystone-UID namespace, 10 bytes"),
             OptionSpec("--instance", value: "HEX", help: "Eddystone-UID instance, 6 bytes"),
             OptionSpec("--url", value: "URL", help: "Eddystone-URL URL"),
-            OptionSpec("--format", value: "FORMAT", help: "hex (default), c or json"),
+            OptionSpec("--format", value: "FORMAT", help: "hex (default), c, json or air"),
+            OptionSpec("--address", value: "XX:…", help: "random static advertiser address (--format air)"),
+            OptionSpec("--channel", value: "37|38|39", help: "advertising channel (--format air)"),
         ])
 
-    enum Format: String, CaseIterable { case hex, c, json }
+    enum Format: String, CaseIterable { case hex, c, json, air }
 
     /// A payload ready to print.
     struct Encoded {
@@ -69,18 +76,29 @@ enum EncodeCommand {
                 "--type '\(type)' is not a beacon type; use ibeacon, altbeacon, eddystone-uid or eddystone-url")
         }
         let format = try format(command.values["--format"])
-        for name in command.values.keys.sorted() where name != "--type" && name != "--format" && !allowed.contains(name)
-        {
+        let airOptions: Set<String> = ["--address", "--channel"]
+        for name in command.values.keys.sorted()
+        where name != "--type" && name != "--format" && !allowed.contains(name) && !airOptions.contains(name) {
             throw .usage("\(name) does not apply to --type \(type)")
         }
-        let encoded = try encode(type: type, command.values)
-        console.output(render(encoded, format: format))
+        if format != .air, let name = command.values.keys.sorted().first(where: airOptions.contains) {
+            throw .usage("\(name) applies to --format air only")
+        }
+        var values = command.values
+        values["--address"] = nil
+        values["--channel"] = nil
+        let encoded = try encode(type: type, values)
+        if format == .air {
+            console.output(try air(encoded, address: command.values["--address"], channel: command.values["--channel"]))
+        } else {
+            console.output(render(encoded, format: format))
+        }
     }
 
     static func format(_ text: String?) throws(CommandFailure) -> Format {
         guard let text else { return .hex }
         guard let format = Format(rawValue: text) else {
-            throw .usage("--format '\(text)' is not a format; use hex, c or json")
+            throw .usage("--format '\(text)' is not a format; use hex, c, json or air")
         }
         return format
     }
@@ -193,7 +211,7 @@ enum EncodeCommand {
 
     static func render(_ encoded: Encoded, format: Format) -> String {
         switch format {
-        case .hex:
+        case .hex, .air:  // air is rendered by `air(_:address:channel:)`, which needs more options
             return spacedHex(encoded.bytes) + "\n"
         case .c:
             let rows = stride(from: 0, to: encoded.bytes.count, by: 8).map { start in
@@ -210,6 +228,36 @@ enum EncodeCommand {
                     ("length", .integer(encoded.bytes.count)), ("hex", .string(hexString(encoded.bytes))),
                 ])
             return value.rendered() + "\n"
+        }
+    }
+
+    /// The on-air packet of `encoded`: PDU, CRC and whitened bytes per channel (or one channel's).
+    static func air(_ encoded: Encoded, address text: String?, channel channelText: String?) throws(CommandFailure)
+        -> String
+    {
+        guard let text else { throw .usage("--format air needs --address XX:XX:XX:XX:XX:XX (random static)") }
+        let address = try Values.deviceAddress(text, option: "--address")
+        guard address[0] & 0xC0 == 0xC0 else {
+            throw .usage("--address '\(text)' is not a random static address; its first byte must be C0…FF")
+        }
+        var channels = AdvertisingAirPacket.channels
+        if let channelText {
+            guard let channel = Int(channelText), channels.contains(channel) else {
+                throw .usage("--channel '\(channelText)' is not an advertising channel; use 37, 38 or 39")
+            }
+            channels = [channel]
+        }
+        do {
+            let packet = try AdvertisingAirPacket(
+                address: address, addressIsRandom: true, advertisingData: encoded.bytes)
+            if channelText != nil { return spacedHex(try packet.whitened(channel: channels[0])) + "\n" }
+            var lines = ["pdu  \(spacedHex(packet.pdu))", "crc  \(spacedHex(packet.crc))"]
+            for channel in channels {
+                lines.append("ch\(channel) \(spacedHex(try packet.whitened(channel: channel)))")
+            }
+            return lines.joined(separator: "\n") + "\n"
+        } catch {
+            throw .data(error.description)
         }
     }
 }

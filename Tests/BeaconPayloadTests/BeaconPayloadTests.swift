@@ -291,3 +291,51 @@ struct SiblingFormatTests {
         }
     }
 }
+
+/// The on-air model against the known answers of stackfree-ble.md §4.4.
+struct AdvertisingAirPacketTests {
+    static let packet = try! AdvertisingAirPacket(
+        address: [0xC0, 0xFF, 0xEE, 0x12, 0x34, 0x56], addressIsRandom: true,
+        advertisingData: try! IBeacon(
+            uuid: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", major: "1", minor: "2", power: "-59"
+        )
+        .advertisingData())
+
+    static func hex(_ text: String) -> [UInt8] {
+        stride(from: 0, to: text.count, by: 2).map {
+            let start = text.index(text.startIndex, offsetBy: $0)
+            return UInt8(text[start..<text.index(start, offsetBy: 2)], radix: 16)!
+        }
+    }
+
+    @Test func pduAndCRC() {
+        #expect(
+            Self.packet.pdu
+                == bytes(
+                    "42 24 56 34 12 EE FF C0 02 01 06 1A FF 4C 00 02 15 E2 C5 6D B5 DF FB 48 D2 B0 60 D0 F5 A7 10 96 E0 00 01 00 02 C5"
+                ))
+        #expect(Self.packet.crc == [0x32, 0x0F, 0x25])
+    }
+
+    @Test(arguments: [
+        (37, "cff601952f49997077301752693bf8e1530b6ebd2b8cc890682868f43e9cece743f45468cd6c2b6378"),
+        (38, "94e112144b301e4f19a4a9588402cd62fe80e7fd99300b8f5f623771c80076269531104894b2caec63"),
+        (39, "5d131c6b9718635ac3d7c35edf15dee39af960c2f7a4b585b25b02f2658bff66278dd357a3f8956995"),
+    ])
+    func whitenedPerChannel(channel: Int, expected: String) throws {
+        #expect(try Self.packet.whitened(channel: channel) == Self.hex(expected))
+        // Whitening is its own inverse.
+        #expect(AdvertisingAirPacket.whiten(Self.hex(expected), channel: channel) == Self.packet.pdu + Self.packet.crc)
+    }
+
+    @Test func publicAddressAndRefusals() throws {
+        let publicPacket = try AdvertisingAirPacket(
+            address: [0, 0x12, 0x4B, 1, 2, 3], addressIsRandom: false, advertisingData: [2, 1, 6])
+        #expect(publicPacket.pdu == [0x02, 0x09, 3, 2, 1, 0x4B, 0x12, 0, 2, 1, 6])
+        #expect(throws: AirPacketError.notAnAdvertisingChannel(36)) { try publicPacket.whitened(channel: 36) }
+        #expect(throws: AirPacketError.advertisingDataTooLong(32)) {
+            try AdvertisingAirPacket(
+                address: [0, 0, 0, 0, 0, 0], addressIsRandom: false, advertisingData: Array(repeating: 0, count: 32))
+        }
+    }
+}

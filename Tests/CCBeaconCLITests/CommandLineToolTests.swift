@@ -54,6 +54,35 @@ struct EncodeCommandTests {
         #expect(run.diagnostics == "")
     }
 
+    /// `--format air` prints the on-air packet of stackfree-ble.md §4.4 (AirLocate UUID, 1/2, -59 dBm).
+    @Test func encodesTheOnAirPacket() {
+        let identity = ["--uuid", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "--major", "1", "--minor", "2"]
+        let all = ToolRun(["encode"] + identity + ["--format", "air", "--address", "C0:FF:EE:12:34:56"])
+        #expect(all.status == 0, "\(all.diagnostics)")
+        let lines = all.output.split(separator: "\n")
+        #expect(lines.count == 5)
+        #expect(lines.first?.hasPrefix("pdu  42 24 56 34 12 EE FF C0 02 01 06 1A FF 4C 00 02 15 E2 C5") == true)
+        #expect(lines.dropFirst().first == "crc  32 0F 25")
+        let one = ToolRun(
+            ["encode"] + identity + ["--format", "air", "--address", "c0:ff:ee:12:34:56", "--channel", "39"])
+        #expect(one.output.hasPrefix("5D 13 1C 6B 97 18 63 5A"))
+        #expect(one.output.hasSuffix("A3 F8 95 69 95\n"))
+        #expect(lines.last == "ch39 " + one.output.dropLast())
+    }
+
+    @Test(arguments: [
+        (["--format", "air"], "--format air needs --address"),
+        (["--format", "air", "--address", "00:FF:EE:12:34:56"], "is not a random static address"),
+        (["--format", "air", "--address", "C0:FF:EE:12:34"], "must be 6 bytes"),
+        (["--format", "air", "--address", "C0:FF:EE:12:34:56", "--channel", "36"], "is not an advertising channel"),
+        (["--channel", "37"], "--channel applies to --format air only"),
+    ])
+    func refusesBadAirOptions(extra: [String], message: String) {
+        let run = ToolRun(["encode"] + Self.seed + extra)
+        #expect(run.status == 64)
+        #expect(run.diagnostics.contains(message), "\(run.diagnostics)")
+    }
+
     @Test func encodesAsCArray() {
         let run = ToolRun(["encode"] + Self.seed + ["--format", "c", "--flags", "0x04"])
         #expect(run.status == 0)
@@ -125,7 +154,7 @@ struct EncodeCommandTests {
             ["--type", "bluetooth"], 64,
             "ccbeacon encode: --type 'bluetooth' is not a beacon type; use ibeacon, altbeacon, eddystone-uid or eddystone-url\n"
         ),
-        (["--format", "xml"], 64, "ccbeacon encode: --format 'xml' is not a format; use hex, c or json\n"),
+        (["--format", "xml"], 64, "ccbeacon encode: --format 'xml' is not a format; use hex, c, json or air\n"),
         (
             ["--type", "eddystone-url", "--url", "https://example.com/a-very-long-path"], 65,
             "ccbeacon encode: error: cannot encode 'https://example.com/a-very-long-path' as an Eddystone-URL: it needs 24 bytes after compression, at most 17 fit; use a URL shortener\n"
