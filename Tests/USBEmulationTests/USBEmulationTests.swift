@@ -42,9 +42,9 @@ enum Tools {
         try process.run()
         let out = output.fileHandleForReading.readDataToEndOfFile()
         let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let processStatus = process.exitStatus()
         return Result(
-            status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
+            status: processStatus, output: String(decoding: out, as: UTF8.self),
             errors: String(decoding: err, as: UTF8.self))
     }
 
@@ -75,8 +75,8 @@ struct Workspace {
         ]
         generate.standardOutput = FileHandle.nullDevice
         try generate.run()
-        generate.waitUntilExit()
-        try #require(generate.terminationStatus == 0)
+        let generateStatus = generate.exitStatus()
+        try #require(generateStatus == 0)
         return (path("station.hex"), try flashBinary("station.hex"))
     }
 
@@ -87,7 +87,7 @@ struct Workspace {
         convert.arguments = ["convert", path(hex), "-o", path(hex + ".flash.bin"), "--range", "0:0x40000"]
         convert.standardOutput = FileHandle.nullDevice
         try convert.run()
-        convert.waitUntilExit()
+        _ = convert.exitStatus()
         return try bytes(hex + ".flash.bin")
     }
 }
@@ -325,9 +325,9 @@ struct RealHardwareTests {
         try process.run()
         let out = output.fileHandleForReading.readDataToEndOfFile()
         let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let processStatus = process.exitStatus()
         return Tools.Result(
-            status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
+            status: processStatus, output: String(decoding: out, as: UTF8.self),
             errors: String(decoding: err, as: UTF8.self))
     }
 
@@ -368,7 +368,7 @@ struct ProvisioningThroughLibUSBTests {
             process.standardOutput = output
             try process.run()
             let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
+            _ = process.exitStatus()
             return data
         }
         let exported =
@@ -429,8 +429,8 @@ struct ProvisioningThroughLibUSBTests {
             kill.executableURL = URL(fileURLWithPath: "/usr/bin/pkill")
             kill.arguments = ["-KILL", "-f", ledgerFile]
             try kill.run()
-            kill.waitUntilExit()
-            process.waitUntilExit()
+            _ = kill.exitStatus()
+            _ = process.exitStatus()
         }
         // And killed exactly inside a ledger write (after the writes, before COMMIT) at different
         // transactions: the torn transaction must vanish and the ledger must stay consistent.
@@ -446,8 +446,8 @@ struct ProvisioningThroughLibUSBTests {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 128 + SIGKILL, "killed in write transaction \(transaction)")
+            let processStatus = process.exitStatus()
+            #expect(processStatus == 128 + SIGKILL, "killed in write transaction \(transaction)")
             let (exported, _) = try Self.ledger(work)
             let chips = exported.compactMap { $0["chip"] as? String }
             #expect(Set(chips).count == chips.count, "no chip carries two stations")
@@ -498,10 +498,10 @@ struct InterruptTests {
         // Only this test's ccbeacon: other tests run ccbeacon at the same time.
         interrupt.arguments = ["-INT", "-f", "^\(Tools.ccbeacon) provision \(list) "]
         try interrupt.run()
-        interrupt.waitUntilExit()
+        _ = interrupt.exitStatus()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
+        let processStatus = process.exitStatus()
+        #expect(processStatus == 0, "\(text)")
         #expect(text.contains("provisioned "))
         let (exported, states) = try ProvisioningThroughLibUSBTests.ledger(work)
         #expect(!states.contains { $0["state"] as? String == "in-progress" || $0["state"] as? String == "held" })
@@ -512,5 +512,24 @@ struct InterruptTests {
             in: work.url)
         #expect(rest.status == 0, "\(rest.errors)")
         #expect(try ProvisioningThroughLibUSBTests.ledger(work).exported.count == 200)
+    }
+}
+
+extension Process {
+    /// Waits for the process and returns its exit status (128 + signal when killed).
+    ///
+    /// `waitUntilExit` alone sometimes never returned here when several tests start processes at
+    /// once and a child dies within milliseconds (Foundation misses its SIGCHLD; the child stays a
+    /// zombie). So this also asks the kernel directly.
+    func exitStatus() -> Int32 {
+        let pid = processIdentifier
+        while isRunning {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+            }
+            usleep(5_000)
+        }
+        return terminationReason == .uncaughtSignal ? 128 + terminationStatus : terminationStatus
     }
 }
