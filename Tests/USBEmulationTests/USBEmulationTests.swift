@@ -31,9 +31,14 @@ enum Tools {
 
     /// Runs `command` under `cc-debugger-emulator` with `options`.
     static func run(_ options: [String], _ command: [String], in directory: URL) throws -> Result {
+        try execute(emulator, options + ["--"] + command, in: directory)
+    }
+
+    /// Runs `executable` with `arguments` in `directory`, collecting its output and status.
+    static func execute(_ executable: String, _ arguments: [String], in directory: URL) throws -> Result {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: emulator)
-        process.arguments = options + ["--"] + command
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
         process.currentDirectoryURL = directory
         let output = Pipe()
         let errors = Pipe()
@@ -66,28 +71,20 @@ struct Workspace {
 
     /// A station image (and its flash-sized .bin) made with the real ccbeacon binary.
     func station() throws -> (hex: String, bin: [UInt8]) {
-        let generate = Process()
-        generate.executableURL = URL(fileURLWithPath: Tools.ccbeacon)
-        generate.arguments = [
-            "generate", "--template", "cc2541-ibeacon", "--uuid", "7634A485-1732-4B7D-AB44-D505D8A24C60", "--major",
-            "3",
-            "--minor", "4", "-o", path("station.hex"),
-        ]
-        generate.standardOutput = FileHandle.nullDevice
-        try generate.run()
-        let generateStatus = generate.exitStatus()
-        try #require(generateStatus == 0)
+        let generate = try Tools.execute(
+            Tools.ccbeacon,
+            [
+                "generate", "--template", "cc2541-ibeacon", "--uuid", "7634A485-1732-4B7D-AB44-D505D8A24C60",
+                "--major", "3", "--minor", "4", "-o", path("station.hex"),
+            ], in: url)
+        try #require(generate.status == 0, "\(generate.errors)")
         return (path("station.hex"), try flashBinary("station.hex"))
     }
 
     /// The 256 KiB flash an image leaves on an erased chip.
     func flashBinary(_ hex: String) throws -> [UInt8] {
-        let convert = Process()
-        convert.executableURL = URL(fileURLWithPath: Tools.ccbeacon)
-        convert.arguments = ["convert", path(hex), "-o", path(hex + ".flash.bin"), "--range", "0:0x40000"]
-        convert.standardOutput = FileHandle.nullDevice
-        try convert.run()
-        _ = convert.exitStatus()
+        _ = try Tools.execute(
+            Tools.ccbeacon, ["convert", path(hex), "-o", path(hex + ".flash.bin"), "--range", "0:0x40000"], in: url)
         return try bytes(hex + ".flash.bin")
     }
 }
@@ -314,21 +311,7 @@ struct ReferenceClientTests {
         "set CCBEACON_HARDWARE=1 with a CC Debugger and a CC2541 attached"))
 struct RealHardwareTests {
     static func ccbeacon(_ arguments: [String], in directory: URL) throws -> Tools.Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Tools.ccbeacon)
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        let processStatus = process.exitStatus()
-        return Tools.Result(
-            status: processStatus, output: String(decoding: out, as: UTF8.self),
-            errors: String(decoding: err, as: UTF8.self))
+        try Tools.execute(Tools.ccbeacon, arguments, in: directory)
     }
 
     @Test func flashesVerifiesAndReadsBackARealChip() throws {
@@ -361,15 +344,10 @@ struct ProvisioningThroughLibUSBTests {
     /// The ledger's export as JSON rows, and `ledger show` as JSON.
     static func ledger(_ work: Workspace) throws -> (exported: [[String: Any]], states: [[String: Any]]) {
         func run(_ arguments: [String]) throws -> Data {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Tools.ccbeacon)
-            process.arguments = arguments + ["--ledger", work.path("provisioning.sqlite")]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            _ = process.exitStatus()
-            return data
+            Data(
+                try Tools.execute(
+                    Tools.ccbeacon, arguments + ["--ledger", work.path("provisioning.sqlite")], in: work.url
+                ).output.utf8)
         }
         let exported =
             try JSONSerialization.jsonObject(with: try run(["ledger", "export", "--format", "json"]))
@@ -413,39 +391,32 @@ struct ProvisioningThroughLibUSBTests {
             "provision", list, "--template", "cc2541-ibeacon", "--devices", "all", "--yes", "--wait", "0.5", "--ledger",
             ledgerFile,
         ]
-        for round in 0..<10 {
+        // A two-debugger bench whose chips are new chips (their own IEEE addresses from `ieee`), as
+        // on a real bench, running ccbeacon with `environment` added; output is discarded.
+        func startBench(ieee: String, environment: [String: String] = [:]) throws -> Process {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Tools.emulator)
-            // Every round's chips are new chips (their own IEEE addresses), as on a real bench.
-            let ieee = String(format: "00:12:4B:%02X:00:00", round + 1)
             process.arguments =
                 ["--devices", "2", "--bench", "--chips", "40", "--ieee", ieee, "--"] + [Tools.ccbeacon] + arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
             process.currentDirectoryURL = work.url
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
+            return process
+        }
+        for round in 0..<10 {
+            let process = try startBench(ieee: String(format: "00:12:4B:%02X:00:00", round + 1))
             usleep(UInt32(15_000 + round * 9_000))  // a different moment every round
-            let kill = Process()
-            kill.executableURL = URL(fileURLWithPath: "/usr/bin/pkill")
-            kill.arguments = ["-KILL", "-f", ledgerFile]
-            try kill.run()
-            _ = kill.exitStatus()
+            _ = try Tools.execute("/usr/bin/pkill", ["-KILL", "-f", ledgerFile], in: work.url)
             _ = process.exitStatus()
         }
         // And killed exactly inside a ledger write (after the writes, before COMMIT) at different
         // transactions: the torn transaction must vanish and the ledger must stay consistent.
         for (round, transaction) in [2, 3, 5, 8, 13, 21].enumerated() {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Tools.emulator)
-            let ieee = String(format: "00:12:4B:%02X:00:00", 0x40 + round)
-            process.arguments =
-                ["--devices", "2", "--bench", "--chips", "40", "--ieee", ieee, "--"] + [Tools.ccbeacon] + arguments
-            process.environment = ProcessInfo.processInfo.environment.merging(
-                ["CCBEACON_TEST_KILL_IN_LEDGER_WRITE": String(transaction)]) { _, new in new }
-            process.currentDirectoryURL = work.url
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try startBench(
+                ieee: String(format: "00:12:4B:%02X:00:00", 0x40 + round),
+                environment: ["CCBEACON_TEST_KILL_IN_LEDGER_WRITE": String(transaction)])
             let processStatus = process.exitStatus()
             #expect(processStatus == 128 + SIGKILL, "killed in write transaction \(transaction)")
             let (exported, _) = try Self.ledger(work)
@@ -493,12 +464,8 @@ struct InterruptTests {
             usleep(20_000)
         }
         usleep(300_000)
-        let interrupt = Process()
-        interrupt.executableURL = URL(fileURLWithPath: "/usr/bin/pkill")
         // Only this test's ccbeacon: other tests run ccbeacon at the same time.
-        interrupt.arguments = ["-INT", "-f", "^\(Tools.ccbeacon) provision \(list) "]
-        try interrupt.run()
-        _ = interrupt.exitStatus()
+        _ = try Tools.execute("/usr/bin/pkill", ["-INT", "-f", "^\(Tools.ccbeacon) provision \(list) "], in: work.url)
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let processStatus = process.exitStatus()
         #expect(processStatus == 0, "\(text)")
