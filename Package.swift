@@ -91,6 +91,11 @@ let package = Package(
         ),
         .testTarget(name: "USBEmulationTests", dependencies: ["TestSupport"], swiftSettings: strictSettings),
         .testTarget(
+            name: "FirmwareSimulationTests",
+            dependencies: ["TestSupport", "CCBeaconCLI", "FirmwareTemplate", "BeaconPayload", "IntelHex"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "ProvisioningTests",
             dependencies: [
                 "Provisioning", "FirmwareTemplate", "BeaconPayload", "StructuredText", "IntelHex", "Storage",

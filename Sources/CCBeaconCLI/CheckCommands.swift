@@ -76,6 +76,10 @@ enum InspectCommand {
                             ("identity", report.found.map { .object(EncodeCommand.identityFields($0)) } ?? .null),
                             ("matchesTemplate", .bool(report.passed)),
                             ("problems", .array(report.problems.map { .string($0) })),
+                            (
+                                "settings",
+                                .array(template.describe(template.foundSettings(in: memory)).map { .string($0) })
+                            ),
                         ])
                     ))
             }
@@ -103,6 +107,7 @@ enum InspectCommand {
             lines.append(
                 "template '\(template.manifest.name)': payload at \(CommandSupport.hexAddress(report.address)) is "
                     + (report.found.map { "iBeacon \($0)" } ?? "not an iBeacon"))
+            lines += template.describe(template.foundSettings(in: memory)).map { "  \($0)" }
             lines.append(
                 report.passed
                     ? "  the rest of the image equals the template"
@@ -126,19 +131,23 @@ enum VerifyCommand {
     static let spec = CommandSpec(
         name: "verify", summary: "check that an image carries exactly one identity (the CI gate)",
         usage:
-            "ccbeacon verify IMAGE.hex|IMAGE.bin --uuid UUID --major N --minor N [--power DBM] [--template T] [--base A] [--json]",
+            "ccbeacon verify IMAGE.hex|IMAGE.bin --uuid UUID --major N --minor N [--power DBM] [--template T] [--address XX:…] [--interval MS] [--tx-power DBM] [--base A] [--json]",
         details: """
             With --template (or --board): the identity at the template's payload address must match,
             the payload header must be the template's, every other byte must equal the template, and
             an OAD header's CRC must hold. Without a template: the image must hold exactly one iBeacon
             block, and it must match. Without --power the measured power is not checked.
 
+            A template's advertiser address, interval and TX power are checked when --address,
+            --interval or --tx-power are given; otherwise they only have to be valid (a random static
+            address, a TX power step of the chip) and are listed as notes.
+
             Exit status 0 when it matches, 1 with each difference listed when it does not.
 
             Example:
               ccbeacon verify out/hall-a.hex --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 2
             """,
-        options: CommandSupport.identityOptions + CommandSupport.templateOptions + [
+        options: CommandSupport.identityOptions + CommandSupport.templateOptions + CommandSupport.settingsOptions + [
             OptionSpec("--base", value: "A", help: "load address of a .bin image (default 0)"),
             OptionSpec("--json", help: "machine-readable output"),
         ],
@@ -147,12 +156,19 @@ enum VerifyCommand {
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let path = command.positionals[0]
         let expected = try CommandSupport.identity(command)
+        let settings = try CommandSupport.settings(command)
         let checkPower = command.values["--power"] != nil
         let (memory, _) = try CommandSupport.loadImage(path, base: command.values["--base"])
         let report: VerificationReport
         if command.values["--template"] != nil || command.values["--board"] != nil {
-            report = try CommandSupport.template(command).0.verify(memory, expected: expected, checkPower: checkPower)
+            let template = try CommandSupport.template(command).0
+            _ = try CommandSupport.check(settings, for: template)
+            report = template.verify(memory, expected: expected, checkPower: checkPower, settings: settings)
         } else {
+            guard settings.isEmpty else {
+                throw .usage(
+                    "--address, --interval and --tx-power need --template or --board (they live at its addresses)")
+            }
             report = BeaconScanner.verify(memory, expected: expected, checkPower: checkPower)
         }
         if command.flags.contains("--json") {

@@ -17,6 +17,34 @@ enum CommandSupport {
         OptionSpec("--templates", value: "DIR", help: "also look for templates in DIR (or set CCBEACON_TEMPLATES)"),
     ]
 
+    /// The advertising settings a template may expose (the reference firmware does).
+    static let settingsOptions = [
+        OptionSpec(
+            "--address", value: "XX:…", help: "random static advertiser address (default: derived from the identity)"),
+        OptionSpec("--interval", value: "MS", help: "advertising interval, 20…10240 ms in 0.625 ms steps"),
+        OptionSpec("--tx-power", value: "DBM", help: "radio output power, one of the chip's steps (0, -2 … -20, -23)"),
+    ]
+
+    /// The settings given by --address/--interval/--tx-power.
+    static func settings(_ command: ParsedCommand) throws(CommandFailure) -> StationSettings {
+        var settings = StationSettings()
+        do {
+            if let text = command.values["--address"] { settings.address = try RandomStaticAddress(parsing: text) }
+            if let text = command.values["--interval"] {
+                settings.interval = try AdvertisingInterval(parsingMilliseconds: text)
+            }
+        } catch {
+            throw .usage(error.description)
+        }
+        if let text = command.values["--tx-power"] {
+            guard let dBm = Int(text), (-40...20).contains(dBm) else {
+                throw .usage("--tx-power '\(text)' must be a whole number of dBm, e.g. 0 or -6")
+            }
+            settings.txPower = dBm
+        }
+        return settings
+    }
+
     /// The identity given by --uuid/--major/--minor/--power.
     static func identity(_ command: ParsedCommand) throws(CommandFailure) -> IBeacon {
         for name in ["--uuid", "--major", "--minor"] where command.values[name] == nil {
@@ -51,6 +79,16 @@ enum CommandSupport {
             throw .usage("give --template or --board, not both")
         }
         return (try locations.loadTemplate(reference, catalog: catalog), locations)
+    }
+
+    /// Checks that `template` can carry `settings`; a setting it cannot carry is a usage error that
+    /// names the template.
+    static func check(_ settings: StationSettings, for template: StationTemplate) throws(CommandFailure)
+        -> CheckedSettings
+    {
+        do { return try template.check(settings) } catch {
+            throw CommandFailure(.usage, error.description, hint: error.hint)
+        }
     }
 
     /// An image file as memory: Intel HEX (with its parsed file) or .bin at `base`.

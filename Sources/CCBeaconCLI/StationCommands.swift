@@ -9,18 +9,22 @@ enum GenerateCommand {
     static let spec = CommandSpec(
         name: "generate", summary: "make one station's image from a template",
         usage:
-            "ccbeacon generate (--template T | --board B) --uuid UUID --major N --minor N [--power DBM] -o OUT.hex [--bin OUT.bin]",
+            "ccbeacon generate (--template T | --board B) --uuid UUID --major N --minor N [--power DBM] [--address XX:…] [--interval MS] [--tx-power DBM] -o OUT.hex [--bin OUT.bin]",
         details: """
             Checks the template (image sha256, placeholder bytes) and patches the identity into it.
             OUT.hex differs from the template only in the records that hold the payload (and the OAD
             header's CRC, for OAD templates); line endings, record layout and everything else are
             kept. --bin also writes the image as a flat binary from address 0, gaps 0xFF.
 
+            Templates that expose them (the bundled cc2541-ibeacon does) also take the advertiser
+            address (random static; by default one derived from the identity, so every station has
+            its own), the advertising interval and the TX power; the others keep the template's.
+
             Example:
               ccbeacon generate --template cc2541-ibeacon --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 \\
-                  --major 1 --minor 2 --power -59 -o hall-a.hex
+                  --major 1 --minor 2 --power -59 --interval 250 --tx-power -6 -o hall-a.hex
             """,
-        options: CommandSupport.templateOptions + CommandSupport.identityOptions + [
+        options: CommandSupport.templateOptions + CommandSupport.identityOptions + CommandSupport.settingsOptions + [
             OptionSpec("--output", short: "-o", value: "OUT.hex", help: "the station's HEX file"),
             OptionSpec("--bin", value: "OUT.bin", help: "also write a flat binary from address 0"),
         ])
@@ -34,12 +38,15 @@ enum GenerateCommand {
             throw .usage("--bin must name a .bin file")
         }
         let identity = try CommandSupport.identity(command)
+        let settings = try CommandSupport.settings(command)
         let (template, _) = try CommandSupport.template(command)
-        let station = template.stationImage(for: identity)
+        let station = template.stationImage(
+            for: identity, settings: try CommandSupport.check(settings, for: template))
         try FileAccess.writeAtomically(station.file.text, to: output)
         var lines = [
             "wrote \(output): iBeacon \(identity) at \(CommandSupport.hexAddress(station.payloadAddress)), template '\(template.manifest.name)', rewrote line\(station.rewrittenLines.count == 1 ? "" : "s") \(station.rewrittenLines.map(String.init).joined(separator: ", "))"
         ]
+        lines += template.describe(station.settings)
         if let bin = command.values["--bin"], let end = station.file.memory.endAddress {
             let bytes = station.file.memory.bytes(in: 0..<end, fill: 0xFF)
             try FileAccess.writeAtomically(bytes, to: bin)
@@ -56,7 +63,8 @@ enum GenerateCommand {
 enum BatchCommand {
     static let spec = CommandSpec(
         name: "batch", summary: "make an image for every station of a list",
-        usage: "ccbeacon batch STATIONS.csv|STATIONS.json (--template T | --board B) -o DIR [--bin] [--jobs N]",
+        usage:
+            "ccbeacon batch STATIONS.csv|STATIONS.json (--template T | --board B) -o DIR [--interval MS] [--tx-power DBM] [--bin] [--jobs N]",
         details: """
             The list is a CSV with a header row name,uuid,major,minor[,power][,note] (columns in any
             order, power defaults to -59) or a JSON array of objects with those keys. The whole list
@@ -72,10 +80,14 @@ enum BatchCommand {
             station of the list are never touched (they are listed). All files are flushed to disk
             before stations.json is written.
 
+            With a template that exposes them, --interval and --tx-power apply to every station, and
+            every station gets its own random static advertiser address derived from its identity
+            (recorded in stations.json); two stations with the same derived address are refused.
+
             Example:
               ccbeacon batch stations.csv --board hm10 -o out/ --jobs 4
             """,
-        options: CommandSupport.templateOptions + [
+        options: CommandSupport.templateOptions + Array(CommandSupport.settingsOptions.dropFirst()) + [
             OptionSpec("--output", short: "-o", value: "DIR", help: "output folder (created if missing)"),
             OptionSpec("--bin", help: "also write a .bin per station"),
             OptionSpec("--jobs", value: "N", help: "stations generated in parallel (default: the processor count)"),
@@ -106,11 +118,24 @@ enum BatchCommand {
                 hint: "fix the list and run again")
         }
         let (template, _) = try CommandSupport.template(command)
+        let settings = try CommandSupport.check(try CommandSupport.settings(command), for: template)
+        if template.manifest.field(.advertiserAddress) != nil {
+            var seen: [RandomStaticAddress: Station] = [:]
+            for station in stations {
+                let address = StationTemplate.derivedAddress(for: station.identity)
+                if let other = seen[address] {
+                    throw .data(
+                        "\(listPath):\(station.line): stations '\(other.name)' and '\(station.name)' would share the advertiser address \(address)",
+                        hint: "change one identity (this is a 1-in-2^46 chance; please report it)")
+                }
+                seen[address] = station
+            }
+        }
         let reporter = ProgressReporter(console: console, label: "generating")
         let summary: BatchSummary
         do {
             summary = try BatchGenerator.run(
-                stations: stations, template: template, directory: directory,
+                stations: stations, template: template, settings: settings, directory: directory,
                 writeBinary: command.flags.contains("--bin"), jobs: jobs
             ) { done, total in reporter.update(done: done, total: total) }
         } catch {

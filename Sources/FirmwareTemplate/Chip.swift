@@ -26,6 +26,9 @@ public struct Chip: Sendable, Equatable {
     public var lockBits: Range<Int>
     /// Flash pages the BLE stack writes at first boot (non-volatile storage).
     public var nvPages: ClosedRange<Int>
+    /// The radio's output power steps: dBm and the TXPOWER register value, strongest first
+    /// (empty when `chips.json` gives none for this chip).
+    public var txPowerSteps: [TXPowerStep] = []
 
     /// Creates chip facts (normally they come from `boards/chips.json`).
     public init(
@@ -46,6 +49,12 @@ public struct Chip: Sendable, Equatable {
         self.nvPages = nvPages
     }
 
+    /// The TXPOWER register value for `dBm`, when the chip has that step.
+    public func txPowerRegister(dBm: Int) -> UInt8? { txPowerSteps.first { $0.dBm == dBm }?.register }
+
+    /// The output power a TXPOWER register value selects, when it is one of the chip's steps.
+    public func txPower(register: UInt8) -> Int? { txPowerSteps.first { $0.register == register }?.dBm }
+
     /// Number of flash pages.
     public var pageCount: Int { flashSize / pageSize }
     /// Flash addresses of the NV pages.
@@ -59,7 +68,7 @@ public struct Chip: Sendable, Equatable {
             && lhs.debuggerTargetID == rhs.debuggerTargetID && lhs.flashSize == rhs.flashSize
             && lhs.pageSize == rhs.pageSize && lhs.ramSize == rhs.ramSize
             && lhs.primaryAddress == rhs.primaryAddress && lhs.secondaryAddress == rhs.secondaryAddress
-            && lhs.lockBits == rhs.lockBits && lhs.nvPages == rhs.nvPages
+            && lhs.lockBits == rhs.lockBits && lhs.nvPages == rhs.nvPages && lhs.txPowerSteps == rhs.txPowerSteps
     }
 
     /// What an address of this chip's flash is used for, when it is special.
@@ -97,6 +106,17 @@ public struct Chip: Sendable, Equatable {
         let nvFirst = try nv.integer("first", in: 0...4096)
         let nvCount = try nv.integer("count", in: 1...64)
         try nv.finish()
+        var steps: [TXPowerStep] = []
+        for (index, node) in (try object.optionalArray("txPower") ?? []).enumerated() {
+            var step = try JSONObjectReader(node, file: file, path: object.path(of: "txPower[\(index)]"))
+            let dBm = try step.integer("dBm", in: -40...20)
+            let register = UInt8(try step.integer("register", in: 0...0xFF))
+            try step.finish()
+            guard !steps.contains(where: { $0.dBm == dBm || $0.register == register }) else {
+                throw step.error("dBm", "\(dBm) dBm or register \(hex(Int(register))) is listed twice")
+            }
+            steps.append(TXPowerStep(dBm: dBm, register: register))
+        }
         _ = try object.optionalString("source")
         try object.finish()
 
@@ -112,11 +132,27 @@ public struct Chip: Sendable, Equatable {
         guard (nvFirst + nvCount) * pageSize <= flashSize - pageSize else {
             throw object.error("nvPages", "must lie below the last page (page \(flashSize / pageSize - 1))")
         }
-        return Chip(
+        var chip = Chip(
             name: name, family: family, chipID: chipID, debuggerTargetID: targetID, flashSize: flashSize,
             pageSize: pageSize, ramSize: ramSize, primaryAddress: (primaryXdata, primaryLength),
             secondaryAddress: secondaryStart..<(secondaryStart + secondaryLength),
             lockBits: lockStart..<(lockStart + lockLength), nvPages: nvFirst...(nvFirst + nvCount - 1))
+        chip.txPowerSteps = steps.sorted { $0.dBm > $1.dBm }
+        return chip
+    }
+}
+
+/// One output power step of a chip's radio.
+public struct TXPowerStep: Sendable, Equatable {
+    /// Output power in dBm.
+    public var dBm: Int
+    /// The TXPOWER register value that selects it.
+    public var register: UInt8
+
+    /// Creates a step.
+    public init(dBm: Int, register: UInt8) {
+        self.dBm = dBm
+        self.register = register
     }
 }
 

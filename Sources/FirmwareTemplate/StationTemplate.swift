@@ -27,6 +27,10 @@ public enum TemplateError: Error, Sendable, Equatable, CustomStringConvertible {
     case beyondFlash(what: String, address: Int, flashSize: Int)
     /// The manifest says OAD but the image's header does not check out.
     case oadHeaderInvalid(address: Int)
+    /// A setting was given for a template without the field for it.
+    case settingNotSupported(setting: String, template: String)
+    /// The TX power is not one of the chip's steps.
+    case txPowerNotAStep(dBm: Int, chip: String, steps: [Int])
 
     /// Plain-words reason.
     public var description: String {
@@ -53,6 +57,12 @@ public enum TemplateError: Error, Sendable, Equatable, CustomStringConvertible {
             return "\(what) at \(hex(address)) lies beyond the chip's \(flashSize / 1024) KiB of flash"
         case .oadHeaderInvalid(let address):
             return "template.json declares an OAD header at \(hex(address)) but the image's CRC does not match it"
+        case .settingNotSupported(let setting, let template):
+            return "template '\(template)' has no field for \(setting)"
+        case .txPowerNotAStep(let dBm, let chip, let steps):
+            return steps.isEmpty
+                ? "boards/chips.json gives no TX power steps for the \(chip), so --tx-power \(dBm) cannot be mapped"
+                : "\(dBm) dBm is not a TX power step of the \(chip); its steps are \(steps.map(String.init).joined(separator: ", ")) dBm"
         }
     }
 
@@ -69,6 +79,9 @@ public enum TemplateError: Error, Sendable, Equatable, CustomStringConvertible {
             return "template.json and the image disagree; re-import the template"
         case .reservedArea: return "rebuild the firmware with the advertising data in ordinary code flash"
         case .beyondFlash: return "check the manifest's chip: the image is for a larger part"
+        case .settingNotSupported:
+            return "leave the option out, or use a template that exposes it (the bundled cc2541-ibeacon does)"
+        case .txPowerNotAStep: return "pick one of the listed steps"
         }
     }
 }
@@ -83,6 +96,8 @@ public struct StationImage: Sendable {
     public var payloadAddress: Int
     /// Lines of the template that were rewritten.
     public var rewrittenLines: [Int]
+    /// The settings fields' values in this image.
+    public var settings: FoundSettings
 }
 
 /// The result of checking an image against an expected identity.
@@ -186,12 +201,24 @@ public struct StationTemplate: Sendable {
         return Array(field.placeholder[0..<field.kind.identityOffset]) + identity.payload
     }
 
-    /// The template with `identity` patched in, line-preserving, with a fresh OAD CRC if it has one.
+    /// The template with `identity` patched in, line-preserving, with a fresh OAD CRC if it has one;
+    /// a template with an advertiser-address field gets the address derived from the identity.
     public func stationImage(for identity: IBeacon) -> StationImage {
+        makeStationImage(for: identity, settings: StationSettings())
+    }
+
+    /// The template with `identity` and `settings` (checked by `check` for this template) patched in.
+    public func stationImage(for identity: IBeacon, settings: CheckedSettings) -> StationImage {
+        precondition(settings.templateName == manifest.name, "settings checked for another template")
+        return makeStationImage(for: identity, settings: settings.settings)
+    }
+
+    func makeStationImage(for identity: IBeacon, settings: StationSettings) -> StationImage {
         let field = beaconField
-        // The field's bytes were checked to be in the image, so the patch cannot miss a record.
-        let patched = try! image.patchingRecords([MemoryPatch(address: field.address, bytes: fieldBytes(for: identity))]
-        )
+        // Every field's bytes were checked to be in the image, so no patch can miss a record.
+        let patched = try! image.patchingRecords(
+            [MemoryPatch(address: field.address, bytes: fieldBytes(for: identity))]
+                + settingsPatches(for: identity, settings: settings))
         var file = patched.file
         var lines = patched.rewrittenLines
         if let oadHeader {
@@ -199,13 +226,18 @@ public struct StationTemplate: Sendable {
             file = crc.file
             lines = Array(Set(lines + crc.rewrittenLines)).sorted()
         }
-        return StationImage(file: file, identity: identity, payloadAddress: field.address, rewrittenLines: lines)
+        return StationImage(
+            file: file, identity: identity, payloadAddress: field.address, rewrittenLines: lines,
+            settings: foundSettings(in: file.memory))
     }
 
     /// Checks that `memory` is this template carrying `expected` (power ignored when `nil`): the
-    /// field's header bytes as in the template, the identity, every other byte as in the template,
-    /// and a valid OAD CRC where the template has one.
-    public func verify(_ memory: MemoryImage, expected: IBeacon, checkPower: Bool) -> VerificationReport {
+    /// field's header bytes as in the template, the identity, the settings `settings` names (the
+    /// others only checked to be valid, and listed in the notes), every other byte as in the
+    /// template, and a valid OAD CRC where the template has one.
+    public func verify(
+        _ memory: MemoryImage, expected: IBeacon, checkPower: Bool, settings: StationSettings = StationSettings()
+    ) -> VerificationReport {
         let field = beaconField
         var problems: [String] = []
         var notes: [String] = []
@@ -225,8 +257,17 @@ public struct StationTemplate: Sendable {
         } else {
             problems.append("the image holds no complete iBeacon field at \(hex(field.address))")
         }
+        let foundValues = foundSettings(in: memory)
+        problems += settingsProblems(foundValues, expected: settings)
+        notes += describe(foundValues)
         var expectedMemory = image.memory
         try? expectedMemory.write(fieldBytes(for: found ?? expected), at: field.address)
+        // The settings fields hold what was found; their checks are the lines above.
+        for settingsField in manifest.fields where !settingsField.kind.isBeaconField {
+            if let bytes = memory.contiguousBytes(in: settingsField.range) {
+                try? expectedMemory.write(bytes, at: settingsField.address)
+            }
+        }
         if let oadHeader {
             for patch in oadHeader.crcPatches(for: expectedMemory) {
                 try? expectedMemory.write(patch.bytes, at: patch.address)

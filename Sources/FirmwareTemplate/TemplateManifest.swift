@@ -15,11 +15,35 @@ public struct PatchField: Sendable, Equatable {
         case iBeaconAdvertisingData = "ibeacon-advertising-data"
         /// The iBeacon manufacturer AD alone (27 bytes); the identity is the last 21 bytes.
         case iBeaconManufacturerData = "ibeacon-manufacturer-data"
+        /// The advertiser address (AdvA) of the PDU, 6 bytes least significant first; the PDU
+        /// header must say TxAdd = 1, as `--address` takes random static addresses only.
+        case advertiserAddress = "advertiser-address"
+        /// The advertising interval as ticks of a clock of `tickHz`, 32-bit little-endian.
+        case advertisingInterval = "advertising-interval"
+        /// The value the firmware writes to the radio's TXPOWER register (one byte); the chip's
+        /// `txPower` table in `boards/chips.json` maps it to dBm.
+        case txPowerRegister = "tx-power-register"
 
         /// The field's length in bytes.
-        public var length: Int { self == .iBeaconAdvertisingData ? 30 : 27 }
-        /// Offset of the 21 identity bytes within the field.
-        public var identityOffset: Int { self == .iBeaconAdvertisingData ? 9 : 6 }
+        public var length: Int {
+            switch self {
+            case .iBeaconAdvertisingData: 30
+            case .iBeaconManufacturerData: 27
+            case .advertiserAddress: 6
+            case .advertisingInterval: 4
+            case .txPowerRegister: 1
+            }
+        }
+        /// Offset of the 21 identity bytes within an iBeacon field (0 for the other kinds).
+        public var identityOffset: Int {
+            switch self {
+            case .iBeaconAdvertisingData: 9
+            case .iBeaconManufacturerData: 6
+            default: 0
+            }
+        }
+        /// Whether the field holds the iBeacon identity.
+        public var isBeaconField: Bool { self == .iBeaconAdvertisingData || self == .iBeaconManufacturerData }
     }
 
     /// Name used in messages (`advertisingData`).
@@ -30,13 +54,16 @@ public struct PatchField: Sendable, Equatable {
     public var address: Int
     /// The exact bytes the template image must hold at `address` before patching.
     public var placeholder: [UInt8]
+    /// For an advertising-interval field: the frequency of the clock its ticks count.
+    public var tickHz: Int?
 
     /// Creates a field.
-    public init(name: String, kind: Kind, address: Int, placeholder: [UInt8]) {
+    public init(name: String, kind: Kind, address: Int, placeholder: [UInt8], tickHz: Int? = nil) {
         self.name = name
         self.kind = kind
         self.address = address
         self.placeholder = placeholder
+        self.tickHz = tickHz
     }
 
     /// The addresses the field covers.
@@ -91,9 +118,10 @@ public struct TemplateManifest: Sendable, Equatable {
     }
 
     /// The iBeacon field (a manifest read from a file always has exactly one).
-    public var beaconField: PatchField? {
-        fields.first { $0.kind == .iBeaconAdvertisingData || $0.kind == .iBeaconManufacturerData }
-    }
+    public var beaconField: PatchField? { fields.first { $0.kind.isBeaconField } }
+
+    /// The field of `kind`, when the template has one.
+    public func field(_ kind: PatchField.Kind) -> PatchField? { fields.first { $0.kind == kind } }
 
     /// Reads and checks `template.json`.
     public static func read(_ bytes: [UInt8], file: String) throws(DataFileError) -> TemplateManifest {
@@ -141,12 +169,25 @@ public struct TemplateManifest: Sendable, Equatable {
             }
             guard placeholder.count == length, length == kind.length else {
                 throw field.error(
-                    "placeholder", "holds \(placeholder.count) bytes; a \(kind.rawValue) field has \(kind.length)")
+                    "placeholder",
+                    "holds \(placeholder.count) bytes and length says \(length); a field of kind \(kind.rawValue) takes \(kind.length)"
+                )
+            }
+            let tickHz = try field.optionalInteger("tickHz", in: 1...100_000_000)
+            if kind == .advertisingInterval, tickHz == nil {
+                throw field.error("tickHz", "is missing; an advertising-interval field counts ticks of a clock")
+            }
+            if kind != .advertisingInterval, tickHz != nil {
+                throw field.error("tickHz", "belongs to advertising-interval fields only")
             }
             try field.finish()
-            fields.append(PatchField(name: fieldName, kind: kind, address: address, placeholder: placeholder))
+            if fields.contains(where: { $0.kind == kind && !kind.isBeaconField }) {
+                throw field.error("kind", "the template already has a \(kind.rawValue) field")
+            }
+            fields.append(
+                PatchField(name: fieldName, kind: kind, address: address, placeholder: placeholder, tickHz: tickHz))
         }
-        let beaconFields = fields.filter { $0.kind == .iBeaconAdvertisingData || $0.kind == .iBeaconManufacturerData }
+        let beaconFields = fields.filter { $0.kind.isBeaconField }
         guard beaconFields.count == 1 else {
             throw root.error("fields", "must hold exactly one iBeacon field, found \(beaconFields.count)")
         }
@@ -181,11 +222,13 @@ public struct TemplateManifest: Sendable, Equatable {
                 "fields",
                 .array(
                     fields.map { field in
-                        .object([
+                        var members: [(String, JSONValue)] = [
                             ("name", .string(field.name)), ("kind", .string(field.kind.rawValue)),
                             ("address", .string(hex(field.address))), ("length", .integer(field.placeholder.count)),
                             ("placeholder", .string(field.placeholder.map(hex2).joined(separator: " "))),
-                        ])
+                        ]
+                        if let tickHz = field.tickHz { members.append(("tickHz", .integer(tickHz))) }
+                        return .object(members)
                     })
             ),
         ]

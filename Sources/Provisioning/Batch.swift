@@ -1,3 +1,4 @@
+import BeaconPayload
 import Dispatch
 public import FirmwareTemplate
 import IntelHex
@@ -29,6 +30,8 @@ public struct BatchEntry: Sendable {
     public var binSHA256: String?
     /// What happened to the HEX (and .bin) file.
     public var status: BatchFileStatus
+    /// The advertising settings the image carries (for templates that expose them).
+    public var settings: FoundSettings = FoundSettings()
 }
 
 /// The outcome of a batch.
@@ -69,9 +72,11 @@ public enum BatchGenerator {
     /// stations are never touched (and are reported). All files are flushed to disk with one
     /// file-system sync before `stations.json` is written, so the record never names a file that
     /// is not durably there. `progress(done, total)` is called from worker threads.
+    /// `settings` (interval, TX power) apply to every station; each gets its own derived advertiser
+    /// address where the template has one.
     public static func run(
-        stations: [Station], template: StationTemplate, directory: String, writeBinary: Bool, jobs: Int,
-        progress: @escaping @Sendable (Int, Int) -> Void
+        stations: [Station], template: StationTemplate, settings: CheckedSettings? = nil, directory: String,
+        writeBinary: Bool, jobs: Int, progress: @escaping @Sendable (Int, Int) -> Void
     ) throws(BatchError) -> BatchSummary {
         do { try Files.createDirectory(directory) } catch { throw BatchError(error: error, completed: 0) }
         let previousTemplate = previousTemplateName(in: directory)
@@ -86,7 +91,8 @@ public enum BatchGenerator {
                 guard index < stations.count else { return }
                 do throws(FileError) {
                     let entry = try generate(
-                        stations[index], template: template, directory: directory, writeBinary: writeBinary)
+                        stations[index], template: template, settings: settings, directory: directory,
+                        writeBinary: writeBinary)
                     results.withLock { $0[index] = entry }
                     progress(done.add(1, ordering: .relaxed).newValue, stations.count)
                 } catch {
@@ -110,10 +116,13 @@ public enum BatchGenerator {
             previousTemplate: previousTemplate == template.manifest.name ? nil : previousTemplate)
     }
 
-    static func generate(_ station: Station, template: StationTemplate, directory: String, writeBinary: Bool)
-        throws(FileError) -> BatchEntry
-    {
-        let image = template.stationImage(for: station.identity)
+    static func generate(
+        _ station: Station, template: StationTemplate, settings: CheckedSettings?, directory: String,
+        writeBinary: Bool
+    ) throws(FileError) -> BatchEntry {
+        let image =
+            settings.map { template.stationImage(for: station.identity, settings: $0) }
+            ?? template.stationImage(for: station.identity)
         let hexName = station.fileStem + ".hex"
         let hexStatus = try writeIfChanged(image.file.text, to: Files.join(directory, hexName))
         var binName: String?
@@ -128,7 +137,7 @@ public enum BatchGenerator {
         }
         return BatchEntry(
             station: station, hexFile: hexName, hexSHA256: SHA256.hexDigest(image.file.text), binFile: binName,
-            binSHA256: binDigest, status: status)
+            binSHA256: binDigest, status: status, settings: image.settings)
     }
 
     static func writeIfChanged(_ bytes: [UInt8], to path: String) throws(FileError) -> BatchFileStatus {
@@ -176,6 +185,17 @@ public enum BatchGenerator {
                         ]
                         if let bin = entry.binFile, let digest = entry.binSHA256 {
                             members += [("bin", .string(bin)), ("binSha256", .string(digest))]
+                        }
+                        if let address = entry.settings.address {
+                            members.append(("address", .string(RandomStaticAddress.format(address))))
+                        }
+                        if let ticks = entry.settings.intervalTicks {
+                            members.append(("intervalTicks", .integer(Int(ticks.ticks))))
+                        }
+                        if let register = entry.settings.txPowerRegister,
+                            let dBm = template.chip.txPower(register: register)
+                        {
+                            members.append(("txPower", .integer(dBm)))
                         }
                         if let note = entry.station.note { members.append(("note", .string(note))) }
                         return .object(members)

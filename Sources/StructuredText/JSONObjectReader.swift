@@ -93,6 +93,12 @@ public struct JSONObjectReader {
         return elements
     }
 
+    /// An optional member that is an array.
+    public mutating func optionalArray(_ key: String) throws(DataFileError) -> [JSONNode]? {
+        guard optionalNode(key) != nil else { return nil }
+        return try array(key)
+    }
+
     /// Rejects any key that was not read.
     public func finish() throws(DataFileError) {
         guard case .object(let list) = node.value else { return }

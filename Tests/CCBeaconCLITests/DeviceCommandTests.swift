@@ -50,7 +50,7 @@ struct DeviceCommandTests {
             let provider = EmulatorProvider()
             let run = ToolRun(["flash", image, "--verify", mode], debuggers: provider)
             #expect(run.status == 0, "\(run.diagnostics)")
-            #expect(run.output.contains("flashed \(image) to the CC2541F256 on 1:10: 2 KiB written"))
+            #expect(run.output.contains("flashed \(image) to the CC2541F256 on 1:10: 3 KiB written"))
             let chip = provider.debuggers[0].chip!
             #expect(!chip.halted, "the target runs at the end")
             let memory = try IntelHexFile(text: try Data(contentsOf: URL(fileURLWithPath: image)).map { $0 }).memory

@@ -31,7 +31,8 @@ struct TemplateCommandTests {
         #expect(list.count == 4)
         let templates = ToolRun(["templates"])
         #expect(templates.status == 0)
-        #expect(templates.output.contains("cc2541-ibeacon  CC2541F256  0x7F08   bundled"))
+        #expect(templates.output.contains("\ncc2541-ibeacon              CC2541F256  0x7F08   bundled  "))
+        #expect(templates.output.contains("\ncc2541-ibeacon-prewhitened  CC2541F256  0x7F08   bundled  "))
     }
 
     @Test func brokenUserTemplatesAreListedWithTheReason() throws {
@@ -203,5 +204,78 @@ struct TemplateCommandTests {
         #expect(stations.map { $0["file"] as? String } == ["Hall_A.hex", "Hall_B.hex"])
         let again = ToolRun(["batch", list, "--template", "cc2541-ibeacon", "-o", scratch.path("out")])
         #expect(again.output.contains("0 written, 0 replaced, 2 unchanged"))
+    }
+
+    /// --address, --interval and --tx-power on the bundled template: generate reports them, verify
+    /// checks them, inspect lists them; values the spec or the chip does not allow are refused.
+    @Test func generateAndVerifyTheAdvertisingSettings() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let identity = ["--uuid", Self.uuid, "--major", "1", "--minor", "2"]
+        let station = scratch.path("s.hex")
+        let settings = ["--address", "C0:FF:EE:12:34:56", "--interval", "152.5", "--tx-power", "-20"]
+        let run = ToolRun(["generate", "--template", "cc2541-ibeacon"] + identity + settings + ["-o", station])
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.output.contains("\nadvertiser address C0:FF:EE:12:34:56 (random static)\n"))
+        #expect(run.output.contains("\nadvertising interval 4995 ticks at 32753 Hz ≈ 152.5 ms\n"))
+        #expect(run.output.contains("\nTX power -20 dBm (TXPOWER 0x41)\n"))
+        let verify = ["verify", station, "--template", "cc2541-ibeacon"] + identity
+        #expect(ToolRun(verify + settings).status == 0)
+        let wrong = ToolRun(verify + ["--interval", "100", "--tx-power", "0"])
+        #expect(wrong.status == 1)
+        #expect(wrong.output.contains("  advertising interval: expected 100 ms (3275 ticks), found 4995 ticks\n"))
+        #expect(wrong.output.contains("  TX power: expected 0 dBm, found register 0x41 (-20 dBm)\n"))
+        #expect(
+            ToolRun(["verify", station] + identity + ["--tx-power", "0"]).status == 64, "settings need a template")
+        let inspect = ToolRun(["inspect", station, "--template", "cc2541-ibeacon"])
+        #expect(inspect.output.contains("  advertiser address C0:FF:EE:12:34:56 (random static)\n"))
+
+        for (option, value, message) in [
+            ("--address", "00:12:4B:00:25:41", "is not a random static address"),
+            ("--address", "C0:FF:EE", "is not a device address"),
+            ("--interval", "19", "outside the BLE range of 20 ms to 10240 ms"),
+            ("--interval", "101", "not a multiple of 0.625 ms; the nearest are 100.625 and 101.25"),
+            ("--tx-power", "-5", "-5 dBm is not a TX power step of the CC2541F256; its steps are 0, -2, -4"),
+            ("--tx-power", "4", "4 dBm is not a TX power step"),
+            ("--tx-power", "loud", "--tx-power 'loud' must be a whole number of dBm"),
+        ] {
+            let output = scratch.path("bad.hex")
+            let bad = ToolRun(["generate", "--template", "cc2541-ibeacon"] + identity + [option, value, "-o", output])
+            #expect(bad.status == 64, "\(option) \(value)")
+            #expect(bad.diagnostics.contains(message), "\(bad.diagnostics)")
+            #expect(!FileManager.default.fileExists(atPath: output))
+        }
+    }
+
+    @Test func batchAppliesIntervalAndPowerAndGivesEachStationItsOwnAddress() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        var csv = "name,uuid,major,minor\n"
+        for minor in 1...20 { csv += "s\(minor),\(Self.uuid),7,\(minor)\n" }
+        let list = try scratch.write("s.csv", csv)
+        let run = ToolRun([
+            "batch", list, "--template", "cc2541-ibeacon", "-o", scratch.path("out"), "--interval", "1000",
+            "--tx-power", "-8",
+        ])
+        #expect(run.status == 0, "\(run.diagnostics)")
+        let record = try #require(
+            try JSONSerialization.jsonObject(with: Data(try scratch.bytes("out/stations.json"))) as? [String: Any])
+        let stations = try #require(record["stations"] as? [[String: Any]])
+        #expect(stations.count == 20)
+        #expect(stations.allSatisfy { $0["intervalTicks"] as? Int == 32753 && $0["txPower"] as? Int == -8 })
+        let addresses = stations.compactMap { $0["address"] as? String }
+        #expect(Set(addresses).count == 20, "every station its own address")
+        for (index, station) in stations.enumerated() {
+            let verify = ToolRun([
+                "verify", scratch.path("out/s\(index + 1).hex"), "--template", "cc2541-ibeacon", "--uuid", Self.uuid,
+                "--major", "7", "--minor", "\(index + 1)", "--address", addresses[index], "--interval", "1000",
+                "--tx-power", "-8",
+            ])
+            #expect(verify.status == 0, "\(station) \(verify.output)")
+        }
+        let sameAddress = ToolRun([
+            "batch", list, "--template", "cc2541-ibeacon", "-o", scratch.path("x"), "--address", "C0:00:00:00:00:01",
+        ])
+        #expect(sameAddress.status == 64, "one address for a whole batch is refused")
     }
 }

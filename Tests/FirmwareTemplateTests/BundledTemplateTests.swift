@@ -39,33 +39,4 @@ struct BundledTemplateTests {
         #expect(template.beaconField.kind == .iBeaconAdvertisingData)
         #expect(template.image.memory.endAddress! <= 0x8000, "everything in the unbanked 32 KiB")
     }
-
-    static let sdcc = ["/usr/bin/sdcc", "/usr/local/bin/sdcc"].first {
-        FileManager.default.isExecutableFile(atPath: $0)
-    }
-
-    /// Anyone can rebuild the committed image.hex from the C source, byte for byte.
-    @Test(.enabled(if: sdcc != nil, "needs SDCC (Debian package sdcc; scripts/test installs it)"))
-    func committedImageRebuildsFromSource() throws {
-        let source = "\(Self.directory)/cc2541-ibeacon"
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("sdcc-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: work) }
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: "\(source)/src", toPath: work.appendingPathComponent("src").path)
-        try FileManager.default.copyItem(
-            atPath: "\(source)/Makefile", toPath: work.appendingPathComponent("Makefile").path)
-        let make = Process()
-        make.executableURL = URL(fileURLWithPath: "/usr/bin/make")
-        make.arguments = ["-C", work.path, "image.hex"]
-        make.standardOutput = FileHandle.nullDevice
-        make.standardError = FileHandle.nullDevice
-        try make.run()
-        make.waitUntilExit()
-        #expect(make.terminationStatus == 0)
-        let rebuilt = try Data(contentsOf: work.appendingPathComponent("image.hex"))
-        let committed = try Data(contentsOf: URL(fileURLWithPath: "\(source)/image.hex"))
-        #expect(
-            rebuilt == committed,
-            "image.hex does not match what src/beacon.c builds to; run make in firmware-templates/cc2541-ibeacon")
-    }
 }

@@ -244,7 +244,7 @@ struct TemplateValidationTests {
         ),
         (
             #""length": 30"#, #""length": 29"#,
-            "fields[0].placeholder: holds 30 bytes; a ibeacon-advertising-data field has 30"
+            "fields[0].placeholder: holds 30 bytes and length says 29; a field of kind ibeacon-advertising-data takes 30"
         ),
         (#""name": "t""#, #""name": "../t""#, "name: '../t' must be letters, digits"),
         (

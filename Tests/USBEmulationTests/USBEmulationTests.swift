@@ -23,11 +23,7 @@ enum Tools {
             && FileManager.default.isExecutableFile(atPath: ccbeacon)
     }
 
-    struct Result {
-        var status: Int32
-        var output: String
-        var errors: String
-    }
+    typealias Result = ProcessResult
 
     /// Runs `command` under `cc-debugger-emulator` with `options`.
     static func run(_ options: [String], _ command: [String], in directory: URL) throws -> Result {
@@ -36,21 +32,7 @@ enum Tools {
 
     /// Runs `executable` with `arguments` in `directory`, collecting its output and status.
     static func execute(_ executable: String, _ arguments: [String], in directory: URL) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        let processStatus = process.exitStatus()
-        return Result(
-            status: processStatus, output: String(decoding: out, as: UTF8.self),
-            errors: String(decoding: err, as: UTF8.self))
+        try ChildProcess.run(executable, arguments, in: directory)
     }
 
     static func ccbeacon(_ arguments: [String], options: [String] = [], in directory: URL) throws -> Result {
@@ -479,24 +461,5 @@ struct InterruptTests {
             in: work.url)
         #expect(rest.status == 0, "\(rest.errors)")
         #expect(try ProvisioningThroughLibUSBTests.ledger(work).exported.count == 200)
-    }
-}
-
-extension Process {
-    /// Waits for the process and returns its exit status (128 + signal when killed).
-    ///
-    /// `waitUntilExit` alone sometimes never returned here when several tests start processes at
-    /// once and a child dies within milliseconds (Foundation misses its SIGCHLD; the child stays a
-    /// zombie). So this also asks the kernel directly.
-    func exitStatus() -> Int32 {
-        let pid = processIdentifier
-        while isRunning {
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
-                return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-            }
-            usleep(5_000)
-        }
-        return terminationReason == .uncaughtSignal ? 128 + terminationStatus : terminationStatus
     }
 }

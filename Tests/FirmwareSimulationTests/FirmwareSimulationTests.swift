@@ -1,0 +1,249 @@
+import BeaconPayload
+import CCBeaconCLI
+import FirmwareTemplate
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+/// The reference firmware (firmware-templates/cc2541-ibeacon) built with SDCC and run in s51:
+/// what it writes to the radio, per channel and per event, against the on-air model and the
+/// register table of stackfree-ble.md — for the template itself and for images `ccbeacon generate`
+/// patched. Nothing here has been on air; see the template's README for the hardware steps.
+@Suite(
+    .enabled(if: FirmwareBuild.canSimulate, "needs SDCC and s51 (Debian sdcc, sdcc-ucsim; scripts/test installs them)"))
+struct FirmwareSimulationTests {
+    /// The template's placeholder identity and address (its README).
+    static let placeholderPDU = try! AdvertisingAirPacket(
+        address: [0xC0, 0xFF, 0xEE, 0x12, 0x34, 0x56], addressIsRandom: true,
+        advertisingData: IBeacon(uuid: "F822CBE8-3360-42F6-8FBB-28D0E567913F", major: "0", minor: "0").advertisingData()
+    ).pdu
+
+    /// stackfree-ble.md §4.4: C0:FF:EE:12:34:56, the AirLocate UUID, major 1, minor 2, -59 dBm.
+    static let referenceIdentity = ["--uuid", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "--major", "1", "--minor", "2"]
+    static let referencePDU = bytes(
+        "42 24 56 34 12 ee ff c0 02 01 06 1a ff 4c 00 02 15 e2 c5 6d b5 df fb 48 d2 b0 60 d0 f5 a7 10 96 e0 00 01 00 02 c5"
+    )
+    /// §4.4's whitened PDU + CRC per channel, the fallback's FIFO payload.
+    static let referenceWhitened: [Int: [UInt8]] = [
+        37: bytes("cff601952f49997077301752693bf8e1530b6ebd2b8cc890682868f43e9cece743f45468cd6c2b6378"),
+        38: bytes("94e112144b301e4f19a4a9588402cd62fe80e7fd99300b8f5f623771c80076269531104894b2caec63"),
+        39: bytes("5d131c6b9718635ac3d7c35edf15dee39af960c2f7a4b585b25b02f2658bff66278dd357a3f8956995"),
+    ]
+
+    /// The trace of the unpatched `-DSIM` build, made once.
+    static let templateTrace: Result<SimulationTrace, SimulationError> = {
+        do { return .success(try S51.trace(image: try FirmwareBuild.require().simulationImage)) } catch {
+            return .failure(SimulationError(message: "\(error)"))
+        }
+    }()
+
+    @Test func templateSendsItsPDUOnChannels37To39InEveryEvent() throws {
+        let trace = try Self.templateTrace.get()
+        let expectation = RadioExpectation(pdu: Self.placeholderPDU)
+        #expect(expectation.sequenceProblems(trace) == [], "\(RadioExpectation.sequence(of: trace))")
+        #expect(trace.stoppedItself)
+        #expect(trace.writes.filter { $0.register == "RFD" }.count == 4 * 3 * 39, "3 × 39 FIFO bytes per event")
+    }
+
+    @Test func finalRadioRegistersMatchTheDocumentedTable() throws {
+        let trace = try Self.templateTrace.get()
+        #expect(RadioExpectation(pdu: Self.placeholderPDU).registerProblems(trace) == [])
+    }
+
+    @Test func sleepsInPM2AfterEachEventWithTheIntervalPlusARandomDelay() throws {
+        let trace = try Self.templateTrace.get()
+        let expectation = RadioExpectation(pdu: Self.placeholderPDU)
+        #expect(expectation.sleepTimerProblems(trace) == [])
+        #expect(expectation.powerModeProblems(trace) == [])
+        #expect(trace.writes.filter { $0.register == "PCON" }.count == 3)
+    }
+
+    /// The checks can fail: a trace altered in each of the ways they guard against is caught.
+    @Test(arguments: TraceDamage.allCases)
+    func theChecksCatchAWrongTrace(damage: TraceDamage) throws {
+        var trace = try Self.templateTrace.get()
+        damage.apply(to: &trace)
+        #expect(RadioExpectation(pdu: Self.placeholderPDU).problems(in: trace) != [], "\(damage) went unnoticed")
+    }
+
+    struct PatchCase: Sendable, CustomStringConvertible {
+        var options: [String]
+        var address: [UInt8]?
+        var intervalTicks: Int
+        var txPowerRegister: UInt8
+        var description: String { options.joined(separator: " ") }
+    }
+
+    static let patchCases = [
+        PatchCase(
+            options: referenceIdentity + [
+                "--power", "-59", "--address", "C0:FF:EE:12:34:56", "--interval", "250", "--tx-power", "-6",
+            ],
+            address: [0xC0, 0xFF, 0xEE, 0x12, 0x34, 0x56], intervalTicks: 8188, txPowerRegister: 0xB1),
+        PatchCase(
+            options: [
+                "--uuid", "7634A485-1732-4B7D-AB44-D505D8A24C60", "--major", "0xBEEF", "--minor", "65535", "--power",
+                "-70",
+                "--tx-power", "-23",
+            ],
+            address: nil, intervalTicks: 3275, txPowerRegister: 0x31),
+        PatchCase(
+            options: [
+                "--uuid", "00000000-0000-0000-0000-000000000001", "--major", "7", "--minor", "9", "--interval", "20",
+                "--address", "FF:00:00:00:00:01",
+            ],
+            address: [0xFF, 0x00, 0x00, 0x00, 0x00, 0x01], intervalTicks: 655, txPowerRegister: 0xE1),
+    ]
+
+    /// `ccbeacon generate` output run in the simulator: the new identity, address, interval and TX
+    /// power reach the radio unchanged.
+    @Test(arguments: patchCases)
+    func aGeneratedStationReachesTheRadioUnchanged(patch: PatchCase) throws {
+        let build = try FirmwareBuild.require()
+        let scratch = try SimulationScratch()
+        defer { scratch.remove() }
+        let template = try scratch.template(from: build.simulationImage, manifestOf: FirmwareBuild.source)
+        let station = try scratch.generate(template: template, options: patch.options)
+        let identity = try IBeacon(
+            uuid: value(patch.options, "--uuid"), major: value(patch.options, "--major"),
+            minor: value(patch.options, "--minor"),
+            power: patch.options.firstIndex(of: "--power").map { patch.options[$0 + 1] })
+        let address = patch.address ?? Self.derivedAddress(identity)
+        let pdu = try AdvertisingAirPacket(
+            address: address, addressIsRandom: true, advertisingData: identity.advertisingData()
+        ).pdu
+        let trace = try S51.trace(image: station)
+        let expectation = RadioExpectation(
+            pdu: pdu, txPowerRegister: patch.txPowerRegister, intervalTicks: patch.intervalTicks)
+        #expect(expectation.problems(in: trace) == [])
+        if patch.options.contains("C0:FF:EE:12:34:56") {
+            #expect(expectation.fifo(channel: 37) == [0x26] + Self.referencePDU, "§4.4's PDU, literally")
+        }
+    }
+
+    /// The fallback build sends §4.4's whitened bytes on each channel, with the radio's CRC and
+    /// whitening off.
+    @Test func prewhitenedFallbackSendsTheModelsWhitenedBytes() throws {
+        let build = try FirmwareBuild.require()
+        let scratch = try SimulationScratch()
+        defer { scratch.remove() }
+        let template = try scratch.template(
+            from: build.prewhitenedSimulationImage, manifestOf: FirmwareBuild.prewhitenedSource)
+        let station = try scratch.generate(
+            template: template, options: Self.referenceIdentity + ["--address", "C0:FF:EE:12:34:56"])
+        let trace = try S51.trace(image: station)
+        let expectation = RadioExpectation(pdu: Self.referencePDU, prewhitened: true)
+        #expect(expectation.problems(in: trace) == [])
+        for channel in AdvertisingAirPacket.channels {
+            #expect(expectation.fifo(channel: channel) == [0x29] + Self.referenceWhitened[channel]!)
+        }
+        #expect(trace.writes.filter { $0.register == "RFD" }.count == 4 * 3 * 42)
+    }
+
+    /// The production image (not the -DSIM build) in s51, where the radio never answers: RFST
+    /// keeps the last command and TASKDONE never comes. Every wait gives up, and the beacon still
+    /// goes from event to sleep to event instead of hanging.
+    @Test func aDeadRadioNeverHangsTheProductionImage() throws {
+        let build = try FirmwareBuild.require()
+        let map = try build.map("standard")
+        let status = try #require(map.symbols["_status"])
+        let run = try S51.runUntil(
+            image: build.image, address: RadioExpectation.powerModeEntry, times: 3, dump: status..<(status + 7))
+        #expect(run.stops == 3, "reached the power-mode entry 3 times\n\(run.log.suffix(2000))")
+        let events = Int(run.memory[0]) | Int(run.memory[1]) << 8
+        #expect(events == 3)
+        #expect(run.memory[6] >= 3, "at least one wait per event ran out (\(run.memory[6]))")
+    }
+
+    static func derivedAddress(_ identity: IBeacon) -> [UInt8] {
+        StationTemplate.derivedAddress(for: identity).bytes
+    }
+
+    static func bytes(_ text: String) -> [UInt8] {
+        let digits = Array(text.filter(\.isHexDigit))
+        return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
+    }
+
+    func value(_ options: [String], _ name: String) throws -> String {
+        let index = try #require(options.firstIndex(of: name))
+        return options[index + 1]
+    }
+}
+
+/// Ways to spoil a good trace, each of which the checks must notice.
+enum TraceDamage: String, CaseIterable, Sendable {
+    case wrongWhiteningSeedOnChannel37, droppedFIFOByte, timerLoadedInWrongOrder, sleepEntryAligned,
+        wrongTXPowerRegister, pageZeroNotCleared, sameDelayEveryEvent, noStop
+
+    func apply(to trace: inout SimulationTrace) {
+        switch self {
+        case .wrongWhiteningSeedOnChannel37:
+            let index = trace.writes.firstIndex { $0.register == "PRF_W_INIT" && $0.value == 0x65 }!
+            trace.writes[index].value = 0x25
+        case .droppedFIFOByte:
+            trace.writes.remove(at: trace.writes.firstIndex { $0.register == "RFD" && $0.value == 0x4C }!)
+        case .timerLoadedInWrongOrder:
+            let st2 = trace.writes.firstIndex { $0.register == "ST2" }!
+            trace.writes.swapAt(st2, st2 + 2)
+        case .sleepEntryAligned:
+            let pcon = trace.writes.firstIndex { $0.register == "PCON" }!
+            trace.writes[pcon].resumeAddress = 0x7EF4
+        case .wrongTXPowerRegister:
+            trace.finalXDATA[0x6186] = 0xF5
+        case .pageZeroNotCleared:
+            trace.finalXDATA[0x6040] = S51.unwrittenFill
+        case .sameDelayEveryEvent:
+            // Every compare exactly one interval apart: advDelay would be constant (0).
+            var compare = S51.initialSleepTimer
+            for index in trace.writes.indices where trace.writes[index].register == "ST2" {
+                compare = (compare + 3275) & 0xFF_FFFF
+                trace.writes[index].value = UInt8(compare >> 16)
+                trace.writes[index + 1].value = UInt8((compare >> 8) & 0xFF)
+                trace.writes[index + 2].value = UInt8(compare & 0xFF)
+            }
+        case .noStop:
+            trace.stoppedItself = false
+        }
+    }
+}
+
+/// A scratch folder for simulation templates and generated stations.
+struct SimulationScratch {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("firmware-sim-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: url) }
+
+    /// A template folder holding a `-DSIM` image under the shipped template's manifest (same
+    /// fields and placeholders; only the image digest differs), so `ccbeacon generate` patches the
+    /// simulation build exactly as it patches the shipped image.
+    func template(from image: URL, manifestOf shipped: URL) throws -> URL {
+        let folder = url.appendingPathComponent("template")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let imageBytes = try Data(contentsOf: image)
+        try imageBytes.write(to: folder.appendingPathComponent("image.hex"))
+        var manifest = String(
+            decoding: try Data(contentsOf: shipped.appendingPathComponent("template.json")), as: UTF8.self)
+        let digest = SHA256.hexDigest([UInt8](imageBytes))
+        let pattern = try #require(manifest.range(of: "\"imageSha256\": \"[0-9a-f]{64}\"", options: .regularExpression))
+        manifest.replaceSubrange(pattern, with: "\"imageSha256\": \"\(digest)\"")
+        try Data(manifest.utf8).write(to: folder.appendingPathComponent("template.json"))
+        return folder
+    }
+
+    /// Runs `ccbeacon generate` in process and returns the station's HEX file.
+    func generate(template: URL, options: [String]) throws -> URL {
+        let output = url.appendingPathComponent("station-\(UUID().uuidString).hex")
+        let diagnostics = Mutex("")
+        let status = CommandLineTool.run(
+            ["generate", "--template", template.path] + options + ["-o", output.path],
+            console: Console(output: { _ in }, diagnostics: { text in diagnostics.withLock { $0 += text } }))
+        try #require(status == 0, "ccbeacon generate failed: \(diagnostics.withLock { $0 })")
+        return output
+    }
+}

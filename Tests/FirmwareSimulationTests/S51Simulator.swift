@@ -1,0 +1,176 @@
+import Foundation
+import TestSupport
+
+/// One write the firmware made to a watched register, in program order.
+struct RegisterWrite: Equatable, CustomStringConvertible {
+    /// Register name (`RFD`, `PRF_CHAN`, …).
+    var register: String
+    /// The value written.
+    var value: UInt8
+    /// Where the CPU went on after the write (the next instruction's address).
+    var resumeAddress: Int?
+
+    var description: String { "\(register) \(String(format: "%02X", value))" }
+}
+
+/// What one run of a `-DSIM` firmware in s51 showed.
+struct SimulationTrace {
+    /// Every watched write, in order.
+    var writes: [RegisterWrite]
+    /// XDATA after the run: radio RAM page 0 (0x6000–0x607F), the radio XREGs (0x6180–0x61FF) and IVCTRL.
+    var finalXDATA: [Int: UInt8]
+    /// Whether the firmware ended the run itself (through s51's simulator interface).
+    var stoppedItself: Bool
+    /// s51's whole console output, for failure messages.
+    var log: String
+}
+
+/// Runs firmware in the s51 simulator (ucsim, Debian `sdcc-ucsim`) as a generic 8052, as
+/// stackfree-ble.md §6 describes: CC2541 registers are plain memory there, so every write to a
+/// watched register is logged by an event breakpoint whose command dumps the new value and runs on.
+/// s51 cannot model status registers (§6.2), which is why the `-DSIM` build skips hardware waits.
+enum S51 {
+    /// The SFRs watched (direct addresses).
+    static let watchedSFRs: [(address: Int, name: String)] = [
+        (0xC6, "CLKCONCMD"), (0xD9, "RFD"), (0xE1, "RFST"), (0x97, "ST2"), (0x96, "ST1"), (0x95, "ST0"),
+        (0xBE, "SLEEPCMD"), (0x87, "PCON"),
+    ]
+    /// The radio registers watched (XDATA addresses).
+    static let watchedXDATA: [(address: Int, name: String)] = [
+        (0x6000, "PRF_CHAN"), (0x600C, "PRF_W_INIT"), (0x61B1, "LLECTRL"), (0x6186, "TXPOWER"),
+    ]
+    /// What unwritten radio memory holds in the simulation, so that writes (and missed writes) show.
+    static let unwrittenFill: UInt8 = 0xA5
+    /// The sleep timer's value when the firmware starts: close to the 24-bit wrap, so that the
+    /// compare arithmetic has to wrap.
+    static let initialSleepTimer = 0xFF_FF00
+
+    /// Runs a `-DSIM` image (Intel HEX) until it stops itself and returns the trace.
+    static func trace(image: URL) throws -> SimulationTrace {
+        var script = [
+            "file \"\(image.path)\"",
+            "fill xram 0x6000 0x62ff 0x\(String(unwrittenFill, radix: 16))",
+            "set memory sfr 0x95 0x\(String(initialSleepTimer & 0xFF, radix: 16))",
+            "set memory sfr 0x96 0x\(String((initialSleepTimer >> 8) & 0xFF, radix: 16))",
+            "set memory sfr 0x97 0x\(String(initialSleepTimer >> 16, radix: 16))",
+        ]
+        var number = 0
+        for (address, _) in watchedSFRs {
+            number += 1
+            let hex = "0x" + String(address, radix: 16)
+            script += ["break sfr w \(hex)", "commands \(number) dump sfr \(hex) \(hex);run"]
+        }
+        for (address, _) in watchedXDATA {
+            number += 1
+            let hex = "0x" + String(address, radix: 16)
+            script += ["break xram w \(hex)", "commands \(number) dump xram \(hex) \(hex);run"]
+        }
+        script += [
+            "run", "dump xram 0x6000 0x607f", "dump xram 0x6180 0x61ff", "dump xram 0x6265 0x6265", "kill",
+        ]
+        let log = try run(script)
+        return try parse(log)
+    }
+
+    /// Runs an image (a production build too) until the CPU has reached `address` `times` times
+    /// (a fetch breakpoint) and returns XDATA `dump` afterwards, with the number of stops reached.
+    static func runUntil(image: URL, address: Int, times: Int, dump: Range<Int>) throws -> (
+        stops: Int, memory: [UInt8], log: String
+    ) {
+        var script = [
+            "file \"\(image.path)\"", "fill xram 0x0000 0x1fff 0",
+            "fill xram 0x6000 0x62ff 0x\(String(unwrittenFill, radix: 16))",
+            "break 0x\(String(address, radix: 16))",
+        ]
+        script += Array(repeating: "run", count: times)
+        script += [
+            "dump xram 0x\(String(dump.lowerBound, radix: 16)) 0x\(String(dump.upperBound - 1, radix: 16))", "kill",
+        ]
+        let log = try run(script)
+        let stops = log.components(separatedBy: "(104) Breakpoint").count - 1
+        let dumpStart = try require(log.range(of: "dump xram 0x\(String(dump.lowerBound, radix: 16))"), log)
+        let values = dumpValues(String(log[dumpStart.upperBound...]), range: dump)
+        return (stops, dump.map { values[$0] ?? 0 }, log)
+    }
+
+    /// Runs s51 with `script` (one command per line) and returns its console output.
+    static func run(_ script: [String]) throws -> String {
+        guard let s51 = FirmwareBuild.s51 else { throw SimulationError(message: "s51 is not installed") }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("s51-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let scriptURL = folder.appendingPathComponent("run.cmd")
+        try Data((script.joined(separator: "\n") + "\n").utf8).write(to: scriptURL)
+        // s51 keeps running a -C script only while its console input stays open (§6.2), hence
+        // /dev/zero; the simulator interface at XDATA 0xFFFF lets the firmware stop the run.
+        let result = try ChildProcess.run(
+            s51, ["-b", "-t", "8052", "-I", "if=xram[0xffff]", "-C", scriptURL.path], in: folder,
+            standardInput: "/dev/zero", timeout: 60)
+        guard result.status == 0 else {
+            throw SimulationError(message: "s51 exited with \(result.status):\n\(result.output)\n\(result.errors)")
+        }
+        return result.output
+    }
+
+    /// Reads the console output of `trace`'s script.
+    static func parse(_ log: String) throws -> SimulationTrace {
+        let names = Dictionary(uniqueKeysWithValues: watchedSFRs.map { ($0.address, $0.name) })
+        let xdataNames = Dictionary(uniqueKeysWithValues: watchedXDATA.map { ($0.address, $0.name) })
+        let lines = log.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard let first = lines.firstIndex(where: { $0.hasPrefix("Simulation started") }),
+            let end = lines.firstIndex(where: { $0.hasPrefix("dump xram 0x6000 0x607f") })
+        else { throw SimulationError(message: "the s51 log has no run:\n\(log)") }
+        var writes: [RegisterWrite] = []
+        for line in lines[first..<end] {
+            if line.hasPrefix("Simulation started, PC=0x"), !writes.isEmpty,
+                writes[writes.count - 1].resumeAddress == nil
+            {
+                writes[writes.count - 1].resumeAddress = Int(
+                    line.dropFirst("Simulation started, PC=0x".count), radix: 16)
+                continue
+            }
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 2, fields[0].hasPrefix("0x"), let address = Int(fields[0].dropFirst(2), radix: 16)
+            else { continue }
+            // Named SFRs print as "0x87 PCON:   0b00000001 0x01 '.'   1"; others as "0xd9   04 .".
+            let valueText = fields[1].hasSuffix(":") && fields.count >= 4 ? fields[3].dropFirst(2) : fields[1]
+            guard let value = UInt8(valueText, radix: 16) else { continue }
+            let name = fields[0].count <= 4 ? names[address] : xdataNames[address]
+            guard let name else { continue }
+            writes.append(RegisterWrite(register: name, value: value))
+        }
+        let finalText = lines[end...].joined(separator: "\n")
+        var final = dumpValues(finalText, range: 0x6000..<0x6080)
+        final.merge(dumpValues(finalText, range: 0x6180..<0x6200)) { $1 }
+        final.merge(dumpValues(finalText, range: 0x6265..<0x6266)) { $1 }
+        return SimulationTrace(
+            writes: writes, finalXDATA: final, stoppedItself: log.contains("Program stopped itself"), log: log)
+    }
+
+    /// The bytes of `dump xram` lines (8 per line) for the addresses in `range`.
+    static func dumpValues(_ text: String, range: Range<Int>) -> [Int: UInt8] {
+        var values: [Int: UInt8] = [:]
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 2, fields[0].hasPrefix("0x"), let start = Int(fields[0].dropFirst(2), radix: 16),
+                range.contains(start)
+            else { continue }
+            let count = min(8, range.upperBound - start)
+            for (offset, field) in fields.dropFirst().prefix(count).enumerated() {
+                if let value = UInt8(field, radix: 16), field.count == 2 { values[start + offset] = value }
+            }
+        }
+        return values
+    }
+
+    static func require<T>(_ value: T?, _ log: String) throws -> T {
+        guard let value else { throw SimulationError(message: "unexpected s51 output:\n\(log)") }
+        return value
+    }
+}
+
+/// s51 could not run or its output was not understood.
+struct SimulationError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
