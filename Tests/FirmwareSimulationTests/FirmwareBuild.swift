@@ -2,7 +2,8 @@ import Foundation
 import TestSupport
 
 /// The reference firmware built once per test run from `firmware-templates/cc2541-ibeacon` with
-/// its own Makefile, in a scratch folder: the two shipped images and the two `-DSIM` builds.
+/// its own Makefile, in a scratch folder: the two shipped images, the bench (sniff) template and
+/// the `-DSIM` builds.
 struct FirmwareBuild: Sendable {
     static let source = SharedFixtures.checkout.appendingPathComponent("firmware-templates/cc2541-ibeacon")
     static let prewhitenedSource = SharedFixtures.checkout.appendingPathComponent(
@@ -41,10 +42,13 @@ struct FirmwareBuild: Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try FileManager.default.copyItem(
             at: Self.source.appendingPathComponent("src"), to: directory.appendingPathComponent("src"))
-        try FileManager.default.copyItem(
-            at: Self.source.appendingPathComponent("Makefile"), to: directory.appendingPathComponent("Makefile"))
+        for file in ["Makefile", "template.json"] {
+            try FileManager.default.copyItem(
+                at: Self.source.appendingPathComponent(file), to: directory.appendingPathComponent(file))
+        }
         let make = try ChildProcess.run(
-            "/usr/bin/make", ["PREWHITENED_IMAGE=prewhitened.hex", "all", "sim"], in: directory, timeout: 300)
+            "/usr/bin/make", ["PREWHITENED_IMAGE=prewhitened.hex", "all", "sim", "sniff-template"], in: directory,
+            timeout: 300)
         guard make.status == 0 else {
             throw BuildFailure(message: "make failed (\(make.status)):\n\(make.output)\n\(make.errors)")
         }
@@ -61,6 +65,10 @@ struct FirmwareBuild: Sendable {
     var simulationImage: URL { url("build/sim/beacon.ihx") }
     /// The `-DSIM -DPREWHITENED` build.
     var prewhitenedSimulationImage: URL { url("build/prewhitened-sim/beacon.ihx") }
+    /// The `-DSIM -DSNIFF` build.
+    var sniffSimulationImage: URL { url("build/sniff-sim/beacon.ihx") }
+    /// The bench template `make sniff-template` makes.
+    var sniffTemplate: URL { url("build/sniff-template") }
 
     /// The linker map of a variant (`standard`, `prewhitened`, `sim`, `prewhitened-sim`).
     func map(_ variant: String) throws -> LinkerMap {

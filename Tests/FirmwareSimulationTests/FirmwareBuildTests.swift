@@ -24,7 +24,7 @@ struct FirmwareBuildTests {
     /// power at their documented addresses; the power-mode entry where the PCON rule holds. For
     /// the shipped builds and the simulation builds alike (the simulation tests patch the latter
     /// with the shipped manifests, so their layout must agree).
-    @Test(arguments: ["standard", "prewhitened", "sim", "prewhitened-sim"])
+    @Test(arguments: ["standard", "prewhitened", "sniff", "sim", "prewhitened-sim", "sniff-sim"])
     func linkerMapPlacesEverythingWhereDocumented(variant: String) throws {
         let build = try FirmwareBuild.require()
         let map = try build.map(variant)

@@ -141,6 +141,17 @@ struct FirmwareSimulationTests {
         #expect(trace.writes.filter { $0.register == "RFD" }.count == 4 * 3 * 42)
     }
 
+    /// The bench build sends the same packets and also routes the radio's bit stream to P1.0 (data)
+    /// and P1.1 (clock); its template works with `ccbeacon generate` like the shipped one.
+    @Test func sniffBuildAddsOnlyTheBitStreamTap() throws {
+        let build = try FirmwareBuild.require()
+        let trace = try S51.trace(image: build.sniffSimulationImage)
+        #expect(RadioExpectation(pdu: Self.placeholderPDU, sniff: true).problems(in: trace) == [])
+        let scratch = try SimulationScratch()
+        defer { scratch.remove() }
+        _ = try scratch.generate(template: build.sniffTemplate, options: Self.referenceIdentity)
+    }
+
     /// The production image (not the -DSIM build) in s51, where the radio never answers: RFST
     /// keeps the last command and TASKDONE never comes. Every wait gives up, and the beacon still
     /// goes from event to sleep to event instead of hanging.

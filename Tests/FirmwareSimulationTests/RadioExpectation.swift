@@ -12,6 +12,8 @@ struct RadioExpectation {
     var txPowerRegister: UInt8 = 0xE1
     /// The advertising interval in sleep-timer ticks.
     var intervalTicks = 3275
+    /// The bench build that routes the radio's bit stream to P1.0/P1.1.
+    var sniff = false
     /// Advertising events a `-DSIM` build runs before it stops (`SIM_EVENTS`).
     var events = 4
 
@@ -162,8 +164,18 @@ struct RadioExpectation {
             0x6018: 0x00,  // PRF_ADDR_ENTRY0.CONF: free the entry after sending
             0x607E: 0x00,  // PRF_RADIO_CONF
         ]
+        if sniff {
+            // §3.2's bench settings: MDMCTRL3 |= 0x08 (sniff the bit-stream processor's output),
+            // RFC_OBS_CTRL0/1 = sniff data/clock, OBSSEL0/1 route them to P1.0/P1.1.
+            expected[0x6193] = S51.unwrittenFill | 0x08
+            expected[0x61AE] = 0x07
+            expected[0x61AF] = 0x08
+            expected[0x6243] = 0xFB
+            expected[0x6244] = 0xFC
+        }
         for address in 0x6000..<0x6080 where expected[address] == nil { expected[address] = 0x00 }
         for address in 0x6180..<0x6200 where expected[address] == nil { expected[address] = S51.unwrittenFill }
+        for address in 0x6240..<0x6248 where expected[address] == nil { expected[address] = S51.unwrittenFill }
         var problems: [String] = []
         for (address, value) in expected.sorted(by: { $0.key < $1.key }) {
             let found = trace.finalXDATA[address]

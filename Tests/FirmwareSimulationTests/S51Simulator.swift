@@ -17,7 +17,8 @@ struct RegisterWrite: Equatable, CustomStringConvertible {
 struct SimulationTrace {
     /// Every watched write, in order.
     var writes: [RegisterWrite]
-    /// XDATA after the run: radio RAM page 0 (0x6000–0x607F), the radio XREGs (0x6180–0x61FF) and IVCTRL.
+    /// XDATA after the run: radio RAM page 0 (0x6000–0x607F), the radio XREGs (0x6180–0x61FF),
+    /// OBSSEL0–5 (0x6240–0x6247) and IVCTRL.
     var finalXDATA: [Int: UInt8]
     /// Whether the firmware ended the run itself (through s51's simulator interface).
     var stoppedItself: Bool
@@ -66,7 +67,8 @@ enum S51 {
             script += ["break xram w \(hex)", "commands \(number) dump xram \(hex) \(hex);run"]
         }
         script += [
-            "run", "dump xram 0x6000 0x607f", "dump xram 0x6180 0x61ff", "dump xram 0x6265 0x6265", "kill",
+            "run", "dump xram 0x6000 0x607f", "dump xram 0x6180 0x61ff", "dump xram 0x6240 0x6247",
+            "dump xram 0x6265 0x6265", "kill",
         ]
         let log = try run(script)
         return try parse(log)
@@ -142,6 +144,7 @@ enum S51 {
         let finalText = lines[end...].joined(separator: "\n")
         var final = dumpValues(finalText, range: 0x6000..<0x6080)
         final.merge(dumpValues(finalText, range: 0x6180..<0x6200)) { $1 }
+        final.merge(dumpValues(finalText, range: 0x6240..<0x6248)) { $1 }
         final.merge(dumpValues(finalText, range: 0x6265..<0x6266)) { $1 }
         return SimulationTrace(
             writes: writes, finalXDATA: final, stoppedItself: log.contains("Program stopped itself"), log: log)

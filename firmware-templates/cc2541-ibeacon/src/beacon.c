@@ -17,6 +17,9 @@
  *   -DPREWHITENED  fallback for radios whose hardware CRC or whitening proves not BLE-compatible:
  *                  the firmware computes CRC-24 and PN7 whitening itself and the radio sends the
  *                  41 bytes as they are (PRF_CRC_LEN = 0, BSP_MODE = 0).
+ *   -DSNIFF        bench build: the radio's packet-sniffer tap puts the bits it sends (whitened PDU
+ *                  and CRC) on P1.0 with a 1 MHz bit clock on P1.1, for a logic analyzer (see
+ *                  README.md, "Checking it on a board").
  *   -DSIM          for the s51 simulator, which models none of the radio's status registers:
  *                  every hardware wait compiles to nothing, and after SIM_EVENTS advertising events
  *                  the firmware stops the simulator. Register writes and FIFO bytes are unchanged.
@@ -190,6 +193,13 @@ static void configure_radio(void)
 #else
     BSP_MODE = 0x01;  /* PN7 whitening in hardware */
 #endif
+#ifdef SNIFF
+    MDMCTRL3 |= 0x08;      /* RFC_SNIFF_CTRL = 01: the bit-stream processor's output, CRC included */
+    RFC_OBS_CTRL0 = 0x07;  /* observation signal 0: sniff data */
+    RFC_OBS_CTRL1 = 0x08;  /* observation signal 1: sniff clock */
+    OBSSEL0 = 0xFB;        /* signal 0 on P1.0 */
+    OBSSEL1 = 0xFC;        /* signal 1 on P1.1 */
+#endif
 }
 
 /* RAM registers (page 0): undefined after reset, so cleared first (§3.3). */
@@ -319,6 +329,14 @@ static void advertising_event(void)
         WAIT_UNTIL(ok, RFIRQF1 & RFIRQF1_TASKDONE);
         if (ok)
             WAIT_UNTIL(ok, LLESTAT & LLESTAT_LLE_IDLE);
+        if (!ok) {
+            /* The task never ended: stop it and give up this event; the next one starts afresh. */
+            uint8_t taken;
+            WAIT_UNTIL(taken, RFST == 0);
+            if (taken)
+                RFST = CMD_STOP;
+            break;
+        }
         note_end_cause(PRF_ENDCAUSE);
     }
     LLECTRL = 0x00;  /* must be off before PM2 */

@@ -39,11 +39,14 @@ __sbit __at(0xC7) STIF;
 #define SEMAPHORE1 XREG(0x618B)
 #define MDMCTRL0 XREG(0x6190)
 #define MDMCTRL2 XREG(0x6192)
+#define MDMCTRL3 XREG(0x6193)
 #define SW_CONF XREG(0x6194)
 #define SW0 XREG(0x6195)
 #define SW1 XREG(0x6196)
 #define SW2 XREG(0x6197)
 #define SW3 XREG(0x6198)
+#define RFC_OBS_CTRL0 XREG(0x61AE)
+#define RFC_OBS_CTRL1 XREG(0x61AF)
 #define LLECTRL XREG(0x61B1)
 #define TXFILTCFG XREG(0x61BC)
 #define RFRAMCFG XREG(0x61C0)
@@ -52,6 +55,8 @@ __sbit __at(0xC7) STIF;
 #define BSP_P2 XREG(0x61E2)
 #define BSP_P3 XREG(0x61E3)
 #define BSP_MODE XREG(0x61E9)
+#define OBSSEL0 XREG(0x6243)
+#define OBSSEL1 XREG(0x6244)
 #define IVCTRL XREG(0x6265)
 
 /* RAM-based registers, page 0 at 0x6000 (no reset value: the firmware must write them). */
@@ -85,6 +90,7 @@ __sbit __at(0xC7) STIF;
 #define SLEEPSTA_CLK32K 0x01
 
 #define CMD_TX 0x09
+#define CMD_STOP 0x0B
 #define CMD_TXFIFO_RESET 0x91
 
 #define ENDCAUSE_TASK_ENDOK 0
