@@ -24,6 +24,24 @@ public func identityFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         }
         _ = try? IdentityParser.dBm(fields[0], range: Eddystone.txPowerRange)
         _ = try? IdentityParser.hexBytes(fields[1], field: .namespace, count: 10)
+        // Advertising settings: accepted values print back to what parses to the same value, and
+        // air packets of any address and data either build or are refused.
+        if let address = try? RandomStaticAddress(parsing: fields[0]) {
+            precondition((try? RandomStaticAddress(parsing: address.description)) == address, "address round trip")
+            precondition(address.bytes[0] & 0xC0 == 0xC0, "accepted a non-random-static address")
+        }
+        if let interval = try? AdvertisingInterval(parsingMilliseconds: fields[1]) {
+            precondition(
+                (try? AdvertisingInterval(parsingMilliseconds: interval.description)) == interval, "interval round trip"
+            )
+            precondition(interval.microseconds % 625 == 0 && interval >= .minimum && interval <= .maximum)
+        }
+        if let packet = try? AdvertisingAirPacket(
+            address: Array(bytes.prefix(6)), addressIsRandom: true, advertisingData: Array(bytes.dropFirst(6)))
+        {
+            precondition(
+                AdvertisingAirPacket.whiten(try! packet.whitened(channel: 38), channel: 38) == packet.pdu + packet.crc)
+        }
         if let url = try? EddystoneURL(url: fields[2], txPower: 0) {
             let decoded = try? EddystoneURL(advertisingData: url.advertisingData())
             precondition(decoded?.url == url.url, "Eddystone-URL round trip failed")
