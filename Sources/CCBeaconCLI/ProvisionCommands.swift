@@ -33,7 +33,7 @@ enum ProvisionCommand {
     static let spec = CommandSpec(
         name: "provision", summary: "burn a station list into chips, one after another, with a ledger",
         usage:
-            "ccbeacon provision STATIONS.csv|STATIONS.json (--template T | --board B) [--ledger FILE] [--devices all|SEL,…] [--verify crc|read] [--retries N] [--reprovision] [--release-interrupted] [--yes] [--wait SECONDS] [--json]",
+            "ccbeacon provision STATIONS.csv|STATIONS.json (--template T | --board B) [--interval MS] [--tx-power DBM] [--ledger FILE] [--devices all|SEL,…] [--verify crc|read] [--retries N] [--reprovision] [--release-interrupted] [--yes] [--wait SECONDS] [--json]",
         details: """
             Checks the list and the template, records the stations in the ledger (an SQLite file,
             default provisioning.sqlite beside the list), then on every selected debugger in parallel:
@@ -51,10 +51,14 @@ enum ProvisionCommand {
             (the next run recovers). A failed station is retried --retries times (default 1) on a
             fresh chip. Exit status 1 if any station failed in this run.
 
+            --interval and --tx-power apply to every station as in batch (templates that expose them);
+            every station gets its own advertiser address derived from its identity. The ledger
+            records each image's sha256, so a chip interrupted under other settings is burned again.
+
             Example:
               ccbeacon provision stations.csv --board hm10 --devices all --yes
             """,
-        options: CommandSupport.templateOptions + [
+        options: CommandSupport.templateOptions + Array(CommandSupport.settingsOptions.dropFirst()) + [
             OptionSpec("--ledger", value: "FILE", help: "ledger file (default provisioning.sqlite beside the list)"),
             OptionSpec("--devices", value: "all|SEL,…", help: "debuggers to use (default: the only one attached)"),
             OptionSpec("--verify", value: "MODE", help: "crc (default) or read"),
@@ -95,6 +99,8 @@ enum ProvisionCommand {
                     + error.problems.map { "  \($0)" }.joined(separator: "\n"), hint: "fix the list and run again")
         }
         let (template, _) = try CommandSupport.template(command)
+        let settings = try CommandSupport.settings(command)
+        if !settings.isEmpty { options.settings = try CommandSupport.check(settings, for: template) }
 
         let path = ledgerPath(command, listPath: listPath)
         let ledger = try openLedger(path)

@@ -28,6 +28,9 @@ public struct ProvisionOptions: Sendable {
     public var targetTimeoutSeconds = 600.0
     /// Seconds between looks for a new chip.
     public var pollIntervalSeconds = 0.25
+    /// Advertising settings (interval, TX power) for every station, checked for the run's template;
+    /// `nil` keeps the template's. Each station keeps its own derived advertiser address.
+    public var settings: CheckedSettings?
 
     /// Default settings.
     public init() {}
@@ -97,6 +100,12 @@ public final class ProvisioningRun: Sendable {
         self.ledger = ledger
         self.options = options
         self.events = events
+    }
+
+    /// The image a station gets in this run.
+    func image(for station: Station) -> StationImage {
+        options.settings.map { template.stationImage(for: station.identity, settings: $0) }
+            ?? template.stationImage(for: station.identity)
     }
 
     /// Asks every worker to stop after the chip it is burning.
@@ -224,7 +233,7 @@ public final class ProvisioningRun: Sendable {
                         chip: chip, debugger: debugger, template: template.manifest.name,
                         templateSHA256: template.manifest.imageSHA256, verifyMethod: options.verify.rawValue,
                         skipping: skipping,
-                        imageSHA256: { SHA256.hexDigest(self.template.stationImage(for: $0.identity).file.text) })
+                        imageSHA256: { SHA256.hexDigest(self.image(for: $0).file.text) })
                 else { return false }
                 events(.started(debugger: debugger, station: station.name, chip: chip))
                 var burnError: DebuggerError?
@@ -271,7 +280,7 @@ public final class ProvisioningRun: Sendable {
         guard let station = try ledger.states().first(where: { $0.station.name == attempt.station })?.station else {
             return false
         }
-        let image = template.stationImage(for: station.identity)
+        let image = image(for: station)
         var verified = false
         if SHA256.hexDigest(image.file.text) == attempt.imageSHA256 {
             verified = (try? session.verifyCRC(image.file.memory)) != nil
@@ -291,7 +300,7 @@ public final class ProvisioningRun: Sendable {
 
     /// Erase, program, verify.
     func burn(_ station: Station, session: CC254xSession) throws(DebuggerError) {
-        let image = template.stationImage(for: station.identity)
+        let image = image(for: station)
         let plan: FlashPlan
         do { plan = try FlashPlan(image: image.file.memory, chip: template.chip) } catch {
             throw .transport(.other("\(error)"), during: "planning \(station.name)")

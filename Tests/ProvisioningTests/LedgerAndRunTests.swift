@@ -191,6 +191,32 @@ struct ProvisioningRunTests {
         #expect(summary.verified.count >= 30, "most stations make it despite the faults (\(summary.verified.count))")
     }
 
+    /// A run with --interval/--tx-power: every burned chip carries them, and its own address.
+    @Test func settingsReachEveryChip() throws {
+        let stations = (0..<6).map { Station(name: "s\($0)", identity: identity($0)) }
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register(stations)
+        let bench = Bench(debuggers: 1, chips: 20, seed: 5)
+        var options = ProvisionOptions()
+        options.targetTimeoutSeconds = 0.2
+        options.pollIntervalSeconds = 0.01
+        options.retries = 5
+        options.settings = try Self.template.check(
+            StationSettings(interval: try AdvertisingInterval(parsingMilliseconds: "500"), txPower: -10))
+        let run = ProvisioningRun(template: Self.template, ledger: ledger, options: options) { _ in }
+        let summary = run.run([ProvisioningDebugger(name: "emu") { () throws(DebuggerError) in bench.debuggers[0] }])
+        #expect(summary.verified.count == 6)
+        let retired = bench.retired.withLock { $0 }
+        for attempt in try ledger.attempts() where attempt.outcome == .verified {
+            let flash = try #require(retired[attempt.chip])
+            #expect(
+                Array(flash[0x7F28..<0x7F2D]) == [0xF9, 0x3F, 0x00, 0x00, 0x91],
+                "16377 ticks (500 ms × 32.753 kHz, rounded), -10 dBm")
+            let station = try #require(stations.first { $0.name == attempt.station })
+            #expect(Array(flash[0x7F02..<0x7F08]) == StationTemplate.derivedAddress(for: station.identity).airOrder)
+        }
+    }
+
     @Test func aChipThatCarriesAStationIsRefusedUnlessReprovisioning() throws {
         let ledger = try SQLiteLedger(path: temporaryLedgerPath())
         try ledger.register([Station(name: "a", identity: identity(1)), Station(name: "b", identity: identity(2))])
