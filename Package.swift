@@ -104,7 +104,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CCBeaconCLITests",
-            dependencies: ["CCDebuggerEmulator", "CCDebugger", "CCBeaconCLI", "IntelHex", "BeaconPayload"],
+            dependencies: [
+                "CCDebuggerEmulator", "CCDebugger", "CCBeaconCLI", "IntelHex", "BeaconPayload", "FirmwareTemplate",
+            ],
             swiftSettings: strictSettings
         ),
     ],

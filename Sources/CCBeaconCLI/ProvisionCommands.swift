@@ -52,7 +52,8 @@ enum ProvisionCommand {
             fresh chip. Exit status 1 if any station failed in this run.
 
             --interval and --tx-power apply to every station as in batch (templates that expose them);
-            every station gets its own advertiser address derived from its identity. The ledger
+            every station gets its own advertiser address: the list's address column, or one derived
+            from its identity. The ledger
             records each image's sha256, so a chip interrupted under other settings is burned again.
 
             Example:
@@ -101,6 +102,12 @@ enum ProvisionCommand {
         let (template, _) = try CommandSupport.template(command)
         let settings = try CommandSupport.settings(command)
         if !settings.isEmpty { options.settings = try CommandSupport.check(settings, for: template) }
+        do { options.addresses = try AddressPlan.check(stations, template: template, file: listPath) } catch {
+            throw .data(
+                "\(listPath): advertiser addresses do not work out; nothing was burned:\n"
+                    + error.problems.map { "  \($0)" }.joined(separator: "\n"),
+                hint: "fix the address column, or leave it empty to derive addresses")
+        }
 
         let path = ledgerPath(command, listPath: listPath)
         let ledger = try openLedger(path)

@@ -66,8 +66,8 @@ enum BatchCommand {
         usage:
             "ccbeacon batch STATIONS.csv|STATIONS.json (--template T | --board B) -o DIR [--interval MS] [--tx-power DBM] [--bin] [--jobs N]",
         details: """
-            The list is a CSV with a header row name,uuid,major,minor[,power][,note] (columns in any
-            order, power defaults to -59) or a JSON array of objects with those keys. The whole list
+            The list is a CSV with a header row name,uuid,major,minor[,power][,address][,note]
+            (columns in any order, power defaults to -59) or a JSON array of objects with those keys. The whole list
             is checked first; every bad row, duplicate name, duplicate (UUID, major, minor) and
             file-name clash is reported with its line and column, and then nothing is written.
 
@@ -81,8 +81,9 @@ enum BatchCommand {
             before stations.json is written.
 
             With a template that exposes them, --interval and --tx-power apply to every station, and
-            every station gets its own random static advertiser address derived from its identity
-            (recorded in stations.json); two stations with the same derived address are refused.
+            every station gets its own random static advertiser address: the list's address column,
+            or one derived from its identity (recorded in stations.json). Two stations with one
+            address are refused.
 
             Example:
               ccbeacon batch stations.csv --board hm10 -o out/ --jobs 4
@@ -119,17 +120,11 @@ enum BatchCommand {
         }
         let (template, _) = try CommandSupport.template(command)
         let settings = try CommandSupport.check(try CommandSupport.settings(command), for: template)
-        if template.manifest.field(.advertiserAddress) != nil {
-            var seen: [RandomStaticAddress: Station] = [:]
-            for station in stations {
-                let address = StationTemplate.derivedAddress(for: station.identity)
-                if let other = seen[address] {
-                    throw .data(
-                        "\(listPath):\(station.line): stations '\(other.name)' and '\(station.name)' would share the advertiser address \(address)",
-                        hint: "change one identity (this is a 1-in-2^46 chance; please report it)")
-                }
-                seen[address] = station
-            }
+        do { _ = try AddressPlan.check(stations, template: template, file: listPath) } catch {
+            throw .data(
+                "\(listPath): advertiser addresses do not work out; nothing was written:\n"
+                    + error.problems.map { "  \($0)" }.joined(separator: "\n"),
+                hint: "fix the address column, or leave it empty to derive addresses")
         }
         let reporter = ProgressReporter(console: console, label: "generating")
         let summary: BatchSummary

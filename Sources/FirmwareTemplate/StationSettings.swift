@@ -29,6 +29,17 @@ public struct CheckedSettings: Sendable, Equatable {
     public let settings: StationSettings
     /// The template they were checked against.
     public let templateName: String
+    /// Whether that template has an advertiser-address field.
+    public let acceptsAddress: Bool
+
+    /// These settings with one station's own advertiser address (`nil`: the one derived from its
+    /// identity). Only for templates with an address field: check that first (`acceptsAddress`).
+    public func with(address: RandomStaticAddress?) -> CheckedSettings {
+        precondition(address == nil || acceptsAddress, "template '\(templateName)' has no advertiser-address field")
+        var settings = settings
+        settings.address = address
+        return CheckedSettings(settings: settings, templateName: templateName, acceptsAddress: acceptsAddress)
+    }
 }
 
 /// What a station image's settings fields hold.
@@ -85,7 +96,16 @@ extension StationTemplate {
                 throw .txPowerNotAStep(dBm: dBm, chip: chip.name, steps: chip.txPowerSteps.map(\.dBm))
             }
         }
-        return CheckedSettings(settings: settings, templateName: manifest.name)
+        return CheckedSettings(
+            settings: settings, templateName: manifest.name,
+            acceptsAddress: manifest.field(.advertiserAddress) != nil)
+    }
+
+    /// The template's own settings (and derived addresses), which every template can carry.
+    public var defaultSettings: CheckedSettings {
+        CheckedSettings(
+            settings: StationSettings(), templateName: manifest.name,
+            acceptsAddress: manifest.field(.advertiserAddress) != nil)
     }
 
     /// The patches that put `settings` (checked with `check`) into the settings fields, for the

@@ -72,8 +72,9 @@ public enum BatchGenerator {
     /// stations are never touched (and are reported). All files are flushed to disk with one
     /// file-system sync before `stations.json` is written, so the record never names a file that
     /// is not durably there. `progress(done, total)` is called from worker threads.
-    /// `settings` (interval, TX power) apply to every station; each gets its own derived advertiser
-    /// address where the template has one.
+    /// `settings` (interval, TX power) apply to every station; each gets its own advertiser address
+    /// (the list's, or one derived from its identity) where the template has an address field —
+    /// a list with addresses must be checked against the template first (`AddressPlan`).
     public static func run(
         stations: [Station], template: StationTemplate, settings: CheckedSettings? = nil, directory: String,
         writeBinary: Bool, jobs: Int, progress: @escaping @Sendable (Int, Int) -> Void
@@ -120,9 +121,8 @@ public enum BatchGenerator {
         _ station: Station, template: StationTemplate, settings: CheckedSettings?, directory: String,
         writeBinary: Bool
     ) throws(FileError) -> BatchEntry {
-        let image =
-            settings.map { template.stationImage(for: station.identity, settings: $0) }
-            ?? template.stationImage(for: station.identity)
+        let image = template.stationImage(
+            for: station.identity, settings: (settings ?? template.defaultSettings).with(address: station.address))
         let hexName = station.fileStem + ".hex"
         let hexStatus = try writeIfChanged(image.file.text, to: Files.join(directory, hexName))
         var binName: String?

@@ -1,3 +1,4 @@
+public import BeaconPayload
 public import CCDebugger
 import Dispatch
 public import FirmwareTemplate
@@ -31,6 +32,9 @@ public struct ProvisionOptions: Sendable {
     /// Advertising settings (interval, TX power) for every station, checked for the run's template;
     /// `nil` keeps the template's. Each station keeps its own derived advertiser address.
     public var settings: CheckedSettings?
+    /// Stations' own advertiser addresses from the list, by station name (checked with
+    /// `AddressPlan` against the template); the others get the address derived from their identity.
+    public var addresses: [String: RandomStaticAddress] = [:]
 
     /// Default settings.
     public init() {}
@@ -104,8 +108,9 @@ public final class ProvisioningRun: Sendable {
 
     /// The image a station gets in this run.
     func image(for station: Station) -> StationImage {
-        options.settings.map { template.stationImage(for: station.identity, settings: $0) }
-            ?? template.stationImage(for: station.identity)
+        template.stationImage(
+            for: station.identity,
+            settings: (options.settings ?? template.defaultSettings).with(address: options.addresses[station.name]))
     }
 
     /// Asks every worker to stop after the chip it is burning.

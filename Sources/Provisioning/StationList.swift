@@ -1,4 +1,5 @@
 public import BeaconPayload
+public import FirmwareTemplate
 public import StructuredText
 
 /// One station of a list: a name, the identity it will carry, an optional note.
@@ -9,14 +10,20 @@ public struct Station: Sendable, Equatable {
     public var identity: IBeacon
     /// Free text.
     public var note: String?
+    /// The station's own advertiser address, when the list gives one (templates that have an
+    /// address field; otherwise each station gets one derived from its identity).
+    public var address: RandomStaticAddress?
     /// Line of the station in its list (for messages).
     public var line: Int
 
     /// Creates a station.
-    public init(name: String, identity: IBeacon, note: String? = nil, line: Int = 0) {
+    public init(
+        name: String, identity: IBeacon, note: String? = nil, address: RandomStaticAddress? = nil, line: Int = 0
+    ) {
         self.name = name
         self.identity = identity
         self.note = note
+        self.address = address
         self.line = line
     }
 
@@ -47,13 +54,13 @@ public struct StationListProblems: Error, Sendable, Equatable, CustomStringConve
     public var description: String { problems.map(\.description).joined(separator: "\n") }
 }
 
-/// Reads station lists: CSV with a header row (`name,uuid,major,minor[,power][,note]`, columns in
-/// any order) or a JSON array of objects with the same keys. The whole list is validated before
+/// Reads station lists: CSV with a header row (`name,uuid,major,minor[,power][,address][,note]`,
+/// columns in any order) or a JSON array of objects with the same keys. The whole list is validated before
 /// anything uses it: every bad row, duplicate name, duplicate identity (UUID, major, minor) and
 /// file-name clash is reported, with line and column.
 public enum StationListReader {
     /// The columns (and JSON keys) a list may have.
-    public static let columns = ["name", "uuid", "major", "minor", "power", "note"]
+    public static let columns = ["name", "uuid", "major", "minor", "power", "address", "note"]
     /// The ones it must have.
     public static let requiredColumns = ["name", "uuid", "major", "minor"]
 
@@ -112,7 +119,7 @@ public enum StationListReader {
                 DataFileError(
                     file: file, line: header[0].line, column: 1,
                     message:
-                        "the header row lacks \(missing.joined(separator: ", ")); it must name name,uuid,major,minor[,power][,note]"
+                        "the header row lacks \(missing.joined(separator: ", ")); it must name name,uuid,major,minor[,power][,address][,note]"
                 ))
             return []
         }
@@ -223,19 +230,28 @@ public enum StationListReader {
         if let text = row.cells["power"]?.text, !text.isEmpty {
             power = value("power") { text throws(IdentityError) in try IdentityParser.dBm(text) } ?? power
         }
+        var address: RandomStaticAddress?
+        if let text = row.cells["address"]?.text, !text.isEmpty {
+            do { address = try RandomStaticAddress(parsing: text) } catch { report("address", error.description) }
+        }
         guard !failed, let uuid, let major, let minor else { return nil }
         let note = row.cells["note"]?.text
         return Station(
             name: name, identity: IBeacon(uuid: uuid, major: major, minor: minor, measuredPower: power),
-            note: note?.isEmpty == true ? nil : note, line: row.line)
+            note: note?.isEmpty == true ? nil : note, address: address, line: row.line)
     }
 
     static func checkUniqueness(_ stations: [Station], rows: [Row], file: String, problems: inout [DataFileError]) {
         var names: [String: Station] = [:]
         var stems: [String: Station] = [:]
         var identities: [String: Station] = [:]
+        var addresses: [RandomStaticAddress: Station] = [:]
         var nameCells: [Int: (text: String, line: Int, column: Int, keyPath: String)] = [:]
-        for row in rows { nameCells[row.line] = nameCells[row.line] ?? row.cells["name"] }
+        var addressCells: [Int: (text: String, line: Int, column: Int, keyPath: String)] = [:]
+        for row in rows {
+            nameCells[row.line] = nameCells[row.line] ?? row.cells["name"]
+            addressCells[row.line] = addressCells[row.line] ?? row.cells["address"]
+        }
         for station in stations {
             let nameCell = nameCells[station.line]
             let location = (line: nameCell?.line ?? station.line, column: nameCell?.column ?? 1)
@@ -265,6 +281,62 @@ public enum StationListReader {
             } else {
                 identities[key] = station
             }
+            if let address = station.address {
+                let cell = addressCells[station.line]
+                if let earlier = addresses[address] {
+                    problems.append(
+                        DataFileError(
+                            file: file, line: cell?.line ?? station.line, column: cell?.column ?? 1,
+                            keyPath: cell?.keyPath ?? "address",
+                            message:
+                                "station '\(station.name)' has the same address \(address) as '\(earlier.name)' on line \(earlier.line); every beacon needs its own"
+                        ))
+                } else {
+                    addresses[address] = station
+                }
+            }
         }
+    }
+}
+
+/// The advertiser addresses the stations of a list get from a template.
+public enum AddressPlan {
+    /// Checks a list against `template`: an address in the list needs a template with an
+    /// advertiser-address field, and no two stations may end up with one address, whether given
+    /// in the list or derived from their identities. Returns the list's addresses by station name.
+    public static func check(_ stations: [Station], template: StationTemplate, file: String)
+        throws(StationListProblems) -> [String: RandomStaticAddress]
+    {
+        var problems: [DataFileError] = []
+        var given: [String: RandomStaticAddress] = [:]
+        guard template.manifest.field(.advertiserAddress) != nil else {
+            for station in stations where station.address != nil {
+                problems.append(
+                    DataFileError(
+                        file: file, line: station.line, column: 1,
+                        message:
+                            "station '\(station.name)' has an address, but template '\(template.manifest.name)' has no advertiser-address field to put it in"
+                    ))
+            }
+            if !problems.isEmpty { throw StationListProblems(problems: problems) }
+            return [:]
+        }
+        var owners: [RandomStaticAddress: Station] = [:]
+        for station in stations {
+            if let address = station.address { given[station.name] = address }
+            let address = station.address ?? StationTemplate.derivedAddress(for: station.identity)
+            if let earlier = owners[address] {
+                problems.append(
+                    DataFileError(
+                        file: file, line: station.line, column: 1,
+                        message:
+                            "stations '\(earlier.name)' (line \(earlier.line)) and '\(station.name)' would both advertise as \(address); give one of them another address"
+                    ))
+            } else {
+                owners[address] = station
+            }
+        }
+        if !problems.isEmpty { throw StationListProblems(problems: problems) }
+        return given
     }
 }

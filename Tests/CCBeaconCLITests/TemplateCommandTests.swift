@@ -1,4 +1,5 @@
 import BeaconPayload
+import FirmwareTemplate
 import Foundation
 import IntelHex
 import StructuredText
@@ -277,5 +278,34 @@ struct TemplateCommandTests {
             "batch", list, "--template", "cc2541-ibeacon", "-o", scratch.path("x"), "--address", "C0:00:00:00:00:01",
         ])
         #expect(sameAddress.status == 64, "one address for a whole batch is refused")
+    }
+
+    /// A list's address column: each station advertises as given; a clash with another station
+    /// (given or derived) is refused before anything is written, naming both.
+    @Test func batchTakesAddressesFromTheList() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let derivedForB = try #require(
+            (try? BeaconPayload.IBeacon(uuid: Self.uuid, major: "1", minor: "2")).map {
+                FirmwareTemplate.StationTemplate.derivedAddress(for: $0).description
+            })
+        let list = try scratch.write(
+            "s.csv", "name,uuid,major,minor,address\nA,\(Self.uuid),1,1,C0:FF:EE:00:00:01\nB,\(Self.uuid),1,2,\n")
+        let run = ToolRun(["batch", list, "--template", "cc2541-ibeacon", "-o", scratch.path("out")])
+        #expect(run.status == 0, "\(run.diagnostics)")
+        let record = try #require(
+            try JSONSerialization.jsonObject(with: Data(try scratch.bytes("out/stations.json"))) as? [String: Any])
+        let stations = try #require(record["stations"] as? [[String: Any]])
+        #expect(stations.map { $0["address"] as? String } == ["C0:FF:EE:00:00:01", derivedForB])
+
+        let clash = try scratch.write(
+            "c.csv", "name,uuid,major,minor,address\nA,\(Self.uuid),1,1,\(derivedForB)\nB,\(Self.uuid),1,2,\n")
+        let refused = ToolRun(["batch", clash, "--template", "cc2541-ibeacon", "-o", scratch.path("clash")])
+        #expect(refused.status == 65)
+        #expect(
+            refused.diagnostics.contains(
+                "\(clash):3:1: stations 'A' (line 2) and 'B' would both advertise as \(derivedForB); give one of them another address"
+            ))
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("clash")))
     }
 }

@@ -77,11 +77,11 @@ struct StationListTests {
     @Test(arguments: [
         (
             "name,uuid,major\n",
-            "s.csv:1:1: the header row lacks minor; it must name name,uuid,major,minor[,power][,note]"
+            "s.csv:1:1: the header row lacks minor; it must name name,uuid,major,minor[,power][,address][,note]"
         ),
         (
             "name,uuid,major,minor,colour\nx,7634A485-1732-4B7D-AB44-D505D8A24C60,1,1,red\n",
-            "s.csv:1:23: unknown column 'colour'; the columns are name, uuid, major, minor, power, note"
+            "s.csv:1:23: unknown column 'colour'; the columns are name, uuid, major, minor, power, address, note"
         ),
         ("name,uuid,major,minor,name\n", "s.csv:1:23: column 'name' appears twice"),
         ("", "s.csv: holds no stations"),
@@ -107,7 +107,7 @@ struct StationListTests {
             """
         #expect(
             Self.problems(text, file: "s.json") == [
-                "s.json:2:99: [0].colour: unknown key; the keys are name, uuid, major, minor, power, note",
+                "s.json:2:99: [0].colour: unknown key; the keys are name, uuid, major, minor, power, address, note",
                 "s.json:3:3: [1].minor: is missing",
                 "s.json:4:74: [2].major: expected a string or a number, found true/false",
                 "s.json:4:89: [2].minor: '70000' is out of range; allowed: 0…65535 (decimal) or 0x0000…0xFFFF (hex)",
@@ -122,5 +122,27 @@ struct StationListTests {
     ])
     func fileNamesAreSafe(name: String, stem: String) {
         #expect(Station.fileStem(for: name) == stem)
+    }
+
+    @Test func readsAddressesAndRefusesBadOrSharedOnes() throws {
+        let good = try Self.read(
+            "name,uuid,major,minor,address\nA,7634A485-1732-4B7D-AB44-D505D8A24C60,1,1,C0:FF:EE:12:34:56\nB,7634A485-1732-4B7D-AB44-D505D8A24C60,1,2,\n"
+        )
+        #expect(good[0].address?.description == "C0:FF:EE:12:34:56")
+        #expect(good[1].address == nil, "empty: derived later")
+        #expect(
+            Self.problems(
+                "name,uuid,major,minor,address\nA,7634A485-1732-4B7D-AB44-D505D8A24C60,1,1,00:12:4B:00:25:41\nB,7634A485-1732-4B7D-AB44-D505D8A24C60,1,2,C0:FF:EE:12:34:56\nC,7634A485-1732-4B7D-AB44-D505D8A24C60,1,3,c0:ff:ee:12:34:56\n"
+            ) == [
+                "s.csv:2:44: address: '00:12:4B:00:25:41' is not a random static address: its two top bits must be 1 (first byte C0…FF)",
+                "s.csv:4:44: address: station 'C' has the same address C0:FF:EE:12:34:56 as 'B' on line 3; every beacon needs its own",
+            ])
+        #expect(
+            Self.problems(
+                #"[{"name": "A", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60", "major": 1, "minor": 1, "address": "C0:FF"}]"#,
+                file: "s.json")
+                == [
+                    "s.json:1:99: [0].address: 'C0:FF' is not a device address; write 6 bytes as XX:XX:XX:XX:XX:XX (most significant first)"
+                ])
     }
 }
