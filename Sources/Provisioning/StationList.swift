@@ -1,5 +1,4 @@
 public import BeaconPayload
-public import FirmwareTemplate
 public import StructuredText
 
 /// One station of a list: a name, the identity it will carry, an optional note.
@@ -296,47 +295,5 @@ public enum StationListReader {
                 }
             }
         }
-    }
-}
-
-/// The advertiser addresses the stations of a list get from a template.
-public enum AddressPlan {
-    /// Checks a list against `template`: an address in the list needs a template with an
-    /// advertiser-address field, and no two stations may end up with one address, whether given
-    /// in the list or derived from their identities. Returns the list's addresses by station name.
-    public static func check(_ stations: [Station], template: StationTemplate, file: String)
-        throws(StationListProblems) -> [String: RandomStaticAddress]
-    {
-        var problems: [DataFileError] = []
-        var given: [String: RandomStaticAddress] = [:]
-        guard template.manifest.field(.advertiserAddress) != nil else {
-            for station in stations where station.address != nil {
-                problems.append(
-                    DataFileError(
-                        file: file, line: station.line, column: 1,
-                        message:
-                            "station '\(station.name)' has an address, but template '\(template.manifest.name)' has no advertiser-address field to put it in"
-                    ))
-            }
-            if !problems.isEmpty { throw StationListProblems(problems: problems) }
-            return [:]
-        }
-        var owners: [RandomStaticAddress: Station] = [:]
-        for station in stations {
-            if let address = station.address { given[station.name] = address }
-            let address = station.address ?? StationTemplate.derivedAddress(for: station.identity)
-            if let earlier = owners[address] {
-                problems.append(
-                    DataFileError(
-                        file: file, line: station.line, column: 1,
-                        message:
-                            "stations '\(earlier.name)' (line \(earlier.line)) and '\(station.name)' would both advertise as \(address); give one of them another address"
-                    ))
-            } else {
-                owners[address] = station
-            }
-        }
-        if !problems.isEmpty { throw StationListProblems(problems: problems) }
-        return given
     }
 }
