@@ -53,8 +53,8 @@ enum ProvisionCommand {
 
             --interval and --tx-power apply to every station as in batch (templates that expose them);
             every station gets its own advertiser address: the list's address column, or one derived
-            from its identity. The ledger
-            records each image's sha256, so a chip interrupted under other settings is burned again.
+            from its identity. The ledger records each image's sha256, so a chip interrupted under
+            other settings is burned again.
 
             Example:
               ccbeacon provision stations.csv --board hm10 --devices all --yes

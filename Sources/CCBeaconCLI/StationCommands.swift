@@ -67,9 +67,10 @@ enum BatchCommand {
             "ccbeacon batch STATIONS.csv|STATIONS.json (--template T | --board B) -o DIR [--interval MS] [--tx-power DBM] [--bin] [--jobs N]",
         details: """
             The list is a CSV with a header row name,uuid,major,minor[,power][,address][,note]
-            (columns in any order, power defaults to -59) or a JSON array of objects with those keys. The whole list
-            is checked first; every bad row, duplicate name, duplicate (UUID, major, minor) and
-            file-name clash is reported with its line and column, and then nothing is written.
+            (columns in any order, power defaults to -59) or a JSON array of objects with those
+            keys. The whole list is checked first; every bad row, duplicate name, duplicate (UUID,
+            major, minor), duplicate address and file-name clash is reported with its line and
+            column, and then nothing is written.
 
             Writes DIR/<name>.hex per station (names made file-safe), with --bin also DIR/<name>.bin,
             and DIR/stations.json: each station's identity, file and sha256, and the template with

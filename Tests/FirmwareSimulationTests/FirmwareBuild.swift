@@ -14,10 +14,10 @@ struct FirmwareBuild: Sendable {
     }
     static let s51 = ["/usr/bin/s51", "/usr/local/bin/s51"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
-    /// Whether SDCC (for building) is installed.
-    static var canBuild: Bool { sdcc != nil }
+    /// Whether SDCC and make (for building) are installed.
+    static var canBuild: Bool { sdcc != nil && FileManager.default.isExecutableFile(atPath: "/usr/bin/make") }
     /// Whether SDCC and the s51 simulator (Debian `sdcc-ucsim`) are installed.
-    static var canSimulate: Bool { sdcc != nil && s51 != nil }
+    static var canSimulate: Bool { canBuild && s51 != nil }
 
     /// The build, made on first use; `nil` with the reason when `make` failed.
     static let shared: Result<FirmwareBuild, BuildFailure> = {
