@@ -45,6 +45,14 @@ enum CommandSupport {
         return settings
     }
 
+    /// A note for intervals below 100 ms, which non-connectable advertising may use only from
+    /// Bluetooth 5.0 on; `nil` otherwise.
+    static func intervalNote(_ settings: StationSettings) -> String? {
+        guard let interval = settings.interval, interval.microseconds < 100_000 else { return nil }
+        return
+            "note: \(interval) ms is below 100 ms, the Bluetooth 4.x minimum for non-connectable advertising; scanners built to Bluetooth 5.0 or later accept it"
+    }
+
     /// The identity given by --uuid/--major/--minor/--power.
     static func identity(_ command: ParsedCommand) throws(CommandFailure) -> IBeacon {
         for name in ["--uuid", "--major", "--minor"] where command.values[name] == nil {

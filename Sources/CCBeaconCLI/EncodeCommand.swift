@@ -236,10 +236,8 @@ enum EncodeCommand {
         -> String
     {
         guard let text else { throw .usage("--format air needs --address XX:XX:XX:XX:XX:XX (random static)") }
-        let address = try Values.deviceAddress(text, option: "--address")
-        guard address[0] & 0xC0 == 0xC0 else {
-            throw .usage("--address '\(text)' is not a random static address; its first byte must be C0…FF")
-        }
+        let address: RandomStaticAddress
+        do { address = try RandomStaticAddress(parsing: text) } catch { throw .usage("--address: \(error)") }
         var channels = AdvertisingAirPacket.channels
         if let channelText {
             guard let channel = Int(channelText), channels.contains(channel) else {
@@ -249,7 +247,7 @@ enum EncodeCommand {
         }
         do {
             let packet = try AdvertisingAirPacket(
-                address: address, addressIsRandom: true, advertisingData: encoded.bytes)
+                address: address.bytes, addressIsRandom: true, advertisingData: encoded.bytes)
             if channelText != nil { return spacedHex(try packet.whitened(channel: channels[0])) + "\n" }
             var lines = ["pdu  \(spacedHex(packet.pdu))", "crc  \(spacedHex(packet.crc))"]
             for channel in channels {

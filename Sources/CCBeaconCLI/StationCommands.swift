@@ -47,6 +47,7 @@ enum GenerateCommand {
             "wrote \(output): iBeacon \(identity) at \(CommandSupport.hexAddress(station.payloadAddress)), template '\(template.manifest.name)', rewrote line\(station.rewrittenLines.count == 1 ? "" : "s") \(station.rewrittenLines.map(String.init).joined(separator: ", "))"
         ]
         lines += template.describe(station.settings)
+        if let note = CommandSupport.intervalNote(settings) { lines.append(note) }
         if let bin = command.values["--bin"], let end = station.file.memory.endAddress {
             let bytes = station.file.memory.bytes(in: 0..<end, fill: 0xFF)
             try FileAccess.writeAtomically(bytes, to: bin)
@@ -153,6 +154,7 @@ enum BatchCommand {
                 "note: \(summary.strayFiles.count) file\(summary.strayFiles.count == 1 ? "" : "s") in \(directory)/ belong to no station of this list and were left alone: \(shown)\(summary.strayFiles.count > 5 ? ", …" : "")"
             )
         }
+        if let note = CommandSupport.intervalNote(settings.settings) { lines.append(note) }
         console.output(lines.joined(separator: "\n") + "\n")
     }
 }

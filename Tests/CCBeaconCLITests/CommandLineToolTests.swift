@@ -73,7 +73,8 @@ struct EncodeCommandTests {
     @Test(arguments: [
         (["--format", "air"], "--format air needs --address"),
         (["--format", "air", "--address", "00:FF:EE:12:34:56"], "is not a random static address"),
-        (["--format", "air", "--address", "C0:FF:EE:12:34"], "must be 6 bytes"),
+        (["--format", "air", "--address", "C0:FF:EE:12:34"], "write 6 bytes as XX:XX:XX:XX:XX:XX"),
+        (["--format", "air", "--address", "FF:FF:FF:FF:FF:FF"], "its 46 random bits must not be all 0 or all 1"),
         (["--format", "air", "--address", "C0:FF:EE:12:34:56", "--channel", "36"], "is not an advertising channel"),
         (["--channel", "37"], "--channel applies to --format air only"),
     ])

@@ -228,6 +228,11 @@ struct TemplateCommandTests {
         #expect(wrong.output.contains("  TX power: expected 0 dBm, found register 0x41 (-20 dBm)\n"))
         #expect(
             ToolRun(["verify", station] + identity + ["--tx-power", "0"]).status == 64, "settings need a template")
+        let fast = ToolRun(
+            ["generate", "--template", "cc2541-ibeacon"] + identity + ["--interval", "20", "-o", scratch.path("f.hex")])
+        #expect(fast.status == 0)
+        #expect(fast.output.contains("note: 20 ms is below 100 ms, the Bluetooth 4.x minimum"))
+        #expect(!run.output.contains("note:"), "152.5 ms needs no note")
         let inspect = ToolRun(["inspect", station, "--template", "cc2541-ibeacon"])
         #expect(inspect.output.contains("  advertiser address C0:FF:EE:12:34:56 (random static)\n"))
 
