@@ -368,6 +368,7 @@ enum LedgerCommand {
                                 ("chip", .string(attempt.chip)), ("debugger", .string(attempt.debugger)),
                                 ("at", .string(attempt.finishedAt ?? attempt.startedAt)),
                                 ("imageSha256", .string(attempt.imageSHA256)),
+                                ("address", attempt.advertiserAddress.map { .string($0) } ?? .null),
                             ])
                     }
                 ).rendered() + "\n")
@@ -377,13 +378,14 @@ enum LedgerCommand {
             text.contains(",") || text.contains("\"") || text.contains("\n")
                 ? "\"" + String(text.flatMap { $0 == "\"" ? ["\"", "\""] : [$0] }) + "\"" : text
         }
-        var text = "name,uuid,major,minor,power,chip,debugger,at\n"
+        var text = "name,uuid,major,minor,power,chip,debugger,at,address\n"
         for (station, attempt) in rows {
             let identity = station.identity
             text +=
                 [
                     cell(station.name), identity.uuid.uuidString, String(identity.major), String(identity.minor),
                     String(identity.measuredPower), attempt.chip, cell(attempt.debugger), attempt.finishedAt ?? "",
+                    attempt.advertiserAddress ?? "",
                 ].joined(separator: ",") + "\n"
         }
         console.output(text)

@@ -41,6 +41,9 @@ public struct Attempt: Sendable, Equatable {
     public var reason: String?
     /// `crc` or `read`.
     public var verifyMethod: String
+    /// The advertiser address the image carries (`C0:FF:…`), for templates that have one;
+    /// `nil` for others and for attempts recorded before ledgers kept it.
+    public var advertiserAddress: String? = nil
 }
 
 /// Where a station of the list stands.
@@ -80,7 +83,7 @@ public protocol ProvisioningLedger: AnyObject {
     /// in-progress attempt for it; `nil` when none is left.
     func claimNextStation(
         chip: String, debugger: String, template: String, templateSHA256: String, verifyMethod: String,
-        skipping: Set<String>, imageSHA256: (Station) -> String
+        skipping: Set<String>, image: (Station) -> (sha256: String, advertiserAddress: String?)
     ) throws(LedgerError) -> (Station, Attempt)?
     /// Ends an attempt.
     func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?) throws(LedgerError)
@@ -106,6 +109,13 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         try database.execute("PRAGMA foreign_keys=ON", [], "enabling foreign keys")
         try database.transaction("creating the schema") { () throws(LedgerError) in
             for statement in Self.schema { try database.execute(statement, [], "creating the schema") }
+            // Ledgers made before advertiser addresses were recorded lack the column; add it.
+            let columns = try database.query("PRAGMA table_info(attempts)", [], "reading the schema")
+            if !columns.contains(where: { $0.count > 1 && $0[1].string == "advertiser_address" }) {
+                try database.execute(
+                    "ALTER TABLE attempts ADD COLUMN advertiser_address TEXT", [],
+                    "adding the advertiser address column")
+            }
         }
     }
 
@@ -128,7 +138,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             chip TEXT NOT NULL, debugger TEXT NOT NULL, template TEXT NOT NULL, template_sha256 TEXT NOT NULL,
             image_sha256 TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT,
             outcome TEXT NOT NULL CHECK(outcome IN ('in-progress','verified','failed','interrupted','superseded')),
-            reason TEXT, verify_method TEXT NOT NULL CHECK(verify_method IN ('crc','read')))
+            reason TEXT, verify_method TEXT NOT NULL CHECK(verify_method IN ('crc','read')), advertiser_address TEXT)
         """,
         "CREATE UNIQUE INDEX IF NOT EXISTS one_verified_per_station ON attempts(station) WHERE outcome = 'verified'",
         "CREATE UNIQUE INDEX IF NOT EXISTS one_verified_per_chip ON attempts(chip) WHERE outcome = 'verified'",
@@ -137,7 +147,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
 
     static let now = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
     static let attemptColumns =
-        "id, station, chip, debugger, template, template_sha256, image_sha256, started_at, finished_at, outcome, reason, verify_method"
+        "id, station, chip, debugger, template, template_sha256, image_sha256, started_at, finished_at, outcome, reason, verify_method, advertiser_address"
 
     /// Adds the list's stations; a known station must keep its identity.
     public func register(_ stations: [Station]) throws(LedgerError) {
@@ -216,7 +226,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     /// Claims the first pending station in list order, recording an in-progress attempt, in one transaction.
     public func claimNextStation(
         chip: String, debugger: String, template: String, templateSHA256: String, verifyMethod: String,
-        skipping: Set<String>, imageSHA256: (Station) -> String
+        skipping: Set<String>, image: (Station) -> (sha256: String, advertiserAddress: String?)
     ) throws(LedgerError) -> (Station, Attempt)? {
         try database.transaction("claiming the next station") { () throws(LedgerError) -> (Station, Attempt)? in
             let rows = try database.query(
@@ -229,12 +239,12 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             guard let row = rows.first(where: { !skipping.contains($0[0].string ?? "") }),
                 let station = Self.station(row)
             else { return nil }
-            let image = imageSHA256(station)
+            let record = image(station)
             try database.execute(
-                "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method) VALUES (?, ?, ?, ?, ?, ?, \(Self.now), 'in-progress', ?)",
+                "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method, advertiser_address) VALUES (?, ?, ?, ?, ?, ?, \(Self.now), 'in-progress', ?, ?)",
                 [
                     .text(station.name), .text(chip), .text(debugger), .text(template), .text(templateSHA256),
-                    .text(image), .text(verifyMethod),
+                    .text(record.sha256), .text(verifyMethod), record.advertiserAddress.map { .text($0) } ?? .null,
                 ], "recording the start of \(station.name)")
             guard
                 let attempt = try database.query(
@@ -326,6 +336,6 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             id: id, station: station, chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA,
             imageSHA256: imageSHA, startedAt: started, finishedAt: row[8].string, outcome: outcome,
             reason: row[10].string,
-            verifyMethod: method)
+            verifyMethod: method, advertiserAddress: row.count > 12 ? row[12].string : nil)
     }
 }

@@ -238,7 +238,13 @@ public final class ProvisioningRun: Sendable {
                         chip: chip, debugger: debugger, template: template.manifest.name,
                         templateSHA256: template.manifest.imageSHA256, verifyMethod: options.verify.rawValue,
                         skipping: skipping,
-                        imageSHA256: { SHA256.hexDigest(self.image(for: $0).file.text) })
+                        image: { station in
+                            let image = self.image(for: station)
+                            return (
+                                SHA256.hexDigest(image.file.text),
+                                image.settings.address.map(RandomStaticAddress.format)
+                            )
+                        })
                 else { return false }
                 events(.started(debugger: debugger, station: station.name, chip: chip))
                 var burnError: DebuggerError?

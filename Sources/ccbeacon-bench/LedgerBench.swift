@@ -22,7 +22,7 @@ func ledgerBenchmark(_ count: Int) throws {
         guard
             let (_, attempt) = try ledger.claimNextStation(
                 chip: "CHIP-\(index)", debugger: "bench", template: "t", templateSHA256: "x", verifyMethod: "crc",
-                skipping: [], imageSHA256: { _ in "i" })
+                skipping: [], image: { _ in ("i", nil) })
         else { break }
         try ledger.finish(attempt.id, outcome: .verified, reason: nil)
     }

@@ -31,7 +31,7 @@ struct LedgerTests {
         let (a, first) = try #require(
             try ledger.claimNextStation(
                 chip: "CHIP-1", debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc", skipping: [],
-                imageSHA256: { _ in "i" }))
+                image: { _ in ("i", nil) }))
         #expect(a.name == "a")
         try ledger.finish(first.id, outcome: .verified, reason: nil)
         #expect(try ledger.verifiedStation(forChip: "CHIP-1") == "a")
@@ -39,7 +39,7 @@ struct LedgerTests {
         let (b, second) = try #require(
             try ledger.claimNextStation(
                 chip: "CHIP-1", debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc", skipping: [],
-                imageSHA256: { _ in "i" }))
+                image: { _ in ("i", nil) }))
         #expect(b.name == "b")
         #expect { try ledger.finish(second.id, outcome: .verified, reason: nil) } throws: { error in
             (error as? LedgerError)?.isConstraint == true
@@ -61,7 +61,7 @@ struct LedgerTests {
         try ledger!.register([Station(name: "a", identity: identity(1)), Station(name: "b", identity: identity(2))])
         _ = try ledger!.claimNextStation(
             chip: "CHIP-1", debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc", skipping: [],
-            imageSHA256: { _ in "i" })
+            image: { _ in ("i", nil) })
         ledger = nil  // the process "dies" with the attempt in progress
         let reopened = try SQLiteLedger(path: path)
         let interrupted = try reopened.recoverInterrupted()
@@ -70,7 +70,7 @@ struct LedgerTests {
         // A held station is not given to another chip.
         let next = try reopened.claimNextStation(
             chip: "CHIP-2", debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc", skipping: [],
-            imageSHA256: { _ in "i" })
+            image: { _ in ("i", nil) })
         #expect(next?.0.name == "b")
         try reopened.release(station: "a")
         #expect(try reopened.states()[0].state == .pending(lastFailure: "released after an interruption"))
@@ -217,7 +217,39 @@ struct ProvisioningRunTests {
             let station = try #require(stations.first { $0.name == attempt.station })
             let address = options.addresses[station.name] ?? StationTemplate.derivedAddress(for: station.identity)
             #expect(Array(flash[0x7F02..<0x7F08]) == address.airOrder)
+            #expect(attempt.advertiserAddress == address.description, "the ledger records the address")
         }
+    }
+
+    /// A ledger written before advertiser addresses were recorded opens, keeps its records, and
+    /// records addresses from then on.
+    @Test func anOlderLedgerGainsTheAddressColumn() throws {
+        let path = temporaryLedgerPath()
+        do {
+            let old = try SQLiteDatabase(path: path)
+            try old.execute(
+                "CREATE TABLE stations(position INTEGER NOT NULL, name TEXT PRIMARY KEY, uuid TEXT NOT NULL, major INTEGER NOT NULL, minor INTEGER NOT NULL, power INTEGER NOT NULL, note TEXT, UNIQUE(uuid, major, minor))",
+                [], "old schema")
+            try old.execute(
+                "CREATE TABLE attempts(id INTEGER PRIMARY KEY AUTOINCREMENT, station TEXT NOT NULL REFERENCES stations(name), chip TEXT NOT NULL, debugger TEXT NOT NULL, template TEXT NOT NULL, template_sha256 TEXT NOT NULL, image_sha256 TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT, outcome TEXT NOT NULL CHECK(outcome IN ('in-progress','verified','failed','interrupted','superseded')), reason TEXT, verify_method TEXT NOT NULL CHECK(verify_method IN ('crc','read')))",
+                [], "old schema")
+            try old.execute(
+                "INSERT INTO stations VALUES (0, 'a', '7634A485-1732-4B7D-AB44-D505D8A24C60', 1, 1, -59, NULL), (1, 'b', '7634A485-1732-4B7D-AB44-D505D8A24C60', 1, 2, -59, NULL)",
+                [], "old rows")
+            try old.execute(
+                "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, finished_at, outcome, verify_method) VALUES ('a', '00:12:4B:00:00:01', 'd', 't', 's', 'i', 'then', 'then', 'verified', 'crc')",
+                [], "old rows")
+        }
+        let ledger = try SQLiteLedger(path: path)
+        let before = try ledger.attempts()
+        #expect(before.count == 1 && before[0].outcome == .verified && before[0].advertiserAddress == nil)
+        let claimed = try #require(
+            try ledger.claimNextStation(
+                chip: "00:12:4B:00:00:02", debugger: "d", template: "t", templateSHA256: "s", verifyMethod: "crc",
+                skipping: [], image: { _ in ("i2", "C0:FF:EE:00:00:02") }))
+        #expect(claimed.0.name == "b")
+        #expect(claimed.1.advertiserAddress == "C0:FF:EE:00:00:02")
+        #expect(try SQLiteLedger(path: path).attempts().count == 2, "reopening does not add the column twice")
     }
 
     @Test func aChipThatCarriesAStationIsRefusedUnlessReprovisioning() throws {
@@ -261,7 +293,7 @@ struct ProvisioningRunTests {
         _ = try dying!.claimNextStation(
             chip: "00:12:4B:00:25:41", debugger: "d", template: Self.template.manifest.name,
             templateSHA256: Self.template.manifest.imageSHA256, verifyMethod: "crc", skipping: [],
-            imageSHA256: { _ in SHA256.hexDigest(image.file.text) })
+            image: { _ in (SHA256.hexDigest(image.file.text), nil) })
         dying = nil
         let ledger = try SQLiteLedger(path: path)
         #expect(try ledger.recoverInterrupted().map(\.station) == ["a"])

@@ -353,6 +353,10 @@ struct ProvisioningThroughLibUSBTests {
         #expect(exported.count == 12)
         #expect(Set(exported.compactMap { $0["chip"] as? String }).count == 12, "twelve different chips")
         #expect(states.allSatisfy { $0["state"] as? String == "done" })
+        // The registry names each station's advertiser address, all different, all random static.
+        let addresses = exported.compactMap { $0["address"] as? String }
+        #expect(addresses.count == 12 && Set(addresses).count == 12)
+        #expect(addresses.allSatisfy { $0.count == 17 && "CDEF".contains($0.first!) }, "\(addresses)")
         // The same list again: nothing left to do, and the chips on the bench are new, so nothing is refused.
         let again = try Tools.ccbeacon(
             ["provision", list, "--template", "cc2541-ibeacon", "--devices", "all", "--yes", "--wait", "0.3"],
