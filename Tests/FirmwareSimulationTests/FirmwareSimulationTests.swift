@@ -185,7 +185,7 @@ struct FirmwareSimulationTests {
 /// Ways to spoil a good trace, each of which the checks must notice.
 enum TraceDamage: String, CaseIterable, Sendable {
     case wrongWhiteningSeedOnChannel37, droppedFIFOByte, timerLoadedInWrongOrder, sleepEntryAligned,
-        wrongTXPowerRegister, pageZeroNotCleared, sameDelayEveryEvent, noStop
+        wrongTXPowerRegister, pageZeroNotCleared, sameDelayEveryEvent, noStop, sleepTimerInterruptOff
 
     func apply(to trace: inout SimulationTrace) {
         switch self {
@@ -215,6 +215,8 @@ enum TraceDamage: String, CaseIterable, Sendable {
             }
         case .noStop:
             trace.stoppedItself = false
+        case .sleepTimerInterruptOff:
+            trace.finalSFR[0xA8] = 0x80
         }
     }
 }

@@ -103,15 +103,26 @@ struct RadioExpectation {
         return []
     }
 
-    /// The CPU must go on after `MOV PCON,#1` at an address that is not a multiple of 4 (UG p. 63).
+    /// The CPU must go on after `MOV PCON,#1` at an address that is not a multiple of 4 (UG p. 63),
+    /// and the sleep-timer interrupt must be enabled (IEN0.EA and .STIE) with its flag clear.
     func powerModeProblems(_ trace: SimulationTrace) -> [String] {
-        trace.writes.filter { $0.register == "PCON" }.compactMap { write in
-            guard let next = write.resumeAddress else { return "PCON write without a resume address" }
-            if next != Self.powerModeEntry + 3 {
-                return "after PCON the CPU went on at \(String(format: "0x%04X", next)), not 0x7EF3"
-            }
-            return next % 4 == 0 ? "the instruction after PCON starts on a 4-byte boundary" : nil
+        var problems: [String] = []
+        if trace.finalSFR[0xA8].map({ $0 & 0xA0 == 0xA0 }) != true {
+            problems.append(
+                "IEN0 is \(trace.finalSFR[0xA8].map(hex) ?? "unread"): EA and STIE must be set to wake from PM2")
         }
+        if trace.finalSFR[0xC0].map({ $0 & 0x80 == 0 }) != true {
+            problems.append(
+                "IRCON is \(trace.finalSFR[0xC0].map(hex) ?? "unread"): STIF must be cleared before sleeping")
+        }
+        return problems
+            + trace.writes.filter { $0.register == "PCON" }.compactMap { write in
+                guard let next = write.resumeAddress else { return "PCON write without a resume address" }
+                if next != Self.powerModeEntry + 3 {
+                    return "after PCON the CPU went on at \(String(format: "0x%04X", next)), not 0x7EF3"
+                }
+                return next % 4 == 0 ? "the instruction after PCON starts on a 4-byte boundary" : nil
+            }
     }
 
     /// Each compare is the previous one plus the interval plus advDelay (0–327 ticks), modulo 2^24,

@@ -20,6 +20,8 @@ struct SimulationTrace {
     /// XDATA after the run: radio RAM page 0 (0x6000–0x607F), the radio XREGs (0x6180–0x61FF),
     /// OBSSEL0–5 (0x6240–0x6247) and IVCTRL.
     var finalXDATA: [Int: UInt8]
+    /// Final values of `S51.finalSFRs`.
+    var finalSFR: [Int: UInt8] = [:]
     /// Whether the firmware ended the run itself (through s51's simulator interface).
     var stoppedItself: Bool
     /// s51's whole console output, for failure messages.
@@ -36,6 +38,9 @@ enum S51 {
         (0xC6, "CLKCONCMD"), (0xD9, "RFD"), (0xE1, "RFST"), (0x97, "ST2"), (0x96, "ST1"), (0x95, "ST0"),
         (0xBE, "SLEEPCMD"), (0x87, "PCON"),
     ]
+    /// SFRs read at the end: bit writes (SETB/CLR, as for EA, STIE and STIF) raise no event in
+    /// s51, so their result is checked instead.
+    static let finalSFRs = [0xA8, 0xC0]
     /// The radio registers watched (XDATA addresses).
     static let watchedXDATA: [(address: Int, name: String)] = [
         (0x6000, "PRF_CHAN"), (0x600C, "PRF_W_INIT"), (0x61B1, "LLECTRL"), (0x6186, "TXPOWER"),
@@ -68,8 +73,9 @@ enum S51 {
         }
         script += [
             "run", "dump xram 0x6000 0x607f", "dump xram 0x6180 0x61ff", "dump xram 0x6240 0x6247",
-            "dump xram 0x6265 0x6265", "kill",
+            "dump xram 0x6265 0x6265",
         ]
+        script += finalSFRs.map { "dump sfr 0x\(String($0, radix: 16)) 0x\(String($0, radix: 16))" } + ["kill"]
         let log = try run(script)
         return try parse(log)
     }
@@ -131,15 +137,16 @@ enum S51 {
                     line.dropFirst("Simulation started, PC=0x".count), radix: 16)
                 continue
             }
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 2, fields[0].hasPrefix("0x"), let address = Int(fields[0].dropFirst(2), radix: 16)
-            else { continue }
-            // Named SFRs print as "0x87 PCON:   0b00000001 0x01 '.'   1"; others as "0xd9   04 .".
-            let valueText = fields[1].hasSuffix(":") && fields.count >= 4 ? fields[3].dropFirst(2) : fields[1]
-            guard let value = UInt8(valueText, radix: 16) else { continue }
-            let name = fields[0].count <= 4 ? names[address] : xdataNames[address]
+            guard let (address, value, isSFR) = singleValue(line) else { continue }
+            let name = isSFR ? names[address] : xdataNames[address]
             guard let name else { continue }
             writes.append(RegisterWrite(register: name, value: value))
+        }
+        var finalSFR: [Int: UInt8] = [:]
+        for line in lines[end...] {
+            if let (address, value, isSFR) = singleValue(line), isSFR, finalSFRs.contains(address) {
+                finalSFR[address] = value
+            }
         }
         let finalText = lines[end...].joined(separator: "\n")
         var final = dumpValues(finalText, range: 0x6000..<0x6080)
@@ -147,7 +154,20 @@ enum S51 {
         final.merge(dumpValues(finalText, range: 0x6240..<0x6248)) { $1 }
         final.merge(dumpValues(finalText, range: 0x6265..<0x6266)) { $1 }
         return SimulationTrace(
-            writes: writes, finalXDATA: final, stoppedItself: log.contains("Program stopped itself"), log: log)
+            writes: writes, finalXDATA: final, finalSFR: finalSFR,
+            stoppedItself: log.contains("Program stopped itself"),
+            log: log)
+    }
+
+    /// A one-value dump line: address, value, and whether it is an SFR (two hex digits). Named
+    /// SFRs print as "0x87 PCON:   0b00000001 0x01 '.'   1", others as "0xd9   04 .".
+    static func singleValue(_ line: String) -> (address: Int, value: UInt8, isSFR: Bool)? {
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        guard fields.count >= 2, fields[0].hasPrefix("0x"), let address = Int(fields[0].dropFirst(2), radix: 16)
+        else { return nil }
+        let valueText = fields[1].hasSuffix(":") && fields.count >= 4 ? fields[3].dropFirst(2) : fields[1]
+        guard let value = UInt8(valueText, radix: 16) else { return nil }
+        return (address, value, fields[0].count <= 4)
     }
 
     /// The bytes of `dump xram` lines (8 per line) for the addresses in `range`.
