@@ -76,10 +76,7 @@ enum InspectCommand {
                             ("identity", report.found.map { .object(EncodeCommand.identityFields($0)) } ?? .null),
                             ("matchesTemplate", .bool(report.passed)),
                             ("problems", .array(report.problems.map { .string($0) })),
-                            (
-                                "settings",
-                                .array(template.describe(template.foundSettings(in: memory)).map { .string($0) })
-                            ),
+                            ("settings", settingsJSON(template.foundSettings(in: memory), chip: template.chip)),
                         ])
                     ))
             }
@@ -114,6 +111,24 @@ enum InspectCommand {
                     : report.problems.map { "  \($0)" }.joined(separator: "\n"))
         }
         console.output(lines.joined(separator: "\n") + "\n")
+    }
+
+    /// The settings fields' values for machines: address, interval (ticks, clock, microseconds)
+    /// and TX power (register and dBm when it is a step of the chip); only those the template has.
+    static func settingsJSON(_ found: FoundSettings, chip: Chip) -> JSONValue {
+        var members: [(String, JSONValue)] = []
+        if let address = found.address { members.append(("address", .string(RandomStaticAddress.format(address)))) }
+        if let interval = found.intervalTicks, let milliseconds = found.intervalMilliseconds {
+            members += [
+                ("intervalTicks", .integer(Int(interval.ticks))), ("tickHz", .integer(interval.tickHz)),
+                ("intervalMicroseconds", .integer(Int((milliseconds * 1000).rounded()))),
+            ]
+        }
+        if let register = found.txPowerRegister {
+            members.append(("txPowerRegister", .string(CommandSupport.hexAddress(Int(register)))))
+            members.append(("txPowerDbm", chip.txPower(register: register).map { .integer($0) } ?? .null))
+        }
+        return .object(members)
     }
 
     static func layoutName(_ layout: FoundBeacon.Layout) -> String {

@@ -235,6 +235,13 @@ struct TemplateCommandTests {
         #expect(!run.output.contains("note:"), "152.5 ms needs no note")
         let inspect = ToolRun(["inspect", station, "--template", "cc2541-ibeacon"])
         #expect(inspect.output.contains("  advertiser address C0:FF:EE:12:34:56 (random static)\n"))
+        let json = ToolRun(["inspect", station, "--template", "cc2541-ibeacon", "--json"])
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        let found = try #require((root["template"] as? [String: Any])?["settings"] as? [String: Any])
+        #expect(found["address"] as? String == "C0:FF:EE:12:34:56")
+        #expect(found["intervalTicks"] as? Int == 4995 && found["tickHz"] as? Int == 32753)
+        #expect(found["intervalMicroseconds"] as? Int == 152_505, "4995 ticks of 32.753 kHz")
+        #expect(found["txPowerRegister"] as? String == "0x41" && found["txPowerDbm"] as? Int == -20)
 
         for (option, value, message) in [
             ("--address", "00:12:4B:00:25:41", "is not a random static address"),
