@@ -14,6 +14,16 @@ struct FirmwareBuild: Sendable {
     }
     static let s51 = ["/usr/bin/s51", "/usr/local/bin/s51"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
+    /// The SDCC version the committed images were built with (Debian 12's package).
+    static let pinnedSDCCVersion = "4.2.0"
+
+    /// Whether the installed SDCC is that version, so its output must equal the committed images.
+    static let hasPinnedSDCC: Bool = {
+        guard let sdcc, let result = try? ChildProcess.run(sdcc, ["--version"], in: URL(fileURLWithPath: "/"))
+        else { return false }
+        return result.output.contains(" \(pinnedSDCCVersion) ")
+    }()
+
     /// Whether SDCC and make (for building) are installed.
     static var canBuild: Bool { sdcc != nil && FileManager.default.isExecutableFile(atPath: "/usr/bin/make") }
     /// Whether SDCC and the s51 simulator (Debian `sdcc-ucsim`) are installed.
