@@ -63,7 +63,7 @@ struct FirmwareSimulationTests {
     @Test(arguments: TraceDamage.allCases)
     func theChecksCatchAWrongTrace(damage: TraceDamage) throws {
         var trace = try Self.templateTrace.get()
-        damage.apply(to: &trace)
+        try #require(damage.apply(to: &trace), "the trace has nothing for \(damage) to spoil")
         #expect(RadioExpectation(pdu: Self.placeholderPDU).problems(in: trace) != [], "\(damage) went unnoticed")
     }
 
@@ -187,18 +187,24 @@ enum TraceDamage: String, CaseIterable, Sendable {
     case wrongWhiteningSeedOnChannel37, droppedFIFOByte, timerLoadedInWrongOrder, sleepEntryAligned,
         wrongTXPowerRegister, pageZeroNotCleared, sameDelayEveryEvent, noStop, sleepTimerInterruptOff
 
-    func apply(to trace: inout SimulationTrace) {
+    /// Spoils `trace`; false when the trace lacks what this damage needs (then the firmware is
+    /// already wrong, and the other tests say how) — never a crash that would stop the suite.
+    func apply(to trace: inout SimulationTrace) -> Bool {
+        func first(_ register: String, _ value: UInt8? = nil) -> Int? {
+            trace.writes.firstIndex { $0.register == register && (value == nil || $0.value == value) }
+        }
         switch self {
         case .wrongWhiteningSeedOnChannel37:
-            let index = trace.writes.firstIndex { $0.register == "PRF_W_INIT" && $0.value == 0x65 }!
+            guard let index = first("PRF_W_INIT", 0x65) else { return false }
             trace.writes[index].value = 0x25
         case .droppedFIFOByte:
-            trace.writes.remove(at: trace.writes.firstIndex { $0.register == "RFD" && $0.value == 0x4C }!)
+            guard let index = first("RFD", 0x4C) else { return false }
+            trace.writes.remove(at: index)
         case .timerLoadedInWrongOrder:
-            let st2 = trace.writes.firstIndex { $0.register == "ST2" }!
+            guard let st2 = first("ST2"), st2 + 2 < trace.writes.count else { return false }
             trace.writes.swapAt(st2, st2 + 2)
         case .sleepEntryAligned:
-            let pcon = trace.writes.firstIndex { $0.register == "PCON" }!
+            guard let pcon = first("PCON") else { return false }
             trace.writes[pcon].resumeAddress = 0x7EF4
         case .wrongTXPowerRegister:
             trace.finalXDATA[0x6186] = 0xF5
@@ -207,17 +213,24 @@ enum TraceDamage: String, CaseIterable, Sendable {
         case .sameDelayEveryEvent:
             // Every compare exactly one interval apart: advDelay would be constant (0).
             var compare = S51.initialSleepTimer
-            for index in trace.writes.indices where trace.writes[index].register == "ST2" {
+            var changed = false
+            for index in trace.writes.indices
+            where trace.writes[index].register == "ST2" && index + 2 < trace.writes.count
+                && trace.writes[index + 1].register == "ST1" && trace.writes[index + 2].register == "ST0"
+            {
                 compare = (compare + 3275) & 0xFF_FFFF
                 trace.writes[index].value = UInt8(compare >> 16)
                 trace.writes[index + 1].value = UInt8((compare >> 8) & 0xFF)
                 trace.writes[index + 2].value = UInt8(compare & 0xFF)
+                changed = true
             }
+            return changed
         case .noStop:
             trace.stoppedItself = false
         case .sleepTimerInterruptOff:
             trace.finalSFR[0xA8] = 0x80
         }
+        return true
     }
 }
 
