@@ -34,11 +34,14 @@ public struct CommandSpec: Sendable {
     public var positionalNames: [String]
     /// How many positional arguments are required.
     public var requiredPositionals: Int
+    /// Options other commands have that this one refuses on purpose, with what to do instead
+    /// (say, `--address` for a whole batch).
+    public var refusedOptions: [String: String]
 
     /// Creates a command spec.
     public init(
         name: String, summary: String, usage: String, details: String, options: [OptionSpec],
-        positionalNames: [String] = [], requiredPositionals: Int = 0
+        positionalNames: [String] = [], requiredPositionals: Int = 0, refusedOptions: [String: String] = [:]
     ) {
         self.name = name
         self.summary = summary
@@ -47,6 +50,7 @@ public struct CommandSpec: Sendable {
         self.options = options
         self.positionalNames = positionalNames
         self.requiredPositionals = requiredPositionals
+        self.refusedOptions = refusedOptions
     }
 }
 
@@ -168,6 +172,9 @@ public enum ArgumentParser {
                 inlineValue = String(argument[argument.index(after: equals)...])
             }
             guard let option = spec.options.first(where: { $0.name == name || $0.short == name }) else {
+                if let instead = spec.refusedOptions[name] {
+                    return fail("\(name) does not apply to \(spec.name): \(instead)")
+                }
                 let names = spec.options.map(\.name) + ["--help"]
                 return fail("unknown option '\(name)'\(suggestion(name, among: names))")
             }

@@ -70,7 +70,11 @@ enum ProvisionCommand {
             OptionSpec("--wait", value: "SECONDS", help: "how long a debugger waits for a new chip (default 600)"),
             OptionSpec("--json", help: "machine-readable summary"),
         ],
-        positionalNames: ["STATIONS file"], requiredPositionals: 1)
+        positionalNames: ["STATIONS file"], requiredPositionals: 1,
+        refusedOptions: [
+            "--address":
+                "one address would go to every station alike; give each station its own in the list's address column, or leave it empty for one derived from its identity"
+        ])
 
     static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
         throws(CommandFailure)

@@ -95,7 +95,11 @@ enum BatchCommand {
             OptionSpec("--bin", help: "also write a .bin per station"),
             OptionSpec("--jobs", value: "N", help: "stations generated in parallel (default: the processor count)"),
         ],
-        positionalNames: ["STATIONS file"], requiredPositionals: 1)
+        positionalNames: ["STATIONS file"], requiredPositionals: 1,
+        refusedOptions: [
+            "--address":
+                "one address would go to every station alike; give each station its own in the list's address column, or leave it empty for one derived from its identity"
+        ])
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let listPath = command.positionals[0]

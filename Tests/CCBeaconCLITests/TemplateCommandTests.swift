@@ -290,6 +290,10 @@ struct TemplateCommandTests {
             "batch", list, "--template", "cc2541-ibeacon", "-o", scratch.path("x"), "--address", "C0:00:00:00:00:01",
         ])
         #expect(sameAddress.status == 64, "one address for a whole batch is refused")
+        #expect(
+            sameAddress.diagnostics.contains("--address does not apply to batch: one address would go to every station")
+        )
+        #expect(sameAddress.diagnostics.contains("the list's address column"))
     }
 
     /// A list's address column: each station advertises as given; a clash with another station
