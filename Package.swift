@@ -106,6 +106,7 @@ let package = Package(
             name: "CCBeaconCLITests",
             dependencies: [
                 "CCDebuggerEmulator", "CCDebugger", "CCBeaconCLI", "IntelHex", "BeaconPayload", "FirmwareTemplate",
+                "TestSupport",
             ],
             swiftSettings: strictSettings
         ),

@@ -1,6 +1,7 @@
 import CCDebugger
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import CCBeaconCLI
@@ -26,20 +27,7 @@ struct ToolRun {
 }
 
 /// A fresh temporary directory per test.
-struct Scratch {
-    let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("ccbeacon-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-    func write(_ name: String, _ text: String) throws -> String {
-        try Data(text.utf8).write(to: url.appendingPathComponent(name))
-        return path(name)
-    }
-    func bytes(_ name: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: url.appendingPathComponent(name))) }
-    func remove() { try? FileManager.default.removeItem(at: url) }
-}
+typealias Scratch = TemporaryFolder
 
 struct EncodeCommandTests {
     static let seed = [

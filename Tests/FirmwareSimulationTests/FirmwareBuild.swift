@@ -48,8 +48,7 @@ struct FirmwareBuild: Sendable {
     let directory: URL
 
     private init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("firmware-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try TemporaryFolder(prefix: "firmware").url
         try FileManager.default.copyItem(
             at: Self.source.appendingPathComponent("src"), to: directory.appendingPathComponent("src"))
         for file in ["Makefile", "template.json"] {

@@ -235,16 +235,10 @@ enum TraceDamage: String, CaseIterable, Sendable {
 }
 
 /// A scratch folder for simulation templates and generated stations.
-struct SimulationScratch {
-    let url: URL
+typealias SimulationScratch = TemporaryFolder
 
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("firmware-sim-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func remove() { try? FileManager.default.removeItem(at: url) }
-
+/// Simulation templates and generated stations in a scratch folder.
+extension TemporaryFolder {
     /// A template folder holding a `-DSIM` image under the shipped template's manifest (same
     /// fields and placeholders; only the image digest differs), so `ccbeacon generate` patches the
     /// simulation build exactly as it patches the shipped image.

@@ -104,15 +104,13 @@ enum S51 {
     /// Runs s51 with `script` (one command per line) and returns its console output.
     static func run(_ script: [String]) throws -> String {
         guard let s51 = FirmwareBuild.s51 else { throw SimulationError(message: "s51 is not installed") }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("s51-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let scriptURL = folder.appendingPathComponent("run.cmd")
-        try Data((script.joined(separator: "\n") + "\n").utf8).write(to: scriptURL)
+        let folder = try TemporaryFolder(prefix: "s51")
+        defer { folder.remove() }
+        let scriptPath = try folder.write("run.cmd", script.joined(separator: "\n") + "\n")
         // s51 keeps running a -C script only while its console input stays open (§6.2), hence
         // /dev/zero; the simulator interface at XDATA 0xFFFF lets the firmware stop the run.
         let result = try ChildProcess.run(
-            s51, ["-b", "-t", "8052", "-I", "if=xram[0xffff]", "-C", scriptURL.path], in: folder,
+            s51, ["-b", "-t", "8052", "-I", "if=xram[0xffff]", "-C", scriptPath], in: folder.url,
             standardInput: "/dev/zero", timeout: 60)
         guard result.status == 0 else {
             throw SimulationError(message: "s51 exited with \(result.status):\n\(result.output)\n\(result.errors)")

@@ -20,11 +20,10 @@ public enum ChildProcess {
         _ executable: String, _ arguments: [String], in directory: URL,
         standardInput: String = "/dev/null", environment: [String: String]? = nil, timeout: Double? = nil
     ) throws -> ProcessResult {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("child-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let outputURL = scratch.appendingPathComponent("stdout")
-        let errorsURL = scratch.appendingPathComponent("stderr")
+        let scratch = try TemporaryFolder(prefix: "child")
+        defer { scratch.remove() }
+        let outputURL = scratch.url.appendingPathComponent("stdout")
+        let errorsURL = scratch.url.appendingPathComponent("stderr")
         try Data().write(to: outputURL)
         try Data().write(to: errorsURL)
         let output = try FileHandle(forWritingTo: outputURL)

@@ -40,17 +40,11 @@ enum Tools {
     }
 }
 
-/// A scratch folder with a station image from the bundled template and the TI sample (if present).
-struct Workspace {
-    let url: URL
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("usbemu-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-    func bytes(_ name: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: url.appendingPathComponent(name))) }
-    func remove() { try? FileManager.default.removeItem(at: url) }
+/// A scratch folder for one test.
+typealias Workspace = TemporaryFolder
 
+/// Station images made in a scratch folder.
+extension TemporaryFolder {
     /// A station image (and its flash-sized .bin) made with the real ccbeacon binary.
     func station() throws -> (hex: String, bin: [UInt8]) {
         let generate = try Tools.execute(
