@@ -118,10 +118,10 @@ enum InspectCommand {
     static func settingsJSON(_ found: FoundSettings, chip: Chip) -> JSONValue {
         var members: [(String, JSONValue)] = []
         if let address = found.address { members.append(("address", .string(RandomStaticAddress.format(address)))) }
-        if let interval = found.intervalTicks, let milliseconds = found.intervalMilliseconds {
+        if let interval = found.intervalTicks {
             members += [
                 ("intervalTicks", .integer(Int(interval.ticks))), ("tickHz", .integer(interval.tickHz)),
-                ("intervalMicroseconds", .integer(Int((milliseconds * 1000).rounded()))),
+                ("intervalMicroseconds", .integer(Int((interval.milliseconds * 1000).rounded()))),
             ]
         }
         if let register = found.txPowerRegister {

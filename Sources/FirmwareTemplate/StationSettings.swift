@@ -42,28 +42,28 @@ public struct CheckedSettings: Sendable, Equatable {
     }
 }
 
+/// An advertising-interval field's value: ticks of a clock.
+public struct IntervalTicks: Sendable, Equatable {
+    /// The ticks.
+    public var ticks: UInt32
+    /// The clock's frequency.
+    public var tickHz: Int
+
+    /// The interval in milliseconds.
+    public var milliseconds: Double { Double(ticks) * 1000 / Double(tickHz) }
+}
+
 /// What a station image's settings fields hold.
 public struct FoundSettings: Sendable, Equatable {
     /// The advertiser address, when the template has the field (and the bytes form an address).
     public var address: [UInt8]?
     /// The interval field's ticks and the clock they count.
-    public var intervalTicks: (ticks: UInt32, tickHz: Int)?
+    public var intervalTicks: IntervalTicks?
     /// The TXPOWER register value.
     public var txPowerRegister: UInt8?
 
     /// No values (a template without settings fields).
     public init() {}
-
-    /// The interval in milliseconds, from the ticks.
-    public var intervalMilliseconds: Double? {
-        intervalTicks.map { Double($0.ticks) * 1000 / Double($0.tickHz) }
-    }
-
-    /// Equal when every value is equal.
-    public static func == (lhs: FoundSettings, rhs: FoundSettings) -> Bool {
-        lhs.address == rhs.address && lhs.intervalTicks?.ticks == rhs.intervalTicks?.ticks
-            && lhs.intervalTicks?.tickHz == rhs.intervalTicks?.tickHz && lhs.txPowerRegister == rhs.txPowerRegister
-    }
 }
 
 extension StationTemplate {
@@ -142,7 +142,7 @@ extension StationTemplate {
             let bytes = memory.contiguousBytes(in: field.range)
         {
             let ticks = bytes.enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << ($1.offset * 8) }
-            found.intervalTicks = (ticks, tickHz)
+            found.intervalTicks = IntervalTicks(ticks: ticks, tickHz: tickHz)
         }
         if let field = manifest.field(.txPowerRegister), let bytes = memory.contiguousBytes(in: field.range) {
             found.txPowerRegister = bytes.first
@@ -159,8 +159,8 @@ extension StationTemplate {
                 "advertiser address \(RandomStaticAddress.format(address))\(valid ? " (random static)" : " (NOT a valid random static address)")"
             )
         }
-        if let ticks = found.intervalTicks, let milliseconds = found.intervalMilliseconds {
-            let rounded = (milliseconds * 10).rounded() / 10
+        if let ticks = found.intervalTicks {
+            let rounded = (ticks.milliseconds * 10).rounded() / 10
             lines.append("advertising interval \(ticks.ticks) ticks at \(ticks.tickHz) Hz ≈ \(rounded) ms")
         }
         if let register = found.txPowerRegister {

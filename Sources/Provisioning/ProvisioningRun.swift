@@ -233,6 +233,8 @@ public final class ProvisioningRun: Sendable {
                 if try resume(interrupted, session: session, debugger: debugger) { return true }
             }
             do {
+                // The image whose digest the ledger records is the one burned.
+                var claimedImage: StationImage?
                 guard
                     let (station, attempt) = try ledger.claimNextStation(
                         chip: chip, debugger: debugger, template: template.manifest.name,
@@ -240,6 +242,7 @@ public final class ProvisioningRun: Sendable {
                         skipping: skipping,
                         image: { station in
                             let image = self.image(for: station)
+                            claimedImage = image
                             return (
                                 SHA256.hexDigest(image.file.text),
                                 image.settings.address.map(RandomStaticAddress.format)
@@ -248,7 +251,9 @@ public final class ProvisioningRun: Sendable {
                 else { return false }
                 events(.started(debugger: debugger, station: station.name, chip: chip))
                 var burnError: DebuggerError?
-                do throws(DebuggerError) { try burn(station, session: session) } catch { burnError = error }
+                do throws(DebuggerError) {
+                    try burn(station, image: claimedImage ?? image(for: station), session: session)
+                } catch { burnError = error }
                 if let burnError {
                     try ledger.finish(attempt.id, outcome: .failed, reason: burnError.description)
                     failures[station.name, default: 0] += 1
@@ -309,9 +314,8 @@ public final class ProvisioningRun: Sendable {
         return verified
     }
 
-    /// Erase, program, verify.
-    func burn(_ station: Station, session: CC254xSession) throws(DebuggerError) {
-        let image = image(for: station)
+    /// Erase, program and verify `image` (the station's, as recorded in the ledger).
+    func burn(_ station: Station, image: StationImage, session: CC254xSession) throws(DebuggerError) {
         let plan: FlashPlan
         do { plan = try FlashPlan(image: image.file.memory, chip: template.chip) } catch {
             throw .transport(.other("\(error)"), during: "planning \(station.name)")
