@@ -53,10 +53,16 @@ public struct RandomStaticAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `C0:FF:EE:12:34:56`.
     public init(parsing text: String) throws(AdvertisingSettingError) {
+        guard let bytes = Self.bytes(parsing: text) else { throw .addressSyntax(text) }
+        try self.init(bytes)
+    }
+
+    /// The six bytes of any device address written `XX:XX:XX:XX:XX:XX` (most significant first,
+    /// two hex digits each), or `nil`.
+    public static func bytes(parsing text: String) -> [UInt8]? {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         let bytes = parts.compactMap { $0.count == 2 && $0.allSatisfy(\.isHexDigit) ? UInt8($0, radix: 16) : nil }
-        guard parts.count == 6, bytes.count == 6 else { throw .addressSyntax(text) }
-        try self.init(bytes)
+        return parts.count == 6 && bytes.count == 6 ? bytes : nil
     }
 
     /// A valid random static address made from any six bytes (a digest, say): the top bits are

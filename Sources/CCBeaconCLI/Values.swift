@@ -1,19 +1,18 @@
+import BeaconPayload
 import IntelHex
 import StructuredText
 
 /// Parsing of the numeric option values the commands share (addresses, ranges, bytes).
 enum Values {
-    /// An address: decimal or `0x` hex, 0…0xFFFFFFFF (or up to 4 GiB itself when `allowEnd`).
     /// A BLE device address written `XX:XX:XX:XX:XX:XX`, most significant byte first.
     static func deviceAddress(_ text: String, option: String) throws(CommandFailure) -> [UInt8] {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        let bytes = parts.compactMap { $0.count == 2 ? UInt8($0, radix: 16) : nil }
-        guard parts.count == 6, bytes.count == 6 else {
+        guard let bytes = RandomStaticAddress.bytes(parsing: text) else {
             throw .usage("\(option) '\(text)' must be 6 bytes as XX:XX:XX:XX:XX:XX (most significant first)")
         }
         return bytes
     }
 
+    /// An address: decimal or `0x` hex, 0…0xFFFFFFFF (or up to 4 GiB itself when `allowEnd`).
     static func address(_ text: String, option: String, allowEnd: Bool = false) throws(CommandFailure) -> Int {
         let limit = allowEnd ? MemoryImage.addressLimit : MemoryImage.addressLimit - 1
         guard let value = integer(text), value <= limit else {
