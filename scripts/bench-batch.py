@@ -16,8 +16,9 @@ import tempfile
 import time
 
 from intelhex import IntelHex
+import bench_results
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # scripts/ -> checkout
+ROOT = bench_results.ROOT
 CORPUS = os.path.join(ROOT, "..", "shared", "corpus")
 CCBEACON = os.path.join(ROOT, ".build", "release", "ccbeacon")
 STATIONS = int(os.environ.get("BENCH_STATIONS", "1000"))
@@ -159,9 +160,7 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
     text = report(results)
     print(text)
-    os.makedirs(os.path.join(ROOT, "bench-results"), exist_ok=True)
-    json.dump(results, open(os.path.join(ROOT, "bench-results", "batch.json"), "w"), indent=2)
-    open(os.path.join(ROOT, "bench-results", "batch.md"), "w").write(text + "\n")
+    bench_results.save("batch", text, results)
 
 
 if __name__ == "__main__":

@@ -16,8 +16,9 @@ import tempfile
 import time
 
 from intelhex import IntelHex
+import bench_results
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # scripts/ -> checkout
+ROOT = bench_results.ROOT
 CORPUS = os.path.join(ROOT, "..", "shared", "corpus")
 RUNS = int(os.environ.get("BENCH_RUNS", "21"))
 CCBEACON = os.path.join(ROOT, ".build", "release", "ccbeacon")
@@ -183,11 +184,7 @@ def main():
         results = [bench_image(label, path, preferred, work) for label, path, preferred in images]
     text = report(results)
     print(text)
-    os.makedirs(os.path.join(ROOT, "bench-results"), exist_ok=True)
-    with open(os.path.join(ROOT, "bench-results", "hex.json"), "w") as handle:
-        json.dump(results, handle, indent=2)
-    with open(os.path.join(ROOT, "bench-results", "hex.md"), "w") as handle:
-        handle.write(text + "\n")
+    bench_results.save("hex", text, results)
     bad = [(r["label"], n) for r in results for n, m in r["commands"].items() if not m["correct"]]
     if bad:
         raise SystemExit("incorrect output: %s" % bad)

@@ -7,8 +7,9 @@ import os
 import subprocess
 import tempfile
 import time
+import bench_results
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = bench_results.ROOT
 RELEASE = os.path.join(ROOT, ".build", "release")
 STATIONS = int(os.environ.get("BENCH_PROVISION_STATIONS", "60"))
 
@@ -42,8 +43,7 @@ def main():
                "%.2f ms per station" % (ledger["registerMs"], ledger["claimAndFinishMsPerStation"]))
     text = "\n".join(out)
     print(text)
-    os.makedirs(os.path.join(ROOT, "bench-results"), exist_ok=True)
-    open(os.path.join(ROOT, "bench-results", "provision.md"), "w").write(text + "\n")
+    bench_results.save("provision", text)
 
 
 if __name__ == "__main__":

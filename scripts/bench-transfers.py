@@ -5,6 +5,7 @@ KiB). Benchmark-only code."""
 import json
 import os
 import sys
+import bench_results
 
 rows = [json.loads(line) for line in sys.stdin if line.strip()]
 out = ["USB transfers for program + CRC verify (in-process emulated debugger; reference = cc-tool's counts)\n",
@@ -18,6 +19,4 @@ for r in rows:
         r["referenceProgramTransfers"], r["referenceVerifyTransfers"], reference / ours))
 text = "\n".join(out)
 print(text)
-root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-os.makedirs(os.path.join(root, "bench-results"), exist_ok=True)
-open(os.path.join(root, "bench-results", "transfers.md"), "w").write(text + "\n")
+bench_results.save("transfers", text)

@@ -8,8 +8,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import bench_results
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = bench_results.ROOT
 CORPUS = os.path.join(ROOT, "..", "shared", "corpus")
 RELEASE = os.path.join(ROOT, ".build", "release")
 EMULATOR = os.path.join(RELEASE, "cc-debugger-emulator")
@@ -78,8 +79,7 @@ def main():
                                                                   values[3], verdict))
     text = "\n".join(out)
     print(text)
-    os.makedirs(os.path.join(ROOT, "bench-results"), exist_ok=True)
-    open(os.path.join(ROOT, "bench-results", "usb.md"), "w").write(text + "\n")
+    bench_results.save("usb", text)
 
 
 if __name__ == "__main__":
