@@ -65,7 +65,8 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
-            name: "TestSupport", dependencies: ["IntelHex"], path: "Tests/TestSupport", swiftSettings: strictSettings),
+            name: "TestSupport", dependencies: ["IntelHex", "FirmwareTemplate", "Storage"], path: "Tests/TestSupport",
+            swiftSettings: strictSettings),
         .testTarget(name: "IntelHexTests", dependencies: ["TestSupport", "IntelHex"], swiftSettings: strictSettings),
         .testTarget(
             name: "BeaconPayloadTests",
@@ -99,6 +100,7 @@ let package = Package(
             name: "ProvisioningTests",
             dependencies: [
                 "Provisioning", "FirmwareTemplate", "BeaconPayload", "StructuredText", "IntelHex", "Storage",
+                "TestSupport",
             ],
             swiftSettings: strictSettings
         ),

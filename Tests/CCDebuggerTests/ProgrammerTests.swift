@@ -7,10 +7,8 @@ import Testing
 
 @testable import CCDebugger
 
-let cc2541 = Chip(
-    name: "CC2541F256", family: "CC2541", chipID: 0x41, debuggerTargetID: 0x2541, flashSize: 0x40000, pageSize: 2048,
-    ramSize: 8192, primaryAddress: (0x780E, 6), secondaryAddress: 0x3FFEA..<0x3FFF0, lockBits: 0x3FFF0..<0x40000,
-    nvPages: 125...126)
+/// The chip facts ccbeacon ships (boards/chips.json).
+let cc2541 = try! BundledData.chip("CC2541F256")
 
 /// A small program: code at 0, a table at 0x7F00, data in bank 2 (0x10000+).
 func sampleImage() throws -> MemoryImage {

@@ -1,5 +1,3 @@
-import Foundation
-import Storage
 import StructuredText
 import TestSupport
 import Testing
@@ -53,11 +51,7 @@ struct DigestTests {
 }
 
 struct BoardCatalogTests {
-    static func loadBundled() throws -> BoardCatalog {
-        let directory = SharedFixtures.checkout.appendingPathComponent("boards").path
-        let files = try Files.list(directory).map { (name: $0, bytes: try Files.read(directory + "/" + $0)) }
-        return try BoardCatalog.load(files: files, directory: directory)
-    }
+    static func loadBundled() throws -> BoardCatalog { try BundledData.boards() }
 
     @Test func everyBundledBoardAndChipLoads() throws {
         let catalog = try Self.loadBundled()

@@ -12,7 +12,7 @@ import Testing
 struct StationSettingsTests {
     static let catalog = try! BoardCatalogTests.loadBundled()
     static let directory = SharedFixtures.checkout.appendingPathComponent("firmware-templates/cc2541-ibeacon").path
-    static let template = try! StationTemplate.load(directory: directory, catalog: catalog)
+    static let template = try! BundledData.template()
     static let identity = try! IBeacon(uuid: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", major: "1", minor: "2")
 
     @Test func cc2541HasTheDatasheetsPowerStepsAndCC2540None() throws {

@@ -5,17 +5,13 @@ import IntelHex
 import Storage
 import StructuredText
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Provisioning
 
 struct BatchTests {
-    static let catalog: BoardCatalog = {
-        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("boards").path
-        let files = try! Files.list(directory).map { (name: $0, bytes: try! Files.read(directory + "/" + $0)) }
-        return try! BoardCatalog.load(files: files, directory: directory)
-    }()
+    static let catalog = try! BundledData.boards()
 
     static func template() throws -> StationTemplate {
         let identity = try IBeacon(uuid: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", major: "1", minor: "2")

@@ -4,8 +4,8 @@ import CCDebuggerEmulator
 import FirmwareTemplate
 import Foundation
 import IntelHex
-import Storage
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Provisioning
@@ -130,15 +130,7 @@ final class Bench: @unchecked Sendable {
 }
 
 struct ProvisioningRunTests {
-    static let template: StationTemplate = {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let boards = root.appendingPathComponent("boards").path
-        let files = try! Files.list(boards).map { (name: $0, bytes: try! Files.read(boards + "/" + $0)) }
-        let catalog = try! BoardCatalog.load(files: files, directory: boards)
-        return try! StationTemplate.load(
-            directory: root.appendingPathComponent("firmware-templates/cc2541-ibeacon").path, catalog: catalog)
-    }()
+    static let template = try! BundledData.template()
 
     @Test(arguments: [UInt64(2541), 7, 99])
     func fiftyStationsOverThreeDebuggersWithRandomFaults(seed: UInt64) throws {
