@@ -8,10 +8,14 @@ import IntelHex
 /// verify of an image, through the in-process emulator, as JSON.
 func transferBenchmark(_ path: String) throws {
     let image = try IntelHexFile(text: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))).memory
-    let chip = Chip(
-        name: "CC2541F256", family: "CC2541", chipID: 0x41, debuggerTargetID: 0x2541, flashSize: 0x40000,
-        pageSize: 2048, ramSize: 8192, primaryAddress: (0x780E, 6), secondaryAddress: 0x3FFEA..<0x3FFF0,
-        lockBits: 0x3FFF0..<0x40000, nvPages: 125...126)
+    // The shipped chip facts; scripts/bench runs this from the checkout.
+    let boards = FileManager.default.currentDirectoryPath + "/boards"
+    let files = try FileManager.default.contentsOfDirectory(atPath: boards).sorted().map {
+        (name: $0, bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: boards + "/" + $0))))
+    }
+    guard let chip = try BoardCatalog.load(files: files, directory: boards).chip(named: "CC2541F256") else {
+        throw CocoaError(.fileReadCorruptFile, userInfo: [NSFilePathErrorKey: boards + "/chips.json"])
+    }
     let debugger = EmulatedDebugger()
     // Flash writes finish before the next burst arrives, as on hardware at the default speed.
     debugger.chip!.busyPolls = 0
