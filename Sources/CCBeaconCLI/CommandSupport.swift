@@ -1,6 +1,7 @@
 import BeaconPayload
 import FirmwareTemplate
 import IntelHex
+import Provisioning
 import Storage
 
 /// Options and steps several commands share.
@@ -96,6 +97,31 @@ enum CommandSupport {
     {
         do { return try template.check(settings) } catch {
             throw CommandFailure(.usage, error.description, hint: error.hint)
+        }
+    }
+
+    /// The station list at `listPath`, checked whole; every problem is reported, and the message
+    /// ends with `consequence` ("nothing was written").
+    static func stations(_ listPath: String, consequence: String) throws(CommandFailure) -> [Station] {
+        let listBytes = try FileAccess.read(listPath)
+        do { return try StationListReader.read(listBytes, file: listPath) } catch {
+            let count = error.problems.count
+            throw .data(
+                "\(listPath) has \(count) problem\(count == 1 ? "" : "s"); \(consequence):\n"
+                    + error.problems.map { "  \($0)" }.joined(separator: "\n"),
+                hint: "fix the list and run again")
+        }
+    }
+
+    /// The list's own advertiser addresses, checked against `template` (see `AddressPlan`).
+    static func addresses(_ stations: [Station], template: StationTemplate, listPath: String, consequence: String)
+        throws(CommandFailure) -> [String: RandomStaticAddress]
+    {
+        do { return try AddressPlan.check(stations, template: template, file: listPath) } catch {
+            throw .data(
+                "\(listPath): advertiser addresses do not work out; \(consequence):\n"
+                    + error.problems.map { "  \($0)" }.joined(separator: "\n"),
+                hint: "fix the address column, or leave it empty to derive addresses")
         }
     }
 

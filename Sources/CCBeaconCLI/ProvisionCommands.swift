@@ -96,22 +96,12 @@ enum ProvisionCommand {
         options.reprovision = command.flags.contains("--reprovision")
 
         // The list and the template are checked before anything else.
-        let listBytes = try FileAccess.read(listPath)
-        let stations: [Station]
-        do { stations = try StationListReader.read(listBytes, file: listPath) } catch {
-            throw .data(
-                "\(listPath) has \(error.problems.count) problem(s); nothing was burned:\n"
-                    + error.problems.map { "  \($0)" }.joined(separator: "\n"), hint: "fix the list and run again")
-        }
+        let stations = try CommandSupport.stations(listPath, consequence: "nothing was burned")
         let (template, _) = try CommandSupport.template(command)
         let settings = try CommandSupport.settings(command)
         if !settings.isEmpty { options.settings = try CommandSupport.check(settings, for: template) }
-        do { options.addresses = try AddressPlan.check(stations, template: template, file: listPath) } catch {
-            throw .data(
-                "\(listPath): advertiser addresses do not work out; nothing was burned:\n"
-                    + error.problems.map { "  \($0)" }.joined(separator: "\n"),
-                hint: "fix the address column, or leave it empty to derive addresses")
-        }
+        options.addresses = try CommandSupport.addresses(
+            stations, template: template, listPath: listPath, consequence: "nothing was burned")
 
         let path = ledgerPath(command, listPath: listPath)
         let ledger = try openLedger(path)

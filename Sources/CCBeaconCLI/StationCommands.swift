@@ -113,25 +113,11 @@ enum BatchCommand {
                 }
                 return value
             } ?? Files.processorCount()
-        let listBytes = try FileAccess.read(listPath)
-        let stations: [Station]
-        do {
-            stations = try StationListReader.read(listBytes, file: listPath)
-        } catch {
-            let count = error.problems.count
-            throw .data(
-                "\(listPath) has \(count) problem\(count == 1 ? "" : "s"); nothing was written:\n"
-                    + error.problems.map { "  \($0)" }.joined(separator: "\n"),
-                hint: "fix the list and run again")
-        }
+        let stations = try CommandSupport.stations(listPath, consequence: "nothing was written")
         let (template, _) = try CommandSupport.template(command)
         let settings = try CommandSupport.check(try CommandSupport.settings(command), for: template)
-        do { _ = try AddressPlan.check(stations, template: template, file: listPath) } catch {
-            throw .data(
-                "\(listPath): advertiser addresses do not work out; nothing was written:\n"
-                    + error.problems.map { "  \($0)" }.joined(separator: "\n"),
-                hint: "fix the address column, or leave it empty to derive addresses")
-        }
+        _ = try CommandSupport.addresses(
+            stations, template: template, listPath: listPath, consequence: "nothing was written")
         let reporter = ProgressReporter(console: console, label: "generating")
         let summary: BatchSummary
         do {
