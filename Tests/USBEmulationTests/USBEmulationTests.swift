@@ -23,19 +23,12 @@ enum Tools {
             && FileManager.default.isExecutableFile(atPath: ccbeacon)
     }
 
-    typealias Result = ProcessResult
-
     /// Runs `command` under `cc-debugger-emulator` with `options`.
-    static func run(_ options: [String], _ command: [String], in directory: URL) throws -> Result {
-        try execute(emulator, options + ["--"] + command, in: directory)
+    static func run(_ options: [String], _ command: [String], in directory: URL) throws -> ProcessResult {
+        try ChildProcess.run(emulator, options + ["--"] + command, in: directory)
     }
 
-    /// Runs `executable` with `arguments` in `directory`, collecting its output and status.
-    static func execute(_ executable: String, _ arguments: [String], in directory: URL) throws -> Result {
-        try ChildProcess.run(executable, arguments, in: directory)
-    }
-
-    static func ccbeacon(_ arguments: [String], options: [String] = [], in directory: URL) throws -> Result {
+    static func ccbeacon(_ arguments: [String], options: [String] = [], in directory: URL) throws -> ProcessResult {
         try run(options, [Tools.ccbeacon] + arguments, in: directory)
     }
 }
@@ -47,7 +40,7 @@ typealias Workspace = TemporaryFolder
 extension TemporaryFolder {
     /// A station image (and its flash-sized .bin) made with the real ccbeacon binary.
     func station() throws -> (hex: String, bin: [UInt8]) {
-        let generate = try Tools.execute(
+        let generate = try ChildProcess.run(
             Tools.ccbeacon,
             [
                 "generate", "--template", "cc2541-ibeacon", "--uuid", "7634A485-1732-4B7D-AB44-D505D8A24C60",
@@ -59,7 +52,7 @@ extension TemporaryFolder {
 
     /// The 256 KiB flash an image leaves on an erased chip.
     func flashBinary(_ hex: String) throws -> [UInt8] {
-        _ = try Tools.execute(
+        _ = try ChildProcess.run(
             Tools.ccbeacon, ["convert", path(hex), "-o", path(hex + ".flash.bin"), "--range", "0:0x40000"], in: url)
         return try bytes(hex + ".flash.bin")
     }
@@ -286,8 +279,8 @@ struct ReferenceClientTests {
         if: ProcessInfo.processInfo.environment["CCBEACON_HARDWARE"] == "1",
         "set CCBEACON_HARDWARE=1 with a CC Debugger and a CC2541 attached"))
 struct RealHardwareTests {
-    static func ccbeacon(_ arguments: [String], in directory: URL) throws -> Tools.Result {
-        try Tools.execute(Tools.ccbeacon, arguments, in: directory)
+    static func ccbeacon(_ arguments: [String], in directory: URL) throws -> ProcessResult {
+        try ChildProcess.run(Tools.ccbeacon, arguments, in: directory)
     }
 
     @Test func flashesVerifiesAndReadsBackARealChip() throws {
@@ -321,7 +314,7 @@ struct ProvisioningThroughLibUSBTests {
     static func ledger(_ work: Workspace) throws -> (exported: [[String: Any]], states: [[String: Any]]) {
         func run(_ arguments: [String]) throws -> Data {
             Data(
-                try Tools.execute(
+                try ChildProcess.run(
                     Tools.ccbeacon, arguments + ["--ledger", work.path("provisioning.sqlite")], in: work.url
                 ).output.utf8)
         }
@@ -388,7 +381,7 @@ struct ProvisioningThroughLibUSBTests {
         for round in 0..<10 {
             let process = try startBench(ieee: String(format: "00:12:4B:%02X:00:00", round + 1))
             usleep(UInt32(15_000 + round * 9_000))  // a different moment every round
-            _ = try Tools.execute("/usr/bin/pkill", ["-KILL", "-f", ledgerFile], in: work.url)
+            _ = try ChildProcess.run("/usr/bin/pkill", ["-KILL", "-f", ledgerFile], in: work.url)
             _ = process.exitStatus()
         }
         // And killed exactly inside a ledger write (after the writes, before COMMIT) at different
@@ -445,7 +438,8 @@ struct InterruptTests {
         }
         usleep(300_000)
         // Only this test's ccbeacon: other tests run ccbeacon at the same time.
-        _ = try Tools.execute("/usr/bin/pkill", ["-INT", "-f", "^\(Tools.ccbeacon) provision \(list) "], in: work.url)
+        _ = try ChildProcess.run(
+            "/usr/bin/pkill", ["-INT", "-f", "^\(Tools.ccbeacon) provision \(list) "], in: work.url)
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let processStatus = process.exitStatus()
         #expect(processStatus == 0, "\(text)")
