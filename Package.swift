@@ -100,7 +100,7 @@ let package = Package(
             name: "ProvisioningTests",
             dependencies: [
                 "Provisioning", "FirmwareTemplate", "BeaconPayload", "StructuredText", "IntelHex", "Storage",
-                "TestSupport",
+                "TestSupport", "CCDebugger", "CCDebuggerEmulator",
             ],
             swiftSettings: strictSettings
         ),
@@ -108,7 +108,7 @@ let package = Package(
             name: "CCBeaconCLITests",
             dependencies: [
                 "CCDebuggerEmulator", "CCDebugger", "CCBeaconCLI", "IntelHex", "BeaconPayload", "FirmwareTemplate",
-                "TestSupport",
+                "TestSupport", "StructuredText",
             ],
             swiftSettings: strictSettings
         ),
