@@ -366,31 +366,27 @@ struct ProvisioningThroughLibUSBTests {
         ]
         // A two-debugger bench whose chips are new chips (their own IEEE addresses from `ieee`), as
         // on a real bench, running ccbeacon with `environment` added; output is discarded.
-        func startBench(ieee: String, environment: [String: String] = [:]) throws -> Process {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Tools.emulator)
-            process.arguments =
-                ["--devices", "2", "--bench", "--chips", "40", "--ieee", ieee, "--"] + [Tools.ccbeacon] + arguments
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-            process.currentDirectoryURL = work.url
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            return process
+        func startBench(ieee: String, environment: [String: String] = [:]) throws -> ChildProcess {
+            try ChildProcess(
+                Tools.emulator,
+                ["--devices", "2", "--bench", "--chips", "40", "--ieee", ieee, "--"] + [Tools.ccbeacon] + arguments,
+                in: work.url, environment: environment)
         }
         for round in 0..<10 {
-            let process = try startBench(ieee: String(format: "00:12:4B:%02X:00:00", round + 1))
+            let bench = try startBench(ieee: String(format: "00:12:4B:%02X:00:00", round + 1))
             usleep(UInt32(15_000 + round * 9_000))  // a different moment every round
-            _ = try ChildProcess.run("/usr/bin/pkill", ["-KILL", "-f", ledgerFile], in: work.url)
-            _ = process.exitStatus()
+            // Emulator and ccbeacon at once, as a power cut would: killing the emulator first
+            // would make ccbeacon's umockdev preload abort (a crash, not a kill).
+            bench.killGroup()
+            bench.wait()
         }
         // And killed exactly inside a ledger write (after the writes, before COMMIT) at different
         // transactions: the torn transaction must vanish and the ledger must stay consistent.
         for (round, transaction) in [2, 3, 5, 8, 13, 21].enumerated() {
-            let process = try startBench(
+            let bench = try startBench(
                 ieee: String(format: "00:12:4B:%02X:00:00", 0x40 + round),
                 environment: ["CCBEACON_TEST_KILL_IN_LEDGER_WRITE": String(transaction)])
-            let processStatus = process.exitStatus()
+            let processStatus = bench.wait()
             #expect(processStatus == 128 + SIGKILL, "killed in write transaction \(transaction)")
             let (exported, _) = try Self.ledger(work)
             let chips = exported.compactMap { $0["chip"] as? String }
@@ -424,14 +420,7 @@ struct InterruptTests {
         defer { work.remove() }
         let list = try ProvisioningThroughLibUSBTests.list(work, count: 200)
         let arguments = [Tools.ccbeacon, "provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.5"]
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Tools.emulator)
-        process.arguments = ["--bench", "--chips", "400", "--"] + arguments
-        process.currentDirectoryURL = work.url
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let bench = try ChildProcess(Tools.emulator, ["--bench", "--chips", "400", "--"] + arguments, in: work.url)
         // Wait until ccbeacon runs and has a ledger, then let it burn a little before Ctrl-C.
         for _ in 0..<200 where !FileManager.default.fileExists(atPath: work.path("provisioning.sqlite")) {
             usleep(20_000)
@@ -440,8 +429,8 @@ struct InterruptTests {
         // Only this test's ccbeacon: other tests run ccbeacon at the same time.
         _ = try ChildProcess.run(
             "/usr/bin/pkill", ["-INT", "-f", "^\(Tools.ccbeacon) provision \(list) "], in: work.url)
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let processStatus = process.exitStatus()
+        let processStatus = bench.wait(timeout: 60)
+        let text = bench.output
         #expect(processStatus == 0, "\(text)")
         #expect(text.contains("provisioned "))
         let (exported, states) = try ProvisioningThroughLibUSBTests.ledger(work)
@@ -453,5 +442,50 @@ struct InterruptTests {
             in: work.url)
         #expect(rest.status == 0, "\(rest.errors)")
         #expect(try ProvisioningThroughLibUSBTests.ledger(work).exported.count == 200)
+    }
+}
+
+/// Nothing a test starts outlives it: the child runner kills and reaps the child's whole group.
+@Suite struct ChildProcessCleanupTests {
+    /// The process IDs still alive in process group `group`.
+    static func members(ofGroup group: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { Int32($0) }.filter { pid in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return false }
+            // After "pid (comm)": state, ppid, pgrp; a zombie (Z) is gone but not yet reaped.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 2 && Int32(fields[2]) == group
+        }
+    }
+
+    @Test func aGrandchildLeftRunningIsKilledAndReaped() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let child = try ChildProcess("/bin/sh", ["-c", "sleep 300 & echo $!"], in: work.url)
+        #expect(child.wait(timeout: 10) == 0)
+        let grandchild = try #require(Int32(child.output.trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(Self.members(ofGroup: child.processID).isEmpty)
+        #expect(kill(grandchild, 0) != 0, "the background sleep was killed and reaped, not left a zombie")
+    }
+
+    /// The case that left `swift-backtrace` running for minutes: the emulator dies first, so
+    /// ccbeacon's umockdev preload aborts and the Swift runtime starts its backtracer.
+    @Test(.enabled(if: Tools.available, "needs umockdev and the built executables"))
+    func aCrashedCcbeaconBehindAKilledEmulatorLeavesNothingBehind() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let list = try ProvisioningThroughLibUSBTests.list(work, count: 40)
+        let bench = try ChildProcess(
+            Tools.emulator,
+            [
+                "--devices", "2", "--bench", "--chips", "80", "--", Tools.ccbeacon, "provision", list, "--template",
+                "cc2541-ibeacon", "--devices", "all", "--yes", "--wait", "0.5",
+            ], in: work.url)
+        for _ in 0..<200 where !bench.errors.contains("verified") { usleep(10_000) }
+        bench.signal(SIGKILL)  // the emulator alone
+        bench.wait(timeout: 30)
+        #expect(Self.members(ofGroup: bench.processID).isEmpty)
     }
 }
