@@ -233,6 +233,9 @@ enum ProvisionCommand {
             return "\(debugger): chip \(chip) from an interrupted run: '\(station)' "
                 + (verified ? "confirmed" : "not on it; the station is pending again")
         case .debuggerStopped(let debugger, let reason): return "\(debugger): stopped: \(reason)"
+        case .resetFailed(let debugger, let chip, let reason):
+            return
+                "\(debugger): chip \(chip) is recorded but could not be reset to run (\(reason)); opening the debugger again to retry"
         }
     }
 }

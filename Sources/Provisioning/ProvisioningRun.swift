@@ -56,6 +56,17 @@ public enum ProvisionEvent: Sendable, Equatable {
     case resumed(debugger: String, station: String, chip: String, verified: Bool)
     /// A debugger stopped working.
     case debuggerStopped(debugger: String, reason: String)
+    /// A chip the run is done with could not be reset to run (its outcome is already recorded);
+    /// the debugger is opened again and the reset retried before anything else.
+    case resetFailed(debugger: String, chip: String, reason: String)
+}
+
+/// What a worker does with a chip after dealing with it.
+enum ChipDisposition {
+    /// Reset it to run, so the bench can take it off (it is done, refused or bad).
+    case release
+    /// Nothing is left to burn: the worker stops.
+    case nothingLeft
 }
 
 /// The outcome of a run.
@@ -156,6 +167,8 @@ public final class ProvisioningRun: Sendable {
         var givenUp: Set<String> = []
         var session: CC254xSession?
         var transportFailures = 0
+        // A chip whose outcome is recorded but whose reset to run failed: reset before anything else.
+        var unreleased: String?
         while !stopping {
             do throws(DebuggerError) {
                 if session == nil { session = CC254xSession(transport: try debugger.open()) }
@@ -166,6 +179,13 @@ public final class ProvisioningRun: Sendable {
                     var identity = try active.connect(targetID: state.targetID)
                     if identity.locked { identity = try active.chipErase(targetID: state.targetID) }
                     chip = Self.ieeeText(try active.primaryAddress(chip: template.chip))
+                }
+                if unreleased != nil, chip != unreleased { unreleased = nil }  // taken off meanwhile
+                if let chip, chip == unreleased {
+                    try release(chip, session: active, debugger: debugger.name, unreleased: &unreleased)
+                    lastChip = chip
+                    transportFailures = 0
+                    continue
                 }
                 guard let chip, chip != lastChip else {
                     // No chip, or still the one just done: wait for the next.
@@ -184,14 +204,14 @@ public final class ProvisioningRun: Sendable {
                 waitingSince = nil
                 transportFailures = 0
                 events(.chipAttached(debugger: debugger.name, chip: chip))
-                guard
-                    try handle(
-                        chip: chip, session: active, debugger: debugger.name, failures: &failures, givenUp: &givenUp)
-                else {
+                let disposition = try handle(
+                    chip: chip, session: active, debugger: debugger.name, failures: &failures, givenUp: &givenUp)
+                guard case .release = disposition else {
                     stop(debugger.name, "no pending stations left")
                     return
                 }
                 lastChip = chip
+                try release(chip, session: active, debugger: debugger.name, unreleased: &unreleased)
             } catch {
                 if case .transport = error {
                     // The debugger may be gone: open it again, but give up after three failures in
@@ -199,7 +219,8 @@ public final class ProvisioningRun: Sendable {
                     session = nil
                     transportFailures += 1
                     if transportFailures >= 3 || (try? debugger.open()) == nil {
-                        stop(debugger.name, error.description)
+                        let chipLeft = unreleased.map { "; chip \($0) is done but was not reset to run" } ?? ""
+                        stop(debugger.name, error.description + chipLeft)
                         return
                     }
                     usleep(UInt32(options.pollIntervalSeconds * 1_000_000))
@@ -211,26 +232,42 @@ public final class ProvisioningRun: Sendable {
         }
     }
 
-    /// Deals with one attached chip. Returns false when there is nothing left to burn.
+    /// Resets a chip the run is done with, so that it runs and the bench can take it off. A failed
+    /// reset is reported and remembered (`unreleased`), never swallowed: the error goes to the
+    /// worker, which opens the debugger again and retries the reset before it takes another chip.
+    func release(_ chip: String, session: CC254xSession, debugger: String, unreleased: inout String?)
+        throws(DebuggerError)
+    {
+        do {
+            try session.resetAndRun()
+            unreleased = nil
+        } catch {
+            unreleased = chip
+            events(.resetFailed(debugger: debugger, chip: chip, reason: error.description))
+            throw error
+        }
+    }
+
+    /// Deals with one attached chip (the worker resets it afterwards): refuses it, settles an
+    /// interrupted attempt on it, or burns the next pending station into it.
     func handle(
         chip: String, session: CC254xSession, debugger: String, failures: inout [String: Int],
         givenUp: inout Set<String>
-    ) throws(DebuggerError) -> Bool {
+    ) throws(DebuggerError) -> ChipDisposition {
         do {
             var skipping = givenUp
             if let carried = try ledger.verifiedStation(forChip: chip) {
                 if !options.reprovision {
                     note { $0.refused.append(chip) }
                     events(.refused(debugger: debugger, chip: chip, carries: carried))
-                    try? session.resetAndRun()  // untouched; reset so the bench can take it off
-                    return true
+                    return .release  // untouched
                 }
                 // Reprovisioning gives the chip another station; its old one becomes pending.
                 try ledger.supersede(chip: chip)
                 skipping.insert(carried)
             }
             if let interrupted = try ledger.interruptedAttempt(forChip: chip) {
-                if try resume(interrupted, session: session, debugger: debugger) { return true }
+                if try resume(interrupted, session: session, debugger: debugger) { return .release }
             }
             do {
                 // The image whose digest the ledger records is the one burned.
@@ -248,7 +285,7 @@ public final class ProvisioningRun: Sendable {
                                 image.settings.address.map(RandomStaticAddress.format)
                             )
                         })
-                else { return false }
+                else { return .nothingLeft }
                 events(.started(debugger: debugger, station: station.name, chip: chip))
                 var burnError: DebuggerError?
                 do throws(DebuggerError) {
@@ -263,10 +300,9 @@ public final class ProvisioningRun: Sendable {
                         .finished(
                             debugger: debugger, station: station.name, chip: chip, outcome: .failed,
                             reason: burnError.description))
-                    // A chip that failed verification may be bad, and a transport error may mean
-                    // the debugger is gone: either way this chip gets no further station. Reset it
-                    // so the bench (or the operator, told by the event) swaps it.
-                    try? session.resetAndRun()
+                    // A chip that failed verification may be bad: it gets no further station and
+                    // is reset so the bench (or the operator, told by the event) swaps it. A
+                    // transport error may mean the debugger is gone: the worker opens it again.
                     throw burnError
                 }
                 try ledger.finish(attempt.id, outcome: .verified, reason: nil)
@@ -276,15 +312,14 @@ public final class ProvisioningRun: Sendable {
                 }
                 events(
                     .finished(debugger: debugger, station: station.name, chip: chip, outcome: .verified, reason: nil))
-                try? session.resetAndRun()
-                return true
+                return .release
             }
         } catch let error as LedgerError {
             requestStop()
             throw .transport(.other("ledger: \(error.message)"), during: "recording in the ledger")
         } catch let error as DebuggerError {
             if case .transport = error { throw error }
-            return true  // a chip fault: wait for the next chip
+            return .release  // a chip fault: reset it and wait for the next chip
         } catch {
             throw .transport(.other("\(error)"), during: "provisioning")
         }
@@ -307,10 +342,7 @@ public final class ProvisioningRun: Sendable {
                 ? "confirmed on the chip after the interruption"
                 : "the chip did not hold the image after the interruption")
         events(.resumed(debugger: debugger, station: station.name, chip: attempt.chip, verified: verified))
-        if verified {
-            note { $0.verified.append(station.name) }
-            try? session.resetAndRun()
-        }
+        if verified { note { $0.verified.append(station.name) } }
         return verified
     }
 

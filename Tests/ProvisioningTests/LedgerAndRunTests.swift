@@ -79,25 +79,34 @@ struct LedgerTests {
 
 /// Emulated debuggers whose chips are swapped for fresh ones after each burn (a bench), with
 /// random faults; every retired chip is kept so its flash can be checked against the ledger.
+///
+/// One seed replays one schedule: each debugger draws its faults from its own generator, derived
+/// from the seed and its index, and gets its own share of the chips (with IEEE addresses of its
+/// own), so what happens on one debugger never depends on how the threads of the others were
+/// scheduled.
 final class Bench: @unchecked Sendable {
     let debuggers: [EmulatedDebugger]
     let retired = Mutex<[String: [UInt8]]>([:])
-    let lock = Mutex(())
-    var nextChip = 0
-    let chipLimit: Int
-    var generator: SystemRandomNumberGenerator
-    var seed: UInt64
+    /// Per debugger: its generator and how many chips it has handed out. A debugger's state is
+    /// touched only by the worker that owns that debugger.
+    private var generators: [SeededGenerator]
+    private var chipsIssued: [Int]
+    let chipsPerDebugger: Int
 
-    init(debuggers count: Int, chips: Int, seed: UInt64) {
-        chipLimit = chips
-        generator = SystemRandomNumberGenerator()
-        self.seed = seed
+    /// Whether chips may arrive bad or locked.
+    let faultyChips: Bool
+
+    init(debuggers count: Int, chips: Int, seed: UInt64, faultyChips: Bool = true) {
+        self.faultyChips = faultyChips
+        chipsPerDebugger = chips / count
+        generators = (0..<count).map { SeededGenerator(seed: seed, stream: UInt64($0)) }
+        chipsIssued = [Int](repeating: 0, count: count)
         debuggers = (0..<count).map { _ in EmulatedDebugger(chip: nil) }
-        for debugger in debuggers {
-            debugger.chip = makeChip()
+        for (index, debugger) in debuggers.enumerated() {
+            debugger.chip = makeChip(for: index)
             debugger.onResetToRun = { [self] debugger in
                 if let chip = debugger.chip { retired.withLock { $0[Self.ieee(chip)] = chip.flash } }
-                debugger.chip = makeChip()
+                debugger.chip = makeChip(for: index)
             }
         }
     }
@@ -106,26 +115,38 @@ final class Bench: @unchecked Sendable {
         chip.ieeeAddress.map { String(format: "%02X", $0) }.joined(separator: ":")
     }
 
-    /// A deterministic pseudo-random source (xorshift), so a failing seed can be replayed.
-    func random(_ bound: UInt64) -> UInt64 {
-        seed ^= seed << 13
-        seed ^= seed >> 7
-        seed ^= seed << 17
-        return seed % bound
+    /// A number below `bound` from debugger `index`'s generator.
+    func random(_ bound: UInt64, debugger index: Int) -> UInt64 { generators[index].next() % bound }
+
+    func makeChip(for index: Int) -> EmulatedCC2541? {
+        guard chipsIssued[index] < chipsPerDebugger else { return nil }
+        chipsIssued[index] += 1
+        let number = chipsIssued[index]
+        let chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, UInt8(index + 1), UInt8(number >> 8), UInt8(number & 0xFF)])
+        switch faultyChips ? random(10, debugger: index) : 9 {
+        case 0: chip.stuckAtZero[0x7F10] = 0x01  // a bad cell: verification fails
+        case 1: chip.setDebugLockBit()  // arrives locked: erased first
+        default: break
+        }
+        return chip
+    }
+}
+
+/// SplitMix64: a small deterministic generator, one independent stream per (seed, stream) pair,
+/// so a failing seed can be replayed exactly.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64, stream: UInt64) {
+        state = seed &+ (stream &+ 1) &* 0x9E37_79B9_7F4A_7C15
     }
 
-    func makeChip() -> EmulatedCC2541? {
-        lock.withLock { _ in
-            guard nextChip < chipLimit else { return nil }
-            nextChip += 1
-            let chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, UInt8(nextChip >> 8), UInt8(nextChip & 0xFF)])
-            switch random(10) {
-            case 0: chip.stuckAtZero[0x7F10] = 0x01  // a bad cell: verification fails
-            case 1: chip.setDebugLockBit()  // arrives locked: erased first
-            default: break
-            }
-            return chip
-        }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var mixed = state
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        return mixed ^ (mixed >> 31)
     }
 }
 
@@ -139,8 +160,8 @@ struct ProvisioningRunTests {
         try ledger.register(stations)
         let bench = Bench(debuggers: 3, chips: 80, seed: seed)
         // One debugger is unplugged part-way, another has one timeout.
-        bench.debuggers[1].faults.unplugAfterTransfers = 400 + Int(bench.random(400))
-        bench.debuggers[2].faults.timeoutAtTransfer = 100 + Int(bench.random(300))
+        bench.debuggers[1].faults.unplugAfterTransfers = 400 + Int(bench.random(400, debugger: 1))
+        bench.debuggers[2].faults.timeoutAtTransfer = 100 + Int(bench.random(300, debugger: 2))
         var options = ProvisionOptions()
         options.targetTimeoutSeconds = 0.2
         options.pollIntervalSeconds = 0.01
@@ -181,6 +202,53 @@ struct ProvisioningRunTests {
             #expect(decoded == station.identity, "chip \(attempt.chip)")
         }
         #expect(summary.verified.count >= 30, "most stations make it despite the faults (\(summary.verified.count))")
+    }
+
+    /// One seed, one schedule: each debugger's chips (addresses and faults) are the same whatever
+    /// order the debuggers ask in, so a failing seed replays.
+    @Test func aSeedReplaysTheSameChipsWhateverTheThreadOrder() {
+        func chips(_ bench: Bench, order: [Int]) -> [[String]] {
+            var drawn = [[String]](repeating: [], count: 3)
+            for index in order {
+                guard let chip = bench.makeChip(for: index) else { continue }
+                drawn[index].append("\(Bench.ieee(chip)) \(chip.stuckAtZero) \(chip.debugLocked)")
+            }
+            return drawn
+        }
+        let inTurn = chips(Bench(debuggers: 3, chips: 60, seed: 2541), order: (0..<60).map { $0 % 3 })
+        let oneAfterAnother = chips(Bench(debuggers: 3, chips: 60, seed: 2541), order: (0..<60).map { $0 / 20 })
+        #expect(inTurn == oneAfterAnother)
+        #expect(inTurn != chips(Bench(debuggers: 3, chips: 60, seed: 7), order: (0..<60).map { $0 % 3 }))
+    }
+
+    /// A reset to run that fails after a recorded burn is reported, not swallowed, and retried on
+    /// the reopened debugger; the run goes on with the next chips. (It was `try?`: the chip was
+    /// never released, the bench never swapped it and the worker starved.)
+    @Test(arguments: [1, 2, 3])
+    func aFailedResetAfterAVerifiedBurnIsReportedAndRetried(failingReset: Int) throws {
+        let stations = (0..<4).map { Station(name: "s\($0)", identity: identity($0)) }
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register(stations)
+        let bench = Bench(debuggers: 1, chips: 8, seed: 1, faultyChips: false)
+        let transport = ResetFault(bench.debuggers[0], failingReset: failingReset)
+        var options = ProvisionOptions()
+        options.targetTimeoutSeconds = 0.2
+        options.pollIntervalSeconds = 0.01
+        let events = Mutex<[ProvisionEvent]>([])
+        let run = ProvisioningRun(template: Self.template, ledger: ledger, options: options) { event in
+            events.withLock { $0.append(event) }
+        }
+        let summary = run.run([ProvisioningDebugger(name: "emu") { () throws(DebuggerError) in transport }])
+        let seen = events.withLock { $0 }
+        let failures = seen.filter { if case .resetFailed = $0 { true } else { false } }
+        #expect(failures.count == 1, "\(seen)")
+        #expect(Set(summary.verified) == Set(stations.map(\.name)), "\(summary)")
+        #expect(summary.stopped["emu"] == "no pending stations left")
+        // Every verified chip was released (reset to run) and retired by the bench.
+        let retired = bench.retired.withLock { $0 }
+        for attempt in try ledger.attempts() where attempt.outcome == .verified {
+            #expect(retired[attempt.chip] != nil, "chip \(attempt.chip) was never reset to run")
+        }
     }
 
     /// A run with --interval/--tx-power: every burned chip carries them, and its own address (the
@@ -320,4 +388,43 @@ struct ProvisioningRunTests {
 
 extension StationState.State {
     var isDone: Bool { if case .done = self { true } else { false } }
+}
+
+/// A transport whose `failingReset`-th reset to run times out (once); everything else passes
+/// through to the emulated debugger.
+final class ResetFault: DebuggerTransport, @unchecked Sendable {
+    let inner: EmulatedDebugger
+    let failingReset: Int
+    var resets = 0
+
+    init(_ inner: EmulatedDebugger, failingReset: Int) {
+        self.inner = inner
+        self.failingReset = failingReset
+    }
+
+    func controlIn(request: UInt8, value: UInt16, index: UInt16, length: Int, timeoutMilliseconds: Int)
+        throws(TransportError) -> [UInt8]
+    {
+        try inner.controlIn(
+            request: request, value: value, index: index, length: length, timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    func controlOut(request: UInt8, value: UInt16, index: UInt16, data: [UInt8], timeoutMilliseconds: Int)
+        throws(TransportError)
+    {
+        if request == Frames.Request.reset, index == 0 {
+            resets += 1
+            if resets == failingReset { throw .timeout }
+        }
+        try inner.controlOut(
+            request: request, value: value, index: index, data: data, timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    func bulkOut(_ data: [UInt8], timeoutMilliseconds: Int) throws(TransportError) {
+        try inner.bulkOut(data, timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    func bulkIn(length: Int, timeoutMilliseconds: Int) throws(TransportError) -> [UInt8] {
+        try inner.bulkIn(length: length, timeoutMilliseconds: timeoutMilliseconds)
+    }
 }
