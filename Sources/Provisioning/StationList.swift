@@ -63,16 +63,26 @@ public enum StationListReader {
     /// The ones it must have.
     public static let requiredColumns = ["name", "uuid", "major", "minor"]
 
-    /// Reads `bytes` as JSON when the first non-blank character is `[`, else as CSV.
+    /// The keys whose JSON values must be strings (the others, numbers, may also be strings).
+    static let textColumns: Set<String> = ["name", "uuid", "address", "note"]
+
+    /// Reads `bytes` as JSON when the first non-blank character is `[` or `{`, else as CSV.
     public static func read(_ bytes: [UInt8], file: String) throws(StationListProblems) -> [Station] {
         let first = bytes.drop { [0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }.first
         var problems: [DataFileError] = []
         let rows =
-            first == UInt8(ascii: "[")
+            first == UInt8(ascii: "[") || first == UInt8(ascii: "{")
             ? jsonRows(bytes, file: file, problems: &problems) : csvRows(bytes, file: file, problems: &problems)
         var stations: [Station] = []
         for row in rows {
-            if let station = parse(row, file: file, problems: &problems) { stations.append(station) }
+            let known = problems.count
+            if let station = parse(row, file: file, problems: &problems) {
+                stations.append(station)
+            } else if !row.reported, problems.count == known {
+                // Never drop a row silently: every row that makes no station says why.
+                problems.append(
+                    DataFileError(file: file, line: row.line, column: 1, message: "this station cannot be read"))
+            }
         }
         if stations.isEmpty, problems.isEmpty {
             problems.append(DataFileError(file: file, line: 0, column: 0, message: "holds no stations"))
@@ -88,6 +98,8 @@ public enum StationListReader {
     struct Row {
         var line: Int
         var cells: [String: (text: String, line: Int, column: Int, keyPath: String)]
+        /// True when reading the row already reported a problem with it.
+        var reported = false
     }
 
     static func csvRows(_ bytes: [UInt8], file: String, problems: inout [DataFileError]) -> [Row] {
@@ -124,6 +136,7 @@ public enum StationListReader {
         }
         return table.dropFirst().compactMap { fields -> Row? in
             guard let first = fields.first else { return nil }
+            let known = problems.count
             // Too many fields is an error; too few only when a required column is left out
             // (spreadsheets may drop empty trailing optional cells).
             let lacksRequired = names.dropFirst(fields.count).contains { requiredColumns.contains($0) }
@@ -136,7 +149,7 @@ public enum StationListReader {
             }
             var cells: [String: (String, Int, Int, String)] = [:]
             for (name, field) in zip(names, fields) { cells[name] = (field.text, field.line, field.column, name) }
-            return Row(line: first.line, cells: cells)
+            return Row(line: first.line, cells: cells, reported: problems.count > known)
         }
     }
 
@@ -146,7 +159,15 @@ public enum StationListReader {
             problems.append(error)
             return []
         }
-        guard case .array(let elements) = root.value else { return [] }
+        guard case .array(let elements) = root.value else {
+            problems.append(
+                DataFileError(
+                    file: file, line: root.line, column: root.column,
+                    message:
+                        "expected an array of stations ([{\"name\": …, \"uuid\": …, \"major\": …, \"minor\": …}, …]), found \(root.kindDescription)"
+                ))
+            return []
+        }
         var rows: [Row] = []
         for (index, element) in elements.enumerated() {
             let path = "[\(index)]"
@@ -157,6 +178,7 @@ public enum StationListReader {
                         message: "expected an object with name, uuid, major, minor, found \(element.kindDescription)"))
                 continue
             }
+            let known = problems.count
             var cells: [String: (String, Int, Int, String)] = [:]
             for member in members {
                 let keyPath = "\(path).\(member.key)"
@@ -167,25 +189,30 @@ public enum StationListReader {
                             message: "unknown key; the keys are \(columns.joined(separator: ", "))"))
                     continue
                 }
+                let isText = textColumns.contains(member.key)
                 switch member.value.value {
-                case .string(let text), .number(let text):
+                case .string(let text):
                     cells[member.key] = (text, member.value.line, member.value.column, keyPath)
-                case .null:
-                    continue
+                case .number(let text) where !isText:
+                    cells[member.key] = (text, member.value.line, member.value.column, keyPath)
+                case .null where !requiredColumns.contains(member.key):
+                    continue  // an optional value left out
                 default:
                     problems.append(
                         DataFileError(
                             file: file, line: member.value.line, column: member.value.column, keyPath: keyPath,
-                            message: "expected a string or a number, found \(member.value.kindDescription)"))
+                            message:
+                                "expected \(isText ? "a string" : "a string or a number"), found \(member.value.kindDescription)"
+                        ))
                 }
             }
-            for key in requiredColumns where cells[key] == nil && !members.contains(where: { $0.key == key }) {
+            for key in requiredColumns where !members.contains(where: { $0.key == key }) {
                 problems.append(
                     DataFileError(
                         file: file, line: element.line, column: element.column, keyPath: "\(path).\(key)",
                         message: "is missing"))
             }
-            rows.append(Row(line: element.line, cells: cells))
+            rows.append(Row(line: element.line, cells: cells, reported: problems.count > known))
         }
         return rows
     }

@@ -46,6 +46,57 @@ struct StationListTests {
         #expect(stations[1].line == 3)
     }
 
+    /// A required key that is null or of the wrong JSON type is an error with its key path; it
+    /// never drops the station silently (null and other types once made a list one station shorter).
+    @Test(arguments: [
+        ("\"name\": null", "[1].name: expected a string, found null"),
+        ("\"name\": 7", "[1].name: expected a string, found a number"),
+        ("\"uuid\": null", "[1].uuid: expected a string, found null"),
+        ("\"uuid\": true", "[1].uuid: expected a string, found true/false"),
+        ("\"uuid\": {}", "[1].uuid: expected a string, found an object"),
+        ("\"uuid\": []", "[1].uuid: expected a string, found an array"),
+        ("\"uuid\": 7634", "[1].uuid: expected a string, found a number"),
+        ("\"major\": null", "[1].major: expected a string or a number, found null"),
+        ("\"major\": false", "[1].major: expected a string or a number, found true/false"),
+        ("\"minor\": [2]", "[1].minor: expected a string or a number, found an array"),
+        ("\"minor\": {\"value\": 2}", "[1].minor: expected a string or a number, found an object"),
+        ("\"power\": true", "[1].power: expected a string or a number, found true/false"),
+        ("\"note\": 5", "[1].note: expected a string, found a number"),
+        ("\"address\": []", "[1].address: expected a string, found an array"),
+    ])
+    func aJSONValueOfTheWrongKindIsAnErrorNeverADroppedStation(replacement: String, problem: String) {
+        let good = ["name": "\"b\"", "uuid": "\"7634A485-1732-4B7D-AB44-D505D8A24C60\"", "major": "1", "minor": "2"]
+        let key = String(replacement.dropFirst().prefix { $0 != "\"" })
+        var members = good.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \($0.value)" }
+        if let index = members.firstIndex(where: { $0.hasPrefix("\"\(key)\"") }) {
+            members[index] = replacement
+        } else {
+            members.append(replacement)
+        }
+        let text = """
+            [{"name": "a", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60", "major": 1, "minor": 1},
+            {\(members.joined(separator: ", "))}]
+            """
+        let found = Self.problems(text, file: "s.json")
+        #expect(found.count == 1, "\(found)")
+        #expect(found.first?.hasPrefix("s.json:2:") == true && found.first?.hasSuffix(problem) == true, "\(found)")
+    }
+
+    /// Optional keys may be null (left out); a top-level object is a JSON error, not a CSV one.
+    @Test func nullOptionalsAreLeftOutAndATopLevelObjectIsAJSONError() throws {
+        let stations = try Self.read(
+            """
+            [{"name": "a", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60", "major": 1, "minor": 1,
+              "power": null, "address": null, "note": null}]
+            """, file: "s.json")
+        #expect(stations.count == 1 && stations[0].note == nil && stations[0].address == nil)
+        #expect(
+            Self.problems(" {\"name\": \"a\"}", file: "s.json") == [
+                "s.json:1:2: expected an array of stations ([{\"name\": …, \"uuid\": …, \"major\": …, \"minor\": …}, …]), found an object"
+            ])
+        #expect(Self.problems("{\"name\": ", file: "s.json").first?.contains("the file ends") == true)
+    }
+
     @Test func reportsEveryBadRowWithLineAndColumn() {
         let text = """
             name,uuid,major,minor,power
