@@ -219,7 +219,7 @@ enum EncodeCommand {
                     + encoded.bytes[start..<min(start + 8, encoded.bytes.count)].map { "0x" + compactHex([$0]) }
                     .joined(separator: ", ")
             }
-            return "/* \(encoded.summary), \(encoded.bytes.count) bytes (ccbeacon encode) */\n"
+            return "/* \(CSource.comment(encoded.summary)), \(encoded.bytes.count) bytes (ccbeacon encode) */\n"
                 + "static uint8 advertData[\(encoded.bytes.count)] =\n{\n" + rows.joined(separator: ",\n") + "\n};\n"
         case .json:
             let value = JSONValue.object(
