@@ -181,6 +181,9 @@ enum TemplateImportCommand {
         } catch {
             throw .data(error.description, hint: error.hint)
         }
+        try CommandSupport.refuseOverwriting(
+            [CommandSupport.Input(role: "the image being imported", path: imagePath)],
+            with: [Files.join(directory, "image.hex"), manifestPath])
         do { try Files.createDirectory(directory) } catch { throw CommandFailure(.failure, error.description) }
         try FileAccess.writeAtomically(imageText, to: Files.join(directory, "image.hex"))
         try FileAccess.writeAtomically(Array((manifest.json().rendered() + "\n").utf8), to: manifestPath)

@@ -143,4 +143,52 @@ enum CommandSupport {
     }
 
     static func hexAddress(_ value: Int) -> String { "0x" + String(value, radix: 16, uppercase: true) }
+
+    /// An input of a command that no output of the same run may replace.
+    struct Input {
+        /// What it is, for the message ("the station list").
+        var role: String
+        /// Its path.
+        var path: String
+    }
+
+    /// Refuses (exit 64) when writing any of `outputs` would replace one of `inputs`.
+    static func refuseOverwriting(_ inputs: [Input], with outputs: [String]) throws(CommandFailure) {
+        for output in outputs {
+            if let input = inputs.first(where: { PathIdentity.same(output, $0.path) }) {
+                throw .usage(
+                    "writing '\(output)' would overwrite \(input.role) '\(input.path)', an input of this run; choose another output"
+                )
+            }
+        }
+    }
+
+    /// The inputs a template brings (its manifest and image).
+    static func inputs(of template: StationTemplate) -> [Input] {
+        template.files.map { Input(role: "the template '\(template.manifest.name)' file", path: $0) }
+    }
+
+    /// Checks every output path before anything is written: none may replace an input of the run
+    /// (compared by resolved path and by device and inode, so `./x`, `../d/x`, a symlink or a hard
+    /// link are all caught — exit 64), none may be a folder, and each must go into an existing,
+    /// writable folder (exit 1), so that no output is written when another cannot be.
+    static func checkOutputs(_ outputs: [String], against inputs: [Input]) throws(CommandFailure) {
+        try refuseOverwriting(inputs, with: outputs)
+        for output in outputs {
+            let folder = Files.directory(of: output)
+            if Files.isDirectory(output) {
+                throw .usage("'\(output)' is a folder; name a file to write")
+            }
+            guard Files.isDirectory(folder) else {
+                throw CommandFailure(
+                    .failure, "cannot write '\(output)': the folder '\(folder)' does not exist",
+                    hint: "create it first, or choose another output path; nothing was written")
+            }
+            guard Files.isWritableDirectory(folder) else {
+                throw CommandFailure(
+                    .failure, "cannot write '\(output)': the folder '\(folder)' is not writable",
+                    hint: "choose another output path; nothing was written")
+            }
+        }
+    }
 }

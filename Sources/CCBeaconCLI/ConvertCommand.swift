@@ -53,6 +53,7 @@ enum ConvertCommand {
             throw .usage("--base applies to .bin input only; a HEX file carries its own addresses")
         }
 
+        try CommandSupport.checkOutputs([output], against: [CommandSupport.Input(role: "the input image", path: input)])
         var (memory, start) = try load(input, format: inputFormat, base: command.values["--base"])
         if let range { memory = memory.cropped(to: range) }
 

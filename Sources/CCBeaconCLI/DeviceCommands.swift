@@ -374,6 +374,7 @@ enum ReadCommand {
     {
         guard let output = command.values["--output"] else { throw .usage("missing -o FILE") }
         let format = try ImageFormat.of(output, role: "output")
+        try CommandSupport.checkOutputs([output], against: [])
         let connection = try DeviceSupport.connect(command, debuggers: debuggers)
         guard !connection.identity.locked else { throw DeviceSupport.failure(.targetLocked) }
         let chip = try DeviceSupport.chip(connection)

@@ -21,6 +21,9 @@ enum FileAccess {
         do {
             return try Files.read(path)
         } catch {
+            if error.isNotRegularFile {
+                throw .usage("cannot read '\(path)': \(error.reason); give the path of a file")
+            }
             throw CommandFailure(
                 .failure, error.isMissing ? "cannot read '\(path)': no such file" : error.description,
                 hint: error.isMissing ? "check the path" : "check that it is a readable file")

@@ -35,6 +35,7 @@ enum PatchCommand {
         }
         let address = try Values.address(at, option: "--at")
         let bytes = try Values.hexBytes(hex, option: "--bytes")
+        try CommandSupport.checkOutputs([output], against: [CommandSupport.Input(role: "the input image", path: input)])
         let file = try ConvertCommand.parseHex(try FileAccess.read(input), path: input)
         let patched: PatchedHexFile
         do {

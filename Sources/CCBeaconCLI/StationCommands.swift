@@ -42,6 +42,8 @@ enum GenerateCommand {
         let (template, _) = try CommandSupport.template(command)
         let station = template.stationImage(
             for: identity, settings: try CommandSupport.check(settings, for: template))
+        try CommandSupport.checkOutputs(
+            [output] + (command.values["--bin"].map { [$0] } ?? []), against: CommandSupport.inputs(of: template))
         try FileAccess.writeAtomically(station.file.text, to: output)
         var lines = [
             "wrote \(output): iBeacon \(identity) at \(CommandSupport.hexAddress(station.payloadAddress)), template '\(template.manifest.name)', rewrote line\(station.rewrittenLines.count == 1 ? "" : "s") \(station.rewrittenLines.map(String.init).joined(separator: ", "))"
@@ -79,8 +81,14 @@ enum BatchCommand {
 
             Running it again over the same DIR is safe: files that already hold exactly the new
             content are left alone, changed ones are replaced atomically, and files that belong to no
-            station of the list are never touched (they are listed). All files are flushed to disk
-            before stations.json is written.
+            station of the list are never touched (they are listed). Every file is written to a
+            temporary file, flushed to disk and renamed into place; stations.json is written only
+            after all of them, and is set aside (as .stations.json.incomplete) while files change, so
+            the folder never holds a record that disagrees with its files. A run killed part-way is
+            reported by the next one, which also removes the temporary files it left.
+
+            One batch at a time per folder: a second one waits for the first (or, with --no-wait,
+            fails at once).
 
             With a template that exposes them, --interval and --tx-power apply to every station, and
             every station gets its own random static advertiser address: the list's address column,
@@ -94,6 +102,7 @@ enum BatchCommand {
             OptionSpec("--output", short: "-o", value: "DIR", help: "output folder (created if missing)"),
             OptionSpec("--bin", help: "also write a .bin per station"),
             OptionSpec("--jobs", value: "N", help: "stations generated in parallel (default: the processor count)"),
+            OptionSpec("--no-wait", help: "fail at once when another batch is writing into DIR (default: wait)"),
         ],
         positionalNames: ["STATIONS file"], requiredPositionals: 1,
         refusedOptions: [
@@ -118,16 +127,48 @@ enum BatchCommand {
         let settings = try CommandSupport.check(try CommandSupport.settings(command), for: template)
         _ = try CommandSupport.addresses(
             stations, template: template, listPath: listPath, consequence: "nothing was written")
+        if Files.exists(directory), !Files.isDirectory(directory) {
+            throw .usage("-o '\(directory)' is not a folder")
+        }
+        let writeBinary = command.flags.contains("--bin")
+        var outputs = [BatchGenerator.manifestName, BatchGenerator.incompleteMarkerName, FolderLock.fileName]
+        for station in stations {
+            outputs.append(station.fileStem + ".hex")
+            if writeBinary { outputs.append(station.fileStem + ".bin") }
+        }
+        try CommandSupport.refuseOverwriting(
+            [CommandSupport.Input(role: "the station list", path: listPath)] + CommandSupport.inputs(of: template),
+            with: outputs.map { Files.join(directory, $0) })
         let reporter = ProgressReporter(console: console, label: "generating")
         let summary: BatchSummary
         do {
             summary = try BatchGenerator.run(
                 stations: stations, template: template, settings: settings, directory: directory,
-                writeBinary: command.flags.contains("--bin"), jobs: jobs
+                writeBinary: writeBinary, jobs: jobs, wait: !command.flags.contains("--no-wait"),
+                waiting: { holder in
+                    console.diagnostics(
+                        "waiting: another ccbeacon batch\(holder.map { " (process \($0))" } ?? "") is writing into \(directory)/; it holds the folder until it ends (--no-wait to refuse instead)\n"
+                    )
+                }
             ) { done, total in reporter.update(done: done, total: total) }
         } catch {
+            if case .folderBusy = error.problem {
+                throw CommandFailure(
+                    .failure, error.description,
+                    hint: "wait for it to finish, or choose another folder; nothing was written")
+            }
             throw CommandFailure(
                 .failure, error.description, hint: "fix the cause and run again; finished files are kept")
+        }
+        if summary.previousRunInterrupted {
+            console.diagnostics(
+                "note: the last batch into \(directory)/ was interrupted before it wrote its record; every file was checked and the record written anew\n"
+            )
+        }
+        if !summary.removedTemporaryFiles.isEmpty {
+            console.diagnostics(
+                "note: removed \(summary.removedTemporaryFiles.count) temporary file\(summary.removedTemporaryFiles.count == 1 ? "" : "s") an interrupted run left in \(directory)/: \(summary.removedTemporaryFiles.joined(separator: ", "))\n"
+            )
         }
         var lines = [
             "\(stations.count) station\(stations.count == 1 ? "" : "s") from template '\(template.manifest.name)' in \(directory)/: "

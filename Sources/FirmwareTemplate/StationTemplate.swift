@@ -133,6 +133,9 @@ public struct StationTemplate: Sendable {
     /// The iBeacon field.
     public var beaconField: PatchField { manifest.beaconField! }
 
+    /// The files the template was loaded from (its manifest and image), which no output may replace.
+    public var files: [String] { [Files.join(directory, "template.json"), Files.join(directory, manifest.image)] }
+
     /// Loads `directory/template.json` and its image, and checks them (see `init(manifest:…)`).
     public static func load(directory: String, catalog: BoardCatalog) throws(TemplateError) -> StationTemplate {
         let manifestPath = Files.join(directory, "template.json")

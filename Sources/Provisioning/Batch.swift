@@ -6,6 +6,10 @@ public import Storage
 public import StructuredText
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// What happened to one station's file.
 public enum BatchFileStatus: String, Sendable {
     /// A new file.
@@ -42,6 +46,10 @@ public struct BatchSummary: Sendable {
     public var strayFiles: [String]
     /// The template named by the `stations.json` the batch replaced, if it differed.
     public var previousTemplate: String?
+    /// True when an earlier batch into this folder was interrupted before it wrote its record.
+    public var previousRunInterrupted = false
+    /// Temporary files a killed writer left in the folder, removed by this run.
+    public var removedTemporaryFiles: [String] = []
 
     /// How many entries have `status`.
     public func count(_ status: BatchFileStatus) -> Int { entries.filter { $0.status == status }.count }
@@ -49,14 +57,33 @@ public struct BatchSummary: Sendable {
 
 /// A batch that stopped: which station, what failed.
 public struct BatchError: Error, Sendable, CustomStringConvertible {
-    /// The file error.
-    public var error: FileError
+    /// What went wrong.
+    public enum Problem: Sendable {
+        /// A file could not be read or written.
+        case file(FileError)
+        /// Another batch holds the output folder (and the caller asked not to wait).
+        case folderBusy(FolderLock.Failure)
+    }
+
+    /// What went wrong.
+    public var problem: Problem
     /// How many stations were done before it.
     public var completed: Int
 
+    /// Creates an error.
+    public init(_ problem: Problem, completed: Int) {
+        self.problem = problem
+        self.completed = completed
+    }
+
     /// Plain-words reason.
     public var description: String {
-        "\(error) (after \(completed) station\(completed == 1 ? "" : "s"); stations.json was not updated)"
+        switch problem {
+        case .file(let error):
+            return
+                "\(error) (after \(completed) station\(completed == 1 ? "" : "s"); stations.json was not updated)"
+        case .folderBusy(let failure): return failure.description
+        }
     }
 }
 
@@ -64,23 +91,75 @@ public struct BatchError: Error, Sendable, CustomStringConvertible {
 public enum BatchGenerator {
     /// The name of the record of a batch inside its output folder.
     public static let manifestName = "stations.json"
+    /// While a batch changes files, the previous record waits under this name (or an empty file
+    /// stands here when there was none): its presence without `stations.json` means a batch was
+    /// interrupted and the files no longer match any record.
+    public static let incompleteMarkerName = ".stations.json.incomplete"
+
+    /// Fault injection for the crash-safety tests: with `CCBEACON_TEST_KILL_IN_BATCH=N` the
+    /// process kills itself (SIGKILL) at its Nth durable step (set the record aside, each file
+    /// renamed into place, the record written, the marker removed) — moments a kill from outside
+    /// only hits by luck. Deterministic with one job.
+    static let killAtStep: Int? = Files.environment("CCBEACON_TEST_KILL_IN_BATCH").flatMap { Int($0) }
+    static let steps = Atomic<Int>(0)
+
+    static func step() {
+        guard let killAtStep else { return }
+        if steps.add(1, ordering: .relaxed).newValue == killAtStep { kill(getpid(), SIGKILL) }
+    }
 
     /// Writes `DIR/<station>.hex` (and `.bin`) for every station, then `DIR/stations.json`.
     ///
-    /// Files are written atomically; a file that already holds exactly the new content is not
-    /// rewritten, so re-running a batch over its folder is safe and cheap. Files of other
-    /// stations are never touched (and are reported). All files are flushed to disk with one
-    /// file-system sync before `stations.json` is written, so the record never names a file that
-    /// is not durably there. `progress(done, total)` is called from worker threads.
+    /// One batch at a time per folder: the folder is locked (`FolderLock`); with `wait` a second
+    /// batch calls `waiting` and waits, without it fails at once. Every file is written
+    /// atomically and durably (temporary file, `fsync`, rename, folder `fsync`); a file that
+    /// already holds exactly the new content is not rewritten, so re-running a batch over its
+    /// folder is safe and cheap. Files of other stations are never touched (and are reported).
+    ///
+    /// The folder never holds a `stations.json` that disagrees with the files it lists: before
+    /// the first file changes the old record is set aside (`incompleteMarkerName`), and the new
+    /// one is written only after every file is durably in place. A run that finds the marker
+    /// without a record says the last run was interrupted; temporary files a killed run left are
+    /// removed and listed. `progress(done, total)` is called from worker threads.
     /// `settings` (interval, TX power) apply to every station; each gets its own advertiser address
     /// (the list's, or one derived from its identity) where the template has an address field —
     /// a list with addresses must be checked against the template first (`AddressPlan`).
     public static func run(
         stations: [Station], template: StationTemplate, settings: CheckedSettings? = nil, directory: String,
-        writeBinary: Bool, jobs: Int, progress: @escaping @Sendable (Int, Int) -> Void
+        writeBinary: Bool, jobs: Int, wait: Bool = true, waiting: (Int32?) -> Void = { _ in },
+        progress: @escaping @Sendable (Int, Int) -> Void
     ) throws(BatchError) -> BatchSummary {
-        do { try Files.createDirectory(directory) } catch { throw BatchError(error: error, completed: 0) }
-        let previousTemplate = previousTemplateName(in: directory)
+        let record = Files.join(directory, manifestName)
+        let marker = Files.join(directory, incompleteMarkerName)
+        let lock: FolderLock
+        do {
+            try Files.createDirectory(directory)
+            lock = try FolderLock.acquire(directory, wait: wait, waiting: waiting)
+        } catch let error as FileError {
+            throw BatchError(.file(error), completed: 0)
+        } catch let error as FolderLock.Failure {
+            if case .file(let file) = error { throw BatchError(.file(file), completed: 0) }
+            throw BatchError(.folderBusy(error), completed: 0)
+        } catch {
+            throw BatchError(.file(FileError(.write, path: directory, reason: "\(error)")), completed: 0)
+        }
+        defer { lock.release() }
+        var summary = BatchSummary(entries: [], strayFiles: [])
+        summary.removedTemporaryFiles = Files.removeAbandonedTemporaryFiles(in: directory)
+        let markerFound = Files.isFile(marker)
+        summary.previousRunInterrupted = markerFound && !Files.isFile(record)
+        let previousTemplate = previousTemplateName(in: markerFound && !Files.isFile(record) ? marker : record)
+        do throws(FileError) {
+            // Set the old record aside before the first file changes.
+            if Files.isFile(record) {
+                try Files.renameDurably(record, to: marker)
+            } else if !markerFound {
+                try Files.writeAtomically([], to: marker)
+            }
+        } catch {
+            throw BatchError(.file(error), completed: 0)
+        }
+        step()
         let results = Mutex<[BatchEntry?]>([BatchEntry?](repeating: nil, count: stations.count))
         let failure = Mutex<FileError?>(nil)
         let next = Atomic<Int>(0)
@@ -102,19 +181,21 @@ public enum BatchGenerator {
             }
         }
         let entries = results.withLock { $0.compactMap { $0 } }
-        if let error = failure.withLock({ $0 }) { throw BatchError(error: error, completed: entries.count) }
+        if let error = failure.withLock({ $0 }) { throw BatchError(.file(error), completed: entries.count) }
         do {
-            try Files.syncFileSystem(containing: directory)
-            let record = manifest(entries: entries, template: template).rendered() + "\n"
-            try Files.writeAtomically(Array(record.utf8), to: Files.join(directory, manifestName))
+            let text = manifest(entries: entries, template: template).rendered() + "\n"
+            try Files.writeAtomically(Array(text.utf8), to: record)
+            step()
+            try Files.removeDurably(marker)
+            step()
         } catch {
-            throw BatchError(error: error, completed: entries.count)
+            throw BatchError(.file(error), completed: entries.count)
         }
         let ours = Set(entries.flatMap { [$0.hexFile] + ($0.binFile.map { [$0] } ?? []) } + [manifestName])
-        let stray = ((try? Files.list(directory)) ?? []).filter { !ours.contains($0) && !$0.hasPrefix(".") }
-        return BatchSummary(
-            entries: entries, strayFiles: stray,
-            previousTemplate: previousTemplate == template.manifest.name ? nil : previousTemplate)
+        summary.entries = entries
+        summary.strayFiles = ((try? Files.list(directory)) ?? []).filter { !ours.contains($0) && !$0.hasPrefix(".") }
+        summary.previousTemplate = previousTemplate == template.manifest.name ? nil : previousTemplate
+        return summary
     }
 
     static func generate(
@@ -143,7 +224,8 @@ public enum BatchGenerator {
     static func writeIfChanged(_ bytes: [UInt8], to path: String) throws(FileError) -> BatchFileStatus {
         let existing = try? Files.read(path)
         if existing == bytes { return .unchanged }
-        try Files.writeAtomically(bytes, to: path, flush: false)
+        try Files.writeAtomically(bytes, to: path)
+        step()
         return existing == nil ? .written : .replaced
     }
 

@@ -4,9 +4,8 @@
     import Darwin
 #endif
 
-/// glibc's `syncfs(2)`: the Glibc module hides it behind `_GNU_SOURCE`, so it is bound by name.
-@_silgen_name("syncfs")
-private func linuxSyncfs(_ descriptor: Int32) -> Int32
+/// Our own error code for "not a regular file" (outside errno's range; POSIX has no EFTYPE).
+private let EFTYPE_CCBEACON: Int32 = 10_001
 
 /// A file-system operation that failed, with the path and the system's reason.
 public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -35,6 +34,9 @@ public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
     /// True when the path does not exist.
     public var isMissing: Bool { code == ENOENT }
 
+    /// True when the path is not a regular file (a FIFO, a directory, a device).
+    public var isNotRegularFile: Bool { code == Files.notRegularFile }
+
     /// `cannot read 'x': no such file`.
     public var description: String { "cannot \(operation.rawValue) '\(path)': \(reason)" }
 }
@@ -42,15 +44,20 @@ public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
 /// File reading, atomic writing and directory listing over POSIX calls. (Plain POSIX keeps full
 /// Foundation out of the binary, which would triple its start-up time.)
 public enum Files {
-    /// The whole content of a regular file.
+    /// The whole content of a regular file. Anything else (a FIFO, a directory, a device, a
+    /// socket) is refused before a byte is read: the file is opened without blocking, so a FIFO
+    /// with no writer cannot hang the caller, and checked on the open descriptor, so it cannot be
+    /// swapped between the check and the read.
     public static func read(_ path: String) throws(FileError) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
         guard descriptor >= 0 else { throw systemError(.read, path) }
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw systemError(.read, path) }
         guard (status.st_mode & S_IFMT) == S_IFREG else {
-            throw FileError(.read, path: path, reason: "not a regular file", code: EISDIR)
+            throw FileError(
+                .read, path: path, reason: "it is \(kindDescription(status.st_mode)), not a regular file",
+                code: notRegularFile)
         }
         var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
         var filled = 0
@@ -70,12 +77,20 @@ public enum Files {
         return bytes
     }
 
-    /// Writes `bytes` to `path` atomically: a temporary file in the same directory, flushed to disk
-    /// (unless `flush` is false, for callers that sync the whole file system once at the end), then
-    /// renamed over the target, so a crash leaves either the old file or the new one.
-    public static func writeAtomically(_ bytes: [UInt8], to path: String, flush: Bool = true) throws(FileError) {
-        let temporary =
-            "\(directory(of: path))/.\(lastComponent(path)).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+    /// `errno`-style code of `FileError` for an input that is not a regular file.
+    public static let notRegularFile: Int32 = EFTYPE_CCBEACON
+
+    /// Writes `bytes` to `path` atomically and durably: a temporary file in the same directory
+    /// (named `temporaryName`, so a later run can recognise leftovers), written, `fsync`ed,
+    /// renamed over the target, then the directory `fsync`ed so the rename itself survives a
+    /// power cut. A crash leaves either the old file or the new one, never a mix.
+    /// `syncDirectory: false` is for callers that rename many files into one directory and sync it
+    /// once (`syncDirectory(_:)`) before they rely on the renames.
+    public static func writeAtomically(_ bytes: [UInt8], to path: String, syncDirectory: Bool = true)
+        throws(FileError)
+    {
+        let folder = directory(of: path)
+        let temporary = join(folder, temporaryName(for: lastComponent(path)))
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw systemError(.write, path) }
         var written = 0
@@ -88,7 +103,7 @@ public enum Files {
                 }
                 written += result
             }
-            return !flush || fsync(descriptor) == 0 ? nil : errno
+            return fsync(descriptor) == 0 ? nil : errno
         }
         close(descriptor)
         if let failure {
@@ -100,15 +115,69 @@ public enum Files {
             unlink(temporary)
             throw error
         }
+        if syncDirectory { try Files.syncDirectory(folder) }
     }
 
-    /// Flushes every written file of the file system holding `directory` to disk, and the directory
-    /// itself (so renames in it are durable).
-    public static func syncFileSystem(containing directory: String) throws(FileError) {
+    /// The marker in the names of our temporary files: `.<name>.ccbeacon-tmp.<pid>.<random>`.
+    public static let temporaryMarker = ".ccbeacon-tmp."
+
+    /// A fresh temporary name for writing `name` (hidden, with our marker and this process's ID).
+    static func temporaryName(for name: String) -> String {
+        ".\(name)\(temporaryMarker)\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    /// Removes the temporary files a killed writer left in `directory`: our marker in the name and
+    /// a process ID that no longer runs (a live writer's files are left alone). Returns their names.
+    public static func removeAbandonedTemporaryFiles(in directory: String) -> [String] {
+        var removed: [String] = []
+        for name in (try? list(directory)) ?? [] where name.hasPrefix(".") {
+            // `.<name>.ccbeacon-tmp.<pid>.<random>`: the process ID is the next-to-last part.
+            let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count >= 4, name.contains(temporaryMarker), let pid = Int32(parts[parts.count - 2]),
+                pid > 0, kill(pid, 0) != 0, errno == ESRCH
+            else { continue }
+            if unlink(join(directory, name)) == 0 { removed.append(name) }
+        }
+        return removed
+    }
+
+    /// `fsync`s a directory, so that renames and removals in it are durable.
+    public static func syncDirectory(_ directory: String) throws(FileError) {
         let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { throw systemError(.write, directory) }
         defer { close(descriptor) }
-        guard linuxSyncfs(descriptor) == 0, fsync(descriptor) == 0 else { throw systemError(.write, directory) }
+        guard fsync(descriptor) == 0 else { throw systemError(.write, directory) }
+    }
+
+    /// Renames `from` to `to` (replacing `to`) and syncs the directory; a missing `from` is fine.
+    public static func renameDurably(_ from: String, to: String) throws(FileError) {
+        if rename(from, to) != 0 {
+            guard errno == ENOENT else { throw systemError(.write, to) }
+            return
+        }
+        try syncDirectory(directory(of: to))
+    }
+
+    /// Removes `path` and syncs its directory; a missing file is fine.
+    public static func removeDurably(_ path: String) throws(FileError) {
+        if unlink(path) != 0 {
+            guard errno == ENOENT else { throw systemError(.write, path) }
+            return
+        }
+        try syncDirectory(directory(of: path))
+    }
+
+    /// A word for a file type (`a FIFO`, `a directory`), for messages.
+    static func kindDescription(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFDIR: return "a directory"
+        case S_IFIFO: return "a FIFO"
+        case S_IFCHR: return "a character device"
+        case S_IFBLK: return "a block device"
+        case S_IFSOCK: return "a socket"
+        case S_IFLNK: return "a symbolic link"
+        default: return "a regular file"
+        }
     }
 
     /// Number of processors online (at least 1).
@@ -132,6 +201,17 @@ public enum Files {
     public static func isDirectory(_ path: String) -> Bool {
         var status = stat()
         return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// True when something (of any type) is at `path`; a dangling symbolic link counts.
+    public static func exists(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0
+    }
+
+    /// True for an existing directory this process may create files in.
+    public static func isWritableDirectory(_ path: String) -> Bool {
+        isDirectory(path) && access(path, W_OK | X_OK) == 0
     }
 
     /// True for an existing regular file.

@@ -7,10 +7,8 @@ import Testing
 /// reference client that keeps the emulator honest. Each run is its own process (one umockdev
 /// testbed per process); the suite runs serially to keep the busy-polling preload off both cores.
 enum Tools {
-    static let buildDirectory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        .deletingLastPathComponent()
-    static let emulator = buildDirectory.appendingPathComponent("cc-debugger-emulator").path
-    static let ccbeacon = buildDirectory.appendingPathComponent("ccbeacon").path
+    static let emulator = BuiltTools.emulator
+    static let ccbeacon = BuiltTools.ccbeacon
     static let ccTool = ["/usr/bin/cc-tool", "/usr/local/bin/cc-tool"].first {
         FileManager.default.isExecutableFile(atPath: $0)
     }
