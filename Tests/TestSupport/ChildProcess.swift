@@ -116,8 +116,22 @@ public final class ChildProcess: @unchecked Sendable {
     /// first.
     public func killGroup() { kill(-processID, SIGKILL) }
 
-    /// True while the child has not ended.
-    public var isRunning: Bool { lock.withLock { finalStatus == nil } && waitpid(processID, nil, WNOHANG) == 0 }
+    /// True while the child has not ended. (A child found ended is reaped here, its status kept.)
+    public var isRunning: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard finalStatus == nil else { return false }
+        var status: Int32 = 0
+        guard waitpid(processID, &status, WNOHANG) == processID else { return true }
+        finalStatus = Self.exitCode(status)
+        reapGroup()
+        return false
+    }
+
+    /// A `waitpid` status as an exit status: the code, or 128 + the signal.
+    static func exitCode(_ status: Int32) -> Int32 {
+        status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+    }
 
     /// Waits for the child (killing its group after `timeout` seconds), then kills and reaps
     /// whatever is left of its group. Returns its exit status: its code, or 128 + signal.
@@ -132,13 +146,13 @@ public final class ChildProcess: @unchecked Sendable {
             let result = waitpid(processID, &status, WNOHANG)
             if result == processID { break }
             if result < 0, errno != EINTR {
-                status = 0
+                status = 0xFF00  // not ours to wait for (never expected): report exit 255, not success
                 break
             }
             if let deadline, Date() > deadline { killGroup() }
             usleep(2_000)
         }
-        let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        let code = Self.exitCode(status)
         finalStatus = code
         reapGroup()
         return code
