@@ -83,6 +83,16 @@ struct DataLocations {
         throw CommandFailure(.failure, error.description, hint: error.hint)
     }
 
+    /// Every template that loads, user folders first (a broken one is skipped; `templates` lists
+    /// it with its reason).
+    func loadAllTemplates(catalog: BoardCatalog) -> [StationTemplate] {
+        templateDirectories.flatMap { directory in
+            ((try? Files.list(directory)) ?? []).compactMap { name in
+                try? StationTemplate.load(directory: Files.join(directory, name), catalog: catalog)
+            }
+        }
+    }
+
     func loadTemplate(_ reference: String, catalog: BoardCatalog) throws(CommandFailure) -> StationTemplate {
         let directory = try templateDirectory(reference)
         do {

@@ -47,14 +47,24 @@ enum DeviceSupport {
             let session = CC254xSession(transport: try provider.open(device))
             let state = try session.open()
             let identity = try session.connect(targetID: state.targetID, debuggerID: device.debuggerID)
-            let catalog = try? DataLocations.find(templatesOption: nil).loadBoards()
-            let chip = catalog?.chips.first {
-                $0.debuggerTargetID == state.targetID && $0.flashSize == identity.flashSize
-            }
-            return Connection(device: device, session: session, state: state, identity: identity, chip: chip)
+            return Connection(
+                device: device, session: session, state: state, identity: identity,
+                chip: chipFacts(targetID: state.targetID, flashSize: identity.flashSize))
         } catch {
             throw failure(error)
         }
+    }
+
+    /// The chip of boards/chips.json with this debugger target ID and flash size.
+    static func chipFacts(targetID: UInt16, flashSize: Int) -> Chip? {
+        candidateChips(targetID: targetID).first { $0.flashSize == flashSize }
+    }
+
+    /// Every chip of boards/chips.json with this debugger target ID (a locked chip hides its flash
+    /// size, so it can only be narrowed down to these).
+    static func candidateChips(targetID: UInt16) -> [Chip] {
+        let catalog = try? DataLocations.find(templatesOption: nil).loadBoards()
+        return catalog?.chips.filter { $0.debuggerTargetID == targetID } ?? []
     }
 
     static func listDevices(_ provider: any DebuggerProvider) throws(CommandFailure) -> [DebuggerDevice] {
@@ -97,7 +107,7 @@ enum DeviceSupport {
         case .flashBusy, .dmaTimeout: hint = "power-cycle the target and run the command again"
         case .writeAborted:
             hint = "a page is write-protected by lock bits; 'ccbeacon flash' erases first, so run it again"
-        case .verifyMismatch:
+        case .verifyMismatch, .identityMismatch:
             hint =
                 "the flash does not hold the image; run 'ccbeacon flash' again; if it repeats, the chip may be worn out"
         }
@@ -290,9 +300,9 @@ enum FlashCommand {
         throws(CommandFailure)
     {
         let path = command.positionals[0]
-        let verifyMode = command.values["--verify"] ?? "crc"
-        guard ["crc", "read", "none"].contains(verifyMode) else {
-            throw .usage("--verify '\(verifyMode)' must be crc, read or none")
+        let verifyText = command.values["--verify"] ?? "crc"
+        guard let verifyMode = VerifyMode(rawValue: verifyText) else {
+            throw .usage("--verify '\(verifyText)' must be crc, read or none")
         }
         if command.flags.contains("--preserve-mac"), command.values["--mac"] != nil {
             throw .usage("give --mac or --preserve-mac, not both")
@@ -301,36 +311,70 @@ enum FlashCommand {
             try Values.deviceAddress(text, option: "--mac")
         }
         let (image, _) = try CommandSupport.loadImage(path, base: command.values["--base"])
-        let connection = try DeviceSupport.connect(command, debuggers: debuggers)
-        let chip = try DeviceSupport.chip(connection)
+        let locations = try DataLocations.find(templatesOption: nil)
+        let (identityRanges, identitySource) = IdentityBytes.locate(
+            in: image, templates: locations.loadAllTemplates(catalog: try locations.loadBoards()))
+        var connection = try DeviceSupport.connect(command, debuggers: debuggers)
         let session = connection.session
         let report = DeviceSupport.progress(console)
+        let allowLastPage = command.flags.contains("--allow-last-page")
         do {
-            // Check the plan before anything on the chip changes.
-            _ = try FlashPlan(image: image, chip: chip, allowLastPage: command.flags.contains("--allow-last-page"))
-            var secondary = mac
-            if command.flags.contains("--preserve-mac") {
-                guard !connection.identity.locked else {
+            var erased = false
+            if connection.identity.locked {
+                // The debug lock hides CHIPINFO (the flash size). A chip erase clears the lock (as
+                // cc-tool does); after it the chip tells its size. The image must fit one of the
+                // chips with this target ID before anything is erased.
+                if command.flags.contains("--preserve-mac") {
                     throw CommandFailure(
                         .failure, "the target is locked, so its secondary address cannot be read to preserve it",
                         hint: "run without --preserve-mac (the address is lost with the erase), or give --mac")
                 }
+                let candidates = DeviceSupport.candidateChips(targetID: connection.state.targetID)
+                if candidates.isEmpty { _ = try DeviceSupport.chip(connection) }  // refuses: unknown target
+                var planError: FlashPlanError?
+                for candidate in candidates {
+                    do { _ = try FlashPlan(image: image, chip: candidate, allowLastPage: allowLastPage) } catch {
+                        planError = error
+                        continue
+                    }
+                    planError = nil
+                    break
+                }
+                if let planError { throw planError }
+                connection.identity = try session.chipErase(targetID: connection.state.targetID, progress: report)
+                connection.chip = DeviceSupport.chipFacts(
+                    targetID: connection.state.targetID, flashSize: connection.identity.flashSize)
+                erased = true
+                console.diagnostics("the target was debug-locked; the chip erase unlocked it\n")
+            }
+            let chip = try DeviceSupport.chip(connection)
+            // Check the plan before anything on the chip changes.
+            _ = try FlashPlan(image: image, chip: chip, allowLastPage: allowLastPage)
+            var secondary = mac
+            if command.flags.contains("--preserve-mac") {
                 secondary = try session.secondaryAddress(chip: chip)
             }
             let full = try FlashPlan.withLastPage(
                 image, chip: chip, secondaryAddress: secondary, lockDebug: command.flags.contains("--lock-debug"))
             let plan = try FlashPlan(image: full, chip: chip, allowLastPage: true)
-            _ = try session.chipErase(targetID: connection.state.targetID, progress: report)
-            try session.program(plan, progress: report)
-            switch verifyMode {
-            case "crc": try session.verifyCRC(full, progress: report)
-            case "read": try session.verifyRead(full, progress: report)
-            default: break
-            }
+            let burned = try session.burn(
+                plan, targetID: connection.state.targetID,
+                options: BurnOptions(verify: verifyMode, readBack: identityRanges), erased: erased, progress: report)
             try session.resetAndRun()
+            let identityNote: String
+            switch identitySource {
+            case .template(let name):
+                identityNote = "identity bytes \(burned.readBackText) read back (template '\(name)')"
+            case .scanned:
+                identityNote = "identity bytes \(burned.readBackText) read back (found by scanning the image)"
+            case .none:
+                identityNote = "no identity bytes found in the image to read back"
+            }
+            let verified =
+                verifyMode == .none ? "not verified beyond that" : "the whole image verified (\(verifyMode.rawValue))"
             var lines = [
                 "flashed \(path) to the \(chip.name) on \(connection.device.selector): \(plan.blocks.count) KiB written, "
-                    + (verifyMode == "none" ? "not verified" : "verified (\(verifyMode))") + "; the target is running"
+                    + "\(identityNote), \(verified); the target is running"
             ]
             if let secondary { lines.append("secondary address: \(DeviceSupport.hexBytes(secondary))") }
             if command.flags.contains("--lock-debug") {

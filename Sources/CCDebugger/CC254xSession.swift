@@ -53,6 +53,8 @@ public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
     case dmaTimeout(address: Int)
     /// Verification found different bytes.
     case verifyMismatch(address: Int)
+    /// The station's identity bytes read back differ from the image at this address.
+    case identityMismatch(address: Int)
 
     /// Plain-words reason.
     public var description: String {
@@ -72,6 +74,9 @@ public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
         case .dmaTimeout(let address): return "the CRC DMA did not complete for \(hex(address))"
         case .verifyMismatch(let address):
             return "verification failed: flash differs from the image in the 1 KiB at \(hex(address))"
+        case .identityMismatch(let address):
+            return
+                "verification failed: the identity bytes did not read back as written (flash differs from the image at \(hex(address)))"
         }
     }
 }
@@ -532,5 +537,96 @@ enum Clock {
 
     static func pause(afterPolls polls: Int) {
         if polls > 3 { usleep(1000) }
+    }
+}
+
+/// How a burn checks the flash after programming, beyond the identity read-back every burn does.
+public enum VerifyMode: String, Sendable, CaseIterable {
+    /// The chip's CRC unit over every byte of the image.
+    case crc
+    /// Every byte read back.
+    case read
+    /// Nothing beyond the identity read-back.
+    case none
+}
+
+/// What a burn does besides erase and program.
+public struct BurnOptions: Sendable, Equatable {
+    /// How the whole image is checked.
+    public var verify: VerifyMode
+    /// Flash ranges read back byte for byte whatever `verify` says: the bytes that make a station
+    /// what it is (payload, advertiser address, settings, OAD header). A CRC can be fooled (four
+    /// stuck bits chosen well leave it unchanged); a byte comparison of these cannot.
+    public var readBack: [Range<Int>]
+
+    /// Options with `verify` and the ranges to read back.
+    public init(verify: VerifyMode, readBack: [Range<Int>]) {
+        self.verify = verify
+        self.readBack = readBack
+    }
+}
+
+/// What a finished burn did.
+public struct BurnReport: Sendable, Equatable {
+    /// 1 KiB blocks written.
+    public var blocksWritten: Int
+    /// How the whole image was checked.
+    public var verify: VerifyMode
+    /// The ranges that were read back byte for byte and matched (merged, in address order).
+    public var readBack: [Range<Int>]
+
+    /// The read-back ranges as text, `0x7F00-0x7F2D,…` (END inclusive), or `none`.
+    public var readBackText: String { BurnReport.describe(readBack) }
+
+    /// `0x7F00-0x7F2D,0x7F30-0x7F33` (each END inclusive), or `none`.
+    public static func describe(_ ranges: [Range<Int>]) -> String {
+        ranges.isEmpty
+            ? "none" : ranges.map { "\(hex($0.lowerBound))-\(hex($0.upperBound - 1))" }.joined(separator: ",")
+    }
+}
+
+extension CC254xSession {
+    /// Burns `plan` into the connected chip: chip erase (unless `erased`: the caller just erased
+    /// it), program, read back `options.readBack` byte for byte, then verify the whole image as
+    /// `options.verify` says. The chip is left halted; the caller resets it to run.
+    public func burn(
+        _ plan: FlashPlan, targetID: UInt16, options: BurnOptions, erased: Bool = false,
+        progress: (FlashProgress) -> Void = { _ in }
+    ) throws(DebuggerError) -> BurnReport {
+        if !erased { _ = try chipErase(targetID: targetID, progress: progress) }
+        try program(plan, progress: progress)
+        let ranges = Self.merged(options.readBack)
+        try verifyRanges(ranges, of: plan.image)
+        switch options.verify {
+        case .crc: try verifyCRC(plan.image, progress: progress)
+        case .read: try verifyRead(plan.image, progress: progress)
+        case .none: break
+        }
+        return BurnReport(blocksWritten: plan.blocks.count, verify: options.verify, readBack: ranges)
+    }
+
+    /// Reads `ranges` of flash back and compares them byte for byte with `image` (0xFF where the
+    /// image holds nothing); a mismatch names the exact address.
+    public func verifyRanges(_ ranges: [Range<Int>], of image: MemoryImage) throws(DebuggerError) {
+        for range in Self.merged(ranges) where !range.isEmpty {
+            let read = try readFlash(range)
+            let expected = image.bytes(in: range, fill: 0xFF)
+            if let offset = zip(read, expected).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
+                throw .identityMismatch(address: range.lowerBound + offset)
+            }
+        }
+    }
+
+    /// Ranges sorted, with overlapping and touching ones joined.
+    static func merged(_ ranges: [Range<Int>]) -> [Range<Int>] {
+        var result: [Range<Int>] = []
+        for range in ranges.filter({ !$0.isEmpty }).sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let last = result.last, range.lowerBound <= last.upperBound {
+                result[result.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
+            } else {
+                result.append(range)
+            }
+        }
+        return result
     }
 }

@@ -86,7 +86,7 @@ public protocol ProvisioningLedger: AnyObject {
         skipping: Set<String>, image: (Station) -> (sha256: String, advertiserAddress: String?)
     ) throws(LedgerError) -> (Station, Attempt)?
     /// Ends an attempt.
-    func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?) throws(LedgerError)
+    func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?) throws(LedgerError)
     /// Marks the verified attempt of a chip superseded (before reprovisioning it).
     func supersede(chip: String) throws(LedgerError)
     /// Releases a held station: its interrupted attempt becomes failed and the station pending.
@@ -95,6 +95,13 @@ public protocol ProvisioningLedger: AnyObject {
     func states() throws(LedgerError) -> [StationState]
     /// Every attempt, oldest first.
     func attempts() throws(LedgerError) -> [Attempt]
+}
+
+extension ProvisioningLedger {
+    /// Ends an attempt that read nothing back.
+    public func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?) throws(LedgerError) {
+        try finish(attemptID, outcome: outcome, reason: reason, readBack: nil)
+    }
 }
 
 /// The ledger in an SQLite file (WAL; every change in a transaction; invariants in the schema).
@@ -261,7 +268,9 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     }
 
     /// Ends an attempt with its outcome.
-    public func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?) throws(LedgerError) {
+    public func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String? = nil)
+        throws(LedgerError)
+    {
         try database.transaction("recording an outcome") { () throws(LedgerError) in
             try database.execute(
                 "UPDATE attempts SET outcome = ?, reason = ?, finished_at = \(Self.now) WHERE id = ?",

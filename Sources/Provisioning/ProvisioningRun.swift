@@ -288,8 +288,9 @@ public final class ProvisioningRun: Sendable {
                 else { return .nothingLeft }
                 events(.started(debugger: debugger, station: station.name, chip: chip))
                 var burnError: DebuggerError?
+                var burned: BurnReport?
                 do throws(DebuggerError) {
-                    try burn(station, image: claimedImage ?? image(for: station), session: session)
+                    burned = try burn(station, image: claimedImage ?? image(for: station), session: session)
                 } catch { burnError = error }
                 if let burnError {
                     try ledger.finish(attempt.id, outcome: .failed, reason: burnError.description)
@@ -305,7 +306,7 @@ public final class ProvisioningRun: Sendable {
                     // transport error may mean the debugger is gone: the worker opens it again.
                     throw burnError
                 }
-                try ledger.finish(attempt.id, outcome: .verified, reason: nil)
+                try ledger.finish(attempt.id, outcome: .verified, reason: nil, readBack: burned?.readBackText)
                 note {
                     $0.verified.append(station.name)
                     $0.failed[station.name] = nil
@@ -333,30 +334,37 @@ public final class ProvisioningRun: Sendable {
         }
         let image = image(for: station)
         var verified = false
+        let readBack = template.identityRanges
         if SHA256.hexDigest(image.file.text) == attempt.imageSHA256 {
-            verified = (try? session.verifyCRC(image.file.memory)) != nil
+            // The same proof as a fresh burn: identity bytes read back, then the CRC of the rest.
+            verified =
+                (try? session.verifyRanges(readBack, of: image.file.memory)) != nil
+                && (try? session.verifyCRC(image.file.memory)) != nil
         }
         try ledger.finish(
             attempt.id, outcome: verified ? .verified : .failed,
             reason: verified
                 ? "confirmed on the chip after the interruption"
-                : "the chip did not hold the image after the interruption")
+                : "the chip did not hold the image after the interruption",
+            readBack: verified ? BurnReport.describe(readBack) : nil)
         events(.resumed(debugger: debugger, station: station.name, chip: attempt.chip, verified: verified))
         if verified { note { $0.verified.append(station.name) } }
         return verified
     }
 
-    /// Erase, program and verify `image` (the station's, as recorded in the ledger).
-    func burn(_ station: Station, image: StationImage, session: CC254xSession) throws(DebuggerError) {
+    /// Erase, program and verify `image` (the station's, as recorded in the ledger): the
+    /// template's identity bytes (fields and OAD header) are always read back byte for byte, the
+    /// rest is checked as `options.verify` says.
+    func burn(_ station: Station, image: StationImage, session: CC254xSession) throws(DebuggerError)
+        -> BurnReport
+    {
         let plan: FlashPlan
         do { plan = try FlashPlan(image: image.file.memory, chip: template.chip) } catch {
             throw .transport(.other("\(error)"), during: "planning \(station.name)")
         }
-        _ = try session.chipErase(targetID: template.chip.debuggerTargetID)
-        try session.program(plan)
-        switch options.verify {
-        case .crc: try session.verifyCRC(image.file.memory)
-        case .read: try session.verifyRead(image.file.memory)
-        }
+        let mode: VerifyMode = options.verify == .crc ? .crc : .read
+        return try session.burn(
+            plan, targetID: template.chip.debuggerTargetID,
+            options: BurnOptions(verify: mode, readBack: template.identityRanges))
     }
 }

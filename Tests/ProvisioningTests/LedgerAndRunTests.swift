@@ -1,5 +1,4 @@
 import BeaconPayload
-import CCDebugger
 import CCDebuggerEmulator
 import FirmwareTemplate
 import Foundation
@@ -8,6 +7,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import CCDebugger
 @testable import Provisioning
 
 func temporaryLedgerPath() -> String {
@@ -202,6 +202,32 @@ struct ProvisioningRunTests {
             #expect(decoded == station.identity, "chip \(attempt.chip)")
         }
         #expect(summary.verified.count >= 30, "most stations make it despite the faults (\(summary.verified.count))")
+    }
+
+    /// A chip whose payload bytes carry stuck bits that leave the CRC unchanged is not verified:
+    /// the identity bytes are read back byte for byte; the station goes to the next chip, and the
+    /// ledger records what was read back.
+    @Test func aCRCPreservingCorruptionOfTheIdentityFailsTheChip() throws {
+        let station = Station(name: "s0", identity: identity(0))
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register([station])
+        let bench = Bench(debuggers: 1, chips: 3, seed: 1, faultyChips: false)
+        var options = ProvisionOptions()
+        options.targetTimeoutSeconds = 0.2
+        options.pollIntervalSeconds = 0.01
+        let run = ProvisioningRun(template: Self.template, ledger: ledger, options: options) { _ in }
+        let memory = run.image(for: station).file.memory
+        let field = Self.template.beaconField
+        let chunk = try #require(CC254xSession.verifyChunks(memory).first { $0.contains(field.identityAddress) })
+        let collision = try #require(
+            CRCCollisions.stuckAtZero(in: memory, chunk: chunk, window: field.range, count: 1).first)
+        bench.debuggers[0].chip?.stuckAtZero = CRCCollisions.masks(collision)
+        let summary = run.run([ProvisioningDebugger(name: "emu") { () throws(DebuggerError) in bench.debuggers[0] }])
+        #expect(summary.verified == ["s0"])
+        let attempts = try ledger.attempts()
+        #expect(attempts.map(\.outcome) == [.failed, .verified])
+        #expect(attempts.first?.reason?.contains("the identity bytes did not read back") == true, "\(attempts)")
+        #expect(attempts.first?.chip != attempts.last?.chip)
     }
 
     /// One seed, one schedule: each debugger's chips (addresses and faults) are the same whatever

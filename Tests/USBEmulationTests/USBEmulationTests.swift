@@ -120,6 +120,15 @@ struct CCBeaconThroughLibUSBTests {
             ["flash", station], options: ["--fault", "corrupt=0x7F10:0x01"], in: work.url)
         #expect(corrupt.status == 1)
         #expect(corrupt.errors.contains("verification failed"))
+        // Four stuck bits in the payload (the report that once gave "verified (crc)"): the
+        // identity bytes are read back whatever the verify mode.
+        for mode in ["crc", "none"] {
+            let stuck = try Tools.ccbeacon(
+                ["flash", station, "--verify", mode],
+                options: ["--fault", "corrupt=0x7F13:0xA0", "--fault", "corrupt=0x7F11:0x30"], in: work.url)
+            #expect(stuck.status == 1, "\(stuck.output)")
+            #expect(stuck.errors.contains("the identity bytes did not read back"), "\(stuck.errors)")
+        }
     }
 
     @Test func severalDebuggersAreListedSelectedAndNeverGuessed() throws {
