@@ -47,6 +47,11 @@ enum ProvisionCommand {
             interrupted and holds that station until its chip is attached again (its flash is then
             checked) or --release-interrupted lets it go to a new chip.
 
+            A chip is known by its factory IEEE address. A chip whose address is erased
+            (FF:FF:FF:FF:FF:FF) or all zero cannot be told apart from others: it is not burned, and
+            the bench is told to set it aside. With --chip-id secondary such a chip is named by its
+            secondary address (last flash page) when that one is usable, and the burn keeps it.
+
             Ctrl-C finishes the chip in progress, records it and stops; a second Ctrl-C stops at once
             (the next run recovers). A failed station is retried --retries times (default 1) on a
             fresh chip. Exit status 1 if any station failed in this run.
@@ -63,6 +68,9 @@ enum ProvisionCommand {
             OptionSpec("--ledger", value: "FILE", help: "ledger file (default provisioning.sqlite beside the list)"),
             OptionSpec("--devices", value: "all|SEL,…", help: "debuggers to use (default: the only one attached)"),
             OptionSpec("--verify", value: "MODE", help: "crc (default) or read"),
+            OptionSpec(
+                "--chip-id", value: "primary|secondary",
+                help: "name chips whose IEEE address is erased by their secondary address (default primary)"),
             OptionSpec("--retries", value: "N", help: "further attempts after a failure (default 1)"),
             OptionSpec("--reprovision", help: "burn chips that already carry a verified station"),
             OptionSpec("--release-interrupted", help: "let stations interrupted earlier go to new chips"),
@@ -94,6 +102,12 @@ enum ProvisionCommand {
             options.targetTimeoutSeconds = value
         }
         options.reprovision = command.flags.contains("--reprovision")
+        if let text = command.values["--chip-id"] {
+            guard let source = ChipIdentitySource(rawValue: text) else {
+                throw .usage("--chip-id must be primary or secondary")
+            }
+            options.chipIdentity = source
+        }
 
         // The list and the template are checked before anything else.
         let stations = try CommandSupport.stations(listPath, consequence: "nothing was burned")
@@ -233,6 +247,8 @@ enum ProvisionCommand {
             return "\(debugger): chip \(chip) from an interrupted run: '\(station)' "
                 + (verified ? "confirmed" : "not on it; the station is pending again")
         case .debuggerStopped(let debugger, let reason): return "\(debugger): stopped: \(reason)"
+        case .setAside(let debugger, _, let reason):
+            return "\(debugger): SET THIS CHIP ASIDE, it was not burned: \(reason); attach the next one"
         case .resetFailed(let debugger, let chip, let reason):
             return
                 "\(debugger): chip \(chip) is recorded but could not be reset to run (\(reason)); opening the debugger again to retry"

@@ -63,6 +63,11 @@ public final class EmulatedDebugger: DebuggerTransport, @unchecked Sendable {
         switch request {
         case Frames.Request.getState:
             let target: UInt16 = chip == nil ? 0 : targetID
+            if chip == nil, let arriving = chipArriving {
+                // The operator's hands: the socket was empty for this look; the next finds the chip.
+                chip = arriving
+                chipArriving = nil
+            }
             let reply = [
                 UInt8(target & 0xFF), UInt8(target >> 8), UInt8(firmware.id & 0xFF), UInt8(firmware.id >> 8),
                 UInt8(firmware.revision & 0xFF), UInt8(firmware.revision >> 8), 0x01, 0x00,
@@ -123,6 +128,11 @@ public final class EmulatedDebugger: DebuggerTransport, @unchecked Sendable {
 
     /// Called after the target is reset to run: lets a bench swap in the next chip.
     public var onResetToRun: ((EmulatedDebugger) -> Void)?
+
+    /// A chip being put in by hand: while `chip` is nil, the next GET_STATE still reports no
+    /// target and attaches this one, so a bench can model a swap that takes a moment (a host
+    /// sees the empty socket in between, as with a person swapping chips).
+    public var chipArriving: EmulatedCC2541?
 
     /// Emulated: a bulk IN transfer of exactly `length` bytes.
     public func bulkIn(length: Int, timeoutMilliseconds: Int) throws(TransportError) -> [UInt8] {

@@ -35,9 +35,21 @@ public struct ProvisionOptions: Sendable {
     /// Stations' own advertiser addresses from the list, by station name (checked with
     /// `AddressPlan` against the template); the others get the address derived from their identity.
     public var addresses: [String: RandomStaticAddress] = [:]
+    /// How a chip is told apart from the others.
+    public var chipIdentity: ChipIdentitySource = .primary
 
     /// Default settings.
     public init() {}
+}
+
+/// Which address names a chip in the ledger.
+public enum ChipIdentitySource: String, Sendable, CaseIterable {
+    /// The factory IEEE address in the info page; a chip whose address is erased (all FF) or all
+    /// zero cannot be told apart from others and is set aside.
+    case primary
+    /// As `primary`, but a chip with an unusable primary address is named by its secondary
+    /// address (last flash page) when that one is usable; the burn keeps it.
+    case secondary
 }
 
 /// What a provisioning run reports as it goes.
@@ -56,6 +68,9 @@ public enum ProvisionEvent: Sendable, Equatable {
     case resumed(debugger: String, station: String, chip: String, verified: Bool)
     /// A debugger stopped working.
     case debuggerStopped(debugger: String, reason: String)
+    /// A chip that cannot be told apart from others (erased or all-zero address) was not burned:
+    /// the bench must set it aside.
+    case setAside(debugger: String, address: String, reason: String)
     /// A chip the run is done with could not be reset to run (its outcome is already recorded);
     /// the debugger is opened again and the reset retried before anything else.
     case resetFailed(debugger: String, chip: String, reason: String)
@@ -79,6 +94,8 @@ public struct ProvisionSummary: Sendable, Equatable {
     public var refused: [String] = []
     /// Debuggers that stopped, with why.
     public var stopped: [String: String] = [:]
+    /// Chips set aside because their address cannot tell them apart.
+    public var setAside = 0
 }
 
 /// A debugger a run may use: its name for the ledger and how to open it.
@@ -175,10 +192,40 @@ public final class ProvisioningRun: Sendable {
                 guard let active = session else { continue }
                 let state = try active.open()
                 var chip: String?
+                var secondary: [UInt8]?
+                var unusable: String?
                 if state.targetID != 0 {
                     var identity = try active.connect(targetID: state.targetID)
                     if identity.locked { identity = try active.chipErase(targetID: state.targetID) }
-                    chip = Self.ieeeText(try active.primaryAddress(chip: template.chip))
+                    let primary = Self.ieeeText(try active.primaryAddress(chip: template.chip))
+                    if Self.identifiesAChip(primary) {
+                        chip = primary
+                    } else if options.chipIdentity == .secondary,
+                        let address = try active.secondaryAddress(chip: template.chip),
+                        Self.identifiesAChip(Self.ieeeText(address))
+                    {
+                        chip = Self.ieeeText(address)
+                        secondary = address
+                    } else {
+                        unusable = primary
+                    }
+                } else {
+                    lastChip = nil  // the chip was taken off: whatever comes next is a new chip
+                }
+                if let address = unusable {
+                    if address != lastChip {
+                        events(
+                            .setAside(
+                                debugger: debugger.name, address: address,
+                                reason: options.chipIdentity == .secondary
+                                    ? "its IEEE address \(address) and its secondary address cannot tell it apart from other chips"
+                                    : "its IEEE address \(address) cannot tell it apart from other chips (--chip-id secondary uses a valid secondary address)"
+                            ))
+                        note { $0.setAside += 1 }
+                        lastChip = address
+                        try release(address, session: active, debugger: debugger.name, unreleased: &unreleased)
+                    }
+                    chip = nil
                 }
                 if unreleased != nil, chip != unreleased { unreleased = nil }  // taken off meanwhile
                 if let chip, chip == unreleased {
@@ -205,7 +252,8 @@ public final class ProvisioningRun: Sendable {
                 transportFailures = 0
                 events(.chipAttached(debugger: debugger.name, chip: chip))
                 let disposition = try handle(
-                    chip: chip, session: active, debugger: debugger.name, failures: &failures, givenUp: &givenUp)
+                    chip: chip, secondaryAddress: secondary, session: active, debugger: debugger.name,
+                    failures: &failures, givenUp: &givenUp)
                 guard case .release = disposition else {
                     stop(debugger.name, "no pending stations left")
                     return
@@ -251,8 +299,8 @@ public final class ProvisioningRun: Sendable {
     /// Deals with one attached chip (the worker resets it afterwards): refuses it, settles an
     /// interrupted attempt on it, or burns the next pending station into it.
     func handle(
-        chip: String, session: CC254xSession, debugger: String, failures: inout [String: Int],
-        givenUp: inout Set<String>
+        chip: String, secondaryAddress: [UInt8]?, session: CC254xSession, debugger: String,
+        failures: inout [String: Int], givenUp: inout Set<String>
     ) throws(DebuggerError) -> ChipDisposition {
         do {
             var skipping = givenUp
@@ -290,7 +338,9 @@ public final class ProvisioningRun: Sendable {
                 var burnError: DebuggerError?
                 var burned: BurnReport?
                 do throws(DebuggerError) {
-                    burned = try burn(station, image: claimedImage ?? image(for: station), session: session)
+                    burned = try burn(
+                        station, image: claimedImage ?? image(for: station), keeping: secondaryAddress,
+                        session: session)
                 } catch { burnError = error }
                 if let burnError {
                     try ledger.finish(attempt.id, outcome: .failed, reason: burnError.description)
@@ -355,16 +405,32 @@ public final class ProvisioningRun: Sendable {
     /// Erase, program and verify `image` (the station's, as recorded in the ledger): the
     /// template's identity bytes (fields and OAD header) are always read back byte for byte, the
     /// rest is checked as `options.verify` says.
-    func burn(_ station: Station, image: StationImage, session: CC254xSession) throws(DebuggerError)
-        -> BurnReport
+    /// A chip named by its secondary address keeps it (`keeping`): it is written back into the
+    /// last page and read back like the identity.
+    func burn(_ station: Station, image: StationImage, keeping secondaryAddress: [UInt8]?, session: CC254xSession)
+        throws(DebuggerError) -> BurnReport
     {
+        let chip = template.chip
         let plan: FlashPlan
-        do { plan = try FlashPlan(image: image.file.memory, chip: template.chip) } catch {
+        do {
+            if let secondaryAddress {
+                let full = try FlashPlan.withLastPage(
+                    image.file.memory, chip: chip, secondaryAddress: secondaryAddress, lockDebug: false)
+                plan = try FlashPlan(image: full, chip: chip, allowLastPage: true)
+            } else {
+                plan = try FlashPlan(image: image.file.memory, chip: chip)
+            }
+        } catch {
             throw .transport(.other("\(error)"), during: "planning \(station.name)")
         }
         let mode: VerifyMode = options.verify == .crc ? .crc : .read
+        let readBack = template.identityRanges + (secondaryAddress == nil ? [] : [chip.secondaryAddress])
         return try session.burn(
-            plan, targetID: template.chip.debuggerTargetID,
-            options: BurnOptions(verify: mode, readBack: template.identityRanges))
+            plan, targetID: chip.debuggerTargetID, options: BurnOptions(verify: mode, readBack: readBack))
+    }
+
+    /// True when `address` (`XX:…`) can name one chip: not erased (all FF), not all zero.
+    static func identifiesAChip(_ address: String) -> Bool {
+        address != "FF:FF:FF:FF:FF:FF" && address != "00:00:00:00:00:00"
     }
 }

@@ -95,6 +95,10 @@ final class Bench: @unchecked Sendable {
 
     /// Whether chips may arrive bad or locked.
     let faultyChips: Bool
+    /// The IEEE address chip number N (1-based, per debugger) arrives with instead of its own.
+    var addressOverrides: [Int: [UInt8]] = [:]
+    /// Swap chips by hand: the socket is seen empty once between two chips.
+    var swapsByHand = false
 
     init(debuggers count: Int, chips: Int, seed: UInt64, faultyChips: Bool = true) {
         self.faultyChips = faultyChips
@@ -106,7 +110,12 @@ final class Bench: @unchecked Sendable {
             debugger.chip = makeChip(for: index)
             debugger.onResetToRun = { [self] debugger in
                 if let chip = debugger.chip { retired.withLock { $0[Self.ieee(chip)] = chip.flash } }
-                debugger.chip = makeChip(for: index)
+                if swapsByHand {
+                    debugger.chip = nil
+                    debugger.chipArriving = makeChip(for: index)
+                } else {
+                    debugger.chip = makeChip(for: index)
+                }
             }
         }
     }
@@ -122,7 +131,10 @@ final class Bench: @unchecked Sendable {
         guard chipsIssued[index] < chipsPerDebugger else { return nil }
         chipsIssued[index] += 1
         let number = chipsIssued[index]
-        let chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, UInt8(index + 1), UInt8(number >> 8), UInt8(number & 0xFF)])
+        let chip = EmulatedCC2541(
+            ieee: addressOverrides[number] ?? [
+                0x00, 0x12, 0x4B, UInt8(index + 1), UInt8(number >> 8), UInt8(number & 0xFF),
+            ])
         switch faultyChips ? random(10, debugger: index) : 9 {
         case 0: chip.stuckAtZero[0x7F10] = 0x01  // a bad cell: verification fails
         case 1: chip.setDebugLockBit()  // arrives locked: erased first
@@ -228,6 +240,44 @@ struct ProvisioningRunTests {
         #expect(attempts.map(\.outcome) == [.failed, .verified])
         #expect(attempts.first?.reason?.contains("the identity bytes did not read back") == true, "\(attempts)")
         #expect(attempts.first?.chip != attempts.last?.chip)
+    }
+
+    /// Chips whose IEEE address is erased (all FF) or all zero cannot be told apart: three in a
+    /// row once ended with one identity on two chips. They are set aside, never burned; with
+    /// `--chip-id secondary` a chip with a usable secondary address is named by it and keeps it.
+    @Test(arguments: [ChipIdentitySource.primary, .secondary])
+    func chipsThatCannotBeToldApartAreSetAside(source: ChipIdentitySource) throws {
+        let stations = (0..<3).map { Station(name: "s\($0)", identity: identity($0)) }
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register(stations)
+        let erased: [UInt8] = [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]
+        let bench = Bench(debuggers: 1, chips: 8, seed: 1, faultyChips: false)
+        bench.addressOverrides = [2: erased, 3: [0, 0, 0, 0, 0, 0], 4: erased]
+        bench.swapsByHand = true  // chips with one address are told apart by the empty socket between them
+        // The first chip came with the bench: give it an erased address too, and a secondary one.
+        let first = EmulatedCC2541(ieee: erased)
+        let chip = Self.template.chip
+        first.flash.replaceSubrange(chip.secondaryAddress, with: [0x66, 0x55, 0x44, 0x33, 0x22, 0x11])
+        bench.debuggers[0].chip = first
+        var options = ProvisionOptions()
+        options.targetTimeoutSeconds = 0.2
+        options.pollIntervalSeconds = 0.01
+        options.chipIdentity = source
+        let events = Mutex<[ProvisionEvent]>([])
+        let run = ProvisioningRun(template: Self.template, ledger: ledger, options: options) { event in
+            events.withLock { $0.append(event) }
+        }
+        let summary = run.run([ProvisioningDebugger(name: "emu") { () throws(DebuggerError) in bench.debuggers[0] }])
+        #expect(Set(summary.verified) == ["s0", "s1", "s2"])
+        #expect(summary.setAside == (source == .primary ? 4 : 3), "\(events.withLock { $0 })")
+        let chips = try ledger.attempts().map(\.chip)
+        #expect(!chips.contains("FF:FF:FF:FF:FF:FF") && !chips.contains("00:00:00:00:00:00"), "\(chips)")
+        #expect(Set(chips).count == chips.count)
+        if source == .secondary {
+            #expect(chips.first == "11:22:33:44:55:66", "named by its secondary address (MSB first)")
+            #expect(
+                Array(first.flash[chip.secondaryAddress]) == [0x66, 0x55, 0x44, 0x33, 0x22, 0x11], "kept by the burn")
+        }
     }
 
     /// One seed, one schedule: each debugger's chips (addresses and faults) are the same whatever

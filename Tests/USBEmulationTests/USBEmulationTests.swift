@@ -359,6 +359,23 @@ struct ProvisioningThroughLibUSBTests {
         #expect(again.output.contains("provisioned 0 station(s) in this run; 12 of 12 done"))
     }
 
+    /// Chips with an erased (FF…) or all-zero IEEE address are set aside, never burned or
+    /// recorded: the emulator hands out FF:FF:FF:FF:FF:FE, then FF:FF:FF:FF:FF:FF, 00:00:00:00:00:00, …
+    @Test func chipsWithUnusableAddressesAreSetAside() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let list = try Self.list(work, count: 3)
+        let run = try Tools.ccbeacon(
+            ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.5"],
+            options: ["--bench", "--chips", "10", "--ieee", "FF:FF:FF:FF:FF:FE"], in: work.url)
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.errors.components(separatedBy: "SET THIS CHIP ASIDE").count == 3, "\(run.errors)")
+        let (exported, states) = try Self.ledger(work)
+        #expect(states.allSatisfy { $0["state"] as? String == "done" })
+        let chips = exported.compactMap { $0["chip"] as? String }
+        #expect(chips == ["FF:FF:FF:FF:FF:FE", "00:00:00:00:00:01", "00:00:00:00:00:02"], "\(chips)")
+    }
+
     /// Kills the whole bench (emulator and ccbeacon, SIGKILL) at many different moments, then
     /// ccbeacon alone inside chosen ledger write transactions, and runs it again each time. At the end no record is lost, no
     /// identity is on two chips, and every station is done exactly once.
