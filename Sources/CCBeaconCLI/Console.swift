@@ -25,6 +25,8 @@ public enum ExitCode: Int32, Sendable {
     case success = 0
     /// The operation failed (device error, verify mismatch, file cannot be read or written).
     case failure = 1
+    /// `provision` stopped with stations of the list left: pending (failed ones included) or held.
+    case stationsLeft = 3
     /// The command line is wrong.
     case usage = 64
     /// The input data is wrong (malformed HEX, bad identity, bad station list).

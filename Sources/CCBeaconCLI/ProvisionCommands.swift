@@ -10,8 +10,10 @@ import Synchronization
     import Glibc
 #endif
 
-/// Set by SIGINT; the run it belongs to polls it.
+/// Stop signals received (SIGINT, SIGTERM, SIGHUP); the first asks the run to stop.
 nonisolated(unsafe) var interruptCount = 0
+/// The first stop signal received, 0 for none.
+nonisolated(unsafe) var stopSignal: Int32 = 0
 /// The run Ctrl-C stops. Set before the handler is installed and cleared after it is removed; the
 /// handler only does an atomic store on it (async-signal-safe), no locking.
 nonisolated(unsafe) var interruptibleRun: ProvisioningRun?
@@ -54,7 +56,12 @@ enum ProvisionCommand {
 
             Ctrl-C finishes the chip in progress, records it and stops; a second Ctrl-C stops at once
             (the next run recovers). A failed station is retried --retries times (default 1) on a
-            fresh chip. Exit status 1 if any station failed in this run.
+            fresh chip. Signals: SIGTERM and SIGHUP stop like Ctrl-C.
+
+            Exit status: 0 when every station of the list is done (also at once when nothing is
+            left to burn); 3 when the run stopped with stations left — pending (failed ones
+            included) or held — and the summary says why it stopped (no new chip within --wait,
+            a signal, every debugger failed); 1 when it could not start.
 
             --interval and --tx-power apply to every station as in batch (templates that expose them);
             every station gets its own advertiser address: the list's address column, or one derived
@@ -162,8 +169,13 @@ enum ProvisionCommand {
             chosen = picked
         }
 
-        let pending = ((try? ledger.states()) ?? []).filter { if case .pending = $0.state { true } else { false } }
-            .count
+        let before = (try? ledger.states()) ?? []
+        let pending = before.filter { if case .pending = $0.state { true } else { false } }.count
+        if pending == 0, !before.contains(where: { if case .held = $0.state { true } else { false } }) {
+            // Nothing to burn: say so at once rather than wait for a chip.
+            console.output("nothing to burn: all \(before.count) stations of the list are done; ledger \(path)\n")
+            return
+        }
         if !command.flags.contains("--yes"), console.diagnosticsIsTerminal, isatty(0) == 1 {
             console.diagnostics(
                 "\(pending) station(s) pending, template '\(template.manifest.name)', ledger \(path), debuggers \(chosen.map(\.selector).joined(separator: ", ")). Start? [y/N] "
@@ -179,16 +191,23 @@ enum ProvisionCommand {
             console.diagnostics(Self.describe(event) + "\n")
         }
         interruptCount = 0
+        stopSignal = 0
         interruptibleRun = run
-        // A parent may have blocked SIGINT, and the mask survives exec: unblock it so Ctrl-C works.
+        // Ctrl-C, `kill` (SIGTERM, what service managers send) and a closed terminal (SIGHUP) all
+        // finish the chip in progress, record it and stop; a second one stops at once (the next
+        // run recovers). A parent may have blocked them, and the mask survives exec: unblock.
+        let stopSignals = [SIGINT, SIGTERM, SIGHUP]
         var unblock = sigset_t()
         sigemptyset(&unblock)
-        sigaddset(&unblock, SIGINT)
+        for number in stopSignals { sigaddset(&unblock, number) }
         sigprocmask(SIG_UNBLOCK, &unblock, nil)
-        signal(SIGINT) { _ in
-            interruptCount += 1
-            if interruptCount > 1 { _exit(130) }
-            interruptibleRun?.requestStop()
+        for number in stopSignals {
+            signal(number) { number in
+                interruptCount += 1
+                if interruptCount > 1 { _exit(128 + number) }
+                stopSignal = number
+                interruptibleRun?.requestStop()
+            }
         }
         let shared = SharedProvider(provider)
         let summary = run.run(
@@ -197,13 +216,14 @@ enum ProvisionCommand {
                     try shared.open(device)
                 }
             })
-        signal(SIGINT, SIG_DFL)
+        for number in stopSignals { signal(number, SIG_DFL) }
         interruptibleRun = nil
 
         let states = (try? ledger.states()) ?? []
         let done = states.filter { if case .done = $0.state { true } else { false } }.count
         let held = states.filter { if case .held = $0.state { true } else { false } }.map(\.station.name)
         let stillPending = states.count - done - held.count
+        let why = Self.stopReason(summary, signal: stopSignal)
         if command.flags.contains("--json") {
             console.output(
                 JSONValue.object([
@@ -212,6 +232,7 @@ enum ProvisionCommand {
                     ("refusedChips", .array(summary.refused.map { .string($0) })),
                     ("listDone", .integer(done)), ("listPending", .integer(stillPending)),
                     ("held", .array(held.map { .string($0) })), ("ledger", .string(path)),
+                    ("setAsideChips", .integer(summary.setAside)), ("stoppedBecause", .string(why)),
                 ]).rendered() + "\n")
         } else {
             var lines = [
@@ -225,13 +246,39 @@ enum ProvisionCommand {
                     "  held (interrupted; attach their chip or use --release-interrupted): \(held.joined(separator: ", "))"
                 )
             }
+            if summary.setAside > 0 {
+                lines.append("  \(summary.setAside) chip(s) set aside: their address cannot tell them apart")
+            }
+            lines.append("  stopped: \(why)")
             console.output(lines.joined(separator: "\n") + "\n")
         }
-        if !summary.failed.isEmpty {
+        let left = stillPending + held.count
+        if left > 0 {
             throw CommandFailure(
-                .failure, "\(summary.failed.count) station(s) failed in this run",
-                hint: "run again to retry them with fresh chips")
+                .stationsLeft,
+                "stopped with \(left) station\(left == 1 ? "" : "s") of the list left (\(stillPending) pending, \(held.count) held): \(why)",
+                hint: held.isEmpty
+                    ? "run again to go on with the pending stations"
+                    : "run again; attach the held stations' chips, or use --release-interrupted")
         }
+    }
+
+    /// Why a run stopped, in words: the signal that stopped it, or each debugger's reason.
+    static func stopReason(_ summary: ProvisionSummary, signal: Int32) -> String {
+        let names: [Int32: String] = [
+            SIGINT: "Ctrl-C (SIGINT)", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP (the terminal closed)",
+        ]
+        if signal != 0 { return "\(names[signal] ?? "signal \(signal)") after the chip in progress" }
+        let reasons = Set(summary.stopped.values)
+        if reasons == ["no pending stations left"] { return "no pending stations left" }
+        let waiting = ["no pending stations left", "no new chip", "no target chip"]
+        if !summary.stopped.isEmpty,
+            summary.stopped.values.allSatisfy({ reason in !waiting.contains { reason.hasPrefix($0) } })
+        {
+            return "every debugger failed: "
+                + summary.stopped.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; ")
+        }
+        return summary.stopped.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; ")
     }
 
     static func describe(_ event: ProvisionEvent) -> String {

@@ -169,6 +169,11 @@ public final class ProvisioningRun: Sendable {
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
+    /// Seconds as the user wrote them: `600`, `0.5`.
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+    }
+
     static func ieeeText(_ bytes: [UInt8]) -> String {
         bytes.map { byte in
             let digits = String(byte, radix: 16, uppercase: true)
@@ -180,6 +185,7 @@ public final class ProvisioningRun: Sendable {
     func work(_ debugger: ProvisioningDebugger) {
         var lastChip: String?
         var waitingSince: Double?
+        var sawTargetWhileWaiting = false
         var failures: [String: Int] = [:]
         var givenUp: Set<String> = []
         var session: CC254xSession?
@@ -212,6 +218,7 @@ public final class ProvisioningRun: Sendable {
                 } else {
                     lastChip = nil  // the chip was taken off: whatever comes next is a new chip
                 }
+                if state.targetID != 0 { sawTargetWhileWaiting = true }
                 if let address = unusable {
                     if address != lastChip {
                         events(
@@ -239,10 +246,16 @@ public final class ProvisioningRun: Sendable {
                     let now = Self.now
                     if waitingSince == nil {
                         waitingSince = now
+                        sawTargetWhileWaiting = state.targetID != 0
                         events(.waitingForChip(debugger: debugger.name))
                     }
                     if now - (waitingSince ?? now) > options.targetTimeoutSeconds {
-                        stop(debugger.name, "no new chip within \(Int(options.targetTimeoutSeconds)) s")
+                        let wait = Self.seconds(options.targetTimeoutSeconds)
+                        stop(
+                            debugger.name,
+                            sawTargetWhileWaiting
+                                ? "no new chip within \(wait) s"
+                                : "no target chip within \(wait) s (none attached, or check the wiring and power)")
                         return
                     }
                     usleep(UInt32(options.pollIntervalSeconds * 1_000_000))

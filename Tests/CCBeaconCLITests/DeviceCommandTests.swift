@@ -177,3 +177,37 @@ struct UdevRuleTests {
         #expect(failure.hint?.contains(udevRule) == true)
     }
 }
+
+/// Why `provision` stopped, in its summary and exit status (3: stations left).
+struct ProvisionStopReasonTests {
+    static func list(_ scratch: Scratch) throws -> String {
+        try scratch.write(
+            "list.csv",
+            "name,uuid,major,minor\na,7634A485-1732-4B7D-AB44-D505D8A24C60,1,1\nb,7634A485-1732-4B7D-AB44-D505D8A24C60,1,2\n"
+        )
+    }
+
+    @Test func noTargetAndEveryDebuggerFailedAreTold() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try Self.list(scratch)
+        let empty = EmulatorProvider()
+        empty.debuggers[0].chip = nil
+        let none = ToolRun(
+            ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.2"], debuggers: empty)
+        #expect(none.status == 3)
+        #expect(
+            none.output.contains(
+                "stopped: EMU001: no target chip within 0.2 s (none attached, or check the wiring and power)"),
+            "\(none.output)")
+        let unplugged = EmulatorProvider(count: 2)
+        for debugger in unplugged.debuggers { debugger.faults.unplugAfterTransfers = 3 }
+        let failed = ToolRun(
+            ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--devices", "all", "--wait", "5"],
+            debuggers: unplugged)
+        #expect(failed.status == 3)
+        #expect(
+            failed.output.contains("stopped: every debugger failed: EMU001: the debugger is gone"), "\(failed.output)")
+        #expect(failed.diagnostics.contains("stopped with 2 stations of the list left (2 pending, 0 held)"))
+    }
+}

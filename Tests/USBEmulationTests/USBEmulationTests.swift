@@ -351,12 +351,35 @@ struct ProvisioningThroughLibUSBTests {
         let addresses = exported.compactMap { $0["address"] as? String }
         #expect(addresses.count == 12 && Set(addresses).count == 12)
         #expect(addresses.allSatisfy { $0.count == 17 && "CDEF".contains($0.first!) }, "\(addresses)")
-        // The same list again: nothing left to do, and the chips on the bench are new, so nothing is refused.
-        let again = try Tools.ccbeacon(
-            ["provision", list, "--template", "cc2541-ibeacon", "--devices", "all", "--yes", "--wait", "0.3"],
-            options: ["--devices", "2", "--bench", "--chips", "20"], in: work.url)
+        // The same list again: nothing left to do, so it says so and exits at once (a --wait of
+        // ten minutes is never waited for).
+        let again = try ChildProcess.run(
+            Tools.emulator,
+            [
+                "--devices", "2", "--bench", "--chips", "20", "--", Tools.ccbeacon, "provision", list, "--template",
+                "cc2541-ibeacon", "--devices", "all", "--yes", "--wait", "600",
+            ], in: work.url, timeout: 60)
         #expect(again.status == 0)
-        #expect(again.output.contains("provisioned 0 station(s) in this run; 12 of 12 done"))
+        #expect(again.output.contains("nothing to burn: all 12 stations of the list are done"), "\(again.output)")
+    }
+
+    /// Exit 0 only when the whole list is done: chips running out leaves stations pending, exit 3,
+    /// and the summary says why it stopped (with the --wait it was given, not a rounded one).
+    @Test func stoppingWithStationsLeftIsExitThreeWithTheReason() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let list = try Self.list(work, count: 5)
+        let run = try Tools.ccbeacon(
+            ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.3", "--json"],
+            options: ["--bench", "--chips", "3"], in: work.url)
+        #expect(run.status == 3, "\(run.errors)")
+        #expect(
+            run.errors.contains(
+                "stopped with 2 stations of the list left (2 pending, 0 held): EMU001: no new chip within 0.3 s"),
+            "\(run.errors)")
+        let summary = try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any]
+        #expect(summary?["stoppedBecause"] as? String == "EMU001: no new chip within 0.3 s")
+        #expect(summary?["listPending"] as? Int == 2)
     }
 
     /// Chips with an erased (FF…) or all-zero IEEE address are set aside, never burned or
@@ -437,9 +460,11 @@ struct ProvisioningThroughLibUSBTests {
 
 @Suite(.serialized, .enabled(if: Tools.available, "needs umockdev and the built executables"))
 struct InterruptTests {
-    /// Ctrl-C finishes the chip in progress, records it and stops: no attempt is left in progress,
-    /// the summary is printed, and the next run goes on from there.
-    @Test func ctrlCStopsCleanlyAndTheNextRunResumes() throws {
+    /// Ctrl-C — and SIGTERM and SIGHUP alike — finishes the chip in progress, records it and
+    /// stops: no attempt is left in progress, the summary says why, the exit status is 3 (stations
+    /// left), and the next run goes on from there.
+    @Test(arguments: [(SIGINT, "Ctrl-C (SIGINT)"), (SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP (the terminal closed)")])
+    func aStopSignalStopsCleanlyAndTheNextRunResumes(signal: Int32, name: String) throws {
         let work = try Workspace()
         defer { work.remove() }
         let list = try ProvisioningThroughLibUSBTests.list(work, count: 200)
@@ -452,11 +477,12 @@ struct InterruptTests {
         usleep(300_000)
         // Only this test's ccbeacon: other tests run ccbeacon at the same time.
         _ = try ChildProcess.run(
-            "/usr/bin/pkill", ["-INT", "-f", "^\(Tools.ccbeacon) provision \(list) "], in: work.url)
+            "/usr/bin/pkill", ["-\(signal)", "-f", "^\(Tools.ccbeacon) provision \(list) "], in: work.url)
         let processStatus = bench.wait(timeout: 60)
         let text = bench.output
-        #expect(processStatus == 0, "\(text)")
+        #expect(processStatus == 3, "\(text)\n\(bench.errors)")
         #expect(text.contains("provisioned "))
+        #expect(text.contains("stopped: \(name) after the chip in progress"), "\(text)")
         let (exported, states) = try ProvisioningThroughLibUSBTests.ledger(work)
         #expect(!states.contains { $0["state"] as? String == "in-progress" || $0["state"] as? String == "held" })
         #expect(exported.count > 0 && exported.count < 200, "stopped part-way (\(exported.count) done)")
