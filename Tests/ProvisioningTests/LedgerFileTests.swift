@@ -225,3 +225,42 @@ struct LedgerFileTests {
         }
     }
 }
+
+/// The ccbeacon built beside this test bundle.
+let builtCCBeacon = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+    .appendingPathComponent("ccbeacon").path
+
+/// The built ccbeacon killed inside the migration transaction (after its writes, before COMMIT):
+/// the ledger must stay the earlier version's, records intact, and the next run migrate it.
+@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: builtCCBeacon), "needs the built ccbeacon"))
+struct MigrationKillTests {
+    @Test func aMigrationKilledBeforeItsCommitLeavesTheEarlierLedger() throws {
+        let scratch = try TemporaryFolder()
+        defer { scratch.remove() }
+        let path = scratch.path("ledger.sqlite")
+        try makeLegacyLedger(at: path, addressColumn: false)
+        let list = try scratch.write("list.csv", "name,uuid,major,minor\na,7634A485-1732-4B7D-AB44-D505D8A24C60,1,1\n")
+        // No debugger is ever used: the selector names none, and the ledger is opened before.
+        let arguments = [
+            "provision", list, "--template", "cc2541-ibeacon", "--ledger", path, "--devices", "NO-SUCH-DEBUGGER",
+            "--yes",
+        ]
+        let killed = try ChildProcess.run(
+            builtCCBeacon, arguments, in: scratch.url, environment: ["CCBEACON_TEST_KILL_IN_LEDGER_WRITE": "1"],
+            timeout: 60)
+        #expect(killed.status == 128 + SIGKILL, "\(killed.errors)")
+        do {
+            let reader = try SQLiteLedger(path: path, access: .readOnly)
+            #expect(reader.fileSchemaVersion == 0)
+            #expect(try reader.attempts().map(\.chip) == ["00:12:4B:00:00:01"])
+            let raw = try SQLiteDatabase(path: path, mode: .readOnly)
+            #expect(try scalar(raw, "PRAGMA application_id") == 0)
+            #expect(try LedgerFile.columns("attempts", raw, "") == Set(SQLiteLedger.legacyAttemptColumns))
+        }
+        let again = try ChildProcess.run(builtCCBeacon, arguments, in: scratch.url, timeout: 60)
+        #expect(again.status == 1, "stops at the debugger selection: \(again.errors)")
+        let migrated = try SQLiteLedger(path: path, access: .readOnly)
+        #expect(migrated.fileSchemaVersion == SQLiteLedger.schemaVersion)
+        #expect(try migrated.attempts().map(\.chip) == ["00:12:4B:00:00:01"])
+    }
+}
