@@ -298,7 +298,7 @@ enum LedgerCommand {
         details: """
             One row per verified station: name, UUID, major, minor, power, chip IEEE address, debugger,
             time, advertiser address, and which flash bytes were read back to verify it (readBack,
-            address ranges such as 0x7F00-0x7F2F,0x7F30-0x7F3F; empty for CRC verification) — what a
+            address ranges such as 0x7F00-0x7F2F,0x7F30-0x7F3F; empty when nothing was) — what a
             backend needs to map major/minor to places. The ledger is only read.
 
             Example:
@@ -350,6 +350,7 @@ enum LedgerCommand {
             console.output(
                 JSONValue.object([
                     ("ledger", .string(path)), ("ok", .bool(problems.isEmpty)),
+                    ("schemaVersion", .integer(ledger.fileSchemaVersion)),
                     (
                         "problems",
                         .array(
@@ -359,11 +360,11 @@ enum LedgerCommand {
                     ),
                 ]).rendered() + "\n")
         } else if problems.isEmpty {
+            // An earlier ccbeacon's ledger has no triggers to check until provision migrates it.
             console.output(
-                "\(path): ok (integrity, schema and every invariant checked)\n"
-                    + (ledger.fileSchemaVersion < SQLiteLedger.schemaVersion
-                        ? "a ledger of an earlier ccbeacon (schema version \(ledger.fileSchemaVersion)): provision migrates it to version \(SQLiteLedger.schemaVersion)\n"
-                        : ""))
+                ledger.fileSchemaVersion < SQLiteLedger.schemaVersion
+                    ? "\(path): ok (integrity and every invariant checked; schema version \(ledger.fileSchemaVersion), from an earlier ccbeacon: provision migrates it to version \(SQLiteLedger.schemaVersion))\n"
+                    : "\(path): ok (integrity, schema and every invariant checked)\n")
         } else {
             console.output(
                 "\(path): \(problems.count) problem(s)\n"
