@@ -108,7 +108,7 @@ let package = Package(
             name: "CCBeaconCLITests",
             dependencies: [
                 "CCDebuggerEmulator", "CCDebugger", "CCBeaconCLI", "IntelHex", "BeaconPayload", "FirmwareTemplate",
-                "TestSupport", "StructuredText",
+                "TestSupport", "StructuredText", "Provisioning",
             ],
             swiftSettings: strictSettings
         ),

@@ -11,7 +11,7 @@ public enum CommandLineTool {
         EncodeCommand.spec, GenerateCommand.spec, BatchCommand.spec, InspectCommand.spec, VerifyCommand.spec,
         ConvertCommand.spec, PatchCommand.spec, TemplateImportCommand.spec, TemplatesCommand.spec, BoardsCommand.spec,
         DevicesCommand.spec, InfoCommand.spec, FlashCommand.spec, ReadCommand.spec, EraseCommand.spec,
-        ProvisionCommand.spec, LedgerCommand.showSpec, LedgerCommand.exportSpec,
+        ProvisionCommand.spec, LedgerCommand.showSpec, LedgerCommand.exportSpec, LedgerCommand.checkSpec,
     ]
 
     /// Runs `arguments` (argv without the program name) and returns the exit status. `debuggers`
@@ -65,6 +65,7 @@ public enum CommandLineTool {
         case ProvisionCommand.spec.name: try ProvisionCommand.run(command, console: console, debuggers: debuggers)
         case LedgerCommand.showSpec.name: try LedgerCommand.show(command, console: console)
         case LedgerCommand.exportSpec.name: try LedgerCommand.export(command, console: console)
+        case LedgerCommand.checkSpec.name: try LedgerCommand.check(command, console: console)
         default: throw .usage("unknown command '\(command.command)'")
         }
     }

@@ -24,9 +24,32 @@ func ledgerPath(_ command: ParsedCommand, listPath: String?) -> String {
     return Files.join(listPath.map { Files.directory(of: $0) } ?? ".", "provisioning.sqlite")
 }
 
-func openLedger(_ path: String) throws(CommandFailure) -> SQLiteLedger {
-    do { return try SQLiteLedger(path: path) } catch {
-        throw CommandFailure(.failure, error.description, hint: "check that '\(path)' is a writable ccbeacon ledger")
+/// Opens the ledger at `path` for `access`. A file that is not a ledger this ccbeacon may use is
+/// bad input (exit 65, and nothing was written to it); anything else that stops it is a failure.
+func openLedger(_ path: String, access: LedgerAccess = .readWrite) throws(CommandFailure) -> SQLiteLedger {
+    do { return try SQLiteLedger(path: path, access: access) } catch {
+        if case .refused(let problem) = error.kind {
+            throw CommandFailure.data(error.description, hint: ledgerHint(problem, path: path))
+        }
+        let need =
+            access == .readWrite
+            ? "a writable ccbeacon ledger in a writable folder"
+            : "readable (a ledger with a -wal file beside it also needs its -shm file, or a folder where SQLite may create one)"
+        throw CommandFailure(.failure, error.description, hint: "check that '\(path)' is \(need)")
+    }
+}
+
+/// What to do about a file refused as a ledger.
+func ledgerHint(_ problem: LedgerFileProblem, path: String) -> String {
+    let elsewhere =
+        "check the path; to start a new ledger give --ledger a path where no file exists (ccbeacon creates a ledger only there)"
+    switch problem {
+    case .notAFile, .notSQLite, .otherApplication, .notALedger: return elsewhere
+    case .empty: return "if it is a leftover, delete it; or " + elsewhere
+    case .newerSchema: return "use the newer ccbeacon that wrote it; this one must not change it"
+    case .damaged:
+        return
+            "do not provision with it: run 'ccbeacon ledger check --ledger \(path)' for the full report, and restore the ledger from a backup"
     }
 }
 
@@ -316,14 +339,16 @@ final class SharedProvider: @unchecked Sendable {
     }
 }
 
-/// `ccbeacon ledger show` and `ccbeacon ledger export`.
+/// `ccbeacon ledger show`, `ccbeacon ledger export` and `ccbeacon ledger check`: they open the
+/// ledger read-only and never write to it.
 enum LedgerCommand {
     static let showSpec = CommandSpec(
         name: "ledger show", summary: "progress of a station list: done, held, pending",
         usage: "ccbeacon ledger show [--ledger FILE] [--json]",
         details: """
             Lists every station of the ledger with its state: done (chip and time), held (interrupted
-            on a chip), pending (with the last failure, if any).
+            on a chip), pending (with the last failure, if any). The ledger is only read: it may be a
+            read-only file in a read-only folder.
 
             Example:
               ccbeacon ledger show --ledger provisioning.sqlite
@@ -338,7 +363,9 @@ enum LedgerCommand {
         usage: "ccbeacon ledger export [--ledger FILE] [--format csv|json]",
         details: """
             One row per verified station: name, UUID, major, minor, power, chip IEEE address, debugger,
-            time — what a backend needs to map major/minor to places.
+            time, advertiser address, and which flash bytes were read back to verify it (readBack,
+            address ranges such as 0x7F00-0x7F2F,0x7F30-0x7F3F; empty when nothing was) — what a
+            backend needs to map major/minor to places. The ledger is only read.
 
             Example:
               ccbeacon ledger export --format csv > registry.csv
@@ -348,14 +375,72 @@ enum LedgerCommand {
             OptionSpec("--format", value: "csv|json", help: "output format (default csv)"),
         ])
 
-    static func open(_ command: ParsedCommand) throws(CommandFailure) -> SQLiteLedger {
+    static let checkSpec = CommandSpec(
+        name: "ledger check", summary: "check a ledger's integrity and promises without trusting its indexes",
+        usage: "ccbeacon ledger check [--ledger FILE] [--json]",
+        details: """
+            Runs SQLite's full integrity check and the ledger's own invariants, each by a query that
+            scans the tables instead of asking the indexes that enforce them: at most one verified
+            attempt per station and per chip, at most one attempt in progress per station, no
+            verified attempt without a verification method, no chip id that cannot identify a chip
+            (all 00, all FF, not XX:XX:XX:XX:XX:XX upper-case hex), no attempt for an unknown
+            station, no two stations with one name or identity; and that the indexes and triggers
+            keeping those promises are there. Reports every problem. The ledger is only read.
+            Exit status 0 when it is sound, 65 when not.
+
+            Example:
+              ccbeacon ledger check --ledger provisioning.sqlite
+            """,
+        options: [
+            OptionSpec("--ledger", value: "FILE", help: "ledger file (default ./provisioning.sqlite)"),
+            OptionSpec("--json", help: "machine-readable report"),
+        ])
+
+    static func open(_ command: ParsedCommand, access: LedgerAccess = .readOnly) throws(CommandFailure)
+        -> SQLiteLedger
+    {
         let path = ledgerPath(command, listPath: nil)
         guard Files.isFile(path) else {
             throw CommandFailure(
                 .failure, "no ledger at '\(path)'",
                 hint: "give --ledger FILE (provision writes it beside the station list)")
         }
-        return try openLedger(path)
+        return try openLedger(path, access: access)
+    }
+
+    static func check(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+        let path = ledgerPath(command, listPath: nil)
+        let ledger = try open(command, access: .inspection)
+        let problems = ledger.check()
+        if command.flags.contains("--json") {
+            console.output(
+                JSONValue.object([
+                    ("ledger", .string(path)), ("ok", .bool(problems.isEmpty)),
+                    ("schemaVersion", .integer(ledger.fileSchemaVersion)),
+                    (
+                        "problems",
+                        .array(
+                            problems.map {
+                                .object([("check", .string($0.check.rawValue)), ("detail", .string($0.detail))])
+                            })
+                    ),
+                ]).rendered() + "\n")
+        } else if problems.isEmpty {
+            // An earlier ccbeacon's ledger has no triggers to check until provision migrates it.
+            console.output(
+                ledger.fileSchemaVersion < SQLiteLedger.schemaVersion
+                    ? "\(path): ok (integrity and every invariant checked; schema version \(ledger.fileSchemaVersion), from an earlier ccbeacon: provision migrates it to version \(SQLiteLedger.schemaVersion))\n"
+                    : "\(path): ok (integrity, schema and every invariant checked)\n")
+        } else {
+            console.output(
+                "\(path): \(problems.count) problem(s)\n"
+                    + problems.map { "  \($0.check.rawValue): \($0.detail)\n" }.joined())
+        }
+        if !problems.isEmpty {
+            throw CommandFailure.data(
+                "the ledger has \(problems.count) problem(s)",
+                hint: "do not provision with it; restore it from a backup, or repair what is listed with care")
+        }
     }
 
     static func show(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
@@ -429,6 +514,7 @@ enum LedgerCommand {
                                 ("at", .string(attempt.finishedAt ?? attempt.startedAt)),
                                 ("imageSha256", .string(attempt.imageSHA256)),
                                 ("address", attempt.advertiserAddress.map { .string($0) } ?? .null),
+                                ("readBack", attempt.readBack.map { .string($0) } ?? .null),
                             ])
                     }
                 ).rendered() + "\n")
@@ -438,14 +524,14 @@ enum LedgerCommand {
             text.contains(",") || text.contains("\"") || text.contains("\n")
                 ? "\"" + String(text.flatMap { $0 == "\"" ? ["\"", "\""] : [$0] }) + "\"" : text
         }
-        var text = "name,uuid,major,minor,power,chip,debugger,at,address\n"
+        var text = "name,uuid,major,minor,power,chip,debugger,at,address,readBack\n"
         for (station, attempt) in rows {
             let identity = station.identity
             text +=
                 [
                     cell(station.name), identity.uuid.uuidString, String(identity.major), String(identity.minor),
                     String(identity.measuredPower), attempt.chip, cell(attempt.debugger), attempt.finishedAt ?? "",
-                    attempt.advertiserAddress ?? "",
+                    attempt.advertiserAddress ?? "", cell(attempt.readBack ?? ""),
                 ].joined(separator: ",") + "\n"
         }
         console.output(text)

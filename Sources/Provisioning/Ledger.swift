@@ -21,7 +21,7 @@ public struct Attempt: Sendable, Equatable {
     public var id: Int
     /// Station name.
     public var station: String
-    /// Chip IEEE address (primary, MSB first, `XX:XX:…`).
+    /// Chip IEEE address (primary, MSB first, `XX:XX:…`; see `ChipID`).
     public var chip: String
     /// Debugger (`bus:address` or serial).
     public var debugger: String
@@ -44,6 +44,21 @@ public struct Attempt: Sendable, Equatable {
     /// The advertiser address the image carries (`C0:FF:…`), for templates that have one;
     /// `nil` for others and for attempts recorded before ledgers kept it.
     public var advertiserAddress: String? = nil
+    /// Which flash bytes were read back and compared byte for byte when the attempt was verified:
+    /// inclusive address ranges, upper-case hex, ascending, comma-separated, no spaces
+    /// (`0x7F00-0x7F2F,0x7F30-0x7F3F`; see `readBackText`). `nil` when nothing was read back (a
+    /// CRC verification) or the attempt was recorded before ledgers kept it.
+    public var readBack: String? = nil
+
+    /// `ranges` of flash addresses in the form `readBack` records.
+    public static func readBackText(_ ranges: [ClosedRange<Int>]) -> String {
+        func hex(_ address: Int) -> String {
+            let digits = String(address, radix: 16, uppercase: true)
+            return "0x" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+        }
+        return ranges.sorted { $0.lowerBound < $1.lowerBound }.map { hex($0.lowerBound) + "-" + hex($0.upperBound) }
+            .joined(separator: ",")
+    }
 }
 
 /// Where a station of the list stands.
@@ -85,7 +100,8 @@ public protocol ProvisioningLedger: AnyObject {
         chip: String, debugger: String, template: String, templateSHA256: String, verifyMethod: String,
         skipping: Set<String>, image: (Station) -> (sha256: String, advertiserAddress: String?)
     ) throws(LedgerError) -> (Station, Attempt)?
-    /// Ends an attempt.
+    /// Ends an attempt; `readBack` says which flash bytes were read back to verify it (see
+    /// `Attempt.readBack`).
     func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?) throws(LedgerError)
     /// Marks the verified attempt of a chip superseded (before reprovisioning it).
     func supersede(chip: String) throws(LedgerError)
@@ -105,56 +121,125 @@ extension ProvisioningLedger {
 }
 
 /// The ledger in an SQLite file (WAL; every change in a transaction; invariants in the schema).
+///
+/// The file carries its identity: `PRAGMA application_id` is `applicationID` and `PRAGMA
+/// user_version` the schema version. Opening checks both, and the file's health, before anything
+/// is written (see `LedgerAccess`); a file that is not a ledger this ccbeacon may use is refused
+/// with `LedgerError.Kind.refused` and left unchanged.
 public final class SQLiteLedger: ProvisioningLedger, Sendable {
     let database: SQLiteDatabase
+    /// The columns of `attemptColumns` to select, as this file has them: a ledger read without
+    /// migrating may lack the newer ones, which then read as NULL.
+    let attemptSelect: String
+    /// The schema version of the file as opened: `schemaVersion`, or 0 for a ledger of an earlier
+    /// ccbeacon opened read-only (and so not migrated).
+    public let fileSchemaVersion: Int
 
-    /// Opens (creating if needed) the ledger at `path`.
-    public init(path: String) throws(LedgerError) {
-        database = try SQLiteDatabase(path: path)
-        try database.execute("PRAGMA journal_mode=WAL", [], "enabling WAL")
-        try database.execute("PRAGMA synchronous=FULL", [], "setting durability")
-        try database.execute("PRAGMA foreign_keys=ON", [], "enabling foreign keys")
-        try database.transaction("creating the schema") { () throws(LedgerError) in
-            for statement in Self.schema { try database.execute(statement, [], "creating the schema") }
-            // Ledgers made before advertiser addresses were recorded lack the column; add it.
-            let columns = try database.query("PRAGMA table_info(attempts)", [], "reading the schema")
-            if !columns.contains(where: { $0.count > 1 && $0[1].string == "advertiser_address" }) {
-                try database.execute(
-                    "ALTER TABLE attempts ADD COLUMN advertiser_address TEXT", [],
-                    "adding the advertiser address column")
+    /// The `PRAGMA application_id` of every ccbeacon ledger: "CCBL" (ccbeacon ledger) in ASCII,
+    /// so `file(1)` and SQLite tools can tell the file apart from other applications' databases.
+    public static let applicationID: UInt32 = 0x4343_424C
+
+    /// The schema version this ccbeacon writes (`PRAGMA user_version`). 0: ledgers of earlier
+    /// ccbeacon versions, without an application id (some without `advertiser_address`); 1:
+    /// application id, `read_back`, and the chip-id triggers. A newer version is refused.
+    public static let schemaVersion = 1
+
+    /// Opens the ledger at `path` for `access`. For `.readWrite` a new ledger is created if, and
+    /// only if, no file is at `path`; an existing file is checked read-only first, then opened
+    /// read-write and, if an earlier ccbeacon made it, migrated in one transaction. Read-only
+    /// access never writes, migrates or switches journal modes.
+    public init(path: String, access: LedgerAccess = .readWrite) throws(LedgerError) {
+        if access == .readWrite, !LedgerFile.exists(path) { try LedgerFile.create(path) }
+        var (database, shape) = try LedgerFile.openChecked(path, access: access)
+        if access == .readWrite {
+            database = try SQLiteDatabase(path: path, mode: .readWrite)
+            guard !database.isReadOnly else {
+                throw LedgerError(
+                    operation: "opening \(path)",
+                    message: "the file cannot be written; provisioning records every attempt in it",
+                    kind: .database)
             }
+            // The file is identified again: it may have been replaced since the check.
+            shape = try LedgerFile.identify(database, path)
+            if shape.version < Self.schemaVersion {
+                try LedgerFile.migrate(database, path)
+                shape = try LedgerFile.identify(database, path)
+            }
+            try database.execute("PRAGMA journal_mode=WAL", [], "enabling WAL")
+            try database.execute("PRAGMA synchronous=FULL", [], "setting durability")
+            try database.execute("PRAGMA foreign_keys=ON", [], "enabling foreign keys")
         }
+        self.database = database
+        fileSchemaVersion = shape.version
+        attemptSelect = Self.attemptColumns.map { shape.attemptColumns.contains($0) ? $0 : "NULL AS \($0)" }
+            .joined(separator: ", ")
     }
 
-    /// The schema. What must never happen is refused by the database itself:
+    /// The tables of a new ledger. What must never happen is refused by the database itself, here
+    /// and in `rules`:
     /// - two stations with one name (primary key) or one identity (unique UUID, major, minor);
-    /// - one station verified twice, or on two chips (partial unique index on verified attempts);
-    /// - one chip carrying two verified stations (partial unique index on chip);
-    /// - two attempts in progress for one station (partial unique index), so two debuggers or two
-    ///   processes can never burn the same identity at once;
     /// - "verified" without a verification method (check constraint).
-    static let schema = [
+    static let tables = [
         """
-        CREATE TABLE IF NOT EXISTS stations(
+        CREATE TABLE stations(
             position INTEGER NOT NULL, name TEXT PRIMARY KEY, uuid TEXT NOT NULL, major INTEGER NOT NULL,
             minor INTEGER NOT NULL, power INTEGER NOT NULL, note TEXT, UNIQUE(uuid, major, minor))
         """,
         """
-        CREATE TABLE IF NOT EXISTS attempts(
+        CREATE TABLE attempts(
             id INTEGER PRIMARY KEY AUTOINCREMENT, station TEXT NOT NULL REFERENCES stations(name),
             chip TEXT NOT NULL, debugger TEXT NOT NULL, template TEXT NOT NULL, template_sha256 TEXT NOT NULL,
             image_sha256 TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT,
             outcome TEXT NOT NULL CHECK(outcome IN ('in-progress','verified','failed','interrupted','superseded')),
-            reason TEXT, verify_method TEXT NOT NULL CHECK(verify_method IN ('crc','read')), advertiser_address TEXT)
+            reason TEXT, verify_method TEXT NOT NULL CHECK(verify_method IN ('crc','read')), advertiser_address TEXT,
+            read_back TEXT)
         """,
-        "CREATE UNIQUE INDEX IF NOT EXISTS one_verified_per_station ON attempts(station) WHERE outcome = 'verified'",
-        "CREATE UNIQUE INDEX IF NOT EXISTS one_verified_per_chip ON attempts(chip) WHERE outcome = 'verified'",
-        "CREATE UNIQUE INDEX IF NOT EXISTS one_active_per_station ON attempts(station) WHERE outcome IN ('in-progress', 'interrupted')",
     ]
 
+    /// The indexes and triggers that keep the ledger's promises, added to new and migrated ledgers
+    /// alike:
+    /// - one station verified twice, or on two chips (partial unique index on verified attempts);
+    /// - one chip carrying two verified stations (partial unique index on chip);
+    /// - two attempts in progress for one station (partial unique index), so two debuggers or two
+    ///   processes can never burn the same identity at once;
+    /// - a chip id that cannot identify a chip (`ChipID`). Triggers rather than a CHECK constraint,
+    ///   because SQLite can add a trigger to an existing table but a CHECK only by rebuilding it:
+    ///   so ledgers of earlier versions get the very same rule, and their recorded history stays as
+    ///   it was (`check()` reports an old invalid id instead of the migration failing on it).
+    static let rules: [(name: String, isIndex: Bool, sql: String)] = [
+        (
+            "one_verified_per_station", true,
+            "CREATE UNIQUE INDEX IF NOT EXISTS one_verified_per_station ON attempts(station) WHERE outcome = 'verified'"
+        ),
+        (
+            "one_verified_per_chip", true,
+            "CREATE UNIQUE INDEX IF NOT EXISTS one_verified_per_chip ON attempts(chip) WHERE outcome = 'verified'"
+        ),
+        (
+            "one_active_per_station", true,
+            "CREATE UNIQUE INDEX IF NOT EXISTS one_active_per_station ON attempts(station) WHERE outcome IN ('in-progress', 'interrupted')"
+        ),
+        (
+            "chip_id_on_insert", false,
+            "CREATE TRIGGER IF NOT EXISTS chip_id_on_insert BEFORE INSERT ON attempts WHEN NOT \(ChipID.sqlCondition("NEW.chip")) BEGIN SELECT RAISE(ABORT, '\(ChipID.refusal)'); END"
+        ),
+        (
+            "chip_id_on_update", false,
+            "CREATE TRIGGER IF NOT EXISTS chip_id_on_update BEFORE UPDATE OF chip ON attempts WHEN NOT \(ChipID.sqlCondition("NEW.chip")) BEGIN SELECT RAISE(ABORT, '\(ChipID.refusal)'); END"
+        ),
+    ]
+
+    /// The columns ledgers gained after version 0, with their types; a migration adds those missing.
+    static let addedColumns = [("advertiser_address", "TEXT"), ("read_back", "TEXT")]
+
+    static let stationColumns = ["position", "name", "uuid", "major", "minor", "power", "note"]
+    static let legacyAttemptColumns = [
+        "id", "station", "chip", "debugger", "template", "template_sha256", "image_sha256", "started_at", "finished_at",
+        "outcome", "reason", "verify_method",
+    ]
+    static let attemptColumns = legacyAttemptColumns + addedColumns.map(\.0)
+
     static let now = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
-    static let attemptColumns =
-        "id, station, chip, debugger, template, template_sha256, image_sha256, started_at, finished_at, outcome, reason, verify_method, advertiser_address"
 
     /// Adds the list's stations; a known station must keep its identity.
     public func register(_ stations: [Station]) throws(LedgerError) {
@@ -202,7 +287,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     public func recoverInterrupted() throws(LedgerError) -> [Attempt] {
         try database.transaction("recovering interrupted attempts") { () throws(LedgerError) in
             let rows = try database.query(
-                "SELECT \(Self.attemptColumns) FROM attempts WHERE outcome = 'in-progress'", [],
+                "SELECT \(attemptSelect) FROM attempts WHERE outcome = 'in-progress'", [],
                 "finding interrupted attempts")
             try database.execute(
                 "UPDATE attempts SET outcome = 'interrupted', finished_at = \(Self.now), reason = 'the run stopped while burning' WHERE outcome = 'in-progress'",
@@ -225,7 +310,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     /// The interrupted attempt whose chip this is, if any.
     public func interruptedAttempt(forChip chip: String) throws(LedgerError) -> Attempt? {
         try database.query(
-            "SELECT \(Self.attemptColumns) FROM attempts WHERE chip = ? AND outcome = 'interrupted'", [.text(chip)],
+            "SELECT \(attemptSelect) FROM attempts WHERE chip = ? AND outcome = 'interrupted'", [.text(chip)],
             "looking up a chip"
         ).compactMap(Self.attempt).first
     }
@@ -247,15 +332,22 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
                 let station = Self.station(row)
             else { return nil }
             let record = image(station)
-            try database.execute(
-                "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method, advertiser_address) VALUES (?, ?, ?, ?, ?, ?, \(Self.now), 'in-progress', ?, ?)",
-                [
-                    .text(station.name), .text(chip), .text(debugger), .text(template), .text(templateSHA256),
-                    .text(record.sha256), .text(verifyMethod), record.advertiserAddress.map { .text($0) } ?? .null,
-                ], "recording the start of \(station.name)")
+            do throws(LedgerError) {
+                try database.execute(
+                    "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method, advertiser_address) VALUES (?, ?, ?, ?, ?, ?, \(Self.now), 'in-progress', ?, ?)",
+                    [
+                        .text(station.name), .text(chip), .text(debugger), .text(template), .text(templateSHA256),
+                        .text(record.sha256), .text(verifyMethod), record.advertiserAddress.map { .text($0) } ?? .null,
+                    ], "recording the start of \(station.name)")
+            } catch  where error.kind == .invalidChipID {
+                throw LedgerError(
+                    operation: error.operation,
+                    message: "chip id '\(chip)' cannot identify a chip (\(error.message)); set the chip aside",
+                    kind: .invalidChipID)
+            }
             guard
                 let attempt = try database.query(
-                    "SELECT \(Self.attemptColumns) FROM attempts WHERE id = last_insert_rowid()", [],
+                    "SELECT \(attemptSelect) FROM attempts WHERE id = last_insert_rowid()", [],
                     "reading the attempt"
                 ).compactMap(Self.attempt).first
             else {
@@ -267,15 +359,17 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         }
     }
 
-    /// Ends an attempt with its outcome.
-    public func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String? = nil)
+    /// Ends an attempt with its outcome and, if it was read back, which flash bytes were.
+    public func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?)
         throws(LedgerError)
     {
         try database.transaction("recording an outcome") { () throws(LedgerError) in
             try database.execute(
-                "UPDATE attempts SET outcome = ?, reason = ?, finished_at = \(Self.now) WHERE id = ?",
-                [.text(outcome.rawValue), reason.map { .text($0) } ?? .null, .integer(attemptID)],
-                "recording an outcome")
+                "UPDATE attempts SET outcome = ?, reason = ?, read_back = ?, finished_at = \(Self.now) WHERE id = ?",
+                [
+                    .text(outcome.rawValue), reason.map { .text($0) } ?? .null, readBack.map { .text($0) } ?? .null,
+                    .integer(attemptID),
+                ], "recording an outcome")
         }
     }
 
@@ -320,7 +414,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
 
     /// Every attempt, oldest first.
     public func attempts() throws(LedgerError) -> [Attempt] {
-        try database.query("SELECT \(Self.attemptColumns) FROM attempts ORDER BY id", [], "reading attempts")
+        try database.query("SELECT \(attemptSelect) FROM attempts ORDER BY id", [], "reading attempts")
             .compactMap(Self.attempt)
     }
 
@@ -345,6 +439,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             id: id, station: station, chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA,
             imageSHA256: imageSHA, startedAt: started, finishedAt: row[8].string, outcome: outcome,
             reason: row[10].string,
-            verifyMethod: method, advertiserAddress: row.count > 12 ? row[12].string : nil)
+            verifyMethod: method, advertiserAddress: row.count > 12 ? row[12].string : nil,
+            readBack: row.count > 13 ? row[13].string : nil)
     }
 }

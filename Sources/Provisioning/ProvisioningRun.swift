@@ -204,11 +204,11 @@ public final class ProvisioningRun: Sendable {
                     var identity = try active.connect(targetID: state.targetID)
                     if identity.locked { identity = try active.chipErase(targetID: state.targetID) }
                     let primary = Self.ieeeText(try active.primaryAddress(chip: template.chip))
-                    if Self.identifiesAChip(primary) {
+                    if ChipID.isValid(primary) {
                         chip = primary
                     } else if options.chipIdentity == .secondary,
                         let address = try active.secondaryAddress(chip: template.chip),
-                        Self.identifiesAChip(Self.ieeeText(address))
+                        ChipID.isValid(Self.ieeeText(address))
                     {
                         chip = Self.ieeeText(address)
                         secondary = address
@@ -442,8 +442,4 @@ public final class ProvisioningRun: Sendable {
             plan, targetID: chip.debuggerTargetID, options: BurnOptions(verify: mode, readBack: readBack))
     }
 
-    /// True when `address` (`XX:…`) can name one chip: not erased (all FF), not all zero.
-    static func identifiesAChip(_ address: String) -> Bool {
-        address != "FF:FF:FF:FF:FF:FF" && address != "00:00:00:00:00:00"
-    }
 }

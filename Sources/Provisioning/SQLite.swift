@@ -4,17 +4,49 @@ import CSQLite
     import Glibc
 #endif
 
-/// A database operation that failed.
+/// A ledger operation that failed: what was being done, SQLite's (or our) words, and what kind
+/// of failure it is, so that callers can tell a refusal by the schema from a broken file.
 public struct LedgerError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The kinds of failure a caller acts on differently.
+    public enum Kind: Sendable, Equatable {
+        /// SQLite could not do it (I/O, locks, permissions, a file it cannot open).
+        case database
+        /// A rule of the schema refused the change (uniqueness, a check, an identity kept for life).
+        case constraint
+        /// The chip id cannot identify a chip (see `ChipID`); the database refuses to record it, so
+        /// the chip is to be set aside.
+        case invalidChipID
+        /// SQLite found the file damaged (corrupt, or not a database after all).
+        case damaged
+        /// The file at the path is not a ledger this ccbeacon may use; nothing was written to it.
+        case refused(LedgerFileProblem)
+    }
+
     /// What was being done.
     public var operation: String
-    /// SQLite's message.
+    /// SQLite's message, or ours.
     public var message: String
-    /// True when a constraint (uniqueness, check) refused the change.
-    public var isConstraint: Bool
+    /// What kind of failure it is.
+    public var kind: Kind
+
+    /// True when the database refused the change by one of its rules (uniqueness, checks, the
+    /// chip-id rule).
+    public var isConstraint: Bool { kind == .constraint || kind == .invalidChipID }
 
     /// Plain-words reason.
     public var description: String { "ledger: \(operation): \(message)" }
+
+    /// An error of `kind`.
+    public init(operation: String, message: String, kind: Kind) {
+        self.operation = operation
+        self.message = message
+        self.kind = kind
+    }
+
+    /// A constraint refusal (`isConstraint`) or a database failure.
+    public init(operation: String, message: String, isConstraint: Bool) {
+        self.init(operation: operation, message: message, kind: isConstraint ? .constraint : .database)
+    }
 }
 
 /// A recursive mutex: a transaction holds it while the statements inside take it again.
@@ -57,22 +89,64 @@ final class SQLiteDatabase: @unchecked Sendable {
     /// SQLite's "destructor" constant telling it to copy bound text.
     static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
-    init(path: String) throws(LedgerError) {
+    /// How a connection opens its file.
+    enum OpenMode {
+        /// Read and write, creating the file if there is none (tests and scratch files only: a
+        /// ledger is created by `LedgerFile.create`, never by opening a path).
+        case create
+        /// Read and write an existing file.
+        case readWrite
+        /// Read only, with SQLite's locks (and, for a WAL file, its -wal and -shm files).
+        case readOnly
+        /// Read only, without locks or -wal/-shm files (`immutable=1`): only for a WAL file that
+        /// has no -wal file, so the main file holds every committed change.
+        case immutable
+    }
+
+    init(path: String, mode: OpenMode) throws(LedgerError) {
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX
-        guard sqlite3_open_v2(path, &handle, flags, nil) == SQLITE_OK, let handle else {
+        var flags = SQLITE_OPEN_FULLMUTEX
+        var name = path
+        switch mode {
+        case .create: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .readWrite: flags |= SQLITE_OPEN_READWRITE
+        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        case .immutable:
+            flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+            name = "file:" + Self.uriEscaped(path) + "?immutable=1"
+        }
+        guard sqlite3_open_v2(name, &handle, flags, nil) == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
             if let handle { sqlite3_close(handle) }
-            throw LedgerError(operation: "opening \(path)", message: message, isConstraint: false)
+            throw LedgerError(operation: "opening \(path)", message: message, kind: .database)
         }
         self.handle = handle
         self.path = path
         sqlite3_busy_timeout(handle, 10_000)
     }
 
+    /// `path` as the path part of a `file:` URI: every byte but unreserved ones and `/` escaped,
+    /// so `?`, `#` and `%` in a file name stay part of the name.
+    static func uriEscaped(_ path: String) -> String {
+        let plain = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~/".utf8)
+        let digits = Array("0123456789ABCDEF".utf8)
+        var bytes: [UInt8] = []
+        for byte in path.utf8 {
+            if plain.contains(byte) {
+                bytes.append(byte)
+            } else {
+                bytes += [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// True when SQLite opened the file read-only (asked to, or because it is write-protected).
+    var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
+
     deinit { sqlite3_close(handle) }
 
-    enum Value: Equatable {
+    enum Value: Equatable, Sendable {
         case integer(Int)
         case text(String)
         case null
@@ -136,10 +210,14 @@ final class SQLiteDatabase: @unchecked Sendable {
     }
 
     func error(_ operation: String) -> LedgerError {
-        let code = sqlite3_errcode(handle)
-        return LedgerError(
-            operation: operation, message: String(cString: sqlite3_errmsg(handle)),
-            isConstraint: code == SQLITE_CONSTRAINT)
+        let message = String(cString: sqlite3_errmsg(handle))
+        let kind: LedgerError.Kind
+        switch sqlite3_errcode(handle) {
+        case SQLITE_CONSTRAINT: kind = message == ChipID.refusal ? .invalidChipID : .constraint
+        case SQLITE_CORRUPT, SQLITE_NOTADB: kind = .damaged
+        default: kind = .database
+        }
+        return LedgerError(operation: operation, message: message, kind: kind)
     }
 }
 

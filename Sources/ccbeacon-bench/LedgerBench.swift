@@ -2,6 +2,11 @@ import BeaconPayload
 import Foundation
 import Provisioning
 
+/// A distinct valid chip id (`XX:XX:XX:XX:XX:XX`, see `ChipID`) per station of the benchmark.
+func chipID(_ index: Int) -> String {
+    String(format: "00:12:4B:%02X:%02X:%02X", (index >> 16) & 0xFF, (index >> 8) & 0xFF, index & 0xFF)
+}
+
 /// `ccbeacon-bench ledger N`: the ledger's cost per station (register, claim, finish as verified),
 /// in a temporary SQLite file with the durability settings provisioning uses.
 func ledgerBenchmark(_ count: Int) throws {
@@ -21,7 +26,7 @@ func ledgerBenchmark(_ count: Int) throws {
     for index in 0..<count {
         guard
             let (_, attempt) = try ledger.claimNextStation(
-                chip: "CHIP-\(index)", debugger: "bench", template: "t", templateSHA256: "x", verifyMethod: "crc",
+                chip: chipID(index), debugger: "bench", template: "t", templateSHA256: "x", verifyMethod: "crc",
                 skipping: [], image: { _ in ("i", nil) })
         else { break }
         try ledger.finish(attempt.id, outcome: .verified, reason: nil)

@@ -30,15 +30,17 @@ struct LedgerTests {
 
         let (a, first) = try #require(
             try ledger.claimNextStation(
-                chip: "CHIP-1", debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc", skipping: [],
+                chip: "00:12:4B:00:00:01", debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc",
+                skipping: [],
                 image: { _ in ("i", nil) }))
         #expect(a.name == "a")
         try ledger.finish(first.id, outcome: .verified, reason: nil)
-        #expect(try ledger.verifiedStation(forChip: "CHIP-1") == "a")
-        // b on the same chip: the second verified attempt for CHIP-1 is refused by the database.
+        #expect(try ledger.verifiedStation(forChip: "00:12:4B:00:00:01") == "a")
+        // b on the same chip: the second verified attempt for that chip is refused by the database.
         let (b, second) = try #require(
             try ledger.claimNextStation(
-                chip: "CHIP-1", debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc", skipping: [],
+                chip: "00:12:4B:00:00:01", debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc",
+                skipping: [],
                 image: { _ in ("i", nil) }))
         #expect(b.name == "b")
         #expect { try ledger.finish(second.id, outcome: .verified, reason: nil) } throws: { error in
@@ -47,10 +49,10 @@ struct LedgerTests {
         try ledger.finish(second.id, outcome: .failed, reason: "test")
         // Nothing pending twice, nothing claimed twice.
         #expect(try ledger.states().map(\.station.name) == ["a", "b"])
-        let database = try SQLiteDatabase(path: path)
+        let database = try SQLiteDatabase(path: path, mode: .readWrite)
         #expect(throws: LedgerError.self) {
             try database.execute(
-                "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method) VALUES ('b', 'C2', 'd', 't', 'x', 'i', 'now', 'verified', 'none')",
+                "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method) VALUES ('b', '00:12:4B:00:00:02', 'd', 't', 'x', 'i', 'now', 'verified', 'none')",
                 [], "a verified attempt without verification")
         }
     }
@@ -60,16 +62,18 @@ struct LedgerTests {
         var ledger: SQLiteLedger? = try SQLiteLedger(path: path)
         try ledger!.register([Station(name: "a", identity: identity(1)), Station(name: "b", identity: identity(2))])
         _ = try ledger!.claimNextStation(
-            chip: "CHIP-1", debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc", skipping: [],
+            chip: "00:12:4B:00:00:01", debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc",
+            skipping: [],
             image: { _ in ("i", nil) })
         ledger = nil  // the process "dies" with the attempt in progress
         let reopened = try SQLiteLedger(path: path)
         let interrupted = try reopened.recoverInterrupted()
         #expect(interrupted.map(\.station) == ["a"])
-        #expect(try reopened.states()[0].state == .held(chip: "CHIP-1"))
+        #expect(try reopened.states()[0].state == .held(chip: "00:12:4B:00:00:01"))
         // A held station is not given to another chip.
         let next = try reopened.claimNextStation(
-            chip: "CHIP-2", debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc", skipping: [],
+            chip: "00:12:4B:00:00:02", debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc",
+            skipping: [],
             image: { _ in ("i", nil) })
         #expect(next?.0.name == "b")
         try reopened.release(station: "a")
@@ -361,21 +365,7 @@ struct ProvisioningRunTests {
     /// records addresses from then on.
     @Test func anOlderLedgerGainsTheAddressColumn() throws {
         let path = temporaryLedgerPath()
-        do {
-            let old = try SQLiteDatabase(path: path)
-            try old.execute(
-                "CREATE TABLE stations(position INTEGER NOT NULL, name TEXT PRIMARY KEY, uuid TEXT NOT NULL, major INTEGER NOT NULL, minor INTEGER NOT NULL, power INTEGER NOT NULL, note TEXT, UNIQUE(uuid, major, minor))",
-                [], "old schema")
-            try old.execute(
-                "CREATE TABLE attempts(id INTEGER PRIMARY KEY AUTOINCREMENT, station TEXT NOT NULL REFERENCES stations(name), chip TEXT NOT NULL, debugger TEXT NOT NULL, template TEXT NOT NULL, template_sha256 TEXT NOT NULL, image_sha256 TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT, outcome TEXT NOT NULL CHECK(outcome IN ('in-progress','verified','failed','interrupted','superseded')), reason TEXT, verify_method TEXT NOT NULL CHECK(verify_method IN ('crc','read')))",
-                [], "old schema")
-            try old.execute(
-                "INSERT INTO stations VALUES (0, 'a', '7634A485-1732-4B7D-AB44-D505D8A24C60', 1, 1, -59, NULL), (1, 'b', '7634A485-1732-4B7D-AB44-D505D8A24C60', 1, 2, -59, NULL)",
-                [], "old rows")
-            try old.execute(
-                "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, finished_at, outcome, verify_method) VALUES ('a', '00:12:4B:00:00:01', 'd', 't', 's', 'i', 'then', 'then', 'verified', 'crc')",
-                [], "old rows")
-        }
+        try makeLegacyLedger(at: path, addressColumn: false, indexes: false)
         let ledger = try SQLiteLedger(path: path)
         let before = try ledger.attempts()
         #expect(before.count == 1 && before[0].outcome == .verified && before[0].advertiserAddress == nil)

@@ -1,0 +1,121 @@
+/// One problem `SQLiteLedger.check()` found.
+public struct LedgerProblem: Sendable, Equatable {
+    /// What was checked.
+    public enum Check: String, Sendable, Equatable, CaseIterable {
+        /// SQLite's `PRAGMA integrity_check` (pages, records, and indexes against their tables).
+        case integrity = "integrity"
+        /// The indexes and triggers that keep the ledger's promises are all there.
+        case schema = "schema"
+        /// At most one verified attempt per station.
+        case oneVerifiedPerStation = "one-verified-per-station"
+        /// At most one verified attempt per chip.
+        case oneVerifiedPerChip = "one-verified-per-chip"
+        /// At most one attempt in progress or interrupted per station.
+        case oneActivePerStation = "one-active-per-station"
+        /// No verified attempt without a verification method.
+        case verifiedWithoutMethod = "verified-without-method"
+        /// No chip id that cannot identify a chip (`ChipID`).
+        case invalidChipID = "invalid-chip-id"
+        /// Every attempt's station is in the ledger.
+        case unknownStation = "unknown-station"
+        /// No two stations with one name, or with one identity.
+        case duplicateStation = "duplicate-station"
+    }
+
+    /// What was checked.
+    public var check: Check
+    /// What is wrong, in words.
+    public var detail: String
+}
+
+extension SQLiteLedger {
+    /// The invariants, each a query for the rows that break it. `NOT INDEXED` makes SQLite scan
+    /// the tables themselves: the unique indexes are what could be damaged or missing, so they
+    /// must not be the ones answering.
+    static let invariants:
+        [(check: LedgerProblem.Check, sql: String, describe: @Sendable ([SQLiteDatabase.Value]) -> String)] = [
+            (
+                .oneVerifiedPerStation,
+                "SELECT station, group_concat(id, ', ') FROM attempts NOT INDEXED WHERE outcome = 'verified' GROUP BY station HAVING count(*) > 1",
+                { "station \(text($0[0])) has verified attempts \($0[1].string ?? "")" }
+            ),
+            (
+                .oneVerifiedPerChip,
+                "SELECT chip, group_concat(id, ', ') FROM attempts NOT INDEXED WHERE outcome = 'verified' GROUP BY chip HAVING count(*) > 1",
+                { "chip \(text($0[0])) has verified attempts \($0[1].string ?? "")" }
+            ),
+            (
+                .oneActivePerStation,
+                "SELECT station, group_concat(id, ', ') FROM attempts NOT INDEXED WHERE outcome IN ('in-progress', 'interrupted') GROUP BY station HAVING count(*) > 1",
+                { "station \(text($0[0])) has attempts \($0[1].string ?? "") in progress or interrupted at once" }
+            ),
+            (
+                .verifiedWithoutMethod,
+                "SELECT id, verify_method FROM attempts NOT INDEXED WHERE outcome = 'verified' AND coalesce(verify_method NOT IN ('crc', 'read'), 1)",
+                { "attempt \(text($0[0])) is verified with verification method \(text($0[1]))" }
+            ),
+            (
+                .invalidChipID,
+                "SELECT id, chip FROM attempts NOT INDEXED WHERE NOT \(ChipID.sqlCondition("chip"))",
+                { "attempt \(text($0[0])) has chip id \(text($0[1])), which cannot identify a chip" }
+            ),
+            (
+                .unknownStation,
+                "SELECT a.id, a.station FROM attempts AS a NOT INDEXED WHERE NOT EXISTS (SELECT 1 FROM stations AS s NOT INDEXED WHERE s.name = a.station)",
+                { "attempt \(text($0[0])) is for station \(text($0[1])), which is not in the ledger" }
+            ),
+            (
+                .duplicateStation,
+                "SELECT name, count(*) FROM stations NOT INDEXED GROUP BY name HAVING count(*) > 1",
+                { "station name \(text($0[0])) is in the ledger \(text($0[1])) times" }
+            ),
+            (
+                .duplicateStation,
+                "SELECT uuid, major, minor, group_concat(name, ', ') FROM stations NOT INDEXED GROUP BY uuid, major, minor HAVING count(*) > 1",
+                { "stations \(text($0[3])) share UUID \(text($0[0])), major \(text($0[1])), minor \(text($0[2]))" }
+            ),
+        ]
+
+    /// A value from the file in a report: text quoted with control characters escaped (a damaged or
+    /// tampered file can hold anything), numbers as they are.
+    static func text(_ value: SQLiteDatabase.Value) -> String {
+        switch value {
+        case .integer(let number): String(number)
+        case .text(let text): text.debugDescription
+        case .null: "NULL"
+        }
+    }
+
+    /// Checks the whole ledger without trusting its indexes: SQLite's full `PRAGMA
+    /// integrity_check`, the indexes and triggers its promises rest on (for a ledger of the current
+    /// schema), and each invariant by a query that scans the tables. Returns every problem found (empty when the ledger is sound);
+    /// a check that cannot run is itself a problem.
+    public func check() -> [LedgerProblem] {
+        var problems: [LedgerProblem] = []
+        do {
+            let report = try database.query("PRAGMA integrity_check", [], "checking integrity").compactMap {
+                $0.first?.string
+            }
+            if report != ["ok"] { problems += report.map { LedgerProblem(check: .integrity, detail: $0) } }
+        } catch { problems.append(LedgerProblem(check: .integrity, detail: error.message)) }
+        // An earlier ccbeacon's ledger lacks the triggers (and may lack indexes) until provisioning
+        // migrates it; that is not damage. Its records are checked all the same.
+        if fileSchemaVersion == Self.schemaVersion {
+            do {
+                problems += try LedgerFile.schemaGaps(database, database.path).map {
+                    LedgerProblem(check: .schema, detail: $0)
+                }
+            } catch { problems.append(LedgerProblem(check: .schema, detail: error.message)) }
+        }
+        for invariant in Self.invariants {
+            do {
+                problems += try database.query(invariant.sql, [], "checking \(invariant.check.rawValue)").map {
+                    LedgerProblem(check: invariant.check, detail: invariant.describe($0))
+                }
+            } catch {
+                problems.append(LedgerProblem(check: invariant.check, detail: "cannot be checked: \(error.message)"))
+            }
+        }
+        return problems
+    }
+}

@@ -1,0 +1,300 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Why a file cannot be used as a ledger. Each is found by reading only, before anything is
+/// written to the file.
+public enum LedgerFileProblem: Sendable, Equatable {
+    /// Not a regular file (a folder, a device).
+    case notAFile
+    /// An empty file (0 bytes).
+    case empty
+    /// Not an SQLite database; `looksLikeText` when its first bytes are printable text (a station
+    /// list given as the ledger, say).
+    case notSQLite(looksLikeText: Bool)
+    /// An SQLite database of another application: its `PRAGMA application_id`.
+    case otherApplication(applicationID: UInt32)
+    /// An SQLite database without ccbeacon's tables (and without ccbeacon's application id): the
+    /// tables it has.
+    case notALedger(tables: [String])
+    /// A ccbeacon ledger of a schema version newer than this ccbeacon knows.
+    case newerSchema(version: Int)
+    /// A ccbeacon ledger that SQLite reports damaged, or that lacks a part of its schema: what
+    /// was found.
+    case damaged(report: [String])
+}
+
+/// What a ledger is opened for.
+public enum LedgerAccess: Sendable, Equatable {
+    /// Provisioning: created if no file exists; otherwise checked read-only (identity, schema,
+    /// `PRAGMA quick_check`) and only then opened read-write, switched to WAL and, if it was made
+    /// by an earlier ccbeacon, migrated.
+    case readWrite
+    /// Reading (`ledger show`, `ledger export`): checked like `readWrite`, then read without
+    /// writing anything — no journal mode switch, no migration, no -wal or -shm file created
+    /// where none exists.
+    case readOnly
+    /// Inspecting (`ledger check`): like `readOnly`, but damage is left for `SQLiteLedger.check()`
+    /// to report instead of refusing the file.
+    case inspection
+}
+
+/// How a ledger file is recognised, created, checked and migrated. Every check reads only, so a
+/// file that is refused is left exactly as it was.
+///
+/// A ledger is an SQLite database whose `PRAGMA application_id` is `SQLiteLedger.applicationID`
+/// and whose `PRAGMA user_version` is its schema version. Ledgers from ccbeacon before version 1
+/// have neither (both 0) and are recognised by their `stations` and `attempts` tables.
+enum LedgerFile {
+    /// What the identity checks found out about a ledger.
+    struct Shape {
+        /// The schema version; 0 for a ledger from before ledgers carried one.
+        var version: Int
+        /// The columns `attempts` has.
+        var attemptColumns: Set<String>
+    }
+
+    static let magic = Array("SQLite format 3\0".utf8)
+
+    /// True when something (anything, even a dangling link) is at `path`.
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    static func refusal(_ problem: LedgerFileProblem, _ path: String) -> LedgerError {
+        let what: String
+        switch problem {
+        case .notAFile: what = "it is not a regular file"
+        case .empty: what = "it is an empty file (0 bytes), not a ccbeacon ledger"
+        case .notSQLite(let text):
+            what =
+                text
+                ? "it is a text file, not an SQLite database" : "it is not an SQLite database (no SQLite header)"
+        case .otherApplication(let id):
+            what =
+                "it is an SQLite database of another application (application_id \(hex(id)); ccbeacon ledgers have \(hex(SQLiteLedger.applicationID)))"
+        case .notALedger(let tables):
+            let listed =
+                tables.isEmpty
+                ? "no tables"
+                : "tables " + tables.prefix(5).map(\.debugDescription).joined(separator: ", ")
+                    + (tables.count > 5 ? ", …" : "")
+            what = "it is an SQLite database without ccbeacon's tables (it has \(listed)), not a ccbeacon ledger"
+        case .newerSchema(let version):
+            what =
+                "it is a ccbeacon ledger of schema version \(version); this ccbeacon knows versions up to \(SQLiteLedger.schemaVersion)"
+        case .damaged(let report):
+            what =
+                "it is a damaged ccbeacon ledger: " + report.prefix(3).joined(separator: "; ")
+                + (report.count > 3 ? "; …" : "")
+        }
+        return LedgerError(
+            operation: "checking \(path)", message: what + "; nothing was written to it", kind: .refused(problem))
+    }
+
+    static func hex(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return "0x" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits
+    }
+
+    /// Creates a new, empty ledger at `path` if nothing is there: built under a temporary name
+    /// beside it and linked into place, so the path never holds a half-made ledger (a crash
+    /// leaves at most the temporary file) and a file that appears meanwhile is never replaced.
+    static func create(_ path: String) throws(LedgerError) {
+        let temporary = path + ".new-\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        guard descriptor >= 0 else { throw systemError("creating \(path)") }
+        close(descriptor)
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(temporary + suffix) } }
+        do {
+            let database = try SQLiteDatabase(path: temporary, mode: .readWrite)
+            try database.execute("PRAGMA journal_mode=WAL", [], "creating \(path)")
+            try database.execute("PRAGMA synchronous=FULL", [], "creating \(path)")
+            try database.transaction("creating \(path)") { () throws(LedgerError) in
+                for statement in SQLiteLedger.tables + SQLiteLedger.rules.map(\.sql) {
+                    try database.execute(statement, [], "creating the schema")
+                }
+                try stamp(database)
+            }
+        }  // the last connection closing checkpoints the WAL into the file and removes -wal and -shm
+        guard link(temporary, path) == 0 else {
+            // Another process made a file there first: it is checked like any existing file.
+            if errno == EEXIST { return }
+            throw systemError("creating \(path)")
+        }
+        let folder = open(directory(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if folder >= 0 {
+            fsync(folder)
+            close(folder)
+        }
+    }
+
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    static func systemError(_ operation: String) -> LedgerError {
+        LedgerError(operation: operation, message: String(cString: strerror(errno)), kind: .database)
+    }
+
+    /// Sets the ledger's application id and schema version (inside the caller's transaction).
+    static func stamp(_ database: SQLiteDatabase) throws(LedgerError) {
+        try database.execute(
+            "PRAGMA application_id = \(Int32(bitPattern: SQLiteLedger.applicationID))", [], "setting the application id"
+        )
+        try database.execute(
+            "PRAGMA user_version = \(SQLiteLedger.schemaVersion)", [], "setting the schema version")
+    }
+
+    /// Opens the existing file at `path` read-only and checks it is a ledger this ccbeacon may use:
+    /// its first bytes, its identity and tables, and — unless only inspecting — `PRAGMA
+    /// quick_check`; for provisioning, also that a current ledger still has every index and trigger
+    /// that keeps its promises.
+    ///
+    /// A WAL ledger with no -wal file beside it is read with `immutable=1`: every committed change
+    /// is then in the main file, and SQLite would otherwise create -wal and -shm files (and leave
+    /// them, a read-only connection cannot remove them) or, in a folder it cannot write, refuse to
+    /// open it. With a -wal file present SQLite's own locking is used, so a running provisioning
+    /// is read consistently; it then needs the -shm file, or a folder where it can create one.
+    static func openChecked(_ path: String, access: LedgerAccess) throws(LedgerError) -> (SQLiteDatabase, Shape) {
+        let header = try readHeader(path)
+        let isWAL = header[18] == 2 && header[19] == 2
+        let database = try SQLiteDatabase(path: path, mode: isWAL && !exists(path + "-wal") ? .immutable : .readOnly)
+        let shape = try identify(database, path)
+        if access != .inspection {
+            let report = try damageCheck(database, path) { () throws(LedgerError) in
+                try database.query("PRAGMA quick_check", [], "checking \(path)").compactMap { $0.first?.string }
+            }
+            guard report == ["ok"] else { throw refusal(.damaged(report: report), path) }
+        }
+        if access == .readWrite, shape.version == SQLiteLedger.schemaVersion {
+            let gaps = try schemaGaps(database, path)
+            guard gaps.isEmpty else { throw refusal(.damaged(report: gaps), path) }
+        }
+        return (database, shape)
+    }
+
+    /// The first 100 bytes (SQLite's header) of a non-empty regular file.
+    static func readHeader(_ path: String) throws(LedgerError) -> [UInt8] {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw systemError("opening \(path)") }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw refusal(.notAFile, path) }
+        guard info.st_size > 0 else { throw refusal(.empty, path) }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw systemError("opening \(path)") }
+        defer { close(descriptor) }
+        var header = [UInt8](repeating: 0, count: 100)
+        var count = 0
+        while count < header.count {
+            let got = header.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + count, $0.count - count) }
+            if got < 0, errno == EINTR { continue }
+            guard got > 0 else { break }
+            count += got
+        }
+        guard count == header.count, header.starts(with: magic) else {
+            let text = header[..<count].allSatisfy {
+                $0 >= 0x20 && $0 != 0x7F || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D
+            }
+            throw refusal(.notSQLite(looksLikeText: text), path)
+        }
+        return header
+    }
+
+    /// Runs `body`; SQLite finding the file corrupt becomes a refusal of a damaged ledger.
+    static func damageCheck<T>(_ database: SQLiteDatabase, _ path: String, _ body: () throws(LedgerError) -> T)
+        throws(LedgerError) -> T
+    {
+        do { return try body() } catch {
+            if error.kind == .damaged { throw refusal(.damaged(report: [error.message]), path) }
+            throw error
+        }
+    }
+
+    /// Reads the application id, schema version and tables, and refuses what is not a ledger this
+    /// ccbeacon knows.
+    static func identify(_ database: SQLiteDatabase, _ path: String) throws(LedgerError) -> Shape {
+        try damageCheck(database, path) { () throws(LedgerError) -> Shape in
+            let operation = "checking \(path)"
+            let applicationID = UInt32(
+                truncatingIfNeeded: try database.query("PRAGMA application_id", [], operation).first?.first?.int ?? 0)
+            let version = try database.query("PRAGMA user_version", [], operation).first?.first?.int ?? 0
+            let tables = try database.query(
+                "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
+                [], operation
+            ).compactMap { $0.first?.string }
+            let isStamped = applicationID == SQLiteLedger.applicationID && version > 0
+            if applicationID != 0, applicationID != SQLiteLedger.applicationID {
+                throw refusal(.otherApplication(applicationID: applicationID), path)
+            }
+            if isStamped, version > SQLiteLedger.schemaVersion { throw refusal(.newerSchema(version: version), path) }
+            let stationColumns = try columns("stations", database, operation)
+            let attemptColumns = try columns("attempts", database, operation)
+            let required = isStamped ? SQLiteLedger.attemptColumns : SQLiteLedger.legacyAttemptColumns
+            let hasTables =
+                SQLiteLedger.stationColumns.allSatisfy(stationColumns.contains)
+                && required.allSatisfy(attemptColumns.contains)
+            if isStamped, !hasTables {
+                let missing =
+                    SQLiteLedger.stationColumns.filter { !stationColumns.contains($0) }.map { "stations.\($0)" }
+                    + required.filter { !attemptColumns.contains($0) }.map { "attempts.\($0)" }
+                throw refusal(.damaged(report: ["missing columns " + missing.joined(separator: ", ")]), path)
+            }
+            // Without ccbeacon's id, only an unversioned database with both tables is a ledger
+            // (one from an earlier ccbeacon); anything else belongs to someone else.
+            guard hasTables, isStamped || version == 0 else { throw refusal(.notALedger(tables: tables), path) }
+            return Shape(version: isStamped ? version : 0, attemptColumns: attemptColumns)
+        }
+    }
+
+    static func columns(_ table: String, _ database: SQLiteDatabase, _ operation: String) throws(LedgerError)
+        -> Set<String>
+    {
+        Set(
+            try database.query("SELECT name FROM pragma_table_info(?)", [.text(table)], operation).compactMap {
+                $0.first?.string
+            })
+    }
+
+    /// The indexes and triggers that keep the ledger's promises and are missing (or no longer
+    /// unique), in words.
+    static func schemaGaps(_ database: SQLiteDatabase, _ path: String) throws(LedgerError) -> [String] {
+        let operation = "checking \(path)"
+        let present = try database.query(
+            "SELECT name, type FROM sqlite_schema WHERE type IN ('index', 'trigger') AND tbl_name = 'attempts'", [],
+            operation
+        ).compactMap { row in row[0].string.map { ($0, row[1].string ?? "") } }
+        let unique = Set(
+            try database.query(
+                "SELECT name FROM pragma_index_list('attempts') WHERE \"unique\" = 1", [], operation
+            ).compactMap { $0.first?.string })
+        var gaps: [String] = []
+        for rule in SQLiteLedger.rules {
+            let type = rule.isIndex ? "index" : "trigger"
+            if !present.contains(where: { $0.0 == rule.name && $0.1 == type }) {
+                gaps.append("the \(rule.isIndex ? "unique index" : "trigger") \(rule.name) is missing")
+            } else if rule.isIndex, !unique.contains(rule.name) {
+                gaps.append("the index \(rule.name) is not unique")
+            }
+        }
+        return gaps
+    }
+
+    /// Brings a ledger of an earlier ccbeacon to the current schema in one transaction: the
+    /// columns added since, the indexes and triggers, the application id and schema version. A
+    /// crash leaves it as it was. The identity is read again under the write lock, since another
+    /// process may have migrated it meanwhile.
+    static func migrate(_ database: SQLiteDatabase, _ path: String) throws(LedgerError) {
+        try database.transaction("migrating \(path) to schema version \(SQLiteLedger.schemaVersion)") {
+            () throws(LedgerError) in
+            let shape = try identify(database, path)
+            guard shape.version < SQLiteLedger.schemaVersion else { return }
+            for (column, type) in SQLiteLedger.addedColumns where !shape.attemptColumns.contains(column) {
+                try database.execute("ALTER TABLE attempts ADD COLUMN \(column) \(type)", [], "adding column \(column)")
+            }
+            for rule in SQLiteLedger.rules { try database.execute(rule.sql, [], "adding \(rule.name)") }
+            try stamp(database)
+        }
+    }
+}

@@ -1,0 +1,306 @@
+import BeaconPayload
+import CCDebuggerEmulator
+import Foundation
+import TestSupport
+import Testing
+
+@testable import CCBeaconCLI
+@testable import Provisioning
+
+/// Ledger files made for the tests, each in a scratch folder as `ledger.sqlite`.
+enum LedgerFiles {
+    static let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
+
+    /// A ledger with stations 'a' (verified on chip 00:12:4B:00:00:01) and 'b' (pending); every
+    /// connection closed, so no -wal file is left beside it.
+    static func sound(_ path: String, readBack: String? = nil) throws {
+        let ledger = try SQLiteLedger(path: path)
+        try ledger.register([
+            Station(name: "a", identity: IBeaconFixture.identity(1)),
+            Station(name: "b", identity: IBeaconFixture.identity(2)),
+        ])
+        let (_, attempt) = try #require(
+            try ledger.claimNextStation(
+                chip: "00:12:4B:00:00:01", debugger: "EMU001", template: "t", templateSHA256: "x",
+                verifyMethod: "read", skipping: [], image: { _ in ("i", "C0:FF:EE:00:00:01") }))
+        try ledger.finish(attempt.id, outcome: .verified, reason: nil, readBack: readBack)
+    }
+
+    /// Runs `statements` on the file directly, then closes it (checkpointing its WAL).
+    static func alter(_ path: String, _ statements: [String]) throws {
+        let raw = try SQLiteDatabase(path: path, mode: .readWrite)
+        for statement in statements { try raw.execute(statement, [], "altering the test file") }
+    }
+
+    /// A sound ledger with the root page of its unique index `one_verified_per_chip` zeroed.
+    static func damaged(_ path: String) throws {
+        try sound(path)
+        let raw = try SQLiteDatabase(path: path, mode: .immutable)
+        let root = try #require(
+            try raw.query("SELECT rootpage FROM sqlite_schema WHERE name = 'one_verified_per_chip'", [], "").first?
+                .first?.int)
+        let pageSize = try #require(try raw.query("PRAGMA page_size", [], "").first?.first?.int)
+        let file = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        defer { try? file.close() }
+        try file.seek(toOffset: UInt64((root - 1) * pageSize))
+        try file.write(contentsOf: Data(count: pageSize))
+    }
+
+    /// The files that must be refused, how to make each, and what the message calls it.
+    static let refused: [(name: String, make: @Sendable (String) throws -> Void, says: String)] = [
+        ("empty", { path in try Data().write(to: URL(fileURLWithPath: path)) }, "it is an empty file (0 bytes)"),
+        (
+            "text",
+            { path in try Data("name,uuid,major,minor\nx,\(uuid),1,1\n".utf8).write(to: URL(fileURLWithPath: path)) },
+            "it is a text file, not an SQLite database"
+        ),
+        (
+            "foreign",
+            { path in
+                let raw = try SQLiteDatabase(path: path, mode: .create)
+                try raw.execute("PRAGMA journal_mode=WAL", [], "")
+                try raw.execute("CREATE TABLE notes(id INTEGER PRIMARY KEY, text TEXT)", [], "")
+                try raw.execute("INSERT INTO notes(text) VALUES ('mine')", [], "")
+            },
+            "it is an SQLite database without ccbeacon's tables (it has tables \"notes\")"
+        ),
+        (
+            "other application",
+            { path in
+                // Tables named like ccbeacon's do not make it a ledger: its application id says whose it is.
+                try makeLegacyLedgerTables(path)
+                try alter(path, ["PRAGMA application_id = 305419896"])
+            },
+            "it is an SQLite database of another application (application_id 0x12345678"
+        ),
+        (
+            "newer schema",
+            { path in
+                try sound(path)
+                try alter(path, ["PRAGMA user_version = 2"])
+            },
+            "it is a ccbeacon ledger of schema version 2; this ccbeacon knows versions up to 1"
+        ),
+        ("damaged", { path in try damaged(path) }, "it is a damaged ccbeacon ledger: *** in database main ***"),
+    ]
+
+    /// The two tables of a ledger from before application ids, nothing else.
+    static func makeLegacyLedgerTables(_ path: String) throws {
+        let raw = try SQLiteDatabase(path: path, mode: .create)
+        try raw.execute(SQLiteLedger.tables[0], [], "")
+        try raw.execute(SQLiteLedger.tables[1], [], "")
+    }
+}
+
+/// Identities for the ledger tests.
+enum IBeaconFixture {
+    static func identity(_ minor: Int) -> IBeacon {
+        IBeacon(uuid: UUID(uuidString: LedgerFiles.uuid)!, major: 1, minor: UInt16(minor))
+    }
+}
+
+struct LedgerCommandTests {
+    /// Every command that opens a ledger refuses a file that is not one it may use, with exit 65,
+    /// a message saying what the file is and a hint, and leaves the file (and its folder) exactly
+    /// as it was: no byte changed, no -wal, -shm or temporary file.
+    @Test(arguments: LedgerFiles.refused.indices)
+    func aFileThatIsNotAUsableLedgerIsRefusedAndLeftAsItWas(index: Int) throws {
+        let (name, make, says) = LedgerFiles.refused[index]
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("ledger.sqlite")
+        try make(path)
+        let before = try filesBeside(path)
+        #expect(before.count == 1, "\(name): the test file stands alone (\(before.keys.sorted()))")
+        let list = try scratch.write("list.csv", "name,uuid,major,minor\ns1,\(LedgerFiles.uuid),7,1\n")
+        let commands: [[String]] = [
+            ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.1"],
+            ["ledger", "show"], ["ledger", "show", "--json"], ["ledger", "export", "--format", "json"],
+            ["ledger", "export"], ["ledger", "check"],
+        ]
+        for command in commands {
+            let run = ToolRun(command + ["--ledger", path], debuggers: EmulatorProvider())
+            let label = "\(name): \(command.prefix(2).joined(separator: " "))"
+            #expect(run.status == 65, "\(label): \(run.diagnostics)")
+            if name == "damaged", command[1] == "check" {
+                // ledger check reports the damage instead of refusing the file.
+                #expect(run.output.contains("integrity: "), "\(label): \(run.output)")
+            } else {
+                #expect(run.diagnostics.contains(says), "\(label): \(run.diagnostics)")
+                #expect(run.diagnostics.contains("nothing was written to it\nhint: "), "\(label): \(run.diagnostics)")
+            }
+            #expect(try filesBeside(path) == before, "\(label) changed the file or left files beside it")
+        }
+    }
+
+    @Test func checkPassesASoundLedgerAndListsWhatIsBrokenBehindTheIndexes() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("ledger.sqlite")
+        try LedgerFiles.sound(path)
+        let clean = ToolRun(["ledger", "check", "--ledger", path])
+        #expect(clean.status == 0, "\(clean.diagnostics)")
+        #expect(clean.output == "\(path): ok (integrity, schema and every invariant checked)\n")
+
+        // Behind the indexes' back: the unique index goes, and chip 00:12:4B:00:00:01 gets a
+        // second verified station.
+        try LedgerFiles.alter(
+            path,
+            [
+                "DROP INDEX one_verified_per_chip",
+                "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method) VALUES ('b', '00:12:4B:00:00:01', 'd', 't', 'x', 'i', 'now', 'verified', 'crc')",
+            ])
+        let before = try filesBeside(path)
+        let broken = ToolRun(["ledger", "check", "--ledger", path])
+        #expect(broken.status == 65)
+        #expect(
+            broken.output == """
+                \(path): 2 problem(s)
+                  schema: the unique index one_verified_per_chip is missing
+                  one-verified-per-chip: chip "00:12:4B:00:00:01" has verified attempts 1, 2
+
+                """)
+        #expect(broken.diagnostics.hasPrefix("ccbeacon ledger check: error: the ledger has 2 problem(s)\nhint: "))
+        let json = ToolRun(["ledger", "check", "--ledger", path, "--json"])
+        #expect(json.status == 65)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        #expect(report["ok"] as? Bool == false)
+        let checks = (report["problems"] as? [[String: Any]] ?? []).compactMap { $0["check"] as? String }
+        #expect(checks == ["schema", "one-verified-per-chip"])
+        #expect(try filesBeside(path) == before, "ledger check only reads")
+        // And provisioning refuses to trust it.
+        let list = try scratch.write("list.csv", "name,uuid,major,minor\na,\(LedgerFiles.uuid),1,1\n")
+        let provision = ToolRun(
+            ["provision", list, "--template", "cc2541-ibeacon", "--ledger", path, "--yes", "--wait", "0.1"],
+            debuggers: EmulatorProvider())
+        #expect(provision.status == 65)
+        #expect(provision.diagnostics.contains("the unique index one_verified_per_chip is missing"))
+        #expect(try filesBeside(path) == before)
+    }
+
+    @Test func exportListsWhichBytesWereReadBack() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("ledger.sqlite")
+        try LedgerFiles.sound(path, readBack: "0x7F00-0x7F2F,0x7F30-0x7F3F")
+        let csv = ToolRun(["ledger", "export", "--ledger", path])
+        #expect(csv.status == 0, "\(csv.diagnostics)")
+        let lines = csv.output.split(separator: "\n")
+        #expect(lines.first == "name,uuid,major,minor,power,chip,debugger,at,address,readBack")
+        #expect(lines.dropFirst().first?.hasSuffix(",C0:FF:EE:00:00:01,\"0x7F00-0x7F2F,0x7F30-0x7F3F\"") == true)
+        let json = ToolRun(["ledger", "export", "--ledger", path, "--format", "json"])
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
+        #expect(rows.count == 1)
+        #expect(rows.first?["readBack"] as? String == "0x7F00-0x7F2F,0x7F30-0x7F3F")
+        #expect(try filesBeside(path).count == 1, "export left nothing beside the ledger")
+    }
+}
+
+/// `ledger show`, `export` and `check` as another user (nobody) on a ledger they may only read:
+/// run as root, a chmod stops nothing, so the real binary runs under setpriv.
+@Suite(.enabled(if: OtherUser.available, "needs root, setpriv and the built ccbeacon"))
+struct ReadOnlyLedgerTests {
+    static let readers: [[String]] = [
+        ["ledger", "show"], ["ledger", "export", "--format", "json"], ["ledger", "export"], ["ledger", "check"],
+    ]
+
+    /// A WAL ledger with no -wal file: a read-only file, in a read-only folder and in a writable
+    /// one. Every reader works, nothing is written or created; provisioning cannot write it
+    /// (which shows the child really was denied).
+    @Test(arguments: [true, false])
+    func aReadOnlyLedgerIsReadWithoutWriting(readOnlyFolder: Bool) throws {
+        let scratch = try Scratch()
+        defer {
+            OtherUser.unlock(scratch)
+            scratch.remove()
+        }
+        let path = scratch.path("ledger.sqlite")
+        try LedgerFiles.sound(path)
+        let list = try scratch.write("list.csv", "name,uuid,major,minor\na,\(LedgerFiles.uuid),1,1\n")
+        try OtherUser.lock(scratch, folder: readOnlyFolder ? 0o555 : 0o777)
+        let before = try filesBeside(path)
+        for reader in Self.readers {
+            let run = try OtherUser.ccbeacon(reader + ["--ledger", path], in: scratch)
+            #expect(run.status == 0, "\(reader): \(run.errors)")
+            #expect(run.output.contains("00:12:4B:00:00:01") || reader[1] == "check", "\(reader): \(run.output)")
+            #expect(try filesBeside(path) == before, "\(reader) wrote or created a file")
+        }
+        let provision = try OtherUser.ccbeacon(
+            ["provision", list, "--template", "cc2541-ibeacon", "--ledger", path, "--yes", "--wait", "0.1"],
+            in: scratch)
+        #expect(provision.status == 1)
+        #expect(provision.errors.contains("the file cannot be written"), "\(provision.errors)")
+        #expect(try filesBeside(path) == before)
+    }
+
+    /// A ledger left with -wal and -shm files (its process died), in a read-only folder: the
+    /// readers see what only the -wal holds, through SQLite's read-only -shm access; without the
+    /// -shm file SQLite cannot read it there, and the command says what it needs.
+    @Test func aLedgerWithAWALFileIsReadInAReadOnlyFolder() throws {
+        let scratch = try Scratch()
+        defer {
+            OtherUser.unlock(scratch)
+            scratch.remove()
+        }
+        let source = try Scratch()
+        defer { source.remove() }
+        let ledger = try SQLiteLedger(path: source.path("ledger.sqlite"))
+        try ledger.register([Station(name: "only-in-the-wal", identity: IBeaconFixture.identity(9))])
+        // Copied while the writer still has it open: as a crash would leave it.
+        for suffix in ["", "-wal", "-shm"] {
+            try FileManager.default.copyItem(
+                atPath: source.path("ledger.sqlite" + suffix), toPath: scratch.path("ledger.sqlite" + suffix))
+        }
+        let path = scratch.path("ledger.sqlite")
+        try OtherUser.lock(scratch, folder: 0o555)
+        let before = try filesBeside(path)
+        #expect(before.keys.sorted() == ["ledger.sqlite", "ledger.sqlite-shm", "ledger.sqlite-wal"])
+        for reader in Self.readers {
+            let run = try OtherUser.ccbeacon(reader + ["--ledger", path], in: scratch)
+            #expect(run.status == 0, "\(reader): \(run.errors)")
+            #expect(try filesBeside(path) == before, "\(reader) changed a file")
+        }
+        let show = try OtherUser.ccbeacon(["ledger", "show", "--ledger", path], in: scratch)
+        #expect(show.output.contains("only-in-the-wal"))
+
+        OtherUser.unlock(scratch)
+        try FileManager.default.removeItem(atPath: path + "-shm")
+        try OtherUser.lock(scratch, folder: 0o555)
+        let withoutSHM = try filesBeside(path)
+        let refused = try OtherUser.ccbeacon(["ledger", "show", "--ledger", path], in: scratch)
+        #expect(refused.status == 1)
+        #expect(refused.errors.contains("-shm file"), "\(refused.errors)")
+        #expect(try filesBeside(path) == withoutSHM)
+    }
+}
+
+/// Running the built ccbeacon as nobody (uid and gid 65534, no groups).
+enum OtherUser {
+    static let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        .appendingPathComponent("ccbeacon").path
+    static let setpriv = "/usr/bin/setpriv"
+
+    static var available: Bool {
+        getuid() == 0 && FileManager.default.isExecutableFile(atPath: setpriv)
+            && FileManager.default.isExecutableFile(atPath: binary)
+    }
+
+    static func ccbeacon(_ arguments: [String], in folder: Scratch) throws -> ProcessResult {
+        try ChildProcess.run(
+            setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", binary] + arguments, in: folder.url,
+            timeout: 60)
+    }
+
+    /// Makes every file in the folder read-only (0444) and gives the folder `folder`'s mode.
+    static func lock(_ scratch: Scratch, folder: Int) throws {
+        for entry in try FileManager.default.contentsOfDirectory(atPath: scratch.url.path) {
+            try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: scratch.path(entry))
+        }
+        try FileManager.default.setAttributes([.posixPermissions: folder], ofItemAtPath: scratch.url.path)
+    }
+
+    /// Makes the folder writable again (for the test to change or remove it).
+    static func unlock(_ scratch: Scratch) {
+        try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: scratch.url.path)
+    }
+}
