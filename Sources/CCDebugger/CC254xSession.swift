@@ -578,10 +578,17 @@ public struct BurnReport: Sendable, Equatable {
     /// The read-back ranges as text, `0x7F00-0x7F2D,…` (END inclusive), or `none`.
     public var readBackText: String { BurnReport.describe(readBack) }
 
-    /// `0x7F00-0x7F2D,0x7F30-0x7F33` (each END inclusive), or `none`.
+    /// `0x7F00-0x7F2D,0x7F30-0x7F33`: the ranges merged and ascending, each END inclusive, at
+    /// least four upper-case hex digits — the form the ledger records (`Attempt.readBack`) — or
+    /// `none`.
     public static func describe(_ ranges: [Range<Int>]) -> String {
-        ranges.isEmpty
-            ? "none" : ranges.map { "\(hex($0.lowerBound))-\(hex($0.upperBound - 1))" }.joined(separator: ",")
+        func address(_ value: Int) -> String {
+            let digits = String(value, radix: 16, uppercase: true)
+            return "0x" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+        }
+        let merged = CC254xSession.merged(ranges)
+        return merged.isEmpty
+            ? "none" : merged.map { "\(address($0.lowerBound))-\(address($0.upperBound - 1))" }.joined(separator: ",")
     }
 }
 

@@ -46,19 +46,10 @@ public struct Attempt: Sendable, Equatable {
     public var advertiserAddress: String? = nil
     /// Which flash bytes were read back and compared byte for byte when the attempt was verified:
     /// inclusive address ranges, upper-case hex, ascending, comma-separated, no spaces
-    /// (`0x7F00-0x7F2F,0x7F30-0x7F3F`; see `readBackText`). `nil` when nothing was read back (a
+    /// (`0x7F00-0x7F2F,0x7F30-0x7F3F`; `BurnReport.describe` writes it). `nil` when nothing was read back (a
     /// CRC verification) or the attempt was recorded before ledgers kept it.
     public var readBack: String? = nil
 
-    /// `ranges` of flash addresses in the form `readBack` records.
-    public static func readBackText(_ ranges: [ClosedRange<Int>]) -> String {
-        func hex(_ address: Int) -> String {
-            let digits = String(address, radix: 16, uppercase: true)
-            return "0x" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-        }
-        return ranges.sorted { $0.lowerBound < $1.lowerBound }.map { hex($0.lowerBound) + "-" + hex($0.upperBound) }
-            .joined(separator: ",")
-    }
 }
 
 /// Where a station of the list stands.

@@ -244,6 +244,8 @@ struct ProvisioningRunTests {
         #expect(attempts.map(\.outcome) == [.failed, .verified])
         #expect(attempts.first?.reason?.contains("the identity bytes did not read back") == true, "\(attempts)")
         #expect(attempts.first?.chip != attempts.last?.chip)
+        #expect(attempts.last?.readBack == "0x7F02-0x7F25,0x7F28-0x7F2C", "the ledger says which bytes were read back")
+        #expect(attempts.first?.readBack == nil)
     }
 
     /// Chips whose IEEE address is erased (all FF) or all zero cannot be told apart: three in a

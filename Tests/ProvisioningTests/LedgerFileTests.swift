@@ -1,3 +1,4 @@
+import CCDebugger
 import Foundation
 import TestSupport
 import Testing
@@ -173,8 +174,9 @@ struct LedgerFileTests {
     }
 
     @Test func finishRecordsWhichBytesWereReadBack() throws {
-        #expect(Attempt.readBackText([0x7F30...0x7F3F, 0x7F00...0x7F2F]) == "0x7F00-0x7F2F,0x7F30-0x7F3F")
-        #expect(Attempt.readBackText([0x0...0x3FFFF]) == "0x0000-0x3FFFF")
+        #expect(BurnReport.describe([0x7F30..<0x7F40, 0x7F00..<0x7F30]) == "0x7F00-0x7F3F")
+        #expect(BurnReport.describe([0x7F31..<0x7F40, 0x7F00..<0x7F30]) == "0x7F00-0x7F2F,0x7F31-0x7F3F")
+        #expect(BurnReport.describe([0x0..<0x40000]) == "0x0000-0x3FFFF")
         let ledger = try SQLiteLedger(path: temporaryLedgerPath())
         try ledger.register([Station(name: "a", identity: identity(1)), Station(name: "b", identity: identity(2))])
         for (index, readBack) in ["0x7F00-0x7F2F,0x7F30-0x7F3F", nil].enumerated() {

@@ -363,23 +363,30 @@ struct ProvisioningThroughLibUSBTests {
         #expect(again.output.contains("nothing to burn: all 12 stations of the list are done"), "\(again.output)")
     }
 
-    /// Exit 0 only when the whole list is done: chips running out leaves stations pending, exit 3,
-    /// and the summary says why it stopped (with the --wait it was given, not a rounded one).
-    @Test func stoppingWithStationsLeftIsExitThreeWithTheReason() throws {
+    /// Exit 0 only when the whole list is done: a chip left on the debugger (no new one comes), or
+    /// chips running out, leaves stations pending: exit 3, and the summary says why it stopped
+    /// (with the --wait it was given: "0.3 s", not a rounded "0 s").
+    @Test(arguments: [
+        ([String](), 4, "EMU001: no new chip within 0.3 s"),
+        (
+            ["--bench", "--chips", "3"], 2,
+            "EMU001: no target chip within 0.3 s (none attached, or check the wiring and power)"
+        ),
+    ])
+    func stoppingWithStationsLeftIsExitThreeWithTheReason(bench: [String], left: Int, why: String) throws {
         let work = try Workspace()
         defer { work.remove() }
         let list = try Self.list(work, count: 5)
         let run = try Tools.ccbeacon(
             ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.3", "--json"],
-            options: ["--bench", "--chips", "3"], in: work.url)
+            options: bench, in: work.url)
         #expect(run.status == 3, "\(run.errors)")
         #expect(
-            run.errors.contains(
-                "stopped with 2 stations of the list left (2 pending, 0 held): EMU001: no new chip within 0.3 s"),
+            run.errors.contains("stopped with \(left) stations of the list left (\(left) pending, 0 held): \(why)"),
             "\(run.errors)")
         let summary = try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any]
-        #expect(summary?["stoppedBecause"] as? String == "EMU001: no new chip within 0.3 s")
-        #expect(summary?["listPending"] as? Int == 2)
+        #expect(summary?["stoppedBecause"] as? String == why)
+        #expect(summary?["listPending"] as? Int == left)
     }
 
     /// Chips with an erased (FF…) or all-zero IEEE address are set aside, never burned or
