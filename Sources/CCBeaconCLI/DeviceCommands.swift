@@ -442,6 +442,13 @@ enum ReadCommand {
             try FileAccess.writeAtomically(HexWriter().text(for: image), to: output)
         }
         console.output(
-            "read \(bytes.count / 1024) KiB from the \(chip.name) on \(connection.device.selector) to \(output)\n")
+            "read \(size(bytes.count)) from the \(chip.name) on \(connection.device.selector) to \(output)\n")
+    }
+
+    /// `32 KiB` for a whole number of KiB, else the exact count in bytes (`48 bytes`), so a
+    /// short range is never shown as 0 KiB or rounded.
+    static func size(_ count: Int) -> String {
+        if count > 0, count % 1024 == 0 { return "\(count / 1024) KiB" }
+        return count == 1 ? "1 byte" : "\(count) bytes"
     }
 }

@@ -85,6 +85,20 @@ struct DeviceCommandTests {
         #expect(wrong.diagnostics.contains("no debugger '9:9'; attached: 1:10 (CC Debugger), 1:11 (CC Debugger)"))
     }
 
+    /// `read` reports the bytes it read: a whole number of KiB as KiB, anything else in bytes.
+    @Test(arguments: [
+        ("0x7F00:0x7F30", "48 bytes"), ("0x7C00:0x8000", "1 KiB"), ("0:0x8000", "32 KiB"), ("0:0x500", "1280 bytes"),
+        ("0x7FFF:0x8000", "1 byte"),
+    ])
+    func readReportsTheByteCountTruthfully(range: String, shown: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let dump = scratch.path("dump.bin")
+        let run = ToolRun(["read", "-o", dump, "--range", range], debuggers: EmulatorProvider())
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.output == "read \(shown) from the CC2541F256 on 1:10 to \(dump)\n")
+    }
+
     @Test func macPreservationAndDebugLock() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
