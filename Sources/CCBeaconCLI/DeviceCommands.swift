@@ -14,6 +14,8 @@ let udevRule = """
 enum DeviceSupport {
     static let deviceOption = OptionSpec(
         "--device", value: "SEL", help: "debugger as BUS:ADDRESS or serial (see 'ccbeacon devices')")
+    /// provision's `--devices all|SEL,…`, named when several debuggers are attached and none chosen.
+    static let devicesSelector = DeviceSelector(option: "--devices", takesSeveral: true)
 
     /// An open, connected session on the selected debugger, with the chip's facts.
     struct Connection {

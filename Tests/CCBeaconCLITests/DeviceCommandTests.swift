@@ -99,6 +99,25 @@ struct DeviceCommandTests {
         #expect(run.output == "read \(shown) from the CC2541F256 on 1:10 to \(dump)\n")
     }
 
+    /// With several debuggers and no selection, provision names its own option (--devices), not
+    /// the --device of the single-debugger commands.
+    @Test func provisionNamesItsOwnSelectionOption() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("stations.csv", "name,uuid,major,minor\nHall A,\(Self.uuid),1,1\n")
+        let provider = EmulatorProvider(count: 2)
+        let run = ToolRun(
+            ["provision", list, "--template", "cc2541-ibeacon", "--ledger", scratch.path("l.sqlite"), "--yes"],
+            debuggers: provider)
+        #expect(run.status == 1)
+        #expect(
+            run.diagnostics.contains("2 debuggers are attached; choose with --devices:\n  1:10  CC Debugger"),
+            "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("hint: give --devices all, or --devices SEL,SEL"))
+        #expect(!run.diagnostics.contains("--device:") && !run.diagnostics.contains("--device "))
+        #expect(provider.debuggers.allSatisfy { $0.chip!.flash.allSatisfy { $0 == 0xFF } }, "nothing was burned")
+    }
+
     @Test func macPreservationAndDebugLock() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
