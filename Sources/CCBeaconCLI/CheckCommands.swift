@@ -7,7 +7,7 @@ import StructuredText
 enum InspectCommand {
     static let spec = CommandSpec(
         name: "inspect", summary: "find and decode every beacon payload in an image",
-        usage: "ccbeacon inspect IMAGE.hex|IMAGE.bin [--base A] [--template T] [--json]",
+        usage: "ccbeacon inspect IMAGE.hex|IMAGE.bin [--base A] [--template T | --board B] [--json]",
         details: """
             Searches the image's memory for iBeacon, AltBeacon and Eddystone payloads and prints each
             with its address. It also reports an OAD header and whether its CRC holds. With
@@ -146,7 +146,7 @@ enum VerifyCommand {
     static let spec = CommandSpec(
         name: "verify", summary: "check that an image carries exactly one identity (the CI gate)",
         usage:
-            "ccbeacon verify IMAGE.hex|IMAGE.bin --uuid UUID --major N --minor N [--power DBM] [--template T] [--address XX:…] [--interval MS] [--tx-power DBM] [--base A] [--json]",
+            "ccbeacon verify IMAGE.hex|IMAGE.bin --uuid UUID --major N --minor N [--power DBM] [--template T | --board B] [--address XX:…] [--interval MS] [--tx-power DBM] [--base A] [--json]",
         details: """
             With --template (or --board): the identity at the template's payload address must match,
             the payload header must be the template's, every other byte must equal the template, and

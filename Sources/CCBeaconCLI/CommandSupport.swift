@@ -79,7 +79,8 @@ enum CommandSupport {
         case (nil, let boardName?):
             guard let board = catalog.board(named: boardName) else {
                 throw .usage(
-                    "no board '\(boardName)'; the boards are \(catalog.boards.map(\.name).joined(separator: ", "))")
+                    "no board '\(boardName)'; the boards are \(catalog.boards.map(\.name).joined(separator: ", ")) (see 'ccbeacon boards')"
+                )
             }
             reference = board.defaultTemplate
         case (nil, nil):

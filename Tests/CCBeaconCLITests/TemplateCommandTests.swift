@@ -133,9 +133,9 @@ struct TemplateCommandTests {
         #expect(ToolRun(["generate"] + identity).status == 64)
         #expect(ToolRun(["generate", "--template", "cc2541-ibeacon", "--board", "hm10"] + identity).status == 64)
         let missing = ToolRun(["generate", "--template", "nope"] + identity)
-        #expect(missing.status == 1)
+        #expect(missing.status == 64)
         #expect(missing.diagnostics.contains("no template 'nope'"))
-        #expect(missing.diagnostics.contains("hint: run 'ccbeacon templates'"))
+        #expect(missing.diagnostics.contains("see 'ccbeacon templates'"))
         let board = ToolRun(["generate", "--board", "hm10"] + identity)
         #expect(board.status == 0)
         #expect(board.output.contains("template 'cc2541-ibeacon'"))
@@ -146,6 +146,42 @@ struct TemplateCommandTests {
         #expect(badMinor.status == 65)
         #expect(!FileManager.default.fileExists(atPath: scratch.path("p.hex")))
         #expect(ToolRun(["generate", "--board", "nope"] + identity).status == 64)
+    }
+
+    /// A template or board that does not exist is a usage error (64) for every command that takes
+    /// one, and the message lists those that do exist.
+    @Test(arguments: ["generate", "batch", "inspect", "verify", "provision"], ["--template", "--board", "folder"])
+    func unknownTemplatesAndBoardsAreUsageErrors(command: String, option: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let identity = ["--uuid", Self.uuid, "--major", "1", "--minor", "2"]
+        let image = scratch.path("s.hex")
+        try #require(
+            ToolRun(["generate", "--template", "cc2541-ibeacon"] + identity + ["-o", image]).status == 0)
+        let list = try scratch.write("stations.csv", "name,uuid,major,minor\nHall A,\(Self.uuid),1,1\n")
+        let arguments: [String] =
+            switch command {
+            case "generate": identity + ["-o", scratch.path("o.hex")]
+            case "batch": [list, "-o", scratch.path("out")]
+            case "inspect": [image]
+            case "verify": [image] + identity
+            default: [list, "--ledger", scratch.path("l.sqlite"), "--yes"]
+            }
+        let selection =
+            switch option {
+            case "folder": ["--template", scratch.path("no-such-folder")]
+            default: [option, "nosuch"]
+            }
+        let run = ToolRun([command] + arguments + selection)
+        #expect(run.status == 64, "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("usage: ccbeacon \(command) "), "\(run.diagnostics)")
+        #expect(
+            run.diagnostics.contains(
+                option == "--board"
+                    ? "the boards are cc2541-keyfob, cc2541-sensortag, hm10, smartrf05eb-cc2541em"
+                    : "the templates are cc2541-ibeacon, cc2541-ibeacon-prewhitened"), "\(run.diagnostics)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("o.hex")))
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("out")))
     }
 
     @Test func changedTemplateImageIsRefused() throws {
