@@ -184,6 +184,27 @@ struct TemplateCommandTests {
         #expect(!FileManager.default.fileExists(atPath: scratch.path("out")))
     }
 
+    /// Any decimal spelling of a multiple of 0.625 ms is an interval; other values are refused with
+    /// the two nearest allowed ones.
+    @Test(arguments: [
+        ("100.6250", nil), ("0100.625", nil), ("152.50", nil), ("20.6250000", nil),
+        ("100.0625", "not a multiple of 0.625 ms; the nearest are 100 and 100.625"),
+    ])
+    func generateTakesEveryDecimalSpellingOfAnInterval(interval: String, refusal: String?) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let run = ToolRun([
+            "generate", "--template", "cc2541-ibeacon", "--uuid", Self.uuid, "--major", "1", "--minor", "2",
+            "--interval", interval, "-o", scratch.path("s.hex"),
+        ])
+        if let refusal {
+            #expect(run.status == 64)
+            #expect(run.diagnostics.contains(refusal), "\(run.diagnostics)")
+        } else {
+            #expect(run.status == 0, "\(run.diagnostics)")
+        }
+    }
+
     @Test func changedTemplateImageIsRefused() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
