@@ -162,10 +162,11 @@ enum VerifyCommand {
             Example:
               ccbeacon verify out/hall-a.hex --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 2
             """,
-        options: CommandSupport.identityOptions + CommandSupport.templateOptions + CommandSupport.settingsOptions + [
-            OptionSpec("--base", value: "A", help: "load address of a .bin image (default 0)"),
-            OptionSpec("--json", help: "machine-readable output"),
-        ],
+        options: CommandSupport.expectedIdentityOptions + CommandSupport.templateOptions
+            + CommandSupport.settingsOptions + [
+                OptionSpec("--base", value: "A", help: "load address of a .bin image (default 0)"),
+                OptionSpec("--json", help: "machine-readable output"),
+            ],
         positionalNames: ["IMAGE"], requiredPositionals: 1)
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
@@ -187,10 +188,13 @@ enum VerifyCommand {
             report = BeaconScanner.verify(memory, expected: expected, checkPower: checkPower)
         }
         if command.flags.contains("--json") {
+            // Only what was asked for is expected: without --power the identity above carries
+            // the encoder's default, which verify does not check; "found" has the image's power.
+            let expectedFields = EncodeCommand.identityFields(expected).filter { checkPower || $0.0 != "power" }
             let value = JSONValue.object([
                 ("image", .string(path)), ("passed", .bool(report.passed)),
                 ("address", .string(CommandSupport.hexAddress(report.address))),
-                ("expected", .object(EncodeCommand.identityFields(expected))),
+                ("expected", .object(expectedFields)), ("powerChecked", .bool(checkPower)),
                 ("found", report.found.map { .object(EncodeCommand.identityFields($0)) } ?? .null),
                 ("problems", .array(report.problems.map { .string($0) })),
                 ("notes", .array(report.notes.map { .string($0) })),

@@ -12,6 +12,12 @@ enum CommandSupport {
         OptionSpec("--minor", value: "N", help: "minor, 0…65535 or 0x hex"),
         OptionSpec("--power", value: "DBM", help: "measured power at 1 m, signed dBm or 0x byte (default -59)"),
     ]
+    /// verify's identity options: it checks the power only when --power is given, so that option
+    /// has no default to claim.
+    static let expectedIdentityOptions =
+        identityOptions.filter { $0.name != "--power" } + [
+            OptionSpec("--power", value: "DBM", help: "measured power at 1 m to check (not checked without it)")
+        ]
     static let templateOptions = [
         OptionSpec("--template", value: "T", help: "template name or folder"),
         OptionSpec("--board", value: "B", help: "use the board's default template (see 'ccbeacon boards')"),

@@ -184,6 +184,33 @@ struct TemplateCommandTests {
         #expect(!FileManager.default.fileExists(atPath: scratch.path("out")))
     }
 
+    /// verify checks the measured power only when --power is given, so neither its help nor its
+    /// JSON claim an expected default; the JSON says what the image carries instead. generate keeps
+    /// its default of -59 dBm.
+    @Test(arguments: [nil, "-60", "-59"])
+    func verifyClaimsNoDefaultPower(power: String?) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let identity = ["--uuid", Self.uuid, "--major", "1", "--minor", "2"]
+        let image = scratch.path("s.hex")
+        try #require(
+            ToolRun(["generate", "--template", "cc2541-ibeacon"] + identity + ["--power", "-60", "-o", image])
+                .status == 0)
+        let run = ToolRun(["verify", image] + identity + (power.map { ["--power", $0] } ?? []) + ["--json"])
+        #expect(run.status == (power == "-59" ? 1 : 0), "\(run.output)")
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any])
+        let expected = try #require(root["expected"] as? [String: Any])
+        #expect(expected["minor"] as? Int == 2)
+        #expect(expected["power"] as? Int == power.flatMap { Int($0) }, "only a power that was given is expected")
+        #expect(root["powerChecked"] as? Bool == (power != nil))
+        #expect((root["found"] as? [String: Any])?["power"] as? Int == -60, "what the image carries")
+
+        let verifyHelp = ToolRun(["verify", "--help"]).output
+        #expect(!verifyHelp.contains("default -59"), "\(verifyHelp)")
+        #expect(verifyHelp.contains("not checked without it"))
+        #expect(ToolRun(["generate", "--help"]).output.contains("(default -59)"))
+    }
+
     /// Any decimal spelling of a multiple of 0.625 ms is an interval; other values are refused with
     /// the two nearest allowed ones.
     @Test(arguments: [
