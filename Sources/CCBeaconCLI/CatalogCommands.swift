@@ -150,7 +150,7 @@ enum TemplateImportCommand {
         let address = try command.values["--address"].map { v throws(CommandFailure) in
             try Values.address(v, option: "--address")
         }
-        let (memory, hexFile) = try CommandSupport.loadImage(imagePath, base: command.values["--base"])
+        let (memory, hexText) = try CommandSupport.loadImage(imagePath, base: command.values["--base"])
         let chosen: FoundBeacon
         do {
             chosen = try TemplateImport.chooseBlock(in: memory, chip: chip, address: address).chosen
@@ -165,7 +165,7 @@ enum TemplateImportCommand {
                 .failure, "'\(directory)' already holds a template",
                 hint: "choose another -o DIR, or add --force to replace it")
         }
-        let imageText = hexFile?.text ?? TemplateImport.hexText(forBinary: memory, pageSize: chip.pageSize)
+        let imageText = hexText ?? TemplateImport.hexText(forBinary: memory, pageSize: chip.pageSize)
         let manifest = TemplateImport.manifest(
             name: name,
             description: command.values["--description"] ?? "imported from \(Files.lastComponent(imagePath))",

@@ -132,15 +132,14 @@ enum CommandSupport {
         }
     }
 
-    /// An image file as memory: Intel HEX (with its parsed file) or .bin at `base`.
-    static func loadImage(_ path: String, base: String?) throws(CommandFailure) -> (MemoryImage, IntelHexFile?) {
+    /// An image file as memory: Intel HEX (with its text, valid HEX) or .bin at `base`.
+    static func loadImage(_ path: String, base: String?) throws(CommandFailure) -> (MemoryImage, hexText: [UInt8]?) {
         let format = try ImageFormat.of(path, role: "image")
         if base != nil, format != .bin { throw .usage("--base applies to .bin images only") }
         let bytes = try FileAccess.read(path)
         switch format {
         case .hex:
-            let file = try ConvertCommand.parseHex(bytes, path: path)
-            return (file.memory, file)
+            return (try ConvertCommand.readHexImage(bytes, path: path).memory, bytes)
         case .bin:
             let address = try base.map { v throws(CommandFailure) in try Values.address(v, option: "--base") } ?? 0
             do { return (try MemoryImage(bytes: bytes, at: address), nil) } catch {
