@@ -119,21 +119,44 @@ public struct AdvertisingInterval: Sendable, Hashable, Comparable, CustomStringC
         self.microseconds = microseconds
     }
 
-    /// Parses milliseconds with up to three decimals: `100`, `152.5`, `1022.500`.
+    /// Parses milliseconds written in decimal: ASCII digits, optionally a `.` with at least one
+    /// digit on each side (`100`, `152.5`). Any spelling of an allowed value is accepted: leading
+    /// zeros (`0100.625`), trailing zeros (`100.6250`), any number of digits. No sign, exponent,
+    /// spaces or comma. A value that is not a multiple of 0.625 ms is refused with the two
+    /// multiples around it, however many digits it has.
     public init(parsingMilliseconds text: String) throws(AdvertisingSettingError) {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard (1...2).contains(parts.count), let whole = parts.first, !whole.isEmpty, whole.count <= 6,
-            whole.allSatisfy(\.isASCII), whole.allSatisfy(\.isNumber), let wholeValue = Int(whole)
+        let parts = Array(text.utf8).split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(Self.isDigit) })
         else { throw .intervalSyntax(text) }
-        var fraction = 0
-        if parts.count == 2 {
-            let digits = parts[1]
-            guard (1...3).contains(digits.count), digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),
-                let value = Int(digits)
-            else { throw .intervalSyntax(text) }
-            fraction = value * [1, 100, 10, 1][digits.count]
+        // Exact decimal arithmetic on the digits: the whole milliseconds without leading zeros, the
+        // fraction without trailing zeros; its first three digits are microseconds, any digit
+        // after them is a part of a microsecond.
+        let whole = parts[0].drop { $0 == UInt8(ascii: "0") }
+        var fraction = parts.count == 2 ? parts[1] : []
+        while fraction.last == UInt8(ascii: "0") { fraction.removeLast() }
+        // More than five whole digits is at least 100 000 ms, far out of range (and never overflows).
+        guard whole.count <= 5 else { throw .intervalOutOfRange(text) }
+        let micros = fraction.prefix(3) + Array(repeating: UInt8(ascii: "0"), count: 3 - min(3, fraction.count))
+        let microseconds = Self.value(whole) * 1000 + Self.value(micros)
+        let belowAMicrosecond = fraction.count > 3
+        let range = Self.minimum.microseconds...Self.maximum.microseconds
+        guard range.contains(microseconds), microseconds < range.upperBound || !belowAMicrosecond else {
+            throw .intervalOutOfRange(text)
         }
-        try self.init(microseconds: wholeValue * 1000 + fraction)
+        guard microseconds % Self.stepMicroseconds == 0, !belowAMicrosecond else {
+            // The multiple at or below the whole microseconds is also the one below the exact value.
+            let below = microseconds / Self.stepMicroseconds * Self.stepMicroseconds
+            throw .intervalNotAStep(
+                text, below: Self.milliseconds(below), above: Self.milliseconds(below + Self.stepMicroseconds))
+        }
+        self.microseconds = microseconds
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+
+    /// The number the ASCII digits spell (at most eight of them here).
+    private static func value(_ digits: ArraySlice<UInt8>) -> Int {
+        digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
     }
 
     /// `100`, `152.5`: milliseconds without trailing zeros.

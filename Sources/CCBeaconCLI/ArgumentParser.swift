@@ -78,7 +78,7 @@ public struct ParsedCommand: Sendable, Equatable {
 public enum Invocation: Sendable, Equatable {
     /// Run a command.
     case run(ParsedCommand)
-    /// Show help: for one command, or the overview when `nil`.
+    /// Show help: for one command or command group, or the overview when `nil`.
     case help(command: String?)
     /// Show the version.
     case version
@@ -88,7 +88,7 @@ public enum Invocation: Sendable, Equatable {
 public struct UsageError: Error, Sendable, Equatable {
     /// What is wrong, in one line.
     public var message: String
-    /// The command whose usage should be shown, if known.
+    /// The command (or command group) whose usage should be shown, if known.
     public var command: String?
 
     /// Creates a usage error.
@@ -112,9 +112,10 @@ public enum ArgumentParser {
             guard arguments.count <= 3 else { return .failure(UsageError("help takes at most one command name")) }
             guard arguments.count > 1 else { return .success(.help(command: nil)) }
             let topic = arguments.dropFirst().joined(separator: " ")
-            guard commands.contains(where: { $0.name == topic }) else {
-                return .failure(
-                    UsageError("no command named '\(topic)'\(suggestion(topic, among: commands.map(\.name)))"))
+            // A group ("ledger") is a topic too: its help lists the subcommands.
+            let topics = commands.map(\.name) + groups(in: commands)
+            guard topics.contains(topic) else {
+                return .failure(UsageError("no command named '\(topic)'\(suggestion(topic, among: topics))"))
             }
             return .success(.help(command: topic))
         default: break
@@ -123,20 +124,21 @@ public enum ArgumentParser {
             return .failure(UsageError("unknown option '\(first)'; options come after the command"))
         }
         // Two-word commands ("template import"): the first word names a group.
-        let group = commands.filter { $0.name.hasPrefix(first + " ") }
+        let group = subcommands(of: first, in: commands)
         if !group.isEmpty {
             let subcommands = group.map { String($0.name.dropFirst(first.count + 1)) }
             guard arguments.count > 1, !arguments[1].hasPrefix("-") else {
                 if arguments.count > 1, arguments[1] == "-h" || arguments[1] == "--help" {
-                    return .success(.help(command: group[0].name))
+                    return .success(.help(command: first))
                 }
-                return .failure(UsageError("'\(first)' needs a subcommand: \(subcommands.joined(separator: ", "))"))
+                return .failure(
+                    UsageError("'\(first)' needs a subcommand: \(subcommands.joined(separator: ", "))", command: first))
             }
             guard let spec = group.first(where: { $0.name == first + " " + arguments[1] }) else {
                 return .failure(
                     UsageError(
-                        "unknown subcommand '\(first) \(arguments[1])'\(suggestion(arguments[1], among: subcommands)); use \(subcommands.map { "'\(first) \($0)'" }.joined(separator: ", "))"
-                    ))
+                        "unknown subcommand '\(first) \(arguments[1])'\(suggestion(arguments[1], among: subcommands)); use \(subcommands.map { "'\(first) \($0)'" }.joined(separator: ", "))",
+                        command: first))
             }
             return parseCommand(spec, Array(arguments.dropFirst(2)))
         }
@@ -144,6 +146,23 @@ public enum ArgumentParser {
             return .failure(UsageError("unknown command '\(first)'\(suggestion(first, among: commands.map(\.name)))"))
         }
         return parseCommand(spec, Array(arguments.dropFirst()))
+    }
+
+    /// The first words of the two-word commands (`ledger`, `template`), in command order.
+    static func groups(in commands: [CommandSpec]) -> [String] {
+        var seen: [String] = []
+        for spec in commands {
+            guard let space = spec.name.firstIndex(of: " ") else { continue }
+            let group = String(spec.name[..<space])
+            if !seen.contains(group) { seen.append(group) }
+        }
+        return seen
+    }
+
+    /// The commands of `group` ("ledger show", "ledger export" for "ledger"); empty for a word
+    /// that names no group.
+    static func subcommands(of group: String, in commands: [CommandSpec]) -> [CommandSpec] {
+        commands.filter { $0.name.hasPrefix(group + " ") }
     }
 
     static func parseCommand(_ spec: CommandSpec, _ arguments: [String]) -> Result<Invocation, UsageError> {

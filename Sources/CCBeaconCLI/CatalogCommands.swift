@@ -63,36 +63,33 @@ enum TemplatesCommand {
         let catalog = try locations.loadBoards()
         var rows: [[String]] = []
         var json: [JSONValue] = []
-        for directory in locations.templateDirectories {
+        for (directory, name) in locations.templateFolders() {
             let source = directory == locations.bundledTemplatesDirectory ? "bundled" : directory
-            for name in (try? Files.list(directory)) ?? [] {
-                let folder = Files.join(directory, name)
-                guard Files.isFile(Files.join(folder, "template.json")) else { continue }
-                do {
-                    let template = try StationTemplate.load(directory: folder, catalog: catalog)
-                    let field = template.beaconField
-                    let oad = template.oadHeader.map { " OAD \($0.imageName)" } ?? ""
-                    rows.append([
-                        template.manifest.name, template.chip.name, CommandSupport.hexAddress(field.address) + oad,
-                        source,
-                        template.manifest.description,
-                    ])
-                    json.append(
-                        .object([
-                            ("name", .string(template.manifest.name)), ("chip", .string(template.chip.name)),
-                            ("payloadAddress", .string(CommandSupport.hexAddress(field.address))),
-                            ("oad", .bool(template.oadHeader != nil)), ("folder", .string(folder)),
-                            ("source", .string(source)), ("description", .string(template.manifest.description)),
-                            ("ok", .bool(true)),
-                        ]))
-                } catch {
-                    rows.append([name, "-", "-", source, "BROKEN: \(error)"])
-                    json.append(
-                        .object([
-                            ("name", .string(name)), ("folder", .string(folder)), ("source", .string(source)),
-                            ("ok", .bool(false)), ("error", .string(error.description)),
-                        ]))
-                }
+            let folder = Files.join(directory, name)
+            do {
+                let template = try StationTemplate.load(directory: folder, catalog: catalog)
+                let field = template.beaconField
+                let oad = template.oadHeader.map { " OAD \($0.imageName)" } ?? ""
+                rows.append([
+                    template.manifest.name, template.chip.name, CommandSupport.hexAddress(field.address) + oad,
+                    source,
+                    template.manifest.description,
+                ])
+                json.append(
+                    .object([
+                        ("name", .string(template.manifest.name)), ("chip", .string(template.chip.name)),
+                        ("payloadAddress", .string(CommandSupport.hexAddress(field.address))),
+                        ("oad", .bool(template.oadHeader != nil)), ("folder", .string(folder)),
+                        ("source", .string(source)), ("description", .string(template.manifest.description)),
+                        ("ok", .bool(true)),
+                    ]))
+            } catch {
+                rows.append([name, "-", "-", source, "BROKEN: \(error)"])
+                json.append(
+                    .object([
+                        ("name", .string(name)), ("folder", .string(folder)), ("source", .string(source)),
+                        ("ok", .bool(false)), ("error", .string(error.description)),
+                    ]))
             }
         }
         if command.flags.contains("--json") {
@@ -153,7 +150,7 @@ enum TemplateImportCommand {
         let address = try command.values["--address"].map { v throws(CommandFailure) in
             try Values.address(v, option: "--address")
         }
-        let (memory, hexFile) = try CommandSupport.loadImage(imagePath, base: command.values["--base"])
+        let (memory, hexText) = try CommandSupport.loadImage(imagePath, base: command.values["--base"])
         let chosen: FoundBeacon
         do {
             chosen = try TemplateImport.chooseBlock(in: memory, chip: chip, address: address).chosen
@@ -168,7 +165,7 @@ enum TemplateImportCommand {
                 .failure, "'\(directory)' already holds a template",
                 hint: "choose another -o DIR, or add --force to replace it")
         }
-        let imageText = hexFile?.text ?? TemplateImport.hexText(forBinary: memory, pageSize: chip.pageSize)
+        let imageText = hexText ?? TemplateImport.hexText(forBinary: memory, pageSize: chip.pageSize)
         let manifest = TemplateImport.manifest(
             name: name,
             description: command.values["--description"] ?? "imported from \(Files.lastComponent(imagePath))",

@@ -7,7 +7,7 @@ import StructuredText
 enum InspectCommand {
     static let spec = CommandSpec(
         name: "inspect", summary: "find and decode every beacon payload in an image",
-        usage: "ccbeacon inspect IMAGE.hex|IMAGE.bin [--base A] [--template T] [--json]",
+        usage: "ccbeacon inspect IMAGE.hex|IMAGE.bin [--base A] [--template T | --board B] [--json]",
         details: """
             Searches the image's memory for iBeacon, AltBeacon and Eddystone payloads and prints each
             with its address. It also reports an OAD header and whether its CRC holds. With
@@ -146,7 +146,7 @@ enum VerifyCommand {
     static let spec = CommandSpec(
         name: "verify", summary: "check that an image carries exactly one identity (the CI gate)",
         usage:
-            "ccbeacon verify IMAGE.hex|IMAGE.bin --uuid UUID --major N --minor N [--power DBM] [--template T] [--address XX:…] [--interval MS] [--tx-power DBM] [--base A] [--json]",
+            "ccbeacon verify IMAGE.hex|IMAGE.bin --uuid UUID --major N --minor N [--power DBM] [--template T | --board B] [--address XX:…] [--interval MS] [--tx-power DBM] [--base A] [--json]",
         details: """
             With --template (or --board): the identity at the template's payload address must match,
             the payload header must be the template's, every other byte must equal the template, and
@@ -162,10 +162,11 @@ enum VerifyCommand {
             Example:
               ccbeacon verify out/hall-a.hex --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 2
             """,
-        options: CommandSupport.identityOptions + CommandSupport.templateOptions + CommandSupport.settingsOptions + [
-            OptionSpec("--base", value: "A", help: "load address of a .bin image (default 0)"),
-            OptionSpec("--json", help: "machine-readable output"),
-        ],
+        options: CommandSupport.expectedIdentityOptions + CommandSupport.templateOptions
+            + CommandSupport.settingsOptions + [
+                OptionSpec("--base", value: "A", help: "load address of a .bin image (default 0)"),
+                OptionSpec("--json", help: "machine-readable output"),
+            ],
         positionalNames: ["IMAGE"], requiredPositionals: 1)
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
@@ -187,10 +188,13 @@ enum VerifyCommand {
             report = BeaconScanner.verify(memory, expected: expected, checkPower: checkPower)
         }
         if command.flags.contains("--json") {
+            // Only what was asked for is expected: without --power the identity above carries
+            // the encoder's default, which verify does not check; "found" has the image's power.
+            let expectedFields = EncodeCommand.identityFields(expected).filter { checkPower || $0.0 != "power" }
             let value = JSONValue.object([
                 ("image", .string(path)), ("passed", .bool(report.passed)),
                 ("address", .string(CommandSupport.hexAddress(report.address))),
-                ("expected", .object(EncodeCommand.identityFields(expected))),
+                ("expected", .object(expectedFields)), ("powerChecked", .bool(checkPower)),
                 ("found", report.found.map { .object(EncodeCommand.identityFields($0)) } ?? .null),
                 ("problems", .array(report.problems.map { .string($0) })),
                 ("notes", .array(report.notes.map { .string($0) })),

@@ -25,7 +25,7 @@ public enum CommandLineTool {
             console.output("ccbeacon \(version)\n")
             return ExitCode.success.rawValue
         case .success(.help(let name)):
-            console.output(name.flatMap { name in commands.first { $0.name == name } }.map(help(for:)) ?? overview())
+            console.output(name.map(help(for:)) ?? overview())
             return ExitCode.success.rawValue
         case .success(.run(let command)):
             do {
@@ -72,11 +72,40 @@ public enum CommandLineTool {
 
     /// `ccbeacon CMD: message`, the usage, and where to read more.
     static func usageMessage(_ error: UsageError) -> String {
-        guard let name = error.command, let spec = commands.first(where: { $0.name == name }) else {
+        guard let name = error.command, let usage = usage(of: name) else {
             return
                 "ccbeacon: \(error.message)\nusage: ccbeacon COMMAND [OPTIONS]\nrun 'ccbeacon help' for the commands\n"
         }
-        return "ccbeacon \(name): \(error.message)\nusage: \(spec.usage)\nrun 'ccbeacon help \(name)' for details\n"
+        return "ccbeacon \(name): \(error.message)\nusage: \(usage)\nrun 'ccbeacon help \(name)' for details\n"
+    }
+
+    /// The usage of a command, or of every subcommand of a group one under the other; `nil` for
+    /// a name that is neither.
+    static func usage(of name: String) -> String? {
+        if let spec = commands.first(where: { $0.name == name }) { return spec.usage }
+        let group = ArgumentParser.subcommands(of: name, in: commands)
+        return group.isEmpty ? nil : group.map(\.usage).joined(separator: "\n       ")
+    }
+
+    /// The help of a command, or of a group: the group's subcommands with their summaries, and
+    /// their usage.
+    static func help(for name: String) -> String {
+        if let spec = commands.first(where: { $0.name == name }) { return help(for: spec) }
+        let group = ArgumentParser.subcommands(of: name, in: commands)
+        let names = group.map { String($0.name.dropFirst(name.count + 1)) }
+        let width = names.map(\.count).max() ?? 0
+        let list = zip(names, group).map { sub, spec in "  \(padded(sub, to: width + 2))\(spec.summary)" }
+        return """
+            ccbeacon \(name): subcommands \(names.joined(separator: ", "))
+
+            usage: \(usage(of: name) ?? "")
+
+            subcommands:
+            \(list.joined(separator: "\n"))
+
+            'ccbeacon help \(name) SUBCOMMAND' or 'ccbeacon \(name) SUBCOMMAND --help' shows a subcommand's options.
+
+            """
     }
 
     static func overview() -> String {

@@ -12,6 +12,12 @@ enum CommandSupport {
         OptionSpec("--minor", value: "N", help: "minor, 0…65535 or 0x hex"),
         OptionSpec("--power", value: "DBM", help: "measured power at 1 m, signed dBm or 0x byte (default -59)"),
     ]
+    /// verify's identity options: it checks the power only when --power is given, so that option
+    /// has no default to claim.
+    static let expectedIdentityOptions =
+        identityOptions.filter { $0.name != "--power" } + [
+            OptionSpec("--power", value: "DBM", help: "measured power at 1 m to check (not checked without it)")
+        ]
     static let templateOptions = [
         OptionSpec("--template", value: "T", help: "template name or folder"),
         OptionSpec("--board", value: "B", help: "use the board's default template (see 'ccbeacon boards')"),
@@ -79,7 +85,8 @@ enum CommandSupport {
         case (nil, let boardName?):
             guard let board = catalog.board(named: boardName) else {
                 throw .usage(
-                    "no board '\(boardName)'; the boards are \(catalog.boards.map(\.name).joined(separator: ", "))")
+                    "no board '\(boardName)'; the boards are \(catalog.boards.map(\.name).joined(separator: ", ")) (see 'ccbeacon boards')"
+                )
             }
             reference = board.defaultTemplate
         case (nil, nil):
@@ -125,15 +132,14 @@ enum CommandSupport {
         }
     }
 
-    /// An image file as memory: Intel HEX (with its parsed file) or .bin at `base`.
-    static func loadImage(_ path: String, base: String?) throws(CommandFailure) -> (MemoryImage, IntelHexFile?) {
+    /// An image file as memory: Intel HEX (with its text, valid HEX) or .bin at `base`.
+    static func loadImage(_ path: String, base: String?) throws(CommandFailure) -> (MemoryImage, hexText: [UInt8]?) {
         let format = try ImageFormat.of(path, role: "image")
         if base != nil, format != .bin { throw .usage("--base applies to .bin images only") }
         let bytes = try FileAccess.read(path)
         switch format {
         case .hex:
-            let file = try ConvertCommand.parseHex(bytes, path: path)
-            return (file.memory, file)
+            return (try ConvertCommand.readHexImage(bytes, path: path).memory, bytes)
         case .bin:
             let address = try base.map { v throws(CommandFailure) in try Values.address(v, option: "--base") } ?? 0
             do { return (try MemoryImage(bytes: bytes, at: address), nil) } catch {

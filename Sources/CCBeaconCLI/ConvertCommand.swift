@@ -89,8 +89,8 @@ enum ConvertCommand {
         let bytes = try FileAccess.read(path)
         switch format {
         case .hex:
-            let file = try parseHex(bytes, path: path)
-            return (file.memory, file.startAddress)
+            let image = try readHexImage(bytes, path: path)
+            return (image.memory, image.startAddress)
         case .bin:
             let address = try base.map { v throws(CommandFailure) in try Values.address(v, option: "--base") } ?? 0
             do {
@@ -101,14 +101,21 @@ enum ConvertCommand {
         }
     }
 
+    /// A HEX file with its lines and records, for patching it line by line.
     static func parseHex(_ bytes: [UInt8], path: String) throws(CommandFailure) -> IntelHexFile {
-        do {
-            return try IntelHexFile(text: bytes, fileName: path)
-        } catch {
-            throw .data(
-                error.description,
-                hint: "the file is not valid Intel HEX at that spot; re-export it from the toolchain or fix the line")
-        }
+        do { return try IntelHexFile(text: bytes, fileName: path) } catch { throw malformed(error) }
+    }
+
+    /// A HEX file's memory only: for commands that do not patch lines, which so never hold a
+    /// table of the records beside the data (a large file would be held several times over).
+    static func readHexImage(_ bytes: [UInt8], path: String) throws(CommandFailure) -> HexImage {
+        do { return try HexImage(text: bytes, fileName: path) } catch { throw malformed(error) }
+    }
+
+    static func malformed(_ error: HexReadError) -> CommandFailure {
+        .data(
+            error.description,
+            hint: "the file is not valid Intel HEX at that spot; re-export it from the toolchain or fix the line")
     }
 
     static func recordLengthValue(_ text: String?) throws(CommandFailure) -> Int {

@@ -65,22 +65,38 @@ struct DataLocations {
     }
 
     /// The folder of template `reference`: a path (containing `/`, or an existing folder), or a
-    /// name looked up in the user folders and then the bundled one.
+    /// name looked up in the user folders and then the bundled one. A reference that names no
+    /// template is a usage error, like an unknown board, and the message lists the templates.
     func templateDirectory(_ reference: String) throws(CommandFailure) -> String {
         if reference.hasSuffix("template.json") { return Files.directory(of: reference) }
         if reference.contains("/") || Files.isDirectory(reference) {
             guard Files.isFile(Files.join(reference, "template.json")) else {
-                throw CommandFailure(
-                    .failure, "'\(reference)' is not a template folder (it has no template.json)",
-                    hint: "run 'ccbeacon templates' to list the templates")
+                throw .usage("'\(reference)' is not a template folder (it has no template.json); \(templateList())")
             }
             return reference
         }
         for directory in templateDirectories where Files.isFile(Files.join(directory, "\(reference)/template.json")) {
             return Files.join(directory, reference)
         }
-        let error = TemplateError.notFound(name: reference, searched: templateDirectories)
-        throw CommandFailure(.failure, error.description, hint: error.hint)
+        throw .usage(
+            "\(TemplateError.notFound(name: reference, searched: templateDirectories)); \(templateList())")
+    }
+
+    /// Every template folder (one holding a template.json) of the template directories, in search
+    /// order, by name.
+    func templateFolders() -> [(directory: String, name: String)] {
+        templateDirectories.flatMap { directory in
+            ((try? Files.list(directory)) ?? []).filter { Files.isFile(Files.join(directory, "\($0)/template.json")) }
+                .map { (directory: directory, name: $0) }
+        }
+    }
+
+    /// `the templates are a, b (see 'ccbeacon templates')`, for messages about a missing one.
+    func templateList() -> String {
+        let names = templateFolders().map(\.name)
+        guard !names.isEmpty else { return "there are no templates; give a template folder" }
+        return
+            "the templates are \(names.joined(separator: ", ")) (see 'ccbeacon templates'), or give a template folder"
     }
 
     /// Every template that loads, user folders first (a broken one is skipped; `templates` lists

@@ -14,6 +14,8 @@ let udevRule = """
 enum DeviceSupport {
     static let deviceOption = OptionSpec(
         "--device", value: "SEL", help: "debugger as BUS:ADDRESS or serial (see 'ccbeacon devices')")
+    /// provision's `--devices all|SEL,…`, named when several debuggers are attached and none chosen.
+    static let devicesSelector = DeviceSelector(option: "--devices", takesSeveral: true)
 
     /// An open, connected session on the selected debugger, with the chip's facts.
     struct Connection {
@@ -442,6 +444,13 @@ enum ReadCommand {
             try FileAccess.writeAtomically(HexWriter().text(for: image), to: output)
         }
         console.output(
-            "read \(bytes.count / 1024) KiB from the \(chip.name) on \(connection.device.selector) to \(output)\n")
+            "read \(size(bytes.count)) from the \(chip.name) on \(connection.device.selector) to \(output)\n")
+    }
+
+    /// `32 KiB` for a whole number of KiB, else the exact count in bytes (`48 bytes`), so a
+    /// short range is never shown as 0 KiB or rounded.
+    static func size(_ count: Int) -> String {
+        if count > 0, count % 1024 == 0 { return "\(count / 1024) KiB" }
+        return count == 1 ? "1 byte" : "\(count) bytes"
     }
 }

@@ -1,7 +1,8 @@
 import Synchronization
 
-/// Draws progress on standard error: a bar redrawn in place on a terminal, a plain line every
-/// 10% when piped (so logs stay readable). Safe to call from several threads.
+/// Draws progress on standard error: a bar redrawn in place on a terminal; piped, a plain line
+/// each time another tenth of the work is done and at the end (so logs stay short), with the
+/// true whole percentage (`1/7 (14%)`). Safe to call from several threads.
 final class ProgressReporter: Sendable {
     private let console: Console
     private let label: String
@@ -24,11 +25,14 @@ final class ProgressReporter: Sendable {
                 let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
                 return "\r\(label) [\(bar)] \(done)/\(total)" + (done == total ? "\n" : "")
             }
-            let step = percent / 10 * 10
-            guard (step > 0 && step > state.lastPercent) || (done == total && !state.finished) else { return nil }
-            state.lastPercent = step
+            // The tenth only decides whether to print; the line shows the percentage itself.
+            let tenth = percent / 10
+            guard (tenth > 0 && tenth > state.lastPercent / 10) || (done == total && !state.finished) else {
+                return nil
+            }
+            state.lastPercent = percent
             if done == total { state.finished = true }
-            return "\(label): \(done)/\(total) (\(step)%)\n"
+            return "\(label): \(done)/\(total) (\(percent)%)\n"
         }
         if let line { console.diagnostics(line) }
     }

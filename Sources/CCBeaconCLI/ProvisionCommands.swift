@@ -173,8 +173,10 @@ enum ProvisionCommand {
         let chosen: [DebuggerDevice]
         switch command.values["--devices"] {
         case nil:
-            do { chosen = [try DeviceSelection.choose(attached, selector: nil)] } catch {
-                throw CommandFailure(.failure, error.description, hint: "give --devices all, or --devices SEL,SEL")
+            do {
+                chosen = [try DeviceSelection.choose(attached, selector: nil, option: DeviceSupport.devicesSelector)]
+            } catch {
+                throw CommandFailure(.failure, error.description, hint: error.hint)
             }
         case "all":
             guard !attached.isEmpty else {

@@ -51,14 +51,32 @@ public protocol DebuggerProvider: AnyObject {
     func open(_ device: DebuggerDevice) throws(DebuggerError) -> any DebuggerTransport
 }
 
+/// The command-line option through which the running command selects debuggers. Messages name
+/// it, so that each command suggests its own option (`flash --device`, `provision --devices`).
+public struct DeviceSelector: Sendable, Equatable {
+    /// The option, e.g. `--device`.
+    public var option: String
+    /// Whether it takes several debuggers (`all`, or a comma-separated list).
+    public var takesSeveral: Bool
+
+    /// Creates a selector description.
+    public init(option: String, takesSeveral: Bool) {
+        self.option = option
+        self.takesSeveral = takesSeveral
+    }
+
+    /// `--device BUS:ADDRESS|SERIAL`, the option of the commands that work with one debugger.
+    public static let device = DeviceSelector(option: "--device", takesSeveral: false)
+}
+
 /// Why no single debugger could be chosen.
 public enum DeviceSelectionError: Error, Sendable, Equatable, CustomStringConvertible {
     /// None attached.
     case noDebugger
-    /// `--device` names none of them.
+    /// The selector names none of them.
     case notFound(selector: String, devices: [DebuggerDevice])
-    /// Several attached and no `--device`: ccbeacon never picks one at random.
-    case ambiguous([DebuggerDevice])
+    /// Several attached and none selected through `by`: ccbeacon never picks one at random.
+    case ambiguous([DebuggerDevice], by: DeviceSelector)
 
     /// Plain-words reason, with the debuggers listed where it helps.
     public var description: String {
@@ -68,8 +86,9 @@ public enum DeviceSelectionError: Error, Sendable, Equatable, CustomStringConver
         case .notFound(let selector, let devices):
             return "no debugger '\(selector)'; attached: "
                 + (devices.isEmpty ? "none" : devices.map { "\($0.selector) (\($0.product))" }.joined(separator: ", "))
-        case .ambiguous(let devices):
-            return "\(devices.count) debuggers are attached; choose one with --device:\n"
+        case .ambiguous(let devices, let selector):
+            return
+                "\(devices.count) debuggers are attached; choose \(selector.takesSeveral ? "" : "one ")with \(selector.option):\n"
                 + devices.map { "  \($0.selector)  \($0.product)\($0.serial.map { "  serial \($0)" } ?? "")" }.joined(
                     separator: "\n")
         }
@@ -81,7 +100,10 @@ public enum DeviceSelectionError: Error, Sendable, Equatable, CustomStringConver
         case .noDebugger:
             return "is it plugged in? 'lsusb' should list 0451:16a2; if it does, check the udev rule (see the README)"
         case .notFound: return "run 'ccbeacon devices' to list them"
-        case .ambiguous: return "give --device BUS:ADDRESS or --device SERIAL"
+        case .ambiguous(_, let selector):
+            return selector.takesSeveral
+                ? "give \(selector.option) all, or \(selector.option) SEL,SEL"
+                : "give \(selector.option) BUS:ADDRESS or \(selector.option) SERIAL"
         }
     }
 }
@@ -89,12 +111,13 @@ public enum DeviceSelectionError: Error, Sendable, Equatable, CustomStringConver
 /// Chooses the debugger a command works with.
 public enum DeviceSelection {
     /// The device `selector` (`bus:address` or a serial number) names, or the only one attached.
-    public static func choose(_ devices: [DebuggerDevice], selector: String?) throws(DeviceSelectionError)
-        -> DebuggerDevice
-    {
+    /// `option` is how the running command selects, for the message when several are attached.
+    public static func choose(
+        _ devices: [DebuggerDevice], selector: String?, option: DeviceSelector = .device
+    ) throws(DeviceSelectionError) -> DebuggerDevice {
         guard let selector else {
             guard !devices.isEmpty else { throw .noDebugger }
-            guard devices.count == 1 else { throw .ambiguous(devices) }
+            guard devices.count == 1 else { throw .ambiguous(devices, by: option) }
             return devices[0]
         }
         if let match = devices.first(where: { $0.selector == selector || ($0.serial != nil && $0.serial == selector) })

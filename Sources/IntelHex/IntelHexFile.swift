@@ -28,20 +28,21 @@ public struct IntelHexFile: Sendable {
 
     /// Parses `text` (the raw bytes of a HEX file). Throws the first problem, with its location.
     public init(text: [UInt8], fileName: String? = nil) throws(HexReadError) {
-        var parser = Parser(text: text, fileName: fileName)
+        var parser = Parser(text: text, fileName: fileName, sink: RecordTable(textCount: text.count))
         try parser.parse()
+        let table = parser.sink
         self.fileName = fileName
         self.text = text
-        self.records = parser.records
+        self.records = table.records
         self.startAddress = parser.startAddress
-        self.payloadStore = parser.payloads
-        var placements = parser.placements
-        if !parser.placementsSorted {
+        self.payloadStore = table.payloads
+        var placements = table.placements
+        if !table.placementsSorted {
             placements.sort { ($0.address, $0.recordIndex) < ($1.address, $1.recordIndex) }
         }
         self.placements = placements
         self.memory = try Self.buildMemory(
-            placements: placements, records: parser.records, payloads: parser.payloads, fileName: fileName)
+            placements: placements, records: table.records, payloads: table.payloads, fileName: fileName)
     }
 
     /// Parses a HEX file given as a string.
@@ -115,25 +116,60 @@ public struct IntelHexFile: Sendable {
     }
 }
 
-/// The record scanner. Works on raw bytes with unchecked indexing in the hot loop; every index is
-/// bounded by the line's length, which is established before any digit is read.
-private struct Parser {
-    let text: [UInt8]
-    let fileName: String?
-    var records: [HexRecord] = []
+/// What the record scanner hands its records to: `RecordTable` keeps every record for
+/// line-preserving patches; `HexImage`'s sink keeps only the memory.
+protocol RecordSink {
+    /// The scanner appends each record's decoded payload here; the sink decides what stays.
+    var payloads: [UInt8] { get set }
+    /// A data record's bytes `payloads[payloadStart + payloadOffset ..< … + length]` land at
+    /// `address`. Returns `false` when the sink cannot take them; the scanner then stops.
+    mutating func place(address: Int, recordIndex: Int, payloadStart: Int, payloadOffset: Int, length: Int) -> Bool
+    /// `record` is read and checked; its payload is `payloads[record.payloadRange]`.
+    mutating func finish(_ record: HexRecord)
+}
+
+/// Every record, its payload and where its bytes land: what `IntelHexFile` needs to patch lines.
+struct RecordTable: RecordSink {
     var payloads: [UInt8] = []
+    var records: [HexRecord] = []
     var placements: [Placement] = []
     var placementsSorted = true
+    private var lastPlacementAddress = -1
+
+    init(textCount: Int) {
+        // IAR images hold about 16 payload bytes per 44 characters of text.
+        payloads.reserveCapacity(textCount / 2)
+        records.reserveCapacity(textCount / 40)
+        placements.reserveCapacity(textCount / 40)
+    }
+
+    mutating func place(address: Int, recordIndex: Int, payloadStart: Int, payloadOffset: Int, length: Int) -> Bool {
+        if address < lastPlacementAddress { placementsSorted = false }
+        lastPlacementAddress = address
+        placements.append(
+            Placement(address: address, recordIndex: recordIndex, payloadOffset: payloadOffset, length: length))
+        return true
+    }
+
+    mutating func finish(_ record: HexRecord) { records.append(record) }
+}
+
+/// The record scanner. Works on raw bytes with unchecked indexing in the hot loop; every index is
+/// bounded by the line's length, which is established before any digit is read.
+struct Parser<Sink: RecordSink> {
+    let text: [UInt8]
+    let fileName: String?
+    var sink: Sink
+    var recordCount = 0
     var startAddress: StartAddress?
     var startAddressLine = 0
+    /// Set when the sink refused a data record; the scan stopped there without a verdict.
+    var stopped = false
 
-    init(text: [UInt8], fileName: String?) {
+    init(text: [UInt8], fileName: String?, sink: Sink) {
         self.text = text
         self.fileName = fileName
-        // IAR images hold about 16 payload bytes per 44 characters of text.
-        payloads.reserveCapacity(text.count / 2)
-        records.reserveCapacity(text.count / 40)
-        placements.reserveCapacity(text.count / 40)
+        self.sink = sink
     }
 
     func error(line: Int, column: Int, _ problem: HexReadProblem) -> HexReadError {
@@ -150,7 +186,6 @@ private struct Parser {
         var endOfFileLine: Int?
         var upperLinear = 0
         var segmentBase: Int?  // non-nil while an 02 record is in force
-        var lastPlacementAddress = -1
         while position < count {
             line += 1
             let lineStart = position
@@ -198,7 +233,7 @@ private struct Parser {
             }
 
             // Decode every byte after the colon: count, address (2), type, payload, checksum.
-            let payloadStart = payloads.count
+            let payloadStart = sink.payloads.count
             var sum = UInt8(0)
             var header = (UInt8(0), UInt8(0), UInt8(0))
             let totalBytes = Int(byteCount) + 5
@@ -217,7 +252,7 @@ private struct Parser {
                         case 2: header.1 = value
                         case 3: header.2 = value
                         case 0, totalBytes - 1: break
-                        default: payloads.append(value)
+                        default: sink.payloads.append(value)
                         }
                         offset += 2
                     }
@@ -241,12 +276,11 @@ private struct Parser {
                     line: line, column: 2,
                     .wrongPayloadLength(recordType: header.2, expected: fixed, found: Int(byteCount)))
             }
-            let payloadRange = payloadStart..<payloads.count
-            let recordIndex = records.count
-            records.append(
-                HexRecord(
-                    type: type, line: line, textOffset: lineStart, addressField: addressField,
-                    payloadRange: payloadRange))
+            let record = HexRecord(
+                type: type, line: line, textOffset: lineStart, addressField: addressField,
+                payloadRange: payloadStart..<sink.payloads.count)
+            let recordIndex = recordCount
+            recordCount += 1
 
             switch type {
             case .data:
@@ -266,22 +300,24 @@ private struct Parser {
                     runs.append((address, 0, Int(byteCount)))
                 }
                 for run in runs {
-                    if run.address < lastPlacementAddress { placementsSorted = false }
-                    lastPlacementAddress = run.address
-                    placements.append(
-                        Placement(
-                            address: run.address, recordIndex: recordIndex, payloadOffset: run.payloadOffset,
-                            length: run.length))
+                    guard
+                        sink.place(
+                            address: run.address, recordIndex: recordIndex, payloadStart: payloadStart,
+                            payloadOffset: run.payloadOffset, length: run.length)
+                    else {
+                        stopped = true
+                        return
+                    }
                 }
             case .endOfFile:
                 endOfFileLine = line
             case .extendedSegmentAddress:
-                segmentBase = Int(payloads[payloadStart]) << 12 | Int(payloads[payloadStart + 1]) << 4
+                segmentBase = Int(sink.payloads[payloadStart]) << 12 | Int(sink.payloads[payloadStart + 1]) << 4
             case .extendedLinearAddress:
                 segmentBase = nil
-                upperLinear = Int(payloads[payloadStart]) << 8 | Int(payloads[payloadStart + 1])
+                upperLinear = Int(sink.payloads[payloadStart]) << 8 | Int(sink.payloads[payloadStart + 1])
             case .startSegmentAddress, .startLinearAddress:
-                let p = payloads[payloadStart..<(payloadStart + 4)].map { UInt32($0) }
+                let p = sink.payloads[payloadStart..<(payloadStart + 4)].map { UInt32($0) }
                 let start: StartAddress =
                     type == .startLinearAddress
                     ? .linear(p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3])
@@ -294,6 +330,7 @@ private struct Parser {
                 if startAddress == nil { startAddressLine = line }
                 startAddress = start
             }
+            sink.finish(record)
         }
         if endOfFileLine == nil {
             throw error(line: max(line, 1), column: 1, .missingEndOfFile)

@@ -61,19 +61,26 @@ public enum Files {
         }
         var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
         var filled = 0
+        // The buffer has the size fstat gave and is never grown to look for more: growing copies
+        // it, so a large file would briefly be held twice. Only a file that grew since fstat is
+        // read on, through a chunk of its own.
+        var chunk: [UInt8] = []
         while true {
-            if filled == bytes.count { bytes.append(contentsOf: [UInt8](repeating: 0, count: 65536)) }
-            let count = bytes.withUnsafeMutableBytes { buffer in
-                Glibc.read(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
-            }
+            let intoBuffer = filled < bytes.count
+            if !intoBuffer, chunk.isEmpty { chunk = [UInt8](repeating: 0, count: 65536) }
+            let count =
+                intoBuffer
+                ? bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
+                : chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw systemError(.read, path)
             }
             if count == 0 { break }
+            if !intoBuffer { bytes.append(contentsOf: chunk[..<count]) }
             filled += count
         }
-        bytes.removeSubrange(filled...)
+        if filled < bytes.count { bytes.removeSubrange(filled...) }
         return bytes
     }
 

@@ -67,10 +67,40 @@ struct AdvertisingIntervalTests {
         ("101", .intervalNotAStep("101", below: "100.625", above: "101.25")),
         ("100.1", .intervalNotAStep("100.1", below: "100", above: "100.625")),
         ("", .intervalSyntax("")), ("-100", .intervalSyntax("-100")), ("1e2", .intervalSyntax("1e2")),
-        ("100.", .intervalSyntax("100.")), (".5", .intervalSyntax(".5")), ("100.0625", .intervalSyntax("100.0625")),
-        ("100 ms", .intervalSyntax("100 ms")), ("9999999", .intervalSyntax("9999999")), ("١٠٠", .intervalSyntax("١٠٠")),
+        ("100.", .intervalSyntax("100.")), (".5", .intervalSyntax(".5")),
+        ("100.0625", .intervalNotAStep("100.0625", below: "100", above: "100.625")),
+        ("100 ms", .intervalSyntax("100 ms")), ("9999999", .intervalOutOfRange("9999999")),
+        ("١٠٠", .intervalSyntax("١٠٠")),
     ])
     func refusesOthers(text: String, error: AdvertisingSettingError) {
+        #expect(throws: error) { try AdvertisingInterval(parsingMilliseconds: text) }
+    }
+
+    /// Every decimal spelling of an allowed value is that value: trailing zeros after the point,
+    /// leading zeros before it, any number of digits.
+    @Test(arguments: [
+        ("100.6250", 100_625), ("0100.625", 100_625), ("152.50", 152_500), ("100.000", 100_000),
+        ("20.6250000", 20_625), ("00020", 20_000), ("10240.000000", 10_240_000), ("1022.5000", 1_022_500),
+        ("000000000000000000000000100.62500000000000000000000", 100_625),
+    ])
+    func acceptsEveryDecimalSpelling(text: String, microseconds: Int) throws {
+        #expect(try AdvertisingInterval(parsingMilliseconds: text).microseconds == microseconds)
+    }
+
+    /// A value that is not a multiple of 0.625 ms is refused with the two multiples around it,
+    /// however many digits it has; one outside 20…10240 ms is out of range however it is written.
+    @Test(arguments: [
+        ("100.6251", AdvertisingSettingError.intervalNotAStep("100.6251", below: "100.625", above: "101.25")),
+        ("100.62500001", .intervalNotAStep("100.62500001", below: "100.625", above: "101.25")),
+        ("100.0001", .intervalNotAStep("100.0001", below: "100", above: "100.625")),
+        ("152.4999", .intervalNotAStep("152.4999", below: "151.875", above: "152.5")),
+        ("10239.9", .intervalNotAStep("10239.9", below: "10239.375", above: "10240")),
+        ("10240.0001", .intervalOutOfRange("10240.0001")), ("19.9999", .intervalOutOfRange("19.9999")),
+        ("99999999999999999999999", .intervalOutOfRange("99999999999999999999999")),
+        ("0.000", .intervalOutOfRange("0.000")), ("+100", .intervalSyntax("+100")), ("1,5", .intervalSyntax("1,5")),
+        ("100.6.25", .intervalSyntax("100.6.25")), (" 100", .intervalSyntax(" 100")),
+    ])
+    func refusesOtherValuesNamingTheNearest(text: String, error: AdvertisingSettingError) {
         #expect(throws: error) { try AdvertisingInterval(parsingMilliseconds: text) }
     }
 

@@ -48,7 +48,8 @@ struct ArgumentParserTests {
         ("help demo", .help(command: "demo")), ("demo --help", .help(command: "demo")),
         ("demo in.hex --bogus -h", .help(command: "demo")), ("--version", .version), ("-V", .version),
         ("help group add", .help(command: "group add")), ("group add --help", .help(command: "group add")),
-        ("group -h", .help(command: "group add")),
+        ("group -h", .help(command: "group")), ("help group", .help(command: "group")),
+        ("group --help", .help(command: "group")), ("help group remove", .help(command: "group remove")),
     ])
     func recognisesHelpAndVersion(line: String, expected: Invocation) {
         // Help wins over errors that come before it only when it is reached first; here -h follows
@@ -69,12 +70,16 @@ struct ArgumentParserTests {
         ("help nothing", UsageError("no command named 'nothing'")),
         ("help demo other more", UsageError("help takes at most one command name")),
         ("help demo other", UsageError("no command named 'demo other'")),
-        ("group", UsageError("'group' needs a subcommand: add, remove")),
-        ("group --x", UsageError("'group' needs a subcommand: add, remove")),
+        ("group", UsageError("'group' needs a subcommand: add, remove", command: "group")),
+        ("group --x", UsageError("'group' needs a subcommand: add, remove", command: "group")),
         (
             "group ad",
-            UsageError("unknown subcommand 'group ad' (did you mean 'add'?); use 'group add', 'group remove'")
+            UsageError(
+                "unknown subcommand 'group ad' (did you mean 'add'?); use 'group add', 'group remove'", command: "group"
+            )
         ),
+        ("help group ad", UsageError("no command named 'group ad' (did you mean 'group add'?)")),
+        ("help grou", UsageError("no command named 'grou' (did you mean 'group'?)")),
         ("demo", UsageError("missing IN file", command: "demo")),
         ("demo a b c", UsageError("unexpected argument 'c'", command: "demo")),
         ("demo in.hex --uid x", UsageError("unknown option '--uid' (did you mean '--uuid'?)", command: "demo")),

@@ -347,4 +347,36 @@ struct ConvertAndPatchCommandTests {
         #expect(none.status == 64)
         #expect(none.diagnostics.contains("run 'ccbeacon help'"))
     }
+
+    /// A command group (`ledger`, `template`) has a help of its own that lists its subcommands;
+    /// the group alone, or with a subcommand it does not have, is a usage error naming those that exist.
+    @Test(arguments: [("ledger", ["show", "export"]), ("template", ["import"])])
+    func commandGroupsHaveHelpAndUsage(group: String, subcommands: [String]) throws {
+        let specs = try subcommands.map { sub in
+            try #require(CommandLineTool.commands.first { $0.name == "\(group) \(sub)" })
+        }
+        let help = ToolRun(["help", group])
+        #expect(help.status == 0, "\(help.diagnostics)")
+        #expect(help.output.hasPrefix("ccbeacon \(group): "))
+        for (sub, spec) in zip(subcommands, specs) {
+            #expect(help.output.contains("\n  \(sub)  "), "\(help.output)")
+            #expect(help.output.contains(spec.summary))
+            #expect(help.output.contains(spec.usage))
+        }
+        #expect(ToolRun([group, "--help"]).output == help.output)
+        #expect(ToolRun([group, "-h"]).output == help.output)
+
+        for line in [[group], [group, "nosuch"]] {
+            let run = ToolRun(line)
+            #expect(run.status == 64)
+            #expect(run.output == "")
+            for spec in specs { #expect(run.diagnostics.contains(spec.usage), "\(run.diagnostics)") }
+            #expect(run.diagnostics.contains("run 'ccbeacon help \(group)'"), "\(run.diagnostics)")
+        }
+        #expect(
+            ToolRun([group]).diagnostics.hasPrefix(
+                "ccbeacon \(group): '\(group)' needs a subcommand: \(subcommands.joined(separator: ", "))\n"))
+        #expect(ToolRun([group, "nosuch"]).diagnostics.contains("unknown subcommand '\(group) nosuch'"))
+        #expect(ToolRun(["help", group, "nosuch"]).status == 64)
+    }
 }

@@ -85,6 +85,39 @@ struct DeviceCommandTests {
         #expect(wrong.diagnostics.contains("no debugger '9:9'; attached: 1:10 (CC Debugger), 1:11 (CC Debugger)"))
     }
 
+    /// `read` reports the bytes it read: a whole number of KiB as KiB, anything else in bytes.
+    @Test(arguments: [
+        ("0x7F00:0x7F30", "48 bytes"), ("0x7C00:0x8000", "1 KiB"), ("0:0x8000", "32 KiB"), ("0:0x500", "1280 bytes"),
+        ("0x7FFF:0x8000", "1 byte"),
+    ])
+    func readReportsTheByteCountTruthfully(range: String, shown: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let dump = scratch.path("dump.bin")
+        let run = ToolRun(["read", "-o", dump, "--range", range], debuggers: EmulatorProvider())
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.output == "read \(shown) from the CC2541F256 on 1:10 to \(dump)\n")
+    }
+
+    /// With several debuggers and no selection, provision names its own option (--devices), not
+    /// the --device of the single-debugger commands.
+    @Test func provisionNamesItsOwnSelectionOption() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("stations.csv", "name,uuid,major,minor\nHall A,\(Self.uuid),1,1\n")
+        let provider = EmulatorProvider(count: 2)
+        let run = ToolRun(
+            ["provision", list, "--template", "cc2541-ibeacon", "--ledger", scratch.path("l.sqlite"), "--yes"],
+            debuggers: provider)
+        #expect(run.status == 1)
+        #expect(
+            run.diagnostics.contains("2 debuggers are attached; choose with --devices:\n  1:10  CC Debugger"),
+            "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("hint: give --devices all, or --devices SEL,SEL"))
+        #expect(!run.diagnostics.contains("--device:") && !run.diagnostics.contains("--device "))
+        #expect(provider.debuggers.allSatisfy { $0.chip!.flash.allSatisfy { $0 == 0xFF } }, "nothing was burned")
+    }
+
     @Test func macPreservationAndDebugLock() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }

@@ -133,9 +133,9 @@ struct TemplateCommandTests {
         #expect(ToolRun(["generate"] + identity).status == 64)
         #expect(ToolRun(["generate", "--template", "cc2541-ibeacon", "--board", "hm10"] + identity).status == 64)
         let missing = ToolRun(["generate", "--template", "nope"] + identity)
-        #expect(missing.status == 1)
+        #expect(missing.status == 64)
         #expect(missing.diagnostics.contains("no template 'nope'"))
-        #expect(missing.diagnostics.contains("hint: run 'ccbeacon templates'"))
+        #expect(missing.diagnostics.contains("see 'ccbeacon templates'"))
         let board = ToolRun(["generate", "--board", "hm10"] + identity)
         #expect(board.status == 0)
         #expect(board.output.contains("template 'cc2541-ibeacon'"))
@@ -146,6 +146,90 @@ struct TemplateCommandTests {
         #expect(badMinor.status == 65)
         #expect(!FileManager.default.fileExists(atPath: scratch.path("p.hex")))
         #expect(ToolRun(["generate", "--board", "nope"] + identity).status == 64)
+    }
+
+    /// A template or board that does not exist is a usage error (64) for every command that takes
+    /// one, and the message lists those that do exist.
+    @Test(arguments: ["generate", "batch", "inspect", "verify", "provision"], ["--template", "--board", "folder"])
+    func unknownTemplatesAndBoardsAreUsageErrors(command: String, option: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let identity = ["--uuid", Self.uuid, "--major", "1", "--minor", "2"]
+        let image = scratch.path("s.hex")
+        try #require(
+            ToolRun(["generate", "--template", "cc2541-ibeacon"] + identity + ["-o", image]).status == 0)
+        let list = try scratch.write("stations.csv", "name,uuid,major,minor\nHall A,\(Self.uuid),1,1\n")
+        let arguments: [String] =
+            switch command {
+            case "generate": identity + ["-o", scratch.path("o.hex")]
+            case "batch": [list, "-o", scratch.path("out")]
+            case "inspect": [image]
+            case "verify": [image] + identity
+            default: [list, "--ledger", scratch.path("l.sqlite"), "--yes"]
+            }
+        let selection =
+            switch option {
+            case "folder": ["--template", scratch.path("no-such-folder")]
+            default: [option, "nosuch"]
+            }
+        let run = ToolRun([command] + arguments + selection)
+        #expect(run.status == 64, "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("usage: ccbeacon \(command) "), "\(run.diagnostics)")
+        #expect(
+            run.diagnostics.contains(
+                option == "--board"
+                    ? "the boards are cc2541-keyfob, cc2541-sensortag, hm10, smartrf05eb-cc2541em"
+                    : "the templates are cc2541-ibeacon, cc2541-ibeacon-prewhitened"), "\(run.diagnostics)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("o.hex")))
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("out")))
+    }
+
+    /// verify checks the measured power only when --power is given, so neither its help nor its
+    /// JSON claim an expected default; the JSON says what the image carries instead. generate keeps
+    /// its default of -59 dBm.
+    @Test(arguments: [nil, "-60", "-59"])
+    func verifyClaimsNoDefaultPower(power: String?) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let identity = ["--uuid", Self.uuid, "--major", "1", "--minor", "2"]
+        let image = scratch.path("s.hex")
+        try #require(
+            ToolRun(["generate", "--template", "cc2541-ibeacon"] + identity + ["--power", "-60", "-o", image])
+                .status == 0)
+        let run = ToolRun(["verify", image] + identity + (power.map { ["--power", $0] } ?? []) + ["--json"])
+        #expect(run.status == (power == "-59" ? 1 : 0), "\(run.output)")
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any])
+        let expected = try #require(root["expected"] as? [String: Any])
+        #expect(expected["minor"] as? Int == 2)
+        #expect(expected["power"] as? Int == power.flatMap { Int($0) }, "only a power that was given is expected")
+        #expect(root["powerChecked"] as? Bool == (power != nil))
+        #expect((root["found"] as? [String: Any])?["power"] as? Int == -60, "what the image carries")
+
+        let verifyHelp = ToolRun(["verify", "--help"]).output
+        #expect(!verifyHelp.contains("default -59"), "\(verifyHelp)")
+        #expect(verifyHelp.contains("not checked without it"))
+        #expect(ToolRun(["generate", "--help"]).output.contains("(default -59)"))
+    }
+
+    /// Any decimal spelling of a multiple of 0.625 ms is an interval; other values are refused with
+    /// the two nearest allowed ones.
+    @Test(arguments: [
+        ("100.6250", nil), ("0100.625", nil), ("152.50", nil), ("20.6250000", nil),
+        ("100.0625", "not a multiple of 0.625 ms; the nearest are 100 and 100.625"),
+    ])
+    func generateTakesEveryDecimalSpellingOfAnInterval(interval: String, refusal: String?) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let run = ToolRun([
+            "generate", "--template", "cc2541-ibeacon", "--uuid", Self.uuid, "--major", "1", "--minor", "2",
+            "--interval", interval, "-o", scratch.path("s.hex"),
+        ])
+        if let refusal {
+            #expect(run.status == 64)
+            #expect(run.diagnostics.contains(refusal), "\(run.diagnostics)")
+        } else {
+            #expect(run.status == 0, "\(run.diagnostics)")
+        }
     }
 
     @Test func changedTemplateImageIsRefused() throws {

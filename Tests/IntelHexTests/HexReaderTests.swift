@@ -121,6 +121,13 @@ struct HexReaderMalformedTests {
             self.column = column
             self.problem = problem
         }
+
+        /// Whether `error` is this vector's problem at its spot in `bad.hex`.
+        func matches(_ error: any Error) -> Bool {
+            guard let error = error as? HexReadError else { return false }
+            return error.location == SourceLocation(file: "bad.hex", line: line, column: column)
+                && error.problem == problem
+        }
     }
 
     static let malformedCases: [Malformed] = [
@@ -191,13 +198,7 @@ struct HexReaderMalformedTests {
 
     @Test(arguments: malformedCases)
     func rejectsMalformedFile(_ vector: Malformed) {
-        #expect {
-            _ = try IntelHexFile(text: vector.text, fileName: "bad.hex")
-        } throws: { error in
-            guard let error = error as? HexReadError else { return false }
-            return error.location == SourceLocation(file: "bad.hex", line: vector.line, column: vector.column)
-                && error.problem == vector.problem
-        }
+        #expect { _ = try IntelHexFile(text: vector.text, fileName: "bad.hex") } throws: { vector.matches($0) }
     }
 
     @Test func messagesNameFileLineColumnAndReason() {

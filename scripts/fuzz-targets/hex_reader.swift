@@ -1,13 +1,23 @@
-// libFuzzer target for the Intel HEX reader, compiled together with Sources/IntelHex by
-// scripts/fuzz. Besides "never crash", it checks invariants on every accepted input: the writer's
-// output reads back to the same memory, and a line-preserving patch of nothing or of a byte keeps
-// the file readable and changes exactly that byte.
+// libFuzzer target for the Intel HEX readers, compiled together with Sources/IntelHex by
+// scripts/fuzz. Besides "never crash", it checks that the memory-only reader (HexImage) reads what
+// the line-keeping one (IntelHexFile) reads, or fails with the same error, and invariants on every
+// accepted input: the writer's output reads back to the same memory, and a line-preserving patch
+// of nothing or of a byte keeps the file readable and changes exactly that byte.
 
 /// libFuzzer entry point: one input, treated as the bytes of a HEX file.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func hexReaderFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
-    guard let file = try? IntelHexFile(text: bytes) else { return 0 }
+    var image: HexImage?
+    var imageError: HexReadError?
+    do { image = try HexImage(text: bytes) } catch { imageError = error }
+    let file: IntelHexFile
+    do { file = try IntelHexFile(text: bytes) } catch {
+        precondition(imageError == error, "the readers fail differently")
+        return 0
+    }
+    precondition(
+        image?.memory == file.memory && image?.startAddress == file.startAddress, "the readers read different images")
 
     for length in [16, 32] {
         let written = HexWriter(recordLength: length).text(for: file.memory, startAddress: file.startAddress)
