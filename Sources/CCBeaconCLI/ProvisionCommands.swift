@@ -362,19 +362,23 @@ enum LedgerCommand {
 
     static let exportSpec = CommandSpec(
         name: "ledger export", summary: "the registry of burned stations as CSV or JSON",
-        usage: "ccbeacon ledger export [--ledger FILE] [--format csv|json]",
+        usage: "ccbeacon ledger export [--ledger FILE] [--format csv|json] [-o FILE]",
         details: """
             One row per verified station: name, UUID, major, minor, power, chip IEEE address, debugger,
             time, advertiser address, and which flash bytes were read back to verify it (readBack,
             address ranges such as 0x7F00-0x7F2F,0x7F30-0x7F3F; empty when nothing was) — what a
             backend needs to map major/minor to places. The ledger is only read.
 
+            With -o FILE the registry is written whole (temporary file, flushed, renamed) or not
+            at all, and never over the ledger itself.
+
             Example:
-              ccbeacon ledger export --format csv > registry.csv
+              ccbeacon ledger export --format csv -o registry.csv
             """,
         options: [
             OptionSpec("--ledger", value: "FILE", help: "ledger file (default ./provisioning.sqlite)"),
             OptionSpec("--format", value: "csv|json", help: "output format (default csv)"),
+            OptionSpec("--output", short: "-o", value: "FILE", help: "write to FILE (default: standard output)"),
         ])
 
     static let checkSpec = CommandSpec(
@@ -493,6 +497,22 @@ enum LedgerCommand {
     static func export(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let format = command.values["--format"] ?? "csv"
         guard format == "csv" || format == "json" else { throw .usage("--format must be csv or json") }
+        let output = command.values["--output"]
+        if let output {
+            let ledgerFile = ledgerPath(command, listPath: nil)
+            try CommandSupport.checkOutputs(
+                [output],
+                against: ["", "-wal", "-shm"].map { CommandSupport.Input(role: "the ledger", path: ledgerFile + $0) })
+        }
+        // The registry goes to stdout, or — written whole, durably, never half — to -o FILE.
+        let emit = { (text: String) throws(CommandFailure) in
+            if let output {
+                try FileAccess.writeAtomically(Array(text.utf8), to: output)
+                console.output("wrote \(output)\n")
+            } else {
+                console.output(text)
+            }
+        }
         let ledger = try open(command)
         let states: [StationState]
         let attempts: [Attempt]
@@ -507,7 +527,7 @@ enum LedgerCommand {
             }
         }
         if format == "json" {
-            console.output(
+            try emit(
                 JSONValue.array(
                     rows.map { station, attempt in
                         .object(
@@ -536,6 +556,6 @@ enum LedgerCommand {
                     attempt.advertiserAddress ?? "", cell(attempt.readBack ?? ""),
                 ].joined(separator: ",") + "\n"
         }
-        console.output(text)
+        try emit(text)
     }
 }

@@ -194,6 +194,28 @@ struct LedgerCommandTests {
         #expect(rows.first?["readBack"] as? String == "0x7F00-0x7F2F,0x7F30-0x7F3F")
         #expect(try filesBeside(path).count == 1, "export left nothing beside the ledger")
     }
+
+    /// `-o FILE` writes what standard output would get, whole; never over the ledger itself.
+    @Test func exportToAFileNeverReplacesTheLedger() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("ledger.sqlite")
+        try LedgerFiles.sound(path)
+        for format in ["csv", "json"] {
+            let printed = ToolRun(["ledger", "export", "--ledger", path, "--format", format])
+            let written = ToolRun(["ledger", "export", "--ledger", path, "--format", format, "-o", scratch.path("r")])
+            #expect(written.status == 0 && written.output == "wrote \(scratch.path("r"))\n", "\(written.diagnostics)")
+            #expect(String(decoding: try scratch.bytes("r"), as: UTF8.self) == printed.output)
+        }
+        let before = try scratch.bytes("ledger.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: scratch.path("link.sqlite"), withDestinationPath: path)
+        for target in [path, scratch.path("link.sqlite"), scratch.path("./ledger.sqlite")] {
+            let refused = ToolRun(["ledger", "export", "--ledger", path, "-o", target])
+            #expect(refused.status == 64, "\(refused.diagnostics)")
+            #expect(refused.diagnostics.contains("would overwrite the ledger"))
+        }
+        #expect(try scratch.bytes("ledger.sqlite") == before)
+    }
 }
 
 /// `ledger show`, `export` and `check` as another user (nobody) on a ledger they may only read:
@@ -276,8 +298,7 @@ struct ReadOnlyLedgerTests {
 
 /// Running the built ccbeacon as nobody (uid and gid 65534, no groups).
 enum OtherUser {
-    static let binary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        .appendingPathComponent("ccbeacon").path
+    static let binary = BuiltTools.ccbeacon
     static let setpriv = "/usr/bin/setpriv"
 
     static var available: Bool {
