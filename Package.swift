@@ -108,7 +108,7 @@ let package = Package(
             name: "CCBeaconCLITests",
             dependencies: [
                 "CCDebuggerEmulator", "CCDebugger", "CCBeaconCLI", "IntelHex", "BeaconPayload", "FirmwareTemplate",
-                "TestSupport", "StructuredText", "Provisioning",
+                "TestSupport", "StructuredText", "Storage", "Provisioning",
             ],
             swiftSettings: strictSettings
         ),

@@ -91,11 +91,7 @@ public enum Files {
     /// (named `temporaryName`, so a later run can recognise leftovers), written, `fsync`ed,
     /// renamed over the target, then the directory `fsync`ed so the rename itself survives a
     /// power cut. A crash leaves either the old file or the new one, never a mix.
-    /// `syncDirectory: false` is for callers that rename many files into one directory and sync it
-    /// once (`syncDirectory(_:)`) before they rely on the renames.
-    public static func writeAtomically(_ bytes: [UInt8], to path: String, syncDirectory: Bool = true)
-        throws(FileError)
-    {
+    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FileError) {
         let folder = directory(of: path)
         let temporary = join(folder, temporaryName(for: lastComponent(path)))
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
@@ -122,7 +118,7 @@ public enum Files {
             unlink(temporary)
             throw error
         }
-        if syncDirectory { try Files.syncDirectory(folder) }
+        try syncDirectory(folder)
     }
 
     /// The marker in the names of our temporary files: `.<name>.ccbeacon-tmp.<pid>.<random>`.
