@@ -169,6 +169,15 @@ struct SeededGenerator: RandomNumberGenerator {
 struct ProvisioningRunTests {
     static let template = try! BundledData.template()
 
+    /// Options for a test bench: a debugger gives up after `wait` seconds without a new chip and
+    /// looks for one every 10 ms.
+    static func benchOptions(wait: Double) -> ProvisionOptions {
+        var options = ProvisionOptions()
+        options.targetTimeoutSeconds = wait
+        options.pollIntervalSeconds = 0.01
+        return options
+    }
+
     @Test(arguments: [UInt64(2541), 7, 99])
     func fiftyStationsOverThreeDebuggersWithRandomFaults(seed: UInt64) throws {
         let stations = (0..<50).map { Station(name: "station-\($0)", identity: identity($0)) }
@@ -178,9 +187,7 @@ struct ProvisioningRunTests {
         // One debugger is unplugged part-way, another has one timeout.
         bench.debuggers[1].faults.unplugAfterTransfers = 400 + Int(bench.random(400, debugger: 1))
         bench.debuggers[2].faults.timeoutAtTransfer = 100 + Int(bench.random(300, debugger: 2))
-        var options = ProvisionOptions()
-        options.targetTimeoutSeconds = 0.2
-        options.pollIntervalSeconds = 0.01
+        var options = Self.benchOptions(wait: 0.2)
         options.retries = 2
         let run = ProvisioningRun(template: Self.template, ledger: ledger, options: options) { _ in }
         let summary = run.run(
@@ -228,9 +235,7 @@ struct ProvisioningRunTests {
         let ledger = try SQLiteLedger(path: temporaryLedgerPath())
         try ledger.register([station])
         let bench = Bench(debuggers: 1, chips: 3, seed: 1, faultyChips: false)
-        var options = ProvisionOptions()
-        options.targetTimeoutSeconds = 0.2
-        options.pollIntervalSeconds = 0.01
+        let options = Self.benchOptions(wait: 0.2)
         let run = ProvisioningRun(template: Self.template, ledger: ledger, options: options) { _ in }
         let memory = run.image(for: station).file.memory
         let field = Self.template.beaconField
@@ -265,17 +270,13 @@ struct ProvisioningRunTests {
         let chip = Self.template.chip
         first.flash.replaceSubrange(chip.secondaryAddress, with: [0x66, 0x55, 0x44, 0x33, 0x22, 0x11])
         bench.debuggers[0].chip = first
-        var options = ProvisionOptions()
-        options.targetTimeoutSeconds = 0.2
-        options.pollIntervalSeconds = 0.01
+        var options = Self.benchOptions(wait: 0.2)
         options.chipIdentity = source
-        let events = Mutex<[ProvisionEvent]>([])
-        let run = ProvisioningRun(template: Self.template, ledger: ledger, options: options) { event in
-            events.withLock { $0.append(event) }
-        }
+        let events = EventLog()
+        let run = ProvisioningRun(template: Self.template, ledger: ledger, options: options, events: events.record)
         let summary = run.run([ProvisioningDebugger(name: "emu") { () throws(DebuggerError) in bench.debuggers[0] }])
         #expect(Set(summary.verified) == ["s0", "s1", "s2"])
-        #expect(summary.setAside == (source == .primary ? 4 : 3), "\(events.withLock { $0 })")
+        #expect(summary.setAside == (source == .primary ? 4 : 3), "\(events.all)")
         let chips = try ledger.attempts().map(\.chip)
         #expect(!chips.contains("FF:FF:FF:FF:FF:FF") && !chips.contains("00:00:00:00:00:00"), "\(chips)")
         #expect(Set(chips).count == chips.count)
@@ -313,15 +314,11 @@ struct ProvisioningRunTests {
         try ledger.register(stations)
         let bench = Bench(debuggers: 1, chips: 8, seed: 1, faultyChips: false)
         let transport = ResetFault(bench.debuggers[0], failingReset: failingReset)
-        var options = ProvisionOptions()
-        options.targetTimeoutSeconds = 0.2
-        options.pollIntervalSeconds = 0.01
-        let events = Mutex<[ProvisionEvent]>([])
-        let run = ProvisioningRun(template: Self.template, ledger: ledger, options: options) { event in
-            events.withLock { $0.append(event) }
-        }
+        let options = Self.benchOptions(wait: 0.2)
+        let events = EventLog()
+        let run = ProvisioningRun(template: Self.template, ledger: ledger, options: options, events: events.record)
         let summary = run.run([ProvisioningDebugger(name: "emu") { () throws(DebuggerError) in transport }])
-        let seen = events.withLock { $0 }
+        let seen = events.all
         let failures = seen.filter { if case .resetFailed = $0 { true } else { false } }
         #expect(failures.count == 1, "\(seen)")
         #expect(Set(summary.verified) == Set(stations.map(\.name)), "\(summary)")
@@ -340,9 +337,7 @@ struct ProvisioningRunTests {
         let ledger = try SQLiteLedger(path: temporaryLedgerPath())
         try ledger.register(stations)
         let bench = Bench(debuggers: 1, chips: 20, seed: 5)
-        var options = ProvisionOptions()
-        options.targetTimeoutSeconds = 0.2
-        options.pollIntervalSeconds = 0.01
+        var options = Self.benchOptions(wait: 0.2)
         options.retries = 5
         options.settings = try Self.template.check(
             StationSettings(interval: try AdvertisingInterval(parsingMilliseconds: "500"), txPower: -10))
@@ -384,19 +379,13 @@ struct ProvisioningRunTests {
         let ledger = try SQLiteLedger(path: temporaryLedgerPath())
         try ledger.register([Station(name: "a", identity: identity(1)), Station(name: "b", identity: identity(2))])
         let debugger = EmulatedDebugger()  // the same chip stays attached
-        var options = ProvisionOptions()
-        options.targetTimeoutSeconds = 0.1
-        options.pollIntervalSeconds = 0.01
-        let events = Mutex<[ProvisionEvent]>([])
-        let first = ProvisioningRun(template: Self.template, ledger: ledger, options: options) { event in
-            events.withLock { $0.append(event) }
-        }
+        var options = Self.benchOptions(wait: 0.1)
+        let events = EventLog()
+        let first = ProvisioningRun(template: Self.template, ledger: ledger, options: options, events: events.record)
         _ = first.run([ProvisioningDebugger(name: "d") { () throws(DebuggerError) in debugger }])
         #expect(try ledger.states().map(\.state.isDone) == [true, false])
         // A second run sees the same chip again: refused.
-        let second = ProvisioningRun(template: Self.template, ledger: ledger, options: options) { event in
-            events.withLock { $0.append(event) }
-        }
+        let second = ProvisioningRun(template: Self.template, ledger: ledger, options: options, events: events.record)
         let refused = second.run([ProvisioningDebugger(name: "d") { () throws(DebuggerError) in debugger }])
         #expect(refused.refused == ["00:12:4B:00:25:41"])
         #expect(try ledger.states().map(\.state.isDone) == [true, false])
@@ -433,16 +422,12 @@ struct ProvisioningRunTests {
                 chip.flash.replaceSubrange(segment.range, with: segment.bytes)
             }
         }
-        var options = ProvisionOptions()
-        options.targetTimeoutSeconds = 0.1
-        options.pollIntervalSeconds = 0.01
-        let events = Mutex<[ProvisionEvent]>([])
-        let run = ProvisioningRun(template: Self.template, ledger: ledger, options: options) { event in
-            events.withLock { $0.append(event) }
-        }
+        let options = Self.benchOptions(wait: 0.1)
+        let events = EventLog()
+        let run = ProvisioningRun(template: Self.template, ledger: ledger, options: options, events: events.record)
         let summary = run.run([ProvisioningDebugger(name: "d") { () throws(DebuggerError) in debugger }])
 
-        let resumed = events.withLock { $0 }.compactMap { event -> Bool? in
+        let resumed = events.all.compactMap { event -> Bool? in
             if case .resumed(_, "a", "00:12:4B:00:25:41", let verified) = event { verified } else { nil }
         }
         #expect(resumed == [holdsTheImage])
@@ -495,4 +480,15 @@ final class ResetFault: DebuggerTransport, @unchecked Sendable {
     func bulkIn(length: Int, timeoutMilliseconds: Int) throws(TransportError) -> [UInt8] {
         try inner.bulkIn(length: length, timeoutMilliseconds: timeoutMilliseconds)
     }
+}
+
+/// Every event a run reported, in order (the run reports from its worker threads).
+final class EventLog: Sendable {
+    private let events = Mutex<[ProvisionEvent]>([])
+
+    /// Records one event; pass as a run's `events`.
+    @Sendable func record(_ event: ProvisionEvent) { events.withLock { $0.append(event) } }
+
+    /// The events so far.
+    var all: [ProvisionEvent] { events.withLock { $0 } }
 }
