@@ -400,9 +400,15 @@ public final class ProvisioningRun: Sendable {
         let readBack = template.identityRanges
         if SHA256.hexDigest(image.file.text) == attempt.imageSHA256 {
             // The same proof as a fresh burn: identity bytes read back, then the CRC of the rest.
-            verified =
-                (try? session.verifyRanges(readBack, of: image.file.memory)) != nil
-                && (try? session.verifyCRC(image.file.memory)) != nil
+            do {
+                try session.verifyRanges(readBack, of: image.file.memory)
+                try session.verifyCRC(image.file.memory)
+                verified = true
+            } catch {
+                // A failed transfer says nothing about the chip: the attempt stays interrupted, the
+                // worker opens the debugger again and the chip is checked once more.
+                if case .transport = error { throw error }
+            }
         }
         try ledger.finish(
             attempt.id, outcome: verified ? .verified : .failed,

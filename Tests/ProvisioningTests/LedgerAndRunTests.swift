@@ -313,7 +313,8 @@ struct ProvisioningRunTests {
         let ledger = try SQLiteLedger(path: temporaryLedgerPath())
         try ledger.register(stations)
         let bench = Bench(debuggers: 1, chips: 8, seed: 1, faultyChips: false)
-        let transport = ResetFault(bench.debuggers[0], failingReset: failingReset)
+        let transport = RequestFault(
+            bench.debuggers[0], request: Frames.Request.reset, index: 0, occurrence: failingReset)
         let options = Self.benchOptions(wait: 0.2)
         let events = EventLog()
         let run = ProvisioningRun(template: Self.template, ledger: ledger, options: options, events: events.record)
@@ -402,6 +403,17 @@ struct ProvisioningRunTests {
     /// burn; if not, that attempt is recorded as failed and the station is burned again.
     @Test(arguments: [true, false])
     func anInterruptedChipThatComesBackIsSettledByItsFlash(holdsTheImage: Bool) throws {
+        try settleInterruptedChip(holdsTheImage: holdsTheImage, failingFirstRead: false)
+    }
+
+    /// A transfer that fails while the returning chip is checked says nothing about the chip: the
+    /// attempt stays interrupted, the debugger is opened again and the chip checked once more. (It
+    /// was counted as "not on the chip": the station went pending while the chip still carried it.)
+    @Test func aTransportErrorWhileCheckingAnInterruptedChipSettlesNothing() throws {
+        try settleInterruptedChip(holdsTheImage: true, failingFirstRead: true)
+    }
+
+    func settleInterruptedChip(holdsTheImage: Bool, failingFirstRead: Bool) throws {
         let path = temporaryLedgerPath()
         let stations = [Station(name: "a", identity: identity(1)), Station(name: "b", identity: identity(2))]
         let image = Self.template.stationImage(for: stations[0].identity)
@@ -425,7 +437,10 @@ struct ProvisioningRunTests {
         let options = Self.benchOptions(wait: 0.1)
         let events = EventLog()
         let run = ProvisioningRun(template: Self.template, ledger: ledger, options: options, events: events.record)
-        let summary = run.run([ProvisioningDebugger(name: "d") { () throws(DebuggerError) in debugger }])
+        // The first flash read is the check of the returning chip.
+        let transport = RequestFault(
+            debugger, request: Frames.Request.prepareRead, occurrence: failingFirstRead ? 1 : 0)
+        let summary = run.run([ProvisioningDebugger(name: "d") { () throws(DebuggerError) in transport }])
 
         let resumed = events.all.compactMap { event -> Bool? in
             if case .resumed(_, "a", "00:12:4B:00:25:41", let verified) = event { verified } else { nil }
@@ -443,32 +458,40 @@ extension StationState.State {
     var isDone: Bool { if case .done = self { true } else { false } }
 }
 
-/// A transport whose `failingReset`-th reset to run times out (once); everything else passes
-/// through to the emulated debugger.
-final class ResetFault: DebuggerTransport, @unchecked Sendable {
+/// A transport whose `occurrence`-th control transfer with `request` (and `index`, when given)
+/// times out, once; everything else passes through to the emulated debugger.
+final class RequestFault: DebuggerTransport, @unchecked Sendable {
     let inner: EmulatedDebugger
-    let failingReset: Int
-    var resets = 0
+    let request: UInt8
+    let index: UInt16?
+    let occurrence: Int
+    var seen = 0
 
-    init(_ inner: EmulatedDebugger, failingReset: Int) {
+    init(_ inner: EmulatedDebugger, request: UInt8, index: UInt16? = nil, occurrence: Int) {
         self.inner = inner
-        self.failingReset = failingReset
+        self.request = request
+        self.index = index
+        self.occurrence = occurrence
+    }
+
+    func fails(_ request: UInt8, _ index: UInt16) -> Bool {
+        guard request == self.request, self.index == nil || self.index == index else { return false }
+        seen += 1
+        return seen == occurrence
     }
 
     func controlIn(request: UInt8, value: UInt16, index: UInt16, length: Int, timeoutMilliseconds: Int)
         throws(TransportError) -> [UInt8]
     {
-        try inner.controlIn(
+        if fails(request, index) { throw .timeout }
+        return try inner.controlIn(
             request: request, value: value, index: index, length: length, timeoutMilliseconds: timeoutMilliseconds)
     }
 
     func controlOut(request: UInt8, value: UInt16, index: UInt16, data: [UInt8], timeoutMilliseconds: Int)
         throws(TransportError)
     {
-        if request == Frames.Request.reset, index == 0 {
-            resets += 1
-            if resets == failingReset { throw .timeout }
-        }
+        if fails(request, index) { throw .timeout }
         try inner.controlOut(
             request: request, value: value, index: index, data: data, timeoutMilliseconds: timeoutMilliseconds)
     }
