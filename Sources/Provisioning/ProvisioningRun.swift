@@ -356,18 +356,38 @@ public final class ProvisioningRun: Sendable {
                         session: session)
                 } catch { burnError = error }
                 if let burnError {
-                    try ledger.finish(attempt.id, outcome: .failed, reason: burnError.description)
-                    failures[station.name, default: 0] += 1
-                    if failures[station.name, default: 0] > options.retries { givenUp.insert(station.name) }
-                    note { $0.failed[station.name] = burnError.description }
+                    // A failed burn may have left the identity on the chip. A chip fault: erase the
+                    // chip, so that only a chip recorded as verified can ever carry it, then record
+                    // the failure (the station may go to another chip). A failed transfer — here
+                    // or in that erase — leaves the chip's content unknown: the attempt is recorded
+                    // as interrupted, and the station is held until this chip is back and checked
+                    // (or released), whoever swaps what meanwhile.
+                    var cause = burnError
+                    if case .transport = burnError {
+                    } else {
+                        do { _ = try session.chipErase(targetID: template.chip.debuggerTargetID) } catch {
+                            cause = error
+                        }
+                    }
+                    let unknown: Bool = if case .transport = cause { true } else { false }
+                    let reason =
+                        unknown
+                        ? "\(burnError.description)\(cause == burnError ? "" : "; erasing it then failed: \(cause)"); the chip may carry the identity, so the station is held until it is attached again"
+                        : "\(burnError.description); the chip was erased"
+                    try ledger.finish(attempt.id, outcome: unknown ? .interrupted : .failed, reason: reason)
+                    if !unknown {
+                        failures[station.name, default: 0] += 1
+                        if failures[station.name, default: 0] > options.retries { givenUp.insert(station.name) }
+                    }
+                    note { $0.failed[station.name] = reason }
                     events(
                         .finished(
-                            debugger: debugger, station: station.name, chip: chip, outcome: .failed,
-                            reason: burnError.description))
-                    // A chip that failed verification may be bad: it gets no further station and
-                    // is reset so the bench (or the operator, told by the event) swaps it. A
-                    // transport error may mean the debugger is gone: the worker opens it again.
-                    throw burnError
+                            debugger: debugger, station: station.name, chip: chip,
+                            outcome: unknown ? .interrupted : .failed, reason: reason))
+                    // A bad chip gets no further station and is reset so the bench (or the
+                    // operator, told by the event) swaps it; after a failed transfer the worker
+                    // opens the debugger again.
+                    throw cause
                 }
                 try ledger.finish(attempt.id, outcome: .verified, reason: nil, readBack: burned?.readBackText)
                 note {

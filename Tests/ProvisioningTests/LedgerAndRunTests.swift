@@ -196,14 +196,20 @@ struct ProvisioningRunTests {
             })
         let attempts = try ledger.attempts()
         let states = try ledger.states()
-        // Every station verified exactly once, or recorded as failed (and still pending).
+        // Every station verified exactly once, or recorded as failed (and still pending), or held
+        // on the chip left in the unplugged debugger (its burn stopped half-way: that chip may carry
+        // the identity, so no other chip may get it).
+        let unpluggedChip = bench.debuggers[1].chip.map(Bench.ieee)
         for state in states {
             let verified = attempts.filter { $0.station == state.station.name && $0.outcome == .verified }
             #expect(verified.count <= 1)
             switch state.state {
             case .done: #expect(verified.count == 1)
             case .pending: #expect(verified.isEmpty)
-            case .held, .inProgress: Issue.record("\(state.station.name) left \(state.state)")
+            case .held(let chip):
+                #expect(chip == unpluggedChip && verified.isEmpty, "\(state.station.name) held on \(chip)")
+                continue
+            case .inProgress: Issue.record("\(state.station.name) left \(state.state)")
             }
             if verified.isEmpty {
                 #expect(
@@ -285,6 +291,56 @@ struct ProvisioningRunTests {
             #expect(
                 Array(first.flash[chip.secondaryAddress]) == [0x66, 0x55, 0x44, 0x33, 0x22, 0x11], "kept by the burn")
         }
+    }
+
+    /// A burn that fails after the chip was programmed must not leave the identity on that chip
+    /// while the station goes to another. A chip that fails verification is erased before it is
+    /// released. A transfer failing mid-burn leaves the outcome unknown: the station is held —
+    /// even when the operator swaps the chip — until that chip is back and checked. Every chip
+    /// that ever sat on the bench is read afterwards: the identity is on exactly one.
+    @Test(arguments: [false, true])
+    func aFailedBurnNeverLeavesTheIdentityOnASecondChip(transferFails: Bool) throws {
+        let station = Station(name: "s0", identity: identity(0))
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register([station])
+        let bench = Bench(debuggers: 1, chips: 4, seed: 1, faultyChips: false)
+        let debugger = bench.debuggers[0]
+        let first = try #require(debugger.chip)
+        // The first flash read of a burn is the identity read-back, right after programming; the
+        // operator, seeing the debugger fail, swaps the chip.
+        let transport = RequestFault(
+            debugger, request: Frames.Request.prepareRead, occurrence: transferFails ? 1 : 0,
+            onFault: { debugger.chip = bench.makeChip(for: 0) })
+        if !transferFails { first.stuckAtZero[0x7F28] = 0xFF }  // the interval: outside the payload
+        let run = ProvisioningRun(template: Self.template, ledger: ledger, options: Self.benchOptions(wait: 0.2)) { _ in
+        }
+        let summary = run.run([ProvisioningDebugger(name: "emu") { () throws(DebuggerError) in transport }])
+        if transferFails {
+            #expect(summary.verified.isEmpty)
+            #expect(try ledger.states().first?.state == .held(chip: Bench.ieee(first)))
+            // The first chip comes back: its flash is checked and settles the station.
+            debugger.chip = first
+            let again = ProvisioningRun(
+                template: Self.template, ledger: ledger, options: Self.benchOptions(wait: 0.2)
+            ) { _ in }
+            #expect(
+                again.run([ProvisioningDebugger(name: "emu") { () throws(DebuggerError) in transport }]).verified == [
+                    "s0"
+                ])
+        } else {
+            #expect(summary.verified == ["s0"])
+        }
+        let attempts = try ledger.attempts()
+        #expect(attempts.filter { $0.outcome == .verified }.count == 1, "\(attempts)")
+        // Every chip by its address: those taken off, the one on now, and the first as it is now.
+        let field = Self.template.beaconField
+        var chips = bench.retired.withLock { $0 }
+        if let current = debugger.chip { chips[Bench.ieee(current)] = current.flash }
+        chips[Bench.ieee(first)] = first.flash
+        let carrying = chips.filter { _, flash in
+            IBeacon(payload: flash[field.identityAddress..<(field.identityAddress + 21)]) == station.identity
+        }
+        #expect(carrying.count == 1, "chips carrying s0's identity: \(carrying.keys.sorted()); \(attempts)")
     }
 
     /// One seed, one schedule: each debugger's chips (addresses and faults) are the same whatever
@@ -465,18 +521,25 @@ final class RequestFault: DebuggerTransport, @unchecked Sendable {
     let request: UInt8
     let index: UInt16?
     let occurrence: Int
+    /// Runs when the fault fires (a bench's reaction to it).
+    let onFault: () -> Void
     var seen = 0
 
-    init(_ inner: EmulatedDebugger, request: UInt8, index: UInt16? = nil, occurrence: Int) {
+    init(
+        _ inner: EmulatedDebugger, request: UInt8, index: UInt16? = nil, occurrence: Int,
+        onFault: @escaping () -> Void = {}
+    ) {
         self.inner = inner
         self.request = request
         self.index = index
         self.occurrence = occurrence
+        self.onFault = onFault
     }
 
     func fails(_ request: UInt8, _ index: UInt16) -> Bool {
         guard request == self.request, self.index == nil || self.index == index else { return false }
         seen += 1
+        if seen == occurrence { onFault() }
         return seen == occurrence
     }
 
