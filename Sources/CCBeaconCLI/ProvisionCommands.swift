@@ -47,6 +47,9 @@ func ledgerHint(_ problem: LedgerFileProblem, path: String) -> String {
     case .notAFile, .notSQLite, .otherApplication, .notALedger: return elsewhere
     case .empty: return "if it is a leftover, delete it; or " + elsewhere
     case .newerSchema: return "use the newer ccbeacon that wrote it; this one must not change it"
+    case .severalNames:
+        return
+            "find the other names with 'find / -samefile \(path)', keep the one the runs use and remove the others (or copy the ledger while no run uses it)"
     case .damaged:
         return
             "do not provision with it: run 'ccbeacon ledger check --ledger \(path)' for the full report, and restore the ledger from a backup"
@@ -499,7 +502,8 @@ enum LedgerCommand {
         guard format == "csv" || format == "json" else { throw .usage("--format must be csv or json") }
         let output = command.values["--output"]
         if let output {
-            let ledgerFile = ledgerPath(command, listPath: nil)
+            // The journal sits beside the ledger's real name, whatever name it was given by.
+            let ledgerFile = PathIdentity.resolved(ledgerPath(command, listPath: nil))
             try CommandSupport.checkOutputs(
                 [output],
                 against: ["", "-wal", "-shm"].map { CommandSupport.Input(role: "the ledger", path: ledgerFile + $0) })

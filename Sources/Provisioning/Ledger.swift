@@ -139,7 +139,8 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     /// only if, no file is at `path`; an existing file is checked read-only first, then opened
     /// read-write and, if an earlier ccbeacon made it, migrated in one transaction. Read-only
     /// access never writes, migrates or switches journal modes.
-    public init(path: String, access: LedgerAccess = .readWrite) throws(LedgerError) {
+    public init(path given: String, access: LedgerAccess = .readWrite) throws(LedgerError) {
+        let path = LedgerFile.canonical(given)
         if access == .readWrite, !LedgerFile.exists(path) { try LedgerFile.create(path) }
         var (database, shape) = try LedgerFile.openChecked(path, access: access)
         if access == .readWrite {

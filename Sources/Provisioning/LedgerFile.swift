@@ -7,6 +7,10 @@
 public enum LedgerFileProblem: Sendable, Equatable {
     /// Not a regular file (a folder, a device).
     case notAFile
+    /// The file has several names (hard links). SQLite keeps the journal (-wal, -shm) beside the
+    /// name it was given, so opened by another name it would miss the records only the journal
+    /// holds and, written through, fork the ledger's history.
+    case severalNames(count: Int)
     /// An empty file (0 bytes).
     case empty
     /// Not an SQLite database; `looksLikeText` when its first bytes are printable text (a station
@@ -56,6 +60,15 @@ enum LedgerFile {
 
     static let magic = Array("SQLite format 3\0".utf8)
 
+    /// The name SQLite must be given for the ledger at `path`: symbolic links resolved, because
+    /// SQLite names the -wal and -shm files after the name it is given — by a symlink's name it
+    /// would miss the journal beside the real file. A path that does not exist yet stays as it is.
+    static func canonical(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// True when something (anything, even a dangling link) is at `path`.
     static func exists(_ path: String) -> Bool {
         var info = stat()
@@ -66,6 +79,9 @@ enum LedgerFile {
         let what: String
         switch problem {
         case .notAFile: what = "it is not a regular file"
+        case .severalNames(let count):
+            what =
+                "it has \(count) names (hard links); SQLite keeps a ledger's journal beside one name, so by another name it would miss or fork recent records — keep one name (remove the other links; a symbolic link is fine)"
         case .empty: what = "it is an empty file (0 bytes), not a ccbeacon ledger"
         case .notSQLite(let text):
             what =
@@ -159,6 +175,8 @@ enum LedgerFile {
     /// open it. With a -wal file present SQLite's own locking is used, so a running provisioning
     /// is read consistently; it then needs the -shm file, or a folder where it can create one.
     static func openChecked(_ path: String, access: LedgerAccess) throws(LedgerError) -> (SQLiteDatabase, Shape) {
+        var info = stat()
+        if stat(path, &info) == 0, info.st_nlink > 1 { throw refusal(.severalNames(count: Int(info.st_nlink)), path) }
         let header = try readHeader(path)
         let isWAL = header[18] == 2 && header[19] == 2
         let database = try SQLiteDatabase(path: path, mode: isWAL && !exists(path + "-wal") ? .immutable : .readOnly)

@@ -1,6 +1,7 @@
 import BeaconPayload
 import CCDebuggerEmulator
 import Foundation
+import Storage
 import TestSupport
 import Testing
 
@@ -215,6 +216,41 @@ struct LedgerCommandTests {
             #expect(refused.diagnostics.contains("would overwrite the ledger"))
         }
         #expect(try scratch.bytes("ledger.sqlite") == before)
+    }
+}
+
+/// SQLite keeps a ledger's journal (-wal, -shm) beside the name it was opened by. A second name
+/// for the same file would miss what is only in the journal — and, written through, fork the
+/// history: a crashed run's records vanished and stations were burned again.
+struct LedgerNameTests {
+    @Test func aSymlinkIsFollowedAndASecondHardLinkIsRefused() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("provisioning.sqlite")
+        // A writer that has not checkpointed: its last records are only in the -wal file.
+        let open = try SQLiteLedger(path: path)
+        try open.register([Station(name: "only-in-the-wal", identity: IBeaconFixture.identity(7))])
+        #expect(Files.exists(path + "-wal"))
+        try FileManager.default.createSymbolicLink(atPath: scratch.path("link.sqlite"), withDestinationPath: path)
+        let show = ToolRun(["ledger", "show", "--ledger", scratch.path("link.sqlite")])
+        #expect(show.status == 0 && show.output.contains("only-in-the-wal"), "\(show.output)\(show.diagnostics)")
+        let wal = try Files.read(path + "-wal")
+        let export = ToolRun(["ledger", "export", "--ledger", scratch.path("link.sqlite"), "-o", path + "-wal"])
+        #expect(export.status == 64 && export.diagnostics.contains("would overwrite the ledger"), "\(export.diagnostics)")
+        #expect(try Files.read(path + "-wal") == wal)
+
+        try FileManager.default.linkItem(atPath: path, toPath: scratch.path("hard.sqlite"))
+        let list = try scratch.write("list.csv", "name,uuid,major,minor\nx,\(LedgerFiles.uuid),1,1\n")
+        for arguments in [
+            ["ledger", "show"], ["ledger", "export"], ["ledger", "check"], ["provision", list, "--template", "cc2541-ibeacon", "--yes"],
+        ] {
+            for name in ["hard.sqlite", "provisioning.sqlite"] {
+                let run = ToolRun(arguments + ["--ledger", scratch.path(name)])
+                #expect(run.status == 65, "\(arguments) \(name): \(run.output)\(run.diagnostics)")
+                #expect(run.diagnostics.contains("has 2 names (hard links)"), "\(run.diagnostics)")
+            }
+        }
+        #expect(try Files.read(path + "-wal") == wal)
     }
 }
 
