@@ -149,6 +149,12 @@ enum ProvisionCommand {
         if !settings.isEmpty { options.settings = try CommandSupport.check(settings, for: template) }
         options.addresses = try CommandSupport.addresses(
             stations, template: template, listPath: listPath, consequence: "nothing was burned")
+        // The ledger may hold other lists too: this run burns, releases and counts its own.
+        let listed = Set(stations.map(\.name))
+        options.stations = listed
+        let ownStates = { (ledger: SQLiteLedger) in
+            ((try? ledger.states()) ?? []).filter { listed.contains($0.station.name) }
+        }
 
         let path = ledgerPath(command, listPath: listPath)
         let ledger = try openLedger(path)
@@ -160,7 +166,7 @@ enum ProvisionCommand {
                 )
             }
             if command.flags.contains("--release-interrupted") {
-                for state in try ledger.states() {
+                for state in try ledger.states() where listed.contains(state.station.name) {
                     if case .held(let chip) = state.state {
                         try ledger.release(station: state.station.name)
                         console.diagnostics("released '\(state.station.name)' (was interrupted on chip \(chip))\n")
@@ -197,7 +203,7 @@ enum ProvisionCommand {
             chosen = picked
         }
 
-        let before = (try? ledger.states()) ?? []
+        let before = ownStates(ledger)
         let pending = before.filter { if case .pending = $0.state { true } else { false } }.count
         if pending == 0, !before.contains(where: { if case .held = $0.state { true } else { false } }) {
             // Nothing to burn: say so at once rather than wait for a chip.
@@ -247,10 +253,11 @@ enum ProvisionCommand {
         for number in stopSignals { signal(number, SIG_DFL) }
         interruptibleRun = nil
 
-        let states = (try? ledger.states()) ?? []
+        let states = ownStates(ledger)
         let done = states.filter { if case .done = $0.state { true } else { false } }.count
         let held = states.filter { if case .held = $0.state { true } else { false } }.map(\.station.name)
-        let stillPending = states.count - done - held.count
+        let elsewhere = states.filter { if case .inProgress = $0.state { true } else { false } }.count
+        let stillPending = states.count - done - held.count - elsewhere
         let why = Self.stopReason(summary, signal: stopSignal)
         if command.flags.contains("--json") {
             console.output(
@@ -259,12 +266,14 @@ enum ProvisionCommand {
                     ("failed", .object(summary.failed.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
                     ("refusedChips", .array(summary.refused.map { .string($0) })),
                     ("listDone", .integer(done)), ("listPending", .integer(stillPending)),
+                    ("listBurningElsewhere", .integer(elsewhere)),
                     ("held", .array(held.map { .string($0) })), ("ledger", .string(path)),
                     ("setAsideChips", .integer(summary.setAside)), ("stoppedBecause", .string(why)),
                 ]).rendered() + "\n")
         } else {
             var lines = [
-                "provisioned \(summary.verified.count) station(s) in this run; \(done) of \(states.count) done, \(stillPending) pending, \(held.count) held; ledger \(path)"
+                "provisioned \(summary.verified.count) station(s) in this run; \(done) of \(states.count) done, \(stillPending) pending, \(held.count) held"
+                    + (elsewhere > 0 ? ", \(elsewhere) being burned by another run" : "") + "; ledger \(path)"
             ]
             for (station, reason) in summary.failed.sorted(by: { $0.key < $1.key }) {
                 lines.append("  failed: \(station): \(reason)")
@@ -280,11 +289,12 @@ enum ProvisionCommand {
             lines.append("  stopped: \(why)")
             console.output(lines.joined(separator: "\n") + "\n")
         }
-        let left = stillPending + held.count
+        let left = stillPending + held.count + elsewhere
         if left > 0 {
             throw CommandFailure(
                 .stationsLeft,
-                "stopped with \(left) station\(left == 1 ? "" : "s") of the list left (\(stillPending) pending, \(held.count) held): \(why)",
+                "stopped with \(left) station\(left == 1 ? "" : "s") of the list left (\(stillPending) pending, \(held.count) held"
+                    + (elsewhere > 0 ? ", \(elsewhere) being burned by another run" : "") + "): \(why)",
                 hint: held.isEmpty
                     ? "run again to go on with the pending stations"
                     : "run again; attach the held stations' chips, or use --release-interrupted")
@@ -318,6 +328,9 @@ enum ProvisionCommand {
             return "\(debugger): '\(station)' on \(chip): \(outcome.rawValue)" + (reason.map { " (\($0))" } ?? "")
         case .refused(let debugger, let chip, let carries):
             return "\(debugger): chip \(chip) already carries '\(carries)'; left alone (--reprovision to burn it again)"
+        case .interruptedForAnotherList(let debugger, let chip, let station):
+            return
+                "\(debugger): chip \(chip) was interrupted with '\(station)', a station of another list; left alone (a run of that list checks it)"
         case .resumed(let debugger, let station, let chip, let verified):
             return "\(debugger): chip \(chip) from an interrupted run: '\(station)' "
                 + (verified ? "confirmed" : "not on it; the station is pending again")

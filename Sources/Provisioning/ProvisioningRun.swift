@@ -37,6 +37,11 @@ public struct ProvisionOptions: Sendable {
     public var addresses: [String: RandomStaticAddress] = [:]
     /// How a chip is told apart from the others.
     public var chipIdentity: ChipIdentitySource = .primary
+    /// The stations of the run's list, by name; `nil` for every station of the ledger. A ledger may
+    /// hold several lists (the default ledger sits beside the list): a run claims only its own
+    /// list's stations, burned with its own settings, and leaves chips that carry — or were
+    /// interrupted with — another list's station alone.
+    public var stations: Set<String>?
 
     /// Default settings.
     public init() {}
@@ -64,6 +69,9 @@ public enum ProvisionEvent: Sendable, Equatable {
     case finished(debugger: String, station: String, chip: String, outcome: AttemptOutcome, reason: String?)
     /// A chip already carries a verified identity and was left alone.
     case refused(debugger: String, chip: String, carries: String)
+    /// A chip interrupted in an earlier run with a station of another list came back: only a run
+    /// of that list can check it, so it was left alone.
+    case interruptedForAnotherList(debugger: String, chip: String, station: String)
     /// A chip interrupted in an earlier run came back and was checked.
     case resumed(debugger: String, station: String, chip: String, verified: Bool)
     /// A debugger stopped working.
@@ -121,6 +129,8 @@ public final class ProvisioningRun: Sendable {
     let options: ProvisionOptions
     let events: @Sendable (ProvisionEvent) -> Void
     let stopFlag = Atomic<Bool>(false)
+    /// The ledger's stations that are not on the run's list (`options.stations`): never claimed.
+    let outsideList = Mutex<Set<String>>([])
     let summary = Mutex(ProvisionSummary())
 
     /// A run over `ledger`'s stations with `template`.
@@ -149,6 +159,10 @@ public final class ProvisioningRun: Sendable {
     /// Runs one worker per debugger in parallel until the stations run out, the debuggers stop or
     /// a stop is requested.
     public func run(_ debuggers: [ProvisioningDebugger]) -> ProvisionSummary {
+        if let listed = options.stations {
+            let all = ((try? ledger.states()) ?? []).map(\.station.name)
+            outsideList.withLock { $0 = Set(all).subtracting(listed) }
+        }
         DispatchQueue.concurrentPerform(iterations: debuggers.count) { index in
             work(debuggers[index])
         }
@@ -316,18 +330,28 @@ public final class ProvisioningRun: Sendable {
         failures: inout [String: Int], givenUp: inout Set<String>
     ) throws(DebuggerError) -> ChipDisposition {
         do {
-            var skipping = givenUp
+            let outside = outsideList.withLock { $0 }
+            var skipping = givenUp.union(outside)
+            var reprovisioning = false
             if let carried = try ledger.verifiedStation(forChip: chip) {
                 if !options.reprovision {
                     note { $0.refused.append(chip) }
                     events(.refused(debugger: debugger, chip: chip, carries: carried))
                     return .release  // untouched
                 }
-                // Reprovisioning gives the chip another station; its old one becomes pending.
-                try ledger.supersede(chip: chip)
+                // Reprovisioning gives the chip another station (its old one becomes pending) —
+                // but only once there is one to give: the record changes after the claim.
+                reprovisioning = true
                 skipping.insert(carried)
             }
             if let interrupted = try ledger.interruptedAttempt(forChip: chip) {
+                if outside.contains(interrupted.station) {
+                    // Another list's station, burned with that list's settings: only a run of that
+                    // list can check it. Leave the chip as it is.
+                    note { $0.refused.append(chip) }
+                    events(.interruptedForAnotherList(debugger: debugger, chip: chip, station: interrupted.station))
+                    return .release
+                }
                 if try resume(interrupted, session: session, debugger: debugger) { return .release }
             }
             do {
@@ -347,6 +371,7 @@ public final class ProvisioningRun: Sendable {
                             )
                         })
                 else { return .nothingLeft }
+                if reprovisioning { try ledger.supersede(chip: chip) }
                 events(.started(debugger: debugger, station: station.name, chip: chip))
                 var burnError: DebuggerError?
                 var burned: BurnReport?

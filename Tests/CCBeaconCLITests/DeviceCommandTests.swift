@@ -213,6 +213,51 @@ struct UdevRuleTests {
 
 /// Why `provision` stopped, in its summary and exit status (3: stations left).
 struct ProvisionStopReasonTests {
+    /// An emulated debugger on a bench: after each reset to run, a fresh chip (new address).
+    static func bench() -> EmulatorProvider {
+        let provider = EmulatorProvider()
+        var next: UInt8 = 0x50
+        provider.debuggers[0].onResetToRun = { debugger in
+            next += 1
+            debugger.chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x77, next])
+        }
+        return provider
+    }
+
+    /// Two lists share one ledger (the default, beside both): each run burns its own list's
+    /// stations only, with its own settings, and its exit status is about its own list. (A run
+    /// of one list once burned the other's pending stations, with the wrong settings.)
+    @Test func aRunBurnsOnlyTheStationsOfItsOwnList() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let hall = try scratch.write(
+            "hall.csv",
+            "name,uuid,major,minor\nHall 1,7634A485-1732-4B7D-AB44-D505D8A24C60,1,1\nHall 2,7634A485-1732-4B7D-AB44-D505D8A24C60,1,2\n"
+        )
+        let lab = try scratch.write(
+            "lab.csv", "name,uuid,major,minor\nLab X,7634A485-1732-4B7D-AB44-D505D8A24C60,8,1\n")
+        let one = EmulatorProvider()  // one chip, never swapped: Hall 1 only
+        let first = ToolRun(
+            ["provision", hall, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.2"], debuggers: one)
+        #expect(first.status == 3, "\(first.diagnostics)")
+        let second = ToolRun(
+            [
+                "provision", lab, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.2", "--tx-power", "-20",
+                "--json",
+            ],
+            debuggers: Self.bench())
+        #expect(second.status == 0, "\(second.diagnostics)")
+        #expect(!second.diagnostics.contains("Hall 2"), "\(second.diagnostics)")
+        let summary = try JSONSerialization.jsonObject(with: Data(second.output.utf8)) as? [String: Any]
+        #expect(summary?["verified"] as? [String] == ["Lab X"])
+        #expect(summary?["listDone"] as? Int == 1 && summary?["listPending"] as? Int == 0)
+        // Hall's run still sees Hall 2 pending, and it is burned with hall's settings.
+        let third = ToolRun(
+            ["provision", hall, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.2"], debuggers: Self.bench())
+        #expect(third.status == 0, "\(third.diagnostics)")
+        #expect(third.output.contains("provisioned 1 station(s) in this run; 2 of 2 done"), "\(third.output)")
+    }
+
     static func list(_ scratch: Scratch) throws -> String {
         try scratch.write(
             "list.csv",

@@ -236,13 +236,15 @@ struct LedgerNameTests {
         #expect(show.status == 0 && show.output.contains("only-in-the-wal"), "\(show.output)\(show.diagnostics)")
         let wal = try Files.read(path + "-wal")
         let export = ToolRun(["ledger", "export", "--ledger", scratch.path("link.sqlite"), "-o", path + "-wal"])
-        #expect(export.status == 64 && export.diagnostics.contains("would overwrite the ledger"), "\(export.diagnostics)")
+        #expect(
+            export.status == 64 && export.diagnostics.contains("would overwrite the ledger"), "\(export.diagnostics)")
         #expect(try Files.read(path + "-wal") == wal)
 
         try FileManager.default.linkItem(atPath: path, toPath: scratch.path("hard.sqlite"))
         let list = try scratch.write("list.csv", "name,uuid,major,minor\nx,\(LedgerFiles.uuid),1,1\n")
         for arguments in [
-            ["ledger", "show"], ["ledger", "export"], ["ledger", "check"], ["provision", list, "--template", "cc2541-ibeacon", "--yes"],
+            ["ledger", "show"], ["ledger", "export"], ["ledger", "check"],
+            ["provision", list, "--template", "cc2541-ibeacon", "--yes"],
         ] {
             for name in ["hard.sqlite", "provisioning.sqlite"] {
                 let run = ToolRun(arguments + ["--ledger", scratch.path(name)])

@@ -343,6 +343,33 @@ struct ProvisioningRunTests {
         #expect(carrying.count == 1, "chips carrying s0's identity: \(carrying.keys.sorted()); \(attempts)")
     }
 
+    /// `--reprovision` changes a chip's record only when the chip gets another station: with
+    /// nothing else to burn, the chip keeps its station in the ledger as on the chip. (Its station
+    /// was marked superseded while the chip still carried it, and then burned on a second chip.)
+    @Test func reprovisioningWithNothingToGiveLeavesTheChipsRecord() throws {
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register([Station(name: "a", identity: identity(1)), Station(name: "b", identity: identity(2))])
+        let debugger = EmulatedDebugger()  // chip 00:12:4B:00:25:41, which stays attached
+        let chip = Bench.ieee(try #require(debugger.chip))
+        let (_, a) = try #require(
+            try ledger.claimNextStation(
+                chip: chip, debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc", skipping: [],
+                image: { _ in ("i", nil) }))
+        try ledger.finish(a.id, outcome: .verified, reason: nil)
+        // b is held: interrupted on a chip that is not here.
+        _ = try ledger.claimNextStation(
+            chip: "00:12:4B:00:99:99", debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc",
+            skipping: [], image: { _ in ("i", nil) })
+        _ = try ledger.recoverInterrupted()
+        var options = Self.benchOptions(wait: 0.1)
+        options.reprovision = true
+        let run = ProvisioningRun(template: Self.template, ledger: ledger, options: options) { _ in }
+        let summary = run.run([ProvisioningDebugger(name: "d") { () throws(DebuggerError) in debugger }])
+        #expect(summary.verified.isEmpty)
+        #expect(try ledger.verifiedStation(forChip: chip) == "a")
+        #expect(try ledger.attempts().map(\.outcome) == [.verified, .interrupted])
+    }
+
     /// One seed, one schedule: each debugger's chips (addresses and faults) are the same whatever
     /// order the debuggers ask in, so a failing seed replays.
     @Test func aSeedReplaysTheSameChipsWhateverTheThreadOrder() {
