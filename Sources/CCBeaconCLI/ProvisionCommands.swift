@@ -328,6 +328,9 @@ enum ProvisionCommand {
             return "\(debugger): '\(station)' on \(chip): \(outcome.rawValue)" + (reason.map { " (\($0))" } ?? "")
         case .refused(let debugger, let chip, let carries):
             return "\(debugger): chip \(chip) already carries '\(carries)'; left alone (--reprovision to burn it again)"
+        case .erasedOnArrival(let debugger, let chip, let station):
+            return
+                "\(debugger): chip \(chip) arrived debug-locked and carried '\(station)'; unlocking erased it, so '\(station)' is pending again"
         case .interruptedForAnotherList(let debugger, let chip, let station):
             return
                 "\(debugger): chip \(chip) was interrupted with '\(station)', a station of another list; left alone (a run of that list checks it)"

@@ -94,8 +94,9 @@ public protocol ProvisioningLedger: AnyObject {
     /// Ends an attempt; `readBack` says which flash bytes were read back to verify it (see
     /// `Attempt.readBack`).
     func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?) throws(LedgerError)
-    /// Marks the verified attempt of a chip superseded (before reprovisioning it).
-    func supersede(chip: String) throws(LedgerError)
+    /// Marks the verified attempt of a chip superseded, saying why: the chip gets another station,
+    /// or its flash was erased (its station is pending again).
+    func supersede(chip: String, reason: String) throws(LedgerError)
     /// Releases a held station: its interrupted attempt becomes failed and the station pending.
     func release(station: String) throws(LedgerError)
     /// Every station of the ledger with its state, in list order.
@@ -105,6 +106,11 @@ public protocol ProvisioningLedger: AnyObject {
 }
 
 extension ProvisioningLedger {
+    /// Marks the verified attempt of a chip superseded because the chip is reprovisioned.
+    public func supersede(chip: String) throws(LedgerError) {
+        try supersede(chip: chip, reason: "chip reprovisioned")
+    }
+
     /// Ends an attempt that read nothing back.
     public func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?) throws(LedgerError) {
         try finish(attemptID, outcome: outcome, reason: reason, readBack: nil)
@@ -366,11 +372,11 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     }
 
     /// Marks a chip's verified attempt superseded.
-    public func supersede(chip: String) throws(LedgerError) {
+    public func supersede(chip: String, reason: String) throws(LedgerError) {
         try database.transaction("superseding a chip's station") { () throws(LedgerError) in
             try database.execute(
-                "UPDATE attempts SET outcome = 'superseded', reason = 'chip reprovisioned' WHERE chip = ? AND outcome = 'verified'",
-                [.text(chip)], "superseding a chip's station")
+                "UPDATE attempts SET outcome = 'superseded', reason = ? WHERE chip = ? AND outcome = 'verified'",
+                [.text(reason), .text(chip)], "superseding a chip's station")
         }
     }
 

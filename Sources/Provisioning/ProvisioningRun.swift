@@ -69,6 +69,9 @@ public enum ProvisionEvent: Sendable, Equatable {
     case finished(debugger: String, station: String, chip: String, outcome: AttemptOutcome, reason: String?)
     /// A chip already carries a verified identity and was left alone.
     case refused(debugger: String, chip: String, carries: String)
+    /// A chip arrived debug-locked, so it was erased to read its address, and the ledger says it
+    /// carried `station`: that station is pending again.
+    case erasedOnArrival(debugger: String, chip: String, station: String)
     /// A chip interrupted in an earlier run with a station of another list came back: only a run
     /// of that list can check it, so it was left alone.
     case interruptedForAnotherList(debugger: String, chip: String, station: String)
@@ -214,9 +217,14 @@ public final class ProvisioningRun: Sendable {
                 var chip: String?
                 var secondary: [UInt8]?
                 var unusable: String?
+                var erasedOnArrival = false
                 if state.targetID != 0 {
                     var identity = try active.connect(targetID: state.targetID)
-                    if identity.locked { identity = try active.chipErase(targetID: state.targetID) }
+                    if identity.locked {
+                        // The lock hides everything, the address too; only an erase lifts it.
+                        identity = try active.chipErase(targetID: state.targetID)
+                        erasedOnArrival = true
+                    }
                     let primary = Self.ieeeText(try active.primaryAddress(chip: template.chip))
                     if ChipID.isValid(primary) {
                         chip = primary
@@ -279,8 +287,8 @@ public final class ProvisioningRun: Sendable {
                 transportFailures = 0
                 events(.chipAttached(debugger: debugger.name, chip: chip))
                 let disposition = try handle(
-                    chip: chip, secondaryAddress: secondary, session: active, debugger: debugger.name,
-                    failures: &failures, givenUp: &givenUp)
+                    chip: chip, secondaryAddress: secondary, erasedOnArrival: erasedOnArrival, session: active,
+                    debugger: debugger.name, failures: &failures, givenUp: &givenUp)
                 guard case .release = disposition else {
                     stop(debugger.name, "no pending stations left")
                     return
@@ -326,14 +334,19 @@ public final class ProvisioningRun: Sendable {
     /// Deals with one attached chip (the worker resets it afterwards): refuses it, settles an
     /// interrupted attempt on it, or burns the next pending station into it.
     func handle(
-        chip: String, secondaryAddress: [UInt8]?, session: CC254xSession, debugger: String,
+        chip: String, secondaryAddress: [UInt8]?, erasedOnArrival: Bool, session: CC254xSession, debugger: String,
         failures: inout [String: Int], givenUp: inout Set<String>
     ) throws(DebuggerError) -> ChipDisposition {
         do {
             let outside = outsideList.withLock { $0 }
             var skipping = givenUp.union(outside)
             var reprovisioning = false
-            if let carried = try ledger.verifiedStation(forChip: chip) {
+            if let carried = try ledger.verifiedStation(forChip: chip), erasedOnArrival {
+                // Unlocking erased the chip: it no longer carries its station, which is pending
+                // again (and may well come back to this very chip).
+                try ledger.supersede(chip: chip, reason: "the chip arrived debug-locked; unlocking it erased its flash")
+                events(.erasedOnArrival(debugger: debugger, chip: chip, station: carried))
+            } else if let carried = try ledger.verifiedStation(forChip: chip) {
                 if !options.reprovision {
                     note { $0.refused.append(chip) }
                     events(.refused(debugger: debugger, chip: chip, carries: carried))

@@ -370,6 +370,30 @@ struct ProvisioningRunTests {
         #expect(try ledger.attempts().map(\.outcome) == [.verified, .interrupted])
     }
 
+    /// A debug-locked chip must be erased before its address can be read; if the ledger says it
+    /// carried a station, that station is gone from it: recorded as superseded and burned again —
+    /// here onto the same chip. (The run said "left alone" after erasing it: the identity was lost.)
+    @Test func aLockedChipThatCarriedAStationGetsItBack() throws {
+        let station = Station(name: "a", identity: identity(1))
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register([station])
+        let debugger = EmulatedDebugger()
+        let chip = try #require(debugger.chip)
+        let run = ProvisioningRun(template: Self.template, ledger: ledger, options: Self.benchOptions(wait: 0.1)) { _ in
+        }
+        #expect(run.run([ProvisioningDebugger(name: "d") { () throws(DebuggerError) in debugger }]).verified == ["a"])
+        chip.setDebugLockBit()  // someone locked it since
+        let events = EventLog()
+        let again = ProvisioningRun(
+            template: Self.template, ledger: ledger, options: Self.benchOptions(wait: 0.1), events: events.record)
+        let summary = again.run([ProvisioningDebugger(name: "d") { () throws(DebuggerError) in debugger }])
+        #expect(summary.verified == ["a"], "\(events.all)")
+        #expect(events.all.contains(.erasedOnArrival(debugger: "d", chip: Bench.ieee(chip), station: "a")))
+        #expect(try ledger.attempts().map(\.outcome) == [.superseded, .verified])
+        let field = Self.template.beaconField
+        #expect(IBeacon(payload: chip.flash[field.identityAddress..<(field.identityAddress + 21)]) == station.identity)
+    }
+
     /// One seed, one schedule: each debugger's chips (addresses and faults) are the same whatever
     /// order the debuggers ask in, so a failing seed replays.
     @Test func aSeedReplaysTheSameChipsWhateverTheThreadOrder() {
