@@ -28,15 +28,22 @@ func ledgerPath(_ command: ParsedCommand, listPath: String?) -> String {
 /// bad input (exit 65, and nothing was written to it); anything else that stops it is a failure.
 func openLedger(_ path: String, access: LedgerAccess = .readWrite) throws(CommandFailure) -> SQLiteLedger {
     do { return try SQLiteLedger(path: path, access: access) } catch {
-        if case .refused(let problem) = error.kind {
-            throw CommandFailure.data(error.description, hint: ledgerHint(problem, path: path))
-        }
+        if case .refused = error.kind { throw ledgerFailure(error, path: path) }
         let need =
             access == .readWrite
             ? "a writable ccbeacon ledger in a writable folder"
             : "readable (a ledger with a -wal file beside it also needs its -shm file, or a folder where SQLite may create one)"
         throw CommandFailure(.failure, error.description, hint: "check that '\(path)' is \(need)")
     }
+}
+
+/// A ledger error as the command's failure: a file that is not (or no longer) a usable ledger is
+/// bad input (exit 65) with what to do; anything else stopped the command (exit 1).
+func ledgerFailure(_ error: LedgerError, path: String) -> CommandFailure {
+    if case .refused(let problem) = error.kind {
+        return .data(error.description, hint: ledgerHint(problem, path: path))
+    }
+    return CommandFailure(.failure, error.description)
 }
 
 /// What to do about a file refused as a ledger.
@@ -152,11 +159,13 @@ enum ProvisionCommand {
         // The ledger may hold other lists too: this run burns, releases and counts its own.
         let listed = Set(stations.map(\.name))
         options.stations = listed
-        let ownStates = { (ledger: SQLiteLedger) in
-            ((try? ledger.states()) ?? []).filter { listed.contains($0.station.name) }
+        let path = ledgerPath(command, listPath: listPath)
+        let ownStates = { (ledger: SQLiteLedger) throws(CommandFailure) -> [StationState] in
+            do throws(LedgerError) { return try ledger.states().filter { listed.contains($0.station.name) } } catch {
+                throw ledgerFailure(error, path: path)
+            }
         }
 
-        let path = ledgerPath(command, listPath: listPath)
         let ledger = try openLedger(path)
         do {
             try ledger.register(stations)
@@ -174,9 +183,17 @@ enum ProvisionCommand {
                 }
             }
         } catch {
+            if case .refused = error.kind { throw ledgerFailure(error, path: path) }
             throw CommandFailure(.failure, error.description, hint: "the ledger refused the list; see the message")
         }
 
+        let before = try ownStates(ledger)
+        let pending = before.filter { if case .pending = $0.state { true } else { false } }.count
+        if before.allSatisfy({ if case .done = $0.state { true } else { false } }) {
+            // Nothing to burn: say so at once rather than wait for a chip.
+            console.output("nothing to burn: all \(before.count) stations of the list are done; ledger \(path)\n")
+            return
+        }
         let provider = try DeviceSupport.provider(debuggers)
         let attached = try DeviceSupport.listDevices(provider)
         let chosen: [DebuggerDevice]
@@ -203,13 +220,6 @@ enum ProvisionCommand {
             chosen = picked
         }
 
-        let before = ownStates(ledger)
-        let pending = before.filter { if case .pending = $0.state { true } else { false } }.count
-        if pending == 0, !before.contains(where: { if case .held = $0.state { true } else { false } }) {
-            // Nothing to burn: say so at once rather than wait for a chip.
-            console.output("nothing to burn: all \(before.count) stations of the list are done; ledger \(path)\n")
-            return
-        }
         if !command.flags.contains("--yes"), console.diagnosticsIsTerminal, isatty(0) == 1 {
             console.diagnostics(
                 "\(pending) station(s) pending, template '\(template.manifest.name)', ledger \(path), debuggers \(chosen.map(\.selector).joined(separator: ", ")). Start? [y/N] "
@@ -253,7 +263,7 @@ enum ProvisionCommand {
         for number in stopSignals { signal(number, SIG_DFL) }
         interruptibleRun = nil
 
-        let states = ownStates(ledger)
+        let states = try ownStates(ledger)
         let done = states.filter { if case .done = $0.state { true } else { false } }.count
         let held = states.filter { if case .held = $0.state { true } else { false } }.map(\.station.name)
         let elsewhere = states.filter { if case .inProgress = $0.state { true } else { false } }.count
@@ -470,8 +480,9 @@ enum LedgerCommand {
 
     static func show(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let states: [StationState]
-        do { states = try open(command).states() } catch let failure as CommandFailure { throw failure } catch {
-            throw CommandFailure(.failure, "\(error)")
+        let ledger = try open(command)
+        do { states = try ledger.states() } catch {
+            throw ledgerFailure(error, path: ledgerPath(command, listPath: nil))
         }
         if command.flags.contains("--json") {
             console.output(
@@ -539,7 +550,7 @@ enum LedgerCommand {
         do {
             states = try ledger.states()
             attempts = try ledger.attempts()
-        } catch { throw CommandFailure(.failure, error.description) }
+        } catch { throw ledgerFailure(error, path: ledgerPath(command, listPath: nil)) }
         var rows: [(Station, Attempt)] = []
         for state in states {
             if let attempt = attempts.last(where: { $0.station == state.station.name && $0.outcome == .verified }) {

@@ -290,7 +290,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             try database.execute(
                 "UPDATE attempts SET outcome = 'interrupted', finished_at = \(Self.now), reason = 'the run stopped while burning' WHERE outcome = 'in-progress'",
                 [], "marking interrupted attempts")
-            return rows.compactMap(Self.attempt).map { attempt in
+            return try rows.map(Self.attempt).map { attempt in
                 var updated = attempt
                 updated.outcome = .interrupted
                 return updated
@@ -310,7 +310,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         try database.query(
             "SELECT \(attemptSelect) FROM attempts WHERE chip = ? AND outcome = 'interrupted'", [.text(chip)],
             "looking up a chip"
-        ).compactMap(Self.attempt).first
+        ).map(Self.attempt).first
     }
 
     /// Claims the first pending station in list order, recording an in-progress attempt, in one transaction.
@@ -326,9 +326,8 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
                     AND a.outcome IN ('verified', 'in-progress', 'interrupted'))
                 ORDER BY position
                 """, [], "finding pending stations")
-            guard let row = rows.first(where: { !skipping.contains($0[0].string ?? "") }),
-                let station = Self.station(row)
-            else { return nil }
+            guard let row = rows.first(where: { !skipping.contains($0[0].string ?? "") }) else { return nil }
+            let station = try Self.station(row)
             let record = image(station)
             do throws(LedgerError) {
                 try database.execute(
@@ -347,7 +346,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
                 let attempt = try database.query(
                     "SELECT \(attemptSelect) FROM attempts WHERE id = last_insert_rowid()", [],
                     "reading the attempt"
-                ).compactMap(Self.attempt).first
+                ).map(Self.attempt).first
             else {
                 throw LedgerError(
                     operation: "recording the start of \(station.name)", message: "the new row cannot be read back",
@@ -394,7 +393,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         let stations = try database.query(
             "SELECT name, uuid, major, minor, power, note FROM stations ORDER BY position", [], "reading stations")
         let attempts = try attempts()
-        return stations.compactMap(Self.station).map { station in
+        return try stations.map(Self.station).map { station in
             let own = attempts.filter { $0.station == station.name }
             let state: StationState.State
             if let done = own.last(where: { $0.outcome == .verified }) {
@@ -413,26 +412,42 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     /// Every attempt, oldest first.
     public func attempts() throws(LedgerError) -> [Attempt] {
         try database.query("SELECT \(attemptSelect) FROM attempts ORDER BY id", [], "reading attempts")
-            .compactMap(Self.attempt)
+            .map(Self.attempt)
     }
 
-    static func station(_ row: [SQLiteDatabase.Value]) -> Station? {
-        guard let name = row[0].string, let uuidText = row[1].string,
-            let uuid = try? IdentityParser.uuid(uuidText), let major = row[2].int, let minor = row[3].int,
-            let power = row[4].int
-        else { return nil }
+    /// A station row; a row whose values cannot be a station (a damaged or hand-edited file: a
+    /// major of 70000, a power of 200, a fraction, no UUID) is an error naming it — never a
+    /// crash, and never a station silently left out.
+    static func station(_ row: [SQLiteDatabase.Value]) throws(LedgerError) -> Station {
+        let name = row[0].string
+        guard let name, let uuidText = row[1].string, let uuid = try? IdentityParser.uuid(uuidText),
+            let major = row[2].int.flatMap(UInt16.init(exactly:)),
+            let minor = row[3].int.flatMap(UInt16.init(exactly:)),
+            let power = row[4].int.flatMap(Int8.init(exactly:))
+        else {
+            throw unreadable(
+                "station \(name.map(\.debugDescription) ?? "without a name") has \(row.prefix(5).map(Self.text).joined(separator: ", ")), not a name, UUID, major and minor 0…65535 and power −128…127"
+            )
+        }
         return Station(
-            name: name,
-            identity: IBeacon(uuid: uuid, major: UInt16(major), minor: UInt16(minor), measuredPower: Int8(power)),
+            name: name, identity: IBeacon(uuid: uuid, major: major, minor: minor, measuredPower: power),
             note: row[5].string)
     }
 
-    static func attempt(_ row: [SQLiteDatabase.Value]) -> Attempt? {
+    /// A row that cannot be read as what it should be: the ledger is damaged.
+    static func unreadable(_ what: String) -> LedgerError {
+        LedgerError(
+            operation: "reading the ledger", message: "a record cannot be read: \(what)",
+            kind: .refused(.damaged(report: [what])))
+    }
+
+    /// An attempt row; one that cannot be an attempt is an error naming it (see `station`).
+    static func attempt(_ row: [SQLiteDatabase.Value]) throws(LedgerError) -> Attempt {
         guard let id = row[0].int, let station = row[1].string, let chip = row[2].string, let debugger = row[3].string,
             let template = row[4].string, let templateSHA = row[5].string, let imageSHA = row[6].string,
             let started = row[7].string, let outcome = row[9].string.flatMap(AttemptOutcome.init),
             let method = row[11].string
-        else { return nil }
+        else { throw unreadable("attempt \(row.first.map(Self.text) ?? "?") has values that are not an attempt's") }
         return Attempt(
             id: id, station: station, chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA,
             imageSHA256: imageSHA, startedAt: started, finishedAt: row[8].string, outcome: outcome,

@@ -20,6 +20,8 @@ public struct LedgerProblem: Sendable, Equatable {
         case unknownStation = "unknown-station"
         /// No two stations with one name, or with one identity.
         case duplicateStation = "duplicate-station"
+        /// Every station row holds a name, a UUID, a major and minor 0…65535 and a power −128…127.
+        case stationValues = "station-values"
     }
 
     /// What was checked.
@@ -65,6 +67,20 @@ extension SQLiteLedger {
                 { "attempt \(text($0[0])) is for station \(text($0[1])), which is not in the ledger" }
             ),
             (
+                .stationValues,
+                """
+                SELECT name, uuid, major, minor, power FROM stations NOT INDEXED WHERE NOT coalesce(
+                    typeof(name) = 'text' AND name <> '' AND typeof(uuid) = 'text'
+                    AND uuid GLOB '\(uuidPattern)'
+                    AND typeof(major) = 'integer' AND major BETWEEN 0 AND 65535
+                    AND typeof(minor) = 'integer' AND minor BETWEEN 0 AND 65535
+                    AND typeof(power) = 'integer' AND power BETWEEN -128 AND 127, 0)
+                """,
+                {
+                    "station \(text($0[0])) has UUID \(text($0[1])), major \(text($0[2])), minor \(text($0[3])), power \(text($0[4]))"
+                }
+            ),
+            (
                 .duplicateStation,
                 "SELECT name, count(*) FROM stations NOT INDEXED GROUP BY name HAVING count(*) > 1",
                 { "station name \(text($0[0])) is in the ledger \(text($0[1])) times" }
@@ -75,6 +91,9 @@ extension SQLiteLedger {
                 { "stations \(text($0[3])) share UUID \(text($0[0])), major \(text($0[1])), minor \(text($0[2]))" }
             ),
         ]
+
+    /// A UUID as the ledger stores it (upper-case 8-4-4-4-12), as a GLOB pattern.
+    static let uuidPattern = [8, 4, 4, 4, 12].map { String(repeating: "[0-9A-F]", count: $0) }.joined(separator: "-")
 
     /// A value from the file in a report: text quoted with control characters escaped (a damaged or
     /// tampered file can hold anything), numbers as they are.

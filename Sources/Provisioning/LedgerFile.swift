@@ -279,21 +279,23 @@ enum LedgerFile {
     /// unique), in words.
     static func schemaGaps(_ database: SQLiteDatabase, _ path: String) throws(LedgerError) -> [String] {
         let operation = "checking \(path)"
+        // SQLite keeps each CREATE statement as it was given, less "IF NOT EXISTS": compare the
+        // whole statement, so an index of that name on other columns (or not unique, or a trigger
+        // with another condition) is found too, not only a missing one.
         let present = try database.query(
-            "SELECT name, type FROM sqlite_schema WHERE type IN ('index', 'trigger') AND tbl_name = 'attempts'", [],
-            operation
-        ).compactMap { row in row[0].string.map { ($0, row[1].string ?? "") } }
-        let unique = Set(
-            try database.query(
-                "SELECT name FROM pragma_index_list('attempts') WHERE \"unique\" = 1", [], operation
-            ).compactMap { $0.first?.string })
+            "SELECT name, type, sql FROM sqlite_schema WHERE type IN ('index', 'trigger') AND tbl_name = 'attempts'",
+            [], operation
+        ).compactMap { row in row[0].string.map { (name: $0, type: row[1].string ?? "", sql: row[2].string ?? "") } }
         var gaps: [String] = []
         for rule in SQLiteLedger.rules {
             let type = rule.isIndex ? "index" : "trigger"
-            if !present.contains(where: { $0.0 == rule.name && $0.1 == type }) {
+            let expected = rule.sql.replacing(" IF NOT EXISTS", with: "", maxReplacements: 1)
+            guard let found = present.first(where: { $0.name == rule.name && $0.type == type }) else {
                 gaps.append("the \(rule.isIndex ? "unique index" : "trigger") \(rule.name) is missing")
-            } else if rule.isIndex, !unique.contains(rule.name) {
-                gaps.append("the index \(rule.name) is not unique")
+                continue
+            }
+            if found.sql != expected {
+                gaps.append("the \(type) \(rule.name) is not the one ccbeacon made: \(found.sql.debugDescription)")
             }
         }
         return gaps

@@ -219,6 +219,53 @@ struct LedgerCommandTests {
     }
 }
 
+/// Values a damaged or hand-edited ledger may hold that no station can have: every reader says
+/// so (exit 65) instead of crashing ("Not enough bits to represent the passed value") or leaving
+/// the station out, and `ledger check` finds them. An index that keeps its name but no longer
+/// its promise is found too.
+struct ImpossibleLedgerValueTests {
+    @Test(arguments: [
+        "UPDATE stations SET power = 200 WHERE name = 'b'", "UPDATE stations SET major = 70000 WHERE name = 'b'",
+        "UPDATE stations SET major = -1 WHERE name = 'b'", "UPDATE stations SET minor = 1.5 WHERE name = 'b'",
+        "UPDATE stations SET uuid = 'not a uuid' WHERE name = 'b'",
+    ])
+    func aStationThatCannotBeIsReportedNeverDroppedOrCrashedOn(statement: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("ledger.sqlite")
+        try LedgerFiles.sound(path)
+        try LedgerFiles.alter(path, [statement])
+        for arguments in [["ledger", "show"], ["ledger", "show", "--json"], ["ledger", "export"]] {
+            let run = ToolRun(arguments + ["--ledger", path])
+            #expect(run.status == 65, "\(arguments): \(run.output)\(run.diagnostics)")
+            #expect(run.diagnostics.contains("a record cannot be read: station \"b\""), "\(run.diagnostics)")
+        }
+        let check = ToolRun(["ledger", "check", "--ledger", path])
+        #expect(check.status == 65)
+        #expect(
+            check.output.contains("station-values") || check.diagnostics.contains("station-values"), "\(check.output)")
+        let list = try scratch.write("list.csv", "name,uuid,major,minor\na,\(LedgerFiles.uuid),1,1\n")
+        let provision = ToolRun(["provision", list, "--template", "cc2541-ibeacon", "--yes", "--ledger", path])
+        #expect(provision.status == 65, "\(provision.output)\(provision.diagnostics)")
+    }
+
+    @Test func anIndexThatKeptItsNameButNotItsPromiseIsFound() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("ledger.sqlite")
+        try LedgerFiles.sound(path)
+        try LedgerFiles.alter(
+            path,
+            ["DROP INDEX one_verified_per_station", "CREATE UNIQUE INDEX one_verified_per_station ON attempts(id)"])
+        let check = ToolRun(["ledger", "check", "--ledger", path])
+        #expect(check.status == 65)
+        #expect(check.output.contains("one_verified_per_station is not the one ccbeacon made"), "\(check.output)")
+        let list = try scratch.write("list.csv", "name,uuid,major,minor\na,\(LedgerFiles.uuid),1,1\n")
+        let provision = ToolRun(["provision", list, "--template", "cc2541-ibeacon", "--yes", "--ledger", path])
+        #expect(provision.status == 65, "\(provision.diagnostics)")
+    }
+}
+
 /// SQLite keeps a ledger's journal (-wal, -shm) beside the name it was opened by. A second name
 /// for the same file would miss what is only in the journal — and, written through, fork the
 /// history: a crashed run's records vanished and stations were burned again.
