@@ -166,6 +166,27 @@ enum ProvisionCommand {
             }
         }
 
+        // One run per ledger: another run's burns in progress would look like a crash's to this
+        // one (and with --release-interrupted their stations would go to other chips). The lock
+        // (flock on a hidden file beside the ledger) dies with the process.
+        let runLock: FolderLock
+        do {
+            runLock = try FolderLock.acquire(
+                Files.directory(of: path), name: ".\(Files.lastComponent(path)).lock", wait: false)
+        } catch {
+            guard case .held(_, let holder) = error else {
+                throw CommandFailure(
+                    .failure, "cannot lock the ledger \(path) for this run: \(error)",
+                    hint: "provisioning writes the ledger: its folder must be writable")
+            }
+            throw CommandFailure(
+                .failure,
+                "another provision\(holder.map { " (process \($0))" } ?? "") is using the ledger \(path); one run per ledger",
+                hint:
+                    "let it finish (or stop it with Ctrl-C); to burn on more debuggers at once, give one run --devices all"
+            )
+        }
+        defer { runLock.release() }
         let ledger = try openLedger(path)
         do {
             try ledger.register(stations)

@@ -264,9 +264,14 @@ public final class ProvisioningRun: Sendable {
                     continue
                 }
                 guard let chip, chip != lastChip else {
-                    // No chip, or still the one just done: wait for the next.
+                    // No chip, or still the one just done: wait for the next — unless nothing is
+                    // left that a chip could take.
                     let now = Self.now
                     if waitingSince == nil {
+                        if !workLeft(givenUp: givenUp) {
+                            stop(debugger.name, "no pending stations left")
+                            return
+                        }
                         waitingSince = now
                         sawTargetWhileWaiting = state.targetID != 0
                         events(.waitingForChip(debugger: debugger.name))
@@ -311,6 +316,21 @@ public final class ProvisioningRun: Sendable {
                 }
                 stop(debugger.name, error.description)
                 return
+            }
+        }
+    }
+
+    /// True while a station of the run's list could still take a chip: one pending (and not given
+    /// up on) or one held (its chip may come back). A ledger that cannot be read counts as work
+    /// left: the next claim reports the error.
+    func workLeft(givenUp: Set<String>) -> Bool {
+        guard let states = try? ledger.states() else { return true }
+        let outside = outsideList.withLock { $0 }
+        return states.contains { state in
+            guard !outside.contains(state.station.name), !givenUp.contains(state.station.name) else { return false }
+            switch state.state {
+            case .pending, .held: return true
+            case .done, .inProgress: return false
             }
         }
     }

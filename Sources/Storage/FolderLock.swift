@@ -43,10 +43,12 @@ public final class FolderLock {
     /// Takes the lock on `directory` (which must exist). When another process holds it:
     /// with `wait`, `waiting(holder)` is called once and the call blocks until the lock is free;
     /// without, `Failure.held` is thrown at once.
+    /// `name` is the lock file's name inside `directory` (another name locks something else in
+    /// the same folder, such as one ledger).
     public static func acquire(
-        _ directory: String, wait: Bool, waiting: (Int32?) -> Void = { _ in }
+        _ directory: String, name: String = fileName, wait: Bool, waiting: (Int32?) -> Void = { _ in }
     ) throws(Failure) -> FolderLock {
-        let path = Files.join(directory, fileName)
+        let path = Files.join(directory, name)
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard descriptor >= 0 else { throw .file(Files.systemError(.write, path)) }
         if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {

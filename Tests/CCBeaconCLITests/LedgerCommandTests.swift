@@ -266,6 +266,32 @@ struct ImpossibleLedgerValueTests {
     }
 }
 
+/// One provision run per ledger: a second run would take the first one's burns in progress for
+/// a crash's (and with --release-interrupted give their stations to other chips).
+struct OneRunPerLedgerTests {
+    @Test func aSecondProvisionOnTheSameLedgerIsRefused() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("list.csv", "name,uuid,major,minor\na,\(LedgerFiles.uuid),1,1\n")
+        let ledger = scratch.path("provisioning.sqlite")
+        let held = try FolderLock.acquire(scratch.url.path, name: ".provisioning.sqlite.lock", wait: false)
+        let run = ToolRun(
+            ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--release-interrupted"],
+            debuggers: EmulatorProvider())
+        #expect(run.status == 1, "\(run.diagnostics)")
+        #expect(
+            run.diagnostics.contains("another provision (process \(getpid())) is using the ledger \(ledger)"),
+            "\(run.diagnostics)")
+        #expect(!Files.exists(ledger), "nothing was written")
+        held.release()
+        // Alone it runs — and ends as soon as its one station is done, without waiting the
+        // default ten minutes for a chip nothing is left for.
+        let alone = ToolRun(
+            ["provision", list, "--template", "cc2541-ibeacon", "--yes"], debuggers: EmulatorProvider())
+        #expect(alone.status == 0, "\(alone.diagnostics)")
+    }
+}
+
 /// SQLite keeps a ledger's journal (-wal, -shm) beside the name it was opened by. A second name
 /// for the same file would miss what is only in the journal — and, written through, fork the
 /// history: a crashed run's records vanished and stations were burned again.
@@ -336,7 +362,9 @@ struct ReadOnlyLedgerTests {
             ["provision", list, "--template", "cc2541-ibeacon", "--ledger", path, "--yes", "--wait", "0.1"],
             in: scratch)
         #expect(provision.status == 1)
-        #expect(provision.errors.contains("the file cannot be written"), "\(provision.errors)")
+        #expect(
+            provision.errors.contains(readOnlyFolder ? "cannot lock the ledger" : "the file cannot be written"),
+            "\(provision.errors)")
         #expect(try filesBeside(path) == before)
     }
 
