@@ -146,6 +146,41 @@ struct InputIsNeverDroppedOrDamagedTests {
         #expect(!Files.exists(scratch.path("out")) && !Files.exists(scratch.path("y.bin")))
     }
 
+    /// An enormous or sparse input is refused from its size (exit 64) before a byte is read or a
+    /// buffer allocated: a 64 GiB sparse file used to abort the tool ("failed to allocate",
+    /// SIGABRT). Under a memory limit, a file within the size limit that cannot be held is an
+    /// error (exit 1), not an abort. Run as a process, with a deadline.
+    @Test(.enabled(if: BuiltTools.ccbeaconAvailable, "needs the built ccbeacon"))
+    func anEnormousOrSparseInputIsRefusedNotAllocated() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        for name in ["huge.hex", "huge.bin", "huge.csv"] {
+            #expect(FileManager.default.createFile(atPath: scratch.path(name), contents: nil))
+            #expect(truncate(scratch.path(name), 1 << 36) == 0)
+        }
+        let cases: [[String]] = [
+            ["inspect", scratch.path("huge.hex")], ["verify", scratch.path("huge.hex")] + Self.identity,
+            ["convert", scratch.path("huge.bin"), "-o", scratch.path("y.hex")],
+            ["template", "import", scratch.path("huge.hex"), "--name", "t", "-o", scratch.path("t")],
+            ["batch", scratch.path("huge.csv"), "--template", "cc2541-ibeacon", "-o", scratch.path("out")],
+        ]
+        for arguments in cases {
+            let run = try ChildProcess.run(BuiltTools.ccbeacon, arguments, in: scratch.url, timeout: 30)
+            #expect(run.status == 64, "\(arguments): \(run.errors)")
+            #expect(
+                run.errors.contains("it is 64 GiB, larger than the 256 MiB ccbeacon reads"),
+                "\(arguments): \(run.errors)")
+        }
+        // 200 MiB is within the size limit, but not within a 100 MB address space.
+        #expect(truncate(scratch.path("huge.hex"), 200 << 20) == 0)
+        let limited = try ChildProcess.run(
+            "/bin/sh", ["-c", "ulimit -v 100000; exec \"$0\" inspect huge.hex", BuiltTools.ccbeacon], in: scratch.url,
+            timeout: 30)
+        #expect(limited.status == 1, "\(limited.errors)")
+        #expect(limited.errors.contains("not enough memory to read its 200 MiB"), "\(limited.errors)")
+        #expect(!Files.exists(scratch.path("out")) && !Files.exists(scratch.path("t")))
+    }
+
     /// `encode --format c` is valid C for every URL: compiled with warnings as errors (and
     /// trigraphs on) for URLs that try to end or nest the comment.
     @Test(

@@ -20,3 +20,32 @@ struct FileReadTests {
         #expect(bytes.capacity < size + 4096, "capacity \(bytes.capacity) for \(size) bytes")
     }
 }
+
+/// The size limit: a file above `Files.maximumReadSize` is refused from its size alone, before a
+/// buffer is allocated (a sparse 64 GiB file used to abort the process in the allocation).
+struct FileSizeLimitTests {
+    @Test(arguments: [Files.maximumReadSize + 1, 1 << 36])
+    func aFileAboveTheLimitIsRefusedBeforeItIsRead(size: Int) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("huge.hex")
+        #expect(FileManager.default.createFile(atPath: path, contents: nil))
+        #expect(truncate(path, off_t(size)) == 0)
+        #expect(throws: FileError.self) { try Files.read(path) }
+        do {
+            _ = try Files.read(path)
+        } catch {
+            #expect(error.isTooLarge)
+            #expect(error.reason.hasPrefix("it is \(size == 1 << 36 ? "64 GiB" : "256 MiB")"), "\(error.reason)")
+            #expect(error.reason.contains("larger than the 256 MiB ccbeacon reads"), "\(error.reason)")
+        }
+    }
+
+    @Test(arguments: [
+        (0, "0 bytes"), (1023, "1023 bytes"), (1536, "1.5 KiB"), (720_000, "703 KiB"),
+        (256 << 20, "256 MiB"), ((256 << 20) + 1, "256 MiB"), (1 << 36, "64 GiB"),
+    ])
+    func sizesAreSaidInBinaryUnits(bytes: Int, said: String) {
+        #expect(Files.describeSize(bytes) == said)
+    }
+}
