@@ -209,10 +209,9 @@ extension TemplateImportCommand {
         if Files.exists(directory), !Files.isDirectory(directory) {
             throw .usage("-o '\(directory)' is not a folder; name the template folder to create")
         }
-        // A folder that does not exist yet holds nothing to check; it is created just before writing.
-        guard Files.isDirectory(directory) else { return }
         try CommandSupport.checkOutputs(
-            outputs, against: [CommandSupport.Input(role: "the image being imported", path: imagePath)])
+            outputs, against: [CommandSupport.Input(role: "the image being imported", path: imagePath)],
+            folderMayBeCreated: true)
         guard !force else { return }
         let hint = "choose another -o DIR, or add --force to replace it"
         if Files.isFile(Files.join(directory, "template.json")) {

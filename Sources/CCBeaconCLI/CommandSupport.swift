@@ -176,15 +176,24 @@ enum CommandSupport {
 
     /// Checks every output path before anything is written: none may replace an input of the run
     /// (compared by resolved path and by device and inode, so `./x`, `../d/x`, a symlink or a hard
-    /// link are all caught — exit 64), none may be a folder, and each must go into an existing,
-    /// writable folder (exit 1), so that no output is written when another cannot be.
-    static func checkOutputs(_ outputs: [String], against inputs: [Input]) throws(CommandFailure) {
+    /// link are all caught — exit 64), none may be a folder or anything else but a regular file
+    /// (exit 64), and each must go into an existing, writable folder (exit 1), so that no output is
+    /// written when another cannot be. With `folderMayBeCreated` (commands that create their
+    /// output folder) a folder that does not exist yet is fine: it holds nothing to check, and
+    /// creating it reports its own failure before anything is written.
+    static func checkOutputs(_ outputs: [String], against inputs: [Input], folderMayBeCreated: Bool = false)
+        throws(CommandFailure)
+    {
         try refuseOverwriting(inputs, with: outputs)
         for output in outputs {
-            let folder = Files.directory(of: output)
-            if Files.isDirectory(output) {
-                throw .usage("'\(output)' is a folder; name a file to write")
+            if let kind = Files.nonFileKind(output) {
+                throw .usage(
+                    kind == "a directory"
+                        ? "'\(output)' is a folder; name a file to write, or move the folder away"
+                        : "'\(output)' is \(kind), not a regular file; name a file to write, or move it away")
             }
+            let folder = Files.directory(of: output)
+            if folderMayBeCreated, !Files.exists(folder) { continue }
             guard Files.isDirectory(folder) else {
                 throw CommandFailure(
                     .failure, "cannot write '\(output)': the folder '\(folder)' does not exist",

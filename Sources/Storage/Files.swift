@@ -272,6 +272,14 @@ public enum Files {
         isDirectory(path) && access(path, W_OK | X_OK) == 0
     }
 
+    /// What is at `path` when it is something other than a regular file (`a directory`,
+    /// `a FIFO`, …, following symbolic links); `nil` for a regular file or nothing at all.
+    public static func nonFileKind(_ path: String) -> String? {
+        var status = stat()
+        guard stat(path, &status) == 0, (status.st_mode & S_IFMT) != S_IFREG else { return nil }
+        return kindDescription(status.st_mode)
+    }
+
     /// True for an existing regular file.
     public static func isFile(_ path: String) -> Bool {
         var status = stat()

@@ -113,6 +113,44 @@ struct InputIsNeverDroppedOrDamagedTests {
         #expect(folder.status == 64)
     }
 
+    /// Everything in a folder, by name (hidden files too), to compare before and after a run.
+    static func snapshot(_ folder: String) throws -> [String: [UInt8]] {
+        var files: [String: [UInt8]] = [:]
+        for name in try Files.list(folder) where Files.isFile(folder + "/" + name) {
+            files[name] = try Files.read(folder + "/" + name)
+        }
+        return files
+    }
+
+    /// A rerun of `batch` over its folder where one output path is now a folder (or a FIFO) is a
+    /// usage error before anything changes: it used to replace seven files and set the record
+    /// aside before failing on the eighth (exit 1).
+    @Test(arguments: ["Stairs_South.hex", "Hall_A.bin", "stations.json", "Entrance.hex"])
+    func aBatchChecksEveryOutputPathBeforeChangingAnything(blocked: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = SharedFixtures.checkout.appendingPathComponent("scripts/example-stations.csv").path
+        let folder = scratch.path("o5")
+        let first = ToolRun(["batch", list, "--template", "cc2541-ibeacon", "-o", folder, "--bin"])
+        try #require(first.status == 0, "\(first.diagnostics)")
+        let path = folder + "/" + blocked
+        try FileManager.default.removeItem(atPath: path)
+        if blocked == "Entrance.hex" {
+            #expect(mkfifo(path, 0o600) == 0)
+        } else {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        }
+        let before = try Self.snapshot(folder)
+        let run = ToolRun([
+            "batch", list, "--template", "cc2541-ibeacon", "-o", folder, "--bin", "--interval", "200", "--jobs", "1",
+        ])
+        #expect(run.status == 64, "\(run.diagnostics)")
+        let kind = blocked == "Entrance.hex" ? "a FIFO" : "a folder"
+        #expect(run.diagnostics.contains("'\(path)' is \(kind)"), "\(run.diagnostics)")
+        #expect(try Self.snapshot(folder) == before, "nothing written, the record untouched")
+        #expect(!Files.exists(folder + "/.stations.json.incomplete"))
+    }
+
     /// An input that is not a regular file is refused before it is read (exit 64): a FIFO with no
     /// writer used to hang `inspect` forever. Run as a process, with a deadline, so a regression
     /// fails instead of hanging the suite.
