@@ -211,7 +211,7 @@ extension TemplateImportCommand {
         }
         try CommandSupport.checkOutputs(
             outputs, against: [CommandSupport.Input(role: "the image being imported", path: imagePath)],
-            folderMayBeCreated: true)
+            folder: .created)
         guard !force else { return }
         let hint = "choose another -o DIR, or add --force to replace it"
         if Files.isFile(Files.join(directory, "template.json")) {

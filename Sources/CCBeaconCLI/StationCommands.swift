@@ -145,7 +145,7 @@ enum BatchCommand {
             outputs.map { Files.join(directory, $0) },
             against: [CommandSupport.Input(role: "the station list", path: listPath)]
                 + CommandSupport.inputs(of: template),
-            folderMayBeCreated: true)
+            folder: .batch)
         let reporter = ProgressReporter(console: console, label: "generating")
         let summary: BatchSummary
         do {

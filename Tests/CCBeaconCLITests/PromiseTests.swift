@@ -151,6 +151,56 @@ struct InputIsNeverDroppedOrDamagedTests {
         #expect(!Files.exists(folder + "/.stations.json.incomplete"))
     }
 
+    /// A batch folder's files belong to its record: no other writer may replace one (exit 64,
+    /// naming the record), or `stations.json` would disagree with the files it lists. `generate`
+    /// into a batch folder used to succeed and leave the record lying. The batch itself may.
+    @Test func noSingleFileWriterReplacesAFileABatchRecordLists() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = SharedFixtures.checkout.appendingPathComponent("scripts/example-stations.csv").path
+        let folder = scratch.path("o4")
+        let batch = ["batch", list, "--template", "cc2541-ibeacon", "-o", folder, "--bin"]
+        try #require(ToolRun(batch).status == 0)
+        let image = SharedFixtures.checkout.appendingPathComponent("firmware-templates/cc2541-ibeacon/image.hex").path
+        let ledger = scratch.path("ledger.sqlite")
+        try LedgerFiles.sound(ledger)
+        let generate = ["generate", "--template", "cc2541-ibeacon"] + Self.identity
+        let cases: [(arguments: [String], debuggers: EmulatorProvider?)] = [
+            (generate + ["-o", folder + "/Entrance.hex"], nil),
+            (generate + ["-o", scratch.path("elsewhere.hex"), "--bin", folder + "/Hall_A.bin"], nil),
+            (generate + ["-o", folder + "/../o4/Lab_1.hex"], nil),
+            (["convert", image, "-o", folder + "/Cafeteria.bin"], nil),
+            (["patch", image, "--at", "0x7F10", "--bytes", "00", "-o", folder + "/Lab_2.hex"], nil),
+            (["ledger", "export", "--ledger", ledger, "-o", folder + "/Stairs_North.hex"], nil),
+            (["ledger", "export", "--ledger", ledger, "-o", folder + "/stations.json"], nil),
+            (["read", "-o", folder + "/Stairs_South.hex"], EmulatorProvider()),
+        ]
+        let before = try Self.snapshot(folder)
+        for (arguments, debuggers) in cases {
+            let run = ToolRun(arguments, debuggers: debuggers)
+            #expect(run.status == 64, "\(arguments): \(run.diagnostics)")
+            #expect(
+                run.diagnostics.contains("belongs to the batch recorded in '\(folder)")
+                    && run.diagnostics.contains("/stations.json'"),
+                "\(arguments): \(run.diagnostics)")
+            #expect(run.diagnostics.contains("write elsewhere, or rerun batch"), "\(arguments): \(run.diagnostics)")
+        }
+        #expect(try Self.snapshot(folder) == before, "the batch folder is as the batch left it")
+        #expect(!Files.exists(scratch.path("elsewhere.hex")))
+        // A file the record does not list may be written there, and the batch may rerun.
+        #expect(ToolRun(generate + ["-o", folder + "/extra.hex"]).status == 0)
+        let rerun = ToolRun(batch + ["--interval", "200"])
+        #expect(rerun.status == 0, "\(rerun.diagnostics)")
+        #expect(rerun.output.contains("0 written, 8 replaced"), "\(rerun.output)")
+        // A batch of another template says whose record it replaced.
+        let other = ToolRun(["batch", list, "--template", "cc2541-ibeacon-prewhitened", "-o", folder])
+        #expect(other.status == 0, "\(other.diagnostics)")
+        #expect(
+            other.output.contains(
+                "note: the previous stations.json was for template 'cc2541-ibeacon'; it now describes this batch"),
+            "\(other.output)")
+    }
+
     /// An input that is not a regular file is refused before it is read (exit 64): a FIFO with no
     /// writer used to hang `inspect` forever. Run as a process, with a deadline, so a regression
     /// fails instead of hanging the suite.
