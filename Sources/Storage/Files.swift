@@ -179,9 +179,18 @@ public enum Files {
     /// The marker in the names of our temporary files: `.<name>.ccbeacon-tmp.<pid>.<random>`.
     public static let temporaryMarker = ".ccbeacon-tmp."
 
+    /// The longest file name, in bytes (NAME_MAX of Linux's file systems: ext4, XFS, Btrfs, tmpfs).
+    static let nameMax = 255
+
     /// A fresh temporary name for writing `name` (hidden, with our marker and this process's ID).
+    /// It stays within `nameMax`: a name near the limit is shortened — by whole characters, from
+    /// the end — never the marker or the ID that `removeAbandonedTemporaryFiles` reads, so any name
+    /// that can be written can be written atomically.
     static func temporaryName(for name: String) -> String {
-        ".\(name)\(temporaryMarker)\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
+        let suffix = "\(temporaryMarker)\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
+        var kept = Substring(name)
+        while 1 + kept.utf8.count + suffix.utf8.count > nameMax { kept = kept.dropLast() }
+        return ".\(kept)\(suffix)"
     }
 
     /// Removes the temporary files a killed writer left in `directory`: our marker in the name and

@@ -201,6 +201,18 @@ struct InputIsNeverDroppedOrDamagedTests {
             "\(other.output)")
     }
 
+    /// An output name of up to NAME_MAX bytes is written: its temporary name used to be longer
+    /// than the limit (ENAMETOOLONG).
+    @Test func anOutputWithALongNameIsWritten() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let output = scratch.path(String(repeating: "s", count: 250) + ".hex")
+        let run = ToolRun(["generate", "--template", "cc2541-ibeacon", "-o", output] + Self.identity)
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(Files.isFile(output))
+        #expect(try Files.list(scratch.url.path).count == 1, "no temporary file left")
+    }
+
     /// An input that is not a regular file is refused before it is read (exit 64): a FIFO with no
     /// writer used to hang `inspect` forever. Run as a process, with a deadline, so a regression
     /// fails instead of hanging the suite.
