@@ -115,7 +115,9 @@ enum TemplateImportCommand {
             otherwise every block is listed with its address and identity, and --address chooses.
             The bytes found become the placeholder that generate checks before patching.
 
-            Writes DIR/template.json and DIR/image.hex (DIR defaults to ./NAME). A HEX image is
+            Writes DIR/template.json and DIR/image.hex (DIR defaults to ./NAME). Both paths are
+            checked before either is written, and a file already at either is replaced only with
+            --force (an image.hex without a template.json is someone's file too). A HEX image is
             stored byte for byte, so stations differ from it only in the payload records. A .bin
             image (loaded at --base, default 0) is stored as HEX without its all-0xFF pages.
             An OAD image header (TI boot image manager) is detected by its CRC and recorded, so
@@ -131,7 +133,7 @@ enum TemplateImportCommand {
             OptionSpec("--base", value: "A", help: "load address of a .bin image (default 0)"),
             OptionSpec("--description", value: "TEXT", help: "one line saying what the firmware is"),
             OptionSpec("--output", short: "-o", value: "DIR", help: "template folder to create (default ./NAME)"),
-            OptionSpec("--force", help: "replace an existing template in DIR"),
+            OptionSpec("--force", help: "replace an existing template.json or image.hex in DIR"),
         ],
         positionalNames: ["IMAGE"], requiredPositionals: 1)
 
@@ -160,11 +162,10 @@ enum TemplateImportCommand {
         let given = command.values["--output"] ?? name
         let directory = given.count > 1 && given.hasSuffix("/") ? String(given.dropLast()) : given
         let manifestPath = Files.join(directory, "template.json")
-        if Files.isFile(manifestPath), !command.flags.contains("--force") {
-            throw CommandFailure(
-                .failure, "'\(directory)' already holds a template",
-                hint: "choose another -o DIR, or add --force to replace it")
-        }
+        let imageOutput = Files.join(directory, "image.hex")
+        try checkOutputs(
+            directory: directory, [imageOutput, manifestPath], importing: imagePath,
+            force: command.flags.contains("--force"))
         let imageText = hexText ?? TemplateImport.hexText(forBinary: memory, pageSize: chip.pageSize)
         let manifest = TemplateImport.manifest(
             name: name,
@@ -173,16 +174,13 @@ enum TemplateImportCommand {
         // Check the result exactly as generate will before writing anything.
         do {
             _ = try StationTemplate(
-                manifest: manifest, imageBytes: imageText, imagePath: Files.join(directory, "image.hex"),
+                manifest: manifest, imageBytes: imageText, imagePath: imageOutput,
                 directory: directory, catalog: catalog)
         } catch {
             throw .data(error.description, hint: error.hint)
         }
-        try CommandSupport.refuseOverwriting(
-            [CommandSupport.Input(role: "the image being imported", path: imagePath)],
-            with: [Files.join(directory, "image.hex"), manifestPath])
         do { try Files.createDirectory(directory) } catch { throw CommandFailure(.failure, error.description) }
-        try FileAccess.writeAtomically(imageText, to: Files.join(directory, "image.hex"))
+        try FileAccess.writeAtomically(imageText, to: imageOutput)
         try FileAccess.writeAtomically(Array((manifest.json().rendered() + "\n").utf8), to: manifestPath)
         var lines = [
             "template '\(name)' written to \(directory)/",
@@ -197,6 +195,32 @@ enum TemplateImportCommand {
             "  generate a station: ccbeacon generate --template \(directory) --uuid … --major … --minor … -o station.hex"
         )
         console.output(lines.joined(separator: "\n") + "\n")
+    }
+}
+
+extension TemplateImportCommand {
+    /// Checks both outputs before either is written: `-o` must be a folder (or not exist yet, to
+    /// be created), neither file may be a folder or the imported image (`CommandSupport.checkOutputs`),
+    /// and without `force` neither may exist — an image.hex without a template.json beside it is
+    /// still someone's file.
+    static func checkOutputs(directory: String, _ outputs: [String], importing imagePath: String, force: Bool)
+        throws(CommandFailure)
+    {
+        if Files.exists(directory), !Files.isDirectory(directory) {
+            throw .usage("-o '\(directory)' is not a folder; name the template folder to create")
+        }
+        try CommandSupport.checkOutputs(
+            outputs, against: [CommandSupport.Input(role: "the image being imported", path: imagePath)],
+            folder: .created)
+        guard !force else { return }
+        let hint = "choose another -o DIR, or add --force to replace it"
+        if Files.isFile(Files.join(directory, "template.json")) {
+            throw CommandFailure(.failure, "'\(directory)' already holds a template", hint: hint)
+        }
+        if let existing = outputs.first(where: Files.exists) {
+            throw CommandFailure(
+                .failure, "'\(directory)' already holds \(Files.lastComponent(existing))", hint: hint)
+        }
     }
 }
 

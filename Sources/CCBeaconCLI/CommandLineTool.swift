@@ -16,8 +16,22 @@ public enum CommandLineTool {
 
     /// Runs `arguments` (argv without the program name) and returns the exit status. `debuggers`
     /// supplies the CC Debuggers (libusb in the tool, emulated ones in tests).
+    /// A result that did not reach standard output (`console.outputFailure`) turns success into
+    /// exit 1 with a message; a command that failed on its own keeps its status.
     public static func run(_ arguments: [String], console: Console, debuggers: (any DebuggerProvider)? = nil) -> Int32 {
-        switch ArgumentParser.parse(arguments, commands: commands) {
+        let invocation = ArgumentParser.parse(arguments, commands: commands)
+        let status = run(invocation, console: console, debuggers: debuggers)
+        guard let failure = console.outputFailure else { return status }
+        var name: String?
+        if case .success(.run(let command)) = invocation { name = command.command }
+        console.diagnostics("ccbeacon\(name.map { " " + $0 } ?? ""): error: \(failure)\n")
+        return status == ExitCode.success.rawValue ? ExitCode.failure.rawValue : status
+    }
+
+    static func run(
+        _ invocation: Result<Invocation, UsageError>, console: Console, debuggers: (any DebuggerProvider)?
+    ) -> Int32 {
+        switch invocation {
         case .failure(let error):
             console.diagnostics(usageMessage(error))
             return ExitCode.usage.rawValue

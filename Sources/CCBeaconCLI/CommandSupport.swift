@@ -174,25 +174,53 @@ enum CommandSupport {
         template.files.map { Input(role: "the template '\(template.manifest.name)' file", path: $0) }
     }
 
+    /// Where a command's outputs go, for `checkOutputs`.
+    enum OutputFolder {
+        /// An existing folder (the single-file writers).
+        case existing
+        /// A folder the command creates when it is missing (`template import`).
+        case created
+        /// A batch's own folder, created when missing: the files its record lists are the batch's
+        /// to replace.
+        case batch
+    }
+
     /// Checks every output path before anything is written: none may replace an input of the run
     /// (compared by resolved path and by device and inode, so `./x`, `../d/x`, a symlink or a hard
-    /// link are all caught — exit 64), none may be a folder, and each must go into an existing,
-    /// writable folder (exit 1), so that no output is written when another cannot be.
-    static func checkOutputs(_ outputs: [String], against inputs: [Input]) throws(CommandFailure) {
+    /// link are all caught — exit 64), none may be a folder or anything else but a regular file
+    /// (exit 64), none but `batch` itself may replace a file a batch record in the same folder lists
+    /// (exit 64: `stations.json` would then disagree with its files), and each must go into an
+    /// existing, writable folder (exit 1), so that no output is written when another cannot be. A
+    /// folder the command creates (`.created`, `.batch`) may be missing: it holds nothing to check,
+    /// and creating it reports its own failure before anything is written.
+    static func checkOutputs(_ outputs: [String], against inputs: [Input], folder: OutputFolder = .existing)
+        throws(CommandFailure)
+    {
         try refuseOverwriting(inputs, with: outputs)
         for output in outputs {
-            let folder = Files.directory(of: output)
-            if Files.isDirectory(output) {
-                throw .usage("'\(output)' is a folder; name a file to write")
+            if let kind = Files.nonFileKind(output) {
+                throw .usage(
+                    kind == "a directory"
+                        ? "'\(output)' is a folder; name a file to write, or move the folder away"
+                        : "'\(output)' is \(kind), not a regular file; name a file to write, or move it away")
             }
-            guard Files.isDirectory(folder) else {
+            let directory = Files.directory(of: output)
+            if folder != .batch, let record = BatchRecord.read(in: directory),
+                record.files.contains(Files.lastComponent(output))
+            {
+                throw .usage(
+                    "'\(output)' belongs to the batch recorded in '\(record.path)', which would no longer agree with its files; write elsewhere, or rerun batch to change that folder"
+                )
+            }
+            if folder != .existing, !Files.exists(directory) { continue }
+            guard Files.isDirectory(directory) else {
                 throw CommandFailure(
-                    .failure, "cannot write '\(output)': the folder '\(folder)' does not exist",
+                    .failure, "cannot write '\(output)': the folder '\(directory)' does not exist",
                     hint: "create it first, or choose another output path; nothing was written")
             }
-            guard Files.isWritableDirectory(folder) else {
+            guard Files.isWritableDirectory(directory) else {
                 throw CommandFailure(
-                    .failure, "cannot write '\(output)': the folder '\(folder)' is not writable",
+                    .failure, "cannot write '\(output)': the folder '\(directory)' is not writable",
                     hint: "choose another output path; nothing was written")
             }
         }

@@ -24,6 +24,15 @@ enum FileAccess {
             if error.isNotRegularFile {
                 throw .usage("cannot read '\(path)': \(error.reason); give the path of a file")
             }
+            if error.isTooLarge {
+                throw .usage(
+                    "cannot read '\(path)': \(error.reason); give the path of a firmware image or station list")
+            }
+            if error.isOutOfMemory {
+                throw CommandFailure(
+                    .failure, error.description, hint: "free memory or raise the memory limit (ulimit -v) and run again"
+                )
+            }
             throw CommandFailure(
                 .failure, error.isMissing ? "cannot read '\(path)': no such file" : error.description,
                 hint: error.isMissing ? "check the path" : "check that it is a readable file")

@@ -79,6 +79,9 @@ enum BatchCommand {
             and DIR/stations.json: each station's identity, file and sha256, and the template with
             its sha256 and payload address.
 
+            Every output path is checked first: a folder (or anything but a regular file) where a
+            station file or stations.json goes is refused before anything changes.
+
             Running it again over the same DIR is safe: files that already hold exactly the new
             content are left alone, changed ones are replaced atomically, and files that belong to no
             station of the list are never touched (they are listed). Every file is written to a
@@ -136,9 +139,13 @@ enum BatchCommand {
             outputs.append(station.fileStem + ".hex")
             if writeBinary { outputs.append(station.fileStem + ".bin") }
         }
-        try CommandSupport.refuseOverwriting(
-            [CommandSupport.Input(role: "the station list", path: listPath)] + CommandSupport.inputs(of: template),
-            with: outputs.map { Files.join(directory, $0) })
+        // Every path is checked before the folder is locked or its record set aside: a folder
+        // where a station file goes used to fail the run after the files before it were replaced.
+        try CommandSupport.checkOutputs(
+            outputs.map { Files.join(directory, $0) },
+            against: [CommandSupport.Input(role: "the station list", path: listPath)]
+                + CommandSupport.inputs(of: template),
+            folder: .batch)
         let reporter = ProgressReporter(console: console, label: "generating")
         let summary: BatchSummary
         do {

@@ -51,8 +51,10 @@ public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
     case writeAborted(address: Int)
     /// The CRC DMA did not complete.
     case dmaTimeout(address: Int)
-    /// Verification found different bytes.
-    case verifyMismatch(address: Int)
+    /// Verification found different bytes in this range: a chunk whose CRC did not match (it
+    /// starts where its segment or 1 KiB step starts, not at a KiB boundary), or the one byte a
+    /// full read found different.
+    case verifyMismatch(in: Range<Int>)
     /// The station's identity bytes read back differ from the image at this address.
     case identityMismatch(address: Int)
 
@@ -72,8 +74,11 @@ public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
         case .writeAborted(let address):
             return "the flash controller aborted the write at \(hex(address)) (page locked?)"
         case .dmaTimeout(let address): return "the CRC DMA did not complete for \(hex(address))"
-        case .verifyMismatch(let address):
-            return "verification failed: flash differs from the image in the 1 KiB at \(hex(address))"
+        case .verifyMismatch(let range) where range.count == 1:
+            return "verification failed: flash differs from the image at \(hex(range.lowerBound))"
+        case .verifyMismatch(let range):
+            return
+                "verification failed: flash differs from the image somewhere in \(hex(range.lowerBound))-\(hex(range.upperBound - 1)) (the chip's CRC over those \(range.count) bytes did not match)"
         case .identityMismatch(let address):
             return
                 "verification failed: the identity bytes did not read back as written (flash differs from the image at \(hex(address)))"
@@ -417,7 +422,7 @@ public final class CC254xSession {
             }
             let crc = UInt16(reply[1]) | UInt16(reply[2]) << 8
             guard crc == Self.crc(image.bytes(in: chunk, fill: 0xFF)) else {
-                throw .verifyMismatch(address: chunk.lowerBound)
+                throw .verifyMismatch(in: chunk)
             }
             done += chunk.count
             progress(FlashProgress(phase: .verify, done: done, total: total))
@@ -510,7 +515,7 @@ public final class CC254xSession {
             let read = try readFlash(segment.range)
             if let offset = zip(read, segment.bytes).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset
             {
-                throw .verifyMismatch(address: segment.start + offset)
+                throw .verifyMismatch(in: (segment.start + offset)..<(segment.start + offset + 1))
             }
             done += segment.bytes.count
             progress(FlashProgress(phase: .verify, done: done, total: total))

@@ -148,7 +148,7 @@ public enum BatchGenerator {
         summary.removedTemporaryFiles = Files.removeAbandonedTemporaryFiles(in: directory)
         let markerFound = Files.isFile(marker)
         summary.previousRunInterrupted = markerFound && !Files.isFile(record)
-        let previousTemplate = previousTemplateName(in: markerFound && !Files.isFile(record) ? marker : record)
+        let previousTemplate = BatchRecord.read(in: directory)?.templateName
         do throws(FileError) {
             // Set the old record aside before the first file changes.
             if Files.isFile(record) {
@@ -229,16 +229,6 @@ public enum BatchGenerator {
         return existing == nil ? .written : .replaced
     }
 
-    static func previousTemplateName(in directory: String) -> String? {
-        let path = Files.join(directory, manifestName)
-        guard let bytes = try? Files.read(path), let root = try? JSONParser.parse(bytes, file: path),
-            case .object(let members) = root.value,
-            case .object(let template)? = members.first(where: { $0.key == "template" })?.value.value,
-            case .string(let name)? = template.first(where: { $0.key == "name" })?.value.value
-        else { return nil }
-        return name
-    }
-
     /// `stations.json`: the template, and for every station its identity, files and their SHA-256.
     public static func manifest(entries: [BatchEntry], template: StationTemplate) -> JSONValue {
         .object([
@@ -284,5 +274,45 @@ public enum BatchGenerator {
                     })
             ),
         ])
+    }
+}
+
+/// What other writers need to know of a batch folder's record: the files it lists, which no other
+/// command may replace (the record would then disagree with them), and its template.
+public struct BatchRecord: Sendable, Equatable {
+    /// The record read: `stations.json`, or the record an interrupted batch set aside.
+    public var path: String
+    /// The names of the files it lists (each station's `file` and `bin`), with the record's own
+    /// names, inside its folder.
+    public var files: Set<String>
+    /// The template it names, if it names one.
+    public var templateName: String?
+
+    /// The record of `directory`: its `stations.json`, or while a batch is interrupted the record
+    /// it set aside (`.stations.json.incomplete`, empty when there was none); `nil` when there is
+    /// neither. A record that cannot be parsed still claims its own names, so nothing replaces it
+    /// unseen.
+    public static func read(in directory: String) -> BatchRecord? {
+        let ownNames: Set<String> = [BatchGenerator.manifestName, BatchGenerator.incompleteMarkerName]
+        let record = Files.join(directory, BatchGenerator.manifestName)
+        let marker = Files.join(directory, BatchGenerator.incompleteMarkerName)
+        guard let path = [record, marker].first(where: Files.isFile) else { return nil }
+        var result = BatchRecord(path: path, files: ownNames)
+        guard let bytes = try? Files.read(path), let root = try? JSONParser.parse(bytes, file: path),
+            case .object(let members) = root.value
+        else { return result }
+        if case .object(let template)? = members.first(where: { $0.key == "template" })?.value.value,
+            case .string(let name)? = template.first(where: { $0.key == "name" })?.value.value
+        {
+            result.templateName = name
+        }
+        if case .array(let stations)? = members.first(where: { $0.key == "stations" })?.value.value {
+            for case .object(let station) in stations.map(\.value) {
+                for member in station where member.key == "file" || member.key == "bin" {
+                    if case .string(let name) = member.value.value { result.files.insert(name) }
+                }
+            }
+        }
+        return result
     }
 }

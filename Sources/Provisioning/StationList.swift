@@ -246,8 +246,14 @@ public enum StationListReader {
             failed = true
         } else if name.isEmpty {
             report("name", "is empty; every station needs a name")
+        } else if let control = controlCharacter(in: name, allowingTab: false) {
+            // Checked before the name is echoed in any message: it would carry the character.
+            report("name", "holds \(control); names may hold no control character or line break")
         } else if Station.fileStem(for: name).allSatisfy({ $0 == "_" }) {
             report("name", "'\(name)' has no letter or digit to make a file name from")
+        }
+        if let note = row.cells["note"]?.text, let control = controlCharacter(in: note, allowingTab: true) {
+            report("note", "holds \(control); notes may hold tabs but no other control character or line break")
         }
         let uuid = value("uuid") { text throws(IdentityError) in try IdentityParser.uuid(text) }
         let major = value("major") { text throws(IdentityError) in try IdentityParser.uint16(text, field: .major) }
@@ -265,6 +271,29 @@ public enum StationListReader {
         return Station(
             name: name, identity: IBeacon(uuid: uuid, major: major, minor: minor, measuredPower: power),
             note: note?.isEmpty == true ? nil : note, address: address, line: row.line)
+    }
+
+    /// The first control character (Unicode category Cc: C0, DEL, C1) or line or paragraph
+    /// separator in `text`, described with its position (`U+0000 (NUL) at character 4`); `nil`
+    /// when there is none. Names and notes go into the ledger (SQLite text stops at a NUL),
+    /// `stations.json`, exports and terminal tables, where such characters cut, break or rewrite
+    /// the line. A tab is allowed where `allowingTab` (notes).
+    static func controlCharacter(in text: String, allowingTab: Bool) -> String? {
+        let names: [UInt32: String] = [
+            0x00: "NUL", 0x09: "tab", 0x0A: "line feed", 0x0B: "vertical tab", 0x0C: "form feed",
+            0x0D: "carriage return", 0x1B: "escape", 0x7F: "delete", 0x85: "next line", 0x2028: "line separator",
+            0x2029: "paragraph separator",
+        ]
+        for (index, scalar) in text.unicodeScalars.enumerated() {
+            let value = scalar.value
+            guard scalar.properties.generalCategory == .control || value == 0x2028 || value == 0x2029,
+                !(allowingTab && value == 0x09)
+            else { continue }
+            var code = String(value, radix: 16, uppercase: true)
+            code = String(repeating: "0", count: max(0, 4 - code.count)) + code
+            return "U+\(code) (\(names[value] ?? "a control character")) at character \(index + 1)"
+        }
+        return nil
     }
 
     static func checkUniqueness(_ stations: [Station], rows: [Row], file: String, problems: inout [DataFileError]) {

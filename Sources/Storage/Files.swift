@@ -6,6 +6,8 @@
 
 /// Our own error code for "not a regular file" (outside errno's range; POSIX has no EFTYPE).
 private let EFTYPE_CCBEACON: Int32 = 10_001
+/// Our own error code for "larger than `Files.maximumReadSize`" (EFBIG means something else).
+private let ETOOLARGE_CCBEACON: Int32 = 10_002
 
 /// A file-system operation that failed, with the path and the system's reason.
 public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -37,6 +39,12 @@ public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
     /// True when the path is not a regular file (a FIFO, a directory, a device).
     public var isNotRegularFile: Bool { code == Files.notRegularFile }
 
+    /// True when the file is larger than `Files.maximumReadSize`.
+    public var isTooLarge: Bool { code == Files.tooLarge }
+
+    /// True when the file could not be held in memory.
+    public var isOutOfMemory: Bool { code == ENOMEM }
+
     /// `cannot read 'x': no such file`.
     public var description: String { "cannot \(operation.rawValue) '\(path)': \(reason)" }
 }
@@ -44,10 +52,18 @@ public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
 /// File reading, atomic writing and directory listing over POSIX calls. (Plain POSIX keeps full
 /// Foundation out of the binary, which would triple its start-up time.)
 public enum Files {
+    /// The largest file `read` takes: 256 MiB. The largest real inputs are far smaller — a HEX of
+    /// a 256 KiB flash is about 720 KB, a list of 100,000 stations about 10 MB and the
+    /// `stations.json` of such a batch about 40 MB — and reading and parsing a file holds several
+    /// times its size in memory, so a larger file is not an input that was meant (a disk image, a
+    /// sparse file) and is refused from its size alone.
+    public static let maximumReadSize = 256 << 20
+
     /// The whole content of a regular file. Anything else (a FIFO, a directory, a device, a
     /// socket) is refused before a byte is read: the file is opened without blocking, so a FIFO
     /// with no writer cannot hang the caller, and checked on the open descriptor, so it cannot be
-    /// swapped between the check and the read.
+    /// swapped between the check and the read. A file larger than `maximumReadSize` is refused
+    /// before its buffer is allocated, and so is one whose buffer the memory limit cannot hold.
     public static func read(_ path: String) throws(FileError) -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
         guard descriptor >= 0 else { throw systemError(.read, path) }
@@ -59,11 +75,21 @@ public enum Files {
                 .read, path: path, reason: "it is \(kindDescription(status.st_mode)), not a regular file",
                 code: notRegularFile)
         }
-        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
+        let size = Int(status.st_size)
+        guard size <= maximumReadSize else { throw tooLargeError(path, size: size) }
+        // Swift aborts the process when an array cannot be allocated; ask malloc first, so that a
+        // memory limit (`ulimit -v`) is an error. (Only a probe: memory taken by another thread
+        // in between could still make the array fail, but nothing else here allocates that much.)
+        guard let probe = malloc(max(size, 1)) else {
+            throw FileError(
+                .read, path: path, reason: "not enough memory to read its \(describeSize(size))", code: ENOMEM)
+        }
+        free(probe)
+        var bytes = [UInt8](repeating: 0, count: size)
         var filled = 0
         // The buffer has the size fstat gave and is never grown to look for more: growing copies
         // it, so a large file would briefly be held twice. Only a file that grew since fstat is
-        // read on, through a chunk of its own.
+        // read on, through a chunk of its own, and no further than the limit.
         var chunk: [UInt8] = []
         while true {
             let intoBuffer = filled < bytes.count
@@ -77,15 +103,44 @@ public enum Files {
                 throw systemError(.read, path)
             }
             if count == 0 { break }
-            if !intoBuffer { bytes.append(contentsOf: chunk[..<count]) }
+            if !intoBuffer {
+                guard filled + count <= maximumReadSize else { throw tooLargeError(path, size: filled + count) }
+                bytes.append(contentsOf: chunk[..<count])
+            }
             filled += count
         }
         if filled < bytes.count { bytes.removeSubrange(filled...) }
         return bytes
     }
 
+    /// `it is 64 GiB, larger than the 256 MiB ccbeacon reads`.
+    static func tooLargeError(_ path: String, size: Int) -> FileError {
+        FileError(
+            .read, path: path,
+            reason: "it is \(describeSize(size)), larger than the \(describeSize(maximumReadSize)) ccbeacon reads",
+            code: tooLarge)
+    }
+
+    /// A size for messages in binary units, rounded down (`1023 bytes`, `1.5 KiB`, `64 GiB`).
+    public static func describeSize(_ bytes: Int) -> String {
+        let units = ["KiB", "MiB", "GiB", "TiB"]
+        guard bytes >= 1024 else { return "\(bytes) bytes" }
+        var unit = 0
+        var scale = 1024
+        while unit < units.count - 1, bytes >= scale * 1024 {
+            scale *= 1024
+            unit += 1
+        }
+        let tenths = bytes / (scale / 1024) * 10 / 1024  // never overflows, even for an exabyte
+        let whole = tenths / 10
+        return whole >= 10 || tenths % 10 == 0 ? "\(whole) \(units[unit])" : "\(whole).\(tenths % 10) \(units[unit])"
+    }
+
     /// `errno`-style code of `FileError` for an input that is not a regular file.
     public static let notRegularFile: Int32 = EFTYPE_CCBEACON
+
+    /// `errno`-style code of `FileError` for an input larger than `maximumReadSize`.
+    public static let tooLarge: Int32 = ETOOLARGE_CCBEACON
 
     /// Writes `bytes` to `path` atomically and durably: a temporary file in the same directory
     /// (named `temporaryName`, so a later run can recognise leftovers), written, `fsync`ed,
@@ -124,9 +179,18 @@ public enum Files {
     /// The marker in the names of our temporary files: `.<name>.ccbeacon-tmp.<pid>.<random>`.
     public static let temporaryMarker = ".ccbeacon-tmp."
 
+    /// The longest file name, in bytes (NAME_MAX of Linux's file systems: ext4, XFS, Btrfs, tmpfs).
+    static let nameMax = 255
+
     /// A fresh temporary name for writing `name` (hidden, with our marker and this process's ID).
+    /// It stays within `nameMax`: a name near the limit is shortened — by whole characters, from
+    /// the end — never the marker or the ID that `removeAbandonedTemporaryFiles` reads, so any name
+    /// that can be written can be written atomically.
     static func temporaryName(for name: String) -> String {
-        ".\(name)\(temporaryMarker)\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
+        let suffix = "\(temporaryMarker)\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
+        var kept = Substring(name)
+        while 1 + kept.utf8.count + suffix.utf8.count > nameMax { kept = kept.dropLast() }
+        return ".\(kept)\(suffix)"
     }
 
     /// Removes the temporary files a killed writer left in `directory`: our marker in the name and
@@ -215,6 +279,14 @@ public enum Files {
     /// True for an existing directory this process may create files in.
     public static func isWritableDirectory(_ path: String) -> Bool {
         isDirectory(path) && access(path, W_OK | X_OK) == 0
+    }
+
+    /// What is at `path` when it is something other than a regular file (`a directory`,
+    /// `a FIFO`, …, following symbolic links); `nil` for a regular file or nothing at all.
+    public static func nonFileKind(_ path: String) -> String? {
+        var status = stat()
+        guard stat(path, &status) == 0, (status.st_mode & S_IFMT) != S_IFREG else { return nil }
+        return kindDescription(status.st_mode)
     }
 
     /// True for an existing regular file.

@@ -21,10 +21,13 @@ public struct CSVField: Sendable, Equatable {
 /// is ignored.
 public enum CSVTable {
     /// Parses `bytes` (UTF-8) into rows. Errors (an unterminated quote, text after a closing
-    /// quote, a quote inside an unquoted field) name line and column; columns count characters.
+    /// quote, a quote inside an unquoted field, invalid UTF-8) name line and column; columns count
+    /// characters.
     public static func parse(_ bytes: [UInt8], file: String) throws(DataFileError) -> [[CSVField]] {
         let quote = UInt8(ascii: "\""), comma = UInt8(ascii: ","), newline: UInt8 = 0x0A, carriageReturn: UInt8 = 0x0D
         var offset = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        // Found first, reported when the scan reaches it: the scan knows its line and column.
+        let invalidByte = UTF8Validation.firstInvalidByte(in: bytes, from: offset)
         var rows: [[CSVField]] = []
         var row: [CSVField] = []
         var field: [UInt8] = []
@@ -60,6 +63,7 @@ public enum CSVTable {
         }
 
         while offset < bytes.count {
+            if offset == invalidByte { throw error(UTF8Validation.message(bytes[offset])) }
             let byte = bytes[offset]
             offset += 1
             // Columns count characters: UTF-8 continuation bytes do not advance them.

@@ -80,10 +80,12 @@ public enum JSONParser {
     /// Deepest nesting accepted; deeper input is refused rather than risking the stack.
     public static let maximumDepth = 64
 
-    /// Parses a whole document.
+    /// Parses a whole document. Invalid UTF-8 is an error at its first bad byte, never turned
+    /// into U+FFFD.
     public static func parse(_ bytes: [UInt8], file: String) throws(DataFileError) -> JSONNode {
         var scanner = Scanner(bytes: bytes, file: file)
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { scanner.offset = 3 }
+        scanner.invalidByte = UTF8Validation.firstInvalidByte(in: bytes, from: scanner.offset)
         scanner.skipWhitespace()
         let node = try scanner.value(depth: 0)
         scanner.skipWhitespace()
@@ -97,6 +99,8 @@ public enum JSONParser {
         var offset = 0
         var line = 1
         var lineStart = 0
+        /// The first invalid UTF-8 byte; only a string can take it in without an error of its own.
+        var invalidByte: Int?
 
         init(bytes: [UInt8], file: String) {
             self.bytes = bytes
@@ -293,6 +297,7 @@ public enum JSONParser {
                 case 0x00..<0x20:
                     throw error("control character in a string (write it as an escape)")
                 default:
+                    if offset == invalidByte { throw error(UTF8Validation.message(byte)) }
                     offset += 1
                 }
             }

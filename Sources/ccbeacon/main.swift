@@ -7,20 +7,30 @@ import CCDebuggerUSB
     import Darwin
 #endif
 
-/// Writes all of `text` to a file descriptor (unbuffered, so stdout and stderr stay in order).
-func writeAll(_ text: String, to descriptor: Int32) {
+/// Writes all of `text` to a file descriptor (unbuffered, so stdout and stderr stay in order);
+/// a write that fails or takes no bytes ends it with the system's reason.
+func writeAll(_ text: String, to descriptor: Int32) throws(OutputError) {
     var bytes = Array(text.utf8)
     var offset = 0
     while offset < bytes.count {
         let written = bytes.withUnsafeMutableBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
         if written < 0, errno == EINTR { continue }
-        if written <= 0 { return }
+        if written < 0 { throw OutputError(reason: String(cString: strerror(errno))) }
+        if written == 0 { throw OutputError(reason: "the write took no bytes") }
         offset += written
     }
     bytes.removeAll()
 }
 
+// A standard descriptor the caller closed (`>&-`) would be handed to the next file we open, and a
+// result meant for stdout would land in it. Hold each closed one with /dev/null opened read-only:
+// reads see the end of input, and writes still fail with EBADF, so a closed stdout is reported.
+for descriptor: Int32 in 0...2 where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
+    _ = open("/dev/null", O_RDONLY | O_CLOEXEC)
+}
+
 let console = Console(
-    output: { writeAll($0, to: 1) }, diagnostics: { writeAll($0, to: 2) }, diagnosticsIsTerminal: isatty(2) == 1)
+    writingOutput: { text throws(OutputError) in try writeAll(text, to: 1) },
+    diagnostics: { text in try? writeAll(text, to: 2) }, diagnosticsIsTerminal: isatty(2) == 1)
 // libusb starts when a command first needs a debugger.
 exit(CommandLineTool.run(Array(CommandLine.arguments.dropFirst()), console: console, debuggers: LazyLibUSBProvider()))

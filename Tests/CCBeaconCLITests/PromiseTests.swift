@@ -113,6 +113,106 @@ struct InputIsNeverDroppedOrDamagedTests {
         #expect(folder.status == 64)
     }
 
+    /// Everything in a folder, by name (hidden files too), to compare before and after a run.
+    static func snapshot(_ folder: String) throws -> [String: [UInt8]] {
+        var files: [String: [UInt8]] = [:]
+        for name in try Files.list(folder) where Files.isFile(folder + "/" + name) {
+            files[name] = try Files.read(folder + "/" + name)
+        }
+        return files
+    }
+
+    /// A rerun of `batch` over its folder where one output path is now a folder (or a FIFO) is a
+    /// usage error before anything changes: it used to replace seven files and set the record
+    /// aside before failing on the eighth (exit 1).
+    @Test(arguments: ["Stairs_South.hex", "Hall_A.bin", "stations.json", "Entrance.hex"])
+    func aBatchChecksEveryOutputPathBeforeChangingAnything(blocked: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = SharedFixtures.checkout.appendingPathComponent("scripts/example-stations.csv").path
+        let folder = scratch.path("o5")
+        let first = ToolRun(["batch", list, "--template", "cc2541-ibeacon", "-o", folder, "--bin"])
+        try #require(first.status == 0, "\(first.diagnostics)")
+        let path = folder + "/" + blocked
+        try FileManager.default.removeItem(atPath: path)
+        if blocked == "Entrance.hex" {
+            #expect(mkfifo(path, 0o600) == 0)
+        } else {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        }
+        let before = try Self.snapshot(folder)
+        let run = ToolRun([
+            "batch", list, "--template", "cc2541-ibeacon", "-o", folder, "--bin", "--interval", "200", "--jobs", "1",
+        ])
+        #expect(run.status == 64, "\(run.diagnostics)")
+        let kind = blocked == "Entrance.hex" ? "a FIFO" : "a folder"
+        #expect(run.diagnostics.contains("'\(path)' is \(kind)"), "\(run.diagnostics)")
+        #expect(try Self.snapshot(folder) == before, "nothing written, the record untouched")
+        #expect(!Files.exists(folder + "/.stations.json.incomplete"))
+    }
+
+    /// A batch folder's files belong to its record: no other writer may replace one (exit 64,
+    /// naming the record), or `stations.json` would disagree with the files it lists. `generate`
+    /// into a batch folder used to succeed and leave the record lying. The batch itself may.
+    @Test func noSingleFileWriterReplacesAFileABatchRecordLists() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = SharedFixtures.checkout.appendingPathComponent("scripts/example-stations.csv").path
+        let folder = scratch.path("o4")
+        let batch = ["batch", list, "--template", "cc2541-ibeacon", "-o", folder, "--bin"]
+        try #require(ToolRun(batch).status == 0)
+        let image = SharedFixtures.checkout.appendingPathComponent("firmware-templates/cc2541-ibeacon/image.hex").path
+        let ledger = scratch.path("ledger.sqlite")
+        try LedgerFiles.sound(ledger)
+        let generate = ["generate", "--template", "cc2541-ibeacon"] + Self.identity
+        let cases: [(arguments: [String], debuggers: EmulatorProvider?)] = [
+            (generate + ["-o", folder + "/Entrance.hex"], nil),
+            (generate + ["-o", scratch.path("elsewhere.hex"), "--bin", folder + "/Hall_A.bin"], nil),
+            (generate + ["-o", folder + "/../o4/Lab_1.hex"], nil),
+            (["convert", image, "-o", folder + "/Cafeteria.bin"], nil),
+            (["patch", image, "--at", "0x7F10", "--bytes", "00", "-o", folder + "/Lab_2.hex"], nil),
+            (["ledger", "export", "--ledger", ledger, "-o", folder + "/Stairs_North.hex"], nil),
+            (["ledger", "export", "--ledger", ledger, "-o", folder + "/stations.json"], nil),
+            (["read", "-o", folder + "/Stairs_South.hex"], EmulatorProvider()),
+        ]
+        let before = try Self.snapshot(folder)
+        for (arguments, debuggers) in cases {
+            let run = ToolRun(arguments, debuggers: debuggers)
+            #expect(run.status == 64, "\(arguments): \(run.diagnostics)")
+            #expect(
+                run.diagnostics.contains("belongs to the batch recorded in '\(folder)")
+                    && run.diagnostics.contains("/stations.json'"),
+                "\(arguments): \(run.diagnostics)")
+            #expect(run.diagnostics.contains("write elsewhere, or rerun batch"), "\(arguments): \(run.diagnostics)")
+        }
+        #expect(try Self.snapshot(folder) == before, "the batch folder is as the batch left it")
+        #expect(!Files.exists(scratch.path("elsewhere.hex")))
+        // A file the record does not list may be written there, and the batch may rerun.
+        #expect(ToolRun(generate + ["-o", folder + "/extra.hex"]).status == 0)
+        let rerun = ToolRun(batch + ["--interval", "200"])
+        #expect(rerun.status == 0, "\(rerun.diagnostics)")
+        #expect(rerun.output.contains("0 written, 8 replaced"), "\(rerun.output)")
+        // A batch of another template says whose record it replaced.
+        let other = ToolRun(["batch", list, "--template", "cc2541-ibeacon-prewhitened", "-o", folder])
+        #expect(other.status == 0, "\(other.diagnostics)")
+        #expect(
+            other.output.contains(
+                "note: the previous stations.json was for template 'cc2541-ibeacon'; it now describes this batch"),
+            "\(other.output)")
+    }
+
+    /// An output name of up to NAME_MAX bytes is written: its temporary name used to be longer
+    /// than the limit (ENAMETOOLONG).
+    @Test func anOutputWithALongNameIsWritten() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let output = scratch.path(String(repeating: "s", count: 250) + ".hex")
+        let run = ToolRun(["generate", "--template", "cc2541-ibeacon", "-o", output] + Self.identity)
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(Files.isFile(output))
+        #expect(try Files.list(scratch.url.path).count == 1, "no temporary file left")
+    }
+
     /// An input that is not a regular file is refused before it is read (exit 64): a FIFO with no
     /// writer used to hang `inspect` forever. Run as a process, with a deadline, so a regression
     /// fails instead of hanging the suite.
@@ -144,6 +244,41 @@ struct InputIsNeverDroppedOrDamagedTests {
             BuiltTools.ccbeacon, ["inspect", scratch.path("zero.bin")], in: scratch.url, timeout: 20)
         #expect(device.status == 64 && device.errors.contains("a character device"), "\(device.errors)")
         #expect(!Files.exists(scratch.path("out")) && !Files.exists(scratch.path("y.bin")))
+    }
+
+    /// An enormous or sparse input is refused from its size (exit 64) before a byte is read or a
+    /// buffer allocated: a 64 GiB sparse file used to abort the tool ("failed to allocate",
+    /// SIGABRT). Under a memory limit, a file within the size limit that cannot be held is an
+    /// error (exit 1), not an abort. Run as a process, with a deadline.
+    @Test(.enabled(if: BuiltTools.ccbeaconAvailable, "needs the built ccbeacon"))
+    func anEnormousOrSparseInputIsRefusedNotAllocated() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        for name in ["huge.hex", "huge.bin", "huge.csv"] {
+            #expect(FileManager.default.createFile(atPath: scratch.path(name), contents: nil))
+            #expect(truncate(scratch.path(name), 1 << 36) == 0)
+        }
+        let cases: [[String]] = [
+            ["inspect", scratch.path("huge.hex")], ["verify", scratch.path("huge.hex")] + Self.identity,
+            ["convert", scratch.path("huge.bin"), "-o", scratch.path("y.hex")],
+            ["template", "import", scratch.path("huge.hex"), "--name", "t", "-o", scratch.path("t")],
+            ["batch", scratch.path("huge.csv"), "--template", "cc2541-ibeacon", "-o", scratch.path("out")],
+        ]
+        for arguments in cases {
+            let run = try ChildProcess.run(BuiltTools.ccbeacon, arguments, in: scratch.url, timeout: 30)
+            #expect(run.status == 64, "\(arguments): \(run.errors)")
+            #expect(
+                run.errors.contains("it is 64 GiB, larger than the 256 MiB ccbeacon reads"),
+                "\(arguments): \(run.errors)")
+        }
+        // 200 MiB is within the size limit, but not within a 100 MB address space.
+        #expect(truncate(scratch.path("huge.hex"), 200 << 20) == 0)
+        let limited = try ChildProcess.run(
+            "/bin/sh", ["-c", "ulimit -v 100000; exec \"$0\" inspect huge.hex", BuiltTools.ccbeacon], in: scratch.url,
+            timeout: 30)
+        #expect(limited.status == 1, "\(limited.errors)")
+        #expect(limited.errors.contains("not enough memory to read its 200 MiB"), "\(limited.errors)")
+        #expect(!Files.exists(scratch.path("out")) && !Files.exists(scratch.path("t")))
     }
 
     /// `encode --format c` is valid C for every URL: compiled with warnings as errors (and

@@ -126,6 +126,50 @@ struct TemplateCommandTests {
         #expect(ToolRun(["template", "import", two, "--name", "x", "--chip", "CC1234"]).status == 64)
     }
 
+    /// `template import` checks both of its outputs before writing either, and never replaces a
+    /// file of the folder without --force: a folder at template.json used to fail only after the
+    /// user's image.hex was replaced, and an image.hex with no template.json beside it was
+    /// replaced silently.
+    @Test func importChecksItsOutputsAndReplacesNothingWithoutForce() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try scratch.write("fw.hex", Self.firmware())
+        let mine = Array("the user's own image\n".utf8)
+        // t1: a folder where template.json goes, and the user's image.hex.
+        try FileManager.default.createDirectory(
+            atPath: scratch.path("t1/template.json"), withIntermediateDirectories: true)
+        _ = try scratch.write("t1/image.hex", "the user's own image\n")
+        for force in [[], ["--force"]] {
+            let run = ToolRun(["template", "import", image, "--name", "t", "-o", scratch.path("t1")] + force)
+            #expect(run.status == 64, "\(run.diagnostics)")
+            #expect(run.diagnostics.contains("template.json' is a folder"), "\(run.diagnostics)")
+            #expect(try scratch.bytes("t1/image.hex") == mine, "nothing written before the folder was found")
+        }
+        // t2: an image.hex and no template.json.
+        _ = try FileManager.default.createDirectory(atPath: scratch.path("t2"), withIntermediateDirectories: false)
+        _ = try scratch.write("t2/image.hex", "the user's own image\n")
+        var run = ToolRun(["template", "import", image, "--name", "t", "-o", scratch.path("t2")])
+        #expect(run.status == 1, "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("already holds image.hex"), "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("hint: choose another -o DIR, or add --force to replace it"))
+        #expect(try scratch.bytes("t2/image.hex") == mine)
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("t2/template.json")))
+        run = ToolRun(["template", "import", image, "--name", "t", "-o", scratch.path("t2"), "--force"])
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(try scratch.bytes("t2/image.hex") == scratch.bytes("fw.hex"))
+        // A template.json alone is a template too.
+        _ = try FileManager.default.createDirectory(atPath: scratch.path("t3"), withIntermediateDirectories: false)
+        _ = try scratch.write("t3/template.json", "{}")
+        run = ToolRun(["template", "import", image, "--name", "t", "-o", scratch.path("t3")])
+        #expect(run.status == 1 && run.diagnostics.contains("already holds a template"), "\(run.diagnostics)")
+        #expect(try scratch.bytes("t3/template.json") == Array("{}".utf8))
+        // -o naming a file is a usage error.
+        run = ToolRun(["template", "import", image, "--name", "t", "-o", scratch.path("fw.hex")])
+        #expect(run.status == 64, "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("is not a folder"), "\(run.diagnostics)")
+        #expect(try scratch.bytes("fw.hex") == Array(Self.firmware().utf8))
+    }
+
     @Test func generateNeedsOneTemplateAndAValidIdentity() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }

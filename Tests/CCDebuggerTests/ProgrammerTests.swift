@@ -70,8 +70,26 @@ struct ProgrammerTests {
         _ = try session.connect(targetID: state.targetID)
         _ = try session.chipErase(targetID: state.targetID)
         try session.program(try FlashPlan(image: image, chip: cc2541))
-        #expect(throws: DebuggerError.verifyMismatch(address: 0x10000)) { try session.verifyCRC(image) }
+        #expect(throws: DebuggerError.verifyMismatch(in: 0x10000..<0x10400)) { try session.verifyCRC(image) }
         #expect(try session.readFlash(address..<(address + 1)) == [byte & ~(byte & (~byte &+ 1))])
+    }
+
+    /// The message names what was compared: the CRC covers a chunk that starts at its segment's
+    /// start, not at a KiB boundary (a corruption at 0x100 was reported "in the 1 KiB at 0x2B"),
+    /// and a full read finds the very byte.
+    @Test func mismatchMessagesNameWhatWasCompared() throws {
+        let image = try MemoryImage(bytes: (0..<0x800).map { UInt8(truncatingIfNeeded: $0 | 1) }, at: 0x2B)
+        let debugger = EmulatedDebugger()
+        let session = try burn(image, on: debugger)
+        debugger.chip!.flash[0x100] ^= 0x01
+        var message = ""
+        do { try session.verifyCRC(image) } catch { message = error.description }
+        #expect(
+            message
+                == "verification failed: flash differs from the image somewhere in 0x2B-0x42A (the chip's CRC over those 1024 bytes did not match)"
+        )
+        do { try session.verifyRead(image) } catch { message = error.description }
+        #expect(message == "verification failed: flash differs from the image at 0x100")
     }
 
     @Test func skipsErasedBlocksAndCountsFarFewerTransfersThanTheReferenceClient() throws {
@@ -227,6 +245,6 @@ struct LastPageTests {
         let image = try sampleImage()
         let session = try burn(image, on: debugger)
         debugger.chip!.flash[0x10042] ^= 0x10
-        #expect(throws: DebuggerError.verifyMismatch(address: 0x10042)) { try session.verifyRead(image) }
+        #expect(throws: DebuggerError.verifyMismatch(in: 0x10042..<0x10043)) { try session.verifyRead(image) }
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
-import Storage
 import TestSupport
 import Testing
+
+@testable import Storage
 
 /// `Files.read` (here because Storage has no test target of its own; templates are what it reads
 /// most).
@@ -18,5 +19,73 @@ struct FileReadTests {
         let bytes = try Files.read(path)
         #expect(bytes == content)
         #expect(bytes.capacity < size + 4096, "capacity \(bytes.capacity) for \(size) bytes")
+    }
+}
+
+/// The size limit: a file above `Files.maximumReadSize` is refused from its size alone, before a
+/// buffer is allocated (a sparse 64 GiB file used to abort the process in the allocation).
+struct FileSizeLimitTests {
+    @Test(arguments: [Files.maximumReadSize + 1, 1 << 36])
+    func aFileAboveTheLimitIsRefusedBeforeItIsRead(size: Int) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path("huge.hex")
+        #expect(FileManager.default.createFile(atPath: path, contents: nil))
+        #expect(truncate(path, off_t(size)) == 0)
+        #expect(throws: FileError.self) { try Files.read(path) }
+        do {
+            _ = try Files.read(path)
+        } catch {
+            #expect(error.isTooLarge)
+            #expect(error.reason.hasPrefix("it is \(size == 1 << 36 ? "64 GiB" : "256 MiB")"), "\(error.reason)")
+            #expect(error.reason.contains("larger than the 256 MiB ccbeacon reads"), "\(error.reason)")
+        }
+    }
+
+    @Test(arguments: [
+        (0, "0 bytes"), (1023, "1023 bytes"), (1536, "1.5 KiB"), (720_000, "703 KiB"),
+        (256 << 20, "256 MiB"), ((256 << 20) + 1, "256 MiB"), (1 << 36, "64 GiB"),
+    ])
+    func sizesAreSaidInBinaryUnits(bytes: Int, said: String) {
+        #expect(Files.describeSize(bytes) == said)
+    }
+}
+
+/// Temporary names stay within NAME_MAX (255 bytes) whatever the final name: a 250-character
+/// output name used to fail with ENAMETOOLONG because its temporary name was longer.
+struct TemporaryNameTests {
+    @Test(arguments: [1, 200, 222, 240, 250, 255])
+    func aTemporaryNameFitsInNameMax(length: Int) throws {
+        for unit in ["a", "é", "😀"] {
+            var name = String(repeating: unit, count: length / unit.utf8.count) + ".hex"
+            while name.utf8.count > 255 { name.removeFirst() }
+            let temporary = Files.temporaryName(for: name)
+            #expect(temporary.utf8.count <= 255, "\(temporary.utf8.count) bytes for \(name.utf8.count)")
+            #expect(temporary.contains(Files.temporaryMarker))
+            let parts = temporary.split(separator: ".", omittingEmptySubsequences: false)
+            #expect(Int32(parts[parts.count - 2]) == getpid(), "the pid stays the next-to-last part")
+            #expect(String(validating: Array(temporary.utf8), as: UTF8.self) != nil, "cut between characters")
+        }
+    }
+
+    /// Written for real: a file whose name is 255 bytes long is written atomically, and the
+    /// temporary file a dead writer left for it is recognised and removed.
+    @Test func aFileWithALongNameIsWrittenAndItsLeftoversRemoved() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let name = String(repeating: "n", count: 251) + ".hex"
+        try Files.writeAtomically(Array("x".utf8), to: folder.path(name))
+        #expect(try Files.read(folder.path(name)) == Array("x".utf8))
+        var dead: Int32 = 4_000_000
+        while kill(dead, 0) == 0 || errno != ESRCH { dead -= 1 }
+        // What the dead writer's run would have named it: cut to fit its own (longer) process ID.
+        let own = Files.temporaryName(for: name)
+        let kept = own[..<own.range(of: Files.temporaryMarker)!.lowerBound]
+        let leftover =
+            String(kept.dropLast(String(dead).count - String(getpid()).count)) + Files.temporaryMarker + "\(dead).77"
+        #expect(leftover.utf8.count <= 255)
+        #expect(FileManager.default.createFile(atPath: folder.path(leftover), contents: Data()))
+        #expect(Files.removeAbandonedTemporaryFiles(in: folder.url.path) == [leftover])
+        #expect(try Files.list(folder.url.path) == [name])
     }
 }

@@ -197,3 +197,94 @@ struct StationListTests {
                 ])
     }
 }
+
+/// Names and notes are stored (ledger), written (stations.json, exports) and shown (tables): a NUL
+/// used to cut `Lab\0 1` to `Lab` in the ledger, and invalid UTF-8 became U+FFFD unseen.
+struct StationListTextTests {
+    static let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
+
+    static func problems(_ bytes: [UInt8], file: String) -> [String] {
+        do {
+            _ = try StationListReader.read(bytes, file: file)
+            return []
+        } catch {
+            return error.problems.map(\.description)
+        }
+    }
+
+    @Test(arguments: [
+        (
+            "Lab\u{0} 1", "",
+            "s.csv:2:1: name: holds U+0000 (NUL) at character 4; names may hold no control character or line break"
+        ),
+        (
+            "\"Lab\n1\"", "",
+            "s.csv:2:1: name: holds U+000A (line feed) at character 4; names may hold no control character or line break"
+        ),
+        (
+            "Lab\t1", "",
+            "s.csv:2:1: name: holds U+0009 (tab) at character 4; names may hold no control character or line break"
+        ),
+        (
+            "Lab\u{2028}1", "",
+            "s.csv:2:1: name: holds U+2028 (line separator) at character 4; names may hold no control character or line break"
+        ),
+        (
+            "Lab 1", "a\u{0}b",
+            "s.csv:2:48: note: holds U+0000 (NUL) at character 2; notes may hold tabs but no other control character or line break"
+        ),
+        (
+            "Lab 1", "\"two\r\nlines\"",
+            "s.csv:2:48: note: holds U+000D (carriage return) at character 4; notes may hold tabs but no other control character or line break"
+        ),
+        (
+            "Lab 1", "a\u{85}b",
+            "s.csv:2:48: note: holds U+0085 (next line) at character 2; notes may hold tabs but no other control character or line break"
+        ),
+    ])
+    func controlCharactersInNamesAndNotesAreRefused(name: String, note: String, problem: String) {
+        let text = "name,uuid,major,minor,note\n\(name),\(Self.uuid),1,1,\(note)\n"
+        #expect(Self.problems(Array(text.utf8), file: "s.csv") == [problem])
+    }
+
+    @Test func aTabInANoteIsKept() throws {
+        let text = "name,uuid,major,minor,note\nLab 1,\(Self.uuid),1,1,shelf\t3\n"
+        #expect(try StationListReader.read(Array(text.utf8), file: "s.csv")[0].note == "shelf\t3")
+    }
+
+    @Test func anEscapedNULInAJSONNameIsRefused() {
+        let text = #"[{"name": "Lab\u0000 1", "uuid": "\#(Self.uuid)", "major": 1, "minor": 1}]"#
+        #expect(
+            Self.problems(Array(text.utf8), file: "s.json") == [
+                "s.json:1:11: [0].name: holds U+0000 (NUL) at character 4; names may hold no control character or line break"
+            ])
+    }
+
+    /// Invalid UTF-8 is refused at its first bad byte (line and column), never turned into U+FFFD.
+    @Test(arguments: [
+        ([0xFF], "s.csv:2:4: invalid UTF-8 (byte 0xFF); save the file as UTF-8"),
+        ([0xC3], "s.csv:2:4: invalid UTF-8 (byte 0xC3); save the file as UTF-8"),
+        ([0xC3, 0xA9, 0xE2, 0x82], "s.csv:2:5: invalid UTF-8 (byte 0xE2); save the file as UTF-8"),
+        ([0xED, 0xA0, 0x80], "s.csv:2:4: invalid UTF-8 (byte 0xED); save the file as UTF-8"),
+        ([0xC0, 0xAF], "s.csv:2:4: invalid UTF-8 (byte 0xC0); save the file as UTF-8"),
+        ([0x80], "s.csv:2:4: invalid UTF-8 (byte 0x80); save the file as UTF-8"),
+    ])
+    func invalidUTF8InACSVListIsRefused(bad: [UInt8], problem: String) {
+        let bytes = Array("name,uuid,major,minor\nLab".utf8) + bad + Array(",\(Self.uuid),1,1\n".utf8)
+        #expect(Self.problems(bytes, file: "s.csv") == [problem])
+    }
+
+    @Test func invalidUTF8InAJSONListIsRefused() {
+        let bytes =
+            Array("[\n  {\"name\": \"Lab".utf8) + [0xFE]
+            + Array(" 1\", \"uuid\": \"\(Self.uuid)\", \"major\": 1, \"minor\": 1}]".utf8)
+        #expect(
+            Self.problems(bytes, file: "s.json") == ["s.json:2:16: invalid UTF-8 (byte 0xFE); save the file as UTF-8"])
+    }
+
+    @Test func validUTF8IsRead() throws {
+        let text = "name,uuid,major,minor,note\nCafé 😀,\(Self.uuid),1,1,ü\n"
+        let stations = try StationListReader.read(Array(text.utf8), file: "s.csv")
+        #expect(stations[0].name == "Café 😀" && stations[0].note == "ü")
+    }
+}
