@@ -57,6 +57,9 @@ func ledgerHint(_ problem: LedgerFileProblem, path: String) -> String {
     case .severalNames:
         return
             "find the other names with 'find / -samefile \(path)', keep the one the runs use and remove the others (or copy the ledger while no run uses it)"
+    case .foreignJournal(let suffix, _):
+        return
+            "move \(path)\(suffix) away (it may be another ledger or a file you need); SQLite makes its journal there itself"
     case .damaged:
         return
             "do not provision with it: run 'ccbeacon ledger check --ledger \(path)' for the full report, and restore the ledger from a backup"

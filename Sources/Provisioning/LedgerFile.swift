@@ -11,6 +11,11 @@ public enum LedgerFileProblem: Sendable, Equatable {
     /// name it was given, so opened by another name it would miss the records only the journal
     /// holds and, written through, fork the ledger's history.
     case severalNames(count: Int)
+    /// A file where SQLite keeps the ledger's journal (`-wal`, `-shm`, `-journal` beside it) that
+    /// is not a journal of its own: a link, a file with several names, a folder, or another SQLite
+    /// database. SQLite writes the -wal file from its start and maps the -shm file into memory,
+    /// so opened through such a name it would overwrite what the name leads to.
+    case foreignJournal(suffix: String, what: String)
     /// An empty file (0 bytes).
     case empty
     /// Not an SQLite database; `looksLikeText` when its first bytes are printable text (a station
@@ -82,6 +87,9 @@ enum LedgerFile {
         case .severalNames(let count):
             what =
                 "it has \(count) names (hard links); SQLite keeps a ledger's journal beside one name, so by another name it would miss or fork recent records — keep one name (remove the other links; a symbolic link is fine)"
+        case .foreignJournal(let suffix, let found):
+            what =
+                "SQLite would keep its journal in \(path)\(suffix), and that \(found), not a journal of this ledger; SQLite writes over its journal, so it would damage what that name leads to"
         case .empty: what = "it is an empty file (0 bytes), not a ccbeacon ledger"
         case .notSQLite(let text):
             what =
@@ -177,6 +185,11 @@ enum LedgerFile {
     static func openChecked(_ path: String, access: LedgerAccess) throws(LedgerError) -> (SQLiteDatabase, Shape) {
         var info = stat()
         if stat(path, &info) == 0, info.st_nlink > 1 { throw refusal(.severalNames(count: Int(info.st_nlink)), path) }
+        for suffix in journalSuffixes {
+            if let found = foreignJournal(path + suffix) {
+                throw refusal(.foreignJournal(suffix: suffix, what: found), path)
+            }
+        }
         let header = try readHeader(path)
         let isWAL = header[18] == 2 && header[19] == 2
         let database = try SQLiteDatabase(path: path, mode: isWAL && !exists(path + "-wal") ? .immutable : .readOnly)
@@ -192,6 +205,31 @@ enum LedgerFile {
             guard gaps.isEmpty else { throw refusal(.damaged(report: gaps), path) }
         }
         return (database, shape)
+    }
+
+    /// The names SQLite gives the files it keeps beside a database: the WAL and its index, and
+    /// the rollback journal of a ledger not yet switched to WAL.
+    static let journalSuffixes = ["-wal", "-shm", "-journal"]
+
+    /// What is wrong with the journal file at `path`, in words, or nil when nothing is there or
+    /// it is a plain file of its own that is not an SQLite database. Read with `lstat` and one
+    /// read, never opened for writing.
+    static func foreignJournal(_ path: String) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFLNK: return "is a symbolic link"
+        case S_IFDIR: return "is a folder"
+        default: return "is not a regular file"
+        }
+        if info.st_nlink > 1 { return "has \(info.st_nlink) names (hard links): it is another file too" }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var first = [UInt8](repeating: 0, count: magic.count)
+        let got = first.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+        return got == magic.count && first == magic ? "is an SQLite database" : nil
     }
 
     /// The first 100 bytes (SQLite's header) of a non-empty regular file.

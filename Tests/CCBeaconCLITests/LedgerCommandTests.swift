@@ -327,6 +327,41 @@ struct LedgerNameTests {
         }
         #expect(try Files.read(path + "-wal") == wal)
     }
+
+    /// What SQLite takes for a ledger's journal must be that journal: it writes a -wal file from
+    /// its start and maps the -shm file into memory, so a journal name that leads to another
+    /// ledger (a link, a second name, a copy) would have SQLite overwrite that ledger's first
+    /// pages. Every such ledger is refused before anything is opened for writing.
+    @Test(arguments: ["symlink-wal", "symlink-shm", "hardlink-wal", "copy-wal", "folder-shm"])
+    func aJournalNameThatLeadsToAnotherFileIsRefused(kind: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("provisioning.sqlite")
+        let other = scratch.path("other.sqlite")
+        try LedgerFiles.sound(path)
+        try LedgerFiles.sound(other)
+        let otherBytes = try Files.read(other)
+        let suffix = kind.hasSuffix("wal") ? "-wal" : "-shm"
+        switch kind {
+        case "symlink-wal", "symlink-shm":
+            try FileManager.default.createSymbolicLink(atPath: path + suffix, withDestinationPath: other)
+        case "hardlink-wal": try FileManager.default.linkItem(atPath: other, toPath: path + suffix)
+        case "copy-wal": try FileManager.default.copyItem(atPath: other, toPath: path + suffix)
+        default: try FileManager.default.createDirectory(atPath: path + suffix, withIntermediateDirectories: false)
+        }
+        let ledgerBytes = try Files.read(path)
+        let list = try scratch.write("list.csv", "name,uuid,major,minor\nx,\(LedgerFiles.uuid),3,3\n")
+        for arguments in [
+            ["provision", list, "--template", "cc2541-ibeacon", "--yes"],
+            ["ledger", "show"], ["ledger", "export"], ["ledger", "check"],
+        ] {
+            let run = ToolRun(arguments + ["--ledger", path], debuggers: EmulatorProvider())
+            #expect(run.status == 65, "\(kind) \(arguments): \(run.output)\(run.diagnostics)")
+            #expect(run.diagnostics.contains("provisioning.sqlite\(suffix)"), "\(run.diagnostics)")
+            #expect(try Files.read(other) == otherBytes, "\(kind) \(arguments): the other ledger was written")
+            #expect(try Files.read(path) == ledgerBytes, "\(kind) \(arguments): the ledger was written")
+        }
+    }
 }
 
 /// `ledger show`, `export` and `check` as another user (nobody) on a ledger they may only read:
