@@ -20,12 +20,16 @@ let package = Package(
         .target(name: "BeaconPayload", swiftSettings: strictSettings),
         .target(name: "StructuredText", swiftSettings: strictSettings),
         .target(name: "Storage", swiftSettings: strictSettings),
+        // Leaf data: checksums, and the chip and board facts every layer reads.
+        .target(name: "Checksums", swiftSettings: strictSettings),
+        .target(name: "BoardSupport", dependencies: ["StructuredText"], swiftSettings: strictSettings),
         .target(
             name: "FirmwareTemplate",
-            dependencies: ["IntelHex", "BeaconPayload", "StructuredText", "Storage"],
+            dependencies: ["IntelHex", "BeaconPayload", "StructuredText", "Storage", "BoardSupport", "Checksums"],
             swiftSettings: strictSettings
         ),
-        .target(name: "CCDebugger", dependencies: ["IntelHex", "FirmwareTemplate"], swiftSettings: strictSettings),
+        .target(
+            name: "CCDebugger", dependencies: ["IntelHex", "BoardSupport", "Checksums"], swiftSettings: strictSettings),
         .target(name: "CCDebuggerEmulator", dependencies: ["CCDebugger"], swiftSettings: strictSettings),
         .systemLibrary(name: "CLibUSB", pkgConfig: "libusb-1.0", providers: [.apt(["libusb-1.0-0-dev"])]),
         .target(name: "CCDebuggerUSB", dependencies: ["CCDebugger", "CLibUSB"], swiftSettings: strictSettings),
@@ -36,6 +40,7 @@ let package = Package(
             name: "Provisioning",
             dependencies: [
                 "FirmwareTemplate", "BeaconPayload", "IntelHex", "StructuredText", "Storage", "CSQLite", "CCDebugger",
+                "Checksums",
             ],
             swiftSettings: strictSettings
         ),
@@ -43,7 +48,7 @@ let package = Package(
             name: "CCBeaconCLI",
             dependencies: [
                 "IntelHex", "BeaconPayload", "StructuredText", "Storage", "FirmwareTemplate", "Provisioning",
-                "CCDebugger",
+                "CCDebugger", "BoardSupport",
             ],
             swiftSettings: strictSettings
         ),
@@ -61,11 +66,13 @@ let package = Package(
             name: "ccbeacon-bench",
             dependencies: [
                 "IntelHex", "CCDebugger", "CCDebuggerEmulator", "FirmwareTemplate", "Provisioning", "BeaconPayload",
+                "BoardSupport",
             ],
             swiftSettings: strictSettings
         ),
         .target(
-            name: "TestSupport", dependencies: ["IntelHex", "FirmwareTemplate", "Storage"], path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["IntelHex", "FirmwareTemplate", "Storage", "BoardSupport"],
+            path: "Tests/TestSupport",
             swiftSettings: strictSettings),
         .testTarget(name: "IntelHexTests", dependencies: ["TestSupport", "IntelHex"], swiftSettings: strictSettings),
         .testTarget(
@@ -82,6 +89,7 @@ let package = Package(
             name: "FirmwareTemplateTests",
             dependencies: [
                 "TestSupport", "FirmwareTemplate", "IntelHex", "BeaconPayload", "StructuredText", "Storage",
+                "BoardSupport", "Checksums",
             ],
             swiftSettings: strictSettings
         ),
@@ -93,14 +101,14 @@ let package = Package(
         .testTarget(name: "USBEmulationTests", dependencies: ["TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "FirmwareSimulationTests",
-            dependencies: ["TestSupport", "CCBeaconCLI", "FirmwareTemplate", "BeaconPayload", "IntelHex"],
+            dependencies: ["TestSupport", "CCBeaconCLI", "FirmwareTemplate", "BeaconPayload", "IntelHex", "Checksums"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ProvisioningTests",
             dependencies: [
                 "Provisioning", "FirmwareTemplate", "BeaconPayload", "StructuredText", "IntelHex", "Storage",
-                "TestSupport", "CCDebugger", "CCDebuggerEmulator",
+                "TestSupport", "CCDebugger", "CCDebuggerEmulator", "Checksums",
             ],
             swiftSettings: strictSettings
         ),
@@ -108,7 +116,7 @@ let package = Package(
             name: "CCBeaconCLITests",
             dependencies: [
                 "CCDebuggerEmulator", "CCDebugger", "CCBeaconCLI", "IntelHex", "BeaconPayload", "FirmwareTemplate",
-                "TestSupport", "StructuredText", "Storage", "Provisioning",
+                "TestSupport", "StructuredText", "Storage", "Provisioning", "Checksums",
             ],
             swiftSettings: strictSettings
         ),

@@ -1,4 +1,5 @@
 import BeaconPayload
+import BoardSupport
 import FirmwareTemplate
 import IntelHex
 import StructuredText

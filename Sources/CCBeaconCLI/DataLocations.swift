@@ -1,3 +1,4 @@
+import BoardSupport
 import FirmwareTemplate
 import Storage
 import StructuredText

@@ -1,4 +1,5 @@
-public import FirmwareTemplate
+public import BoardSupport
+import Checksums
 public import IntelHex
 
 #if canImport(Glibc)

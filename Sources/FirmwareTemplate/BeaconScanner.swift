@@ -119,3 +119,4 @@ func hex2(_ byte: UInt8) -> String {
     let digits = String(byte, radix: 16, uppercase: true)
     return digits.count == 1 ? "0" + digits : digits
 }
+func hex(_ value: Int) -> String { "0x" + String(value, radix: 16, uppercase: true) }

@@ -1,3 +1,4 @@
+import Checksums
 public import IntelHex
 
 /// The OAD image header TI's CC254x boot image manager (BIM) checks, and how to recompute its CRC.

@@ -1,4 +1,5 @@
 public import BeaconPayload
+import Checksums
 public import IntelHex
 
 /// Advertising settings a station image carries besides its identity, for templates that expose

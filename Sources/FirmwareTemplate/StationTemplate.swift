@@ -1,4 +1,6 @@
 public import BeaconPayload
+public import BoardSupport
+import Checksums
 public import IntelHex
 public import Storage
 public import StructuredText

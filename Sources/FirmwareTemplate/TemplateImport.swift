@@ -1,3 +1,5 @@
+public import BoardSupport
+import Checksums
 public import IntelHex
 
 /// A beacon block found while importing, and why it cannot be the template's field (if it cannot).

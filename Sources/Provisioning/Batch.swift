@@ -1,4 +1,5 @@
 import BeaconPayload
+public import Checksums
 import Dispatch
 public import FirmwareTemplate
 import IntelHex

@@ -1,5 +1,6 @@
 public import BeaconPayload
 public import CCDebugger
+public import Checksums
 import Dispatch
 public import FirmwareTemplate
 import IntelHex

@@ -1,3 +1,4 @@
+import BoardSupport
 import CCDebugger
 import CCDebuggerEmulator
 import FirmwareTemplate

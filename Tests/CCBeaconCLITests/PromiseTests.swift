@@ -1,4 +1,5 @@
 import CCDebuggerEmulator
+import Checksums
 import FirmwareTemplate
 import Foundation
 import IntelHex

@@ -1,5 +1,6 @@
 import BeaconPayload
 import CCBeaconCLI
+import Checksums
 import FirmwareTemplate
 import Foundation
 import Synchronization

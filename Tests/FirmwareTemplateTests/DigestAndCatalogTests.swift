@@ -1,3 +1,5 @@
+import BoardSupport
+import Checksums
 import StructuredText
 import TestSupport
 import Testing

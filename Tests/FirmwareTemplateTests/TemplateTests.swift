@@ -1,4 +1,6 @@
 import BeaconPayload
+import BoardSupport
+import Checksums
 import Foundation
 import IntelHex
 import Storage

@@ -1,4 +1,5 @@
 import BeaconPayload
+import Checksums
 import FirmwareTemplate
 import Foundation
 import IntelHex

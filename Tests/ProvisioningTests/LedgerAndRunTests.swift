@@ -1,5 +1,6 @@
 import BeaconPayload
 import CCDebuggerEmulator
+import Checksums
 import FirmwareTemplate
 import Foundation
 import IntelHex

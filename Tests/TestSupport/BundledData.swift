@@ -1,3 +1,4 @@
+public import BoardSupport
 public import FirmwareTemplate
 import Storage
 
