@@ -30,9 +30,12 @@ let package = Package(
         ),
         .target(
             name: "CCDebugger", dependencies: ["IntelHex", "BoardSupport", "Checksums"], swiftSettings: strictSettings),
-        .target(name: "CCDebuggerEmulator", dependencies: ["CCDebugger"], swiftSettings: strictSettings),
+        .target(
+            name: "CCDebuggerEmulator", dependencies: ["CCDebugger", "BoardSupport"], swiftSettings: strictSettings),
         .systemLibrary(name: "CLibUSB", pkgConfig: "libusb-1.0", providers: [.apt(["libusb-1.0-0-dev"])]),
-        .target(name: "CCDebuggerUSB", dependencies: ["CCDebugger", "CLibUSB"], swiftSettings: strictSettings),
+        .target(
+            name: "CCDebuggerUSB", dependencies: ["CCDebugger", "CLibUSB", "BoardSupport"],
+            swiftSettings: strictSettings),
         .systemLibrary(name: "CUMockdev", pkgConfig: "umockdev-1.0", providers: [.apt(["libumockdev-dev"])]),
         .target(name: "CUSBEmulation", dependencies: ["CUMockdev"]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
@@ -59,7 +62,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "cc-debugger-emulator",
-            dependencies: ["CCDebugger", "CCDebuggerEmulator", "CUSBEmulation", "IntelHex", "Storage"],
+            dependencies: ["CCDebugger", "CCDebuggerEmulator", "CUSBEmulation", "IntelHex", "Storage", "BoardSupport"],
             swiftSettings: strictSettings
         ),
         .executableTarget(

@@ -241,6 +241,10 @@ public struct BoardCatalog: Sendable {
             let debuggerName = try debugger.string("name")
             let usb = try debugger.string("usb")
             guard isUSBID(usb) else { throw debugger.error("usb", "'\(usb)' is not a USB ID; write VVVV:PPPP in hex") }
+            guard DebuggerModel.supported.contains(where: { $0.usbID == usb.uppercased() }) else {
+                throw debugger.error(
+                    "usb", "'\(usb)' is not a debugger ccbeacon drives; it drives \(DebuggerModel.listed)")
+            }
             try debugger.finish()
             let defaultTemplate = try object.string("defaultTemplate")
             let notes = try object.optionalString("notes")

@@ -5,11 +5,7 @@ import IntelHex
 import StructuredText
 
 /// The udev rule that lets ordinary users open the debuggers (shipped as scripts/udev/99-ccbeacon.rules).
-let udevRule = """
-    SUBSYSTEM=="usb", ATTR{idVendor}=="0451", ATTR{idProduct}=="16a2", MODE="0660", TAG+="uaccess"
-    SUBSYSTEM=="usb", ATTR{idVendor}=="0451", ATTR{idProduct}=="16a0", MODE="0660", TAG+="uaccess"
-    SUBSYSTEM=="usb", ATTR{idVendor}=="11a0", ATTR{idProduct}=="db20", MODE="0660", TAG+="uaccess"
-    """
+let udevRule = DebuggerModel.udevRule
 
 /// Shared steps of the commands that talk to a debugger.
 enum DeviceSupport {
@@ -46,28 +42,25 @@ enum DeviceSupport {
         } catch {
             throw CommandFailure(.failure, error.description, hint: error.hint)
         }
+        // The chip facts come from boards/chips.json; a folder that cannot be read is reported,
+        // never taken for a chip it does not describe.
+        let chips = try DataLocations.find(templatesOption: nil).loadBoards().chips
         do {
-            let session = CC254xSession(transport: try provider.open(device))
+            let session = CC254xSession(transport: try provider.open(device), chips: chips)
             let state = try session.open()
             let identity = try session.connect(targetID: state.targetID, debuggerID: device.debuggerID)
             return Connection(
                 device: device, session: session, state: state, identity: identity,
-                chip: chipFacts(targetID: state.targetID, flashSize: identity.flashSize))
+                chip: chips.first { $0.debuggerTargetID == state.targetID && $0.flashSize == identity.flashSize })
         } catch {
             throw failure(error)
         }
     }
 
-    /// The chip of boards/chips.json with this debugger target ID and flash size.
-    static func chipFacts(targetID: UInt16, flashSize: Int) -> Chip? {
-        candidateChips(targetID: targetID).first { $0.flashSize == flashSize }
-    }
-
-    /// Every chip of boards/chips.json with this debugger target ID (a locked chip hides its flash
+    /// Every chip the session knows with this debugger target ID (a locked chip hides its flash
     /// size, so it can only be narrowed down to these).
-    static func candidateChips(targetID: UInt16) -> [Chip] {
-        let catalog = try? DataLocations.find(templatesOption: nil).loadBoards()
-        return catalog?.chips.filter { $0.debuggerTargetID == targetID } ?? []
+    static func candidateChips(_ connection: Connection) -> [Chip] {
+        connection.session.chips.filter { $0.debuggerTargetID == connection.state.targetID }
     }
 
     static func listDevices(_ provider: any DebuggerProvider) throws(CommandFailure) -> [DebuggerDevice] {
@@ -105,7 +98,8 @@ enum DeviceSupport {
             hint =
                 "check the wiring (DD, DC, RESET_N, GND) and that the target is powered (VDD sense); then press the debugger's reset button until its LED is green"
         case .targetLocked: hint = "the chip is debug-locked; 'ccbeacon erase' unlocks it (and clears the whole flash)"
-        case .unsupportedTarget: hint = "ccbeacon programs the CC2540 and CC2541"
+        case .unsupportedTarget(_, let known):
+            hint = "ccbeacon programs the " + known.joined(separator: " and ") + " (the chips of boards/chips.json)"
         case .eraseTimeout, .stillLockedAfterErase: hint = "power-cycle the target and try again"
         case .flashBusy, .dmaTimeout: hint = "power-cycle the target and run the command again"
         case .writeAborted:
@@ -140,7 +134,7 @@ enum DevicesCommand {
         name: "devices", summary: "list the attached CC Debuggers and the chips they see",
         usage: "ccbeacon devices [--json]",
         details: """
-            Lists every CC Debugger (0451:16A2), SmartRF05EB (0451:16A0) and SmartRF04EB (11A0:DB20)
+            Lists every \(DebuggerModel.listed)
             with its --device selector (BUS:ADDRESS), serial number, firmware and the target it detects.
 
             Example:
@@ -159,7 +153,8 @@ enum DevicesCommand {
             var target = "?"
             var firmware = "?"
             do {
-                let state = try CC254xSession(transport: try provider.open(device)).open()
+                // Only the debugger's state is asked for: no chip is connected to.
+                let state = try CC254xSession(transport: try provider.open(device), chips: []).open()
                 target = state.targetID == 0 ? "none" : "CC" + String(state.targetID, radix: 16, uppercase: true)
                 firmware =
                     "0x\(String(state.firmwareID, radix: 16, uppercase: true)) rev 0x\(String(state.firmwareRevision, radix: 16, uppercase: true))"
@@ -332,7 +327,7 @@ enum FlashCommand {
                         .failure, "the target is locked, so its secondary address cannot be read to preserve it",
                         hint: "run without --preserve-mac (the address is lost with the erase), or give --mac")
                 }
-                let candidates = DeviceSupport.candidateChips(targetID: connection.state.targetID)
+                let candidates = DeviceSupport.candidateChips(connection)
                 if candidates.isEmpty { _ = try DeviceSupport.chip(connection) }  // refuses: unknown target
                 var planError: FlashPlanError?
                 for candidate in candidates {
@@ -345,8 +340,7 @@ enum FlashCommand {
                 }
                 if let planError { throw planError }
                 connection.identity = try session.chipErase(targetID: connection.state.targetID, progress: report)
-                connection.chip = DeviceSupport.chipFacts(
-                    targetID: connection.state.targetID, flashSize: connection.identity.flashSize)
+                connection.chip = candidates.first { $0.flashSize == connection.identity.flashSize }
                 erased = true
                 console.diagnostics("the target was debug-locked; the chip erase unlocked it\n")
             }

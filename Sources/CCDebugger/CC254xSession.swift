@@ -37,7 +37,7 @@ public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The debugger sees no target.
     case noTarget
     /// The target is not a CC2540/CC2541.
-    case unsupportedTarget(UInt16)
+    case unsupportedTarget(UInt16, known: [String])
     /// The target does not answer in debug mode.
     case targetNotResponding(status: UInt8)
     /// The debug interface is locked.
@@ -64,8 +64,9 @@ public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .transport(let error, let during): return "\(error) while \(during)"
         case .noTarget: return "the debugger sees no target chip"
-        case .unsupportedTarget(let id):
-            return "the target is a CC\(String(id, radix: 16, uppercase: true)), not a CC2540/CC2541"
+        case .unsupportedTarget(let id, let known):
+            return
+                "the target is a CC\(String(id, radix: 16, uppercase: true)), not a \(known.isEmpty ? "chip of boards/chips.json" : known.joined(separator: "/"))"
         case .targetNotResponding(let status):
             return "the target does not answer in debug mode (status 0x\(String(status, radix: 16, uppercase: true)))"
         case .targetLocked: return "the target's debug interface is locked"
@@ -187,6 +188,9 @@ public enum FlashPlanError: Error, Sendable, Equatable, CustomStringConvertible 
 public final class CC254xSession {
     /// The transport.
     public let transport: any DebuggerTransport
+    /// The chips this session may connect to (from `boards/chips.json`): a target whose debugger
+    /// ID none of them has is refused before it is touched.
+    public let chips: [Chip]
     /// Timeout for every transfer (the reference client uses 3000 ms).
     public var timeoutMilliseconds = 3000
     /// Polls before a busy flash controller or DMA counts as stuck (also bounded by 2 s).
@@ -199,8 +203,11 @@ public final class CC254xSession {
     /// Seconds one flash write or CRC DMA may take.
     public var busyTimeoutSeconds = 2.0
 
-    /// Wraps a transport.
-    public init(transport: any DebuggerTransport) { self.transport = transport }
+    /// Wraps a transport, for the chips the catalog describes.
+    public init(transport: any DebuggerTransport, chips: [Chip]) {
+        self.transport = transport
+        self.chips = chips
+    }
 
     // MARK: - Low level
 
@@ -245,6 +252,11 @@ public final class CC254xSession {
 
     // MARK: - Connect and identify
 
+    /// The chip families of `chips`, each once, in order (CC2540, CC2541).
+    public static func families(_ chips: [Chip]) -> [String] {
+        Array(Set(chips.map(\.family))).sorted()
+    }
+
     /// GET_STATE and the debug-interface speed.
     public func open(fast: Bool = false) throws(DebuggerError) -> DebuggerState {
         let state: [UInt8]
@@ -266,7 +278,9 @@ public final class CC254xSession {
     /// Resets the target into debug mode and identifies it; a locked chip is reported, not refused.
     public func connect(targetID: UInt16, debuggerID: UInt16 = 0) throws(DebuggerError) -> ChipIdentity {
         guard targetID != 0 else { throw .noTarget }
-        guard targetID == 0x2541 || targetID == 0x2540 else { throw .unsupportedTarget(targetID) }
+        guard chips.contains(where: { $0.debuggerTargetID == targetID }) else {
+            throw .unsupportedTarget(targetID, known: Self.families(chips))
+        }
         try control(Frames.Request.prepareDebugMode, "preparing debug mode")
         try control(
             Frames.Request.setChipInfo, value: 1,
@@ -281,14 +295,13 @@ public final class CC254xSession {
         guard status & Frames.Status.cpuHalted != 0 else { throw .targetNotResponding(status: status) }
         // Debug config 0x22 (DMA not paused) and DPTR0 selected; then CHIPINFO0/1, CHVER, CHIPID.
         try out(
-            Frames.writeConfig(0x22) + Self.setSFR(0x92, 0) + Self.readList([0x6276, 0x6277, 0x6249, 0x624A]),
+            Frames.writeConfig(0x22) + Self.setSFR(SFR.dps, 0)
+                + Self.readList([XREG.chipinfo0, XREG.chipinfo1, XREG.chver, XREG.chipid]),
             "identifying the target")
         let info = try input(4, "identifying the target")
-        let flashCode = (info[0] >> 4) & 7
-        let flashSize = [0, 32, 64, 128, 256, 0, 0, 0][Int(flashCode)] * 1024
         return ChipIdentity(
-            chipID: info[3], revision: info[2], flashSize: flashSize, ramSize: (Int(info[1] & 7) + 1) * 1024,
-            locked: false)
+            chipID: info[3], revision: info[2], flashSize: (ChipInfo.flashKiB(chipinfo0: info[0]) ?? 0) * 1024,
+            ramSize: ChipInfo.ramSize(chipinfo1: info[1]), locked: false)
     }
 
     // MARK: - Erase
@@ -317,13 +330,25 @@ public final class CC254xSession {
     // MARK: - Program
 
     static let descriptorBase: UInt16 = 0x0800
-    /// Channels 1–4: burst → buffer 0/1 (trigger DBG_BW), buffer 0/1 → flash (trigger FLASH).
-    static let descriptors: [UInt8] = [
-        0x62, 0x60, 0x00, 0x00, 0x04, 0x00, 0x1F, 0x11,
-        0x62, 0x60, 0x04, 0x00, 0x04, 0x00, 0x1F, 0x11,
-        0x00, 0x00, 0x62, 0x73, 0x04, 0x00, 0x12, 0x42,
-        0x04, 0x00, 0x62, 0x73, 0x04, 0x00, 0x12, 0x42,
-    ]
+    /// The two 1 KiB SRAM buffers blocks pass through on their way to flash.
+    static let buffers: [UInt16] = [0x0000, 0x0400]
+    /// Channels 1–4: burst → buffer 0/1 (trigger DBG_BW, destination incremented), buffer 0/1 →
+    /// flash (trigger FLASH, source incremented, high priority); cc-debugger-protocol.md §8.
+    static let descriptors: [UInt8] =
+        buffers.flatMap { buffer in
+            DMADescriptor(
+                source: XREG.dbgdata, destination: buffer, length: FlashPlan.blockSize, mode: 0x1F, flags: 0x11
+            ).bytes
+        }
+        + buffers.flatMap { buffer in
+            DMADescriptor(
+                source: buffer, destination: XREG.fwdata, length: FlashPlan.blockSize, mode: 0x12, flags: 0x42
+            ).bytes
+        }
+    /// DMAARM bits: channel 1 or 2 takes the burst into buffer 0 or 1; channel 3 or 4 feeds the
+    /// flash from it.
+    static func burstChannel(buffer: Int) -> UInt8 { buffer == 0 ? 0x02 : 0x04 }
+    static func flashChannel(buffer: Int) -> UInt8 { buffer == 0 ? 0x08 : 0x10 }
 
     /// Writes the plan's blocks into erased flash. Per block one bulk OUT (start the previous
     /// block's flash write, arm the burst channel, BURST_WRITE the block, read FCTL) and one bulk IN;
@@ -332,22 +357,23 @@ public final class CC254xSession {
         guard !plan.blocks.isEmpty else { return }
         let total = plan.blocks.count * FlashPlan.blockSize
         try out(
-            Frames.writeXdata(Self.descriptorBase, Self.descriptors) + Self.setSFR(0xD2, 0x00)
-                + Self.setSFR(0xD3, 0x08),
+            Frames.writeXdata(Self.descriptorBase, Self.descriptors)
+                + Self.setSFR(SFR.dma1cfgl, UInt8(Self.descriptorBase & 0xFF))
+                + Self.setSFR(SFR.dma1cfgh, UInt8(Self.descriptorBase >> 8)),
             "setting up the DMA for programming")
         var nextWordAddress = -1  // where FADDR points after the last started write
         var pending: (address: Int, buffer: Int)?
         for (index, block) in plan.blocks.enumerated() {
             let buffer = index % 2
             var frames = startWrite(pending, nextWordAddress: &nextWordAddress)
-            frames += Self.setSFR(0xD6, buffer == 0 ? 0x02 : 0x04) + Frames.burstWrite1024(block.bytes)
-            frames += Self.readList([0x6270])
+            frames += Self.setSFR(SFR.dmaarm, Self.burstChannel(buffer: buffer)) + Frames.burstWrite1024(block.bytes)
+            frames += Self.readList([XREG.fctl])
             try out(frames, "programming the 1 KiB at \(hex(block.address))")
             try waitForFlash(firstReply: try input(1, "programming"), address: pending?.address ?? block.address)
             pending = (block.address, buffer)
             progress(FlashProgress(phase: .program, done: (index + 1) * FlashPlan.blockSize, total: total))
         }
-        try out(startWrite(pending, nextWordAddress: &nextWordAddress) + Self.readList([0x6270]), "programming")
+        try out(startWrite(pending, nextWordAddress: &nextWordAddress) + Self.readList([XREG.fctl]), "programming")
         try waitForFlash(firstReply: try input(1, "programming"), address: pending?.address ?? 0)
     }
 
@@ -358,11 +384,11 @@ public final class CC254xSession {
         var frames: [UInt8] = []
         let word = pending.address / 4
         if word != nextWordAddress {
-            frames += Frames.writeXdata(0x6271, [UInt8(word & 0xFF), UInt8(word >> 8)])
+            frames += Frames.writeXdata(XREG.faddrl, [UInt8(word & 0xFF), UInt8(word >> 8)])
         }
         nextWordAddress = word + FlashPlan.blockSize / 4
-        frames += Self.setSFR(0xD6, pending.buffer == 0 ? 0x08 : 0x10)
-        frames += Frames.writeXdata(0x6270, [0x06])
+        frames += Self.setSFR(SFR.dmaarm, Self.flashChannel(buffer: pending.buffer))
+        frames += Frames.writeXdata(XREG.fctl, [FlashControl.startWrite])
         return frames
     }
 
@@ -371,14 +397,14 @@ public final class CC254xSession {
         var fctl = firstReply[0]
         var polls = 0
         let deadline = Clock.now + busyTimeoutSeconds
-        while fctl & 0x80 != 0 {
+        while fctl & FlashControl.busy != 0 {
             polls += 1
             if polls >= maximumPolls || Clock.now > deadline { throw .flashBusy(address: address) }
             Clock.pause(afterPolls: polls)
-            try out(Self.readList([0x6270]), "waiting for the flash controller")
+            try out(Self.readList([XREG.fctl]), "waiting for the flash controller")
             fctl = try input(1, "waiting for the flash controller")[0]
         }
-        if fctl & 0x20 != 0 { throw .writeAborted(address: address) }
+        if fctl & FlashControl.abort != 0 { throw .writeAborted(address: address) }
     }
 
     // MARK: - Verify
@@ -397,19 +423,19 @@ public final class CC254xSession {
             var frames: [UInt8] = []
             if chunk.lowerBound / 0x8000 != bank {
                 bank = chunk.lowerBound / 0x8000
-                frames += Self.setSFR(0xC7, UInt8(bank))  // MEMCTR.XBANK
-                frames += Self.setSFR(0xD4, 0x00) + Self.setSFR(0xD5, 0x08)  // DMA0CFG → descriptor
+                frames += Self.setSFR(SFR.memctr, UInt8(bank))
+                frames += Self.setSFR(SFR.dma0cfgl, UInt8(Self.descriptorBase & 0xFF))
+                frames += Self.setSFR(SFR.dma0cfgh, UInt8(Self.descriptorBase >> 8))
             }
             let source = 0x8000 + chunk.lowerBound % 0x8000
-            let descriptor: [UInt8] = [
-                UInt8(source >> 8), UInt8(source & 0xFF), 0x70, 0xBD, UInt8(chunk.count >> 8),
-                UInt8(chunk.count & 0xFF),
-                0x20, 0x42,
-            ]
-            frames += Frames.writeXdata(Self.descriptorBase, descriptor)
-            frames += Self.setSFR(0xD1, 0x00) + Self.setSFR(0xBC, 0xFF) + Self.setSFR(0xBC, 0xFF)
-            frames += Self.setSFR(0xD6, 0x01) + Self.setSFR(0xD7, 0x01)
-            frames += Self.readList([0x70D1, 0x70BC, 0x70BD])
+            // Channel 0 feeds the chunk, read through the XDATA bank window, into RNDH as one
+            // block transfer started by DMAREQ.
+            let descriptor = DMADescriptor(
+                source: UInt16(source), destination: SFR.mirror(SFR.rndh), length: chunk.count, mode: 0x20, flags: 0x42)
+            frames += Frames.writeXdata(Self.descriptorBase, descriptor.bytes)
+            frames += Self.setSFR(SFR.dmairq, 0x00) + Self.setSFR(SFR.rndl, 0xFF) + Self.setSFR(SFR.rndl, 0xFF)
+            frames += Self.setSFR(SFR.dmaarm, 0x01) + Self.setSFR(SFR.dmareq, 0x01)
+            frames += Self.crcReadList
             try out(frames, "verifying at \(hex(chunk.lowerBound))")
             var reply = try input(3, "verifying at \(hex(chunk.lowerBound))")
             var polls = 0
@@ -418,7 +444,7 @@ public final class CC254xSession {
                 polls += 1
                 if polls >= maximumPolls || Clock.now > deadline { throw .dmaTimeout(address: chunk.lowerBound) }
                 Clock.pause(afterPolls: polls)
-                try out(Self.readList([0x70D1, 0x70BC, 0x70BD]), "waiting for the CRC DMA")
+                try out(Self.crcReadList, "waiting for the CRC DMA")
                 reply = try input(3, "waiting for the CRC DMA")
             }
             let crc = UInt16(reply[1]) | UInt16(reply[2]) << 8
@@ -429,6 +455,9 @@ public final class CC254xSession {
             progress(FlashProgress(phase: .verify, done: done, total: total))
         }
     }
+
+    /// Reads DMAIRQ (channel 0 done?) and the CRC, RNDL then RNDH.
+    static let crcReadList = readList([SFR.mirror(SFR.dmairq), SFR.mirror(SFR.rndl), SFR.mirror(SFR.rndh)])
 
     /// The image's bytes in chunks of at most 1 KiB that never cross a 32 KiB bank.
     static func verifyChunks(_ image: MemoryImage) -> [Range<Int>] {

@@ -1,3 +1,5 @@
+import BoardSupport
+
 /// One debugger on the USB bus.
 public struct DebuggerDevice: Sendable, Equatable {
     /// USB bus number.
@@ -35,12 +37,6 @@ public struct DebuggerDevice: Sendable, Equatable {
     /// `0451:16A2`.
     public var usbID: String { hex4(vendorID) + ":" + hex4(productID) }
 
-    /// The debuggers ccbeacon drives: VID, PID, name (cc-debugger-protocol.md §1.1; the Chipcon
-    /// board 11A0:EB20, which uses other endpoints and a reset, is left out).
-    public static let supported: [(vendorID: UInt16, productID: UInt16, name: String)] = [
-        (0x0451, 0x16A2, "CC Debugger"), (0x11A0, 0xDB20, "SmartRF04 Evaluation Board"),
-        (0x0451, 0x16A0, "SmartRF05 Evaluation Board"),
-    ]
 }
 
 /// Where debuggers come from: libusb in the product, emulated ones in tests.
@@ -82,7 +78,9 @@ public enum DeviceSelectionError: Error, Sendable, Equatable, CustomStringConver
     public var description: String {
         switch self {
         case .noDebugger:
-            return "no CC Debugger found (USB 0451:16A2, SmartRF05EB 0451:16A0 or SmartRF04EB 11A0:DB20)"
+            let models = DebuggerModel.supported
+            return "no CC Debugger found (USB \(models[0].usbID), "
+                + models.dropFirst().map { "\($0.shortName) \($0.usbID)" }.joined(separator: " or ") + ")"
         case .notFound(let selector, let devices):
             return "no debugger '\(selector)'; attached: "
                 + (devices.isEmpty ? "none" : devices.map { "\($0.selector) (\($0.product))" }.joined(separator: ", "))
@@ -98,7 +96,8 @@ public enum DeviceSelectionError: Error, Sendable, Equatable, CustomStringConver
     public var hint: String {
         switch self {
         case .noDebugger:
-            return "is it plugged in? 'lsusb' should list 0451:16a2; if it does, check the udev rule (see the README)"
+            return
+                "is it plugged in? 'lsusb' should list \(DebuggerModel.ccDebugger.usbID.lowercased()); if it does, check the udev rule (see the README)"
         case .notFound: return "run 'ccbeacon devices' to list them"
         case .ambiguous(_, let selector):
             return selector.takesSeveral

@@ -110,7 +110,7 @@ public enum Frames {
     }
 
     /// T9: set FMAP with a DEBUG_INSTR (`MOV 0x9F,#bank`), avoiding the XDATA mirror (§13.6).
-    public static func setFMAP(_ bank: UInt8) -> [UInt8] { [0xBE, 0x57, 0x75, 0x9F, bank] }
+    public static func setFMAP(_ bank: UInt8) -> [UInt8] { [0xBE, 0x57, 0x75, SFR.fmap, bank] }
 
     /// The SET_CHIP_INFO text: target name and debugger ID, space padded to 48 bytes.
     public static func chipInfoText(target: String, debuggerID: UInt16) -> [UInt8] {

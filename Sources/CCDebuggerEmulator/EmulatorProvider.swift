@@ -1,3 +1,4 @@
+import BoardSupport
 public import CCDebugger
 
 /// Several emulated debuggers on an imaginary USB bus, for tests of commands that select one.
@@ -19,7 +20,9 @@ public final class EmulatorProvider: DebuggerProvider {
     public func devices() throws(DebuggerError) -> [DebuggerDevice] {
         debuggers.indices.map { index in
             DebuggerDevice(
-                bus: 1, address: 10 + index, vendorID: 0x0451, productID: 0x16A2, product: "CC Debugger",
+                bus: 1, address: 10 + index, vendorID: DebuggerModel.ccDebugger.vendorID,
+                productID: DebuggerModel.ccDebugger.productID,
+                product: DebuggerModel.ccDebugger.name,
                 serial: serials[index], debuggerID: debuggers[index].debuggerID)
         }
     }

@@ -1,3 +1,4 @@
+import BoardSupport
 public import CCDebugger
 import CLibUSB
 
@@ -31,9 +32,7 @@ public final class LibUSBProvider: DebuggerProvider {
             guard let device = list[index] else { continue }
             var descriptor = libusb_device_descriptor()
             guard libusb_get_device_descriptor(device, &descriptor) == 0,
-                let known = DebuggerDevice.supported.first(where: {
-                    $0.vendorID == descriptor.idVendor && $0.productID == descriptor.idProduct
-                })
+                let known = DebuggerModel.model(vendorID: descriptor.idVendor, productID: descriptor.idProduct)
             else { continue }
             var product = known.name
             var serial: String?

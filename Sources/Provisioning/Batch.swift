@@ -1,5 +1,5 @@
 import BeaconPayload
-public import Checksums
+import Checksums
 import Dispatch
 public import FirmwareTemplate
 import IntelHex

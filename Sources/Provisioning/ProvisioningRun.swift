@@ -1,6 +1,6 @@
 public import BeaconPayload
 public import CCDebugger
-public import Checksums
+import Checksums
 import Dispatch
 public import FirmwareTemplate
 import IntelHex
@@ -212,7 +212,7 @@ public final class ProvisioningRun: Sendable {
         var unreleased: String?
         while !stopping {
             do throws(DebuggerError) {
-                if session == nil { session = CC254xSession(transport: try debugger.open()) }
+                if session == nil { session = CC254xSession(transport: try debugger.open(), chips: [template.chip]) }
                 guard let active = session else { continue }
                 let state = try active.open()
                 var chip: String?

@@ -5,6 +5,7 @@
 //   cc-debugger-emulator [--devices N] [--flash IMAGE] [--ieee FIRST-XX:XX:XX:XX:XX:XX] [--locked]
 //       [--fault unplug-after=N|timeout-at=N|stuck-busy|corrupt=ADDR:MASK|no-target]
 //       [--save-flash FILE] [--log FILE] [--bench [--chips N]] -- COMMAND ARGS…
+import BoardSupport
 import CCDebugger
 import CCDebuggerEmulator
 import CUSBEmulation
@@ -121,7 +122,8 @@ let callbacks = bridgeCallbacks(logging: logPath != nil)
 let names = (0..<deviceCount).map { strdup("EMU\(String(repeating: "0", count: 3 - String($0 + 1).count))\($0 + 1)") }
 let infos = (0..<deviceCount).map { number in
     usbemu_device_info(
-        vendor_id: 0x0451, product_id: 0x16A2, bcd_device: debuggers[number].debuggerID,
+        vendor_id: DebuggerModel.ccDebugger.vendorID, product_id: DebuggerModel.ccDebugger.productID,
+        bcd_device: debuggers[number].debuggerID,
         manufacturer: UnsafePointer(strdup("Texas Instruments")), product: UnsafePointer(strdup("CC Debugger")),
         serial: UnsafePointer(names[number]))
 }

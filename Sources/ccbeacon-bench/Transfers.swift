@@ -21,7 +21,7 @@ func transferBenchmark(_ path: String) throws {
     // Flash writes finish before the next burst arrives, as on hardware at the default speed.
     debugger.chip!.busyPolls = 0
     let counting = CountingTransport(debugger)
-    let session = CC254xSession(transport: counting)
+    let session = CC254xSession(transport: counting, chips: [chip])
     let state = try session.open()
     _ = try session.connect(targetID: state.targetID)
     _ = try session.chipErase(targetID: state.targetID)

@@ -20,7 +20,7 @@ func sampleImage() throws -> MemoryImage {
 
 /// Opens, connects, erases, programs, verifies: the sequence `flash` runs.
 func burn(_ image: MemoryImage, on debugger: EmulatedDebugger) throws -> CC254xSession {
-    let session = CC254xSession(transport: debugger)
+    let session = CC254xSession(transport: debugger, chips: try BundledData.boards().chips)
     let state = try session.open()
     _ = try session.connect(targetID: state.targetID)
     _ = try session.chipErase(targetID: state.targetID)
@@ -32,7 +32,7 @@ func burn(_ image: MemoryImage, on debugger: EmulatedDebugger) throws -> CC254xS
 struct ProgrammerTests {
     @Test func identifiesTheDebuggerAndTheChip() throws {
         let debugger = EmulatedDebugger()
-        let session = CC254xSession(transport: debugger)
+        let session = CC254xSession(transport: debugger, chips: try BundledData.boards().chips)
         let state = try session.open()
         #expect(state == DebuggerState(targetID: 0x2541, firmwareID: 0x05CC, firmwareRevision: 0x0044))
         let chip = try session.connect(targetID: state.targetID)
@@ -65,7 +65,7 @@ struct ProgrammerTests {
         let byte = try #require(image[address])
         try #require(byte != 0)
         debugger.chip!.stuckAtZero[address] = byte & (~byte &+ 1)
-        let session = CC254xSession(transport: debugger)
+        let session = CC254xSession(transport: debugger, chips: try BundledData.boards().chips)
         let state = try session.open()
         _ = try session.connect(targetID: state.targetID)
         _ = try session.chipErase(targetID: state.targetID)
@@ -98,7 +98,7 @@ struct ProgrammerTests {
         let debugger = EmulatedDebugger()
         debugger.chip!.busyPolls = 0
         let counting = CountingTransport(debugger)
-        let session = CC254xSession(transport: counting)
+        let session = CC254xSession(transport: counting, chips: try BundledData.boards().chips)
         let state = try session.open()
         _ = try session.connect(targetID: state.targetID)
         _ = try session.chipErase(targetID: state.targetID)
@@ -136,7 +136,7 @@ struct ProgrammerTests {
         let debugger = EmulatedDebugger()
         debugger.chip!.flash[0x100] = 0x42
         debugger.chip!.setDebugLockBit()
-        let session = CC254xSession(transport: debugger)
+        let session = CC254xSession(transport: debugger, chips: try BundledData.boards().chips)
         let state = try session.open()
         #expect(try session.connect(targetID: state.targetID).locked)
         let identity = try session.chipErase(targetID: state.targetID)
@@ -146,7 +146,7 @@ struct ProgrammerTests {
 
     @Test func aLockedPageAbortsTheWrite() throws {
         let debugger = EmulatedDebugger()
-        let session = CC254xSession(transport: debugger)
+        let session = CC254xSession(transport: debugger, chips: try BundledData.boards().chips)
         let state = try session.open()
         _ = try session.connect(targetID: state.targetID)
         _ = try session.chipErase(targetID: state.targetID)
@@ -161,7 +161,7 @@ struct ProgrammerTests {
         let image = try sampleImage()
         // No target.
         let empty = EmulatedDebugger(chip: nil)
-        let session = CC254xSession(transport: empty)
+        let session = CC254xSession(transport: empty, chips: try BundledData.boards().chips)
         let state = try session.open()
         #expect(state.targetID == 0)
         #expect(throws: DebuggerError.noTarget) { try session.connect(targetID: state.targetID) }
@@ -182,7 +182,7 @@ struct ProgrammerTests {
         // The flash controller never finishes.
         let stuck = EmulatedDebugger()
         stuck.chip!.flashStuckBusy = true
-        let stuckSession = CC254xSession(transport: stuck)
+        let stuckSession = CC254xSession(transport: stuck, chips: try BundledData.boards().chips)
         stuckSession.maximumPolls = 5
         let stuckState = try stuckSession.open()
         _ = try stuckSession.connect(targetID: stuckState.targetID)
@@ -193,7 +193,7 @@ struct ProgrammerTests {
         let stubborn = EmulatedDebugger()
         stubborn.chip!.setDebugLockBit()
         stubborn.chip!.busyPolls = 1000
-        let stubbornSession = CC254xSession(transport: stubborn)
+        let stubbornSession = CC254xSession(transport: stubborn, chips: try BundledData.boards().chips)
         stubbornSession.maximumErasePolls = 10
         let stubbornState = try stubbornSession.open()
         #expect(throws: DebuggerError.eraseTimeout) { try stubbornSession.chipErase(targetID: stubbornState.targetID) }
@@ -221,7 +221,7 @@ struct LastPageTests {
         let debugger = EmulatedDebugger()
         let image = try FlashPlan.withLastPage(
             try sampleImage(), chip: cc2541, secondaryAddress: [0xC0, 0xFF, 0xEE, 0x12, 0x34, 0x56], lockDebug: true)
-        let session = CC254xSession(transport: debugger)
+        let session = CC254xSession(transport: debugger, chips: try BundledData.boards().chips)
         let state = try session.open()
         _ = try session.connect(targetID: state.targetID)
         #expect(try session.secondaryAddress(chip: cc2541) == nil)

@@ -1,5 +1,6 @@
 import CCDebuggerEmulator
 import IntelHex
+import TestSupport
 import Testing
 
 @testable import CCDebugger
@@ -60,7 +61,7 @@ struct FrameTests {
     @Test func connectSequenceOnTheWire() throws {
         let debugger = EmulatedDebugger()
         debugger.logging = true
-        let session = CC254xSession(transport: debugger)
+        let session = CC254xSession(transport: debugger, chips: try BundledData.boards().chips)
         let state = try session.open()
         _ = try session.connect(targetID: state.targetID, debuggerID: 0x8662)
         let log = debugger.log.map {
@@ -81,7 +82,7 @@ struct FrameTests {
     @Test func programmingAKiBIsOneOutAndOneIn() throws {
         let debugger = EmulatedDebugger()
         debugger.chip!.busyPolls = 0
-        let session = CC254xSession(transport: debugger)
+        let session = CC254xSession(transport: debugger, chips: try BundledData.boards().chips)
         let state = try session.open()
         _ = try session.connect(targetID: state.targetID)
         debugger.logging = true

@@ -108,6 +108,10 @@ struct BoardCatalogTests {
             "boards/b.json:1:107: debugger.usb: '0451-16A2' is not a USB ID; write VVVV:PPPP in hex"
         ),
         (
+            board.replacingOccurrences(of: "0451:16A2", with: "1234:ABCD"),
+            "boards/b.json:1:107: debugger.usb: '1234:ABCD' is not a debugger ccbeacon drives; it drives CC Debugger (0451:16A2), SmartRF05EB (0451:16A0) and SmartRF04EB (11A0:DB20)"
+        ),
+        (
             board.replacingOccurrences(of: "\"name\": \"b\"", with: "\"name\": \"c\""),
             "boards/b.json:1:23: name: must match the file name (b)"
         ),
