@@ -10,13 +10,33 @@ import Synchronization
     import Glibc
 #endif
 
-/// Stop signals received (SIGINT, SIGTERM, SIGHUP); the first asks the run to stop.
-nonisolated(unsafe) var interruptCount = 0
-/// The first stop signal received, 0 for none.
-nonisolated(unsafe) var stopSignal: Int32 = 0
-/// The run Ctrl-C stops. Set before the handler is installed and cleared after it is removed; the
-/// handler only does an atomic store on it (async-signal-safe), no locking.
-nonisolated(unsafe) var interruptibleRun: ProvisioningRun?
+/// The stop signals (SIGINT, SIGTERM, SIGHUP) a provisioning run has received. The signal handler
+/// only does atomic operations on it — no lock, no allocation, nothing else is async-signal-safe —
+/// and the run polls it.
+final class StopSignals: Sendable {
+    let count = Atomic<Int>(0)
+    let first = Atomic<Int32>(0)
+
+    /// Records a signal; returns how many have arrived, this one included.
+    func received(_ number: Int32) -> Int {
+        _ = first.compareExchange(expected: 0, desired: number, ordering: .relaxed)
+        return count.add(1, ordering: .relaxed).newValue
+    }
+
+    /// Forgets earlier signals, before a run installs the handler.
+    func reset() {
+        count.store(0, ordering: .relaxed)
+        first.store(0, ordering: .relaxed)
+    }
+
+    /// Whether a stop was asked for.
+    var requested: Bool { count.load(ordering: .relaxed) > 0 }
+    /// The first signal received, 0 for none.
+    var signal: Int32 { first.load(ordering: .relaxed) }
+}
+
+/// The process's stop signals: a handler is a C function and can reach only globals.
+let stopSignals = StopSignals()
 
 /// The ledger file for a station list: `--ledger FILE`, or `provisioning.sqlite` beside the list.
 func ledgerPath(_ command: ParsedCommand, listPath: String?) -> String {
@@ -255,26 +275,23 @@ enum ProvisionCommand {
             }
         }
 
-        let run = ProvisioningRun(template: template, ledger: ledger, options: options) { event in
+        stopSignals.reset()
+        let run = ProvisioningRun(
+            template: template, ledger: ledger, options: options, stopRequested: { stopSignals.requested }
+        ) { event in
             console.diagnostics(Self.describe(event) + "\n")
         }
-        interruptCount = 0
-        stopSignal = 0
-        interruptibleRun = run
         // Ctrl-C, `kill` (SIGTERM, what service managers send) and a closed terminal (SIGHUP) all
         // finish the chip in progress, record it and stop; a second one stops at once (the next
         // run recovers). A parent may have blocked them, and the mask survives exec: unblock.
-        let stopSignals = [SIGINT, SIGTERM, SIGHUP]
+        let stopSignalNumbers = [SIGINT, SIGTERM, SIGHUP]
         var unblock = sigset_t()
         sigemptyset(&unblock)
-        for number in stopSignals { sigaddset(&unblock, number) }
+        for number in stopSignalNumbers { sigaddset(&unblock, number) }
         sigprocmask(SIG_UNBLOCK, &unblock, nil)
-        for number in stopSignals {
+        for number in stopSignalNumbers {
             signal(number) { number in
-                interruptCount += 1
-                if interruptCount > 1 { _exit(128 + number) }
-                stopSignal = number
-                interruptibleRun?.requestStop()
+                if stopSignals.received(number) > 1 { _exit(128 + number) }
             }
         }
         let shared = SharedProvider(provider)
@@ -284,15 +301,14 @@ enum ProvisionCommand {
                     try shared.open(device)
                 }
             })
-        for number in stopSignals { signal(number, SIG_DFL) }
-        interruptibleRun = nil
+        for number in stopSignalNumbers { signal(number, SIG_DFL) }
 
         let states = try ownStates(ledger)
         let done = states.filter { if case .done = $0.state { true } else { false } }.count
         let held = states.filter { if case .held = $0.state { true } else { false } }.map(\.station.name)
         let elsewhere = states.filter { if case .inProgress = $0.state { true } else { false } }.count
         let stillPending = states.count - done - held.count - elsewhere
-        let why = Self.stopReason(summary, signal: stopSignal)
+        let why = Self.stopReason(summary, signal: stopSignals.signal)
         if command.flags.contains("--json") {
             console.output(
                 JSONValue.object([
@@ -383,7 +399,7 @@ enum ProvisionCommand {
 
 /// A provider the provisioning workers share: opening is serialised; each worker then uses only
 /// its own transport.
-final class SharedProvider: @unchecked Sendable {
+final class SharedProvider: Sendable {
     let provider: any DebuggerProvider
     let lock = Mutex(())
 

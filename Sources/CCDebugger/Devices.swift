@@ -40,7 +40,7 @@ public struct DebuggerDevice: Sendable, Equatable {
 }
 
 /// Where debuggers come from: libusb in the product, emulated ones in tests.
-public protocol DebuggerProvider: AnyObject {
+public protocol DebuggerProvider: AnyObject, Sendable {
     /// Every supported debugger attached now.
     func devices() throws(DebuggerError) -> [DebuggerDevice]
     /// Opens one (configuration 1, interface 0 claimed).

@@ -6,7 +6,7 @@ public final class EmulatorProvider: DebuggerProvider {
     /// The debuggers, each on bus 1 at address 10 + its index.
     public let debuggers: [EmulatedDebugger]
     /// Serial numbers, `EMU0001`…
-    public var serials: [String?]
+    public let serials: [String?]
 
     /// `count` debuggers, each with a blank CC2541 (distinct IEEE addresses).
     public init(count: Int = 1) {

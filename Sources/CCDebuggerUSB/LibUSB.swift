@@ -1,10 +1,14 @@
 import BoardSupport
 public import CCDebugger
 import CLibUSB
+import Synchronization
 
 /// CC Debuggers on the real USB bus, through libusb-1.0. This module is the only code that
 /// touches libusb.
-public final class LibUSBProvider: DebuggerProvider {
+///
+/// `@unchecked Sendable`: the only state is the libusb context, which libusb-1.0 documents as
+/// safe to use from several threads at once.
+public final class LibUSBProvider: DebuggerProvider, @unchecked Sendable {
     let context: OpaquePointer
 
     /// Initialises libusb.
@@ -168,16 +172,18 @@ enum LibUSBError {
 /// Starts libusb on first use, so commands that need no debugger never pay for it; if libusb
 /// cannot start, every use reports why.
 public final class LazyLibUSBProvider: DebuggerProvider {
-    private var provider: LibUSBProvider?
+    private let provider = Mutex<LibUSBProvider?>(nil)
 
     /// Nothing happens until a debugger is asked for.
     public init() {}
 
     private func started() throws(DebuggerError) -> LibUSBProvider {
-        if let provider { return provider }
-        let provider = try LibUSBProvider()
-        self.provider = provider
-        return provider
+        try provider.withLock { provider throws(DebuggerError) in
+            if let provider { return provider }
+            let started = try LibUSBProvider()
+            provider = started
+            return started
+        }
     }
 
     /// See `LibUSBProvider.devices()`.

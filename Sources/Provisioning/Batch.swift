@@ -100,8 +100,13 @@ public enum BatchGenerator {
     /// Fault injection for the crash-safety tests: with `CCBEACON_TEST_KILL_IN_BATCH=N` the
     /// process kills itself (SIGKILL) at its Nth durable step (set the record aside, each file
     /// renamed into place, the record written, the marker removed) — moments a kill from outside
-    /// only hits by luck. Deterministic with one job.
-    static let killAtStep: Int? = Files.environment("CCBEACON_TEST_KILL_IN_BATCH").flatMap { Int($0) }
+    /// only hits by luck. Deterministic with one job. Compiled into debug builds only: a release
+    /// binary has no way to kill itself.
+    #if DEBUG
+        static let killAtStep: Int? = Files.environment("CCBEACON_TEST_KILL_IN_BATCH").flatMap { Int($0) }
+    #else
+        static let killAtStep: Int? = nil
+    #endif
     static let steps = Atomic<Int>(0)
 
     static func step() {

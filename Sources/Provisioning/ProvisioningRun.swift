@@ -133,18 +133,23 @@ public final class ProvisioningRun: Sendable {
     let options: ProvisionOptions
     let events: @Sendable (ProvisionEvent) -> Void
     let stopFlag = Atomic<Bool>(false)
+    /// Asked whenever the workers check for a stop: a stop requested from outside the run (a
+    /// signal handler's atomic flag) without the handler touching the run.
+    let stopRequested: @Sendable () -> Bool
     /// The ledger's stations that are not on the run's list (`options.stations`): never claimed.
     let outsideList = Mutex<Set<String>>([])
     let summary = Mutex(ProvisionSummary())
 
-    /// A run over `ledger`'s stations with `template`.
+    /// A run over `ledger`'s stations with `template`; it also stops once `stopRequested` says so.
     public init(
         template: StationTemplate, ledger: any ProvisioningLedger & Sendable, options: ProvisionOptions,
+        stopRequested: @escaping @Sendable () -> Bool = { false },
         events: @escaping @Sendable (ProvisionEvent) -> Void
     ) {
         self.template = template
         self.ledger = ledger
         self.options = options
+        self.stopRequested = stopRequested
         self.events = events
     }
 
@@ -158,7 +163,7 @@ public final class ProvisioningRun: Sendable {
     /// Asks every worker to stop after the chip it is burning.
     public func requestStop() { stopFlag.store(true, ordering: .relaxed) }
 
-    var stopping: Bool { stopFlag.load(ordering: .relaxed) }
+    var stopping: Bool { stopFlag.load(ordering: .relaxed) || stopRequested() }
 
     /// Runs one worker per debugger in parallel until the stations run out, the debuggers stop or
     /// a stop is requested.

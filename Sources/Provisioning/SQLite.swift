@@ -81,10 +81,14 @@ final class SQLiteDatabase: @unchecked Sendable {
 
     /// Fault injection for the crash-safety tests: with `CCBEACON_TEST_KILL_IN_LEDGER_WRITE=N` the
     /// process kills itself (SIGKILL) inside its Nth write transaction, after the writes and before
-    /// COMMIT — a moment that a kill from outside only hits by luck.
-    static let killInLedgerWrite: Int? = getenv("CCBEACON_TEST_KILL_IN_LEDGER_WRITE").flatMap {
-        Int(String(cString: $0))
-    }
+    /// COMMIT — a moment that a kill from outside only hits by luck. Debug builds only.
+    #if DEBUG
+        static let killInLedgerWrite: Int? = getenv("CCBEACON_TEST_KILL_IN_LEDGER_WRITE").flatMap {
+            Int(String(cString: $0))
+        }
+    #else
+        static let killInLedgerWrite: Int? = nil
+    #endif
 
     /// SQLite's "destructor" constant telling it to copy bound text.
     static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)

@@ -1,37 +1,49 @@
 import CCDebugger
 import CCDebuggerEmulator
 import CUSBEmulation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-// The state the C glue reaches through its callbacks. umockdev serves every ioctl on its one worker
-// thread while the main thread only waits for the command, so these are never used concurrently.
-nonisolated(unsafe) var bridgeDebuggers: [EmulatedDebugger] = []
-nonisolated(unsafe) var bridgeLog: UnsafeMutablePointer<FILE>?
-nonisolated(unsafe) var chipsIssued = 0
-/// The IEEE address the next chip gets (`--ieee` sets the first; each chip gets the next number).
-nonisolated(unsafe) var nextIEEE: [UInt8] = [0x00, 0x12, 0x4B, 0x00, 0x25, 0x41]
+/// The state the C glue reaches through its callbacks (umockdev's worker thread) and the main
+/// thread sets up.
+struct BridgeState {
+    var debuggers: [EmulatedDebugger] = []
+    /// The `--log` file's descriptor, -1 for none.
+    var log: Int32 = -1
+    var chipsIssued = 0
+    /// The IEEE address the next chip gets (`--ieee` sets the first; each chip gets the next number).
+    var nextIEEE: [UInt8] = [0x00, 0x12, 0x4B, 0x00, 0x25, 0x41]
+}
 
-/// A blank chip with the next IEEE address.
-func freshChip() -> EmulatedCC2541 {
-    chipsIssued += 1
-    let chip = EmulatedCC2541(ieee: nextIEEE)
-    for index in stride(from: 5, through: 0, by: -1) {
-        nextIEEE[index] &+= 1
-        if nextIEEE[index] != 0 { break }
+/// The one bridge state. A callback takes what it needs under the lock and drives the emulated
+/// debugger outside it (a reset to run hands out a fresh chip, which takes the lock again).
+let bridge = Mutex(BridgeState())
+
+/// The emulated debugger behind umockdev's device number `device`.
+func bridgeDebugger(_ device: Int32) -> EmulatedDebugger { bridge.withLock { $0.debuggers[Int(device)] } }
+
+/// A blank chip with the next IEEE address, or nil once `limit` chips have been handed out.
+func freshChip(limit: Int = .max) -> EmulatedCC2541? {
+    bridge.withLock { state in
+        guard state.chipsIssued < limit else { return nil }
+        state.chipsIssued += 1
+        let chip = EmulatedCC2541(ieee: state.nextIEEE)
+        for index in stride(from: 5, through: 0, by: -1) {
+            state.nextIEEE[index] &+= 1
+            if state.nextIEEE[index] != 0 { break }
+        }
+        return chip
     }
-    return chip
 }
 
 /// Bench mode: after a job resets its chip to run, the chip is taken away and a blank one (with a
 /// new IEEE address) offered, until `chipLimit` chips have been handed out.
 func installBench(on debuggers: [EmulatedDebugger], chipLimit: Int) {
     for debugger in debuggers {
-        debugger.onResetToRun = { debugger in
-            debugger.chip = chipsIssued < chipLimit ? freshChip() : nil
-        }
+        debugger.onResetToRun = { debugger in debugger.chip = freshChip(limit: chipLimit) }
     }
 }
 
@@ -49,7 +61,7 @@ func bridgeCallbacks(logging: Bool) -> usbemu_callbacks {
     usbemu_callbacks(
         control: { _, device, setup, data, length in
             guard let setup, let data else { return -EINVAL }
-            let debugger = bridgeDebuggers[Int(device)]
+            let debugger = bridgeDebugger(device)
             let request = setup[1]
             let value = UInt16(setup[2]) | UInt16(setup[3]) << 8
             let index = UInt16(setup[4]) | UInt16(setup[5]) << 8
@@ -69,7 +81,7 @@ func bridgeCallbacks(logging: Bool) -> usbemu_callbacks {
         bulk_out: { _, device, data, length in
             guard let data else { return -EINVAL }
             do throws(TransportError) {
-                try bridgeDebuggers[Int(device)].bulkOut(
+                try bridgeDebugger(device).bulkOut(
                     Array(UnsafeBufferPointer(start: data, count: Int(length))), timeoutMilliseconds: 0)
                 return 0
             } catch { return errnoFor(error) }
@@ -77,16 +89,19 @@ func bridgeCallbacks(logging: Bool) -> usbemu_callbacks {
         bulk_in: { _, device, data, length in
             guard let data else { return -EINVAL }
             do throws(TransportError) {
-                guard let reply = try bridgeDebuggers[Int(device)].takeReply(upTo: Int(length)) else { return -EAGAIN }
+                guard let reply = try bridgeDebugger(device).takeReply(upTo: Int(length)) else { return -EAGAIN }
                 for (offset, byte) in reply.enumerated() { data[offset] = byte }
                 return Int32(reply.count)
             } catch { return errnoFor(error) }
         },
         log: logging
             ? { _, line in
-                guard let line, let bridgeLog else { return }
-                fputs(line, bridgeLog)
-                fputs("\n", bridgeLog)
+                guard let line else { return }
+                let log = bridge.withLock { $0.log }
+                guard log >= 0 else { return }
+                // One write per line (line and newline together), so lines never interleave.
+                let text = Array(String(cString: line).utf8) + [0x0A]
+                _ = text.withUnsafeBytes { write(log, $0.baseAddress, $0.count) }
             } : nil,
         context: nil)
 }

@@ -55,7 +55,7 @@ while index < arguments.count {
         let parts = value().split(separator: ":").compactMap { UInt8($0, radix: 16) }
         guard parts.count == 6 else { fail("--ieee takes 6 bytes, XX:XX:XX:XX:XX:XX") }
         ieee = parts
-        nextIEEE = parts
+        bridge.withLock { $0.nextIEEE = parts }
     case "--locked": locked = true
     case "--fault": faults.append(value())
     case "--save-flash": saveFlash = value()
@@ -81,7 +81,7 @@ if let flashImage {
 }
 
 let debuggers: [EmulatedDebugger] = (0..<deviceCount).map { number in
-    let chip = freshChip()
+    let chip = freshChip()!  // no limit: always a chip
     if let image {
         for segment in image.segments where segment.end <= chip.flashSize {
             chip.flash.replaceSubrange(segment.range, with: segment.bytes)
@@ -113,10 +113,11 @@ if bench { installBench(on: debuggers, chipLimit: chipLimit) }
 // MARK: - USB bridge (see Bridge.swift: it runs on umockdev's worker thread)
 
 if let logPath {
-    bridgeLog = fopen(logPath, "w")
-    if bridgeLog == nil { fail("cannot write \(logPath)", status: 1) }
+    let log = open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard log >= 0 else { fail("cannot write \(logPath)", status: 1) }
+    bridge.withLock { $0.log = log }
 }
-bridgeDebuggers = debuggers
+bridge.withLock { $0.debuggers = debuggers }
 let callbacks = bridgeCallbacks(logging: logPath != nil)
 
 let names = (0..<deviceCount).map { strdup("EMU\(String(repeating: "0", count: 3 - String($0 + 1).count))\($0 + 1)") }
@@ -145,7 +146,8 @@ let spawned = posix_spawnp(&pid, command[0], nil, nil, argv, environ)
 guard spawned == 0 else { fail("cannot run \(command[0]): \(String(cString: strerror(spawned)))", status: 127) }
 var status: Int32 = 0
 while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-if let bridgeLog { fclose(bridgeLog) }
+let log = bridge.withLock { $0.log }
+if log >= 0 { close(log) }
 
 if let saveFlash {
     for (number, debugger) in debuggers.enumerated() {
