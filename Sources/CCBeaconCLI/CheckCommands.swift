@@ -29,6 +29,7 @@ enum InspectCommand {
         let (memory, _) = try CommandSupport.loadImage(path, base: command.values["--base"])
         let found = BeaconScanner.scan(memory)
         let oad = OADHeader.detect(in: memory)
+        let computedCRC = oad?.computeCRC(memory)
         var templateReport: (StationTemplate, VerificationReport)?
         if command.values["--template"] != nil || command.values["--board"] != nil {
             let (template, _) = try CommandSupport.template(command)
@@ -63,7 +64,7 @@ enum InspectCommand {
                         "oad",
                         .object([
                             ("address", .string(CommandSupport.hexAddress(oad.address))),
-                            ("image", .string(oad.imageName)), ("crcValid", .bool(true)),
+                            ("image", .string(oad.imageName)), ("crcValid", .bool(computedCRC == oad.crc0)),
                         ])
                     ))
             }
@@ -98,7 +99,10 @@ enum InspectCommand {
         }
         if let oad {
             lines.append(
-                "  OAD \(oad.imageName) header at \(CommandSupport.hexAddress(oad.address)), \(oad.lengthWords * 4) bytes, CRC 0x\(String(oad.crc0, radix: 16, uppercase: true)) valid"
+                "  OAD \(oad.imageName) header at \(CommandSupport.hexAddress(oad.address)), \(oad.lengthWords * 4) bytes, CRC 0x\(String(oad.crc0, radix: 16, uppercase: true)) "
+                    + (computedCRC == oad.crc0
+                        ? "valid"
+                        : "does not match the image (computed 0x\(String(computedCRC ?? 0, radix: 16, uppercase: true))): a boot image manager will not start it")
             )
         }
         if let (template, report) = templateReport {

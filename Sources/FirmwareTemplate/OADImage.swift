@@ -47,17 +47,42 @@ public struct OADHeader: Sendable, Equatable {
             userID: Array(bytes[8..<12]))
     }
 
-    /// The OAD header whose stored CRC matches the image, if there is one. Only a matching CRC
-    /// counts: 16 bytes that merely look like a header are not taken for one.
+    /// The OAD header found by its structure alone, whatever its CRC: a stored CRC that is set
+    /// (neither 0x0000 nor 0xFFFF), a shadow CRC that is unset or equal to it, a length that fits
+    /// the flash in its layout, and the 4 reserved bytes erased (0xFF), as TI's image header
+    /// leaves them. On the 40 images of the corpus this finds exactly the headers whose CRC
+    /// matches. `crcMatches(_:)` tells whether the image still agrees with it.
     public static func detect(in memory: MemoryImage) -> OADHeader? {
-        for candidate in candidates {
-            guard let header = read(memory, at: candidate.address, layout: candidate.layout),
-                header.crc0 != 0x0000, header.crc0 != 0xFFFF, header.computeCRC(memory) == header.crc0
-            else { continue }
-            return header
-        }
-        return nil
+        candidates.lazy.compactMap { structural(memory, at: $0.address, layout: $0.layout) }.first
     }
+
+    /// The first header whose stored CRC matches the image (what a BIM would boot), if any.
+    public static func validHeader(in memory: MemoryImage) -> OADHeader? {
+        candidates.lazy.compactMap { structural(memory, at: $0.address, layout: $0.layout) }.first {
+            $0.crcMatches(memory)
+        }
+    }
+
+    static func structural(_ memory: MemoryImage, at address: Int, layout: Layout) -> OADHeader? {
+        guard let header = read(memory, at: address, layout: layout),
+            header.crc0 != 0x0000, header.crc0 != 0xFFFF, header.crc1 == 0xFFFF || header.crc1 == header.crc0,
+            memory.contiguousBytes(in: (address + 12)..<(address + 16)) == [0xFF, 0xFF, 0xFF, 0xFF],
+            header.fitsFlash
+        else { return nil }
+        return header
+    }
+
+    /// Whether the length fits a 256 KiB flash in the header's layout.
+    var fitsFlash: Bool {
+        let total = lengthWords * 4
+        switch layout {
+        case .contiguous: return address + total <= 0x40000
+        case .bimImageA: return total <= (0x4000 - address) + (0x3E800 - 0x4000)
+        }
+    }
+
+    /// Whether the stored CRC is the image's.
+    public func crcMatches(_ memory: MemoryImage) -> Bool { computeCRC(memory) == crc0 }
 
     /// The flash ranges the CRC covers, in the order the BIM walks them (bytes 0–3 excluded).
     public var crcRanges: [Range<Int>] {

@@ -113,7 +113,7 @@ public enum TemplateImport {
                 .iBeaconAdvertisingData
             }
         let placeholder = memory.contiguousBytes(in: beacon.address..<(beacon.address + kind.length)) ?? []
-        let oad = OADHeader.detect(in: memory).map { OADSpec(headerAddress: $0.address, layout: $0.layout) }
+        let oad = OADHeader.validHeader(in: memory).map { OADSpec(headerAddress: $0.address, layout: $0.layout) }
         return TemplateManifest(
             name: name, description: description, chip: chip.name, image: imageFileName,
             imageSHA256: SHA256.hexDigest(imageBytes), payloadFormat: .ibeacon,

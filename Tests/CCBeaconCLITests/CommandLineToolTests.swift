@@ -1,4 +1,5 @@
 import CCDebugger
+import Checksums
 import Foundation
 import Synchronization
 import TestSupport
@@ -378,5 +379,42 @@ struct ConvertAndPatchCommandTests {
                 "ccbeacon \(group): '\(group)' needs a subcommand: \(subcommands.joined(separator: ", "))\n"))
         #expect(ToolRun([group, "nosuch"]).diagnostics.contains("unknown subcommand '\(group) nosuch'"))
         #expect(ToolRun(["help", group, "nosuch"]).status == 64)
+    }
+}
+
+/// `inspect` finds an OAD header by its structure and says whether its CRC still matches: a
+/// header whose image changed after it was made is shown as such, never hidden or called valid.
+struct InspectOADTests {
+    /// A contiguous OAD image of 256 bytes at 0: header (CRC, shadow unset, version 0, 64 words,
+    /// user ID "AAAA", reserved erased), then counting bytes.
+    static func image() -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: 256)
+        for index in 16..<256 { bytes[index] = UInt8(index & 0xFF) }
+        bytes.replaceSubrange(
+            2..<16, with: [0xFF, 0xFF, 0x00, 0x00, 64, 0x00] + Array("AAAA".utf8) + [0xFF, 0xFF, 0xFF, 0xFF])
+        let crc = CRC16UMTS.checksum(bytes[4...])
+        bytes[0] = UInt8(crc & 0xFF)
+        bytes[1] = UInt8(crc >> 8)
+        return bytes
+    }
+
+    @Test(arguments: [false, true])
+    func theCRCStateIsReported(changed: Bool) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        var bytes = Self.image()
+        if changed { bytes[200] ^= 0x01 }
+        let path = scratch.path("oad.bin")
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let json = ToolRun(["inspect", path, "--json"])
+        #expect(json.status == 0, "\(json.diagnostics)")
+        #expect(json.output.contains("\"crcValid\": \(!changed)"), "\(json.output)")
+        let text = ToolRun(["inspect", path])
+        let computed = String(CRC16UMTS.checksum(bytes[4...]), radix: 16, uppercase: true)
+        #expect(
+            text.output.contains(
+                changed
+                    ? "does not match the image (computed 0x\(computed)): a boot image manager will not start it"
+                    : "CRC 0x\(computed) valid"), "\(text.output)")
     }
 }

@@ -86,7 +86,8 @@ struct OADTests {
         var patched = try file.patchingRecords([
             MemoryPatch(address: 0x1000, bytes: [1, 2, 3]), MemoryPatch(address: 0x30000, bytes: [4, 5]),
         ]).file
-        #expect(OADHeader.detect(in: patched.memory) == nil, "the old CRC no longer matches")
+        #expect(OADHeader.validHeader(in: patched.memory) == nil, "the old CRC no longer matches")
+        #expect(OADHeader.detect(in: patched.memory)?.crcMatches(patched.memory) == false, "found, and told stale")
         patched = try patched.patchingRecords(header.crcPatches(for: patched.memory)).file
         let fixed = try #require(OADHeader.detect(in: patched.memory))
         #expect(fixed.crc0 != header.crc0)
