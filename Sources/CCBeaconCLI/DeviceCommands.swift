@@ -57,12 +57,6 @@ enum DeviceSupport {
         }
     }
 
-    /// Every chip the session knows with this debugger target ID (a locked chip hides its flash
-    /// size, so it can only be narrowed down to these).
-    static func candidateChips(_ connection: Connection) -> [Chip] {
-        connection.session.chips.filter { $0.debuggerTargetID == connection.state.targetID }
-    }
-
     static func listDevices(_ provider: any DebuggerProvider) throws(CommandFailure) -> [DebuggerDevice] {
         do { return try provider.devices() } catch { throw failure(error) }
     }
@@ -73,10 +67,13 @@ enum DeviceSupport {
             throw CommandFailure(
                 .failure,
                 "the target (ID 0x\(String(connection.state.targetID, radix: 16, uppercase: true)), \(connection.identity.flashSize / 1024) KiB) is not in boards/chips.json",
-                hint: "ccbeacon programs the CC2540 and CC2541 with 128 or 256 KiB")
+                hint: unknownChipHint)
         }
         return chip
     }
+
+    /// What to do about a target boards/chips.json does not describe.
+    static let unknownChipHint = "ccbeacon programs the CC2540 and CC2541 with 128 or 256 KiB"
 
     /// A debugger error as a message, a hint and exit status 1.
     static func failure(_ error: DebuggerError) -> CommandFailure {
@@ -312,83 +309,61 @@ enum FlashCommand {
         let locations = try DataLocations.find(templatesOption: nil)
         let (identityRanges, identitySource) = IdentityBytes.locate(
             in: image, templates: locations.loadAllTemplates(catalog: try locations.loadBoards()))
-        var connection = try DeviceSupport.connect(command, debuggers: debuggers)
-        let session = connection.session
+        let connection = try DeviceSupport.connect(command, debuggers: debuggers)
         let report = DeviceSupport.progress(console)
-        let allowLastPage = command.flags.contains("--allow-last-page")
+        var options = FlashOptions(
+            verify: verifyMode, readBack: identityRanges, allowLastPage: command.flags.contains("--allow-last-page"),
+            lockDebug: command.flags.contains("--lock-debug"))
+        if let mac { options.secondaryAddress = .write(mac) }
+        if command.flags.contains("--preserve-mac") { options.secondaryAddress = .preserve }
+        let result: FlashResult
         do {
-            var erased = false
-            if connection.identity.locked {
-                // The debug lock hides CHIPINFO (the flash size). A chip erase clears the lock (as
-                // cc-tool does); after it the chip tells its size. The image must fit one of the
-                // chips with this target ID before anything is erased.
-                if command.flags.contains("--preserve-mac") {
-                    throw CommandFailure(
-                        .failure, "the target is locked, so its secondary address cannot be read to preserve it",
-                        hint: "run without --preserve-mac (the address is lost with the erase), or give --mac")
+            result = try FlashProgrammer(session: connection.session).flash(
+                image, targetID: connection.state.targetID, identity: connection.identity, options: options
+            ) { event in
+                switch event {
+                case .erasing(let progress), .programming(let progress), .verifying(let progress): report(progress)
+                case .started(_, _, let unlockedByErase) where unlockedByErase:
+                    console.diagnostics("the target was debug-locked; the chip erase unlocked it\n")
+                default: break
                 }
-                let candidates = DeviceSupport.candidateChips(connection)
-                if candidates.isEmpty { _ = try DeviceSupport.chip(connection) }  // refuses: unknown target
-                var planError: FlashPlanError?
-                for candidate in candidates {
-                    do { _ = try FlashPlan(image: image, chip: candidate, allowLastPage: allowLastPage) } catch {
-                        planError = error
-                        continue
-                    }
-                    planError = nil
-                    break
-                }
-                if let planError { throw planError }
-                connection.identity = try session.chipErase(targetID: connection.state.targetID, progress: report)
-                connection.chip = candidates.first { $0.flashSize == connection.identity.flashSize }
-                erased = true
-                console.diagnostics("the target was debug-locked; the chip erase unlocked it\n")
             }
-            let chip = try DeviceSupport.chip(connection)
-            // Check the plan before anything on the chip changes.
-            _ = try FlashPlan(image: image, chip: chip, allowLastPage: allowLastPage)
-            var secondary = mac
-            if command.flags.contains("--preserve-mac") {
-                secondary = try session.secondaryAddress(chip: chip)
-            }
-            let full = try FlashPlan.withLastPage(
-                image, chip: chip, secondaryAddress: secondary, lockDebug: command.flags.contains("--lock-debug"))
-            let plan = try FlashPlan(image: full, chip: chip, allowLastPage: true)
-            let burned = try session.burn(
-                plan, targetID: connection.state.targetID,
-                options: BurnOptions(verify: verifyMode, readBack: identityRanges), erased: erased, progress: report)
-            try session.resetAndRun()
-            let identityNote: String
-            switch identitySource {
-            case .template(let name):
-                identityNote = "identity bytes \(burned.readBackText) read back (template '\(name)')"
-            case .scanned:
-                identityNote = "identity bytes \(burned.readBackText) read back (found by scanning the image)"
-            case .none:
-                identityNote = "no identity bytes found in the image to read back"
-            }
-            let verified =
-                verifyMode == .none ? "not verified beyond that" : "the whole image verified (\(verifyMode.rawValue))"
-            var lines = [
-                "flashed \(path) to the \(chip.name) on \(connection.device.selector): \(plan.blocks.count) KiB written, "
-                    + "\(identityNote), \(verified); the target is running"
-            ]
-            if let secondary { lines.append("secondary address: \(DeviceSupport.hexBytes(secondary))") }
-            if command.flags.contains("--lock-debug") {
-                lines.append("debug interface locked (only a chip erase unlocks it)")
-            }
-            console.output(lines.joined(separator: "\n") + "\n")
-        } catch let error as FlashPlanError {
-            throw .data(
-                "\(path): \(error)",
-                hint: "use --allow-last-page only if you mean to write lock bits or the secondary address")
-        } catch let error as DebuggerError {
-            throw DeviceSupport.failure(error)
-        } catch let failure as CommandFailure {
-            throw failure
         } catch {
-            throw CommandFailure(.failure, "\(error)")
+            switch error {
+            case .plan(let planError):
+                throw .data(
+                    "\(path): \(planError)",
+                    hint: "use --allow-last-page only if you mean to write lock bits or the secondary address")
+            case .debugger(let debuggerError): throw DeviceSupport.failure(debuggerError)
+            case .unknownChip: throw CommandFailure(.failure, error.description, hint: DeviceSupport.unknownChipHint)
+            case .cannotPreserveOnLockedChip:
+                throw CommandFailure(
+                    .failure, error.description,
+                    hint: "run without --preserve-mac (the address is lost with the erase), or give --mac")
+            }
         }
+        let identityNote: String
+        switch identitySource {
+        case .template(let name):
+            identityNote = "identity bytes \(result.report.readBackText) read back (template '\(name)')"
+        case .scanned:
+            identityNote = "identity bytes \(result.report.readBackText) read back (found by scanning the image)"
+        case .none:
+            identityNote = "no identity bytes found in the image to read back"
+        }
+        let verified =
+            verifyMode == .none ? "not verified beyond that" : "the whole image verified (\(verifyMode.rawValue))"
+        var lines = [
+            "flashed \(path) to the \(result.chip.name) on \(connection.device.selector): \(result.report.blocksWritten) KiB written, "
+                + "\(identityNote), \(verified); the target is running"
+        ]
+        if let secondary = result.secondaryAddress {
+            lines.append("secondary address: \(DeviceSupport.hexBytes(secondary))")
+        }
+        if command.flags.contains("--lock-debug") {
+            lines.append("debug interface locked (only a chip erase unlocks it)")
+        }
+        console.output(lines.joined(separator: "\n") + "\n")
     }
 }
 

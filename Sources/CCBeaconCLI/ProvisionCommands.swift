@@ -153,7 +153,9 @@ enum ProvisionCommand {
         let listPath = command.positionals[0]
         var options = ProvisionOptions()
         if let verify = command.values["--verify"] {
-            guard let method = VerifyMethod(rawValue: verify) else { throw .usage("--verify must be crc or read") }
+            guard let method = VerifyMode(rawValue: verify), method != .none else {
+                throw .usage("--verify must be crc or read")
+            }
             options.verify = method
         }
         if let text = command.values["--retries"] {

@@ -585,22 +585,6 @@ public enum VerifyMode: String, Sendable, CaseIterable {
     case none
 }
 
-/// What a burn does besides erase and program.
-public struct BurnOptions: Sendable, Equatable {
-    /// How the whole image is checked.
-    public var verify: VerifyMode
-    /// Flash ranges read back byte for byte whatever `verify` says: the bytes that make a station
-    /// what it is (payload, advertiser address, settings, OAD header). A CRC can be fooled (four
-    /// stuck bits chosen well leave it unchanged); a byte comparison of these cannot.
-    public var readBack: [Range<Int>]
-
-    /// Options with `verify` and the ranges to read back.
-    public init(verify: VerifyMode, readBack: [Range<Int>]) {
-        self.verify = verify
-        self.readBack = readBack
-    }
-}
-
 /// What a finished burn did.
 public struct BurnReport: Sendable, Equatable {
     /// 1 KiB blocks written.
@@ -628,25 +612,6 @@ public struct BurnReport: Sendable, Equatable {
 }
 
 extension CC254xSession {
-    /// Burns `plan` into the connected chip: chip erase (unless `erased`: the caller just erased
-    /// it), program, read back `options.readBack` byte for byte, then verify the whole image as
-    /// `options.verify` says. The chip is left halted; the caller resets it to run.
-    public func burn(
-        _ plan: FlashPlan, targetID: UInt16, options: BurnOptions, erased: Bool = false,
-        progress: (FlashProgress) -> Void = { _ in }
-    ) throws(DebuggerError) -> BurnReport {
-        if !erased { _ = try chipErase(targetID: targetID, progress: progress) }
-        try program(plan, progress: progress)
-        let ranges = Self.merged(options.readBack)
-        try verifyRanges(ranges, of: plan.image)
-        switch options.verify {
-        case .crc: try verifyCRC(plan.image, progress: progress)
-        case .read: try verifyRead(plan.image, progress: progress)
-        case .none: break
-        }
-        return BurnReport(blocksWritten: plan.blocks.count, verify: options.verify, readBack: ranges)
-    }
-
     /// Reads `ranges` of flash back and compares them byte for byte with `image` (0xFF where the
     /// image holds nothing); a mismatch names the exact address.
     public func verifyRanges(_ ranges: [Range<Int>], of image: MemoryImage) throws(DebuggerError) {

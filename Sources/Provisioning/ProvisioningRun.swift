@@ -10,18 +10,12 @@ import Synchronization
     import Glibc
 #endif
 
-/// How provisioning verifies each chip.
-public enum VerifyMethod: String, Sendable, CaseIterable {
-    /// The chip's CRC unit over every byte of the image.
-    case crc
-    /// Every byte read back.
-    case read
-}
-
 /// Settings of a provisioning run.
 public struct ProvisionOptions: Sendable {
     /// Verification after each burn.
-    public var verify: VerifyMethod = .crc
+    /// How each chip's whole image is checked after its identity bytes are read back: `.crc` or
+    /// `.read`. A provisioned station is always verified: `.none` is taken as `.crc`.
+    public var verify: VerifyMode = .crc
     /// Further attempts for a station after a failure (each on a fresh chip after a chip fault).
     public var retries = 1
     /// Burn chips that already carry a verified identity (their old station becomes pending).
@@ -399,7 +393,8 @@ public final class ProvisioningRun: Sendable {
                 guard
                     let (station, attempt) = try ledger.claimNextStation(
                         chip: chip, debugger: debugger, template: template.manifest.name,
-                        templateSHA256: template.manifest.imageSHA256, verifyMethod: options.verify.rawValue,
+                        templateSHA256: template.manifest.imageSHA256,
+                        verifyMethod: (options.verify == .none ? VerifyMode.crc : options.verify).rawValue,
                         skipping: skipping,
                         image: { station in
                             let image = self.image(for: station)
@@ -513,23 +508,20 @@ public final class ProvisioningRun: Sendable {
     func burn(_ station: Station, image: StationImage, keeping secondaryAddress: [UInt8]?, session: CC254xSession)
         throws(DebuggerError) -> BurnReport
     {
-        let chip = template.chip
-        let plan: FlashPlan
+        let mode: VerifyMode = options.verify == .none ? .crc : options.verify
+        let flashOptions = FlashOptions(
+            verify: mode, readBack: template.identityRanges,
+            secondaryAddress: secondaryAddress.map { .write($0) } ?? .leave, resetToRun: false)
         do {
-            if let secondaryAddress {
-                let full = try FlashPlan.withLastPage(
-                    image.file.memory, chip: chip, secondaryAddress: secondaryAddress, lockDebug: false)
-                plan = try FlashPlan(image: full, chip: chip, allowLastPage: true)
-            } else {
-                plan = try FlashPlan(image: image.file.memory, chip: chip)
-            }
+            return try FlashProgrammer(session: session).flash(
+                image.file.memory, chip: template.chip, options: flashOptions
+            ).report
         } catch {
-            throw .transport(.other("\(error)"), during: "planning \(station.name)")
+            switch error {
+            case .debugger(let error): throw error
+            default: throw .transport(.other("\(error)"), during: "planning \(station.name)")
+            }
         }
-        let mode: VerifyMode = options.verify == .crc ? .crc : .read
-        let readBack = template.identityRanges + (secondaryAddress == nil ? [] : [chip.secondaryAddress])
-        return try session.burn(
-            plan, targetID: chip.debuggerTargetID, options: BurnOptions(verify: mode, readBack: readBack))
     }
 
 }

@@ -23,15 +23,23 @@ func transferBenchmark(_ path: String) throws {
     let counting = CountingTransport(debugger)
     let session = CC254xSession(transport: counting, chips: [chip])
     let state = try session.open()
-    _ = try session.connect(targetID: state.targetID)
-    _ = try session.chipErase(targetID: state.targetID)
-    let plan = try FlashPlan(image: image, chip: chip)
-    counting.reset()
-    try session.program(plan)
-    let program = counting.statistics
-    counting.reset()
-    try session.verifyCRC(image)
-    let verify = counting.statistics
+    let identity = try session.connect(targetID: state.targetID)
+    // The programmer's events split the transfers into erase, program (+ the empty identity
+    // read-back) and verify.
+    var program = counting.statistics
+    var verify = counting.statistics
+    let result = try FlashProgrammer(session: session).flash(
+        image, targetID: state.targetID, identity: identity, options: FlashOptions(verify: .crc, resetToRun: false)
+    ) { event in
+        switch event {
+        case .erased: counting.reset()
+        case .identityReadBack:
+            program = counting.statistics
+            counting.reset()
+        case .verified: verify = counting.statistics
+        default: break
+        }
+    }
     // The reference client writes every 1 KiB block from 0 to the image's end and CRC-verifies
     // the image's bytes in chunks of at most 1 KiB (cc-debugger-protocol.md §7.3, §7.6, §8).
     let referenceBlocks = ((image.endAddress ?? 0) + 1023) / 1024
@@ -47,7 +55,7 @@ func transferBenchmark(_ path: String) throws {
     let kib = Double(image.byteCount) / 1024
     print(
         """
-        {"image": "\(path)", "dataKiB": \(kib), "blocksWritten": \(plan.blocks.count), \
+        {"image": "\(path)", "dataKiB": \(kib), "blocksWritten": \(result.report.blocksWritten), \
         "programTransfers": \(program.transfers), "programBytesOut": \(program.bytesOut), \
         "verifyTransfers": \(verify.transfers), "verifyBytesOut": \(verify.bytesOut), \
         "referenceProgramTransfers": \(6 * referenceBlocks), "referenceVerifyTransfers": \(9 * verifyChunks)}

@@ -18,14 +18,17 @@ func sampleImage() throws -> MemoryImage {
     return image
 }
 
-/// Opens, connects, erases, programs, verifies: the sequence `flash` runs.
+/// Opens and connects, then runs the flash programmer (erase, program, CRC verify; no reset).
 func burn(_ image: MemoryImage, on debugger: EmulatedDebugger) throws -> CC254xSession {
     let session = CC254xSession(transport: debugger, chips: try BundledData.boards().chips)
     let state = try session.open()
-    _ = try session.connect(targetID: state.targetID)
-    _ = try session.chipErase(targetID: state.targetID)
-    try session.program(try FlashPlan(image: image, chip: cc2541))
-    try session.verifyCRC(image)
+    let identity = try session.connect(targetID: state.targetID)
+    do {
+        _ = try FlashProgrammer(session: session).flash(
+            image, targetID: state.targetID, identity: identity, options: FlashOptions(resetToRun: false))
+    } catch .debugger(let error) {
+        throw error  // the tests expect the debugger's own error
+    }
     return session
 }
 
@@ -246,5 +249,143 @@ struct LastPageTests {
         let session = try burn(image, on: debugger)
         debugger.chip!.flash[0x10042] ^= 0x10
         #expect(throws: DebuggerError.verifyMismatch(in: 0x10042..<0x10043)) { try session.verifyRead(image) }
+    }
+}
+
+/// The one flash programmer: its events in their documented order, every check before the chip
+/// changes, and the last page as the options say.
+struct FlashProgrammerTests {
+    /// The events of a job with progress collapsed: each kind once per run of equal kinds.
+    static func kinds(_ events: [FlashEvent]) -> [String] {
+        var kinds: [String] = []
+        for event in events {
+            let kind: String
+            switch event {
+            case .started(_, _, let unlocked): kind = unlocked ? "started(unlocked)" : "started"
+            case .erasing: kind = "erasing"
+            case .erased: kind = "erased"
+            case .programming: kind = "programming"
+            case .identityReadBack: kind = "identityReadBack"
+            case .verifying: kind = "verifying"
+            case .verified(let mode): kind = "verified(\(mode.rawValue))"
+            case .running: kind = "running"
+            case .finished: kind = "finished"
+            }
+            if kinds.last != kind { kinds.append(kind) }
+        }
+        return kinds
+    }
+
+    static func connected(_ debugger: EmulatedDebugger) throws -> (FlashProgrammer, DebuggerState, ChipIdentity) {
+        let session = CC254xSession(transport: debugger, chips: try BundledData.boards().chips)
+        let state = try session.open()
+        return (FlashProgrammer(session: session), state, try session.connect(targetID: state.targetID))
+    }
+
+    @Test(arguments: [
+        (
+            VerifyMode.crc, true,
+            [
+                "started", "erasing", "erased", "programming", "identityReadBack", "verifying", "verified(crc)",
+                "running",
+                "finished",
+            ]
+        ),
+        (
+            VerifyMode.read, false,
+            [
+                "started", "erasing", "erased", "programming", "identityReadBack", "verifying", "verified(read)",
+                "finished",
+            ]
+        ),
+        (
+            VerifyMode.none, true,
+            ["started", "erasing", "erased", "programming", "identityReadBack", "running", "finished"]
+        ),
+    ])
+    func eventsComeInTheDocumentedOrder(verify: VerifyMode, reset: Bool, expected: [String]) throws {
+        let debugger = EmulatedDebugger()
+        let (programmer, state, identity) = try Self.connected(debugger)
+        var events: [FlashEvent] = []
+        let result = try programmer.flash(
+            try sampleImage(), targetID: state.targetID, identity: identity,
+            options: FlashOptions(verify: verify, readBack: [0x7F00..<0x7F26], resetToRun: reset)
+        ) { events.append($0) }
+        #expect(Self.kinds(events) == expected)
+        #expect(events.last == .finished(result))
+        #expect(events.contains(.identityReadBack([0x7F00..<0x7F26])))
+        let programmed = events.compactMap { if case .programming(let progress) = $0 { progress } else { nil } }
+        #expect(programmed.count == result.report.blocksWritten)
+        #expect(programmed.last.map { $0.done == $0.total } == true)
+        #expect(debugger.chip!.halted == !reset)
+    }
+
+    @Test func aLockedChipIsErasedFirstAndThenIdentified() throws {
+        let debugger = EmulatedDebugger()
+        debugger.chip!.setDebugLockBit()
+        let (programmer, state, identity) = try Self.connected(debugger)
+        #expect(identity.locked)
+        var events: [FlashEvent] = []
+        let result = try programmer.flash(
+            try sampleImage(), targetID: state.targetID, identity: identity, options: FlashOptions()
+        ) { events.append($0) }
+        #expect(
+            Self.kinds(events) == [
+                "erasing", "erased", "started(unlocked)", "programming", "identityReadBack", "verifying",
+                "verified(crc)",
+                "running", "finished",
+            ])
+        #expect(result.unlockedByErase && result.chip.name == "CC2541F256")
+        #expect(
+            throws: FlashError.cannotPreserveOnLockedChip,
+            performing: {
+                let locked = EmulatedDebugger()
+                locked.chip!.setDebugLockBit()
+                let (programmer, state, identity) = try Self.connected(locked)
+                _ = try programmer.flash(
+                    try sampleImage(), targetID: state.targetID, identity: identity,
+                    options: FlashOptions(secondaryAddress: .preserve))
+            })
+    }
+
+    /// An image that does not fit is refused before the erase: the chip keeps what it had.
+    @Test(arguments: [false, true])
+    func aPlanThatCannotBeIsRefusedBeforeTheChipChanges(locked: Bool) throws {
+        let debugger = EmulatedDebugger()
+        debugger.chip!.flash[0x100] = 0x42
+        if locked { debugger.chip!.setDebugLockBit() }
+        let before = debugger.chip!.flash
+        let (programmer, state, identity) = try Self.connected(debugger)
+        var lastPage = MemoryImage()
+        try lastPage.write([0], at: 0x3FFF0)
+        var events: [FlashEvent] = []
+        #expect(throws: FlashError.plan(.lastPage(address: 0x3FFF0))) {
+            _ = try programmer.flash(lastPage, targetID: state.targetID, identity: identity, options: FlashOptions()) {
+                events.append($0)
+            }
+        }
+        #expect(events.isEmpty)
+        #expect(debugger.chip!.flash == before)
+    }
+
+    @Test func theSecondaryAddressIsKeptWrittenAndReadBack() throws {
+        let debugger = EmulatedDebugger()
+        let address: [UInt8] = [0xC0, 0x01, 0x02, 0x03, 0x04, 0x05]
+        var events: [FlashEvent] = []
+        do {
+            let (programmer, state, identity) = try Self.connected(debugger)
+            let written = try programmer.flash(
+                try sampleImage(), targetID: state.targetID, identity: identity,
+                options: FlashOptions(secondaryAddress: .write(address), lockDebug: false)
+            ) { events.append($0) }
+            #expect(written.secondaryAddress == address)
+            #expect(events.contains(.identityReadBack([cc2541.secondaryAddress])))
+        }
+        let (programmer, state, identity) = try Self.connected(debugger)
+        let kept = try programmer.flash(
+            try sampleImage(), targetID: state.targetID, identity: identity,
+            options: FlashOptions(secondaryAddress: .preserve))
+        #expect(kept.secondaryAddress == address)
+        #expect(Array(debugger.chip!.flash[cc2541.secondaryAddress]) == address.reversed())
     }
 }

@@ -1,0 +1,243 @@
+public import BoardSupport
+public import IntelHex
+
+/// What a flash job does with the last page's secondary address.
+public enum SecondaryAddressAction: Sendable, Equatable {
+    /// Nothing: the chip erase clears it, unless the image itself holds bytes there.
+    case leave
+    /// Read it before the erase and write it back (nothing to keep on a chip whose address is
+    /// erased; impossible on a debug-locked chip, which hides its flash).
+    case preserve
+    /// Write this address (MSB first, as printed).
+    case write([UInt8])
+}
+
+/// How a flash job runs; every value has the default `ccbeacon flash` uses.
+public struct FlashOptions: Sendable, Equatable {
+    /// How the whole image is checked after programming.
+    public var verify: VerifyMode = .crc
+    /// Flash ranges read back byte for byte whatever `verify` says: the bytes that make a station
+    /// what it is (payload, advertiser address, settings, OAD header). A CRC can be fooled (four
+    /// stuck bits chosen well leave it unchanged); a byte comparison of these cannot.
+    public var readBack: [Range<Int>] = []
+    /// Whether the image may hold bytes in the last page (lock bits, secondary address).
+    public var allowLastPage = false
+    /// What happens to the secondary address.
+    public var secondaryAddress: SecondaryAddressAction = .leave
+    /// Whether the debug interface is locked at the end (only a chip erase undoes it).
+    public var lockDebug = false
+    /// Whether the target is reset to run at the end. Provisioning records the outcome first and
+    /// resets afterwards.
+    public var resetToRun = true
+
+    /// The defaults.
+    public init() {}
+
+    /// Options with the given values, the rest defaults.
+    public init(
+        verify: VerifyMode = .crc, readBack: [Range<Int>] = [], allowLastPage: Bool = false,
+        secondaryAddress: SecondaryAddressAction = .leave, lockDebug: Bool = false, resetToRun: Bool = true
+    ) {
+        self.verify = verify
+        self.readBack = readBack
+        self.allowLastPage = allowLastPage
+        self.secondaryAddress = secondaryAddress
+        self.lockDebug = lockDebug
+        self.resetToRun = resetToRun
+    }
+}
+
+/// What a flash job reports while it runs, in this order (as probe-rs's flashing events):
+///
+/// 1. `started` once, when the chip and the plan are settled and before the chip is changed;
+/// 2. `erasing` progress, then `erased` (skipped when the caller erased the chip itself). On a
+///    debug-locked chip these two come before `started`: the erase lifts the lock, and only then
+///    can the chip tell which it is (`started` then says `unlockedByErase`);
+/// 3. `programming` progress, once per 1 KiB block handed to the flash controller;
+/// 4. `identityReadBack` with the ranges read back and found equal (maybe none);
+/// 5. `verifying` progress, then `verified` (skipped with `VerifyMode.none`);
+/// 6. `running` after the reset (only with `resetToRun`);
+/// 7. `finished` with the report.
+///
+/// A failure ends the sequence where it happens (the error is thrown; no `finished`).
+public enum FlashEvent: Sendable, Equatable {
+    /// The job begins: the chip it was settled for, the blocks to write, and whether a chip erase
+    /// was needed to lift a debug lock before the chip could be identified.
+    case started(chip: String, blocks: Int, unlockedByErase: Bool)
+    /// Chip-erase progress.
+    case erasing(FlashProgress)
+    /// The chip is erased.
+    case erased
+    /// Programming progress, after each block.
+    case programming(FlashProgress)
+    /// These ranges were read back and matched the image byte for byte.
+    case identityReadBack([Range<Int>])
+    /// Verification progress.
+    case verifying(FlashProgress)
+    /// The whole image verified this way.
+    case verified(VerifyMode)
+    /// The target was reset and runs.
+    case running
+    /// The job is done.
+    case finished(FlashResult)
+}
+
+/// What a finished flash job did.
+public struct FlashResult: Sendable, Equatable {
+    /// The chip the image was written to.
+    public var chip: Chip
+    /// 1 KiB blocks written, identity bytes read back, verification.
+    public var report: BurnReport
+    /// The secondary address the chip now holds (written or kept), MSB first; nil when none was.
+    public var secondaryAddress: [UInt8]?
+    /// True when the chip was debug-locked and the chip erase unlocked it.
+    public var unlockedByErase: Bool
+}
+
+/// Why a flash job stopped.
+public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The image does not fit the chip (checked before anything on the chip changes).
+    case plan(FlashPlanError)
+    /// The debugger or the chip failed.
+    case debugger(DebuggerError)
+    /// The connected target is none of the session's chips (its ID, and the flash size it tells).
+    case unknownChip(targetID: UInt16, flashSize: Int)
+    /// `.preserve` on a debug-locked chip: the lock hides the address.
+    case cannotPreserveOnLockedChip
+
+    /// Plain-words reason.
+    public var description: String {
+        switch self {
+        case .plan(let error): return error.description
+        case .debugger(let error): return error.description
+        case .unknownChip(let targetID, let flashSize):
+            return
+                "the target (ID 0x\(String(targetID, radix: 16, uppercase: true)), \(flashSize / 1024) KiB) is not in boards/chips.json"
+        case .cannotPreserveOnLockedChip:
+            return "the target is locked, so its secondary address cannot be read to preserve it"
+        }
+    }
+}
+
+/// The one erase → plan → program → read back → verify → reset sequence. `ccbeacon flash`,
+/// provisioning, the transfer benchmark and the tests all run it; nothing else strings the
+/// session's steps together.
+public struct FlashProgrammer {
+    /// The connected session.
+    public let session: CC254xSession
+
+    /// A programmer on `session` (opened and connected by the caller).
+    public init(session: CC254xSession) { self.session = session }
+
+    /// Flashes `image` into the target the session is connected to, as `identity` (what
+    /// `connect` said) describes it. A debug-locked chip hides its flash size: the image must then
+    /// fit one of the session's chips with `targetID`, the chip is erased (which lifts the lock)
+    /// and identified again. Every check of the plan happens before the chip changes.
+    public func flash(
+        _ image: MemoryImage, targetID: UInt16, identity: ChipIdentity, options: FlashOptions,
+        events: (FlashEvent) -> Void = { _ in }
+    ) throws(FlashError) -> FlashResult {
+        let candidates = session.chips.filter { $0.debuggerTargetID == targetID }
+        guard identity.locked else {
+            guard let chip = candidates.first(where: { $0.flashSize == identity.flashSize }) else {
+                throw .unknownChip(targetID: targetID, flashSize: identity.flashSize)
+            }
+            return try flash(image, chip: chip, options: options, events: events)
+        }
+        if options.secondaryAddress == .preserve { throw .cannotPreserveOnLockedChip }
+        guard !candidates.isEmpty else { throw .unknownChip(targetID: targetID, flashSize: identity.flashSize) }
+        // The image must fit one of the chips it could be before the erase destroys anything;
+        // when it fits none, the largest one's reason is the one to tell.
+        var planError: FlashError?
+        for candidate in candidates.sorted(by: { $0.flashSize > $1.flashSize }) {
+            do {
+                _ = try plan(image, chip: candidate, options: options, secondary: nil)
+                planError = nil
+                break
+            } catch { planError = planError ?? error }
+        }
+        if let planError { throw planError }
+        let unlocked: ChipIdentity
+        do {
+            unlocked = try session.chipErase(targetID: targetID) { events(.erasing($0)) }
+        } catch { throw .debugger(error) }
+        events(.erased)
+        guard let chip = candidates.first(where: { $0.flashSize == unlocked.flashSize }) else {
+            throw .unknownChip(targetID: targetID, flashSize: unlocked.flashSize)
+        }
+        return try flash(image, chip: chip, options: options, erased: true, unlockedByErase: true, events: events)
+    }
+
+    /// Flashes `image` into a connected, unlocked `chip` (provisioning knows its chip from the
+    /// template). `erased`: the caller has just erased it.
+    public func flash(
+        _ image: MemoryImage, chip: Chip, options: FlashOptions, erased: Bool = false,
+        events: (FlashEvent) -> Void = { _ in }
+    ) throws(FlashError) -> FlashResult {
+        try flash(image, chip: chip, options: options, erased: erased, unlockedByErase: false, events: events)
+    }
+
+    func flash(
+        _ image: MemoryImage, chip: Chip, options: FlashOptions, erased: Bool, unlockedByErase: Bool,
+        events: (FlashEvent) -> Void
+    ) throws(FlashError) -> FlashResult {
+        // Checked before anything is read or changed: the plan without the address that is
+        // only known after reading it.
+        _ = try plan(image, chip: chip, options: options, secondary: nil)
+        let secondary: [UInt8]?
+        switch options.secondaryAddress {
+        case .leave: secondary = nil
+        case .preserve:
+            do { secondary = erased ? nil : try session.secondaryAddress(chip: chip) } catch { throw .debugger(error) }
+        case .write(let address): secondary = address
+        }
+        let flashPlan = try plan(image, chip: chip, options: options, secondary: secondary)
+        events(.started(chip: chip.name, blocks: flashPlan.blocks.count, unlockedByErase: unlockedByErase))
+        do throws(DebuggerError) {
+            if !erased {
+                _ = try session.chipErase(targetID: chip.debuggerTargetID) { events(.erasing($0)) }
+                events(.erased)
+            }
+            try session.program(flashPlan) { events(.programming($0)) }
+            let readBack = CC254xSession.merged(
+                options.readBack + (secondary == nil ? [] : [chip.secondaryAddress]))
+            try session.verifyRanges(readBack, of: flashPlan.image)
+            events(.identityReadBack(readBack))
+            switch options.verify {
+            case .crc: try session.verifyCRC(flashPlan.image) { events(.verifying($0)) }
+            case .read: try session.verifyRead(flashPlan.image) { events(.verifying($0)) }
+            case .none: break
+            }
+            if options.verify != .none { events(.verified(options.verify)) }
+            if options.resetToRun {
+                try session.resetAndRun()
+                events(.running)
+            }
+            let result = FlashResult(
+                chip: chip,
+                report: BurnReport(blocksWritten: flashPlan.blocks.count, verify: options.verify, readBack: readBack),
+                secondaryAddress: secondary, unlockedByErase: unlockedByErase)
+            events(.finished(result))
+            return result
+        } catch {
+            throw .debugger(error)
+        }
+    }
+
+    /// The plan for `image` on `chip` with the last page as the options say.
+    func plan(_ image: MemoryImage, chip: Chip, options: FlashOptions, secondary: [UInt8]?) throws(FlashError)
+        -> FlashPlan
+    {
+        do {
+            // The image alone must keep out of the last page unless allowed; what the options
+            // themselves put there (address, lock) is always allowed.
+            _ = try FlashPlan(image: image, chip: chip, allowLastPage: options.allowLastPage)
+            guard secondary != nil || options.lockDebug else {
+                return try FlashPlan(image: image, chip: chip, allowLastPage: options.allowLastPage)
+            }
+            let full = try FlashPlan.withLastPage(
+                image, chip: chip, secondaryAddress: secondary, lockDebug: options.lockDebug)
+            return try FlashPlan(image: full, chip: chip, allowLastPage: true)
+        } catch { throw .plan(error) }
+    }
+}
