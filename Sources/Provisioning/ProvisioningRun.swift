@@ -10,6 +10,30 @@ import Synchronization
     import Glibc
 #endif
 
+/// Why a provisioning step failed, in the terms of the layer that failed. A worker acts on the
+/// layer: a failed USB transfer opens the debugger again; a ledger failure stops the run (nothing
+/// more may be burned that cannot be recorded); an image that cannot be flashed stops the worker.
+public enum ProvisioningError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The debugger or the chip failed.
+    case debugger(DebuggerError)
+    /// The ledger could not read or record.
+    case ledger(LedgerError)
+    /// A station's image cannot be flashed into the template's chip (nothing was written).
+    case image(station: String, FlashError)
+
+    /// The error as the layer that raised it.
+    init(_ error: DebuggerError) { self = .debugger(error) }
+
+    /// Plain-words reason.
+    public var description: String {
+        switch self {
+        case .debugger(let error): return error.description
+        case .ledger(let error): return error.description
+        case .image(let station, let error): return "the image of '\(station)' cannot be flashed: \(error)"
+        }
+    }
+}
+
 /// Settings of a provisioning run.
 public struct ProvisionOptions: Sendable {
     /// Verification after each burn.
@@ -210,26 +234,34 @@ public final class ProvisioningRun: Sendable {
         // A chip whose outcome is recorded but whose reset to run failed: reset before anything else.
         var unreleased: String?
         while !stopping {
-            do throws(DebuggerError) {
-                if session == nil { session = CC254xSession(transport: try debugger.open(), chips: [template.chip]) }
+            do throws(ProvisioningError) {
+                if session == nil {
+                    do { session = CC254xSession(transport: try debugger.open(), chips: [template.chip]) } catch {
+                        throw .debugger(error)
+                    }
+                }
                 guard let active = session else { continue }
-                let state = try active.open()
+                let state = try device { () throws(DebuggerError) in try active.open() }
                 var chip: String?
                 var secondary: [UInt8]?
                 var unusable: String?
                 var erasedOnArrival = false
                 if state.targetID != 0 {
-                    var identity = try active.connect(targetID: state.targetID)
+                    let identity = try device { () throws(DebuggerError) in try active.connect(targetID: state.targetID)
+                    }
                     if identity.locked {
                         // The lock hides everything, the address too; only an erase lifts it.
-                        identity = try active.chipErase(targetID: state.targetID)
+                        _ = try device { () throws(DebuggerError) in try active.chipErase(targetID: state.targetID) }
                         erasedOnArrival = true
                     }
-                    let primary = Self.ieeeText(try active.primaryAddress(chip: template.chip))
+                    let primary = Self.ieeeText(
+                        try device { () throws(DebuggerError) in try active.primaryAddress(chip: template.chip) })
                     if ChipID.isValid(primary) {
                         chip = primary
                     } else if options.chipIdentity == .secondary,
-                        let address = try active.secondaryAddress(chip: template.chip),
+                        let address = try device({ () throws(DebuggerError) in
+                            try active.secondaryAddress(chip: template.chip)
+                        }),
                         ChipID.isValid(Self.ieeeText(address))
                     {
                         chip = Self.ieeeText(address)
@@ -301,7 +333,7 @@ public final class ProvisioningRun: Sendable {
                 lastChip = chip
                 try release(chip, session: active, debugger: debugger.name, unreleased: &unreleased)
             } catch {
-                if case .transport = error {
+                if case .debugger(.transport) = error {
                     // The debugger may be gone: open it again, but give up after three failures in
                     // a row (an unplugged debugger can still "open" and then fail every transfer).
                     session = nil
@@ -318,6 +350,11 @@ public final class ProvisioningRun: Sendable {
                 return
             }
         }
+    }
+
+    /// Runs a step on the debugger; its failure is the debugger's.
+    func device<T>(_ step: () throws(DebuggerError) -> T) throws(ProvisioningError) -> T {
+        do { return try step() } catch { throw .debugger(error) }
     }
 
     /// True while a station of the run's list could still take a chip: one pending (and not given
@@ -339,7 +376,7 @@ public final class ProvisioningRun: Sendable {
     /// reset is reported and remembered (`unreleased`), never swallowed: the error goes to the
     /// worker, which opens the debugger again and retries the reset before it takes another chip.
     func release(_ chip: String, session: CC254xSession, debugger: String, unreleased: inout String?)
-        throws(DebuggerError)
+        throws(ProvisioningError)
     {
         do {
             try session.resetAndRun()
@@ -347,7 +384,7 @@ public final class ProvisioningRun: Sendable {
         } catch {
             unreleased = chip
             events(.resetFailed(debugger: debugger, chip: chip, reason: error.description))
-            throw error
+            throw .debugger(error)
         }
     }
 
@@ -356,7 +393,7 @@ public final class ProvisioningRun: Sendable {
     func handle(
         chip: String, secondaryAddress: [UInt8]?, erasedOnArrival: Bool, session: CC254xSession, debugger: String,
         failures: inout [String: Int], givenUp: inout Set<String>
-    ) throws(DebuggerError) -> ChipDisposition {
+    ) throws(ProvisioningError) -> ChipDisposition {
         do {
             let outside = outsideList.withLock { $0 }
             var skipping = givenUp.union(outside)
@@ -409,11 +446,20 @@ public final class ProvisioningRun: Sendable {
                 events(.started(debugger: debugger, station: station.name, chip: chip))
                 var burnError: DebuggerError?
                 var burned: BurnReport?
-                do throws(DebuggerError) {
+                do throws(FlashError) {
                     burned = try burn(
                         station, image: claimedImage ?? image(for: station), keeping: secondaryAddress,
                         session: session)
-                } catch { burnError = error }
+                } catch {
+                    guard case .debugger(let failure) = error else {
+                        // Refused before the chip was touched: the template's image does not fit
+                        // its own chip. Every station would fail alike: record it and stop.
+                        try ledger.finish(
+                            attempt.id, outcome: .failed, reason: "\(error); nothing was written to the chip")
+                        throw ProvisioningError.image(station: station.name, error)
+                    }
+                    burnError = failure
+                }
                 if let burnError {
                     // A failed burn may have left the identity on the chip. A chip fault: erase the
                     // chip, so that only a chip recorded as verified can ever carry it, then record
@@ -458,13 +504,17 @@ public final class ProvisioningRun: Sendable {
                 return .release
             }
         } catch let error as LedgerError {
+            // Nothing more may be burned that could not be recorded.
             requestStop()
-            throw .transport(.other("ledger: \(error.message)"), during: "recording in the ledger")
+            throw .ledger(error)
         } catch let error as DebuggerError {
-            if case .transport = error { throw error }
+            if case .transport = error { throw .debugger(error) }
             return .release  // a chip fault: reset it and wait for the next chip
+        } catch let error as ProvisioningError {
+            throw error
         } catch {
-            throw .transport(.other("\(error)"), during: "provisioning")
+            // Every step above throws one of the three; Swift cannot see that through `do`.
+            throw .ledger(LedgerError(operation: "provisioning", message: "\(error)", kind: .database))
         }
     }
 
@@ -506,22 +556,16 @@ public final class ProvisioningRun: Sendable {
     /// A chip named by its secondary address keeps it (`keeping`): it is written back into the
     /// last page and read back like the identity.
     func burn(_ station: Station, image: StationImage, keeping secondaryAddress: [UInt8]?, session: CC254xSession)
-        throws(DebuggerError) -> BurnReport
+        throws(FlashError) -> BurnReport
     {
         let mode: VerifyMode = options.verify == .none ? .crc : options.verify
         let flashOptions = FlashOptions(
             verify: mode, readBack: template.identityRanges,
             secondaryAddress: secondaryAddress.map { .write($0) } ?? .leave, resetToRun: false)
-        do {
-            return try FlashProgrammer(session: session).flash(
-                image.file.memory, chip: template.chip, options: flashOptions
-            ).report
-        } catch {
-            switch error {
-            case .debugger(let error): throw error
-            default: throw .transport(.other("\(error)"), during: "planning \(station.name)")
-            }
-        }
+        return try FlashProgrammer(session: session).flash(
+            image.file.memory, chip: template.chip, options: flashOptions
+        )
+        .report
     }
 
 }

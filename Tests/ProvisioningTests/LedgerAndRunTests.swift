@@ -630,3 +630,67 @@ final class EventLog: Sendable {
     /// The events so far.
     var all: [ProvisionEvent] { events.withLock { $0 } }
 }
+
+/// A ledger that fails its first `finish` with a database error (a full disk, say), and
+/// otherwise is the SQLite ledger underneath.
+final class LedgerFailingOnFinish: ProvisioningLedger, Sendable {
+    let inner: SQLiteLedger
+    let failed = Mutex(false)
+
+    init(_ inner: SQLiteLedger) { self.inner = inner }
+
+    func register(_ stations: [Station]) throws(LedgerError) { try inner.register(stations) }
+    func recoverInterrupted() throws(LedgerError) -> [Attempt] { try inner.recoverInterrupted() }
+    func verifiedStation(forChip chip: String) throws(LedgerError) -> String? {
+        try inner.verifiedStation(forChip: chip)
+    }
+    func interruptedAttempt(forChip chip: String) throws(LedgerError) -> Attempt? {
+        try inner.interruptedAttempt(forChip: chip)
+    }
+    func claimNextStation(
+        chip: String, debugger: String, template: String, templateSHA256: String, verifyMethod: String,
+        skipping: Set<String>, image: (Station) -> (sha256: String, advertiserAddress: String?)
+    ) throws(LedgerError) -> (Station, Attempt)? {
+        try inner.claimNextStation(
+            chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA256,
+            verifyMethod: verifyMethod, skipping: skipping, image: image)
+    }
+    func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?) throws(LedgerError) {
+        if failed.withLock({ failed in
+            defer { failed = true }
+            return !failed
+        }) {
+            throw LedgerError(operation: "finishing attempt \(attemptID)", message: "disk I/O error", kind: .database)
+        }
+        try inner.finish(attemptID, outcome: outcome, reason: reason, readBack: readBack)
+    }
+    func supersede(chip: String, reason: String) throws(LedgerError) { try inner.supersede(chip: chip, reason: reason) }
+    func release(station: String) throws(LedgerError) { try inner.release(station: station) }
+    func states() throws(LedgerError) -> [StationState] { try inner.states() }
+    func attempts() throws(LedgerError) -> [Attempt] { try inner.attempts() }
+}
+
+/// Each layer's failures stay its own: a ledger that fails is a ledger failure — the run stops
+/// and says so — never a "USB error" that makes the worker open the debugger again and again.
+struct ProvisioningErrorTests {
+    @Test func aLedgerFailureIsReportedAsOneAndTheDebuggerIsNotReopened() throws {
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register([Station(name: "s0", identity: identity(0))])
+        let bench = Bench(debuggers: 1, chips: 2, seed: 1, faultyChips: false)
+        let opened = Mutex(0)
+        let run = ProvisioningRun(
+            template: ProvisioningRunTests.template, ledger: LedgerFailingOnFinish(ledger),
+            options: ProvisioningRunTests.benchOptions(wait: 0.2)
+        ) { _ in }
+        let summary = run.run([
+            ProvisioningDebugger(name: "emu") { () throws(DebuggerError) in
+                opened.withLock { $0 += 1 }
+                return bench.debuggers[0]
+            }
+        ])
+        let reason = try #require(summary.stopped["emu"])
+        #expect(reason.hasPrefix("ledger: finishing attempt 1: disk I/O error"), "\(reason)")
+        #expect(!reason.contains("USB"), "\(reason)")
+        #expect(opened.withLock { $0 } == 1, "the debugger was opened again for a ledger failure")
+    }
+}
