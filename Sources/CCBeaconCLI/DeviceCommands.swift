@@ -85,10 +85,10 @@ enum DeviceSupport {
                 + udevRule
         case .transport(.busy, _): hint = "another program (cc-tool, SmartRF) has the debugger open; close it"
         case .transport(.noDevice, let during), .transport(.timeout, let during),
-            .transport(.shortTransfer, let during),
-            .transport(.pipe, let during), .transport(.other, let during):
+            .transport(.shortTransfer, let during), .transport(.pipe, let during), .transport(.libusb, let during),
+            .transport(.other, let during):
             hint =
-                during.hasPrefix("programming") || during.hasPrefix("verifying")
+                during.mayLeaveFlashChanged
                 ? "the chip is left partly written; replug the debugger, press its reset button and run 'ccbeacon flash' again (it starts with a chip erase)"
                 : "replug the debugger, press its reset button and try again"
         case .noTarget, .targetNotResponding:

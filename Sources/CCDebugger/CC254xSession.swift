@@ -33,7 +33,7 @@ public struct ChipIdentity: Sendable, Equatable {
 /// A flashing operation that failed, with what the user can do about it.
 public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A USB transfer failed.
-    case transport(TransportError, during: String)
+    case transport(TransportError, during: DebuggerOperation)
     /// The debugger sees no target.
     case noTarget
     /// The target is not a CC2540/CC2541.
@@ -211,19 +211,21 @@ public final class CC254xSession {
 
     // MARK: - Low level
 
-    func out(_ bytes: [UInt8], _ during: String) throws(DebuggerError) {
+    func out(_ bytes: [UInt8], _ during: DebuggerOperation) throws(DebuggerError) {
         do { try transport.bulkOut(bytes, timeoutMilliseconds: timeoutMilliseconds) } catch {
             throw .transport(error, during: during)
         }
     }
 
-    func input(_ count: Int, _ during: String) throws(DebuggerError) -> [UInt8] {
+    func input(_ count: Int, _ during: DebuggerOperation) throws(DebuggerError) -> [UInt8] {
         do { return try transport.bulkIn(length: count, timeoutMilliseconds: timeoutMilliseconds) } catch {
             throw .transport(error, during: during)
         }
     }
 
-    func control(_ request: UInt8, value: UInt16 = 0, index: UInt16 = 0, data: [UInt8] = [], _ during: String)
+    func control(
+        _ request: UInt8, value: UInt16 = 0, index: UInt16 = 0, data: [UInt8] = [], _ during: DebuggerOperation
+    )
         throws(DebuggerError)
     {
         do {
@@ -246,8 +248,8 @@ public final class CC254xSession {
     }
 
     func readStatus() throws(DebuggerError) -> UInt8 {
-        try out(Frames.readStatus, "reading the debug status")
-        return try input(1, "reading the debug status")[0]
+        try out(Frames.readStatus, .readingStatus)
+        return try input(1, .readingStatus)[0]
     }
 
     // MARK: - Connect and identify
@@ -264,12 +266,12 @@ public final class CC254xSession {
             state = try transport.controlIn(
                 request: Frames.Request.getState, value: 0, index: 0, length: 8,
                 timeoutMilliseconds: timeoutMilliseconds)
-        } catch { throw .transport(error, during: "asking the debugger for its state") }
+        } catch { throw .transport(error, during: .askingState) }
         guard state.count == 8 else {
             throw .transport(
-                .shortTransfer(expected: 8, actual: state.count), during: "asking the debugger for its state")
+                .shortTransfer(expected: 8, actual: state.count), during: .askingState)
         }
-        try control(Frames.Request.setSpeed, value: fast ? 0 : 1, "setting the debug speed")
+        try control(Frames.Request.setSpeed, value: fast ? 0 : 1, .settingSpeed)
         return DebuggerState(
             targetID: UInt16(state[0]) | UInt16(state[1]) << 8, firmwareID: UInt16(state[2]) | UInt16(state[3]) << 8,
             firmwareRevision: UInt16(state[4]) | UInt16(state[5]) << 8)
@@ -281,13 +283,13 @@ public final class CC254xSession {
         guard chips.contains(where: { $0.debuggerTargetID == targetID }) else {
             throw .unsupportedTarget(targetID, known: Self.families(chips))
         }
-        try control(Frames.Request.prepareDebugMode, "preparing debug mode")
+        try control(Frames.Request.prepareDebugMode, .preparingDebugMode)
         try control(
             Frames.Request.setChipInfo, value: 1,
             data: Frames.chipInfoText(
                 target: "CC" + String(targetID, radix: 16, uppercase: true), debuggerID: debuggerID),
-            "sending the chip info")
-        try control(Frames.Request.reset, index: 1, "resetting the target into debug mode")
+            .sendingChipInfo)
+        try control(Frames.Request.reset, index: 1, .resettingIntoDebugMode)
         let status = try readStatus()
         if status & Frames.Status.debugLocked != 0 {
             return ChipIdentity(chipID: 0, revision: 0, flashSize: 0, ramSize: 0, locked: true)
@@ -297,8 +299,8 @@ public final class CC254xSession {
         try out(
             Frames.writeConfig(0x22) + Self.setSFR(SFR.dps, 0)
                 + Self.readList([XREG.chipinfo0, XREG.chipinfo1, XREG.chver, XREG.chipid]),
-            "identifying the target")
-        let info = try input(4, "identifying the target")
+            .identifying)
+        let info = try input(4, .identifying)
         return ChipIdentity(
             chipID: info[3], revision: info[2], flashSize: (ChipInfo.flashKiB(chipinfo0: info[0]) ?? 0) * 1024,
             ramSize: ChipInfo.ramSize(chipinfo1: info[1]), locked: false)
@@ -311,8 +313,8 @@ public final class CC254xSession {
     public func chipErase(targetID: UInt16, progress: (FlashProgress) -> Void = { _ in }) throws(DebuggerError)
         -> ChipIdentity
     {
-        try control(Frames.Request.reset, index: 1, "resetting the target before the erase")
-        try out(Frames.chipErase, "starting the chip erase")
+        try control(Frames.Request.reset, index: 1, .resettingBeforeErase)
+        try out(Frames.chipErase, .startingErase)
         progress(FlashProgress(phase: .erase, done: 0, total: 1))
         var polls = 0
         let deadline = Clock.now + eraseTimeoutSeconds
@@ -360,7 +362,7 @@ public final class CC254xSession {
             Frames.writeXdata(Self.descriptorBase, Self.descriptors)
                 + Self.setSFR(SFR.dma1cfgl, UInt8(Self.descriptorBase & 0xFF))
                 + Self.setSFR(SFR.dma1cfgh, UInt8(Self.descriptorBase >> 8)),
-            "setting up the DMA for programming")
+            .settingUpDMA)
         var nextWordAddress = -1  // where FADDR points after the last started write
         var pending: (address: Int, buffer: Int)?
         for (index, block) in plan.blocks.enumerated() {
@@ -368,13 +370,16 @@ public final class CC254xSession {
             var frames = startWrite(pending, nextWordAddress: &nextWordAddress)
             frames += Self.setSFR(SFR.dmaarm, Self.burstChannel(buffer: buffer)) + Frames.burstWrite1024(block.bytes)
             frames += Self.readList([XREG.fctl])
-            try out(frames, "programming the 1 KiB at \(hex(block.address))")
-            try waitForFlash(firstReply: try input(1, "programming"), address: pending?.address ?? block.address)
+            try out(frames, .programming(address: block.address))
+            try waitForFlash(
+                firstReply: try input(1, .programming(address: nil)), address: pending?.address ?? block.address)
             pending = (block.address, buffer)
             progress(FlashProgress(phase: .program, done: (index + 1) * FlashPlan.blockSize, total: total))
         }
-        try out(startWrite(pending, nextWordAddress: &nextWordAddress) + Self.readList([XREG.fctl]), "programming")
-        try waitForFlash(firstReply: try input(1, "programming"), address: pending?.address ?? 0)
+        try out(
+            startWrite(pending, nextWordAddress: &nextWordAddress) + Self.readList([XREG.fctl]),
+            .programming(address: nil))
+        try waitForFlash(firstReply: try input(1, .programming(address: nil)), address: pending?.address ?? 0)
     }
 
     /// Frames that start the flash write of the block waiting in `pending`'s buffer (setting
@@ -401,8 +406,8 @@ public final class CC254xSession {
             polls += 1
             if polls >= maximumPolls || Clock.now > deadline { throw .flashBusy(address: address) }
             Clock.pause(afterPolls: polls)
-            try out(Self.readList([XREG.fctl]), "waiting for the flash controller")
-            fctl = try input(1, "waiting for the flash controller")[0]
+            try out(Self.readList([XREG.fctl]), .waitingForFlash)
+            fctl = try input(1, .waitingForFlash)[0]
         }
         if fctl & FlashControl.abort != 0 { throw .writeAborted(address: address) }
     }
@@ -436,16 +441,16 @@ public final class CC254xSession {
             frames += Self.setSFR(SFR.dmairq, 0x00) + Self.setSFR(SFR.rndl, 0xFF) + Self.setSFR(SFR.rndl, 0xFF)
             frames += Self.setSFR(SFR.dmaarm, 0x01) + Self.setSFR(SFR.dmareq, 0x01)
             frames += Self.crcReadList
-            try out(frames, "verifying at \(hex(chunk.lowerBound))")
-            var reply = try input(3, "verifying at \(hex(chunk.lowerBound))")
+            try out(frames, .verifying(address: chunk.lowerBound))
+            var reply = try input(3, .verifying(address: chunk.lowerBound))
             var polls = 0
             let deadline = Clock.now + busyTimeoutSeconds
             while reply[0] & 0x01 == 0 {
                 polls += 1
                 if polls >= maximumPolls || Clock.now > deadline { throw .dmaTimeout(address: chunk.lowerBound) }
                 Clock.pause(afterPolls: polls)
-                try out(Self.crcReadList, "waiting for the CRC DMA")
-                reply = try input(3, "waiting for the CRC DMA")
+                try out(Self.crcReadList, .waitingForCRC)
+                reply = try input(3, .waitingForCRC)
             }
             let crc = UInt16(reply[1]) | UInt16(reply[2]) << 8
             guard crc == Self.crc(image.bytes(in: chunk, fill: 0xFF)) else {
@@ -484,7 +489,7 @@ public final class CC254xSession {
             _ = try transport.controlIn(
                 request: Frames.Request.prepareRead, value: 0, index: 0, length: 1,
                 timeoutMilliseconds: timeoutMilliseconds)
-        } catch { throw .transport(error, during: "preparing to read flash") }
+        } catch { throw .transport(error, during: .preparingRead) }
         var result: [UInt8] = []
         result.reserveCapacity(range.count)
         var address = range.lowerBound
@@ -503,8 +508,8 @@ public final class CC254xSession {
                 codeAddress = 0x8000 + address % 0x8000
             }
             frames += Frames.codePointer(UInt16(codeAddress)) + Frames.readCode(count: end - address)
-            try out(frames, "reading flash at \(hex(address))")
-            result += try input(end - address, "reading flash at \(hex(address))")
+            try out(frames, .readingFlash(address: address))
+            result += try input(end - address, .readingFlash(address: address))
             address = end
             progress(FlashProgress(phase: .read, done: address - range.lowerBound, total: range.count))
         }
@@ -519,8 +524,8 @@ public final class CC254xSession {
             let chunk = min(1024, count - offset)
             try out(
                 Frames.setPointer(UInt16(address + offset)) + Frames.readBody(count: chunk),
-                "reading XDATA at \(hex(address + offset))")
-            result += try input(chunk, "reading XDATA")
+                .readingXdata(address: address + offset))
+            result += try input(chunk, .readingXdata(address: nil))
             offset += chunk
         }
         return result
@@ -554,7 +559,7 @@ public final class CC254xSession {
 
     /// Resets the target and lets it run.
     public func resetAndRun() throws(DebuggerError) {
-        try control(Frames.Request.reset, index: 0, "resetting the target to run")
+        try control(Frames.Request.reset, index: 0, .resettingToRun)
     }
 }
 

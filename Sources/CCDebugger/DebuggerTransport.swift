@@ -28,7 +28,9 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
     case pipe
     /// Fewer bytes moved than asked for.
     case shortTransfer(expected: Int, actual: Int)
-    /// Any other libusb error, with its name.
+    /// Any other libusb error, its code kept.
+    case libusb(LibUSBErrorCode)
+    /// A failure that is not libusb's (an emulated transport's), in words.
     case other(String)
 
     /// Plain-words reason.
@@ -40,6 +42,7 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
         case .busy: return "the debugger is in use by another program"
         case .pipe: return "the debugger stalled the transfer"
         case .shortTransfer(let expected, let actual): return "USB transfer moved \(actual) of \(expected) bytes"
+        case .libusb(let code): return "USB error \(code)"
         case .other(let name): return "USB error \(name)"
         }
     }

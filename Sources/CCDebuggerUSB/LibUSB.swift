@@ -15,7 +15,7 @@ public final class LibUSBProvider: DebuggerProvider, @unchecked Sendable {
     public init() throws(DebuggerError) {
         var context: OpaquePointer?
         let result = libusb_init(&context)
-        guard result == 0, let context else { throw .transport(LibUSBError.map(result), during: "starting libusb") }
+        guard result == 0, let context else { throw .transport(LibUSBError.map(result), during: .startingLibUSB) }
         self.context = context
     }
 
@@ -28,7 +28,7 @@ public final class LibUSBProvider: DebuggerProvider, @unchecked Sendable {
         var list: UnsafeMutablePointer<OpaquePointer?>?
         let count = libusb_get_device_list(context, &list)
         guard count >= 0, let list else {
-            throw .transport(LibUSBError.map(Int32(count)), during: "listing USB devices")
+            throw .transport(LibUSBError.map(Int32(count)), during: .listingDevices)
         }
         defer { libusb_free_device_list(list, 1) }
         var found: [DebuggerDevice] = []
@@ -60,7 +60,7 @@ public final class LibUSBProvider: DebuggerProvider, @unchecked Sendable {
         var list: UnsafeMutablePointer<OpaquePointer?>?
         let count = libusb_get_device_list(context, &list)
         guard count >= 0, let list else {
-            throw .transport(LibUSBError.map(Int32(count)), during: "listing USB devices")
+            throw .transport(LibUSBError.map(Int32(count)), during: .listingDevices)
         }
         defer { libusb_free_device_list(list, 1) }
         for index in 0..<Int(count) {
@@ -70,21 +70,21 @@ public final class LibUSBProvider: DebuggerProvider, @unchecked Sendable {
             var handle: OpaquePointer?
             let opened = libusb_open(candidate, &handle)
             guard opened == 0, let handle else {
-                throw .transport(LibUSBError.map(opened), during: "opening the debugger")
+                throw .transport(LibUSBError.map(opened), during: .opening(selector: nil))
             }
             let configured = libusb_set_configuration(handle, 1)
             if configured != 0 && configured != Int32(LIBUSB_ERROR_BUSY.rawValue) {
                 libusb_close(handle)
-                throw .transport(LibUSBError.map(configured), during: "configuring the debugger")
+                throw .transport(LibUSBError.map(configured), during: .configuring)
             }
             let claimed = libusb_claim_interface(handle, 0)
             guard claimed == 0 else {
                 libusb_close(handle)
-                throw .transport(LibUSBError.map(claimed), during: "claiming the debugger's interface")
+                throw .transport(LibUSBError.map(claimed), during: .claimingInterface)
             }
             return LibUSBTransport(handle: handle)
         }
-        throw .transport(.noDevice, during: "opening the debugger at \(device.selector)")
+        throw .transport(.noDevice, during: .opening(selector: device.selector))
     }
 
     static func string(_ handle: OpaquePointer, _ index: UInt8) -> String? {
@@ -164,7 +164,7 @@ enum LibUSBError {
         case Int32(LIBUSB_ERROR_ACCESS.rawValue): return .accessDenied
         case Int32(LIBUSB_ERROR_BUSY.rawValue): return .busy
         case Int32(LIBUSB_ERROR_PIPE.rawValue): return .pipe
-        default: return .other(String(cString: libusb_error_name(code)))
+        default: return .libusb(LibUSBErrorCode(rawValue: code, name: String(cString: libusb_error_name(code))))
         }
     }
 }

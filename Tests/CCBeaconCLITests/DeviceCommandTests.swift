@@ -205,9 +205,38 @@ struct UdevRuleTests {
             .deletingLastPathComponent().appendingPathComponent("scripts/udev/99-ccbeacon.rules")
         let shipped = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
         #expect(shipped.map(String.init) == udevRule.split(separator: "\n").map(String.init))
-        let failure = DeviceSupport.failure(.transport(.accessDenied, during: "opening the debugger"))
+        let failure = DeviceSupport.failure(.transport(.accessDenied, during: .opening(selector: nil)))
         #expect(failure.hint?.contains("/etc/udev/rules.d/99-ccbeacon.rules") == true)
         #expect(failure.hint?.contains(udevRule) == true)
+    }
+}
+
+/// A transfer that fails while the flash may be half changed tells the user the chip is partly
+/// written, whatever step it was — the words of the step no longer decide (waiting for the flash
+/// controller and setting up the DMA were missed when they did).
+struct TransportFailureHintTests {
+    static let partlyWritten = "the chip is left partly written"
+
+    @Test(arguments: [
+        (DebuggerOperation.startingErase, true), (.settingUpDMA, true), (.programming(address: 0x400), true),
+        (.programming(address: nil), true), (.waitingForFlash, true), (.verifying(address: 0), true),
+        (.waitingForCRC, true), (.askingState, false), (.identifying, false), (.readingFlash(address: 0), false),
+        (.resettingToRun, false), (.opening(selector: "1:7"), false),
+    ])
+    func theHintFollowsWhatTheStepMayHaveChanged(operation: DebuggerOperation, changesFlash: Bool) {
+        for error in [
+            TransportError.timeout, .noDevice, .pipe, .libusb(LibUSBErrorCode(rawValue: -1, name: "LIBUSB_ERROR_IO")),
+        ] {
+            let failure = DeviceSupport.failure(.transport(error, during: operation))
+            #expect(failure.hint?.contains(Self.partlyWritten) == changesFlash, "\(operation) \(error)")
+            #expect(failure.message.hasSuffix("while \(operation)"), "\(failure.message)")
+        }
+    }
+
+    @Test func aLibUSBErrorKeepsItsCode() {
+        let error = DebuggerError.transport(
+            .libusb(LibUSBErrorCode(rawValue: -1, name: "LIBUSB_ERROR_IO")), during: .readingFlash(address: 0x7F00))
+        #expect(error.description == "USB error LIBUSB_ERROR_IO (-1) while reading flash at 0x7F00")
     }
 }
 
