@@ -92,19 +92,6 @@ public enum DeviceSelectionError: Error, Sendable, Equatable, CustomStringConver
         }
     }
 
-    /// What to do.
-    public var hint: String {
-        switch self {
-        case .noDebugger:
-            return
-                "is it plugged in? 'lsusb' should list \(DebuggerModel.ccDebugger.usbID.lowercased()); if it does, check the udev rule (see the README)"
-        case .notFound: return "run 'ccbeacon devices' to list them"
-        case .ambiguous(_, let selector):
-            return selector.takesSeveral
-                ? "give \(selector.option) all, or \(selector.option) SEL,SEL"
-                : "give \(selector.option) BUS:ADDRESS or \(selector.option) SERIAL"
-        }
-    }
 }
 
 /// Chooses the debugger a command works with.

@@ -68,24 +68,6 @@ public enum TemplateError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// What the user can do.
-    public var hint: String {
-        switch self {
-        case .notFound: return "run 'ccbeacon templates' to list them, or give the template's folder"
-        case .manifest: return "fix template.json at that spot"
-        case .file: return "check that the template folder is complete and readable"
-        case .image: return "the template image is damaged; re-import it"
-        case .imageChanged: return "the image was edited or replaced; re-import it with 'ccbeacon template import'"
-        case .unknownChip: return "add the chip to boards/chips.json or fix the manifest's chip"
-        case .fieldNotInImage, .placeholderMismatch, .oadHeaderInvalid:
-            return "template.json and the image disagree; re-import the template"
-        case .reservedArea: return "rebuild the firmware with the advertising data in ordinary code flash"
-        case .beyondFlash: return "check the manifest's chip: the image is for a larger part"
-        case .settingNotSupported:
-            return "leave the option out, or use a template that exposes it (the bundled cc2541-ibeacon does)"
-        case .txPowerNotAStep: return "pick one of the listed steps"
-        }
-    }
 }
 
 /// A station's image: the template with one identity patched in.

@@ -45,19 +45,6 @@ public enum ImportError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// What the user can do.
-    public var hint: String {
-        switch self {
-        case .noBlock:
-            return
-                "firmware that assembles its advertising data at run time (BGScript, code) has nothing to patch; rebuild it with a constant 30-byte iBeacon placeholder"
-        case .onlyRefused: return "rebuild the firmware with the advertising data in ordinary code flash"
-        case .ambiguous, .noBlockAtAddress: return "give --address with one of the addresses above"
-        case .refusedAtAddress: return "choose another block"
-        case .beyondFlash: return "give --chip with the right part"
-        }
-    }
-
     static func list(_ candidates: [ImportCandidate]) -> String {
         candidates.map { candidate in
             "  \(hex(candidate.beacon.address)): \(candidate.beacon.summary)"
