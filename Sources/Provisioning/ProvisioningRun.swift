@@ -187,7 +187,14 @@ public final class ProvisioningRun: Sendable {
     /// a stop is requested.
     public func run(_ debuggers: [ProvisioningDebugger]) -> ProvisionSummary {
         if let listed = options.stations {
-            let all = ((try? ledger.states()) ?? []).map(\.station.name)
+            // Which stations are another list's must be known before any is claimed: a ledger
+            // that cannot be read stops the run (read as empty, it let the workers burn other
+            // lists' stations).
+            let all: [String]
+            do { all = try ledger.states().map(\.station.name) } catch {
+                for debugger in debuggers { stop(debugger.name, error.description) }
+                return summary.withLock { $0 }
+            }
             outsideList.withLock { $0 = Set(all).subtracting(listed) }
         }
         DispatchQueue.concurrentPerform(iterations: debuggers.count) { index in

@@ -636,8 +636,21 @@ final class EventLog: Sendable {
 final class LedgerFailingOnFinish: ProvisioningLedger, Sendable {
     let inner: SQLiteLedger
     let failed = Mutex(false)
+    /// Fail the first `states()` instead of the first `finish`.
+    let failingStates: Bool
 
-    init(_ inner: SQLiteLedger) { self.inner = inner }
+    init(_ inner: SQLiteLedger, failingStates: Bool = false) {
+        self.inner = inner
+        self.failingStates = failingStates
+    }
+
+    /// True once: the one failure this ledger gives.
+    func failsNow() -> Bool {
+        failed.withLock { failed in
+            defer { failed = true }
+            return !failed
+        }
+    }
 
     func register(_ stations: [Station]) throws(LedgerError) { try inner.register(stations) }
     func recoverInterrupted() throws(LedgerError) -> [Attempt] { try inner.recoverInterrupted() }
@@ -656,17 +669,19 @@ final class LedgerFailingOnFinish: ProvisioningLedger, Sendable {
             verifyMethod: verifyMethod, skipping: skipping, image: image)
     }
     func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?) throws(LedgerError) {
-        if failed.withLock({ failed in
-            defer { failed = true }
-            return !failed
-        }) {
+        if !failingStates, failsNow() {
             throw LedgerError(operation: "finishing attempt \(attemptID)", message: "disk I/O error", kind: .database)
         }
         try inner.finish(attemptID, outcome: outcome, reason: reason, readBack: readBack)
     }
     func supersede(chip: String, reason: String) throws(LedgerError) { try inner.supersede(chip: chip, reason: reason) }
     func release(station: String) throws(LedgerError) { try inner.release(station: station) }
-    func states() throws(LedgerError) -> [StationState] { try inner.states() }
+    func states() throws(LedgerError) -> [StationState] {
+        if failingStates, failsNow() {
+            throw LedgerError(operation: "reading the stations", message: "disk I/O error", kind: .database)
+        }
+        return try inner.states()
+    }
     func attempts() throws(LedgerError) -> [Attempt] { try inner.attempts() }
 }
 
@@ -692,5 +707,25 @@ struct ProvisioningErrorTests {
         #expect(reason.hasPrefix("ledger: finishing attempt 1: disk I/O error"), "\(reason)")
         #expect(!reason.contains("USB"), "\(reason)")
         #expect(opened.withLock { $0 } == 1, "the debugger was opened again for a ledger failure")
+    }
+
+    /// A run of one list must know which of the ledger's stations are another list's before it
+    /// claims any: a ledger it cannot read stops the run, burning nothing.
+    @Test func aLedgerThatCannotBeReadStopsAListRunBeforeAnyBurn() throws {
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register([
+            Station(name: "mine", identity: identity(0)), Station(name: "theirs", identity: identity(1)),
+        ])
+        let bench = Bench(debuggers: 1, chips: 2, seed: 1, faultyChips: false)
+        var options = ProvisioningRunTests.benchOptions(wait: 0.2)
+        options.stations = ["mine"]
+        let run = ProvisioningRun(
+            template: ProvisioningRunTests.template, ledger: LedgerFailingOnFinish(ledger, failingStates: true),
+            options: options
+        ) { _ in }
+        let summary = run.run([ProvisioningDebugger(name: "emu") { () throws(DebuggerError) in bench.debuggers[0] }])
+        #expect(summary.stopped["emu"]?.hasPrefix("ledger: reading the stations: disk I/O error") == true)
+        #expect(summary.verified.isEmpty)
+        #expect(try ledger.attempts().isEmpty, "nothing was claimed")
     }
 }
