@@ -16,20 +16,24 @@ let package = Package(
         .library(name: "BeaconPayload", targets: ["BeaconPayload"]),
     ],
     targets: [
-        .target(name: "IntelHex", swiftSettings: strictSettings),
-        .target(name: "BeaconPayload", swiftSettings: strictSettings),
+        .target(name: "HexText", swiftSettings: strictSettings),
+        .target(name: "IntelHex", dependencies: ["HexText"], swiftSettings: strictSettings),
+        .target(name: "BeaconPayload", dependencies: ["HexText"], swiftSettings: strictSettings),
         .target(name: "StructuredText", swiftSettings: strictSettings),
         .target(name: "Storage", swiftSettings: strictSettings),
         // Leaf data: checksums, and the chip and board facts every layer reads.
         .target(name: "Checksums", swiftSettings: strictSettings),
-        .target(name: "BoardSupport", dependencies: ["StructuredText"], swiftSettings: strictSettings),
+        .target(name: "BoardSupport", dependencies: ["StructuredText", "HexText"], swiftSettings: strictSettings),
         .target(
             name: "FirmwareTemplate",
-            dependencies: ["IntelHex", "BeaconPayload", "StructuredText", "Storage", "BoardSupport", "Checksums"],
+            dependencies: [
+                "IntelHex", "BeaconPayload", "StructuredText", "Storage", "BoardSupport", "Checksums", "HexText",
+            ],
             swiftSettings: strictSettings
         ),
         .target(
-            name: "CCDebugger", dependencies: ["IntelHex", "BoardSupport", "Checksums"], swiftSettings: strictSettings),
+            name: "CCDebugger", dependencies: ["IntelHex", "BoardSupport", "Checksums", "HexText"],
+            swiftSettings: strictSettings),
         .target(
             name: "CCDebuggerEmulator", dependencies: ["CCDebugger", "BoardSupport"], swiftSettings: strictSettings),
         .systemLibrary(name: "CLibUSB", pkgConfig: "libusb-1.0", providers: [.apt(["libusb-1.0-0-dev"])]),
@@ -43,7 +47,7 @@ let package = Package(
             name: "Provisioning",
             dependencies: [
                 "FirmwareTemplate", "BeaconPayload", "IntelHex", "StructuredText", "Storage", "CSQLite", "CCDebugger",
-                "Checksums",
+                "Checksums", "HexText",
             ],
             swiftSettings: strictSettings
         ),
@@ -51,7 +55,7 @@ let package = Package(
             name: "CCBeaconCLI",
             dependencies: [
                 "IntelHex", "BeaconPayload", "StructuredText", "Storage", "FirmwareTemplate", "Provisioning",
-                "CCDebugger", "BoardSupport",
+                "CCDebugger", "BoardSupport", "HexText",
             ],
             swiftSettings: strictSettings
         ),
@@ -85,7 +89,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StructuredTextTests",
-            dependencies: ["StructuredText"],
+            dependencies: ["StructuredText", "HexText"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -1,3 +1,5 @@
+import HexText
+
 /// One AD structure of BLE advertising data: length byte, type byte, data.
 public struct ADStructure: Sendable, Equatable {
     /// AD type (0x01 Flags, 0x03 complete 16-bit UUIDs, 0x16 service data, 0xFF manufacturer data…).
@@ -97,18 +99,15 @@ public enum AdvertisingDataError: Error, Sendable, Equatable, CustomStringConver
 
 /// Formats a byte sequence as `02 01 06 …` in upper case.
 public func spacedHex(_ bytes: some Sequence<UInt8>) -> String {
-    bytes.map { hex2($0) }.joined(separator: " ")
+    HexText.bytes(bytes, separator: " ")
 }
 
 /// Formats bytes as contiguous upper-case hex digits, `0201061A…`.
 public func compactHex(_ bytes: some Sequence<UInt8>) -> String {
-    bytes.map { hex2($0) }.joined()
+    HexText.bytes(bytes)
 }
 
-func hex2(_ byte: UInt8) -> String {
-    let digits = String(byte, radix: 16, uppercase: true)
-    return digits.count == 1 ? "0" + digits : digits
-}
+func hex2(_ byte: UInt8) -> String { HexText.byte(byte) }
 
 func flagsStructure(_ flags: UInt8?) -> [UInt8] {
     flags.map { [0x02, ADStructure.Kind.flags, $0] } ?? []

@@ -1,3 +1,5 @@
+import HexText
+
 /// Why an advertiser address or advertising interval was refused.
 public enum AdvertisingSettingError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Not six colon-separated hex bytes.
@@ -60,9 +62,7 @@ public struct RandomStaticAddress: Sendable, Hashable, CustomStringConvertible {
     /// The six bytes of any device address written `XX:XX:XX:XX:XX:XX` (most significant first,
     /// two hex digits each), or `nil`.
     public static func bytes(parsing text: String) -> [UInt8]? {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        let bytes = parts.compactMap { $0.count == 2 && $0.allSatisfy(\.isHexDigit) ? UInt8($0, radix: 16) : nil }
-        return parts.count == 6 && bytes.count == 6 ? bytes : nil
+        HexText.parseColonSeparated(text, count: 6)
     }
 
     /// A valid random static address made from any six bytes (a digest, say): the top bits are
@@ -82,11 +82,7 @@ public struct RandomStaticAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// Any bytes written `C0:FF:EE:12:34:56`.
     public static func format(_ bytes: [UInt8]) -> String {
-        bytes.map { byte in
-            let digits = String(byte, radix: 16, uppercase: true)
-            return digits.count == 1 ? "0" + digits : digits
-        }
-        .joined(separator: ":")
+        HexText.colonSeparated(bytes)
     }
 }
 

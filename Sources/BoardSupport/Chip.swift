@@ -1,3 +1,4 @@
+import HexText
 public import StructuredText
 
 /// Facts about one chip variant that imaging, patching and flashing depend on. Loaded from
@@ -272,4 +273,4 @@ public struct BoardCatalog: Sendable {
     }
 }
 
-func hex(_ value: Int) -> String { "0x" + String(value, radix: 16, uppercase: true) }
+func hex(_ value: Int) -> String { HexText.address(value) }

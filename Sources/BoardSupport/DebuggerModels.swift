@@ -1,3 +1,5 @@
+import HexText
+
 /// A USB debugger model ccbeacon drives: its USB vendor and product IDs and its name.
 public struct DebuggerModel: Sendable, Equatable {
     /// USB vendor ID.
@@ -46,8 +48,5 @@ public struct DebuggerModel: Sendable, Equatable {
         return names.dropLast().joined(separator: ", ") + (names.count > 1 ? " and " : "") + (names.last ?? "")
     }
 
-    static func hex4(_ value: UInt16) -> String {
-        let digits = String(value, radix: 16, uppercase: true)
-        return String(repeating: "0", count: 4 - digits.count) + digits
-    }
+    static func hex4(_ value: UInt16) -> String { HexText.digits(value, width: 4) }
 }

@@ -152,7 +152,8 @@ enum TemplateImportCommand {
         let address = try command.values["--address"].map { v throws(CommandFailure) in
             try Values.address(v, option: "--address")
         }
-        let (memory, hexText) = try CommandSupport.loadImage(imagePath, base: command.values["--base"])
+        let loaded = try CommandSupport.loadImage(imagePath, base: command.values["--base"])
+        let (memory, hexText) = (loaded.memory, loaded.hexText)
         let chosen: FoundBeacon
         do {
             chosen = try TemplateImport.chooseBlock(in: memory, chip: chip, address: address).chosen

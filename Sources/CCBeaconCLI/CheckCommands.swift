@@ -1,6 +1,7 @@
 import BeaconPayload
 import BoardSupport
 import FirmwareTemplate
+import HexText
 import IntelHex
 import StructuredText
 
@@ -26,7 +27,7 @@ enum InspectCommand {
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let path = command.positionals[0]
-        let (memory, _) = try CommandSupport.loadImage(path, base: command.values["--base"])
+        let memory = try CommandSupport.loadImage(path, base: command.values["--base"]).memory
         let found = BeaconScanner.scan(memory)
         let oad = OADHeader.detect(in: memory)
         let computedCRC = oad?.computeCRC(memory)
@@ -99,10 +100,10 @@ enum InspectCommand {
         }
         if let oad {
             lines.append(
-                "  OAD \(oad.imageName) header at \(CommandSupport.hexAddress(oad.address)), \(oad.lengthWords * 4) bytes, CRC 0x\(String(oad.crc0, radix: 16, uppercase: true)) "
+                "  OAD \(oad.imageName) header at \(CommandSupport.hexAddress(oad.address)), \(oad.lengthWords * 4) bytes, CRC \(HexText.address(oad.crc0)) "
                     + (computedCRC == oad.crc0
                         ? "valid"
-                        : "does not match the image (computed 0x\(String(computedCRC ?? 0, radix: 16, uppercase: true))): a boot image manager will not start it")
+                        : "does not match the image (computed \(HexText.address(computedCRC ?? 0))): a boot image manager will not start it")
             )
         }
         if let (template, report) = templateReport {
@@ -179,7 +180,7 @@ enum VerifyCommand {
         let expected = try CommandSupport.identity(command)
         let settings = try CommandSupport.settings(command)
         let checkPower = command.values["--power"] != nil
-        let (memory, _) = try CommandSupport.loadImage(path, base: command.values["--base"])
+        let memory = try CommandSupport.loadImage(path, base: command.values["--base"]).memory
         let report: VerificationReport
         if command.values["--template"] != nil || command.values["--board"] != nil {
             let template = try CommandSupport.template(command).0

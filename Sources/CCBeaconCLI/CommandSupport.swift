@@ -1,5 +1,6 @@
 import BeaconPayload
 import FirmwareTemplate
+import HexText
 import IntelHex
 import Provisioning
 import Storage
@@ -132,23 +133,38 @@ enum CommandSupport {
         }
     }
 
-    /// An image file as memory: Intel HEX (with its text, valid HEX) or .bin at `base`.
-    static func loadImage(_ path: String, base: String?) throws(CommandFailure) -> (MemoryImage, hexText: [UInt8]?) {
-        let format = try ImageFormat.of(path, role: "image")
+    /// An image file as the commands read it.
+    struct LoadedImage {
+        /// Its memory.
+        var memory: MemoryImage
+        /// A HEX file's start address record, if it has one.
+        var startAddress: StartAddress?
+        /// A HEX file's text (valid HEX); nil for .bin.
+        var hexText: [UInt8]?
+    }
+
+    /// The one image loader: Intel HEX (memory only, never a table of its records) or .bin at
+    /// `base`; the format from the file name unless given.
+    static func loadImage(_ path: String, base: String?, format given: ImageFormat? = nil) throws(CommandFailure)
+        -> LoadedImage
+    {
+        let format: ImageFormat
+        if let given { format = given } else { format = try ImageFormat.of(path, role: "image") }
         if base != nil, format != .bin { throw .usage("--base applies to .bin images only") }
         let bytes = try FileAccess.read(path)
         switch format {
         case .hex:
-            return (try ConvertCommand.readHexImage(bytes, path: path).memory, bytes)
+            let image = try ConvertCommand.readHexImage(bytes, path: path)
+            return LoadedImage(memory: image.memory, startAddress: image.startAddress, hexText: bytes)
         case .bin:
             let address = try base.map { v throws(CommandFailure) in try Values.address(v, option: "--base") } ?? 0
-            do { return (try MemoryImage(bytes: bytes, at: address), nil) } catch {
+            do { return LoadedImage(memory: try MemoryImage(bytes: bytes, at: address), hexText: nil) } catch {
                 throw .data("'\(path)' loaded at \(hexAddress(address)): \(error)")
             }
         }
     }
 
-    static func hexAddress(_ value: Int) -> String { "0x" + String(value, radix: 16, uppercase: true) }
+    static func hexAddress(_ value: Int) -> String { HexText.address(value) }
 
     /// An input of a command that no output of the same run may replace.
     struct Input {

@@ -1,3 +1,4 @@
+import HexText
 import IntelHex
 
 /// `ccbeacon convert`: HEX ↔ .bin, and HEX re-emit with a chosen record length, range or fill.
@@ -54,7 +55,9 @@ enum ConvertCommand {
         }
 
         try CommandSupport.checkOutputs([output], against: [CommandSupport.Input(role: "the input image", path: input)])
-        var (memory, start) = try load(input, format: inputFormat, base: command.values["--base"])
+        let loaded = try CommandSupport.loadImage(input, base: command.values["--base"], format: inputFormat)
+        var memory = loaded.memory
+        let start = loaded.startAddress
         if let range { memory = memory.cropped(to: range) }
 
         let bytes: [UInt8]
@@ -80,25 +83,6 @@ enum ConvertCommand {
         }
         try FileAccess.writeAtomically(bytes, to: output)
         console.output("wrote \(output): \(describe(memory)), \(bytes.count) bytes\n")
-    }
-
-    /// Reads an image file; a malformed HEX becomes a data error naming file, line and column.
-    static func load(_ path: String, format: ImageFormat, base: String?) throws(CommandFailure) -> (
-        MemoryImage, StartAddress?
-    ) {
-        let bytes = try FileAccess.read(path)
-        switch format {
-        case .hex:
-            let image = try readHexImage(bytes, path: path)
-            return (image.memory, image.startAddress)
-        case .bin:
-            let address = try base.map { v throws(CommandFailure) in try Values.address(v, option: "--base") } ?? 0
-            do {
-                return (try MemoryImage(bytes: bytes, at: address), nil)
-            } catch {
-                throw .data("'\(path)' loaded at --base \(base ?? "0"): \(error)")
-            }
-        }
     }
 
     /// A HEX file with its lines and records, for patching it line by line.
@@ -133,8 +117,5 @@ enum ConvertCommand {
             + "0x\(hexAddress(low))-0x\(hexAddress(end - 1))"
     }
 
-    static func hexAddress(_ value: Int) -> String {
-        let digits = String(value, radix: 16, uppercase: true)
-        return String(repeating: "0", count: max(0, 5 - digits.count)) + digits
-    }
+    static func hexAddress(_ value: Int) -> String { HexText.digits(value, width: 5) }
 }

@@ -1,6 +1,7 @@
 import BoardSupport
 import CCDebugger
 import FirmwareTemplate
+import HexText
 import IntelHex
 import StructuredText
 
@@ -66,7 +67,7 @@ enum DeviceSupport {
         guard let chip = connection.chip else {
             throw CommandFailure(
                 .failure,
-                "the target (ID 0x\(String(connection.state.targetID, radix: 16, uppercase: true)), \(connection.identity.flashSize / 1024) KiB) is not in boards/chips.json",
+                "the target (ID \(HexText.address(connection.state.targetID)), \(connection.identity.flashSize / 1024) KiB) is not in boards/chips.json",
                 hint: unknownChipHint)
         }
         return chip
@@ -109,10 +110,7 @@ enum DeviceSupport {
     }
 
     static func hexBytes(_ bytes: [UInt8], separator: String = ":") -> String {
-        bytes.map { byte in
-            let digits = String(byte, radix: 16, uppercase: true)
-            return digits.count == 1 ? "0" + digits : digits
-        }.joined(separator: separator)
+        HexText.bytes(bytes, separator: separator)
     }
 
     static func progress(_ console: Console) -> (FlashProgress) -> Void {
@@ -152,9 +150,9 @@ enum DevicesCommand {
             do {
                 // Only the debugger's state is asked for: no chip is connected to.
                 let state = try CC254xSession(transport: try provider.open(device), chips: []).open()
-                target = state.targetID == 0 ? "none" : "CC" + String(state.targetID, radix: 16, uppercase: true)
+                target = state.targetID == 0 ? "none" : "CC" + HexText.digits(state.targetID)
                 firmware =
-                    "0x\(String(state.firmwareID, radix: 16, uppercase: true)) rev 0x\(String(state.firmwareRevision, radix: 16, uppercase: true))"
+                    "\(HexText.address(state.firmwareID)) rev \(HexText.address(state.firmwareRevision))"
             } catch {
                 target = "error: \(error)"
             }
@@ -206,7 +204,7 @@ enum InfoCommand {
                 secondary = try connection.session.secondaryAddress(chip: chip)
             } catch { throw DeviceSupport.failure(error) }
         }
-        let name = connection.chip?.name ?? "CC" + String(connection.state.targetID, radix: 16, uppercase: true)
+        let name = connection.chip?.name ?? "CC" + HexText.digits(connection.state.targetID)
         if command.flags.contains("--json") {
             console.output(
                 JSONValue.object([
@@ -224,7 +222,7 @@ enum InfoCommand {
             lines.append("target: \(name), debug interface LOCKED (only 'ccbeacon erase' can unlock it)")
         } else {
             lines += [
-                "target: \(name) (chip ID 0x\(String(identity.chipID, radix: 16, uppercase: true)), revision 0x\(String(identity.revision, radix: 16, uppercase: true)))",
+                "target: \(name) (chip ID \(HexText.address(identity.chipID)), revision \(HexText.address(identity.revision)))",
                 "flash: \(identity.flashSize / 1024) KiB, RAM: \(identity.ramSize / 1024) KiB, debug lock: off",
                 "primary IEEE address: \(primary.map { DeviceSupport.hexBytes($0) } ?? "?")",
                 "secondary address: \(secondary.map { DeviceSupport.hexBytes($0) } ?? "none (erased)")",
@@ -305,7 +303,7 @@ enum FlashCommand {
         let mac = try command.values["--mac"].map { text throws(CommandFailure) -> [UInt8] in
             try Values.deviceAddress(text, option: "--mac")
         }
-        let (image, _) = try CommandSupport.loadImage(path, base: command.values["--base"])
+        let image = try CommandSupport.loadImage(path, base: command.values["--base"]).memory
         let locations = try DataLocations.find(templatesOption: nil)
         let (identityRanges, identitySource) = IdentityBytes.locate(
             in: image, templates: locations.loadAllTemplates(catalog: try locations.loadBoards()))

@@ -1,3 +1,5 @@
+import HexText
+
 /// Text from outside (URLs, names, notes) made safe for the C source ccbeacon writes. One encoder
 /// per output kind, used everywhere that kind is written, so no call site can forget a case.
 enum CSource {
@@ -13,7 +15,7 @@ enum CSource {
             case "/" where previous == "*": result += "\\/"
             case "*" where previous == "/": result += "\\*"
             case " "..."~": result.unicodeScalars.append(scalar)
-            default: result += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            default: result += "\\u{\(HexText.digits(scalar.value))}"
             }
             previous = scalar
         }

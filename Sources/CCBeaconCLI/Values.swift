@@ -1,4 +1,5 @@
 import BeaconPayload
+import HexText
 import IntelHex
 import StructuredText
 
@@ -17,7 +18,7 @@ enum Values {
         let limit = allowEnd ? MemoryImage.addressLimit : MemoryImage.addressLimit - 1
         guard let value = integer(text), value <= limit else {
             throw .usage(
-                "\(option) '\(text)' is not an address; use decimal or 0x hex from 0 to 0x\(String(limit, radix: 16, uppercase: true))"
+                "\(option) '\(text)' is not an address; use decimal or 0x hex from 0 to \(HexText.address(limit))"
             )
         }
         return value

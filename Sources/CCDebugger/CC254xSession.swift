@@ -1,5 +1,6 @@
 public import BoardSupport
 import Checksums
+import HexText
 public import IntelHex
 
 #if canImport(Glibc)
@@ -66,9 +67,9 @@ public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noTarget: return "the debugger sees no target chip"
         case .unsupportedTarget(let id, let known):
             return
-                "the target is a CC\(String(id, radix: 16, uppercase: true)), not a \(known.isEmpty ? "chip of boards/chips.json" : known.joined(separator: "/"))"
+                "the target is a CC\(HexText.digits(id)), not a \(known.isEmpty ? "chip of boards/chips.json" : known.joined(separator: "/"))"
         case .targetNotResponding(let status):
-            return "the target does not answer in debug mode (status 0x\(String(status, radix: 16, uppercase: true)))"
+            return "the target does not answer in debug mode (status \(HexText.address(status)))"
         case .targetLocked: return "the target's debug interface is locked"
         case .eraseTimeout: return "the chip erase did not finish within 8 s"
         case .stillLockedAfterErase: return "the target is still locked after a chip erase"
@@ -287,7 +288,7 @@ public final class CC254xSession {
         try control(
             Frames.Request.setChipInfo, value: 1,
             data: Frames.chipInfoText(
-                target: "CC" + String(targetID, radix: 16, uppercase: true), debuggerID: debuggerID),
+                target: "CC" + HexText.digits(targetID), debuggerID: debuggerID),
             .sendingChipInfo)
         try control(Frames.Request.reset, index: 1, .resettingIntoDebugMode)
         let status = try readStatus()
@@ -563,17 +564,24 @@ public final class CC254xSession {
     }
 }
 
-func hex(_ value: Int) -> String { "0x" + String(value, radix: 16, uppercase: true) }
+func hex(_ value: Int) -> String { HexText.address(value) }
 
-/// Monotonic seconds, and the back-off between status polls: the first polls go straight out
-/// (an operation is usually done by the next USB round trip), later ones leave the chip a
-/// millisecond so a long wait does not flood the bus.
-enum Clock {
-    static var now: Double {
+/// The one clock deadlines and waits are measured with: monotonic seconds (never set back by
+/// NTP or the user, unlike the wall clock).
+public enum MonotonicClock {
+    /// Seconds since an arbitrary start.
+    public static var now: Double {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
+}
+
+/// The back-off between status polls: the first polls go straight out (an operation is usually
+/// done by the next USB round trip), later ones leave the chip a millisecond so a long wait does
+/// not flood the bus.
+enum Clock {
+    static var now: Double { MonotonicClock.now }
 
     static func pause(afterPolls polls: Int) {
         if polls > 3 { usleep(1000) }
@@ -606,13 +614,13 @@ public struct BurnReport: Sendable, Equatable {
     /// least four upper-case hex digits — the form the ledger records (`Attempt.readBack`) — or
     /// `none`.
     public static func describe(_ ranges: [Range<Int>]) -> String {
-        func address(_ value: Int) -> String {
-            let digits = String(value, radix: 16, uppercase: true)
-            return "0x" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-        }
         let merged = CC254xSession.merged(ranges)
         return merged.isEmpty
-            ? "none" : merged.map { "\(address($0.lowerBound))-\(address($0.upperBound - 1))" }.joined(separator: ",")
+            ? "none"
+            : merged.map {
+                "\(HexText.address($0.lowerBound, width: 4))-\(HexText.address($0.upperBound - 1, width: 4))"
+            }
+            .joined(separator: ",")
     }
 }
 

@@ -1,4 +1,5 @@
 import BoardSupport
+import HexText
 
 /// One debugger on the USB bus.
 public struct DebuggerDevice: Sendable, Equatable {
@@ -114,7 +115,4 @@ public enum DeviceSelection {
     }
 }
 
-func hex4(_ value: UInt16) -> String {
-    let digits = String(value, radix: 16, uppercase: true)
-    return String(repeating: "0", count: 4 - digits.count) + digits
-}
+func hex4(_ value: UInt16) -> String { HexText.digits(value, width: 4) }

@@ -1,4 +1,5 @@
 public import BoardSupport
+import HexText
 public import IntelHex
 
 /// What a flash job does with the last page's secondary address.
@@ -112,7 +113,7 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
         case .debugger(let error): return error.description
         case .unknownChip(let targetID, let flashSize):
             return
-                "the target (ID 0x\(String(targetID, radix: 16, uppercase: true)), \(flashSize / 1024) KiB) is not in boards/chips.json"
+                "the target (ID \(HexText.address(targetID)), \(flashSize / 1024) KiB) is not in boards/chips.json"
         case .cannotPreserveOnLockedChip:
             return "the target is locked, so its secondary address cannot be read to preserve it"
         }

@@ -1,3 +1,5 @@
+import HexText
+
 /// Builders for the bulk OUT frames of the CC Debugger protocol (cc-debugger-protocol.md §3).
 ///
 /// A bulk transfer is a concatenation of frames: one debugger header byte plus one CC
@@ -116,7 +118,7 @@ public enum Frames {
     public static func chipInfoText(target: String, debuggerID: UInt16) -> [UInt8] {
         var text = [UInt8](repeating: 0x20, count: 0x30)
         for (index, byte) in target.utf8.prefix(16).enumerated() { text[index] = byte }
-        let id = Array(String(debuggerID, radix: 16, uppercase: true).utf8)
+        let id = Array(HexText.digits(debuggerID).utf8)
         let padded = [UInt8](repeating: UInt8(ascii: "0"), count: max(0, 4 - id.count)) + id
         text.replaceSubrange(0x10..<0x14, with: Array("DID:".utf8))
         text.replaceSubrange(0x15..<0x19, with: padded.suffix(4))

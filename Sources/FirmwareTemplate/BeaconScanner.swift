@@ -1,4 +1,5 @@
 public import BeaconPayload
+import HexText
 public import IntelHex
 
 /// A beacon payload found in a memory image.
@@ -115,8 +116,5 @@ extension BeaconScanner {
     }
 }
 
-func hex2(_ byte: UInt8) -> String {
-    let digits = String(byte, radix: 16, uppercase: true)
-    return digits.count == 1 ? "0" + digits : digits
-}
-func hex(_ value: Int) -> String { "0x" + String(value, radix: 16, uppercase: true) }
+func hex2(_ byte: UInt8) -> String { HexText.byte(byte) }
+func hex(_ value: Int) -> String { HexText.address(value) }

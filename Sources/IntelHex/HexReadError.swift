@@ -1,3 +1,5 @@
+import HexText
+
 /// Where in a HEX file a problem was found: 1-based line and column (columns count bytes).
 public struct SourceLocation: Sendable, Equatable, CustomStringConvertible {
     /// The file name given to the reader, or `nil` when the text did not come from a file.
@@ -104,7 +106,7 @@ public struct HexReadError: Error, Sendable, Equatable, CustomStringConvertible 
             return "conflicting start address: this record sets \(start), line \(otherLine) already set \(otherStart)"
         case .addressBeyond4GiB(let address):
             return
-                "address \(String(address, radix: 16, uppercase: true)) is beyond 4 GiB (0xFFFFFFFF is the last address)"
+                "address \(HexText.digits(address)) is beyond 4 GiB (0xFFFFFFFF is the last address)"
         }
     }
 }
@@ -132,13 +134,6 @@ func describe(_ character: UInt8) -> String {
     }
 }
 
-func hex8(_ value: UInt8, prefix: Bool = true) -> String {
-    let digits = String(value, radix: 16, uppercase: true)
-    return (prefix ? "0x" : "") + (digits.count < 2 ? "0" + digits : digits)
-}
+func hex8(_ value: UInt8, prefix: Bool = true) -> String { (prefix ? "0x" : "") + HexText.byte(value) }
 
-func hex32(_ value: Int) -> String {
-    let digits = String(value, radix: 16, uppercase: true)
-    let width = value > 0xFFFF ? 8 : 4
-    return "0x" + String(repeating: "0", count: max(0, width - digits.count)) + digits
-}
+func hex32(_ value: Int) -> String { HexText.address(value, width: value > 0xFFFF ? 8 : 4) }

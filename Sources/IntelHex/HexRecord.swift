@@ -1,3 +1,5 @@
+import HexText
+
 /// The six Intel HEX record types.
 public enum RecordType: UInt8, Sendable, Equatable, CaseIterable {
     /// 00: data bytes at an address.
@@ -74,7 +76,4 @@ struct Placement: Sendable, Equatable {
     var end: Int { address + length }
 }
 
-func hexDigits(_ value: Int, width: Int) -> String {
-    let digits = String(value, radix: 16, uppercase: true)
-    return String(repeating: "0", count: max(0, width - digits.count)) + digits
-}
+func hexDigits(_ value: Int, width: Int) -> String { HexText.digits(value, width: width) }

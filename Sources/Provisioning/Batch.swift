@@ -2,6 +2,7 @@ import BeaconPayload
 import Checksums
 import Dispatch
 public import FirmwareTemplate
+import HexText
 import IntelHex
 public import Storage
 public import StructuredText
@@ -245,7 +246,7 @@ public enum BatchGenerator {
                     ("name", .string(template.manifest.name)), ("imageSha256", .string(template.manifest.imageSHA256)),
                     (
                         "payloadAddress",
-                        .string("0x" + String(template.beaconField.address, radix: 16, uppercase: true))
+                        .string(HexText.address(template.beaconField.address))
                     ),
                 ])
             ),

@@ -1,3 +1,5 @@
+import HexText
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -117,10 +119,7 @@ enum LedgerFile {
             operation: "checking \(path)", message: what + "; nothing was written to it", kind: .refused(problem))
     }
 
-    static func hex(_ value: UInt32) -> String {
-        let digits = String(value, radix: 16, uppercase: true)
-        return "0x" + String(repeating: "0", count: max(0, 8 - digits.count)) + digits
-    }
+    static func hex(_ value: UInt32) -> String { HexText.address(value, width: 8) }
 
     /// Creates a new, empty ledger at `path` if nothing is there: built under a temporary name
     /// beside it and linked into place, so the path never holds a half-made ledger (a crash

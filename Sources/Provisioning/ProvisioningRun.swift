@@ -3,6 +3,7 @@ public import CCDebugger
 import Checksums
 import Dispatch
 public import FirmwareTemplate
+import HexText
 import IntelHex
 import Synchronization
 
@@ -210,24 +211,12 @@ public final class ProvisioningRun: Sendable {
         events(.debuggerStopped(debugger: debugger, reason: reason))
     }
 
-    /// Monotonic seconds.
-    static var now: Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
-
     /// Seconds as the user wrote them: `600`, `0.5`.
     static func seconds(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 
-    static func ieeeText(_ bytes: [UInt8]) -> String {
-        bytes.map { byte in
-            let digits = String(byte, radix: 16, uppercase: true)
-            return digits.count == 1 ? "0" + digits : digits
-        }.joined(separator: ":")
-    }
+    static func ieeeText(_ bytes: [UInt8]) -> String { HexText.colonSeparated(bytes) }
 
     /// One debugger's loop.
     func work(_ debugger: ProvisioningDebugger) {
@@ -305,7 +294,7 @@ public final class ProvisioningRun: Sendable {
                 guard let chip, chip != lastChip else {
                     // No chip, or still the one just done: wait for the next — unless nothing is
                     // left that a chip could take.
-                    let now = Self.now
+                    let now = MonotonicClock.now
                     if waitingSince == nil {
                         if !workLeft(givenUp: givenUp) {
                             stop(debugger.name, "no pending stations left")

@@ -1,4 +1,5 @@
 public import BeaconPayload
+import HexText
 public import StructuredText
 
 /// One station of a list: a name, the identity it will carry, an optional note.
@@ -289,9 +290,8 @@ public enum StationListReader {
             guard scalar.properties.generalCategory == .control || value == 0x2028 || value == 0x2029,
                 !(allowingTab && value == 0x09)
             else { continue }
-            var code = String(value, radix: 16, uppercase: true)
-            code = String(repeating: "0", count: max(0, 4 - code.count)) + code
-            return "U+\(code) (\(names[value] ?? "a control character")) at character \(index + 1)"
+            return
+                "U+\(HexText.digits(value, width: 4)) (\(names[value] ?? "a control character")) at character \(index + 1)"
         }
         return nil
     }
