@@ -2,9 +2,11 @@
 // direct dependencies. SwiftPM builds a tree that breaks this rule only when the build order
 // happens to build the undeclared module first — a clean clone in CI is not always so kind.
 //
-// usage: swift package dump-package | check-imports PACKAGE_DIR
+// usage: swift package dump-package | check-imports PACKAGE_DIR [README.md]
 // Prints `file:line: TARGET imports MODULE, which it does not list as a dependency` for each
-// violation and exits 1; exits 0 when every import is declared.
+// violation and exits 1; exits 0 when every import is declared. With a README, its module table
+// (rows `| \`Sources/NAME\` | what | dependencies |`) must name every target under Sources/ and
+// give exactly the package dependencies Package.swift declares for it.
 import Foundation
 
 /// One target of the package as `dump-package` describes it.
@@ -12,6 +14,7 @@ struct Target {
     var name: String
     var directory: String
     var dependencies: Set<String>
+    var type: String
 
     /// The name other targets import it by.
     var moduleName: String { name.replacingOccurrences(of: "-", with: "_") }
@@ -38,7 +41,7 @@ func targets(fromDump data: Data, packageDirectory: String) -> [Target] {
                 if let parts = value as? [Any], let first = parts.first as? String { dependencies.insert(first) }
             }
         }
-        return Target(name: name, directory: packageDirectory + "/" + path, dependencies: dependencies)
+        return Target(name: name, directory: packageDirectory + "/" + path, dependencies: dependencies, type: type)
     }
 }
 
@@ -64,7 +67,9 @@ func swiftFiles(in directory: String) -> [String] {
         .map { directory + "/" + $0 }
 }
 
-guard CommandLine.arguments.count == 2 else { fail("usage: swift package dump-package | check-imports PACKAGE_DIR") }
+guard (2...3).contains(CommandLine.arguments.count) else {
+    fail("usage: swift package dump-package | check-imports PACKAGE_DIR [README.md]")
+}
 let packageDirectory = CommandLine.arguments[1]
 let all = targets(fromDump: FileHandle.standardInput.readDataToEndOfFile(), packageDirectory: packageDirectory)
 guard !all.isEmpty else { fail("the package has no targets") }
@@ -85,10 +90,51 @@ for target in all {
         }
     }
 }
+/// The README's module table against Package.swift: each row's first cell names its targets
+/// (`Sources/NAME`), its last cell their dependencies; words that name no target (Glibc, "Swift
+/// standard library only") are prose. A row with several targets lists what they depend on
+/// outside the row. "all of the above" is not checked.
+func moduleTableProblems(readme: String) -> [String] {
+    guard let text = try? String(contentsOfFile: readme, encoding: .utf8) else { fail("cannot read \(readme)") }
+    let byName = Dictionary(all.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    var problems: [String] = []
+    var listed = Set<String>()
+    for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+    where line.hasPrefix("| `Sources/") {
+        let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard cells.count >= 3, let last = cells.last else { continue }
+        let names = cells[0].components(separatedBy: "`").filter { $0.hasPrefix("Sources/") }.map {
+            String($0.dropFirst("Sources/".count))
+        }
+        listed.formUnion(names)
+        let place = "\(readme):\(number + 1)"
+        for name in names where byName[name] == nil { problems.append("\(place): no target \(name) in Package.swift") }
+        guard !last.contains("all of the above") else { continue }
+        let words = Set(
+            last.components(separatedBy: CharacterSet(charactersIn: ",;() `")).filter { byName[$0] != nil })
+        let declared = names.reduce(into: Set<String>()) { $0.formUnion(byName[$1]?.dependencies ?? []) }
+            .subtracting(names)
+        if words != declared {
+            let missing = declared.subtracting(words).sorted()
+            let extra = words.subtracting(declared).sorted()
+            problems.append(
+                "\(place): the row of \(names.joined(separator: ", ")) says \(words.sorted().joined(separator: ", ")); Package.swift declares \(declared.sorted().joined(separator: ", "))"
+                    + (missing.isEmpty ? "" : " (missing: \(missing.joined(separator: ", ")))")
+                    + (extra.isEmpty ? "" : " (not declared: \(extra.joined(separator: ", ")))"))
+        }
+    }
+    for target in all
+    where target.type != "test" && target.directory.contains("/Sources/") && !listed.contains(target.name) {
+        problems.append("\(readme): the module table has no row for Sources/\(target.name)")
+    }
+    return problems
+}
+
+if CommandLine.arguments.count == 3 { violations += moduleTableProblems(readme: CommandLine.arguments[2]) }
 for violation in violations { print(violation) }
 if !violations.isEmpty {
     print(
-        "check-imports: \(violations.count) undeclared import(s); add each module to the target's dependencies in Package.swift"
+        "check-imports: \(violations.count) problem(s); declare each imported module in Package.swift, and keep the README's module table equal to it"
     )
     exit(1)
 }

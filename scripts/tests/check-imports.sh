@@ -53,5 +53,25 @@ expect 1 '^Sources/Tool/main\.swift:2: Tool imports Core' "$small"
 write_package '"Core"'
 expect 0 '2 targets, every package import declared' "$small"
 
+# 3. The README's module table: a row that leaves out a dependency, and a target with no row.
+readme() { # readme DIR PATTERN TABLE...: the checker with the README holding the table lines
+    local dir=$1 want=$2 pattern=$3 status=0 output
+    shift 3
+    printf '%s\n' '| module | what | depends on |' '|---|---|---|' "$@" > "$dir/README.md"
+    output=$(cd "$dir" && swift package dump-package 2>/dev/null | "$checker" "$dir" README.md) || status=$?
+    if [ "$status" -ne "$want" ] || ! grep -qE -- "$pattern" <<<"$output"; then
+        echo "check-imports README test failed: wanted exit $want and /$pattern/, got exit $status:" >&2
+        echo "$output" >&2
+        failed=1
+    fi
+}
+readme "$small" 0 'every package import declared' \
+    '| `Sources/Core` | the answer | Swift standard library only |' '| `Sources/Tool` | prints it | Core |'
+readme "$small" 1 'README.md:4: the row of Tool says ; Package.swift declares Core \(missing: Core\)' \
+    '| `Sources/Core` | the answer | Swift standard library only |' '| `Sources/Tool` | prints it | Glibc |'
+readme "$small" 1 'the module table has no row for Sources/Core' '| `Sources/Tool` | prints it | Core |'
+readme "$small" 1 'README.md:3: no target Gone in Package.swift' '| `Sources/Gone` | was here | |' \
+    '| `Sources/Core` | the answer | |' '| `Sources/Tool` | prints it | Core |'
+
 [ "$failed" -eq 0 ] && echo "check-imports tests: passed"
 exit "$failed"
