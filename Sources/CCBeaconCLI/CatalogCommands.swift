@@ -67,7 +67,7 @@ enum TemplatesCommand {
             let source = directory == locations.bundledTemplatesDirectory ? "bundled" : directory
             let folder = Files.join(directory, name)
             do {
-                let template = try StationTemplate.load(directory: folder, catalog: catalog)
+                let template = try TemplateFolder.load(folder, catalog: catalog)
                 let field = template.beaconField
                 let oad = template.oadHeader.map { " OAD \($0.imageName)" } ?? ""
                 rows.append([

@@ -105,7 +105,7 @@ struct DataLocations {
     func loadAllTemplates(catalog: BoardCatalog) -> [StationTemplate] {
         templateDirectories.flatMap { directory in
             ((try? Files.list(directory)) ?? []).compactMap { name in
-                try? StationTemplate.load(directory: Files.join(directory, name), catalog: catalog)
+                try? TemplateFolder.load(Files.join(directory, name), catalog: catalog)
             }
         }
     }
@@ -113,7 +113,7 @@ struct DataLocations {
     func loadTemplate(_ reference: String, catalog: BoardCatalog) throws(CommandFailure) -> StationTemplate {
         let directory = try templateDirectory(reference)
         do {
-            return try StationTemplate.load(directory: directory, catalog: catalog)
+            return try TemplateFolder.load(directory, catalog: catalog)
         } catch {
             let exit: ExitCode = if case .file = error { .failure } else { .dataError }
             throw CommandFailure(exit, error.description, hint: error.hint)

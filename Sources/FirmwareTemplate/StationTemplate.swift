@@ -120,20 +120,6 @@ public struct StationTemplate: Sendable {
     /// The files the template was loaded from (its manifest and image), which no output may replace.
     public var files: [String] { [Files.join(directory, "template.json"), Files.join(directory, manifest.image)] }
 
-    /// Loads `directory/template.json` and its image, and checks them (see `init(manifest:…)`).
-    public static func load(directory: String, catalog: BoardCatalog) throws(TemplateError) -> StationTemplate {
-        let manifestPath = Files.join(directory, "template.json")
-        let manifestBytes: [UInt8]
-        do { manifestBytes = try Files.read(manifestPath) } catch { throw .file(error) }
-        let manifest: TemplateManifest
-        do { manifest = try TemplateManifest.read(manifestBytes, file: manifestPath) } catch { throw .manifest(error) }
-        let imagePath = Files.join(directory, manifest.image)
-        let imageBytes: [UInt8]
-        do { imageBytes = try Files.read(imagePath) } catch { throw .file(error) }
-        return try StationTemplate(
-            manifest: manifest, imageBytes: imageBytes, imagePath: imagePath, directory: directory, catalog: catalog)
-    }
-
     /// Checks a manifest against its image: the image's SHA-256, a known chip, the image inside the
     /// chip's flash, every field wholly in the image, outside reserved flash and holding exactly its
     /// placeholder, and a valid OAD header where one is declared.

@@ -18,8 +18,7 @@ struct BundledTemplateTests {
 
     @Test(arguments: names)
     func everyBundledTemplateLoadsAndStampsAStation(name: String) throws {
-        let template = try StationTemplate.load(
-            directory: "\(Self.directory)/\(name)", catalog: BoardCatalogTests.loadBundled())
+        let template = try TemplateFolder.load("\(Self.directory)/\(name)", catalog: BoardCatalogTests.loadBundled())
         #expect(template.manifest.name == name)
         let identity = try #require(
             try? BeaconPayload.IBeacon(uuid: "7634A485-1732-4B7D-AB44-D505D8A24C60", major: "9", minor: "9"))
@@ -30,8 +29,8 @@ struct BundledTemplateTests {
     /// The reference firmware keeps the whole 38-byte advertising PDU at 0x7F00, as its source
     /// and README document: header, advertiser address, then the 30-byte iBeacon data.
     @Test func referenceFirmwarePDUBlockIsWhereTheREADMESays() throws {
-        let template = try StationTemplate.load(
-            directory: "\(Self.directory)/cc2541-ibeacon", catalog: BoardCatalogTests.loadBundled())
+        let template = try TemplateFolder.load(
+            "\(Self.directory)/cc2541-ibeacon", catalog: BoardCatalogTests.loadBundled())
         let block = try #require(template.image.memory.contiguousBytes(in: 0x7F00..<0x7F26))
         #expect(Array(block[0..<2]) == [0x42, 0x24])  // ADV_NONCONN_IND, random address, 36 bytes
         #expect(Array(block[2..<8]) == [0x56, 0x34, 0x12, 0xEE, 0xFF, 0xC0])  // C0:FF:EE:12:34:56, LSB first

@@ -20,8 +20,8 @@ public enum BundledData {
 
     /// The bundled template called `name`.
     public static func template(_ name: String = "cc2541-ibeacon") throws -> StationTemplate {
-        try StationTemplate.load(
-            directory: SharedFixtures.checkout.appendingPathComponent("firmware-templates/\(name)").path,
+        try TemplateFolder.load(
+            SharedFixtures.checkout.appendingPathComponent("firmware-templates/\(name)").path,
             catalog: try boards())
     }
 

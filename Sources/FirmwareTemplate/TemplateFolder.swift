@@ -1,0 +1,21 @@
+public import BoardSupport
+import Storage
+
+/// A template as a folder on disk: `template.json` and the image it names. The file reading lives
+/// here, beside `StationTemplate`, which only checks and patches what it is given.
+public enum TemplateFolder {
+    /// Loads `directory/template.json` and its image, and checks them (see
+    /// `StationTemplate.init(manifest:…)`).
+    public static func load(_ directory: String, catalog: BoardCatalog) throws(TemplateError) -> StationTemplate {
+        let manifestPath = Files.join(directory, "template.json")
+        let manifestBytes: [UInt8]
+        do { manifestBytes = try Files.read(manifestPath) } catch { throw .file(error) }
+        let manifest: TemplateManifest
+        do { manifest = try TemplateManifest.read(manifestBytes, file: manifestPath) } catch { throw .manifest(error) }
+        let imagePath = Files.join(directory, manifest.image)
+        let imageBytes: [UInt8]
+        do { imageBytes = try Files.read(imagePath) } catch { throw .file(error) }
+        return try StationTemplate(
+            manifest: manifest, imageBytes: imageBytes, imagePath: imagePath, directory: directory, catalog: catalog)
+    }
+}
