@@ -132,12 +132,33 @@ def bench_image(label, path, preferred, work):
             "changed_lines": changed_lines(path, outputs[name]),
         }
 
+    # HEX read + write, whole process: `ccbeacon convert` against the same job in each peer.
+    original = IntelHex(path).todict()
+    original.pop("start_addr", None)
+    convert_outputs = {name: os.path.join(work, "%s-convert-%s.hex" % (label, name))
+                       for name in ("ccbeacon", "srec_cat", "intelhex")}
+    convert_commands = {
+        "ccbeacon": [CCBEACON, "convert", path, "-o", convert_outputs["ccbeacon"]],
+        "srec_cat": ["srec_cat", path, "-intel", "-o", convert_outputs["srec_cat"], "-intel", "-obs=16"],
+        "intelhex": [sys.executable, "-c",
+                     "import sys; from intelhex import IntelHex; IntelHex(sys.argv[1]).write_hex_file(sys.argv[2])",
+                     path, convert_outputs["intelhex"]],
+    }
+    convert_results = {}
+    for name, argv in convert_commands.items():
+        run_command(argv)  # warm-up
+        times = [run_command(argv)[0] for _ in range(RUNS)]
+        got = IntelHex(convert_outputs[name]).todict()
+        got.pop("start_addr", None)
+        convert_results[name] = {"median_ms": statistics.median(times), "correct": got == original}
+
     inproc_ccbeacon = json.loads(subprocess.check_output(
         [CCBEACON_BENCH, path, hex(address), payload.hex(), str(RUNS), work]).decode())
     inproc_intelhex = intelhex_inprocess(path, address, payload, os.path.join(work, label + "-intelhex-inproc.hex"))
     return {
         "label": label, "file": os.path.basename(path), "size": os.path.getsize(path), "address": hex(address),
-        "commands": command_results, "inprocess": {"ccbeacon": inproc_ccbeacon, "intelhex": inproc_intelhex},
+        "commands": command_results, "convert": convert_results,
+        "inprocess": {"ccbeacon": inproc_ccbeacon, "intelhex": inproc_intelhex},
     }
 
 
@@ -164,6 +185,16 @@ def report(results):
                 r["label"], name, m["median_ms"], m["min_ms"],
                 "1.0" if name == "ccbeacon" else "%.1fx slower" % (m["median_ms"] / base),
                 m["maxrss_kb"] / 1024, "yes" if m["correct"] else "NO", m["changed_lines"]))
+    out.append("\nHEX read + write (`ccbeacon convert IN.hex -o OUT.hex`, whole process, ccbeacon's write fsynced):\n")
+    out.append("| image | ccbeacon | srec_cat | intelhex | ccbeacon in memory: parse, write |")
+    out.append("|---|---|---|---|---|")
+    for r in results:
+        c = r["convert"]
+        base = c["ccbeacon"]["median_ms"]
+        m = r["inprocess"]["ccbeacon"]
+        out.append("| %s | %.1f ms | %.1f ms (**%.1fx**) | %.1f ms (**%.1fx**) | %.0f MB/s, %.0f MB/s |" % (
+            r["label"], base, c["srec_cat"]["median_ms"], c["srec_cat"]["median_ms"] / base,
+            c["intelhex"]["median_ms"], c["intelhex"]["median_ms"] / base, m["parse_mb_s"], m["write_mb_s"]))
     return "\n".join(out)
 
 
@@ -185,7 +216,8 @@ def main():
     text = report(results)
     print(text)
     bench_results.save("hex", text, results)
-    bad = [(r["label"], n) for r in results for n, m in r["commands"].items() if not m["correct"]]
+    bad = [(r["label"], n) for r in results for n, m in list(r["commands"].items()) + list(r["convert"].items())
+           if not m["correct"]]
     if bad:
         raise SystemExit("incorrect output: %s" % bad)
 

@@ -21,6 +21,15 @@ enum HexDigits {
         ((0x41...0x46).contains(character), (0x61...0x66).contains(character))
     }
 
+    /// Every byte's two digits as one little-endian `UInt16` (the first digit in the low byte),
+    /// so the writer stores a byte's text with one unaligned 2-byte store.
+    static let upperPairs: [UInt16] = pairs(upper)
+    static let lowerPairs: [UInt16] = pairs(lower)
+
+    static func pairs(_ alphabet: [UInt8]) -> [UInt16] {
+        (0..<256).map { UInt16(alphabet[$0 >> 4]) | UInt16(alphabet[$0 & 0x0F]) << 8 }
+    }
+
     /// Appends `value` as two digits.
     static func append(_ value: UInt8, to output: inout [UInt8], lowercase: Bool = false) {
         let alphabet = lowercase ? lower : upper

@@ -31,61 +31,116 @@ public struct HexWriter: Sendable {
     }
 
     /// The HEX text for `image`, with `startAddress` kept if given.
+    ///
+    /// Written straight into the array's storage, sized once from an upper bound on the records:
+    /// one 2-byte store per data byte (from a table of digit pairs) and a running checksum, with
+    /// no per-byte append and no bounds checks in the inner loop.
     public func text(for image: MemoryImage, startAddress: StartAddress? = nil) -> [UInt8] {
-        var output: [UInt8] = []
-        let recordCount = image.byteCount / recordLength + image.segments.count * 2 + 4
-        output.reserveCapacity(recordCount * (11 + 2 * recordLength + 2))
         let usesPages = (image.endAddress ?? 0) > 0x10000
-        var currentPage = -1
+        let lineEndingBytes = lineEnding.bytes
+        // Records: per segment at most one per `recordLength` bytes plus a short first one, plus
+        // one more per 64 KiB boundary; an 04 record per page a segment touches; start and end.
+        // Payload digits: the data, 2 bytes per 04 record, 4 for a start record.
+        var records = 2
+        var pageRecords = 0
         for segment in image.segments {
-            var address = segment.start
-            while address < segment.end {
-                let page = address >> 16
-                if usesPages, page != currentPage {
-                    appendRecord(type: 4, address: 0, payload: [UInt8(page >> 8), UInt8(page & 0xFF)], to: &output)
-                    currentPage = page
+            let pages = (segment.end - 1) >> 16 - segment.start >> 16 + 1
+            records += segment.bytes.count / recordLength + 1 + pages
+            if usesPages { pageRecords += pages }
+        }
+        let capacity =
+            2 * (image.byteCount + 2 * pageRecords + 4) + (records + pageRecords) * (11 + lineEndingBytes.count)
+        let pairs = lowercase ? HexDigits.lowerPairs : HexDigits.upperPairs
+        return pairs.withUnsafeBufferPointer { pairs in
+            [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+                var output = RecordOutput(buffer: buffer, pairs: pairs, lineEnding: lineEndingBytes)
+                var currentPage = -1
+                for segment in image.segments {
+                    segment.bytes.withUnsafeBufferPointer { bytes in
+                        var address = segment.start
+                        while address < segment.end {
+                            let page = address >> 16
+                            if usesPages, page != currentPage {
+                                output.record(type: 4, address: 0, payload: [UInt8(page >> 8), UInt8(page & 0xFF)])
+                                currentPage = page
+                            }
+                            let nextAligned = (address / recordLength + 1) * recordLength
+                            let end = min(segment.end, nextAligned, (page + 1) << 16)
+                            output.record(
+                                type: 0, address: UInt16(address & 0xFFFF),
+                                payload: UnsafeBufferPointer(
+                                    rebasing: bytes[(address - segment.start)..<(end - segment.start)]))
+                            address = end
+                        }
+                    }
                 }
-                let nextAligned = (address / recordLength + 1) * recordLength
-                let nextPage = (page + 1) << 16
-                let end = min(segment.end, nextAligned, nextPage)
-                appendRecord(
-                    type: 0, address: UInt16(address & 0xFFFF),
-                    payload: segment.bytes[(address - segment.start)..<(end - segment.start)], to: &output)
-                address = end
+                switch startAddress {
+                case .segment(let cs, let ip):
+                    output.record(
+                        type: 3, address: 0,
+                        payload: [UInt8(cs >> 8), UInt8(cs & 0xFF), UInt8(ip >> 8), UInt8(ip & 0xFF)])
+                case .linear(let eip):
+                    output.record(
+                        type: 5, address: 0,
+                        payload: [
+                            UInt8(eip >> 24), UInt8((eip >> 16) & 0xFF), UInt8((eip >> 8) & 0xFF), UInt8(eip & 0xFF),
+                        ])
+                case nil:
+                    break
+                }
+                output.record(type: 1, address: 0, payload: [])
+                count = output.written
             }
         }
-        switch startAddress {
-        case .segment(let cs, let ip):
-            appendRecord(
-                type: 3, address: 0,
-                payload: [UInt8(cs >> 8), UInt8(cs & 0xFF), UInt8(ip >> 8), UInt8(ip & 0xFF)], to: &output)
-        case .linear(let eip):
-            appendRecord(
-                type: 5, address: 0,
-                payload: [UInt8(eip >> 24), UInt8((eip >> 16) & 0xFF), UInt8((eip >> 8) & 0xFF), UInt8(eip & 0xFF)],
-                to: &output)
-        case nil:
-            break
-        }
-        appendRecord(type: 1, address: 0, payload: [], to: &output)
-        return output
+    }
+}
+
+/// Writes records into memory sized by the caller.
+private struct RecordOutput {
+    let base: UnsafeMutablePointer<UInt8>
+    let capacity: Int
+    let pairs: UnsafeBufferPointer<UInt16>
+    let lineEnding: [UInt8]
+    var written = 0
+
+    init(buffer: UnsafeMutableBufferPointer<UInt8>, pairs: UnsafeBufferPointer<UInt16>, lineEnding: [UInt8]) {
+        base = buffer.baseAddress!
+        capacity = buffer.count
+        self.pairs = pairs
+        self.lineEnding = lineEnding
     }
 
-    private func appendRecord(type: UInt8, address: UInt16, payload: some Collection<UInt8>, to output: inout [UInt8]) {
+    mutating func byte(_ value: UInt8) {
+        UnsafeMutableRawPointer(base + written).storeBytes(of: pairs[Int(value)], as: UInt16.self)
+        written += 2
+    }
+
+    mutating func record(type: UInt8, address: UInt16, payload: UnsafeBufferPointer<UInt8>) {
         let count = UInt8(payload.count)
         let high = UInt8(address >> 8)
         let low = UInt8(address & 0xFF)
         var sum = count &+ high &+ low &+ type
-        output.append(0x3A)
-        HexDigits.append(count, to: &output, lowercase: lowercase)
-        HexDigits.append(high, to: &output, lowercase: lowercase)
-        HexDigits.append(low, to: &output, lowercase: lowercase)
-        HexDigits.append(type, to: &output, lowercase: lowercase)
-        for byte in payload {
-            sum &+= byte
-            HexDigits.append(byte, to: &output, lowercase: lowercase)
+        // Checked once per record, before it is written: never a byte past the storage.
+        precondition(
+            written + 11 + 2 * payload.count + lineEnding.count <= capacity, "HexWriter's record bound was too small")
+        base[written] = 0x3A
+        written += 1
+        byte(count)
+        byte(high)
+        byte(low)
+        byte(type)
+        for value in payload {
+            sum &+= value
+            byte(value)
         }
-        HexDigits.append(0 &- sum, to: &output, lowercase: lowercase)
-        output.append(contentsOf: lineEnding.bytes)
+        byte(0 &- sum)
+        for character in lineEnding {
+            base[written] = character
+            written += 1
+        }
+    }
+
+    mutating func record(type: UInt8, address: UInt16, payload: [UInt8]) {
+        payload.withUnsafeBufferPointer { record(type: type, address: address, payload: $0) }
     }
 }

@@ -176,7 +176,28 @@ struct Parser<Sink: RecordSink> {
         HexReadError(location: SourceLocation(file: fileName, line: line, column: column), problem: problem)
     }
 
+    /// Parses the text, handing each record to the sink.
     mutating func parse() throws(HexReadError) {
+        // A local reference to the text (no copy): the scan reads it through a pointer while
+        // `self` (the sink) is mutated.
+        let text = self.text
+        let nibbles = HexDigits.nibbleValue
+        // Scratch for one record's payload (at most 255 bytes), decoded before it is appended.
+        let scratch = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 256)
+        defer { scratch.deallocate() }
+        try text.withUnsafeBufferPointer { (characters) throws(HexReadError) in
+            try nibbles.withUnsafeBufferPointer { (table) throws(HexReadError) in
+                try parse(characters, nibbles: table, scratch: scratch)
+            }
+        }
+    }
+
+    /// The scan. The hot path per record: find the line end, decode count, address and type,
+    /// then the payload straight onto the end of `sink.payloads` through one pointer, summing as
+    /// it goes; the slower checks that name a column run only once something is wrong.
+    private mutating func parse(
+        _ text: UnsafeBufferPointer<UInt8>, nibbles: UnsafeBufferPointer<UInt8>, scratch: UnsafeMutableBufferPointer<UInt8>
+    ) throws(HexReadError) {
         let count = text.count
         if count >= 3, text[0] == 0xEF, text[1] == 0xBB, text[2] == 0xBF {
             throw error(line: 1, column: 1, .byteOrderMark)
@@ -186,17 +207,28 @@ struct Parser<Sink: RecordSink> {
         var endOfFileLine: Int?
         var upperLinear = 0
         var segmentBase: Int?  // non-nil while an 02 record is in force
+        // A line whose end was guessed from its byte count and turned out to hold something
+        // other than hex digits is read again with a scan for its real end, which decides
+        // where the error is.
+        var scanLine = false
         while position < count {
             line += 1
             let lineStart = position
-            var lineEnd = position
-            while lineEnd < count, text[lineEnd] != 0x0A { lineEnd += 1 }
-            position = lineEnd < count ? lineEnd + 1 : count
-            var contentEnd = lineEnd
-            while contentEnd > lineStart {
-                let last = text[contentEnd - 1]
-                guard last == 0x0D || last == 0x20 || last == 0x09 else { break }
-                contentEnd -= 1
+            var contentEnd: Int
+            var guessed = false
+            if !scanLine, let end = Self.guessedLineEnd(text, at: lineStart, nibbles: nibbles) {
+                (contentEnd, position, guessed) = (end.content, end.next, true)
+            } else {
+                scanLine = false
+                var lineEnd = position
+                while lineEnd < count, text[lineEnd] != 0x0A { lineEnd += 1 }
+                position = lineEnd < count ? lineEnd + 1 : count
+                contentEnd = lineEnd
+                while contentEnd > lineStart {
+                    let last = text[contentEnd - 1]
+                    guard last == 0x0D || last == 0x20 || last == 0x09 else { break }
+                    contentEnd -= 1
+                }
             }
             if contentEnd == lineStart { continue }  // blank line
             if let endOfFileLine {
@@ -213,7 +245,9 @@ struct Parser<Sink: RecordSink> {
                     line: line, column: length + 1,
                     .truncated(declaredDataBytes: nil, expectedCharacters: 11, foundCharacters: length))
             }
-            guard let byteCount = decodeByte(at: lineStart + 1) else {
+            let countHigh = nibbles[Int(text[lineStart + 1])]
+            let countLow = nibbles[Int(text[lineStart + 2])]
+            guard (countHigh | countLow) & 0xF0 == 0, case let byteCount = countHigh << 4 | countLow else {
                 throw badDigit(from: lineStart + 1, to: lineStart + 3, lineStart: lineStart, line: line)
             }
             let expectedLength = 11 + 2 * Int(byteCount)
@@ -236,28 +270,46 @@ struct Parser<Sink: RecordSink> {
             let payloadStart = sink.payloads.count
             var sum = UInt8(0)
             var header = (UInt8(0), UInt8(0), UInt8(0))
-            let totalBytes = Int(byteCount) + 5
-            let decodedAll: Bool = text.withUnsafeBufferPointer { characters in
-                let table = HexDigits.nibbleValue
-                return table.withUnsafeBufferPointer { nibbles in
-                    var offset = lineStart + 1
-                    for index in 0..<totalBytes {
-                        let high = nibbles[Int(characters[offset])]
-                        let low = nibbles[Int(characters[offset + 1])]
-                        if (high | low) & 0xF0 != 0 { return false }
+            var decodedAll = true
+            // Each pair of digits through the nibble table (0xFF for a non-digit), checked once
+            // for the whole record by OR-ing the nibbles.
+            func pair(_ offset: Int) -> UInt16 {
+                UInt16(nibbles[Int(text[offset])]) << 8 | UInt16(nibbles[Int(text[offset + 1])])
+            }
+            let headerPairs = (pair(lineStart + 3), pair(lineStart + 5), pair(lineStart + 7), pair(contentEnd - 2))
+            if (headerPairs.0 | headerPairs.1 | headerPairs.2 | headerPairs.3) & 0xF0F0 != 0 {
+                decodedAll = false
+            } else {
+                func value(_ pair: UInt16) -> UInt8 { UInt8(truncatingIfNeeded: pair >> 4) | UInt8(pair & 0x0F) }
+                header = (value(headerPairs.0), value(headerPairs.1), value(headerPairs.2))
+                sum = byteCount &+ header.0 &+ header.1 &+ header.2 &+ value(headerPairs.3)
+                let payloadCount = Int(byteCount)
+                if payloadCount > 0 {
+                    // Decoded into scratch, then appended in one copy (the array's capacity is
+                    // reserved for the whole file, so it never grows here).
+                    var offset = lineStart + 9
+                    var bad = UInt8(0)
+                    for index in 0..<payloadCount {
+                        let high = nibbles[Int(text[offset])]
+                        let low = nibbles[Int(text[offset + 1])]
+                        bad |= high | low
                         let value = high << 4 | low
                         sum &+= value
-                        switch index {
-                        case 1: header.0 = value
-                        case 2: header.1 = value
-                        case 3: header.2 = value
-                        case 0, totalBytes - 1: break
-                        default: sink.payloads.append(value)
-                        }
+                        scratch[index] = value
                         offset += 2
                     }
-                    return true
+                    if bad & 0xF0 != 0 {
+                        decodedAll = false
+                    } else {
+                        sink.payloads.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[0..<payloadCount]))
+                    }
                 }
+            }
+            if !decodedAll, guessed {
+                // Read the line again with its real end.
+                sink.payloads.removeSubrange(payloadStart...)
+                (position, line, scanLine) = (lineStart, line - 1, true)
+                continue
             }
             if !decodedAll {
                 throw badDigit(from: lineStart + 1, to: contentEnd, lineStart: lineStart, line: line)
@@ -285,11 +337,13 @@ struct Parser<Sink: RecordSink> {
             switch type {
             case .data:
                 guard byteCount > 0 else { break }
-                var runs: [(address: Int, payloadOffset: Int, length: Int)] = []
+                // Where the bytes land: one run, or two when an 02 segment wraps at 64 KiB.
+                var first = (address: 0, payloadOffset: 0, length: Int(byteCount))
+                var second: (address: Int, payloadOffset: Int, length: Int)?
                 if let base = segmentBase {
                     let firstRun = min(Int(byteCount), 0x10000 - Int(addressField))
-                    runs.append((base + Int(addressField), 0, firstRun))
-                    if firstRun < Int(byteCount) { runs.append((base, firstRun, Int(byteCount) - firstRun)) }
+                    first = (base + Int(addressField), 0, firstRun)
+                    if firstRun < Int(byteCount) { second = (base, firstRun, Int(byteCount) - firstRun) }
                 } else {
                     let address = upperLinear << 16 + Int(addressField)
                     if address + Int(byteCount) > MemoryImage.addressLimit {
@@ -297,13 +351,21 @@ struct Parser<Sink: RecordSink> {
                             line: line, column: 10 + 2 * (MemoryImage.addressLimit - address),
                             .addressBeyond4GiB(address: MemoryImage.addressLimit))
                     }
-                    runs.append((address, 0, Int(byteCount)))
+                    first.address = address
                 }
-                for run in runs {
+                guard
+                    sink.place(
+                        address: first.address, recordIndex: recordIndex, payloadStart: payloadStart,
+                        payloadOffset: first.payloadOffset, length: first.length)
+                else {
+                    stopped = true
+                    return
+                }
+                if let second {
                     guard
                         sink.place(
-                            address: run.address, recordIndex: recordIndex, payloadStart: payloadStart,
-                            payloadOffset: run.payloadOffset, length: run.length)
+                            address: second.address, recordIndex: recordIndex, payloadStart: payloadStart,
+                            payloadOffset: second.payloadOffset, length: second.length)
                     else {
                         stopped = true
                         return
@@ -335,6 +397,28 @@ struct Parser<Sink: RecordSink> {
         if endOfFileLine == nil {
             throw error(line: max(line, 1), column: 1, .missingEndOfFile)
         }
+    }
+
+    /// Where a line that holds one well-formed record ends, told by its byte count: the end of
+    /// its content and where the next line starts. Nil unless the line starts with `:` and two hex
+    /// digits and the record's last character is followed by `\n`, `\r\n`, `\r` at the end of the
+    /// text, or the end itself; the caller then scans for the line end. (Whether everything
+    /// between is hex digits is for the decoding to find.)
+    static func guessedLineEnd(
+        _ text: UnsafeBufferPointer<UInt8>, at start: Int, nibbles: UnsafeBufferPointer<UInt8>
+    ) -> (content: Int, next: Int)? {
+        let count = text.count
+        guard start + 3 <= count, text[start] == 0x3A else { return nil }
+        let high = nibbles[Int(text[start + 1])]
+        let low = nibbles[Int(text[start + 2])]
+        guard (high | low) & 0xF0 == 0 else { return nil }
+        let end = start + 11 + 2 * Int(high << 4 | low)
+        if end == count { return (end, end) }
+        guard end < count else { return nil }
+        if text[end] == 0x0A { return (end, end + 1) }
+        guard text[end] == 0x0D else { return nil }
+        if end + 1 == count { return (end, end + 1) }
+        return text[end + 1] == 0x0A ? (end, end + 2) : nil
     }
 
     func decodeByte(at offset: Int) -> UInt8? {

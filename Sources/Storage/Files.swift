@@ -85,31 +85,47 @@ public enum Files {
                 .read, path: path, reason: "not enough memory to read its \(describeSize(size))", code: ENOMEM)
         }
         free(probe)
-        var bytes = [UInt8](repeating: 0, count: size)
-        var filled = 0
+        // Read straight into the array's storage, never zero-filled first.
+        var failure: FileError?
+        var bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            var filled = 0
+            while filled < size, let base = buffer.baseAddress {
+                let count = Glibc.read(descriptor, base + filled, size - filled)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    failure = systemError(.read, path)
+                    break
+                }
+                if count == 0 { break }
+                filled += count
+            }
+            initialized = filled
+        }
+        if let failure { throw failure }
         // The buffer has the size fstat gave and is never grown to look for more: growing copies
-        // it, so a large file would briefly be held twice. Only a file that grew since fstat is
-        // read on, through a chunk of its own, and no further than the limit.
-        var chunk: [UInt8] = []
+        // it, so a large file would briefly be held twice. Only a file that grew since fstat (or
+        // says it is empty, as /proc files do) is read on, through a chunk of its own, and no
+        // further than the limit.
+        guard bytes.count == size else { return bytes }
+        // Usually the end: one byte asked for, none there, no chunk allocated.
+        var next: UInt8 = 0
+        var probed = Glibc.read(descriptor, &next, 1)
+        while probed < 0, errno == EINTR { probed = Glibc.read(descriptor, &next, 1) }
+        if probed < 0 { throw systemError(.read, path) }
+        if probed == 0 { return bytes }
+        guard bytes.count + 1 <= maximumReadSize else { throw tooLargeError(path, size: bytes.count + 1) }
+        bytes.append(next)
+        var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
-            let intoBuffer = filled < bytes.count
-            if !intoBuffer, chunk.isEmpty { chunk = [UInt8](repeating: 0, count: 65536) }
-            let count =
-                intoBuffer
-                ? bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
-                : chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw systemError(.read, path)
             }
             if count == 0 { break }
-            if !intoBuffer {
-                guard filled + count <= maximumReadSize else { throw tooLargeError(path, size: filled + count) }
-                bytes.append(contentsOf: chunk[..<count])
-            }
-            filled += count
+            guard bytes.count + count <= maximumReadSize else { throw tooLargeError(path, size: bytes.count + count) }
+            bytes.append(contentsOf: chunk[..<count])
         }
-        if filled < bytes.count { bytes.removeSubrange(filled...) }
         return bytes
     }
 

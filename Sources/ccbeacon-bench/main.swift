@@ -83,6 +83,32 @@ do {
     FileHandle.standardError.write(Data("ccbeacon-bench: \(error)\n".utf8))
     exit(1)
 }
+// Throughput in memory, no file I/O: the memory-only reader (what convert uses) and the writer.
+var memoryParseTimes: [Double] = []
+var memoryWriteTimes: [Double] = []
+var textBytes = 0
+var writtenBytes = 0
+do {
+    let text = [UInt8](try Data(contentsOf: input))
+    textBytes = text.count
+    var image: HexImage?
+    for run in 0...runs {
+        let parse = try milliseconds { image = try HexImage(text: text, fileName: input.path) }
+        var written: [UInt8] = []
+        let write = milliseconds { written = HexWriter().text(for: image!.memory, startAddress: image!.startAddress) }
+        writtenBytes = written.count
+        if run > 0 {
+            memoryParseTimes.append(parse)
+            memoryWriteTimes.append(write)
+        }
+    }
+} catch {
+    FileHandle.standardError.write(Data("ccbeacon-bench: \(error)\n".utf8))
+    exit(1)
+}
+let memoryParse = median(memoryParseTimes)
+let memoryWrite = median(memoryWriteTimes)
+
 var usage = rusage()
 getrusage(RUSAGE_SELF.rawValue, &usage)
 let parse = median(parseTimes)
@@ -91,5 +117,7 @@ let write = median(writeTimes)
 print(
     """
     {"parse_ms": \(parse), "patch_ms": \(patch), "write_ms": \(write), "total_ms": \(parse + patch + write), \
-    "rewrite_ms": \(median(rewriteTimes)), "rewritten_lines": \(rewrittenLines), "maxrss_kb": \(usage.ru_maxrss)}
+    "rewrite_ms": \(median(rewriteTimes)), "rewritten_lines": \(rewrittenLines), "maxrss_kb": \(usage.ru_maxrss), \
+    "memory_parse_ms": \(memoryParse), "memory_write_ms": \(memoryWrite), \
+    "parse_mb_s": \(Double(textBytes) / memoryParse / 1000), "write_mb_s": \(Double(writtenBytes) / memoryWrite / 1000)}
     """)

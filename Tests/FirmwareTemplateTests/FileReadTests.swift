@@ -20,6 +20,14 @@ struct FileReadTests {
         #expect(bytes == content)
         #expect(bytes.capacity < size + 4096, "capacity \(bytes.capacity) for \(size) bytes")
     }
+
+    /// A file whose size says nothing (a /proc file says 0) is read to its end all the same.
+    @Test func aFileLongerThanItsStatedSizeIsReadToItsEnd() throws {
+        let bytes = try Files.read("/proc/self/status")
+        #expect(bytes.count > 100)
+        #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("Name:"))
+        #expect(bytes.last == 0x0A, "read to the last line")
+    }
 }
 
 /// The size limit: a file above `Files.maximumReadSize` is refused from its size alone, before a

@@ -55,3 +55,43 @@ struct HexImageTests {
         #expect(image.memory == (try IntelHexFile(string: text)).memory)
     }
 }
+
+/// The writer sizes its output once from a bound on the records; whatever the image, record
+/// length, line ending and start address, the text fits it and reads back to the same image.
+struct HexWriterBoundTests {
+    @Test(arguments: [1, 2, 3, 16, 32, 255])
+    func everyImageFitsAndReadsBack(recordLength: Int) throws {
+        var generator = SplitMix(state: UInt64(recordLength))  // seeded: the same images every run
+        for round in 0..<40 {
+            var image = MemoryImage()
+            for _ in 0..<Int.random(in: 1...6, using: &generator) {
+                let start = Int.random(in: 0..<0x30000, using: &generator)
+                let count = Int.random(in: 1...(round % 4 == 0 ? 0x11000 : 300), using: &generator)
+                try image.write((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7) }, at: start)
+            }
+            let start: StartAddress? =
+                round % 3 == 0
+                ? .linear(0x1234_5678) : round % 3 == 1 ? nil : .segment(codeSegment: 1, instructionPointer: 2)
+            for ending in HexWriter.LineEnding.allCases {
+                let text = HexWriter(recordLength: recordLength, lineEnding: ending).text(
+                    for: image, startAddress: start)
+                let read = try HexImage(text: text)
+                #expect(read.memory == image)
+                #expect(read.startAddress == start)
+            }
+        }
+    }
+}
+
+/// SplitMix64: a small seeded generator, so a failure replays.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
