@@ -192,11 +192,13 @@ struct Parser<Sink: RecordSink> {
         }
     }
 
-    /// The scan. The hot path per record: find the line end, decode count, address and type,
-    /// then the payload straight onto the end of `sink.payloads` through one pointer, summing as
-    /// it goes; the slower checks that name a column run only once something is wrong.
+    /// The scan. The hot path per record: take the line end its byte count implies, decode count,
+    /// address and type, then the payload into `scratch` and onto the end of `sink.payloads` in
+    /// one copy, summing as it goes; the slower checks that name a column run only once something
+    /// is wrong.
     private mutating func parse(
-        _ text: UnsafeBufferPointer<UInt8>, nibbles: UnsafeBufferPointer<UInt8>, scratch: UnsafeMutableBufferPointer<UInt8>
+        _ text: UnsafeBufferPointer<UInt8>, nibbles: UnsafeBufferPointer<UInt8>,
+        scratch: UnsafeMutableBufferPointer<UInt8>
     ) throws(HexReadError) {
         let count = text.count
         if count >= 3, text[0] == 0xEF, text[1] == 0xBB, text[2] == 0xBF {
