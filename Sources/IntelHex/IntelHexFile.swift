@@ -355,23 +355,14 @@ struct Parser<Sink: RecordSink> {
                     }
                     first.address = address
                 }
-                guard
+                func place(_ run: (address: Int, payloadOffset: Int, length: Int)) -> Bool {
                     sink.place(
-                        address: first.address, recordIndex: recordIndex, payloadStart: payloadStart,
-                        payloadOffset: first.payloadOffset, length: first.length)
-                else {
+                        address: run.address, recordIndex: recordIndex, payloadStart: payloadStart,
+                        payloadOffset: run.payloadOffset, length: run.length)
+                }
+                guard place(first), second.map(place) ?? true else {
                     stopped = true
                     return
-                }
-                if let second {
-                    guard
-                        sink.place(
-                            address: second.address, recordIndex: recordIndex, payloadStart: payloadStart,
-                            payloadOffset: second.payloadOffset, length: second.length)
-                    else {
-                        stopped = true
-                        return
-                    }
                 }
             case .endOfFile:
                 endOfFileLine = line

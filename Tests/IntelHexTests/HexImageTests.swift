@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import IntelHex
@@ -61,7 +62,7 @@ struct HexImageTests {
 struct HexWriterBoundTests {
     @Test(arguments: [1, 2, 3, 16, 32, 255])
     func everyImageFitsAndReadsBack(recordLength: Int) throws {
-        var generator = SplitMix(state: UInt64(recordLength))  // seeded: the same images every run
+        var generator = SeededGenerator(seed: UInt64(recordLength))  // seeded: the same images every run
         for round in 0..<40 {
             var image = MemoryImage()
             for _ in 0..<Int.random(in: 1...6, using: &generator) {
@@ -80,18 +81,5 @@ struct HexWriterBoundTests {
                 #expect(read.startAddress == start)
             }
         }
-    }
-}
-
-/// SplitMix64: a small seeded generator, so a failure replays.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -149,24 +149,6 @@ final class Bench: @unchecked Sendable {
     }
 }
 
-/// SplitMix64: a small deterministic generator, one independent stream per (seed, stream) pair,
-/// so a failing seed can be replayed exactly.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64, stream: UInt64) {
-        state = seed &+ (stream &+ 1) &* 0x9E37_79B9_7F4A_7C15
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
-    }
-}
-
 struct ProvisioningRunTests {
     static let template = try! BundledData.template()
 
