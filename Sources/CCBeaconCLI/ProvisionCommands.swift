@@ -193,11 +193,14 @@ enum ProvisionCommand {
 
         // One run per ledger: another run's burns in progress would look like a crash's to this
         // one (and with --release-interrupted their stations would go to other chips). The lock
-        // (flock on a hidden file beside the ledger) dies with the process.
+        // (flock on a hidden file beside the ledger) dies with the process. It sits beside the
+        // ledger's real path: through a symbolic link a second run would otherwise take a lock
+        // of its own.
         let runLock: FolderLock
+        let realPath = SQLiteLedger.realPath(path)
         do {
             runLock = try FolderLock.acquire(
-                Files.directory(of: path), name: ".\(Files.lastComponent(path)).lock", wait: false)
+                Files.directory(of: realPath), name: ".\(Files.lastComponent(realPath)).lock", wait: false)
         } catch {
             guard case .held(_, let holder) = error else {
                 throw CommandFailure(

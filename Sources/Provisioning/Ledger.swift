@@ -141,13 +141,23 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     /// application id, `read_back`, and the chip-id triggers. A newer version is refused.
     public static let schemaVersion = 1
 
+    /// The path a ledger is opened by: symbolic links resolved (of the file, or of its folder
+    /// while the file does not exist yet). Whatever is kept beside a ledger (SQLite's journal,
+    /// the one-run lock) belongs beside this path, so that every name of the ledger finds it.
+    public static func realPath(_ path: String) -> String { LedgerFile.canonical(path) }
+
     /// Opens the ledger at `path` for `access`. For `.readWrite` a new ledger is created if, and
     /// only if, no file is at `path`; an existing file is checked read-only first, then opened
     /// read-write and, if an earlier ccbeacon made it, migrated in one transaction. Read-only
     /// access never writes, migrates or switches journal modes.
     public init(path given: String, access: LedgerAccess = .readWrite) throws(LedgerError) {
         let path = LedgerFile.canonical(given)
-        if access == .readWrite, !LedgerFile.exists(path) { try LedgerFile.create(path) }
+        if access == .readWrite, !LedgerFile.exists(path) {
+            // A new ledger is not made beside journal names that lead elsewhere: it would be
+            // refused at once and left behind.
+            try LedgerFile.checkJournals(path)
+            try LedgerFile.create(path)
+        }
         var (database, shape) = try LedgerFile.openChecked(path, access: access)
         if access == .readWrite {
             database = try SQLiteDatabase(path: path, mode: .readWrite)
@@ -361,12 +371,28 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         throws(LedgerError)
     {
         try database.transaction("recording an outcome") { () throws(LedgerError) in
+            // Only an attempt still open (in progress, or interrupted and now settled) takes an
+            // outcome: one already settled — by a run that took it for a crash's and released
+            // it, say — keeps what it says, and this burn is reported instead of overwriting it.
             try database.execute(
-                "UPDATE attempts SET outcome = ?, reason = ?, read_back = ?, finished_at = \(Self.now) WHERE id = ?",
+                "UPDATE attempts SET outcome = ?, reason = ?, read_back = ?, finished_at = \(Self.now) WHERE id = ? AND outcome IN ('in-progress', 'interrupted')",
                 [
                     .text(outcome.rawValue), reason.map { .text($0) } ?? .null, readBack.map { .text($0) } ?? .null,
                     .integer(attemptID),
                 ], "recording an outcome")
+            let changed = try database.query("SELECT changes()", [], "recording an outcome").first?.first?.int ?? 0
+            guard changed == 1 else {
+                let now =
+                    try database.query(
+                        "SELECT outcome FROM attempts WHERE id = ?", [.integer(attemptID)], "recording an outcome"
+                    )
+                    .first?.first?.string
+                throw LedgerError(
+                    operation: "recording the outcome of attempt \(attemptID)",
+                    message: now.map {
+                        "the attempt was settled meanwhile as \($0) (another run used this ledger); '\(outcome.rawValue)' was not recorded"
+                    } ?? "no such attempt", kind: .constraint)
+            }
         }
     }
 

@@ -70,10 +70,26 @@ enum LedgerFile {
     /// The name SQLite must be given for the ledger at `path`: symbolic links resolved, because
     /// SQLite names the -wal and -shm files after the name it is given — by a symlink's name it
     /// would miss the journal beside the real file. A path that does not exist yet stays as it is.
+    /// A path that does not exist yet keeps its name, in its folder's real path.
     static func canonical(_ path: String) -> String {
-        guard let resolved = realpath(path, nil) else { return path }
-        defer { free(resolved) }
-        return String(cString: resolved)
+        func real(_ path: String) -> String? {
+            guard let resolved = realpath(path, nil) else { return nil }
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        if let resolved = real(path) { return resolved }
+        guard let folder = real(directory(of: path)) else { return path }
+        let name = path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? path
+        return folder == "/" ? "/" + name : folder + "/" + name
+    }
+
+    /// The journal names beside `path` checked, as `openChecked` does, before anything is created.
+    static func checkJournals(_ path: String) throws(LedgerError) {
+        for suffix in journalSuffixes {
+            if let found = foreignJournal(path + suffix) {
+                throw refusal(.foreignJournal(suffix: suffix, what: found), path)
+            }
+        }
     }
 
     /// True when something (anything, even a dangling link) is at `path`.
@@ -184,11 +200,7 @@ enum LedgerFile {
     static func openChecked(_ path: String, access: LedgerAccess) throws(LedgerError) -> (SQLiteDatabase, Shape) {
         var info = stat()
         if stat(path, &info) == 0, info.st_nlink > 1 { throw refusal(.severalNames(count: Int(info.st_nlink)), path) }
-        for suffix in journalSuffixes {
-            if let found = foreignJournal(path + suffix) {
-                throw refusal(.foreignJournal(suffix: suffix, what: found), path)
-            }
-        }
+        try checkJournals(path)
         let header = try readHeader(path)
         let isWAL = header[18] == 2 && header[19] == 2
         let database = try SQLiteDatabase(path: path, mode: isWAL && !exists(path + "-wal") ? .immutable : .readOnly)

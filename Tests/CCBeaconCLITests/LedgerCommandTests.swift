@@ -290,6 +290,44 @@ struct OneRunPerLedgerTests {
             ["provision", list, "--template", "cc2541-ibeacon", "--yes"], debuggers: EmulatorProvider())
         #expect(alone.status == 0, "\(alone.diagnostics)")
     }
+
+    /// The lock sits beside the ledger's real path: a run through a symbolic link to the ledger,
+    /// or through a symlinked folder, meets the same lock (it used to take one of its own, release
+    /// the first run's burn in progress and burn that identity into a second chip).
+    @Test func aRunThroughAnotherNameOfTheLedgerIsRefusedToo() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("list.csv", "name,uuid,major,minor\na,\(LedgerFiles.uuid),1,1\n")
+        try FileManager.default.createDirectory(atPath: scratch.path("real"), withIntermediateDirectories: false)
+        let real = scratch.path("real/T.sqlite")
+        try LedgerFiles.sound(real)
+        try FileManager.default.createSymbolicLink(atPath: scratch.path("link.sqlite"), withDestinationPath: real)
+        try FileManager.default.createSymbolicLink(
+            atPath: scratch.path("alias"), withDestinationPath: scratch.path("real"))
+        let before = try Files.read(real)
+        let realFolder = SQLiteLedger.realPath(scratch.path("real"))
+        let held = try FolderLock.acquire(realFolder, name: ".T.sqlite.lock", wait: false)
+        defer { held.release() }
+        for name in ["link.sqlite", "alias/T.sqlite", "real/../real/T.sqlite"] {
+            let run = ToolRun(
+                [
+                    "provision", list, "--template", "cc2541-ibeacon", "--yes", "--release-interrupted", "--ledger",
+                    scratch.path(name),
+                ],
+                debuggers: EmulatorProvider())
+            #expect(run.status == 1, "\(name): \(run.diagnostics)")
+            #expect(run.diagnostics.contains("another provision (process \(getpid()))"), "\(name): \(run.diagnostics)")
+        }
+        #expect(try Files.read(real) == before)
+        // A ledger that does not exist yet, named through the symlinked folder: the same lock.
+        let newHeld = try FolderLock.acquire(realFolder, name: ".New.sqlite.lock", wait: false)
+        defer { newHeld.release() }
+        let run = ToolRun(
+            ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--ledger", scratch.path("alias/New.sqlite")],
+            debuggers: EmulatorProvider())
+        #expect(run.status == 1, "\(run.diagnostics)")
+        #expect(!Files.exists(scratch.path("real/New.sqlite")))
+    }
 }
 
 /// SQLite keeps a ledger's journal (-wal, -shm) beside the name it was opened by. A second name
@@ -361,6 +399,15 @@ struct LedgerNameTests {
             #expect(try Files.read(other) == otherBytes, "\(kind) \(arguments): the other ledger was written")
             #expect(try Files.read(path) == ledgerBytes, "\(kind) \(arguments): the ledger was written")
         }
+        // No ledger yet: none is created beside such a journal name (it would be refused and left).
+        let fresh = scratch.path("fresh.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: fresh + "-wal", withDestinationPath: other)
+        let run = ToolRun(
+            ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--ledger", fresh],
+            debuggers: EmulatorProvider())
+        #expect(run.status == 65, "\(run.diagnostics)")
+        #expect(!Files.exists(fresh), "a refused ledger was created")
+        #expect(try Files.read(other) == otherBytes)
     }
 }
 

@@ -20,6 +20,24 @@ func identity(_ minor: Int, major: Int = 1) -> IBeacon {
 }
 
 struct LedgerTests {
+    /// An attempt settled meanwhile (taken for a crash's by another run, and released) keeps its
+    /// record: the burn that finishes late is reported, never written over it.
+    @Test func anAttemptSettledMeanwhileIsNotOverwritten() throws {
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register([Station(name: "a", identity: identity(1))])
+        let (_, attempt) = try #require(
+            try ledger.claimNextStation(
+                chip: "00:12:4B:00:00:01", debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc",
+                skipping: [], image: { _ in ("i", nil) }))
+        _ = try ledger.recoverInterrupted()
+        try ledger.release(station: "a")
+        #expect { try ledger.finish(attempt.id, outcome: .verified, reason: nil) } throws: { error in
+            (error as? LedgerError)?.message.contains("the attempt was settled meanwhile as failed") == true
+        }
+        #expect(try ledger.attempts().map(\.outcome) == [.failed])
+        #expect(try ledger.verifiedStation(forChip: "00:12:4B:00:00:01") == nil)
+    }
+
     @Test func theSchemaRefusesWhatMustNeverHappen() throws {
         let path = temporaryLedgerPath()
         let ledger = try SQLiteLedger(path: path)
