@@ -329,10 +329,24 @@ enum FlashCommand {
         } catch {
             switch error {
             case .plan(let planError):
-                throw .data(
-                    "\(path): \(planError)",
-                    hint: "use --allow-last-page only if you mean to write lock bits or the secondary address")
+                let hint: String
+                switch planError {
+                case .lastPage:
+                    hint = "use --allow-last-page only if you mean to write lock bits or the secondary address"
+                case .tooLarge:
+                    hint =
+                        "the image is for a larger chip, or holds data at a wrong address; 'ccbeacon inspect' shows where"
+                case .badAddressLength: hint = "give the secondary address as 6 bytes, XX:XX:XX:XX:XX:XX"
+                }
+                throw .data("\(path): \(planError)", hint: hint)
             case .debugger(let debuggerError): throw DeviceSupport.failure(debuggerError)
+            case .flashChanged(let debuggerError):
+                guard case .transport = debuggerError else { throw DeviceSupport.failure(debuggerError) }
+                throw CommandFailure(
+                    .failure, debuggerError.description,
+                    hint:
+                        "the chip's flash was erased and may be partly written; replug the debugger, press its reset button and run 'ccbeacon flash' again (it starts with a chip erase)"
+                )
             case .unknownChip: throw CommandFailure(.failure, error.description, hint: DeviceSupport.unknownChipHint)
             case .cannotPreserveOnLockedChip:
                 throw CommandFailure(

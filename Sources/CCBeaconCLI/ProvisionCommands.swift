@@ -294,7 +294,14 @@ enum ProvisionCommand {
         sigemptyset(&unblock)
         for number in stopSignalNumbers { sigaddset(&unblock, number) }
         sigprocmask(SIG_UNBLOCK, &unblock, nil)
+        // A signal the parent set to be ignored stays ignored, as `nohup` (SIGHUP) and shells
+        // for background jobs (SIGINT) mean it to.
+        var handled: [Int32] = []
         for number in stopSignalNumbers {
+            var current = sigaction()
+            sigaction(number, nil, &current)
+            if unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == 1 { continue }  // SIG_IGN
+            handled.append(number)
             signal(number) { number in
                 if stopSignals.received(number) > 1 { _exit(128 + number) }
             }
@@ -306,7 +313,7 @@ enum ProvisionCommand {
                     try shared.open(device)
                 }
             })
-        for number in stopSignalNumbers { signal(number, SIG_DFL) }
+        for number in handled { signal(number, SIG_DFL) }
 
         let states = try ownStates(ledger)
         let done = states.filter { if case .done = $0.state { true } else { false } }.count
@@ -328,7 +335,7 @@ enum ProvisionCommand {
         } else {
             var lines = [
                 "provisioned \(summary.verified.count) station(s) in this run; \(done) of \(states.count) done, \(stillPending) pending, \(held.count) held"
-                    + (elsewhere > 0 ? ", \(elsewhere) being burned by another run" : "") + "; ledger \(path)"
+                    + Self.unrecorded(elsewhere) + "; ledger \(path)"
             ]
             for (station, reason) in summary.failed.sorted(by: { $0.key < $1.key }) {
                 lines.append("  failed: \(station): \(reason)")
@@ -349,7 +356,7 @@ enum ProvisionCommand {
             throw CommandFailure(
                 .stationsLeft,
                 "stopped with \(left) station\(left == 1 ? "" : "s") of the list left (\(stillPending) pending, \(held.count) held"
-                    + (elsewhere > 0 ? ", \(elsewhere) being burned by another run" : "") + "): \(why)",
+                    + Self.unrecorded(elsewhere) + "): \(why)",
                 hint: held.isEmpty
                     ? "run again to go on with the pending stations"
                     : "run again; attach the held stations' chips, or use --release-interrupted")
@@ -357,6 +364,14 @@ enum ProvisionCommand {
     }
 
     /// Why a run stopped, in words: the signal that stopped it, or each debugger's reason.
+    /// Attempts still in progress when this run ends are its own (one run per ledger): their
+    /// outcome could not be recorded.
+    static func unrecorded(_ count: Int) -> String {
+        count > 0
+            ? ", \(count) left in progress (the outcome could not be recorded; the next run checks \(count == 1 ? "that chip" : "those chips") again)"
+            : ""
+    }
+
     static func stopReason(_ summary: ProvisionSummary, signal: Int32) -> String {
         let names: [Int32: String] = [
             SIGINT: "Ctrl-C (SIGINT)", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP (the terminal closed)",
@@ -364,6 +379,11 @@ enum ProvisionCommand {
         if signal != 0 { return "\(names[signal] ?? "signal \(signal)") after the chip in progress" }
         let reasons = Set(summary.stopped.values)
         if reasons == ["no pending stations left"] { return "no pending stations left" }
+        // A ledger that failed stops the whole run, whatever the debuggers were doing.
+        if let ledger = summary.stopped.sorted(by: { $0.key < $1.key }).first(where: { $0.value.hasPrefix("ledger: ") })
+        {
+            return "the ledger failed (\(ledger.key)): \(ledger.value.dropFirst("ledger: ".count))"
+        }
         let waiting = ["no pending stations left", "no new chip", "no target chip"]
         if !summary.stopped.isEmpty,
             summary.stopped.values.allSatisfy({ reason in !waiting.contains { reason.hasPrefix($0) } })

@@ -99,8 +99,11 @@ public struct FlashResult: Sendable, Equatable {
 public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The image does not fit the chip (checked before anything on the chip changes).
     case plan(FlashPlanError)
-    /// The debugger or the chip failed.
+    /// The debugger or the chip failed before anything on the chip changed.
     case debugger(DebuggerError)
+    /// The debugger or the chip failed once the chip erase had begun: the flash is erased, maybe
+    /// partly written, or written and not verified.
+    case flashChanged(DebuggerError)
     /// The connected target is none of the session's chips (its ID, and the flash size it tells).
     case unknownChip(targetID: UInt16, flashSize: Int)
     /// `.preserve` on a debug-locked chip: the lock hides the address.
@@ -110,7 +113,7 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .plan(let error): return error.description
-        case .debugger(let error): return error.description
+        case .debugger(let error), .flashChanged(let error): return error.description
         case .unknownChip(let targetID, let flashSize):
             return
                 "the target (ID \(HexText.address(targetID)), \(flashSize / 1024) KiB) is not in boards/chips.json"
@@ -161,7 +164,7 @@ public struct FlashProgrammer {
         let unlocked: ChipIdentity
         do {
             unlocked = try session.chipErase(targetID: targetID) { events(.erasing($0)) }
-        } catch { throw .debugger(error) }
+        } catch { throw .flashChanged(error) }
         events(.erased)
         guard let chip = candidates.first(where: { $0.flashSize == unlocked.flashSize }) else {
             throw .unknownChip(targetID: targetID, flashSize: unlocked.flashSize)
@@ -221,7 +224,7 @@ public struct FlashProgrammer {
             events(.finished(result))
             return result
         } catch {
-            throw .debugger(error)
+            throw .flashChanged(error)
         }
     }
 

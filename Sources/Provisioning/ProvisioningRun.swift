@@ -127,6 +127,9 @@ public struct ProvisionSummary: Sendable, Equatable {
     public var stopped: [String: String] = [:]
     /// Chips set aside because their address cannot tell them apart.
     public var setAside = 0
+
+    /// An empty summary.
+    public init() {}
 }
 
 /// A debugger a run may use: its name for the ledger and how to open it.
@@ -447,7 +450,12 @@ public final class ProvisioningRun: Sendable {
                         station, image: claimedImage ?? image(for: station), keeping: secondaryAddress,
                         session: session)
                 } catch {
-                    guard case .debugger(let failure) = error else {
+                    let debuggerFailure: DebuggerError? =
+                        switch error {
+                        case .debugger(let failure), .flashChanged(let failure): failure
+                        default: nil
+                        }
+                    guard let failure = debuggerFailure else {
                         // Refused before the chip was touched: the template's image does not fit
                         // its own chip. Every station would fail alike: record it and stop.
                         try ledger.finish(

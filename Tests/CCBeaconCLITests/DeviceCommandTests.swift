@@ -2,6 +2,7 @@ import CCDebugger
 import CCDebuggerEmulator
 import Foundation
 import IntelHex
+import Provisioning
 import Testing
 
 @testable import CCBeaconCLI
@@ -194,7 +195,30 @@ struct DeviceCommandTests {
         let run = ToolRun(["flash", image], debuggers: provider)
         #expect(run.status == 65, "\(run.diagnostics)")
         #expect(run.diagnostics.contains("beyond the chip's 256 KiB of flash"))
+        #expect(run.diagnostics.contains("hint: the image is for a larger chip"), "\(run.diagnostics)")
+        #expect(!run.diagnostics.contains("--allow-last-page"), "a hint that does not apply")
         #expect(provider.debuggers[0].chip!.flash[0] == 0x12, "the chip was not erased")
+    }
+
+    /// A debugger lost once the chip erase has begun leaves the chip's flash changed, and the
+    /// user is told so, whatever step it was (here: right after the erase, while reconnecting).
+    @Test(arguments: [14, 16, 18, 30])
+    func aFailureAfterTheEraseSaysTheFlashChanged(unplugAfter: Int) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try Self.station(scratch)
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip!.flash[0] = 0x12
+        provider.debuggers[0].faults.unplugAfterTransfers = unplugAfter
+        let run = ToolRun(["flash", image], debuggers: provider)
+        #expect(run.status == 1)
+        let erased = provider.debuggers[0].chip!.flash[0] != 0x12
+        #expect(
+            run.diagnostics.contains("the chip's flash was erased") == erased
+                || run.diagnostics.contains("the chip is left partly written"), "\(unplugAfter): \(run.diagnostics)")
+        if erased {
+            #expect(!run.diagnostics.contains("hint: replug the debugger, press its reset button and try again"))
+        }
     }
 }
 
@@ -251,6 +275,21 @@ struct ProvisionStopReasonTests {
             debugger.chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x77, next])
         }
         return provider
+    }
+
+    /// A ledger that failed is what stopped the run, whatever else the debuggers said; it is not
+    /// "every debugger failed".
+    @Test func aLedgerFailureIsTheStopReason() {
+        var summary = ProvisionSummary()
+        summary.stopped = [
+            "EMU001": "no new chip within 1 s", "EMU002": "ledger: recording an outcome: database is locked",
+        ]
+        #expect(
+            ProvisionCommand.stopReason(summary, signal: 0)
+                == "the ledger failed (EMU002): recording an outcome: database is locked")
+        summary.stopped = ["EMU001": "USB transfer timed out while programming", "EMU002": "no target chip within 1 s"]
+        #expect(!ProvisionCommand.stopReason(summary, signal: 0).contains("ledger"))
+        #expect(ProvisionCommand.unrecorded(1).contains("1 left in progress (the outcome could not be recorded"))
     }
 
     /// Two lists share one ledger (the default, beside both): each run burns its own list's

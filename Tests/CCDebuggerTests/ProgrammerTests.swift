@@ -28,6 +28,8 @@ func burn(_ image: MemoryImage, on debugger: EmulatedDebugger) throws -> CC254xS
             image, targetID: state.targetID, identity: identity, options: FlashOptions(resetToRun: false))
     } catch .debugger(let error) {
         throw error  // the tests expect the debugger's own error
+    } catch .flashChanged(let error) {
+        throw error
     }
     return session
 }

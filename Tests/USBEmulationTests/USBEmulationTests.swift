@@ -500,6 +500,29 @@ struct InterruptTests {
         #expect(rest.status == 0, "\(rest.errors)")
         #expect(try ProvisioningThroughLibUSBTests.ledger(work).exported.count == 200)
     }
+
+    /// Under `nohup` a closed terminal must not stop the run: a signal the parent ignores stays
+    /// ignored (the handler used to replace it). SIGTERM still stops it cleanly.
+    @Test func aSignalIgnoredByTheParentStaysIgnored() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let list = try ProvisioningThroughLibUSBTests.list(work, count: 200)
+        let arguments = [Tools.ccbeacon, "provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.5"]
+        let bench = try ChildProcess(
+            "/usr/bin/nohup", [Tools.emulator, "--bench", "--chips", "400", "--"] + arguments, in: work.url)
+        for _ in 0..<200 where !FileManager.default.fileExists(atPath: work.path("provisioning.sqlite")) {
+            usleep(20_000)
+        }
+        usleep(200_000)
+        let pattern = "^\(Tools.ccbeacon) provision \(list) "
+        _ = try ChildProcess.run("/usr/bin/pkill", ["-HUP", "-f", pattern], in: work.url)
+        usleep(300_000)
+        #expect(bench.isRunning, "SIGHUP under nohup stopped the run: \(bench.output)")
+        _ = try ChildProcess.run("/usr/bin/pkill", ["-TERM", "-f", pattern], in: work.url)
+        let status = bench.wait(timeout: 60)
+        #expect(status == 3, "\(bench.output)\n\(bench.errors)")
+        #expect(bench.output.contains("stopped: SIGTERM after the chip in progress"), "\(bench.output)")
+    }
 }
 
 /// Nothing a test starts outlives it: the child runner kills and reaps the child's whole group.
