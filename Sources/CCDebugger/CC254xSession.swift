@@ -418,7 +418,7 @@ public final class CC254xSession {
     /// CRC-16 (0x8005, init 0xFFFF) as the chip's RNG unit computes it after seeding RNDL twice with 0xFF.
     public static func crc(_ bytes: some Sequence<UInt8>) -> UInt16 { CRC16UMTS.update(0xFFFF, bytes) }
 
-    /// Verifies every byte of the image with the on-chip CRC: per chunk of ≤ 1 KiB inside one
+    /// Verifies every byte of the image with the on-chip CRC: per chunk of ≤ 4 KiB inside one
     /// 32 KiB bank, one OUT (bank, descriptor, clear DMAIRQ, seed, arm, trigger, read back) and one IN.
     public func verifyCRC(_ image: MemoryImage, progress: (FlashProgress) -> Void = { _ in }) throws(DebuggerError) {
         let chunks = Self.verifyChunks(image)
@@ -465,13 +465,20 @@ public final class CC254xSession {
     /// Reads DMAIRQ (channel 0 done?) and the CRC, RNDL then RNDH.
     static let crcReadList = readList([SFR.mirror(SFR.dmairq), SFR.mirror(SFR.rndl), SFR.mirror(SFR.rndh)])
 
-    /// The image's bytes in chunks of at most 1 KiB that never cross a 32 KiB bank.
+    /// The most bytes one CRC DMA covers. The descriptor's LEN has 13 bits (up to 8,191 bytes,
+    /// SWRU191 "DMA Controller"); the reference client feeds 1 KiB per round trip. 4 KiB per
+    /// transfer pair quarters the verify's USB transfers (cc-debugger-protocol.md §8: 9 per KiB
+    /// there) and the DMA of 4 KiB is done long before the next round trip; a mismatch is then
+    /// named within 4 KiB, and `--verify read` names the byte.
+    static let crcChunkLimit = 4096
+
+    /// The image's bytes in chunks of at most `crcChunkLimit` that never cross a 32 KiB bank.
     static func verifyChunks(_ image: MemoryImage) -> [Range<Int>] {
         var chunks: [Range<Int>] = []
         for segment in image.segments {
             var start = segment.start
             while start < segment.end {
-                let end = min(segment.end, start + 1024, (start / 0x8000 + 1) * 0x8000)
+                let end = min(segment.end, start + crcChunkLimit, (start / 0x8000 + 1) * 0x8000)
                 chunks.append(start..<end)
                 start = end
             }
