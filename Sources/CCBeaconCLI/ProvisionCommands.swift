@@ -151,6 +151,61 @@ enum ProvisionCommand {
         throws(CommandFailure)
     {
         let listPath = command.positionals[0]
+        var options = try runOptions(command)
+        // The list and the template are checked before anything else.
+        let stations = try CommandSupport.stations(listPath, consequence: "nothing was burned")
+        let (template, _) = try CommandSupport.template(command)
+        let settings = try CommandSupport.settings(command)
+        if !settings.isEmpty { options.settings = try CommandSupport.check(settings, for: template) }
+        options.addresses = try CommandSupport.addresses(
+            stations, template: template, listPath: listPath, consequence: "nothing was burned")
+        // The ledger may hold other lists too: this run burns, releases and counts its own.
+        let listed = Set(stations.map(\.name))
+        options.stations = listed
+        let path = ledgerPath(command, listPath: listPath)
+        let runLock = try lockForOneRun(path)
+        defer { runLock.release() }
+        let ledger = try openLedger(path)
+        try prepare(
+            ledger, stations: stations, releasing: command.flags.contains("--release-interrupted"), path: path,
+            console: console)
+        let before = try progress(ledger, listed, path: path)
+        if before.isComplete {
+            // Nothing to burn: say so at once rather than wait for a chip.
+            console.output(
+                "nothing to burn: all \(before.states.count) stations of the list are done; ledger \(path)\n")
+            return
+        }
+        let provider = try DeviceSupport.provider(debuggers)
+        let chosen = try chooseDebuggers(command.values["--devices"], from: try DeviceSupport.listDevices(provider))
+        if !command.flags.contains("--yes"), console.diagnosticsIsTerminal, isatty(0) == 1 {
+            try confirm(
+                "\(before.pending) station(s) pending, template '\(template.manifest.name)', ledger \(path), debuggers \(chosen.map(\.selector).joined(separator: ", ")). Start? [y/N] ",
+                console: console)
+        }
+
+        stopSignals.reset()
+        let run = ProvisioningRun(
+            template: template, ledger: ledger, options: options, stopRequested: { stopSignals.requested }
+        ) { event in
+            console.diagnostics(Self.describe(event) + "\n")
+        }
+        let handled = installStopSignalHandlers()
+        let shared = SharedProvider(provider)
+        let summary = run.run(
+            chosen.map { device in
+                ProvisioningDebugger(name: device.serial ?? device.selector) { () throws(DebuggerError) in
+                    try shared.open(device)
+                }
+            })
+        for number in handled { signal(number, SIG_DFL) }
+        try report(
+            summary, progress: try progress(ledger, listed, path: path), path: path,
+            json: command.flags.contains("--json"), console: console)
+    }
+
+    /// The run's settings from the command's options.
+    static func runOptions(_ command: ParsedCommand) throws(CommandFailure) -> ProvisionOptions {
         var options = ProvisionOptions()
         if let verify = command.values["--verify"] {
             guard let method = VerifyMode(rawValue: verify), method != .none else {
@@ -173,33 +228,17 @@ enum ProvisionCommand {
             }
             options.chipIdentity = source
         }
+        return options
+    }
 
-        // The list and the template are checked before anything else.
-        let stations = try CommandSupport.stations(listPath, consequence: "nothing was burned")
-        let (template, _) = try CommandSupport.template(command)
-        let settings = try CommandSupport.settings(command)
-        if !settings.isEmpty { options.settings = try CommandSupport.check(settings, for: template) }
-        options.addresses = try CommandSupport.addresses(
-            stations, template: template, listPath: listPath, consequence: "nothing was burned")
-        // The ledger may hold other lists too: this run burns, releases and counts its own.
-        let listed = Set(stations.map(\.name))
-        options.stations = listed
-        let path = ledgerPath(command, listPath: listPath)
-        let ownStates = { (ledger: SQLiteLedger) throws(CommandFailure) -> [StationState] in
-            do throws(LedgerError) { return try ledger.states().filter { listed.contains($0.station.name) } } catch {
-                throw ledgerFailure(error, path: path)
-            }
-        }
-
-        // One run per ledger: another run's burns in progress would look like a crash's to this
-        // one (and with --release-interrupted their stations would go to other chips). The lock
-        // (flock on a hidden file beside the ledger) dies with the process. It sits beside the
-        // ledger's real path: through a symbolic link a second run would otherwise take a lock
-        // of its own.
-        let runLock: FolderLock
+    /// One run per ledger: another run's burns in progress would look like a crash's to this one
+    /// (and with --release-interrupted their stations would go to other chips). The lock (flock on
+    /// a hidden file beside the ledger) dies with the process. It sits beside the ledger's real
+    /// path: through a symbolic link a second run would otherwise take a lock of its own.
+    static func lockForOneRun(_ path: String) throws(CommandFailure) -> FolderLock {
         let realPath = SQLiteLedger.realPath(path)
         do {
-            runLock = try FolderLock.acquire(
+            return try FolderLock.acquire(
                 Files.directory(of: realPath), name: ".\(Files.lastComponent(realPath)).lock", wait: false)
         } catch {
             guard case .held(_, let holder) = error else {
@@ -214,8 +253,13 @@ enum ProvisionCommand {
                     "let it finish (or stop it with Ctrl-C); to burn on more debuggers at once, give one run --devices all"
             )
         }
-        defer { runLock.release() }
-        let ledger = try openLedger(path)
+    }
+
+    /// Registers the list, marks what a crash left in progress as interrupted (and says so), and
+    /// with `releasing` lets the list's held stations go to new chips.
+    static func prepare(
+        _ ledger: SQLiteLedger, stations: [Station], releasing: Bool, path: String, console: Console
+    ) throws(CommandFailure) {
         do {
             try ledger.register(stations)
             for interrupted in try ledger.recoverInterrupted() {
@@ -223,79 +267,66 @@ enum ProvisionCommand {
                     "interrupted earlier: station '\(interrupted.station)' on chip \(interrupted.chip) (\(interrupted.debugger)); it is held until that chip is attached again\n"
                 )
             }
-            if command.flags.contains("--release-interrupted") {
-                for state in try ledger.states() where listed.contains(state.station.name) {
-                    if case .held(let chip) = state.state {
-                        try ledger.release(station: state.station.name)
-                        console.diagnostics("released '\(state.station.name)' (was interrupted on chip \(chip))\n")
-                    }
+            if releasing {
+                for (station, chip) in try ledger.releaseHeld(in: Set(stations.map(\.name))) {
+                    console.diagnostics("released '\(station)' (was interrupted on chip \(chip))\n")
                 }
             }
         } catch {
             if case .refused = error.kind { throw ledgerFailure(error, path: path) }
             throw CommandFailure(.failure, error.description, hint: "the ledger refused the list; see the message")
         }
+    }
 
-        let before = try ownStates(ledger)
-        let pending = before.filter { if case .pending = $0.state { true } else { false } }.count
-        if before.allSatisfy({ if case .done = $0.state { true } else { false } }) {
-            // Nothing to burn: say so at once rather than wait for a chip.
-            console.output("nothing to burn: all \(before.count) stations of the list are done; ledger \(path)\n")
-            return
-        }
-        let provider = try DeviceSupport.provider(debuggers)
-        let attached = try DeviceSupport.listDevices(provider)
-        let chosen: [DebuggerDevice]
-        switch command.values["--devices"] {
-        case nil:
-            do {
-                chosen = [try DeviceSelection.choose(attached, selector: nil, option: DeviceSupport.devicesSelector)]
-            } catch {
-                throw CommandFailure(.failure, error.description, hint: error.hint)
-            }
-        case "all":
-            guard !attached.isEmpty else {
-                throw CommandFailure(
-                    .failure, DeviceSelectionError.noDebugger.description, hint: DeviceSelectionError.noDebugger.hint)
-            }
-            chosen = attached
-        case let list?:
-            var picked: [DebuggerDevice] = []
-            for selector in list.split(separator: ",").map(String.init) {
-                do { picked.append(try DeviceSelection.choose(attached, selector: selector)) } catch {
-                    throw CommandFailure(.failure, error.description, hint: error.hint)
+    /// The list's progress, a ledger failure as the command's.
+    static func progress(_ ledger: SQLiteLedger, _ listed: Set<String>, path: String) throws(CommandFailure)
+        -> ListProgress
+    {
+        do { return try ledger.progress(of: listed) } catch { throw ledgerFailure(error, path: path) }
+    }
+
+    /// The debuggers `--devices` names: none given, the only one attached; `all`; or a list.
+    static func chooseDebuggers(_ selection: String?, from attached: [DebuggerDevice]) throws(CommandFailure)
+        -> [DebuggerDevice]
+    {
+        do throws(DeviceSelectionError) {
+            switch selection {
+            case nil:
+                return [try DeviceSelection.choose(attached, selector: nil, option: DeviceSupport.devicesSelector)]
+            case "all":
+                guard !attached.isEmpty else { throw DeviceSelectionError.noDebugger }
+                return attached
+            case let list?:
+                return try list.split(separator: ",").map { selector throws(DeviceSelectionError) in
+                    try DeviceSelection.choose(attached, selector: String(selector))
                 }
             }
-            chosen = picked
+        } catch {
+            throw CommandFailure(.failure, error.description, hint: error.hint)
         }
+    }
 
-        if !command.flags.contains("--yes"), console.diagnosticsIsTerminal, isatty(0) == 1 {
-            console.diagnostics(
-                "\(pending) station(s) pending, template '\(template.manifest.name)', ledger \(path), debuggers \(chosen.map(\.selector).joined(separator: ", ")). Start? [y/N] "
-            )
-            var answer = [UInt8](repeating: 0, count: 16)
-            let count = read(0, &answer, 16)
-            guard count > 0, answer[0] == UInt8(ascii: "y") || answer[0] == UInt8(ascii: "Y") else {
-                throw CommandFailure(.failure, "not started", hint: nil)
-            }
+    /// Asks on the terminal; anything but y or Y is "not started".
+    static func confirm(_ question: String, console: Console) throws(CommandFailure) {
+        console.diagnostics(question)
+        var answer = [UInt8](repeating: 0, count: 16)
+        let count = read(0, &answer, 16)
+        guard count > 0, answer[0] == UInt8(ascii: "y") || answer[0] == UInt8(ascii: "Y") else {
+            throw CommandFailure(.failure, "not started", hint: nil)
         }
+    }
 
-        stopSignals.reset()
-        let run = ProvisioningRun(
-            template: template, ledger: ledger, options: options, stopRequested: { stopSignals.requested }
-        ) { event in
-            console.diagnostics(Self.describe(event) + "\n")
-        }
-        // Ctrl-C, `kill` (SIGTERM, what service managers send) and a closed terminal (SIGHUP) all
-        // finish the chip in progress, record it and stop; a second one stops at once (the next
-        // run recovers). A parent may have blocked them, and the mask survives exec: unblock.
+    /// Ctrl-C, `kill` (SIGTERM, what service managers send) and a closed terminal (SIGHUP) all
+    /// finish the chip in progress, record it and stop; a second one stops at once (the next run
+    /// recovers). A parent may have blocked them, and the mask survives exec: they are unblocked.
+    /// A signal the parent set to be ignored stays ignored, as `nohup` (SIGHUP) and shells for
+    /// background jobs (SIGINT) mean it to. Returns the signals handled, to restore afterwards.
+    static func installStopSignalHandlers() -> [Int32] {
         let stopSignalNumbers = [SIGINT, SIGTERM, SIGHUP]
         var unblock = sigset_t()
         sigemptyset(&unblock)
         for number in stopSignalNumbers { sigaddset(&unblock, number) }
         sigprocmask(SIG_UNBLOCK, &unblock, nil)
-        // A signal the parent set to be ignored stays ignored, as `nohup` (SIGHUP) and shells
-        // for background jobs (SIGINT) mean it to.
         var handled: [Int32] = []
         for number in stopSignalNumbers {
             var current = sigaction()
@@ -306,43 +337,37 @@ enum ProvisionCommand {
                 if stopSignals.received(number) > 1 { _exit(128 + number) }
             }
         }
-        let shared = SharedProvider(provider)
-        let summary = run.run(
-            chosen.map { device in
-                ProvisioningDebugger(name: device.serial ?? device.selector) { () throws(DebuggerError) in
-                    try shared.open(device)
-                }
-            })
-        for number in handled { signal(number, SIG_DFL) }
+        return handled
+    }
 
-        let states = try ownStates(ledger)
-        let done = states.filter { if case .done = $0.state { true } else { false } }.count
-        let held = states.filter { if case .held = $0.state { true } else { false } }.map(\.station.name)
-        let elsewhere = states.filter { if case .inProgress = $0.state { true } else { false } }.count
-        let stillPending = states.count - done - held.count - elsewhere
+    /// The summary (text or `--json`), and exit 3 when stations of the list are left.
+    static func report(
+        _ summary: ProvisionSummary, progress: ListProgress, path: String, json: Bool, console: Console
+    ) throws(CommandFailure) {
+        let unrecorded = progress.inProgress
         let why = Self.stopReason(summary, signal: stopSignals.signal)
-        if command.flags.contains("--json") {
+        if json {
             console.output(
                 JSONValue.object([
                     ("verified", .array(summary.verified.map { .string($0) })),
                     ("failed", .object(summary.failed.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
                     ("refusedChips", .array(summary.refused.map { .string($0) })),
-                    ("listDone", .integer(done)), ("listPending", .integer(stillPending)),
-                    ("listBurningElsewhere", .integer(elsewhere)),
-                    ("held", .array(held.map { .string($0) })), ("ledger", .string(path)),
+                    ("listDone", .integer(progress.done)), ("listPending", .integer(progress.pending)),
+                    ("listBurningElsewhere", .integer(unrecorded)),
+                    ("held", .array(progress.held.map { .string($0) })), ("ledger", .string(path)),
                     ("setAsideChips", .integer(summary.setAside)), ("stoppedBecause", .string(why)),
                 ]).rendered() + "\n")
         } else {
             var lines = [
-                "provisioned \(summary.verified.count) station(s) in this run; \(done) of \(states.count) done, \(stillPending) pending, \(held.count) held"
-                    + Self.unrecorded(elsewhere) + "; ledger \(path)"
+                "provisioned \(summary.verified.count) station(s) in this run; \(progress.done) of \(progress.states.count) done, \(progress.pending) pending, \(progress.held.count) held"
+                    + Self.unrecorded(unrecorded) + "; ledger \(path)"
             ]
             for (station, reason) in summary.failed.sorted(by: { $0.key < $1.key }) {
                 lines.append("  failed: \(station): \(reason)")
             }
-            if !held.isEmpty {
+            if !progress.held.isEmpty {
                 lines.append(
-                    "  held (interrupted; attach their chip or use --release-interrupted): \(held.joined(separator: ", "))"
+                    "  held (interrupted; attach their chip or use --release-interrupted): \(progress.held.joined(separator: ", "))"
                 )
             }
             if summary.setAside > 0 {
@@ -351,19 +376,17 @@ enum ProvisionCommand {
             lines.append("  stopped: \(why)")
             console.output(lines.joined(separator: "\n") + "\n")
         }
-        let left = stillPending + held.count + elsewhere
-        if left > 0 {
+        if progress.left > 0 {
             throw CommandFailure(
                 .stationsLeft,
-                "stopped with \(left) station\(left == 1 ? "" : "s") of the list left (\(stillPending) pending, \(held.count) held"
-                    + Self.unrecorded(elsewhere) + "): \(why)",
-                hint: held.isEmpty
+                "stopped with \(progress.left) station\(progress.left == 1 ? "" : "s") of the list left (\(progress.pending) pending, \(progress.held.count) held"
+                    + Self.unrecorded(unrecorded) + "): \(why)",
+                hint: progress.held.isEmpty
                     ? "run again to go on with the pending stations"
                     : "run again; attach the held stations' chips, or use --release-interrupted")
         }
     }
 
-    /// Why a run stopped, in words: the signal that stopped it, or each debugger's reason.
     /// Attempts still in progress when this run ends are its own (one run per ledger): their
     /// outcome could not be recorded.
     static func unrecorded(_ count: Int) -> String {

@@ -20,6 +20,31 @@ func identity(_ minor: Int, major: Int = 1) -> IBeacon {
 }
 
 struct LedgerTests {
+    /// A list's progress counts only its own stations, and releasing its held stations leaves
+    /// another list's alone.
+    @Test func aListSeesAndReleasesOnlyItsOwnStations() throws {
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register((0..<4).map { Station(name: "s\($0)", identity: identity($0)) })
+        for (index, chip) in ["00:12:4B:00:00:01", "00:12:4B:00:00:02", "00:12:4B:00:00:03"].enumerated() {
+            let (_, attempt) = try #require(
+                try ledger.claimNextStation(
+                    chip: chip, debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc", skipping: [],
+                    image: { _ in ("i", nil) }))
+            if index == 0 { try ledger.finish(attempt.id, outcome: .verified, reason: nil) }
+        }
+        _ = try ledger.recoverInterrupted()  // s1 and s2 were left in progress: now held
+        let mine: Set = ["s0", "s1", "s3"]
+        let progress = try ledger.progress(of: mine)
+        #expect(progress.states.map(\.station.name) == ["s0", "s1", "s3"])
+        #expect(
+            (progress.done, progress.pending, progress.held, progress.inProgress, progress.left) == (1, 1, ["s1"], 0, 2)
+        )
+        #expect(!progress.isComplete)
+        let released = try ledger.releaseHeld(in: mine)
+        #expect(released.map(\.station) == ["s1"] && released.map(\.chip) == ["00:12:4B:00:00:02"])
+        #expect(try ledger.progress(of: ["s2"]).held == ["s2"], "another list's held station stays held")
+    }
+
     /// An attempt settled meanwhile (taken for a crash's by another run, and released) keeps its
     /// record: the burn that finishes late is reported, never written over it.
     @Test func anAttemptSettledMeanwhileIsNotOverwritten() throws {
