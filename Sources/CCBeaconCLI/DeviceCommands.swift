@@ -341,11 +341,17 @@ enum FlashCommand {
                 throw .data("\(path): \(planError)", hint: hint)
             case .debugger(let debuggerError): throw DeviceSupport.failure(debuggerError)
             case .flashChanged(let debuggerError):
-                guard case .transport = debuggerError else { throw DeviceSupport.failure(debuggerError) }
+                // The erase had begun: whatever failed, the chip may no longer hold what it held.
+                let changed = "the chip's flash may be erased or partly written"
+                guard case .transport = debuggerError else {
+                    let failure = DeviceSupport.failure(debuggerError)
+                    throw CommandFailure(
+                        failure.exitCode, failure.message, hint: failure.hint.map { "\(changed); \($0)" } ?? changed)
+                }
                 throw CommandFailure(
                     .failure, debuggerError.description,
                     hint:
-                        "the chip's flash was erased and may be partly written; replug the debugger, press its reset button and run 'ccbeacon flash' again (it starts with a chip erase)"
+                        "\(changed); replug the debugger, press its reset button and run 'ccbeacon flash' again (it starts with a chip erase)"
                 )
             case .unknownChip: throw CommandFailure(.failure, error.description, hint: DeviceSupport.unknownChipHint)
             case .cannotPreserveOnLockedChip:

@@ -163,9 +163,11 @@ enum ProvisionCommand {
         let listed = Set(stations.map(\.name))
         options.stations = listed
         let path = ledgerPath(command, listPath: listPath)
-        let runLock = try lockForOneRun(path)
+        // The ledger is opened by the very path that was locked: resolved again, a symbolic link
+        // retargeted in between would lead to a ledger another run holds.
+        let (runLock, lockedPath) = try lockForOneRun(path)
         defer { runLock.release() }
-        let ledger = try openLedger(path)
+        let ledger = try openLedger(lockedPath)
         try prepare(
             ledger, stations: stations, releasing: command.flags.contains("--release-interrupted"), path: path,
             console: console)
@@ -235,11 +237,13 @@ enum ProvisionCommand {
     /// (and with --release-interrupted their stations would go to other chips). The lock (flock on
     /// a hidden file beside the ledger) dies with the process. It sits beside the ledger's real
     /// path: through a symbolic link a second run would otherwise take a lock of its own.
-    static func lockForOneRun(_ path: String) throws(CommandFailure) -> FolderLock {
+    /// Returns the lock and the real path it guards.
+    static func lockForOneRun(_ path: String) throws(CommandFailure) -> (FolderLock, String) {
         let realPath = SQLiteLedger.realPath(path)
         do {
-            return try FolderLock.acquire(
+            let lock = try FolderLock.acquire(
                 Files.directory(of: realPath), name: ".\(Files.lastComponent(realPath)).lock", wait: false)
+            return (lock, realPath)
         } catch {
             guard case .held(_, let holder) = error else {
                 throw CommandFailure(
@@ -289,7 +293,7 @@ enum ProvisionCommand {
     static func chooseDebuggers(_ selection: String?, from attached: [DebuggerDevice]) throws(CommandFailure)
         -> [DebuggerDevice]
     {
-        do throws(DeviceSelectionError) {
+        do {
             switch selection {
             case nil:
                 return [try DeviceSelection.choose(attached, selector: nil, option: DeviceSupport.devicesSelector)]
@@ -297,12 +301,29 @@ enum ProvisionCommand {
                 guard !attached.isEmpty else { throw DeviceSelectionError.noDebugger }
                 return attached
             case let list?:
-                return try list.split(separator: ",").map { selector throws(DeviceSelectionError) in
-                    try DeviceSelection.choose(attached, selector: String(selector))
+                let selectors = list.split(separator: ",").map(String.init)
+                guard !selectors.isEmpty else {
+                    throw CommandFailure.usage("--devices '\(list)' names no debugger; give all, or SEL,SEL")
                 }
+                let chosen = try selectors.map { selector throws(DeviceSelectionError) in
+                    try DeviceSelection.choose(attached, selector: selector)
+                }
+                // One debugger twice (by two names, say) would burn two stations into one chip.
+                for (index, device) in chosen.enumerated() {
+                    if let first = chosen[..<index].firstIndex(of: device) {
+                        throw CommandFailure.usage(
+                            "--devices names the debugger \(device.selector) twice ('\(selectors[first])' and '\(selectors[index])'); name each debugger once"
+                        )
+                    }
+                }
+                return chosen
             }
-        } catch {
+        } catch let error as DeviceSelectionError {
             throw CommandFailure(.failure, error.description, hint: error.hint)
+        } catch let failure as CommandFailure {
+            throw failure
+        } catch {
+            throw CommandFailure(.failure, "\(error)")
         }
     }
 

@@ -214,11 +214,25 @@ struct DeviceCommandTests {
         #expect(run.status == 1)
         let erased = provider.debuggers[0].chip!.flash[0] != 0x12
         #expect(
-            run.diagnostics.contains("the chip's flash was erased") == erased
+            run.diagnostics.contains("the chip's flash may be erased or partly written") == erased
                 || run.diagnostics.contains("the chip is left partly written"), "\(unplugAfter): \(run.diagnostics)")
         if erased {
             #expect(!run.diagnostics.contains("hint: replug the debugger, press its reset button and try again"))
         }
+    }
+
+    /// A chip fault after the erase (here a stuck bit in the identity) says so too.
+    @Test func aChipFaultAfterTheEraseSaysTheFlashChanged() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try Self.station(scratch)
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip!.stuckAtZero[0x7F10] = 0x01  // the byte there is 0x15: bit 0 is set
+        let run = ToolRun(["flash", image], debuggers: provider)
+        #expect(run.status == 1)
+        #expect(run.diagnostics.contains("verification failed"), "\(run.diagnostics)")
+        #expect(
+            run.diagnostics.contains("hint: the chip's flash may be erased or partly written"), "\(run.diagnostics)")
     }
 }
 
@@ -275,6 +289,22 @@ struct ProvisionStopReasonTests {
             debugger.chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x77, next])
         }
         return provider
+    }
+
+    /// One debugger named twice (by two names) would burn two stations into one chip at once;
+    /// a selection that names none would start a run with no debugger. Both are usage errors.
+    @Test(arguments: ["EMU001,EMU001", "1:10,EMU001", ",", ""])
+    func aDebuggerNamedTwiceOrNoneIsRefused(selection: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write(
+            "list.csv", "name,uuid,major,minor\nA,7634A485-1732-4B7D-AB44-D505D8A24C60,1,1\n")
+        let provider = EmulatorProvider(count: 2)
+        let run = ToolRun(
+            ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.2", "--devices", selection],
+            debuggers: provider)
+        #expect(run.status == 64, "\(selection): \(run.diagnostics)")
+        #expect(provider.debuggers.allSatisfy { $0.chip!.flash.allSatisfy { $0 == 0xFF } }, "nothing was burned")
     }
 
     /// A ledger that failed is what stopped the run, whatever else the debuggers said; it is not
