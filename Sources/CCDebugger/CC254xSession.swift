@@ -318,11 +318,11 @@ public final class CC254xSession {
         try out(Frames.chipErase, .startingErase)
         progress(FlashProgress(phase: .erase, done: 0, total: 1))
         var polls = 0
-        let deadline = Clock.now + eraseTimeoutSeconds
+        let deadline = MonotonicClock.now + eraseTimeoutSeconds
         while try readStatus() & Frames.Status.chipEraseBusy != 0 {
             polls += 1
-            if polls >= maximumErasePolls || Clock.now > deadline { throw .eraseTimeout }
-            Clock.pause(afterPolls: polls)
+            if polls >= maximumErasePolls || MonotonicClock.now > deadline { throw .eraseTimeout }
+            PollBackoff.pause(afterPolls: polls)
         }
         progress(FlashProgress(phase: .erase, done: 1, total: 1))
         let identity = try connect(targetID: targetID)
@@ -402,11 +402,11 @@ public final class CC254xSession {
     func waitForFlash(firstReply: [UInt8], address: Int) throws(DebuggerError) {
         var fctl = firstReply[0]
         var polls = 0
-        let deadline = Clock.now + busyTimeoutSeconds
+        let deadline = MonotonicClock.now + busyTimeoutSeconds
         while fctl & FlashControl.busy != 0 {
             polls += 1
-            if polls >= maximumPolls || Clock.now > deadline { throw .flashBusy(address: address) }
-            Clock.pause(afterPolls: polls)
+            if polls >= maximumPolls || MonotonicClock.now > deadline { throw .flashBusy(address: address) }
+            PollBackoff.pause(afterPolls: polls)
             try out(Self.readList([XREG.fctl]), .waitingForFlash)
             fctl = try input(1, .waitingForFlash)[0]
         }
@@ -445,11 +445,13 @@ public final class CC254xSession {
             try out(frames, .verifying(address: chunk.lowerBound))
             var reply = try input(3, .verifying(address: chunk.lowerBound))
             var polls = 0
-            let deadline = Clock.now + busyTimeoutSeconds
+            let deadline = MonotonicClock.now + busyTimeoutSeconds
             while reply[0] & 0x01 == 0 {
                 polls += 1
-                if polls >= maximumPolls || Clock.now > deadline { throw .dmaTimeout(address: chunk.lowerBound) }
-                Clock.pause(afterPolls: polls)
+                if polls >= maximumPolls || MonotonicClock.now > deadline {
+                    throw .dmaTimeout(address: chunk.lowerBound)
+                }
+                PollBackoff.pause(afterPolls: polls)
                 try out(Self.crcReadList, .waitingForCRC)
                 reply = try input(3, .waitingForCRC)
             }
@@ -555,10 +557,8 @@ public final class CC254xSession {
         let total = image.byteCount
         var done = 0
         for segment in image.segments {
-            let read = try readFlash(segment.range)
-            if let offset = zip(read, segment.bytes).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset
-            {
-                throw .verifyMismatch(in: (segment.start + offset)..<(segment.start + offset + 1))
+            if let address = try firstDifference(in: segment.range, from: segment.bytes) {
+                throw .verifyMismatch(in: address..<(address + 1))
             }
             done += segment.bytes.count
             progress(FlashProgress(phase: .verify, done: done, total: total))
@@ -587,9 +587,7 @@ public enum MonotonicClock {
 /// The back-off between status polls: the first polls go straight out (an operation is usually
 /// done by the next USB round trip), later ones leave the chip a millisecond so a long wait does
 /// not flood the bus.
-enum Clock {
-    static var now: Double { MonotonicClock.now }
-
+enum PollBackoff {
     static func pause(afterPolls polls: Int) {
         if polls > 3 { usleep(1000) }
     }
@@ -636,11 +634,18 @@ extension CC254xSession {
     /// image holds nothing); a mismatch names the exact address.
     public func verifyRanges(_ ranges: [Range<Int>], of image: MemoryImage) throws(DebuggerError) {
         for range in Self.merged(ranges) where !range.isEmpty {
-            let read = try readFlash(range)
-            let expected = image.bytes(in: range, fill: 0xFF)
-            if let offset = zip(read, expected).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
-                throw .identityMismatch(address: range.lowerBound + offset)
+            if let address = try firstDifference(in: range, from: image.bytes(in: range, fill: 0xFF)) {
+                throw .identityMismatch(address: address)
             }
+        }
+    }
+
+    /// Reads `range` of flash and returns the first address whose byte differs from `expected`
+    /// (the bytes the range should hold), or nil when every byte matches.
+    func firstDifference(in range: Range<Int>, from expected: [UInt8]) throws(DebuggerError) -> Int? {
+        let read = try readFlash(range)
+        return zip(read, expected).enumerated().first { $0.element.0 != $0.element.1 }.map {
+            range.lowerBound + $0.offset
         }
     }
 

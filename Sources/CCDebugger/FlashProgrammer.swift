@@ -203,16 +203,9 @@ public struct FlashProgrammer {
                 events(.erased)
             }
             try session.program(flashPlan) { events(.programming($0)) }
-            let readBack = CC254xSession.merged(
-                options.readBack + (secondary == nil ? [] : [chip.secondaryAddress]))
-            try session.verifyRanges(readBack, of: flashPlan.image)
-            events(.identityReadBack(readBack))
-            switch options.verify {
-            case .crc: try session.verifyCRC(flashPlan.image) { events(.verifying($0)) }
-            case .read: try session.verifyRead(flashPlan.image) { events(.verifying($0)) }
-            case .none: break
-            }
-            if options.verify != .none { events(.verified(options.verify)) }
+            let readBack = try check(
+                flashPlan.image, readBack: options.readBack + (secondary == nil ? [] : [chip.secondaryAddress]),
+                verify: options.verify, events: events)
             if options.resetToRun {
                 try session.resetAndRun()
                 events(.running)
@@ -226,6 +219,25 @@ public struct FlashProgrammer {
         } catch {
             throw .flashChanged(error)
         }
+    }
+
+    /// The proof that the chip holds `image`, as a flash job ends with it and as a burn that was
+    /// interrupted is checked later: `readBack` read back byte for byte (merged; returned), then
+    /// the whole image checked as `verify` says. Events: `identityReadBack`, then `verifying`
+    /// progress and `verified` (none with `VerifyMode.none`).
+    public func check(
+        _ image: MemoryImage, readBack: [Range<Int>], verify: VerifyMode, events: (FlashEvent) -> Void = { _ in }
+    ) throws(DebuggerError) -> [Range<Int>] {
+        let merged = CC254xSession.merged(readBack)
+        try session.verifyRanges(merged, of: image)
+        events(.identityReadBack(merged))
+        switch verify {
+        case .crc: try session.verifyCRC(image) { events(.verifying($0)) }
+        case .read: try session.verifyRead(image) { events(.verifying($0)) }
+        case .none: return merged
+        }
+        events(.verified(verify))
+        return merged
     }
 
     /// The plan for `image` on `chip` with the last page as the options say.

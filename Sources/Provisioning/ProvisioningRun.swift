@@ -41,6 +41,8 @@ public struct ProvisionOptions: Sendable {
     /// How each chip's whole image is checked after its identity bytes are read back: `.crc` or
     /// `.read`. A provisioned station is always verified: `.none` is taken as `.crc`.
     public var verify: VerifyMode = .crc
+    /// The verification a burn runs: `verify`, with `.none` taken as `.crc`.
+    var burnVerification: VerifyMode { verify == .none ? .crc : verify }
     /// Further attempts for a station after a failure (each on a fresh chip after a chip fault).
     public var retries = 1
     /// Burn chips that already carry a verified identity (their old station becomes pending).
@@ -219,8 +221,6 @@ public final class ProvisioningRun: Sendable {
         value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 
-    static func ieeeText(_ bytes: [UInt8]) -> String { HexText.colonSeparated(bytes) }
-
     /// One debugger's loop.
     func work(_ debugger: ProvisioningDebugger) {
         var lastChip: String?
@@ -253,7 +253,7 @@ public final class ProvisioningRun: Sendable {
                         _ = try device { () throws(DebuggerError) in try active.chipErase(targetID: state.targetID) }
                         erasedOnArrival = true
                     }
-                    let primary = Self.ieeeText(
+                    let primary = HexText.colonSeparated(
                         try device { () throws(DebuggerError) in try active.primaryAddress(chip: template.chip) })
                     if ChipID.isValid(primary) {
                         chip = primary
@@ -261,9 +261,9 @@ public final class ProvisioningRun: Sendable {
                         let address = try device({ () throws(DebuggerError) in
                             try active.secondaryAddress(chip: template.chip)
                         }),
-                        ChipID.isValid(Self.ieeeText(address))
+                        ChipID.isValid(HexText.colonSeparated(address))
                     {
-                        chip = Self.ieeeText(address)
+                        chip = HexText.colonSeparated(address)
                         secondary = address
                     } else {
                         unusable = primary
@@ -397,12 +397,13 @@ public final class ProvisioningRun: Sendable {
             let outside = outsideList.withLock { $0 }
             var skipping = givenUp.union(outside)
             var reprovisioning = false
-            if let carried = try ledger.verifiedStation(forChip: chip), erasedOnArrival {
+            let carried = try ledger.verifiedStation(forChip: chip)
+            if let carried, erasedOnArrival {
                 // Unlocking erased the chip: it no longer carries its station, which is pending
                 // again (and may well come back to this very chip).
                 try ledger.supersede(chip: chip, reason: "the chip arrived debug-locked; unlocking it erased its flash")
                 events(.erasedOnArrival(debugger: debugger, chip: chip, station: carried))
-            } else if let carried = try ledger.verifiedStation(forChip: chip) {
+            } else if let carried {
                 if !options.reprovision {
                     note { $0.refused.append(chip) }
                     events(.refused(debugger: debugger, chip: chip, carries: carried))
@@ -430,7 +431,7 @@ public final class ProvisioningRun: Sendable {
                     let (station, attempt) = try ledger.claimNextStation(
                         chip: chip, debugger: debugger, template: template.manifest.name,
                         templateSHA256: template.manifest.imageSHA256,
-                        verifyMethod: (options.verify == .none ? VerifyMode.crc : options.verify).rawValue,
+                        verifyMethod: options.burnVerification.rawValue,
                         skipping: skipping,
                         image: { station in
                             let image = self.image(for: station)
@@ -534,8 +535,7 @@ public final class ProvisioningRun: Sendable {
         if SHA256.hexDigest(image.file.text) == attempt.imageSHA256 {
             // The same proof as a fresh burn: identity bytes read back, then the CRC of the rest.
             do {
-                try session.verifyRanges(readBack, of: image.file.memory)
-                try session.verifyCRC(image.file.memory)
+                _ = try FlashProgrammer(session: session).check(image.file.memory, readBack: readBack, verify: .crc)
                 verified = true
             } catch {
                 // A failed transfer says nothing about the chip: the attempt stays interrupted, the
@@ -562,9 +562,8 @@ public final class ProvisioningRun: Sendable {
     func burn(_ station: Station, image: StationImage, keeping secondaryAddress: [UInt8]?, session: CC254xSession)
         throws(FlashError) -> BurnReport
     {
-        let mode: VerifyMode = options.verify == .none ? .crc : options.verify
         let flashOptions = FlashOptions(
-            verify: mode, readBack: template.identityRanges,
+            verify: options.burnVerification, readBack: template.identityRanges,
             secondaryAddress: secondaryAddress.map { .write($0) } ?? .leave, resetToRun: false)
         return try FlashProgrammer(session: session).flash(
             image.file.memory, chip: template.chip, options: flashOptions
