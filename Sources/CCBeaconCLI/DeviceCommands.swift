@@ -37,12 +37,7 @@ enum DeviceSupport {
     {
         let provider = try provider(debuggers)
         let devices = try listDevices(provider)
-        let device: DebuggerDevice
-        do {
-            device = try DeviceSelection.choose(devices, selector: command.values["--device"])
-        } catch {
-            throw CommandFailure(.failure, error.description, hint: error.hint)
-        }
+        let device = try choose(devices, selector: command.values["--device"])
         // The chip facts come from boards/chips.json; a folder that cannot be read is reported,
         // never taken for a chip it does not describe.
         let chips = try DataLocations.find(templatesOption: nil).loadBoards().chips
@@ -55,6 +50,16 @@ enum DeviceSupport {
                 chip: chips.first { $0.debuggerTargetID == state.targetID && $0.flashSize == identity.flashSize })
         } catch {
             throw failure(error)
+        }
+    }
+
+    /// One debugger of `devices` by `selector` (see `DeviceSelection.choose`); why none could be
+    /// chosen as the command's failure, with its hint.
+    static func choose(_ devices: [DebuggerDevice], selector: String?, option: DeviceSelector = .device)
+        throws(CommandFailure) -> DebuggerDevice
+    {
+        do { return try DeviceSelection.choose(devices, selector: selector, option: option) } catch {
+            throw CommandFailure(.failure, error.description, hint: error.hint)
         }
     }
 
@@ -107,10 +112,6 @@ enum DeviceSupport {
                 "the flash does not hold the image; run 'ccbeacon flash' again; if it repeats, the chip may be worn out"
         }
         return CommandFailure(.failure, error.description, hint: hint)
-    }
-
-    static func hexBytes(_ bytes: [UInt8], separator: String = ":") -> String {
-        HexText.bytes(bytes, separator: separator)
     }
 
     static func progress(_ console: Console) -> (FlashProgress) -> Void {
@@ -212,8 +213,8 @@ enum InfoCommand {
                     ("chipId", .integer(Int(identity.chipID))), ("revision", .integer(Int(identity.revision))),
                     ("flashSize", .integer(identity.flashSize)), ("ramSize", .integer(identity.ramSize)),
                     ("locked", .bool(identity.locked)),
-                    ("primaryAddress", primary.map { .string(DeviceSupport.hexBytes($0)) } ?? .null),
-                    ("secondaryAddress", secondary.map { .string(DeviceSupport.hexBytes($0)) } ?? .null),
+                    ("primaryAddress", primary.map { .string(HexText.colonSeparated($0)) } ?? .null),
+                    ("secondaryAddress", secondary.map { .string(HexText.colonSeparated($0)) } ?? .null),
                 ]).rendered() + "\n")
             return
         }
@@ -224,8 +225,8 @@ enum InfoCommand {
             lines += [
                 "target: \(name) (chip ID \(HexText.address(identity.chipID)), revision \(HexText.address(identity.revision)))",
                 "flash: \(identity.flashSize / 1024) KiB, RAM: \(identity.ramSize / 1024) KiB, debug lock: off",
-                "primary IEEE address: \(primary.map { DeviceSupport.hexBytes($0) } ?? "?")",
-                "secondary address: \(secondary.map { DeviceSupport.hexBytes($0) } ?? "none (erased)")",
+                "primary IEEE address: \(primary.map { HexText.colonSeparated($0) } ?? "?")",
+                "secondary address: \(secondary.map { HexText.colonSeparated($0) } ?? "none (erased)")",
             ]
         }
         console.output(lines.joined(separator: "\n") + "\n")
@@ -376,7 +377,7 @@ enum FlashCommand {
                 + "\(identityNote), \(verified); the target is running"
         ]
         if let secondary = result.secondaryAddress {
-            lines.append("secondary address: \(DeviceSupport.hexBytes(secondary))")
+            lines.append("secondary address: \(HexText.colonSeparated(secondary))")
         }
         if command.flags.contains("--lock-debug") {
             lines.append("debug interface locked (only a chip erase unlocks it)")

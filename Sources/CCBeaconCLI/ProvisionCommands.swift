@@ -293,37 +293,32 @@ enum ProvisionCommand {
     static func chooseDebuggers(_ selection: String?, from attached: [DebuggerDevice]) throws(CommandFailure)
         -> [DebuggerDevice]
     {
-        do {
-            switch selection {
-            case nil:
-                return [try DeviceSelection.choose(attached, selector: nil, option: DeviceSupport.devicesSelector)]
-            case "all":
-                guard !attached.isEmpty else { throw DeviceSelectionError.noDebugger }
-                return attached
-            case let list?:
-                let selectors = list.split(separator: ",").map(String.init)
-                guard !selectors.isEmpty else {
-                    throw CommandFailure.usage("--devices '\(list)' names no debugger; give all, or SEL,SEL")
-                }
-                let chosen = try selectors.map { selector throws(DeviceSelectionError) in
-                    try DeviceSelection.choose(attached, selector: selector)
-                }
-                // One debugger twice (by two names, say) would burn two stations into one chip.
-                for (index, device) in chosen.enumerated() {
-                    if let first = chosen[..<index].firstIndex(of: device) {
-                        throw CommandFailure.usage(
-                            "--devices names the debugger \(device.selector) twice ('\(selectors[first])' and '\(selectors[index])'); name each debugger once"
-                        )
-                    }
-                }
-                return chosen
+        switch selection {
+        case nil:
+            return [try DeviceSupport.choose(attached, selector: nil, option: DeviceSupport.devicesSelector)]
+        case "all":
+            guard !attached.isEmpty else {
+                let error = DeviceSelectionError.noDebugger
+                throw CommandFailure(.failure, error.description, hint: error.hint)
             }
-        } catch let error as DeviceSelectionError {
-            throw CommandFailure(.failure, error.description, hint: error.hint)
-        } catch let failure as CommandFailure {
-            throw failure
-        } catch {
-            throw CommandFailure(.failure, "\(error)")
+            return attached
+        case let list?:
+            let selectors = list.split(separator: ",").map(String.init)
+            guard !selectors.isEmpty else {
+                throw .usage("--devices '\(list)' names no debugger; give all, or SEL,SEL")
+            }
+            let chosen = try selectors.map { selector throws(CommandFailure) in
+                try DeviceSupport.choose(attached, selector: selector)
+            }
+            // One debugger twice (by two names, say) would burn two stations into one chip.
+            for (index, device) in chosen.enumerated() {
+                if let first = chosen[..<index].firstIndex(of: device) {
+                    throw .usage(
+                        "--devices names the debugger \(device.selector) twice ('\(selectors[first])' and '\(selectors[index])'); name each debugger once"
+                    )
+                }
+            }
+            return chosen
         }
     }
 
