@@ -1,4 +1,5 @@
 import BeaconPayload
+import Storage
 
 /// How an attempt to burn a station ended.
 public enum AttemptOutcome: String, Sendable, Equatable, CaseIterable {
@@ -152,7 +153,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     /// access never writes, migrates or switches journal modes.
     public init(path given: String, access: LedgerAccess = .readWrite) throws(LedgerError) {
         let path = LedgerFile.canonical(given)
-        if access == .readWrite, !LedgerFile.exists(path) {
+        if access == .readWrite, !Files.exists(path) {
             // A new ledger is not made beside journal names that lead elsewhere: it would be
             // refused at once and left behind.
             try LedgerFile.checkJournals(path)

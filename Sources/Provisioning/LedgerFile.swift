@@ -1,4 +1,5 @@
 import HexText
+import Storage
 
 #if canImport(Glibc)
     import Glibc
@@ -78,7 +79,7 @@ enum LedgerFile {
             return String(cString: resolved)
         }
         if let resolved = real(path) { return resolved }
-        guard let folder = real(directory(of: path)) else { return path }
+        guard let folder = real(Files.directory(of: path)) else { return path }
         let name = path.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? path
         return folder == "/" ? "/" + name : folder + "/" + name
     }
@@ -90,12 +91,6 @@ enum LedgerFile {
                 throw refusal(.foreignJournal(suffix: suffix, what: found), path)
             }
         }
-    }
-
-    /// True when something (anything, even a dangling link) is at `path`.
-    static func exists(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0
     }
 
     static func refusal(_ problem: LedgerFileProblem, _ path: String) -> LedgerError {
@@ -162,16 +157,9 @@ enum LedgerFile {
             if errno == EEXIST { return }
             throw systemError("creating \(path)")
         }
-        let folder = open(directory(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if folder >= 0 {
-            fsync(folder)
-            close(folder)
-        }
-    }
-
-    static func directory(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
+        // The new name made durable; a folder that cannot be synced leaves it as durable as the
+        // file system makes it, which is no reason to refuse the ledger.
+        try? Files.syncDirectory(Files.directory(of: path))
     }
 
     static func systemError(_ operation: String) -> LedgerError {
@@ -203,7 +191,8 @@ enum LedgerFile {
         try checkJournals(path)
         let header = try readHeader(path)
         let isWAL = header[18] == 2 && header[19] == 2
-        let database = try SQLiteDatabase(path: path, mode: isWAL && !exists(path + "-wal") ? .immutable : .readOnly)
+        let database = try SQLiteDatabase(
+            path: path, mode: isWAL && !Files.exists(path + "-wal") ? .immutable : .readOnly)
         let shape = try identify(database, path)
         if access != .inspection {
             let report = try damageCheck(database, path) { () throws(LedgerError) in
