@@ -32,15 +32,22 @@ enum DeviceSupport {
         return debuggers
     }
 
-    static func connect(_ command: ParsedCommand, debuggers: (any DebuggerProvider)?) throws(CommandFailure)
-        -> Connection
-    {
+    /// Opens the selected debugger and connects to its target, for the chips of `catalog` (read
+    /// from boards/ when the caller has not read it already).
+    static func connect(
+        _ command: ParsedCommand, debuggers: (any DebuggerProvider)?, catalog: BoardCatalog? = nil
+    ) throws(CommandFailure) -> Connection {
         let provider = try provider(debuggers)
         let devices = try listDevices(provider)
         let device = try choose(devices, selector: command.values["--device"])
         // The chip facts come from boards/chips.json; a folder that cannot be read is reported,
         // never taken for a chip it does not describe.
-        let chips = try DataLocations.find(templatesOption: nil).loadBoards().chips
+        let chips: [Chip]
+        if let catalog {
+            chips = catalog.chips
+        } else {
+            chips = try DataLocations.find(templatesOption: nil).loadBoards().chips
+        }
         do {
             let session = CC254xSession(transport: try provider.open(device), chips: chips)
             let state = try session.open()
@@ -306,9 +313,10 @@ enum FlashCommand {
         }
         let image = try CommandSupport.loadImage(path, base: command.values["--base"]).memory
         let locations = try DataLocations.find(templatesOption: nil)
+        let catalog = try locations.loadBoards()
         let (identityRanges, identitySource) = IdentityBytes.locate(
-            in: image, templates: locations.loadAllTemplates(catalog: try locations.loadBoards()))
-        let connection = try DeviceSupport.connect(command, debuggers: debuggers)
+            in: image, templates: locations.loadAllTemplates(catalog: catalog))
+        let connection = try DeviceSupport.connect(command, debuggers: debuggers, catalog: catalog)
         let report = DeviceSupport.progress(console)
         var options = FlashOptions(
             verify: verifyMode, readBack: identityRanges, allowLastPage: command.flags.contains("--allow-last-page"),
