@@ -29,11 +29,4 @@ enum HexDigits {
     static func pairs(_ alphabet: [UInt8]) -> [UInt16] {
         (0..<256).map { UInt16(alphabet[$0 >> 4]) | UInt16(alphabet[$0 & 0x0F]) << 8 }
     }
-
-    /// Appends `value` as two digits.
-    static func append(_ value: UInt8, to output: inout [UInt8], lowercase: Bool = false) {
-        let alphabet = lowercase ? lower : upper
-        output.append(alphabet[Int(value >> 4)])
-        output.append(alphabet[Int(value & 0x0F)])
-    }
 }
