@@ -1,4 +1,6 @@
-/// One option a command accepts.
+/// One option a command accepts, as the parser, `--help` and the usage line see it. Commands do
+/// not build these by hand: they declare an `Option`, a `RequiredOption` or a `Flag`, whose `spec`
+/// this is.
 public struct OptionSpec: Sendable, Equatable {
     /// Long name with dashes, e.g. `--uuid`.
     public var name: String
@@ -8,49 +10,209 @@ public struct OptionSpec: Sendable, Equatable {
     public var valueName: String?
     /// One line of help.
     public var help: String
+    /// Whether the command line must give it (the parser says "missing …" otherwise).
+    public var isRequired: Bool
 
     /// Creates an option.
-    public init(_ name: String, short: String? = nil, value valueName: String? = nil, help: String) {
+    public init(
+        _ name: String, short: String? = nil, value valueName: String? = nil, help: String, required: Bool = false
+    ) {
         self.name = name
         self.short = short
         self.valueName = valueName
         self.help = help
+        self.isRequired = required
+    }
+
+    /// How the usage line writes it: `-o OUT.hex`, `--uuid UUID`, `--json`.
+    var usageText: String {
+        (short ?? name) + (valueName.map { " " + $0 } ?? "")
+    }
+
+    /// The message for a command line that lacks it: `missing -o OUT: output file (.hex or .bin)`.
+    var missingMessage: String { "missing \(usageText): \(help)" }
+}
+
+/// An option that takes a value and may be left out: its table entry and how its text becomes a
+/// `Value`. Commands read it with `ParsedCommand.value(_:)`, which runs `convert`, so a bad value
+/// is reported in the same words wherever the option is used.
+struct Option<Value: Sendable>: Sendable {
+    /// The table entry (names, placeholder, help).
+    let spec: OptionSpec
+    /// Turns the text given on the command line into the value, or says what is wrong with it.
+    let convert: @Sendable (String) throws(CommandFailure) -> Value
+
+    /// Declares an option whose value `convert` makes from the text.
+    init(
+        _ name: String, short: String? = nil, value valueName: String, help: String,
+        convert: @escaping @Sendable (String) throws(CommandFailure) -> Value
+    ) {
+        spec = OptionSpec(name, short: short, value: valueName, help: help)
+        self.convert = convert
+    }
+
+    /// The same option, required: the parser refuses a command line without it.
+    var required: RequiredOption<Value> { RequiredOption(self) }
+}
+
+extension Option where Value == String {
+    /// Declares an option whose value is its text as given (a path, a name).
+    init(_ name: String, short: String? = nil, value valueName: String, help: String) {
+        self.init(name, short: short, value: valueName, help: help) { text throws(CommandFailure) in text }
     }
 }
 
-/// A command's grammar and help text.
+/// An option the command line must give (see `Option`).
+struct RequiredOption<Value: Sendable>: Sendable {
+    /// The table entry, marked required.
+    let spec: OptionSpec
+    /// See `Option.convert`.
+    let convert: @Sendable (String) throws(CommandFailure) -> Value
+
+    /// The required form of `option`.
+    init(_ option: Option<Value>) {
+        var spec = option.spec
+        spec.isRequired = true
+        self.spec = spec
+        convert = option.convert
+    }
+}
+
+/// An option without a value: present or not.
+struct Flag: Sendable {
+    /// The table entry.
+    let spec: OptionSpec
+
+    /// Declares a flag.
+    init(_ name: String, help: String) {
+        spec = OptionSpec(name, help: help)
+    }
+}
+
+/// Options of which the command line may give at most one (`--template` or `--board`); when
+/// `required`, exactly one, and `missing` says what to give.
+public struct OptionGroup: Sendable, Equatable {
+    /// Long names of the members, in the order messages and usage lines name them.
+    public var names: [String]
+    /// Whether one member must be given.
+    public var isRequired: Bool
+    /// The message when a required group has no member given.
+    public var missing: String
+
+    /// Creates a group of `names`.
+    public init(_ names: [String], required: Bool = false, missing: String? = nil) {
+        self.names = names
+        self.isRequired = required
+        self.missing = missing ?? "give " + names.joined(separator: " or ")
+    }
+}
+
+/// A positional argument: how messages name it (`IMAGE`) and how the usage line shows it
+/// (`IMAGE.hex|IMAGE.bin`).
+public struct PositionalSpec: Sendable, Equatable {
+    /// The name in messages ("missing IMAGE").
+    public var name: String
+    /// The placeholder in the usage line.
+    public var placeholder: String
+    /// Whether it must be given (the required ones come first).
+    public var isRequired: Bool
+
+    /// Creates a positional argument.
+    public init(_ name: String, usage placeholder: String? = nil, required: Bool = true) {
+        self.name = name
+        self.placeholder = placeholder ?? name
+        self.isRequired = required
+    }
+}
+
+/// One piece of a hand-arranged usage line (see `CommandSpec.forms`): the words are still the
+/// option table's, only their arrangement is chosen.
+public enum UsageTerm: Sendable, Equatable {
+    /// An option as the table writes it, bracketed when `optional`.
+    case option(OptionSpec, optional: Bool)
+    /// A fixed value for an option (`--type altbeacon`).
+    case fixed(OptionSpec, String)
+    /// Alternatives, each a sequence of terms: `(a | b)`, or `[a | b]` when `optional`.
+    case choice([[UsageTerm]], optional: Bool)
+    /// The rest of another form (`…`).
+    case ellipsis
+}
+
+/// A command's grammar and help text: the table the parser, `--help` and the usage lines all read.
 public struct CommandSpec: Sendable {
     /// The word after `ccbeacon`.
     public var name: String
     /// One line for the command list.
     public var summary: String
-    /// The usage line(s) after `usage: `.
-    public var usage: String
     /// Longer help shown by `help COMMAND` and `COMMAND --help`.
     public var details: String
-    /// Options.
+    /// Options, in the order help and the usage line list them.
     public var options: [OptionSpec]
-    /// Names of the positional arguments, in order (for messages).
-    public var positionalNames: [String]
-    /// How many positional arguments are required.
-    public var requiredPositionals: Int
+    /// Positional arguments, in order.
+    public var positionals: [PositionalSpec]
+    /// Options of which at most one may be given.
+    public var groups: [OptionGroup]
+    /// Usage lines arranged by hand from table terms, for a command whose options depend on each
+    /// other (encode's beacon types); empty for the line generated from the table.
+    public var forms: [[UsageTerm]]
     /// Options other commands have that this one refuses on purpose, with what to do instead
     /// (say, `--address` for a whole batch).
     public var refusedOptions: [String: String]
 
     /// Creates a command spec.
     public init(
-        name: String, summary: String, usage: String, details: String, options: [OptionSpec],
-        positionalNames: [String] = [], requiredPositionals: Int = 0, refusedOptions: [String: String] = [:]
+        name: String, summary: String, details: String, options: [OptionSpec],
+        positionals: [PositionalSpec] = [], groups: [OptionGroup] = [], forms: [[UsageTerm]] = [],
+        refusedOptions: [String: String] = [:]
     ) {
         self.name = name
         self.summary = summary
-        self.usage = usage
         self.details = details
         self.options = options
-        self.positionalNames = positionalNames
-        self.requiredPositionals = requiredPositionals
+        self.positionals = positionals
+        self.groups = groups
+        self.forms = forms
         self.refusedOptions = refusedOptions
+    }
+
+    /// How many positional arguments must be given.
+    var requiredPositionals: Int { positionals.filter(\.isRequired).count }
+
+    /// The usage line(s), without `usage: `, generated from the table: positionals, then the
+    /// options in table order, optional ones bracketed, a group where its first member stands.
+    public var usage: String {
+        let lines = forms.isEmpty ? [generatedForm] : forms.map { $0.map(Self.render) }
+        return lines.map { (["ccbeacon", name] + $0).joined(separator: " ") }
+            .joined(separator: "\n       ")
+    }
+
+    /// The usage terms for the table as it is.
+    var generatedForm: [String] {
+        var words = positionals.map { $0.isRequired ? $0.placeholder : "[\($0.placeholder)]" }
+        var placedGroups: Set<Int> = []
+        for option in options {
+            if let index = groups.firstIndex(where: { $0.names.contains(option.name) }) {
+                guard placedGroups.insert(index).inserted else { continue }
+                let group = groups[index]
+                let members = group.names.compactMap { name in options.first { $0.name == name }?.usageText }
+                let inner = members.joined(separator: " | ")
+                words.append(group.isRequired ? "(\(inner))" : "[\(inner)]")
+            } else {
+                words.append(option.isRequired ? option.usageText : "[\(option.usageText)]")
+            }
+        }
+        return words
+    }
+
+    static func render(_ term: UsageTerm) -> String {
+        switch term {
+        case .option(let option, let optional): return optional ? "[\(option.usageText)]" : option.usageText
+        case .fixed(let option, let value): return "\(option.short ?? option.name) \(value)"
+        case .choice(let alternatives, let optional):
+            let inner = alternatives.map { $0.map(render).joined(separator: " ") }.joined(separator: " | ")
+            return optional ? "[\(inner)]" : "(\(inner))"
+        case .ellipsis: return "…"
+        }
     }
 }
 
@@ -72,6 +234,28 @@ public struct ParsedCommand: Sendable, Equatable {
         self.flags = flags
         self.positionals = positionals
     }
+
+    /// The value of `option`, converted by its declaration; `nil` when it was not given.
+    func value<Value>(_ option: Option<Value>) throws(CommandFailure) -> Value? {
+        guard let text = values[option.spec.name] else { return nil }
+        return try option.convert(text)
+    }
+
+    /// The value of a required `option` (the parser has refused a command line without it).
+    func value<Value>(_ option: RequiredOption<Value>) throws(CommandFailure) -> Value {
+        guard let text = values[option.spec.name] else { throw .usage(option.spec.missingMessage) }
+        return try option.convert(text)
+    }
+
+    /// Whether `option` was given, whatever its value.
+    func isGiven<Value>(_ option: Option<Value>) -> Bool { values[option.spec.name] != nil }
+
+    /// Whether `flag` was given.
+    func isSet(_ flag: Flag) -> Bool { flags.contains(flag.spec.name) }
+
+    /// The long names of every option and flag given, sorted (for checks of which options go
+    /// together).
+    var givenOptionNames: [String] { (Array(values.keys) + flags).sorted() }
 }
 
 /// What the command line asks for.
@@ -216,11 +400,19 @@ public enum ArgumentParser {
             }
         }
         if parsed.positionals.count < spec.requiredPositionals {
-            let missing = spec.positionalNames[parsed.positionals.count]
-            return fail("missing \(missing)")
+            return fail("missing \(spec.positionals[parsed.positionals.count].name)")
         }
-        if parsed.positionals.count > spec.positionalNames.count {
-            return fail("unexpected argument '\(parsed.positionals[spec.positionalNames.count])'")
+        if parsed.positionals.count > spec.positionals.count {
+            return fail("unexpected argument '\(parsed.positionals[spec.positionals.count])'")
+        }
+        let given = Set(parsed.values.keys).union(parsed.flags)
+        if let missing = spec.options.first(where: { $0.isRequired && !given.contains($0.name) }) {
+            return fail(missing.missingMessage)
+        }
+        for group in spec.groups {
+            let present = group.names.filter(given.contains)
+            if present.count > 1 { return fail("give \(present.joined(separator: " or ")), not both") }
+            if present.isEmpty, group.isRequired { return fail(group.missing) }
         }
         return .success(.run(parsed))
     }

@@ -7,7 +7,6 @@ import StructuredText
 enum BoardsCommand {
     static let spec = CommandSpec(
         name: "boards", summary: "list the supported boards and modules",
-        usage: "ccbeacon boards [--json]",
         details: """
             Lists every board file of the bundled boards/ folder: its name (for --board), the chip it
             carries, how it is debugged, and the template generate uses for it by default.
@@ -15,11 +14,12 @@ enum BoardsCommand {
             Example:
               ccbeacon boards
             """,
-        options: [OptionSpec("--json", help: "machine-readable output")])
+        options: [Options.json.spec])
+    static let command = Command(spec, run: run)
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let catalog = try DataLocations.find(templatesOption: nil).loadBoards()
-        if command.flags.contains("--json") {
+        if command.isSet(Options.json) {
             let boards = catalog.boards.map { board -> JSONValue in
                 .object([
                     ("name", .string(board.name)), ("title", .string(board.title)), ("chip", .string(board.chip.name)),
@@ -44,7 +44,6 @@ enum BoardsCommand {
 enum TemplatesCommand {
     static let spec = CommandSpec(
         name: "templates", summary: "list the firmware templates",
-        usage: "ccbeacon templates [--templates DIR] [--json]",
         details: """
             Lists the templates in the user folders (--templates DIR, then $CCBEACON_TEMPLATES) and the
             bundled firmware-templates/ folder. Each one is loaded and checked (image sha256,
@@ -53,13 +52,13 @@ enum TemplatesCommand {
             Example:
               ccbeacon templates --templates ~/beacon-templates
             """,
-        options: [
-            OptionSpec("--templates", value: "DIR", help: "also list the templates in DIR"),
-            OptionSpec("--json", help: "machine-readable output"),
-        ])
+        options: [templates.spec, Options.json.spec])
+    static let command = Command(spec, run: run)
+
+    static let templates = Option<String>("--templates", value: "DIR", help: "also list the templates in DIR")
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        let locations = try DataLocations.find(templatesOption: command.values["--templates"])
+        let locations = try DataLocations.find(templatesOption: try command.value(templates))
         let catalog = try locations.loadBoards()
         var rows: [[String]] = []
         var json: [JSONValue] = []
@@ -92,7 +91,7 @@ enum TemplatesCommand {
                     ]))
             }
         }
-        if command.flags.contains("--json") {
+        if command.isSet(Options.json) {
             console.output(JSONValue.array(json).rendered() + "\n")
         } else if rows.isEmpty {
             console.output("no templates found in \(locations.templateDirectories.joined(separator: ", "))\n")
@@ -106,8 +105,6 @@ enum TemplatesCommand {
 enum TemplateImportCommand {
     static let spec = CommandSpec(
         name: "template import", summary: "make a template from a firmware image with an iBeacon block",
-        usage:
-            "ccbeacon template import IMAGE.hex|IMAGE.bin --name NAME [--chip C] [--address A] [--base A] [--description TEXT] [-o DIR] [--force]",
         details: """
             Searches the image's memory (not its text) for the iBeacon advertising block: the 30 bytes
             02 01 xx 1A FF 4C 00 02 15 + UUID, major, minor, power, or the 27-byte manufacturer AD
@@ -127,32 +124,38 @@ enum TemplateImportCommand {
               ccbeacon template import SimpleBLEPeripheral_ibeacon.hex --name lab13 --chip CC2541F256
             """,
         options: [
-            OptionSpec("--name", value: "NAME", help: "template name (letters, digits, - _ .)"),
-            OptionSpec("--chip", value: "C", help: "chip (default CC2541F256; see boards/chips.json)"),
-            OptionSpec("--address", value: "A", help: "address of the block to use when there are several"),
-            OptionSpec("--base", value: "A", help: "load address of a .bin image (default 0)"),
-            OptionSpec("--description", value: "TEXT", help: "one line saying what the firmware is"),
-            OptionSpec("--output", short: "-o", value: "DIR", help: "template folder to create (default ./NAME)"),
-            OptionSpec("--force", help: "replace an existing template.json or image.hex in DIR"),
+            name.spec, chip.spec, address.spec, Options.base.spec, description.spec, output.spec, force.spec,
         ],
-        positionalNames: ["IMAGE"], requiredPositionals: 1)
+        positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin")])
+    static let command = Command(spec, run: run)
+
+    static let name = Option<String>("--name", value: "NAME", help: "template name (letters, digits, - _ .)") {
+        text throws(CommandFailure) in
+        guard TemplateManifest.isSafeName(text) else {
+            throw .usage("--name '\(text)' must be letters, digits, '-', '_' or '.', not starting with '.'")
+        }
+        return text
+    }.required
+    static let chip = Option<String>("--chip", value: "C", help: "chip (default CC2541F256; see boards/chips.json)")
+    static let address = Option<Int>(
+        "--address", value: "A", help: "address of the block to use when there are several"
+    ) { text throws(CommandFailure) in try Values.address(text, option: "--address") }
+    static let description = Option<String>(
+        "--description", value: "TEXT", help: "one line saying what the firmware is")
+    static let output = Options.output("DIR", help: "template folder to create (default ./NAME)")
+    static let force = Flag("--force", help: "replace an existing template.json or image.hex in DIR")
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let imagePath = command.positionals[0]
-        guard let name = command.values["--name"] else { throw .usage("missing --name NAME") }
-        guard TemplateManifest.isSafeName(name) else {
-            throw .usage("--name '\(name)' must be letters, digits, '-', '_' or '.', not starting with '.'")
-        }
+        let name = try command.value(name)
         let catalog = try DataLocations.find(templatesOption: nil).loadBoards()
-        let chipName = command.values["--chip"] ?? "CC2541F256"
+        let chipName = try command.value(chip) ?? "CC2541F256"
         guard let chip = catalog.chip(named: chipName) else {
             throw .usage(
                 "--chip '\(chipName)' is unknown; the chips are \(catalog.chips.map(\.name).joined(separator: ", "))")
         }
-        let address = try command.values["--address"].map { v throws(CommandFailure) in
-            try Values.address(v, option: "--address")
-        }
-        let loaded = try CommandSupport.loadImage(imagePath, base: command.values["--base"])
+        let address = try command.value(address)
+        let loaded = try CommandSupport.loadImage(imagePath, base: try command.value(Options.base))
         let (memory, hexText) = (loaded.memory, loaded.hexText)
         let chosen: FoundBeacon
         do {
@@ -160,17 +163,17 @@ enum TemplateImportCommand {
         } catch {
             throw .data("\(imagePath): \(error)", hint: error.hint)
         }
-        let given = command.values["--output"] ?? name
+        let given = try command.value(output) ?? name
         let directory = given.count > 1 && given.hasSuffix("/") ? String(given.dropLast()) : given
         let manifestPath = Files.join(directory, "template.json")
         let imageOutput = Files.join(directory, "image.hex")
         try checkOutputs(
             directory: directory, [imageOutput, manifestPath], importing: imagePath,
-            force: command.flags.contains("--force"))
+            force: command.isSet(force))
         let imageText = hexText ?? TemplateImport.hexText(forBinary: memory, pageSize: chip.pageSize)
         let manifest = TemplateImport.manifest(
             name: name,
-            description: command.values["--description"] ?? "imported from \(Files.lastComponent(imagePath))",
+            description: try command.value(description) ?? "imported from \(Files.lastComponent(imagePath))",
             chip: chip, imageFileName: "image.hex", imageBytes: imageText, beacon: chosen, memory: memory)
         // Check the result exactly as generate will before writing anything.
         do {

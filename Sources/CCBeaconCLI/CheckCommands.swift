@@ -9,7 +9,6 @@ import StructuredText
 enum InspectCommand {
     static let spec = CommandSpec(
         name: "inspect", summary: "find and decode every beacon payload in an image",
-        usage: "ccbeacon inspect IMAGE.hex|IMAGE.bin [--base A] [--template T | --board B] [--json]",
         details: """
             Searches the image's memory for iBeacon, AltBeacon and Eddystone payloads and prints each
             with its address. It also reports an OAD header and whether its CRC holds. With
@@ -19,20 +18,18 @@ enum InspectCommand {
             Example:
               ccbeacon inspect out/hall-a.hex --template cc2541-ibeacon
             """,
-        options: [
-            OptionSpec("--base", value: "A", help: "load address of a .bin image (default 0)"),
-            OptionSpec("--json", help: "machine-readable output"),
-        ] + CommandSupport.templateOptions,
-        positionalNames: ["IMAGE"], requiredPositionals: 1)
+        options: [Options.base.spec, Options.json.spec] + Options.templateOptions,
+        positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin")], groups: [Options.optionalTemplate])
+    static let command = Command(spec, run: run)
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let path = command.positionals[0]
-        let memory = try CommandSupport.loadImage(path, base: command.values["--base"]).memory
+        let memory = try CommandSupport.loadImage(path, base: try command.value(Options.base)).memory
         let found = BeaconScanner.scan(memory)
         let oad = OADHeader.detect(in: memory)
         let computedCRC = oad?.computeCRC(memory)
         var templateReport: (StationTemplate, VerificationReport)?
-        if command.values["--template"] != nil || command.values["--board"] != nil {
+        if command.isGiven(Options.template) || command.isGiven(Options.board) {
             let (template, _) = try CommandSupport.template(command)
             let field = template.beaconField
             let current = memory.contiguousBytes(in: field.range).flatMap {
@@ -42,7 +39,7 @@ enum InspectCommand {
                 memory, expected: current ?? IBeacon(uuid: .init(), major: 0, minor: 0), checkPower: true)
             templateReport = (template, report)
         }
-        if command.flags.contains("--json") {
+        if command.isSet(Options.json) {
             var members: [(String, JSONValue)] = [
                 ("image", .string(path)),
                 (
@@ -151,8 +148,6 @@ enum InspectCommand {
 enum VerifyCommand {
     static let spec = CommandSpec(
         name: "verify", summary: "check that an image carries exactly one identity (the CI gate)",
-        usage:
-            "ccbeacon verify IMAGE.hex|IMAGE.bin --uuid UUID --major N --minor N [--power DBM] [--template T | --board B] [--address XX:…] [--interval MS] [--tx-power DBM] [--base A] [--json]",
         details: """
             With --template (or --board): the identity at the template's payload address must match,
             the payload header must be the template's, every other byte must equal the template, and
@@ -168,21 +163,20 @@ enum VerifyCommand {
             Example:
               ccbeacon verify out/hall-a.hex --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 2
             """,
-        options: CommandSupport.expectedIdentityOptions + CommandSupport.templateOptions
-            + CommandSupport.settingsOptions + [
-                OptionSpec("--base", value: "A", help: "load address of a .bin image (default 0)"),
-                OptionSpec("--json", help: "machine-readable output"),
-            ],
-        positionalNames: ["IMAGE"], requiredPositionals: 1)
+        options: Options.expectedIdentityOptions + Options.templateOptions + Options.settingOptions + [
+            Options.base.spec, Options.json.spec,
+        ],
+        positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin")], groups: [Options.optionalTemplate])
+    static let command = Command(spec, run: run)
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let path = command.positionals[0]
-        let expected = try CommandSupport.identity(command)
-        let settings = try CommandSupport.settings(command)
-        let checkPower = command.values["--power"] != nil
-        let memory = try CommandSupport.loadImage(path, base: command.values["--base"]).memory
+        let expected = try Options.identity(command, power: Options.expectedPower)
+        let settings = try Options.settings(command)
+        let checkPower = command.isGiven(Options.expectedPower)
+        let memory = try CommandSupport.loadImage(path, base: try command.value(Options.base)).memory
         let report: VerificationReport
-        if command.values["--template"] != nil || command.values["--board"] != nil {
+        if command.isGiven(Options.template) || command.isGiven(Options.board) {
             let template = try CommandSupport.template(command).0
             _ = try CommandSupport.check(settings, for: template)
             report = template.verify(memory, expected: expected, checkPower: checkPower, settings: settings)
@@ -193,7 +187,7 @@ enum VerifyCommand {
             }
             report = BeaconScanner.verify(memory, expected: expected, checkPower: checkPower)
         }
-        if command.flags.contains("--json") {
+        if command.isSet(Options.json) {
             // Only what was asked for is expected: without --power the identity above carries
             // the encoder's default, which verify does not check; "found" has the image's power.
             let expectedFields = EncodeCommand.identityFields(expected).filter { checkPower || $0.0 != "power" }

@@ -6,13 +6,18 @@ public enum CommandLineTool {
     /// The version `--version` prints.
     public static let version = "0.1.0"
 
-    /// Every command, in the order `help` lists them.
-    static let commands: [CommandSpec] = [
-        EncodeCommand.spec, GenerateCommand.spec, BatchCommand.spec, InspectCommand.spec, VerifyCommand.spec,
-        ConvertCommand.spec, PatchCommand.spec, TemplateImportCommand.spec, TemplatesCommand.spec, BoardsCommand.spec,
-        DevicesCommand.spec, InfoCommand.spec, FlashCommand.spec, ReadCommand.spec, EraseCommand.spec,
-        ProvisionCommand.spec, LedgerCommand.showSpec, LedgerCommand.exportSpec, LedgerCommand.checkSpec,
+    /// Every command, in the order `help` lists them: the one registry the parser, help and
+    /// dispatch read.
+    static let registry: [Command] = [
+        EncodeCommand.command, GenerateCommand.command, BatchCommand.command, InspectCommand.command,
+        VerifyCommand.command, ConvertCommand.command, PatchCommand.command, TemplateImportCommand.command,
+        TemplatesCommand.command, BoardsCommand.command, DevicesCommand.command, InfoCommand.command,
+        FlashCommand.command, ReadCommand.command, EraseCommand.command, ProvisionCommand.command,
+        LedgerCommand.show, LedgerCommand.export, LedgerCommand.check,
     ]
+
+    /// The commands' tables, in registry order.
+    static let commands: [CommandSpec] = registry.map(\.spec)
 
     /// Runs `arguments` (argv without the program name) and returns the exit status. `debuggers`
     /// supplies the CC Debuggers (libusb in the tool, emulated ones in tests).
@@ -60,28 +65,10 @@ public enum CommandLineTool {
     static func execute(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
         throws(CommandFailure)
     {
-        switch command.command {
-        case EncodeCommand.spec.name: try EncodeCommand.run(command, console: console)
-        case ConvertCommand.spec.name: try ConvertCommand.run(command, console: console)
-        case PatchCommand.spec.name: try PatchCommand.run(command, console: console)
-        case GenerateCommand.spec.name: try GenerateCommand.run(command, console: console)
-        case BatchCommand.spec.name: try BatchCommand.run(command, console: console)
-        case InspectCommand.spec.name: try InspectCommand.run(command, console: console)
-        case VerifyCommand.spec.name: try VerifyCommand.run(command, console: console)
-        case TemplateImportCommand.spec.name: try TemplateImportCommand.run(command, console: console)
-        case TemplatesCommand.spec.name: try TemplatesCommand.run(command, console: console)
-        case BoardsCommand.spec.name: try BoardsCommand.run(command, console: console)
-        case DevicesCommand.spec.name: try DevicesCommand.run(command, console: console, debuggers: debuggers)
-        case InfoCommand.spec.name: try InfoCommand.run(command, console: console, debuggers: debuggers)
-        case FlashCommand.spec.name: try FlashCommand.run(command, console: console, debuggers: debuggers)
-        case ReadCommand.spec.name: try ReadCommand.run(command, console: console, debuggers: debuggers)
-        case EraseCommand.spec.name: try EraseCommand.run(command, console: console, debuggers: debuggers)
-        case ProvisionCommand.spec.name: try ProvisionCommand.run(command, console: console, debuggers: debuggers)
-        case LedgerCommand.showSpec.name: try LedgerCommand.show(command, console: console)
-        case LedgerCommand.exportSpec.name: try LedgerCommand.export(command, console: console)
-        case LedgerCommand.checkSpec.name: try LedgerCommand.check(command, console: console)
-        default: throw .usage("unknown command '\(command.command)'")
+        guard let entry = registry.first(where: { $0.spec.name == command.command }) else {
+            throw .usage("unknown command '\(command.command)'")
         }
+        try entry.run(command, console, debuggers)
     }
 
     /// `ccbeacon CMD: message`, the usage, and where to read more.
@@ -166,5 +153,29 @@ public enum CommandLineTool {
               -h, --help\(String(repeating: " ", count: max(2, width - 10)))show this help
 
             """
+    }
+}
+
+/// A command of the registry: its table and what runs it.
+struct Command: Sendable {
+    /// The grammar and help.
+    let spec: CommandSpec
+    /// Runs a command line the parser accepted against `spec`.
+    let run: @Sendable (ParsedCommand, Console, (any DebuggerProvider)?) throws(CommandFailure) -> Void
+
+    /// A command that needs no debugger.
+    init(_ spec: CommandSpec, run: @escaping @Sendable (ParsedCommand, Console) throws(CommandFailure) -> Void) {
+        self.spec = spec
+        self.run = { command, console, _ throws(CommandFailure) in try run(command, console) }
+    }
+
+    /// A command that talks to debuggers.
+    init(
+        _ spec: CommandSpec,
+        runWithDebuggers run:
+            @escaping @Sendable (ParsedCommand, Console, (any DebuggerProvider)?) throws(CommandFailure) -> Void
+    ) {
+        self.spec = spec
+        self.run = run
     }
 }

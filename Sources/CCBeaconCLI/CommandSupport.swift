@@ -7,52 +7,6 @@ import Storage
 
 /// Options and steps several commands share.
 enum CommandSupport {
-    static let identityOptions = [
-        OptionSpec("--uuid", value: "UUID", help: "proximity UUID (8-4-4-4-12 or 32 hex digits)"),
-        OptionSpec("--major", value: "N", help: "major, 0…65535 or 0x hex"),
-        OptionSpec("--minor", value: "N", help: "minor, 0…65535 or 0x hex"),
-        OptionSpec("--power", value: "DBM", help: "measured power at 1 m, signed dBm or 0x byte (default -59)"),
-    ]
-    /// verify's identity options: it checks the power only when --power is given, so that option
-    /// has no default to claim.
-    static let expectedIdentityOptions =
-        identityOptions.filter { $0.name != "--power" } + [
-            OptionSpec("--power", value: "DBM", help: "measured power at 1 m to check (not checked without it)")
-        ]
-    static let templateOptions = [
-        OptionSpec("--template", value: "T", help: "template name or folder"),
-        OptionSpec("--board", value: "B", help: "use the board's default template (see 'ccbeacon boards')"),
-        OptionSpec("--templates", value: "DIR", help: "also look for templates in DIR (or set CCBEACON_TEMPLATES)"),
-    ]
-
-    /// The advertising settings a template may expose (the reference firmware does).
-    static let settingsOptions = [
-        OptionSpec(
-            "--address", value: "XX:…", help: "random static advertiser address (default: derived from the identity)"),
-        OptionSpec("--interval", value: "MS", help: "advertising interval, 20…10240 ms in 0.625 ms steps"),
-        OptionSpec("--tx-power", value: "DBM", help: "radio output power, one of the chip's steps (0, -2 … -20, -23)"),
-    ]
-
-    /// The settings given by --address/--interval/--tx-power.
-    static func settings(_ command: ParsedCommand) throws(CommandFailure) -> StationSettings {
-        var settings = StationSettings()
-        do {
-            if let text = command.values["--address"] { settings.address = try RandomStaticAddress(parsing: text) }
-            if let text = command.values["--interval"] {
-                settings.interval = try AdvertisingInterval(parsingMilliseconds: text)
-            }
-        } catch {
-            throw .usage(error.description)
-        }
-        if let text = command.values["--tx-power"] {
-            guard let dBm = Int(text), (-40...20).contains(dBm) else {
-                throw .usage("--tx-power '\(text)' must be a whole number of dBm, e.g. 0 or -6")
-            }
-            settings.txPower = dBm
-        }
-        return settings
-    }
-
     /// A note for intervals below 100 ms, which non-connectable advertising may use only from
     /// Bluetooth 5.0 on; `nil` otherwise.
     static func intervalNote(_ settings: StationSettings) -> String? {
@@ -61,39 +15,23 @@ enum CommandSupport {
             "note: \(interval) ms is below 100 ms, the Bluetooth 4.x minimum for non-connectable advertising; scanners built to Bluetooth 5.0 or later accept it"
     }
 
-    /// The identity given by --uuid/--major/--minor/--power.
-    static func identity(_ command: ParsedCommand) throws(CommandFailure) -> IBeacon {
-        for name in ["--uuid", "--major", "--minor"] where command.values[name] == nil {
-            throw .usage("missing \(name)")
-        }
-        do {
-            return try IBeacon(
-                uuid: command.values["--uuid"]!, major: command.values["--major"]!, minor: command.values["--minor"]!,
-                power: command.values["--power"])
-        } catch {
-            throw .data(error.description)
-        }
-    }
-
     /// The template named by --template, or the default template of --board.
     static func template(_ command: ParsedCommand) throws(CommandFailure) -> (StationTemplate, DataLocations) {
-        let locations = try DataLocations.find(templatesOption: command.values["--templates"])
+        let locations = try DataLocations.find(templatesOption: try command.value(Options.templates))
         let catalog = try locations.loadBoards()
         let reference: String
-        switch (command.values["--template"], command.values["--board"]) {
-        case (let template?, nil):
+        if let template = try command.value(Options.template) {
             reference = template
-        case (nil, let boardName?):
+        } else if let boardName = try command.value(Options.board) {
             guard let board = catalog.board(named: boardName) else {
                 throw .usage(
                     "no board '\(boardName)'; the boards are \(catalog.boards.map(\.name).joined(separator: ", ")) (see 'ccbeacon boards')"
                 )
             }
             reference = board.defaultTemplate
-        case (nil, nil):
-            throw .usage("give --template T (see 'ccbeacon templates') or --board B (see 'ccbeacon boards')")
-        case (_?, _?):
-            throw .usage("give --template or --board, not both")
+        } else {
+            // The parser refuses a command whose table requires the group; this is for the others.
+            throw .usage(Options.requiredTemplate.missing)
         }
         return (try locations.loadTemplate(reference, catalog: catalog), locations)
     }
@@ -145,7 +83,7 @@ enum CommandSupport {
 
     /// The one image loader: Intel HEX (memory only, never a table of its records) or .bin at
     /// `base`; the format from the file name unless given.
-    static func loadImage(_ path: String, base: String?, format given: ImageFormat? = nil) throws(CommandFailure)
+    static func loadImage(_ path: String, base: Int?, format given: ImageFormat? = nil) throws(CommandFailure)
         -> LoadedImage
     {
         let format: ImageFormat
@@ -157,7 +95,7 @@ enum CommandSupport {
             let image = try ConvertCommand.readHexImage(bytes, path: path)
             return LoadedImage(memory: image.memory, startAddress: image.startAddress, hexText: bytes)
         case .bin:
-            let address = try base.map { v throws(CommandFailure) in try Values.address(v, option: "--base") } ?? 0
+            let address = base ?? 0
             do { return LoadedImage(memory: try MemoryImage(bytes: bytes, at: address), hexText: nil) } catch {
                 throw .data("'\(path)' loaded at \(hexAddress(address)): \(error)")
             }

@@ -6,8 +6,6 @@ enum ConvertCommand {
     static let spec = CommandSpec(
         name: "convert",
         summary: "convert between Intel HEX and .bin, crop, fill, re-emit",
-        usage:
-            "ccbeacon convert IN.hex|IN.bin [--base ADDR] -o OUT.hex|OUT.bin [--range START:END] [--fill 0xNN] [--record-length 16|32]",
         details: """
             Formats follow the file extensions (.hex, .ihx, .ihex for Intel HEX; .bin for raw binary).
 
@@ -28,34 +26,36 @@ enum ConvertCommand {
             Example:
               ccbeacon convert firmware.hex -o firmware.bin --range 0:0x40000
             """,
-        options: [
-            OptionSpec("--output", short: "-o", value: "OUT", help: "output file (.hex or .bin)"),
-            OptionSpec("--base", value: "ADDR", help: "load address of a .bin input (default 0)"),
-            OptionSpec("--range", value: "START:END", help: "keep only these addresses (END exclusive)"),
-            OptionSpec("--fill", value: "0xNN", help: "byte for gaps (default 0xFF for .bin output)"),
-            OptionSpec("--record-length", value: "N", help: "data bytes per HEX record, 1…255 (default 16)"),
-        ],
-        positionalNames: ["IN file"], requiredPositionals: 1)
+        options: [output.spec, Options.base.spec, range.spec, fill.spec, recordLength.spec],
+        positionals: [PositionalSpec("IN file", usage: "IN.hex|IN.bin")])
+    static let command = Command(spec, run: run)
+
+    static let output = Options.output("OUT", help: "output file (.hex or .bin)").required
+    static let range = Options.range(help: "keep only these addresses (END exclusive)")
+    static let fill = Option<UInt8>("--fill", value: "0xNN", help: "byte for gaps (default 0xFF for .bin output)") {
+        text throws(CommandFailure) in try Values.byte(text, option: "--fill")
+    }
+    static let recordLength = Options.count(
+        "--record-length", help: "data bytes per HEX record, 1…255 (default 16)", in: 1...255
+    ) { "--record-length '\($0)' must be 1…255 (16 and 32 are usual)" }
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let input = command.positionals[0]
-        guard let output = command.values["--output"] else { throw .usage("missing -o OUT (the output file)") }
+        let output = try command.value(output)
         let inputFormat = try ImageFormat.of(input, role: "input")
         let outputFormat = try ImageFormat.of(output, role: "output")
-        let range = try command.values["--range"].map { v throws(CommandFailure) in
-            try Values.range(v, option: "--range")
-        }
-        let fill = try command.values["--fill"].map { v throws(CommandFailure) in try Values.byte(v, option: "--fill") }
-        let recordLength = try recordLengthValue(command.values["--record-length"])
-        if command.values["--record-length"] != nil, outputFormat != .hex {
+        let range = try command.value(range)
+        let fill = try command.value(fill)
+        let recordLength = try command.value(recordLength) ?? 16
+        if command.isGiven(Self.recordLength), outputFormat != .hex {
             throw .usage("--record-length applies to .hex output only")
         }
-        if command.values["--base"] != nil, inputFormat != .bin {
+        if command.isGiven(Options.base), inputFormat != .bin {
             throw .usage("--base applies to .bin input only; a HEX file carries its own addresses")
         }
 
         try CommandSupport.checkOutputs([output], against: [CommandSupport.Input(role: "the input image", path: input)])
-        let loaded = try CommandSupport.loadImage(input, base: command.values["--base"], format: inputFormat)
+        let loaded = try CommandSupport.loadImage(input, base: try command.value(Options.base), format: inputFormat)
         var memory = loaded.memory
         let start = loaded.startAddress
         if let range { memory = memory.cropped(to: range) }
@@ -100,14 +100,6 @@ enum ConvertCommand {
         .data(
             error.description,
             hint: "the file is not valid Intel HEX at that spot; re-export it from the toolchain or fix the line")
-    }
-
-    static func recordLengthValue(_ text: String?) throws(CommandFailure) -> Int {
-        guard let text else { return 16 }
-        guard let value = Values.integer(text), (1...255).contains(value) else {
-            throw .usage("--record-length '\(text)' must be 1…255 (16 and 32 are usual)")
-        }
-        return value
     }
 
     static func describe(_ memory: MemoryImage) -> String {

@@ -10,8 +10,6 @@ let udevRule = DebuggerModel.udevRule
 
 /// Shared steps of the commands that talk to a debugger.
 enum DeviceSupport {
-    static let deviceOption = OptionSpec(
-        "--device", value: "SEL", help: "debugger as BUS:ADDRESS or serial (see 'ccbeacon devices')")
     /// provision's `--devices all|SEL,…`, named when several debuggers are attached and none chosen.
     static let devicesSelector = DeviceSelector(option: "--devices", takesSeveral: true)
 
@@ -39,7 +37,7 @@ enum DeviceSupport {
     ) throws(CommandFailure) -> Connection {
         let provider = try provider(debuggers)
         let devices = try listDevices(provider)
-        let device = try choose(devices, selector: command.values["--device"])
+        let device = try choose(devices, selector: try command.value(Options.device))
         // The chip facts come from boards/chips.json; a folder that cannot be read is reported,
         // never taken for a chip it does not describe.
         let chips: [Chip]
@@ -135,7 +133,6 @@ enum DeviceSupport {
 enum DevicesCommand {
     static let spec = CommandSpec(
         name: "devices", summary: "list the attached CC Debuggers and the chips they see",
-        usage: "ccbeacon devices [--json]",
         details: """
             Lists every \(DebuggerModel.listed)
             with its --device selector (BUS:ADDRESS), serial number, firmware and the target it detects.
@@ -143,7 +140,8 @@ enum DevicesCommand {
             Example:
               ccbeacon devices
             """,
-        options: [OptionSpec("--json", help: "machine-readable output")])
+        options: [Options.json.spec])
+    static let command = Command(spec, runWithDebuggers: run)
 
     static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
         throws(CommandFailure)
@@ -173,7 +171,7 @@ enum DevicesCommand {
                     ("target", .string(target)),
                 ]))
         }
-        if command.flags.contains("--json") {
+        if command.isSet(Options.json) {
             console.output(JSONValue.array(json).rendered() + "\n")
         } else if devices.isEmpty {
             console.output("no debuggers attached\n")
@@ -188,7 +186,6 @@ enum DevicesCommand {
 enum InfoCommand {
     static let spec = CommandSpec(
         name: "info", summary: "identify the target chip: ID, flash, lock state, IEEE addresses",
-        usage: "ccbeacon info [--device SEL] [--json]",
         details: """
             Resets the target into debug mode and reports the chip ID and revision, flash and RAM size,
             whether the debug interface is locked, the factory (primary) IEEE address from the info
@@ -197,7 +194,8 @@ enum InfoCommand {
             Example:
               ccbeacon info --device 1:7
             """,
-        options: [DeviceSupport.deviceOption, OptionSpec("--json", help: "machine-readable output")])
+        options: [Options.device.spec, Options.json.spec])
+    static let command = Command(spec, runWithDebuggers: run)
 
     static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
         throws(CommandFailure)
@@ -213,7 +211,7 @@ enum InfoCommand {
             } catch { throw DeviceSupport.failure(error) }
         }
         let name = connection.chip?.name ?? "CC" + HexText.digits(connection.state.targetID)
-        if command.flags.contains("--json") {
+        if command.isSet(Options.json) {
             console.output(
                 JSONValue.object([
                     ("device", .string(connection.device.selector)), ("chip", .string(name)),
@@ -244,7 +242,6 @@ enum InfoCommand {
 enum EraseCommand {
     static let spec = CommandSpec(
         name: "erase", summary: "erase the whole chip (also clears the lock bits)",
-        usage: "ccbeacon erase [--device SEL]",
         details: """
             Resets the target into debug mode, runs a chip erase, waits for it (at most 8 s) and checks
             that the chip is unlocked afterwards. Everything in flash is gone, including the secondary
@@ -253,7 +250,8 @@ enum EraseCommand {
             Example:
               ccbeacon erase --device 1:7
             """,
-        options: [DeviceSupport.deviceOption])
+        options: [Options.device.spec])
+    static let command = Command(spec, runWithDebuggers: run)
 
     static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
         throws(CommandFailure)
@@ -271,8 +269,6 @@ enum EraseCommand {
 enum FlashCommand {
     static let spec = CommandSpec(
         name: "flash", summary: "erase, program, verify and start a chip",
-        usage:
-            "ccbeacon flash IMAGE.hex|IMAGE.bin [--base A] [--device SEL] [--verify crc|read|none] [--preserve-mac | --mac XX:XX:XX:XX:XX:XX] [--lock-debug] [--allow-last-page]",
         details: """
             Chip erase, then the image's 1 KiB blocks (blocks that are all 0xFF are skipped: erased
             flash already reads so), then verification: by the chip's own CRC unit (default, fast), by
@@ -287,31 +283,34 @@ enum FlashCommand {
               ccbeacon flash out/Hall_A.hex --device 1:7
             """,
         options: [
-            DeviceSupport.deviceOption,
-            OptionSpec("--base", value: "A", help: "load address of a .bin image (default 0)"),
-            OptionSpec("--verify", value: "MODE", help: "crc (default), read or none"),
-            OptionSpec("--preserve-mac", help: "keep the chip's secondary address"),
-            OptionSpec("--mac", value: "XX:…", help: "write this secondary address (6 bytes, MSB first)"),
-            OptionSpec("--lock-debug", help: "lock the debug interface after programming"),
-            OptionSpec("--allow-last-page", help: "allow image data in the lock-bit page"),
+            Options.device.spec, Options.base.spec, verify.spec, mac.spec, preserveMAC.spec, lockDebug.spec,
+            allowLastPage.spec,
         ],
-        positionalNames: ["IMAGE"], requiredPositionals: 1)
+        positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin")],
+        groups: [OptionGroup([mac.spec.name, preserveMAC.spec.name])])
+    static let command = Command(spec, runWithDebuggers: run)
+
+    static let verify = Option<VerifyMode>("--verify", value: "crc|read|none", help: "crc (default), read or none") {
+        text throws(CommandFailure) in
+        guard let mode = VerifyMode(rawValue: text) else {
+            throw .usage("--verify '\(text)' must be crc, read or none")
+        }
+        return mode
+    }
+    static let mac = Option<[UInt8]>(
+        "--mac", value: "XX:…", help: "write this secondary address (6 bytes, MSB first)"
+    ) { text throws(CommandFailure) in try Values.deviceAddress(text, option: "--mac") }
+    static let preserveMAC = Flag("--preserve-mac", help: "keep the chip's secondary address")
+    static let lockDebug = Flag("--lock-debug", help: "lock the debug interface after programming")
+    static let allowLastPage = Flag("--allow-last-page", help: "allow image data in the lock-bit page")
 
     static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
         throws(CommandFailure)
     {
         let path = command.positionals[0]
-        let verifyText = command.values["--verify"] ?? "crc"
-        guard let verifyMode = VerifyMode(rawValue: verifyText) else {
-            throw .usage("--verify '\(verifyText)' must be crc, read or none")
-        }
-        if command.flags.contains("--preserve-mac"), command.values["--mac"] != nil {
-            throw .usage("give --mac or --preserve-mac, not both")
-        }
-        let mac = try command.values["--mac"].map { text throws(CommandFailure) -> [UInt8] in
-            try Values.deviceAddress(text, option: "--mac")
-        }
-        let image = try CommandSupport.loadImage(path, base: command.values["--base"]).memory
+        let verifyMode = try command.value(verify) ?? .crc
+        let mac = try command.value(mac)
+        let image = try CommandSupport.loadImage(path, base: try command.value(Options.base)).memory
         let locations = try DataLocations.find(templatesOption: nil)
         let catalog = try locations.loadBoards()
         let (identityRanges, identitySource) = IdentityBytes.locate(
@@ -319,10 +318,10 @@ enum FlashCommand {
         let connection = try DeviceSupport.connect(command, debuggers: debuggers, catalog: catalog)
         let report = DeviceSupport.progress(console)
         var options = FlashOptions(
-            verify: verifyMode, readBack: identityRanges, allowLastPage: command.flags.contains("--allow-last-page"),
-            lockDebug: command.flags.contains("--lock-debug"))
+            verify: verifyMode, readBack: identityRanges, allowLastPage: command.isSet(allowLastPage),
+            lockDebug: command.isSet(lockDebug))
         if let mac { options.secondaryAddress = .write(mac) }
-        if command.flags.contains("--preserve-mac") { options.secondaryAddress = .preserve }
+        if command.isSet(preserveMAC) { options.secondaryAddress = .preserve }
         let result: FlashResult
         do {
             result = try FlashProgrammer(session: connection.session).flash(
@@ -387,7 +386,7 @@ enum FlashCommand {
         if let secondary = result.secondaryAddress {
             lines.append("secondary address: \(HexText.colonSeparated(secondary))")
         }
-        if command.flags.contains("--lock-debug") {
+        if command.isSet(lockDebug) {
             lines.append("debug interface locked (only a chip erase unlocks it)")
         }
         console.output(lines.joined(separator: "\n") + "\n")
@@ -398,7 +397,6 @@ enum FlashCommand {
 enum ReadCommand {
     static let spec = CommandSpec(
         name: "read", summary: "read the chip's flash to a HEX or .bin file",
-        usage: "ccbeacon read -o DUMP.hex|DUMP.bin [--device SEL] [--range START:END]",
         details: """
             Reads the whole flash (all banks; or --range, END exclusive) and writes it as Intel HEX
             (16-byte records, 04 records per 64 KiB) or as a flat binary.
@@ -406,25 +404,22 @@ enum ReadCommand {
             Example:
               ccbeacon read -o dump.hex --device 1:7
             """,
-        options: [
-            DeviceSupport.deviceOption,
-            OptionSpec("--output", short: "-o", value: "FILE", help: "output file (.hex or .bin)"),
-            OptionSpec("--range", value: "START:END", help: "only these addresses (END exclusive)"),
-        ])
+        options: [output.spec, Options.device.spec, range.spec])
+    static let command = Command(spec, runWithDebuggers: run)
+
+    static let output = Options.output("DUMP.hex|DUMP.bin", help: "output file (.hex or .bin)").required
+    static let range = Options.range(help: "only these addresses (END exclusive)")
 
     static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
         throws(CommandFailure)
     {
-        guard let output = command.values["--output"] else { throw .usage("missing -o FILE") }
+        let output = try command.value(output)
         let format = try ImageFormat.of(output, role: "output")
         try CommandSupport.checkOutputs([output], against: [])
         let connection = try DeviceSupport.connect(command, debuggers: debuggers)
         guard !connection.identity.locked else { throw DeviceSupport.failure(.targetLocked) }
         let chip = try DeviceSupport.chip(connection)
-        let range =
-            try command.values["--range"].map { text throws(CommandFailure) in try Values.range(text, option: "--range")
-            }
-            ?? 0..<chip.flashSize
+        let range = try command.value(range) ?? 0..<chip.flashSize
         guard range.upperBound <= chip.flashSize else {
             throw .usage("--range ends beyond the chip's \(chip.flashSize / 1024) KiB of flash")
         }

@@ -6,13 +6,6 @@ enum EncodeCommand {
     static let spec = CommandSpec(
         name: "encode",
         summary: "encode a beacon identity as BLE advertising data",
-        usage: """
-            ccbeacon encode --uuid UUID --major N --minor N [--power DBM] [--flags 0xNN|none] [--format hex|c|json]
-                   ccbeacon encode … --format air --address XX:XX:XX:XX:XX:XX [--channel 37|38|39]
-                   ccbeacon encode --type altbeacon --uuid UUID --major N --minor N [--power DBM] [--company 0xNNNN] [--reserved 0xNN]
-                   ccbeacon encode --type eddystone-uid (--namespace HEX20 --instance HEX12 | --uuid UUID --major N --minor N) [--power DBM]
-                   ccbeacon encode --type eddystone-url --url URL [--power DBM]
-            """,
         details: """
             Prints the advertising data a beacon sends, for pasting into firmware or checking by eye.
 
@@ -35,21 +28,112 @@ enum EncodeCommand {
               02 01 06 1A FF 4C 00 02 15 76 34 A4 85 17 32 4B 7D AB 44 D5 05 D8 A2 4C 60 00 01 00 02 CD
             """,
         options: [
-            OptionSpec("--type", value: "TYPE", help: "ibeacon (default), altbeacon, eddystone-uid or eddystone-url"),
-            OptionSpec("--uuid", value: "UUID", help: "proximity UUID"),
-            OptionSpec("--major", value: "N", help: "major, 0…65535 or 0x hex"),
-            OptionSpec("--minor", value: "N", help: "minor, 0…65535 or 0x hex"),
-            OptionSpec("--power", value: "DBM", help: "measured power (1 m; 0 m for Eddystone)"),
-            OptionSpec("--flags", value: "0xNN|none", help: "Flags AD value (default 0x06) or none to omit it"),
-            OptionSpec("--company", value: "0xNNNN", help: "AltBeacon company ID (default 0x0118)"),
-            OptionSpec("--reserved", value: "0xNN", help: "AltBeacon manufacturer-reserved byte (default 0x00)"),
-            OptionSpec("--namespace", value: "HEX", help: "Eddystone-UID namespace, 10 bytes"),
-            OptionSpec("--instance", value: "HEX", help: "Eddystone-UID instance, 6 bytes"),
-            OptionSpec("--url", value: "URL", help: "Eddystone-URL URL"),
-            OptionSpec("--format", value: "FORMAT", help: "hex (default), c, json or air"),
-            OptionSpec("--address", value: "XX:…", help: "random static advertiser address (--format air)"),
-            OptionSpec("--channel", value: "37|38|39", help: "advertising channel (--format air)"),
+            type.spec, Options.uuid.spec, Options.major.spec, Options.minor.spec, power.spec, flags.spec,
+            company.spec, reserved.spec, namespace.spec, instance.spec, url.spec, format.spec, address.spec,
+            channel.spec,
+        ],
+        forms: [
+            [
+                .option(Options.uuid.spec, optional: false), .option(Options.major.spec, optional: false),
+                .option(Options.minor.spec, optional: false), .option(power.spec, optional: true),
+                .option(flags.spec, optional: true), .option(format.spec, optional: true),
+            ],
+            [
+                .ellipsis, .fixed(format.spec, Format.air.rawValue), .option(address.spec, optional: false),
+                .option(channel.spec, optional: true),
+            ],
+            [
+                .fixed(type.spec, BeaconType.altbeacon.rawValue), .option(Options.uuid.spec, optional: false),
+                .option(Options.major.spec, optional: false), .option(Options.minor.spec, optional: false),
+                .option(power.spec, optional: true), .option(company.spec, optional: true),
+                .option(reserved.spec, optional: true),
+            ],
+            [
+                .fixed(type.spec, BeaconType.eddystoneUID.rawValue),
+                .choice(
+                    [
+                        [.option(namespace.spec, optional: false), .option(instance.spec, optional: false)],
+                        [
+                            .option(Options.uuid.spec, optional: false), .option(Options.major.spec, optional: false),
+                            .option(Options.minor.spec, optional: false),
+                        ],
+                    ], optional: false),
+                .option(power.spec, optional: true),
+            ],
+            [
+                .fixed(type.spec, BeaconType.eddystoneURL.rawValue), .option(url.spec, optional: false),
+                .option(power.spec, optional: true),
+            ],
         ])
+    static let command = Command(spec, run: run)
+
+    /// The frames encode makes.
+    enum BeaconType: String, CaseIterable {
+        case ibeacon, altbeacon
+        case eddystoneUID = "eddystone-uid"
+        case eddystoneURL = "eddystone-url"
+    }
+
+    static let type = Option<BeaconType>(
+        "--type", value: "TYPE", help: "ibeacon (default), altbeacon, eddystone-uid or eddystone-url"
+    ) { text throws(CommandFailure) in
+        guard let type = BeaconType(rawValue: text) else {
+            throw .usage(
+                "--type '\(text)' is not a beacon type; use ibeacon, altbeacon, eddystone-uid or eddystone-url")
+        }
+        return type
+    }
+    /// The power's meaning (and range) depends on the type, so it is converted once the type is known.
+    static let power = Option<String>("--power", value: "DBM", help: "measured power (1 m; 0 m for Eddystone)")
+    /// `nil` inside: `none`, the Flags structure left out.
+    static let flags = Option<UInt8?>(
+        "--flags", value: "0xNN|none", help: "Flags AD value (default 0x06) or none to omit it"
+    ) { text throws(CommandFailure) in
+        if text == "none" { return nil }
+        return try Options.identityValue { () throws(IdentityError) in try IdentityParser.uint8(text, field: .flags) }
+    }
+    static let company = Option<UInt16>(
+        "--company", value: "0xNNNN", help: "AltBeacon company ID (default 0x0118)"
+    ) { text throws(CommandFailure) in
+        try Options.identityValue { () throws(IdentityError) in try IdentityParser.uint16(text, field: .company) }
+    }
+    static let reserved = Option<UInt8>(
+        "--reserved", value: "0xNN", help: "AltBeacon manufacturer-reserved byte (default 0x00)"
+    ) { text throws(CommandFailure) in
+        try Options.identityValue { () throws(IdentityError) in try IdentityParser.uint8(text, field: .reserved) }
+    }
+    static let namespace = Option<[UInt8]>("--namespace", value: "HEX20", help: "Eddystone-UID namespace, 10 bytes") {
+        text throws(CommandFailure) in
+        try Options.identityValue { () throws(IdentityError) in
+            try IdentityParser.hexBytes(text, field: .namespace, count: 10)
+        }
+    }
+    static let instance = Option<[UInt8]>("--instance", value: "HEX12", help: "Eddystone-UID instance, 6 bytes") {
+        text throws(CommandFailure) in
+        try Options.identityValue { () throws(IdentityError) in
+            try IdentityParser.hexBytes(text, field: .instance, count: 6)
+        }
+    }
+    static let url = Option<String>("--url", value: "URL", help: "Eddystone-URL URL")
+    static let format = Option<Format>("--format", value: "hex|c|json|air", help: "hex (default), c, json or air") {
+        text throws(CommandFailure) in
+        guard let format = Format(rawValue: text) else {
+            throw .usage("--format '\(text)' is not a format; use hex, c, json or air")
+        }
+        return format
+    }
+    static let address = Option<RandomStaticAddress>(
+        "--address", value: "XX:…", help: "random static advertiser address (--format air)"
+    ) { text throws(CommandFailure) in
+        do { return try RandomStaticAddress(parsing: text) } catch { throw .usage("--address: \(error)") }
+    }
+    static let channel = Option<Int>("--channel", value: "37|38|39", help: "advertising channel (--format air)") {
+        text throws(CommandFailure) in
+        guard let channel = Int(text), AdvertisingAirPacket.channels.contains(channel) else {
+            throw .usage("--channel '\(text)' is not an advertising channel; use 37, 38 or 39")
+        }
+        return channel
+    }
 
     enum Format: String, CaseIterable { case hex, c, json, air }
 
@@ -62,68 +146,60 @@ enum EncodeCommand {
         var flags: UInt8?
     }
 
-    static let optionsByType: [String: Set<String>] = [
-        "ibeacon": ["--uuid", "--major", "--minor", "--power", "--flags"],
-        "altbeacon": ["--uuid", "--major", "--minor", "--power", "--flags", "--company", "--reserved"],
-        "eddystone-uid": ["--uuid", "--major", "--minor", "--power", "--flags", "--namespace", "--instance"],
-        "eddystone-url": ["--url", "--power", "--flags"],
+    /// The options each type takes, besides --type, --format and the air options.
+    static let optionsByType: [BeaconType: [OptionSpec]] = [
+        .ibeacon: [Options.uuid.spec, Options.major.spec, Options.minor.spec, power.spec, flags.spec],
+        .altbeacon: [
+            Options.uuid.spec, Options.major.spec, Options.minor.spec, power.spec, flags.spec, company.spec,
+            reserved.spec,
+        ],
+        .eddystoneUID: [
+            Options.uuid.spec, Options.major.spec, Options.minor.spec, power.spec, flags.spec, namespace.spec,
+            instance.spec,
+        ],
+        .eddystoneURL: [url.spec, power.spec, flags.spec],
     ]
+    /// The options only `--format air` takes.
+    static let airOptions = [address.spec, channel.spec]
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        let type = command.values["--type"] ?? "ibeacon"
-        guard let allowed = optionsByType[type] else {
-            throw .usage(
-                "--type '\(type)' is not a beacon type; use ibeacon, altbeacon, eddystone-uid or eddystone-url")
+        let type = try command.value(type) ?? .ibeacon
+        let format = try command.value(format) ?? .hex
+        let allowed = Set((optionsByType[type] ?? []).map(\.name))
+        let airOnly = Set(airOptions.map(\.name))
+        let always = [Self.type.spec.name, Self.format.spec.name]
+        for name in command.givenOptionNames
+        where !always.contains(name) && !allowed.contains(name) && !airOnly.contains(name) {
+            throw .usage("\(name) does not apply to --type \(type.rawValue)")
         }
-        let format = try format(command.values["--format"])
-        let airOptions: Set<String> = ["--address", "--channel"]
-        for name in command.values.keys.sorted()
-        where name != "--type" && name != "--format" && !allowed.contains(name) && !airOptions.contains(name) {
-            throw .usage("\(name) does not apply to --type \(type)")
-        }
-        if format != .air, let name = command.values.keys.sorted().first(where: airOptions.contains) {
+        if format != .air, let name = command.givenOptionNames.first(where: airOnly.contains) {
             throw .usage("\(name) applies to --format air only")
         }
-        var values = command.values
-        values["--address"] = nil
-        values["--channel"] = nil
-        let encoded = try encode(type: type, values)
+        let encoded = try encode(type: type, command)
         if format == .air {
-            console.output(try air(encoded, address: command.values["--address"], channel: command.values["--channel"]))
+            console.output(try air(encoded, command))
         } else {
             console.output(render(encoded, format: format))
         }
     }
 
-    static func format(_ text: String?) throws(CommandFailure) -> Format {
-        guard let text else { return .hex }
-        guard let format = Format(rawValue: text) else {
-            throw .usage("--format '\(text)' is not a format; use hex, c, json or air")
-        }
-        return format
-    }
-
-    static func encode(type: String, _ values: [String: String]) throws(CommandFailure) -> Encoded {
+    static func encode(type: BeaconType, _ command: ParsedCommand) throws(CommandFailure) -> Encoded {
+        // `nil` inside is --flags none: no Flags structure.
+        let flags: UInt8? = try command.value(flags) ?? IBeacon.defaultFlags
         do {
-            let flags = try flagsValue(values["--flags"])
             switch type {
-            case "ibeacon":
-                let identity = try identity(values)
+            case .ibeacon:
+                let identity = try identity(command, power: try iBeaconPower(command))
                 return Encoded(
-                    type: type, summary: "iBeacon \(identity)", fields: identityFields(identity),
+                    type: type.rawValue, summary: "iBeacon \(identity)", fields: identityFields(identity),
                     bytes: identity.advertisingData(flags: flags), flags: flags)
-            case "altbeacon":
-                let identity = try identity(values)
+            case .altbeacon:
+                let identity = try identity(command, power: try iBeaconPower(command))
                 let beacon = AltBeacon(
-                    identity: identity,
-                    companyID: try values["--company"].map { v throws(IdentityError) in
-                        try IdentityParser.uint16(v, field: .company)
-                    } ?? AltBeacon.defaultCompanyID,
-                    reserved: try values["--reserved"].map { v throws(IdentityError) in
-                        try IdentityParser.uint8(v, field: .reserved)
-                    } ?? 0)
+                    identity: identity, companyID: try command.value(company) ?? AltBeacon.defaultCompanyID,
+                    reserved: try command.value(reserved) ?? 0)
                 return Encoded(
-                    type: type, summary: beacon.description,
+                    type: type.rawValue, summary: beacon.description,
                     fields: identityFields(identity) + [
                         (
                             "company",
@@ -131,46 +207,40 @@ enum EncodeCommand {
                         ),
                         ("reserved", .integer(Int(beacon.reserved))),
                     ], bytes: beacon.advertisingData(flags: flags), flags: flags)
-            case "eddystone-uid":
-                let power = try eddystonePower(values["--power"])
+            case .eddystoneUID:
+                let power = try eddystonePower(command)
                 let frame: EddystoneUID
-                if values["--namespace"] != nil || values["--instance"] != nil {
-                    guard values["--uuid"] == nil, values["--major"] == nil, values["--minor"] == nil else {
+                if command.isGiven(namespace) || command.isGiven(instance) {
+                    guard !command.isGiven(Options.uuid), !command.isGiven(Options.major),
+                        !command.isGiven(Options.minor)
+                    else {
                         throw CommandFailure.usage(
                             "give either --namespace and --instance, or --uuid, --major and --minor")
                     }
                     frame = try EddystoneUID(
-                        txPower: power,
-                        namespace: try IdentityParser.hexBytes(
-                            required(values, "--namespace"), field: .namespace, count: 10),
-                        instance: try IdentityParser.hexBytes(
-                            required(values, "--instance"), field: .instance, count: 6))
+                        txPower: power, namespace: try command.value(namespace.required),
+                        instance: try command.value(instance.required))
                 } else {
                     // --power is the 0 m value here, so the identity is mapped without it.
-                    var withoutPower = values
-                    withoutPower["--power"] = nil
-                    let mapped = try EddystoneUID(identity: try identity(withoutPower))
+                    let mapped = try EddystoneUID(identity: try identity(command, power: IBeacon.defaultMeasuredPower))
                     frame = try EddystoneUID(txPower: power, namespace: mapped.namespace, instance: mapped.instance)
                 }
                 return Encoded(
-                    type: type, summary: frame.description,
+                    type: type.rawValue, summary: frame.description,
                     fields: [
                         ("namespace", .string(hexString(frame.namespace))),
                         ("instance", .string(hexString(frame.instance))),
                         ("txPower", .integer(Int(frame.txPower))),
                     ], bytes: frame.advertisingData(flags: flags), flags: flags)
-            default:
-                let frame = try EddystoneURL(
-                    url: try required(values, "--url"), txPower: try eddystonePower(values["--power"]))
+            case .eddystoneURL:
+                let frame = try EddystoneURL(url: try command.value(url.required), txPower: try eddystonePower(command))
                 return Encoded(
-                    type: type, summary: frame.description,
+                    type: type.rawValue, summary: frame.description,
                     fields: [("url", .string(frame.url)), ("txPower", .integer(Int(frame.txPower)))],
                     bytes: frame.advertisingData(flags: flags), flags: flags)
             }
         } catch let failure as CommandFailure {
             throw failure
-        } catch let error as IdentityError {
-            throw .data(error.description)
         } catch let error as AdvertisingDataError {
             throw .data(error.description)
         } catch {
@@ -178,15 +248,17 @@ enum EncodeCommand {
         }
     }
 
-    static func required(_ values: [String: String], _ name: String) throws(CommandFailure) -> String {
-        guard let value = values[name] else { throw .usage("missing \(name)") }
-        return value
+    /// The identity from --uuid, --major and --minor, each required here, with `power`.
+    static func identity(_ command: ParsedCommand, power: Int8) throws(CommandFailure) -> IBeacon {
+        IBeacon(
+            uuid: try command.value(Options.uuid.required), major: try command.value(Options.major.required),
+            minor: try command.value(Options.minor.required), measuredPower: power)
     }
 
-    static func identity(_ values: [String: String]) throws -> IBeacon {
-        try IBeacon(
-            uuid: try required(values, "--uuid"), major: try required(values, "--major"),
-            minor: try required(values, "--minor"), power: values["--power"])
+    /// --power as the measured power at 1 m (iBeacon, AltBeacon).
+    static func iBeaconPower(_ command: ParsedCommand) throws(CommandFailure) -> Int8 {
+        guard let text = try command.value(power) else { return IBeacon.defaultMeasuredPower }
+        return try Options.dBm(text)
     }
 
     static func identityFields(_ identity: IBeacon) -> [(String, JSONValue)] {
@@ -196,15 +268,14 @@ enum EncodeCommand {
         ]
     }
 
-    static func eddystonePower(_ text: String?) throws(IdentityError) -> Int8 {
-        guard let text else { return Int8(Int(IBeacon.defaultMeasuredPower) + Eddystone.oneMeterToZeroMeterOffset) }
-        return try IdentityParser.dBm(text, range: Eddystone.txPowerRange)
-    }
-
-    static func flagsValue(_ text: String?) throws(IdentityError) -> UInt8? {
-        guard let text else { return IBeacon.defaultFlags }
-        if text == "none" { return nil }
-        return try IdentityParser.uint8(text, field: .flags)
+    /// --power as the calibrated TX power at 0 m (Eddystone), -59 + 41 dBm when left out.
+    static func eddystonePower(_ command: ParsedCommand) throws(CommandFailure) -> Int8 {
+        guard let text = try command.value(power) else {
+            return Int8(Int(IBeacon.defaultMeasuredPower) + Eddystone.oneMeterToZeroMeterOffset)
+        }
+        return try Options.identityValue { () throws(IdentityError) in
+            try IdentityParser.dBm(text, range: Eddystone.txPowerRange)
+        }
     }
 
     static func hexString(_ bytes: [UInt8]) -> String { compactHex(bytes) }
@@ -231,24 +302,17 @@ enum EncodeCommand {
         }
     }
 
-    /// The on-air packet of `encoded`: PDU, CRC and whitened bytes per channel (or one channel's).
-    static func air(_ encoded: Encoded, address text: String?, channel channelText: String?) throws(CommandFailure)
-        -> String
-    {
-        guard let text else { throw .usage("--format air needs --address XX:XX:XX:XX:XX:XX (random static)") }
-        let address: RandomStaticAddress
-        do { address = try RandomStaticAddress(parsing: text) } catch { throw .usage("--address: \(error)") }
-        var channels = AdvertisingAirPacket.channels
-        if let channelText {
-            guard let channel = Int(channelText), channels.contains(channel) else {
-                throw .usage("--channel '\(channelText)' is not an advertising channel; use 37, 38 or 39")
-            }
-            channels = [channel]
+    /// The on-air packet of `encoded`: PDU, CRC and whitened bytes per channel (or --channel's).
+    static func air(_ encoded: Encoded, _ command: ParsedCommand) throws(CommandFailure) -> String {
+        guard let address = try command.value(address) else {
+            throw .usage("--format air needs --address XX:XX:XX:XX:XX:XX (random static)")
         }
+        let chosen = try command.value(channel)
+        let channels = chosen.map { [$0] } ?? AdvertisingAirPacket.channels
         do {
             let packet = try AdvertisingAirPacket(
                 address: address.bytes, addressIsRandom: true, advertisingData: encoded.bytes)
-            if channelText != nil { return spacedHex(try packet.whitened(channel: channels[0])) + "\n" }
+            if chosen != nil { return spacedHex(try packet.whitened(channel: channels[0])) + "\n" }
             var lines = ["pdu  \(spacedHex(packet.pdu))", "crc  \(spacedHex(packet.crc))"]
             for channel in channels {
                 lines.append("ch\(channel) \(spacedHex(try packet.whitened(channel: channel)))")

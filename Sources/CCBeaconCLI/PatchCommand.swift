@@ -5,7 +5,6 @@ enum PatchCommand {
     static let spec = CommandSpec(
         name: "patch",
         summary: "change bytes in a HEX file, rewriting only the records that hold them",
-        usage: "ccbeacon patch IN.hex --at ADDR --bytes HEX -o OUT.hex",
         details: """
             Writes the bytes at ADDR and rewrites only the records that hold a changed byte (their data
             digits and checksum). Everything else stays byte for byte: line endings, digit case, record
@@ -17,24 +16,26 @@ enum PatchCommand {
             Example:
               ccbeacon patch template.hex --at 0x333 --bytes 7634A48517324B7DAB44D505D8A24C6000030004C5 -o station.hex
             """,
-        options: [
-            OptionSpec("--output", short: "-o", value: "OUT", help: "output HEX file"),
-            OptionSpec("--at", value: "ADDR", help: "address of the first byte"),
-            OptionSpec("--bytes", value: "HEX", help: "the new bytes"),
-        ],
-        positionalNames: ["IN.hex"], requiredPositionals: 1)
+        options: [at.spec, bytes.spec, output.spec], positionals: [PositionalSpec("IN.hex")])
+    static let command = Command(spec, run: run)
+
+    static let output = Options.output("OUT.hex", help: "output HEX file").required
+    static let at = Option<Int>("--at", value: "ADDR", help: "address of the first byte") {
+        text throws(CommandFailure) in try Values.address(text, option: "--at")
+    }.required
+    static let bytes = Option<[UInt8]>("--bytes", value: "HEX", help: "the new bytes") { text throws(CommandFailure) in
+        try Values.hexBytes(text, option: "--bytes")
+    }.required
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let input = command.positionals[0]
-        guard let output = command.values["--output"] else { throw .usage("missing -o OUT.hex (the output file)") }
-        guard let at = command.values["--at"] else { throw .usage("missing --at ADDR") }
-        guard let hex = command.values["--bytes"] else { throw .usage("missing --bytes HEX") }
+        let output = try command.value(output)
         guard try ImageFormat.of(input, role: "input") == .hex, try ImageFormat.of(output, role: "output") == .hex
         else {
             throw .usage("patch works on Intel HEX files (.hex); for .bin use 'convert' first")
         }
-        let address = try Values.address(at, option: "--at")
-        let bytes = try Values.hexBytes(hex, option: "--bytes")
+        let address = try command.value(at)
+        let bytes = try command.value(bytes)
         try CommandSupport.checkOutputs([output], against: [CommandSupport.Input(role: "the input image", path: input)])
         let file = try ConvertCommand.parseHex(try FileAccess.read(input), path: input)
         let patched: PatchedHexFile

@@ -38,9 +38,10 @@ final class StopSignals: Sendable {
 /// The process's stop signals: a handler is a C function and can reach only globals.
 let stopSignals = StopSignals()
 
-/// The ledger file for a station list: `--ledger FILE`, or `provisioning.sqlite` beside the list.
-func ledgerPath(_ command: ParsedCommand, listPath: String?) -> String {
-    if let path = command.values["--ledger"] { return path }
+/// The ledger file: the one `given` by --ledger, or `provisioning.sqlite` beside the list (in the
+/// working folder when there is no list).
+func ledgerPath(_ given: String?, listPath: String?) -> String {
+    if let given { return given }
     return Files.join(listPath.map { Files.directory(of: $0) } ?? ".", "provisioning.sqlite")
 }
 
@@ -90,8 +91,6 @@ func ledgerHint(_ problem: LedgerFileProblem, path: String) -> String {
 enum ProvisionCommand {
     static let spec = CommandSpec(
         name: "provision", summary: "burn a station list into chips, one after another, with a ledger",
-        usage:
-            "ccbeacon provision STATIONS.csv|STATIONS.json (--template T | --board B) [--interval MS] [--tx-power DBM] [--ledger FILE] [--devices all|SEL,…] [--verify crc|read] [--retries N] [--reprovision] [--release-interrupted] [--yes] [--wait SECONDS] [--json]",
         details: """
             Checks the list and the template, records the stations in the ledger (an SQLite file,
             default provisioning.sqlite beside the list), then on every selected debugger in parallel:
@@ -127,25 +126,52 @@ enum ProvisionCommand {
             Example:
               ccbeacon provision stations.csv --board hm10 --devices all --yes
             """,
-        options: CommandSupport.templateOptions + Array(CommandSupport.settingsOptions.dropFirst()) + [
-            OptionSpec("--ledger", value: "FILE", help: "ledger file (default provisioning.sqlite beside the list)"),
-            OptionSpec("--devices", value: "all|SEL,…", help: "debuggers to use (default: the only one attached)"),
-            OptionSpec("--verify", value: "MODE", help: "crc (default) or read"),
-            OptionSpec(
-                "--chip-id", value: "primary|secondary",
-                help: "name chips whose IEEE address is erased by their secondary address (default primary)"),
-            OptionSpec("--retries", value: "N", help: "further attempts after a failure (default 1)"),
-            OptionSpec("--reprovision", help: "burn chips that already carry a verified station"),
-            OptionSpec("--release-interrupted", help: "let stations interrupted earlier go to new chips"),
-            OptionSpec("--yes", help: "unattended: no questions"),
-            OptionSpec("--wait", value: "SECONDS", help: "how long a debugger waits for a new chip (default 600)"),
-            OptionSpec("--json", help: "machine-readable summary"),
+        options: Options.templateOptions + Options.listSettingOptions + [
+            ledger.spec, devices.spec, verify.spec, chipID.spec, retries.spec, reprovision.spec,
+            releaseInterrupted.spec, yes.spec, wait.spec, json.spec,
         ],
-        positionalNames: ["STATIONS file"], requiredPositionals: 1,
+        positionals: [PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json")],
+        groups: [Options.requiredTemplate],
         refusedOptions: [
             "--address":
                 "one address would go to every station alike; give each station its own in the list's address column, or leave it empty for one derived from its identity"
         ])
+
+    static let command = Command(spec, runWithDebuggers: run)
+
+    static let ledger = Options.ledger(help: "ledger file (default provisioning.sqlite beside the list)")
+    static let devices = Option<String>(
+        "--devices", value: "all|SEL,…", help: "debuggers to use (default: the only one attached)")
+    static let verify = Option<VerifyMode>("--verify", value: "crc|read", help: "crc (default) or read") {
+        text throws(CommandFailure) in
+        guard let method = VerifyMode(rawValue: text), method != .none else {
+            throw .usage("--verify must be crc or read")
+        }
+        return method
+    }
+    static let chipID = Option<ChipIdentitySource>(
+        "--chip-id", value: "primary|secondary",
+        help: "name chips whose IEEE address is erased by their secondary address (default primary)"
+    ) { text throws(CommandFailure) in
+        guard let source = ChipIdentitySource(rawValue: text) else {
+            throw .usage("--chip-id must be primary or secondary")
+        }
+        return source
+    }
+    static let retries = Options.count(
+        "--retries", help: "further attempts after a failure (default 1)", in: 0...100
+    ) { _ in "--retries must be 0…100" }
+    static let reprovision = Flag("--reprovision", help: "burn chips that already carry a verified station")
+    static let releaseInterrupted = Flag(
+        "--release-interrupted", help: "let stations interrupted earlier go to new chips")
+    static let yes = Flag("--yes", help: "unattended: no questions")
+    static let wait = Option<Double>(
+        "--wait", value: "SECONDS", help: "how long a debugger waits for a new chip (default 600)"
+    ) { text throws(CommandFailure) in
+        guard let value = Double(text), value >= 0 else { throw .usage("--wait must be a number of seconds") }
+        return value
+    }
+    static let json = Flag("--json", help: "machine-readable summary")
 
     static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
         throws(CommandFailure)
@@ -155,21 +181,21 @@ enum ProvisionCommand {
         // The list and the template are checked before anything else.
         let stations = try CommandSupport.stations(listPath, consequence: "nothing was burned")
         let (template, _) = try CommandSupport.template(command)
-        let settings = try CommandSupport.settings(command)
+        let settings = try Options.settings(command)
         if !settings.isEmpty { options.settings = try CommandSupport.check(settings, for: template) }
         options.addresses = try CommandSupport.addresses(
             stations, template: template, listPath: listPath, consequence: "nothing was burned")
         // The ledger may hold other lists too: this run burns, releases and counts its own.
         let listed = Set(stations.map(\.name))
         options.stations = listed
-        let path = ledgerPath(command, listPath: listPath)
+        let path = ledgerPath(try command.value(ledger), listPath: listPath)
         // The ledger is opened by the very path that was locked: resolved again, a symbolic link
         // retargeted in between would lead to a ledger another run holds.
         let (runLock, lockedPath) = try lockForOneRun(path)
         defer { runLock.release() }
         let ledger = try openLedger(lockedPath)
         try prepare(
-            ledger, stations: stations, releasing: command.flags.contains("--release-interrupted"), path: path,
+            ledger, stations: stations, releasing: command.isSet(releaseInterrupted), path: path,
             console: console)
         let before = try progress(ledger, listed, path: path)
         if before.isComplete {
@@ -179,8 +205,8 @@ enum ProvisionCommand {
             return
         }
         let provider = try DeviceSupport.provider(debuggers)
-        let chosen = try chooseDebuggers(command.values["--devices"], from: try DeviceSupport.listDevices(provider))
-        if !command.flags.contains("--yes"), console.diagnosticsIsTerminal, isatty(0) == 1 {
+        let chosen = try chooseDebuggers(try command.value(devices), from: try DeviceSupport.listDevices(provider))
+        if !command.isSet(yes), console.diagnosticsIsTerminal, isatty(0) == 1 {
             try confirm(
                 "\(before.pending) station(s) pending, template '\(template.manifest.name)', ledger \(path), debuggers \(chosen.map(\.selector).joined(separator: ", ")). Start? [y/N] ",
                 console: console)
@@ -203,33 +229,17 @@ enum ProvisionCommand {
         for number in handled { signal(number, SIG_DFL) }
         try report(
             summary, progress: try progress(ledger, listed, path: path), path: path,
-            json: command.flags.contains("--json"), console: console)
+            json: command.isSet(json), console: console)
     }
 
     /// The run's settings from the command's options.
     static func runOptions(_ command: ParsedCommand) throws(CommandFailure) -> ProvisionOptions {
         var options = ProvisionOptions()
-        if let verify = command.values["--verify"] {
-            guard let method = VerifyMode(rawValue: verify), method != .none else {
-                throw .usage("--verify must be crc or read")
-            }
-            options.verify = method
-        }
-        if let text = command.values["--retries"] {
-            guard let value = Values.integer(text), value <= 100 else { throw .usage("--retries must be 0…100") }
-            options.retries = value
-        }
-        if let text = command.values["--wait"] {
-            guard let value = Double(text), value >= 0 else { throw .usage("--wait must be a number of seconds") }
-            options.targetTimeoutSeconds = value
-        }
-        options.reprovision = command.flags.contains("--reprovision")
-        if let text = command.values["--chip-id"] {
-            guard let source = ChipIdentitySource(rawValue: text) else {
-                throw .usage("--chip-id must be primary or secondary")
-            }
-            options.chipIdentity = source
-        }
+        if let verify = try command.value(verify) { options.verify = verify }
+        if let retries = try command.value(retries) { options.retries = retries }
+        if let wait = try command.value(wait) { options.targetTimeoutSeconds = wait }
+        options.reprovision = command.isSet(reprovision)
+        if let source = try command.value(chipID) { options.chipIdentity = source }
         return options
     }
 
@@ -477,9 +487,26 @@ final class SharedProvider: Sendable {
 /// `ccbeacon ledger show`, `ccbeacon ledger export` and `ccbeacon ledger check`: they open the
 /// ledger read-only and never write to it.
 enum LedgerCommand {
+    static let show = Command(showSpec, run: show)
+    static let export = Command(exportSpec, run: export)
+    static let check = Command(checkSpec, run: check)
+
+    static let ledger = Options.ledger(help: "ledger file (default ./provisioning.sqlite)")
+    static let format = Option<ExportFormat>("--format", value: "csv|json", help: "output format (default csv)") {
+        text throws(CommandFailure) in
+        guard let format = ExportFormat(rawValue: text) else { throw .usage("--format must be csv or json") }
+        return format
+    }
+    static let output = Options.output("FILE", help: "write to FILE (default: standard output)")
+    static let checkJSON = Flag("--json", help: "machine-readable report")
+
+    /// What `ledger export` writes.
+    enum ExportFormat: String {
+        case csv, json
+    }
+
     static let showSpec = CommandSpec(
         name: "ledger show", summary: "progress of a station list: done, held, pending",
-        usage: "ccbeacon ledger show [--ledger FILE] [--json]",
         details: """
             Lists every station of the ledger with its state: done (chip and time), held (interrupted
             on a chip), pending (with the last failure, if any). The ledger is only read: it may be a
@@ -488,14 +515,10 @@ enum LedgerCommand {
             Example:
               ccbeacon ledger show --ledger provisioning.sqlite
             """,
-        options: [
-            OptionSpec("--ledger", value: "FILE", help: "ledger file (default ./provisioning.sqlite)"),
-            OptionSpec("--json", help: "machine-readable output"),
-        ])
+        options: [ledger.spec, Options.json.spec])
 
     static let exportSpec = CommandSpec(
         name: "ledger export", summary: "the registry of burned stations as CSV or JSON",
-        usage: "ccbeacon ledger export [--ledger FILE] [--format csv|json] [-o FILE]",
         details: """
             One row per verified station: name, UUID, major, minor, power, chip IEEE address, debugger,
             time, advertiser address, and which flash bytes were read back to verify it (readBack,
@@ -508,15 +531,10 @@ enum LedgerCommand {
             Example:
               ccbeacon ledger export --format csv -o registry.csv
             """,
-        options: [
-            OptionSpec("--ledger", value: "FILE", help: "ledger file (default ./provisioning.sqlite)"),
-            OptionSpec("--format", value: "csv|json", help: "output format (default csv)"),
-            OptionSpec("--output", short: "-o", value: "FILE", help: "write to FILE (default: standard output)"),
-        ])
+        options: [ledger.spec, format.spec, output.spec])
 
     static let checkSpec = CommandSpec(
         name: "ledger check", summary: "check a ledger's integrity and promises without trusting its indexes",
-        usage: "ccbeacon ledger check [--ledger FILE] [--json]",
         details: """
             Runs SQLite's full integrity check and the ledger's own invariants, each by a query that
             scans the tables instead of asking the indexes that enforce them: at most one verified
@@ -530,15 +548,17 @@ enum LedgerCommand {
             Example:
               ccbeacon ledger check --ledger provisioning.sqlite
             """,
-        options: [
-            OptionSpec("--ledger", value: "FILE", help: "ledger file (default ./provisioning.sqlite)"),
-            OptionSpec("--json", help: "machine-readable report"),
-        ])
+        options: [ledger.spec, checkJSON.spec])
+
+    /// The ledger file the command names (`--ledger`, else ./provisioning.sqlite).
+    static func path(_ command: ParsedCommand) throws(CommandFailure) -> String {
+        ledgerPath(try command.value(ledger), listPath: nil)
+    }
 
     static func open(_ command: ParsedCommand, access: LedgerAccess = .readOnly) throws(CommandFailure)
         -> SQLiteLedger
     {
-        let path = ledgerPath(command, listPath: nil)
+        let path = try path(command)
         guard Files.isFile(path) else {
             throw CommandFailure(
                 .failure, "no ledger at '\(path)'",
@@ -548,10 +568,10 @@ enum LedgerCommand {
     }
 
     static func check(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        let path = ledgerPath(command, listPath: nil)
+        let path = try path(command)
         let ledger = try open(command, access: .inspection)
         let problems = ledger.check()
-        if command.flags.contains("--json") {
+        if command.isSet(checkJSON) {
             console.output(
                 JSONValue.object([
                     ("ledger", .string(path)), ("ok", .bool(problems.isEmpty)),
@@ -586,9 +606,9 @@ enum LedgerCommand {
         let states: [StationState]
         let ledger = try open(command)
         do { states = try ledger.states() } catch {
-            throw ledgerFailure(error, path: ledgerPath(command, listPath: nil))
+            throw ledgerFailure(error, path: try path(command))
         }
-        if command.flags.contains("--json") {
+        if command.isSet(Options.json) {
             console.output(
                 JSONValue.array(
                     states.map { state in
@@ -629,12 +649,11 @@ enum LedgerCommand {
     }
 
     static func export(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        let format = command.values["--format"] ?? "csv"
-        guard format == "csv" || format == "json" else { throw .usage("--format must be csv or json") }
-        let output = command.values["--output"]
+        let format = try command.value(format) ?? .csv
+        let output = try command.value(output)
         if let output {
             // The journal sits beside the ledger's real name, whatever name it was given by.
-            let ledgerFile = PathIdentity.resolved(ledgerPath(command, listPath: nil))
+            let ledgerFile = PathIdentity.resolved(try path(command))
             try CommandSupport.checkOutputs(
                 [output],
                 against: ["", "-wal", "-shm"].map { CommandSupport.Input(role: "the ledger", path: ledgerFile + $0) })
@@ -654,14 +673,14 @@ enum LedgerCommand {
         do {
             states = try ledger.states()
             attempts = try ledger.attempts()
-        } catch { throw ledgerFailure(error, path: ledgerPath(command, listPath: nil)) }
+        } catch { throw ledgerFailure(error, path: try path(command)) }
         var rows: [(Station, Attempt)] = []
         for state in states {
             if let attempt = attempts.last(where: { $0.station == state.station.name && $0.outcome == .verified }) {
                 rows.append((state.station, attempt))
             }
         }
-        if format == "json" {
+        if format == .json {
             try emit(
                 JSONValue.array(
                     rows.map { station, attempt in

@@ -8,8 +8,6 @@ import Storage
 enum GenerateCommand {
     static let spec = CommandSpec(
         name: "generate", summary: "make one station's image from a template",
-        usage:
-            "ccbeacon generate (--template T | --board B) --uuid UUID --major N --minor N [--power DBM] [--address XX:…] [--interval MS] [--tx-power DBM] -o OUT.hex [--bin OUT.bin]",
         details: """
             Checks the template (image sha256, placeholder bytes) and patches the identity into it.
             OUT.hex differs from the template only in the records that hold the payload (and the OAD
@@ -24,33 +22,36 @@ enum GenerateCommand {
               ccbeacon generate --template cc2541-ibeacon --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 \\
                   --major 1 --minor 2 --power -59 --interval 250 --tx-power -6 -o hall-a.hex
             """,
-        options: CommandSupport.templateOptions + CommandSupport.identityOptions + CommandSupport.settingsOptions + [
-            OptionSpec("--output", short: "-o", value: "OUT.hex", help: "the station's HEX file"),
-            OptionSpec("--bin", value: "OUT.bin", help: "also write a flat binary from address 0"),
-        ])
+        options: Options.templateOptions + Options.identityOptions + Options.settingOptions + [output.spec, bin.spec],
+        groups: [Options.requiredTemplate])
+    static let command = Command(spec, run: run)
+
+    static let output = Options.output("OUT.hex", help: "the station's HEX file").required
+    static let bin = Option<String>("--bin", value: "OUT.bin", help: "also write a flat binary from address 0")
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        guard let output = command.values["--output"] else { throw .usage("missing -o OUT.hex") }
+        let output = try command.value(output)
         guard try ImageFormat.of(output, role: "output") == .hex else {
             throw .usage("-o must name a .hex file; use --bin OUT.bin for a binary as well")
         }
-        if let bin = command.values["--bin"], try ImageFormat.of(bin, role: "--bin output") != .bin {
+        let bin = try command.value(bin)
+        if let bin, try ImageFormat.of(bin, role: "--bin output") != .bin {
             throw .usage("--bin must name a .bin file")
         }
-        let identity = try CommandSupport.identity(command)
-        let settings = try CommandSupport.settings(command)
+        let identity = try Options.identity(command)
+        let settings = try Options.settings(command)
         let (template, _) = try CommandSupport.template(command)
         let station = template.stationImage(
             for: identity, settings: try CommandSupport.check(settings, for: template))
         try CommandSupport.checkOutputs(
-            [output] + (command.values["--bin"].map { [$0] } ?? []), against: CommandSupport.inputs(of: template))
+            [output] + (bin.map { [$0] } ?? []), against: CommandSupport.inputs(of: template))
         try FileAccess.writeAtomically(station.file.text, to: output)
         var lines = [
             "wrote \(output): iBeacon \(identity) at \(CommandSupport.hexAddress(station.payloadAddress)), template '\(template.manifest.name)', rewrote line\(station.rewrittenLines.count == 1 ? "" : "s") \(station.rewrittenLines.map(String.init).joined(separator: ", "))"
         ]
         lines += template.describe(station.settings)
         if let note = CommandSupport.intervalNote(settings) { lines.append(note) }
-        if let bin = command.values["--bin"], let end = station.file.memory.endAddress {
+        if let bin, let end = station.file.memory.endAddress {
             let bytes = station.file.memory.bytes(in: 0..<end, fill: 0xFF)
             try FileAccess.writeAtomically(bytes, to: bin)
             lines.append("wrote \(bin): \(bytes.count) bytes from address 0")
@@ -66,8 +67,6 @@ enum GenerateCommand {
 enum BatchCommand {
     static let spec = CommandSpec(
         name: "batch", summary: "make an image for every station of a list",
-        usage:
-            "ccbeacon batch STATIONS.csv|STATIONS.json (--template T | --board B) -o DIR [--interval MS] [--tx-power DBM] [--bin] [--jobs N]",
         details: """
             The list is a CSV with a header row name,uuid,major,minor[,power][,address][,note]
             (columns in any order, power defaults to -59) or a JSON array of objects with those
@@ -101,39 +100,40 @@ enum BatchCommand {
             Example:
               ccbeacon batch stations.csv --board hm10 -o out/ --jobs 4
             """,
-        options: CommandSupport.templateOptions + Array(CommandSupport.settingsOptions.dropFirst()) + [
-            OptionSpec("--output", short: "-o", value: "DIR", help: "output folder (created if missing)"),
-            OptionSpec("--bin", help: "also write a .bin per station"),
-            OptionSpec("--jobs", value: "N", help: "stations generated in parallel (default: the processor count)"),
-            OptionSpec("--no-wait", help: "fail at once when another batch is writing into DIR (default: wait)"),
+        options: Options.templateOptions + Options.listSettingOptions + [
+            output.spec, bin.spec, jobs.spec, noWait.spec,
         ],
-        positionalNames: ["STATIONS file"], requiredPositionals: 1,
+        positionals: [PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json")],
+        groups: [Options.requiredTemplate],
         refusedOptions: [
             "--address":
                 "one address would go to every station alike; give each station its own in the list's address column, or leave it empty for one derived from its identity"
         ])
 
+    static let command = Command(spec, run: run)
+
+    static let output = Options.output("DIR", help: "output folder (created if missing)").required
+    static let bin = Flag("--bin", help: "also write a .bin per station")
+    static let jobs = Options.count(
+        "--jobs", help: "stations generated in parallel (default: the processor count)", in: 1...256
+    ) { "--jobs '\($0)' must be 1…256" }
+    static let noWait = Flag("--no-wait", help: "fail at once when another batch is writing into DIR (default: wait)")
+
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let listPath = command.positionals[0]
-        guard let given = command.values["--output"] else { throw .usage("missing -o DIR") }
+        let given = try command.value(output)
         // "out/" and "out" are the same folder; keep messages free of doubled slashes.
         let directory = given.count > 1 && given.hasSuffix("/") ? String(given.dropLast()) : given
-        let jobs =
-            try command.values["--jobs"].map { text throws(CommandFailure) -> Int in
-                guard let value = Values.integer(text), (1...256).contains(value) else {
-                    throw .usage("--jobs '\(text)' must be 1…256")
-                }
-                return value
-            } ?? Files.processorCount()
+        let jobs = try command.value(jobs) ?? Files.processorCount()
         let stations = try CommandSupport.stations(listPath, consequence: "nothing was written")
         let (template, _) = try CommandSupport.template(command)
-        let settings = try CommandSupport.check(try CommandSupport.settings(command), for: template)
+        let settings = try CommandSupport.check(try Options.settings(command), for: template)
         _ = try CommandSupport.addresses(
             stations, template: template, listPath: listPath, consequence: "nothing was written")
         if Files.exists(directory), !Files.isDirectory(directory) {
             throw .usage("-o '\(directory)' is not a folder")
         }
-        let writeBinary = command.flags.contains("--bin")
+        let writeBinary = command.isSet(bin)
         var outputs = [BatchGenerator.manifestName, BatchGenerator.incompleteMarkerName, FolderLock.fileName]
         for station in stations {
             outputs.append(station.fileStem + ".hex")
@@ -151,7 +151,7 @@ enum BatchCommand {
         do {
             summary = try BatchGenerator.run(
                 stations: stations, template: template, settings: settings, directory: directory,
-                writeBinary: writeBinary, jobs: jobs, wait: !command.flags.contains("--no-wait"),
+                writeBinary: writeBinary, jobs: jobs, wait: !command.isSet(noWait),
                 waiting: { holder in
                     console.diagnostics(
                         "waiting: another ccbeacon batch\(holder.map { " (process \($0))" } ?? "") is writing into \(directory)/; it holds the folder until it ends (--no-wait to refuse instead)\n"

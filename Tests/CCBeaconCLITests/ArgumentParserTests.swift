@@ -4,17 +4,26 @@ import Testing
 
 struct ArgumentParserTests {
     static let demo = CommandSpec(
-        name: "demo", summary: "s", usage: "u", details: "d",
+        name: "demo", summary: "s", details: "d",
         options: [
             OptionSpec("--uuid", value: "UUID", help: ""), OptionSpec("--power", value: "DBM", help: ""),
             OptionSpec("--output", short: "-o", value: "OUT", help: ""), OptionSpec("--bin", help: ""),
-        ], positionalNames: ["IN file", "EXTRA"], requiredPositionals: 1)
+        ], positionals: [PositionalSpec("IN file"), PositionalSpec("EXTRA", required: false)])
     static let commands = [
-        demo, CommandSpec(name: "other", summary: "", usage: "", details: "", options: []),
+        demo, CommandSpec(name: "other", summary: "", details: "", options: []),
+        CommandSpec(name: "group add", summary: "", details: "", options: [], positionals: [PositionalSpec("X")]),
+        CommandSpec(name: "group remove", summary: "", details: "", options: []),
         CommandSpec(
-            name: "group add", summary: "", usage: "", details: "", options: [], positionalNames: ["X"],
-            requiredPositionals: 1),
-        CommandSpec(name: "group remove", summary: "", usage: "", details: "", options: []),
+            name: "needs", summary: "", details: "",
+            options: [
+                OptionSpec("--at", value: "ADDR", help: "where", required: true),
+                OptionSpec("--template", value: "T", help: ""), OptionSpec("--board", value: "B", help: ""),
+                OptionSpec("--mac", value: "XX", help: ""), OptionSpec("--keep", help: ""),
+            ],
+            groups: [
+                OptionGroup(["--template", "--board"], required: true, missing: "give --template or --board"),
+                OptionGroup(["--mac", "--keep"]),
+            ]),
     ]
 
     static func parse(_ line: String) -> Result<Invocation, UsageError> {
@@ -89,9 +98,64 @@ struct ArgumentParserTests {
         ("demo in.hex -o a --output b", UsageError("option '--output' is given more than once", command: "demo")),
         ("demo in.hex --bin=yes", UsageError("option '--bin' takes no value", command: "demo")),
         ("demo in.hex -x", UsageError("unknown option '-x'", command: "demo")),
+        ("needs --board b", UsageError("missing --at ADDR: where", command: "needs")),
+        ("needs --at 1", UsageError("give --template or --board", command: "needs")),
+        ("needs --at 1 --board b --template t", UsageError("give --template or --board, not both", command: "needs")),
+        ("needs --at 1 --board b --keep --mac x", UsageError("give --mac or --keep, not both", command: "needs")),
     ])
     func reportsExactUsageErrors(line: String, expected: UsageError) {
         #expect(Self.parse(line) == .failure(expected))
+    }
+
+    @Test func aRequiredOptionAndAGroupMemberAreEnough() {
+        #expect(
+            Self.parse("needs --at 1 --board b")
+                == .success(.run(ParsedCommand(command: "needs", values: ["--at": "1", "--board": "b"]))))
+    }
+
+    /// The usage line is generated from the table: positionals, then options in table order, the
+    /// optional ones bracketed, a group (required in parentheses) where its first member stands.
+    @Test func usageLinesAreGeneratedFromTheTable() {
+        #expect(Self.demo.usage == "ccbeacon demo IN file [EXTRA] [--uuid UUID] [--power DBM] [-o OUT] [--bin]")
+        #expect(
+            Self.commands[4].usage
+                == "ccbeacon needs --at ADDR (--template T | --board B) [--mac XX | --keep]")
+    }
+
+    /// Hand-arranged forms use the table's words too.
+    @Test func formsRenderTableTerms() {
+        let type = OptionSpec("--type", value: "TYPE", help: "")
+        let url = OptionSpec("--url", value: "URL", help: "")
+        let spec = CommandSpec(
+            name: "x", summary: "", details: "", options: [type, url],
+            forms: [
+                [.fixed(type, "a"), .choice([[.option(url, optional: false)], [.ellipsis]], optional: true)],
+                [.option(url, optional: true)],
+            ])
+        #expect(spec.usage == "ccbeacon x --type a [--url URL | …]\n       ccbeacon x [--url URL]")
+    }
+
+    /// A typed option converts when read, with its declaration's conversion and messages.
+    @Test func typedOptionsConvertWhenRead() throws {
+        let count = Option<Int>("--count", value: "N", help: "how many") { text throws(CommandFailure) in
+            guard let value = Int(text) else { throw .usage("--count '\(text)' is not a number") }
+            return value
+        }
+        let flag = Flag("--all", help: "")
+        let given = ParsedCommand(command: "c", values: ["--count": "7"], flags: ["--all"])
+        #expect(try given.value(count) == 7)
+        #expect(try given.value(count.required) == 7)
+        #expect(given.isGiven(count) && given.isSet(flag))
+        let absent = ParsedCommand(command: "c")
+        #expect(try absent.value(count) == nil)
+        #expect(!absent.isGiven(count) && !absent.isSet(flag))
+        #expect(throws: CommandFailure.self) { try absent.value(count.required) }
+        do {
+            _ = try ParsedCommand(command: "c", values: ["--count": "x"]).value(count)
+            Issue.record("a bad value converted")
+        } catch {
+            #expect(error.message == "--count 'x' is not a number" && error.exitCode == .usage)
+        }
     }
 
     @Test func editDistanceSuggestsOnlyCloseNames() {

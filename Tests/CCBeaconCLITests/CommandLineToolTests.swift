@@ -135,7 +135,10 @@ struct EncodeCommandTests {
             ["--uuid", "7634A485-1732-4B7D-AB44-D505D8A24C60", "--major", "1", "--minor", "70000"], Int32(65),
             "ccbeacon encode: error: minor: '70000' is out of range; allowed: 0…65535 (decimal) or 0x0000…0xFFFF (hex)\n"
         ),
-        (["--uuid", "7634A485-1732-4B7D-AB44-D505D8A24C60", "--major", "1"], 64, "ccbeacon encode: missing --minor\n"),
+        (
+            ["--uuid", "7634A485-1732-4B7D-AB44-D505D8A24C60", "--major", "1"], 64,
+            "ccbeacon encode: missing --minor N: minor, 0…65535 or 0x hex\n"
+        ),
         (
             ["--type", "ibeacon", "--url", "https://x.com"], 64,
             "ccbeacon encode: --url does not apply to --type ibeacon\n"
@@ -223,7 +226,7 @@ struct ConvertAndPatchCommandTests {
             ["convert", "in.hex", "-o", "out.txt"], Int32(64),
             "cannot tell the format of output 'out.txt' from its extension; use .hex (Intel HEX) or .bin"
         ),
-        (["convert", "in.hex"], 64, "missing -o OUT (the output file)"),
+        (["convert", "in.hex"], 64, "missing -o OUT: output file (.hex or .bin)"),
         (
             ["convert", "in.hex", "-o", "o.bin", "--range", "5:5"], 64,
             "--range '5:5' is empty; END is exclusive and must be greater than START"

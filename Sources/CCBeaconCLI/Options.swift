@@ -1,0 +1,160 @@
+import BeaconPayload
+import FirmwareTemplate
+import IntelHex
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials  // UUID
+#else
+    import Foundation
+#endif
+
+/// The options several commands share, each declared once: its names, placeholder, help and the
+/// conversion from text to value. A command lists the ones it takes in its `CommandSpec` and reads
+/// them with `ParsedCommand.value(_:)` or `isSet(_:)`; nothing reads an option by its name.
+enum Options {
+    // MARK: Identity
+
+    /// The proximity UUID.
+    static let uuid = Option<UUID>("--uuid", value: "UUID", help: "proximity UUID (8-4-4-4-12 or 32 hex digits)") {
+        text throws(CommandFailure) in try identityValue { () throws(IdentityError) in try IdentityParser.uuid(text) }
+    }
+    /// The major number.
+    static let major = Option<UInt16>("--major", value: "N", help: "major, 0…65535 or 0x hex") {
+        text throws(CommandFailure) in
+        try identityValue { () throws(IdentityError) in try IdentityParser.uint16(text, field: .major) }
+    }
+    /// The minor number.
+    static let minor = Option<UInt16>("--minor", value: "N", help: "minor, 0…65535 or 0x hex") {
+        text throws(CommandFailure) in
+        try identityValue { () throws(IdentityError) in try IdentityParser.uint16(text, field: .minor) }
+    }
+    /// The measured power to write.
+    static let power = Option<Int8>(
+        "--power", value: "DBM", help: "measured power at 1 m, signed dBm or 0x byte (default -59)", convert: dBm)
+    /// The measured power to check: verify checks it only when given, so it has no default to claim.
+    static let expectedPower = Option<Int8>(
+        "--power", value: "DBM", help: "measured power at 1 m to check (not checked without it)", convert: dBm)
+
+    /// The identity options of a command that writes one station.
+    static let identityOptions = [uuid.required.spec, major.required.spec, minor.required.spec, power.spec]
+    /// The identity options of verify.
+    static let expectedIdentityOptions = [
+        uuid.required.spec, major.required.spec, minor.required.spec, expectedPower.spec,
+    ]
+
+    /// The identity given by --uuid/--major/--minor and `power` (-59 dBm when left out).
+    static func identity(_ command: ParsedCommand, power: Option<Int8> = power) throws(CommandFailure) -> IBeacon {
+        IBeacon(
+            uuid: try command.value(uuid.required), major: try command.value(major.required),
+            minor: try command.value(minor.required),
+            measuredPower: try command.value(power) ?? IBeacon.defaultMeasuredPower)
+    }
+
+    /// A signed dBm value or a 0x byte; a bad one is bad input data (exit 65), as in a list.
+    @Sendable static func dBm(_ text: String) throws(CommandFailure) -> Int8 {
+        try identityValue { () throws(IdentityError) in try IdentityParser.dBm(text) }
+    }
+
+    /// `parse()`, with an identity error reported as bad input data (exit 65).
+    static func identityValue<Value>(_ parse: () throws(IdentityError) -> Value) throws(CommandFailure) -> Value {
+        do { return try parse() } catch { throw .data(error.description) }
+    }
+
+    // MARK: Templates
+
+    /// A template by name or folder.
+    static let template = Option<String>("--template", value: "T", help: "template name or folder")
+    /// A board whose default template to use.
+    static let board = Option<String>(
+        "--board", value: "B", help: "use the board's default template (see 'ccbeacon boards')")
+    /// A further folder of templates.
+    static let templates = Option<String>(
+        "--templates", value: "DIR", help: "also look for templates in DIR (or set CCBEACON_TEMPLATES)")
+    /// The template options, in help order.
+    static let templateOptions = [template.spec, board.spec, templates.spec]
+    /// --template or --board, one of them required.
+    static let requiredTemplate = OptionGroup(
+        [template.spec.name, board.spec.name], required: true,
+        missing: "give --template T (see 'ccbeacon templates') or --board B (see 'ccbeacon boards')")
+    /// --template or --board, neither required.
+    static let optionalTemplate = OptionGroup([template.spec.name, board.spec.name])
+
+    // MARK: Advertising settings
+
+    /// The advertiser address.
+    static let address = Option<RandomStaticAddress>(
+        "--address", value: "XX:…", help: "random static advertiser address (default: derived from the identity)"
+    ) { text throws(CommandFailure) in
+        do throws(AdvertisingSettingError) { return try RandomStaticAddress(parsing: text) } catch {
+            throw .usage(error.description)
+        }
+    }
+    /// The advertising interval.
+    static let interval = Option<AdvertisingInterval>(
+        "--interval", value: "MS", help: "advertising interval, 20…10240 ms in 0.625 ms steps"
+    ) { text throws(CommandFailure) in
+        do throws(AdvertisingSettingError) { return try AdvertisingInterval(parsingMilliseconds: text) } catch {
+            throw .usage(error.description)
+        }
+    }
+    /// The radio output power; which steps exist is the template's chip's to say.
+    static let txPower = Option<Int>(
+        "--tx-power", value: "DBM", help: "radio output power, one of the chip's steps (0, -2 … -20, -23)"
+    ) { text throws(CommandFailure) in
+        guard let dBm = Int(text), (-40...20).contains(dBm) else {
+            throw .usage("--tx-power '\(text)' must be a whole number of dBm, e.g. 0 or -6")
+        }
+        return dBm
+    }
+    /// The settings a template may expose (the reference firmware does).
+    static let settingOptions = [address.spec, interval.spec, txPower.spec]
+    /// The settings a list run takes for all its stations (addresses come from the list).
+    static let listSettingOptions = [interval.spec, txPower.spec]
+
+    /// The settings given by --address/--interval/--tx-power.
+    static func settings(_ command: ParsedCommand) throws(CommandFailure) -> StationSettings {
+        var settings = StationSettings()
+        settings.address = try command.value(address)
+        settings.interval = try command.value(interval)
+        settings.txPower = try command.value(txPower)
+        return settings
+    }
+
+    // MARK: Images and outputs
+
+    /// The load address of a .bin image.
+    static let base = Option<Int>("--base", value: "A", help: "load address of a .bin image (default 0)") {
+        text throws(CommandFailure) in try Values.address(text, option: "--base")
+    }
+    /// Machine-readable output.
+    static let json = Flag("--json", help: "machine-readable output")
+    /// A count in `range` (decimal or 0x hex); anything else is refused with `refusal(text)`.
+    static func count(
+        _ name: String, help: String, in range: ClosedRange<Int>,
+        refusal: @escaping @Sendable (String) -> String
+    ) -> Option<Int> {
+        Option<Int>(name, value: "N", help: help) { text throws(CommandFailure) in
+            guard let value = Values.integer(text), range.contains(value) else { throw .usage(refusal(text)) }
+            return value
+        }
+    }
+
+    /// A half-open address range.
+    static func range(help: String) -> Option<Range<Int>> {
+        Option<Range<Int>>("--range", value: "START:END", help: help) { text throws(CommandFailure) in
+            try Values.range(text, option: "--range")
+        }
+    }
+    /// The output file or folder, `-o`.
+    static func output(_ placeholder: String, help: String) -> Option<String> {
+        Option<String>("--output", short: "-o", value: placeholder, help: help)
+    }
+
+    // MARK: Debuggers and ledgers
+
+    /// One debugger.
+    static let device = Option<String>(
+        "--device", value: "SEL", help: "debugger as BUS:ADDRESS or serial (see 'ccbeacon devices')")
+    /// The ledger file.
+    static func ledger(help: String) -> Option<String> { Option<String>("--ledger", value: "FILE", help: help) }
+}
