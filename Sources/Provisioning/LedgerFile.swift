@@ -132,11 +132,43 @@ enum LedgerFile {
 
     static func hex(_ value: UInt32) -> String { HexText.address(value, width: 8) }
 
+    /// The temporary name `create` builds a ledger under: `<path>.new-<pid>-<random, base 36>`.
+    static func creationName(_ path: String) -> String {
+        path + creationMarker + "\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
+    }
+    static let creationMarker = ".new-"
+
+    /// The temporary names beside `path` that are the ledger itself (same device and inode): what
+    /// a creation killed between linking the ledger into place and removing its temporary name
+    /// leaves. Only names of `creationName`'s exact shape count; any other second name is
+    /// someone's file.
+    static func creationLeftovers(of path: String, device: dev_t, inode: ino_t) -> [String] {
+        let directory = Files.directory(of: path)
+        let prefix = Files.lastComponent(path) + creationMarker
+        guard let names = try? Files.list(directory) else { return [] }
+        return names.compactMap { name -> String? in
+            guard name.hasPrefix(prefix) else { return nil }
+            let parts = name.dropFirst(prefix.count).split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy({ $0.isASCII && $0.isNumber }),
+                !parts[1].isEmpty,
+                parts[1].allSatisfy({ ($0.isASCII && $0.isNumber) || ("a"..."z").contains($0) })
+            else { return nil }
+            let candidate = Files.join(directory, name)
+            var info = stat()
+            guard lstat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_dev == device,
+                info.st_ino == inode
+            else { return nil }
+            return candidate
+        }
+    }
+
     /// Creates a new, empty ledger at `path` if nothing is there: built under a temporary name
     /// beside it and linked into place, so the path never holds a half-made ledger (a crash
-    /// leaves at most the temporary file) and a file that appears meanwhile is never replaced.
+    /// leaves at most the temporary file, or — killed between the link and the removal — a
+    /// second name that `openChecked` knows for a leftover) and a file that appears meanwhile is
+    /// never replaced.
     static func create(_ path: String) throws(LedgerError) {
-        let temporary = path + ".new-\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
+        let temporary = creationName(path)
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
         guard descriptor >= 0 else { throw systemError("creating \(path)") }
         close(descriptor)
@@ -157,6 +189,11 @@ enum LedgerFile {
             if errno == EEXIST { return }
             throw systemError("creating \(path)")
         }
+        #if DEBUG
+            // Fault injection for the crash-safety tests: the moment between the link and the
+            // removal of the temporary name, which a kill from outside only hits by luck.
+            if Files.environment("CCBEACON_TEST_KILL_AFTER_LEDGER_LINK") != nil { raise(SIGKILL) }
+        #endif
         // The new name made durable; a folder that cannot be synced leaves it as durable as the
         // file system makes it, which is no reason to refuse the ledger.
         try? Files.syncDirectory(Files.directory(of: path))
@@ -187,7 +224,16 @@ enum LedgerFile {
     /// is read consistently; it then needs the -shm file, or a folder where it can create one.
     static func openChecked(_ path: String, access: LedgerAccess) throws(LedgerError) -> (SQLiteDatabase, Shape) {
         var info = stat()
-        if stat(path, &info) == 0, info.st_nlink > 1 { throw refusal(.severalNames(count: Int(info.st_nlink)), path) }
+        if stat(path, &info) == 0, info.st_nlink > 1 {
+            let leftovers = creationLeftovers(of: path, device: info.st_dev, inode: info.st_ino)
+            let names = Int(info.st_nlink) - leftovers.count
+            guard names == 1 else { throw refusal(.severalNames(count: names), path) }
+            // Only a run that writes the ledger tidies its folder; the readers leave it as it is.
+            if access == .readWrite {
+                for name in leftovers { unlink(name) }
+                try? Files.syncDirectory(Files.directory(of: path))
+            }
+        }
         try checkJournals(path)
         let header = try readHeader(path)
         let isWAL = header[18] == 2 && header[19] == 2

@@ -334,6 +334,33 @@ struct OneRunPerLedgerTests {
 /// for the same file would miss what is only in the journal — and, written through, fork the
 /// history: a crashed run's records vanished and stations were burned again.
 struct LedgerNameTests {
+    /// A run killed inside the ledger's creation — after the new ledger was linked into place,
+    /// before its temporary name was removed — leaves the ledger with a second name of ccbeacon's
+    /// own making. The next runs take it for the leftover it is (provision removes it; the
+    /// read-only commands leave it and read the ledger) instead of refusing the ledger for good.
+    /// Found by the kill test, which killed a bench in that window.
+    @Test func aCreationKilledBeforeItsTemporaryNameWentLeavesAUsableLedger() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("provisioning.sqlite")
+        do { _ = try SQLiteLedger(path: path) }
+        let leftover = path + ".new-4242-1x2y3z"
+        try FileManager.default.linkItem(atPath: path, toPath: leftover)
+        for arguments in [["ledger", "show"], ["ledger", "export"], ["ledger", "check"]] {
+            let run = ToolRun(arguments + ["--ledger", path])
+            #expect(run.status == 0, "\(arguments): \(run.diagnostics)")
+            #expect(Files.exists(leftover), "a read-only command removed a name")
+        }
+        let list = try scratch.write("list.csv", "name,uuid,major,minor\nx,\(LedgerFiles.uuid),1,1\n")
+        let provision = ToolRun(["provision", list, "--template", "cc2541-ibeacon", "--yes", "--ledger", path])
+        #expect(provision.status != 65, "\(provision.diagnostics)")
+        #expect(!Files.exists(leftover))
+        #expect(ToolRun(["ledger", "show", "--ledger", path]).output.contains("x "))
+        // A second name that is not ccbeacon's leftover is still refused.
+        try FileManager.default.linkItem(atPath: path, toPath: path + ".new-mine")
+        #expect(ToolRun(["ledger", "show", "--ledger", path]).status == 65)
+    }
+
     @Test func aSymlinkIsFollowedAndASecondHardLinkIsRefused() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }

@@ -426,6 +426,12 @@ struct ProvisioningThroughLibUSBTests {
                 ["--devices", "2", "--bench", "--chips", "40", "--ieee", ieee, "--"] + [Tools.ccbeacon] + arguments,
                 in: work.url, environment: environment)
         }
+        // Killed inside the ledger's creation, between linking it into place and removing its
+        // temporary name: the ledger then has a second name, which the next runs must know for
+        // ccbeacon's own leftover (they refused the ledger as someone's hard link, for good).
+        let creation = try startBench(
+            ieee: "00:12:4B:FF:00:00", environment: ["CCBEACON_TEST_KILL_AFTER_LEDGER_LINK": "1"])
+        #expect(creation.wait() == 128 + SIGKILL, "killed after linking the new ledger")
         for round in 0..<10 {
             let bench = try startBench(ieee: String(format: "00:12:4B:%02X:00:00", round + 1))
             usleep(UInt32(15_000 + round * 9_000))  // a different moment every round
