@@ -11,7 +11,9 @@ let udevRule = DebuggerModel.udevRule
 /// Shared steps of the commands that talk to a debugger.
 enum DeviceSupport {
     /// provision's `--devices all|SEL,…`, named when several debuggers are attached and none chosen.
-    static let devicesSelector = DeviceSelector(option: "--devices", takesSeveral: true)
+    static let devicesSelector = DeviceSelector(option: ProvisionCommand.devices.spec.name, takesSeveral: true)
+    /// `--device`, named when several debuggers are attached and none chosen.
+    static let deviceSelector = DeviceSelector(option: Options.device.spec.name, takesSeveral: false)
 
     /// An open, connected session on the selected debugger, with the chip's facts.
     struct Connection {
@@ -60,7 +62,7 @@ enum DeviceSupport {
 
     /// One debugger of `devices` by `selector` (see `DeviceSelection.choose`); why none could be
     /// chosen as the command's failure, with its hint.
-    static func choose(_ devices: [DebuggerDevice], selector: String?, option: DeviceSelector = .device)
+    static func choose(_ devices: [DebuggerDevice], selector: String?, option: DeviceSelector = deviceSelector)
         throws(CommandFailure) -> DebuggerDevice
     {
         do { return try DeviceSelection.choose(devices, selector: selector, option: option) } catch {

@@ -19,8 +19,15 @@ extension TemplateError {
             return "template.json and the image disagree; re-import the template"
         case .reservedArea: return "rebuild the firmware with the advertising data in ordinary code flash"
         case .beyondFlash: return "check the manifest's chip: the image is for a larger part"
-        case .settingNotSupported:
-            return "leave the option out, or use a template that exposes it (the bundled cc2541-ibeacon does)"
+        case .settingNotSupported(let setting, _):
+            let option: OptionSpec
+            switch setting {
+            case .address: option = Options.address.spec
+            case .interval: option = Options.interval.spec
+            case .txPower: option = Options.txPower.spec
+            }
+            return
+                "leave \(option.name) out, or use a template that exposes it (the bundled cc2541-ibeacon does)"
         case .txPowerNotAStep: return "pick one of the listed steps"
         }
     }

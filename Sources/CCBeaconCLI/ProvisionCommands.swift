@@ -462,7 +462,11 @@ enum ProvisionCommand {
             return "\(debugger): chip \(chip) from an interrupted run: '\(station)' "
                 + (verified ? "confirmed" : "not on it; the station is pending again")
         case .debuggerStopped(let debugger, let reason): return "\(debugger): stopped: \(reason)"
-        case .setAside(let debugger, _, let reason):
+        case .setAside(let debugger, let address, let secondaryTried):
+            let reason =
+                secondaryTried
+                ? "its IEEE address \(address) and its secondary address cannot tell it apart from other chips"
+                : "its IEEE address \(address) cannot tell it apart from other chips (\(chipID.spec.name) secondary uses a valid secondary address)"
             return "\(debugger): SET THIS CHIP ASIDE, it was not burned: \(reason); attach the next one"
         case .resetFailed(let debugger, let chip, let reason):
             return

@@ -61,9 +61,6 @@ public struct DeviceSelector: Sendable, Equatable {
         self.option = option
         self.takesSeveral = takesSeveral
     }
-
-    /// `--device BUS:ADDRESS|SERIAL`, the option of the commands that work with one debugger.
-    public static let device = DeviceSelector(option: "--device", takesSeveral: false)
 }
 
 /// Why no single debugger could be chosen.
@@ -100,7 +97,7 @@ public enum DeviceSelection {
     /// The device `selector` (`bus:address` or a serial number) names, or the only one attached.
     /// `option` is how the running command selects, for the message when several are attached.
     public static func choose(
-        _ devices: [DebuggerDevice], selector: String?, option: DeviceSelector = .device
+        _ devices: [DebuggerDevice], selector: String?, option: DeviceSelector
     ) throws(DeviceSelectionError) -> DebuggerDevice {
         guard let selector else {
             guard !devices.isEmpty else { throw .noDebugger }

@@ -84,14 +84,14 @@ extension StationTemplate {
     /// the TX power is one of the chip's steps.
     public func check(_ settings: StationSettings) throws(TemplateError) -> CheckedSettings {
         if settings.address != nil, manifest.field(.advertiserAddress) == nil {
-            throw .settingNotSupported(setting: "an advertiser address (--address)", template: manifest.name)
+            throw .settingNotSupported(setting: .address, template: manifest.name)
         }
         if settings.interval != nil, manifest.field(.advertisingInterval) == nil {
-            throw .settingNotSupported(setting: "an advertising interval (--interval)", template: manifest.name)
+            throw .settingNotSupported(setting: .interval, template: manifest.name)
         }
         if let dBm = settings.txPower {
             guard manifest.field(.txPowerRegister) != nil else {
-                throw .settingNotSupported(setting: "a TX power (--tx-power)", template: manifest.name)
+                throw .settingNotSupported(setting: .txPower, template: manifest.name)
             }
             guard chip.txPowerRegister(dBm: dBm) != nil else {
                 throw .txPowerNotAStep(dBm: dBm, chip: chip.name, steps: chip.txPowerSteps.map(\.dBm))

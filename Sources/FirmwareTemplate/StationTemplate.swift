@@ -5,6 +5,25 @@ public import IntelHex
 public import Storage
 public import StructuredText
 
+/// An advertising setting a template may carry (see `StationSettings`).
+public enum StationSetting: String, Sendable, Equatable, CaseIterable, CustomStringConvertible {
+    /// The advertiser address.
+    case address
+    /// The advertising interval.
+    case interval
+    /// The radio output power.
+    case txPower
+
+    /// The setting in words: "an advertiser address".
+    public var description: String {
+        switch self {
+        case .address: return "an advertiser address"
+        case .interval: return "an advertising interval"
+        case .txPower: return "a TX power"
+        }
+    }
+}
+
 /// Why a template cannot be used, with what to do about it.
 public enum TemplateError: Error, Sendable, Equatable, CustomStringConvertible {
     /// No template of that name in the searched folders.
@@ -30,7 +49,7 @@ public enum TemplateError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The manifest says OAD but the image's header does not check out.
     case oadHeaderInvalid(address: Int)
     /// A setting was given for a template without the field for it.
-    case settingNotSupported(setting: String, template: String)
+    case settingNotSupported(setting: StationSetting, template: String)
     /// The TX power is not one of the chip's steps.
     case txPowerNotAStep(dBm: Int, chip: String, steps: [Int])
 
@@ -63,7 +82,7 @@ public enum TemplateError: Error, Sendable, Equatable, CustomStringConvertible {
             return "template '\(template)' has no field for \(setting)"
         case .txPowerNotAStep(let dBm, let chip, let steps):
             return steps.isEmpty
-                ? "boards/chips.json gives no TX power steps for the \(chip), so --tx-power \(dBm) cannot be mapped"
+                ? "boards/chips.json gives no TX power steps for the \(chip), so a TX power of \(dBm) dBm cannot be mapped"
                 : "\(dBm) dBm is not a TX power step of the \(chip); its steps are \(steps.map(String.init).joined(separator: ", ")) dBm"
         }
     }

@@ -34,7 +34,7 @@ public enum ImportError: Error, Sendable, Equatable, CustomStringConvertible {
         case .onlyRefused(let candidates):
             return "every iBeacon block found lies where it cannot be patched:\n" + Self.list(candidates)
         case .ambiguous(let candidates):
-            return "\(candidates.filter { $0.refusal == nil }.count) iBeacon blocks found; choose one with --address:\n"
+            return "\(candidates.filter { $0.refusal == nil }.count) iBeacon blocks found; one must be chosen:\n"
                 + Self.list(candidates)
         case .noBlockAtAddress(let address, let candidates):
             return "no iBeacon block starts at \(hex(address)); the blocks found are:\n" + Self.list(candidates)

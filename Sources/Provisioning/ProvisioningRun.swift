@@ -102,8 +102,9 @@ public enum ProvisionEvent: Sendable, Equatable {
     /// A debugger stopped working.
     case debuggerStopped(debugger: String, reason: String)
     /// A chip that cannot be told apart from others (erased or all-zero address) was not burned:
-    /// the bench must set it aside.
-    case setAside(debugger: String, address: String, reason: String)
+    /// the bench must set it aside. `secondaryTried`: the run names chips by a valid secondary
+    /// address too, and this one has none.
+    case setAside(debugger: String, address: String, secondaryTried: Bool)
     /// A chip the run is done with could not be reset to run (its outcome is already recorded);
     /// the debugger is opened again and the reset retried before anything else.
     case resetFailed(debugger: String, chip: String, reason: String)
@@ -277,10 +278,7 @@ public final class ProvisioningRun: Sendable {
                         events(
                             .setAside(
                                 debugger: debugger.name, address: address,
-                                reason: options.chipIdentity == .secondary
-                                    ? "its IEEE address \(address) and its secondary address cannot tell it apart from other chips"
-                                    : "its IEEE address \(address) cannot tell it apart from other chips (--chip-id secondary uses a valid secondary address)"
-                            ))
+                                secondaryTried: options.chipIdentity == .secondary))
                         note { $0.setAside += 1 }
                         lastChip = address
                         try release(address, session: active, debugger: debugger.name, unreleased: &unreleased)

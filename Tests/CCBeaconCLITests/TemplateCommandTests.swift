@@ -111,7 +111,7 @@ struct TemplateCommandTests {
         let two = try scratch.write("two.hex", Self.firmware(extraBlockAt: 0x400))
         var run = ToolRun(["template", "import", two, "--name", "t", "-o", scratch.path("t")])
         #expect(run.status == 65)
-        #expect(run.diagnostics.contains("2 iBeacon blocks found; choose one with --address:\n  0x200: iBeacon"))
+        #expect(run.diagnostics.contains("2 iBeacon blocks found; one must be chosen:\n  0x200: iBeacon"))
         #expect(run.diagnostics.contains("\n  0x400: iBeacon"))
         #expect(!FileManager.default.fileExists(atPath: scratch.path("t")))
         #expect(

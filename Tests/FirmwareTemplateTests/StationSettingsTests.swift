@@ -130,17 +130,17 @@ struct StationSettingsTests {
         let bare = try StationTemplate(
             manifest: manifest, imageBytes: bytes, imagePath: "image.hex", directory: ".", catalog: Self.catalog)
         #expect(
-            throws: TemplateError.settingNotSupported(setting: "a TX power (--tx-power)", template: "cc2541-ibeacon")
+            throws: TemplateError.settingNotSupported(setting: .txPower, template: "cc2541-ibeacon")
         ) {
             try bare.check(StationSettings(txPower: 0))
         }
         #expect(
             throws: TemplateError.settingNotSupported(
-                setting: "an advertising interval (--interval)", template: "cc2541-ibeacon")
+                setting: .interval, template: "cc2541-ibeacon")
         ) { try bare.check(StationSettings(interval: AdvertisingInterval.minimum)) }
         #expect(
             throws: TemplateError.settingNotSupported(
-                setting: "an advertiser address (--address)", template: "cc2541-ibeacon")
+                setting: .address, template: "cc2541-ibeacon")
         ) { try bare.check(StationSettings(address: try RandomStaticAddress(parsing: "C0:00:00:00:00:01"))) }
         // Without the field, a station keeps the template's address: nothing outside the payload changes.
         let station = bare.stationImage(for: Self.identity)
