@@ -1,16 +1,84 @@
+import Synchronization
+
 /// A model of a CC2541F256 as seen through its debug interface: the halted 8051 executing single
 /// instructions, XDATA with SRAM, XREGs, the SFR mirror, the information page and the banked
 /// flash window, the DMA controller, the flash controller and the CRC unit.
 ///
 /// Only what the debug interface can reach is modelled; facts from cc-debugger-protocol.md §4–§7
 /// and SWRU191 as quoted there.
-public final class EmulatedCC2541 {
+///
+/// A chip is one object however many hold it — a debugger's socket, a bench's drawer, a test
+/// that looks at its flash after a burn — so it is a class; its state sits behind a lock, as a
+/// test's thread may read it while a worker's transfer runs.
+public final class EmulatedCC2541: Sendable {
+    let model: Mutex<CC2541Model>
+
+    /// A blank (erased) chip with `ieee` as its factory address (MSB first, as printed).
+    public init(flashSize: Int = 256 * 1024, ieee: [UInt8] = [0x00, 0x12, 0x4B, 0x00, 0x25, 0x41]) {
+        model = Mutex(CC2541Model(flashSize: flashSize, ieee: ieee))
+    }
+
     /// Flash size in bytes.
-    public let flashSize: Int
+    public var flashSize: Int { model.withLock { $0.flashSize } }
     /// Flash contents (0xFF = erased).
-    public var flash: [UInt8]
+    public var flash: [UInt8] {
+        get { model.withLock { $0.flash } }
+        set { model.withLock { $0.flash = newValue } }
+    }
     /// The 2 KiB information page (read-only to the debugger).
-    public var infoPage: [UInt8]
+    public var infoPage: [UInt8] {
+        get { model.withLock { $0.infoPage } }
+        set { model.withLock { $0.infoPage = newValue } }
+    }
+    /// True after reset into debug mode, until reset to run.
+    public var halted: Bool { model.withLock { $0.halted } }
+    /// True while the debug interface is locked (evaluated at reset).
+    public var debugLocked: Bool { model.withLock { $0.debugLocked } }
+    /// The chip revision (CHVER).
+    public var revision: UInt8 {
+        get { model.withLock { $0.revision } }
+        set { model.withLock { $0.revision = newValue } }
+    }
+    /// Fault: the flash controller never finishes.
+    public var flashStuckBusy: Bool {
+        get { model.withLock { $0.flashStuckBusy } }
+        set { model.withLock { $0.flashStuckBusy = newValue } }
+    }
+    /// Fault: flash cells whose bits read as 0 whatever is written (address → mask of stuck bits).
+    public var stuckAtZero: [Int: UInt8] {
+        get { model.withLock { $0.stuckAtZero } }
+        set { model.withLock { $0.stuckAtZero = newValue } }
+    }
+    /// Polls a chip erase or a flash write stays busy, so hosts must poll.
+    public var busyPolls: Int {
+        get { model.withLock { $0.busyPolls } }
+        set { model.withLock { $0.busyPolls = newValue } }
+    }
+    /// The factory address, MSB first.
+    public var ieeeAddress: [UInt8] { model.withLock { $0.ieeeAddress } }
+
+    /// Locks the debug interface, as firmware writing the lock bits would (takes effect at reset).
+    public func setDebugLockBit() { model.withLock { $0.setDebugLockBit() } }
+    /// Reset: into debug mode (halted) or running.
+    public func reset(halt: Bool) { model.withLock { $0.reset(halt: halt) } }
+    /// A byte of XDATA as the 8051 reads it (registers included).
+    public func readXdata(_ address: Int) -> UInt8 { model.withLock { $0.readXdata(address) } }
+    /// Writes a byte of XDATA as the 8051 would.
+    public func writeXdata(_ address: Int, _ value: UInt8) { model.withLock { $0.writeXdata(address, value) } }
+    /// Runs one debug command (command byte + parameters); returns the reply bytes.
+    func debugCommand(_ command: [UInt8]) -> [UInt8] { model.withLock { $0.debugCommand(command) } }
+    /// A burst write, as the debugger's BURST_WRITE delivers it.
+    func burstWrite(_ bytes: ArraySlice<UInt8>) { model.withLock { $0.burstWrite(bytes) } }
+}
+
+/// The chip's state and behaviour, used under `EmulatedCC2541`'s lock.
+struct CC2541Model: Sendable {
+    /// Flash size in bytes.
+    let flashSize: Int
+    /// Flash contents (0xFF = erased).
+    var flash: [UInt8]
+    /// The 2 KiB information page (read-only to the debugger).
+    var infoPage: [UInt8]
     /// 8 KiB SRAM at XDATA 0x0000.
     var sram = [UInt8](repeating: 0, count: 0x2000)
     /// SFRs 0x80–0xFF, indexed by address − 0x80.
@@ -20,13 +88,13 @@ public final class EmulatedCC2541 {
     /// Debug configuration byte.
     var debugConfig: UInt8 = 0
     /// True after reset into debug mode, until reset to run.
-    public private(set) var halted = false
+    private(set) var halted = false
     /// True while the debug interface is locked (evaluated at reset).
-    public private(set) var debugLocked = false
+    private(set) var debugLocked = false
     /// Status polls left until a running chip erase completes.
     var chipEraseRemaining = 0
     /// The chip revision (CHVER).
-    public var revision: UInt8 = 0x13
+    var revision: UInt8 = 0x13
 
     // Flash controller.
     var fctl: UInt8 = 0x04  // CM = 01
@@ -34,9 +102,9 @@ public final class EmulatedCC2541 {
     var flashBusyPolls = 0
     var wordBuffer: [UInt8] = []
     /// Fault: the flash controller never finishes.
-    public var flashStuckBusy = false
+    var flashStuckBusy = false
     /// Fault: flash cells whose bits read as 0 whatever is written (address → mask of stuck bits).
-    public var stuckAtZero: [Int: UInt8] = [:]
+    var stuckAtZero: [Int: UInt8] = [:]
 
     // CRC unit (RNDL/RNDH).
     var crc: UInt16 = 0
@@ -55,10 +123,10 @@ public final class EmulatedCC2541 {
     var channels = [Channel](repeating: Channel(), count: 5)
 
     /// Polls a chip erase or a flash write stays busy, so hosts must poll.
-    public var busyPolls = 1
+    var busyPolls = 1
 
     /// A blank (erased) chip with `ieee` as its factory address (MSB first, as printed).
-    public init(flashSize: Int = 256 * 1024, ieee: [UInt8] = [0x00, 0x12, 0x4B, 0x00, 0x25, 0x41]) {
+    init(flashSize: Int = 256 * 1024, ieee: [UInt8] = [0x00, 0x12, 0x4B, 0x00, 0x25, 0x41]) {
         self.flashSize = flashSize
         flash = [UInt8](repeating: 0xFF, count: flashSize)
         infoPage = [UInt8](repeating: 0xFF, count: 0x800)
@@ -68,15 +136,15 @@ public final class EmulatedCC2541 {
     }
 
     /// The factory address, MSB first.
-    public var ieeeAddress: [UInt8] { Array(infoPage[0x0E..<0x14].reversed()) }
+    var ieeeAddress: [UInt8] { Array(infoPage[0x0E..<0x14].reversed()) }
 
     /// Locks the debug interface, as firmware writing the lock bits would (takes effect at reset).
-    public func setDebugLockBit() { flash[flashSize - 1] &= 0x7F }
+    mutating func setDebugLockBit() { flash[flashSize - 1] &= 0x7F }
 
     // MARK: - Reset and status
 
     /// Reset: into debug mode (halted) or running.
-    public func reset(halt: Bool) {
+    mutating func reset(halt: Bool) {
         halted = halt
         debugLocked = flash[flashSize - 1] & 0x80 == 0
         sfr = [UInt8](repeating: 0, count: 0x80)
@@ -94,7 +162,7 @@ public final class EmulatedCC2541 {
     }
 
     /// Runs one debug command (command byte + parameters); returns the reply bytes.
-    func debugCommand(_ command: [UInt8]) -> [UInt8] {
+    mutating func debugCommand(_ command: [UInt8]) -> [UInt8] {
         let opcode = command[0]
         switch opcode & 0xF8 {
         case 0x10:  // CHIP_ERASE
@@ -146,7 +214,7 @@ public final class EmulatedCC2541 {
     }
 
     /// Executes one instruction of the subset debuggers use.
-    func execute(_ instruction: [UInt8]) {
+    mutating func execute(_ instruction: [UInt8]) {
         guard let opcode = instruction.first else { return }
         switch (opcode, instruction.count) {
         case (0x00, 1): break  // NOP
@@ -164,17 +232,17 @@ public final class EmulatedCC2541 {
         }
     }
 
-    func readDirect(_ address: UInt8) -> UInt8 {
+    mutating func readDirect(_ address: UInt8) -> UInt8 {
         address < 0x80 ? internalRAM[Int(address)] : readSFR(address)
     }
 
-    func writeDirect(_ address: UInt8, _ value: UInt8) {
+    mutating func writeDirect(_ address: UInt8, _ value: UInt8) {
         if address < 0x80 { internalRAM[Int(address)] = value } else { writeSFR(address, value) }
     }
 
     // MARK: - SFRs
 
-    func readSFR(_ address: UInt8) -> UInt8 {
+    mutating func readSFR(_ address: UInt8) -> UInt8 {
         switch address {
         case 0xBC: return UInt8(crc & 0xFF)  // RNDL
         case 0xBD: return UInt8(crc >> 8)  // RNDH
@@ -182,7 +250,7 @@ public final class EmulatedCC2541 {
         }
     }
 
-    func writeSFR(_ address: UInt8, _ value: UInt8) {
+    mutating func writeSFR(_ address: UInt8, _ value: UInt8) {
         switch address {
         case 0xBC: crc = crc << 8 | UInt16(value)  // RNDL: seed, one byte at a time
         case 0xBD: crc = Self.crcStep(crc, value)  // RNDH: feed a byte through the CRC
@@ -215,7 +283,7 @@ public final class EmulatedCC2541 {
     // MARK: - XDATA and CODE maps
 
     /// The XDATA map (cc-debugger-protocol.md §5.1).
-    public func readXdata(_ address: Int) -> UInt8 {
+    mutating func readXdata(_ address: Int) -> UInt8 {
         switch address {
         case 0x0000..<0x2000: return sram[address]
         case 0x6249: return revision
@@ -236,7 +304,7 @@ public final class EmulatedCC2541 {
     }
 
     /// Writes through the XDATA map; read-only areas ignore the write.
-    public func writeXdata(_ address: Int, _ value: UInt8) {
+    mutating func writeXdata(_ address: Int, _ value: UInt8) {
         switch address {
         case 0x0000..<0x2000: sram[address] = value
         case 0x6270: writeFCTL(value)
@@ -249,31 +317,31 @@ public final class EmulatedCC2541 {
     }
 
     /// CODE space: bank 0 at 0x0000, the FMAP bank at 0x8000.
-    func readCode(_ address: Int) -> UInt8 {
+    mutating func readCode(_ address: Int) -> UInt8 {
         if address < 0x8000 { return readFlash(address) }
         let bank = Int(sfr[0x9F - 0x80] & 0x07)
         return readFlash(bank * 0x8000 + address - 0x8000)
     }
 
-    func readFlash(_ address: Int) -> UInt8 {
+    mutating func readFlash(_ address: Int) -> UInt8 {
         guard address < flashSize else { return 0xFF }
         return flash[address] & ~(stuckAtZero[address] ?? 0)
     }
 
     // MARK: - Flash controller
 
-    func readFCTL() -> UInt8 {
+    mutating func readFCTL() -> UInt8 {
         if flashBusyPolls > 0, !flashStuckBusy { flashBusyPolls -= 1 }
         return fctl | (flashBusyPolls > 0 || flashStuckBusy ? 0x80 : 0)
     }
 
-    func pageLocked(_ page: Int) -> Bool {
+    mutating func pageLocked(_ page: Int) -> Bool {
         let lockBase = flashSize - 16
         guard page < flashSize / 2048 - 1 else { return false }  // the lock page has no bit of its own
         return flash[lockBase + page / 8] & (1 << UInt8(page % 8)) == 0
     }
 
-    func writeFCTL(_ value: UInt8) {
+    mutating func writeFCTL(_ value: UInt8) {
         fctl = value & 0x0C | (fctl & 0x20)
         if value & 0x01 != 0 {  // page erase
             let page = (faddr >> 9) & 0x7F
@@ -295,7 +363,7 @@ public final class EmulatedCC2541 {
     }
 
     /// FWDATA receives a byte; every fourth completes a word written at FADDR.
-    func feedFlashWord(_ value: UInt8) {
+    mutating func feedFlashWord(_ value: UInt8) {
         wordBuffer.append(value)
         guard wordBuffer.count == 4 else { return }
         let address = faddr * 4
@@ -311,7 +379,7 @@ public final class EmulatedCC2541 {
 
     // MARK: - DMA
 
-    func arm(_ channel: Int) {
+    mutating func arm(_ channel: Int) {
         let configLow = channel == 0 ? 0xD4 : 0xD2
         let base = Int(sfr[configLow + 1 - 0x80]) << 8 | Int(sfr[configLow - 0x80])
         let address = base + (channel == 0 ? 0 : 8 * (channel - 1))
@@ -327,7 +395,7 @@ public final class EmulatedCC2541 {
     }
 
     /// Moves one byte on `channel`; disarms and raises its DMAIRQ flag when the count is done.
-    func transferOne(_ channel: Int) {
+    mutating func transferOne(_ channel: Int) {
         var state = channels[channel]
         guard state.armed, state.remaining > 0 else {
             channels[channel].armed = false
@@ -345,7 +413,7 @@ public final class EmulatedCC2541 {
         channels[channel] = state
     }
 
-    func runManual(_ channel: Int) {
+    mutating func runManual(_ channel: Int) {
         if channels[channel].mode == 1 {  // block: the whole count on one trigger
             while channels[channel].armed { transferOne(channel) }
         } else {
@@ -357,7 +425,7 @@ public final class EmulatedCC2541 {
     var pendingBurstByte: UInt8 = 0
 
     /// BURST_WRITE: each byte goes to DBGDATA and raises DMA trigger 31 (DBG_BW).
-    func burstWrite(_ bytes: ArraySlice<UInt8>) {
+    mutating func burstWrite(_ bytes: ArraySlice<UInt8>) {
         for byte in bytes {
             pendingBurstByte = byte
             for channel in 0..<5 where channels[channel].armed && channels[channel].trigger == 31 {

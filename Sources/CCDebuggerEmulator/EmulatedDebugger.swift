@@ -1,4 +1,5 @@
 public import CCDebugger
+import Synchronization
 
 /// Faults the emulated debugger can be told to produce.
 public struct EmulatorFaults: Sendable, Equatable {
@@ -19,45 +20,122 @@ public struct EmulatorFaults: Sendable, Equatable {
 /// cc-debugger-protocol.md §3.2; replies collect in an output queue and are sent when a frame
 /// asks for a flush.
 ///
-/// Like a real debugger it serves one client at a time: a provisioning worker owns it, and the
-/// USB bridge calls it from umockdev's single worker thread. It is handed between threads but
-/// never used from two at once, hence `@unchecked Sendable`.
-public final class EmulatedDebugger: DebuggerTransport, @unchecked Sendable {
-    /// The attached chip, or `nil` for "no target".
-    public var chip: EmulatedCC2541?
-    /// Faults to inject.
-    public var faults = EmulatorFaults()
-    /// Firmware ID and revision reported by GET_STATE.
-    public var firmware: (id: UInt16, revision: UInt16) = (0x05CC, 0x0044)
-    /// The target ID GET_STATE reports while a chip is attached (0x2541; others model foreign chips).
-    public var targetID: UInt16 = 0x2541
+/// Like a real debugger it serves one client at a time (a provisioning worker, or umockdev's
+/// worker thread through the USB bridge), while a test or a bench may look at or swap its chip
+/// from another thread: the whole machine sits behind one lock, and every transfer runs under it.
+public final class EmulatedDebugger: DebuggerTransport, Sendable {
     /// USB bcdDevice (the "Debugger ID").
     public let debuggerID: UInt16 = 0x8662
-    /// Every transfer, for protocol tests: direction tag and bytes.
-    public private(set) var log: [(kind: String, bytes: [UInt8])] = []
-    /// Keep `log` (off for big images).
-    public var logging = false
-
-    var slots = [UInt8](repeating: 0, count: 8)
-    var queue: [UInt8] = []
-    var sendable: [UInt8] = []
-    var transfers = 0
-    var unplugged = false
+    private let machine: Mutex<Machine>
 
     /// A debugger with `chip` attached.
-    public init(chip: EmulatedCC2541? = EmulatedCC2541()) { self.chip = chip }
+    public init(chip: EmulatedCC2541? = EmulatedCC2541()) { machine = Mutex(Machine(chip: chip)) }
 
-    func beginTransfer() throws(TransportError) {
-        transfers += 1
-        if let limit = faults.unplugAfterTransfers, transfers > limit { unplugged = true }
-        if unplugged { throw .noDevice }
-        if faults.timeoutAtTransfer == transfers { throw .timeout }
+    /// The attached chip, or `nil` for "no target".
+    public var chip: EmulatedCC2541? {
+        get { machine.withLock { $0.chip } }
+        set { machine.withLock { $0.chip = newValue } }
+    }
+    /// Faults to inject.
+    public var faults: EmulatorFaults {
+        get { machine.withLock { $0.faults } }
+        set { machine.withLock { $0.faults = newValue } }
+    }
+    /// Firmware ID and revision reported by GET_STATE.
+    public var firmware: (id: UInt16, revision: UInt16) {
+        get { machine.withLock { $0.firmware } }
+        set { machine.withLock { $0.firmware = newValue } }
+    }
+    /// The target ID GET_STATE reports while a chip is attached (0x2541; others model foreign chips).
+    public var targetID: UInt16 {
+        get { machine.withLock { $0.targetID } }
+        set { machine.withLock { $0.targetID = newValue } }
+    }
+    /// Every transfer, for protocol tests: direction tag and bytes.
+    public var log: [(kind: String, bytes: [UInt8])] { machine.withLock { $0.log } }
+    /// Keep `log` (off for big images).
+    public var logging: Bool {
+        get { machine.withLock { $0.logging } }
+        set { machine.withLock { $0.logging = newValue } }
+    }
+    /// Called after the target is reset to run, once the transfer is done: lets a bench swap in
+    /// the next chip.
+    public var onResetToRun: (@Sendable (EmulatedDebugger) -> Void)? {
+        get { machine.withLock { $0.onResetToRun } }
+        set { machine.withLock { $0.onResetToRun = newValue } }
+    }
+    /// A chip being put in by hand: while `chip` is nil, the next GET_STATE still reports no
+    /// target and attaches this one, so a bench can model a swap that takes a moment (a host
+    /// sees the empty socket in between, as with a person swapping chips).
+    public var chipArriving: EmulatedCC2541? {
+        get { machine.withLock { $0.chipArriving } }
+        set { machine.withLock { $0.chipArriving = newValue } }
     }
 
     /// Emulated: a vendor control transfer from the device.
     public func controlIn(request: UInt8, value: UInt16, index: UInt16, length: Int, timeoutMilliseconds: Int)
         throws(TransportError) -> [UInt8]
     {
+        try machine.withLock { machine throws(TransportError) in
+            try machine.controlIn(request: request, length: length)
+        }
+    }
+
+    /// Emulated: a vendor control transfer to the device.
+    public func controlOut(request: UInt8, value: UInt16, index: UInt16, data: [UInt8], timeoutMilliseconds: Int)
+        throws(TransportError)
+    {
+        let resetToRun = try machine.withLock { machine throws(TransportError) in
+            try machine.controlOut(request: request, value: value, index: index, data: data)
+        }
+        // Outside the lock: the hook swaps the chip through `chip`, which takes it.
+        if resetToRun, let hook = onResetToRun { hook(self) }
+    }
+
+    /// Emulated: a bulk OUT transfer.
+    public func bulkOut(_ data: [UInt8], timeoutMilliseconds: Int) throws(TransportError) {
+        try machine.withLock { machine throws(TransportError) in try machine.bulkOut(data) }
+    }
+
+    /// For a USB bridge: up to `length` queued reply bytes (fewer is a short packet), or `nil` when
+    /// nothing is queued yet. Counts as a transfer like `bulkIn`.
+    public func takeReply(upTo length: Int) throws(TransportError) -> [UInt8]? {
+        try machine.withLock { machine throws(TransportError) in try machine.takeReply(upTo: length) }
+    }
+
+    /// Emulated: a bulk IN transfer of exactly `length` bytes.
+    public func bulkIn(length: Int, timeoutMilliseconds: Int) throws(TransportError) -> [UInt8] {
+        try machine.withLock { machine throws(TransportError) in try machine.bulkIn(length: length) }
+    }
+}
+
+/// The debugger's state and behaviour, always used under `EmulatedDebugger`'s lock (a chip's own
+/// lock is taken inside it, never the other way round).
+struct Machine: Sendable {
+    var chip: EmulatedCC2541?
+    var faults = EmulatorFaults()
+    var firmware: (id: UInt16, revision: UInt16) = (0x05CC, 0x0044)
+    var targetID: UInt16 = 0x2541
+    var log: [(kind: String, bytes: [UInt8])] = []
+    var logging = false
+    var onResetToRun: (@Sendable (EmulatedDebugger) -> Void)?
+    var chipArriving: EmulatedCC2541?
+    var slots = [UInt8](repeating: 0, count: 8)
+    var queue: [UInt8] = []
+    var sendable: [UInt8] = []
+    var transfers = 0
+    var unplugged = false
+
+    init(chip: EmulatedCC2541?) { self.chip = chip }
+
+    mutating func beginTransfer() throws(TransportError) {
+        transfers += 1
+        if let limit = faults.unplugAfterTransfers, transfers > limit { unplugged = true }
+        if unplugged { throw .noDevice }
+        if faults.timeoutAtTransfer == transfers { throw .timeout }
+    }
+
+    mutating func controlIn(request: UInt8, length: Int) throws(TransportError) -> [UInt8] {
         try beginTransfer()
         if logging { log.append(("ctrl-in \(String(request, radix: 16))", [])) }
         switch request {
@@ -80,27 +158,26 @@ public final class EmulatedDebugger: DebuggerTransport, @unchecked Sendable {
         }
     }
 
-    /// Emulated: a vendor control transfer to the device.
-    public func controlOut(request: UInt8, value: UInt16, index: UInt16, data: [UInt8], timeoutMilliseconds: Int)
-        throws(TransportError)
+    /// Returns whether the target was reset to run (the bench's hook then runs).
+    mutating func controlOut(request: UInt8, value: UInt16, index: UInt16, data: [UInt8]) throws(TransportError)
+        -> Bool
     {
         try beginTransfer()
         if logging { log.append(("ctrl-out \(String(request, radix: 16)) \(value) \(index)", data)) }
         switch request {
         case Frames.Request.setSpeed, Frames.Request.prepareDebugMode, Frames.Request.setChipInfo:
-            return
+            return false
         case Frames.Request.reset:
             chip?.reset(halt: index == 1)
             queue = []
             sendable = []
-            if index == 0 { onResetToRun?(self) }
+            return index == 0
         default:
             throw .pipe
         }
     }
 
-    /// Emulated: a bulk OUT transfer.
-    public func bulkOut(_ data: [UInt8], timeoutMilliseconds: Int) throws(TransportError) {
+    mutating func bulkOut(_ data: [UInt8]) throws(TransportError) {
         try beginTransfer()
         if logging { log.append(("out", data)) }
         var offset = 0
@@ -110,9 +187,7 @@ public final class EmulatedDebugger: DebuggerTransport, @unchecked Sendable {
         }
     }
 
-    /// For a USB bridge: up to `length` queued reply bytes (fewer is a short packet), or `nil` when
-    /// nothing is queued yet. Counts as a transfer like `bulkIn`.
-    public func takeReply(upTo length: Int) throws(TransportError) -> [UInt8]? {
+    mutating func takeReply(upTo length: Int) throws(TransportError) -> [UInt8]? {
         guard length > 0 else { throw .other("invalid length \(length)") }
         try beginTransfer()
         guard !sendable.isEmpty else {
@@ -126,16 +201,7 @@ public final class EmulatedDebugger: DebuggerTransport, @unchecked Sendable {
         return reply
     }
 
-    /// Called after the target is reset to run: lets a bench swap in the next chip.
-    public var onResetToRun: ((EmulatedDebugger) -> Void)?
-
-    /// A chip being put in by hand: while `chip` is nil, the next GET_STATE still reports no
-    /// target and attaches this one, so a bench can model a swap that takes a moment (a host
-    /// sees the empty socket in between, as with a person swapping chips).
-    public var chipArriving: EmulatedCC2541?
-
-    /// Emulated: a bulk IN transfer of exactly `length` bytes.
-    public func bulkIn(length: Int, timeoutMilliseconds: Int) throws(TransportError) -> [UInt8] {
+    mutating func bulkIn(length: Int) throws(TransportError) -> [UInt8] {
         guard length > 0 else { throw .other("invalid length \(length)") }
         try beginTransfer()
         // Without a target or with nothing flushed, the debugger has nothing to send.
@@ -150,7 +216,7 @@ public final class EmulatedDebugger: DebuggerTransport, @unchecked Sendable {
 
     /// Decodes and runs one frame starting at `offset`; returns its length, or `nil` when the
     /// bytes are not a frame this debugger knows (the endpoint stalls).
-    func runFrame(_ data: [UInt8], at offset: Int) -> Int? {
+    mutating func runFrame(_ data: [UInt8], at offset: Int) -> Int? {
         let header = data[offset]
         let type = header >> 4
         let slot = Int((header >> 1) & 0x07)

@@ -50,6 +50,7 @@ public struct LedgerError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A recursive mutex: a transaction holds it while the statements inside take it again.
+/// `@unchecked Sendable` as C glue: a pthread mutex (Synchronization's `Mutex` is not recursive).
 final class RecursiveLock: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
 
@@ -72,6 +73,7 @@ final class RecursiveLock: @unchecked Sendable {
 
 /// A small SQLite connection: statements with bound values, transactions, rows as arrays. Safe to
 /// share between threads: every statement, and every whole transaction, runs under one lock.
+/// `@unchecked Sendable` as C glue: the sqlite3 handle is used only under `lock`.
 final class SQLiteDatabase: @unchecked Sendable {
     let handle: OpaquePointer
     let path: String

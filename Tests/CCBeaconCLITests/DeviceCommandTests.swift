@@ -3,6 +3,7 @@ import CCDebuggerEmulator
 import Foundation
 import IntelHex
 import Provisioning
+import Synchronization
 import Testing
 
 @testable import CCBeaconCLI
@@ -283,10 +284,10 @@ struct ProvisionStopReasonTests {
     /// An emulated debugger on a bench: after each reset to run, a fresh chip (new address).
     static func bench() -> EmulatorProvider {
         let provider = EmulatorProvider()
-        var next: UInt8 = 0x50
+        let next = Atomic<UInt8>(0x50)
         provider.debuggers[0].onResetToRun = { debugger in
-            next += 1
-            debugger.chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x77, next])
+            let number = next.add(1, ordering: .relaxed).newValue
+            debugger.chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x77, number])
         }
         return provider
     }

@@ -132,27 +132,35 @@ struct LedgerTests {
 /// from the seed and its index, and gets its own share of the chips (with IEEE addresses of its
 /// own), so what happens on one debugger never depends on how the threads of the others were
 /// scheduled.
-final class Bench: @unchecked Sendable {
+final class Bench: Sendable {
     let debuggers: [EmulatedDebugger]
     let retired = Mutex<[String: [UInt8]]>([:])
-    /// Per debugger: its generator and how many chips it has handed out. A debugger's state is
-    /// touched only by the worker that owns that debugger.
-    private var generators: [SeededGenerator]
-    private var chipsIssued: [Int]
+    /// Per debugger: its generator and how many chips it has handed out.
+    private let dealt: Mutex<(generators: [SeededGenerator], chipsIssued: [Int])>
     let chipsPerDebugger: Int
-
     /// Whether chips may arrive bad or locked.
     let faultyChips: Bool
+    private let arrangement = Mutex<(addressOverrides: [Int: [UInt8]], swapsByHand: Bool)>(([:], false))
+
     /// The IEEE address chip number N (1-based, per debugger) arrives with instead of its own.
-    var addressOverrides: [Int: [UInt8]] = [:]
+    var addressOverrides: [Int: [UInt8]] {
+        get { arrangement.withLock { $0.addressOverrides } }
+        set { arrangement.withLock { $0.addressOverrides = newValue } }
+    }
     /// Swap chips by hand: the socket is seen empty once between two chips.
-    var swapsByHand = false
+    var swapsByHand: Bool {
+        get { arrangement.withLock { $0.swapsByHand } }
+        set { arrangement.withLock { $0.swapsByHand = newValue } }
+    }
 
     init(debuggers count: Int, chips: Int, seed: UInt64, faultyChips: Bool = true) {
         self.faultyChips = faultyChips
         chipsPerDebugger = chips / count
-        generators = (0..<count).map { SeededGenerator(seed: seed, stream: UInt64($0)) }
-        chipsIssued = [Int](repeating: 0, count: count)
+        dealt = Mutex(
+            (
+                (0..<count).map { SeededGenerator(seed: seed, stream: UInt64($0)) },
+                [Int](repeating: 0, count: count)
+            ))
         debuggers = (0..<count).map { _ in EmulatedDebugger(chip: nil) }
         for (index, debugger) in debuggers.enumerated() {
             debugger.chip = makeChip(for: index)
@@ -173,12 +181,17 @@ final class Bench: @unchecked Sendable {
     }
 
     /// A number below `bound` from debugger `index`'s generator.
-    func random(_ bound: UInt64, debugger index: Int) -> UInt64 { generators[index].next() % bound }
+    func random(_ bound: UInt64, debugger index: Int) -> UInt64 {
+        dealt.withLock { $0.generators[index].next() % bound }
+    }
 
     func makeChip(for index: Int) -> EmulatedCC2541? {
-        guard chipsIssued[index] < chipsPerDebugger else { return nil }
-        chipsIssued[index] += 1
-        let number = chipsIssued[index]
+        let issued = dealt.withLock { dealt -> Int? in
+            guard dealt.chipsIssued[index] < chipsPerDebugger else { return nil }
+            dealt.chipsIssued[index] += 1
+            return dealt.chipsIssued[index]
+        }
+        guard let number = issued else { return nil }
         let chip = EmulatedCC2541(
             ieee: addressOverrides[number] ?? [
                 0x00, 0x12, 0x4B, UInt8(index + 1), UInt8(number >> 8), UInt8(number & 0xFF),
@@ -593,18 +606,18 @@ extension StationState.State {
 
 /// A transport whose `occurrence`-th control transfer with `request` (and `index`, when given)
 /// times out, once; everything else passes through to the emulated debugger.
-final class RequestFault: DebuggerTransport, @unchecked Sendable {
+final class RequestFault: DebuggerTransport, Sendable {
     let inner: EmulatedDebugger
     let request: UInt8
     let index: UInt16?
     let occurrence: Int
     /// Runs when the fault fires (a bench's reaction to it).
-    let onFault: () -> Void
-    var seen = 0
+    let onFault: @Sendable () -> Void
+    let seen = Atomic<Int>(0)
 
     init(
         _ inner: EmulatedDebugger, request: UInt8, index: UInt16? = nil, occurrence: Int,
-        onFault: @escaping () -> Void = {}
+        onFault: @escaping @Sendable () -> Void = {}
     ) {
         self.inner = inner
         self.request = request
@@ -615,9 +628,9 @@ final class RequestFault: DebuggerTransport, @unchecked Sendable {
 
     func fails(_ request: UInt8, _ index: UInt16) -> Bool {
         guard request == self.request, self.index == nil || self.index == index else { return false }
-        seen += 1
-        if seen == occurrence { onFault() }
-        return seen == occurrence
+        let count = seen.add(1, ordering: .relaxed).newValue
+        if count == occurrence { onFault() }
+        return count == occurrence
     }
 
     func controlIn(request: UInt8, value: UInt16, index: UInt16, length: Int, timeoutMilliseconds: Int)

@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -33,12 +34,12 @@ public struct ProcessResult: Sendable {
 /// crashed because its emulator was killed first used to leave its `swift-backtrace` running for
 /// minutes after a green run.) This process is made a child subreaper, so the group's orphans are
 /// reparented to it and reaped here rather than left to init.
-public final class ChildProcess: @unchecked Sendable {
+public final class ChildProcess: Sendable {
     /// The child's process ID, which is also its process group ID.
     public let processID: pid_t
     private let scratch: TemporaryFolder
-    private let lock = NSLock()
-    private var finalStatus: Int32?
+    /// The exit status once known; the lock also keeps two waits from reaping at once.
+    private let finalStatus = Mutex<Int32?>(nil)
 
     /// Makes this process the reaper of its descendants' orphans (once).
     private static let becomeSubreaper: Void = {
@@ -118,14 +119,14 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// True while the child has not ended. (A child found ended is reaped here, its status kept.)
     public var isRunning: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard finalStatus == nil else { return false }
-        var status: Int32 = 0
-        guard waitpid(processID, &status, WNOHANG) == processID else { return true }
-        finalStatus = Self.exitCode(status)
-        reapGroup()
-        return false
+        finalStatus.withLock { finalStatus in
+            guard finalStatus == nil else { return false }
+            var status: Int32 = 0
+            guard waitpid(processID, &status, WNOHANG) == processID else { return true }
+            finalStatus = Self.exitCode(status)
+            reapGroup()
+            return false
+        }
     }
 
     /// A `waitpid` status as an exit status: the code, or 128 + the signal.
@@ -137,9 +138,16 @@ public final class ChildProcess: @unchecked Sendable {
     /// whatever is left of its group. Returns its exit status: its code, or 128 + signal.
     @discardableResult
     public func wait(timeout: Double? = nil) -> Int32 {
-        lock.lock()
-        defer { lock.unlock() }
-        if let finalStatus { return finalStatus }
+        finalStatus.withLock { finalStatus in
+            if let finalStatus { return finalStatus }
+            let code = waitForExit(timeout: timeout)
+            finalStatus = code
+            return code
+        }
+    }
+
+    /// Waits for the child itself, then kills and reaps what is left of its group.
+    private func waitForExit(timeout: Double?) -> Int32 {
         let deadline = timeout.map { Date().addingTimeInterval($0) }
         var status: Int32 = 0
         while true {
@@ -153,7 +161,6 @@ public final class ChildProcess: @unchecked Sendable {
             usleep(2_000)
         }
         let code = Self.exitCode(status)
-        finalStatus = code
         reapGroup()
         return code
     }
