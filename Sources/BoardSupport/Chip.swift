@@ -14,6 +14,10 @@ public struct Chip: Sendable, Equatable {
     public var debuggerTargetID: UInt16
     /// Flash size in bytes.
     public var flashSize: Int
+    /// The FLASHSIZE field of CHIPINFO0 (bits 6..4) on this chip, which tells the flash size
+    /// through the debug interface; its meaning differs between families (3 is 128 KiB on a
+    /// CC2541, 96 KiB on a CC2533), so it is data, not a formula.
+    public var flashSizeCode: UInt8
     /// Flash page (erase unit) size in bytes.
     public var pageSize: Int
     /// RAM size in bytes.
@@ -33,15 +37,16 @@ public struct Chip: Sendable, Equatable {
 
     /// Creates chip facts (normally they come from `boards/chips.json`).
     public init(
-        name: String, family: String, chipID: UInt8, debuggerTargetID: UInt16, flashSize: Int, pageSize: Int,
-        ramSize: Int, primaryAddress: (xdata: Int, length: Int), secondaryAddress: Range<Int>, lockBits: Range<Int>,
-        nvPages: ClosedRange<Int>
+        name: String, family: String, chipID: UInt8, debuggerTargetID: UInt16, flashSize: Int, flashSizeCode: UInt8,
+        pageSize: Int, ramSize: Int, primaryAddress: (xdata: Int, length: Int), secondaryAddress: Range<Int>,
+        lockBits: Range<Int>, nvPages: ClosedRange<Int>
     ) {
         self.name = name
         self.family = family
         self.chipID = chipID
         self.debuggerTargetID = debuggerTargetID
         self.flashSize = flashSize
+        self.flashSizeCode = flashSizeCode
         self.pageSize = pageSize
         self.ramSize = ramSize
         self.primaryAddress = primaryAddress
@@ -67,6 +72,7 @@ public struct Chip: Sendable, Equatable {
     public static func == (lhs: Chip, rhs: Chip) -> Bool {
         lhs.name == rhs.name && lhs.family == rhs.family && lhs.chipID == rhs.chipID
             && lhs.debuggerTargetID == rhs.debuggerTargetID && lhs.flashSize == rhs.flashSize
+            && lhs.flashSizeCode == rhs.flashSizeCode
             && lhs.pageSize == rhs.pageSize && lhs.ramSize == rhs.ramSize
             && lhs.primaryAddress == rhs.primaryAddress && lhs.secondaryAddress == rhs.secondaryAddress
             && lhs.lockBits == rhs.lockBits && lhs.nvPages == rhs.nvPages && lhs.txPowerSteps == rhs.txPowerSteps
@@ -89,6 +95,7 @@ public struct Chip: Sendable, Equatable {
         let chipID = UInt8(try object.integer("chipId", in: 0...0xFF))
         let targetID = UInt16(try object.integer("debuggerTargetId", in: 0...0xFFFF))
         let flashSize = try object.integer("flashSize", in: 1024...(1 << 20))
+        let flashSizeCode = UInt8(try object.integer("flashSizeCode", in: 0...7))
         let pageSize = try object.integer("pageSize", in: 256...(1 << 16))
         let ramSize = try object.integer("ramSize", in: 256...(1 << 16))
         var primary = try object.object("primaryAddress")
@@ -135,7 +142,8 @@ public struct Chip: Sendable, Equatable {
         }
         var chip = Chip(
             name: name, family: family, chipID: chipID, debuggerTargetID: targetID, flashSize: flashSize,
-            pageSize: pageSize, ramSize: ramSize, primaryAddress: (primaryXdata, primaryLength),
+            flashSizeCode: flashSizeCode, pageSize: pageSize, ramSize: ramSize,
+            primaryAddress: (primaryXdata, primaryLength),
             secondaryAddress: secondaryStart..<(secondaryStart + secondaryLength),
             lockBits: lockStart..<(lockStart + lockLength), nvPages: nvFirst...(nvFirst + nvCount - 1))
         chip.txPowerSteps = steps.sorted { $0.dBm > $1.dBm }
@@ -218,6 +226,17 @@ public struct BoardCatalog: Sendable {
                 throw DataFileError(
                     file: chipsPath, line: node.line, column: node.column, keyPath: "chips[\(index)].name",
                     message: "chip \(chip.name) is defined twice")
+            }
+            // The debugger tells a chip by its target ID and FLASHSIZE code: two chips alike
+            // there could not be told apart on the bench.
+            if let twin = chips.first(where: {
+                $0.debuggerTargetID == chip.debuggerTargetID && $0.flashSizeCode == chip.flashSizeCode
+            }) {
+                throw DataFileError(
+                    file: chipsPath, line: node.line, column: node.column, keyPath: "chips[\(index)].flashSizeCode",
+                    message:
+                        "chip \(chip.name) has the debugger target ID and FLASHSIZE code of \(twin.name); a debugger could not tell them apart"
+                )
             }
             chips.append(chip)
         }

@@ -54,7 +54,9 @@ enum DeviceSupport {
             let identity = try session.connect(targetID: state.targetID, debuggerID: device.debuggerID)
             return Connection(
                 device: device, session: session, state: state, identity: identity,
-                chip: chips.first { $0.debuggerTargetID == state.targetID && $0.flashSize == identity.flashSize })
+                chip: chips.first {
+                    $0.debuggerTargetID == state.targetID && $0.flashSizeCode == identity.flashSizeCode
+                })
         } catch {
             throw failure(error)
         }
@@ -77,10 +79,9 @@ enum DeviceSupport {
     /// The chip facts, or a clear refusal for a chip the boards data does not describe.
     static func chip(_ connection: Connection) throws(CommandFailure) -> Chip {
         guard let chip = connection.chip else {
-            throw CommandFailure(
-                .failure,
-                "the target (ID \(HexText.address(connection.state.targetID)), \(connection.identity.flashSize / 1024) KiB) is not in boards/chips.json",
-                hint: unknownChipHint)
+            let unknown = FlashError.unknownChip(
+                targetID: connection.state.targetID, flashSizeCode: connection.identity.flashSizeCode)
+            throw CommandFailure(.failure, unknown.description, hint: unknownChipHint)
         }
         return chip
     }

@@ -64,17 +64,9 @@ enum FlashControl {
 
 /// CHIPINFO0/1 decoded (cc-debugger-protocol.md §6.2).
 enum ChipInfo {
-    /// The flash size CHIPINFO0.FLASHSIZE gives on a CC253x/CC254x in KiB, nil for the codes that
-    /// name no size in this family.
-    static func flashKiB(chipinfo0: UInt8) -> Int? {
-        switch (chipinfo0 >> 4) & 7 {
-        case 1: return 32
-        case 2: return 64
-        case 3: return 128
-        case 4: return 256
-        default: return nil
-        }
-    }
+    /// CHIPINFO0.FLASHSIZE, the code each chip of `boards/chips.json` names (`flashSizeCode`):
+    /// what size it means is the family's to say, so the chips carry it.
+    static func flashSizeCode(chipinfo0: UInt8) -> UInt8 { (chipinfo0 >> 4) & 7 }
 
     /// The SRAM size CHIPINFO1.SRAMSIZE gives, in bytes.
     static func ramSize(chipinfo1: UInt8) -> Int { (Int(chipinfo1 & 7) + 1) * 1024 }

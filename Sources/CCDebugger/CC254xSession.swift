@@ -23,7 +23,10 @@ public struct ChipIdentity: Sendable, Equatable {
     public var chipID: UInt8
     /// CHVER.
     public var revision: UInt8
-    /// Flash size from CHIPINFO0, bytes.
+    /// CHIPINFO0.FLASHSIZE as the chip reports it (0 when locked).
+    public var flashSizeCode: UInt8
+    /// The flash size that code means for the session's chip with this target ID, in bytes; 0
+    /// when none of its chips has the code.
     public var flashSize: Int
     /// RAM size from CHIPINFO1, bytes.
     public var ramSize: Int
@@ -293,7 +296,7 @@ public final class CC254xSession {
         try control(Frames.Request.reset, index: 1, .resettingIntoDebugMode)
         let status = try readStatus()
         if status & Frames.Status.debugLocked != 0 {
-            return ChipIdentity(chipID: 0, revision: 0, flashSize: 0, ramSize: 0, locked: true)
+            return ChipIdentity(chipID: 0, revision: 0, flashSizeCode: 0, flashSize: 0, ramSize: 0, locked: true)
         }
         guard status & Frames.Status.cpuHalted != 0 else { throw .targetNotResponding(status: status) }
         // Debug config 0x22 (DMA not paused) and DPTR0 selected; then CHIPINFO0/1, CHVER, CHIPID.
@@ -302,8 +305,10 @@ public final class CC254xSession {
                 + Self.readList([XREG.chipinfo0, XREG.chipinfo1, XREG.chver, XREG.chipid]),
             .identifying)
         let info = try input(4, .identifying)
+        let code = ChipInfo.flashSizeCode(chipinfo0: info[0])
+        let chip = chips.first { $0.debuggerTargetID == targetID && $0.flashSizeCode == code }
         return ChipIdentity(
-            chipID: info[3], revision: info[2], flashSize: (ChipInfo.flashKiB(chipinfo0: info[0]) ?? 0) * 1024,
+            chipID: info[3], revision: info[2], flashSizeCode: code, flashSize: chip?.flashSize ?? 0,
             ramSize: ChipInfo.ramSize(chipinfo1: info[1]), locked: false)
     }
 

@@ -104,8 +104,9 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The debugger or the chip failed once the chip erase had begun: the flash is erased, maybe
     /// partly written, or written and not verified.
     case flashChanged(DebuggerError)
-    /// The connected target is none of the session's chips (its ID, and the flash size it tells).
-    case unknownChip(targetID: UInt16, flashSize: Int)
+    /// The connected target is none of the session's chips (its ID, and the FLASHSIZE code it
+    /// tells).
+    case unknownChip(targetID: UInt16, flashSizeCode: UInt8)
     /// `.preserve` on a debug-locked chip: the lock hides the address.
     case cannotPreserveOnLockedChip
 
@@ -114,9 +115,9 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .plan(let error): return error.description
         case .debugger(let error), .flashChanged(let error): return error.description
-        case .unknownChip(let targetID, let flashSize):
+        case .unknownChip(let targetID, let code):
             return
-                "the target (ID \(HexText.address(targetID)), \(flashSize / 1024) KiB) is not in boards/chips.json"
+                "the target (ID \(HexText.address(targetID)), CHIPINFO0.FLASHSIZE \(code)) is none of the chips of boards/chips.json"
         case .cannotPreserveOnLockedChip:
             return "the target is locked, so its secondary address cannot be read to preserve it"
         }
@@ -143,13 +144,15 @@ public struct FlashProgrammer {
     ) throws(FlashError) -> FlashResult {
         let candidates = session.chips.filter { $0.debuggerTargetID == targetID }
         guard identity.locked else {
-            guard let chip = candidates.first(where: { $0.flashSize == identity.flashSize }) else {
-                throw .unknownChip(targetID: targetID, flashSize: identity.flashSize)
+            guard let chip = candidates.first(where: { $0.flashSizeCode == identity.flashSizeCode }) else {
+                throw .unknownChip(targetID: targetID, flashSizeCode: identity.flashSizeCode)
             }
             return try flash(image, chip: chip, options: options, events: events)
         }
         if options.secondaryAddress == .preserve { throw .cannotPreserveOnLockedChip }
-        guard !candidates.isEmpty else { throw .unknownChip(targetID: targetID, flashSize: identity.flashSize) }
+        guard !candidates.isEmpty else {
+            throw .unknownChip(targetID: targetID, flashSizeCode: identity.flashSizeCode)
+        }
         // The image must fit one of the chips it could be before the erase destroys anything;
         // when it fits none, the largest one's reason is the one to tell.
         var planError: FlashError?
@@ -166,8 +169,8 @@ public struct FlashProgrammer {
             unlocked = try session.chipErase(targetID: targetID) { events(.erasing($0)) }
         } catch { throw .flashChanged(error) }
         events(.erased)
-        guard let chip = candidates.first(where: { $0.flashSize == unlocked.flashSize }) else {
-            throw .unknownChip(targetID: targetID, flashSize: unlocked.flashSize)
+        guard let chip = candidates.first(where: { $0.flashSizeCode == unlocked.flashSizeCode }) else {
+            throw .unknownChip(targetID: targetID, flashSizeCode: unlocked.flashSizeCode)
         }
         return try flash(image, chip: chip, options: options, erased: true, unlockedByErase: true, events: events)
     }

@@ -49,6 +49,12 @@ public final class EmulatedCC2541: Sendable {
         get { model.withLock { $0.stuckAtZero } }
         set { model.withLock { $0.stuckAtZero = newValue } }
     }
+    /// The CHIPINFO0.FLASHSIZE code the chip reports (set it to model a part ccbeacon does not
+    /// know).
+    public var flashSizeCode: UInt8 {
+        get { model.withLock { $0.flashSizeCode } }
+        set { model.withLock { $0.flashSizeCode = newValue } }
+    }
     /// Polls a chip erase or a flash write stays busy, so hosts must poll.
     public var busyPolls: Int {
         get { model.withLock { $0.busyPolls } }
@@ -75,6 +81,8 @@ public final class EmulatedCC2541: Sendable {
 struct CC2541Model: Sendable {
     /// Flash size in bytes.
     let flashSize: Int
+    /// CHIPINFO0.FLASHSIZE.
+    var flashSizeCode: UInt8
     /// Flash contents (0xFF = erased).
     var flash: [UInt8]
     /// The 2 KiB information page (read-only to the debugger).
@@ -128,6 +136,8 @@ struct CC2541Model: Sendable {
     /// A blank (erased) chip with `ieee` as its factory address (MSB first, as printed).
     init(flashSize: Int = 256 * 1024, ieee: [UInt8] = [0x00, 0x12, 0x4B, 0x00, 0x25, 0x41]) {
         self.flashSize = flashSize
+        // SWRU191's CHIPINFO0 codes for the CC254x: 1 32 KB, 2 64 KB, 3 128 KB, 4 256 KB.
+        flashSizeCode = [32: 1, 64: 2, 128: 3, 256: 4][flashSize / 1024] ?? 0
         flash = [UInt8](repeating: 0xFF, count: flashSize)
         infoPage = [UInt8](repeating: 0xFF, count: 0x800)
         for (offset, byte) in ieee.reversed().enumerated() { infoPage[0x0E + offset] = byte }
@@ -292,7 +302,7 @@ struct CC2541Model: Sendable {
         case 0x6270: return readFCTL()
         case 0x6271: return UInt8(faddr & 0xFF)
         case 0x6272: return UInt8((faddr >> 8) & 0xFF)
-        case 0x6276: return flashSize == 256 * 1024 ? 0x40 : 0x30  // FLASHSIZE 4 = 256 KB, 3 = 128 KB
+        case 0x6276: return flashSizeCode << 4  // CHIPINFO0: FLASHSIZE in bits 6..4, no USB
         case 0x6277: return 0x07  // 8 KB SRAM
         case 0x7080..<0x7100: return readSFR(UInt8(address - 0x7000))
         case 0x7800..<0x8000: return infoPage[address - 0x7800]

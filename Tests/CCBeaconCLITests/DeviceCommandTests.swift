@@ -201,6 +201,29 @@ struct DeviceCommandTests {
         #expect(provider.debuggers[0].chip!.flash[0] == 0x12, "the chip was not erased")
     }
 
+    /// The chip's size comes from CHIPINFO0.FLASHSIZE through boards/chips.json: a chip whose code
+    /// no chip there has (here 2, a 64 KiB part) is named by its code and refused before it is
+    /// touched; a 128 KiB part (code 3) is the CC2541F128 and gets its own size.
+    @Test func theFlashSizeCodeIsLookedUpInTheChipData() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try Self.station(scratch)
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip!.flashSizeCode = 2
+        provider.debuggers[0].chip!.flash[0] = 0x12
+        let run = ToolRun(["flash", image], debuggers: provider)
+        #expect(run.status == 1, "\(run.diagnostics)")
+        #expect(
+            run.diagnostics.contains(
+                "the target (ID 0x2541, CHIPINFO0.FLASHSIZE 2) is none of the chips of boards/chips.json"),
+            "\(run.diagnostics)")
+        #expect(provider.debuggers[0].chip!.flash[0] == 0x12, "the chip was not erased")
+        let small = EmulatorProvider()
+        small.debuggers[0].chip = EmulatedCC2541(flashSize: 128 * 1024)
+        let info = ToolRun(["info"], debuggers: small)
+        #expect(info.output.contains("target: CC2541F128") && info.output.contains("flash: 128 KiB"), "\(info.output)")
+    }
+
     /// A debugger lost once the chip erase has begun leaves the chip's flash changed, and the
     /// user is told so, whatever step it was (here: right after the erase, while reconnecting).
     @Test(arguments: [14, 16, 18, 30])

@@ -41,7 +41,11 @@ struct ProgrammerTests {
         let state = try session.open()
         #expect(state == DebuggerState(targetID: 0x2541, firmwareID: 0x05CC, firmwareRevision: 0x0044))
         let chip = try session.connect(targetID: state.targetID)
-        #expect(chip == ChipIdentity(chipID: 0x41, revision: 0x13, flashSize: 256 * 1024, ramSize: 8192, locked: false))
+        #expect(
+            chip
+                == ChipIdentity(
+                    chipID: 0x41, revision: 0x13, flashSizeCode: 4, flashSize: 256 * 1024, ramSize: 8192, locked: false)
+        )
         #expect(try session.primaryAddress(chip: cc2541) == [0x00, 0x12, 0x4B, 0x00, 0x25, 0x41])
     }
 

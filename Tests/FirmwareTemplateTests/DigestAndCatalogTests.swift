@@ -76,7 +76,7 @@ struct BoardCatalogTests {
 
     static let goodChips = """
         {"format": 1, "chips": [{"name": "CC2541F256", "family": "CC2541", "chipId": "0x41", "debuggerTargetId": "0x2541",
-        "flashSize": "0x40000", "pageSize": 2048, "ramSize": 8192, "primaryAddress": {"xdata": "0x780E", "length": 6},
+        "flashSize": "0x40000", "flashSizeCode": 4, "pageSize": 2048, "ramSize": 8192, "primaryAddress": {"xdata": "0x780E", "length": 6},
         "secondaryAddress": {"address": "0x3FFEA", "length": 6}, "lockBits": {"address": "0x3FFF0", "length": 16},
         "nvPages": {"first": 125, "count": 2}}]}
         """
@@ -137,5 +137,22 @@ struct BoardCatalogTests {
             (error as? DataFileError)?.message == "must lie below the last page (page 127)"
         }
         #expect(throws: DataFileError.self) { try BoardCatalog.load(files: [], directory: "boards") }
+    }
+
+    /// The debugger tells chips apart by target ID and CHIPINFO0.FLASHSIZE code: a second chip
+    /// alike in both could never be chosen, so the file is refused.
+    @Test func twoChipsADebuggerCannotTellApartAreRefused() throws {
+        let chip = try #require(Self.goodChips.firstRange(of: "{\"name\"")).lowerBound
+        let object = String(Self.goodChips[chip...].dropLast(2))
+        let twin = object.replacingOccurrences(of: "CC2541F256", with: "CC2541X")
+        let twins = Self.goodChips.replacingOccurrences(of: object, with: object + ", " + twin)
+        #expect { try Self.load(chips: twins, boards: [:]) } throws: { error in
+            (error as? DataFileError)?.message
+                == "chip CC2541X has the debugger target ID and FLASHSIZE code of CC2541F256; a debugger could not tell them apart"
+        }
+        let distinct = twins.replacingOccurrences(
+            of: "\"CC2541X\", \"family\": \"CC2541\", \"chipId\": \"0x41\", \"debuggerTargetId\": \"0x2541\"",
+            with: "\"CC2541X\", \"family\": \"CC2541\", \"chipId\": \"0x41\", \"debuggerTargetId\": \"0x2542\"")
+        #expect(try Self.load(chips: distinct, boards: [:]).chips.count == 2)
     }
 }
