@@ -139,11 +139,7 @@ public enum UsageTerm: Sendable, Equatable {
 }
 
 /// A command's grammar and help text: the table the parser, `--help` and the usage lines all read.
-public struct CommandSpec: Sendable {
-    /// The word after `ccbeacon`.
-    public var name: String
-    /// One line for the command list.
-    public var summary: String
+public struct CommandTable: Sendable {
     /// Longer help shown by `help COMMAND` and `COMMAND --help`.
     public var details: String
     /// Options, in the order help and the usage line list them.
@@ -159,14 +155,11 @@ public struct CommandSpec: Sendable {
     /// (say, `--address` for a whole batch).
     public var refusedOptions: [String: String]
 
-    /// Creates a command spec.
+    /// Creates a table.
     public init(
-        name: String, summary: String, details: String, options: [OptionSpec],
-        positionals: [PositionalSpec] = [], groups: [OptionGroup] = [], forms: [[UsageTerm]] = [],
-        refusedOptions: [String: String] = [:]
+        details: String, options: [OptionSpec], positionals: [PositionalSpec] = [], groups: [OptionGroup] = [],
+        forms: [[UsageTerm]] = [], refusedOptions: [String: String] = [:]
     ) {
-        self.name = name
-        self.summary = summary
         self.details = details
         self.options = options
         self.positionals = positionals
@@ -174,6 +167,51 @@ public struct CommandSpec: Sendable {
         self.forms = forms
         self.refusedOptions = refusedOptions
     }
+}
+
+/// A command's name and summary, and its table, which is built the first time something needs it
+/// (the parser, `--help`, the usage line): a run builds only its own command's table.
+public struct CommandSpec: Sendable {
+    /// The word after `ccbeacon`.
+    public var name: String
+    /// One line for the command list.
+    public var summary: String
+    /// The options, positionals and help, made on first use (a command's `static let` table).
+    let makeTable: @Sendable () -> CommandTable
+
+    /// A command whose table `table` returns.
+    public init(name: String, summary: String, table: @escaping @Sendable () -> CommandTable) {
+        self.name = name
+        self.summary = summary
+        makeTable = table
+    }
+
+    /// A command with its table given at once.
+    public init(
+        name: String, summary: String, details: String, options: [OptionSpec],
+        positionals: [PositionalSpec] = [], groups: [OptionGroup] = [], forms: [[UsageTerm]] = [],
+        refusedOptions: [String: String] = [:]
+    ) {
+        let table = CommandTable(
+            details: details, options: options, positionals: positionals, groups: groups, forms: forms,
+            refusedOptions: refusedOptions)
+        self.init(name: name, summary: summary) { table }
+    }
+
+    /// The table.
+    public var table: CommandTable { makeTable() }
+    /// Longer help shown by `help COMMAND` and `COMMAND --help`.
+    public var details: String { table.details }
+    /// Options, in the order help and the usage line list them.
+    public var options: [OptionSpec] { table.options }
+    /// Positional arguments, in order.
+    public var positionals: [PositionalSpec] { table.positionals }
+    /// Options of which at most one may be given.
+    public var groups: [OptionGroup] { table.groups }
+    /// Hand-arranged usage lines (see `CommandTable.forms`).
+    public var forms: [[UsageTerm]] { table.forms }
+    /// Options refused on purpose (see `CommandTable.refusedOptions`).
+    public var refusedOptions: [String: String] { table.refusedOptions }
 
     /// How many positional arguments must be given.
     var requiredPositionals: Int { positionals.filter(\.isRequired).count }

@@ -5,8 +5,8 @@ import StructuredText
 
 /// `ccbeacon boards`: the bundled boards and their chips.
 enum BoardsCommand {
-    static let spec = CommandSpec(
-        name: "boards", summary: "list the supported boards and modules",
+    static let spec = CommandSpec(name: "boards", summary: "list the supported boards and modules") { table }
+    static let table = CommandTable(
         details: """
             Lists every board file of the bundled boards/ folder: its name (for --board), the chip it
             carries, how it is debugged, and the template generate uses for it by default.
@@ -42,8 +42,8 @@ enum BoardsCommand {
 
 /// `ccbeacon templates`: bundled and user templates, each checked.
 enum TemplatesCommand {
-    static let spec = CommandSpec(
-        name: "templates", summary: "list the firmware templates",
+    static let spec = CommandSpec(name: "templates", summary: "list the firmware templates") { table }
+    static let table = CommandTable(
         details: """
             Lists the templates in the user folders (--templates DIR, then $CCBEACON_TEMPLATES) and the
             bundled firmware-templates/ folder. Each one is loaded and checked (image sha256,
@@ -104,7 +104,9 @@ enum TemplatesCommand {
 /// `ccbeacon template import`: turn a firmware image into a template.
 enum TemplateImportCommand {
     static let spec = CommandSpec(
-        name: "template import", summary: "make a template from a firmware image with an iBeacon block",
+        name: "template import", summary: "make a template from a firmware image with an iBeacon block"
+    ) { table }
+    static let table = CommandTable(
         details: """
             Searches the image's memory (not its text) for the iBeacon advertising block: the 30 bytes
             02 01 xx 1A FF 4C 00 02 15 + UUID, major, minor, power, or the 27-byte manufacturer AD

@@ -7,8 +7,10 @@ import StructuredText
 
 /// `ccbeacon inspect`: what beacon payloads an image carries.
 enum InspectCommand {
-    static let spec = CommandSpec(
-        name: "inspect", summary: "find and decode every beacon payload in an image",
+    static let spec = CommandSpec(name: "inspect", summary: "find and decode every beacon payload in an image") {
+        table
+    }
+    static let table = CommandTable(
         details: """
             Searches the image's memory for iBeacon, AltBeacon and Eddystone payloads and prints each
             with its address. It also reports an OAD header and whether its CRC holds. With
@@ -147,7 +149,9 @@ enum InspectCommand {
 /// `ccbeacon verify`: exit 0 only if the image carries exactly this identity.
 enum VerifyCommand {
     static let spec = CommandSpec(
-        name: "verify", summary: "check that an image carries exactly one identity (the CI gate)",
+        name: "verify", summary: "check that an image carries exactly one identity (the CI gate)"
+    ) { table }
+    static let table = CommandTable(
         details: """
             With --template (or --board): the identity at the template's payload address must match,
             the payload header must be the template's, every other byte must equal the template, and

@@ -3,9 +3,10 @@ import IntelHex
 
 /// `ccbeacon convert`: HEX ↔ .bin, and HEX re-emit with a chosen record length, range or fill.
 enum ConvertCommand {
-    static let spec = CommandSpec(
-        name: "convert",
-        summary: "convert between Intel HEX and .bin, crop, fill, re-emit",
+    static let spec = CommandSpec(name: "convert", summary: "convert between Intel HEX and .bin, crop, fill, re-emit") {
+        table
+    }
+    static let table = CommandTable(
         details: """
             Formats follow the file extensions (.hex, .ihx, .ihex for Intel HEX; .bin for raw binary).
 

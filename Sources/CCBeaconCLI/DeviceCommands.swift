@@ -134,8 +134,10 @@ enum DeviceSupport {
 
 /// `ccbeacon devices`.
 enum DevicesCommand {
-    static let spec = CommandSpec(
-        name: "devices", summary: "list the attached CC Debuggers and the chips they see",
+    static let spec = CommandSpec(name: "devices", summary: "list the attached CC Debuggers and the chips they see") {
+        table
+    }
+    static let table = CommandTable(
         details: """
             Lists every \(DebuggerModel.listed)
             with its --device selector (BUS:ADDRESS), serial number, firmware and the target it detects.
@@ -188,7 +190,9 @@ enum DevicesCommand {
 /// `ccbeacon info`.
 enum InfoCommand {
     static let spec = CommandSpec(
-        name: "info", summary: "identify the target chip: ID, flash, lock state, IEEE addresses",
+        name: "info", summary: "identify the target chip: ID, flash, lock state, IEEE addresses"
+    ) { table }
+    static let table = CommandTable(
         details: """
             Resets the target into debug mode and reports the chip ID and revision, flash and RAM size,
             whether the debug interface is locked, the factory (primary) IEEE address from the info
@@ -243,8 +247,8 @@ enum InfoCommand {
 
 /// `ccbeacon erase`.
 enum EraseCommand {
-    static let spec = CommandSpec(
-        name: "erase", summary: "erase the whole chip (also clears the lock bits)",
+    static let spec = CommandSpec(name: "erase", summary: "erase the whole chip (also clears the lock bits)") { table }
+    static let table = CommandTable(
         details: """
             Resets the target into debug mode, runs a chip erase, waits for it (at most 8 s) and checks
             that the chip is unlocked afterwards. Everything in flash is gone, including the secondary
@@ -270,8 +274,8 @@ enum EraseCommand {
 
 /// `ccbeacon flash`.
 enum FlashCommand {
-    static let spec = CommandSpec(
-        name: "flash", summary: "erase, program, verify and start a chip",
+    static let spec = CommandSpec(name: "flash", summary: "erase, program, verify and start a chip") { table }
+    static let table = CommandTable(
         details: """
             Chip erase, then the image's 1 KiB blocks (blocks that are all 0xFF are skipped: erased
             flash already reads so), then verification: by the chip's own CRC unit (default, fast), by
@@ -398,8 +402,8 @@ enum FlashCommand {
 
 /// `ccbeacon read`.
 enum ReadCommand {
-    static let spec = CommandSpec(
-        name: "read", summary: "read the chip's flash to a HEX or .bin file",
+    static let spec = CommandSpec(name: "read", summary: "read the chip's flash to a HEX or .bin file") { table }
+    static let table = CommandTable(
         details: """
             Reads the whole flash (all banks; or --range, END exclusive) and writes it as Intel HEX
             (16-byte records, 04 records per 64 KiB) or as a flat binary.

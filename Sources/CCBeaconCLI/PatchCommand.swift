@@ -3,8 +3,9 @@ import IntelHex
 /// `ccbeacon patch`: change bytes in a HEX file and keep every other line exactly.
 enum PatchCommand {
     static let spec = CommandSpec(
-        name: "patch",
-        summary: "change bytes in a HEX file, rewriting only the records that hold them",
+        name: "patch", summary: "change bytes in a HEX file, rewriting only the records that hold them"
+    ) { table }
+    static let table = CommandTable(
         details: """
             Writes the bytes at ADDR and rewrites only the records that hold a changed byte (their data
             digits and checksum). Everything else stays byte for byte: line endings, digit case, record

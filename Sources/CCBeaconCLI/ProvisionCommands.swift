@@ -90,7 +90,9 @@ func ledgerHint(_ problem: LedgerFileProblem, path: String) -> String {
 /// `ccbeacon provision`.
 enum ProvisionCommand {
     static let spec = CommandSpec(
-        name: "provision", summary: "burn a station list into chips, one after another, with a ledger",
+        name: "provision", summary: "burn a station list into chips, one after another, with a ledger"
+    ) { table }
+    static let table = CommandTable(
         details: """
             Checks the list and the template, records the stations in the ledger (an SQLite file,
             default provisioning.sqlite beside the list), then on every selected debugger in parallel:
@@ -509,8 +511,10 @@ enum LedgerCommand {
         case csv, json
     }
 
-    static let showSpec = CommandSpec(
-        name: "ledger show", summary: "progress of a station list: done, held, pending",
+    static let showSpec = CommandSpec(name: "ledger show", summary: "progress of a station list: done, held, pending") {
+        showTable
+    }
+    static let showTable = CommandTable(
         details: """
             Lists every station of the ledger with its state: done (chip and time), held (interrupted
             on a chip), pending (with the last failure, if any). The ledger is only read: it may be a
@@ -522,7 +526,9 @@ enum LedgerCommand {
         options: [ledger.spec, Options.json.spec])
 
     static let exportSpec = CommandSpec(
-        name: "ledger export", summary: "the registry of burned stations as CSV or JSON",
+        name: "ledger export", summary: "the registry of burned stations as CSV or JSON"
+    ) { exportTable }
+    static let exportTable = CommandTable(
         details: """
             One row per verified station: name, UUID, major, minor, power, chip IEEE address, debugger,
             time, advertiser address, and which flash bytes were read back to verify it (readBack,
@@ -538,7 +544,9 @@ enum LedgerCommand {
         options: [ledger.spec, format.spec, output.spec])
 
     static let checkSpec = CommandSpec(
-        name: "ledger check", summary: "check a ledger's integrity and promises without trusting its indexes",
+        name: "ledger check", summary: "check a ledger's integrity and promises without trusting its indexes"
+    ) { checkTable }
+    static let checkTable = CommandTable(
         details: """
             Runs SQLite's full integrity check and the ledger's own invariants, each by a query that
             scans the tables instead of asking the indexes that enforce them: at most one verified

@@ -6,8 +6,8 @@ import Storage
 
 /// `ccbeacon generate`: one station image.
 enum GenerateCommand {
-    static let spec = CommandSpec(
-        name: "generate", summary: "make one station's image from a template",
+    static let spec = CommandSpec(name: "generate", summary: "make one station's image from a template") { table }
+    static let table = CommandTable(
         details: """
             Checks the template (image sha256, placeholder bytes) and patches the identity into it.
             OUT.hex differs from the template only in the records that hold the payload (and the OAD
@@ -65,8 +65,8 @@ enum GenerateCommand {
 
 /// `ccbeacon batch`: one image per station of a list.
 enum BatchCommand {
-    static let spec = CommandSpec(
-        name: "batch", summary: "make an image for every station of a list",
+    static let spec = CommandSpec(name: "batch", summary: "make an image for every station of a list") { table }
+    static let table = CommandTable(
         details: """
             The list is a CSV with a header row name,uuid,major,minor[,power][,address][,note]
             (columns in any order, power defaults to -59) or a JSON array of objects with those
