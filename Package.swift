@@ -22,7 +22,9 @@ let package = Package(
         .target(name: "StructuredText", swiftSettings: strictSettings),
         .target(name: "Storage", swiftSettings: strictSettings),
         // Leaf data: checksums, and the chip and board facts every layer reads.
-        .target(name: "Checksums", swiftSettings: strictSettings),
+        // SHA-256 with the x86 SHA extensions when the processor has them (C: intrinsics).
+        .target(name: "CSHA256"),
+        .target(name: "Checksums", dependencies: ["CSHA256"], swiftSettings: strictSettings),
         .target(name: "BoardSupport", dependencies: ["StructuredText", "HexText"], swiftSettings: strictSettings),
         .target(
             name: "FirmwareTemplate",

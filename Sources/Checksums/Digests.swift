@@ -1,3 +1,5 @@
+import CSHA256
+
 /// SHA-256 (FIPS 180-4), for naming firmware images by content. Written here because the toolchain
 /// on Linux offers none without full Foundation or an outside package.
 public struct SHA256: Sendable {
@@ -17,9 +19,21 @@ public struct SHA256: Sendable {
     ]
     private var buffer: [UInt8] = []
     private var length: UInt64 = 0
+    /// Whether blocks go through the processor's SHA instructions (`CSHA256`) rather than the
+    /// Swift rounds below; both give the same digest, the tests check it.
+    let accelerated: Bool
+
+    /// Whether this processor has the SHA instructions, asked once.
+    static let hardwareAcceleration = ccbeacon_sha256_accelerated() != 0
 
     /// A fresh hash.
-    public init() { buffer.reserveCapacity(64) }
+    public init() { self.init(accelerated: Self.hardwareAcceleration) }
+
+    /// A fresh hash that uses the SHA instructions only when `accelerated` (and they exist).
+    init(accelerated: Bool) {
+        self.accelerated = accelerated && Self.hardwareAcceleration
+        buffer.reserveCapacity(64)
+    }
 
     /// The digest of `bytes` in one call.
     public static func hash(_ bytes: [UInt8]) -> [UInt8] {
@@ -76,6 +90,14 @@ public struct SHA256: Sendable {
     /// stays in locals across blocks, the schedule is a 16-word ring on the stack, and the round
     /// constants are read through a pointer: no allocation or bounds check per block.
     private mutating func compress(_ start: UnsafePointer<UInt8>, blocks: Int) {
+        if accelerated {
+            state.withUnsafeMutableBufferPointer { state in
+                Self.roundConstants.withUnsafeBufferPointer { constants in
+                    ccbeacon_sha256_compress_accelerated(state.baseAddress!, start, blocks, constants.baseAddress!)
+                }
+            }
+            return
+        }
         var (h0, h1, h2, h3) = (state[0], state[1], state[2], state[3])
         var (h4, h5, h6, h7) = (state[4], state[5], state[6], state[7])
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 16) { w in

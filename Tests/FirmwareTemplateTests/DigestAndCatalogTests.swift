@@ -1,9 +1,9 @@
 import BoardSupport
-import Checksums
 import StructuredText
 import TestSupport
 import Testing
 
+@testable import Checksums
 @testable import FirmwareTemplate
 
 struct DigestTests {
@@ -21,6 +21,36 @@ struct DigestTests {
     ])
     func sha256KnownAnswers(message: String, digest: String) {
         #expect(SHA256.hexDigest(Array(message.utf8)) == digest)
+        // The Swift rounds, whatever the processor has.
+        var portable = SHA256(accelerated: false)
+        portable.update(Array(message.utf8))
+        #expect(portable.finalize().map { String(format: "%02x", $0) }.joined() == digest)
+    }
+
+    /// The processor's SHA instructions (where there are any) and the Swift rounds give the same
+    /// digest for every length around the block and padding edges and for long, many-block inputs,
+    /// fed in one piece and in odd pieces.
+    @Test func sha256AcceleratedAndPortableAgree() {
+        var generator = SeededGenerator(seed: 2541, stream: 0)
+        let data = (0..<20_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        for length in Array(0...200) + [511, 512, 513, 4_095, 4_096, 19_999, 20_000] {
+            let message = Array(data.prefix(length))
+            var fast = SHA256()
+            var portable = SHA256(accelerated: false)
+            for chunk in stride(from: 0, to: length, by: 97) {
+                let piece = Array(message[chunk..<min(chunk + 97, length)])
+                fast.update(piece)
+                portable.update(piece)
+            }
+            #expect(fast.finalize() == portable.finalize(), "length \(length)")
+        }
+    }
+
+    /// On a processor with the SHA extensions the fast path is the one taken (so the comparison
+    /// above compares two implementations, not one with itself).
+    @Test(.enabled(if: SHA256.hardwareAcceleration)) func sha256UsesTheProcessorsInstructions() {
+        #expect(SHA256().accelerated)
+        #expect(!SHA256(accelerated: false).accelerated)
     }
 
     @Test func sha256StreamingMatchesOneShotAtEveryBlockEdge() {
