@@ -61,6 +61,30 @@ def run_command(argv):
     return elapsed, int(stderr.strip().rsplit("maxrss=", 1)[1])
 
 
+def run_plain(argv):
+    """Wall time in ms of one process started directly (no /usr/bin/time in between, whose own
+    start would be added to every tool alike and shrink the ratios)."""
+    start = time.perf_counter()
+    process = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    elapsed = (time.perf_counter() - start) * 1000
+    if process.returncode != 0:
+        again = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        raise RuntimeError("%s failed: %s" % (argv[0], again.stderr.decode()))
+    return elapsed
+
+
+def interleaved(commands):
+    """Times in ms per command: one warm-up each, then RUNS rounds that run every command once in
+    turn, so a slow moment of the shared machine falls on all tools alike."""
+    for argv in commands.values():
+        run_plain(argv)
+    times = {name: [] for name in commands}
+    for _ in range(RUNS):
+        for name, argv in commands.items():
+            times[name].append(run_plain(argv))
+    return times
+
+
 def changed_lines(before, after):
     """Lines removed plus lines added, ignoring order and line endings (as in hex-tools.md)."""
     a = [line.rstrip("\r") for line in open(before, newline="").read().split("\n") if line.strip()]
@@ -120,15 +144,14 @@ def bench_image(label, path, preferred, work):
                      path, hex(address), payload.hex(), outputs["intelhex"]],
     }
     command_results = {}
+    command_times = interleaved(commands)
     for name, argv in commands.items():
-        run_command(argv)  # warm-up
-        samples = [run_command(argv) for _ in range(RUNS)]
-        times = [s[0] for s in samples]
+        times = command_times[name]
         got = IntelHex(outputs[name]).todict()
         got.pop("start_addr", None)
         command_results[name] = {
             "median_ms": statistics.median(times), "min_ms": min(times),
-            "maxrss_kb": max(s[1] for s in samples), "correct": got == expected_dict,
+            "maxrss_kb": max(run_command(argv)[1] for _ in range(3)), "correct": got == expected_dict,
             "changed_lines": changed_lines(path, outputs[name]),
         }
 
@@ -145,9 +168,12 @@ def bench_image(label, path, preferred, work):
                      path, convert_outputs["intelhex"]],
     }
     convert_results = {}
+    # ccbeacon's own start (no file touched) is timed in the same rounds: what is left of a
+    # convert above it is the reading, writing and fsync.
+    convert_times = interleaved({**convert_commands, "start": [CCBEACON, "--version"]})
+    convert_start_ms = statistics.median(convert_times["start"])
     for name, argv in convert_commands.items():
-        run_command(argv)  # warm-up
-        times = [run_command(argv)[0] for _ in range(RUNS)]
+        times = convert_times[name]
         got = IntelHex(convert_outputs[name]).todict()
         got.pop("start_addr", None)
         convert_results[name] = {"median_ms": statistics.median(times), "correct": got == original}
@@ -157,7 +183,7 @@ def bench_image(label, path, preferred, work):
     inproc_intelhex = intelhex_inprocess(path, address, payload, os.path.join(work, label + "-intelhex-inproc.hex"))
     return {
         "label": label, "file": os.path.basename(path), "size": os.path.getsize(path), "address": hex(address),
-        "commands": command_results, "convert": convert_results,
+        "commands": command_results, "convert": convert_results, "start_ms": convert_start_ms,
         "inprocess": {"ccbeacon": inproc_ccbeacon, "intelhex": inproc_intelhex},
     }
 
@@ -175,7 +201,8 @@ def report(results):
             out.append("| %s | %s | %.2f | %.3f | %.2f | %.2f | %s |" % (
                 r["label"], name, m["parse_ms"], m["patch_ms"], m["write_ms"], m["total_ms"], ratio))
         out.append("| %s | ccbeacon full re-emit (HexWriter) | | | %.2f | | |" % (r["label"], c["rewrite_ms"]))
-    out.append("\nWhole commands (fresh process each run; peak RSS = max resident set of the process):\n")
+    out.append("\nWhole commands (fresh process each run, the tools in turn each round; peak RSS = max resident set"
+               " of the process, from separate runs under /usr/bin/time):\n")
     out.append("| image | tool | median | min | vs ccbeacon | peak RSS (MiB) | output correct | lines changed |")
     out.append("|---|---|---|---|---|---|---|---|")
     for r in results:
@@ -186,15 +213,16 @@ def report(results):
                 "1.0" if name == "ccbeacon" else "%.1fx slower" % (m["median_ms"] / base),
                 m["maxrss_kb"] / 1024, "yes" if m["correct"] else "NO", m["changed_lines"]))
     out.append("\nHEX read + write (`ccbeacon convert IN.hex -o OUT.hex`, whole process, ccbeacon's write fsynced):\n")
-    out.append("| image | ccbeacon | srec_cat | intelhex | ccbeacon in memory: parse, write |")
-    out.append("|---|---|---|---|---|")
+    out.append("| image | ccbeacon | srec_cat | intelhex | ccbeacon in memory: parse, write | ccbeacon start alone |")
+    out.append("|---|---|---|---|---|---|")
     for r in results:
         c = r["convert"]
         base = c["ccbeacon"]["median_ms"]
         m = r["inprocess"]["ccbeacon"]
-        out.append("| %s | %.1f ms | %.1f ms (**%.1fx**) | %.1f ms (**%.1fx**) | %.0f MB/s, %.0f MB/s |" % (
+        out.append("| %s | %.1f ms | %.1f ms (**%.1fx**) | %.1f ms (**%.1fx**) | %.0f MB/s, %.0f MB/s | %.1f ms |" % (
             r["label"], base, c["srec_cat"]["median_ms"], c["srec_cat"]["median_ms"] / base,
-            c["intelhex"]["median_ms"], c["intelhex"]["median_ms"] / base, m["parse_mb_s"], m["write_mb_s"]))
+            c["intelhex"]["median_ms"], c["intelhex"]["median_ms"] / base, m["parse_mb_s"], m["write_mb_s"],
+            r["start_ms"]))
     return "\n".join(out)
 
 
