@@ -95,7 +95,8 @@ public struct Chip: Sendable, Equatable {
         let chipID = UInt8(try object.integer("chipId", in: 0...0xFF))
         let targetID = UInt16(try object.integer("debuggerTargetId", in: 0...0xFFFF))
         let flashSize = try object.integer("flashSize", in: 1024...(1 << 20))
-        let flashSizeCode = UInt8(try object.integer("flashSizeCode", in: 0...7))
+        // 0 is what a debug-locked chip reports: no chip can be told by it.
+        let flashSizeCode = UInt8(try object.integer("flashSizeCode", in: 1...7))
         let pageSize = try object.integer("pageSize", in: 256...(1 << 16))
         let ramSize = try object.integer("ramSize", in: 256...(1 << 16))
         var primary = try object.object("primaryAddress")
@@ -233,7 +234,7 @@ public struct BoardCatalog: Sendable {
                 $0.debuggerTargetID == chip.debuggerTargetID && $0.flashSizeCode == chip.flashSizeCode
             }) {
                 throw DataFileError(
-                    file: chipsPath, line: node.line, column: node.column, keyPath: "chips[\(index)].flashSizeCode",
+                    file: chipsPath, line: node.line, column: node.column, keyPath: "chips[\(index)]",
                     message:
                         "chip \(chip.name) has the debugger target ID and FLASHSIZE code of \(twin.name); a debugger could not tell them apart"
                 )

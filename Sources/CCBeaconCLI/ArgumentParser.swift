@@ -406,6 +406,7 @@ public enum ArgumentParser {
                 continue
             }
             if argument == "-h" || argument == "--help" { return .success(.help(command: spec.name)) }
+            if argument.hasPrefix("--help=") { return fail("option '--help' takes no value") }
             var name = argument
             var inlineValue: String?
             if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
@@ -426,8 +427,16 @@ public enum ArgumentParser {
                 if let inlineValue {
                     parsed.values[option.name] = inlineValue
                 } else if index < arguments.count {
-                    // The next word is the value even if it starts with '-' (e.g. --power -59).
-                    parsed.values[option.name] = arguments[index]
+                    // The next word is the value even if it starts with '-' (e.g. --power -59),
+                    // unless it is one of this command's options: `--ledger --yes` forgot the
+                    // ledger's name, and taking `--yes` for it would open another ledger.
+                    let next = arguments[index]
+                    if isOption(next, of: spec) {
+                        return fail(
+                            "option '\(name)' needs a value (\(option.name) \(valueName)), and '\(next)' is an option; to give that text as the value, write \(option.name)=\(next)"
+                        )
+                    }
+                    parsed.values[option.name] = next
                     index += 1
                 } else {
                     return fail("option '\(name)' needs a value (\(option.name) \(valueName))")
@@ -453,6 +462,14 @@ public enum ArgumentParser {
             if present.isEmpty, group.isRequired { return fail(group.missing) }
         }
         return .success(.run(parsed))
+    }
+
+    /// Whether `word` names one of `spec`'s options or help (`--name`, `-o`, `--name=…`).
+    static func isOption(_ word: String, of spec: CommandSpec) -> Bool {
+        guard word.hasPrefix("-"), word != "-" else { return false }
+        let name = word.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+        if word == "-h" || name == "--help" { return true }
+        return spec.options.contains { $0.name == name || $0.short == word }
     }
 
     /// ` (did you mean 'x'?)` when one candidate is within two edits, else empty.

@@ -137,10 +137,11 @@ public enum CommandLineTool {
             [option.short, option.name].compactMap { $0 }.joined(separator: ", ")
                 + (option.valueName.map { " \($0)" } ?? "")
         }
-        let width = (labels.map(\.count).max() ?? 0) + 2
-        let options = zip(labels, spec.options).map { label, option in
-            "  " + padded(label, to: width) + option.help
-        }
+        let helpLabel = "-h, --help"
+        let width = ((labels + [helpLabel]).map(\.count).max() ?? 0) + 2
+        let options =
+            zip(labels, spec.options).map { label, option in "  " + padded(label, to: width) + option.help }
+            + ["  " + padded(helpLabel, to: width) + "show this help"]
         return """
             ccbeacon \(spec.name): \(spec.summary)
 
@@ -150,7 +151,6 @@ public enum CommandLineTool {
 
             options:
             \(options.joined(separator: "\n"))
-              -h, --help\(String(repeating: " ", count: max(2, width - 10)))show this help
 
             """
     }

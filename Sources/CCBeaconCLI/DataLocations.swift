@@ -19,7 +19,17 @@ struct DataLocations {
     var templateDirectories: [String] { userTemplateDirectories + [bundledTemplatesDirectory] }
 
     static func find(templatesOption: String?) throws(CommandFailure) -> DataLocations {
-        let user = [templatesOption, Files.environment("CCBEACON_TEMPLATES")].compactMap { $0 }
+        // A folder of templates that is not there is a mistake to tell, not a place to skip.
+        if let folder = templatesOption, !Files.isDirectory(folder) {
+            throw .usage("--templates '\(folder)' is not a folder; give the folder that holds your templates")
+        }
+        let environment = Files.environment("CCBEACON_TEMPLATES")
+        if let folder = environment, !Files.isDirectory(folder) {
+            throw CommandFailure(
+                .failure, "CCBEACON_TEMPLATES is '\(folder)', which is not a folder",
+                hint: "point it at the folder that holds your templates, or unset it")
+        }
+        let user = [templatesOption, environment].compactMap { $0 }
         if let root = Files.environment("CCBEACON_DATA") {
             guard Files.isFile(Files.join(root, "boards/chips.json")) else {
                 throw CommandFailure(

@@ -54,9 +54,11 @@ enum DeviceSupport {
             let identity = try session.connect(targetID: state.targetID, debuggerID: device.debuggerID)
             return Connection(
                 device: device, session: session, state: state, identity: identity,
-                chip: chips.first {
-                    $0.debuggerTargetID == state.targetID && $0.flashSizeCode == identity.flashSizeCode
-                })
+                chip: identity.locked
+                    ? nil
+                    : chips.first {
+                        $0.debuggerTargetID == state.targetID && $0.flashSizeCode == identity.flashSizeCode
+                    })
         } catch {
             throw failure(error)
         }
@@ -223,7 +225,8 @@ enum InfoCommand {
                 JSONValue.object([
                     ("device", .string(connection.device.selector)), ("chip", .string(name)),
                     ("chipId", .integer(Int(identity.chipID))), ("revision", .integer(Int(identity.revision))),
-                    ("flashSize", .integer(identity.flashSize)), ("ramSize", .integer(identity.ramSize)),
+                    ("flashSize", connection.chip == nil ? .null : .integer(identity.flashSize)),
+                    ("flashSizeCode", .integer(Int(identity.flashSizeCode))), ("ramSize", .integer(identity.ramSize)),
                     ("locked", .bool(identity.locked)),
                     ("primaryAddress", primary.map { .string(HexText.colonSeparated($0)) } ?? .null),
                     ("secondaryAddress", secondary.map { .string(HexText.colonSeparated($0)) } ?? .null),
@@ -236,7 +239,10 @@ enum InfoCommand {
         } else {
             lines += [
                 "target: \(name) (chip ID \(HexText.address(identity.chipID)), revision \(HexText.address(identity.revision)))",
-                "flash: \(identity.flashSize / 1024) KiB, RAM: \(identity.ramSize / 1024) KiB, debug lock: off",
+                (connection.chip == nil
+                    ? "flash: unknown (CHIPINFO0.FLASHSIZE \(identity.flashSizeCode) is none of the chips of boards/chips.json)"
+                    : "flash: \(identity.flashSize / 1024) KiB")
+                    + ", RAM: \(identity.ramSize / 1024) KiB, debug lock: off",
                 "primary IEEE address: \(primary.map { HexText.colonSeparated($0) } ?? "?")",
                 "secondary address: \(secondary.map { HexText.colonSeparated($0) } ?? "none (erased)")",
             ]
@@ -306,7 +312,14 @@ enum FlashCommand {
     }
     static let mac = Option<[UInt8]>(
         "--mac", value: "XX:…", help: "write this secondary address (6 bytes, MSB first)"
-    ) { text throws(CommandFailure) in try Values.deviceAddress(text, option: "--mac") }
+    ) { text throws(CommandFailure) in
+        let bytes = try Values.deviceAddress(text, option: "--mac")
+        // All FF is what an erased page reads (no address); all 00 names no chip either.
+        guard bytes.contains(where: { $0 != 0 }), bytes.contains(where: { $0 != 0xFF }) else {
+            throw .usage("--mac '\(text)' cannot tell a chip apart: all 00 and all FF (an erased page) are refused")
+        }
+        return bytes
+    }
     static let preserveMAC = Flag("--preserve-mac", help: "keep the chip's secondary address")
     static let lockDebug = Flag("--lock-debug", help: "lock the debug interface after programming")
     static let allowLastPage = Flag("--allow-last-page", help: "allow image data in the lock-bit page")
@@ -368,7 +381,8 @@ enum FlashCommand {
                     hint:
                         "\(changed); replug the debugger, press its reset button and run 'ccbeacon flash' again (it starts with a chip erase)"
                 )
-            case .unknownChip: throw CommandFailure(.failure, error.description, hint: DeviceSupport.unknownChipHint)
+            case .unknownChip, .unknownChipAfterErase:
+                throw CommandFailure(.failure, error.description, hint: DeviceSupport.unknownChipHint)
             case .cannotPreserveOnLockedChip:
                 throw CommandFailure(
                     .failure, error.description,

@@ -45,7 +45,8 @@ enum EncodeCommand {
                 .fixed(type.spec, BeaconType.altbeacon.rawValue), .option(Options.uuid.spec, optional: false),
                 .option(Options.major.spec, optional: false), .option(Options.minor.spec, optional: false),
                 .option(power.spec, optional: true), .option(company.spec, optional: true),
-                .option(reserved.spec, optional: true),
+                .option(reserved.spec, optional: true), .option(flags.spec, optional: true),
+                .option(format.spec, optional: true),
             ],
             [
                 .fixed(type.spec, BeaconType.eddystoneUID.rawValue),
@@ -57,11 +58,13 @@ enum EncodeCommand {
                             .option(Options.minor.spec, optional: false),
                         ],
                     ], optional: false),
-                .option(power.spec, optional: true),
+                .option(power.spec, optional: true), .option(flags.spec, optional: true),
+                .option(format.spec, optional: true),
             ],
             [
                 .fixed(type.spec, BeaconType.eddystoneURL.rawValue), .option(url.spec, optional: false),
-                .option(power.spec, optional: true),
+                .option(power.spec, optional: true), .option(flags.spec, optional: true),
+                .option(format.spec, optional: true),
             ],
         ])
     static let command = Command(spec, run: run)

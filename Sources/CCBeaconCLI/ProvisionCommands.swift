@@ -170,7 +170,10 @@ enum ProvisionCommand {
     static let wait = Option<Double>(
         "--wait", value: "SECONDS", help: "how long a debugger waits for a new chip (default 600)"
     ) { text throws(CommandFailure) in
-        guard let value = Double(text), value >= 0 else { throw .usage("--wait must be a number of seconds") }
+        // Decimal seconds only: Double() would also take 0x10 (16) and inf.
+        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let value = Double(text),
+            value <= 86_400
+        else { throw .usage("--wait '\(text)' must be a number of seconds, 0…86400 (decimal, e.g. 600 or 0.5)") }
         return value
     }
     static let json = Flag("--json", help: "machine-readable summary")
@@ -319,6 +322,9 @@ enum ProvisionCommand {
             guard !selectors.isEmpty else {
                 throw .usage("--devices '\(list)' names no debugger; give all, or SEL,SEL")
             }
+            guard !selectors.contains("all") else {
+                throw .usage("--devices '\(list)': all stands alone (every attached debugger); or name each, SEL,SEL")
+            }
             let chosen = try selectors.map { selector throws(CommandFailure) in
                 try DeviceSupport.choose(attached, selector: selector)
             }
@@ -464,12 +470,19 @@ enum ProvisionCommand {
             return "\(debugger): chip \(chip) from an interrupted run: '\(station)' "
                 + (verified ? "confirmed" : "not on it; the station is pending again")
         case .debuggerStopped(let debugger, let reason): return "\(debugger): stopped: \(reason)"
-        case .setAside(let debugger, let address, let secondaryTried):
-            let reason =
-                secondaryTried
-                ? "its IEEE address \(address) and its secondary address cannot tell it apart from other chips"
-                : "its IEEE address \(address) cannot tell it apart from other chips (\(chipID.spec.name) secondary uses a valid secondary address)"
-            return "\(debugger): SET THIS CHIP ASIDE, it was not burned: \(reason); attach the next one"
+        case .setAside(let debugger, let address, let reason):
+            let why: String
+            switch reason {
+            case .indistinguishable(let secondaryTried):
+                why =
+                    secondaryTried
+                    ? "its IEEE address \(address) and its secondary address cannot tell it apart from other chips"
+                    : "its IEEE address \(address) cannot tell it apart from other chips (\(chipID.spec.name) secondary uses a valid secondary address)"
+            case .notTheTemplatesChip(let code, let templateChip):
+                why =
+                    "the chip \(address) reports CHIPINFO0.FLASHSIZE \(code), which is not the template's \(templateChip) (see boards/chips.json)"
+            }
+            return "\(debugger): SET THIS CHIP ASIDE, it was not burned: \(why); attach the next one"
         case .resetFailed(let debugger, let chip, let reason):
             return
                 "\(debugger): chip \(chip) is recorded but could not be reset to run (\(reason)); opening the debugger again to retry"

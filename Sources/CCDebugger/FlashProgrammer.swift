@@ -107,6 +107,9 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The connected target is none of the session's chips (its ID, and the FLASHSIZE code it
     /// tells).
     case unknownChip(targetID: UInt16, flashSizeCode: UInt8)
+    /// A debug-locked target, erased because only an erase lifts the lock that hides its size,
+    /// then found to be none of the session's chips: its flash is blank now.
+    case unknownChipAfterErase(targetID: UInt16, flashSizeCode: UInt8)
     /// `.preserve` on a debug-locked chip: the lock hides the address.
     case cannotPreserveOnLockedChip
 
@@ -118,6 +121,9 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unknownChip(let targetID, let code):
             return
                 "the target (ID \(HexText.address(targetID)), CHIPINFO0.FLASHSIZE \(code)) is none of the chips of boards/chips.json"
+        case .unknownChipAfterErase(let targetID, let code):
+            return
+                "the target was debug-locked, which hides its size, so it was erased (its flash is blank now); unlocked, it (ID \(HexText.address(targetID)), CHIPINFO0.FLASHSIZE \(code)) is none of the chips of boards/chips.json"
         case .cannotPreserveOnLockedChip:
             return "the target is locked, so its secondary address cannot be read to preserve it"
         }
@@ -170,7 +176,7 @@ public struct FlashProgrammer {
         } catch { throw .flashChanged(error) }
         events(.erased)
         guard let chip = candidates.first(where: { $0.flashSizeCode == unlocked.flashSizeCode }) else {
-            throw .unknownChip(targetID: targetID, flashSizeCode: unlocked.flashSizeCode)
+            throw .unknownChipAfterErase(targetID: targetID, flashSizeCode: unlocked.flashSizeCode)
         }
         return try flash(image, chip: chip, options: options, erased: true, unlockedByErase: true, events: events)
     }

@@ -132,42 +132,79 @@ enum LedgerFile {
 
     static func hex(_ value: UInt32) -> String { HexText.address(value, width: 8) }
 
-    /// The temporary name `create` builds a ledger under: `<path>.new-<pid>-<random, base 36>`.
+    /// The temporary name `create` builds a ledger under:
+    /// `<path>.ccbeacon-creating-<pid>-<random, base 36>`, a shape no one else's file is
+    /// likely to have.
     static func creationName(_ path: String) -> String {
         path + creationMarker + "\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
     }
-    static let creationMarker = ".new-"
+    static let creationMarker = ".ccbeacon-creating-"
 
-    /// The temporary names beside `path` that are the ledger itself (same device and inode): what
-    /// a creation killed between linking the ledger into place and removing its temporary name
-    /// leaves. Only names of `creationName`'s exact shape count; any other second name is
-    /// someone's file.
-    static func creationLeftovers(of path: String, device: dev_t, inode: ino_t) -> [String] {
+    /// A name beside `path` of `creationName`'s exact shape, with the process that made it:
+    /// 1–10 ASCII digits, `-`, 1–13 of `0-9a-z`.
+    struct CreationName {
+        /// The full path.
+        var path: String
+        /// The process that made it.
+        var process: pid_t
+        /// Its status, from `lstat`.
+        var info: stat
+    }
+
+    /// The regular files beside `path` named by `creationName`'s exact shape, with no SQLite
+    /// journal beside them (ccbeacon's own leftover never has one: the temporary ledger's
+    /// connection is closed before it is linked).
+    static func creationNames(of path: String) -> [CreationName] {
         let directory = Files.directory(of: path)
         let prefix = Files.lastComponent(path) + creationMarker
         guard let names = try? Files.list(directory) else { return [] }
-        return names.compactMap { name -> String? in
+        func isDigit(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) }
+        return names.compactMap { name -> CreationName? in
             guard name.hasPrefix(prefix) else { return nil }
-            let parts = name.dropFirst(prefix.count).split(separator: "-", omittingEmptySubsequences: false)
-            guard parts.count == 2, !parts[0].isEmpty, parts[0].allSatisfy({ $0.isASCII && $0.isNumber }),
-                !parts[1].isEmpty,
-                parts[1].allSatisfy({ ($0.isASCII && $0.isNumber) || ("a"..."z").contains($0) })
+            let parts = Array(name.utf8.dropFirst(prefix.utf8.count)).split(
+                separator: 0x2D, omittingEmptySubsequences: false)
+            guard parts.count == 2, (1...10).contains(parts[0].count), parts[0].allSatisfy(isDigit),
+                (1...13).contains(parts[1].count),
+                parts[1].allSatisfy({ isDigit($0) || (0x61...0x7A).contains($0) }),
+                let process = pid_t(String(decoding: parts[0], as: UTF8.self))
             else { return nil }
             let candidate = Files.join(directory, name)
             var info = stat()
-            guard lstat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_dev == device,
-                info.st_ino == inode
+            guard lstat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+                !journalSuffixes.contains(where: { Files.exists(candidate + $0) })
             else { return nil }
-            return candidate
+            return CreationName(path: candidate, process: process, info: info)
+        }
+    }
+
+    /// The names beside `path` that are the ledger itself (same device and inode, `info`): what
+    /// a creation killed between linking the ledger into place and removing its temporary name
+    /// leaves. Any other second name is someone's file.
+    static func creationLeftovers(of path: String, _ info: stat) -> [String] {
+        creationNames(of: path).filter { $0.info.st_dev == info.st_dev && $0.info.st_ino == info.st_ino }.map(
+            \.path)
+    }
+
+    /// Removes what creations killed before they linked their ledger left beside `path`: separate
+    /// temporary ledgers (and their journals) of processes that no longer run. A live process's
+    /// is its creation in progress, and is left alone.
+    static func removeAbandonedCreations(of path: String) {
+        var ledger = stat()
+        let hasLedger = stat(path, &ledger) == 0
+        for name in creationNames(of: path) {
+            if hasLedger, name.info.st_dev == ledger.st_dev, name.info.st_ino == ledger.st_ino { continue }
+            guard kill(name.process, 0) != 0, errno == ESRCH else { continue }
+            for suffix in ["", "-wal", "-shm", "-journal"] { unlink(name.path + suffix) }
         }
     }
 
     /// Creates a new, empty ledger at `path` if nothing is there: built under a temporary name
-    /// beside it and linked into place, so the path never holds a half-made ledger (a crash
-    /// leaves at most the temporary file, or — killed between the link and the removal — a
-    /// second name that `openChecked` knows for a leftover) and a file that appears meanwhile is
-    /// never replaced.
+    /// beside it and linked into place, so the path never holds a half-made ledger and a file that
+    /// appears meanwhile is never replaced. A crash leaves at most the temporary file (removed by
+    /// the next run once its process is gone) or — killed between the link and the removal — a
+    /// second name of the ledger that `openChecked` knows for a leftover.
     static func create(_ path: String) throws(LedgerError) {
+        removeAbandonedCreations(of: path)
         let temporary = creationName(path)
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
         guard descriptor >= 0 else { throw systemError("creating \(path)") }
@@ -224,14 +261,13 @@ enum LedgerFile {
     /// is read consistently; it then needs the -shm file, or a folder where it can create one.
     static func openChecked(_ path: String, access: LedgerAccess) throws(LedgerError) -> (SQLiteDatabase, Shape) {
         var info = stat()
-        if stat(path, &info) == 0, info.st_nlink > 1 {
-            let leftovers = creationLeftovers(of: path, device: info.st_dev, inode: info.st_ino)
-            let names = Int(info.st_nlink) - leftovers.count
-            guard names == 1 else { throw refusal(.severalNames(count: names), path) }
-            // Only a run that writes the ledger tidies its folder; the readers leave it as it is.
-            if access == .readWrite {
-                for name in leftovers { unlink(name) }
-                try? Files.syncDirectory(Files.directory(of: path))
+        guard stat(path, &info) == 0 else { throw systemError("opening \(path)") }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw refusal(.notAFile, path) }
+        var leftovers: [String] = []
+        if info.st_nlink > 1 {
+            leftovers = creationLeftovers(of: path, info)
+            guard Int(info.st_nlink) - leftovers.count == 1 else {
+                throw refusal(.severalNames(count: Int(info.st_nlink)), path)
             }
         }
         try checkJournals(path)
@@ -249,6 +285,13 @@ enum LedgerFile {
         if access == .readWrite, shape.version == SQLiteLedger.schemaVersion {
             let gaps = try schemaGaps(database, path)
             guard gaps.isEmpty else { throw refusal(.damaged(report: gaps), path) }
+        }
+        // Only a run that writes the ledger tidies its folder, and only once the ledger passed
+        // every check (a refused file and its folder are left as they were); readers leave it.
+        if access == .readWrite {
+            for name in leftovers { unlink(name) }
+            removeAbandonedCreations(of: path)
+            try? Files.syncDirectory(Files.directory(of: path))
         }
         return (database, shape)
     }

@@ -101,13 +101,22 @@ public enum ProvisionEvent: Sendable, Equatable {
     case resumed(debugger: String, station: String, chip: String, verified: Bool)
     /// A debugger stopped working.
     case debuggerStopped(debugger: String, reason: String)
-    /// A chip that cannot be told apart from others (erased or all-zero address) was not burned:
-    /// the bench must set it aside. `secondaryTried`: the run names chips by a valid secondary
-    /// address too, and this one has none.
-    case setAside(debugger: String, address: String, secondaryTried: Bool)
+    /// A chip was not burned and the bench must set it aside, for `reason`; `address` is its
+    /// factory address as read.
+    case setAside(debugger: String, address: String, reason: SetAsideReason)
     /// A chip the run is done with could not be reset to run (its outcome is already recorded);
     /// the debugger is opened again and the reset retried before anything else.
     case resetFailed(debugger: String, chip: String, reason: String)
+}
+
+/// Why a chip was set aside unburned.
+public enum SetAsideReason: Sendable, Equatable {
+    /// Its factory address (erased or all zero) cannot tell it apart from other chips;
+    /// `secondaryTried`: the run names chips by a valid secondary address too, and it has none.
+    case indistinguishable(secondaryTried: Bool)
+    /// Its CHIPINFO0.FLASHSIZE code is not that of the template's chip `templateChip`: another
+    /// part, whose flash layout the template does not fit.
+    case notTheTemplatesChip(flashSizeCode: UInt8, templateChip: String)
 }
 
 /// What a worker does with a chip after dealing with it.
@@ -246,17 +255,28 @@ public final class ProvisioningRun: Sendable {
                 var secondary: [UInt8]?
                 var unusable: String?
                 var erasedOnArrival = false
+                var setAsideReason: SetAsideReason?
                 if state.targetID != 0 {
-                    let identity = try device { () throws(DebuggerError) in try active.connect(targetID: state.targetID)
+                    var identity = try device { () throws(DebuggerError) in
+                        try active.connect(targetID: state.targetID)
                     }
                     if identity.locked {
-                        // The lock hides everything, the address too; only an erase lifts it.
-                        _ = try device { () throws(DebuggerError) in try active.chipErase(targetID: state.targetID) }
+                        // The lock hides everything, the address and the size too; only an erase
+                        // lifts it.
+                        identity = try device { () throws(DebuggerError) in
+                            try active.chipErase(targetID: state.targetID)
+                        }
                         erasedOnArrival = true
                     }
                     let primary = HexText.colonSeparated(
                         try device { () throws(DebuggerError) in try active.primaryAddress(chip: template.chip) })
-                    if ChipID.isValid(primary) {
+                    if identity.flashSizeCode != template.chip.flashSizeCode {
+                        // Another part of the family (its flash size says so): the template's
+                        // addresses, pages and lock bits are not this chip's.
+                        unusable = primary
+                        setAsideReason = .notTheTemplatesChip(
+                            flashSizeCode: identity.flashSizeCode, templateChip: template.chip.name)
+                    } else if ChipID.isValid(primary) {
                         chip = primary
                     } else if options.chipIdentity == .secondary,
                         let address = try device({ () throws(DebuggerError) in
@@ -268,17 +288,15 @@ public final class ProvisioningRun: Sendable {
                         secondary = address
                     } else {
                         unusable = primary
+                        setAsideReason = .indistinguishable(secondaryTried: options.chipIdentity == .secondary)
                     }
                 } else {
                     lastChip = nil  // the chip was taken off: whatever comes next is a new chip
                 }
                 if state.targetID != 0 { sawTargetWhileWaiting = true }
-                if let address = unusable {
+                if let address = unusable, let reason = setAsideReason {
                     if address != lastChip {
-                        events(
-                            .setAside(
-                                debugger: debugger.name, address: address,
-                                secondaryTried: options.chipIdentity == .secondary))
+                        events(.setAside(debugger: debugger.name, address: address, reason: reason))
                         note { $0.setAside += 1 }
                         lastChip = address
                         try release(address, session: active, debugger: debugger.name, unreleased: &unreleased)

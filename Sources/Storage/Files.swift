@@ -131,9 +131,13 @@ public enum Files {
 
     /// `it is 64 GiB, larger than the 256 MiB ccbeacon reads`.
     static func tooLargeError(_ path: String, size: Int) -> FileError {
-        FileError(
+        // Rounded, a size just over the limit would read as the limit itself.
+        let shown =
+            describeSize(size) == describeSize(maximumReadSize)
+            ? "\(size) bytes" : describeSize(size)
+        return FileError(
             .read, path: path,
-            reason: "it is \(describeSize(size)), larger than the \(describeSize(maximumReadSize)) ccbeacon reads",
+            reason: "it is \(shown), larger than the \(describeSize(maximumReadSize)) ccbeacon reads",
             code: tooLarge)
     }
 

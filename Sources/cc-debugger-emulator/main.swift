@@ -94,8 +94,15 @@ for fault in faults {
     let parts = fault.split(separator: "=", maxSplits: 1).map(String.init)
     for debugger in debuggers {
         switch parts[0] {
-        case "unplug-after": debugger.faults.unplugAfterTransfers = Int(parts.last!) ?? 0
-        case "timeout-at": debugger.faults.timeoutAtTransfer = Int(parts.last!) ?? 0
+        case "unplug-after", "timeout-at":
+            guard parts.count == 2, let count = Int(parts[1]), count >= 0 else {
+                fail("--fault \(parts[0])=N needs a number of transfers, not '\(parts.last!)'")
+            }
+            if parts[0] == "unplug-after" {
+                debugger.faults.unplugAfterTransfers = count
+            } else {
+                debugger.faults.timeoutAtTransfer = count
+            }
         case "stuck-busy": debugger.chip?.flashStuckBusy = true
         case "no-target": debugger.chip = nil
         case "corrupt":

@@ -46,6 +46,15 @@ struct ArgumentParserTests {
         ("demo -- -weird.hex", ParsedCommand(command: "demo", positionals: ["-weird.hex"])),
         ("demo - x", ParsedCommand(command: "demo", positionals: ["-", "x"])),
         ("demo in.hex --uuid a=b", ParsedCommand(command: "demo", values: ["--uuid": "a=b"], positionals: ["in.hex"])),
+        // A value that only looks like an option (not one of this command's) is a value.
+        (
+            "demo in.hex --uuid --other",
+            ParsedCommand(command: "demo", values: ["--uuid": "--other"], positionals: ["in.hex"])
+        ),
+        (
+            "demo in.hex --uuid=--bin",
+            ParsedCommand(command: "demo", values: ["--uuid": "--bin"], positionals: ["in.hex"])
+        ),
         ("group add thing", ParsedCommand(command: "group add", positionals: ["thing"])),
     ])
     func parsesValidCommandLines(line: String, expected: ParsedCommand) {
@@ -98,6 +107,25 @@ struct ArgumentParserTests {
         ("demo in.hex -o a --output b", UsageError("option '--output' is given more than once", command: "demo")),
         ("demo in.hex --bin=yes", UsageError("option '--bin' takes no value", command: "demo")),
         ("demo in.hex -x", UsageError("unknown option '-x'", command: "demo")),
+        (
+            "demo in.hex --uuid --bin",
+            UsageError(
+                "option '--uuid' needs a value (--uuid UUID), and '--bin' is an option; to give that text as the value, write --uuid=--bin",
+                command: "demo")
+        ),
+        (
+            "demo in.hex -o --power=3",
+            UsageError(
+                "option '-o' needs a value (--output OUT), and '--power=3' is an option; to give that text as the value, write --output=--power=3",
+                command: "demo")
+        ),
+        (
+            "demo in.hex --uuid -h",
+            UsageError(
+                "option '--uuid' needs a value (--uuid UUID), and '-h' is an option; to give that text as the value, write --uuid=-h",
+                command: "demo")
+        ),
+        ("demo in.hex --help=1", UsageError("option '--help' takes no value", command: "demo")),
         ("needs --board b", UsageError("missing --at ADDR: where", command: "needs")),
         ("needs --at 1", UsageError("give --template or --board", command: "needs")),
         ("needs --at 1 --board b --template t", UsageError("give --template or --board, not both", command: "needs")),

@@ -37,4 +37,51 @@ struct CommandTableTests {
             #expect(CommandLineTool.help(for: spec).contains("usage: \(spec.usage)\n"))
         }
     }
+
+    /// Each of encode's usage lines names every option its beacon type takes (the line of
+    /// `--type X`, or the first line for iBeacon), and --format: a reader of one line sees all.
+    @Test(arguments: EncodeCommand.BeaconType.allCases)
+    func encodesUsageLineForEachTypeIsComplete(type: EncodeCommand.BeaconType) throws {
+        let lines = EncodeCommand.spec.usage.components(separatedBy: "\n")
+        let line = try #require(
+            type == .ibeacon ? lines.first : lines.first { $0.contains("--type \(type.rawValue) ") })
+        for option in (EncodeCommand.optionsByType[type] ?? []) + [EncodeCommand.format.spec] {
+            #expect(line.contains(option.name + " "), "\(type.rawValue): \(option.name) missing from \(line)")
+        }
+    }
+
+    /// Help lines up every option's text in one column, help included.
+    @Test func helpColumnsLineUp() {
+        for spec in Self.specs {
+            let text = CommandLineTool.help(for: spec)
+            let options = text.components(separatedBy: "options:\n").last ?? ""
+            let starts = Set(
+                options.split(separator: "\n").compactMap { line -> Int? in
+                    guard
+                        let range = line.range(
+                            of: "  ", options: [], range: line.index(line.startIndex, offsetBy: 2)..<line.endIndex)
+                    else { return nil }
+                    var index = range.upperBound
+                    while index < line.endIndex, line[index] == " " { index = line.index(after: index) }
+                    return line.distance(from: line.startIndex, to: index)
+                })
+            #expect(starts.count == 1, "\(spec.name): help starts at columns \(starts.sorted())")
+        }
+    }
+
+    /// Values the options' converters refuse, each a usage error before anything is read or
+    /// touched (found by a review: these were taken, or silently ignored).
+    @Test(arguments: [
+        (["templates", "--templates", "/nonexistent-ccbeacon-folder"], "is not a folder"),
+        (["provision", "l.csv", "--template", "t", "--wait", "0x10"], "--wait '0x10' must be a number of seconds"),
+        (["provision", "l.csv", "--template", "t", "--wait", "inf"], "--wait 'inf' must be a number of seconds"),
+        (["provision", "l.csv", "--template", "t", "--wait", "86401"], "0…86400"),
+        (["flash", "x.hex", "--mac", "FF:FF:FF:FF:FF:FF"], "all 00 and all FF (an erased page) are refused"),
+        (["flash", "x.hex", "--mac", "00:00:00:00:00:00"], "all 00 and all FF (an erased page) are refused"),
+    ])
+    func refusedValues(arguments: [String], message: String) {
+        let run = ToolRun(arguments)
+        #expect(run.status == 64, "\(arguments): \(run.diagnostics)")
+        #expect(run.diagnostics.contains(message), "\(run.diagnostics)")
+    }
 }

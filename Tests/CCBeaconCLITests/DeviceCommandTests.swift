@@ -218,10 +218,23 @@ struct DeviceCommandTests {
                 "the target (ID 0x2541, CHIPINFO0.FLASHSIZE 2) is none of the chips of boards/chips.json"),
             "\(run.diagnostics)")
         #expect(provider.debuggers[0].chip!.flash[0] == 0x12, "the chip was not erased")
+        let info = ToolRun(["info"], debuggers: provider)
+        #expect(info.status == 0)
+        #expect(
+            info.output.contains("flash: unknown (CHIPINFO0.FLASHSIZE 2 is none of the chips of boards/chips.json)"),
+            "\(info.output)")
+        #expect(!info.output.contains("0 KiB"))
+        // Locked, the size is hidden until an erase: the refusal then says the flash is gone.
+        provider.debuggers[0].chip!.setDebugLockBit()
+        let locked = ToolRun(["flash", image], debuggers: provider)
+        #expect(locked.status == 1)
+        #expect(locked.diagnostics.contains("so it was erased (its flash is blank now)"), "\(locked.diagnostics)")
         let small = EmulatorProvider()
         small.debuggers[0].chip = EmulatedCC2541(flashSize: 128 * 1024)
-        let info = ToolRun(["info"], debuggers: small)
-        #expect(info.output.contains("target: CC2541F128") && info.output.contains("flash: 128 KiB"), "\(info.output)")
+        let smallInfo = ToolRun(["info"], debuggers: small)
+        #expect(
+            smallInfo.output.contains("target: CC2541F128") && smallInfo.output.contains("flash: 128 KiB"),
+            "\(smallInfo.output)")
     }
 
     /// A debugger lost once the chip erase has begun leaves the chip's flash changed, and the
@@ -316,8 +329,9 @@ struct ProvisionStopReasonTests {
     }
 
     /// One debugger named twice (by two names) would burn two stations into one chip at once;
-    /// a selection that names none would start a run with no debugger. Both are usage errors.
-    @Test(arguments: ["EMU001,EMU001", "1:10,EMU001", ",", ""])
+    /// a selection that names none would start a run with no debugger; `all` among names means
+    /// nothing clear. All are usage errors.
+    @Test(arguments: ["EMU001,EMU001", "1:10,EMU001", ",", "", "all,1:10"])
     func aDebuggerNamedTwiceOrNoneIsRefused(selection: String) throws {
         let scratch = try Scratch()
         defer { scratch.remove() }

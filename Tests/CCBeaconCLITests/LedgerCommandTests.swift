@@ -334,6 +334,25 @@ struct OneRunPerLedgerTests {
 /// for the same file would miss what is only in the journal — and, written through, fork the
 /// history: a crashed run's records vanished and stations were burned again.
 struct LedgerNameTests {
+    /// `--ledger --yes` forgot the ledger's name: taking `--yes` for it made a new ledger named
+    /// `--yes` and burned stations the real ledger has as done a second time (found by a review).
+    /// A value that is one of the command's own options is refused before anything happens.
+    @Test func anOptionIsNeverTakenForAMissingValue() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("list.csv", "name,uuid,major,minor\nx,\(LedgerFiles.uuid),1,1\n")
+        for arguments in [
+            ["provision", list, "--template", "cc2541-ibeacon", "--ledger", "--yes"],
+            ["ledger", "export", "-o", "--format", "json"], ["ledger", "show", "--ledger", "--json"],
+        ] {
+            let run = ToolRun(arguments, debuggers: EmulatorProvider())
+            #expect(run.status == 64, "\(arguments): \(run.diagnostics)")
+            #expect(run.diagnostics.contains("is an option; to give that text as the value, write"))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path("")) == ["list.csv"])
+        #expect(!FileManager.default.fileExists(atPath: "--yes") && !FileManager.default.fileExists(atPath: "--format"))
+    }
+
     /// A run killed inside the ledger's creation — after the new ledger was linked into place,
     /// before its temporary name was removed — leaves the ledger with a second name of ccbeacon's
     /// own making. The next runs take it for the leftover it is (provision removes it; the
@@ -344,7 +363,7 @@ struct LedgerNameTests {
         defer { scratch.remove() }
         let path = scratch.path("provisioning.sqlite")
         do { _ = try SQLiteLedger(path: path) }
-        let leftover = path + ".new-4242-1x2y3z"
+        let leftover = path + ".ccbeacon-creating-4242-1x2y3z"
         try FileManager.default.linkItem(atPath: path, toPath: leftover)
         for arguments in [["ledger", "show"], ["ledger", "export"], ["ledger", "check"]] {
             let run = ToolRun(arguments + ["--ledger", path])
@@ -356,9 +375,56 @@ struct LedgerNameTests {
         #expect(provision.status != 65, "\(provision.diagnostics)")
         #expect(!Files.exists(leftover))
         #expect(ToolRun(["ledger", "show", "--ledger", path]).output.contains("x "))
-        // A second name that is not ccbeacon's leftover is still refused.
-        try FileManager.default.linkItem(atPath: path, toPath: path + ".new-mine")
-        #expect(ToolRun(["ledger", "show", "--ledger", path]).status == 65)
+        // Second names that are not exactly ccbeacon's are someone's: refused, and counted whole.
+        for (index, name) in [
+            ".ccbeacon-creating-1-AB", ".new-1-ab", ".ccbeacon-creating-1-ab-c", ".ccbeacon-creating-١-ab",
+        ]
+        .enumerated() {
+            try FileManager.default.linkItem(atPath: path, toPath: path + name)
+            let run = ToolRun(["ledger", "show", "--ledger", path])
+            #expect(
+                run.status == 65 && run.diagnostics.contains("has \(index + 2) names"), "\(name): \(run.diagnostics)")
+        }
+    }
+
+    /// The leftover is removed only from a ledger that passed every check: a refused ledger and its
+    /// folder stay as they were (found by a review: the leftover went before a foreign journal
+    /// refused the ledger). A temporary ledger that a creation killed before its link left is
+    /// removed once its process is gone, with its journals; a live process's is left alone.
+    @Test func leftoversGoOnlyWithAnAcceptedLedgerAndOnlyWhenTheirProcessIsGone() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("provisioning.sqlite")
+        do { _ = try SQLiteLedger(path: path) }
+        let leftover = path + ".ccbeacon-creating-4242-abc"
+        try FileManager.default.linkItem(atPath: path, toPath: leftover)
+        try FileManager.default.createSymbolicLink(atPath: path + "-journal", withDestinationPath: scratch.path("x"))
+        let list = try scratch.write("list.csv", "name,uuid,major,minor\nx,\(LedgerFiles.uuid),1,1\n")
+        let refused = ToolRun(["provision", list, "--template", "cc2541-ibeacon", "--yes", "--ledger", path])
+        #expect(refused.status == 65, "\(refused.diagnostics)")
+        #expect(Files.exists(leftover), "a refused ledger's folder was changed")
+        try FileManager.default.removeItem(atPath: path + "-journal")
+
+        // A dead process's separate temporary ledger (pid 0x7FFFFFF0 runs nowhere) and a live one's.
+        let abandoned = path + ".ccbeacon-creating-2147483632-zz"
+        let inProgress = path + ".ccbeacon-creating-\(getpid())-zz"
+        for name in [abandoned, inProgress] { _ = try scratch.write(Files.lastComponent(name), "") }
+        let accepted = ToolRun(["provision", list, "--template", "cc2541-ibeacon", "--yes", "--ledger", path])
+        #expect(accepted.status != 65, "\(accepted.diagnostics)")
+        #expect(!Files.exists(leftover) && !Files.exists(abandoned))
+        #expect(Files.exists(inProgress), "a creation in progress was removed")
+    }
+
+    /// A folder given as the ledger is "not a regular file", not a file with several names (a
+    /// folder's link count counts its subfolders).
+    @Test func aFolderGivenAsTheLedgerIsNamedForWhatItIs() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(atPath: scratch.path("p1/sub"), withIntermediateDirectories: true)
+        let list = try scratch.write("list.csv", "name,uuid,major,minor\nx,\(LedgerFiles.uuid),1,1\n")
+        let run = ToolRun(["provision", list, "--template", "cc2541-ibeacon", "--yes", "--ledger", scratch.path("p1")])
+        #expect(run.status == 65 && run.diagnostics.contains("not a regular file"), "\(run.diagnostics)")
+        #expect(!run.diagnostics.contains("names"))
     }
 
     @Test func aSymlinkIsFollowedAndASecondHardLinkIsRefused() throws {

@@ -180,6 +180,11 @@ struct BoardCatalogTests {
             (error as? DataFileError)?.message
                 == "chip CC2541X has the debugger target ID and FLASHSIZE code of CC2541F256; a debugger could not tell them apart"
         }
+        // 0 is what every locked chip reports: it names no chip.
+        let zero = Self.goodChips.replacingOccurrences(of: "\"flashSizeCode\": 4", with: "\"flashSizeCode\": 0")
+        #expect { try Self.load(chips: zero, boards: [:]) } throws: { error in
+            (error as? DataFileError)?.keyPath == "chips[0].flashSizeCode"
+        }
         let distinct = twins.replacingOccurrences(
             of: "\"CC2541X\", \"family\": \"CC2541\", \"chipId\": \"0x41\", \"debuggerTargetId\": \"0x2541\"",
             with: "\"CC2541X\", \"family\": \"CC2541\", \"chipId\": \"0x41\", \"debuggerTargetId\": \"0x2542\"")

@@ -433,6 +433,31 @@ struct ProvisioningRunTests {
         #expect(IBeacon(payload: chip.flash[field.identityAddress..<(field.identityAddress + 21)]) == station.identity)
     }
 
+    /// A chip of another size than the template's (its CHIPINFO0.FLASHSIZE says so) is set aside
+    /// unburned, locked or not: the template's pages, NV area and lock bits are not its own. (It
+    /// used to be burned and recorded as done; found by a review.)
+    @Test(arguments: [false, true])
+    func aChipOfAnotherSizeIsSetAsideUnburned(locked: Bool) throws {
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register([Station(name: "a", identity: identity(1))])
+        let small = EmulatedCC2541(flashSize: 128 * 1024)
+        if locked { small.setDebugLockBit() }
+        let debugger = EmulatedDebugger(chip: small)
+        let events = EventLog()
+        let run = ProvisioningRun(
+            template: Self.template, ledger: ledger, options: Self.benchOptions(wait: 0.1), events: events.record)
+        let summary = run.run([ProvisioningDebugger(name: "d") { () throws(DebuggerError) in debugger }])
+        #expect(summary.verified.isEmpty && summary.setAside == 1, "\(events.all)")
+        #expect(
+            events.all.contains(
+                .setAside(
+                    debugger: "d", address: Bench.ieee(small),
+                    reason: .notTheTemplatesChip(flashSizeCode: 3, templateChip: "CC2541F256"))), "\(events.all)")
+        #expect(try ledger.attempts().isEmpty, "no attempt was recorded")
+        #expect(small.flash.allSatisfy { $0 == 0xFF }, "nothing was written (a locked one is erased to be read)")
+        #expect(try ledger.states().first?.state == .pending(lastFailure: nil))
+    }
+
     /// One seed, one schedule: each debugger's chips (addresses and faults) are the same whatever
     /// order the debuggers ask in, so a failing seed replays.
     @Test func aSeedReplaysTheSameChipsWhateverTheThreadOrder() {
