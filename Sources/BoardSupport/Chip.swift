@@ -180,14 +180,41 @@ public struct Board: Sendable, Equatable {
     public var defaultTemplate: String
     /// Notes for the user (wiring, quirks).
     public var notes: String?
+    /// The RSSI a phone sees 1 m from this board sending at 0 dBm, and where the figure is from.
+    public var measuredPower: MeasuredPower
     /// The file the board was read from.
     public var file: String
 
     /// Equal when all fields are equal.
     public static func == (lhs: Board, rhs: Board) -> Bool {
         lhs.name == rhs.name && lhs.title == rhs.title && lhs.chip == rhs.chip && lhs.debugger == rhs.debugger
-            && lhs.defaultTemplate == rhs.defaultTemplate && lhs.notes == rhs.notes && lhs.file == rhs.file
+            && lhs.defaultTemplate == rhs.defaultTemplate && lhs.notes == rhs.notes
+            && lhs.measuredPower == rhs.measuredPower && lhs.file == rhs.file
     }
+}
+
+/// The measured power (the RSSI a phone is expected to see 1 m away, carried in an iBeacon's last
+/// byte) of a board sending at 0 dBm, with the source of the figure. Beacon vendors shift it 1:1
+/// with the TX power (beacon-formats.md §1.2: +4 dBm → −55, 0 → −59, −4 → −63 …).
+public struct MeasuredPower: Sendable, Equatable {
+    /// dBm at 1 m for 0 dBm TX.
+    public var dBm: Int
+    /// Where the figure comes from: a published value, or that it is the generic default.
+    public var source: String
+
+    /// Creates a figure.
+    public init(dBm: Int, source: String) {
+        self.dBm = dBm
+        self.source = source
+    }
+
+    /// The common default, −59 dBm at 0 dBm, for a station without a board.
+    public static let genericDefault = MeasuredPower(
+        dBm: -59, source: "generic default -59 dBm at 0 dBm (TI SWRA475A, HM-10 and Blue Charm use it)")
+
+    /// The value expected at `txPower` dBm: shifted 1:1, clamped to a signed byte; at 0 dBm when
+    /// the TX power is not known (`nil`).
+    public func expected(atTXPower txPower: Int?) -> Int8 { Int8(clamping: dBm + (txPower ?? 0)) }
 }
 
 /// Every chip and board of a `boards/` folder, validated.
@@ -268,13 +295,20 @@ public struct BoardCatalog: Sendable {
             }
             try debugger.finish()
             let defaultTemplate = try object.string("defaultTemplate")
+            var power = try object.object("measuredPower")
+            let measured = MeasuredPower(
+                dBm: try power.integer("dBm", in: -127...20), source: try power.string("source"))
+            guard !measured.source.allSatisfy(\.isWhitespace) else {
+                throw power.error(
+                    "source", "is empty; say where the figure comes from (or that it is the generic default)")
+            }
+            try power.finish()
             let notes = try object.optionalString("notes")
             try object.finish()
             boards.append(
                 Board(
                     name: name, title: title, chip: chip, debugger: (debuggerName, usb),
-                    defaultTemplate: defaultTemplate,
-                    notes: notes, file: path))
+                    defaultTemplate: defaultTemplate, notes: notes, measuredPower: measured, file: path))
         }
         return BoardCatalog(chips: chips, boards: boards.sorted { $0.name < $1.name })
     }

@@ -118,7 +118,7 @@ struct BoardCatalogTests {
     }
 
     static let board =
-        #"{"format": 1, "name": "b", "title": "B", "chip": "CC2541F256", "debugger": {"name": "CC Debugger", "usb": "0451:16A2"}, "defaultTemplate": "t"}"#
+        #"{"format": 1, "name": "b", "title": "B", "chip": "CC2541F256", "debugger": {"name": "CC Debugger", "usb": "0451:16A2"}, "measuredPower": {"dBm": -59, "source": "s"}, "defaultTemplate": "t"}"#
 
     @Test(arguments: [
         (
@@ -127,7 +127,7 @@ struct BoardCatalogTests {
         ),
         (
             board.replacingOccurrences(of: "\"t\"}", with: "\"t\", \"colour\": 1}"),
-            "boards/b.json:1:155: colour: unknown key; the keys here are: chip, debugger, defaultTemplate, format, name, notes, title"
+            "boards/b.json:1:201: colour: unknown key; the keys here are: chip, debugger, defaultTemplate, format, measuredPower, name, notes, title"
         ),
         (
             board.replacingOccurrences(of: "CC2541F256", with: "CC9999"),
@@ -148,6 +148,14 @@ struct BoardCatalogTests {
         (
             board.replacingOccurrences(of: ", \"defaultTemplate\": \"t\"", with: ""),
             "boards/b.json:1:1: defaultTemplate: is missing"
+        ),
+        (
+            board.replacingOccurrences(of: "\"source\": \"s\"", with: "\"source\": \" \""),
+            "boards/b.json:1:161: measuredPower.source: is empty; say where the figure comes from (or that it is the generic default)"
+        ),
+        (
+            board.replacingOccurrences(of: "-59", with: "59"),
+            "boards/b.json:1:146: measuredPower.dBm: 59 is out of range; allowed: -127…20"
         ),
     ])
     func badBoardFilesNameFileLineAndKey(text: String, message: String) {
