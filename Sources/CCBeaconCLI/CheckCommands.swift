@@ -31,8 +31,9 @@ enum InspectCommand {
         let oad = OADHeader.detect(in: memory)
         let computedCRC = oad?.computeCRC(memory)
         var templateReport: (StationTemplate, VerificationReport)?
+        var power: (line: String, json: JSONValue)?
         if command.isGiven(Options.template) || command.isGiven(Options.board) {
-            let (template, _) = try CommandSupport.template(command)
+            let (template, _, board) = try CommandSupport.template(command)
             let field = template.beaconField
             let current = memory.contiguousBytes(in: field.range).flatMap {
                 IBeacon(payload: $0[field.kind.identityOffset...])
@@ -40,6 +41,9 @@ enum InspectCommand {
             let report = template.verify(
                 memory, expected: current ?? IBeacon(uuid: .init(), major: 0, minor: 0), checkPower: true)
             templateReport = (template, report)
+            power = current.map {
+                CommandSupport.powerReport($0.measuredPower, in: memory, template: template, board: board)
+            }
         }
         if command.isSet(Options.json) {
             var members: [(String, JSONValue)] = [
@@ -79,6 +83,7 @@ enum InspectCommand {
                             ("matchesTemplate", .bool(report.passed)),
                             ("problems", .array(report.problems.map { .string($0) })),
                             ("settings", settingsJSON(template.foundSettings(in: memory), chip: template.chip)),
+                            ("measuredPower", power?.json ?? .null),
                         ])
                     ))
             }
@@ -110,6 +115,7 @@ enum InspectCommand {
                 "template '\(template.manifest.name)': payload at \(CommandSupport.hexAddress(report.address)) is "
                     + (report.found.map { "iBeacon \($0)" } ?? "not an iBeacon"))
             lines += template.describe(template.foundSettings(in: memory)).map { "  \($0)" }
+            if let power { lines.append("  \(power.line)") }
             lines.append(
                 report.passed
                     ? "  the rest of the image equals the template"
@@ -180,10 +186,16 @@ enum VerifyCommand {
         let checkPower = command.isGiven(Options.expectedPower)
         let memory = try CommandSupport.loadImage(path, base: try command.value(Options.base)).memory
         let report: VerificationReport
+        // Where the image's measured power stands against the board's expectation (a note: verify
+        // checks only what it is asked).
+        var power: (line: String, json: JSONValue)?
         if command.isGiven(Options.template) || command.isGiven(Options.board) {
-            let template = try CommandSupport.template(command).0
+            let (template, _, board) = try CommandSupport.template(command)
             _ = try CommandSupport.check(settings, for: template)
             report = template.verify(memory, expected: expected, checkPower: checkPower, settings: settings)
+            power = report.found.map {
+                CommandSupport.powerReport($0.measuredPower, in: memory, template: template, board: board)
+            }
         } else {
             guard settings.isEmpty else {
                 throw .usage(
@@ -201,13 +213,13 @@ enum VerifyCommand {
                 ("expected", .object(expectedFields)), ("powerChecked", .bool(checkPower)),
                 ("found", report.found.map { .object(EncodeCommand.identityFields($0)) } ?? .null),
                 ("problems", .array(report.problems.map { .string($0) })),
-                ("notes", .array(report.notes.map { .string($0) })),
+                ("notes", .array(report.notes.map { .string($0) })), ("measuredPower", power?.json ?? .null),
             ])
             console.output(value.rendered() + "\n")
         } else if report.passed {
             console.output(
                 "OK: \(path) carries iBeacon \(report.found.map(\.description) ?? "") at \(CommandSupport.hexAddress(report.address))\n"
-                    + report.notes.map { "note: \($0)\n" }.joined())
+                    + report.notes.map { "note: \($0)\n" }.joined() + (power.map { "note: \($0.line)\n" } ?? ""))
         } else {
             console.output("MISMATCH: \(path)\n" + report.problems.map { "  \($0)\n" }.joined())
         }

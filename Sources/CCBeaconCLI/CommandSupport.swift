@@ -1,9 +1,11 @@
 import BeaconPayload
+import BoardSupport
 import FirmwareTemplate
 import HexText
 import IntelHex
 import Provisioning
 import Storage
+import StructuredText
 
 /// Options and steps several commands share.
 enum CommandSupport {
@@ -15,11 +17,15 @@ enum CommandSupport {
             "note: \(interval) ms is below 100 ms, the Bluetooth 4.x minimum for non-connectable advertising; scanners built to Bluetooth 5.0 or later accept it"
     }
 
-    /// The template named by --template, or the default template of --board.
-    static func template(_ command: ParsedCommand) throws(CommandFailure) -> (StationTemplate, DataLocations) {
+    /// The template named by --template, or the default template of --board, with the board
+    /// (`nil` for --template: its measured power is then the generic default).
+    static func template(_ command: ParsedCommand) throws(CommandFailure) -> (
+        template: StationTemplate, locations: DataLocations, board: Board?
+    ) {
         let locations = try DataLocations.find(templatesOption: try command.value(Options.templates))
         let catalog = try locations.loadBoards()
         let reference: String
+        var chosenBoard: Board?
         if let template = try command.value(Options.template) {
             reference = template
         } else if let boardName = try command.value(Options.board) {
@@ -29,11 +35,69 @@ enum CommandSupport {
                 )
             }
             reference = board.defaultTemplate
+            chosenBoard = board
         } else {
             // The parser refuses a command whose table requires the group; this is for the others.
             throw .usage(Options.requiredTemplate.missing)
         }
-        return (try locations.loadTemplate(reference, catalog: catalog), locations)
+        return (try locations.loadTemplate(reference, catalog: catalog), locations, chosenBoard)
+    }
+
+    /// The stations with the measured power each gets: the list's, else the board's default at
+    /// the station's TX power (`MeasuredPowerRule`); and those whose list value lies more than
+    /// 10 dB from that expectation, for a warning.
+    static func resolvePower(
+        _ stations: [Station], template: StationTemplate, settings: StationSettings, board: Board?
+    ) -> (stations: [Station], far: [(Station, MeasuredPowerChoice)]) {
+        let txPower = MeasuredPowerRule.txPower(of: template, settings: settings)
+        var far: [(Station, MeasuredPowerChoice)] = []
+        let resolved = stations.map { station -> Station in
+            let given = station.powerOrigin.map { (dBm: station.identity.measuredPower, origin: $0) }
+            let choice = MeasuredPowerRule.choose(given: given, board: board, txPower: txPower)
+            var station = station
+            station.identity.measuredPower = choice.dBm
+            station.powerOrigin = choice.origin
+            if given != nil, choice.isFarFromExpected { far.append((station, choice)) }
+            return station
+        }
+        return (resolved, far)
+    }
+
+    /// What an image's measured power is against the expectation of `board` (the generic default
+    /// without one) at the TX power the image's template field holds: a line for people and the
+    /// JSON object `inspect` and `verify` print.
+    static func powerReport(_ found: Int8, in memory: MemoryImage, template: StationTemplate, board: Board?)
+        -> (line: String, json: JSONValue)
+    {
+        let register = template.foundSettings(in: memory).txPowerRegister
+        let txPower = register.flatMap { template.chip.txPower(register: $0) }
+        let choice = MeasuredPowerRule.choose(given: nil, board: board, txPower: txPower)
+        let matches = found == choice.dBm
+        let basis =
+            "\(board.map { "board \($0.name)" } ?? "generic default"): \(choice.reference.dBm) dBm at 0 dBm"
+            + (txPower.map { ", TX power \($0) dBm" } ?? "")
+        let far = abs(Int(found) - Int(choice.dBm)) > MeasuredPowerChoice.warningDistance
+        var line = "measured power \(found) dBm: the default for this TX power (\(basis))"
+        if !matches {
+            line =
+                "measured power \(found) dBm: not the default \(choice.dBm) dBm for this TX power (\(basis)); given or calibrated"
+            if far { line += ", more than \(MeasuredPowerChoice.warningDistance) dB away" }
+        }
+        let origin = matches ? choice.origin.label : "not the default (given or calibrated)"
+        let tx: JSONValue = txPower.map { JSONValue.integer($0) } ?? .null
+        let json = JSONValue.object([
+            ("dBm", .integer(Int(found))), ("expected", .integer(Int(choice.dBm))), ("txPower", tx),
+            ("origin", .string(origin)), ("reference", .string(choice.reference.source)),
+        ])
+        return (line, json)
+    }
+
+    /// The warning for stations whose given power lies far from the expectation, or nil.
+    static func powerWarning(_ far: [(Station, MeasuredPowerChoice)]) -> String? {
+        guard let (_, first) = far.first else { return nil }
+        let shown = far.prefix(5).map { "\($0.0.name) (\($0.1.dBm) dBm)" }.joined(separator: ", ")
+        return
+            "warning: \(far.count) station\(far.count == 1 ? "" : "s") of the list carr\(far.count == 1 ? "ies" : "y") a measured power more than \(MeasuredPowerChoice.warningDistance) dB from the \(first.expected) dBm expected at this TX power (\(first.reference.source)): \(shown)\(far.count > 5 ? ", …" : ""); phones estimate distance from it — keep it only if it was measured at 1 m"
     }
 
     /// Checks that `template` can carry `settings`; a setting it cannot carry is a usage error that

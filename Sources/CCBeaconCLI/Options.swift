@@ -42,7 +42,8 @@ enum Options {
         uuid.required.spec, major.required.spec, minor.required.spec, expectedPower.spec,
     ]
 
-    /// The identity given by --uuid/--major/--minor and `power` (-59 dBm when left out).
+    /// The identity given by --uuid/--major/--minor and `power` (-59 dBm when left out: a
+    /// command that burns it chooses the power with `MeasuredPowerRule` instead).
     static func identity(_ command: ParsedCommand, power: Option<Int8> = power) throws(CommandFailure) -> IBeacon {
         IBeacon(
             uuid: try command.value(uuid.required), major: try command.value(major.required),

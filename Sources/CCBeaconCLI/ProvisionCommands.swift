@@ -184,10 +184,14 @@ enum ProvisionCommand {
         let listPath = command.positionals[0]
         var options = try runOptions(command)
         // The list and the template are checked before anything else.
-        let stations = try CommandSupport.stations(listPath, consequence: "nothing was burned")
-        let (template, _) = try CommandSupport.template(command)
+        let listStations = try CommandSupport.stations(listPath, consequence: "nothing was burned")
+        let (template, _, board) = try CommandSupport.template(command)
         let settings = try Options.settings(command)
         if !settings.isEmpty { options.settings = try CommandSupport.check(settings, for: template) }
+        // The ledger records each station with the power it is burned with.
+        let (stations, farPower) = CommandSupport.resolvePower(
+            listStations, template: template, settings: settings, board: board)
+        if let warning = CommandSupport.powerWarning(farPower) { console.diagnostics(warning + "\n") }
         options.addresses = try CommandSupport.addresses(
             stations, template: template, listPath: listPath, consequence: "nothing was burned")
         // The ledger may hold other lists too: this run burns, releases and counts its own.

@@ -1,4 +1,5 @@
 import BeaconPayload
+import BoardSupport
 import FirmwareTemplate
 import IntelHex
 import Provisioning
@@ -38,11 +39,15 @@ enum GenerateCommand {
         if let bin, try ImageFormat.of(bin, role: "--bin output") != .bin {
             throw .usage("--bin must name a .bin file")
         }
-        let identity = try Options.identity(command)
+        var identity = try Options.identity(command)
         let settings = try Options.settings(command)
-        let (template, _) = try CommandSupport.template(command)
-        let station = template.stationImage(
-            for: identity, settings: try CommandSupport.check(settings, for: template))
+        let (template, _, board) = try CommandSupport.template(command)
+        let checked = try CommandSupport.check(settings, for: template)
+        let power = MeasuredPowerRule.choose(
+            given: try command.value(Options.power).map { (dBm: $0, origin: .explicit) }, board: board,
+            txPower: MeasuredPowerRule.txPower(of: template, settings: settings))
+        identity.measuredPower = power.dBm
+        let station = template.stationImage(for: identity, settings: checked)
         try CommandSupport.checkOutputs(
             [output] + (bin.map { [$0] } ?? []), against: CommandSupport.inputs(of: template))
         try FileAccess.writeAtomically(station.file.text, to: output)
@@ -50,6 +55,7 @@ enum GenerateCommand {
             "wrote \(output): iBeacon \(identity) at \(CommandSupport.hexAddress(station.payloadAddress)), template '\(template.manifest.name)', rewrote line\(station.rewrittenLines.count == 1 ? "" : "s") \(station.rewrittenLines.map(String.init).joined(separator: ", "))"
         ]
         lines += template.describe(station.settings)
+        lines.append("measured power \(power.explanation)")
         if let note = CommandSupport.intervalNote(settings) { lines.append(note) }
         if let bin, let end = station.file.memory.endAddress {
             let bytes = station.file.memory.bytes(in: 0..<end, fill: 0xFF)
@@ -60,6 +66,11 @@ enum GenerateCommand {
             lines.append("OAD header CRC recomputed; the boot manager will accept the image")
         }
         console.output(lines.joined(separator: "\n") + "\n")
+        if power.origin == .explicit, power.isFarFromExpected {
+            console.diagnostics(
+                "warning: --power \(power.dBm) dBm is \(abs(Int(power.dBm) - Int(power.expected))) dB from the \(power.expected) dBm expected at this TX power (\(power.reference.source)); phones estimate distance from it — keep it only if it was measured at 1 m\n"
+            )
+        }
     }
 }
 
@@ -125,9 +136,12 @@ enum BatchCommand {
         // "out/" and "out" are the same folder; keep messages free of doubled slashes.
         let directory = given.count > 1 && given.hasSuffix("/") ? String(given.dropLast()) : given
         let jobs = try command.value(jobs) ?? Files.processorCount()
-        let stations = try CommandSupport.stations(listPath, consequence: "nothing was written")
-        let (template, _) = try CommandSupport.template(command)
+        let listed = try CommandSupport.stations(listPath, consequence: "nothing was written")
+        let (template, _, board) = try CommandSupport.template(command)
         let settings = try CommandSupport.check(try Options.settings(command), for: template)
+        let (stations, farPower) = CommandSupport.resolvePower(
+            listed, template: template, settings: settings.settings, board: board)
+        if let warning = CommandSupport.powerWarning(farPower) { console.diagnostics(warning + "\n") }
         _ = try CommandSupport.addresses(
             stations, template: template, listPath: listPath, consequence: "nothing was written")
         if Files.exists(directory), !Files.isDirectory(directory) {

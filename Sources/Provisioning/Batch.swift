@@ -260,6 +260,7 @@ public enum BatchGenerator {
                             ("major", .integer(Int(entry.station.identity.major))),
                             ("minor", .integer(Int(entry.station.identity.minor))),
                             ("power", .integer(Int(entry.station.identity.measuredPower))),
+                            ("powerSource", entry.station.powerOrigin.map { .string($0.label) } ?? .null),
                             ("file", .string(entry.hexFile)), ("sha256", .string(entry.hexSHA256)),
                         ]
                         if let bin = entry.binFile, let digest = entry.binSHA256 {

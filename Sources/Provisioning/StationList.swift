@@ -15,16 +15,22 @@ public struct Station: Sendable, Equatable {
     public var address: RandomStaticAddress?
     /// Line of the station in its list (for messages).
     public var line: Int
+    /// Where `identity`'s measured power comes from: `.list` when the list gave it; `nil` when
+    /// it gave none and the power is still the encoder's default, for the command to choose
+    /// (`MeasuredPowerRule`) before anything is burned or written.
+    public var powerOrigin: MeasuredPowerOrigin?
 
     /// Creates a station.
     public init(
-        name: String, identity: IBeacon, note: String? = nil, address: RandomStaticAddress? = nil, line: Int = 0
+        name: String, identity: IBeacon, note: String? = nil, address: RandomStaticAddress? = nil, line: Int = 0,
+        powerOrigin: MeasuredPowerOrigin? = .explicit
     ) {
         self.name = name
         self.identity = identity
         self.note = note
         self.address = address
         self.line = line
+        self.powerOrigin = powerOrigin
     }
 
     /// The station's name made safe as a file name: letters, digits, `.`, `-` and `_` kept, every
@@ -260,8 +266,10 @@ public enum StationListReader {
         let major = value("major") { text throws(IdentityError) in try IdentityParser.uint16(text, field: .major) }
         let minor = value("minor") { text throws(IdentityError) in try IdentityParser.uint16(text, field: .minor) }
         var power = IBeacon.defaultMeasuredPower
+        var powerOrigin: MeasuredPowerOrigin?
         if let text = row.cells["power"]?.text, !text.isEmpty {
             power = value("power") { text throws(IdentityError) in try IdentityParser.dBm(text) } ?? power
+            powerOrigin = .list
         }
         var address: RandomStaticAddress?
         if let text = row.cells["address"]?.text, !text.isEmpty {
@@ -271,7 +279,7 @@ public enum StationListReader {
         let note = row.cells["note"]?.text
         return Station(
             name: name, identity: IBeacon(uuid: uuid, major: major, minor: minor, measuredPower: power),
-            note: note?.isEmpty == true ? nil : note, address: address, line: row.line)
+            note: note?.isEmpty == true ? nil : note, address: address, line: row.line, powerOrigin: powerOrigin)
     }
 
     /// The first control character (Unicode category Cc: C0, DEL, C1) or line or paragraph
