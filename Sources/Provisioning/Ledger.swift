@@ -261,9 +261,19 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
                     "SELECT uuid, major, minor, power FROM stations WHERE name = ?", [.text(station.name)],
                     "reading station \(station.name)")
                 if let row = existing.first {
-                    guard row[0].string == identity.uuid.uuidString, row[1].int == Int(identity.major),
-                        row[2].int == Int(identity.minor), row[3].int == Int(identity.measuredPower)
-                    else {
+                    let sameBeacon =
+                        row[0].string == identity.uuid.uuidString && row[1].int == Int(identity.major)
+                        && row[2].int == Int(identity.minor)
+                    if sameBeacon, let recorded = row[3].int, recorded != Int(identity.measuredPower) {
+                        // Since measured power follows the TX power, a list without power values
+                        // registered before may now come out with another one.
+                        throw LedgerError(
+                            operation: "registering station '\(station.name)'",
+                            message:
+                                "the ledger has this station with measured power \(recorded) dBm and this run would burn \(identity.measuredPower) dBm; a station keeps its identity for life, so give the list's power column \(recorded) to go on with this ledger, or use another ledger",
+                            isConstraint: true)
+                    }
+                    guard sameBeacon, row[3].int == Int(identity.measuredPower) else {
                         throw LedgerError(
                             operation: "registering station '\(station.name)'",
                             message:

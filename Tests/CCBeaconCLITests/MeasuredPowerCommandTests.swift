@@ -103,4 +103,26 @@ struct MeasuredPowerCommandTests {
         let chip = try #require(provider.debuggers[0].chip)
         #expect(chip.flash[0x7F08 + 29] == UInt8(bitPattern: -69), "the payload's last byte on the chip")
     }
+
+    /// A ledger registered with one power (a list without power values, before measured power
+    /// followed the TX power, or with another --tx-power) refuses the other, names both values and
+    /// says how to go on; nothing is burned.
+    @Test func aLedgerRegisteredWithAnotherPowerSaysWhichAndHowToGoOn() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("s.csv", "name,uuid,major,minor\na,\(Self.uuid),1,1\n")
+        let first = ToolRun(
+            ["provision", list, "--board", "hm10", "--yes", "--wait", "0.1"], debuggers: EmulatorProvider(count: 0))
+        #expect(first.status != 65, "\(first.diagnostics)")  // registered at -59 dBm; no debugger attached
+        let provider = EmulatorProvider()
+        let again = ToolRun(
+            ["provision", list, "--board", "hm10", "--tx-power", "-6", "--yes", "--wait", "0.1"], debuggers: provider)
+        #expect(again.status == 1, "\(again.diagnostics)")
+        #expect(
+            again.diagnostics.contains(
+                "the ledger has this station with measured power -59 dBm and this run would burn -65 dBm"),
+            "\(again.diagnostics)")
+        #expect(again.diagnostics.contains("give the list's power column -59"))
+        #expect(provider.debuggers[0].chip!.flash.allSatisfy { $0 == 0xFF }, "nothing was burned")
+    }
 }
