@@ -427,13 +427,14 @@ public enum ArgumentParser {
                 if let inlineValue {
                     parsed.values[option.name] = inlineValue
                 } else if index < arguments.count {
-                    // The next word is the value even if it starts with '-' (e.g. --power -59),
-                    // unless it is one of this command's options: `--ledger --yes` forgot the
-                    // ledger's name, and taking `--yes` for it would open another ledger.
+                    // The next word is the value when it cannot be an option: `--power -59` and
+                    // `-o -` are values, `--ledger --yes` or `--ledger --jsno` forgot the ledger's
+                    // name (taking the next word for it would open another ledger).
                     let next = arguments[index]
-                    if isOption(next, of: spec) {
+                    if looksLikeAnOption(next) {
+                        let what = isOption(next, of: spec) ? "is an option" : "looks like an option"
                         return fail(
-                            "option '\(name)' needs a value (\(option.name) \(valueName)), and '\(next)' is an option; to give that text as the value, write \(option.name)=\(next)"
+                            "option '\(name)' needs a value (\(option.name) \(valueName)), and '\(next)' \(what); to give that text as the value, write \(option.name)=\(next)"
                         )
                     }
                     parsed.values[option.name] = next
@@ -462,6 +463,14 @@ public enum ArgumentParser {
             if present.isEmpty, group.isRequired { return fail(group.missing) }
         }
         return .success(.run(parsed))
+    }
+
+    /// Whether `word` would be read as an option rather than a value: anything starting with `-`
+    /// except `-` itself and a negative number (`-59`, `-0.5`).
+    static func looksLikeAnOption(_ word: String) -> Bool {
+        guard word.hasPrefix("-"), word != "-" else { return false }
+        let rest = word.dropFirst()
+        return !(rest.first.map { $0.isASCII && ($0.isNumber || $0 == ".") } ?? false)
     }
 
     /// Whether `word` names one of `spec`'s options or help (`--name`, `-o`, `--name=…`).

@@ -59,6 +59,9 @@ enum TemplatesCommand {
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let locations = try DataLocations.find(templatesOption: try command.value(templates))
+        if let folder = Files.environment("CCBEACON_TEMPLATES"), !Files.isDirectory(folder) {
+            console.diagnostics("note: CCBEACON_TEMPLATES is '\(folder)', which is not a folder; it is not searched\n")
+        }
         let catalog = try locations.loadBoards()
         var rows: [[String]] = []
         var json: [JSONValue] = []

@@ -23,12 +23,9 @@ struct DataLocations {
         if let folder = templatesOption, !Files.isDirectory(folder) {
             throw .usage("--templates '\(folder)' is not a folder; give the folder that holds your templates")
         }
-        let environment = Files.environment("CCBEACON_TEMPLATES")
-        if let folder = environment, !Files.isDirectory(folder) {
-            throw CommandFailure(
-                .failure, "CCBEACON_TEMPLATES is '\(folder)', which is not a folder",
-                hint: "point it at the folder that holds your templates, or unset it")
-        }
+        // A stale CCBEACON_TEMPLATES must not stop a flash or an erase: it is searched when it
+        // is a folder, and `templates` says when it is not.
+        let environment = Files.environment("CCBEACON_TEMPLATES").flatMap { Files.isDirectory($0) ? $0 : nil }
         let user = [templatesOption, environment].compactMap { $0 }
         if let root = Files.environment("CCBEACON_DATA") {
             guard Files.isFile(Files.join(root, "boards/chips.json")) else {

@@ -30,7 +30,9 @@ enum Options {
     }
     /// The measured power to write.
     static let power = Option<Int8>(
-        "--power", value: "DBM", help: "measured power at 1 m, signed dBm or 0x byte (default -59)", convert: dBm)
+        "--power", value: "DBM",
+        help: "measured power at 1 m, signed dBm or 0x byte (default: the board's at the TX power)",
+        convert: dBm)
     /// The measured power to check: verify checks it only when given, so it has no default to claim.
     static let expectedPower = Option<Int8>(
         "--power", value: "DBM", help: "measured power at 1 m to check (not checked without it)", convert: dBm)

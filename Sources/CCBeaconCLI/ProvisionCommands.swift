@@ -122,7 +122,8 @@ enum ProvisionCommand {
 
             --interval and --tx-power apply to every station as in batch (templates that expose them);
             every station gets its own advertiser address: the list's address column, or one derived
-            from its identity. The ledger records each image's sha256, so a chip interrupted under
+            from its identity, and its measured power: the list's power column, or the board's
+            figure at 1 m shifted by the TX power (recorded in the ledger as burned). The ledger records each image's sha256, so a chip interrupted under
             other settings is burned again.
 
             Example:
@@ -409,7 +410,7 @@ enum ProvisionCommand {
                 )
             }
             if summary.setAside > 0 {
-                lines.append("  \(summary.setAside) chip(s) set aside: their address cannot tell them apart")
+                lines.append("  \(summary.setAside) chip(s) set aside, not burned (each one's reason is above)")
             }
             lines.append("  stopped: \(why)")
             console.output(lines.joined(separator: "\n") + "\n")
@@ -482,9 +483,10 @@ enum ProvisionCommand {
                     secondaryTried
                     ? "its IEEE address \(address) and its secondary address cannot tell it apart from other chips"
                     : "its IEEE address \(address) cannot tell it apart from other chips (\(chipID.spec.name) secondary uses a valid secondary address)"
-            case .notTheTemplatesChip(let code, let templateChip):
+            case .notTheTemplatesChip(let code, let templateChip, let erased):
                 why =
                     "the chip \(address) reports CHIPINFO0.FLASHSIZE \(code), which is not the template's \(templateChip) (see boards/chips.json)"
+                    + (erased ? "; it was debug-locked, which hides its size, so it was erased to be read" : "")
             }
             return "\(debugger): SET THIS CHIP ASIDE, it was not burned: \(why); attach the next one"
         case .resetFailed(let debugger, let chip, let reason):

@@ -80,7 +80,8 @@ enum BatchCommand {
     static let table = CommandTable(
         details: """
             The list is a CSV with a header row name,uuid,major,minor[,power][,address][,note]
-            (columns in any order, power defaults to -59) or a JSON array of objects with those
+            (columns in any order; an empty power is the board's measured power at the TX power,
+            see generate) or a JSON array of objects with those
             keys. The whole list is checked first; every bad row, duplicate name, duplicate (UUID,
             major, minor), duplicate address and file-name clash is reported with its line and
             column, and then nothing is written.

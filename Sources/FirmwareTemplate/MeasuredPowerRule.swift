@@ -22,7 +22,7 @@ public struct MeasuredPowerChoice: Sendable, Equatable {
     /// One line for people: `-65 dBm (board hm10: -59 dBm at 0 dBm, shifted by the -6 dBm TX power)`.
     public var explanation: String {
         func shifted(_ txPower: Int?) -> String {
-            txPower.map { ", shifted by the \($0) dBm TX power" } ?? "; no TX-power field in the template"
+            txPower.map { ", shifted by the \($0) dBm TX power" } ?? "; the template's TX power is not known"
         }
         switch origin {
         case .explicit: return "\(dBm) dBm (given)"
@@ -39,8 +39,8 @@ public struct MeasuredPowerChoice: Sendable, Equatable {
 /// the board's figure at 0 dBm shifted 1:1 by the station's TX power and clamped to a signed byte.
 public enum MeasuredPowerRule {
     /// The TX power a station of `template` sends with under `settings`: the one given, else the
-    /// template's own (its TX-power field's bytes); `nil` when the template has no TX-power field
-    /// (TI-stack images: their power is not known to ccbeacon).
+    /// template's own (its TX-power field's bytes); `nil` when that is not known: the template has
+    /// no TX-power field (TI-stack images), or its field holds no step of the chip.
     public static func txPower(of template: StationTemplate, settings: StationSettings) -> Int? {
         guard let field = template.manifest.field(.txPowerRegister) else { return nil }
         if let given = settings.txPower { return given }

@@ -253,6 +253,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     /// Adds the list's stations; a known station must keep its identity.
     public func register(_ stations: [Station]) throws(LedgerError) {
         try database.transaction("registering the station list") { () throws(LedgerError) in
+            var powerMismatches: [(name: String, recorded: Int, now: Int)] = []
             let count =
                 try database.query("SELECT COUNT(*) FROM stations", [], "counting stations").first?.first?.int ?? 0
             for (index, station) in stations.enumerated() {
@@ -266,12 +267,10 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
                         && row[2].int == Int(identity.minor)
                     if sameBeacon, let recorded = row[3].int, recorded != Int(identity.measuredPower) {
                         // Since measured power follows the TX power, a list without power values
-                        // registered before may now come out with another one.
-                        throw LedgerError(
-                            operation: "registering station '\(station.name)'",
-                            message:
-                                "the ledger has this station with measured power \(recorded) dBm and this run would burn \(identity.measuredPower) dBm; a station keeps its identity for life, so give the list's power column \(recorded) to go on with this ledger, or use another ledger",
-                            isConstraint: true)
+                        // registered before may now come out with another: every such station
+                        // is named at once.
+                        powerMismatches.append((station.name, recorded, Int(identity.measuredPower)))
+                        continue
                     }
                     guard sameBeacon, row[3].int == Int(identity.measuredPower) else {
                         throw LedgerError(
@@ -298,6 +297,16 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
                             "another station in the ledger already has UUID \(identity.uuid.uuidString), major \(identity.major), minor \(identity.minor)",
                         isConstraint: true)
                 }
+            }
+            if !powerMismatches.isEmpty {
+                let shown = powerMismatches.prefix(5).map {
+                    "\($0.name) (ledger \($0.recorded) dBm, list \($0.now) dBm)"
+                }
+                throw LedgerError(
+                    operation: "registering the station list",
+                    message:
+                        "\(powerMismatches.count) station\(powerMismatches.count == 1 ? " is" : "s are") in the ledger with another measured power: \(shown.joined(separator: ", "))\(powerMismatches.count > 5 ? ", …" : ""); a station keeps its identity for life, so give the list's power column the ledger's values to go on with this ledger, or use another ledger",
+                    isConstraint: true)
             }
         }
     }

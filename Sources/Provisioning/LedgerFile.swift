@@ -149,11 +149,11 @@ enum LedgerFile {
         var process: pid_t
         /// Its status, from `lstat`.
         var info: stat
+        /// Whether an SQLite journal (`-wal`, `-shm`, `-journal`) sits beside it.
+        var hasJournal: Bool
     }
 
-    /// The regular files beside `path` named by `creationName`'s exact shape, with no SQLite
-    /// journal beside them (ccbeacon's own leftover never has one: the temporary ledger's
-    /// connection is closed before it is linked).
+    /// The regular files beside `path` named by `creationName`'s exact shape.
     static func creationNames(of path: String) -> [CreationName] {
         let directory = Files.directory(of: path)
         let prefix = Files.lastComponent(path) + creationMarker
@@ -170,19 +170,21 @@ enum LedgerFile {
             else { return nil }
             let candidate = Files.join(directory, name)
             var info = stat()
-            guard lstat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
-                !journalSuffixes.contains(where: { Files.exists(candidate + $0) })
-            else { return nil }
-            return CreationName(path: candidate, process: process, info: info)
+            guard lstat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+            return CreationName(
+                path: candidate, process: process, info: info,
+                hasJournal: journalSuffixes.contains { Files.exists(candidate + $0) })
         }
     }
 
     /// The names beside `path` that are the ledger itself (same device and inode, `info`): what
     /// a creation killed between linking the ledger into place and removing its temporary name
-    /// leaves. Any other second name is someone's file.
+    /// leaves. It never has a journal beside it (the temporary ledger's connection is closed
+    /// before it is linked). Any other second name is someone's file.
     static func creationLeftovers(of path: String, _ info: stat) -> [String] {
-        creationNames(of: path).filter { $0.info.st_dev == info.st_dev && $0.info.st_ino == info.st_ino }.map(
-            \.path)
+        creationNames(of: path).filter {
+            $0.info.st_dev == info.st_dev && $0.info.st_ino == info.st_ino && !$0.hasJournal
+        }.map(\.path)
     }
 
     /// Removes what creations killed before they linked their ledger left beside `path`: separate

@@ -115,8 +115,9 @@ public enum SetAsideReason: Sendable, Equatable {
     /// `secondaryTried`: the run names chips by a valid secondary address too, and it has none.
     case indistinguishable(secondaryTried: Bool)
     /// Its CHIPINFO0.FLASHSIZE code is not that of the template's chip `templateChip`: another
-    /// part, whose flash layout the template does not fit.
-    case notTheTemplatesChip(flashSizeCode: UInt8, templateChip: String)
+    /// part, whose flash layout the template does not fit. `erased`: it arrived debug-locked, and
+    /// only an erase shows the size.
+    case notTheTemplatesChip(flashSizeCode: UInt8, templateChip: String, erased: Bool)
 }
 
 /// What a worker does with a chip after dealing with it.
@@ -275,7 +276,8 @@ public final class ProvisioningRun: Sendable {
                         // addresses, pages and lock bits are not this chip's.
                         unusable = primary
                         setAsideReason = .notTheTemplatesChip(
-                            flashSizeCode: identity.flashSizeCode, templateChip: template.chip.name)
+                            flashSizeCode: identity.flashSizeCode, templateChip: template.chip.name,
+                            erased: erasedOnArrival)
                     } else if ChipID.isValid(primary) {
                         chip = primary
                     } else if options.chipIdentity == .secondary,

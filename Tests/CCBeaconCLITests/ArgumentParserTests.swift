@@ -46,10 +46,10 @@ struct ArgumentParserTests {
         ("demo -- -weird.hex", ParsedCommand(command: "demo", positionals: ["-weird.hex"])),
         ("demo - x", ParsedCommand(command: "demo", positionals: ["-", "x"])),
         ("demo in.hex --uuid a=b", ParsedCommand(command: "demo", values: ["--uuid": "a=b"], positionals: ["in.hex"])),
-        // A value that only looks like an option (not one of this command's) is a value.
+        ("demo in.hex -o -", ParsedCommand(command: "demo", values: ["--output": "-"], positionals: ["in.hex"])),
         (
-            "demo in.hex --uuid --other",
-            ParsedCommand(command: "demo", values: ["--uuid": "--other"], positionals: ["in.hex"])
+            "demo in.hex --power -0.5",
+            ParsedCommand(command: "demo", values: ["--power": "-0.5"], positionals: ["in.hex"])
         ),
         (
             "demo in.hex --uuid=--bin",
@@ -126,6 +126,18 @@ struct ArgumentParserTests {
                 command: "demo")
         ),
         ("demo in.hex --help=1", UsageError("option '--help' takes no value", command: "demo")),
+        (
+            "demo in.hex --uuid --jsno",
+            UsageError(
+                "option '--uuid' needs a value (--uuid UUID), and '--jsno' looks like an option; to give that text as the value, write --uuid=--jsno",
+                command: "demo")
+        ),
+        (
+            "demo in.hex -o -x.hex",
+            UsageError(
+                "option '-o' needs a value (--output OUT), and '-x.hex' looks like an option; to give that text as the value, write --output=-x.hex",
+                command: "demo")
+        ),
         ("needs --board b", UsageError("missing --at ADDR: where", command: "needs")),
         ("needs --at 1", UsageError("give --template or --board", command: "needs")),
         ("needs --at 1 --board b --template t", UsageError("give --template or --board, not both", command: "needs")),

@@ -110,7 +110,7 @@ struct MeasuredPowerCommandTests {
     @Test func aLedgerRegisteredWithAnotherPowerSaysWhichAndHowToGoOn() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let list = try scratch.write("s.csv", "name,uuid,major,minor\na,\(Self.uuid),1,1\n")
+        let list = try scratch.write("s.csv", "name,uuid,major,minor\na,\(Self.uuid),1,1\nb,\(Self.uuid),1,2\n")
         let first = ToolRun(
             ["provision", list, "--board", "hm10", "--yes", "--wait", "0.1"], debuggers: EmulatorProvider(count: 0))
         #expect(first.status != 65, "\(first.diagnostics)")  // registered at -59 dBm; no debugger attached
@@ -120,9 +120,9 @@ struct MeasuredPowerCommandTests {
         #expect(again.status == 1, "\(again.diagnostics)")
         #expect(
             again.diagnostics.contains(
-                "the ledger has this station with measured power -59 dBm and this run would burn -65 dBm"),
-            "\(again.diagnostics)")
-        #expect(again.diagnostics.contains("give the list's power column -59"))
+                "2 stations are in the ledger with another measured power: a (ledger -59 dBm, list -65 dBm), b (ledger -59 dBm, list -65 dBm)"
+            ), "\(again.diagnostics)")
+        #expect(again.diagnostics.contains("give the list's power column the ledger's values"))
         #expect(provider.debuggers[0].chip!.flash.allSatisfy { $0 == 0xFF }, "nothing was burned")
     }
 }

@@ -36,7 +36,7 @@ struct MeasuredPowerTests {
         #expect(choice.explanation == "-65 dBm (generic default: -59 dBm at 0 dBm, shifted by the -6 dBm TX power)")
         #expect(
             MeasuredPowerRule.choose(given: nil, board: nil, txPower: nil).explanation.hasSuffix(
-                "at 0 dBm; no TX-power field in the template)"))
+                "at 0 dBm; the template's TX power is not known)"))
     }
 
     /// What was given is kept, however far from the expectation; more than 10 dB away is worth a

@@ -452,7 +452,8 @@ struct ProvisioningRunTests {
             events.all.contains(
                 .setAside(
                     debugger: "d", address: Bench.ieee(small),
-                    reason: .notTheTemplatesChip(flashSizeCode: 3, templateChip: "CC2541F256"))), "\(events.all)")
+                    reason: .notTheTemplatesChip(flashSizeCode: 3, templateChip: "CC2541F256", erased: locked))),
+            "\(events.all)")
         #expect(try ledger.attempts().isEmpty, "no attempt was recorded")
         #expect(small.flash.allSatisfy { $0 == 0xFF }, "nothing was written (a locked one is erased to be read)")
         #expect(try ledger.states().first?.state == .pending(lastFailure: nil))

@@ -59,6 +59,21 @@ extension TemporaryFolder {
 @Suite(
     .serialized, .enabled(if: Tools.available, "needs umockdev (scripts/test installs it) and the built executables"))
 struct CCBeaconThroughLibUSBTests {
+    /// A CCBEACON_TEMPLATES left pointing nowhere never stops a flash or an erase (a review found
+    /// a stricter check blocking them); `templates` says it is not searched.
+    @Test func aStaleTemplatesVariableStopsNothing() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let stale = ["CCBEACON_TEMPLATES": "/nonexistent-ccbeacon-templates"]
+        let erase = try ChildProcess.run(
+            Tools.emulator, ["--"] + [Tools.ccbeacon, "erase"], in: work.url, environment: stale)
+        #expect(erase.status == 0, "\(erase.errors)")
+        let templates = try ChildProcess.run(Tools.ccbeacon, ["templates"], in: work.url, environment: stale)
+        #expect(templates.status == 0)
+        #expect(
+            templates.errors.contains("CCBEACON_TEMPLATES is '/nonexistent-ccbeacon-templates', which is not a folder"))
+    }
+
     @Test func devicesInfoFlashReadEraseThroughRealLibUSB() throws {
         let work = try Workspace()
         defer { work.remove() }
