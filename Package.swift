@@ -26,6 +26,8 @@ let package = Package(
         .target(name: "CSHA256"),
         .target(name: "Checksums", dependencies: ["CSHA256"], swiftSettings: strictSettings),
         .target(name: "BoardSupport", dependencies: ["StructuredText", "HexText"], swiftSettings: strictSettings),
+        // What is on air: btsnoop captures and the advertising reports in them.
+        .target(name: "BeaconScan", dependencies: ["HexText"], swiftSettings: strictSettings),
         .target(
             name: "FirmwareTemplate",
             dependencies: [
@@ -84,6 +86,8 @@ let package = Package(
             path: "Tests/TestSupport",
             swiftSettings: strictSettings),
         .testTarget(name: "IntelHexTests", dependencies: ["TestSupport", "IntelHex"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "BeaconScanTests", dependencies: ["BeaconScan", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "BeaconPayloadTests",
             dependencies: ["BeaconPayload"],

@@ -1,0 +1,106 @@
+import HexText
+
+/// One advertisement a controller heard: from an LE Advertising Report (legacy, subevent 0x02) or
+/// an LE Extended Advertising Report (subevent 0x0D) of an LE Meta event (0x3E).
+public struct AdvertisingReport: Sendable, Equatable {
+    /// The event type: legacy 0x00–0x04 (0x03 ADV_NONCONN_IND); extended, the 16-bit properties.
+    public var eventType: UInt16
+    /// Whether the report came from an extended report.
+    public var extended: Bool
+    /// Address type (0x00 public, 0x01 random, …).
+    public var addressType: UInt8
+    /// The advertiser's address, most significant byte first (as printed).
+    public var address: [UInt8]
+    /// The advertising data.
+    public var data: [UInt8]
+    /// RSSI in dBm (127: not available).
+    public var rssi: Int8
+    /// The capture record it came from (for messages).
+    public var record: Int
+
+    /// The address written `XX:XX:XX:XX:XX:XX`.
+    public var addressText: String { HexText.colonSeparated(address) }
+
+    /// The reports of one HCI event, or none when it is no advertising report. A report that does
+    /// not fit its event is an error: a capture is only believed whole.
+    public static func reports(in event: BTSnoopCapture.Event, file: String) throws(CaptureError)
+        -> [AdvertisingReport]
+    {
+        guard event.code == 0x3E, let subevent = event.parameters.first else { return [] }
+        var reader = ReportReader(bytes: event.parameters, offset: 1, record: event.record, file: file)
+        switch subevent {
+        case 0x02: return try reader.legacyReports()
+        case 0x0D: return try reader.extendedReports()
+        default: return []
+        }
+    }
+}
+
+/// Reads report fields in order, each bounds-checked.
+struct ReportReader {
+    let bytes: [UInt8]
+    var offset: Int
+    let record: Int
+    let file: String
+
+    mutating func take(_ count: Int, _ what: String) throws(CaptureError) -> ArraySlice<UInt8> {
+        guard count <= bytes.count - offset else {
+            throw CaptureError(
+                file: file, offset: offset,
+                problem: "record \(record): the advertising report ends before its \(what) (\(count) bytes)")
+        }
+        defer { offset += count }
+        return bytes[offset..<(offset + count)]
+    }
+
+    mutating func byte(_ what: String) throws(CaptureError) -> UInt8 { try take(1, what).first! }
+
+    /// Legacy reports, each one contiguous (as controllers send them and BlueZ reads them):
+    /// event type, address type, address (LSB first), data length, data, RSSI.
+    mutating func legacyReports() throws(CaptureError) -> [AdvertisingReport] {
+        let count = Int(try byte("number of reports"))
+        var reports: [AdvertisingReport] = []
+        for _ in 0..<count {
+            let eventType = try byte("event type")
+            let addressType = try byte("address type")
+            let address = Array(try take(6, "address").reversed())
+            let length = Int(try byte("data length"))
+            guard length <= 31 else {
+                throw CaptureError(
+                    file: file, offset: offset - 1,
+                    problem: "record \(record): a legacy advertising report of \(length) data bytes (at most 31)")
+            }
+            let data = Array(try take(length, "data"))
+            let rssi = Int8(bitPattern: try byte("RSSI"))
+            reports.append(
+                AdvertisingReport(
+                    eventType: UInt16(eventType), extended: false, addressType: addressType, address: address,
+                    data: data, rssi: rssi, record: record))
+        }
+        return reports
+    }
+
+    /// Extended reports (Core spec Vol 4 Part E §7.7.65.13): event type (2), address type,
+    /// address, primary PHY, secondary PHY, SID, TX power, RSSI, periodic interval (2), direct
+    /// address type, direct address (6), data length, data.
+    mutating func extendedReports() throws(CaptureError) -> [AdvertisingReport] {
+        let count = Int(try byte("number of reports"))
+        var reports: [AdvertisingReport] = []
+        for _ in 0..<count {
+            let type = try take(2, "event type")
+            let eventType = UInt16(type[type.startIndex]) | UInt16(type[type.startIndex + 1]) << 8
+            let addressType = try byte("address type")
+            let address = Array(try take(6, "address").reversed())
+            _ = try take(4, "PHYs, SID and TX power")
+            let rssi = Int8(bitPattern: try byte("RSSI"))
+            _ = try take(9, "periodic interval and direct address")
+            let length = Int(try byte("data length"))
+            let data = Array(try take(length, "data"))
+            reports.append(
+                AdvertisingReport(
+                    eventType: eventType, extended: true, addressType: addressType, address: address, data: data,
+                    rssi: rssi, record: record))
+        }
+        return reports
+    }
+}
