@@ -59,7 +59,7 @@ let package = Package(
             name: "CCBeaconCLI",
             dependencies: [
                 "IntelHex", "BeaconPayload", "StructuredText", "Storage", "FirmwareTemplate", "Provisioning",
-                "CCDebugger", "BoardSupport", "HexText",
+                "CCDebugger", "BoardSupport", "HexText", "BeaconScan",
             ],
             swiftSettings: strictSettings
         ),

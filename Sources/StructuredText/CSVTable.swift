@@ -132,7 +132,8 @@ public enum CSVTable {
         return rows
     }
 
-    static func trimmed(_ text: String) -> String {
+    /// `text` without leading and trailing spaces and tabs (how cells are read).
+    public static func trimmed(_ text: String) -> String {
         String(text.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
 }

@@ -1,0 +1,49 @@
+/// Measured power from RSSI samples taken 1 m from a station (Radius Networks' rule: at least 20
+/// samples; the lowest and highest tenth are dropped as reflections and bodies passing, the rest
+/// averaged and rounded to the nearest dBm).
+public struct Calibration: Sendable, Equatable {
+    /// The fewest samples a calibration takes.
+    public static let minimumSamples = 20
+
+    /// The measured power (dBm at 1 m).
+    public var measuredPower: Int
+    /// Samples given.
+    public var sampleCount: Int
+    /// Samples averaged (the lowest and highest tenth left out).
+    public var usedCount: Int
+    /// The lowest and highest of the samples averaged.
+    public var spread: ClosedRange<Int>
+    /// Their mean, unrounded.
+    public var mean: Double
+
+    /// The calibration of `samples` (dBm); fewer than `minimumSamples` are refused.
+    public init(samples: [Int]) throws(CalibrationError) {
+        guard samples.count >= Self.minimumSamples else {
+            throw .tooFewSamples(given: samples.count, needed: Self.minimumSamples)
+        }
+        let sorted = samples.sorted()
+        let dropped = samples.count / 10
+        let used = sorted[dropped..<(sorted.count - dropped)]
+        let mean = Double(used.reduce(0, +)) / Double(used.count)
+        self.measuredPower = Int(mean.rounded(.toNearestOrAwayFromZero))
+        self.sampleCount = samples.count
+        self.usedCount = used.count
+        self.spread = used.first!...used.last!
+        self.mean = mean
+    }
+}
+
+/// Why samples give no calibration.
+public enum CalibrationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Fewer samples than the rule needs.
+    case tooFewSamples(given: Int, needed: Int)
+
+    /// In words, with how many more are needed.
+    public var description: String {
+        switch self {
+        case .tooFewSamples(let given, let needed):
+            return
+                "\(given) sample\(given == 1 ? "" : "s"); a calibration needs at least \(needed) (\(needed - given) more), taken 1 m from the station"
+        }
+    }
+}

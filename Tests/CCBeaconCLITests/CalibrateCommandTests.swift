@@ -1,0 +1,79 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import CCBeaconCLI
+
+/// `ccbeacon calibrate` from an RSSI file (one per line, or a CSV column) and from a capture with
+/// several stations and foreign advertisers mixed in.
+struct CalibrateCommandTests {
+    @Test func rssiFilesOnePerLineOrACSVColumn() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let values = [-30, -35] + [Int](repeating: -60, count: 16) + [-90, -95]
+        let lines = try scratch.write("one.txt", values.map(String.init).joined(separator: "\n") + "\n")
+        let csv = try scratch.write(
+            "app.csv",
+            "time,RSSI,name\n" + values.enumerated().map { "\($0.offset),\($0.element),x" }.joined(separator: "\n"))
+        for file in [lines, csv] {
+            let run = ToolRun(["calibrate", "--rssi", file])
+            #expect(run.status == 0, "\(run.diagnostics)")
+            #expect(
+                run.output.hasPrefix(
+                    "measured power -60 dBm from 20 samples of \(file) (the lowest and highest 2 left out; 16 averaged, -60…-60 dBm"
+                ), "\(run.output)")
+        }
+        let json = ToolRun(["calibrate", "--rssi", csv, "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
+        #expect(
+            object?["measuredPower"] as? Int == -60 && object?["samples"] as? Int == 20 && object?["used"] as? Int == 16
+        )
+    }
+
+    @Test(arguments: [
+        ("-60\n-61\n", 65, "2 samples; a calibration needs at least 20 (18 more)"),
+        ("-60\nloud\n", 65, ":2:1: 'loud' is not an RSSI"),
+        ("time,level\n1,-60\n", 65, ":1: the header names no rssi column"),
+        ("-60\n-200\n", 65, "'-200' is not an RSSI; give a whole number of dBm, -127…20"),
+    ])
+    func badSampleFilesAreRefused(text: String, status: Int32, message: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let run = ToolRun(["calibrate", "--rssi", try scratch.write("s.txt", text)])
+        #expect(run.status == status && run.diagnostics.contains(message), "\(run.diagnostics)")
+    }
+
+    /// From a capture: only the given address's reports count; other stations and foreign
+    /// advertisers are left out.
+    @Test func aCaptureGivesTheSamplesOfOneAddress() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let ours: [UInt8] = [0xC7, 0xD5, 0x60, 0xAD, 0x5D, 0x5A]
+        let other: [UInt8] = [0xC0, 0xFF, 0xEE, 0x00, 0x00, 0x01]
+        let data: [UInt8] = [0x02, 0x01, 0x06, 0x03, 0x03, 0xAA, 0xFE]
+        func event(_ address: [UInt8], _ rssi: Int8) -> [UInt8] {
+            let report: [UInt8] =
+                [0x02, 0x01, 0x03, 0x01] + address.reversed() + [UInt8(data.count)] + data + [UInt8(bitPattern: rssi)]
+            return [0x04, 0x3E, UInt8(report.count)] + report
+        }
+        var packets: [[UInt8]] = []
+        for index in 0..<24 {
+            packets.append(event(ours, Int8(-58 - index % 5)))
+            packets.append(event(other, -40))
+        }
+        func u32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - 8 * $0)) } }
+        var bytes = Array("btsnoop".utf8) + [0] + u32(1) + u32(1002)
+        for packet in packets {
+            bytes += u32(packet.count) + u32(packet.count) + u32(3) + u32(0) + u32(0) + u32(0) + packet
+        }
+        let capture = scratch.path("c.btsnoop")
+        try Data(bytes).write(to: URL(fileURLWithPath: capture))
+        let run = ToolRun(["calibrate", "--from", capture, "--address", "C7:D5:60:AD:5D:5A"])
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.output.hasPrefix("measured power -60 dBm from 24 samples"), "\(run.output)")
+        let missing = ToolRun(["calibrate", "--from", capture])
+        #expect(missing.status == 64 && missing.diagnostics.contains("--from needs --address"))
+        let none = ToolRun(["calibrate", "--from", capture, "--address", "C0:00:00:00:00:09"])
+        #expect(none.status == 65 && none.diagnostics.contains("0 samples"), "\(none.diagnostics)")
+    }
+}
