@@ -27,7 +27,7 @@ let package = Package(
         .target(name: "Checksums", dependencies: ["CSHA256"], swiftSettings: strictSettings),
         .target(name: "BoardSupport", dependencies: ["StructuredText", "HexText"], swiftSettings: strictSettings),
         // What is on air: btsnoop captures and the advertising reports in them.
-        .target(name: "BeaconScan", dependencies: ["HexText"], swiftSettings: strictSettings),
+        .target(name: "BeaconScan", dependencies: ["BeaconPayload", "HexText"], swiftSettings: strictSettings),
         .target(
             name: "FirmwareTemplate",
             dependencies: [
@@ -87,7 +87,8 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(name: "IntelHexTests", dependencies: ["TestSupport", "IntelHex"], swiftSettings: strictSettings),
         .testTarget(
-            name: "BeaconScanTests", dependencies: ["BeaconScan", "TestSupport"], swiftSettings: strictSettings),
+            name: "BeaconScanTests", dependencies: ["BeaconScan", "BeaconPayload", "TestSupport"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "BeaconPayloadTests",
             dependencies: ["BeaconPayload"],

@@ -10,7 +10,8 @@ public enum CommandLineTool {
     /// dispatch read.
     static let registry: [Command] = [
         EncodeCommand.command, GenerateCommand.command, BatchCommand.command, InspectCommand.command,
-        VerifyCommand.command, CalibrateCommand.command, ConvertCommand.command, PatchCommand.command,
+        VerifyCommand.command, ScanCommand.command, CalibrateCommand.command, ConvertCommand.command,
+        PatchCommand.command,
         TemplateImportCommand.command,
         TemplatesCommand.command, BoardsCommand.command, DevicesCommand.command, InfoCommand.command,
         FlashCommand.command, ReadCommand.command, EraseCommand.command, ProvisionCommand.command,

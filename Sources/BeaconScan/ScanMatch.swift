@@ -1,0 +1,91 @@
+public import BeaconPayload
+
+/// A station that should be on air: its name and identity, and the advertising data it was
+/// burned with.
+public struct ExpectedStation: Sendable, Equatable {
+    /// The station's name.
+    public var name: String
+    /// Its identity (UUID, major, minor, measured power).
+    public var identity: IBeacon
+    /// The exact advertising data it sends.
+    public var advertisingData: [UInt8]
+
+    /// A station whose data is the iBeacon advertising data of `identity` with the usual Flags
+    /// structure (`02 01 06`), as the bundled template sends it.
+    public init(name: String, identity: IBeacon) {
+        self.name = name
+        self.identity = identity
+        self.advertisingData = identity.advertisingData(flags: IBeacon.defaultFlags)
+    }
+}
+
+/// What was heard of one expected station.
+public struct HeardStation: Sendable, Equatable {
+    /// The station.
+    public var station: ExpectedStation
+    /// Addresses that advertised its identity (UUID, major, minor), in the order first heard.
+    public var addresses: [String]
+    /// Reports heard with its identity.
+    public var reports: Int
+    /// Whether every one of them carried exactly its advertising data.
+    public var exactBytes: Bool
+    /// RSSI of those reports (127, "not available", left out), sorted.
+    public var rssi: [Int]
+
+    /// Heard with exactly its bytes, from one address.
+    public var isGood: Bool { reports > 0 && exactBytes && addresses.count == 1 }
+
+    /// The median RSSI (the lower middle for an even count).
+    public var medianRSSI: Int? { rssi.isEmpty ? nil : rssi[(rssi.count - 1) / 2] }
+}
+
+/// Matches what a scan heard against what should be on air.
+public struct ScanMatch: Sendable, Equatable {
+    /// Per expected station, in the given order.
+    public var stations: [HeardStation]
+    /// iBeacons with an expected station's UUID that no expected station is.
+    public var strangers: [Stranger]
+
+    /// An iBeacon heard with one of the expected UUIDs but no expected identity.
+    public struct Stranger: Sendable, Equatable {
+        /// What it advertises.
+        public var identity: IBeacon
+        /// From where.
+        public var address: String
+    }
+
+    /// Whether every expected station was heard with exactly its bytes, from one address.
+    public var allGood: Bool { stations.allSatisfy(\.isGood) }
+
+    /// Matches `reports` against `expected`. A station's identity is its UUID, major and minor; a
+    /// report with that identity but other bytes (another power, other flags) counts as heard
+    /// with different bytes.
+    public init(reports: [AdvertisingReport], expected: [ExpectedStation]) {
+        var heard = expected.map {
+            HeardStation(station: $0, addresses: [], reports: 0, exactBytes: true, rssi: [])
+        }
+        let ourUUIDs = Set(expected.map(\.identity.uuid))
+        var strangers: [Stranger] = []
+        for report in reports {
+            guard let beacon = try? IBeacon(advertisingData: report.data) else { continue }
+            if let index = expected.firstIndex(where: {
+                $0.identity.uuid == beacon.uuid && $0.identity.major == beacon.major
+                    && $0.identity.minor == beacon.minor
+            }) {
+                heard[index].reports += 1
+                if !heard[index].addresses.contains(report.addressText) {
+                    heard[index].addresses.append(report.addressText)
+                }
+                if report.data != expected[index].advertisingData { heard[index].exactBytes = false }
+                if report.rssi != 127 { heard[index].rssi.append(Int(report.rssi)) }
+            } else if ourUUIDs.contains(beacon.uuid),
+                !strangers.contains(where: { $0.identity == beacon && $0.address == report.addressText })
+            {
+                strangers.append(Stranger(identity: beacon, address: report.addressText))
+            }
+        }
+        for index in heard.indices { heard[index].rssi.sort() }
+        stations = heard
+        self.strangers = strangers
+    }
+}

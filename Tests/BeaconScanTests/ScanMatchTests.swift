@@ -1,0 +1,61 @@
+import BeaconPayload
+import Testing
+
+@testable import BeaconScan
+
+/// Matching what was heard against what should be on air.
+struct ScanMatchTests {
+    static let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
+    static func station(_ minor: UInt16, power: Int8 = -59) -> ExpectedStation {
+        ExpectedStation(
+            name: "s\(minor)",
+            identity: IBeacon(uuid: try! IdentityParser.uuid(uuid), major: 1, minor: minor, measuredPower: power))
+    }
+    static func report(_ data: [UInt8], _ address: [UInt8], rssi: Int8) -> AdvertisingReport {
+        AdvertisingReport(
+            eventType: 3, extended: false, addressType: 1, address: address, data: data, rssi: rssi, record: 1)
+    }
+    static let a: [UInt8] = [0xC0, 0, 0, 0, 0, 1]
+    static let b: [UInt8] = [0xC0, 0, 0, 0, 0, 2]
+
+    @Test func eachStationIsHeardOrNotWithItsBytesAddressesAndRSSI() {
+        let expected = [Self.station(1), Self.station(2), Self.station(3)]
+        let otherPower = Self.station(2, power: -70).advertisingData
+        let stranger = Self.station(99).advertisingData
+        let foreign = ExpectedStation(
+            name: "x",
+            identity: IBeacon(
+                uuid: try! IdentityParser.uuid("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"), major: 1, minor: 1)
+        ).advertisingData
+        let reports = [
+            Self.report(expected[0].advertisingData, Self.a, rssi: -60),
+            Self.report(expected[0].advertisingData, Self.a, rssi: -64),
+            Self.report(expected[0].advertisingData, Self.a, rssi: 127),  // no RSSI: not a sample
+            Self.report(otherPower, Self.b, rssi: -70),
+            Self.report(stranger, Self.b, rssi: -50), Self.report(stranger, Self.b, rssi: -51),
+            Self.report(foreign, Self.a, rssi: -40), Self.report([0x02, 0x01, 0x06], Self.a, rssi: -40),
+        ]
+        let match = ScanMatch(reports: reports, expected: expected)
+        #expect(match.stations[0].isGood && match.stations[0].reports == 3)
+        #expect(match.stations[0].rssi == [-64, -60] && match.stations[0].medianRSSI == -64)
+        #expect(match.stations[0].addresses == ["C0:00:00:00:00:01"])
+        #expect(!match.stations[1].isGood && !match.stations[1].exactBytes && match.stations[1].reports == 1)
+        #expect(match.stations[2].reports == 0 && !match.stations[2].isGood)
+        #expect(match.strangers.count == 1 && match.strangers[0].identity.minor == 99)
+        #expect(match.strangers[0].address == "C0:00:00:00:00:02")
+        #expect(!match.allGood)
+    }
+
+    @Test func oneIdentityFromTwoAddressesIsNotGood() {
+        let station = Self.station(1)
+        let match = ScanMatch(
+            reports: [
+                Self.report(station.advertisingData, Self.a, rssi: -60),
+                Self.report(station.advertisingData, Self.b, rssi: -61),
+            ],
+            expected: [station])
+        #expect(match.stations[0].addresses.count == 2 && match.stations[0].exactBytes && !match.allGood)
+        let alone = ScanMatch(reports: [Self.report(station.advertisingData, Self.a, rssi: -60)], expected: [station])
+        #expect(alone.allGood)
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import CCBeaconCLI
+
+/// `ccbeacon scan --from CAPTURE --stations stations.json` on captures built byte by byte.
+struct ScanCommandTests {
+    static let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
+
+    static func u32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - 8 * $0)) } }
+
+    /// A capture of legacy reports (address MSB first, data, RSSI).
+    static func capture(_ reports: [([UInt8], [UInt8], Int8)]) -> [UInt8] {
+        var bytes = Array("btsnoop".utf8) + [0] + u32(1) + u32(1002)
+        for (address, data, rssi) in reports {
+            let report: [UInt8] =
+                [0x02, 0x01, 0x03, 0x01] + address.reversed() + [UInt8(data.count)] + data + [UInt8(bitPattern: rssi)]
+            let packet: [UInt8] = [0x04, 0x3E, UInt8(report.count)] + report
+            bytes += u32(packet.count) + u32(packet.count) + u32(3) + u32(0) + u32(0) + u32(0) + packet
+        }
+        return bytes
+    }
+
+    /// The iBeacon advertising data (flags 02 01 06) of minor `minor`, major 1, `power`.
+    static func data(minor: UInt8, power: Int8 = -59) -> [UInt8] {
+        [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15, 0x76, 0x34, 0xA4, 0x85, 0x17, 0x32, 0x4B, 0x7D]
+            + [0xAB, 0x44, 0xD5, 0x05, 0xD8, 0xA2, 0x4C, 0x60, 0x00, 0x01, 0x00, minor, UInt8(bitPattern: power)]
+    }
+
+    @Test func eachStationOfARecordIsReportedAndOnlyExactBytesPass() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write(
+            "s.csv", "name,uuid,major,minor\nA,\(Self.uuid),1,1\nB,\(Self.uuid),1,2\nC,\(Self.uuid),1,3\n")
+        #expect(ToolRun(["batch", list, "--board", "hm10", "-o", scratch.path("out")]).status == 0)
+        let record = scratch.path("out/stations.json")
+        let a: [UInt8] = [0xC0, 0, 0, 0, 0, 1]
+        let b: [UInt8] = [0xC0, 0, 0, 0, 0, 2]
+        let partial = scratch.path("partial.btsnoop")
+        try Data(
+            Self.capture([
+                (a, Self.data(minor: 1), -60), (a, Self.data(minor: 1), -62), (b, Self.data(minor: 2, power: -70), -65),
+                (b, Self.data(minor: 9), -50),
+            ])
+        ).write(to: URL(fileURLWithPath: partial))
+        let run = ToolRun(["scan", "--from", partial, "--stations", record])
+        #expect(run.status == 1)
+        #expect(
+            run.output.contains("heard      A (7634A485-1732-4B7D-AB44-D505D8A24C60 major 1 minor 1 power -59 dBm)"),
+            "\(run.output)")
+        #expect(
+            run.output.contains("from C0:00:00:00:00:01: ok; RSSI 2× -62/-62/-60 dBm (min/median/max)"), "\(run.output)"
+        )
+        #expect(
+            run.output.contains("HEARD      B") && run.output.contains("advertises other bytes than it was burned with")
+        )
+        #expect(run.output.contains("NOT HEARD  C"))
+        #expect(run.output.contains("STRANGER   7634A485-1732-4B7D-AB44-D505D8A24C60 major 1 minor 9"), "\(run.output)")
+        #expect(run.diagnostics.contains("2 of 3 station(s) not heard exactly as burned"))
+
+        let full = scratch.path("full.btsnoop")
+        try Data(
+            Self.capture([
+                (a, Self.data(minor: 1), -60), (b, Self.data(minor: 2), -61),
+                ([0xC0, 0, 0, 0, 0, 3], Self.data(minor: 3), -70),
+            ])
+        )
+        .write(to: URL(fileURLWithPath: full))
+        let good = ToolRun(["scan", "--from", full, "--stations", record, "--json"])
+        #expect(good.status == 0, "\(good.diagnostics)")
+        let json = try JSONSerialization.jsonObject(with: Data(good.output.utf8)) as? [String: Any]
+        #expect(json?["allGood"] as? Bool == true)
+        let stations = json?["stations"] as? [[String: Any]]
+        #expect(stations?.map { $0["exactBytes"] as? Bool } == [true, true, true])
+        #expect(stations?.first?["rssiMedian"] as? Int == -60)
+
+        // By UUID: every station of it heard, or a failure when none is.
+        #expect(ToolRun(["scan", "--from", full, "--uuid", Self.uuid, "--minor", "3"]).status == 0)
+        let none = ToolRun(["scan", "--from", full, "--uuid", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"])
+        #expect(none.status == 1 && none.diagnostics.contains("no iBeacon of UUID E2C56DB5"))
+    }
+
+    @Test func aDamagedCaptureOrRecordIsRefused() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let capture = try scratch.write("c.btsnoop", "not a capture")
+        let record = try scratch.write("r.json", #"{"stations": [{"name": "a"}]}"#)
+        let bad = ToolRun(["scan", "--from", capture, "--uuid", Self.uuid])
+        #expect(bad.status == 65 && bad.diagnostics.contains("is not a btsnoop capture"))
+        let good = scratch.path("g.btsnoop")
+        try Data(Self.capture([])).write(to: URL(fileURLWithPath: good))
+        let badRecord = ToolRun(["scan", "--from", good, "--stations", record])
+        #expect(badRecord.status == 65 && badRecord.diagnostics.contains("stations[0]"), "\(badRecord.diagnostics)")
+        #expect(ToolRun(["scan", "--from", good]).status == 64)
+    }
+}
