@@ -17,6 +17,8 @@ public struct AdvertisingReport: Sendable, Equatable {
     public var rssi: Int8
     /// The capture record it came from (for messages).
     public var record: Int
+    /// The controller that heard it (see `BTSnoopCapture.Event.controller`).
+    public var controller: Int = 0
 
     /// The address written `XX:XX:XX:XX:XX:XX`.
     public var addressText: String { HexText.colonSeparated(address) }
@@ -27,12 +29,24 @@ public struct AdvertisingReport: Sendable, Equatable {
         -> [AdvertisingReport]
     {
         guard event.code == 0x3E, let subevent = event.parameters.first else { return [] }
-        var reader = ReportReader(bytes: event.parameters, offset: 1, record: event.record, file: file)
+        var reader = ReportReader(
+            bytes: event.parameters, offset: 1, base: event.parametersOffset, record: event.record, file: file)
+        var reports: [AdvertisingReport]
         switch subevent {
-        case 0x02: return try reader.legacyReports()
-        case 0x0D: return try reader.extendedReports()
+        case 0x02: reports = try reader.legacyReports()
+        case 0x0D: reports = try reader.extendedReports()
         default: return []
         }
+        // A capture is only believed whole: bytes after the reports it counts are not ignored.
+        guard reader.offset == event.parameters.count else {
+            throw CaptureError(
+                file: file, offset: event.parametersOffset + reader.offset,
+                problem:
+                    "record \(event.record): \(event.parameters.count - reader.offset) byte(s) after the \(reports.count) report(s) the event counts"
+            )
+        }
+        for index in reports.indices { reports[index].controller = event.controller }
+        return reports
     }
 }
 
@@ -40,13 +54,15 @@ public struct AdvertisingReport: Sendable, Equatable {
 struct ReportReader {
     let bytes: [UInt8]
     var offset: Int
+    /// The file offset of `bytes[0]`.
+    let base: Int
     let record: Int
     let file: String
 
     mutating func take(_ count: Int, _ what: String) throws(CaptureError) -> ArraySlice<UInt8> {
         guard count <= bytes.count - offset else {
             throw CaptureError(
-                file: file, offset: offset,
+                file: file, offset: base + offset,
                 problem: "record \(record): the advertising report ends before its \(what) (\(count) bytes)")
         }
         defer { offset += count }
@@ -67,7 +83,7 @@ struct ReportReader {
             let length = Int(try byte("data length"))
             guard length <= 31 else {
                 throw CaptureError(
-                    file: file, offset: offset - 1,
+                    file: file, offset: base + offset - 1,
                     problem: "record \(record): a legacy advertising report of \(length) data bytes (at most 31)")
             }
             let data = Array(try take(length, "data"))

@@ -21,6 +21,10 @@ public struct BTSnoopCapture: Sendable, Equatable {
         public var code: UInt8
         /// The event's parameters (after the code and length bytes).
         public var parameters: [UInt8]
+        /// The file offset of the first parameter byte, so errors inside name the file's byte.
+        public var parametersOffset: Int
+        /// The controller that received it (the monitor's index; 0 on the UART datalink).
+        public var controller: Int
     }
 
     /// The capture's datalink.
@@ -68,6 +72,7 @@ public struct BTSnoopCapture: Sendable, Equatable {
             let packet = bytes[start..<(start + included)]
             offset = start + included
             var body: ArraySlice<UInt8>
+            var controller = 0
             switch datalink {
             case .hciUART:
                 // Flags bit 1: a command or event; bit 0: received. An event from the controller is 3.
@@ -75,6 +80,10 @@ public struct BTSnoopCapture: Sendable, Equatable {
                 body = packet.dropFirst()
             case .monitor:
                 guard flags & 0xFFFF == 3 else { continue }
+                controller = Int(flags >> 16)
+                guard controller != 0xFFFF else {
+                    throw fail(offset - included - 16, "record \(record) is an event of no controller (index 0xFFFF)")
+                }
                 body = packet
             }
             guard body.count >= 2 else {
@@ -89,7 +98,9 @@ public struct BTSnoopCapture: Sendable, Equatable {
                 )
             }
             events.append(
-                Event(record: record, timestamp: timestamp, code: code, parameters: Array(body.dropFirst(2))))
+                Event(
+                    record: record, timestamp: timestamp, code: code, parameters: Array(body.dropFirst(2)),
+                    parametersOffset: body.startIndex + 2, controller: controller))
         }
         self.events = events
     }
@@ -107,6 +118,13 @@ public struct CaptureError: Error, Sendable, Equatable, CustomStringConvertible 
     public var offset: Int
     /// What is wrong there.
     public var problem: String
+
+    /// Creates an error.
+    public init(file: String, offset: Int, problem: String) {
+        self.file = file
+        self.offset = offset
+        self.problem = problem
+    }
 
     /// `file: at byte N: problem`.
     public var description: String { "\(file): at byte \(offset): \(problem)" }

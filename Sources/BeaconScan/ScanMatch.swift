@@ -9,13 +9,16 @@ public struct ExpectedStation: Sendable, Equatable {
     public var identity: IBeacon
     /// The exact advertising data it sends.
     public var advertisingData: [UInt8]
+    /// The advertiser address it was burned with (`XX:XX:…`), when known.
+    public var address: String?
 
     /// A station whose data is the iBeacon advertising data of `identity` with the usual Flags
-    /// structure (`02 01 06`), as the bundled template sends it.
-    public init(name: String, identity: IBeacon) {
+    /// structure (`02 01 06`), as the bundled template sends it, from `address` when given.
+    public init(name: String, identity: IBeacon, address: String? = nil) {
         self.name = name
         self.identity = identity
         self.advertisingData = identity.advertisingData(flags: IBeacon.defaultFlags)
+        self.address = address?.uppercased()
     }
 }
 
@@ -32,8 +35,16 @@ public struct HeardStation: Sendable, Equatable {
     /// RSSI of those reports (127, "not available", left out), sorted.
     public var rssi: [Int]
 
-    /// Heard with exactly its bytes, from one address.
-    public var isGood: Bool { reports > 0 && exactBytes && addresses.count == 1 }
+    /// Heard with exactly its bytes, from one address — the one it was burned with, when known.
+    public var isGood: Bool {
+        reports > 0 && exactBytes && addresses.count == 1 && (station.address.map { addresses == [$0] } ?? true)
+    }
+
+    /// Heard from an address it was not burned with.
+    public var strangeAddress: Bool {
+        guard let address = station.address else { return false }
+        return addresses.contains { $0 != address }
+    }
 
     /// The median RSSI (the lower middle for an even count).
     public var medianRSSI: Int? { rssi.isEmpty ? nil : rssi[(rssi.count - 1) / 2] }
@@ -65,13 +76,17 @@ public struct ScanMatch: Sendable, Equatable {
             HeardStation(station: $0, addresses: [], reports: 0, exactBytes: true, rssi: [])
         }
         let ourUUIDs = Set(expected.map(\.identity.uuid))
+        // Lookups by identity, so a capture of many stations is matched in one pass.
+        func key(_ beacon: IBeacon) -> String { "\(beacon.uuid.uuidString)/\(beacon.major)/\(beacon.minor)" }
+        var indexByIdentity: [String: Int] = [:]
+        for (index, station) in expected.enumerated() where indexByIdentity[key(station.identity)] == nil {
+            indexByIdentity[key(station.identity)] = index
+        }
         var strangers: [Stranger] = []
+        var strangerKeys: Set<String> = []
         for report in reports {
             guard let beacon = try? IBeacon(advertisingData: report.data) else { continue }
-            if let index = expected.firstIndex(where: {
-                $0.identity.uuid == beacon.uuid && $0.identity.major == beacon.major
-                    && $0.identity.minor == beacon.minor
-            }) {
+            if let index = indexByIdentity[key(beacon)] {
                 heard[index].reports += 1
                 if !heard[index].addresses.contains(report.addressText) {
                     heard[index].addresses.append(report.addressText)
@@ -79,7 +94,7 @@ public struct ScanMatch: Sendable, Equatable {
                 if report.data != expected[index].advertisingData { heard[index].exactBytes = false }
                 if report.rssi != 127 { heard[index].rssi.append(Int(report.rssi)) }
             } else if ourUUIDs.contains(beacon.uuid),
-                !strangers.contains(where: { $0.identity == beacon && $0.address == report.addressText })
+                strangerKeys.insert("\(key(beacon))/\(beacon.measuredPower)/\(report.addressText)").inserted
             {
                 strangers.append(Stranger(identity: beacon, address: report.addressText))
             }

@@ -51,6 +51,11 @@ enum CalibrateCommand {
             }
             samples = try captureSamples(try FileAccess.read(path), file: path, address: wanted)
             source = "\(path), \(HexText.colonSeparated(wanted))"
+            if samples.isEmpty {
+                throw .data(
+                    "\(path): no advertising report from \(HexText.colonSeparated(wanted)) (with an RSSI)",
+                    hint: "check the station's advertiser address ('ccbeacon scan' lists what the capture heard)")
+            }
         }
         let calibration: Calibration
         do { calibration = try Calibration(samples: samples) } catch {
@@ -63,14 +68,22 @@ enum CalibrateCommand {
                     ("samples", .integer(calibration.sampleCount)),
                     ("used", .integer(calibration.usedCount)), ("min", .integer(calibration.spread.lowerBound)),
                     ("max", .integer(calibration.spread.upperBound)),
-                    ("mean", .string(String((calibration.mean * 10).rounded() / 10))),
+                    ("mean", .string(meanText(calibration.mean))),
                 ]).rendered() + "\n")
             return
         }
         let dropped = (calibration.sampleCount - calibration.usedCount) / 2
         console.output(
-            "measured power \(calibration.measuredPower) dBm from \(calibration.sampleCount) samples of \(source) (the lowest and highest \(dropped) left out; \(calibration.usedCount) averaged, \(calibration.spread.lowerBound)…\(calibration.spread.upperBound) dBm, mean \((calibration.mean * 10).rounded() / 10))\n"
+            "measured power \(calibration.measuredPower) dBm from \(calibration.sampleCount) samples of \(source) (the lowest and highest \(dropped) left out; \(calibration.usedCount) averaged, \(calibration.spread.lowerBound)…\(calibration.spread.upperBound) dBm, mean \(meanText(calibration.mean)))\n"
         )
+    }
+
+    /// The mean with two decimals (so -60.45 never reads as -60.5, which rounds the other way).
+    static func meanText(_ mean: Double) -> String {
+        let hundredths = Int((abs(mean) * 100).rounded())
+        let digits = String(hundredths % 100)
+        return (mean < 0 && hundredths > 0 ? "-" : "") + "\(hundredths / 100)." + (digits.count == 1 ? "0" : "")
+            + digits
     }
 
     /// RSSI values from a file: one per line, or the `rssi` column of a CSV with a header row.
@@ -107,19 +120,27 @@ enum CalibrateCommand {
 
     /// The RSSI of every report from `address` in a capture (127, "not available", left out).
     static func captureSamples(_ bytes: [UInt8], file: String, address: [UInt8]) throws(CommandFailure) -> [Int] {
-        do {
+        var samples: [Int] = []
+        var controllers: Set<Int> = []
+        do throws(CaptureError) {
             let capture = try BTSnoopCapture(bytes: bytes, file: file)
-            var samples: [Int] = []
             for event in capture.events {
                 for report in try AdvertisingReport.reports(in: event, file: file)
                 where report.address == address && report.rssi != 127 {
                     samples.append(Int(report.rssi))
+                    controllers.insert(report.controller)
                 }
             }
-            return samples
         } catch {
             throw .data(
                 error.description, hint: "give a btsnoop capture as btmon -w or Android's HCI snoop log write it")
         }
+        // Two receivers hear one advertisement twice, each with its own RSSI: one radio only.
+        guard controllers.count <= 1 else {
+            throw .data(
+                "\(file): the station was heard by \(controllers.count) controllers (hci\(controllers.sorted().map(String.init).joined(separator: ", hci"))); a calibration needs the samples of one receiver",
+                hint: "record with one controller (btmon -i hciN -w FILE)")
+        }
+        return samples
     }
 }

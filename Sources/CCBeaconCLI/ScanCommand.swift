@@ -60,10 +60,11 @@ enum ScanCommand {
             let major = try command.value(Options.major)
             let minor = try command.value(Options.minor)
             var seen: [IBeacon] = []
+            var seenKeys: Set<UInt32> = []
             for report in reports {
                 guard let beacon = try? IBeacon(advertisingData: report.data), beacon.uuid == uuid,
                     major.map({ $0 == beacon.major }) ?? true, minor.map({ $0 == beacon.minor }) ?? true,
-                    !seen.contains(where: { $0.major == beacon.major && $0.minor == beacon.minor })
+                    seenKeys.insert(UInt32(beacon.major) << 16 | UInt32(beacon.minor)).inserted
                 else { continue }
                 seen.append(beacon)
             }
@@ -108,7 +109,18 @@ enum ScanCommand {
                         file: file, line: node.line, column: node.column, keyPath: "stations[\(index)]",
                         message: error.description)
                 }
-                result.append(ExpectedStation(name: name, identity: identity))
+                let address = try station.optionalString("address")
+                guard !result.contains(where: { $0.identity == identity }) else {
+                    throw DataFileError(
+                        file: file, line: node.line, column: node.column, keyPath: "stations[\(index)]",
+                        message: "the identity of '\(name)' is listed twice; a record holds each station once")
+                }
+                result.append(ExpectedStation(name: name, identity: identity, address: address))
+            }
+            guard !result.isEmpty else {
+                throw DataFileError(
+                    file: file, line: 1, column: 1, keyPath: "stations",
+                    message: "lists no station; a scan against it would check nothing")
             }
             return result
         } catch let error as DataFileError {
@@ -149,6 +161,9 @@ enum ScanCommand {
             var state = heard.isGood ? "ok" : "WRONG"
             if !heard.exactBytes { state += ", advertises other bytes than it was burned with" }
             if heard.addresses.count > 1 { state += ", from \(heard.addresses.count) addresses" }
+            if heard.strangeAddress, let burned = heard.station.address {
+                state += ", from an address it was not burned with (\(burned))"
+            }
             lines.append(
                 "\(heard.isGood ? "heard     " : "HEARD     ") \(name) from \(heard.addresses.joined(separator: ", ")): \(state); \(rssiText(heard))"
             )

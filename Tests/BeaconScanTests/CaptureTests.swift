@@ -104,11 +104,19 @@ struct CaptureTests {
             ),
             (
                 Capture.file([(3, Capture.uartEvent(shortReport))]),
-                "record 1: the advertising report ends before its address"
+                "at byte 47: record 1: the advertising report ends before its address"
             ),
             (
                 Capture.file([(3, Capture.uartEvent(longReport))]),
-                "a legacy advertising report of 40 data bytes (at most 31)"
+                "at byte 53: record 1: a legacy advertising report of 40 data bytes (at most 31)"
+            ),
+            (
+                Capture.file([(3, Capture.uartEvent([0x02, 0x00, 0x03]))]),
+                "at byte 45: record 1: 1 byte(s) after the 0 report(s) the event counts"
+            ),
+            (
+                Capture.file(datalink: 2001, [(0xFFFF_0003, [0x3E, 0x01, 0x02])]),
+                "at byte 24: record 1 is an event of no controller (index 0xFFFF)"
             ),
         ]
     }()

@@ -74,6 +74,33 @@ struct CalibrateCommandTests {
         let missing = ToolRun(["calibrate", "--from", capture])
         #expect(missing.status == 64 && missing.diagnostics.contains("--from needs --address"))
         let none = ToolRun(["calibrate", "--from", capture, "--address", "C0:00:00:00:00:09"])
-        #expect(none.status == 65 && none.diagnostics.contains("0 samples"), "\(none.diagnostics)")
+        #expect(
+            none.status == 65 && none.diagnostics.contains("no advertising report from C0:00:00:00:00:09"),
+            "\(none.diagnostics)")
+    }
+
+    /// One advertisement heard by two controllers is two samples of two radios: refused.
+    @Test func samplesOfTwoControllersAreRefused() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let address: [UInt8] = [0xC7, 0xD5, 0x60, 0xAD, 0x5D, 0x5A]
+        let data: [UInt8] = [0x02, 0x01, 0x06]
+        func u32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - 8 * $0)) } }
+        var bytes = Array("btsnoop".utf8) + [0] + u32(1) + u32(2001)
+        for index in 0..<20 {
+            for controller in [0, 1] {
+                let report: [UInt8] =
+                    [0x02, 0x01, 0x03, 0x01] + address.reversed() + [UInt8(data.count)] + data
+                    + [UInt8(bitPattern: Int8(controller == 0 ? -50 : -80 - index % 2))]
+                let event: [UInt8] = [0x3E, UInt8(report.count)] + report
+                bytes +=
+                    u32(event.count) + u32(event.count) + u32(controller << 16 | 3) + u32(0) + u32(0) + u32(0) + event
+            }
+        }
+        let capture = scratch.path("two.btsnoop")
+        try Data(bytes).write(to: URL(fileURLWithPath: capture))
+        let run = ToolRun(["calibrate", "--from", capture, "--address", "C7:D5:60:AD:5D:5A"])
+        #expect(
+            run.status == 65 && run.diagnostics.contains("heard by 2 controllers (hci0, hci1)"), "\(run.diagnostics)")
     }
 }

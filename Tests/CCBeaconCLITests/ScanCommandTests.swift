@@ -35,8 +35,13 @@ struct ScanCommandTests {
             "s.csv", "name,uuid,major,minor\nA,\(Self.uuid),1,1\nB,\(Self.uuid),1,2\nC,\(Self.uuid),1,3\n")
         #expect(ToolRun(["batch", list, "--board", "hm10", "-o", scratch.path("out")]).status == 0)
         let record = scratch.path("out/stations.json")
-        let a: [UInt8] = [0xC0, 0, 0, 0, 0, 1]
-        let b: [UInt8] = [0xC0, 0, 0, 0, 0, 2]
+        // Each station's burned address, from the record.
+        let written =
+            try JSONSerialization.jsonObject(with: Data(try scratch.bytes("out/stations.json"))) as? [String: Any]
+        let addresses = try #require(
+            (written?["stations"] as? [[String: Any]])?.compactMap { $0["address"] as? String })
+        func bytes(_ text: String) -> [UInt8] { text.split(separator: ":").compactMap { UInt8($0, radix: 16) } }
+        let (a, b, c) = (bytes(addresses[0]), bytes(addresses[1]), bytes(addresses[2]))
         let partial = scratch.path("partial.btsnoop")
         try Data(
             Self.capture([
@@ -50,7 +55,7 @@ struct ScanCommandTests {
             run.output.contains("heard      A (7634A485-1732-4B7D-AB44-D505D8A24C60 major 1 minor 1 power -59 dBm)"),
             "\(run.output)")
         #expect(
-            run.output.contains("from C0:00:00:00:00:01: ok; RSSI 2× -62/-62/-60 dBm (min/median/max)"), "\(run.output)"
+            run.output.contains("from \(addresses[0]): ok; RSSI 2× -62/-62/-60 dBm (min/median/max)"), "\(run.output)"
         )
         #expect(
             run.output.contains("HEARD      B") && run.output.contains("advertises other bytes than it was burned with")
@@ -63,7 +68,7 @@ struct ScanCommandTests {
         try Data(
             Self.capture([
                 (a, Self.data(minor: 1), -60), (b, Self.data(minor: 2), -61),
-                ([0xC0, 0, 0, 0, 0, 3], Self.data(minor: 3), -70),
+                (c, Self.data(minor: 3), -70),
             ])
         )
         .write(to: URL(fileURLWithPath: full))
@@ -74,6 +79,19 @@ struct ScanCommandTests {
         let stations = json?["stations"] as? [[String: Any]]
         #expect(stations?.map { $0["exactBytes"] as? Bool } == [true, true, true])
         #expect(stations?.first?["rssiMedian"] as? Int == -60)
+
+        // The right bytes from an address the station was not burned with: a clone, another board.
+        let clone = scratch.path("clone.btsnoop")
+        try Data(
+            Self.capture([
+                (a, Self.data(minor: 1), -60), (b, Self.data(minor: 2), -61),
+                ([0xC0, 0, 0, 0, 0, 9], Self.data(minor: 3), -70),
+            ])
+        )
+        .write(to: URL(fileURLWithPath: clone))
+        let cloned = ToolRun(["scan", "--from", clone, "--stations", record])
+        #expect(cloned.status == 1)
+        #expect(cloned.output.contains("from an address it was not burned with (\(addresses[2]))"), "\(cloned.output)")
 
         // By UUID: every station of it heard, or a failure when none is.
         #expect(ToolRun(["scan", "--from", full, "--uuid", Self.uuid, "--minor", "3"]).status == 0)
@@ -93,5 +111,8 @@ struct ScanCommandTests {
         let badRecord = ToolRun(["scan", "--from", good, "--stations", record])
         #expect(badRecord.status == 65 && badRecord.diagnostics.contains("stations[0]"), "\(badRecord.diagnostics)")
         #expect(ToolRun(["scan", "--from", good]).status == 64)
+        // A record that lists no station checks nothing: refused, never a pass.
+        let empty = ToolRun(["scan", "--from", good, "--stations", try scratch.write("e.json", #"{"stations": []}"#)])
+        #expect(empty.status == 65 && empty.diagnostics.contains("lists no station"), "\(empty.diagnostics)")
     }
 }
