@@ -70,6 +70,15 @@ enum ScanCommand {
             }
             expected = seen.map { ExpectedStation(name: "\($0.major)/\($0.minor)", identity: $0) }
             if seen.isEmpty {
+                // A machine reading --json still gets its answer on standard output.
+                if command.isSet(Options.json) {
+                    console.output(
+                        json(
+                            ScanMatch(reports: [], expected: []), capture: capturePath, reports: reports.count,
+                            heardAny: false
+                        )
+                        .rendered() + "\n")
+                }
                 throw CommandFailure(
                     .failure,
                     "no iBeacon of UUID \(uuid.uuidString)\(major.map { " major \($0)" } ?? "")\(minor.map { " minor \($0)" } ?? "") in \(capturePath) (\(reports.count) advertising reports)"
@@ -78,7 +87,7 @@ enum ScanCommand {
         }
         let match = ScanMatch(reports: reports, expected: expected)
         if command.isSet(Options.json) {
-            console.output(json(match, capture: capturePath, reports: reports.count).rendered() + "\n")
+            console.output(json(match, capture: capturePath, reports: reports.count, heardAny: true).rendered() + "\n")
         } else {
             console.output(text(match, capture: capturePath, reports: reports.count))
         }
@@ -174,9 +183,11 @@ enum ScanCommand {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    static func json(_ match: ScanMatch, capture: String, reports: Int) -> JSONValue {
+    /// The JSON report; `heardAny` false: nothing of the asked-for UUID was heard (not good).
+    static func json(_ match: ScanMatch, capture: String, reports: Int, heardAny: Bool) -> JSONValue {
         .object([
-            ("capture", .string(capture)), ("reports", .integer(reports)), ("allGood", .bool(match.allGood)),
+            ("capture", .string(capture)), ("reports", .integer(reports)),
+            ("allGood", .bool(heardAny && match.allGood)),
             (
                 "stations",
                 .array(

@@ -97,6 +97,9 @@ struct ScanCommandTests {
         #expect(ToolRun(["scan", "--from", full, "--uuid", Self.uuid, "--minor", "3"]).status == 0)
         let none = ToolRun(["scan", "--from", full, "--uuid", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"])
         #expect(none.status == 1 && none.diagnostics.contains("no iBeacon of UUID E2C56DB5"))
+        let noneJSON = ToolRun(["scan", "--from", full, "--uuid", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "--json"])
+        let answer = try JSONSerialization.jsonObject(with: Data(noneJSON.output.utf8)) as? [String: Any]
+        #expect(noneJSON.status == 1 && answer?["allGood"] as? Bool == false)
     }
 
     @Test func aDamagedCaptureOrRecordIsRefused() throws {
