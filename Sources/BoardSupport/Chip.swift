@@ -55,6 +55,12 @@ public struct Chip: Sendable, Equatable {
         self.nvPages = nvPages
     }
 
+    /// The chip of `chips` that a debugger reporting `targetID` and CHIPINFO0.FLASHSIZE `code`
+    /// has attached (the two tell chips apart; `BoardCatalog.load` refuses two alike).
+    public static func reporting(targetID: UInt16, flashSizeCode code: UInt8, in chips: [Chip]) -> Chip? {
+        chips.first { $0.debuggerTargetID == targetID && $0.flashSizeCode == code }
+    }
+
     /// The TXPOWER register value for `dBm`, when the chip has that step.
     public func txPowerRegister(dBm: Int) -> UInt8? { txPowerSteps.first { $0.dBm == dBm }?.register }
 
@@ -257,9 +263,9 @@ public struct BoardCatalog: Sendable {
             }
             // The debugger tells a chip by its target ID and FLASHSIZE code: two chips alike
             // there could not be told apart on the bench.
-            if let twin = chips.first(where: {
-                $0.debuggerTargetID == chip.debuggerTargetID && $0.flashSizeCode == chip.flashSizeCode
-            }) {
+            if let twin = Chip.reporting(
+                targetID: chip.debuggerTargetID, flashSizeCode: chip.flashSizeCode, in: chips)
+            {
                 throw DataFileError(
                     file: chipsPath, line: node.line, column: node.column, keyPath: "chips[\(index)]",
                     message:

@@ -55,10 +55,7 @@ enum DeviceSupport {
             return Connection(
                 device: device, session: session, state: state, identity: identity,
                 chip: identity.locked
-                    ? nil
-                    : chips.first {
-                        $0.debuggerTargetID == state.targetID && $0.flashSizeCode == identity.flashSizeCode
-                    })
+                    ? nil : Chip.reporting(targetID: state.targetID, flashSizeCode: identity.flashSizeCode, in: chips))
         } catch {
             throw failure(error)
         }

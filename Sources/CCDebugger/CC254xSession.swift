@@ -306,7 +306,7 @@ public final class CC254xSession {
             .identifying)
         let info = try input(4, .identifying)
         let code = ChipInfo.flashSizeCode(chipinfo0: info[0])
-        let chip = chips.first { $0.debuggerTargetID == targetID && $0.flashSizeCode == code }
+        let chip = Chip.reporting(targetID: targetID, flashSizeCode: code, in: chips)
         return ChipIdentity(
             chipID: info[3], revision: info[2], flashSizeCode: code, flashSize: chip?.flashSize ?? 0,
             ramSize: ChipInfo.ramSize(chipinfo1: info[1]), locked: false)

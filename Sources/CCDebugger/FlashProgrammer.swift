@@ -150,7 +150,10 @@ public struct FlashProgrammer {
     ) throws(FlashError) -> FlashResult {
         let candidates = session.chips.filter { $0.debuggerTargetID == targetID }
         guard identity.locked else {
-            guard let chip = candidates.first(where: { $0.flashSizeCode == identity.flashSizeCode }) else {
+            guard
+                let chip = Chip.reporting(
+                    targetID: targetID, flashSizeCode: identity.flashSizeCode, in: session.chips)
+            else {
                 throw .unknownChip(targetID: targetID, flashSizeCode: identity.flashSizeCode)
             }
             return try flash(image, chip: chip, options: options, events: events)
@@ -175,7 +178,9 @@ public struct FlashProgrammer {
             unlocked = try session.chipErase(targetID: targetID) { events(.erasing($0)) }
         } catch { throw .flashChanged(error) }
         events(.erased)
-        guard let chip = candidates.first(where: { $0.flashSizeCode == unlocked.flashSizeCode }) else {
+        guard
+            let chip = Chip.reporting(targetID: targetID, flashSizeCode: unlocked.flashSizeCode, in: session.chips)
+        else {
             throw .unknownChipAfterErase(targetID: targetID, flashSizeCode: unlocked.flashSizeCode)
         }
         return try flash(image, chip: chip, options: options, erased: true, unlockedByErase: true, events: events)

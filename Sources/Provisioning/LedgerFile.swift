@@ -273,7 +273,7 @@ enum LedgerFile {
             }
         }
         try checkJournals(path)
-        let header = try readHeader(path)
+        let header = try readHeader(path, info)
         let isWAL = header[18] == 2 && header[19] == 2
         let database = try SQLiteDatabase(
             path: path, mode: isWAL && !Files.exists(path + "-wal") ? .immutable : .readOnly)
@@ -323,11 +323,9 @@ enum LedgerFile {
         return got == magic.count && first == magic ? "is an SQLite database" : nil
     }
 
-    /// The first 100 bytes (SQLite's header) of a non-empty regular file.
-    static func readHeader(_ path: String) throws(LedgerError) -> [UInt8] {
-        var info = stat()
-        guard stat(path, &info) == 0 else { throw systemError("opening \(path)") }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw refusal(.notAFile, path) }
+    /// The first 100 bytes (SQLite's header) of the regular file at `path`, whose status
+    /// `openChecked` read (`info`); an empty file is refused.
+    static func readHeader(_ path: String, _ info: stat) throws(LedgerError) -> [UInt8] {
         guard info.st_size > 0 else { throw refusal(.empty, path) }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw systemError("opening \(path)") }
