@@ -23,6 +23,15 @@ public struct AdvertisingReport: Sendable, Equatable {
     /// The address written `XX:XX:XX:XX:XX:XX`.
     public var addressText: String { HexText.colonSeparated(address) }
 
+    /// Every advertising report of the btsnoop capture `bytes`, in capture order.
+    public static func reports(inCapture bytes: [UInt8], file: String) throws(CaptureError) -> [AdvertisingReport] {
+        var reports: [AdvertisingReport] = []
+        for event in try BTSnoopCapture(bytes: bytes, file: file).events {
+            reports += try Self.reports(in: event, file: file)
+        }
+        return reports
+    }
+
     /// The reports of one HCI event, or none when it is no advertising report. A report that does
     /// not fit its event is an error: a capture is only believed whole.
     public static func reports(in event: BTSnoopCapture.Event, file: String) throws(CaptureError)

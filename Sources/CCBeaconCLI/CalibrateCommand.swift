@@ -122,18 +122,9 @@ enum CalibrateCommand {
     static func captureSamples(_ bytes: [UInt8], file: String, address: [UInt8]) throws(CommandFailure) -> [Int] {
         var samples: [Int] = []
         var controllers: Set<Int> = []
-        do throws(CaptureError) {
-            let capture = try BTSnoopCapture(bytes: bytes, file: file)
-            for event in capture.events {
-                for report in try AdvertisingReport.reports(in: event, file: file)
-                where report.address == address && report.rssi != 127 {
-                    samples.append(Int(report.rssi))
-                    controllers.insert(report.controller)
-                }
-            }
-        } catch {
-            throw .data(
-                error.description, hint: "give a btsnoop capture as btmon -w or Android's HCI snoop log write it")
+        for report in try ScanCommand.heard(bytes, file: file) where report.address == address && report.rssi != 127 {
+            samples.append(Int(report.rssi))
+            controllers.insert(report.controller)
         }
         // Two receivers hear one advertisement twice, each with its own RSSI: one radio only.
         guard controllers.count <= 1 else {

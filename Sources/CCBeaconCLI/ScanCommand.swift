@@ -2,6 +2,12 @@ import BeaconPayload
 import BeaconScan
 import StructuredText
 
+#if canImport(FoundationEssentials)
+    import FoundationEssentials  // UUID
+#else
+    import Foundation
+#endif
+
 /// `ccbeacon scan`: what a capture heard, against the stations that should be on air.
 enum ScanCommand {
     static let spec = CommandSpec(name: "scan", summary: "check a capture of what is on air against the stations") {
@@ -107,17 +113,20 @@ enum ScanCommand {
                 // Only the identity is read: the record's other keys (files, digests, settings) stay.
                 var station = try JSONObjectReader(node, file: file, path: "stations[\(index)]")
                 let name = try station.string("name")
-                let identity: IBeacon
-                do {
-                    identity = try IBeacon(
-                        uuid: try station.string("uuid"), major: String(try station.integer("major", in: 0...0xFFFF)),
-                        minor: String(try station.integer("minor", in: 0...0xFFFF)),
-                        power: String(try station.integer("power", in: -128...127)))
-                } catch let error as IdentityError {
+                let uuidText = try station.string("uuid")
+                let uuid: UUID
+                switch Result(catching: { () throws(IdentityError) -> UUID in try IdentityParser.uuid(uuidText) }) {
+                case .success(let value): uuid = value
+                case .failure(let error):
                     throw DataFileError(
-                        file: file, line: node.line, column: node.column, keyPath: "stations[\(index)]",
+                        file: file, line: node.line, column: node.column, keyPath: "stations[\(index)].uuid",
                         message: error.description)
                 }
+                // The numbers are range-checked where they are read; only the UUID needs parsing.
+                let identity = IBeacon(
+                    uuid: uuid, major: UInt16(try station.integer("major", in: 0...0xFFFF)),
+                    minor: UInt16(try station.integer("minor", in: 0...0xFFFF)),
+                    measuredPower: Int8(try station.integer("power", in: -128...127)))
                 let address = try station.optionalString("address")
                 guard !result.contains(where: { $0.identity == identity }) else {
                     throw DataFileError(
@@ -141,12 +150,7 @@ enum ScanCommand {
 
     /// Every advertising report of a capture.
     static func heard(_ bytes: [UInt8], file: String) throws(CommandFailure) -> [AdvertisingReport] {
-        do {
-            let capture = try BTSnoopCapture(bytes: bytes, file: file)
-            var reports: [AdvertisingReport] = []
-            for event in capture.events { reports += try AdvertisingReport.reports(in: event, file: file) }
-            return reports
-        } catch {
+        do { return try AdvertisingReport.reports(inCapture: bytes, file: file) } catch {
             throw .data(
                 error.description, hint: "give a btsnoop capture as btmon -w or Android's HCI snoop log write it")
         }

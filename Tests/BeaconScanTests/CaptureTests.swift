@@ -48,10 +48,7 @@ struct CaptureTests {
         + [0xAB, 0x44, 0xD5, 0x05, 0xD8, 0xA2, 0x4C, 0x60, 0x00, 0x01, 0x00, 0x02, 0xC5]
 
     static func reports(_ bytes: [UInt8]) throws -> [AdvertisingReport] {
-        let capture = try BTSnoopCapture(bytes: bytes, file: "c.btsnoop")
-        var reports: [AdvertisingReport] = []
-        for event in capture.events { reports += try AdvertisingReport.reports(in: event, file: "c.btsnoop") }
-        return reports
+        try AdvertisingReport.reports(inCapture: bytes, file: "c.btsnoop")
     }
 
     /// Legacy and extended reports on the UART datalink; commands, ACL data and other events are
