@@ -4,42 +4,6 @@ import Testing
 
 @testable import BeaconScan
 
-/// Builds btsnoop captures byte by byte (test-services.md), so the reader is checked against the
-/// format, and — where Debian's btmon is installed — against btmon's own reading of them.
-enum Capture {
-    static let timestamp: UInt64 = 0x00E0_3AB4_4A67_6000  // in 2023
-
-    static func u32(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
-
-    /// A capture of `datalink` holding `packets` (flags, bytes).
-    static func file(datalink: UInt32 = 1002, _ packets: [(flags: UInt32, bytes: [UInt8])]) -> [UInt8] {
-        var bytes = Array("btsnoop".utf8) + [0] + u32(1) + u32(datalink)
-        for (index, packet) in packets.enumerated() {
-            let stamp = timestamp + UInt64(index) * 1000
-            bytes += u32(UInt32(packet.bytes.count)) + u32(UInt32(packet.bytes.count)) + u32(packet.flags) + u32(0)
-            bytes += u32(UInt32(stamp >> 32)) + u32(UInt32(stamp & 0xFFFF_FFFF))
-            bytes += packet.bytes
-        }
-        return bytes
-    }
-
-    /// An LE Advertising Report event (parameters only): one report.
-    static func legacyReport(type: UInt8 = 0x03, address: [UInt8], data: [UInt8], rssi: Int8) -> [UInt8] {
-        [0x02, 0x01, type, 0x01] + address.reversed() + [UInt8(data.count)] + data + [UInt8(bitPattern: rssi)]
-    }
-
-    /// An LE Extended Advertising Report event (parameters only): one report.
-    static func extendedReport(address: [UInt8], data: [UInt8], rssi: Int8) -> [UInt8] {
-        [0x0D, 0x01, 0x10, 0x00, 0x01] + address.reversed() + [0x01, 0x00, 0xFF, 0x7F, UInt8(bitPattern: rssi)]
-            + [0x00, 0x00, 0x00] + [UInt8](repeating: 0, count: 6) + [UInt8(data.count)] + data
-    }
-
-    /// An HCI event packet as the UART datalink carries it: type 0x04, code, length, parameters.
-    static func uartEvent(_ parameters: [UInt8], code: UInt8 = 0x3E) -> [UInt8] {
-        [0x04, code, UInt8(parameters.count)] + parameters
-    }
-}
-
 struct CaptureTests {
     static let address: [UInt8] = [0xC7, 0xD5, 0x60, 0xAD, 0x5D, 0x5A]
     /// The iBeacon advertising data of 7634A485-1732-4B7D-AB44-D505D8A24C60, major 1, minor 2, -59 dBm.
@@ -54,12 +18,12 @@ struct CaptureTests {
     /// Legacy and extended reports on the UART datalink; commands, ACL data and other events are
     /// skipped.
     @Test func uartCapturesGiveTheirAdvertisingReports() throws {
-        let capture = Capture.file([
+        let capture = BTSnoopFile.file([
             (2, [0x01, 0x0C, 0x20, 0x02, 0x00, 0x00]),  // a command (LE Set Scan Enable), host to controller
-            (3, Capture.uartEvent([0x01, 0x0C, 0x20, 0x00], code: 0x0E)),  // Command Complete
-            (3, Capture.uartEvent(Capture.legacyReport(address: Self.address, data: Self.data, rssi: -61))),
+            (3, BTSnoopFile.uartEvent([0x01, 0x0C, 0x20, 0x00], code: 0x0E)),  // Command Complete
+            (3, BTSnoopFile.uartEvent(BTSnoopFile.legacyReport(address: Self.address, data: Self.data, rssi: -61))),
             (1, [0x02, 0x00, 0x20, 0x00, 0x00]),  // ACL data
-            (3, Capture.uartEvent(Capture.extendedReport(address: Self.address, data: Self.data, rssi: -70))),
+            (3, BTSnoopFile.uartEvent(BTSnoopFile.extendedReport(address: Self.address, data: Self.data, rssi: -70))),
         ])
         let reports = try Self.reports(capture)
         #expect(reports.count == 2)
@@ -75,10 +39,10 @@ struct CaptureTests {
 
     /// The monitor datalink: no type byte, the opcode in the flags (3: an event).
     @Test func monitorCapturesToo() throws {
-        let report = Capture.legacyReport(address: Self.address, data: Self.data, rssi: -55)
-        let event: [UInt8] = [0x3E, UInt8(report.count)] + report
+        let report = BTSnoopFile.legacyReport(address: Self.address, data: Self.data, rssi: -55)
+        let event = BTSnoopFile.monitorEvent(report)
         let command: [UInt8] = [0x0C, 0x20, 0x02, 0x00, 0x00]
-        let capture = Capture.file(datalink: 2001, [(2, command), (0x0001_0003, event)])
+        let capture = BTSnoopFile.file(datalink: 2001, [(2, command), (0x0001_0003, event)])
         let reports = try Self.reports(capture)
         #expect(reports.map(\.rssi) == [-55] && reports.first?.data == Self.data)
     }
@@ -88,31 +52,31 @@ struct CaptureTests {
         let header: [UInt8] = Array("btsnoop".utf8) + [0]
         let shortReport: [UInt8] = [0x02, 0x01, 0x03, 0x01, 0x11]
         let longReport: [UInt8] = [0x02, 0x01, 0x03, 0x01] + [UInt8](repeating: 1, count: 6) + [40]
-        let cut: [UInt8] = Array(Capture.file([(3, Capture.uartEvent([0x02, 0x01]))]).dropLast())
+        let cut: [UInt8] = Array(BTSnoopFile.file([(3, BTSnoopFile.uartEvent([0x02, 0x01]))]).dropLast())
         return [
             (Array("btsnoo".utf8), "at byte 0: is not a btsnoop capture"),
-            (header + Capture.u32(2) + Capture.u32(1002), "at byte 8: is btsnoop version 2"),
-            (header + Capture.u32(1) + Capture.u32(1001), "at byte 12: has datalink 1001"),
-            (Capture.file([(3, [0x04, 0x3E, 0x00])]) + [0x00], "at byte 43: record 2 is cut short: 1 bytes"),
+            (header + BTSnoopFile.u32(2) + BTSnoopFile.u32(1002), "at byte 8: is btsnoop version 2"),
+            (header + BTSnoopFile.u32(1) + BTSnoopFile.u32(1001), "at byte 12: has datalink 1001"),
+            (BTSnoopFile.file([(3, [0x04, 0x3E, 0x00])]) + [0x00], "at byte 43: record 2 is cut short: 1 bytes"),
             (cut, "at byte 20: record 1 says 5 bytes follow, but only 4 do"),
             (
-                Capture.file([(3, [0x04, 0x3E, 0x05, 0x02])]),
+                BTSnoopFile.file([(3, [0x04, 0x3E, 0x05, 0x02])]),
                 "at byte 40: record 1: the HCI event says 5 parameter bytes, the record holds 1"
             ),
             (
-                Capture.file([(3, Capture.uartEvent(shortReport))]),
+                BTSnoopFile.file([(3, BTSnoopFile.uartEvent(shortReport))]),
                 "at byte 47: record 1: the advertising report ends before its address"
             ),
             (
-                Capture.file([(3, Capture.uartEvent(longReport))]),
+                BTSnoopFile.file([(3, BTSnoopFile.uartEvent(longReport))]),
                 "at byte 53: record 1: a legacy advertising report of 40 data bytes (at most 31)"
             ),
             (
-                Capture.file([(3, Capture.uartEvent([0x02, 0x00, 0x03]))]),
+                BTSnoopFile.file([(3, BTSnoopFile.uartEvent([0x02, 0x00, 0x03]))]),
                 "at byte 45: record 1: 1 byte(s) after the 0 report(s) the event counts"
             ),
             (
-                Capture.file(datalink: 2001, [(0xFFFF_0003, [0x3E, 0x01, 0x02])]),
+                BTSnoopFile.file(datalink: 2001, [(0xFFFF_0003, [0x3E, 0x01, 0x02])]),
                 "at byte 24: record 1 is an event of no controller (index 0xFFFF)"
             ),
         ]
@@ -130,9 +94,9 @@ struct CaptureTests {
     /// Hostile captures — a valid one with bytes changed, cut or added at random — are read or
     /// refused, never crashed on (a seeded generator: every run tries the same 3,000).
     @Test func mangledCapturesNeverCrash() {
-        let valid = Capture.file([
-            (3, Capture.uartEvent(Capture.legacyReport(address: Self.address, data: Self.data, rssi: -61))),
-            (3, Capture.uartEvent(Capture.extendedReport(address: Self.address, data: Self.data, rssi: -70))),
+        let valid = BTSnoopFile.file([
+            (3, BTSnoopFile.uartEvent(BTSnoopFile.legacyReport(address: Self.address, data: Self.data, rssi: -61))),
+            (3, BTSnoopFile.uartEvent(BTSnoopFile.extendedReport(address: Self.address, data: Self.data, rssi: -70))),
         ])
         var generator = SeededGenerator(seed: 2541, stream: 7)
         var read = 0
@@ -159,9 +123,9 @@ struct CaptureTests {
     func btmonReadsTheCapturesAsWeDo() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let bytes = Capture.file([
-            (3, Capture.uartEvent(Capture.legacyReport(address: Self.address, data: Self.data, rssi: -61))),
-            (3, Capture.uartEvent(Capture.extendedReport(address: Self.address, data: Self.data, rssi: -70))),
+        let bytes = BTSnoopFile.file([
+            (3, BTSnoopFile.uartEvent(BTSnoopFile.legacyReport(address: Self.address, data: Self.data, rssi: -61))),
+            (3, BTSnoopFile.uartEvent(BTSnoopFile.extendedReport(address: Self.address, data: Self.data, rssi: -70))),
         ])
         let path = folder.path("c.btsnoop")
         try Data(bytes).write(to: URL(fileURLWithPath: path))

@@ -51,21 +51,15 @@ struct CalibrateCommandTests {
         let ours: [UInt8] = [0xC7, 0xD5, 0x60, 0xAD, 0x5D, 0x5A]
         let other: [UInt8] = [0xC0, 0xFF, 0xEE, 0x00, 0x00, 0x01]
         let data: [UInt8] = [0x02, 0x01, 0x06, 0x03, 0x03, 0xAA, 0xFE]
-        func event(_ address: [UInt8], _ rssi: Int8) -> [UInt8] {
-            let report: [UInt8] =
-                [0x02, 0x01, 0x03, 0x01] + address.reversed() + [UInt8(data.count)] + data + [UInt8(bitPattern: rssi)]
-            return [0x04, 0x3E, UInt8(report.count)] + report
+        func event(_ address: [UInt8], _ rssi: Int8) -> (flags: UInt32, bytes: [UInt8]) {
+            (3, BTSnoopFile.uartEvent(BTSnoopFile.legacyReport(address: address, data: data, rssi: rssi)))
         }
-        var packets: [[UInt8]] = []
+        var packets: [(flags: UInt32, bytes: [UInt8])] = []
         for index in 0..<24 {
             packets.append(event(ours, Int8(-58 - index % 5)))
             packets.append(event(other, -40))
         }
-        func u32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - 8 * $0)) } }
-        var bytes = Array("btsnoop".utf8) + [0] + u32(1) + u32(1002)
-        for packet in packets {
-            bytes += u32(packet.count) + u32(packet.count) + u32(3) + u32(0) + u32(0) + u32(0) + packet
-        }
+        let bytes = BTSnoopFile.file(packets)
         let capture = scratch.path("c.btsnoop")
         try Data(bytes).write(to: URL(fileURLWithPath: capture))
         let run = ToolRun(["calibrate", "--from", capture, "--address", "C7:D5:60:AD:5D:5A"])
@@ -85,18 +79,15 @@ struct CalibrateCommandTests {
         defer { scratch.remove() }
         let address: [UInt8] = [0xC7, 0xD5, 0x60, 0xAD, 0x5D, 0x5A]
         let data: [UInt8] = [0x02, 0x01, 0x06]
-        func u32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - 8 * $0)) } }
-        var bytes = Array("btsnoop".utf8) + [0] + u32(1) + u32(2001)
+        var packets: [(flags: UInt32, bytes: [UInt8])] = []
         for index in 0..<20 {
-            for controller in [0, 1] {
-                let report: [UInt8] =
-                    [0x02, 0x01, 0x03, 0x01] + address.reversed() + [UInt8(data.count)] + data
-                    + [UInt8(bitPattern: Int8(controller == 0 ? -50 : -80 - index % 2))]
-                let event: [UInt8] = [0x3E, UInt8(report.count)] + report
-                bytes +=
-                    u32(event.count) + u32(event.count) + u32(controller << 16 | 3) + u32(0) + u32(0) + u32(0) + event
+            for controller: UInt32 in [0, 1] {
+                let rssi = Int8(controller == 0 ? -50 : -80 - index % 2)
+                let report = BTSnoopFile.legacyReport(address: address, data: data, rssi: rssi)
+                packets.append((controller << 16 | 3, BTSnoopFile.monitorEvent(report)))
             }
         }
+        let bytes = BTSnoopFile.file(datalink: 2001, packets)
         let capture = scratch.path("two.btsnoop")
         try Data(bytes).write(to: URL(fileURLWithPath: capture))
         let run = ToolRun(["calibrate", "--from", capture, "--address", "C7:D5:60:AD:5D:5A"])

@@ -8,18 +8,12 @@ import Testing
 struct ScanCommandTests {
     static let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
 
-    static func u32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - 8 * $0)) } }
-
     /// A capture of legacy reports (address MSB first, data, RSSI).
     static func capture(_ reports: [([UInt8], [UInt8], Int8)]) -> [UInt8] {
-        var bytes = Array("btsnoop".utf8) + [0] + u32(1) + u32(1002)
-        for (address, data, rssi) in reports {
-            let report: [UInt8] =
-                [0x02, 0x01, 0x03, 0x01] + address.reversed() + [UInt8(data.count)] + data + [UInt8(bitPattern: rssi)]
-            let packet: [UInt8] = [0x04, 0x3E, UInt8(report.count)] + report
-            bytes += u32(packet.count) + u32(packet.count) + u32(3) + u32(0) + u32(0) + u32(0) + packet
-        }
-        return bytes
+        BTSnoopFile.file(
+            reports.map { address, data, rssi in
+                (3, BTSnoopFile.uartEvent(BTSnoopFile.legacyReport(address: address, data: data, rssi: rssi)))
+            })
     }
 
     /// The iBeacon advertising data (flags 02 01 06) of minor `minor`, major 1, `power`.
