@@ -28,6 +28,8 @@ let package = Package(
         .target(name: "BoardSupport", dependencies: ["StructuredText", "HexText"], swiftSettings: strictSettings),
         // What is on air: btsnoop captures and the advertising reports in them.
         .target(name: "BeaconScan", dependencies: ["BeaconPayload", "HexText"], swiftSettings: strictSettings),
+        // A live controller through BlueZ's raw HCI socket (Linux), behind BeaconScan's HCITransport.
+        .target(name: "HCISocket", dependencies: ["BeaconScan"], swiftSettings: strictSettings),
         .target(
             name: "FirmwareTemplate",
             dependencies: [
@@ -65,7 +67,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "ccbeacon",
-            dependencies: ["CCBeaconCLI", "CCDebuggerUSB"],
+            dependencies: ["CCBeaconCLI", "CCDebuggerUSB", "HCISocket"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -82,12 +84,13 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
-            name: "TestSupport", dependencies: ["IntelHex", "FirmwareTemplate", "Storage", "BoardSupport"],
+            name: "TestSupport",
+            dependencies: ["IntelHex", "FirmwareTemplate", "Storage", "BoardSupport", "BeaconScan"],
             path: "Tests/TestSupport",
             swiftSettings: strictSettings),
         .testTarget(name: "IntelHexTests", dependencies: ["TestSupport", "IntelHex"], swiftSettings: strictSettings),
         .testTarget(
-            name: "BeaconScanTests", dependencies: ["BeaconScan", "BeaconPayload", "TestSupport"],
+            name: "BeaconScanTests", dependencies: ["BeaconScan", "BeaconPayload", "TestSupport", "HCISocket"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "BeaconPayloadTests",
@@ -130,7 +133,7 @@ let package = Package(
             name: "CCBeaconCLITests",
             dependencies: [
                 "CCDebuggerEmulator", "CCDebugger", "CCBeaconCLI", "IntelHex", "BeaconPayload", "FirmwareTemplate",
-                "TestSupport", "StructuredText", "Storage", "Provisioning", "Checksums",
+                "TestSupport", "StructuredText", "Storage", "Provisioning", "Checksums", "BeaconScan",
             ],
             swiftSettings: strictSettings
         ),

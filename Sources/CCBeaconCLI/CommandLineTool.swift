@@ -1,3 +1,4 @@
+public import BeaconScan
 public import CCDebugger
 
 /// The `ccbeacon` command line: parses argv, runs a command, turns every error into a message, a
@@ -22,12 +23,16 @@ public enum CommandLineTool {
     static let commands: [CommandSpec] = registry.map(\.spec)
 
     /// Runs `arguments` (argv without the program name) and returns the exit status. `debuggers`
-    /// supplies the CC Debuggers (libusb in the tool, emulated ones in tests).
+    /// supplies the CC Debuggers (libusb in the tool, emulated ones in tests), `radios` the
+    /// Bluetooth controllers (BlueZ's HCI socket in the tool, scripted ones in tests).
     /// A result that did not reach standard output (`console.outputFailure`) turns success into
     /// exit 1 with a message; a command that failed on its own keeps its status.
-    public static func run(_ arguments: [String], console: Console, debuggers: (any DebuggerProvider)? = nil) -> Int32 {
+    public static func run(
+        _ arguments: [String], console: Console, debuggers: (any DebuggerProvider)? = nil,
+        radios: (any HCIControllerProvider)? = nil
+    ) -> Int32 {
         let invocation = ArgumentParser.parse(arguments, commands: commands)
-        let status = run(invocation, console: console, debuggers: debuggers)
+        let status = run(invocation, console: console, hardware: Hardware(debuggers: debuggers, radios: radios))
         guard let failure = console.outputFailure else { return status }
         var name: String?
         if case .success(.run(let command)) = invocation { name = command.command }
@@ -36,7 +41,7 @@ public enum CommandLineTool {
     }
 
     static func run(
-        _ invocation: Result<Invocation, UsageError>, console: Console, debuggers: (any DebuggerProvider)?
+        _ invocation: Result<Invocation, UsageError>, console: Console, hardware: Hardware
     ) -> Int32 {
         switch invocation {
         case .failure(let error):
@@ -50,7 +55,7 @@ public enum CommandLineTool {
             return ExitCode.success.rawValue
         case .success(.run(let command)):
             do {
-                try execute(command, console: console, debuggers: debuggers)
+                try execute(command, console: console, hardware: hardware)
                 return ExitCode.success.rawValue
             } catch {
                 if error.exitCode == .usage {
@@ -64,13 +69,11 @@ public enum CommandLineTool {
         }
     }
 
-    static func execute(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
-        throws(CommandFailure)
-    {
+    static func execute(_ command: ParsedCommand, console: Console, hardware: Hardware) throws(CommandFailure) {
         guard let entry = registry.first(where: { $0.spec.name == command.command }) else {
             throw .usage("unknown command '\(command.command)'")
         }
-        try entry.run(command, console, debuggers)
+        try entry.run(command, console, hardware)
     }
 
     /// `ccbeacon CMD: message`, the usage, and where to read more.
@@ -163,7 +166,7 @@ struct Command: Sendable {
     /// The grammar and help.
     let spec: CommandSpec
     /// Runs a command line the parser accepted against `spec`.
-    let run: @Sendable (ParsedCommand, Console, (any DebuggerProvider)?) throws(CommandFailure) -> Void
+    let run: @Sendable (ParsedCommand, Console, Hardware) throws(CommandFailure) -> Void
 
     /// A command that needs no debugger.
     init(_ spec: CommandSpec, run: @escaping @Sendable (ParsedCommand, Console) throws(CommandFailure) -> Void) {
@@ -178,6 +181,24 @@ struct Command: Sendable {
             @escaping @Sendable (ParsedCommand, Console, (any DebuggerProvider)?) throws(CommandFailure) -> Void
     ) {
         self.spec = spec
+        self.run = { command, console, hardware throws(CommandFailure) in try run(command, console, hardware.debuggers)
+        }
+    }
+
+    /// A command that talks to debuggers or Bluetooth controllers.
+    init(
+        _ spec: CommandSpec,
+        runWithHardware run: @escaping @Sendable (ParsedCommand, Console, Hardware) throws(CommandFailure) -> Void
+    ) {
+        self.spec = spec
         self.run = run
     }
+}
+
+/// The hardware a command may reach, as the program (or a test) supplies it.
+struct Hardware: Sendable {
+    /// CC Debuggers.
+    var debuggers: (any DebuggerProvider)?
+    /// Bluetooth controllers.
+    var radios: (any HCIControllerProvider)?
 }

@@ -170,13 +170,7 @@ enum ProvisionCommand {
     static let yes = Flag("--yes", help: "unattended: no questions")
     static let wait = Option<Double>(
         "--wait", value: "SECONDS", help: "how long a debugger waits for a new chip (default 600)"
-    ) { text throws(CommandFailure) in
-        // Decimal seconds only: Double() would also take 0x10 (16) and inf.
-        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let value = Double(text),
-            value <= 86_400
-        else { throw .usage("--wait '\(text)' must be a number of seconds, 0…86400 (decimal, e.g. 600 or 0.5)") }
-        return value
-    }
+    ) { text throws(CommandFailure) in try Values.seconds(text, option: "--wait", in: 0...86_400) }
     static let json = Flag("--json", help: "machine-readable summary")
 
     static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)

@@ -1,5 +1,6 @@
 import BeaconPayload
 import BeaconScan
+import Provisioning
 import StructuredText
 
 #if canImport(FoundationEssentials)
@@ -10,57 +11,104 @@ import StructuredText
 
 /// `ccbeacon scan`: what a capture heard, against the stations that should be on air.
 enum ScanCommand {
-    static let spec = CommandSpec(name: "scan", summary: "check a capture of what is on air against the stations") {
+    static let spec = CommandSpec(name: "scan", summary: "check what is on air (a capture, or a controller) against the stations") {
         table
     }
     static let table = CommandTable(
         details: """
-            Reads the LE advertising reports (legacy and extended) of a btsnoop capture — what
-            'btmon -w FILE' records, or Android's Bluetooth HCI snoop log — and matches them against
-            what should be on air: the stations of a batch record (--stations out/stations.json), or
-            every iBeacon of one UUID (--uuid, narrowed by --major and --minor).
+            Listens to what is on air — a btsnoop capture (--from: what 'btmon -w FILE' records, or
+            Android's Bluetooth HCI snoop log), or a controller itself (--hci hci0: a passive LE
+            scan for --seconds) — and matches the LE advertising reports (legacy and extended)
+            against what should be on air: the stations of a batch record (--stations
+            out/stations.json), the stations a ledger records as verified (--ledger), or every
+            iBeacon of one UUID (--uuid, narrowed by --major and --minor).
 
             For each expected station: heard or not, from which address, whether the advertising
             data is exactly the bytes ccbeacon burned (the iBeacon data with flags 02 01 06, as the
             bundled template sends it), and the RSSI (count, min, median, max). Also flagged: one
-            identity from two addresses, and an iBeacon of the same UUID that is no expected
-            station. Exit status 0 only when every expected station was heard with exactly its
-            bytes from one address; 1 otherwise.
+            identity from two addresses, an address it was not burned with, and an iBeacon of the
+            same UUID that is no expected station. Exit status 0 only when every expected station
+            was heard with exactly its bytes from one address; 1 otherwise.
 
-            Live scanning through a controller (--hci) is not there yet: record with
-            'sudo btmon -w scan.btsnoop' while 'bluetoothctl scan on' runs, then read the file.
+            --hci sends LE scan commands through BlueZ's raw HCI socket, which needs CAP_NET_RAW
+            (root, or 'sudo setcap cap_net_raw+ep ccbeacon'). It has not run on a real controller
+            yet; the tests drive it with a scripted one.
 
-            Example:
+            Examples:
               ccbeacon scan --from scan.btsnoop --stations out/stations.json
+              sudo ccbeacon scan --hci hci0 --seconds 10 --ledger provisioning.sqlite
             """,
         options: [
-            from.spec, stations.spec, Options.uuid.spec, Options.major.spec, Options.minor.spec, Options.json.spec,
+            from.spec, hci.spec, seconds.spec, stations.spec, ledger.spec, Options.uuid.spec, Options.major.spec,
+            Options.minor.spec, Options.json.spec,
         ],
         groups: [
+            OptionGroup([from.spec.name, hci.spec.name], required: true, missing: "give --from CAPTURE or --hci hci0"),
             OptionGroup(
-                [stations.spec.name, Options.uuid.spec.name], required: true,
-                missing: "give --stations FILE or --uuid UUID")
+                [stations.spec.name, ledger.spec.name, Options.uuid.spec.name], required: true,
+                missing: "give --stations FILE, --ledger FILE or --uuid UUID"),
         ])
-    static let command = Command(spec, run: run)
+    static let command = Command(spec, runWithHardware: run)
 
     static let from = Option<String>(
-        "--from", value: "CAPTURE", help: "a btsnoop capture (btmon -w, Android HCI snoop log)"
-    ).required
+        "--from", value: "CAPTURE", help: "a btsnoop capture (btmon -w, Android HCI snoop log)")
+    static let hci = Option<String>("--hci", value: "hciN", help: "scan with this controller (needs CAP_NET_RAW)") {
+        text throws(CommandFailure) in
+        guard HCIController.index(text) != nil else {
+            throw .usage("--hci must name a controller as BlueZ does: hci0, hci1, … ('bluetoothctl list' shows them)")
+        }
+        return text
+    }
+    static let seconds = Option<Double>("--seconds", value: "N", help: "how long --hci listens (default 10)") {
+        text throws(CommandFailure) in try Values.seconds(text, option: "--seconds", in: 0.1...3600)
+    }
     static let stations = Option<String>("--stations", value: "FILE", help: "the stations.json a batch wrote")
+    static let ledger = Options.ledger(help: "a provisioning ledger: its verified stations are expected")
 
-    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        let capturePath = try command.value(from)
-        var expected: [ExpectedStation]
-        if let path = try command.value(stations) {
-            if command.isGiven(Options.major) || command.isGiven(Options.minor) {
-                throw .usage(
-                    "--major and --minor narrow --uuid; with --stations every station of the record is expected")
+    /// Where the reports came from, for the report's first line and the JSON.
+    enum Source {
+        case capture(String)
+        case controller(String, seconds: Double)
+
+        var label: String {
+            switch self {
+            case .capture(let path): path
+            case .controller(let name, let seconds): "\(name), \(ProvisioningRun.seconds(seconds)) s"
             }
+        }
+
+        var jsonFields: [(String, JSONValue)] {
+            switch self {
+            case .capture(let path): [("capture", .string(path))]
+            case .controller(let name, let seconds): [("controller", .string(name)), ("seconds", .number(seconds))]
+            }
+        }
+    }
+
+    static func run(_ command: ParsedCommand, console: Console, hardware: Hardware) throws(CommandFailure) {
+        var expected: [ExpectedStation]
+        if command.isGiven(Options.major) || command.isGiven(Options.minor), !command.isGiven(Options.uuid) {
+            throw .usage("--major and --minor narrow --uuid; with --stations or --ledger every station is expected")
+        }
+        if command.isGiven(seconds), !command.isGiven(hci) { throw .usage("--seconds applies to --hci only") }
+        if let path = try command.value(stations) {
             expected = try record(try FileAccess.read(path), file: path)
+        } else if let path = try command.value(ledger) {
+            expected = try verifiedStations(path)
         } else {
             expected = []
         }
-        let reports = try heard(try FileAccess.read(capturePath), file: capturePath)
+        let source: Source
+        let reports: [AdvertisingReport]
+        if let name = try command.value(hci) {
+            let duration = try command.value(seconds) ?? 10
+            source = .controller(name, seconds: duration)
+            reports = try listen(name, seconds: duration, radios: hardware.radios)
+        } else {
+            let capturePath = try command.value(from.required)
+            source = .capture(capturePath)
+            reports = try heard(try FileAccess.read(capturePath), file: capturePath)
+        }
         if let uuid = try command.value(Options.uuid) {
             // Every iBeacon of that UUID (and major, minor) heard is expected once.
             let major = try command.value(Options.major)
@@ -80,28 +128,85 @@ enum ScanCommand {
                 if command.isSet(Options.json) {
                     console.output(
                         json(
-                            ScanMatch(reports: [], expected: []), capture: capturePath, reports: reports.count,
+                            ScanMatch(reports: [], expected: []), source: source, reports: reports.count,
                             heardAny: false
                         )
                         .rendered() + "\n")
                 }
                 throw CommandFailure(
                     .failure,
-                    "no iBeacon of UUID \(uuid.uuidString)\(major.map { " major \($0)" } ?? "")\(minor.map { " minor \($0)" } ?? "") in \(capturePath) (\(reports.count) advertising reports)"
+                    "no iBeacon of UUID \(uuid.uuidString)\(major.map { " major \($0)" } ?? "")\(minor.map { " minor \($0)" } ?? "") in \(source.label) (\(reports.count) advertising reports)"
                 )
             }
         }
         let match = ScanMatch(reports: reports, expected: expected)
         if command.isSet(Options.json) {
-            console.output(json(match, capture: capturePath, reports: reports.count, heardAny: true).rendered() + "\n")
+            console.output(json(match, source: source, reports: reports.count, heardAny: true).rendered() + "\n")
         } else {
-            console.output(text(match, capture: capturePath, reports: reports.count))
+            console.output(text(match, source: source, reports: reports.count))
         }
         if !match.allGood {
             let missing = match.stations.filter { !$0.isGood }.count
             throw CommandFailure(
                 .failure, "\(missing) of \(match.stations.count) station(s) not heard exactly as burned", hint: nil)
         }
+    }
+
+    /// A passive scan through controller `name` for `seconds`.
+    static func listen(_ name: String, seconds: Double, radios: (any HCIControllerProvider)?) throws(CommandFailure)
+        -> [AdvertisingReport]
+    {
+        guard let radios else { throw CommandFailure(.failure, "\(name): this build has no Bluetooth support") }
+        do {
+            let transport = try radios.open(name)
+            return try LiveScan(transport: transport, controller: name).listen(for: .seconds(seconds))
+        } catch {
+            throw failure(error)
+        }
+    }
+
+    /// A controller's failure with what to do about it.
+    static func failure(_ error: HCIError) -> CommandFailure {
+        let hint: String? =
+            switch error.kind {
+            case .permission:
+                "run it as root, or give the binary the capability once: sudo setcap cap_net_raw+ep \"$(command -v ccbeacon)\""
+            case .noBluetooth:
+                "scan on a machine with Bluetooth, or record there with 'btmon -w FILE' and use --from FILE"
+            case .noController: "'bluetoothctl list' or 'hciconfig' shows the controllers"
+            case .down: "power it on: bluetoothctl power on (or sudo hciconfig \(error.controller) up)"
+            case .refused(_, let status) where status == 0x0C:
+                "another program is scanning with it ('bluetoothctl scan off'), or try again"
+            case .refused, .noAnswer: "unplug and replug the controller, or try another one"
+            case .io: nil
+            }
+        return CommandFailure(.failure, error.description, hint: hint)
+    }
+
+    /// The stations a ledger records as verified, each with the address it was burned with.
+    static func verifiedStations(_ path: String) throws(CommandFailure) -> [ExpectedStation] {
+        let ledger = try openLedger(path, access: .readOnly)
+        let states: [StationState]
+        let attempts: [Attempt]
+        do {
+            states = try ledger.states()
+            attempts = try ledger.attempts()
+        } catch { throw ledgerFailure(error, path: path) }
+        var addresses: [String: String] = [:]
+        for attempt in attempts where attempt.outcome == .verified {
+            addresses[attempt.station] = attempt.advertiserAddress
+        }
+        let expected = states.compactMap { state -> ExpectedStation? in
+            guard case .done = state.state else { return nil }
+            return ExpectedStation(
+                name: state.station.name, identity: state.station.identity, address: addresses[state.station.name])
+        }
+        guard !expected.isEmpty else {
+            throw CommandFailure(
+                .failure, "\(path): no station is verified in this ledger, so none should be on air",
+                hint: "scan after 'ccbeacon provision', or check with --stations or --uuid")
+        }
+        return expected
     }
 
     /// The stations of a batch record: name, uuid, major, minor, power of each.
@@ -163,8 +268,8 @@ enum ScanCommand {
         return "RSSI \(station.rssi.count)× \(low)/\(median)/\(high) dBm (min/median/max)"
     }
 
-    static func text(_ match: ScanMatch, capture: String, reports: Int) -> String {
-        var lines = ["\(capture): \(reports) advertising report(s)"]
+    static func text(_ match: ScanMatch, source: Source, reports: Int) -> String {
+        var lines = ["\(source.label): \(reports) advertising report(s)"]
         for heard in match.stations {
             let name = "\(heard.station.name) (\(heard.station.identity))"
             if heard.reports == 0 {
@@ -188,34 +293,35 @@ enum ScanCommand {
     }
 
     /// The JSON report; `heardAny` false: nothing of the asked-for UUID was heard (not good).
-    static func json(_ match: ScanMatch, capture: String, reports: Int, heardAny: Bool) -> JSONValue {
-        .object([
-            ("capture", .string(capture)), ("reports", .integer(reports)),
-            ("allGood", .bool(heardAny && match.allGood)),
-            (
-                "stations",
-                .array(
-                    match.stations.map { heard in
-                        .object(
-                            [("name", .string(heard.station.name))]
-                                + EncodeCommand.identityFields(heard.station.identity) + [
-                                    ("heard", .bool(heard.reports > 0)), ("reports", .integer(heard.reports)),
-                                    ("addresses", .array(heard.addresses.map { .string($0) })),
-                                    ("exactBytes", .bool(heard.reports > 0 && heard.exactBytes)),
-                                    ("rssiCount", .integer(heard.rssi.count)),
-                                    ("rssiMin", heard.rssi.first.map { .integer($0) } ?? .null),
-                                    ("rssiMedian", heard.medianRSSI.map { .integer($0) } ?? .null),
-                                    ("rssiMax", heard.rssi.last.map { .integer($0) } ?? .null),
-                                ])
-                    })
-            ),
-            (
-                "strangers",
-                .array(
-                    match.strangers.map {
-                        .object(EncodeCommand.identityFields($0.identity) + [("address", .string($0.address))])
-                    })
-            ),
-        ])
+    static func json(_ match: ScanMatch, source: Source, reports: Int, heardAny: Bool) -> JSONValue {
+        .object(
+            source.jsonFields + [
+                ("reports", .integer(reports)),
+                ("allGood", .bool(heardAny && match.allGood)),
+                (
+                    "stations",
+                    .array(
+                        match.stations.map { heard in
+                            .object(
+                                [("name", .string(heard.station.name))]
+                                    + EncodeCommand.identityFields(heard.station.identity) + [
+                                        ("heard", .bool(heard.reports > 0)), ("reports", .integer(heard.reports)),
+                                        ("addresses", .array(heard.addresses.map { .string($0) })),
+                                        ("exactBytes", .bool(heard.reports > 0 && heard.exactBytes)),
+                                        ("rssiCount", .integer(heard.rssi.count)),
+                                        ("rssiMin", heard.rssi.first.map { .integer($0) } ?? .null),
+                                        ("rssiMedian", heard.medianRSSI.map { .integer($0) } ?? .null),
+                                        ("rssiMax", heard.rssi.last.map { .integer($0) } ?? .null),
+                                    ])
+                        })
+                ),
+                (
+                    "strangers",
+                    .array(
+                        match.strangers.map {
+                            .object(EncodeCommand.identityFields($0.identity) + [("address", .string($0.address))])
+                        })
+                ),
+            ])
     }
 }

@@ -1,10 +1,26 @@
 import BeaconPayload
 import HexText
 import IntelHex
+import Provisioning
 import StructuredText
 
 /// Parsing of the numeric option values the commands share (addresses, ranges, bytes).
 enum Values {
+    /// Seconds written as a decimal number (`600`, `0.5`) within `range`: Double() alone would
+    /// also take `0x10` (16) and `inf`.
+    static func seconds(_ text: String, option: String, in range: ClosedRange<Double>) throws(CommandFailure)
+        -> Double
+    {
+        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let value = Double(text),
+            range.contains(value)
+        else {
+            throw .usage(
+                "\(option) '\(text)' must be a number of seconds, \(ProvisioningRun.seconds(range.lowerBound))…\(ProvisioningRun.seconds(range.upperBound)) (decimal, e.g. 10 or 0.5)"
+            )
+        }
+        return value
+    }
+
     /// A BLE device address written `XX:XX:XX:XX:XX:XX`, most significant byte first.
     static func deviceAddress(_ text: String, option: String) throws(CommandFailure) -> [UInt8] {
         guard let bytes = RandomStaticAddress.bytes(parsing: text) else {

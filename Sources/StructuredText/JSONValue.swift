@@ -4,6 +4,9 @@ public enum JSONValue: Equatable, Sendable {
     case string(String)
     /// An integer.
     case integer(Int)
+    /// A number with a fraction, written in the shortest form that reads back as the same value
+    /// (`0.5`, `-60.45`); one that is not finite is written `null`, as JSON has no such number.
+    case number(Double)
     /// `true` or `false`.
     case bool(Bool)
     /// `null`.
@@ -22,6 +25,9 @@ public enum JSONValue: Equatable, Sendable {
         switch self {
         case .string(let text): return Self.quote(text)
         case .integer(let value): return String(value)
+        case .number(let value):
+            guard value.isFinite else { return "null" }
+            return value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
         case .bool(let value): return value ? "true" : "false"
         case .null: return "null"
         case .array(let values):

@@ -1,5 +1,6 @@
 import CCBeaconCLI
 import CCDebuggerUSB
+import HCISocket
 
 #if canImport(Glibc)
     import Glibc
@@ -33,4 +34,7 @@ let console = Console(
     writingOutput: { text throws(OutputError) in try writeAll(text, to: 1) },
     diagnostics: { text in try? writeAll(text, to: 2) }, diagnosticsIsTerminal: isatty(2) == 1)
 // libusb starts when a command first needs a debugger.
-exit(CommandLineTool.run(Array(CommandLine.arguments.dropFirst()), console: console, debuggers: LazyLibUSBProvider()))
+exit(
+    CommandLineTool.run(
+        Array(CommandLine.arguments.dropFirst()), console: console, debuggers: LazyLibUSBProvider(),
+        radios: HCISocketProvider()))

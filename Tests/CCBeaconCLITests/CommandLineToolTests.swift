@@ -1,3 +1,4 @@
+import BeaconScan
 import CCDebugger
 import Checksums
 import Foundation
@@ -14,14 +15,16 @@ struct ToolRun {
     var output: String
     var diagnostics: String
 
-    init(_ arguments: [String], debuggers: (any DebuggerProvider)? = nil) {
+    init(
+        _ arguments: [String], debuggers: (any DebuggerProvider)? = nil, radios: (any HCIControllerProvider)? = nil
+    ) {
         let output = Mutex("")
         let diagnostics = Mutex("")
         status = CommandLineTool.run(
             arguments,
             console: Console(
                 output: { text in output.withLock { $0 += text } },
-                diagnostics: { text in diagnostics.withLock { $0 += text } }), debuggers: debuggers)
+                diagnostics: { text in diagnostics.withLock { $0 += text } }), debuggers: debuggers, radios: radios)
         self.output = output.withLock { $0 }
         self.diagnostics = diagnostics.withLock { $0 }
     }
@@ -343,7 +346,7 @@ struct ConvertAndPatchCommandTests {
             #expect(help.status == 0)
             #expect(help.output.hasPrefix("ccbeacon \(name): "))
             #expect(help.output.contains("options:"))
-            #expect(help.output.contains("Example:"))
+            #expect(help.output.contains("Example:") || help.output.contains("Examples:"))
             #expect(ToolRun(["help"] + name.split(separator: " ").map(String.init)).output == help.output)
         }
         #expect(ToolRun(["--version"]).output == "ccbeacon \(CommandLineTool.version)\n")

@@ -1,4 +1,8 @@
+import BeaconPayload
+import BeaconScan
 import Foundation
+import Provisioning
+import Storage
 import TestSupport
 import Testing
 
@@ -111,5 +115,97 @@ struct ScanCommandTests {
         // A record that lists no station checks nothing: refused, never a pass.
         let empty = ToolRun(["scan", "--from", good, "--stations", try scratch.write("e.json", #"{"stations": []}"#)])
         #expect(empty.status == 65 && empty.diagnostics.contains("lists no station"), "\(empty.diagnostics)")
+    }
+}
+
+/// `ccbeacon scan --hci` through a scripted controller, and `--ledger` as the expected stations.
+struct LiveScanCommandTests {
+    static let burned: [UInt8] = [0xC0, 0xFF, 0xEE, 0x00, 0x00, 0x01]
+
+    static func controller(_ advertisers: [FakeHCIController.Advertiser]) -> FakeHCIProvider {
+        FakeHCIProvider(["hci0": FakeHCIController { _ in advertisers }])
+    }
+
+    /// A permission the kernel refuses, as the socket provider reports it.
+    struct Refusing: HCIControllerProvider {
+        let kind: HCIError.Kind
+        func open(_ name: String) throws(HCIError) -> any HCITransport {
+            throw HCIError(controller: name, kind: kind, message: "refused (test)")
+        }
+    }
+
+    @Test func theVerifiedStationsOfALedgerAreHeardThroughTheController() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("ledger.sqlite")
+        try LedgerFiles.sound(path)
+        let data = IBeaconFixture.identity(1).advertisingData(flags: IBeacon.defaultFlags)
+        let other = IBeaconFixture.identity(2).advertisingData(flags: IBeacon.defaultFlags)
+        // Station a is verified; b is pending, so it is not expected — hearing it is a stranger.
+        let radios = Self.controller([
+            .init(address: Self.burned, data: data, rssi: -58), .init(address: [0xC0, 0, 0, 0, 0, 2], data: other),
+        ])
+        let run = ToolRun(["scan", "--hci", "hci0", "--seconds", "3", "--ledger", path], radios: radios)
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.output.hasPrefix("hci0, 3 s: 60 advertising report(s)\nheard      a ("), "\(run.output)")
+        #expect(run.output.contains("from C0:FF:EE:00:00:01: ok; RSSI 30× -58/-58/-58 dBm"), "\(run.output)")
+        #expect(run.output.contains("STRANGER") && !run.output.contains(" b "), "\(run.output)")
+
+        let json = ToolRun(["scan", "--hci", "hci0", "--seconds", "0.5", "--ledger", path, "--json"], radios: radios)
+        let answer = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        #expect(answer["controller"] as? String == "hci0" && answer["seconds"] as? Double == 0.5)
+        #expect(answer["allGood"] as? Bool == true && answer["reports"] as? Int == 10)
+
+        // From another address than the ledger records: not good.
+        let moved = ToolRun(
+            ["scan", "--hci", "hci0", "--seconds", "1", "--ledger", path],
+            radios: Self.controller([.init(address: [0xC0, 0, 0, 0, 0, 9], data: data)]))
+        #expect(
+            moved.status == 1 && moved.output.contains("from an address it was not burned with (C0:FF:EE:00:00:01)"))
+        // Nothing on air.
+        let silent = ToolRun(
+            ["scan", "--hci", "hci0", "--seconds", "1", "--ledger", path], radios: Self.controller([]))
+        #expect(silent.status == 1 && silent.output.contains("NOT HEARD  a"), "\(silent.output)")
+    }
+
+    @Test func aLedgerWithNoVerifiedStationExpectsNothingAndSaysSo() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("ledger.sqlite")
+        let ledger = try SQLiteLedger(path: path)
+        try ledger.register([Station(name: "a", identity: IBeaconFixture.identity(1))])
+        let run = ToolRun(["scan", "--hci", "hci0", "--ledger", path], radios: Self.controller([]))
+        #expect(run.status == 1 && run.diagnostics.contains("no station is verified in this ledger"))
+        let missing = ToolRun(
+            ["scan", "--hci", "hci0", "--ledger", scratch.path("none.sqlite")], radios: Self.controller([]))
+        #expect(missing.status != 0 && !Files.exists(scratch.path("none.sqlite")), "a scan never creates a ledger")
+    }
+
+    @Test(arguments: [
+        (HCIError.Kind.permission, "setcap cap_net_raw+ep"), (.noBluetooth, "btmon -w FILE"),
+        (.noController, "bluetoothctl list"), (.down, "bluetoothctl power on"),
+        (.refused(command: "LE Set Scan Parameters", status: 0x0C), "bluetoothctl scan off"),
+    ])
+    func aControllerThatCannotBeUsedIsToldWithWhatToDo(_ kind: HCIError.Kind, _ hint: String) {
+        let run = ToolRun(
+            ["scan", "--hci", "hci0", "--uuid", ScanCommandTests.uuid], radios: Refusing(kind: kind))
+        #expect(run.status == 1)
+        #expect(run.diagnostics.hasPrefix("ccbeacon scan: error: hci0: refused (test)\nhint: "), "\(run.diagnostics)")
+        #expect(run.diagnostics.contains(hint))
+    }
+
+    @Test(arguments: [
+        ["scan", "--hci", "bt0", "--uuid", ScanCommandTests.uuid],
+        ["scan", "--hci", "hci0", "--seconds", "0x10", "--uuid", ScanCommandTests.uuid],
+        ["scan", "--hci", "hci0", "--seconds", "0", "--uuid", ScanCommandTests.uuid],
+        ["scan", "--from", "c.btsnoop", "--seconds", "5", "--uuid", ScanCommandTests.uuid],
+        ["scan", "--from", "c.btsnoop", "--hci", "hci0", "--uuid", ScanCommandTests.uuid],
+        ["scan", "--hci", "hci0"],
+        ["scan", "--hci", "hci0", "--ledger", "l.sqlite", "--minor", "1"],
+    ])
+    func usageMistakesAreRefusedBeforeAnythingIsOpened(_ arguments: [String]) {
+        let run = ToolRun(arguments, radios: Refusing(kind: .io))
+        #expect(run.status == 64, "\(run.diagnostics)")
+        #expect(!run.diagnostics.contains("refused (test)"))
     }
 }
