@@ -59,8 +59,11 @@ public final class FolderLock {
             }
             let holder = holderID(descriptor)
             guard wait else {
-                close(descriptor)
-                throw .held(directory: directory, holder: holder)
+                guard holder == getpid(), awaitChildCopies(descriptor) else {
+                    close(descriptor)
+                    throw .held(directory: directory, holder: holder)
+                }
+                return locked(descriptor, directory)
             }
             waiting(holder)
             while flock(descriptor, LOCK_EX) != 0 {
@@ -71,12 +74,35 @@ public final class FolderLock {
                 }
             }
         }
-        // Say who holds it, for the message a waiting process prints.
+        return locked(descriptor, directory)
+    }
+
+    /// The lock on `descriptor`, taken: the file says who holds it, for the message a waiting
+    /// process prints.
+    private static func locked(_ descriptor: Int32, _ directory: String) -> FolderLock {
         let pid = Array("\(getpid())\n".utf8)
         if ftruncate(descriptor, 0) == 0 {
             _ = pid.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
         }
         return FolderLock(descriptor: descriptor, directory: directory)
+    }
+
+    /// How long a lock that names this very process is waited for.
+    static let childGrace = Duration.seconds(2)
+
+    /// A lock file naming this very process whose lock is taken: this process held it and let it
+    /// go, but a child it is starting (`posix_spawn`, `fork`) still has a copy of the descriptor
+    /// until it execs or exits, which closes it — milliseconds. Waits that long (bounded by
+    /// `childGrace`) and returns whether the lock is now taken; a lock this process still holds
+    /// stays refused.
+    private static func awaitChildCopies(_ descriptor: Int32) -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + childGrace
+        while clock.now < deadline {
+            usleep(2_000)
+            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return true }
+        }
+        return false
     }
 
     /// Releases the lock (idempotent).

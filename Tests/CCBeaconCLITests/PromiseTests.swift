@@ -357,6 +357,32 @@ struct BatchFolderTests {
         return (problems, stations.count)
     }
 
+    /// A lock this process let go while a child it was starting still had a copy of the
+    /// descriptor (posix_spawn's child has one until it execs) is taken once the child is gone —
+    /// two runs one after the other in one process, with a test starting a program meanwhile,
+    /// were refused as "another run". A lock this process still holds stays refused.
+    @Test func aLockLetGoWhileAChildHasItsDescriptorIsTakenOnceTheChildIsGone() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let folder = scratch.path("")
+        let first = try FolderLock.acquire(folder, wait: false)
+        let child = fork()
+        if child == 0 {
+            // Only async-signal-safe calls in the child of a threaded process.
+            usleep(200_000)
+            _exit(0)
+        }
+        #expect(child > 0)
+        first.release()
+        let second = try FolderLock.acquire(folder, wait: false)
+        var status: Int32 = 0
+        #expect(waitpid(child, &status, WNOHANG) == child || waitpid(child, &status, 0) == child)
+        #expect(throws: FolderLock.Failure.held(directory: folder, holder: getpid())) {
+            try FolderLock.acquire(folder, wait: false)
+        }
+        second.release()
+    }
+
     @Test func aSecondBatchWaitsForTheFolderOrRefusesWithNoWait() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
