@@ -543,10 +543,12 @@ enum LedgerCommand {
     ) { exportTable }
     static let exportTable = CommandTable(
         details: """
-            One row per verified station: name, UUID, major, minor, power, chip IEEE address, debugger,
-            time, advertiser address, and which flash bytes were read back to verify it (readBack,
-            address ranges such as 0x7F00-0x7F2F,0x7F30-0x7F3F; empty when nothing was) — what a
-            backend needs to map major/minor to places. The ledger is only read.
+            One row per verified station: name, UUID, major, minor, the measured power burned,
+            chip IEEE address, debugger, time, advertiser address, which flash bytes were read back
+            to verify it (readBack, address ranges such as 0x7F00-0x7F2F,0x7F30-0x7F3F; empty when
+            nothing was), and what a scan after the burn heard (heard yes/no, rssiCount,
+            rssiMedian; empty when nobody listened: provision --scan-verify) — what a backend
+            needs to map major/minor to places. The ledger is only read.
 
             With -o FILE the registry is written whole (temporary file, flushed, renamed) or not
             at all, and never over the ledger itself.
@@ -702,7 +704,10 @@ enum LedgerCommand {
         var rows: [(Station, Attempt)] = []
         for state in states {
             if let attempt = attempts.last(where: { $0.station == state.station.name && $0.outcome == .verified }) {
-                rows.append((state.station, attempt))
+                // The power on the chip: a calibration since changes the station, not the chip.
+                var burned = state.station
+                if let power = attempt.power.flatMap(Int8.init(exactly:)) { burned.identity.measuredPower = power }
+                rows.append((burned, attempt))
             }
         }
         if format == .json {
@@ -716,6 +721,9 @@ enum LedgerCommand {
                                 ("imageSha256", .string(attempt.imageSHA256)),
                                 ("address", attempt.advertiserAddress.map { .string($0) } ?? .null),
                                 ("readBack", attempt.readBack.map { .string($0) } ?? .null),
+                                ("heard", attempt.onAir.map { .bool($0.heard) } ?? .null),
+                                ("rssiCount", attempt.onAir.map { .integer($0.rssiCount) } ?? .null),
+                                ("rssiMedian", attempt.onAir?.rssiMedian.map { .integer($0) } ?? .null),
                             ])
                     }
                 ).rendered() + "\n")
@@ -725,7 +733,7 @@ enum LedgerCommand {
             text.contains(",") || text.contains("\"") || text.contains("\n")
                 ? "\"" + String(text.flatMap { $0 == "\"" ? ["\"", "\""] : [$0] }) + "\"" : text
         }
-        var text = "name,uuid,major,minor,power,chip,debugger,at,address,readBack\n"
+        var text = "name,uuid,major,minor,power,chip,debugger,at,address,readBack,heard,rssiCount,rssiMedian\n"
         for (station, attempt) in rows {
             let identity = station.identity
             text +=
@@ -733,6 +741,9 @@ enum LedgerCommand {
                     cell(station.name), identity.uuid.uuidString, String(identity.major), String(identity.minor),
                     String(identity.measuredPower), attempt.chip, cell(attempt.debugger), attempt.finishedAt ?? "",
                     attempt.advertiserAddress ?? "", cell(attempt.readBack ?? ""),
+                    attempt.onAir.map { $0.heard ? "yes" : "no" } ?? "",
+                    attempt.onAir.map { String($0.rssiCount) } ?? "",
+                    attempt.onAir?.rssiMedian.map(String.init) ?? "",
                 ].joined(separator: ",") + "\n"
         }
         try emit(text)

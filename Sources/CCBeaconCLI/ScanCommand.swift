@@ -11,7 +11,9 @@ import StructuredText
 
 /// `ccbeacon scan`: what a capture heard, against the stations that should be on air.
 enum ScanCommand {
-    static let spec = CommandSpec(name: "scan", summary: "check what is on air (a capture, or a controller) against the stations") {
+    static let spec = CommandSpec(
+        name: "scan", summary: "check what is on air (a capture, or a controller) against the stations"
+    ) {
         table
     }
     static let table = CommandTable(
@@ -192,14 +194,16 @@ enum ScanCommand {
             states = try ledger.states()
             attempts = try ledger.attempts()
         } catch { throw ledgerFailure(error, path: path) }
-        var addresses: [String: String] = [:]
-        for attempt in attempts where attempt.outcome == .verified {
-            addresses[attempt.station] = attempt.advertiserAddress
-        }
+        var burned: [String: Attempt] = [:]
+        for attempt in attempts where attempt.outcome == .verified { burned[attempt.station] = attempt }
         let expected = states.compactMap { state -> ExpectedStation? in
             guard case .done = state.state else { return nil }
-            return ExpectedStation(
-                name: state.station.name, identity: state.station.identity, address: addresses[state.station.name])
+            // What the chip carries: the power it was burned with (a calibration recorded since
+            // changes the station, not the chip), from the address it was burned with.
+            var identity = state.station.identity
+            let attempt = burned[state.station.name]
+            if let power = attempt?.power.flatMap(Int8.init(exactly:)) { identity.measuredPower = power }
+            return ExpectedStation(name: state.station.name, identity: identity, address: attempt?.advertiserAddress)
         }
         guard !expected.isEmpty else {
             throw CommandFailure(

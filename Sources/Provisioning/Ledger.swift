@@ -50,7 +50,57 @@ public struct Attempt: Sendable, Equatable {
     /// (`0x7F00-0x7F2F,0x7F30-0x7F3F`; `BurnReport.describe` writes it). `nil` when nothing was read back (a
     /// CRC verification) or the attempt was recorded before ledgers kept it.
     public var readBack: String? = nil
+    /// The measured power the image carries (dBm): the station's when it was claimed. `nil` for
+    /// attempts recorded before ledgers kept it (schema version 2).
+    public var power: Int? = nil
+    /// What a scan heard of the station after its burn (`provision --scan-verify`); `nil` when
+    /// nobody listened.
+    public var onAir: OnAirCheck? = nil
+}
 
+/// What a scan heard of a station just burned: whether its exact advertising data came from its
+/// address, and the RSSI of those reports.
+public struct OnAirCheck: Sendable, Equatable {
+    /// Heard with exactly its bytes from its address.
+    public var heard: Bool
+    /// Reports heard from it with its bytes.
+    public var rssiCount: Int
+    /// Their median RSSI (dBm); `nil` when none was heard.
+    public var rssiMedian: Int?
+
+    /// A result.
+    public init(heard: Bool, rssiCount: Int, rssiMedian: Int?) {
+        self.heard = heard
+        self.rssiCount = rssiCount
+        self.rssiMedian = rssiMedian
+    }
+}
+
+/// A station's measured power calibrated from RSSI samples taken 1 m away (`ccbeacon calibrate
+/// --write`): from then on the station is burned with it.
+public struct CalibrationRecord: Sendable, Equatable {
+    /// The station.
+    public var station: String
+    /// When it was recorded (ISO 8601, UTC).
+    public var recordedAt: String
+    /// The measured power (dBm at 1 m).
+    public var power: Int
+    /// Samples given, and samples averaged.
+    public var samples: Int
+    /// Samples averaged (the lowest and highest tenth left out).
+    public var used: Int
+    /// Where the samples came from (a file, a capture and address).
+    public var source: String
+
+    /// A calibration.
+    public init(station: String, recordedAt: String, power: Int, samples: Int, used: Int, source: String) {
+        self.station = station
+        self.recordedAt = recordedAt
+        self.power = power
+        self.samples = samples
+        self.used = used
+        self.source = source
+    }
 }
 
 /// Where a station of the list stands.
@@ -93,8 +143,9 @@ public protocol ProvisioningLedger: AnyObject {
         skipping: Set<String>, image: (Station) -> (sha256: String, advertiserAddress: String?)
     ) throws(LedgerError) -> (Station, Attempt)?
     /// Ends an attempt; `readBack` says which flash bytes were read back to verify it (see
-    /// `Attempt.readBack`).
-    func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?) throws(LedgerError)
+    /// `Attempt.readBack`), `onAir` what a scan heard of it.
+    func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?)
+        throws(LedgerError)
     /// Marks the verified attempt of a chip superseded, saying why: the chip gets another station,
     /// or its flash was erased (its station is pending again).
     func supersede(chip: String, reason: String) throws(LedgerError)
@@ -104,6 +155,10 @@ public protocol ProvisioningLedger: AnyObject {
     func states() throws(LedgerError) -> [StationState]
     /// Every attempt, oldest first.
     func attempts() throws(LedgerError) -> [Attempt]
+    /// Records a calibration of `station` and makes its power the station's from now on.
+    func recordCalibration(_ calibration: CalibrationRecord) throws(LedgerError)
+    /// Every calibration, oldest first.
+    func calibrations() throws(LedgerError) -> [CalibrationRecord]
 }
 
 extension ProvisioningLedger {
@@ -114,7 +169,14 @@ extension ProvisioningLedger {
 
     /// Ends an attempt that read nothing back.
     public func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?) throws(LedgerError) {
-        try finish(attemptID, outcome: outcome, reason: reason, readBack: nil)
+        try finish(attemptID, outcome: outcome, reason: reason, readBack: nil, onAir: nil)
+    }
+
+    /// Ends an attempt nobody listened for on air.
+    public func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?)
+        throws(LedgerError)
+    {
+        try finish(attemptID, outcome: outcome, reason: reason, readBack: readBack, onAir: nil)
     }
 }
 
@@ -132,6 +194,9 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     /// The schema version of the file as opened: `schemaVersion`, or 0 for a ledger of an earlier
     /// ccbeacon opened read-only (and so not migrated).
     public let fileSchemaVersion: Int
+    /// Whether the file has the `calibrations` table (a ledger of version 1 or earlier read
+    /// without migrating has none: it holds no calibration).
+    let hasCalibrations: Bool
 
     /// The `PRAGMA application_id` of every ccbeacon ledger: "CCBL" (ccbeacon ledger) in ASCII,
     /// so `file(1)` and SQLite tools can tell the file apart from other applications' databases.
@@ -139,8 +204,9 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
 
     /// The schema version this ccbeacon writes (`PRAGMA user_version`). 0: ledgers of earlier
     /// ccbeacon versions, without an application id (some without `advertiser_address`); 1:
-    /// application id, `read_back`, and the chip-id triggers. A newer version is refused.
-    public static let schemaVersion = 1
+    /// application id, `read_back`, and the chip-id triggers; 2: each attempt's measured power
+    /// and on-air check, and the `calibrations` table. A newer version is refused.
+    public static let schemaVersion = 2
 
     /// The path a ledger is opened by: symbolic links resolved (of the file, or of its folder
     /// while the file does not exist yet). Whatever is kept beside a ledger (SQLite's journal,
@@ -180,6 +246,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         }
         self.database = database
         fileSchemaVersion = shape.version
+        hasCalibrations = shape.hasCalibrations
         attemptSelect = Self.attemptColumns.map { shape.attemptColumns.contains($0) ? $0 : "NULL AS \($0)" }
             .joined(separator: ", ")
     }
@@ -201,9 +268,22 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             image_sha256 TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT,
             outcome TEXT NOT NULL CHECK(outcome IN ('in-progress','verified','failed','interrupted','superseded')),
             reason TEXT, verify_method TEXT NOT NULL CHECK(verify_method IN ('crc','read')), advertiser_address TEXT,
-            read_back TEXT)
+            read_back TEXT, power INTEGER, heard INTEGER, rssi_count INTEGER, rssi_median INTEGER)
         """,
+        calibrationsTable,
     ]
+
+    /// Calibrations: a station's measured power from samples 1 m away; a power outside the
+    /// signed byte, fewer than 20 samples or a station not in the ledger is refused by the
+    /// database itself.
+    static let calibrationsTable = """
+        CREATE TABLE calibrations(
+            id INTEGER PRIMARY KEY AUTOINCREMENT, station TEXT NOT NULL REFERENCES stations(name),
+            recorded_at TEXT NOT NULL, power INTEGER NOT NULL CHECK(power BETWEEN -128 AND 127),
+            samples INTEGER NOT NULL CHECK(samples >= 20), used INTEGER NOT NULL CHECK(used BETWEEN 1 AND samples),
+            source TEXT NOT NULL)
+        """
+    static let calibrationColumns = ["id", "station", "recorded_at", "power", "samples", "used", "source"]
 
     /// The indexes and triggers that keep the ledger's promises, added to new and migrated ledgers
     /// alike:
@@ -238,15 +318,19 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         ),
     ]
 
-    /// The columns ledgers gained after version 0, with their types; a migration adds those missing.
-    static let addedColumns = [("advertiser_address", "TEXT"), ("read_back", "TEXT")]
+    /// The columns ledgers gained after version 0, with their types and the version that brought
+    /// them; a migration adds those missing.
+    static let addedColumns: [(name: String, type: String, since: Int)] = [
+        ("advertiser_address", "TEXT", 1), ("read_back", "TEXT", 1), ("power", "INTEGER", 2),
+        ("heard", "INTEGER", 2), ("rssi_count", "INTEGER", 2), ("rssi_median", "INTEGER", 2),
+    ]
 
     static let stationColumns = ["position", "name", "uuid", "major", "minor", "power", "note"]
     static let legacyAttemptColumns = [
         "id", "station", "chip", "debugger", "template", "template_sha256", "image_sha256", "started_at", "finished_at",
         "outcome", "reason", "verify_method",
     ]
-    static let attemptColumns = legacyAttemptColumns + addedColumns.map(\.0)
+    static let attemptColumns = legacyAttemptColumns + addedColumns.map(\.name)
 
     static let now = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
@@ -266,6 +350,10 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
                         row[0].string == identity.uuid.uuidString && row[1].int == Int(identity.major)
                         && row[2].int == Int(identity.minor)
                     if sameBeacon, let recorded = row[3].int, recorded != Int(identity.measuredPower) {
+                        // A calibrated station keeps its calibrated power when the list gives it
+                        // none of its own (the board's figure stands in for it).
+                        let listGivesPower = station.powerOrigin == .list || station.powerOrigin == .explicit
+                        if !listGivesPower, try latestCalibration(of: station.name) == recorded { continue }
                         // Since measured power follows the TX power, a list without power values
                         // registered before may now come out with another: every such station
                         // is named at once.
@@ -361,10 +449,11 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             let record = image(station)
             do throws(LedgerError) {
                 try database.execute(
-                    "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method, advertiser_address) VALUES (?, ?, ?, ?, ?, ?, \(Self.now), 'in-progress', ?, ?)",
+                    "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method, advertiser_address, power) VALUES (?, ?, ?, ?, ?, ?, \(Self.now), 'in-progress', ?, ?, ?)",
                     [
                         .text(station.name), .text(chip), .text(debugger), .text(template), .text(templateSHA256),
                         .text(record.sha256), .text(verifyMethod), record.advertiserAddress.map { .text($0) } ?? .null,
+                        .integer(Int(station.identity.measuredPower)),
                     ], "recording the start of \(station.name)")
             } catch  where error.kind == .invalidChipID {
                 throw LedgerError(
@@ -387,18 +476,19 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     }
 
     /// Ends an attempt with its outcome and, if it was read back, which flash bytes were.
-    public func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?)
-        throws(LedgerError)
-    {
+    public func finish(
+        _ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?
+    ) throws(LedgerError) {
         try database.transaction("recording an outcome") { () throws(LedgerError) in
             // Only an attempt still open (in progress, or interrupted and now settled) takes an
             // outcome: one already settled — by a run that took it for a crash's and released
             // it, say — keeps what it says, and this burn is reported instead of overwriting it.
             try database.execute(
-                "UPDATE attempts SET outcome = ?, reason = ?, read_back = ?, finished_at = \(Self.now) WHERE id = ? AND outcome IN ('in-progress', 'interrupted')",
+                "UPDATE attempts SET outcome = ?, reason = ?, read_back = ?, heard = ?, rssi_count = ?, rssi_median = ?, finished_at = \(Self.now) WHERE id = ? AND outcome IN ('in-progress', 'interrupted')",
                 [
                     .text(outcome.rawValue), reason.map { .text($0) } ?? .null, readBack.map { .text($0) } ?? .null,
-                    .integer(attemptID),
+                    onAir.map { .integer($0.heard ? 1 : 0) } ?? .null, onAir.map { .integer($0.rssiCount) } ?? .null,
+                    onAir?.rssiMedian.map { .integer($0) } ?? .null, .integer(attemptID),
                 ], "recording an outcome")
             let changed = try database.query("SELECT changes()", [], "recording an outcome").first?.first?.int ?? 0
             guard changed == 1 else {
@@ -499,6 +589,60 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             imageSHA256: imageSHA, startedAt: started, finishedAt: row[8].string, outcome: outcome,
             reason: row[10].string,
             verifyMethod: method, advertiserAddress: row.count > 12 ? row[12].string : nil,
-            readBack: row.count > 13 ? row[13].string : nil)
+            readBack: row.count > 13 ? row[13].string : nil, power: row.count > 14 ? row[14].int : nil,
+            onAir: row.count > 17
+                ? row[15].int.map { OnAirCheck(heard: $0 == 1, rssiCount: row[16].int ?? 0, rssiMedian: row[17].int) }
+                : nil)
+    }
+
+    /// Records a calibration and makes its power the station's, in one transaction; a station
+    /// the ledger does not know is refused.
+    public func recordCalibration(_ calibration: CalibrationRecord) throws(LedgerError) {
+        try database.transaction("recording a calibration") { () throws(LedgerError) in
+            let known =
+                try database.query(
+                    "SELECT COUNT(*) FROM stations WHERE name = ?", [.text(calibration.station)],
+                    "recording a calibration"
+                ).first?.first?.int ?? 0
+            guard known == 1 else {
+                throw LedgerError(
+                    operation: "recording a calibration of '\(calibration.station)'",
+                    message: "the ledger has no station of that name", kind: .constraint)
+            }
+            try database.execute(
+                "INSERT INTO calibrations(station, recorded_at, power, samples, used, source) VALUES (?, \(Self.now), ?, ?, ?, ?)",
+                [
+                    .text(calibration.station), .integer(calibration.power), .integer(calibration.samples),
+                    .integer(calibration.used), .text(calibration.source),
+                ], "recording a calibration of '\(calibration.station)'")
+            try database.execute(
+                "UPDATE stations SET power = ? WHERE name = ?",
+                [.integer(calibration.power), .text(calibration.station)],
+                "recording a calibration of '\(calibration.station)'")
+        }
+    }
+
+    /// The power of a station's latest calibration, if it has one.
+    func latestCalibration(of station: String) throws(LedgerError) -> Int? {
+        guard hasCalibrations else { return nil }
+        return try database.query(
+            "SELECT power FROM calibrations WHERE station = ? ORDER BY id DESC LIMIT 1", [.text(station)],
+            "reading the calibration of '\(station)'"
+        ).first?.first?.int
+    }
+
+    /// Every calibration, oldest first (none in a ledger from before calibrations, read as it is).
+    public func calibrations() throws(LedgerError) -> [CalibrationRecord] {
+        guard hasCalibrations else { return [] }
+        return try database.query(
+            "SELECT station, recorded_at, power, samples, used, source FROM calibrations ORDER BY id", [],
+            "reading calibrations"
+        ).map { row throws(LedgerError) -> CalibrationRecord in
+            guard let station = row[0].string, let at = row[1].string, let power = row[2].int,
+                let samples = row[3].int, let used = row[4].int, let source = row[5].string
+            else { throw Self.unreadable("a calibration has values that are not a calibration's") }
+            return CalibrationRecord(
+                station: station, recordedAt: at, power: power, samples: samples, used: used, source: source)
+        }
     }
 }

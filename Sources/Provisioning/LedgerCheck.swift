@@ -22,6 +22,9 @@ public struct LedgerProblem: Sendable, Equatable {
         case duplicateStation = "duplicate-station"
         /// Every station row holds a name, a UUID, a major and minor 0…65535 and a power −128…127.
         case stationValues = "station-values"
+        /// Every calibration is of a station in the ledger, with a power −128…127 from at least
+        /// 20 samples.
+        case calibrationValues = "calibration-values"
     }
 
     /// What was checked.
@@ -92,6 +95,24 @@ extension SQLiteLedger {
             ),
         ]
 
+    /// The invariants of the calibrations table (schema version 2 on).
+    static let calibrationInvariants:
+        [(check: LedgerProblem.Check, sql: String, describe: @Sendable ([SQLiteDatabase.Value]) -> String)] = [
+            (
+                .calibrationValues,
+                """
+                SELECT c.id, c.station, c.power, c.samples, c.used FROM calibrations AS c NOT INDEXED WHERE NOT coalesce(
+                    EXISTS (SELECT 1 FROM stations AS s NOT INDEXED WHERE s.name = c.station)
+                    AND typeof(c.power) = 'integer' AND c.power BETWEEN -128 AND 127
+                    AND typeof(c.samples) = 'integer' AND c.samples >= 20
+                    AND typeof(c.used) = 'integer' AND c.used BETWEEN 1 AND c.samples, 0)
+                """,
+                {
+                    "calibration \(text($0[0])) of station \(text($0[1])) has power \(text($0[2])) from \(text($0[4])) of \(text($0[3])) samples"
+                }
+            )
+        ]
+
     /// A UUID as the ledger stores it (upper-case 8-4-4-4-12), as a GLOB pattern.
     static let uuidPattern = [8, 4, 4, 4, 12].map { String(repeating: "[0-9A-F]", count: $0) }.joined(separator: "-")
 
@@ -126,7 +147,7 @@ extension SQLiteLedger {
                 }
             } catch { problems.append(LedgerProblem(check: .schema, detail: error.message)) }
         }
-        for invariant in Self.invariants {
+        for invariant in Self.invariants + (hasCalibrations ? Self.calibrationInvariants : []) {
             do {
                 problems += try database.query(invariant.sql, [], "checking \(invariant.check.rawValue)").map {
                     LedgerProblem(check: invariant.check, detail: invariant.describe($0))

@@ -64,6 +64,8 @@ enum LedgerFile {
         var version: Int
         /// The columns `attempts` has.
         var attemptColumns: Set<String>
+        /// Whether it has the `calibrations` table (schema version 2 on).
+        var hasCalibrations: Bool
     }
 
     static let magic = Array("SQLite format 3\0".utf8)
@@ -376,20 +378,32 @@ enum LedgerFile {
             if isStamped, version > SQLiteLedger.schemaVersion { throw refusal(.newerSchema(version: version), path) }
             let stationColumns = try columns("stations", database, operation)
             let attemptColumns = try columns("attempts", database, operation)
-            let required = isStamped ? SQLiteLedger.attemptColumns : SQLiteLedger.legacyAttemptColumns
+            // A stamped ledger has every column and table of its own version; later ones come with
+            // the migration.
+            let required =
+                SQLiteLedger.legacyAttemptColumns
+                + SQLiteLedger.addedColumns.filter { isStamped && $0.since <= version }.map(\.name)
+            let calibrationColumns = try columns("calibrations", database, operation)
+            let requiredCalibrationColumns = isStamped && version >= 2 ? SQLiteLedger.calibrationColumns : []
             let hasTables =
                 SQLiteLedger.stationColumns.allSatisfy(stationColumns.contains)
                 && required.allSatisfy(attemptColumns.contains)
+                && requiredCalibrationColumns.allSatisfy(calibrationColumns.contains)
             if isStamped, !hasTables {
                 let missing =
                     SQLiteLedger.stationColumns.filter { !stationColumns.contains($0) }.map { "stations.\($0)" }
                     + required.filter { !attemptColumns.contains($0) }.map { "attempts.\($0)" }
+                    + requiredCalibrationColumns.filter { !calibrationColumns.contains($0) }.map {
+                        "calibrations.\($0)"
+                    }
                 throw refusal(.damaged(report: ["missing columns " + missing.joined(separator: ", ")]), path)
             }
             // Without ccbeacon's id, only an unversioned database with both tables is a ledger
             // (one from an earlier ccbeacon); anything else belongs to someone else.
             guard hasTables, isStamped || version == 0 else { throw refusal(.notALedger(tables: tables), path) }
-            return Shape(version: isStamped ? version : 0, attemptColumns: attemptColumns)
+            return Shape(
+                version: isStamped ? version : 0, attemptColumns: attemptColumns,
+                hasCalibrations: SQLiteLedger.calibrationColumns.allSatisfy(calibrationColumns.contains))
         }
     }
 
@@ -437,8 +451,11 @@ enum LedgerFile {
             () throws(LedgerError) in
             let shape = try identify(database, path)
             guard shape.version < SQLiteLedger.schemaVersion else { return }
-            for (column, type) in SQLiteLedger.addedColumns where !shape.attemptColumns.contains(column) {
+            for (column, type, _) in SQLiteLedger.addedColumns where !shape.attemptColumns.contains(column) {
                 try database.execute("ALTER TABLE attempts ADD COLUMN \(column) \(type)", [], "adding column \(column)")
+            }
+            if !shape.hasCalibrations {
+                try database.execute(SQLiteLedger.calibrationsTable, [], "adding the calibrations table")
             }
             for rule in SQLiteLedger.rules { try database.execute(rule.sql, [], "adding \(rule.name)") }
             try stamp(database)

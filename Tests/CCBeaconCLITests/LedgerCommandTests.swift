@@ -78,9 +78,9 @@ enum LedgerFiles {
             "newer schema",
             { path in
                 try sound(path)
-                try alter(path, ["PRAGMA user_version = 2"])
+                try alter(path, ["PRAGMA user_version = 3"])
             },
-            "it is a ccbeacon ledger of schema version 2; this ccbeacon knows versions up to 1"
+            "it is a ccbeacon ledger of schema version 3; this ccbeacon knows versions up to 2"
         ),
         ("damaged", { path in try damaged(path) }, "it is a damaged ccbeacon ledger: *** in database main ***"),
     ]
@@ -187,8 +187,9 @@ struct LedgerCommandTests {
         let csv = ToolRun(["ledger", "export", "--ledger", path])
         #expect(csv.status == 0, "\(csv.diagnostics)")
         let lines = csv.output.split(separator: "\n")
-        #expect(lines.first == "name,uuid,major,minor,power,chip,debugger,at,address,readBack")
-        #expect(lines.dropFirst().first?.hasSuffix(",C0:FF:EE:00:00:01,\"0x7F00-0x7F2F,0x7F30-0x7F3F\"") == true)
+        #expect(
+            lines.first == "name,uuid,major,minor,power,chip,debugger,at,address,readBack,heard,rssiCount,rssiMedian")
+        #expect(lines.dropFirst().first?.hasSuffix(",C0:FF:EE:00:00:01,\"0x7F00-0x7F2F,0x7F30-0x7F3F\",,,") == true)
         let json = ToolRun(["ledger", "export", "--ledger", path, "--format", "json"])
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
         #expect(rows.count == 1)

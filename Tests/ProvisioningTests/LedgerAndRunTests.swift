@@ -15,8 +15,10 @@ func temporaryLedgerPath() -> String {
     FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).sqlite").path
 }
 
-func identity(_ minor: Int, major: Int = 1) -> IBeacon {
-    IBeacon(uuid: UUID(uuidString: "7634A485-1732-4B7D-AB44-D505D8A24C60")!, major: UInt16(major), minor: UInt16(minor))
+func identity(_ minor: Int, major: Int = 1, power: Int8 = -59) -> IBeacon {
+    IBeacon(
+        uuid: UUID(uuidString: "7634A485-1732-4B7D-AB44-D505D8A24C60")!, major: UInt16(major), minor: UInt16(minor),
+        measuredPower: power)
 }
 
 struct LedgerTests {
@@ -732,11 +734,13 @@ final class LedgerFailingOnFinish: ProvisioningLedger, Sendable {
             chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA256,
             verifyMethod: verifyMethod, skipping: skipping, image: image)
     }
-    func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?) throws(LedgerError) {
+    func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?)
+        throws(LedgerError)
+    {
         if !failingStates, failsNow() {
             throw LedgerError(operation: "finishing attempt \(attemptID)", message: "disk I/O error", kind: .database)
         }
-        try inner.finish(attemptID, outcome: outcome, reason: reason, readBack: readBack)
+        try inner.finish(attemptID, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir)
     }
     func supersede(chip: String, reason: String) throws(LedgerError) { try inner.supersede(chip: chip, reason: reason) }
     func release(station: String) throws(LedgerError) { try inner.release(station: station) }
@@ -747,6 +751,10 @@ final class LedgerFailingOnFinish: ProvisioningLedger, Sendable {
         return try inner.states()
     }
     func attempts() throws(LedgerError) -> [Attempt] { try inner.attempts() }
+    func recordCalibration(_ calibration: CalibrationRecord) throws(LedgerError) {
+        try inner.recordCalibration(calibration)
+    }
+    func calibrations() throws(LedgerError) -> [CalibrationRecord] { try inner.calibrations() }
 }
 
 /// Each layer's failures stay its own: a ledger that fails is a ledger failure — the run stops

@@ -135,7 +135,7 @@ struct LedgerFileTests {
         let ledger = try SQLiteLedger(path: path)
         let raw = try SQLiteDatabase(path: path, mode: .readOnly)
         #expect(try scalar(raw, "PRAGMA application_id") == 0x4343_424C)
-        #expect(try scalar(raw, "PRAGMA user_version") == 1)
+        #expect(try scalar(raw, "PRAGMA user_version") == SQLiteLedger.schemaVersion)
         #expect(try LedgerFile.schemaGaps(raw, path).isEmpty)
         #expect(try ledger.attempts().map(\.chip) == ["00:12:4B:00:00:01"])
         #expect {
@@ -266,5 +266,153 @@ struct MigrationKillTests {
         let migrated = try SQLiteLedger(path: path, access: .readOnly)
         #expect(migrated.fileSchemaVersion == SQLiteLedger.schemaVersion)
         #expect(try migrated.attempts().map(\.chip) == ["00:12:4B:00:00:01"])
+    }
+}
+
+/// Schema version 2: each attempt's measured power and on-air check, and calibrations.
+struct LedgerVersion2Tests {
+    /// A ledger as version 1 wrote it: the current one with version 2's columns and table taken
+    /// away and the version set back.
+    static func versionOne(_ path: String) throws {
+        let ledger = try SQLiteLedger(path: path)
+        try ledger.register([Station(name: "a", identity: identity(1)), Station(name: "b", identity: identity(2))])
+        let (_, attempt) = try #require(
+            try ledger.claimNextStation(
+                chip: "00:12:4B:00:00:01", debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc",
+                skipping: [], image: { _ in ("i", "C0:FF:EE:00:00:01") }))
+        try ledger.finish(attempt.id, outcome: .verified, reason: nil)
+        let raw = try SQLiteDatabase(path: path, mode: .readWrite)
+        for column in ["power", "heard", "rssi_count", "rssi_median"] {
+            try raw.execute("ALTER TABLE attempts DROP COLUMN \(column)", [], "making a version 1 ledger")
+        }
+        try raw.execute("DROP TABLE calibrations", [], "making a version 1 ledger")
+        try raw.execute("PRAGMA user_version = 1", [], "making a version 1 ledger")
+    }
+
+    @Test func aVersionOneLedgerIsReadAsItIsAndMigratedWhenWritten() throws {
+        let path = temporaryLedgerPath()
+        try Self.versionOne(path)
+        do {
+            let reader = try SQLiteLedger(path: path, access: .readOnly)
+            #expect(reader.fileSchemaVersion == 1)
+            #expect(try reader.calibrations() == [])
+            let attempts = try reader.attempts()
+            #expect(attempts.count == 1 && attempts[0].power == nil && attempts[0].onAir == nil)
+        }
+        let ledger = try SQLiteLedger(path: path)
+        #expect(ledger.fileSchemaVersion == 2)
+        let raw = try SQLiteDatabase(path: path, mode: .readOnly)
+        #expect(try scalar(raw, "PRAGMA user_version") == 2)
+        #expect(try scalar(raw, "SELECT COUNT(*) FROM pragma_table_info('calibrations')") == 7)
+        #expect(try LedgerFile.schemaGaps(raw, path).isEmpty)
+        #expect(try ledger.attempts()[0].power == nil, "history stays as it was")
+        try ledger.recordCalibration(
+            CalibrationRecord(station: "b", recordedAt: "", power: -62, samples: 20, used: 16, source: "r.csv"))
+        #expect(try ledger.calibrations().map(\.power) == [-62])
+    }
+
+    /// Version 2 stamped but missing its table: damaged, named.
+    @Test func aVersionTwoLedgerWithoutItsCalibrationsTableIsRefused() throws {
+        let path = temporaryLedgerPath()
+        _ = try SQLiteLedger(path: path)
+        let raw = try SQLiteDatabase(path: path, mode: .readWrite)
+        try raw.execute("DROP TABLE calibrations", [], "damaging")
+        #expect {
+            _ = try SQLiteLedger(path: path, access: .readOnly)
+        } throws: { error in
+            "\(error)".contains("missing columns calibrations.id")
+        }
+    }
+
+    @Test func anAttemptRecordsItsPowerAndWhatWasHeard() throws {
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register([Station(name: "a", identity: identity(1, power: -65))])
+        let (_, attempt) = try #require(
+            try ledger.claimNextStation(
+                chip: "00:12:4B:00:00:01", debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc",
+                skipping: [], image: { _ in ("i", nil) }))
+        #expect(attempt.power == -65 && attempt.onAir == nil)
+        try ledger.finish(
+            attempt.id, outcome: .verified, reason: nil, readBack: nil,
+            onAir: OnAirCheck(heard: true, rssiCount: 12, rssiMedian: -61))
+        #expect(try ledger.attempts()[0].onAir == OnAirCheck(heard: true, rssiCount: 12, rssiMedian: -61))
+    }
+
+    /// A calibration changes the station's power in the ledger; a list without a power of its own
+    /// then registers as it is (the calibrated value stands), a list with another power is refused.
+    @Test func aCalibrationIsTheStationsPowerFromThenOn() throws {
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        let board = Station(name: "a", identity: identity(1), powerOrigin: .board(name: "hm10", txPower: 0))
+        try ledger.register([board])
+        try ledger.recordCalibration(
+            CalibrationRecord(station: "a", recordedAt: "", power: -63, samples: 24, used: 20, source: "r.csv"))
+        #expect(try ledger.states()[0].station.identity.measuredPower == -63)
+        let calibration = try #require(try ledger.calibrations().first)
+        #expect(calibration.station == "a" && calibration.samples == 24 && calibration.used == 20)
+        #expect(calibration.recordedAt.hasSuffix("Z") && calibration.source == "r.csv")
+        try ledger.register([board])  // the board's -59 dBm stands in for no value of the list's own
+        #expect(try ledger.states()[0].station.identity.measuredPower == -63)
+        let listed = Station(name: "a", identity: identity(1, power: -50), powerOrigin: .list)
+        #expect(throws: LedgerError.self) { try ledger.register([listed]) }
+        try ledger.register([Station(name: "a", identity: identity(1, power: -63), powerOrigin: .list)])
+    }
+
+    /// A calibration a tool without the constraints wrote (foreign keys off, checks ignored) is
+    /// found by the check.
+    @Test func checkFindsACalibrationNoLedgerWouldHold() throws {
+        let path = temporaryLedgerPath()
+        let ledger = try SQLiteLedger(path: path)
+        try ledger.register([Station(name: "a", identity: identity(1))])
+        let raw = try SQLiteDatabase(path: path, mode: .readWrite)
+        try raw.execute("PRAGMA ignore_check_constraints = ON", [], "tampering")
+        try raw.execute(
+            "INSERT INTO calibrations(station, recorded_at, power, samples, used, source) VALUES ('nobody', 't', -60, 20, 16, 's'), ('a', 't', 300, 3, 2, 's')",
+            [], "tampering")
+        let problems = try SQLiteLedger(path: path, access: .inspection).check()
+        #expect(
+            problems == [
+                LedgerProblem(
+                    check: .calibrationValues,
+                    detail: "calibration 1 of station \"nobody\" has power -60 from 16 of 20 samples"),
+                LedgerProblem(
+                    check: .calibrationValues,
+                    detail: "calibration 2 of station \"a\" has power 300 from 2 of 3 samples"),
+            ])
+    }
+
+    struct BadCalibration: Sendable, CustomTestStringConvertible {
+        let sql: String
+        let why: String
+        var testDescription: String { why }
+    }
+
+    /// The database itself refuses what a calibration can never be, whatever client writes it.
+    @Test(arguments: [
+        BadCalibration(
+            sql:
+                "INSERT INTO calibrations(station, recorded_at, power, samples, used, source) VALUES ('a', 't', 200, 20, 16, 's')",
+            why: "power outside the signed byte"),
+        BadCalibration(
+            sql:
+                "INSERT INTO calibrations(station, recorded_at, power, samples, used, source) VALUES ('a', 't', -60, 19, 16, 's')",
+            why: "fewer than 20 samples"),
+        BadCalibration(
+            sql:
+                "INSERT INTO calibrations(station, recorded_at, power, samples, used, source) VALUES ('a', 't', -60, 20, 21, 's')",
+            why: "more samples used than taken"),
+        BadCalibration(
+            sql:
+                "INSERT INTO calibrations(station, recorded_at, power, samples, used, source) VALUES ('nobody', 't', -60, 20, 16, 's')",
+            why: "a station not in the ledger"),
+    ])
+    func theDatabaseRefusesWhatNoCalibrationIs(_ bad: BadCalibration) throws {
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register([Station(name: "a", identity: identity(1))])
+        #expect(throws: LedgerError.self) { try ledger.database.execute(bad.sql, [], bad.why) }
+        #expect(throws: LedgerError.self) {
+            try ledger.recordCalibration(
+                CalibrationRecord(station: "nobody", recordedAt: "", power: -60, samples: 20, used: 16, source: "s"))
+        }
+        #expect(try ledger.calibrations() == [])
     }
 }
