@@ -143,11 +143,16 @@ struct FirmwareSimulationTests {
     }
 
     /// The bench build sends the same packets and also routes the radio's bit stream to P1.0 (data)
-    /// and P1.1 (clock); its template works with `ccbeacon generate` like the shipped one.
+    /// and P1.1 (clock), in every event: OBSSEL0/1 are not retained in PM2 (SWRU191F p. 69), so a
+    /// tap set once at boot would be gone after the first sleep. Its template works with
+    /// `ccbeacon generate` like the shipped one.
     @Test func sniffBuildAddsOnlyTheBitStreamTap() throws {
         let build = try FirmwareBuild.require()
         let trace = try S51.trace(image: build.sniffSimulationImage)
         #expect(RadioExpectation(pdu: Self.placeholderPDU, sniff: true).problems(in: trace) == [])
+        for register in ["OBSSEL0", "OBSSEL1"] {
+            #expect(trace.writes.filter { $0.register == register }.count == 4, "\(register) once per event")
+        }
         let scratch = try SimulationScratch()
         defer { scratch.remove() }
         _ = try scratch.generate(template: build.sniffTemplate, options: Self.referenceIdentity)

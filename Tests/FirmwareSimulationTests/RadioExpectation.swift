@@ -35,6 +35,9 @@ struct RadioExpectation {
     var expectedSequence: [String] {
         var lines = ["CLKCONCMD 80", "TXPOWER \(hex(txPowerRegister))"]
         for event in 1...events {
+            // OBSSEL0/1 are lost in PM2 (SWRU191F p. 69), so the bench build routes the tap to
+            // P1.0/P1.1 again at the start of every event, not once at boot.
+            if sniff { lines += ["OBSSEL0 FB", "OBSSEL1 FC"] }
             lines.append("LLECTRL 01")
             for channel in AdvertisingAirPacket.channels {
                 lines += [

@@ -44,6 +44,7 @@ enum S51 {
     /// The radio registers watched (XDATA addresses).
     static let watchedXDATA: [(address: Int, name: String)] = [
         (0x6000, "PRF_CHAN"), (0x600C, "PRF_W_INIT"), (0x61B1, "LLECTRL"), (0x6186, "TXPOWER"),
+        (0x6243, "OBSSEL0"), (0x6244, "OBSSEL1"),
     ]
     /// What unwritten radio memory holds in the simulation, so that writes (and missed writes) show.
     static let unwrittenFill: UInt8 = 0xA5

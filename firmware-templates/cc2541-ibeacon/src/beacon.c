@@ -194,13 +194,23 @@ static void configure_radio(void)
     BSP_MODE = 0x01;  /* PN7 whitening in hardware */
 #endif
 #ifdef SNIFF
+    /* Radio registers, kept in PM2 like the rest; the pin routing is not (route_sniffer_to_pins). */
     MDMCTRL3 |= 0x08;      /* RFC_SNIFF_CTRL = 01: the bit-stream processor's output, CRC included */
     RFC_OBS_CTRL0 = 0x07;  /* observation signal 0: sniff data */
     RFC_OBS_CTRL1 = 0x08;  /* observation signal 1: sniff clock */
-    OBSSEL0 = 0xFB;        /* signal 0 on P1.0 */
-    OBSSEL1 = 0xFC;        /* signal 1 on P1.1 */
 #endif
 }
+
+#ifdef SNIFF
+/* OBSSEL0/1 are not retained in PM2 (SWRU191F p. 69 and the note under OBSSEL0): after the first
+ * sleep P1.0/P1.1 would be plain GPIO again and the logic analyzer would see only the first
+ * event. So the routing is written at the start of every advertising event. */
+static void route_sniffer_to_pins(void)
+{
+    OBSSEL0 = 0xFB;  /* observation signal 0 (sniff data) on P1.0 */
+    OBSSEL1 = 0xFC;  /* observation signal 1 (sniff clock) on P1.1 */
+}
+#endif
 
 /* RAM registers (page 0): undefined after reset, so cleared first (§3.3). */
 static void configure_ram_registers(void)
@@ -310,6 +320,9 @@ static void advertising_event(void)
     uint8_t index;
     uint8_t ok;
     status.events++;
+#ifdef SNIFF
+    route_sniffer_to_pins();
+#endif
     LLECTRL = LLECTRL_ENABLE_PROPRIETARY;  /* lost in PM2, so enabled per event */
     WAIT_UNTIL(ok, LLESTAT & LLESTAT_LLE_IDLE);
     for (index = 0; ok && index < 3; index++) {
