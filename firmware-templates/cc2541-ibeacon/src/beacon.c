@@ -18,8 +18,9 @@
  *                  the firmware computes CRC-24 and PN7 whitening itself and the radio sends the
  *                  41 bytes as they are (PRF_CRC_LEN = 0, BSP_MODE = 0).
  *   -DSNIFF        bench build: the radio's packet-sniffer tap puts the bits it sends (whitened PDU
- *                  and CRC) on P1.0 with a 1 MHz bit clock on P1.1, for a logic analyzer (see
- *                  README.md, "Checking it on a board").
+ *                  and CRC, then the sniffer's own status byte: 42 bytes a packet) on P1.0 with a
+ *                  1 MHz bit clock on P1.1, for a logic analyzer (see README.md, "Checking it on a
+ *                  board").
  *   -DSIM          for the s51 simulator, which models none of the radio's status registers:
  *                  every hardware wait compiles to nothing, and after SIM_EVENTS advertising events
  *                  the firmware stops the simulator. Register writes and FIFO bytes are unchanged.
