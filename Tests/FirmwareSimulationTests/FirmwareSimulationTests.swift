@@ -173,6 +173,65 @@ struct FirmwareSimulationTests {
         #expect(run.memory[6] >= 3, "at least one wait per event ran out (\(run.memory[6]))")
     }
 
+    /// The production images in s51 with a radio that never takes the TX FIFO reset (RFST keeps
+    /// 0x91), or takes it but whose TX FIFO never reads empty (RFTXFLEN 0x27): not one byte may go
+    /// into the FIFO. The load must wait — bounded — until RFST reads 0 and RFTXFLEN reads 0 after
+    /// `CMD_TXFIFO_RESET`; here that wait runs out and ends the event, and no packet is sent.
+    @Test(arguments: ["standard", "prewhitened"], FIFOResetRadio.allCases)
+    func theFIFOIsNotLoadedBeforeTheResetHasTakenEffect(variant: String, radio: FIFOResetRadio) throws {
+        let build = try FirmwareBuild.require()
+        let trace = try S51.trace(
+            productionImage: build.url("build/\(variant)/beacon.ihx"), radio: try radio.model(build, variant), sleeps: 3
+        )
+        #expect(trace.writes.contains { $0.register == "RFST" && $0.value == 0x91 }, "the reset was asked for")
+        #expect(!trace.writes.contains { $0.register == "RFD" }, "\(RadioExpectation.sequence(of: trace).prefix(12))")
+        #expect(!trace.writes.contains { $0.register == "RFST" && $0.value == 0x09 }, "no CMD_TX")
+        if radio == .fifoNeverEmpty {
+            #expect(trace.writes.contains { $0.isRead && $0.register == "RFTXFLEN" }, "the FIFO length was read")
+        }
+    }
+
+    /// The same images with a radio that takes each command at once and reads an empty TX FIFO
+    /// after the reset: in every event, per channel, `RFST 91`, then a read of RFTXFLEN, then the
+    /// FIFO entry, then `CMD_TX` on the channel's frequency and whitening seed.
+    @Test(arguments: ["standard", "prewhitened"])
+    func theFIFOIsLoadedOnceTheResetHasTakenEffect(variant: String) throws {
+        let build = try FirmwareBuild.require()
+        let radio = try SimulatedRadio.answering(
+            listing: String(decoding: try Data(contentsOf: build.url("build/\(variant)/beacon.rst")), as: UTF8.self),
+            txFIFOLength: 0)
+        let trace = try S51.trace(
+            productionImage: build.url("build/\(variant)/beacon.ihx"), radio: radio, sleeps: 3)
+        let expectation = RadioExpectation(pdu: Self.placeholderPDU, prewhitened: variant == "prewhitened")
+        let perEvent = AdvertisingAirPacket.channels.flatMap { channel in
+            [
+                "RFST 91", "read RFTXFLEN",
+                "FIFO \(expectation.fifo(channel: channel).map(hex).joined(separator: " "))",
+                "RFST 09 on PRF_CHAN \(hex(RadioExpectation.frequencies[channel]!)) PRF_W_INIT \(hex(UInt8(0x40 | channel)))",
+            ]
+        }
+        let lines = RadioExpectation.sequence(of: trace)
+        let packets = lines.indices.filter { lines[$0] == "RFST 91" }.flatMap { lines[$0..<min($0 + 4, lines.count)] }
+        #expect(packets == Array(Array(repeating: perEvent, count: 3).joined()))
+    }
+
+    /// The radios of `theFIFOIsNotLoadedBeforeTheResetHasTakenEffect`.
+    enum FIFOResetRadio: String, CaseIterable, Sendable {
+        /// RFST keeps every command: the reset is never taken.
+        case dead
+        /// Commands are taken at once, but the TX FIFO length stays at a whole entry.
+        case fifoNeverEmpty
+
+        func model(_ build: FirmwareBuild, _ variant: String) throws -> SimulatedRadio {
+            switch self {
+            case .dead: return .dead
+            case .fifoNeverEmpty:
+                let listing = try Data(contentsOf: build.url("build/\(variant)/beacon.rst"))
+                return try .answering(listing: String(decoding: listing, as: UTF8.self), txFIFOLength: 0x27)
+            }
+        }
+    }
+
     static func derivedAddress(_ identity: IBeacon) -> [UInt8] {
         StationTemplate.derivedAddress(for: identity).bytes
     }

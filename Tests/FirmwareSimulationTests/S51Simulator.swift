@@ -1,7 +1,9 @@
 import Foundation
 import TestSupport
 
-/// One write the firmware made to a watched register, in program order.
+/// One write the firmware made to a watched register, in program order — or, in traces of
+/// production images, one read of a register in `S51.watchedReads` (`isRead`; its value is
+/// whatever the simulated radio holds there, so it is not recorded).
 struct RegisterWrite: Equatable, CustomStringConvertible {
     /// Register name (`RFD`, `PRF_CHAN`, …).
     var register: String
@@ -9,8 +11,10 @@ struct RegisterWrite: Equatable, CustomStringConvertible {
     var value: UInt8
     /// Where the CPU went on after the write (the next instruction's address).
     var resumeAddress: Int?
+    /// A read, not a write.
+    var isRead = false
 
-    var description: String { "\(register) \(String(format: "%02X", value))" }
+    var description: String { isRead ? "read \(register)" : "\(register) \(String(format: "%02X", value))" }
 }
 
 /// What one run of a `-DSIM` firmware in s51 showed.
@@ -52,34 +56,74 @@ enum S51 {
     /// compare arithmetic has to wrap.
     static let initialSleepTimer = 0xFF_FF00
 
+    /// Radio registers whose reads a production-image trace logs (XDATA addresses). A read
+    /// breakpoint cannot dump the cell it watches (§6.2: that re-triggers it), so its command
+    /// prints the address as a marker instead (`expression`, in decimal).
+    static let watchedReads: [(address: Int, name: String)] = [(0x61D0, "RFTXFLEN")]
+
     /// Runs a `-DSIM` image (Intel HEX) until it stops itself and returns the trace.
     static func trace(image: URL) throws -> SimulationTrace {
+        try parse(run(traceScript(image: image, setup: [], breakpoints: [], run: ["run"])))
+    }
+
+    /// Runs a production image (no `-DSIM`: its waits really poll the radio) with `radio`
+    /// answering, until the CPU has reached the power-mode entry `sleeps` times, and returns the
+    /// trace with the reads of `watchedReads` in it.
+    static func trace(productionImage image: URL, radio: SimulatedRadio, sleeps: Int) throws -> SimulationTrace {
+        var setup = ["fill xram 0x0000 0x1fff 0"]
+        setup += radio.xdata.sorted { $0.key < $1.key }.map { "set memory xram \(hex($0.key)) \(hex($0.value))" }
+        var breakpoints = watchedReads.map { ("break xram r \(hex($0.address))", ["expression \(hex($0.address))"]) }
+        breakpoints += radio.actions.sorted { $0.key < $1.key }.map { ("break \(hex($0.key))", $0.value) }
+        breakpoints.append(("break \(hex(RadioExpectation.powerModeEntry))", []))
+        let log = try run(
+            traceScript(
+                image: image, setup: setup, breakpoints: breakpoints, run: Array(repeating: "run", count: sleeps)))
+        var trace = try parse(log)
+        // The radio model's own `set` of RFST to 0 shows in the log like a write; the firmware
+        // never writes 0 there (it is no command), so those are the model's.
+        trace.writes.removeAll { $0.register == "RFST" && $0.value == 0 && !$0.isRead }
+        return trace
+    }
+
+    /// The s51 script of a trace: load, fill radio memory, `setup`, log every write to a watched
+    /// register, add `breakpoints` (each with the commands it runs before going on; none: it
+    /// stops the run), `run`, then dump the final radio memory and SFRs.
+    static func traceScript(
+        image: URL, setup: [String], breakpoints: [(String, [String])], run: [String]
+    ) -> [String] {
         var script = [
             "file \"\(image.path)\"",
-            "fill xram 0x6000 0x62ff 0x\(String(unwrittenFill, radix: 16))",
-            "set memory sfr 0x95 0x\(String(initialSleepTimer & 0xFF, radix: 16))",
-            "set memory sfr 0x96 0x\(String((initialSleepTimer >> 8) & 0xFF, radix: 16))",
-            "set memory sfr 0x97 0x\(String(initialSleepTimer >> 16, radix: 16))",
+            "fill xram 0x6000 0x62ff \(hex(unwrittenFill))",
+            "set memory sfr 0x95 \(hex(UInt8(initialSleepTimer & 0xFF)))",
+            "set memory sfr 0x96 \(hex(UInt8((initialSleepTimer >> 8) & 0xFF)))",
+            "set memory sfr 0x97 \(hex(UInt8(initialSleepTimer >> 16)))",
         ]
-        var number = 0
-        for (address, _) in watchedSFRs {
-            number += 1
-            let hex = "0x" + String(address, radix: 16)
-            script += ["break sfr w \(hex)", "commands \(number) dump sfr \(hex) \(hex);run"]
+        script += setup
+        var all = watchedSFRs.map {
+            ("break sfr w \(hex($0.address))", ["dump sfr \(hex($0.address)) \(hex($0.address))"])
         }
-        for (address, _) in watchedXDATA {
-            number += 1
-            let hex = "0x" + String(address, radix: 16)
-            script += ["break xram w \(hex)", "commands \(number) dump xram \(hex) \(hex);run"]
+        all += watchedXDATA.map {
+            ("break xram w \(hex($0.address))", ["dump xram \(hex($0.address)) \(hex($0.address))"])
         }
-        script += [
-            "run", "dump xram 0x6000 0x607f", "dump xram 0x6180 0x61ff", "dump xram 0x6240 0x6247",
-            "dump xram 0x6265 0x6265",
-        ]
-        script += finalSFRs.map { "dump sfr 0x\(String($0, radix: 16)) 0x\(String($0, radix: 16))" } + ["kill"]
-        let log = try run(script)
-        return try parse(log)
+        all += breakpoints
+        for (number, (breakpoint, commands)) in all.enumerated() {
+            script.append(breakpoint)
+            if !commands.isEmpty {
+                script.append("commands \(number + 1) \((commands + ["run"]).joined(separator: ";"))")
+            }
+        }
+        script +=
+            run + [
+                "dump xram 0x6000 0x607f", "dump xram 0x6180 0x61ff", "dump xram 0x6240 0x6247",
+                "dump xram 0x6265 0x6265",
+            ]
+        script += finalSFRs.map { "dump sfr \(hex($0)) \(hex($0))" } + ["kill"]
+        return script
     }
+
+    /// An s51 number: `0x` and lower-case hex digits.
+    static func hex(_ value: Int) -> String { "0x" + String(value, radix: 16) }
+    static func hex(_ value: UInt8) -> String { hex(Int(value)) }
 
     /// Runs an image (a production build too) until the CPU has reached `address` `times` times
     /// (a fetch breakpoint) and returns XDATA `dump` afterwards, with the number of stops reached.
@@ -127,8 +171,13 @@ enum S51 {
         guard let first = lines.firstIndex(where: { $0.hasPrefix("Simulation started") }),
             let end = lines.firstIndex(where: { $0.hasPrefix("dump xram 0x6000 0x607f") })
         else { throw SimulationError(message: "the s51 log has no run:\n\(log)") }
+        let readMarkers = Dictionary(uniqueKeysWithValues: watchedReads.map { (String($0.address), $0.name) })
         var writes: [RegisterWrite] = []
         for line in lines[first..<end] {
+            if let name = readMarkers[line.trimmingCharacters(in: .whitespaces)] {
+                writes.append(RegisterWrite(register: name, value: 0, isRead: true))
+                continue
+            }
             if line.hasPrefix("Simulation started, PC=0x"), !writes.isEmpty,
                 writes[writes.count - 1].resumeAddress == nil
             {
@@ -188,6 +237,40 @@ enum S51 {
     static func require<T>(_ value: T?, _ log: String) throws -> T {
         guard let value else { throw SimulationError(message: "unexpected s51 output:\n\(log)") }
         return value
+    }
+}
+
+/// How the radio answers a production image in s51, which has no radio: s51 runs `actions` when
+/// the CPU reaches their addresses (fetch breakpoints), and the `xdata` cells hold fixed values.
+struct SimulatedRadio {
+    /// s51 commands per code address.
+    var actions: [Int: [String]] = [:]
+    /// Radio registers with the value they read as throughout.
+    var xdata: [Int: UInt8] = [:]
+
+    /// No radio at all: RFST keeps the last command written and TASKDONE never comes.
+    static let dead = SimulatedRadio()
+
+    /// A radio that takes every command at once — RFST reads 0 from the instruction after the
+    /// write on — and ends each `CMD_TX` task at once (RFIRQF1.TASKDONE), with its TX FIFO length
+    /// register (RFTXFLEN) reading `txFIFOLength`. The writes to RFST are found in the image's
+    /// linker listing (`beacon.rst`): each is a `mov _RFST,#command`, and the model acts at the
+    /// address after its bytes.
+    static func answering(listing: String, txFIFOLength: UInt8) throws -> SimulatedRadio {
+        var radio = SimulatedRadio(xdata: [0x61D0: txFIFOLength])
+        // "      000412 75 E1 91         [24]  953 	mov	_RFST,#0x91"
+        for line in listing.split(separator: "\n") where line.contains("\tmov\t_RFST,#0x") {
+            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            let bytes = fields.dropFirst().prefix { $0.count == 2 && UInt8($0, radix: 16) != nil }.count
+            guard let address = fields.first.flatMap({ Int($0, radix: 16) }), bytes > 0,
+                let command = line.split(separator: "#0x").last.flatMap({ UInt8($0.prefix(2), radix: 16) })
+            else { throw SimulationError(message: "unexpected listing line: \(line)") }
+            var commands = ["set memory sfr 0xe1 0"]
+            if command == 0x09 { commands.append("set memory sfr 0x91 0x40") }  // CMD_TX: TASKDONE
+            radio.actions[address + bytes] = commands
+        }
+        guard !radio.actions.isEmpty else { throw SimulationError(message: "no write to RFST in the listing") }
+        return radio
     }
 }
 

@@ -334,6 +334,12 @@ static void advertising_event(void)
         if (!ok)
             break;
         RFST = CMD_TXFIFO_RESET;
+        /* Load only once the reset has been carried out: RFST reads 0 when the radio has taken
+         * the command, and the TX FIFO is then empty. Bytes written before that could land in
+         * the entry being thrown away, and the packet would go out short or not at all. */
+        WAIT_UNTIL(ok, RFST == 0 && RFTXFLEN == 0);
+        if (!ok)
+            break;
         load_fifo(channel);
         RFIRQF1 = 0;
         WAIT_UNTIL(ok, RFST == 0);

@@ -50,6 +50,7 @@ __sbit __at(0xC7) STIF;
 #define LLECTRL XREG(0x61B1)
 #define TXFILTCFG XREG(0x61BC)
 #define RFRAMCFG XREG(0x61C0)
+#define RFTXFLEN XREG(0x61D0)  /* read: bytes in the TX FIFO (p. 338); 0 once CMD_TXFIFO_RESET is done */
 #define BSP_P0 XREG(0x61E0)
 #define BSP_P1 XREG(0x61E1)
 #define BSP_P2 XREG(0x61E2)
