@@ -75,9 +75,12 @@ extension StationTemplate {
         return RandomStaticAddress(deriving: SHA256.hash(seed))
     }
 
-    /// The interval as ticks of the template's clock, rounded to the nearest tick.
+    /// The interval as ticks of the template's clock, rounded up: the fewest ticks that last at
+    /// least the interval, so the interval on air is never shorter than the one asked for (to
+    /// nearest, 100 ms would become 99.99 ms at 32.753 kHz — under the Bluetooth 4.x minimum for
+    /// ADV_NONCONN_IND). `verify` compares with the same function.
     public static func ticks(for interval: AdvertisingInterval, tickHz: Int) -> UInt32 {
-        UInt32((interval.microseconds * tickHz + 500_000) / 1_000_000)
+        UInt32((interval.microseconds * tickHz + 999_999) / 1_000_000)
     }
 
     /// Checks that this template can carry `settings`: it has a field for every value given and

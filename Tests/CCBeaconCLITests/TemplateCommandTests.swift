@@ -352,7 +352,7 @@ struct TemplateCommandTests {
         #expect(ToolRun(verify + settings).status == 0)
         let wrong = ToolRun(verify + ["--interval", "100", "--tx-power", "0"])
         #expect(wrong.status == 1)
-        #expect(wrong.output.contains("  advertising interval: expected 100 ms (3275 ticks), found 4995 ticks\n"))
+        #expect(wrong.output.contains("  advertising interval: expected 100 ms (3276 ticks), found 4995 ticks\n"))
         #expect(wrong.output.contains("  TX power: expected 0 dBm, found register 0x41 (-20 dBm)\n"))
         #expect(
             ToolRun(["verify", station] + identity + ["--tx-power", "0"]).status == 64, "settings need a template")

@@ -50,7 +50,8 @@ struct FirmwareBuildTests {
         // MOV PCON,#1 (75 87 01), NOP, RET.
         #expect(memory.contiguousBytes(in: entry..<(entry + 5)) == [0x75, 0x87, 0x01, 0x00, 0x22])
         #expect(try #require(memory.endAddress) <= 0x8000, "everything in the unbanked 32 KiB")
-        // Template defaults: 100 ms (3275 ticks of 32.753 kHz), TXPOWER 0xE1 (0 dBm).
-        #expect(memory.contiguousBytes(in: 0x7F28..<0x7F2D) == [0xCB, 0x0C, 0x00, 0x00, 0xE1])
+        // Template defaults: 100 ms rounded up to 3276 ticks of 32.753 kHz (100.02 ms; 3275 would
+        // be 99.99 ms, under the Bluetooth 4.x minimum), TXPOWER 0xE1 (0 dBm).
+        #expect(memory.contiguousBytes(in: 0x7F28..<0x7F2D) == [0xCC, 0x0C, 0x00, 0x00, 0xE1])
     }
 }

@@ -3,6 +3,7 @@ import CCBeaconCLI
 import Checksums
 import FirmwareTemplate
 import Foundation
+import IntelHex
 import Synchronization
 import TestSupport
 import Testing
@@ -81,20 +82,20 @@ struct FirmwareSimulationTests {
             options: referenceIdentity + [
                 "--power", "-59", "--address", "C0:FF:EE:12:34:56", "--interval", "250", "--tx-power", "-6",
             ],
-            address: [0xC0, 0xFF, 0xEE, 0x12, 0x34, 0x56], intervalTicks: 8188, txPowerRegister: 0xB1),
+            address: [0xC0, 0xFF, 0xEE, 0x12, 0x34, 0x56], intervalTicks: 8189, txPowerRegister: 0xB1),
         PatchCase(
             options: [
                 "--uuid", "7634A485-1732-4B7D-AB44-D505D8A24C60", "--major", "0xBEEF", "--minor", "65535", "--power",
                 "-70",
                 "--tx-power", "-23",
             ],
-            address: nil, intervalTicks: 3275, txPowerRegister: 0x31),
+            address: nil, intervalTicks: RadioExpectation.templateIntervalTicks, txPowerRegister: 0x31),
         PatchCase(
             options: [
                 "--uuid", "00000000-0000-0000-0000-000000000001", "--major", "7", "--minor", "9", "--interval", "20",
                 "--address", "FF:00:00:00:00:01",
             ],
-            address: [0xFF, 0x00, 0x00, 0x00, 0x00, 0x01], intervalTicks: 655, txPowerRegister: 0xE1),
+            address: [0xFF, 0x00, 0x00, 0x00, 0x00, 0x01], intervalTicks: 656, txPowerRegister: 0xE1),
     ]
 
     /// `ccbeacon generate` output run in the simulator: the new identity, address, interval and TX
@@ -171,6 +172,36 @@ struct FirmwareSimulationTests {
         let events = Int(run.memory[0]) | Int(run.memory[1]) << 8
         #expect(events == 3)
         #expect(run.memory[6] >= 3, "at least one wait per event ran out (\(run.memory[6]))")
+    }
+
+    /// A patched interval outside 20 ms … 10.24 s (an erased field, say, or one set by hand) runs
+    /// as the range's nearest end: 656 or 335391 ticks, both rounded up as `ccbeacon` rounds (655
+    /// ticks would be 19.998 ms). With the chip's IEEE address fixed, advDelay repeats from run to
+    /// run, so the sleep-timer compares of the two images must be equal to the tick; an interval
+    /// one tick inside the range (the controls) must show.
+    @Test(arguments: [
+        (655, 656, true), (0, 656, true), (657, 656, false),
+        (335_392, 335_391, true), (0xFFFF_FFFF, 335_391, true), (335_390, 335_391, false),
+    ])
+    func anIntervalOutsideTheRangeRunsAsItsEnd(patched: Int, end: Int, clamped: Bool) throws {
+        let scratch = try SimulationScratch()
+        defer { scratch.remove() }
+        // The IEEE address in the information page seeds advDelay; s51's XDATA starts random.
+        let setup = ["fill xram 0x780e 0x7813 0x5a"]
+        func compares(_ ticks: Int) throws -> [UInt8] {
+            let build = try FirmwareBuild.require()
+            let file = try IntelHexFile(text: [UInt8](try Data(contentsOf: build.simulationImage)))
+            let interval = (0..<4).map { UInt8(truncatingIfNeeded: ticks >> ($0 * 8)) }
+            let patched = try file.patchingRecords([MemoryPatch(address: 0x7F28, bytes: interval)])
+            let image = scratch.url.appendingPathComponent("interval-\(ticks).ihx")
+            try Data(patched.file.text).write(to: image)
+            let trace = try S51.trace(image: image, setup: setup)
+            try #require(trace.stoppedItself)
+            return trace.writes.filter { ["ST2", "ST1", "ST0"].contains($0.register) }.map(\.value)
+        }
+        let atEnd = try compares(end)
+        #expect(atEnd.count == 12)
+        #expect((try compares(patched) == atEnd) == clamped)
     }
 
     /// The production images in s51 with a radio that never takes the TX FIFO reset (RFST keeps
@@ -283,7 +314,7 @@ enum TraceDamage: String, CaseIterable, Sendable {
             where trace.writes[index].register == "ST2" && index + 2 < trace.writes.count
                 && trace.writes[index + 1].register == "ST1" && trace.writes[index + 2].register == "ST0"
             {
-                compare = (compare + 3275) & 0xFF_FFFF
+                compare = (compare + RadioExpectation.templateIntervalTicks) & 0xFF_FFFF
                 trace.writes[index].value = UInt8(compare >> 16)
                 trace.writes[index + 1].value = UInt8((compare >> 8) & 0xFF)
                 trace.writes[index + 2].value = UInt8(compare & 0xFF)

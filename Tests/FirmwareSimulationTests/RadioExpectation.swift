@@ -11,7 +11,7 @@ struct RadioExpectation {
     /// The TXPOWER value the firmware must write.
     var txPowerRegister: UInt8 = 0xE1
     /// The advertising interval in sleep-timer ticks.
-    var intervalTicks = 3275
+    var intervalTicks = templateIntervalTicks
     /// The bench build that routes the radio's bit stream to P1.0/P1.1.
     var sniff = false
     /// Advertising events a `-DSIM` build runs before it stops (`SIM_EVENTS`).
@@ -19,6 +19,9 @@ struct RadioExpectation {
 
     /// The PRF_CHAN value per advertising channel: MHz above 2379 (2402, 2426, 2480 MHz).
     static let frequencies: [Int: UInt8] = [37: 0x17, 38: 0x2F, 39: 0x65]
+    /// The template's interval: 100 ms in ticks of the 32.753 kHz RC oscillator, rounded up
+    /// (3275.3; 3275 would be 99.99 ms, under the Bluetooth 4.x minimum for ADV_NONCONN_IND).
+    static let templateIntervalTicks = 3276
     /// Random advDelay span per event in ticks (0–10 ms).
     static let delaySpan = 328
     /// Where `enter_power_mode` puts `MOV PCON,#1` (pm_entry.asm); the CPU goes on 3 bytes later.

@@ -61,9 +61,10 @@ enum S51 {
     /// prints the address as a marker instead (`expression`, in decimal).
     static let watchedReads: [(address: Int, name: String)] = [(0x61D0, "RFTXFLEN")]
 
-    /// Runs a `-DSIM` image (Intel HEX) until it stops itself and returns the trace.
-    static func trace(image: URL) throws -> SimulationTrace {
-        try parse(run(traceScript(image: image, setup: [], breakpoints: [], run: ["run"])))
+    /// Runs a `-DSIM` image (Intel HEX) until it stops itself and returns the trace; `setup`
+    /// (s51 commands) runs after loading, before the breakpoints are set.
+    static func trace(image: URL, setup: [String] = []) throws -> SimulationTrace {
+        try parse(run(traceScript(image: image, setup: setup, breakpoints: [], run: ["run"])))
     }
 
     /// Runs a production image (no `-DSIM`: its waits really poll the radio) with `radio`

@@ -47,7 +47,7 @@ struct StationSettingsTests {
         #expect(Self.template.manifest.field(.advertisingInterval)?.tickHz == 32753)
         let found = Self.template.foundSettings(in: Self.template.image.memory)
         #expect(found.address == [0xC0, 0xFF, 0xEE, 0x12, 0x34, 0x56])
-        #expect(found.intervalTicks?.ticks == 3275)
+        #expect(found.intervalTicks?.ticks == 3276, "100 ms rounded up: 3275 ticks would be 99.99 ms")
         #expect(found.txPowerRegister == 0xE1)
     }
 
@@ -64,15 +64,46 @@ struct StationSettingsTests {
                     address: [0xC0, 0xFF, 0xEE, 0x12, 0x34, 0x56], addressIsRandom: true,
                     advertisingData: Self.identity.advertisingData()
                 ).pdu))
-        #expect(memory.contiguousBytes(in: 0x7F28..<0x7F2D) == [0xFC, 0x1F, 0x00, 0x00, 0xB1])  // 8188 ticks, -6 dBm
+        #expect(memory.contiguousBytes(in: 0x7F28..<0x7F2D) == [0xFD, 0x1F, 0x00, 0x00, 0xB1])  // 8189 ticks, -6 dBm
         #expect(station.rewrittenLines.count <= 4)
         #expect(Self.template.verify(memory, expected: Self.identity, checkPower: true, settings: settings).passed)
     }
 
-    @Test(arguments: [("20", 655), ("100", 3275), ("152.5", 4995), ("1000", 32753), ("10240", 335391)])
-    func intervalsBecomeTicksOfTheRCOscillator(milliseconds: String, ticks: Int) throws {
+    /// An interval becomes the fewest ticks that last at least as long: rounded up, never to
+    /// nearest, so that the interval on air is never below the one asked for (100 ms to nearest
+    /// would be 3275 ticks, 99.99 ms: under the Bluetooth 4.x minimum for ADV_NONCONN_IND).
+    @Test(arguments: [
+        ("20", 32753, 656),  // 655.06 ticks: 655 would be 19.998 ms, under the spec's minimum
+        ("100", 32753, 3276),  // 3275.3
+        ("152.5", 32753, 4995),  // 4994.83
+        ("250", 32753, 8189),  // 8188.25
+        ("500", 32753, 16377),  // 16376.5
+        ("1000", 32753, 32753),  // exactly on a tick
+        ("125", 32768, 4096),  // exactly on a tick of a 32.768 kHz crystal
+        ("10240", 32753, 335391),  // 335390.72
+    ])
+    func intervalsBecomeTicksRoundedUp(milliseconds: String, tickHz: Int, ticks: Int) throws {
         let interval = try AdvertisingInterval(parsingMilliseconds: milliseconds)
-        #expect(StationTemplate.ticks(for: interval, tickHz: 32753) == UInt32(ticks))
+        #expect(StationTemplate.ticks(for: interval, tickHz: tickHz) == UInt32(ticks))
+    }
+
+    /// Every interval the spec allows, at the RC oscillator's rate: the ticks last at least the
+    /// interval, and one tick fewer would not.
+    @Test func noIntervalBecomesShorterThanAsked() throws {
+        let tickHz = 32753
+        for microseconds in stride(
+            from: AdvertisingInterval.minimum.microseconds, through: AdvertisingInterval.maximum.microseconds,
+            by: AdvertisingInterval.stepMicroseconds)
+        {
+            let ticks = Int(
+                StationTemplate.ticks(for: try AdvertisingInterval(microseconds: microseconds), tickHz: tickHz))
+            // Compared in whole units (ticks × 10^6 against µs × Hz), free of rounding.
+            let lasts = ticks * 1_000_000
+            guard lasts >= microseconds * tickHz, lasts - 1_000_000 < microseconds * tickHz else {
+                Issue.record("\(microseconds) µs became \(ticks) ticks")
+                return
+            }
+        }
     }
 
     @Test func withoutAnAddressEveryStationGetsItsOwnDerivedOne() throws {
@@ -83,7 +114,7 @@ struct StationSettingsTests {
             let address = try RandomStaticAddress(try #require(station.settings.address))
             #expect(address == StationTemplate.derivedAddress(for: identity))
             addresses.insert(address)
-            #expect(station.settings.intervalTicks?.ticks == 3275, "the template's interval is kept")
+            #expect(station.settings.intervalTicks?.ticks == 3276, "the template's interval is kept")
             #expect(station.settings.txPowerRegister == 0xE1, "the template's power is kept")
         }
         #expect(addresses.count == 500)
@@ -160,7 +191,7 @@ struct StationSettingsTests {
 
     @Test(arguments: [
         (
-            #", {"name": "i", "kind": "advertising-interval", "address": "0x7F28", "length": 4, "placeholder": "CB 0C 00 00"}"#,
+            #", {"name": "i", "kind": "advertising-interval", "address": "0x7F28", "length": 4, "placeholder": "CC 0C 00 00"}"#,
             "tickHz: is missing; an advertising-interval field counts ticks of a clock"
         ),
         (

@@ -525,7 +525,7 @@ struct ProvisioningRunTests {
             let flash = try #require(retired[attempt.chip])
             #expect(
                 Array(flash[0x7F28..<0x7F2D]) == [0xF9, 0x3F, 0x00, 0x00, 0x91],
-                "16377 ticks (500 ms × 32.753 kHz, rounded), -10 dBm")
+                "16377 ticks (500 ms × 32.753 kHz = 16376.5, rounded up), -10 dBm")
             let station = try #require(stations.first { $0.name == attempt.station })
             let address = options.addresses[station.name] ?? StationTemplate.derivedAddress(for: station.identity)
             #expect(Array(flash[0x7F02..<0x7F08]) == address.airOrder)

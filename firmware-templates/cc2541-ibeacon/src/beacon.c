@@ -54,15 +54,19 @@ __code __at(PDU_BLOCK_ADDRESS) const uint8_t advertising_pdu[PDU_LENGTH] = {
     0xC5,
 };
 
-/* 100 ms in ticks of the 32 kHz RC oscillator, which runs at 32.753 kHz: 3275 = 0x0CCB. */
-__code __at(INTERVAL_ADDRESS) const uint8_t advertising_interval[4] = {0xCB, 0x0C, 0x00, 0x00};
+/* 100 ms in ticks of the 32 kHz RC oscillator, which runs at 32.753 kHz: 3275.3 rounded up to
+ * 3276 = 0x0CCC (100.02 ms). Rounded down, 3275 ticks would be 99.99 ms, under the 100 ms that
+ * Bluetooth 4.x scanners require of ADV_NONCONN_IND; ccbeacon rounds every interval up alike. */
+__code __at(INTERVAL_ADDRESS) const uint8_t advertising_interval[4] = {0xCC, 0x0C, 0x00, 0x00};
 
 /* TXPOWER 0xE1 = 0 dBm (CC2541 datasheet, output power table). */
 __code __at(TX_POWER_ADDRESS) const uint8_t tx_power_setting[1] = {0xE1};
 
 /* The interval's bounds in ticks: 20 ms and 10.24 s, the BLE advertising interval range. A
- * patched value outside them (an erased 0xFFFFFFFF, say) is clamped rather than trusted. */
-#define INTERVAL_MIN_TICKS 655UL
+ * patched value outside them (an erased 0xFFFFFFFF, say) is clamped rather than trusted. Both
+ * are rounded up as ccbeacon rounds (655.06 -> 656, 20.03 ms; 335390.72 -> 335391): 655 would
+ * let an interval under 20 ms through, and 335390 would clamp a station made for 10.24 s. */
+#define INTERVAL_MIN_TICKS 656UL
 #define INTERVAL_MAX_TICKS 335391UL
 /* advDelay: 0-10 ms of random extra delay per event, in ticks. */
 #define ADV_DELAY_SPAN 328
