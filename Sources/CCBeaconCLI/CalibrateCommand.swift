@@ -1,5 +1,8 @@
+import BeaconPayload
 import BeaconScan
 import HexText
+import Provisioning
+import Storage
 import StructuredText
 
 /// `ccbeacon calibrate`: a station's measured power from RSSI samples taken 1 m away.
@@ -15,14 +18,26 @@ enum CalibrateCommand {
             rounded to the nearest dBm. Fewer than 20 samples are refused, with how many more.
 
             Samples: --rssi FILE, one value per line or a CSV with an "rssi" column (as phone apps
-            export), or --from CAPTURE.btsnoop (btmon -w, Android's HCI snoop log) with --address,
-            the station's advertiser address. Burn the result with --power (generate) or the list's
-            power column (batch, provision --reprovision).
+            export), or --from CAPTURE.btsnoop (btmon -w, Android's HCI snoop log) filtered to the
+            station's advertiser address: --address, or --station NAME looked up in a batch record
+            (--stations), a ledger (--ledger: the address it was burned with) or a list with an
+            address column (--list).
 
-            Example:
+            --write records the value for --station NAME: in the list (--list FILE, CSV: its power
+            cell is replaced and every other byte kept; a list without a power column gets one,
+            empty for the other stations) and/or in the ledger (--ledger FILE: a calibration row,
+            and the station's power from then on). batch burns the list's value; provision burns
+            the ledger's, and with --reprovision burns a station again on its chip when its
+            calibrated power differs from the one it carries.
+
+            Examples:
               ccbeacon calibrate --rssi hall-a-1m.csv
+              ccbeacon calibrate --from bench.btsnoop --station "Hall A" --ledger provisioning.sqlite --write
             """,
-        options: [rssi.spec, from.spec, address.spec, Options.json.spec],
+        options: [
+            rssi.spec, from.spec, address.spec, station.spec, stations.spec, ledger.spec, list.spec, write.spec,
+            Options.json.spec,
+        ],
         groups: [
             OptionGroup(
                 [rssi.spec.name, from.spec.name], required: true, missing: "give --rssi FILE or --from CAPTURE")
@@ -36,8 +51,29 @@ enum CalibrateCommand {
     static let address = Option<[UInt8]>(
         "--address", value: "XX:…", help: "the station's advertiser address in the capture (with --from)"
     ) { text throws(CommandFailure) in try Values.deviceAddress(text, option: "--address") }
+    static let station = Option<String>("--station", value: "NAME", help: "the station calibrated")
+    static let stations = Option<String>(
+        "--stations", value: "FILE", help: "a batch record (stations.json): the station's address")
+    static let ledger = Options.ledger(help: "a ledger: the station's address; with --write, a calibration row")
+    static let list = Option<String>(
+        "--list", value: "FILE", help: "a station list: its address column; with --write, its power column")
+    static let write = Flag("--write", help: "record the value for --station in --list and/or --ledger")
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+        let name = try command.value(station)
+        let writing = command.isSet(write)
+        let listPath = try command.value(list)
+        let ledgerPath = try command.value(ledger)
+        if writing {
+            guard let name else { throw .usage("--write needs --station NAME, the station calibrated") }
+            guard listPath != nil || ledgerPath != nil else {
+                throw .usage(
+                    "--write needs --list FILE (its power column) or --ledger FILE (a calibration row) for '\(name)'")
+            }
+        }
+        if name == nil, command.isGiven(stations) || command.isGiven(ledger) || command.isGiven(list) {
+            throw .usage("--stations, --ledger and --list are where --station NAME is found; give --station")
+        }
         let samples: [Int]
         let source: String
         if let path = try command.value(rssi) {
@@ -46,9 +82,7 @@ enum CalibrateCommand {
             source = path
         } else {
             let path = try command.value(from.required)
-            guard let wanted = try command.value(address) else {
-                throw .usage("--from needs --address XX:XX:XX:XX:XX:XX, the station's advertiser address")
-            }
+            let wanted = try stationAddress(command, name: name)
             samples = try captureSamples(try FileAccess.read(path), file: path, address: wanted)
             source = "\(path), \(HexText.colonSeparated(wanted))"
             if samples.isEmpty {
@@ -61,21 +95,133 @@ enum CalibrateCommand {
         do { calibration = try Calibration(samples: samples) } catch {
             throw .data("\(source): \(error.description)", hint: "take more samples 1 m from the station")
         }
+        var written: [String] = []
+        if writing, let name {
+            written = try record(
+                calibration, station: name, source: source, listPath: listPath, ledgerPath: ledgerPath)
+        }
         if command.isSet(Options.json) {
             console.output(
                 JSONValue.object([
+                    ("station", name.map { .string($0) } ?? .null),
                     ("measuredPower", .integer(calibration.measuredPower)),
                     ("samples", .integer(calibration.sampleCount)),
                     ("used", .integer(calibration.usedCount)), ("min", .integer(calibration.spread.lowerBound)),
                     ("max", .integer(calibration.spread.upperBound)),
-                    ("mean", .string(meanText(calibration.mean))),
+                    ("mean", .number((calibration.mean * 100).rounded() / 100)),
+                    ("written", .array(written.map { .string($0) })),
                 ]).rendered() + "\n")
             return
         }
         let dropped = (calibration.sampleCount - calibration.usedCount) / 2
         console.output(
             "measured power \(calibration.measuredPower) dBm from \(calibration.sampleCount) samples of \(source) (the lowest and highest \(dropped) left out; \(calibration.usedCount) averaged, \(calibration.spread.lowerBound)…\(calibration.spread.upperBound) dBm, mean \(meanText(calibration.mean)))\n"
-        )
+                + written.map { "recorded: \($0)\n" }.joined())
+    }
+
+    /// The advertiser address the capture is filtered to: `--address`, or the station's in the
+    /// record, ledger or list given.
+    static func stationAddress(_ command: ParsedCommand, name: String?) throws(CommandFailure) -> [UInt8] {
+        if let given = try command.value(address) { return given }
+        guard let name else {
+            throw .usage(
+                "--from needs the station's advertiser address: --address XX:XX:XX:XX:XX:XX, or --station NAME with --stations, --ledger or --list"
+            )
+        }
+        var found: String?
+        var looked: [String] = []
+        if let path = try command.value(stations) {
+            looked.append(path)
+            found = try ScanCommand.record(try FileAccess.read(path), file: path).first { $0.name == name }?.address
+        }
+        if found == nil, let path = try command.value(ledger) {
+            looked.append(path)
+            found = try ScanCommand.verifiedStations(path, requireAny: false).first { $0.name == name }?.address
+        }
+        if found == nil, let path = try command.value(list) {
+            looked.append(path)
+            let listed = try CommandSupport.stations(path, consequence: "nothing was calibrated")
+            found = listed.first { $0.name == name }?.address?.description
+        }
+        guard let found, let bytes = RandomStaticAddress.bytes(parsing: found) else {
+            throw .usage(
+                looked.isEmpty
+                    ? "--from with --station needs --stations, --ledger or --list to find its address, or give --address"
+                    : "no advertiser address of '\(name)' in \(looked.joined(separator: " or ")); give --address XX:XX:XX:XX:XX:XX"
+            )
+        }
+        return bytes
+    }
+
+    /// Records `calibration` of `station`: every target is checked first (the list's new bytes
+    /// made and read back, the ledger opened and the station found), then the ledger written (one
+    /// transaction), then the list (atomically). Returns what was written, in words.
+    static func record(
+        _ calibration: Calibration, station: String, source: String, listPath: String?, ledgerPath: String?
+    ) throws(CommandFailure) -> [String] {
+        var listEdit: (path: String, original: [UInt8], edited: ListPowerEdit.Edited)?
+        if let listPath {
+            let original = try FileAccess.read(listPath)
+            let before = try CommandSupport.stations(listPath, consequence: "nothing was written")
+            let edited: ListPowerEdit.Edited
+            do {
+                edited = try ListPowerEdit.settingPower(
+                    calibration.measuredPower, of: station, inCSV: original, file: listPath)
+            } catch { throw .data(error.description, hint: "give the CSV station list that holds '\(station)'") }
+            // The new list must read as the old one with this one power changed, or nothing is written.
+            let after = try? StationListReader.read(edited.bytes, file: listPath)
+            let expected = before.map { old -> Station in
+                guard old.name == station else { return old }
+                var new = old
+                new.identity.measuredPower = Int8(calibration.measuredPower)
+                new.powerOrigin = .list
+                return new
+            }
+            guard let after, after.map(\.identity) == expected.map(\.identity),
+                after.map(\.name) == expected.map(\.name)
+            else {
+                throw CommandFailure(
+                    .failure,
+                    "\(listPath): setting the power of '\(station)' would change more than that; nothing was written",
+                    hint: "set the power column by hand")
+            }
+            listEdit = (listPath, original, edited)
+        }
+        var written: [String] = []
+        if let ledgerPath {
+            guard Files.exists(ledgerPath) else {
+                throw .usage("no ledger at \(ledgerPath); calibrate --write records into an existing ledger")
+            }
+            let ledger = try openLedger(ledgerPath)
+            do {
+                try ledger.recordCalibration(
+                    CalibrationRecord(
+                        station: station, recordedAt: "", power: calibration.measuredPower,
+                        samples: calibration.sampleCount, used: calibration.usedCount, source: source))
+            } catch {
+                throw CommandFailure(
+                    .failure,
+                    "\(ledgerPath): \(error.description)\(listEdit == nil ? "" : "; the list was not written either")",
+                    hint: "check the station's name ('ccbeacon ledger show')")
+            }
+            written.append(
+                "\(ledgerPath): calibration of '\(station)', \(calibration.measuredPower) dBm from \(calibration.sampleCount) samples"
+            )
+        }
+        if let listEdit {
+            do { try Files.rewrite(listEdit.path, from: listEdit.original, to: listEdit.edited.bytes) } catch {
+                throw CommandFailure(
+                    .failure,
+                    "\(error.description)\(written.isEmpty ? "" : "; the ledger has the calibration, the list was left as it was")",
+                    hint: "set the power column by hand, or run again")
+            }
+            let change =
+                listEdit.edited.addedColumn
+                ? "power column added, \(calibration.measuredPower) dBm"
+                : "power \(listEdit.edited.previous.map { $0.isEmpty ? "(empty)" : $0 } ?? "") → \(calibration.measuredPower) dBm"
+            written.append("\(listEdit.path):\(listEdit.edited.line): '\(station)', \(change)")
+        }
+        return written
     }
 
     /// The mean with two decimals (so -60.45 never reads as -60.5, which rounds the other way).

@@ -1,4 +1,5 @@
 import BeaconPayload
+import BeaconScan
 import CCDebugger
 import FirmwareTemplate
 import Provisioning
@@ -124,14 +125,23 @@ enum ProvisionCommand {
             every station gets its own advertiser address: the list's address column, or one derived
             from its identity, and its measured power: the list's power column, or the board's
             figure at 1 m shifted by the TX power (recorded in the ledger as burned). The ledger records each image's sha256, so a chip interrupted under
-            other settings is burned again.
+            other settings is burned again. A station calibrated in the ledger since it was burned
+            (calibrate --write --ledger) is burned again on its own chip with --reprovision.
+
+            --scan-verify hci0: after each burn is read back, the chip is reset to run and the
+            controller listens (up to --scan-seconds, default 5) for the station's address sending
+            exactly its image's advertising data; heard or not and the RSSI go into the ledger and
+            the export. A station not heard is failed and its chip erased; it waits for the next
+            run unless --retry-unheard lets it go to the next chip. Needs CAP_NET_RAW (see scan);
+            never run against a real controller yet.
 
             Example:
               ccbeacon provision stations.csv --board hm10 --devices all --yes
             """,
         options: Options.templateOptions + Options.listSettingOptions + [
             ledger.spec, devices.spec, verify.spec, chipID.spec, retries.spec, reprovision.spec,
-            releaseInterrupted.spec, yes.spec, wait.spec, json.spec,
+            releaseInterrupted.spec, scanVerify.spec, scanSeconds.spec, retryUnheard.spec, yes.spec, wait.spec,
+            json.spec,
         ],
         positionals: [PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json")],
         groups: [Options.requiredTemplate],
@@ -140,9 +150,22 @@ enum ProvisionCommand {
                 "one address would go to every station alike; give each station its own in the list's address column, or leave it empty for one derived from its identity"
         ])
 
-    static let command = Command(spec, runWithDebuggers: run)
+    static let command = Command(spec, runWithHardware: run)
 
     static let ledger = Options.ledger(help: "ledger file (default provisioning.sqlite beside the list)")
+    static let scanVerify = Option<String>(
+        "--scan-verify", value: "hciN", help: "listen on air for each station after its burn (needs CAP_NET_RAW)"
+    ) { text throws(CommandFailure) in
+        guard HCIController.index(text) != nil else {
+            throw .usage("--scan-verify must name a controller as BlueZ does: hci0, hci1, …")
+        }
+        return text
+    }
+    static let scanSeconds = Option<Double>(
+        "--scan-seconds", value: "N", help: "how long --scan-verify listens for each station (default 5)"
+    ) { text throws(CommandFailure) in try Values.seconds(text, option: "--scan-seconds", in: 0.5...120) }
+    static let retryUnheard = Flag(
+        "--retry-unheard", help: "a station --scan-verify did not hear goes to the next chip (default: next run)")
     static let devices = Option<String>(
         "--devices", value: "all|SEL,…", help: "debuggers to use (default: the only one attached)")
     static let verify = Option<VerifyMode>("--verify", value: "crc|read", help: "crc (default) or read") {
@@ -173,9 +196,8 @@ enum ProvisionCommand {
     ) { text throws(CommandFailure) in try Values.seconds(text, option: "--wait", in: 0...86_400) }
     static let json = Flag("--json", help: "machine-readable summary")
 
-    static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
-        throws(CommandFailure)
-    {
+    static func run(_ command: ParsedCommand, console: Console, hardware: Hardware) throws(CommandFailure) {
+        let debuggers = hardware.debuggers
         let listPath = command.positionals[0]
         var options = try runOptions(command)
         // The list and the template are checked before anything else.
@@ -202,7 +224,15 @@ enum ProvisionCommand {
             ledger, stations: stations, releasing: command.isSet(releaseInterrupted), path: path,
             console: console)
         let before = try progress(ledger, listed, path: path)
-        if before.isComplete {
+        let burnAgain =
+            options.reprovision
+            ? (try? ledger.recalibratedStations().keys.filter(listed.contains).sorted()) ?? [] : []
+        if !burnAgain.isEmpty {
+            console.diagnostics(
+                "calibrated since burned, burned again when their chips are attached: \(burnAgain.joined(separator: ", "))\n"
+            )
+        }
+        if before.isComplete, burnAgain.isEmpty {
             // Nothing to burn: say so at once rather than wait for a chip.
             console.output(
                 "nothing to burn: all \(before.states.count) stations of the list are done; ledger \(path)\n")
@@ -210,6 +240,11 @@ enum ProvisionCommand {
         }
         let provider = try DeviceSupport.provider(debuggers)
         let chosen = try chooseDebuggers(try command.value(devices), from: try DeviceSupport.listDevices(provider))
+        if let controller = try command.value(scanVerify) {
+            // The radio is tried before any chip is burned: a missing permission or controller is
+            // told now, not after the first burn.
+            options.onAir = try ControllerListener.open(controller, radios: hardware.radios)
+        }
         if !command.isSet(yes), console.diagnosticsIsTerminal, isatty(0) == 1 {
             try confirm(
                 "\(before.pending) station(s) pending, template '\(template.manifest.name)', ledger \(path), debuggers \(chosen.map(\.selector).joined(separator: ", ")). Start? [y/N] ",
@@ -243,6 +278,11 @@ enum ProvisionCommand {
         if let retries = try command.value(retries) { options.retries = retries }
         if let wait = try command.value(wait) { options.targetTimeoutSeconds = wait }
         options.reprovision = command.isSet(reprovision)
+        if command.isGiven(scanSeconds) || command.isSet(retryUnheard), !command.isGiven(scanVerify) {
+            throw .usage("--scan-seconds and --retry-unheard apply to --scan-verify only")
+        }
+        if let seconds = try command.value(scanSeconds) { options.scanSeconds = seconds }
+        options.retryUnheard = command.isSet(retryUnheard)
         if let source = try command.value(chipID) { options.chipIdentity = source }
         return options
     }
@@ -486,6 +526,12 @@ enum ProvisionCommand {
         case .resetFailed(let debugger, let chip, let reason):
             return
                 "\(debugger): chip \(chip) is recorded but could not be reset to run (\(reason)); opening the debugger again to retry"
+        case .burningAgain(let debugger, let station, let chip, let burned, let calibrated):
+            return
+                "\(debugger): chip \(chip) carries '\(station)' burned with \(burned) dBm; its calibration says \(calibrated) dBm: burning it again"
+        case .listening(let debugger, let station, let chip, let seconds):
+            return
+                "\(debugger): '\(station)' on \(chip) burned and read back; listening on air for it (up to \(ProvisioningRun.seconds(seconds)) s)"
         }
     }
 }
@@ -747,5 +793,59 @@ enum LedgerCommand {
                 ].joined(separator: ",") + "\n"
         }
         try emit(text)
+    }
+}
+
+/// `provision --scan-verify`: one controller for every debugger's worker, one scan at a time.
+final class ControllerListener: OnAirListener {
+    let controller: String
+    let transport: Mutex<any HCITransport>
+    /// Matching advertisements after which a scan stops early: enough for an RSSI median.
+    static let enough = 5
+
+    init(controller: String, transport: any HCITransport) {
+        self.controller = controller
+        self.transport = Mutex(transport)
+    }
+
+    /// Opens `controller` and scans briefly, so that a radio that cannot scan is told before the
+    /// run burns anything.
+    static func open(_ controller: String, radios: (any HCIControllerProvider)?) throws(CommandFailure)
+        -> ControllerListener
+    {
+        guard let radios else { throw CommandFailure(.failure, "\(controller): this build has no Bluetooth support") }
+        do {
+            let transport = try radios.open(controller)
+            _ = try LiveScan(transport: transport, controller: controller).listen(for: .milliseconds(200))
+            return ControllerListener(controller: controller, transport: transport)
+        } catch {
+            let failure = ScanCommand.failure(error)
+            throw CommandFailure(
+                .failure, "--scan-verify: \(failure.message); nothing was burned", hint: failure.hint)
+        }
+    }
+
+    func listen(for expected: OnAirExpectation, seconds: Double) throws(OnAirError) -> OnAirCheck {
+        try transport.withLock { transport throws(OnAirError) -> OnAirCheck in
+            var rssi: [Int] = []
+            var matches = 0
+            var others = 0
+            do throws(HCIError) {
+                _ = try LiveScan(transport: transport, controller: controller).listen(for: .seconds(seconds)) {
+                    report in
+                    if expected.matches(address: report.address, data: report.data) {
+                        matches += 1
+                        if report.rssi != 127 { rssi.append(Int(report.rssi)) }
+                    } else if expected.address == report.address {
+                        others += 1
+                    }
+                    return matches >= Self.enough
+                }
+            } catch { throw OnAirError(error.description) }
+            rssi.sort()
+            return OnAirCheck(
+                heard: matches > 0, rssiCount: rssi.count, rssiMedian: rssi.isEmpty ? nil : rssi[(rssi.count - 1) / 2],
+                othersFromAddress: others)
+        }
     }
 }

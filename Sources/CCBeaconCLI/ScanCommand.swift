@@ -186,7 +186,7 @@ enum ScanCommand {
     }
 
     /// The stations a ledger records as verified, each with the address it was burned with.
-    static func verifiedStations(_ path: String) throws(CommandFailure) -> [ExpectedStation] {
+    static func verifiedStations(_ path: String, requireAny: Bool = true) throws(CommandFailure) -> [ExpectedStation] {
         let ledger = try openLedger(path, access: .readOnly)
         let states: [StationState]
         let attempts: [Attempt]
@@ -205,7 +205,7 @@ enum ScanCommand {
             if let power = attempt?.power.flatMap(Int8.init(exactly:)) { identity.measuredPower = power }
             return ExpectedStation(name: state.station.name, identity: identity, address: attempt?.advertiserAddress)
         }
-        guard !expected.isEmpty else {
+        guard !expected.isEmpty || !requireAny else {
             throw CommandFailure(
                 .failure, "\(path): no station is verified in this ledger, so none should be on air",
                 hint: "scan after 'ccbeacon provision', or check with --stations or --uuid")

@@ -67,12 +67,15 @@ public struct OnAirCheck: Sendable, Equatable {
     public var rssiCount: Int
     /// Their median RSSI (dBm); `nil` when none was heard.
     public var rssiMedian: Int?
+    /// Advertisements from its address with other bytes (for the reason; not kept in the ledger).
+    public var othersFromAddress: Int
 
     /// A result.
-    public init(heard: Bool, rssiCount: Int, rssiMedian: Int?) {
+    public init(heard: Bool, rssiCount: Int, rssiMedian: Int?, othersFromAddress: Int = 0) {
         self.heard = heard
         self.rssiCount = rssiCount
         self.rssiMedian = rssiMedian
+        self.othersFromAddress = othersFromAddress
     }
 }
 
@@ -142,6 +145,12 @@ public protocol ProvisioningLedger: AnyObject {
         chip: String, debugger: String, template: String, templateSHA256: String, verifyMethod: String,
         skipping: Set<String>, image: (Station) -> (sha256: String, advertiserAddress: String?)
     ) throws(LedgerError) -> (Station, Attempt)?
+    /// Atomically supersedes `chip`'s verified attempt of `station` with `reason` and starts a new
+    /// attempt of it on the same chip (burned again with its calibrated power).
+    func claimAgain(
+        station: String, chip: String, debugger: String, template: String, templateSHA256: String,
+        verifyMethod: String, reason: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
+    ) throws(LedgerError) -> (Station, Attempt)
     /// Ends an attempt; `readBack` says which flash bytes were read back to verify it (see
     /// `Attempt.readBack`), `onAir` what a scan heard of it.
     func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?)
@@ -445,34 +454,72 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
                 ORDER BY position
                 """, [], "finding pending stations")
             guard let row = rows.first(where: { !skipping.contains($0[0].string ?? "") }) else { return nil }
-            let station = try Self.station(row)
-            let record = image(station)
-            do throws(LedgerError) {
-                try database.execute(
-                    "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method, advertiser_address, power) VALUES (?, ?, ?, ?, ?, ?, \(Self.now), 'in-progress', ?, ?, ?)",
-                    [
-                        .text(station.name), .text(chip), .text(debugger), .text(template), .text(templateSHA256),
-                        .text(record.sha256), .text(verifyMethod), record.advertiserAddress.map { .text($0) } ?? .null,
-                        .integer(Int(station.identity.measuredPower)),
-                    ], "recording the start of \(station.name)")
-            } catch  where error.kind == .invalidChipID {
-                throw LedgerError(
-                    operation: error.operation,
-                    message: "chip id '\(chip)' cannot identify a chip (\(error.message)); set the chip aside",
-                    kind: .invalidChipID)
-            }
-            guard
-                let attempt = try database.query(
-                    "SELECT \(attemptSelect) FROM attempts WHERE id = last_insert_rowid()", [],
-                    "reading the attempt"
-                ).map(Self.attempt).first
+            return try start(
+                try Self.station(row), chip: chip, debugger: debugger, template: template,
+                templateSHA256: templateSHA256, verifyMethod: verifyMethod, image: image)
+        }
+    }
+
+    /// Burns a station again on the chip that carries it (its calibrated power differs from the
+    /// one burned): in one transaction, the chip's verified attempt of it is superseded with
+    /// `reason` and a new attempt started — no moment in which the station is pending while
+    /// its chip still carries it.
+    public func claimAgain(
+        station name: String, chip: String, debugger: String, template: String, templateSHA256: String,
+        verifyMethod: String, reason: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
+    ) throws(LedgerError) -> (Station, Attempt) {
+        try database.transaction("burning \(name) again") { () throws(LedgerError) -> (Station, Attempt) in
+            try database.execute(
+                "UPDATE attempts SET outcome = 'superseded', reason = ? WHERE chip = ? AND station = ? AND outcome = 'verified'",
+                [.text(reason), .text(chip), .text(name)], "burning \(name) again")
+            let changed = try database.query("SELECT changes()", [], "burning \(name) again").first?.first?.int ?? 0
+            guard changed == 1,
+                let row = try database.query(
+                    "SELECT name, uuid, major, minor, power, note FROM stations WHERE name = ?", [.text(name)],
+                    "burning \(name) again"
+                ).first
             else {
                 throw LedgerError(
-                    operation: "recording the start of \(station.name)", message: "the new row cannot be read back",
-                    isConstraint: false)
+                    operation: "burning \(name) again on chip \(chip)",
+                    message: "the ledger no longer records it as verified on that chip (another run changed it)",
+                    kind: .constraint)
             }
-            return (station, attempt)
+            return try start(
+                try Self.station(row), chip: chip, debugger: debugger, template: template,
+                templateSHA256: templateSHA256, verifyMethod: verifyMethod, image: image)
         }
+    }
+
+    /// Records the start of an attempt (inside the caller's transaction) and returns it.
+    func start(
+        _ station: Station, chip: String, debugger: String, template: String, templateSHA256: String,
+        verifyMethod: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
+    ) throws(LedgerError) -> (Station, Attempt) {
+        let record = image(station)
+        do throws(LedgerError) {
+            try database.execute(
+                "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method, advertiser_address, power) VALUES (?, ?, ?, ?, ?, ?, \(Self.now), 'in-progress', ?, ?, ?)",
+                [
+                    .text(station.name), .text(chip), .text(debugger), .text(template), .text(templateSHA256),
+                    .text(record.sha256), .text(verifyMethod), record.advertiserAddress.map { .text($0) } ?? .null,
+                    .integer(Int(station.identity.measuredPower)),
+                ], "recording the start of \(station.name)")
+        } catch  where error.kind == .invalidChipID {
+            throw LedgerError(
+                operation: error.operation,
+                message: "chip id '\(chip)' cannot identify a chip (\(error.message)); set the chip aside",
+                kind: .invalidChipID)
+        }
+        guard
+            let attempt = try database.query(
+                "SELECT \(attemptSelect) FROM attempts WHERE id = last_insert_rowid()", [], "reading the attempt"
+            ).map(Self.attempt).first
+        else {
+            throw LedgerError(
+                operation: "recording the start of \(station.name)", message: "the new row cannot be read back",
+                isConstraint: false)
+        }
+        return (station, attempt)
     }
 
     /// Ends an attempt with its outcome and, if it was read back, which flash bytes were.

@@ -32,6 +32,21 @@ extension ProvisioningLedger {
         ListProgress(try states(), list: names)
     }
 
+    /// The stations done on a chip whose power in the ledger (a calibration since) is not the one
+    /// their verified attempt burned, with their chips: what `--reprovision` burns again.
+    public func recalibratedStations() throws(LedgerError) -> [String: String] {
+        var burned: [String: Attempt] = [:]
+        for attempt in try attempts() where attempt.outcome == .verified { burned[attempt.station] = attempt }
+        var result: [String: String] = [:]
+        for state in try states() {
+            guard case .done(let chip, _) = state.state, let attempt = burned[state.station.name],
+                let power = attempt.power, power != Int(state.station.identity.measuredPower)
+            else { continue }
+            result[state.station.name] = chip
+        }
+        return result
+    }
+
     /// Releases every held station of the list of `names` (its interrupted attempt becomes failed
     /// and the station pending); returns each released station with the chip it was held on.
     public func releaseHeld(in names: Set<String>) throws(LedgerError) -> [(station: String, chip: String)] {

@@ -64,9 +64,68 @@ public struct ProvisionOptions: Sendable {
     /// list's stations, burned with its own settings, and leaves chips that carry — or were
     /// interrupted with — another list's station alone.
     public var stations: Set<String>?
+    /// Listens on air for each station after its burn (`--scan-verify`); `nil`: nobody listens.
+    /// The chip is reset to run, and a station not heard sending exactly its image's advertising
+    /// data (from its address) within `scanSeconds` is failed and its chip erased.
+    public var onAir: (any OnAirListener)?
+    /// How long the listener listens for each station.
+    public var scanSeconds = 5.0
+    /// Whether a station not heard goes to another chip in this run (counting against
+    /// `retries`); without it, it waits for the next run (an antenna or a board fault would make
+    /// every chip fail alike).
+    public var retryUnheard = false
 
     /// Default settings.
     public init() {}
+}
+
+/// What a station just burned should be heard sending.
+public struct OnAirExpectation: Sendable, Equatable {
+    /// Its advertiser address, most significant byte first; `nil` for a template without an
+    /// address field (any address).
+    public var address: [UInt8]?
+    /// Its advertising data as the image carries it.
+    public var advertisingData: [UInt8]
+    /// Whether `advertisingData` is the whole advertising data; otherwise (a template whose field
+    /// is the manufacturer data alone) the advertising data must contain it.
+    public var isWhole: Bool
+
+    /// An expectation.
+    public init(address: [UInt8]?, advertisingData: [UInt8], isWhole: Bool) {
+        self.address = address
+        self.advertisingData = advertisingData
+        self.isWhole = isWhole
+    }
+
+    /// Whether an advertisement from `address` with `data` is the station's.
+    public func matches(address heard: [UInt8], data: [UInt8]) -> Bool {
+        guard address.map({ $0 == heard }) ?? true else { return false }
+        return isWhole
+            ? data == advertisingData
+            : data.count >= advertisingData.count
+                && data.indices.contains {
+                    data[$0...].starts(with: advertisingData)
+                }
+    }
+}
+
+/// Listens on air for a station just burned (`provision --scan-verify`).
+public protocol OnAirListener: Sendable {
+    /// Listens up to `seconds` for `expected` and says what was heard; throws when it cannot
+    /// listen at all (no radio, no permission).
+    func listen(for expected: OnAirExpectation, seconds: Double) throws(OnAirError) -> OnAirCheck
+}
+
+/// Why a listener cannot listen.
+public struct OnAirError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What happened.
+    public var message: String
+
+    /// An error.
+    public init(_ message: String) { self.message = message }
+
+    /// The message.
+    public var description: String { message }
 }
 
 /// Which address names a chip in the ledger.
@@ -107,6 +166,11 @@ public enum ProvisionEvent: Sendable, Equatable {
     /// A chip the run is done with could not be reset to run (its outcome is already recorded);
     /// the debugger is opened again and the reset retried before anything else.
     case resetFailed(debugger: String, chip: String, reason: String)
+    /// A station just burned and verified runs, and the run listens for it on air.
+    case listening(debugger: String, station: String, chip: String, seconds: Double)
+    /// A chip carries a station burned with `burned` dBm whose calibration says `calibrated`:
+    /// with reprovisioning, it is burned again with the calibrated value.
+    case burningAgain(debugger: String, station: String, chip: String, burned: Int, calibrated: Int)
 }
 
 /// Why a chip was set aside unburned.
@@ -380,6 +444,11 @@ public final class ProvisioningRun: Sendable {
     func workLeft(givenUp: Set<String>) -> Bool {
         guard let states = try? ledger.states() else { return true }
         let outside = outsideList.withLock { $0 }
+        if options.reprovision, let again = try? ledger.recalibratedStations(),
+            again.keys.contains(where: { !outside.contains($0) && !givenUp.contains($0) })
+        {
+            return true  // a calibrated station's chip may still come
+        }
         return states.contains { state in
             guard !outside.contains(state.station.name), !givenUp.contains(state.station.name) else { return false }
             switch state.state {
@@ -415,6 +484,7 @@ public final class ProvisioningRun: Sendable {
             let outside = outsideList.withLock { $0 }
             var skipping = givenUp.union(outside)
             var reprovisioning = false
+            var burningAgain: String?
             let carried = try ledger.verifiedStation(forChip: chip)
             if let carried, erasedOnArrival {
                 // Unlocking erased the chip: it no longer carries its station, which is pending
@@ -427,10 +497,19 @@ public final class ProvisioningRun: Sendable {
                     events(.refused(debugger: debugger, chip: chip, carries: carried))
                     return .release  // untouched
                 }
-                // Reprovisioning gives the chip another station (its old one becomes pending) —
-                // but only once there is one to give: the record changes after the claim.
-                reprovisioning = true
-                skipping.insert(carried)
+                if !outside.contains(carried), let change = try recalibration(of: carried, on: chip) {
+                    // Calibrated since it was burned: the same station again, on its own chip.
+                    burningAgain = carried
+                    events(
+                        .burningAgain(
+                            debugger: debugger, station: carried, chip: chip, burned: change.burned,
+                            calibrated: change.calibrated))
+                } else {
+                    // Reprovisioning gives the chip another station (its old one becomes pending) —
+                    // but only once there is one to give: the record changes after the claim.
+                    reprovisioning = true
+                    skipping.insert(carried)
+                }
             }
             if let interrupted = try ledger.interruptedAttempt(forChip: chip) {
                 if outside.contains(interrupted.station) {
@@ -445,21 +524,35 @@ public final class ProvisioningRun: Sendable {
             do {
                 // The image whose digest the ledger records is the one burned.
                 var claimedImage: StationImage?
-                guard
-                    let (station, attempt) = try ledger.claimNextStation(
-                        chip: chip, debugger: debugger, template: template.manifest.name,
-                        templateSHA256: template.manifest.imageSHA256,
-                        verifyMethod: options.burnVerification.rawValue,
-                        skipping: skipping,
-                        image: { station in
-                            let image = self.image(for: station)
-                            claimedImage = image
-                            return (
-                                SHA256.hexDigest(image.file.text),
-                                image.settings.address.map(RandomStaticAddress.format)
-                            )
-                        })
-                else { return .nothingLeft }
+                let record = { (station: Station) -> (sha256: String, advertiserAddress: String?) in
+                    let image = self.image(for: station)
+                    claimedImage = image
+                    return (SHA256.hexDigest(image.file.text), image.settings.address.map(RandomStaticAddress.format))
+                }
+                let claimed =
+                    if let burningAgain {
+                        try ledger.claimAgain(
+                            station: burningAgain, chip: chip, debugger: debugger, template: template.manifest.name,
+                            templateSHA256: template.manifest.imageSHA256,
+                            verifyMethod: options.burnVerification.rawValue,
+                            reason: "burned again with its calibrated measured power", image: record)
+                    } else {
+                        try ledger.claimNextStation(
+                            chip: chip, debugger: debugger, template: template.manifest.name,
+                            templateSHA256: template.manifest.imageSHA256,
+                            verifyMethod: options.burnVerification.rawValue, skipping: skipping, image: record)
+                    }
+                guard let (station, attempt) = claimed else {
+                    // Nothing pending; with --reprovision a calibrated station's chip may still
+                    // come, so this chip is let go and the worker waits.
+                    let outsideNow = outsideList.withLock { $0 }
+                    if options.reprovision,
+                        try ledger.recalibratedStations().keys.contains(where: { !outsideNow.contains($0) })
+                    {
+                        return .release
+                    }
+                    return .nothingLeft
+                }
                 if reprovisioning { try ledger.supersede(chip: chip) }
                 events(.started(debugger: debugger, station: station.name, chip: chip))
                 var burnError: DebuggerError?
@@ -517,7 +610,32 @@ public final class ProvisioningRun: Sendable {
                     // opens the debugger again.
                     throw cause
                 }
-                try ledger.finish(attempt.id, outcome: .verified, reason: nil, readBack: burned?.readBackText)
+                var onAir: OnAirCheck?
+                if options.onAir != nil {
+                    let heard = try hear(
+                        claimedImage ?? image(for: station), station: station.name, chip: chip, session: session,
+                        debugger: debugger)
+                    guard case .heard(let check) = heard.result else {
+                        let reason = heard.reason ?? "not heard on air"
+                        try ledger.finish(
+                            attempt.id, outcome: heard.erased ? .failed : .interrupted, reason: reason,
+                            readBack: burned?.readBackText, onAir: heard.check)
+                        failures[station.name, default: 0] += 1
+                        if !options.retryUnheard || failures[station.name, default: 0] > options.retries {
+                            givenUp.insert(station.name)
+                        }
+                        note { $0.failed[station.name] = reason }
+                        events(
+                            .finished(
+                                debugger: debugger, station: station.name, chip: chip,
+                                outcome: heard.erased ? .failed : .interrupted, reason: reason))
+                        if let failure = heard.failure { throw failure }
+                        return .release
+                    }
+                    onAir = check
+                }
+                try ledger.finish(
+                    attempt.id, outcome: .verified, reason: nil, readBack: burned?.readBackText, onAir: onAir)
                 note {
                     $0.verified.append(station.name)
                     $0.failed[station.name] = nil
@@ -541,6 +659,21 @@ public final class ProvisioningRun: Sendable {
         }
     }
 
+    /// The station a chip carries, when its power in the ledger (a calibration) is no longer the
+    /// power its verified attempt burned: both values; `nil` when they agree or the attempt was
+    /// recorded before ledgers kept the burned power.
+    func recalibration(of station: String, on chip: String) throws(LedgerError) -> (burned: Int, calibrated: Int)? {
+        guard
+            let burned = try ledger.attempts().last(where: {
+                $0.chip == chip && $0.station == station && $0.outcome == .verified
+            })?.power,
+            let current = try ledger.states().first(where: { $0.station.name == station })?.station.identity
+                .measuredPower,
+            Int(current) != burned
+        else { return nil }
+        return (burned, Int(current))
+    }
+
     /// A chip whose burn was interrupted came back: check what it holds. Returns true when the
     /// interrupted attempt is now settled as verified (this chip is done).
     func resume(_ attempt: Attempt, session: CC254xSession, debugger: String) throws -> Bool {
@@ -561,15 +694,133 @@ public final class ProvisioningRun: Sendable {
                 if case .transport = error { throw error }
             }
         }
+        var onAir: OnAirCheck?
+        if verified, options.onAir != nil {
+            // Confirmed on the chip, and with --scan-verify on air too, as a fresh burn is.
+            let heard = try hear(image, station: station.name, chip: attempt.chip, session: session, debugger: debugger)
+            guard case .heard(let check) = heard.result else {
+                // A chip that could not be erased stays interrupted: its station stays held.
+                if heard.erased {
+                    try ledger.finish(
+                        attempt.id, outcome: .failed, reason: heard.reason, readBack: nil, onAir: heard.check)
+                }
+                events(
+                    .finished(
+                        debugger: debugger, station: station.name, chip: attempt.chip,
+                        outcome: heard.erased ? .failed : .interrupted, reason: heard.reason))
+                if let failure = heard.failure { throw failure }
+                return false
+            }
+            onAir = check
+        }
         try ledger.finish(
             attempt.id, outcome: verified ? .verified : .failed,
             reason: verified
                 ? "confirmed on the chip after the interruption"
                 : "the chip did not hold the image after the interruption",
-            readBack: verified ? BurnReport.describe(readBack) : nil)
+            readBack: verified ? BurnReport.describe(readBack) : nil, onAir: onAir)
         events(.resumed(debugger: debugger, station: station.name, chip: attempt.chip, verified: verified))
         if verified { note { $0.verified.append(station.name) } }
         return verified
+    }
+
+    /// What listening for a station found, and what became of its chip.
+    struct Hearing {
+        enum Result {
+            case heard(OnAirCheck)
+            case notHeard
+        }
+        var result: Result
+        /// What was heard (nil when the listener could not listen).
+        var check: OnAirCheck?
+        /// Why it is not verified.
+        var reason: String?
+        /// Whether the chip was erased (else the identity may still be on it).
+        var erased = true
+        /// A debugger failure the worker handles once the outcome is recorded (a transfer that
+        /// failed: the debugger is opened again; a chip fault: the chip is reset and let go).
+        var failure: DebuggerError?
+    }
+
+    /// Resets the chip to run and listens for the station on air (`options.onAir`). Not heard
+    /// (or no radio to listen with): the chip is halted again and erased, so that only a chip
+    /// recorded as verified ever carries the identity; a radio that cannot listen stops the run.
+    func hear(_ image: StationImage, station: String, chip: String, session: CC254xSession, debugger: String)
+        throws(ProvisioningError) -> Hearing
+    {
+        guard let listener = options.onAir else {
+            return Hearing(result: .heard(OnAirCheck(heard: true, rssiCount: 0, rssiMedian: nil)))
+        }
+        let seconds = Self.seconds(options.scanSeconds)
+        var hearing: Hearing
+        do {
+            try session.resetAndRun()
+            events(.listening(debugger: debugger, station: station, chip: chip, seconds: options.scanSeconds))
+            let check = try listener.listen(for: expectation(image), seconds: options.scanSeconds)
+            if check.heard { return Hearing(result: .heard(check), check: check) }
+            let others =
+                check.othersFromAddress > 0
+                ? " (\(check.othersFromAddress) advertisement(s) from its address with other bytes)" : ""
+            hearing = Hearing(
+                result: .notHeard, check: check, reason: "not heard on air within \(seconds) s\(others)")
+        } catch let error as OnAirError {
+            requestStop()
+            stop(debugger, "the on-air check cannot run: \(error.message)")
+            hearing = Hearing(result: .notHeard, check: nil, reason: "the on-air check could not run: \(error.message)")
+        } catch let error as DebuggerError {
+            hearing = Hearing(
+                result: .notHeard, check: nil,
+                reason: "the chip could not be reset to run for the on-air check: \(error)")
+            if case .transport = error {
+                hearing.erased = false
+                hearing.reason! +=
+                    "; the chip may carry the identity, so the station is held until it is attached again"
+                hearing.failure = error
+                return hearing
+            }
+        } catch {
+            hearing = Hearing(result: .notHeard, check: nil, reason: "\(error)")
+        }
+        do throws(DebuggerError) {
+            let state = try session.open()
+            guard state.targetID != 0 else { throw .noTarget }
+            _ = try session.connect(targetID: state.targetID)
+            // Only the chip that was burned is erased: one swapped in while the run listened is
+            // another chip, and the burned one is gone with the identity on it.
+            var attached = HexText.colonSeparated(try session.primaryAddress(chip: template.chip))
+            if attached != chip, options.chipIdentity == .secondary,
+                let secondary = try session.secondaryAddress(chip: template.chip)
+            {
+                attached = HexText.colonSeparated(secondary)
+            }
+            guard attached == chip else {
+                hearing.erased = false
+                hearing.reason =
+                    (hearing.reason ?? "")
+                    + "; the chip was taken off before it could be erased (\(attached) is attached now): it carries the identity, so the station is held until it is attached again"
+                return hearing
+            }
+            _ = try session.chipErase(targetID: template.chip.debuggerTargetID)
+            hearing.reason = (hearing.reason ?? "") + "; the chip was erased"
+        } catch {
+            hearing.erased = false
+            hearing.reason =
+                (hearing.reason ?? "")
+                + "; erasing it then failed (\(error)): the chip may carry the identity, so the station is held until it is attached again"
+            hearing.failure = error
+        }
+        return hearing
+    }
+
+    /// The advertisement the station's image makes: the advertising data field's bytes, from the
+    /// image's advertiser address.
+    func expectation(_ image: StationImage) -> OnAirExpectation {
+        let field = template.manifest.fields.first { $0.address == image.payloadAddress }
+        let length = field?.kind.length ?? PatchField.Kind.iBeaconAdvertisingData.length
+        return OnAirExpectation(
+            address: image.settings.address,
+            advertisingData: image.file.memory.bytes(in: image.payloadAddress..<(image.payloadAddress + length)),
+            isWhole: field?.kind != .iBeaconManufacturerData)
     }
 
     /// Erase, program and verify `image` (the station's, as recorded in the ledger): the

@@ -167,12 +167,52 @@ public enum Files {
     /// renamed over the target, then the directory `fsync`ed so the rename itself survives a
     /// power cut. A crash leaves either the old file or the new one, never a mix.
     public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FileError) {
+        try replace(path, with: bytes, mode: nil) { () throws(FileError) in }
+    }
+
+    /// Rewrites the user's file `path` in place with `bytes`, as atomically and durably as
+    /// `writeAtomically`, keeping what makes it the same file to its owner: a symbolic link
+    /// stays a link (the file it leads to is rewritten) and the permission bits are kept. A file
+    /// with several names (hard links) is refused — replacing one name would part it from the
+    /// others — and so is a file that no longer holds `original` when the new one is about to
+    /// take its place (another program changed it since it was read; nothing is lost).
+    public static func rewrite(_ path: String, from original: [UInt8], to bytes: [UInt8]) throws(FileError) {
+        guard let resolved = realpath(path, nil) else { throw systemError(.write, path) }
+        let target = String(cString: resolved)
+        free(resolved)
+        var info = stat()
+        guard stat(target, &info) == 0 else { throw systemError(.write, path) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw FileError(.write, path: path, reason: "not a regular file", code: notRegularFile)
+        }
+        guard info.st_nlink == 1 else {
+            throw FileError(
+                .write, path: path,
+                reason:
+                    "it has \(info.st_nlink) names (hard links); rewriting it under one would part it from the others")
+        }
+        try replace(target, with: bytes, mode: info.st_mode & 0o7777) { () throws(FileError) in
+            guard (try? read(target)) == original else {
+                throw FileError(
+                    .write, path: path, reason: "it changed while it was being rewritten; it was left as it is")
+            }
+        }
+    }
+
+    /// Writes `bytes` to a temporary file beside `path` — with permission bits `mode`, or 0644
+    /// less the umask when `nil` — syncs it, runs `beforeRename` (which may refuse), renames it
+    /// over `path` and syncs the folder.
+    static func replace(
+        _ path: String, with bytes: [UInt8], mode: mode_t?, beforeRename: () throws(FileError) -> Void
+    ) throws(FileError) {
         let folder = directory(of: path)
         let temporary = join(folder, temporaryName(for: lastComponent(path)))
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode == nil ? 0o644 : 0o600)
         guard descriptor >= 0 else { throw systemError(.write, path) }
         var written = 0
         let failure: Int32? = bytes.withUnsafeBytes { buffer in
+            // A rewritten file keeps its mode, whatever the umask: set before any byte is in it.
+            if let mode, fchmod(descriptor, mode) != 0 { return errno }
             while written < buffer.count {
                 let result = write(descriptor, buffer.baseAddress! + written, buffer.count - written)
                 if result < 0 {
@@ -187,6 +227,10 @@ public enum Files {
         if let failure {
             unlink(temporary)
             throw FileError(.write, path: path, reason: describe(failure), code: failure)
+        }
+        do { try beforeRename() } catch {
+            unlink(temporary)
+            throw error
         }
         guard rename(temporary, path) == 0 else {
             let error = systemError(.write, path)

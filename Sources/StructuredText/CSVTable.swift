@@ -6,12 +6,16 @@ public struct CSVField: Sendable, Equatable {
     public var line: Int
     /// 1-based column (in characters of the line).
     public var column: Int
+    /// The field's bytes in the file, quotes and surrounding blanks included, up to the comma or
+    /// line end after it: what to replace to change this one cell and nothing else.
+    public var bytes: Range<Int>
 
     /// Creates a field.
-    public init(text: String, line: Int, column: Int) {
+    public init(text: String, line: Int, column: Int, bytes: Range<Int> = 0..<0) {
         self.text = text
         self.line = line
         self.column = column
+        self.bytes = bytes
     }
 }
 
@@ -33,6 +37,7 @@ public enum CSVTable {
         var field: [UInt8] = []
         var fieldLine = 1
         var fieldColumn = 1
+        var fieldStart = offset
         var line = 1
         var column = 1
         var inQuotes = false
@@ -40,16 +45,19 @@ public enum CSVTable {
         var afterClosingQuote = false
         var rowHasContent = false
 
-        func endField() {
+        func endField(_ end: Int) {
             let text = String(decoding: field, as: UTF8.self)
-            row.append(CSVField(text: quoted ? text : trimmed(text), line: fieldLine, column: fieldColumn))
+            row.append(
+                CSVField(
+                    text: quoted ? text : trimmed(text), line: fieldLine, column: fieldColumn,
+                    bytes: fieldStart..<end))
             field.removeAll(keepingCapacity: true)
             quoted = false
             afterClosingQuote = false
         }
-        func endRow() {
+        func endRow(_ end: Int) {
             if rowHasContent || quoted {
-                endField()
+                endField(end)
                 rows.append(row)
             }
             row = []
@@ -92,14 +100,17 @@ public enum CSVTable {
             }
             switch byte {
             case comma:
-                endField()
+                endField(offset - 1)
+                fieldStart = offset
                 rowHasContent = true
                 column += 1
                 fieldLine = line
                 fieldColumn = column
             case newline, carriageReturn:
+                let end = offset - 1
                 if byte == carriageReturn, offset < bytes.count, bytes[offset] == newline { offset += 1 }
-                endRow()
+                endRow(end)
+                fieldStart = offset
                 line += 1
                 column = 1
                 fieldLine = line
@@ -128,7 +139,7 @@ public enum CSVTable {
                 file: file, line: fieldLine, column: fieldColumn,
                 message: "this quoted field is never closed; add the closing quote")
         }
-        endRow()
+        endRow(bytes.count)
         return rows
     }
 

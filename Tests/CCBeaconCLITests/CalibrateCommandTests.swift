@@ -1,4 +1,6 @@
 import Foundation
+import Provisioning
+import Storage
 import TestSupport
 import Testing
 
@@ -66,7 +68,7 @@ struct CalibrateCommandTests {
         #expect(run.status == 0, "\(run.diagnostics)")
         #expect(run.output.hasPrefix("measured power -60 dBm from 24 samples"), "\(run.output)")
         let missing = ToolRun(["calibrate", "--from", capture])
-        #expect(missing.status == 64 && missing.diagnostics.contains("--from needs --address"))
+        #expect(missing.status == 64 && missing.diagnostics.contains("--from needs the station's advertiser address"))
         let none = ToolRun(["calibrate", "--from", capture, "--address", "C0:00:00:00:00:09"])
         #expect(
             none.status == 65 && none.diagnostics.contains("no advertising report from C0:00:00:00:00:09"),
@@ -93,5 +95,115 @@ struct CalibrateCommandTests {
         let run = ToolRun(["calibrate", "--from", capture, "--address", "C7:D5:60:AD:5D:5A"])
         #expect(
             run.status == 65 && run.diagnostics.contains("heard by 2 controllers (hci0, hci1)"), "\(run.diagnostics)")
+    }
+}
+
+/// `calibrate --write`: into a list's power column (byte for byte otherwise), into a ledger, and
+/// the next burn carries the value.
+struct CalibrateWriteTests {
+    static let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
+    static let samples = [Int](repeating: -61, count: 18) + [-40, -90]
+
+    @Test func theListsPowerCellChangesAndNothingElseAndBatchBurnsIt() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let text = "name,uuid,major,minor,power,note\r\nA,\(Self.uuid),1,1,,\"a, b\"\r\nHall B,\(Self.uuid),1,2,,x\r\n"
+        let list = try scratch.write("list.csv", text)
+        chmod(list, 0o640)
+        let link = scratch.path("link.csv")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "list.csv")
+        let rssi = try scratch.write("r.txt", Self.samples.map(String.init).joined(separator: "\n"))
+        let run = ToolRun(["calibrate", "--rssi", rssi, "--station", "Hall B", "--list", link, "--write"])
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.output.contains("recorded: \(link):3: 'Hall B', power (empty) → -61 dBm"), "\(run.output)")
+        #expect(
+            try scratch.text("list.csv")
+                == text.replacing("Hall B,\(Self.uuid),1,2,,x", with: "Hall B,\(Self.uuid),1,2,-61,x"))
+        var info = stat()
+        #expect(lstat(link, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK, "the link stays a link")
+        #expect(stat(list, &info) == 0 && info.st_mode & 0o777 == 0o640, "the mode stays")
+        #expect(try Files.list(scratch.path("")).sorted() == ["link.csv", "list.csv", "r.txt"], "nothing left beside")
+        let batch = ToolRun(["batch", list, "--board", "hm10", "-o", scratch.path("out")])
+        #expect(batch.status == 0, "\(batch.diagnostics)")
+        let record =
+            try JSONSerialization.jsonObject(with: Data(try scratch.bytes("out/stations.json"))) as? [String: Any]
+        let stations = record?["stations"] as? [[String: Any]]
+        #expect(stations?.map { $0["power"] as? Int } == [-59, -61])
+        #expect(stations?.last?["powerSource"] as? String == "list")
+    }
+
+    @Test func aListWithSeveralNamesOrOneThatIsNotCSVIsLeftAsItIs() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let text = "name,uuid,major,minor\nHall B,\(Self.uuid),1,2\n"
+        let list = try scratch.write("list.csv", text)
+        #expect(link(list, scratch.path("hard.csv")) == 0)
+        let rssi = try scratch.write("r.txt", Self.samples.map(String.init).joined(separator: "\n"))
+        let hard = ToolRun(["calibrate", "--rssi", rssi, "--station", "Hall B", "--list", list, "--write"])
+        #expect(hard.status == 1 && hard.diagnostics.contains("it has 2 names (hard links)"), "\(hard.diagnostics)")
+        #expect(try scratch.text("list.csv") == text)
+        let unknown = ToolRun(["calibrate", "--rssi", rssi, "--station", "Hall C", "--list", list, "--write"])
+        #expect(unknown.status == 65 && unknown.diagnostics.contains("has no station named 'Hall C'"))
+        let json = try scratch.write(
+            "l.json", "[{\"name\": \"Hall B\", \"uuid\": \"\(Self.uuid)\", \"major\": 1, \"minor\": 2}]")
+        let refused = ToolRun(["calibrate", "--rssi", rssi, "--station", "Hall B", "--list", json, "--write"])
+        #expect(refused.status == 65 && refused.diagnostics.contains("is a JSON list"))
+        #expect(ToolRun(["calibrate", "--rssi", rssi, "--list", list, "--write"]).status == 64)
+        #expect(ToolRun(["calibrate", "--rssi", rssi, "--station", "Hall B", "--write"]).status == 64)
+        #expect(try scratch.text("list.csv") == text)
+    }
+
+    /// The file changed between its reading and the new one taking its place: refused, kept.
+    @Test func aFileChangedMeanwhileIsNotOverwritten() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = try scratch.write("list.csv", "new content\n")
+        #expect(throws: FileError.self) {
+            try Files.rewrite(path, from: Array("old content\n".utf8), to: Array("edited\n".utf8))
+        }
+        #expect(try scratch.text("list.csv") == "new content\n")
+        #expect(try Files.list(scratch.path("")) == ["list.csv"])
+    }
+
+    /// Into a ledger: a calibration row; the station's address for --from comes from the ledger.
+    @Test func aLedgerGetsACalibrationRowFoundByTheStationsBurnedAddress() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("ledger.sqlite")
+        try LedgerFiles.sound(path)
+        var packets: [(flags: UInt32, bytes: [UInt8])] = []
+        for rssi in Self.samples {
+            let report = BTSnoopFile.legacyReport(
+                address: [0xC0, 0xFF, 0xEE, 0, 0, 1], data: [0x02, 0x01, 0x06], rssi: Int8(rssi))
+            packets.append((3, BTSnoopFile.uartEvent(report)))
+        }
+        let capture = scratch.path("c.btsnoop")
+        try Data(BTSnoopFile.file(packets)).write(to: URL(fileURLWithPath: capture))
+        let run = ToolRun(["calibrate", "--from", capture, "--station", "a", "--ledger", path, "--write", "--json"])
+        #expect(run.status == 0, "\(run.diagnostics)")
+        let object = try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any]
+        #expect(object?["station"] as? String == "a" && object?["measuredPower"] as? Int == -61)
+        #expect(object?["mean"] as? Double == -61)
+        let ledger = try SQLiteLedger(path: path, access: .readOnly)
+        #expect(try ledger.calibrations().map(\.power) == [-61])
+        #expect(try ledger.calibrations().first?.source == "\(capture), C0:FF:EE:00:00:01")
+        #expect(try ledger.states().first?.station.identity.measuredPower == -61)
+        let export = ToolRun(["ledger", "export", "--ledger", path, "--format", "json"])
+        let rows = try JSONSerialization.jsonObject(with: Data(export.output.utf8)) as? [[String: Any]]
+        #expect(rows?.first?["power"] as? Int == -59, "the chip still carries what it was burned with")
+        // A station with no burned address to find: told, nothing recorded.
+        let pending = ToolRun(["calibrate", "--from", capture, "--station", "b", "--ledger", path, "--write"])
+        #expect(pending.status == 64 && pending.diagnostics.contains("no advertiser address of 'b'"))
+        let nowhere = ToolRun(
+            [
+                "calibrate", "--rssi",
+                try scratch.write("r.txt", Self.samples.map(String.init).joined(separator: "\n")),
+                "--station", "zz", "--ledger", path, "--write",
+            ])
+        #expect(nowhere.status == 1 && nowhere.diagnostics.contains("the ledger has no station of that name"))
+        #expect(try ledger.calibrations().count == 1)
+        let missing = ToolRun(
+            ["calibrate", "--from", capture, "--station", "a", "--ledger", scratch.path("no.sqlite"), "--write"])
+        #expect(missing.status != 0 && !Files.exists(scratch.path("no.sqlite")))
     }
 }

@@ -734,6 +734,14 @@ final class LedgerFailingOnFinish: ProvisioningLedger, Sendable {
             chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA256,
             verifyMethod: verifyMethod, skipping: skipping, image: image)
     }
+    func claimAgain(
+        station: String, chip: String, debugger: String, template: String, templateSHA256: String,
+        verifyMethod: String, reason: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
+    ) throws(LedgerError) -> (Station, Attempt) {
+        try inner.claimAgain(
+            station: station, chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA256,
+            verifyMethod: verifyMethod, reason: reason, image: image)
+    }
     func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?)
         throws(LedgerError)
     {

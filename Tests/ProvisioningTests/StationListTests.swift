@@ -288,3 +288,56 @@ struct StationListTextTests {
         #expect(stations[0].name == "Café 😀" && stations[0].note == "ü")
     }
 }
+
+/// `calibrate --write` into a CSV list: one cell's bytes change, or a power column is added at
+/// the row ends; every other byte stays.
+struct ListPowerEditTests {
+    static let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        let list: String
+        let edited: String
+        let addedColumn: Bool
+        var testDescription: String { list.debugDescription }
+    }
+
+    @Test(arguments: [
+        Case(
+            list: "name,uuid,major,minor,power\nA,\(uuid),1,1,-59\nHall B,\(uuid),1,2, -59 \nC,\(uuid),1,3,\n",
+            edited: "name,uuid,major,minor,power\nA,\(uuid),1,1,-59\nHall B,\(uuid),1,2,-61\nC,\(uuid),1,3,\n",
+            addedColumn: false),
+        // CRLF, a byte-order mark, a quoted name and note with a comma and quotes, an empty cell.
+        Case(
+            list: "\u{FEFF}power,name,uuid,major,minor,note\r\n,\"Hall B\",\(uuid),1,2,\"a, \"\"b\"\"\"\r\n",
+            edited: "\u{FEFF}power,name,uuid,major,minor,note\r\n-61,\"Hall B\",\(uuid),1,2,\"a, \"\"b\"\"\"\r\n",
+            addedColumn: false),
+        // No power column: one is added at every row's end, empty but for the station's.
+        Case(
+            list: "name,uuid,major,minor,note\nA,\(uuid),1,1,\"x, y\"\nHall B,\(uuid),1,2,z \r\nC,\(uuid),1,3,",
+            edited:
+                "name,uuid,major,minor,note,power\nA,\(uuid),1,1,\"x, y\",\nHall B,\(uuid),1,2,z ,-61\r\nC,\(uuid),1,3,,",
+            addedColumn: true),
+    ])
+    func onlyTheStationsPowerChanges(_ test: Case) throws {
+        let edited = try ListPowerEdit.settingPower(-61, of: "Hall B", inCSV: Array(test.list.utf8), file: "l.csv")
+        #expect(String(decoding: edited.bytes, as: UTF8.self) == test.edited)
+        #expect(edited.addedColumn == test.addedColumn)
+        let stations = try StationListReader.read(edited.bytes, file: "l.csv")
+        #expect(stations.first { $0.name == "Hall B" }?.identity.measuredPower == -61)
+        #expect(stations.filter { $0.name != "Hall B" }.allSatisfy { $0.identity.measuredPower == -59 })
+    }
+
+    @Test(arguments: [
+        ("[{\"name\": \"Hall B\", \"uuid\": \"\(uuid)\", \"major\": 1, \"minor\": 2}]", "is a JSON list"),
+        ("name,uuid,major,minor\nA,\(uuid),1,1\n", "has no station named 'Hall B'"),
+        ("name,uuid,major,minor\nHall B,\(uuid),1,1\nHall B,\(uuid),1,2\n", "has 2 stations named 'Hall B'"),
+        ("uuid,major,minor\n\(uuid),1,1\n", "has no header row naming a name column"),
+    ])
+    func whatCannotBeEditedIsRefused(_ list: String, _ message: String) {
+        #expect {
+            _ = try ListPowerEdit.settingPower(-61, of: "Hall B", inCSV: Array(list.utf8), file: "l.csv")
+        } throws: { error in
+            "\(error)".contains(message)
+        }
+    }
+}

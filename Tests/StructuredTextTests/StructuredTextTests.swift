@@ -130,3 +130,30 @@ struct CSVTableTests {
         }
     }
 }
+
+/// Each CSV field knows its bytes in the file, so one cell can be replaced and nothing else.
+struct CSVFieldBytesTests {
+    @Test(arguments: [
+        "a,b,c\n1,2,3\n", "a,b,c\r\n1, 2 ,3\r\n", "\u{FEFF}a,\"b,\"\"x\"\"\",c\n1,\"two\nlines\",3",
+        "a,b\n\n\n1,2\n", "a, \"b\" ,c\n,,\n", "é,ü\n\"ø\",ß\r",
+    ])
+    func eachFieldsBytesHoldItsTextAndTheFieldsTileTheirRow(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        let rows = try CSVTable.parse(bytes, file: "t.csv")
+        for row in rows {
+            for field in row {
+                let raw = String(decoding: bytes[field.bytes], as: UTF8.self)
+                let unquoted = CSVTable.trimmed(raw)
+                let expected =
+                    unquoted.hasPrefix("\"")
+                    ? String(unquoted.dropFirst().dropLast()).replacing("\"\"", with: "\"") : unquoted
+                #expect(expected == field.text, "\(raw.debugDescription) in \(text.debugDescription)")
+            }
+            // Neighbours are one comma apart: the row's bytes are its fields and the commas.
+            for (left, right) in zip(row, row.dropFirst()) {
+                #expect(left.bytes.upperBound + 1 == right.bytes.lowerBound)
+                #expect(bytes[left.bytes.upperBound] == UInt8(ascii: ","))
+            }
+        }
+    }
+}

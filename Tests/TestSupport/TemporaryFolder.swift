@@ -26,6 +26,9 @@ public struct TemporaryFolder: Sendable {
         [UInt8](try Data(contentsOf: url.appendingPathComponent(name)))
     }
 
+    /// The file `name` in the folder as UTF-8 text.
+    public func text(_ name: String) throws -> String { String(decoding: try bytes(name), as: UTF8.self) }
+
     /// Deletes the folder.
     public func remove() { try? FileManager.default.removeItem(at: url) }
 }

@@ -1,0 +1,71 @@
+public import StructuredText
+
+/// Sets one station's measured power in a CSV station list and changes nothing else: the power
+/// cell's bytes are replaced, every other byte of the file stays as it was. A list without a
+/// power column gets one at the end of each row — empty for the other stations, which keeps
+/// their power as it was (the board's figure) — and only those row ends change.
+public enum ListPowerEdit {
+    /// The list with the new power, and what changed.
+    public struct Edited: Sendable, Equatable {
+        /// The whole new file.
+        public var bytes: [UInt8]
+        /// A power column was added.
+        public var addedColumn: Bool
+        /// The station's power cell as it was (trimmed), `nil` when there was no column.
+        public var previous: String?
+        /// The station's line.
+        public var line: Int
+    }
+
+    /// `bytes` (a station list as CSV) with `station`'s power set to `power`. A list that is JSON,
+    /// or has no row of that name, is refused; `file` names it in errors.
+    public static func settingPower(_ power: Int, of station: String, inCSV bytes: [UInt8], file: String)
+        throws(DataFileError) -> Edited
+    {
+        let first = bytes.drop { [0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }.first
+        guard first != UInt8(ascii: "["), first != UInt8(ascii: "{") else {
+            throw DataFileError(
+                file: file, line: 1, column: 1,
+                message: "is a JSON list; calibrate --write sets the power column of a CSV list only")
+        }
+        let rows = try CSVTable.parse(bytes, file: file)
+        guard let header = rows.first,
+            let nameColumn = header.firstIndex(where: { $0.text.lowercased() == "name" })
+        else {
+            throw DataFileError(file: file, line: 1, column: 1, message: "has no header row naming a name column")
+        }
+        let powerColumn = header.firstIndex { $0.text.lowercased() == "power" }
+        let matches = rows.dropFirst().filter { nameColumn < $0.count && $0[nameColumn].text == station }
+        guard matches.count == 1, let row = matches.first else {
+            throw DataFileError(
+                file: file, line: 1, column: 1,
+                message: matches.isEmpty
+                    ? "has no station named '\(station)'" : "has \(matches.count) stations named '\(station)'")
+        }
+        let text = Array(String(power).utf8)
+        var edited = bytes
+        if let powerColumn {
+            guard powerColumn < row.count else {
+                throw DataFileError(
+                    file: file, line: row[0].line, column: 1,
+                    message: "the row of '\(station)' has no power cell (column \(powerColumn + 1))")
+            }
+            let cell = row[powerColumn]
+            edited.replaceSubrange(cell.bytes, with: text)
+            return Edited(bytes: edited, addedColumn: false, previous: cell.text, line: row[0].line)
+        }
+        // Each row gets its cell after its last one; from the end, so earlier offsets still hold.
+        for candidate in rows.reversed() {
+            guard let last = candidate.last else { continue }
+            guard candidate.count == header.count else {
+                throw DataFileError(
+                    file: file, line: candidate[0].line, column: 1,
+                    message: "this row has \(candidate.count) fields, the header has \(header.count)")
+            }
+            let cell: [UInt8] =
+                candidate == header ? Array("power".utf8) : candidate == row ? text : []
+            edited.insert(contentsOf: [UInt8(ascii: ",")] + cell, at: last.bytes.upperBound)
+        }
+        return Edited(bytes: edited, addedColumn: true, previous: nil, line: row[0].line)
+    }
+}

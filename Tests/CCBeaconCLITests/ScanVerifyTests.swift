@@ -1,0 +1,191 @@
+import BeaconScan
+import CCDebuggerEmulator
+import Foundation
+import Provisioning
+import Synchronization
+import TestSupport
+import Testing
+
+/// `provision --scan-verify` against emulated debuggers and a scripted controller that hears what
+/// the emulated chips hold: a chip that runs (not halted) and carries the reference firmware's
+/// PDU advertises its address and advertising data from flash — so what is heard is what was
+/// burned, not what the test expects.
+struct ScanVerifyTests {
+    static let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
+
+    /// What the bench's running chips send, as the reference firmware lays it out (0x7F00 PDU
+    /// header 42 24, 0x7F02 address LSB first, 0x7F08 30 bytes of advertising data).
+    static func onAir(_ provider: EmulatorProvider, rssi: Int8 = -57, corrupt: Bool = false)
+        -> @Sendable (Duration) -> [FakeHCIController.Advertiser]
+    {
+        { _ in
+            provider.debuggers.compactMap { debugger in
+                guard let chip = debugger.chip, !chip.halted else { return nil }
+                let flash = chip.flash
+                guard flash[0x7F00] == 0x42, flash[0x7F01] == 0x24 else { return nil }
+                var data = Array(flash[0x7F08..<0x7F26])
+                if corrupt { data[29] ^= 0x01 }
+                return .init(address: Array(flash[0x7F02..<0x7F08].reversed()), data: data, rssi: rssi)
+            }
+        }
+    }
+
+    static func radio(_ onAir: @escaping @Sendable (Duration) -> [FakeHCIController.Advertiser]) -> FakeHCIProvider {
+        FakeHCIProvider(["hci0": FakeHCIController(onAir: onAir)])
+    }
+
+    static func provision(_ list: String, _ extra: [String], provider: EmulatorProvider, radios: FakeHCIProvider)
+        -> ToolRun
+    {
+        ToolRun(
+            ["provision", list, "--board", "hm10", "--yes", "--wait", "0.3", "--scan-verify", "hci0"] + extra,
+            debuggers: provider, radios: radios)
+    }
+
+    @Test func aStationHeardSendingItsBytesIsVerifiedWithItsRSSI() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("s.csv", "name,uuid,major,minor\na,\(Self.uuid),1,1\n")
+        let provider = EmulatorProvider()
+        let run = Self.provision(list, [], provider: provider, radios: Self.radio(Self.onAir(provider)))
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("burned and read back; listening on air for it (up to 5 s)"))
+        let ledger = try SQLiteLedger(path: scratch.path("provisioning.sqlite"), access: .readOnly)
+        let attempt = try #require(try ledger.attempts().last)
+        #expect(attempt.outcome == .verified)
+        #expect(attempt.onAir == OnAirCheck(heard: true, rssiCount: 5, rssiMedian: -57))
+        let export = ToolRun(["ledger", "export", "--ledger", scratch.path("provisioning.sqlite")])
+        #expect(export.output.split(separator: "\n").last?.hasSuffix(",yes,5,-57") == true, "\(export.output)")
+    }
+
+    struct Silence: Sendable, CustomTestStringConvertible {
+        let name: String
+        let corrupt: Bool
+        let retry: Bool
+        var testDescription: String { name }
+    }
+
+    /// Not heard — nothing on air, or other bytes from its address: failed, the chip erased (no
+    /// unverified chip carries the identity), and the station waits for the next run unless
+    /// --retry-unheard.
+    @Test(arguments: [
+        Silence(name: "nothing on air", corrupt: false, retry: false),
+        Silence(name: "other bytes from its address", corrupt: true, retry: false),
+        Silence(name: "nothing on air, retried", corrupt: false, retry: true),
+    ])
+    func aStationNotHeardIsFailedAndItsChipErased(_ silence: Silence) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("s.csv", "name,uuid,major,minor\na,\(Self.uuid),1,1\n")
+        let provider = EmulatorProvider()
+        // The bench swaps a chip once it is let go erased (a failed one), never one still to be heard.
+        let next = Atomic<UInt8>(0x50)
+        provider.debuggers[0].onResetToRun = { debugger in
+            guard debugger.chip?.flash.allSatisfy({ $0 == 0xFF }) == true else { return }
+            debugger.chip = EmulatedCC2541(ieee: [
+                0x00, 0x12, 0x4B, 0x00, 0x77, next.add(1, ordering: .relaxed).newValue,
+            ])
+        }
+        let silent: @Sendable (Duration) -> [FakeHCIController.Advertiser] = { _ in [] }
+        let onAir = silence.corrupt ? Self.onAir(provider, corrupt: true) : silent
+        let retrying: [String] = silence.retry ? ["--retry-unheard", "--retries", "2"] : []
+        let run = Self.provision(
+            list, ["--scan-seconds", "1"] + retrying, provider: provider, radios: Self.radio(onAir))
+        #expect(run.status == 3, "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("not heard on air within 1 s"), "\(run.diagnostics)")
+        if silence.corrupt {
+            #expect(run.diagnostics.contains("advertisement(s) from its address with other bytes"))
+        }
+        let ledger = try SQLiteLedger(path: scratch.path("provisioning.sqlite"), access: .readOnly)
+        let attempts = try ledger.attempts()
+        // Retried on the next chips only when allowed: 1 + 2 retries, each chip erased.
+        #expect(attempts.count == (silence.retry ? 3 : 1), "\(attempts.map(\.outcome))")
+        #expect(Set(attempts.map(\.chip)).count == attempts.count, "each attempt on its own chip")
+        #expect(attempts.allSatisfy { $0.outcome == .failed && $0.onAir?.heard == false })
+        #expect(attempts[0].reason?.hasSuffix("; the chip was erased") == true)
+        guard case .pending = try ledger.states()[0].state else {
+            Issue.record("the station is pending again")
+            return
+        }
+    }
+
+    /// The chip is swapped while the run listens: the one attached then is another chip and is
+    /// not erased; the burned one is gone with the identity, so the station is held for it.
+    @Test func aChipSwappedWhileTheRunListensIsNotErasedAndTheStationIsHeld() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("s.csv", "name,uuid,major,minor\na,\(Self.uuid),1,1\n")
+        let provider = EmulatorProvider()
+        let burned = Mutex<EmulatedCC2541?>(nil)
+        provider.debuggers[0].onResetToRun = { debugger in
+            // At the reset before listening (the burned chip holds the firmware): swapped at once.
+            guard let chip = debugger.chip, chip.flash[0x7F00] == 0x42 else { return }
+            burned.withLock { $0 = chip }
+            debugger.chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x77, 0x01])
+        }
+        let run = Self.provision(
+            list, ["--scan-seconds", "1"], provider: provider, radios: Self.radio(Self.onAir(provider)))
+        #expect(run.status == 3, "\(run.diagnostics)")
+        #expect(
+            run.diagnostics.contains(
+                "the chip was taken off before it could be erased (00:12:4B:00:77:01 is attached now)"))
+        let taken = try #require(burned.withLock { $0 })
+        #expect(taken.flash[0x7F08 + 29] == UInt8(bitPattern: -59), "the burned chip keeps what it was given")
+        let ledger = try SQLiteLedger(path: scratch.path("provisioning.sqlite"), access: .readOnly)
+        #expect(try ledger.attempts().map(\.outcome) == [.interrupted])
+        guard case .held(let chip) = try ledger.states()[0].state, chip == "00:12:4B:00:25:41" else {
+            Issue.record("held for the burned chip: \(try ledger.states()[0].state)")
+            return
+        }
+    }
+
+    /// A radio that cannot scan is found before anything is burned.
+    @Test func aRadioThatCannotScanStopsTheRunBeforeAnyBurn() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("s.csv", "name,uuid,major,minor\na,\(Self.uuid),1,1\n")
+        let provider = EmulatorProvider()
+        let refusing = FakeHCIProvider(["hci0": FakeHCIController(refusing: [0x200B: 0x12]) { _ in [] }])
+        let run = Self.provision(list, [], provider: provider, radios: refusing)
+        #expect(run.status == 1)
+        #expect(run.diagnostics.contains("--scan-verify: hci0: the controller refused LE Set Scan Parameters"))
+        #expect(run.diagnostics.contains("nothing was burned"))
+        #expect(provider.debuggers[0].chip!.flash.allSatisfy { $0 == 0xFF })
+        let missing = Self.provision(list, [], provider: provider, radios: FakeHCIProvider([:]))
+        #expect(missing.status == 1 && missing.diagnostics.contains("hint: 'bluetoothctl list'"))
+        #expect(
+            ToolRun(["provision", list, "--board", "hm10", "--scan-seconds", "2"], debuggers: provider).status == 64)
+    }
+
+    /// `calibrate --write --ledger`, then `provision --reprovision`: the station is burned again on
+    /// its own chip with the calibrated power, in one ledger step, and heard with it.
+    @Test func aCalibratedStationIsBurnedAgainOnItsChip() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("s.csv", "name,uuid,major,minor\na,\(Self.uuid),1,1\n")
+        let path = scratch.path("provisioning.sqlite")
+        let provider = EmulatorProvider()
+        let radios = Self.radio(Self.onAir(provider))
+        #expect(Self.provision(list, [], provider: provider, radios: radios).status == 0)
+        #expect(provider.debuggers[0].chip!.flash[0x7F08 + 29] == UInt8(bitPattern: -59))
+        let samples = try scratch.write(
+            "r.txt", ([Int](repeating: -63, count: 20)).map(String.init).joined(separator: "\n"))
+        #expect(ToolRun(["calibrate", "--rssi", samples, "--station", "a", "--ledger", path, "--write"]).status == 0)
+        let again = Self.provision(list, ["--reprovision"], provider: provider, radios: radios)
+        #expect(again.status == 0, "\(again.diagnostics)")
+        #expect(
+            again.diagnostics.contains(
+                "carries 'a' burned with -59 dBm; its calibration says -63 dBm: burning it again"),
+            "\(again.diagnostics)")
+        #expect(provider.debuggers[0].chip!.flash[0x7F08 + 29] == UInt8(bitPattern: -63))
+        let ledger = try SQLiteLedger(path: path, access: .readOnly)
+        let attempts = try ledger.attempts()
+        #expect(attempts.map(\.outcome) == [.superseded, .verified])
+        #expect(attempts.map(\.power) == [-59, -63])
+        #expect(attempts[0].reason == "burned again with its calibrated measured power")
+        #expect(attempts[1].onAir?.heard == true)
+        // Burned as calibrated: a third run has nothing to do.
+        let third = Self.provision(list, ["--reprovision"], provider: provider, radios: radios)
+        #expect(third.status == 0 && third.output.contains("nothing to burn"), "\(third.output)")
+    }
+}
