@@ -133,7 +133,7 @@ let package = Package(
             name: "CCBeaconCLITests",
             dependencies: [
                 "CCDebuggerEmulator", "CCDebugger", "CCBeaconCLI", "IntelHex", "BeaconPayload", "FirmwareTemplate",
-                "TestSupport", "StructuredText", "Storage", "Provisioning", "Checksums", "BeaconScan",
+                "TestSupport", "StructuredText", "Storage", "Provisioning", "Checksums", "BeaconScan", "HexText",
             ],
             swiftSettings: strictSettings
         ),

@@ -23,6 +23,34 @@ public struct AdvertisingReport: Sendable, Equatable {
     /// The address written `XX:XX:XX:XX:XX:XX`.
     public var addressText: String { HexText.colonSeparated(address) }
 
+    /// The PDU type as the Core specification names it (`ADV_NONCONN_IND`, what a beacon sends);
+    /// an extended report of a non-legacy PDU is `extended (0xPPPP)` with its properties.
+    public var eventName: String {
+        let legacy: UInt16
+        if extended {
+            // Properties: bit 4 legacy PDU, then bits 0 connectable, 1 scannable, 2 directed, 3 scan response.
+            guard eventType & 0x10 != 0 else { return "extended (0x\(HexText.digits(eventType, width: 4)))" }
+            switch eventType & 0x0F {
+            case 0x3: legacy = 0x00
+            case 0x5: legacy = 0x01
+            case 0x2: legacy = 0x02
+            case 0x0: legacy = 0x03
+            case 0xA, 0xB: legacy = 0x04
+            default: return "legacy (0x\(HexText.digits(eventType, width: 4)))"
+            }
+        } else {
+            legacy = eventType
+        }
+        switch legacy {
+        case 0x00: return "ADV_IND"
+        case 0x01: return "ADV_DIRECT_IND"
+        case 0x02: return "ADV_SCAN_IND"
+        case 0x03: return "ADV_NONCONN_IND"
+        case 0x04: return "SCAN_RSP"
+        default: return "event type 0x\(HexText.byte(UInt8(truncatingIfNeeded: legacy)))"
+        }
+    }
+
     /// Every advertising report of the btsnoop capture `bytes`, in capture order.
     public static func reports(inCapture bytes: [UInt8], file: String) throws(CaptureError) -> [AdvertisingReport] {
         var reports: [AdvertisingReport] = []

@@ -9,16 +9,31 @@ public struct ExpectedStation: Sendable, Equatable {
     public var identity: IBeacon
     /// The exact advertising data it sends.
     public var advertisingData: [UInt8]
+    /// Whether `advertisingData` is the whole advertising data; otherwise (a template that
+    /// holds the manufacturer data alone) the advertising data heard must contain it.
+    public var isWhole: Bool
     /// The advertiser address it was burned with (`XX:XX:…`), when known.
     public var address: String?
 
-    /// A station whose data is the iBeacon advertising data of `identity` with the usual Flags
-    /// structure (`02 01 06`), as the bundled template sends it, from `address` when given.
-    public init(name: String, identity: IBeacon, address: String? = nil) {
+    /// A station whose data is `advertisingData` as burned (whole, or only the part `isWhole`
+    /// false says) or, when not known, the iBeacon advertising data of `identity` with the usual
+    /// Flags structure (`02 01 06`, as the bundled template sends it), from `address` when given.
+    public init(
+        name: String, identity: IBeacon, address: String? = nil, advertisingData: [UInt8]? = nil, isWhole: Bool = true
+    ) {
         self.name = name
         self.identity = identity
-        self.advertisingData = identity.advertisingData(flags: IBeacon.defaultFlags)
+        self.advertisingData = advertisingData ?? identity.advertisingData(flags: IBeacon.defaultFlags)
+        self.isWhole = advertisingData == nil || isWhole
         self.address = address?.uppercased()
+    }
+
+    /// Whether `data` is what the station was burned to send.
+    public func sends(_ data: [UInt8]) -> Bool {
+        isWhole
+            ? data == advertisingData
+            : data.count >= advertisingData.count
+                && data.indices.contains { data[$0...].starts(with: advertisingData) }
     }
 }
 
@@ -34,6 +49,9 @@ public struct HeardStation: Sendable, Equatable {
     public var exactBytes: Bool
     /// RSSI of those reports (127, "not available", left out), sorted.
     public var rssi: [Int]
+    /// The PDU types it was heard with (`ADV_NONCONN_IND` for the reference firmware), in the
+    /// order first heard. Reported, not judged: a template may send another type.
+    public var eventTypes: [String] = []
 
     /// Heard with exactly its bytes, from one address — the one it was burned with, when known.
     public var isGood: Bool {
@@ -91,8 +109,11 @@ public struct ScanMatch: Sendable, Equatable {
                 if !heard[index].addresses.contains(report.addressText) {
                     heard[index].addresses.append(report.addressText)
                 }
-                if report.data != expected[index].advertisingData { heard[index].exactBytes = false }
+                if !expected[index].sends(report.data) { heard[index].exactBytes = false }
                 if report.rssi != 127 { heard[index].rssi.append(Int(report.rssi)) }
+                if !heard[index].eventTypes.contains(report.eventName) {
+                    heard[index].eventTypes.append(report.eventName)
+                }
             } else if ourUUIDs.contains(beacon.uuid),
                 strangerKeys.insert("\(key(beacon))/\(beacon.measuredPower)/\(report.addressText)").inserted
             {

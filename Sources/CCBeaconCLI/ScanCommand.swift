@@ -1,5 +1,7 @@
 import BeaconPayload
 import BeaconScan
+import FirmwareTemplate
+import HexText
 import Provisioning
 import StructuredText
 
@@ -237,12 +239,35 @@ enum ScanCommand {
                     minor: UInt16(try station.integer("minor", in: 0...0xFFFF)),
                     measuredPower: Int8(try station.integer("power", in: -128...127)))
                 let address = try station.optionalString("address")
+                // The bytes as burned, when the record has them (records from before it did: the
+                // iBeacon data with flags 02 01 06 is assumed).
+                var burned: (bytes: [UInt8], whole: Bool)?
+                for (key, whole) in [("advertisingData", true), ("manufacturerData", false)] {
+                    guard let text = try station.optionalString(key) else { continue }
+                    guard let bytes = HexText.parseContiguous(text),
+                        let decoded = Self.identity(in: bytes, whole: whole)
+                    else {
+                        throw DataFileError(
+                            file: file, line: node.line, column: node.column, keyPath: "stations[\(index)].\(key)",
+                            message: "is not the hex bytes of an iBeacon \(whole ? "advertising" : "manufacturer") data"
+                        )
+                    }
+                    guard decoded == identity else {
+                        throw DataFileError(
+                            file: file, line: node.line, column: node.column, keyPath: "stations[\(index)].\(key)",
+                            message: "carries \(decoded), not the station's \(identity)")
+                    }
+                    burned = (bytes, whole)
+                }
                 guard !result.contains(where: { $0.identity == identity }) else {
                     throw DataFileError(
                         file: file, line: node.line, column: node.column, keyPath: "stations[\(index)]",
                         message: "the identity of '\(name)' is listed twice; a record holds each station once")
                 }
-                result.append(ExpectedStation(name: name, identity: identity, address: address))
+                result.append(
+                    ExpectedStation(
+                        name: name, identity: identity, address: address, advertisingData: burned?.bytes,
+                        isWhole: burned?.whole ?? true))
             }
             guard !result.isEmpty else {
                 throw DataFileError(
@@ -255,6 +280,13 @@ enum ScanCommand {
         } catch {
             throw .data("\(file): \(error)")
         }
+    }
+
+    /// The iBeacon identity in a record's bytes: the whole advertising data, or the manufacturer
+    /// AD alone (itself one AD structure).
+    static func identity(in bytes: [UInt8], whole: Bool) -> IBeacon? {
+        guard whole || bytes.count == PatchField.Kind.iBeaconManufacturerData.length else { return nil }
+        return try? IBeacon(advertisingData: bytes)
     }
 
     /// Every advertising report of a capture.
@@ -286,6 +318,9 @@ enum ScanCommand {
             if heard.strangeAddress, let burned = heard.station.address {
                 state += ", from an address it was not burned with (\(burned))"
             }
+            if heard.eventTypes != ["ADV_NONCONN_IND"] {
+                state += ", sent as \(heard.eventTypes.joined(separator: " and "))"
+            }
             lines.append(
                 "\(heard.isGood ? "heard     " : "HEARD     ") \(name) from \(heard.addresses.joined(separator: ", ")): \(state); \(rssiText(heard))"
             )
@@ -316,6 +351,7 @@ enum ScanCommand {
                                         ("rssiMin", heard.rssi.first.map { .integer($0) } ?? .null),
                                         ("rssiMedian", heard.medianRSSI.map { .integer($0) } ?? .null),
                                         ("rssiMax", heard.rssi.last.map { .integer($0) } ?? .null),
+                                        ("eventTypes", .array(heard.eventTypes.map { .string($0) })),
                                     ])
                         })
                 ),

@@ -38,6 +38,9 @@ public struct BatchEntry: Sendable {
     public var status: BatchFileStatus
     /// The advertising settings the image carries (for templates that expose them).
     public var settings: FoundSettings = FoundSettings()
+    /// The bytes of the image's iBeacon field, as the station sends them: the whole advertising
+    /// data (flags included) or, for a template whose field is the manufacturer data alone, that.
+    public var beaconBytes: [UInt8] = []
 }
 
 /// The outcome of a batch.
@@ -223,9 +226,11 @@ public enum BatchGenerator {
             let binStatus = try writeIfChanged(bytes, to: Files.join(directory, station.fileStem + ".bin"))
             if binStatus != .unchanged, status == .unchanged { status = binStatus }
         }
+        let field = template.beaconField
         return BatchEntry(
             station: station, hexFile: hexName, hexSHA256: SHA256.hexDigest(image.file.text), binFile: binName,
-            binSHA256: binDigest, status: status, settings: image.settings)
+            binSHA256: binDigest, status: status, settings: image.settings,
+            beaconBytes: image.file.memory.bytes(in: field.address..<(field.address + field.kind.length)))
     }
 
     static func writeIfChanged(_ bytes: [UInt8], to path: String) throws(FileError) -> BatchFileStatus {
@@ -276,6 +281,13 @@ public enum BatchGenerator {
                             let dBm = template.chip.txPower(register: register)
                         {
                             members.append(("txPower", .integer(dBm)))
+                        }
+                        if !entry.beaconBytes.isEmpty {
+                            // What a scan must hear: the bytes as burned, not assumed flags.
+                            let key =
+                                template.beaconField.kind == .iBeaconManufacturerData
+                                ? "manufacturerData" : "advertisingData"
+                            members.append((key, .string(HexText.bytes(entry.beaconBytes))))
                         }
                         if let note = entry.station.note { members.append(("note", .string(note))) }
                         return .object(members)

@@ -59,3 +59,32 @@ struct ScanMatchTests {
         #expect(alone.allGood)
     }
 }
+
+/// PDU types by the Core specification's names, from legacy event types and extended properties.
+struct EventNameTests {
+    @Test(arguments: [
+        (UInt16(0x00), false, "ADV_IND"), (0x01, false, "ADV_DIRECT_IND"), (0x02, false, "ADV_SCAN_IND"),
+        (0x03, false, "ADV_NONCONN_IND"), (0x04, false, "SCAN_RSP"), (0x07, false, "event type 0x07"),
+        (0x0013, true, "ADV_IND"), (0x0015, true, "ADV_DIRECT_IND"), (0x0012, true, "ADV_SCAN_IND"),
+        (0x0010, true, "ADV_NONCONN_IND"), (0x001B, true, "SCAN_RSP"), (0x001A, true, "SCAN_RSP"),
+        (0x0000, true, "extended (0x0000)"), (0x0001, true, "extended (0x0001)"), (0x0017, true, "legacy (0x0017)"),
+    ])
+    func eventTypesAreNamed(_ type: UInt16, _ extended: Bool, _ name: String) {
+        let report = AdvertisingReport(
+            eventType: type, extended: extended, addressType: 1, address: [0xC0, 0, 0, 0, 0, 1], data: [], rssi: -60,
+            record: 1)
+        #expect(report.eventName == name)
+    }
+
+    /// A station heard as connectable is reported with its type; the type does not fail it.
+    @Test func theTypesAStationIsHeardWithAreListed() {
+        let station = ScanMatchTests.station(1)
+        var connectable = ScanMatchTests.report(station.advertisingData, ScanMatchTests.a, rssi: -60)
+        connectable.eventType = 0
+        let match = ScanMatch(
+            reports: [ScanMatchTests.report(station.advertisingData, ScanMatchTests.a, rssi: -61), connectable],
+            expected: [station])
+        #expect(match.stations[0].eventTypes == ["ADV_NONCONN_IND", "ADV_IND"])
+        #expect(match.stations[0].isGood)
+    }
+}

@@ -1,6 +1,7 @@
 import BeaconPayload
 import BeaconScan
 import Foundation
+import HexText
 import Provisioning
 import Storage
 import TestSupport
@@ -98,6 +99,37 @@ struct ScanCommandTests {
         let noneJSON = ToolRun(["scan", "--from", full, "--uuid", "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "--json"])
         let answer = try JSONSerialization.jsonObject(with: Data(noneJSON.output.utf8)) as? [String: Any]
         #expect(noneJSON.status == 1 && answer?["allGood"] as? Bool == false)
+    }
+
+    /// The record carries the bytes as burned (advertisingData), and the scan expects those, not
+    /// assumed flags: a template sending flags 02 01 04 is heard as exact with its own bytes.
+    @Test func theRecordsBurnedBytesAreWhatIsExpected() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("s.csv", "name,uuid,major,minor\nA,\(Self.uuid),1,1\n")
+        #expect(ToolRun(["batch", list, "--board", "hm10", "-o", scratch.path("out")]).status == 0)
+        let recordText = try scratch.text("out/stations.json")
+        let burned = HexText.bytes(Self.data(minor: 1))
+        #expect(recordText.contains("\"advertisingData\": \"\(burned)\""), "\(recordText)")
+        // The same record for a template whose flags byte is 04.
+        var other = Self.data(minor: 1)
+        other[2] = 0x04
+        let edited = try scratch.write(
+            "other.json", recordText.replacing(burned, with: HexText.bytes(other)))
+        let capture = scratch.path("c.btsnoop")
+        try Data(Self.capture([([0xC0, 0, 0, 0, 0, 1], other, -60)])).write(to: URL(fileURLWithPath: capture))
+        let run = ToolRun(["scan", "--from", capture, "--stations", edited, "--uuid", Self.uuid])
+        #expect(run.status == 64, "--stations and --uuid are one choice")
+        let exact = ToolRun(["scan", "--from", capture, "--stations", edited])
+        #expect(exact.output.contains("advertises other bytes") == false, "\(exact.output)")
+        #expect(exact.output.contains("from an address it was not burned with"), "the address is still checked")
+        let assumed = ToolRun(["scan", "--from", capture, "--stations", scratch.path("out/stations.json")])
+        #expect(assumed.output.contains("advertises other bytes than it was burned with"), "\(assumed.output)")
+        // Bytes that are not the station's identity are refused.
+        let wrong = try scratch.write(
+            "wrong.json", recordText.replacing(burned, with: HexText.bytes(Self.data(minor: 9))))
+        let refused = ToolRun(["scan", "--from", capture, "--stations", wrong])
+        #expect(refused.status == 65 && refused.diagnostics.contains("stations[0].advertisingData"))
     }
 
     @Test func aDamagedCaptureOrRecordIsRefused() throws {
