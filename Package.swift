@@ -135,6 +135,7 @@ let package = Package(
                 "CCDebuggerEmulator", "CCDebugger", "CCBeaconCLI", "IntelHex", "BeaconPayload", "FirmwareTemplate",
                 "TestSupport", "StructuredText", "Storage", "Provisioning", "Checksums", "BeaconScan", "HexText",
             ],
+            exclude: ["Fixtures"],
             swiftSettings: strictSettings
         ),
     ],

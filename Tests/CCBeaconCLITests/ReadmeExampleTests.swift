@@ -1,0 +1,384 @@
+import BeaconPayload
+import BeaconScan
+import CCDebuggerEmulator
+import Foundation
+import HexText
+import Provisioning
+import Storage
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import CCBeaconCLI
+
+/// Every `$ ccbeacon …` example of the README's console blocks runs as shown: each in a fresh
+/// folder holding what it needs (the fixtures in `Fixtures/readme`, and earlier steps such as a
+/// batch or a provisioning run), with emulated debuggers and a scripted controller where it talks
+/// to hardware. Its exit status must be the one the example implies and every output line shown
+/// under it must appear, in order (`…` stands for any text). File arguments are given as paths in
+/// that folder and the folder is taken out of the output again, as if the command ran there.
+/// An example without a scene here, or a scene whose command left the README, fails the test.
+struct ReadmeExampleTests {
+    /// One example: the command line and the lines shown under it.
+    struct Example: Sendable, CustomTestStringConvertible {
+        let command: String
+        let shown: [String]
+        var testDescription: String { command }
+    }
+
+    /// What an example needs and expects.
+    struct Scene: Sendable {
+        var status: Int32 = 0
+        /// Needs the shared corpus (skipped without it).
+        var corpus: [String: String] = [:]
+        var setup: @Sendable (Bench) throws -> Void = { _ in }
+        /// Talks to debuggers (emulated, one per count) or a controller.
+        var debuggers = 0
+        var radio = false
+    }
+
+    static let readme: String = {
+        (try? String(contentsOf: SharedFixtures.checkout.appendingPathComponent("README.md"), encoding: .utf8)) ?? ""
+    }()
+
+    /// The README's console examples of ccbeacon itself (`sudo` dropped; btmon and scripts are
+    /// not ours).
+    static let examples: [Example] = {
+        var result: [Example] = []
+        var inConsole = false
+        var current: (String, [String])?
+        func flush() {
+            if let (command, shown) = current { result.append(Example(command: command, shown: shown)) }
+            current = nil
+        }
+        for line in readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            if line.hasPrefix("```") {
+                flush()
+                inConsole = line == "```console"
+                continue
+            }
+            guard inConsole else { continue }
+            if line.hasPrefix("$ ") {
+                flush()
+                var command = String(line.dropFirst(2))
+                if command.hasPrefix("sudo ") { command = String(command.dropFirst(5)) }
+                guard command.hasPrefix("ccbeacon ") else { continue }
+                current = (command, [])
+            } else if current != nil {
+                current!.1.append(line)
+            }
+        }
+        flush()
+        return result
+    }()
+
+    static let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
+    static let corpus01 = "01_ghostyu-SimpleBLEPeripheral-ibeacon-CC2541-IAR.hex"
+
+    /// The scenes, by command line as the README writes it.
+    static let scenes: [String: Scene] = [
+        "ccbeacon generate --template cc2541-ibeacon --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 2 --interval 250 --tx-power -6 -o hall-a.hex":
+            Scene(),
+        "ccbeacon scan --from scan.btsnoop --stations out/stations.json": Scene(status: 1) { bench in
+            try bench.batch()
+            try bench.writeCapture("scan.btsnoop", fromRecord: "out/stations.json", heard: ["Entrance"])
+        },
+        "ccbeacon scan --hci hci0 --seconds 10 --ledger provisioning.sqlite": Scene(
+            setup: { bench in try bench.provision() }, radio: true),
+        "ccbeacon calibrate --rssi hall-a-1m.csv": Scene(),
+        "ccbeacon calibrate --from bench.btsnoop --address C7:D5:60:AD:5D:5A": Scene { bench in
+            try bench.writeBenchCapture()
+        },
+        "ccbeacon calibrate --rssi hall-a-1m.csv --station \"Hall A\" --list stations.csv --write": Scene(),
+        "ccbeacon calibrate --from bench.btsnoop --station \"Hall A\" --ledger provisioning.sqlite --write": Scene {
+            bench in
+            try bench.provision()
+            try bench.writeBenchCapture()
+        },
+        "ccbeacon batch stations.csv --board hm10 -o out/ --jobs 4 --interval 1000 --tx-power -8": Scene(),
+        "ccbeacon verify out/Hall_A.hex --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 3 --template cc2541-ibeacon":
+            Scene(status: 1) { bench in try bench.batch() },
+        "ccbeacon inspect 01_ghostyu-SimpleBLEPeripheral-ibeacon-CC2541-IAR.hex": Scene(corpus: [corpus01: corpus01]),
+        "ccbeacon provision stations.csv --board hm10 --devices all --yes": Scene(debuggers: 2),
+        "ccbeacon ledger show --ledger provisioning.sqlite": Scene { bench in try bench.provision() },
+        "ccbeacon ledger export --ledger provisioning.sqlite --format csv > registry.csv": Scene { bench in
+            try bench.provision()
+        },
+        "ccbeacon ledger check --ledger provisioning.sqlite": Scene { bench in try bench.provision() },
+        "ccbeacon devices": Scene(debuggers: 1),
+        "ccbeacon flash out/Hall_A.hex": Scene(setup: { bench in try bench.batch() }, debuggers: 1),
+        "ccbeacon info": Scene(debuggers: 1),
+        "ccbeacon read -o dump.hex": Scene(debuggers: 1),
+        "ccbeacon template import SimpleBLEPeripheral_ibeacon.hex --name lab13 -o my-templates/lab13": Scene(
+            corpus: [corpus01: "SimpleBLEPeripheral_ibeacon.hex"]),
+        "ccbeacon templates --templates my-templates": Scene(corpus: [corpus01: "SimpleBLEPeripheral_ibeacon.hex"]) {
+            bench in
+            #expect(
+                bench.run(
+                    "ccbeacon template import SimpleBLEPeripheral_ibeacon.hex --name lab13 -o my-templates/lab13"
+                ).status == 0)
+        },
+        "ccbeacon boards": Scene(),
+        "ccbeacon encode --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 2 --power -51": Scene(),
+        "ccbeacon encode --type altbeacon --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 2 --power -51":
+            Scene(),
+        "ccbeacon encode --type eddystone-uid --namespace 7634A485D505D8A24C60 --instance 000000010002 --power -10":
+            Scene(),
+        "ccbeacon encode --type eddystone-url --url https://ti.com --power 0": Scene(),
+        "ccbeacon encode --uuid E2C56DB5-DFFB-48D2-B060-D0F5A71096E0 --major 1 --minor 2 --format air --address C0:FF:EE:12:34:56 --channel 37":
+            Scene(),
+        "ccbeacon convert firmware.hex -o firmware.bin --range 0:0x40000": Scene(corpus: [corpus01: "firmware.hex"]),
+        "ccbeacon patch template.hex --at 0x333 --bytes 7634A48517324B7DAB44D505D8A24C6000030004C5 -o station.hex":
+            Scene(corpus: [corpus01: "template.hex"]),
+    ]
+
+    @Test func everyExampleHasAScene() {
+        #expect(!Self.examples.isEmpty, "the README is read")
+        for example in Self.examples {
+            #expect(Self.scenes[example.command] != nil, "no scene for: \(example.command)")
+        }
+        for command in Self.scenes.keys {
+            #expect(Self.examples.contains { $0.command == command }, "not in the README any more: \(command)")
+        }
+    }
+
+    @Test(arguments: examples)
+    func runsAsShown(_ example: Example) throws {
+        guard let scene = Self.scenes[example.command] else { return }
+        if !scene.corpus.isEmpty, !SharedFixtures.available { return }  // needs ../shared/corpus
+        let bench = try Bench(debuggers: scene.debuggers, radio: scene.radio)
+        defer { bench.scratch.remove() }
+        for (name, copy) in scene.corpus {
+            let source = try #require(SharedFixtures.directory?.appendingPathComponent("corpus/\(name)"))
+            try FileManager.default.copyItem(at: source, to: bench.scratch.url.appendingPathComponent(copy))
+        }
+        try scene.setup(bench)
+        let run = bench.run(example.command)
+        #expect(run.status == scene.status, "\(run.text)")
+        let actual = run.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var next = 0
+        for line in example.shown where !line.isEmpty {
+            guard let found = actual[next...].firstIndex(where: { Self.matches($0, shown: line) }) else {
+                Issue.record("not in the output (after line \(next)): \(line)\n--- output:\n\(run.text)")
+                break
+            }
+            next = found + 1
+        }
+    }
+
+    /// Whether `line` is what the README shows, `…` standing for any text. A path the README
+    /// writes `./NAME` (as a command run there prints it) is `NAME` here.
+    static func matches(_ given: String, shown given_: String) -> Bool {
+        let line = given.replacing(" ./", with: " ")
+        let shown = given_.replacing(" ./", with: " ")
+        let pieces = shown.components(separatedBy: "…")
+        guard pieces.count > 1 else { return line == shown }
+        guard line.hasPrefix(pieces[0]), line.hasSuffix(pieces[pieces.count - 1]) else { return false }
+        var rest = line.dropFirst(pieces[0].count)
+        for piece in pieces.dropFirst().dropLast() where !piece.isEmpty {
+            guard let range = rest.range(of: piece) else { return false }
+            rest = rest[range.upperBound...]
+        }
+        return rest.count >= pieces[pieces.count - 1].count
+    }
+}
+
+/// A folder where README examples run: the fixtures, emulated debuggers (chips swapped after each
+/// reset to run, as a bench does) and a scripted controller that hears the ledger's stations.
+final class Bench: Sendable {
+    let scratch: Scratch
+    let provider: EmulatorProvider
+    let radios: FakeHCIProvider?
+
+    init(debuggers: Int, radio: Bool) throws {
+        scratch = try Scratch()
+        for name in ["stations.csv", "hall-a-1m.csv"] {
+            let source = SharedFixtures.checkout.appendingPathComponent(
+                "Tests/CCBeaconCLITests/Fixtures/readme/\(name)")
+            try FileManager.default.copyItem(at: source, to: scratch.url.appendingPathComponent(name))
+        }
+        provider = EmulatorProvider(count: debuggers == 0 ? 2 : debuggers)
+        for (index, debugger) in provider.debuggers.enumerated() {
+            debugger.chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x25, 0x41 + UInt8(index)])
+            let next = Atomic<UInt8>(0)
+            debugger.onResetToRun = { debugger in
+                let number = next.add(1, ordering: .relaxed).newValue
+                debugger.chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x01 + UInt8(index), 0x00, number])
+            }
+        }
+        radios = radio ? Bench.radio(ledger: scratch.path("provisioning.sqlite")) : nil
+        self.debuggerCount = debuggers
+    }
+    let debuggerCount: Int
+
+    /// A controller that hears, every 100 ms, each station the ledger records as verified (its
+    /// burned address and bytes), at an RSSI that wanders over -66…-60 dBm.
+    static func radio(ledger path: String) -> FakeHCIProvider {
+        let advertisers = Mutex<[FakeHCIController.Advertiser]?>(nil)
+        return FakeHCIProvider([
+            "hci0": FakeHCIController { time in
+                let heard = advertisers.withLock { cached in
+                    if cached == nil, let ledger = try? SQLiteLedger(path: path, access: .readOnly),
+                        let states = try? ledger.states(), let attempts = try? ledger.attempts()
+                    {
+                        cached = states.compactMap { state -> FakeHCIController.Advertiser? in
+                            guard
+                                let attempt = attempts.last(where: {
+                                    $0.station == state.station.name && $0.outcome == .verified
+                                }), let address = attempt.advertiserAddress.flatMap(RandomStaticAddress.bytes(parsing:))
+                            else { return nil }
+                            return .init(address: address, data: state.station.identity.advertisingData())
+                        }
+                    }
+                    return cached ?? []
+                }
+                let round = Int(time / .milliseconds(100))
+                return heard.enumerated().map { index, advertiser in
+                    var wandering = advertiser
+                    wandering.rssi = Int8(-66 + (round + index) % 7)
+                    return wandering
+                }
+            }
+        ])
+    }
+
+    /// Runs a README command line here.
+    func run(_ line: String) -> (status: Int32, text: String) {
+        var words = Bench.words(line)
+        var redirect: String?
+        if let index = words.firstIndex(of: ">"), index + 1 < words.count {
+            redirect = words[index + 1]
+            words.removeSubrange(index...)
+        }
+        let arguments = paths(Array(words.dropFirst()))
+        let redirected = redirect != nil
+        // One stream in the order written, as a terminal shows standard output and errors.
+        let shown = Mutex("")
+        let output = Mutex("")
+        let status = CommandLineTool.run(
+            arguments,
+            console: Console(
+                output: { text in
+                    output.withLock { $0 += text }
+                    if !redirected { shown.withLock { $0 += text } }
+                },
+                diagnostics: { text in shown.withLock { $0 += text } }),
+            debuggers: debuggerCount > 0 ? provider : nil, radios: radios)
+        if let redirect {
+            _ = FileManager.default.createFile(
+                atPath: scratch.path(redirect), contents: Data(output.withLock { $0 }.utf8))
+        }
+        let folder = scratch.url.path + "/"
+        return (status, shown.withLock { $0 }.replacing(folder, with: ""))
+    }
+
+    /// Shell words: spaces split, double quotes group.
+    static func words(_ line: String) -> [String] {
+        var words: [String] = []
+        var word = ""
+        var quoted = false
+        var started = false
+        for character in line {
+            if character == "\"" {
+                quoted.toggle()
+                started = true
+            } else if character == " ", !quoted {
+                if started { words.append(word) }
+                word = ""
+                started = false
+            } else {
+                word.append(character)
+                started = true
+            }
+        }
+        if started { words.append(word) }
+        return words
+    }
+
+    /// File arguments made paths in this folder: positionals and the values of file options.
+    func paths(_ arguments: [String]) -> [String] {
+        let fileOptions: Set<String> = ["-o", "--stations", "--ledger", "--list", "--rssi", "--from", "--templates"]
+        let command =
+            arguments.first == "ledger" || arguments.first == "template"
+            ? arguments.prefix(2).joined(separator: " ") : arguments.first ?? ""
+        let spec = CommandLineTool.commands.first { $0.name == command }
+        let skip = command.split(separator: " ").count
+        var result = Array(arguments.prefix(skip))
+        var index = skip
+        while index < arguments.count {
+            let word = arguments[index]
+            if word.hasPrefix("-") {
+                result.append(word)
+                let takesValue = spec?.options.first { $0.name == word || $0.short == word }?.valueName != nil
+                if takesValue, index + 1 < arguments.count {
+                    let value = arguments[index + 1]
+                    result.append(fileOptions.contains(word) ? scratch.path(value) : value)
+                    index += 1
+                }
+            } else {
+                result.append(scratch.path(word))
+            }
+            index += 1
+        }
+        return result
+    }
+
+    /// The README's batch (its record is what scan checks, its files what verify and flash take).
+    func batch() throws {
+        let run = self.run("ccbeacon batch stations.csv --board hm10 -o out/ --jobs 4 --interval 1000 --tx-power -8")
+        guard run.status == 0 else { throw BenchError(run.text) }
+    }
+
+    /// The README's provisioning run, on two emulated debuggers.
+    func provision() throws {
+        let run = ToolRun(
+            paths(["provision", "stations.csv", "--board", "hm10", "--devices", "all", "--yes", "--wait", "0.2"]),
+            debuggers: provider)
+        guard run.status == 0 else { throw BenchError(run.diagnostics) }
+    }
+
+    /// A capture in which `heard` stations of the record are heard (137 reports each, -71…-58
+    /// dBm, median -64) among 275 reports of a foreign advertiser.
+    func writeCapture(_ name: String, fromRecord record: String, heard: Set<String>) throws {
+        let json = try JSONSerialization.jsonObject(with: Data(try scratch.bytes(record))) as? [String: Any]
+        var packets: [(flags: UInt32, bytes: [UInt8])] = []
+        let levels = [-71, -58] + (0..<135).map { -66 + $0 % 5 }
+        for station in json?["stations"] as? [[String: Any]] ?? []
+        where heard.contains(station["name"] as? String ?? "") {
+            let address = RandomStaticAddress.bytes(parsing: station["address"] as? String ?? "") ?? []
+            let data = HexText.parseContiguous(station["advertisingData"] as? String ?? "") ?? []
+            for level in levels {
+                packets.append(
+                    (
+                        3,
+                        BTSnoopFile.uartEvent(BTSnoopFile.legacyReport(address: address, data: data, rssi: Int8(level)))
+                    ))
+            }
+        }
+        for index in 0..<275 {
+            let report = BTSnoopFile.legacyReport(
+                address: [0x5A, 0x11, 0x22, 0x33, 0x44, 0x55], data: [0x02, 0x01, 0x1A, 0x03, 0x03, 0x6F, 0xFD],
+                rssi: Int8(-80 + index % 9))
+            packets.append((3, BTSnoopFile.uartEvent(report)))
+        }
+        try Data(BTSnoopFile.file(packets)).write(to: scratch.url.appendingPathComponent(name))
+    }
+
+    /// A capture taken 1 m from Hall A (address C7:D5:60:AD:5D:5A): 24 reports, -61…-59 dBm.
+    func writeBenchCapture() throws {
+        let address: [UInt8] = [0xC7, 0xD5, 0x60, 0xAD, 0x5D, 0x5A]
+        let packets = (0..<24).map { index in
+            (
+                UInt32(3),
+                BTSnoopFile.uartEvent(
+                    BTSnoopFile.legacyReport(address: address, data: [0x02, 0x01, 0x06], rssi: Int8(-61 + index % 3)))
+            )
+        }
+        try Data(BTSnoopFile.file(packets)).write(to: scratch.url.appendingPathComponent("bench.btsnoop"))
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
