@@ -75,6 +75,32 @@ public struct ScanMatch: Sendable, Equatable {
     /// iBeacons with an expected station's UUID that no expected station is.
     public var strangers: [Stranger]
 
+    /// Other beacons heard (any iBeacon of another UUID, AltBeacon, Eddystone-UID and -URL),
+    /// decoded, one entry per address and advertisement, in the order first heard.
+    public var others: [OtherBeacon]
+
+    /// A beacon that is neither an expected station nor a stranger of their UUID.
+    public struct OtherBeacon: Sendable, Equatable {
+        /// Its address.
+        public var address: String
+        /// `iBeacon`, `AltBeacon`, `Eddystone-UID` or `Eddystone-URL`.
+        public var format: String
+        /// What it advertises, decoded.
+        public var beacon: String
+        /// Reports heard of it.
+        public var reports: Int
+    }
+
+    /// The format and decoded content of advertising data that holds a beacon, by the payload
+    /// decoders `encode` uses; `nil` for anything else.
+    public static func decode(_ data: [UInt8]) -> (format: String, beacon: String)? {
+        if let beacon = try? IBeacon(advertisingData: data) { return ("iBeacon", beacon.description) }
+        if let beacon = try? AltBeacon(advertisingData: data) { return ("AltBeacon", beacon.description) }
+        if let beacon = try? EddystoneUID(advertisingData: data) { return ("Eddystone-UID", beacon.description) }
+        if let beacon = try? EddystoneURL(advertisingData: data) { return ("Eddystone-URL", beacon.description) }
+        return nil
+    }
+
     /// An iBeacon heard with one of the expected UUIDs but no expected identity.
     public struct Stranger: Sendable, Equatable {
         /// What it advertises.
@@ -102,8 +128,23 @@ public struct ScanMatch: Sendable, Equatable {
         }
         var strangers: [Stranger] = []
         var strangerKeys: Set<String> = []
+        var others: [OtherBeacon] = []
+        var otherIndex: [String: Int] = [:]
+        func other(_ report: AdvertisingReport) {
+            guard let (format, beacon) = Self.decode(report.data) else { return }
+            let key = report.addressText + " " + beacon
+            if let index = otherIndex[key] {
+                others[index].reports += 1
+            } else {
+                otherIndex[key] = others.count
+                others.append(OtherBeacon(address: report.addressText, format: format, beacon: beacon, reports: 1))
+            }
+        }
         for report in reports {
-            guard let beacon = try? IBeacon(advertisingData: report.data) else { continue }
+            guard let beacon = try? IBeacon(advertisingData: report.data) else {
+                other(report)
+                continue
+            }
             if let index = indexByIdentity[key(beacon)] {
                 heard[index].reports += 1
                 if !heard[index].addresses.contains(report.addressText) {
@@ -114,14 +155,17 @@ public struct ScanMatch: Sendable, Equatable {
                 if !heard[index].eventTypes.contains(report.eventName) {
                     heard[index].eventTypes.append(report.eventName)
                 }
-            } else if ourUUIDs.contains(beacon.uuid),
-                strangerKeys.insert("\(key(beacon))/\(beacon.measuredPower)/\(report.addressText)").inserted
-            {
-                strangers.append(Stranger(identity: beacon, address: report.addressText))
+            } else if ourUUIDs.contains(beacon.uuid) {
+                if strangerKeys.insert("\(key(beacon))/\(beacon.measuredPower)/\(report.addressText)").inserted {
+                    strangers.append(Stranger(identity: beacon, address: report.addressText))
+                }
+            } else {
+                other(report)
             }
         }
         for index in heard.indices { heard[index].rssi.sort() }
         stations = heard
         self.strangers = strangers
+        self.others = others
     }
 }

@@ -28,11 +28,13 @@ enum ScanCommand {
             iBeacon of one UUID (--uuid, narrowed by --major and --minor).
 
             For each expected station: heard or not, from which address, whether the advertising
-            data is exactly the bytes ccbeacon burned (the iBeacon data with flags 02 01 06, as the
-            bundled template sends it), and the RSSI (count, min, median, max). Also flagged: one
-            identity from two addresses, an address it was not burned with, and an iBeacon of the
-            same UUID that is no expected station. Exit status 0 only when every expected station
-            was heard with exactly its bytes from one address; 1 otherwise.
+            data is exactly the bytes ccbeacon burned (as the batch record gives them; the iBeacon
+            data with flags 02 01 06 for older records, --ledger and --uuid), the PDU types, and
+            the RSSI (count, min, median, max). Also flagged: one identity from two addresses, an
+            address it was not burned with, and an iBeacon of the same UUID that is no expected
+            station; other beacons (iBeacon, AltBeacon, Eddystone) are counted (--json lists
+            them). Exit status 0 only when every expected station was heard with exactly its bytes
+            from one address; 1 otherwise.
 
             --hci sends LE scan commands through BlueZ's raw HCI socket, which needs CAP_NET_RAW
             (root, or 'sudo setcap cap_net_raw+ep ccbeacon'). It has not run on a real controller
@@ -328,6 +330,14 @@ enum ScanCommand {
         for stranger in match.strangers {
             lines.append("STRANGER   \(stranger.identity) from \(stranger.address): our UUID, but no expected station")
         }
+        if !match.others.isEmpty {
+            // Counted, not listed: a busy room holds many; --json lists each.
+            let formats = Dictionary(grouping: match.others, by: \.format).map { "\($0.value.count) \($0.key)" }
+                .sorted()
+            lines.append(
+                "also heard \(match.others.count) other beacon(s): \(formats.joined(separator: ", ")) (--json lists them)"
+            )
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -360,6 +370,16 @@ enum ScanCommand {
                     .array(
                         match.strangers.map {
                             .object(EncodeCommand.identityFields($0.identity) + [("address", .string($0.address))])
+                        })
+                ),
+                (
+                    "others",
+                    .array(
+                        match.others.map {
+                            .object([
+                                ("address", .string($0.address)), ("format", .string($0.format)),
+                                ("beacon", .string($0.beacon)), ("reports", .integer($0.reports)),
+                            ])
                         })
                 ),
             ])

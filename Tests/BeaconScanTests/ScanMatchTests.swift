@@ -88,3 +88,31 @@ struct EventNameTests {
         #expect(match.stations[0].isGood)
     }
 }
+
+/// Other beacons heard are decoded by the payload decoders and counted per address and content.
+struct OtherBeaconTests {
+    @Test func otherFormatsAndForeignIBeaconsAreDecodedAndCounted() throws {
+        let station = ScanMatchTests.station(1)
+        let alt = try AltBeacon(beaconID: [UInt8](repeating: 0x11, count: 20), referenceRSSI: -60).advertisingData()
+        let uid = try EddystoneUID(
+            txPower: -10, namespace: [UInt8](repeating: 0x22, count: 10), instance: [0, 0, 0, 0, 0, 1]
+        ).advertisingData()
+        let url = try EddystoneURL(url: "https://ti.com", txPower: 0).advertisingData()
+        let foreign = IBeacon(
+            uuid: try IdentityParser.uuid("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0"), major: 1, minor: 2
+        ).advertisingData()
+        let b = ScanMatchTests.b
+        let match = ScanMatch(
+            reports: [
+                ScanMatchTests.report(station.advertisingData, ScanMatchTests.a, rssi: -60),
+                ScanMatchTests.report(alt, b, rssi: -70), ScanMatchTests.report(alt, b, rssi: -71),
+                ScanMatchTests.report(uid, b, rssi: -70), ScanMatchTests.report(url, b, rssi: -70),
+                ScanMatchTests.report(foreign, b, rssi: -70), ScanMatchTests.report([0x02, 0x01, 0x06], b, rssi: -70),
+            ], expected: [station])
+        #expect(match.others.map(\.format) == ["AltBeacon", "Eddystone-UID", "Eddystone-URL", "iBeacon"])
+        #expect(match.others.map(\.reports) == [2, 1, 1, 1])
+        #expect(match.others[2].beacon == "Eddystone-URL https://ti.com tx 0 dBm at 0 m")
+        #expect(match.others.allSatisfy { $0.address == "C0:00:00:00:00:02" })
+        #expect(match.strangers.isEmpty && match.allGood)
+    }
+}
