@@ -198,6 +198,10 @@ public struct LiveScan: Sendable {
     /// Sends `command` and waits for its Command Complete (or Command Status); returns the status.
     /// Other events meanwhile (advertising reports, other programs' answers) are passed over.
     func run(_ command: Command) throws(HCIError) -> UInt8 {
+        // What queued up meanwhile (other programs' events, reports heard while a chip was being
+        // burned) goes first, so a full socket buffer cannot crowd out the answer.
+        var drained = 0
+        while drained < 100_000, try transport.receive(timeout: .zero) != nil { drained += 1 }
         try transport.send(command.packet)
         let deadline = now() + Self.commandTimeout
         while true {
@@ -214,7 +218,11 @@ public struct LiveScan: Sendable {
             if event.code == 0x0E, bytes.count >= 4, UInt16(bytes[1]) | UInt16(bytes[2]) << 8 == command.opcode {
                 return bytes[3]
             }
-            if event.code == 0x0F, bytes.count >= 4, UInt16(bytes[2]) | UInt16(bytes[3]) << 8 == command.opcode {
+            // A Command Status answers only when it refuses: status 0 means "under way", and the
+            // Command Complete follows.
+            if event.code == 0x0F, bytes.count >= 4, bytes[0] != 0,
+                UInt16(bytes[2]) | UInt16(bytes[3]) << 8 == command.opcode
+            {
                 return bytes[0]
             }
         }

@@ -185,6 +185,16 @@ enum CalibrateCommand {
                     "\(listPath): setting the power of '\(station)' would change more than that; nothing was written",
                     hint: "set the power column by hand")
             }
+            // Whether the list can be rewritten is settled before the ledger is written.
+            do {
+                let file = try Files.checkRewritable(listPath)
+                // What a run killed while rewriting left beside it (its process is gone).
+                _ = Files.removeAbandonedTemporaryFiles(in: Files.directory(of: file.target))
+            } catch {
+                throw CommandFailure(
+                    .failure, "\(error.description); nothing was recorded",
+                    hint: "calibrate writes the list in place: it must be a writable file in a writable folder")
+            }
             listEdit = (listPath, original, edited)
         }
         var written: [String] = []
@@ -213,7 +223,10 @@ enum CalibrateCommand {
                 throw CommandFailure(
                     .failure,
                     "\(error.description)\(written.isEmpty ? "" : "; the ledger has the calibration, the list was left as it was")",
-                    hint: "set the power column by hand, or run again")
+                    hint: written.isEmpty
+                        ? "set the power column by hand, or run again"
+                        : "set the list's power column to \(calibration.measuredPower) by hand (running again would record a second calibration)"
+                )
             }
             let change =
                 listEdit.edited.addedColumn

@@ -266,8 +266,10 @@ enum ProvisionCommand {
                 }
             })
         for number in handled { signal(number, SIG_DFL) }
+        let stillToBurnAgain =
+            options.reprovision ? (try? ledger.recalibratedStations().keys.filter(listed.contains).sorted()) ?? [] : []
         try report(
-            summary, progress: try progress(ledger, listed, path: path), path: path,
+            summary, progress: try progress(ledger, listed, path: path), burnAgain: stillToBurnAgain, path: path,
             json: command.isSet(json), console: console)
     }
 
@@ -415,7 +417,8 @@ enum ProvisionCommand {
 
     /// The summary (text or `--json`), and exit 3 when stations of the list are left.
     static func report(
-        _ summary: ProvisionSummary, progress: ListProgress, path: String, json: Bool, console: Console
+        _ summary: ProvisionSummary, progress: ListProgress, burnAgain: [String] = [], path: String, json: Bool,
+        console: Console
     ) throws(CommandFailure) {
         let unrecorded = progress.inProgress
         let why = Self.stopReason(summary, signal: stopSignals.signal)
@@ -428,7 +431,8 @@ enum ProvisionCommand {
                     ("listDone", .integer(progress.done)), ("listPending", .integer(progress.pending)),
                     ("listBurningElsewhere", .integer(unrecorded)),
                     ("held", .array(progress.held.map { .string($0) })), ("ledger", .string(path)),
-                    ("setAsideChips", .integer(summary.setAside)), ("stoppedBecause", .string(why)),
+                    ("setAsideChips", .integer(summary.setAside)),
+                    ("toBurnAgain", .array(burnAgain.map { .string($0) })), ("stoppedBecause", .string(why)),
                 ]).rendered() + "\n")
         } else {
             var lines = [
@@ -443,11 +447,21 @@ enum ProvisionCommand {
                     "  held (interrupted; attach their chip or use --release-interrupted): \(progress.held.joined(separator: ", "))"
                 )
             }
+            if !burnAgain.isEmpty {
+                lines.append(
+                    "  calibrated, to burn again (attach their chips): \(burnAgain.joined(separator: ", "))")
+            }
             if summary.setAside > 0 {
                 lines.append("  \(summary.setAside) chip(s) set aside, not burned (each one's reason is above)")
             }
             lines.append("  stopped: \(why)")
             console.output(lines.joined(separator: "\n") + "\n")
+        }
+        if progress.left == 0, !burnAgain.isEmpty {
+            throw CommandFailure(
+                .stationsLeft,
+                "stopped with \(burnAgain.count) calibrated station\(burnAgain.count == 1 ? "" : "s") not burned again: \(why)",
+                hint: "run again with --reprovision and attach their chips")
         }
         if progress.left > 0 {
             throw CommandFailure(

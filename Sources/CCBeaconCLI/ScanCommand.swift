@@ -246,6 +246,11 @@ enum ScanCommand {
                 var burned: (bytes: [UInt8], whole: Bool)?
                 for (key, whole) in [("advertisingData", true), ("manufacturerData", false)] {
                     guard let text = try station.optionalString(key) else { continue }
+                    guard burned == nil else {
+                        throw DataFileError(
+                            file: file, line: node.line, column: node.column, keyPath: "stations[\(index)].\(key)",
+                            message: "comes with advertisingData; a station's record holds one or the other")
+                    }
                     guard let bytes = HexText.parseContiguous(text),
                         let decoded = Self.identity(in: bytes, whole: whole)
                     else {

@@ -44,6 +44,12 @@ public final class EmulatedCC2541: Sendable {
         get { model.withLock { $0.flashStuckBusy } }
         set { model.withLock { $0.flashStuckBusy = newValue } }
     }
+    /// Fault: a chip erase completes with the debug interface locked (a failing part): every
+    /// erase ends in "still locked".
+    public var eraseLeavesLocked: Bool {
+        get { model.withLock { $0.eraseLeavesLocked } }
+        set { model.withLock { $0.eraseLeavesLocked = newValue } }
+    }
     /// Fault: flash cells whose bits read as 0 whatever is written (address → mask of stuck bits).
     public var stuckAtZero: [Int: UInt8] {
         get { model.withLock { $0.stuckAtZero } }
@@ -113,6 +119,9 @@ struct CC2541Model: Sendable {
     var flashStuckBusy = false
     /// Fault: flash cells whose bits read as 0 whatever is written (address → mask of stuck bits).
     var stuckAtZero: [Int: UInt8] = [:]
+    var eraseLeavesLocked = false
+    /// Set by an erase under `eraseLeavesLocked`: the lock survives every reset from then on.
+    var lockedByErase = false
 
     // CRC unit (RNDL/RNDH).
     var crc: UInt16 = 0
@@ -156,7 +165,7 @@ struct CC2541Model: Sendable {
     /// Reset: into debug mode (halted) or running.
     mutating func reset(halt: Bool) {
         halted = halt
-        debugLocked = flash[flashSize - 1] & 0x80 == 0
+        debugLocked = lockedByErase || flash[flashSize - 1] & 0x80 == 0
         sfr = [UInt8](repeating: 0, count: 0x80)
         for channel in channels.indices { channels[channel].armed = false }
         fctl = 0x04
@@ -189,7 +198,10 @@ struct CC2541Model: Sendable {
             let reply = status
             if chipEraseRemaining > 0 {
                 chipEraseRemaining -= 1
-                if chipEraseRemaining == 0 { debugLocked = false }
+                if chipEraseRemaining == 0 {
+                    lockedByErase = lockedByErase || eraseLeavesLocked
+                    debugLocked = lockedByErase
+                }
             }
             return [reply]
         case 0x40, 0x48: return [status]  // HALT, RESUME

@@ -454,6 +454,14 @@ enum LedgerFile {
             for (column, type, _) in SQLiteLedger.addedColumns where !shape.attemptColumns.contains(column) {
                 try database.execute("ALTER TABLE attempts ADD COLUMN \(column) \(type)", [], "adding column \(column)")
             }
+            if !shape.attemptColumns.contains("power") {
+                // Before version 2 a station's power never changed once registered (registering
+                // refused another), so it is the power every one of its attempts burned: without
+                // it, a calibration recorded later would pass for what the chip carries.
+                try database.execute(
+                    "UPDATE attempts SET power = (SELECT s.power FROM stations AS s WHERE s.name = attempts.station) WHERE power IS NULL",
+                    [], "recording the power earlier attempts burned")
+            }
             if !shape.hasCalibrations {
                 try database.execute(SQLiteLedger.calibrationsTable, [], "adding the calibrations table")
             }

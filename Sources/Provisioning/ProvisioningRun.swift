@@ -519,8 +519,22 @@ public final class ProvisioningRun: Sendable {
                     events(.interruptedForAnotherList(debugger: debugger, chip: chip, station: interrupted.station))
                     return .release
                 }
-                if try resume(interrupted, session: session, debugger: debugger) { return .release }
+                switch try resume(interrupted, session: session, debugger: debugger) {
+                case .verified: return .release
+                case .notOnChip: break
+                case .notHeard(let station, let erased):
+                    failures[station, default: 0] += 1
+                    if !options.retryUnheard || failures[station, default: 0] > options.retries {
+                        givenUp.insert(station)
+                        skipping.insert(station)
+                    }
+                    // A chip not erased may carry the identity (or is another chip now): nothing
+                    // more goes into it.
+                    if !erased { return .release }
+                }
             }
+            // A stop asked for meanwhile (a radio that failed, a signal): no new station.
+            if stopping { return .release }
             do {
                 // The image whose digest the ledger records is the one burned.
                 var claimedImage: StationImage?
@@ -584,16 +598,21 @@ public final class ProvisioningRun: Sendable {
                     // as interrupted, and the station is held until this chip is back and checked
                     // (or released), whoever swaps what meanwhile.
                     var cause = burnError
+                    var erased = false
                     if case .transport = burnError {
                     } else {
-                        do { _ = try session.chipErase(targetID: template.chip.debuggerTargetID) } catch {
-                            cause = error
-                        }
+                        do {
+                            _ = try session.chipErase(targetID: template.chip.debuggerTargetID)
+                            erased = true
+                        } catch { cause = error }
                     }
-                    let unknown: Bool = if case .transport = cause { true } else { false }
+                    // Not erased — a failed transfer, or an erase that failed in any way — leaves
+                    // the chip's content unknown.
+                    let unknown = !erased
+                    let eraseFailed: Bool = if case .transport = burnError { false } else { !erased }
                     let reason =
                         unknown
-                        ? "\(burnError.description)\(cause == burnError ? "" : "; erasing it then failed: \(cause)"); the chip may carry the identity, so the station is held until it is attached again"
+                        ? "\(burnError.description)\(eraseFailed ? "; erasing it then failed: \(cause)" : ""); the chip may carry the identity, so the station is held until it is attached again"
                         : "\(burnError.description); the chip was erased"
                     try ledger.finish(attempt.id, outcome: unknown ? .interrupted : .failed, reason: reason)
                     if !unknown {
@@ -674,11 +693,21 @@ public final class ProvisioningRun: Sendable {
         return (burned, Int(current))
     }
 
-    /// A chip whose burn was interrupted came back: check what it holds. Returns true when the
-    /// interrupted attempt is now settled as verified (this chip is done).
-    func resume(_ attempt: Attempt, session: CC254xSession, debugger: String) throws -> Bool {
+    /// What checking a chip from an interrupted run found.
+    enum ResumeOutcome: Equatable {
+        /// It holds the image (and was heard, with `--scan-verify`): the attempt is verified.
+        case verified
+        /// It does not hold the image: the attempt is failed, the chip free for a station.
+        case notOnChip
+        /// It holds the image but was not heard on air; `erased`: the chip was erased (free for
+        /// another station), else it may carry the identity or was swapped meanwhile.
+        case notHeard(station: String, erased: Bool)
+    }
+
+    /// A chip whose burn was interrupted came back: check what it holds.
+    func resume(_ attempt: Attempt, session: CC254xSession, debugger: String) throws -> ResumeOutcome {
         guard let station = try ledger.states().first(where: { $0.station.name == attempt.station })?.station else {
-            return false
+            return .notOnChip
         }
         let image = image(for: station)
         var verified = false
@@ -709,7 +738,7 @@ public final class ProvisioningRun: Sendable {
                         debugger: debugger, station: station.name, chip: attempt.chip,
                         outcome: heard.erased ? .failed : .interrupted, reason: heard.reason))
                 if let failure = heard.failure { throw failure }
-                return false
+                return .notHeard(station: station.name, erased: heard.erased)
             }
             onAir = check
         }
@@ -721,7 +750,7 @@ public final class ProvisioningRun: Sendable {
             readBack: verified ? BurnReport.describe(readBack) : nil, onAir: onAir)
         events(.resumed(debugger: debugger, station: station.name, chip: attempt.chip, verified: verified))
         if verified { note { $0.verified.append(station.name) } }
-        return verified
+        return verified ? .verified : .notOnChip
     }
 
     /// What listening for a station found, and what became of its chip.

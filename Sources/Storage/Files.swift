@@ -167,16 +167,31 @@ public enum Files {
     /// renamed over the target, then the directory `fsync`ed so the rename itself survives a
     /// power cut. A crash leaves either the old file or the new one, never a mix.
     public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FileError) {
-        try replace(path, with: bytes, mode: nil) { () throws(FileError) in }
+        try replace(path, with: bytes, mode: nil, owner: nil) { () throws(FileError) in }
     }
 
     /// Rewrites the user's file `path` in place with `bytes`, as atomically and durably as
     /// `writeAtomically`, keeping what makes it the same file to its owner: a symbolic link
-    /// stays a link (the file it leads to is rewritten) and the permission bits are kept. A file
-    /// with several names (hard links) is refused — replacing one name would part it from the
-    /// others — and so is a file that no longer holds `original` when the new one is about to
-    /// take its place (another program changed it since it was read; nothing is lost).
+    /// stays a link (the file it leads to is rewritten), and the owner, group and permission bits
+    /// are kept. Refused (see `checkRewritable`): a file this process may not write, a read-only
+    /// one, one with several names; and a file that no longer holds `original` when the new one
+    /// is about to take its place (another program changed it since it was read; nothing is lost).
     public static func rewrite(_ path: String, from original: [UInt8], to bytes: [UInt8]) throws(FileError) {
+        let file = try checkRewritable(path)
+        let target = file.target
+        try replace(target, with: bytes, mode: mode_t(file.mode), owner: (file.owner, file.group)) {
+            () throws(FileError) in
+            guard (try? read(target)) == original else {
+                throw FileError(
+                    .write, path: path, reason: "it changed while it was being rewritten; it was left as it is")
+            }
+        }
+    }
+
+    /// Whether `rewrite` may replace the file `path`: a regular file (through symbolic links),
+    /// with one name, that this process may write and that is not read-only, in a folder it may
+    /// write. Returns the file's real path and status; refuses with the reason.
+    public static func checkRewritable(_ path: String) throws(FileError) -> RewritableFile {
         guard let resolved = realpath(path, nil) else { throw systemError(.write, path) }
         let target = String(cString: resolved)
         free(resolved)
@@ -191,19 +206,47 @@ public enum Files {
                 reason:
                     "it has \(info.st_nlink) names (hard links); rewriting it under one would part it from the others")
         }
-        try replace(target, with: bytes, mode: info.st_mode & 0o7777) { () throws(FileError) in
-            guard (try? read(target)) == original else {
-                throw FileError(
-                    .write, path: path, reason: "it changed while it was being rewritten; it was left as it is")
-            }
+        guard info.st_mode & 0o222 != 0 else {
+            throw FileError(
+                .write, path: path,
+                reason:
+                    "it is read-only (mode \(String(info.st_mode & 0o7777, radix: 8))); make it writable to change it")
         }
+        guard access(target, W_OK) == 0 else {
+            let code = errno
+            throw FileError(.write, path: path, reason: "it may not be written: \(describe(code))", code: code)
+        }
+        let folder = directory(of: target)
+        guard access(folder, W_OK) == 0 else {
+            let code = errno
+            throw FileError(
+                .write, path: path,
+                reason:
+                    "its folder '\(folder)' may not be written (\(describe(code))), and the new file goes there first",
+                code: code)
+        }
+        return RewritableFile(
+            target: target, mode: UInt32(info.st_mode & 0o7777), owner: info.st_uid, group: info.st_gid)
+    }
+
+    /// A file `rewrite` may replace: where it really is, and what it keeps.
+    public struct RewritableFile: Sendable, Equatable {
+        /// The real path (symbolic links resolved).
+        public var target: String
+        /// Permission bits.
+        public var mode: UInt32
+        /// Owner ID.
+        public var owner: UInt32
+        /// Group ID.
+        public var group: UInt32
     }
 
     /// Writes `bytes` to a temporary file beside `path` — with permission bits `mode`, or 0644
     /// less the umask when `nil` — syncs it, runs `beforeRename` (which may refuse), renames it
     /// over `path` and syncs the folder.
     static func replace(
-        _ path: String, with bytes: [UInt8], mode: mode_t?, beforeRename: () throws(FileError) -> Void
+        _ path: String, with bytes: [UInt8], mode: mode_t?, owner: (uid_t, gid_t)?,
+        beforeRename: () throws(FileError) -> Void
     ) throws(FileError) {
         let folder = directory(of: path)
         let temporary = join(folder, temporaryName(for: lastComponent(path)))
@@ -211,7 +254,10 @@ public enum Files {
         guard descriptor >= 0 else { throw systemError(.write, path) }
         var written = 0
         let failure: Int32? = bytes.withUnsafeBytes { buffer in
-            // A rewritten file keeps its mode, whatever the umask: set before any byte is in it.
+            // A rewritten file keeps its owner and mode, whatever the umask and whoever rewrites
+            // it (root calibrating a user's list): set before any byte is in it. An owner this
+            // process may not give the file (another user's file, not as root) is refused.
+            if let (user, group) = owner, fchown(descriptor, user, group) != 0 { return errno }
             if let mode, fchmod(descriptor, mode) != 0 { return errno }
             while written < buffer.count {
                 let result = write(descriptor, buffer.baseAddress! + written, buffer.count - written)

@@ -104,6 +104,32 @@ struct LiveScanTests {
         #expect(reports.count == 3)
     }
 
+    /// A stale answer waiting in the socket (another program's command of the same opcode,
+    /// refused) is drained before the command is sent, not taken for its answer.
+    @Test func aStaleAnswerQueuedBeforeTheCommandIsNotTakenForIt() throws {
+        let controller = FakeHCIController { _ in [Self.a] }
+        controller.inject([0x04, 0x0E, 0x04, 0x01, 0x0B, 0x20, 0x0C])
+        controller.inject(FakeHCIController.report(Self.b))
+        let reports = try Self.scan(controller).listen(for: .milliseconds(300))
+        #expect(controller.commands == [0x200B, 0x200C, 0x200C])
+        #expect(reports.count == 3 && reports.allSatisfy { $0.address == Self.a.address })
+    }
+
+    /// A Command Status of 0 means "under way": the Command Complete is the answer; a Command
+    /// Status with an error is the refusal.
+    @Test func aCommandStatusAnswersOnlyWhenItRefuses() throws {
+        let pending = FakeHCIController { _ in [Self.a] }
+        pending.statusFirst = [0x200B: 0x00]
+        #expect(try Self.scan(pending).listen(for: .milliseconds(300)).count == 3)
+        let refusing = FakeHCIController { _ in [Self.a] }
+        refusing.statusFirst = [0x200B: 0x12]
+        #expect {
+            try Self.scan(refusing).listen(for: .milliseconds(300))
+        } throws: { error in
+            (error as? HCIError)?.kind == .refused(command: "LE Set Scan Parameters", status: 0x12)
+        }
+    }
+
     @Test(arguments: [
         [UInt8]([0x04, 0x3E]), [0x04, 0x3E, 0x05, 0x02], [0x04, 0x3E, 0x03, 0x02, 0x01, 0x03],
     ])

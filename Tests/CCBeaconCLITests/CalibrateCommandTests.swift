@@ -153,6 +153,49 @@ struct CalibrateWriteTests {
         #expect(try scratch.text("list.csv") == text)
     }
 
+    /// A read-only list is not rewritten; a list that cannot be rewritten is found before the
+    /// ledger records anything (no calibration in one and not the other).
+    @Test func aListThatCannotBeRewrittenIsFoundBeforeTheLedgerIsWritten() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let rssi = try scratch.write("r.txt", Self.samples.map(String.init).joined(separator: "\n"))
+        let text = "name,uuid,major,minor\na,\(LedgerFiles.uuid),1,1\n"
+        let readOnly = try scratch.write("ro.csv", text)
+        chmod(readOnly, 0o444)
+        let refused = ToolRun(["calibrate", "--rssi", rssi, "--station", "a", "--list", readOnly, "--write"])
+        #expect(
+            refused.status == 1 && refused.diagnostics.contains("it is read-only (mode 444)"), "\(refused.diagnostics)")
+        #expect(try scratch.text("ro.csv") == text)
+        let path = scratch.path("ledger.sqlite")
+        try LedgerFiles.sound(path)
+        let list = try scratch.write("list.csv", text)
+        #expect(link(list, scratch.path("other-name.csv")) == 0)
+        let both = ToolRun(
+            ["calibrate", "--rssi", rssi, "--station", "a", "--list", list, "--ledger", path, "--write"])
+        #expect(both.status == 1 && both.diagnostics.contains("nothing was recorded"), "\(both.diagnostics)")
+        #expect(try SQLiteLedger(path: path, access: .readOnly).calibrations() == [])
+    }
+
+    /// Root calibrating a user's list (scanning needs root) leaves it the user's; a temporary file
+    /// a killed run left beside the list is removed. The owner part needs root (as CI runs).
+    @Test func aRewrittenListKeepsItsOwnerAndLeftoversOfKilledRunsGo() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let rssi = try scratch.write("r.txt", Self.samples.map(String.init).joined(separator: "\n"))
+        let list = try scratch.write("list.csv", "name,uuid,major,minor\na,\(LedgerFiles.uuid),1,1\n")
+        let child = try ChildProcess("/bin/true", [], in: scratch.url)
+        #expect(child.wait(timeout: 10) == 0)
+        let leftover = try scratch.write(".list.csv\(Files.temporaryMarker)\(child.processID).7", "half")
+        if getuid() == 0 { #expect(chown(list, 65534, 65534) == 0) }
+        let run = ToolRun(["calibrate", "--rssi", rssi, "--station", "a", "--list", list, "--write"])
+        #expect(run.status == 0, "\(run.diagnostics)")
+        var info = stat()
+        #expect(stat(list, &info) == 0)
+        if getuid() == 0 { #expect(info.st_uid == 65534 && info.st_gid == 65534, "still the user's") }
+        #expect(!FileManager.default.fileExists(atPath: leftover))
+        #expect(try scratch.text("list.csv").contains(",-61\n"))
+    }
+
     /// The file changed between its reading and the new one taking its place: refused, kept.
     @Test func aFileChangedMeanwhileIsNotOverwritten() throws {
         let scratch = try Scratch()

@@ -130,6 +130,15 @@ struct ScanCommandTests {
             "wrong.json", recordText.replacing(burned, with: HexText.bytes(Self.data(minor: 9))))
         let refused = ToolRun(["scan", "--from", capture, "--stations", wrong])
         #expect(refused.status == 65 && refused.diagnostics.contains("stations[0].advertisingData"))
+        // Both forms for one station: which one was burned cannot be told.
+        let both = try scratch.write(
+            "both.json",
+            recordText.replacing(
+                "\"advertisingData\": \"\(burned)\"",
+                with: "\"advertisingData\": \"\(burned)\", \"manufacturerData\": \"\(burned.dropFirst(6))\""))
+        let twice = ToolRun(["scan", "--from", capture, "--stations", both])
+        #expect(
+            twice.status == 65 && twice.diagnostics.contains("stations[0].manufacturerData"), "\(twice.diagnostics)")
     }
 
     @Test func aDamagedCaptureOrRecordIsRefused() throws {

@@ -1,10 +1,11 @@
 import BeaconScan
 import CCDebuggerEmulator
 import Foundation
-import Provisioning
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import Provisioning
 
 /// `provision --scan-verify` against emulated debuggers and a scripted controller that hears what
 /// the emulated chips hold: a chip that runs (not halted) and carries the reference firmware's
@@ -139,6 +140,65 @@ struct ScanVerifyTests {
         }
     }
 
+    /// As a kill -9 just before the outcome's commit leaves it: the station's attempt in progress.
+    static func interruptBeforeCommit(_ path: String, station: String) throws {
+        let raw = try SQLiteDatabase(path: path, mode: .readWrite)
+        try raw.execute(
+            "UPDATE attempts SET outcome = 'in-progress', finished_at = NULL WHERE station = ?", [.text(station)],
+            "interrupting")
+    }
+
+    /// A chip from an interrupted run comes back and is swapped while the run listens for it: the
+    /// chip attached then is not burned with the next station under the old chip's name (the
+    /// station stays held for its chip; nothing goes into a chip the run did not identify).
+    @Test func aChipSwappedWhileAResumedStationIsListenedForGetsNoStation() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("s.csv", "name,uuid,major,minor\na,\(Self.uuid),1,1\nb,\(Self.uuid),1,2\n")
+        let path = scratch.path("provisioning.sqlite")
+        let provider = EmulatorProvider()
+        let radios = Self.radio(Self.onAir(provider))
+        // One chip: a is burned and heard; b waits for another chip.
+        #expect(Self.provision(list, [], provider: provider, radios: radios).status == 3)
+        try Self.interruptBeforeCommit(path, station: "a")
+        let burned = try #require(provider.debuggers[0].chip)
+        let swapped = Atomic<Bool>(false)
+        provider.debuggers[0].onResetToRun = { debugger in
+            guard debugger.chip?.flash[0x7F00] == 0x42, !swapped.exchange(true, ordering: .relaxed) else { return }
+            debugger.chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x77, 0x01])
+        }
+        let run = Self.provision(list, ["--scan-seconds", "1"], provider: provider, radios: radios)
+        #expect(run.status == 3, "\(run.diagnostics)")
+        #expect(!run.diagnostics.contains("burning 'b' into 00:12:4B:00:25:41"), "\(run.diagnostics)")
+        let ledger = try SQLiteLedger(path: path, access: .readOnly)
+        let attempts = try ledger.attempts()
+        #expect(!attempts.contains { $0.station == "b" && $0.chip == "00:12:4B:00:25:41" }, "\(attempts)")
+        guard case .held(let chip) = try ledger.states()[0].state, chip == "00:12:4B:00:25:41" else {
+            Issue.record("a is held for its chip: \(try ledger.states()[0].state)")
+            return
+        }
+        #expect(burned.flash[0x7F08 + 28] == 1, "the burned chip still carries a")
+        #expect(ledger.check() == [])
+    }
+
+    /// A resumed station that is not heard follows the same rule as a fresh one: it waits for the
+    /// next run (no second attempt at once on the chip just erased).
+    @Test func aResumedStationNotHeardWaitsForTheNextRun() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("s.csv", "name,uuid,major,minor\na,\(Self.uuid),1,1\n")
+        let path = scratch.path("provisioning.sqlite")
+        let provider = EmulatorProvider()
+        #expect(Self.provision(list, [], provider: provider, radios: Self.radio(Self.onAir(provider))).status == 0)
+        try Self.interruptBeforeCommit(path, station: "a")
+        let silent: @Sendable (Duration) -> [FakeHCIController.Advertiser] = { _ in [] }
+        let run = Self.provision(list, ["--scan-seconds", "1"], provider: provider, radios: Self.radio(silent))
+        #expect(run.status == 3, "\(run.diagnostics)")
+        let attempts = try SQLiteLedger(path: path, access: .readOnly).attempts()
+        #expect(attempts.map(\.outcome) == [.failed], "\(attempts.map(\.reason))")
+        #expect(provider.debuggers[0].chip!.flash.allSatisfy { $0 == 0xFF }, "erased")
+    }
+
     /// A radio that cannot scan is found before anything is burned.
     @Test func aRadioThatCannotScanStopsTheRunBeforeAnyBurn() throws {
         let scratch = try Scratch()
@@ -187,5 +247,41 @@ struct ScanVerifyTests {
         // Burned as calibrated: a third run has nothing to do.
         let third = Self.provision(list, ["--reprovision"], provider: provider, radios: radios)
         #expect(third.status == 0 && third.output.contains("nothing to burn"), "\(third.output)")
+        // Calibrated again (-65 dBm), but its chip never comes: the run does not call the list done.
+        let other = Scratch.bytesOf(samples).map { $0 == UInt8(ascii: "3") ? UInt8(ascii: "5") : $0 }
+        try Data(other).write(to: URL(fileURLWithPath: samples))
+        #expect(ToolRun(["calibrate", "--rssi", samples, "--station", "a", "--ledger", path, "--write"]).status == 0)
+        provider.debuggers[0].chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x77, 0x02])
+        let waiting = Self.provision(list, ["--reprovision"], provider: provider, radios: radios)
+        #expect(waiting.status == 3, "\(waiting.diagnostics)")
+        #expect(waiting.output.contains("calibrated, to burn again (attach their chips): a"), "\(waiting.output)")
+        #expect(provider.debuggers[0].chip!.flash.allSatisfy { $0 == 0xFF }, "the other chip got nothing")
+    }
+}
+
+/// A burn that fails on the chip, then an erase that fails too: the chip's content is unknown,
+/// so the station is held for it — never recorded as failed "and erased" (then it would be pending
+/// and could go to another chip while this one may carry it).
+struct FailedEraseTests {
+    @Test func aChipWhoseEraseFailedHoldsItsStation() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("s.csv", "name,uuid,major,minor\na,\(ScanVerifyTests.uuid),1,1\n")
+        let provider = EmulatorProvider()
+        // A failing part: every erase ends with the chip locked — the burn's erase fails, and so
+        // does the erase after it.
+        provider.debuggers[0].chip!.eraseLeavesLocked = true
+        let run = ToolRun(
+            ["provision", list, "--board", "hm10", "--yes", "--wait", "0.2"], debuggers: provider)
+        #expect(run.status == 3, "\(run.diagnostics)")
+        let ledger = try SQLiteLedger(path: scratch.path("provisioning.sqlite"), access: .readOnly)
+        let attempt = try #require(try ledger.attempts().first)
+        #expect(attempt.outcome == .interrupted, "\(attempt.reason ?? "")")
+        #expect(attempt.reason?.contains("erasing it then failed") == true)
+        #expect(attempt.reason?.contains("the chip was erased") == false)
+        guard case .held = try ledger.states()[0].state else {
+            Issue.record("held: \(try ledger.states()[0].state)")
+            return
+        }
     }
 }

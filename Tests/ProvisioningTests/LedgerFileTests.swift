@@ -305,10 +305,14 @@ struct LedgerVersion2Tests {
         #expect(try scalar(raw, "PRAGMA user_version") == 2)
         #expect(try scalar(raw, "SELECT COUNT(*) FROM pragma_table_info('calibrations')") == 7)
         #expect(try LedgerFile.schemaGaps(raw, path).isEmpty)
-        #expect(try ledger.attempts()[0].power == nil, "history stays as it was")
+        // Before version 2 a station's power never changed, so it is what its attempts burned:
+        // a calibration recorded now changes the station, not what the chip is known to carry.
+        #expect(try ledger.attempts()[0].power == -59)
         try ledger.recordCalibration(
-            CalibrationRecord(station: "b", recordedAt: "", power: -62, samples: 20, used: 16, source: "r.csv"))
+            CalibrationRecord(station: "a", recordedAt: "", power: -62, samples: 20, used: 16, source: "r.csv"))
         #expect(try ledger.calibrations().map(\.power) == [-62])
+        #expect(try ledger.attempts()[0].power == -59)
+        #expect(try ledger.recalibratedStations() == ["a": "00:12:4B:00:00:01"])
     }
 
     /// Version 2 stamped but missing its table: damaged, named.

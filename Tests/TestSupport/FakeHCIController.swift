@@ -34,6 +34,7 @@ public final class FakeHCIController: HCITransport {
         var nextReportAt = Duration.zero
         var queue: [[UInt8]] = []
         var sent: [[UInt8]] = []
+        var statusFirst: [UInt16: UInt8] = [:]
     }
 
     let state = Mutex(State())
@@ -55,6 +56,16 @@ public final class FakeHCIController: HCITransport {
         self.chatter = chatter
         self.period = period
         self.onAir = onAir
+    }
+
+    /// Queues `packet` as if the controller had sent it before anything else (another program's
+    /// traffic waiting in the socket).
+    public func inject(_ packet: [UInt8]) { state.withLock { $0.queue.append(packet) } }
+
+    /// Answers for opcodes with a Command Status first (status, then Complete when 0).
+    public var statusFirst: [UInt16: UInt8] {
+        get { state.withLock { $0.statusFirst } }
+        set { state.withLock { $0.statusFirst = newValue } }
     }
 
     /// The virtual time now.
@@ -88,6 +99,10 @@ public final class FakeHCIController: HCITransport {
                 state.nextReportAt = state.time + period / 2
             }
             state.queue += chatter
+            if let first = state.statusFirst[opcode] {
+                state.queue.append([0x04, 0x0F, 0x04, first, 0x01, packet[1], packet[2]])
+                if first != 0 { return }
+            }
             state.queue.append([0x04, 0x0E, 0x04, 0x01, packet[1], packet[2], status])
         }
     }
