@@ -691,8 +691,12 @@ enum LedgerCommand {
 
     static func show(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let states: [StationState]
+        let burnAgain: [String: String]
         let ledger = try open(command)
-        do { states = try ledger.states() } catch {
+        do {
+            states = try ledger.states()
+            burnAgain = try ledger.recalibratedStations()
+        } catch {
             throw ledgerFailure(error, path: try path(command))
         }
         if command.isSet(Options.json) {
@@ -704,6 +708,7 @@ enum LedgerCommand {
                         switch state.state {
                         case .done(let chip, let at):
                             members += [("state", .string("done")), ("chip", .string(chip)), ("at", .string(at))]
+                            members.append(("calibratedSinceBurned", .bool(burnAgain[state.station.name] != nil)))
                         case .held(let chip): members += [("state", .string("held")), ("chip", .string(chip))]
                         case .inProgress(let chip):
                             members += [("state", .string("in-progress")), ("chip", .string(chip))]
@@ -722,7 +727,11 @@ enum LedgerCommand {
             let identity = state.station.identity
             let where_: String
             switch state.state {
-            case .done(let chip, let at): where_ = "done      \(chip) \(at)"
+            case .done(let chip, let at):
+                where_ =
+                    "done      \(chip) \(at)"
+                    + (burnAgain[state.station.name] != nil
+                        ? "   calibrated since: burn again (provision --reprovision)" : "")
             case .held(let chip): where_ = "HELD      interrupted on \(chip)"
             case .inProgress(let chip): where_ = "burning   \(chip)"
             case .pending(let failure): where_ = "pending" + (failure.map { "   last failure: \($0)" } ?? "")

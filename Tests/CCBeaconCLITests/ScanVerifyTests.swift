@@ -255,6 +255,8 @@ struct ScanVerifyTests {
         let waiting = Self.provision(list, ["--reprovision"], provider: provider, radios: radios)
         #expect(waiting.status == 3, "\(waiting.diagnostics)")
         #expect(waiting.output.contains("calibrated, to burn again (attach their chips): a"), "\(waiting.output)")
+        let shown = ToolRun(["ledger", "show", "--ledger", path])
+        #expect(shown.output.contains("calibrated since: burn again (provision --reprovision)"), "\(shown.output)")
         #expect(provider.debuggers[0].chip!.flash.allSatisfy { $0 == 0xFF }, "the other chip got nothing")
     }
 }
