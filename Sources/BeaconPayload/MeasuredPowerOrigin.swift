@@ -9,6 +9,8 @@ public enum MeasuredPowerOrigin: Sendable, Equatable {
     case board(name: String, txPower: Int?)
     /// No board: the generic −59 dBm at 0 dBm, shifted by the TX power as for a board.
     case generic(txPower: Int?)
+    /// The station's calibration from RSSI samples at 1 m (`ccbeacon calibrate --write`).
+    case calibration
 
     /// The short label `stations.json` and the JSON outputs carry: `explicit`, `list`,
     /// `board default`, `board default + TX shift`, `generic default`, `generic default + TX shift`.
@@ -18,6 +20,7 @@ public enum MeasuredPowerOrigin: Sendable, Equatable {
         case .list: return "list"
         case .board(_, let txPower): return "board default" + (txPower == nil ? "" : " + TX shift")
         case .generic(let txPower): return "generic default" + (txPower == nil ? "" : " + TX shift")
+        case .calibration: return "calibration"
         }
     }
 }

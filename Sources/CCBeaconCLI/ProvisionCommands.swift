@@ -606,9 +606,10 @@ enum LedgerCommand {
             One row per verified station: name, UUID, major, minor, the measured power burned,
             chip IEEE address, debugger, time, advertiser address, which flash bytes were read back
             to verify it (readBack, address ranges such as 0x7F00-0x7F2F,0x7F30-0x7F3F; empty when
-            nothing was), and what a scan after the burn heard (heard yes/no, rssiCount,
-            rssiMedian; empty when nobody listened: provision --scan-verify) — what a backend
-            needs to map major/minor to places. The ledger is only read.
+            nothing was), what a scan after the burn heard (heard yes/no, rssiCount, rssiMedian;
+            empty when nobody listened: provision --scan-verify), and where the power came from
+            (powerSource: calibration, or registered: the list's or the board's) — what a
+            backend needs to map major/minor to places. The ledger is only read.
 
             With -o FILE the registry is written whole (temporary file, flushed, renamed) or not
             at all, and never over the ledger itself.
@@ -793,6 +794,7 @@ enum LedgerCommand {
                                 ("heard", attempt.onAir.map { .bool($0.heard) } ?? .null),
                                 ("rssiCount", attempt.onAir.map { .integer($0.rssiCount) } ?? .null),
                                 ("rssiMedian", attempt.onAir?.rssiMedian.map { .integer($0) } ?? .null),
+                                ("powerSource", attempt.powerSource.map { .string($0) } ?? .null),
                             ])
                     }
                 ).rendered() + "\n")
@@ -802,7 +804,8 @@ enum LedgerCommand {
             text.contains(",") || text.contains("\"") || text.contains("\n")
                 ? "\"" + String(text.flatMap { $0 == "\"" ? ["\"", "\""] : [$0] }) + "\"" : text
         }
-        var text = "name,uuid,major,minor,power,chip,debugger,at,address,readBack,heard,rssiCount,rssiMedian\n"
+        var text =
+            "name,uuid,major,minor,power,chip,debugger,at,address,readBack,heard,rssiCount,rssiMedian,powerSource\n"
         for (station, attempt) in rows {
             let identity = station.identity
             text +=
@@ -812,7 +815,7 @@ enum LedgerCommand {
                     attempt.advertiserAddress ?? "", cell(attempt.readBack ?? ""),
                     attempt.onAir.map { $0.heard ? "yes" : "no" } ?? "",
                     attempt.onAir.map { String($0.rssiCount) } ?? "",
-                    attempt.onAir?.rssiMedian.map(String.init) ?? "",
+                    attempt.onAir?.rssiMedian.map(String.init) ?? "", attempt.powerSource ?? "",
                 ].joined(separator: ",") + "\n"
         }
         try emit(text)

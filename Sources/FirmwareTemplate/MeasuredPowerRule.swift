@@ -27,6 +27,7 @@ public struct MeasuredPowerChoice: Sendable, Equatable {
         switch origin {
         case .explicit: return "\(dBm) dBm (given)"
         case .list: return "\(dBm) dBm (from the list)"
+        case .calibration: return "\(dBm) dBm (calibrated from samples at 1 m)"
         case .board(let name, let txPower):
             return "\(dBm) dBm (board \(name): \(reference.dBm) dBm at 0 dBm\(shifted(txPower)))"
         case .generic(let txPower):

@@ -56,6 +56,10 @@ public struct Attempt: Sendable, Equatable {
     /// What a scan heard of the station after its burn (`provision --scan-verify`); `nil` when
     /// nobody listened.
     public var onAir: OnAirCheck? = nil
+    /// Where `power` came from: `calibration` (the station's latest calibration), or
+    /// `registered` (its list's value or the board's, as it was registered); `nil` for attempts
+    /// recorded before ledgers kept it.
+    public var powerSource: String? = nil
 }
 
 /// What a scan heard of a station just burned: whether its exact advertising data came from its
@@ -277,7 +281,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             image_sha256 TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT,
             outcome TEXT NOT NULL CHECK(outcome IN ('in-progress','verified','failed','interrupted','superseded')),
             reason TEXT, verify_method TEXT NOT NULL CHECK(verify_method IN ('crc','read')), advertiser_address TEXT,
-            read_back TEXT, power INTEGER, heard INTEGER, rssi_count INTEGER, rssi_median INTEGER)
+            read_back TEXT, power INTEGER, heard INTEGER, rssi_count INTEGER, rssi_median INTEGER, power_source TEXT)
         """,
         calibrationsTable,
     ]
@@ -332,6 +336,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     static let addedColumns: [(name: String, type: String, since: Int)] = [
         ("advertiser_address", "TEXT", 1), ("read_back", "TEXT", 1), ("power", "INTEGER", 2),
         ("heard", "INTEGER", 2), ("rssi_count", "INTEGER", 2), ("rssi_median", "INTEGER", 2),
+        ("power_source", "TEXT", 2),
     ]
 
     static let stationColumns = ["position", "name", "uuid", "major", "minor", "power", "note"]
@@ -498,11 +503,14 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         let record = image(station)
         do throws(LedgerError) {
             try database.execute(
-                "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method, advertiser_address, power) VALUES (?, ?, ?, ?, ?, ?, \(Self.now), 'in-progress', ?, ?, ?)",
+                "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method, advertiser_address, power, power_source) VALUES (?, ?, ?, ?, ?, ?, \(Self.now), 'in-progress', ?, ?, ?, ?)",
                 [
                     .text(station.name), .text(chip), .text(debugger), .text(template), .text(templateSHA256),
                     .text(record.sha256), .text(verifyMethod), record.advertiserAddress.map { .text($0) } ?? .null,
                     .integer(Int(station.identity.measuredPower)),
+                    .text(
+                        try latestCalibration(of: station.name) == Int(station.identity.measuredPower)
+                            ? MeasuredPowerOrigin.calibration.label : "registered"),
                 ], "recording the start of \(station.name)")
         } catch  where error.kind == .invalidChipID {
             throw LedgerError(
@@ -639,7 +647,8 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             readBack: row.count > 13 ? row[13].string : nil, power: row.count > 14 ? row[14].int : nil,
             onAir: row.count > 17
                 ? row[15].int.map { OnAirCheck(heard: $0 == 1, rssiCount: row[16].int ?? 0, rssiMedian: row[17].int) }
-                : nil)
+                : nil,
+            powerSource: row.count > 18 ? row[18].string : nil)
     }
 
     /// Records a calibration and makes its power the station's, in one transaction; a station

@@ -56,7 +56,8 @@ struct ScanVerifyTests {
         #expect(attempt.outcome == .verified)
         #expect(attempt.onAir == OnAirCheck(heard: true, rssiCount: 5, rssiMedian: -57))
         let export = ToolRun(["ledger", "export", "--ledger", scratch.path("provisioning.sqlite")])
-        #expect(export.output.split(separator: "\n").last?.hasSuffix(",yes,5,-57") == true, "\(export.output)")
+        #expect(
+            export.output.split(separator: "\n").last?.hasSuffix(",yes,5,-57,registered") == true, "\(export.output)")
     }
 
     struct Silence: Sendable, CustomTestStringConvertible {
@@ -242,6 +243,7 @@ struct ScanVerifyTests {
         let attempts = try ledger.attempts()
         #expect(attempts.map(\.outcome) == [.superseded, .verified])
         #expect(attempts.map(\.power) == [-59, -63])
+        #expect(attempts.map(\.powerSource) == ["registered", "calibration"])
         #expect(attempts[0].reason == "burned again with its calibrated measured power")
         #expect(attempts[1].onAir?.heard == true)
         // Burned as calibrated: a third run has nothing to do.
