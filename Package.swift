@@ -20,7 +20,9 @@ let package = Package(
         .target(name: "IntelHex", dependencies: ["HexText"], swiftSettings: strictSettings),
         .target(name: "BeaconPayload", dependencies: ["HexText"], swiftSettings: strictSettings),
         .target(name: "StructuredText", swiftSettings: strictSettings),
-        .target(name: "Storage", swiftSettings: strictSettings),
+        // <sys/xattr.h> for Storage (the Glibc module does not export it).
+        .target(name: "CFileAttributes"),
+        .target(name: "Storage", dependencies: ["CFileAttributes"], swiftSettings: strictSettings),
         // Leaf data: checksums, and the chip and board facts every layer reads.
         // SHA-256 with the x86 SHA extensions when the processor has them (C: intrinsics).
         .target(name: "CSHA256"),
@@ -134,6 +136,7 @@ let package = Package(
             dependencies: [
                 "CCDebuggerEmulator", "CCDebugger", "CCBeaconCLI", "IntelHex", "BeaconPayload", "FirmwareTemplate",
                 "TestSupport", "StructuredText", "Storage", "Provisioning", "Checksums", "BeaconScan", "HexText",
+                "CFileAttributes",
             ],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings

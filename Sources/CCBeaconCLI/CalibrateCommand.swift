@@ -159,7 +159,7 @@ enum CalibrateCommand {
     static func record(
         _ calibration: Calibration, station: String, source: String, listPath: String?, ledgerPath: String?
     ) throws(CommandFailure) -> [String] {
-        var listEdit: (path: String, original: [UInt8], edited: ListPowerEdit.Edited)?
+        var listEdit: (path: String, edited: ListPowerEdit.Edited, prepared: PreparedRewrite?)?
         if let listPath {
             let original = try FileAccess.read(listPath)
             let before = try CommandSupport.stations(listPath, consequence: "nothing was written")
@@ -185,17 +185,23 @@ enum CalibrateCommand {
                     "\(listPath): setting the power of '\(station)' would change more than that; nothing was written",
                     hint: "set the power column by hand")
             }
-            // Whether the list can be rewritten is settled before the ledger is written.
-            do {
-                let file = try Files.checkRewritable(listPath)
-                // What a run killed while rewriting left beside it (its process is gone).
-                _ = Files.removeAbandonedTemporaryFiles(in: Files.directory(of: file.target))
-            } catch {
-                throw CommandFailure(
-                    .failure, "\(error.description); nothing was recorded",
-                    hint: "calibrate writes the list in place: it must be a writable file in a writable folder")
+            if edited.bytes == original {
+                listEdit = (listPath, edited, nil)  // already this value: nothing to write
+            } else {
+                // The new list is made ready beside the old one before the ledger is written, so
+                // whatever could keep it from its place (permissions, owner, attributes) is found
+                // while nothing is recorded yet.
+                do {
+                    let file = try Files.checkRewritable(listPath)
+                    // What a run killed while rewriting left beside it (its process is gone).
+                    _ = Files.removeAbandonedTemporaryFiles(in: Files.directory(of: file.target))
+                    listEdit = (listPath, edited, try Files.prepareRewrite(listPath, from: original, to: edited.bytes))
+                } catch {
+                    throw CommandFailure(
+                        .failure, "\(error.description); nothing was recorded",
+                        hint: "calibrate writes the list in place: it must be a writable file in a writable folder")
+                }
             }
-            listEdit = (listPath, original, edited)
         }
         var written: [String] = []
         if let ledgerPath {
@@ -219,7 +225,7 @@ enum CalibrateCommand {
             )
         }
         if let listEdit {
-            do { try Files.rewrite(listEdit.path, from: listEdit.original, to: listEdit.edited.bytes) } catch {
+            do { try listEdit.prepared?.commit() } catch {
                 throw CommandFailure(
                     .failure,
                     "\(error.description)\(written.isEmpty ? "" : "; the ledger has the calibration, the list was left as it was")",
@@ -229,9 +235,11 @@ enum CalibrateCommand {
                 )
             }
             let change =
-                listEdit.edited.addedColumn
-                ? "power column added, \(calibration.measuredPower) dBm"
-                : "power \(listEdit.edited.previous.map { $0.isEmpty ? "(empty)" : $0 } ?? "") → \(calibration.measuredPower) dBm"
+                listEdit.prepared == nil
+                ? "power already \(calibration.measuredPower) dBm, unchanged"
+                : listEdit.edited.addedColumn
+                    ? "power column added, \(calibration.measuredPower) dBm"
+                    : "power \(listEdit.edited.previous.map { $0.isEmpty ? "(empty)" : $0 } ?? "") → \(calibration.measuredPower) dBm"
             written.append("\(listEdit.path):\(listEdit.edited.line): '\(station)', \(change)")
         }
         return written

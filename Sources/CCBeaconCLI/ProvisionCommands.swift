@@ -224,12 +224,13 @@ enum ProvisionCommand {
             ledger, stations: stations, releasing: command.isSet(releaseInterrupted), path: path,
             console: console)
         let before = try progress(ledger, listed, path: path)
-        let burnAgain =
-            options.reprovision
-            ? (try? ledger.recalibratedStations().keys.filter(listed.contains).sorted()) ?? [] : []
-        if !burnAgain.isEmpty {
+        let recalibrated = (try? ledger.recalibratedStations().keys.filter(listed.contains).sorted()) ?? []
+        let burnAgain = options.reprovision ? recalibrated : []
+        if !recalibrated.isEmpty {
             console.diagnostics(
-                "calibrated since burned, burned again when their chips are attached: \(burnAgain.joined(separator: ", "))\n"
+                options.reprovision
+                    ? "calibrated since burned, burned again when their chips are attached: \(recalibrated.joined(separator: ", "))\n"
+                    : "note: calibrated since burned (run with --reprovision and attach their chips to burn them again): \(recalibrated.joined(separator: ", "))\n"
             )
         }
         if before.isComplete, burnAgain.isEmpty {
@@ -521,7 +522,7 @@ enum ProvisionCommand {
                 "\(debugger): chip \(chip) was interrupted with '\(station)', a station of another list; left alone (a run of that list checks it)"
         case .resumed(let debugger, let station, let chip, let verified):
             return "\(debugger): chip \(chip) from an interrupted run: '\(station)' "
-                + (verified ? "confirmed" : "not on it; the station is pending again")
+                + (verified ? "confirmed" : "not on it (the chip was erased); the station is pending again")
         case .debuggerStopped(let debugger, let reason): return "\(debugger): stopped: \(reason)"
         case .setAside(let debugger, let address, let reason):
             let why: String

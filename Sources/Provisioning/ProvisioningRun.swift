@@ -520,7 +520,7 @@ public final class ProvisioningRun: Sendable {
                     return .release
                 }
                 switch try resume(interrupted, session: session, debugger: debugger) {
-                case .verified: return .release
+                case .verified, .leftHeld: return .release
                 case .notOnChip: break
                 case .notHeard(let station, let erased):
                     failures[station, default: 0] += 1
@@ -697,11 +697,15 @@ public final class ProvisioningRun: Sendable {
     enum ResumeOutcome: Equatable {
         /// It holds the image (and was heard, with `--scan-verify`): the attempt is verified.
         case verified
-        /// It does not hold the image: the attempt is failed, the chip free for a station.
+        /// It does not hold the image: the chip was erased and the attempt failed; the chip is
+        /// free for a station.
         case notOnChip
         /// It holds the image but was not heard on air; `erased`: the chip was erased (free for
         /// another station), else it may carry the identity or was swapped meanwhile.
         case notHeard(station: String, erased: Bool)
+        /// It does not hold the image and could not be erased: the attempt stays interrupted and
+        /// nothing goes into the chip.
+        case leftHeld
     }
 
     /// A chip whose burn was interrupted came back: check what it holds.
@@ -742,11 +746,29 @@ public final class ProvisioningRun: Sendable {
             }
             onAir = check
         }
+        if !verified {
+            // Not the recorded image — another one (other settings, a calibration since), a part
+            // of it, or a check that failed on the chip — yet the identity may be on it: the chip
+            // is erased before the station may go anywhere else. An erase that fails leaves the
+            // attempt interrupted, and the station held for this chip.
+            do {
+                _ = try session.chipErase(targetID: template.chip.debuggerTargetID)
+            } catch {
+                if case .transport = error { throw error }
+                events(
+                    .finished(
+                        debugger: debugger, station: station.name, chip: attempt.chip, outcome: .interrupted,
+                        reason:
+                            "the chip does not hold the recorded image, and erasing it failed (\(error)); the station stays held"
+                    ))
+                return .leftHeld
+            }
+        }
         try ledger.finish(
             attempt.id, outcome: verified ? .verified : .failed,
             reason: verified
                 ? "confirmed on the chip after the interruption"
-                : "the chip did not hold the image after the interruption",
+                : "the chip did not hold the recorded image after the interruption; it was erased",
             readBack: verified ? BurnReport.describe(readBack) : nil, onAir: onAir)
         events(.resumed(debugger: debugger, station: station.name, chip: attempt.chip, verified: verified))
         if verified { note { $0.verified.append(station.name) } }

@@ -1,3 +1,5 @@
+import CFileAttributes
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -167,30 +169,141 @@ public enum Files {
     /// renamed over the target, then the directory `fsync`ed so the rename itself survives a
     /// power cut. A crash leaves either the old file or the new one, never a mix.
     public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FileError) {
-        try replace(path, with: bytes, mode: nil, owner: nil) { () throws(FileError) in }
+        let folder = directory(of: path)
+        let temporary = join(folder, temporaryName(for: lastComponent(path)))
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw systemError(.write, path) }
+        var written = 0
+        let failure: Int32? = bytes.withUnsafeBytes { buffer in
+            while written < buffer.count {
+                let result = write(descriptor, buffer.baseAddress! + written, buffer.count - written)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
+                written += result
+            }
+            return fsync(descriptor) == 0 ? nil : errno
+        }
+        close(descriptor)
+        if let failure {
+            unlink(temporary)
+            throw FileError(.write, path: path, reason: describe(failure), code: failure)
+        }
+        guard rename(temporary, path) == 0 else {
+            let error = systemError(.write, path)
+            unlink(temporary)
+            throw error
+        }
+        try syncDirectory(folder)
     }
 
-    /// Rewrites the user's file `path` in place with `bytes`, as atomically and durably as
-    /// `writeAtomically`, keeping what makes it the same file to its owner: a symbolic link
-    /// stays a link (the file it leads to is rewritten), and the owner, group and permission bits
-    /// are kept. Refused (see `checkRewritable`): a file this process may not write, a read-only
-    /// one, one with several names; and a file that no longer holds `original` when the new one
-    /// is about to take its place (another program changed it since it was read; nothing is lost).
+    /// Rewrites the user's file `path` in place with `bytes` (`prepareRewrite`, then `commit`).
     public static func rewrite(_ path: String, from original: [UInt8], to bytes: [UInt8]) throws(FileError) {
+        try prepareRewrite(path, from: original, to: bytes).commit()
+    }
+
+    /// Makes a rewrite of the user's file `path` ready without touching it: the new file is
+    /// written beside it (durably), with what makes it the same file to its owner — owner, group,
+    /// permission bits and every extended attribute (ACLs among them) — and `commit` puts it in
+    /// place, as atomically as `writeAtomically`; a symbolic link stays a link (the file it leads
+    /// to is rewritten). Whatever could make the rewrite fail is found here, before the caller
+    /// records anything elsewhere (`checkRewritable`; an attribute that cannot be kept).
+    public static func prepareRewrite(_ path: String, from original: [UInt8], to bytes: [UInt8]) throws(FileError)
+        -> PreparedRewrite
+    {
         let file = try checkRewritable(path)
-        let target = file.target
-        try replace(target, with: bytes, mode: mode_t(file.mode), owner: (file.owner, file.group)) {
-            () throws(FileError) in
-            guard (try? read(target)) == original else {
-                throw FileError(
-                    .write, path: path, reason: "it changed while it was being rewritten; it was left as it is")
+        let source = open(file.target, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard source >= 0 else { throw systemError(.write, path) }
+        defer { close(source) }
+        let temporary = join(directory(of: file.target), temporaryName(for: lastComponent(file.target)))
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw systemError(.write, path) }
+        let failure: FileError? = bytes.withUnsafeBytes { buffer -> FileError? in
+            func failed(_ what: String) -> FileError {
+                let code = errno
+                return FileError(.write, path: path, reason: "\(what): \(describe(code))", code: code)
+            }
+            // Owner and group first (changing the owner clears set-id bits), then the mode.
+            guard fchown(descriptor, file.owner, file.group) == 0 else {
+                return failed("the new file cannot be given the list's owner and group")
+            }
+            guard fchmod(descriptor, mode_t(file.mode)) == 0 else { return failed("the new file's mode cannot be set") }
+            if let error = copyAttributes(from: source, to: descriptor, path: path) { return error }
+            var written = 0
+            while written < buffer.count {
+                let result = write(descriptor, buffer.baseAddress! + written, buffer.count - written)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return failed("writing the new file failed")
+                }
+                written += result
+            }
+            return fsync(descriptor) == 0 ? nil : failed("flushing the new file failed")
+        }
+        close(descriptor)
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+        return PreparedRewrite(path: path, target: file.target, temporary: temporary, original: original)
+    }
+
+    /// Copies every extended attribute of `source` to `destination` (ACLs are the
+    /// `system.posix_acl_*` ones); an attribute that cannot be read or set is an error, since the
+    /// rewritten file would not be the same file to its users.
+    static func copyAttributes(from source: Int32, to destination: Int32, path: String) -> FileError? {
+        let size = flistxattr(source, nil, 0)
+        if size < 0 {
+            // A file system without extended attributes has none to keep.
+            return errno == ENOTSUP
+                ? nil
+                : FileError(
+                    .write, path: path, reason: "its extended attributes cannot be listed: \(describe(errno))",
+                    code: errno)
+        }
+        guard size > 0 else { return nil }
+        var names = [CChar](repeating: 0, count: size)
+        let listed = flistxattr(source, &names, size)
+        guard listed >= 0 else {
+            return FileError(
+                .write, path: path, reason: "its extended attributes cannot be listed: \(describe(errno))", code: errno)
+        }
+        var start = 0
+        while start < listed {
+            let end = names[start..<listed].firstIndex(of: 0) ?? listed
+            let name = String(decoding: names[start..<end].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            start = end + 1
+            guard !name.isEmpty else { continue }
+            let length = fgetxattr(source, name, nil, 0)
+            var value = [UInt8](repeating: 0, count: max(length, 0))
+            let got = length < 0 ? -1 : fgetxattr(source, name, &value, value.count)
+            guard got >= 0, fsetxattr(destination, name, value, got, 0) == 0 else {
+                return FileError(
+                    .write, path: path,
+                    reason:
+                        "its extended attribute \(name) cannot be kept (\(describe(errno))); rewriting it would drop it",
+                    code: errno)
             }
         }
+        return nil
+    }
+
+    /// The Linux inode flags that forbid replacing a file or changing a folder's entries
+    /// (FS_IOC_GETFLAGS: FS_IMMUTABLE_FL 0x10, FS_APPEND_FL 0x20); 0 where the file system has none.
+    static func protectionFlags(_ path: String) -> Int {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return 0 }
+        defer { close(descriptor) }
+        var flags = 0
+        guard ioctl(descriptor, UInt(0x8008_6601), &flags) == 0 else { return 0 }
+        return flags & 0x30
     }
 
     /// Whether `rewrite` may replace the file `path`: a regular file (through symbolic links),
-    /// with one name, that this process may write and that is not read-only, in a folder it may
-    /// write. Returns the file's real path and status; refuses with the reason.
+    /// with one name, this user's (or any, as root), writable and not read-only, neither it nor
+    /// its folder immutable or append-only, in a folder it may write. Returns the file's real path
+    /// and what it keeps; refuses with the reason.
     public static func checkRewritable(_ path: String) throws(FileError) -> RewritableFile {
         guard let resolved = realpath(path, nil) else { throw systemError(.write, path) }
         let target = String(cString: resolved)
@@ -212,6 +325,13 @@ public enum Files {
                 reason:
                     "it is read-only (mode \(String(info.st_mode & 0o7777, radix: 8))); make it writable to change it")
         }
+        guard geteuid() == 0 || info.st_uid == geteuid() else {
+            throw FileError(
+                .write, path: path,
+                reason:
+                    "it belongs to another user (uid \(info.st_uid)); a rewritten file would be yours, so only its owner or root may rewrite it"
+            )
+        }
         guard access(target, W_OK) == 0 else {
             let code = errno
             throw FileError(.write, path: path, reason: "it may not be written: \(describe(code))", code: code)
@@ -224,6 +344,10 @@ public enum Files {
                 reason:
                     "its folder '\(folder)' may not be written (\(describe(code))), and the new file goes there first",
                 code: code)
+        }
+        for (what, name) in [("it", target), ("its folder", folder)] where protectionFlags(name) != 0 {
+            throw FileError(
+                .write, path: path, reason: "\(what) is immutable or append-only (chattr); it cannot be replaced")
         }
         return RewritableFile(
             target: target, mode: UInt32(info.st_mode & 0o7777), owner: info.st_uid, group: info.st_gid)
@@ -239,51 +363,6 @@ public enum Files {
         public var owner: UInt32
         /// Group ID.
         public var group: UInt32
-    }
-
-    /// Writes `bytes` to a temporary file beside `path` — with permission bits `mode`, or 0644
-    /// less the umask when `nil` — syncs it, runs `beforeRename` (which may refuse), renames it
-    /// over `path` and syncs the folder.
-    static func replace(
-        _ path: String, with bytes: [UInt8], mode: mode_t?, owner: (uid_t, gid_t)?,
-        beforeRename: () throws(FileError) -> Void
-    ) throws(FileError) {
-        let folder = directory(of: path)
-        let temporary = join(folder, temporaryName(for: lastComponent(path)))
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode == nil ? 0o644 : 0o600)
-        guard descriptor >= 0 else { throw systemError(.write, path) }
-        var written = 0
-        let failure: Int32? = bytes.withUnsafeBytes { buffer in
-            // A rewritten file keeps its owner and mode, whatever the umask and whoever rewrites
-            // it (root calibrating a user's list): set before any byte is in it. An owner this
-            // process may not give the file (another user's file, not as root) is refused.
-            if let (user, group) = owner, fchown(descriptor, user, group) != 0 { return errno }
-            if let mode, fchmod(descriptor, mode) != 0 { return errno }
-            while written < buffer.count {
-                let result = write(descriptor, buffer.baseAddress! + written, buffer.count - written)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                written += result
-            }
-            return fsync(descriptor) == 0 ? nil : errno
-        }
-        close(descriptor)
-        if let failure {
-            unlink(temporary)
-            throw FileError(.write, path: path, reason: describe(failure), code: failure)
-        }
-        do { try beforeRename() } catch {
-            unlink(temporary)
-            throw error
-        }
-        guard rename(temporary, path) == 0 else {
-            let error = systemError(.write, path)
-            unlink(temporary)
-            throw error
-        }
-        try syncDirectory(folder)
     }
 
     /// The marker in the names of our temporary files: `.<name>.ccbeacon-tmp.<pid>.<random>`.
@@ -463,4 +542,48 @@ public enum Files {
     }
 
     static func describe(_ code: Int32) -> String { String(cString: strerror(code)) }
+}
+
+/// A rewrite made ready by `Files.prepareRewrite`: the new file beside the old one. `commit` puts it
+/// in place; without a commit (`discard`, or the value going away) it is removed and the file stays
+/// as it was.
+public final class PreparedRewrite {
+    let path: String
+    let target: String
+    let temporary: String
+    let original: [UInt8]
+    var settled = false
+
+    init(path: String, target: String, temporary: String, original: [UInt8]) {
+        self.path = path
+        self.target = target
+        self.temporary = temporary
+        self.original = original
+    }
+
+    deinit { discard() }
+
+    /// Puts the new file in place, unless the file no longer holds what was read (another
+    /// program changed it meanwhile: it is left as it is), and syncs the folder.
+    public func commit() throws(FileError) {
+        guard !settled else { return }
+        settled = true
+        guard (try? Files.read(target)) == original else {
+            unlink(temporary)
+            throw FileError(.write, path: path, reason: "it changed while it was being rewritten; it was left as it is")
+        }
+        guard rename(temporary, target) == 0 else {
+            let error = Files.systemError(.write, path)
+            unlink(temporary)
+            throw error
+        }
+        try Files.syncDirectory(Files.directory(of: target))
+    }
+
+    /// Removes the new file; the old one stays.
+    public func discard() {
+        guard !settled else { return }
+        settled = true
+        unlink(temporary)
+    }
 }

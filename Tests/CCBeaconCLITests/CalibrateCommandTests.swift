@@ -1,3 +1,4 @@
+import CFileAttributes
 import Foundation
 import Provisioning
 import Storage
@@ -194,6 +195,87 @@ struct CalibrateWriteTests {
         if getuid() == 0 { #expect(info.st_uid == 65534 && info.st_gid == 65534, "still the user's") }
         #expect(!FileManager.default.fileExists(atPath: leftover))
         #expect(try scratch.text("list.csv").contains(",-61\n"))
+    }
+
+    /// The list's extended attributes — a POSIX ACL that lets another user read and write it, a
+    /// user attribute — are kept; a value the list already has is not written again.
+    @Test func aRewrittenListKeepsItsACLAndAttributes() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let rssi = try scratch.write("r.txt", Self.samples.map(String.init).joined(separator: "\n"))
+        let list = try scratch.write("list.csv", "name,uuid,major,minor,power\na,\(LedgerFiles.uuid),1,1,\n")
+        chmod(list, 0o640)
+        func le(_ value: UInt32, _ bytes: Int) -> [UInt8] {
+            (0..<bytes).map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) }
+        }
+        // POSIX ACL xattr: version 2, then (tag, permissions, id): owner rw, user 65534 rw, group r,
+        // mask rw, other none.
+        let acl: [UInt8] =
+            le(2, 4)
+            + [
+                (0x01, 6, UInt32.max), (0x02, 6, 65534), (0x04, 4, UInt32.max), (0x10, 6, UInt32.max),
+                (0x20, 0, UInt32.max),
+            ]
+            .flatMap { le($0.0, 2) + le($0.1, 2) + le($0.2, 4) }
+        let note: [UInt8] = Array("kept".utf8)
+        guard setxattr(list, "user.ccbeacon-test", note, note.count, 0) == 0 else { return }  // no xattrs here
+        let withACL = setxattr(list, "system.posix_acl_access", acl, acl.count, 0) == 0
+        let run = ToolRun(["calibrate", "--rssi", rssi, "--station", "a", "--list", list, "--write"])
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(try scratch.text("list.csv").hasSuffix(",-61\n"))
+        func attribute(_ name: String) -> [UInt8]? {
+            var value = [UInt8](repeating: 0, count: 256)
+            let length = getxattr(list, name, &value, value.count)
+            return length < 0 ? nil : Array(value[..<length])
+        }
+        #expect(attribute("user.ccbeacon-test") == note)
+        if withACL { #expect(attribute("system.posix_acl_access") == acl, "the ACL is kept") }
+        let again = ToolRun(["calibrate", "--rssi", rssi, "--station", "a", "--list", list, "--write"])
+        #expect(again.output.contains("power already -61 dBm, unchanged"), "\(again.output)")
+    }
+
+    /// An append-only list (chattr +a) cannot be replaced: refused before anything is recorded.
+    /// Needs root and a file system with inode flags (ext4, as CI has).
+    @Test func anAppendOnlyListIsRefusedBeforeTheLedgerIsWritten() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let rssi = try scratch.write("r.txt", Self.samples.map(String.init).joined(separator: "\n"))
+        let text = "name,uuid,major,minor\na,\(LedgerFiles.uuid),1,1\n"
+        let list = try scratch.write("list.csv", text)
+        guard getuid() == 0,
+            try ChildProcess.run("/usr/bin/chattr", ["+a", list], in: scratch.url, timeout: 10).status == 0
+        else { return }
+        defer { _ = try? ChildProcess.run("/usr/bin/chattr", ["-a", list], in: scratch.url, timeout: 10) }
+        let path = scratch.path("ledger.sqlite")
+        try LedgerFiles.sound(path)
+        let run = ToolRun(["calibrate", "--rssi", rssi, "--station", "a", "--list", list, "--ledger", path, "--write"])
+        #expect(run.status == 1 && run.diagnostics.contains("immutable or append-only"), "\(run.diagnostics)")
+        #expect(try SQLiteLedger(path: path, access: .readOnly).calibrations() == [])
+        #expect(try scratch.text("list.csv") == text)
+    }
+
+    /// Another user's list, writable by all, is not taken over by a user who is not root (the new
+    /// file would be theirs): refused with why, the list untouched. Runs the built tool as
+    /// `nobody` through setpriv, so it needs root (as CI has).
+    @Test func anotherUsersListIsNotTakenOver() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
+        chmod(scratch.path(""), 0o777)
+        let rssi = try scratch.write("r.txt", Self.samples.map(String.init).joined(separator: "\n"))
+        let text = "name,uuid,major,minor\na,\(LedgerFiles.uuid),1,1\n"
+        let list = try scratch.write("list.csv", text)
+        chmod(list, 0o666)
+        let run = try ChildProcess.run(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", BuiltTools.ccbeacon, "calibrate", "--rssi", rssi,
+                "--station", "a", "--list", list, "--write",
+            ],
+            in: scratch.url, timeout: 60)
+        #expect(run.status == 1 && run.errors.contains("it belongs to another user (uid 0)"), "\(run.errors)")
+        #expect(try scratch.text("list.csv") == text)
+        #expect(try Files.list(scratch.path("")).sorted() == ["list.csv", "r.txt"])
     }
 
     /// The file changed between its reading and the new one taking its place: refused, kept.

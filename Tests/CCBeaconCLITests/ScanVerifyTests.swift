@@ -253,6 +253,9 @@ struct ScanVerifyTests {
         let other = Scratch.bytesOf(samples).map { $0 == UInt8(ascii: "3") ? UInt8(ascii: "5") : $0 }
         try Data(other).write(to: URL(fileURLWithPath: samples))
         #expect(ToolRun(["calibrate", "--rssi", samples, "--station", "a", "--ledger", path, "--write"]).status == 0)
+        let plain = Self.provision(list, [], provider: provider, radios: radios)
+        #expect(
+            plain.diagnostics.contains("note: calibrated since burned (run with --reprovision"), "\(plain.diagnostics)")
         provider.debuggers[0].chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x77, 0x02])
         let waiting = Self.provision(list, ["--reprovision"], provider: provider, radios: radios)
         #expect(waiting.status == 3, "\(waiting.diagnostics)")

@@ -809,3 +809,46 @@ struct ProvisioningErrorTests {
         #expect(try ledger.attempts().isEmpty, "nothing was claimed")
     }
 }
+
+/// A chip from an interrupted run that does not hold the recorded image may still carry the
+/// identity (another image of it, part of it): it is erased before its station may go anywhere
+/// else — even when the run stops right after the check and burns nothing more.
+struct ResumeEraseTests {
+    @Test func aChipNotHoldingTheRecordedImageIsErasedBeforeItsStationIsPending() throws {
+        let template = ProvisioningRunTests.template
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register([Station(name: "a", identity: identity(1))])
+        let debugger = EmulatedDebugger()
+        let chip = "00:12:4B:00:25:41"
+        // An interrupted attempt whose recorded image is not what the chip holds: the chip got
+        // the station with another power (here written by hand), the ledger recorded another image.
+        let (_, attempt) = try #require(
+            try ledger.claimNextStation(
+                chip: chip, debugger: "emu", template: template.manifest.name,
+                templateSHA256: template.manifest.imageSHA256, verifyMethod: "crc", skipping: [],
+                image: { _ in ("not-the-image-on-the-chip", nil) }))
+        let other = template.stationImage(
+            for: identity(1, power: -70), settings: template.defaultSettings.with(address: nil))
+        let session = CC254xSession(transport: debugger, chips: [template.chip])
+        _ = try FlashProgrammer(session: session).flash(
+            other.file.memory, chip: template.chip, options: FlashOptions(verify: .crc, resetToRun: false))
+        _ = try ledger.recoverInterrupted()
+        #expect(attempt.outcome == .inProgress)
+        // The run stops as soon as the chip was checked (a Ctrl-C then).
+        let runHolder = Mutex<ProvisioningRun?>(nil)
+        let run = ProvisioningRun(
+            template: template, ledger: ledger, options: ProvisioningRunTests.benchOptions(wait: 0.2)
+        ) {
+            event in
+            if case .resumed = event { runHolder.withLock { $0?.requestStop() } }
+        }
+        runHolder.withLock { $0 = run }
+        _ = run.run([ProvisioningDebugger(name: "emu") { () throws(DebuggerError) in debugger }])
+        guard case .pending = try ledger.states()[0].state else {
+            Issue.record("a is pending again: \(try ledger.states()[0].state)")
+            return
+        }
+        #expect(debugger.chip!.flash.allSatisfy { $0 == 0xFF }, "pending only once its chip holds nothing")
+        #expect(try ledger.attempts().map(\.outcome) == [.failed])
+    }
+}
