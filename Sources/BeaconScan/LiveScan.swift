@@ -90,7 +90,8 @@ public struct HCIError: Error, Sendable, Equatable, CustomStringConvertible {
 ///
 /// Legacy scan commands first (every LE controller has them); a controller the kernel already
 /// drives with the extended commands refuses the legacy ones (Core spec Vol 4 Part E §3.1.1:
-/// the two sets must not be mixed), so on "Command Disallowed" the extended commands are tried.
+/// the two sets must not be mixed), so on "Command Disallowed" (or "Unknown HCI Command") the
+/// extended commands are tried.
 /// Duplicate filtering stays off: every advertisement counts for the RSSI.
 public struct LiveScan: Sendable {
     /// Where the packets go.
