@@ -519,7 +519,7 @@ public final class ProvisioningRun: Sendable {
                     events(.interruptedForAnotherList(debugger: debugger, chip: chip, station: interrupted.station))
                     return .release
                 }
-                switch try resume(interrupted, session: session, debugger: debugger) {
+                switch try resume(interrupted, carrying: carried, session: session, debugger: debugger) {
                 case .verified, .leftHeld: return .release
                 case .notOnChip: break
                 case .notHeard(let station, let erased):
@@ -708,9 +708,23 @@ public final class ProvisioningRun: Sendable {
         case leftHeld
     }
 
-    /// A chip whose burn was interrupted came back: check what it holds.
-    func resume(_ attempt: Attempt, session: CC254xSession, debugger: String) throws -> ResumeOutcome {
+    /// A chip whose burn was interrupted came back: check what it holds. `carried`: the station
+    /// the ledger records as verified on it, if any.
+    func resume(_ attempt: Attempt, carrying carried: String?, session: CC254xSession, debugger: String) throws
+        -> ResumeOutcome
+    {
         guard let station = try ledger.states().first(where: { $0.station.name == attempt.station })?.station else {
+            return .notOnChip
+        }
+        if let carried, carried != attempt.station {
+            // Reprovisioning claims the new station first and supersedes the old one before it
+            // burns: an attempt interrupted while the old one is still recorded never reached
+            // the chip, which still holds the old station. Nothing is erased.
+            let reason = "interrupted before its burn began; the chip still carries '\(carried)'"
+            try ledger.finish(attempt.id, outcome: .failed, reason: reason, readBack: nil, onAir: nil)
+            events(
+                .finished(
+                    debugger: debugger, station: station.name, chip: attempt.chip, outcome: .failed, reason: reason))
             return .notOnChip
         }
         let image = image(for: station)
@@ -751,7 +765,16 @@ public final class ProvisioningRun: Sendable {
             // of it, or a check that failed on the chip — yet the identity may be on it: the chip
             // is erased before the station may go anywhere else. An erase that fails leaves the
             // attempt interrupted, and the station held for this chip.
-            do {
+            do throws(DebuggerError) {
+                // The chip checked must still be the one attached: a chip swapped in meanwhile is
+                // another one (it may carry a station of its own) and is not erased.
+                guard try attachedChip(session, expecting: attempt.chip) == attempt.chip else {
+                    events(
+                        .finished(
+                            debugger: debugger, station: station.name, chip: attempt.chip, outcome: .interrupted,
+                            reason: "the chip was taken off during its check; the station stays held for it"))
+                    return .leftHeld
+                }
                 _ = try session.chipErase(targetID: template.chip.debuggerTargetID)
             } catch {
                 if case .transport = error { throw error }
@@ -838,12 +861,7 @@ public final class ProvisioningRun: Sendable {
             _ = try session.connect(targetID: state.targetID)
             // Only the chip that was burned is erased: one swapped in while the run listened is
             // another chip, and the burned one is gone with the identity on it.
-            var attached = HexText.colonSeparated(try session.primaryAddress(chip: template.chip))
-            if attached != chip, options.chipIdentity == .secondary,
-                let secondary = try session.secondaryAddress(chip: template.chip)
-            {
-                attached = HexText.colonSeparated(secondary)
-            }
+            let attached = try attachedChip(session, expecting: chip)
             guard attached == chip else {
                 hearing.erased = false
                 hearing.reason =
@@ -861,6 +879,18 @@ public final class ProvisioningRun: Sendable {
             hearing.failure = error
         }
         return hearing
+    }
+
+    /// The name of the chip attached now (connected): its primary address, or — when chips are
+    /// named by their secondary address and the primary is not `expected` — its secondary one.
+    func attachedChip(_ session: CC254xSession, expecting expected: String) throws(DebuggerError) -> String {
+        var attached = HexText.colonSeparated(try session.primaryAddress(chip: template.chip))
+        if attached != expected, options.chipIdentity == .secondary,
+            let secondary = try session.secondaryAddress(chip: template.chip)
+        {
+            attached = HexText.colonSeparated(secondary)
+        }
+        return attached
     }
 
     /// The advertisement the station's image makes: the advertising data field's bytes, from the

@@ -224,12 +224,6 @@ public enum Files {
                 let code = errno
                 return FileError(.write, path: path, reason: "\(what): \(describe(code))", code: code)
             }
-            // Owner and group first (changing the owner clears set-id bits), then the mode.
-            guard fchown(descriptor, file.owner, file.group) == 0 else {
-                return failed("the new file cannot be given the list's owner and group")
-            }
-            guard fchmod(descriptor, mode_t(file.mode)) == 0 else { return failed("the new file's mode cannot be set") }
-            if let error = copyAttributes(from: source, to: descriptor, path: path) { return error }
             var written = 0
             while written < buffer.count {
                 let result = write(descriptor, buffer.baseAddress! + written, buffer.count - written)
@@ -239,6 +233,13 @@ public enum Files {
                 }
                 written += result
             }
+            // After the bytes, in this order, since each step clears what the one before set:
+            // writing drops set-id bits and file capabilities, changing the owner drops them too.
+            guard fchown(descriptor, file.owner, file.group) == 0 else {
+                return failed("the new file cannot be given the list's owner and group")
+            }
+            guard fchmod(descriptor, mode_t(file.mode)) == 0 else { return failed("the new file's mode cannot be set") }
+            if let error = copyAttributes(from: source, to: descriptor, path: path) { return error }
             return fsync(descriptor) == 0 ? nil : failed("flushing the new file failed")
         }
         close(descriptor)
@@ -253,37 +254,38 @@ public enum Files {
     /// `system.posix_acl_*` ones); an attribute that cannot be read or set is an error, since the
     /// rewritten file would not be the same file to its users.
     static func copyAttributes(from source: Int32, to destination: Int32, path: String) -> FileError? {
-        let size = flistxattr(source, nil, 0)
-        if size < 0 {
-            // A file system without extended attributes has none to keep.
-            return errno == ENOTSUP
-                ? nil
-                : FileError(
-                    .write, path: path, reason: "its extended attributes cannot be listed: \(describe(errno))",
-                    code: errno)
+        func names(of descriptor: Int32) -> [[CChar]]? {
+            let size = flistxattr(descriptor, nil, 0)
+            if size < 0 { return errno == ENOTSUP ? [] : nil }  // no extended attributes here
+            guard size > 0 else { return [] }
+            var buffer = [CChar](repeating: 0, count: size)
+            let listed = flistxattr(descriptor, &buffer, size)
+            guard listed >= 0 else { return nil }
+            // NUL-separated names, kept as bytes: a name need not be UTF-8.
+            return buffer[..<listed].split(separator: 0).map { Array($0) + [0] }
         }
-        guard size > 0 else { return nil }
-        var names = [CChar](repeating: 0, count: size)
-        let listed = flistxattr(source, &names, size)
-        guard listed >= 0 else {
-            return FileError(
-                .write, path: path, reason: "its extended attributes cannot be listed: \(describe(errno))", code: errno)
+        func failure(_ what: String) -> FileError {
+            FileError(.write, path: path, reason: "\(what) (\(describe(errno)))", code: errno)
         }
-        var start = 0
-        while start < listed {
-            let end = names[start..<listed].firstIndex(of: 0) ?? listed
-            let name = String(decoding: names[start..<end].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            start = end + 1
-            guard !name.isEmpty else { continue }
+        guard let wanted = names(of: source) else { return failure("its extended attributes cannot be listed") }
+        // What the new file got that the list has not — a default ACL its folder passes on —
+        // goes: it would change who may read or write the list.
+        guard let inherited = names(of: destination) else {
+            return failure("the new file's extended attributes cannot be listed")
+        }
+        for name in inherited where !wanted.contains(name) {
+            guard fremovexattr(destination, name) == 0 else {
+                return failure("the attribute \(String(cString: name)) its folder gives new files cannot be removed")
+            }
+        }
+        for name in wanted {
             let length = fgetxattr(source, name, nil, 0)
             var value = [UInt8](repeating: 0, count: max(length, 0))
             let got = length < 0 ? -1 : fgetxattr(source, name, &value, value.count)
             guard got >= 0, fsetxattr(destination, name, value, got, 0) == 0 else {
-                return FileError(
-                    .write, path: path,
-                    reason:
-                        "its extended attribute \(name) cannot be kept (\(describe(errno))); rewriting it would drop it",
-                    code: errno)
+                return failure(
+                    "its extended attribute \(String(decoding: name.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)) cannot be kept; rewriting it would drop it"
+                )
             }
         }
         return nil

@@ -234,6 +234,36 @@ struct CalibrateWriteTests {
         #expect(again.output.contains("power already -61 dBm, unchanged"), "\(again.output)")
     }
 
+    /// A folder's default ACL is not passed on to a list that had no ACL of its own (it would
+    /// change who may write the list).
+    @Test func aFoldersDefaultACLDoesNotReachARewrittenList() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let rssi = try scratch.write("r.txt", Self.samples.map(String.init).joined(separator: "\n"))
+        let folder = scratch.path("shared")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let list = folder + "/list.csv"
+        _ = FileManager.default.createFile(
+            atPath: list, contents: Data("name,uuid,major,minor,power\na,\(LedgerFiles.uuid),1,1,\n".utf8))
+        chmod(list, 0o640)
+        func le(_ value: UInt32, _ bytes: Int) -> [UInt8] {
+            (0..<bytes).map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) }
+        }
+        let acl: [UInt8] =
+            le(2, 4)
+            + [
+                (0x01, 7, UInt32.max), (0x02, 6, 65534), (0x04, 5, UInt32.max), (0x10, 7, UInt32.max),
+                (0x20, 0, UInt32.max),
+            ]
+            .flatMap { le($0.0, 2) + le($0.1, 2) + le($0.2, 4) }
+        guard setxattr(folder, "system.posix_acl_default", acl, acl.count, 0) == 0 else { return }  // no ACLs here
+        let run = ToolRun(["calibrate", "--rssi", rssi, "--station", "a", "--list", list, "--write"])
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(getxattr(list, "system.posix_acl_access", nil, 0) < 0, "no ACL arrived with the rewrite")
+        var info = stat()
+        #expect(stat(list, &info) == 0 && info.st_mode & 0o7777 == 0o640)
+    }
+
     /// An append-only list (chattr +a) cannot be replaced: refused before anything is recorded.
     /// Needs root and a file system with inode flags (ext4, as CI has).
     @Test func anAppendOnlyListIsRefusedBeforeTheLedgerIsWritten() throws {

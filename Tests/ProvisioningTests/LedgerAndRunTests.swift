@@ -851,4 +851,41 @@ struct ResumeEraseTests {
         #expect(debugger.chip!.flash.allSatisfy { $0 == 0xFF }, "pending only once its chip holds nothing")
         #expect(try ledger.attempts().map(\.outcome) == [.failed])
     }
+
+    /// A reprovisioning killed between claiming the new station and superseding the old one
+    /// leaves the chip with the old, verified station and an interrupted attempt of the new one,
+    /// which never reached the chip: resuming it erases nothing (the old station stays on its
+    /// chip, as the ledger says), even when the run stops right there.
+    @Test func anInterruptedReprovisioningNeverErasesTheStationTheChipCarries() throws {
+        let template = ProvisioningRunTests.template
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register([Station(name: "a", identity: identity(1)), Station(name: "b", identity: identity(2))])
+        let debugger = EmulatedDebugger()
+        var options = ProvisioningRunTests.benchOptions(wait: 0.2)
+        options.stations = ["a"]
+        _ = ProvisioningRun(template: template, ledger: ledger, options: options) { _ in }
+            .run([ProvisioningDebugger(name: "emu") { () throws(DebuggerError) in debugger }])
+        let chip = "00:12:4B:00:25:41"
+        #expect(try ledger.verifiedStation(forChip: chip) == "a")
+        let carried = debugger.chip!.flash
+        // The next run claimed b for this chip and was killed before superseding a.
+        _ = try ledger.claimNextStation(
+            chip: chip, debugger: "emu", template: template.manifest.name,
+            templateSHA256: template.manifest.imageSHA256, verifyMethod: "crc", skipping: [], image: { _ in ("x", nil) }
+        )
+        _ = try ledger.recoverInterrupted()
+        var again = ProvisioningRunTests.benchOptions(wait: 0.2)
+        again.reprovision = true
+        let holder = Mutex<ProvisioningRun?>(nil)
+        let run = ProvisioningRun(template: template, ledger: ledger, options: again) { event in
+            if case .finished(_, "b", _, .failed, _) = event { holder.withLock { $0?.requestStop() } }
+        }
+        holder.withLock { $0 = run }
+        _ = run.run([ProvisioningDebugger(name: "emu") { () throws(DebuggerError) in debugger }])
+        let unchanged = debugger.chip!.flash == carried
+        #expect(unchanged, "the chip still holds a")
+        #expect(try ledger.verifiedStation(forChip: chip) == "a")
+        #expect(try ledger.attempts().last?.reason == "interrupted before its burn began; the chip still carries 'a'")
+        #expect(ledger.check() == [])
+    }
 }
