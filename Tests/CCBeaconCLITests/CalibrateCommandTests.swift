@@ -197,6 +197,20 @@ struct CalibrateWriteTests {
         #expect(try scratch.text("list.csv").contains(",-61\n"))
     }
 
+    /// A POSIX ACL as the kernel keeps it in `system.posix_acl_*`: version 2, then (tag,
+    /// permissions, id) little-endian — the owner, user 65534 (nobody), the group, the mask, and
+    /// no access for others.
+    static func acl(owner: UInt16, nobody: UInt16, group: UInt16, mask: UInt16) -> [UInt8] {
+        func le(_ value: UInt32, _ bytes: Int) -> [UInt8] {
+            (0..<bytes).map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) }
+        }
+        let entries: [(UInt32, UInt16, UInt32)] = [
+            (0x01, owner, UInt32.max), (0x02, nobody, 65534), (0x04, group, UInt32.max), (0x10, mask, UInt32.max),
+            (0x20, 0, UInt32.max),
+        ]
+        return le(2, 4) + entries.flatMap { le($0.0, 2) + le(UInt32($0.1), 2) + le($0.2, 4) }
+    }
+
     /// The list's extended attributes — a POSIX ACL that lets another user read and write it, a
     /// user attribute — are kept; a value the list already has is not written again.
     @Test func aRewrittenListKeepsItsACLAndAttributes() throws {
@@ -205,18 +219,7 @@ struct CalibrateWriteTests {
         let rssi = try scratch.write("r.txt", Self.samples.map(String.init).joined(separator: "\n"))
         let list = try scratch.write("list.csv", "name,uuid,major,minor,power\na,\(LedgerFiles.uuid),1,1,\n")
         chmod(list, 0o640)
-        func le(_ value: UInt32, _ bytes: Int) -> [UInt8] {
-            (0..<bytes).map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) }
-        }
-        // POSIX ACL xattr: version 2, then (tag, permissions, id): owner rw, user 65534 rw, group r,
-        // mask rw, other none.
-        let acl: [UInt8] =
-            le(2, 4)
-            + [
-                (0x01, 6, UInt32.max), (0x02, 6, 65534), (0x04, 4, UInt32.max), (0x10, 6, UInt32.max),
-                (0x20, 0, UInt32.max),
-            ]
-            .flatMap { le($0.0, 2) + le($0.1, 2) + le($0.2, 4) }
+        let acl = Self.acl(owner: 6, nobody: 6, group: 4, mask: 6)
         let note: [UInt8] = Array("kept".utf8)
         guard setxattr(list, "user.ccbeacon-test", note, note.count, 0) == 0 else { return }  // no xattrs here
         let withACL = setxattr(list, "system.posix_acl_access", acl, acl.count, 0) == 0
@@ -246,16 +249,7 @@ struct CalibrateWriteTests {
         _ = FileManager.default.createFile(
             atPath: list, contents: Data("name,uuid,major,minor,power\na,\(LedgerFiles.uuid),1,1,\n".utf8))
         chmod(list, 0o640)
-        func le(_ value: UInt32, _ bytes: Int) -> [UInt8] {
-            (0..<bytes).map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) }
-        }
-        let acl: [UInt8] =
-            le(2, 4)
-            + [
-                (0x01, 7, UInt32.max), (0x02, 6, 65534), (0x04, 5, UInt32.max), (0x10, 7, UInt32.max),
-                (0x20, 0, UInt32.max),
-            ]
-            .flatMap { le($0.0, 2) + le($0.1, 2) + le($0.2, 4) }
+        let acl = Self.acl(owner: 7, nobody: 6, group: 5, mask: 7)
         guard setxattr(folder, "system.posix_acl_default", acl, acl.count, 0) == 0 else { return }  // no ACLs here
         let run = ToolRun(["calibrate", "--rssi", rssi, "--station", "a", "--list", list, "--write"])
         #expect(run.status == 0, "\(run.diagnostics)")
