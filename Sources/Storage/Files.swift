@@ -273,9 +273,12 @@ public enum Files {
         guard let inherited = names(of: destination) else {
             return failure("the new file's extended attributes cannot be listed")
         }
+        func text(_ name: [CChar]) -> String {
+            String(decoding: name.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
         for name in inherited where !wanted.contains(name) {
             guard fremovexattr(destination, name) == 0 else {
-                return failure("the attribute \(String(cString: name)) its folder gives new files cannot be removed")
+                return failure("the attribute \(text(name)) its folder gives new files cannot be removed")
             }
         }
         for name in wanted {
@@ -283,9 +286,7 @@ public enum Files {
             var value = [UInt8](repeating: 0, count: max(length, 0))
             let got = length < 0 ? -1 : fgetxattr(source, name, &value, value.count)
             guard got >= 0, fsetxattr(destination, name, value, got, 0) == 0 else {
-                return failure(
-                    "its extended attribute \(String(decoding: name.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)) cannot be kept; rewriting it would drop it"
-                )
+                return failure("its extended attribute \(text(name)) cannot be kept; rewriting it would drop it")
             }
         }
         return nil
