@@ -51,6 +51,7 @@ let package = Package(
         .systemLibrary(name: "CUMockdev", pkgConfig: "umockdev-1.0", providers: [.apt(["libumockdev-dev"])]),
         .target(name: "CUSBEmulation", dependencies: ["CUMockdev"]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .target(
             name: "Provisioning",
             dependencies: [
@@ -59,6 +60,10 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // The shared ledger on a PostgreSQL server (libpq), behind Provisioning's ProvisioningLedger.
+        .target(
+            name: "PostgresLedger", dependencies: ["Provisioning", "CLibPQ", "BeaconPayload"],
+            swiftSettings: strictSettings),
         .target(
             name: "CCBeaconCLI",
             dependencies: [
@@ -127,7 +132,7 @@ let package = Package(
             name: "ProvisioningTests",
             dependencies: [
                 "Provisioning", "FirmwareTemplate", "BeaconPayload", "StructuredText", "IntelHex", "Storage",
-                "TestSupport", "CCDebugger", "CCDebuggerEmulator", "Checksums",
+                "TestSupport", "CCDebugger", "CCDebuggerEmulator", "Checksums", "PostgresLedger",
             ],
             swiftSettings: strictSettings
         ),

@@ -39,5 +39,5 @@ public enum ChipID {
 
     /// The message the schema's triggers raise; SQLite reports it as the error message, which is
     /// how a refusal of this rule is told from other constraint failures.
-    static let refusal = "invalid chip id: not XX:XX:XX:XX:XX:XX in upper-case hex, or all 00 or all FF"
+    public static let refusal = "invalid chip id: not XX:XX:XX:XX:XX:XX in upper-case hex, or all 00 or all FF"
 }

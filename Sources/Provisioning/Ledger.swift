@@ -60,6 +60,32 @@ public struct Attempt: Sendable, Equatable {
     /// `registered` (its list's value or the board's, as it was registered); `nil` for attempts
     /// recorded before ledgers kept it.
     public var powerSource: String? = nil
+
+    /// An attempt as a ledger backend read it.
+    public init(
+        id: Int, station: String, chip: String, debugger: String, template: String, templateSHA256: String,
+        imageSHA256: String, startedAt: String, finishedAt: String?, outcome: AttemptOutcome, reason: String?,
+        verifyMethod: String, advertiserAddress: String? = nil, readBack: String? = nil, power: Int? = nil,
+        onAir: OnAirCheck? = nil, powerSource: String? = nil
+    ) {
+        self.id = id
+        self.station = station
+        self.chip = chip
+        self.debugger = debugger
+        self.template = template
+        self.templateSHA256 = templateSHA256
+        self.imageSHA256 = imageSHA256
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.outcome = outcome
+        self.reason = reason
+        self.verifyMethod = verifyMethod
+        self.advertiserAddress = advertiserAddress
+        self.readBack = readBack
+        self.power = power
+        self.onAir = onAir
+        self.powerSource = powerSource
+    }
 }
 
 /// What a scan heard of a station just burned: whether its exact advertising data came from its
@@ -129,6 +155,27 @@ public struct StationState: Sendable, Equatable {
         case held(chip: String)
         /// Being burned now (by another process, or a crash not yet recovered).
         case inProgress(chip: String)
+    }
+
+    /// Each of `stations` (in their order) with its state by `attempts` (oldest first): done
+    /// when an attempt is verified, else held when one is interrupted, else in progress, else
+    /// pending with its last failure. Every ledger backend derives states this one way.
+    public static func states(of stations: [Station], attempts: [Attempt]) -> [StationState] {
+        let byStation = Dictionary(grouping: attempts, by: \.station)
+        return stations.map { station in
+            let own = byStation[station.name] ?? []
+            let state: State
+            if let done = own.last(where: { $0.outcome == .verified }) {
+                state = .done(chip: done.chip, at: done.finishedAt ?? done.startedAt)
+            } else if let held = own.last(where: { $0.outcome == .interrupted }) {
+                state = .held(chip: held.chip)
+            } else if let running = own.last(where: { $0.outcome == .inProgress }) {
+                state = .inProgress(chip: running.chip)
+            } else {
+                state = .pending(lastFailure: own.last(where: { $0.outcome == .failed })?.reason)
+            }
+            return StationState(station: station, state: state, attempts: own.count)
+        }
     }
 }
 
@@ -329,7 +376,26 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             "chip_id_on_update", false,
             "CREATE TRIGGER IF NOT EXISTS chip_id_on_update BEFORE UPDATE OF chip ON attempts WHEN NOT \(ChipID.sqlCondition("NEW.chip")) BEGIN SELECT RAISE(ABORT, '\(ChipID.refusal)'); END"
         ),
+        (
+            "station_values_on_insert", false,
+            "CREATE TRIGGER IF NOT EXISTS station_values_on_insert BEFORE INSERT ON stations WHEN NOT \(stationValues) BEGIN SELECT RAISE(ABORT, '\(stationRefusal)'); END"
+        ),
+        (
+            "station_values_on_update", false,
+            "CREATE TRIGGER IF NOT EXISTS station_values_on_update BEFORE UPDATE ON stations WHEN NOT \(stationValues) BEGIN SELECT RAISE(ABORT, '\(stationRefusal)'); END"
+        ),
     ]
+
+    /// A station row's values as SQL over `NEW`: a name, an upper-case 8-4-4-4-12 UUID, major and
+    /// minor integers 0…65535, a power integer −128…127 (what PostgreSQL's CHECKs say; SQLite can
+    /// add triggers to an existing table, not checks).
+    static let stationValues = """
+        coalesce(typeof(NEW.name) = 'text' AND NEW.name <> '' AND typeof(NEW.uuid) = 'text' \
+        AND NEW.uuid GLOB '\(uuidPattern)' AND typeof(NEW.major) = 'integer' AND NEW.major BETWEEN 0 AND 65535 \
+        AND typeof(NEW.minor) = 'integer' AND NEW.minor BETWEEN 0 AND 65535 \
+        AND typeof(NEW.power) = 'integer' AND NEW.power BETWEEN -128 AND 127, 0)
+        """
+    static let stationRefusal = "invalid station: a name, a UUID, major and minor 0…65535 and a power −128…127"
 
     /// The columns ledgers gained after version 0, with their types and the version that brought
     /// them; a migration adds those missing.
@@ -375,11 +441,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
                         continue
                     }
                     guard sameBeacon, row[3].int == Int(identity.measuredPower) else {
-                        throw LedgerError(
-                            operation: "registering station '\(station.name)'",
-                            message:
-                                "the ledger already has this station with another identity; a station keeps its identity for life",
-                            isConstraint: true)
+                        throw LedgerRefusal.otherIdentity(station.name)
                     }
                     continue
                 }
@@ -393,22 +455,12 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
                         ], "registering station '\(station.name)'")
                 } catch {
                     guard error.isConstraint else { throw error }
-                    throw LedgerError(
-                        operation: "registering station '\(station.name)'",
-                        message:
-                            "another station in the ledger already has UUID \(identity.uuid.uuidString), major \(identity.major), minor \(identity.minor)",
-                        isConstraint: true)
+                    throw LedgerRefusal.identityTaken(station.name, identity)
                 }
             }
             if !powerMismatches.isEmpty {
-                let shown = powerMismatches.prefix(5).map {
-                    "\($0.name) (ledger \($0.recorded) dBm, list \($0.now) dBm)"
-                }
-                throw LedgerError(
-                    operation: "registering the station list",
-                    message:
-                        "\(powerMismatches.count) station\(powerMismatches.count == 1 ? " is" : "s are") in the ledger with another measured power: \(shown.joined(separator: ", "))\(powerMismatches.count > 5 ? ", …" : ""); a station keeps its identity for life, so give the list's power column the ledger's values to go on with this ledger, or use another ledger",
-                    isConstraint: true)
+                throw LedgerRefusal.otherPowers(
+                    powerMismatches.map { "\($0.name) (ledger \($0.recorded) dBm, list \($0.now) dBm)" })
             }
         }
     }
@@ -484,10 +536,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
                     "burning \(name) again"
                 ).first
             else {
-                throw LedgerError(
-                    operation: "burning \(name) again on chip \(chip)",
-                    message: "the ledger no longer records it as verified on that chip (another run changed it)",
-                    kind: .constraint)
+                throw LedgerRefusal.notVerifiedThere(name, chip: chip)
             }
             return try start(
                 try Self.station(row), chip: chip, debugger: debugger, template: template,
@@ -552,11 +601,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
                         "SELECT outcome FROM attempts WHERE id = ?", [.integer(attemptID)], "recording an outcome"
                     )
                     .first?.first?.string
-                throw LedgerError(
-                    operation: "recording the outcome of attempt \(attemptID)",
-                    message: now.map {
-                        "the attempt was settled meanwhile as \($0) (another run used this ledger); '\(outcome.rawValue)' was not recorded"
-                    } ?? "no such attempt", kind: .constraint)
+                throw LedgerRefusal.settled(attemptID, as: now, outcome: outcome)
             }
         }
     }
@@ -583,21 +628,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     public func states() throws(LedgerError) -> [StationState] {
         let stations = try database.query(
             "SELECT name, uuid, major, minor, power, note FROM stations ORDER BY position", [], "reading stations")
-        let attempts = try attempts()
-        return try stations.map(Self.station).map { station in
-            let own = attempts.filter { $0.station == station.name }
-            let state: StationState.State
-            if let done = own.last(where: { $0.outcome == .verified }) {
-                state = .done(chip: done.chip, at: done.finishedAt ?? done.startedAt)
-            } else if let held = own.last(where: { $0.outcome == .interrupted }) {
-                state = .held(chip: held.chip)
-            } else if let running = own.last(where: { $0.outcome == .inProgress }) {
-                state = .inProgress(chip: running.chip)
-            } else {
-                state = .pending(lastFailure: own.last(where: { $0.outcome == .failed })?.reason)
-            }
-            return StationState(station: station, state: state, attempts: own.count)
-        }
+        return StationState.states(of: try stations.map(Self.station), attempts: try attempts())
     }
 
     /// Every attempt, oldest first.
@@ -661,9 +692,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
                     "recording a calibration"
                 ).first?.first?.int ?? 0
             guard known == 1 else {
-                throw LedgerError(
-                    operation: "recording a calibration of '\(calibration.station)'",
-                    message: "the ledger has no station of that name", kind: .constraint)
+                throw LedgerRefusal.unknownStation(calibrating: calibration.station)
             }
             try database.execute(
                 "INSERT INTO calibrations(station, recorded_at, power, samples, used, source) VALUES (?, \(Self.now), ?, ?, ?, ?)",

@@ -424,7 +424,7 @@ enum LedgerFile {
         // whole statement, so an index of that name on other columns (or not unique, or a trigger
         // with another condition) is found too, not only a missing one.
         let present = try database.query(
-            "SELECT name, type, sql FROM sqlite_schema WHERE type IN ('index', 'trigger') AND tbl_name = 'attempts'",
+            "SELECT name, type, sql FROM sqlite_schema WHERE type IN ('index', 'trigger') AND tbl_name IN ('attempts', 'stations')",
             [], operation
         ).compactMap { row in row[0].string.map { (name: $0, type: row[1].string ?? "", sql: row[2].string ?? "") } }
         var gaps: [String] = []

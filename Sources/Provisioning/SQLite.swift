@@ -28,6 +28,9 @@ public struct LedgerError: Error, Sendable, Equatable, CustomStringConvertible {
     public var message: String
     /// What kind of failure it is.
     public var kind: Kind
+    /// The database's own code for the failure, when it gives one (PostgreSQL's SQLSTATE), for
+    /// retrying what the server asks to be retried.
+    public var code: String? = nil
 
     /// True when the database refused the change by one of its rules (uniqueness, checks, the
     /// chip-id rule).

@@ -1,0 +1,2 @@
+// libpq from Debian's libpq-dev, for the shared PostgreSQL ledger.
+#include <libpq-fe.h>

@@ -1,0 +1,180 @@
+import CLibPQ
+import Provisioning
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One libpq connection, used by one thread at a time: every call takes the lock, and a
+/// transaction holds it across its statements. `@unchecked Sendable` as C glue: the `PGconn`
+/// pointer is only touched under the lock.
+final class PostgresConnection: @unchecked Sendable {
+    private var connection: OpaquePointer?
+    private var mutex = pthread_mutex_t()
+    /// How the server is named in messages: the URL without its password.
+    let name: String
+
+    /// Connects to `url` (a libpq URL or key=value string; the password from the URL, PGPASSWORD
+    /// or ~/.pgpass). Failures name the server, never the password.
+    init(url: String) throws(LedgerError) {
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
+        pthread_mutex_init(&mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
+        name = PostgresURL.withoutPassword(url)
+        connection = PQconnectdb(url)
+        guard let connection, PQstatus(connection) == CONNECTION_OK else {
+            let message = connection.map { Self.text(PQerrorMessage($0)) } ?? "out of memory"
+            if let connection { PQfinish(connection) }
+            self.connection = nil
+            throw LedgerError(
+                operation: "connecting to \(name)", message: Self.sanitized(message, url: url), kind: .database)
+        }
+        // Messages in English whatever the server's locale, and no notices on standard error.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+    }
+
+    deinit {
+        if let connection { PQfinish(connection) }
+        pthread_mutex_destroy(&mutex)
+    }
+
+    /// Runs `body` holding the connection.
+    func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return try body()
+    }
+
+    /// A value for a statement parameter: text, an integer, or NULL.
+    enum Value: Sendable, Equatable {
+        case text(String)
+        case integer(Int)
+        case null
+
+        var parameter: String? {
+            switch self {
+            case .text(let text): text
+            case .integer(let value): String(value)
+            case .null: nil
+            }
+        }
+    }
+
+    /// Runs one statement with `$1…` parameters; returns its rows as text (nil for NULL).
+    @discardableResult
+    func execute(_ sql: String, _ parameters: [Value] = [], _ operation: String) throws(LedgerError) -> [[String?]] {
+        try locked { () throws(LedgerError) -> [[String?]] in
+            guard let connection else {
+                throw LedgerError(operation: operation, message: "the connection is closed", kind: .database)
+            }
+            let texts = parameters.map(\.parameter)
+            // NUL-terminated copies that live through the call.
+            var buffers = texts.map { $0.map { Array($0.utf8CString) } }
+            let result: OpaquePointer? = withPointers(&buffers) { pointers in
+                PQexecParams(connection, sql, Int32(pointers.count), nil, pointers, nil, nil, 0)
+            }
+            defer { PQclear(result) }
+            let status = PQresultStatus(result)
+            guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+                throw Self.error(result, connection: connection, operation: operation)
+            }
+            var rows: [[String?]] = []
+            let columns = PQnfields(result)
+            for row in 0..<PQntuples(result) {
+                rows.append(
+                    (0..<columns).map { column in
+                        PQgetisnull(result, row, column) == 1 ? nil : Self.text(PQgetvalue(result, row, column))
+                    })
+            }
+            return rows
+        }
+    }
+
+    /// Calls `body` with C string pointers to `buffers` (nil for NULL).
+    private func withPointers<T>(
+        _ buffers: inout [[CChar]?], _ body: ([UnsafePointer<CChar>?]) -> T
+    ) -> T {
+        var pointers: [UnsafePointer<CChar>?] = []
+        func next(_ index: Int) -> T {
+            guard index < buffers.count else { return body(pointers) }
+            guard buffers[index] != nil else {
+                pointers.append(nil)
+                return next(index + 1)
+            }
+            return buffers[index]!.withUnsafeBufferPointer { buffer in
+                pointers.append(buffer.baseAddress)
+                return next(index + 1)
+            }
+        }
+        return next(0)
+    }
+
+    /// SQLSTATE classes that mean "try the whole transaction again": serialization failure and
+    /// deadlock.
+    static let retryable: Set<String> = ["40001", "40P01"]
+
+    /// Runs `body` in one transaction (READ COMMITTED; the claims lock rows themselves), retried
+    /// with back-off when the server aborts it for a serialization failure or a deadlock.
+    @discardableResult
+    func transaction<T>(_ operation: String, _ body: () throws(LedgerError) -> T) throws(LedgerError) -> T {
+        try locked { () throws(LedgerError) -> T in
+            var attempt = 0
+            while true {
+                attempt += 1
+                try execute("BEGIN", [], operation)
+                do throws(LedgerError) {
+                    let value = try body()
+                    try execute("COMMIT", [], operation)
+                    return value
+                } catch {
+                    _ = try? execute("ROLLBACK", [], operation)
+                    guard let code = error.code, Self.retryable.contains(code), attempt < 8 else { throw error }
+                    usleep(UInt32(min(200_000, 5_000 << attempt)))
+                }
+            }
+        }
+    }
+
+    /// The error of a failed result, by its SQLSTATE: integrity violations are the schema's
+    /// refusals (the chip-id rule told apart by its constraint's name), the rest database failures.
+    static func error(_ result: OpaquePointer?, connection: OpaquePointer, operation: String) -> LedgerError {
+        let field = { (code: Int32) -> String? in
+            guard let result, let value = PQresultErrorField(result, code) else { return nil }
+            return String(cString: value)
+        }
+        let state = field(Int32(UInt8(ascii: "C"))) ?? ""
+        let message =
+            field(Int32(UInt8(ascii: "M")))
+            ?? text(PQerrorMessage(connection)).trimmingCharacters(in: ["\n"])
+        let constraint = field(Int32(UInt8(ascii: "n"))) ?? ""
+        var error: LedgerError
+        if state.hasPrefix("23") {
+            error = LedgerError(
+                operation: operation, message: message,
+                kind: constraint == "attempts_chip_check" ? .invalidChipID : .constraint)
+        } else {
+            error = LedgerError(operation: operation, message: message, kind: .database)
+        }
+        error.code = state
+        return error
+    }
+
+    static func text(_ pointer: UnsafePointer<CChar>?) -> String {
+        pointer.map { String(cString: $0) } ?? ""
+    }
+
+    /// libpq's message, with a password the URL holds taken out (libpq does not print it; this
+    /// makes sure no message ever does).
+    static func sanitized(_ message: String, url: String) -> String {
+        guard let password = PostgresURL.password(url), !password.isEmpty else { return message }
+        return message.replacing(password, with: "***")
+    }
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in set: Set<Character>) -> String {
+        String(drop { set.contains($0) }.reversed().drop { set.contains($0) }.reversed())
+    }
+}

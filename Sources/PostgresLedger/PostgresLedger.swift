@@ -1,0 +1,401 @@
+import BeaconPayload
+public import Provisioning
+
+/// The ledger on a PostgreSQL server, shared by several benches: the same records and promises as
+/// the SQLite ledger, each kept by the server itself — unique and partial unique indexes, CHECK
+/// constraints (the chip-id rule among them) and foreign keys — so that no client, and no bug in
+/// one, can break them. Every change is one transaction; claims lock the station row they take
+/// (`FOR UPDATE SKIP LOCKED`), so benches never wait on each other's claims; a transaction the
+/// server aborts for a serialization failure or a deadlock is run again.
+///
+/// Each bench has a name, recorded on its attempts: a bench recovers only its own attempts left
+/// in progress (another bench's are live).
+public final class PostgresLedger: ProvisioningLedger, Sendable {
+    let connection: PostgresConnection
+    /// The bench this process is.
+    public let bench: String
+
+    /// The schema version this ccbeacon writes (`ledger_meta.schema_version`); a newer one is
+    /// refused.
+    public static let schemaVersion = 2
+
+    /// Connects to `url` as bench `bench`, creates the schema in an empty database (under an
+    /// advisory lock, so two benches starting at once create it once) and checks an existing one:
+    /// a database that holds other tables, or a newer schema, is refused.
+    public init(url: String, bench: String) throws(LedgerError) {
+        connection = try PostgresConnection(url: url)
+        self.bench = bench
+        try connection.transaction("opening the ledger on \(connection.name)") { () throws(LedgerError) in
+            // "CCBL", the SQLite ledger's application id: the lock only orders ccbeacons opening
+            // this database at once.
+            try connection.execute("SELECT pg_advisory_xact_lock(1128481356)", [], "locking the schema")
+            let tables = try connection.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename", [],
+                "reading the schema"
+            ).compactMap { $0.first ?? nil }
+            if tables.isEmpty {
+                for statement in Self.schema { try connection.execute(statement, [], "creating the ledger") }
+                try connection.execute(
+                    "INSERT INTO ledger_meta(key, value) VALUES ('application', 'ccbeacon ledger'), ('schema_version', $1)",
+                    [.text(String(Self.schemaVersion))], "creating the ledger")
+                return
+            }
+            guard tables.contains("ledger_meta") else {
+                throw LedgerError(
+                    operation: "opening \(connection.name)",
+                    message:
+                        "the database holds other tables (\(tables.prefix(5).joined(separator: ", "))), not a ccbeacon ledger; give an empty database",
+                    kind: .refused(.notALedger(tables: tables)))
+            }
+            let meta = try connection.execute("SELECT key, value FROM ledger_meta", [], "reading the schema")
+            let values = Dictionary(meta.compactMap { row in row[0].map { ($0, row[1] ?? "") } }) { first, _ in first }
+            guard values["application"] == "ccbeacon ledger", let version = values["schema_version"].flatMap(Int.init)
+            else {
+                throw LedgerError(
+                    operation: "opening \(connection.name)", message: "its ledger_meta is not a ccbeacon ledger's",
+                    kind: .refused(.notALedger(tables: tables)))
+            }
+            guard version <= Self.schemaVersion else {
+                throw LedgerError(
+                    operation: "opening \(connection.name)",
+                    message:
+                        "it is a ccbeacon ledger of schema version \(version); this ccbeacon knows versions up to \(Self.schemaVersion)",
+                    kind: .refused(.newerSchema(version: version)))
+            }
+        }
+    }
+
+    /// The ledger's tables, indexes and rules. Timestamps are ISO 8601 text in UTC, as the SQLite
+    /// ledger writes them.
+    static let schema = [
+        "CREATE TABLE ledger_meta(key text PRIMARY KEY, value text NOT NULL)",
+        """
+        CREATE TABLE stations(
+            position integer NOT NULL, name text PRIMARY KEY CHECK (name <> ''),
+            uuid text NOT NULL CHECK (uuid ~ '^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$'),
+            major integer NOT NULL CHECK (major BETWEEN 0 AND 65535),
+            minor integer NOT NULL CHECK (minor BETWEEN 0 AND 65535),
+            power integer NOT NULL CHECK (power BETWEEN -128 AND 127), note text, UNIQUE (uuid, major, minor))
+        """,
+        """
+        CREATE TABLE attempts(
+            id bigserial PRIMARY KEY, station text NOT NULL REFERENCES stations(name),
+            chip text NOT NULL CONSTRAINT attempts_chip_check
+                CHECK (chip ~ '^[0-9A-F]{2}(:[0-9A-F]{2}){5}$' AND chip NOT IN ('00:00:00:00:00:00', 'FF:FF:FF:FF:FF:FF')),
+            debugger text NOT NULL, bench text NOT NULL, template text NOT NULL, template_sha256 text NOT NULL,
+            image_sha256 text NOT NULL, started_at text NOT NULL, finished_at text,
+            outcome text NOT NULL CHECK (outcome IN ('in-progress', 'verified', 'failed', 'interrupted', 'superseded')),
+            reason text, verify_method text NOT NULL CHECK (verify_method IN ('crc', 'read')),
+            advertiser_address text, read_back text, power integer CHECK (power BETWEEN -128 AND 127),
+            heard boolean, rssi_count integer, rssi_median integer, power_source text,
+            CHECK (outcome = 'in-progress' OR finished_at IS NOT NULL))
+        """,
+        "CREATE UNIQUE INDEX one_verified_per_station ON attempts(station) WHERE outcome = 'verified'",
+        "CREATE UNIQUE INDEX one_verified_per_chip ON attempts(chip) WHERE outcome = 'verified'",
+        "CREATE UNIQUE INDEX one_active_per_station ON attempts(station) WHERE outcome IN ('in-progress', 'interrupted')",
+        """
+        CREATE TABLE calibrations(
+            id bigserial PRIMARY KEY, station text NOT NULL REFERENCES stations(name), recorded_at text NOT NULL,
+            power integer NOT NULL CHECK (power BETWEEN -128 AND 127), samples integer NOT NULL CHECK (samples >= 20),
+            used integer NOT NULL CHECK (used BETWEEN 1 AND samples), source text NOT NULL)
+        """,
+    ]
+
+    static let now = "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+    static let stationColumns = "name, uuid, major, minor, power, note"
+    static let attemptColumns =
+        "id, station, chip, debugger, template, template_sha256, image_sha256, started_at, finished_at, outcome, reason, verify_method, advertiser_address, read_back, power, heard, rssi_count, rssi_median, power_source"
+
+    // MARK: - ProvisioningLedger
+
+    /// Adds the list's stations; a known station must keep its identity (a calibrated one keeps
+    /// its calibrated power when the list gives none of its own).
+    public func register(_ stations: [Station]) throws(LedgerError) {
+        try connection.transaction("registering the station list") { () throws(LedgerError) in
+            let count =
+                Int(try connection.execute("SELECT count(*) FROM stations", [], "counting stations")[0][0] ?? "0") ?? 0
+            var mismatches: [String] = []
+            for (index, station) in stations.enumerated() {
+                let identity = station.identity
+                let existing = try connection.execute(
+                    "SELECT uuid, major, minor, power FROM stations WHERE name = $1", [.text(station.name)],
+                    "reading station \(station.name)")
+                if let row = existing.first {
+                    let same =
+                        row[0] == identity.uuid.uuidString && row[1] == String(identity.major)
+                        && row[2] == String(identity.minor)
+                    guard same else {
+                        throw LedgerRefusal.otherIdentity(station.name)
+                    }
+                    if let recorded = row[3].flatMap(Int.init), recorded != Int(identity.measuredPower) {
+                        let listGivesPower = station.powerOrigin == .list || station.powerOrigin == .explicit
+                        if !listGivesPower, try latestCalibration(of: station.name) == recorded { continue }
+                        mismatches.append(
+                            "\(station.name) (ledger \(recorded) dBm, list \(identity.measuredPower) dBm)")
+                    }
+                    continue
+                }
+                do throws(LedgerError) {
+                    try connection.execute(
+                        "INSERT INTO stations(position, name, uuid, major, minor, power, note) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                        [
+                            .integer(count + index), .text(station.name), .text(identity.uuid.uuidString),
+                            .integer(Int(identity.major)), .integer(Int(identity.minor)),
+                            .integer(Int(identity.measuredPower)), station.note.map { .text($0) } ?? .null,
+                        ], "registering station '\(station.name)'")
+                } catch  where error.isConstraint {
+                    throw LedgerRefusal.identityTaken(station.name, identity)
+                }
+            }
+            if !mismatches.isEmpty { throw LedgerRefusal.otherPowers(mismatches) }
+        }
+    }
+
+    /// Marks this bench's attempts left in progress (a crash of this bench) as interrupted; other
+    /// benches' attempts in progress are live and left alone.
+    public func recoverInterrupted() throws(LedgerError) -> [Attempt] {
+        try connection.transaction("recovering interrupted attempts") { () throws(LedgerError) -> [Attempt] in
+            try connection.execute(
+                "UPDATE attempts SET outcome = 'interrupted', finished_at = \(Self.now), reason = 'the run stopped while burning' WHERE outcome = 'in-progress' AND bench = $1 RETURNING \(Self.attemptColumns)",
+                [.text(bench)], "marking interrupted attempts"
+            ).map(Self.attempt)
+        }
+    }
+
+    /// The station a chip carries (verified), if any.
+    public func verifiedStation(forChip chip: String) throws(LedgerError) -> String? {
+        try connection.execute(
+            "SELECT station FROM attempts WHERE chip = $1 AND outcome = 'verified'", [.text(chip)], "looking up a chip"
+        ).first?.first ?? nil
+    }
+
+    /// The interrupted attempt whose chip this is, if any (whichever bench it was interrupted on).
+    public func interruptedAttempt(forChip chip: String) throws(LedgerError) -> Attempt? {
+        try connection.execute(
+            "SELECT \(Self.attemptColumns) FROM attempts WHERE chip = $1 AND outcome = 'interrupted' ORDER BY id LIMIT 1",
+            [.text(chip)], "looking up a chip"
+        ).map(Self.attempt).first
+    }
+
+    /// Claims the first pending station in list order that no other bench is claiming (its row is
+    /// locked, others skip it), recording an in-progress attempt, in one transaction.
+    public func claimNextStation(
+        chip: String, debugger: String, template: String, templateSHA256: String, verifyMethod: String,
+        skipping: Set<String>, image: (Station) -> (sha256: String, advertiserAddress: String?)
+    ) throws(LedgerError) -> (Station, Attempt)? {
+        try connection.transaction("claiming the next station") { () throws(LedgerError) -> (Station, Attempt)? in
+            guard
+                let row = try connection.execute(
+                    """
+                    SELECT \(Self.stationColumns) FROM stations s WHERE NOT EXISTS (
+                        SELECT 1 FROM attempts a WHERE a.station = s.name
+                        AND a.outcome IN ('verified', 'in-progress', 'interrupted'))
+                    AND NOT (s.name = ANY($1::text[]))
+                    ORDER BY position LIMIT 1 FOR UPDATE SKIP LOCKED
+                    """, [.text(Self.array(skipping.sorted()))], "finding pending stations"
+                ).first
+            else { return nil }
+            return try start(
+                try Self.station(row), chip: chip, debugger: debugger, template: template,
+                templateSHA256: templateSHA256, verifyMethod: verifyMethod, image: image)
+        }
+    }
+
+    /// Supersedes the chip's verified attempt of `station` and starts a new one on it, in one
+    /// transaction.
+    public func claimAgain(
+        station name: String, chip: String, debugger: String, template: String, templateSHA256: String,
+        verifyMethod: String, reason: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
+    ) throws(LedgerError) -> (Station, Attempt) {
+        try connection.transaction("burning \(name) again") { () throws(LedgerError) -> (Station, Attempt) in
+            let changed = try connection.execute(
+                "UPDATE attempts SET outcome = 'superseded', reason = $1 WHERE chip = $2 AND station = $3 AND outcome = 'verified' RETURNING id",
+                [.text(reason), .text(chip), .text(name)], "burning \(name) again")
+            guard changed.count == 1,
+                let row = try connection.execute(
+                    "SELECT \(Self.stationColumns) FROM stations WHERE name = $1 FOR UPDATE", [.text(name)],
+                    "burning \(name) again"
+                ).first
+            else {
+                throw LedgerRefusal.notVerifiedThere(name, chip: chip)
+            }
+            return try start(
+                try Self.station(row), chip: chip, debugger: debugger, template: template,
+                templateSHA256: templateSHA256, verifyMethod: verifyMethod, image: image)
+        }
+    }
+
+    /// Records the start of an attempt inside the caller's transaction.
+    func start(
+        _ station: Station, chip: String, debugger: String, template: String, templateSHA256: String,
+        verifyMethod: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
+    ) throws(LedgerError) -> (Station, Attempt) {
+        let record = image(station)
+        let source =
+            try latestCalibration(of: station.name) == Int(station.identity.measuredPower)
+            ? MeasuredPowerOrigin.calibration.label : "registered"
+        do throws(LedgerError) {
+            guard
+                let row = try connection.execute(
+                    "INSERT INTO attempts(station, chip, debugger, bench, template, template_sha256, image_sha256, started_at, outcome, verify_method, advertiser_address, power, power_source) VALUES ($1, $2, $3, $4, $5, $6, $7, \(Self.now), 'in-progress', $8, $9, $10, $11) RETURNING \(Self.attemptColumns)",
+                    [
+                        .text(station.name), .text(chip), .text(debugger), .text(bench), .text(template),
+                        .text(templateSHA256), .text(record.sha256), .text(verifyMethod),
+                        record.advertiserAddress.map { .text($0) } ?? .null,
+                        .integer(Int(station.identity.measuredPower)), .text(source),
+                    ], "recording the start of \(station.name)"
+                ).first
+            else {
+                throw LedgerError(
+                    operation: "recording the start of \(station.name)", message: "the new row cannot be read back",
+                    kind: .database)
+            }
+            return (station, try Self.attempt(row))
+        } catch  where error.kind == .invalidChipID {
+            throw LedgerError(
+                operation: error.operation,
+                message: "chip id '\(chip)' cannot identify a chip (\(ChipID.refusal)); set the chip aside",
+                kind: .invalidChipID)
+        }
+    }
+
+    /// Ends an attempt still open (in progress or interrupted); one settled meanwhile keeps what
+    /// it says and this outcome is refused.
+    public func finish(
+        _ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?
+    ) throws(LedgerError) {
+        try connection.transaction("recording an outcome") { () throws(LedgerError) in
+            let changed = try connection.execute(
+                "UPDATE attempts SET outcome = $1, reason = $2, read_back = $3, heard = $4::boolean, rssi_count = $5, rssi_median = $6, finished_at = \(Self.now) WHERE id = $7 AND outcome IN ('in-progress', 'interrupted') RETURNING id",
+                [
+                    .text(outcome.rawValue), reason.map { .text($0) } ?? .null, readBack.map { .text($0) } ?? .null,
+                    onAir.map { .text($0.heard ? "true" : "false") } ?? .null,
+                    onAir.map { .integer($0.rssiCount) } ?? .null, onAir?.rssiMedian.map { .integer($0) } ?? .null,
+                    .integer(attemptID),
+                ], "recording an outcome")
+            guard changed.count == 1 else {
+                let now =
+                    try connection.execute(
+                        "SELECT outcome FROM attempts WHERE id = $1", [.integer(attemptID)], "recording an outcome"
+                    ).first?.first ?? nil
+                throw LedgerRefusal.settled(attemptID, as: now, outcome: outcome)
+            }
+        }
+    }
+
+    /// Marks a chip's verified attempt superseded.
+    public func supersede(chip: String, reason: String) throws(LedgerError) {
+        try connection.transaction("superseding a chip's station") { () throws(LedgerError) in
+            try connection.execute(
+                "UPDATE attempts SET outcome = 'superseded', reason = $1 WHERE chip = $2 AND outcome = 'verified'",
+                [.text(reason), .text(chip)], "superseding a chip's station")
+        }
+    }
+
+    /// Releases a held station: its interrupted attempt becomes failed.
+    public func release(station: String) throws(LedgerError) {
+        try connection.transaction("releasing a held station") { () throws(LedgerError) in
+            try connection.execute(
+                "UPDATE attempts SET outcome = 'failed', reason = 'released after an interruption' WHERE station = $1 AND outcome = 'interrupted'",
+                [.text(station)], "releasing \(station)")
+        }
+    }
+
+    /// Every station with its state, in list order (read in one snapshot).
+    public func states() throws(LedgerError) -> [StationState] {
+        try connection.transaction("reading the ledger") { () throws(LedgerError) -> [StationState] in
+            try connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", [], "reading the ledger")
+            let stations = try connection.execute(
+                "SELECT \(Self.stationColumns) FROM stations ORDER BY position", [], "reading stations"
+            ).map(Self.station)
+            return StationState.states(of: stations, attempts: try attempts())
+        }
+    }
+
+    /// Every attempt, oldest first.
+    public func attempts() throws(LedgerError) -> [Attempt] {
+        try connection.execute("SELECT \(Self.attemptColumns) FROM attempts ORDER BY id", [], "reading attempts")
+            .map(Self.attempt)
+    }
+
+    /// Records a calibration and makes its power the station's, in one transaction.
+    public func recordCalibration(_ calibration: CalibrationRecord) throws(LedgerError) {
+        try connection.transaction("recording a calibration") { () throws(LedgerError) in
+            let updated = try connection.execute(
+                "UPDATE stations SET power = $1 WHERE name = $2 RETURNING name",
+                [.integer(calibration.power), .text(calibration.station)],
+                "recording a calibration of '\(calibration.station)'")
+            guard updated.count == 1 else {
+                throw LedgerRefusal.unknownStation(calibrating: calibration.station)
+            }
+            try connection.execute(
+                "INSERT INTO calibrations(station, recorded_at, power, samples, used, source) VALUES ($1, \(Self.now), $2, $3, $4, $5)",
+                [
+                    .text(calibration.station), .integer(calibration.power), .integer(calibration.samples),
+                    .integer(calibration.used), .text(calibration.source),
+                ], "recording a calibration of '\(calibration.station)'")
+        }
+    }
+
+    /// Every calibration, oldest first.
+    public func calibrations() throws(LedgerError) -> [CalibrationRecord] {
+        try connection.execute(
+            "SELECT station, recorded_at, power, samples, used, source FROM calibrations ORDER BY id", [],
+            "reading calibrations"
+        ).map { row throws(LedgerError) -> CalibrationRecord in
+            guard let station = row[0], let at = row[1], let power = row[2].flatMap(Int.init),
+                let samples = row[3].flatMap(Int.init), let used = row[4].flatMap(Int.init), let source = row[5]
+            else { throw Self.unreadable("a calibration has values that are not a calibration's") }
+            return CalibrationRecord(
+                station: station, recordedAt: at, power: power, samples: samples, used: used, source: source)
+        }
+    }
+
+    // MARK: - Rows
+
+    /// The power of a station's latest calibration, if any.
+    func latestCalibration(of station: String) throws(LedgerError) -> Int? {
+        (try connection.execute(
+            "SELECT power FROM calibrations WHERE station = $1 ORDER BY id DESC LIMIT 1", [.text(station)],
+            "reading the calibration of '\(station)'"
+        ).first?.first ?? nil).flatMap(Int.init)
+    }
+
+    /// A PostgreSQL array literal of `texts` (each quoted, quotes and backslashes escaped).
+    static func array(_ texts: [String]) -> String {
+        "{"
+            + texts.map { "\"" + $0.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\"" }
+            .joined(separator: ",") + "}"
+    }
+
+    static func unreadable(_ what: String) -> LedgerError {
+        LedgerError(
+            operation: "reading the ledger", message: "a record cannot be read: \(what)",
+            kind: .refused(.damaged(report: [what])))
+    }
+
+    static func station(_ row: [String?]) throws(LedgerError) -> Station {
+        guard let name = row[0], let uuidText = row[1], let uuid = try? IdentityParser.uuid(uuidText),
+            let major = row[2].flatMap(UInt16.init), let minor = row[3].flatMap(UInt16.init),
+            let power = row[4].flatMap(Int8.init)
+        else { throw unreadable("station \(row[0] ?? "without a name") has values that are not a station's") }
+        return Station(
+            name: name, identity: IBeacon(uuid: uuid, major: major, minor: minor, measuredPower: power), note: row[5])
+    }
+
+    static func attempt(_ row: [String?]) throws(LedgerError) -> Attempt {
+        guard let id = row[0].flatMap(Int.init), let station = row[1], let chip = row[2], let debugger = row[3],
+            let template = row[4], let templateSHA = row[5], let imageSHA = row[6], let started = row[7],
+            let outcome = row[9].flatMap(AttemptOutcome.init), let method = row[11]
+        else { throw unreadable("attempt \(row[0] ?? "?") has values that are not an attempt's") }
+        return Attempt(
+            id: id, station: station, chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA,
+            imageSHA256: imageSHA, startedAt: started, finishedAt: row[8], outcome: outcome, reason: row[10],
+            verifyMethod: method, advertiserAddress: row[12], readBack: row[13], power: row[14].flatMap(Int.init),
+            onAir: row[15].map {
+                OnAirCheck(
+                    heard: $0 == "t", rssiCount: row[16].flatMap(Int.init) ?? 0, rssiMedian: row[17].flatMap(Int.init))
+            },
+            powerSource: row[18])
+    }
+}

@@ -1,0 +1,56 @@
+public import BeaconPayload
+
+/// The refusals every ledger backend gives, worded once, so the SQLite file and the PostgreSQL
+/// server say the same things about the same broken promises.
+public enum LedgerRefusal {
+    /// A known station listed with another identity.
+    public static func otherIdentity(_ station: String) -> LedgerError {
+        LedgerError(
+            operation: "registering station '\(station)'",
+            message:
+                "the ledger already has this station with another identity; a station keeps its identity for life",
+            kind: .constraint)
+    }
+
+    /// A new station whose identity another station of the ledger has.
+    public static func identityTaken(_ station: String, _ identity: IBeacon) -> LedgerError {
+        LedgerError(
+            operation: "registering station '\(station)'",
+            message:
+                "another station in the ledger already has UUID \(identity.uuid.uuidString), major \(identity.major), minor \(identity.minor)",
+            kind: .constraint)
+    }
+
+    /// Known stations the list gives another measured power (each `name (ledger X dBm, list Y dBm)`).
+    public static func otherPowers(_ mismatches: [String]) -> LedgerError {
+        LedgerError(
+            operation: "registering the station list",
+            message:
+                "\(mismatches.count) station\(mismatches.count == 1 ? " is" : "s are") in the ledger with another measured power: \(mismatches.prefix(5).joined(separator: ", "))\(mismatches.count > 5 ? ", …" : ""); a station keeps its identity for life, so give the list's power column the ledger's values to go on with this ledger, or use another ledger",
+            kind: .constraint)
+    }
+
+    /// A station to burn again that is no longer verified on that chip.
+    public static func notVerifiedThere(_ station: String, chip: String) -> LedgerError {
+        LedgerError(
+            operation: "burning \(station) again on chip \(chip)",
+            message: "the ledger no longer records it as verified on that chip (another run changed it)",
+            kind: .constraint)
+    }
+
+    /// An outcome for an attempt that is settled (`now`: as what) or not there.
+    public static func settled(_ attemptID: Int, as now: String?, outcome: AttemptOutcome) -> LedgerError {
+        LedgerError(
+            operation: "recording the outcome of attempt \(attemptID)",
+            message: now.map {
+                "the attempt was settled meanwhile as \($0) (another run used this ledger); '\(outcome.rawValue)' was not recorded"
+            } ?? "no such attempt", kind: .constraint)
+    }
+
+    /// A calibration of a station the ledger does not have.
+    public static func unknownStation(calibrating station: String) -> LedgerError {
+        LedgerError(
+            operation: "recording a calibration of '\(station)'", message: "the ledger has no station of that name",
+            kind: .constraint)
+    }
+}

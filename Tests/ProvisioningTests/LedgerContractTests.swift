@@ -1,0 +1,272 @@
+import BeaconPayload
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import PostgresLedger
+@testable import Provisioning
+
+/// One ledger contract, run against both backends: the SQLite file and the PostgreSQL server that
+/// `scripts/test` starts (without it only SQLite runs). Every invariant is tried through the API
+/// and with raw SQL a careless client could send: the database itself must refuse.
+struct LedgerContractTests {
+    /// A backend: how to open a fresh ledger (as a bench), and how to run raw SQL on it.
+    struct Backend: Sendable, CustomTestStringConvertible {
+        let name: String
+        let open: @Sendable (_ bench: String) throws -> (any ProvisioningLedger & Sendable, Raw)
+        var testDescription: String { name }
+    }
+
+    /// Raw SQL on the ledger's own connection (`?` placeholders for SQLite, `$n` for PostgreSQL
+    /// are written per backend by the tests through `sql`).
+    struct Raw: Sendable {
+        let execute: @Sendable (String) throws -> Void
+        /// `$n`-style placeholders are not used: the statements are literal.
+        let now: String
+    }
+
+    static let sqlite = Backend(name: "SQLite") { _ in
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        return (
+            ledger,
+            Raw(execute: { sql in try ledger.database.execute(sql, [], "raw") }, now: "'2026-01-01T00:00:00Z'")
+        )
+    }
+
+    static let postgres = Backend(name: "PostgreSQL") { bench in
+        let url = try PostgresTestServer.freshDatabase()
+        let ledger = try PostgresLedger(url: url, bench: bench)
+        return (
+            ledger,
+            Raw(execute: { sql in try ledger.connection.execute(sql, [], "raw") }, now: "'2026-01-01T00:00:00Z'")
+        )
+    }
+
+    static let backends: [Backend] = [sqlite] + (PostgresTestServer.available ? [postgres] : [])
+
+    static let stations = (1...4).map { Station(name: "s\($0)", identity: identity($0)) }
+    static let chips = ["00:12:4B:00:00:01", "00:12:4B:00:00:02", "00:12:4B:00:00:03"]
+
+    static func claim(_ ledger: any ProvisioningLedger, chip: String, skipping: Set<String> = []) throws -> (
+        Station, Attempt
+    )? {
+        try ledger.claimNextStation(
+            chip: chip, debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc", skipping: skipping,
+            image: { _ in ("sha", "C0:00:00:00:00:01") })
+    }
+
+    @Test(arguments: backends)
+    func registeringKeepsEachStationsIdentityForLife(_ backend: Backend) throws {
+        let (ledger, _) = try backend.open("bench-a")
+        try ledger.register(Self.stations)
+        try ledger.register(Self.stations)  // the same list again: nothing changes
+        #expect(try ledger.states().map(\.station.name) == ["s1", "s2", "s3", "s4"])
+        #expect(throws: LedgerError.self) {
+            try ledger.register([Station(name: "s1", identity: identity(9))])  // another identity
+        }
+        #expect(throws: LedgerError.self) {
+            try ledger.register([Station(name: "other", identity: identity(2))])  // s2's identity
+        }
+        #expect(throws: LedgerError.self) {
+            try ledger.register([Station(name: "s3", identity: identity(3, power: -70), powerOrigin: .list)])
+        }
+        #expect(try ledger.states().count == 4)
+    }
+
+    @Test(arguments: backends)
+    func aClaimTakesEachStationOnceInListOrder(_ backend: Backend) throws {
+        let (ledger, _) = try backend.open("bench-a")
+        try ledger.register(Self.stations)
+        let first = try #require(try Self.claim(ledger, chip: Self.chips[0]))
+        #expect(first.0.name == "s1" && first.1.outcome == .inProgress && first.1.power == -59)
+        let second = try #require(try Self.claim(ledger, chip: Self.chips[1], skipping: ["s2"]))
+        #expect(second.0.name == "s3", "s1 is in progress, s2 skipped")
+        try ledger.finish(first.1.id, outcome: .verified, reason: nil)
+        #expect(try ledger.verifiedStation(forChip: Self.chips[0]) == "s1")
+        // Settled attempts keep what they say.
+        #expect(throws: LedgerError.self) { try ledger.finish(first.1.id, outcome: .failed, reason: "late") }
+        try ledger.finish(second.1.id, outcome: .failed, reason: "bad chip")
+        guard case .pending(let failure) = try ledger.states()[2].state else {
+            Issue.record("s3 pending after a failure")
+            return
+        }
+        #expect(failure == "bad chip")
+        _ = try Self.claim(ledger, chip: Self.chips[1])
+        _ = try Self.claim(ledger, chip: Self.chips[2])
+        _ = try Self.claim(ledger, chip: Self.chips[2])
+        #expect(try Self.claim(ledger, chip: Self.chips[2]) == nil, "nothing left")
+    }
+
+    @Test(arguments: backends)
+    func theDatabaseRefusesAChipIdThatIdentifiesNoChip(_ backend: Backend) throws {
+        let (ledger, raw) = try backend.open("bench-a")
+        try ledger.register(Self.stations)
+        for chip in ["FF:FF:FF:FF:FF:FF", "00:00:00:00:00:00", "00:12:4b:00:00:01", "0012:4B:00:00:01", ""] {
+            #expect {
+                _ = try Self.claim(ledger, chip: chip)
+            } throws: { ($0 as? LedgerError)?.kind == .invalidChipID }
+        }
+        #expect(throws: (any Error).self) {
+            try raw.execute(
+                "INSERT INTO attempts(station, chip, debugger, \(backend.name == "SQLite" ? "" : "bench, ")template, template_sha256, image_sha256, started_at, outcome, verify_method) VALUES ('s1', 'FF:FF:FF:FF:FF:FF', 'd', \(backend.name == "SQLite" ? "" : "'b', ")'t', 'x', 'i', \(raw.now), 'in-progress', 'crc')"
+            )
+        }
+        #expect(try ledger.attempts().isEmpty)
+    }
+
+    struct RawBreak: Sendable, CustomTestStringConvertible {
+        let what: String
+        let sql: @Sendable (_ postgres: Bool) -> String
+        var testDescription: String { what }
+    }
+
+    /// With s1 verified on chip 1 and s2 in progress on chip 2: what no client may write.
+    static let breaks: [RawBreak] = [
+        RawBreak(what: "a second verified attempt of a station") { pg in
+            attempt("s1", chip: "00:12:4B:00:00:09", outcome: "verified", postgres: pg)
+        },
+        RawBreak(what: "a second station verified on a chip") { pg in
+            attempt("s3", chip: "00:12:4B:00:00:01", outcome: "verified", postgres: pg)
+        },
+        RawBreak(what: "a second active attempt of a station") { pg in
+            attempt("s2", chip: "00:12:4B:00:00:08", outcome: "interrupted", postgres: pg)
+        },
+        RawBreak(what: "an attempt of a station not in the ledger") { pg in
+            attempt("nobody", chip: "00:12:4B:00:00:07", outcome: "failed", postgres: pg)
+        },
+        RawBreak(what: "an outcome that is none") { pg in
+            attempt("s3", chip: "00:12:4B:00:00:06", outcome: "done", postgres: pg)
+        },
+        RawBreak(what: "a verification method that is none") { pg in
+            attempt("s3", chip: "00:12:4B:00:00:06", outcome: "verified", method: "none", postgres: pg)
+        },
+        RawBreak(what: "a station with a major of 70000") { _ in
+            "INSERT INTO stations(position, name, uuid, major, minor, power) VALUES (9, 'x', '7634A485-1732-4B7D-AB44-D505D8A24C60', 70000, 1, -59)"
+        },
+        RawBreak(what: "a second station with one identity") { _ in
+            "INSERT INTO stations(position, name, uuid, major, minor, power) VALUES (9, 'x', '7634A485-1732-4B7D-AB44-D505D8A24C60', 1, 1, -59)"
+        },
+        RawBreak(what: "a calibration of 20 samples with power 300") { _ in
+            "INSERT INTO calibrations(station, recorded_at, power, samples, used, source) VALUES ('s1', 't', 300, 20, 16, 's')"
+        },
+        RawBreak(what: "a calibration from 5 samples") { _ in
+            "INSERT INTO calibrations(station, recorded_at, power, samples, used, source) VALUES ('s1', 't', -60, 5, 4, 's')"
+        },
+    ]
+
+    static func attempt(
+        _ station: String, chip: String, outcome: String, method: String = "crc", postgres: Bool
+    ) -> String {
+        "INSERT INTO attempts(station, chip, debugger, \(postgres ? "bench, " : "")template, template_sha256, image_sha256, started_at, finished_at, outcome, verify_method) VALUES ('\(station)', '\(chip)', 'd', \(postgres ? "'b', " : "")'t', 'x', 'i', 'then', 'then', '\(outcome)', '\(method)')"
+    }
+
+    @Test(arguments: backends)
+    func rawSQLCannotBreakAnInvariant(_ backend: Backend) throws {
+        for broken in Self.breaks {
+            let (ledger, raw) = try backend.open("bench-a")
+            try ledger.register(Self.stations)
+            let (_, first) = try #require(try Self.claim(ledger, chip: Self.chips[0]))
+            try ledger.finish(first.id, outcome: .verified, reason: nil)
+            _ = try Self.claim(ledger, chip: Self.chips[1])
+            if backend.name == "SQLite" { try raw.execute("PRAGMA foreign_keys = ON") }
+            let before = try ledger.attempts().count
+            #expect(throws: (any Error).self, "\(broken.what) was accepted") {
+                try raw.execute(broken.sql(backend.name != "SQLite"))
+            }
+            #expect(try ledger.attempts().count == before)
+        }
+    }
+
+    @Test(arguments: backends)
+    func interruptedHeldReleasedAndSuperseded(_ backend: Backend) throws {
+        let (ledger, _) = try backend.open("bench-a")
+        try ledger.register(Self.stations)
+        let (_, first) = try #require(try Self.claim(ledger, chip: Self.chips[0]))
+        let recovered = try ledger.recoverInterrupted()
+        #expect(recovered.map(\.id) == [first.id] && recovered.first?.outcome == .interrupted)
+        #expect(try ledger.interruptedAttempt(forChip: Self.chips[0])?.id == first.id)
+        guard case .held(let chip) = try ledger.states()[0].state, chip == Self.chips[0] else {
+            Issue.record("held")
+            return
+        }
+        #expect(try Self.claim(ledger, chip: Self.chips[1])?.0.name == "s2", "a held station is not claimed")
+        try ledger.release(station: "s1")
+        guard case .pending = try ledger.states()[0].state else {
+            Issue.record("released is pending")
+            return
+        }
+        let (_, again) = try #require(try Self.claim(ledger, chip: Self.chips[2]))
+        try ledger.finish(again.id, outcome: .verified, reason: nil)
+        try ledger.supersede(chip: Self.chips[2], reason: "chip reprovisioned")
+        guard case .pending = try ledger.states()[0].state else {
+            Issue.record("superseded is pending")
+            return
+        }
+        #expect(try ledger.verifiedStation(forChip: Self.chips[2]) == nil)
+    }
+
+    @Test(arguments: backends)
+    func aCalibrationChangesTheStationAndIsBurnedAgainInOneStep(_ backend: Backend) throws {
+        let (ledger, _) = try backend.open("bench-a")
+        try ledger.register(Self.stations)
+        let (_, first) = try #require(try Self.claim(ledger, chip: Self.chips[0]))
+        try ledger.finish(first.id, outcome: .verified, reason: nil)
+        try ledger.recordCalibration(
+            CalibrationRecord(station: "s1", recordedAt: "", power: -63, samples: 24, used: 20, source: "r.csv"))
+        #expect(throws: LedgerError.self) {
+            try ledger.recordCalibration(
+                CalibrationRecord(station: "zz", recordedAt: "", power: -63, samples: 24, used: 20, source: "r.csv"))
+        }
+        #expect(try ledger.calibrations().map(\.power) == [-63])
+        #expect(try ledger.recalibratedStations() == ["s1": Self.chips[0]])
+        let (station, again) = try ledger.claimAgain(
+            station: "s1", chip: Self.chips[0], debugger: "d", template: "t", templateSHA256: "x",
+            verifyMethod: "crc", reason: "burned again with its calibrated measured power",
+            image: { _ in ("sha2", nil) })
+        #expect(station.identity.measuredPower == -63 && again.power == -63 && again.powerSource == "calibration")
+        #expect(try ledger.attempts().map(\.outcome) == [.superseded, .inProgress])
+        try ledger.finish(
+            again.id, outcome: .verified, reason: nil, readBack: "0x7F00-0x7F2F",
+            onAir: OnAirCheck(heard: true, rssiCount: 5, rssiMedian: -61))
+        let last = try #require(try ledger.attempts().last)
+        #expect(
+            last.readBack == "0x7F00-0x7F2F" && last.onAir == OnAirCheck(heard: true, rssiCount: 5, rssiMedian: -61))
+        #expect(try ledger.recalibratedStations().isEmpty)
+        // A list without a power of its own registers as it is; another power is refused.
+        try ledger.register([Station(name: "s1", identity: identity(1), powerOrigin: .board(name: "hm10", txPower: 0))])
+        #expect(throws: LedgerError.self) {
+            try ledger.register([Station(name: "s1", identity: identity(1, power: -50), powerOrigin: .list)])
+        }
+    }
+
+    /// Three connections (three benches, or three debuggers) claim at once: every station is
+    /// claimed exactly once, none twice.
+    @Test(arguments: backends)
+    func concurrentClaimsTakeEachStationOnce(_ backend: Backend) throws {
+        let (first, _) = try backend.open("bench-a")
+        let many = (1...30).map { Station(name: "m\($0)", identity: identity($0)) }
+        try first.register(many)
+        let claimed = Mutex<[String]>([])
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 3) { worker in
+            var chip = 0
+            while true {
+                chip += 1
+                let id = String(format: "00:12:4B:%02X:00:%02X", worker + 1, chip)
+                do {
+                    guard let (station, attempt) = try Self.claim(first, chip: id) else { return }
+                    claimed.withLock { $0.append(station.name) }
+                    try first.finish(attempt.id, outcome: .verified, reason: nil)
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                    return
+                }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        let names = claimed.withLock { $0 }
+        #expect(names.count == 30 && Set(names).count == 30)
+        #expect(try first.states().allSatisfy { if case .done = $0.state { true } else { false } })
+    }
+}
