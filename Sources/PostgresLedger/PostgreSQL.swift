@@ -31,7 +31,7 @@ final class PostgresConnection: @unchecked Sendable {
             throw LedgerError(
                 operation: "connecting to \(name)", message: Self.sanitized(message, url: url), kind: .database)
         }
-        // Messages in English whatever the server's locale, and no notices on standard error.
+        // The server's notices (NOTICE, WARNING) are not printed on standard error.
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
     }
 
