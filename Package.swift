@@ -68,7 +68,7 @@ let package = Package(
             name: "CCBeaconCLI",
             dependencies: [
                 "IntelHex", "BeaconPayload", "StructuredText", "Storage", "FirmwareTemplate", "Provisioning",
-                "CCDebugger", "BoardSupport", "HexText", "BeaconScan",
+                "CCDebugger", "BoardSupport", "HexText", "BeaconScan", "PostgresLedger",
             ],
             swiftSettings: strictSettings
         ),
@@ -141,7 +141,7 @@ let package = Package(
             dependencies: [
                 "CCDebuggerEmulator", "CCDebugger", "CCBeaconCLI", "IntelHex", "BeaconPayload", "FirmwareTemplate",
                 "TestSupport", "StructuredText", "Storage", "Provisioning", "Checksums", "BeaconScan", "HexText",
-                "CFileAttributes",
+                "CFileAttributes", "PostgresLedger",
             ],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings

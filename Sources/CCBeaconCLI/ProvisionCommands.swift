@@ -2,6 +2,7 @@ import BeaconPayload
 import BeaconScan
 import CCDebugger
 import FirmwareTemplate
+import PostgresLedger
 import Provisioning
 import Storage
 import StructuredText
@@ -644,6 +645,22 @@ enum LedgerCommand {
         ledgerPath(try command.value(ledger), listPath: nil)
     }
 
+    /// The ledger as messages name it: a server's URL without its password.
+    static func shownPath(_ command: ParsedCommand) throws(CommandFailure) -> String {
+        let path = try path(command)
+        return PostgresURL.isURL(path) ? PostgresURL.withoutPassword(path) : path
+    }
+
+    /// The ledger a reading command names: a SQLite file, or a PostgreSQL server by its URL
+    /// (`postgresql://…`; opened without creating anything).
+    static func openForReading(_ command: ParsedCommand) throws(CommandFailure) -> any ProvisioningLedger & Sendable {
+        let path = try path(command)
+        guard PostgresURL.isURL(path) else { return try open(command) }
+        do { return try PostgresLedger(url: path, bench: "", creating: false) } catch {
+            throw ledgerFailure(error, path: PostgresURL.withoutPassword(path))
+        }
+    }
+
     static func open(_ command: ParsedCommand, access: LedgerAccess = .readOnly) throws(CommandFailure)
         -> SQLiteLedger
     {
@@ -694,12 +711,12 @@ enum LedgerCommand {
     static func show(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let states: [StationState]
         let burnAgain: [String: String]
-        let ledger = try open(command)
+        let ledger = try openForReading(command)
         do {
             states = try ledger.states()
             burnAgain = try ledger.recalibratedStations()
         } catch {
-            throw ledgerFailure(error, path: try path(command))
+            throw ledgerFailure(error, path: try shownPath(command))
         }
         if command.isSet(Options.json) {
             console.output(
@@ -749,7 +766,7 @@ enum LedgerCommand {
     static func export(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let format = try command.value(format) ?? .csv
         let output = try command.value(output)
-        if let output {
+        if let output, !PostgresURL.isURL(try path(command)) {
             // The journal sits beside the ledger's real name, whatever name it was given by.
             let ledgerFile = PathIdentity.resolved(try path(command))
             try CommandSupport.checkOutputs(
@@ -765,13 +782,13 @@ enum LedgerCommand {
                 console.output(text)
             }
         }
-        let ledger = try open(command)
+        let ledger = try openForReading(command)
         let states: [StationState]
         let attempts: [Attempt]
         do {
             states = try ledger.states()
             attempts = try ledger.attempts()
-        } catch { throw ledgerFailure(error, path: try path(command)) }
+        } catch { throw ledgerFailure(error, path: try shownPath(command)) }
         var rows: [(Station, Attempt)] = []
         for state in states {
             if let attempt = attempts.last(where: { $0.station == state.station.name && $0.outcome == .verified }) {

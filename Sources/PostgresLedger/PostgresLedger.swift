@@ -19,10 +19,11 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
     /// refused.
     public static let schemaVersion = 2
 
-    /// Connects to `url` as bench `bench`, creates the schema in an empty database (under an
-    /// advisory lock, so two benches starting at once create it once) and checks an existing one:
-    /// a database that holds other tables, or a newer schema, is refused.
-    public init(url: String, bench: String) throws(LedgerError) {
+    /// Connects to `url` as bench `bench`, creates the schema in an empty database when `creating`
+    /// (under an advisory lock, so two benches starting at once create it once; readers refuse an
+    /// empty database instead) and checks an existing one: a database that holds other tables, or
+    /// a newer schema, is refused.
+    public init(url: String, bench: String, creating: Bool = true) throws(LedgerError) {
         connection = try PostgresConnection(url: url)
         self.bench = bench
         try connection.transaction("opening the ledger on \(connection.name)") { () throws(LedgerError) in
@@ -34,6 +35,12 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                 "reading the schema"
             ).compactMap { $0.first ?? nil }
             if tables.isEmpty {
+                guard creating else {
+                    throw LedgerError(
+                        operation: "opening \(connection.name)",
+                        message: "the database holds no ledger (it is empty); provision creates one there",
+                        kind: .refused(.notALedger(tables: [])))
+                }
                 for statement in Self.schema { try connection.execute(statement, [], "creating the ledger") }
                 try connection.execute(
                     "INSERT INTO ledger_meta(key, value) VALUES ('application', 'ccbeacon ledger'), ('schema_version', $1)",
