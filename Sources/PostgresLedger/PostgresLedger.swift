@@ -100,6 +100,9 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
         "CREATE UNIQUE INDEX one_verified_per_station ON attempts(station) WHERE outcome = 'verified'",
         "CREATE UNIQUE INDEX one_verified_per_chip ON attempts(chip) WHERE outcome = 'verified'",
         "CREATE UNIQUE INDEX one_active_per_station ON attempts(station) WHERE outcome IN ('in-progress', 'interrupted')",
+        // A station verified, in progress or held has exactly one such attempt: none may start
+        // while it is verified anywhere.
+        "CREATE UNIQUE INDEX one_live_per_station ON attempts(station) WHERE outcome IN ('verified', 'in-progress', 'interrupted')",
         """
         CREATE TABLE calibrations(
             id bigserial PRIMARY KEY, station text NOT NULL REFERENCES stations(name), recorded_at text NOT NULL,
@@ -119,6 +122,9 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
     /// its calibrated power when the list gives none of its own).
     public func register(_ stations: [Station]) throws(LedgerError) {
         try connection.transaction("registering the station list") { () throws(LedgerError) in
+            // Benches starting with one list register it one after the other, each seeing what the
+            // one before added (the same key as the schema's creation).
+            try connection.execute("SELECT pg_advisory_xact_lock(1128481356)", [], "locking the station list")
             let count =
                 Int(try connection.execute("SELECT count(*) FROM stations", [], "counting stations")[0][0] ?? "0") ?? 0
             var mismatches: [String] = []
@@ -191,20 +197,34 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
         skipping: Set<String>, image: (Station) -> (sha256: String, advertiserAddress: String?)
     ) throws(LedgerError) -> (Station, Attempt)? {
         try connection.transaction("claiming the next station") { () throws(LedgerError) -> (Station, Attempt)? in
-            guard
-                let row = try connection.execute(
-                    """
-                    SELECT \(Self.stationColumns) FROM stations s WHERE NOT EXISTS (
-                        SELECT 1 FROM attempts a WHERE a.station = s.name
-                        AND a.outcome IN ('verified', 'in-progress', 'interrupted'))
-                    AND NOT (s.name = ANY($1::text[]))
-                    ORDER BY position LIMIT 1 FOR UPDATE SKIP LOCKED
-                    """, [.text(Self.array(skipping.sorted()))], "finding pending stations"
-                ).first
-            else { return nil }
-            return try start(
-                try Self.station(row), chip: chip, debugger: debugger, template: template,
-                templateSHA256: templateSHA256, verifyMethod: verifyMethod, image: image)
+            var passed = skipping
+            while true {
+                guard
+                    let row = try connection.execute(
+                        """
+                        SELECT \(Self.stationColumns) FROM stations s WHERE NOT EXISTS (
+                            SELECT 1 FROM attempts a WHERE a.station = s.name
+                            AND a.outcome IN ('verified', 'in-progress', 'interrupted'))
+                        AND NOT (s.name = ANY($1::text[]))
+                        ORDER BY position LIMIT 1 FOR UPDATE SKIP LOCKED
+                        """, [.text(Self.array(passed.sorted()))], "finding pending stations"
+                    ).first
+                else { return nil }
+                let station = try Self.station(row)
+                // The row lock is taken after the statement's snapshot: a bench that claimed this
+                // station and committed in between is only seen by a new statement. Looked at
+                // again under the lock; `one_live_per_station` refuses what this would miss.
+                let live = try connection.execute(
+                    "SELECT 1 FROM attempts WHERE station = $1 AND outcome IN ('verified', 'in-progress', 'interrupted')",
+                    [.text(station.name)], "checking the claimed station")
+                if !live.isEmpty {
+                    passed.insert(station.name)
+                    continue
+                }
+                return try start(
+                    station, chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA256,
+                    verifyMethod: verifyMethod, image: image)
+            }
         }
     }
 

@@ -369,6 +369,10 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             "CREATE UNIQUE INDEX IF NOT EXISTS one_active_per_station ON attempts(station) WHERE outcome IN ('in-progress', 'interrupted')"
         ),
         (
+            "one_live_per_station", true,
+            "CREATE UNIQUE INDEX IF NOT EXISTS one_live_per_station ON attempts(station) WHERE outcome IN ('verified', 'in-progress', 'interrupted')"
+        ),
+        (
             "chip_id_on_insert", false,
             "CREATE TRIGGER IF NOT EXISTS chip_id_on_insert BEFORE INSERT ON attempts WHEN NOT \(ChipID.sqlCondition("NEW.chip")) BEGIN SELECT RAISE(ABORT, '\(ChipID.refusal)'); END"
         ),
