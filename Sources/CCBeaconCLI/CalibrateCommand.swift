@@ -205,6 +205,7 @@ enum CalibrateCommand {
         }
         var written: [String] = []
         if let ledgerPath {
+            try refuseServer(ledgerPath)
             guard Files.exists(ledgerPath) else {
                 throw .usage("no ledger at \(ledgerPath); calibrate --write records into an existing ledger")
             }

@@ -47,9 +47,19 @@ func ledgerPath(_ given: String?, listPath: String?) -> String {
     return Files.join(listPath.map { Files.directory(of: $0) } ?? ".", "provisioning.sqlite")
 }
 
+/// A PostgreSQL ledger given to a command that works on ledger files only (so far everything but
+/// `ledger show` and `ledger export`): refused before the URL is used, or shown, as a path.
+func refuseServer(_ path: String) throws(CommandFailure) {
+    guard PostgresURL.isURL(path) else { return }
+    throw .usage(
+        "\(PostgresURL.shown(path)) is a PostgreSQL ledger; so far only 'ledger show' and 'ledger export' read one (provision, calibrate, scan and ledger check on a server are to come: issue 14)"
+    )
+}
+
 /// Opens the ledger at `path` for `access`. A file that is not a ledger this ccbeacon may use is
 /// bad input (exit 65, and nothing was written to it); anything else that stops it is a failure.
 func openLedger(_ path: String, access: LedgerAccess = .readWrite) throws(CommandFailure) -> SQLiteLedger {
+    try refuseServer(path)
     do { return try SQLiteLedger(path: path, access: access) } catch {
         if case .refused = error.kind { throw ledgerFailure(error, path: path) }
         let need =
@@ -297,6 +307,7 @@ enum ProvisionCommand {
     /// path: through a symbolic link a second run would otherwise take a lock of its own.
     /// Returns the lock and the real path it guards.
     static func lockForOneRun(_ path: String) throws(CommandFailure) -> (FolderLock, String) {
+        try refuseServer(path)
         let realPath = SQLiteLedger.realPath(path)
         do {
             let lock = try FolderLock.acquire(
@@ -648,7 +659,7 @@ enum LedgerCommand {
     /// The ledger as messages name it: a server's URL without its password.
     static func shownPath(_ command: ParsedCommand) throws(CommandFailure) -> String {
         let path = try path(command)
-        return PostgresURL.isURL(path) ? PostgresURL.withoutPassword(path) : path
+        return PostgresURL.isURL(path) ? PostgresURL.shown(path) : path
     }
 
     /// The ledger a reading command names: a SQLite file, or a PostgreSQL server by its URL
@@ -657,7 +668,11 @@ enum LedgerCommand {
         let path = try path(command)
         guard PostgresURL.isURL(path) else { return try open(command) }
         do { return try PostgresLedger(url: path, bench: "", creating: false) } catch {
-            throw ledgerFailure(error, path: PostgresURL.withoutPassword(path))
+            if case .refused = error.kind {
+                throw .data(error.description, hint: "give --ledger the URL of a database that holds a ccbeacon ledger")
+            }
+            throw CommandFailure(
+                .failure, error.description, hint: "check the URL, that the server runs and that this user may connect")
         }
     }
 
@@ -665,6 +680,7 @@ enum LedgerCommand {
         -> SQLiteLedger
     {
         let path = try path(command)
+        try refuseServer(path)
         guard Files.isFile(path) else {
             throw CommandFailure(
                 .failure, "no ledger at '\(path)'",

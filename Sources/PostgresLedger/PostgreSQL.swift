@@ -11,8 +11,10 @@ import Provisioning
 final class PostgresConnection: @unchecked Sendable {
     private var connection: OpaquePointer?
     private var mutex = pthread_mutex_t()
-    /// How the server is named in messages: the URL without its password.
+    /// How the server is named in messages (`PostgresURL.shown`).
     let name: String
+    /// The password libpq read from the URL, kept out of every message.
+    let password: String?
 
     /// Connects to `url` (a libpq URL or key=value string; the password from the URL, PGPASSWORD
     /// or ~/.pgpass). Failures name the server, never the password.
@@ -22,14 +24,24 @@ final class PostgresConnection: @unchecked Sendable {
         pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
         pthread_mutex_init(&mutex, &attributes)
         pthread_mutexattr_destroy(&attributes)
-        name = PostgresURL.withoutPassword(url)
+        name = PostgresURL.shown(url)
+        guard let parts = PostgresURL.parse(url) else {
+            // libpq's own message quotes the part it cannot read, which may be the password.
+            throw LedgerError(
+                operation: "reading the ledger's URL",
+                message:
+                    "libpq cannot read it; write it postgresql://USER@HOST[:PORT]/DB?PARAMETERS, percent-encode @ : / ? # % in a password, or give the password in PGPASSWORD or ~/.pgpass",
+                kind: .database)
+        }
+        password = parts["password"]
         connection = PQconnectdb(url)
         guard let connection, PQstatus(connection) == CONNECTION_OK else {
             let message = connection.map { Self.text(PQerrorMessage($0)) } ?? "out of memory"
             if let connection { PQfinish(connection) }
             self.connection = nil
             throw LedgerError(
-                operation: "connecting to \(name)", message: Self.sanitized(message, url: url), kind: .database)
+                operation: "connecting to \(name)", message: Self.sanitized(message, password: password),
+                kind: .database)
         }
         // The server's notices (NOTICE, WARNING) are not printed on standard error.
         PQsetNoticeProcessor(connection, { _, _ in }, nil)
@@ -165,10 +177,10 @@ final class PostgresConnection: @unchecked Sendable {
         pointer.map { String(cString: $0) } ?? ""
     }
 
-    /// libpq's message, with a password the URL holds taken out (libpq does not print it; this
-    /// makes sure no message ever does).
-    static func sanitized(_ message: String, url: String) -> String {
-        guard let password = PostgresURL.password(url), !password.isEmpty else { return message }
+    /// libpq's message with the password taken out (libpq does not print it once it has read the
+    /// URL; this makes sure no message ever does). Short passwords too: any text is safer garbled.
+    static func sanitized(_ message: String, password: String?) -> String {
+        guard let password, !password.isEmpty else { return message }
         return message.replacing(password, with: "***")
     }
 }

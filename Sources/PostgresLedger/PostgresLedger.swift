@@ -38,7 +38,8 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                 guard creating else {
                     throw LedgerError(
                         operation: "opening \(connection.name)",
-                        message: "the database holds no ledger (it is empty); provision creates one there",
+                        message:
+                            "the database holds no ccbeacon ledger (no tables in its schema); a reader creates none",
                         kind: .refused(.notALedger(tables: [])))
                 }
                 for statement in Self.schema { try connection.execute(statement, [], "creating the ledger") }

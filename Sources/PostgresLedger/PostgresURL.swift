@@ -1,67 +1,38 @@
+import CLibPQ
+
 /// What ccbeacon needs to know of a PostgreSQL connection string without parsing it for libpq:
 /// whether a `--ledger` value names a server, and how to show it without its password.
 public enum PostgresURL {
-    /// Whether `text` is a PostgreSQL URL (`postgresql://` or `postgres://`).
+    /// Whether `text` is a PostgreSQL URL (`postgresql://` or `postgres://`, any case).
     public static func isURL(_ text: String) -> Bool {
-        text.hasPrefix("postgresql://") || text.hasPrefix("postgres://")
+        let scheme = text.prefix(13).lowercased()
+        return scheme.hasPrefix("postgresql://") || scheme.hasPrefix("postgres://")
     }
 
-    /// The password a URL holds (`postgresql://user:PASSWORD@host/…`, or `password=` in its query),
-    /// percent-decoded; `nil` when it holds none.
-    static func password(_ url: String) -> String? {
-        guard isURL(url), let rest = afterScheme(url) else { return nil }
-        let authority = rest.prefix { $0 != "/" && $0 != "?" }
-        var found: String?
-        if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
-            found = String(authority[authority.index(after: colon)..<at])
-        }
-        if let query = rest.firstIndex(of: "?") {
-            for pair in rest[rest.index(after: query)...].split(separator: "&") where pair.hasPrefix("password=") {
-                found = String(pair.dropFirst("password=".count))
-            }
-        }
-        return found.map(percentDecoded)
+    /// The server and database a URL names, as messages show them: `postgresql://USER@HOST:PORT/DB`
+    /// from libpq's own reading of the URL, never its password or options; for a URL libpq cannot
+    /// read, `a PostgreSQL URL libpq cannot read` (libpq's own message would quote parts of it).
+    public static func shown(_ url: String) -> String {
+        guard let parts = parse(url) else { return "a PostgreSQL URL libpq cannot read" }
+        let host = parts["host"].map { $0.hasPrefix("/") ? "[socket \($0)]" : $0 } ?? ""
+        return
+            "postgresql://\(parts["user"].map { $0 + "@" } ?? "")\(host)\(parts["port"].map { ":" + $0 } ?? "")/\(parts["dbname"] ?? "")"
     }
 
-    /// The URL with its password replaced by `***` (in the user part and in the query), for
-    /// messages; other connection strings are shown as `the PostgreSQL server`.
-    public static func withoutPassword(_ url: String) -> String {
-        guard isURL(url), let rest = afterScheme(url) else { return "the PostgreSQL server" }
-        var result = String(url[..<rest.startIndex])
-        let authority = rest.prefix { $0 != "/" && $0 != "?" }
-        if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
-            result += authority[..<colon] + ":***" + authority[at...]
-        } else {
-            result += authority
+    /// libpq's reading of a connection string: its keywords with values; `nil` when it cannot read it.
+    static func parse(_ url: String) -> [String: String]? {
+        var message: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(url, &message) else {
+            if let message { PQfreemem(message) }
+            return nil
         }
-        var tail = String(rest.dropFirst(authority.count))
-        if let query = tail.firstIndex(of: "?") {
-            let pairs = tail[tail.index(after: query)...].split(separator: "&", omittingEmptySubsequences: false).map {
-                $0.hasPrefix("password=") ? "password=***" : String($0)
-            }
-            tail = String(tail[...query]) + pairs.joined(separator: "&")
+        defer { PQconninfoFree(options) }
+        var parts: [String: String] = [:]
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if let value = option.pointee.val { parts[String(cString: keyword)] = String(cString: value) }
+            option += 1
         }
-        return result + tail
-    }
-
-    /// What follows `://`.
-    static func afterScheme(_ url: String) -> Substring? {
-        guard let colon = url.firstIndex(of: ":"), url[colon...].hasPrefix("://") else { return nil }
-        return url[url.index(colon, offsetBy: 3)...]
-    }
-
-    static func percentDecoded(_ text: String) -> String {
-        var bytes: [UInt8] = []
-        var iterator = Array(text.utf8).makeIterator()
-        while let byte = iterator.next() {
-            if byte == UInt8(ascii: "%"), let high = iterator.next(), let low = iterator.next(),
-                let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
-            {
-                bytes.append(value)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        return parts
     }
 }
