@@ -192,10 +192,11 @@ enum CalibrateCommand {
                 // whatever could keep it from its place (permissions, owner, attributes) is found
                 // while nothing is recorded yet.
                 do {
-                    let file = try Files.checkRewritable(listPath)
-                    // What a run killed while rewriting left beside it (its process is gone).
-                    _ = Files.removeAbandonedTemporaryFiles(in: Files.directory(of: file.target))
-                    listEdit = (listPath, edited, try Files.prepareRewrite(listPath, from: original, to: edited.bytes))
+                    let prepared = try Files.prepareRewrite(listPath, from: original, to: edited.bytes)
+                    // What a run killed while rewriting left beside it (its process is gone; this
+                    // run's own new file is kept, its process lives).
+                    _ = Files.removeAbandonedTemporaryFiles(in: Files.directory(of: prepared.target))
+                    listEdit = (listPath, edited, prepared)
                 } catch {
                     throw CommandFailure(
                         .failure, "\(error.description); nothing was recorded",

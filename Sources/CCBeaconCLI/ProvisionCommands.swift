@@ -235,7 +235,9 @@ enum ProvisionCommand {
             ledger, stations: stations, releasing: command.isSet(releaseInterrupted), path: path,
             console: console)
         let before = try progress(ledger, listed, path: path)
-        let recalibrated = (try? ledger.recalibratedStations().keys.filter(listed.contains).sorted()) ?? []
+        // The list's stations calibrated since their burn: asked before the run and after it.
+        let calibratedSinceBurned = { (try? ledger.recalibratedStations().keys.filter(listed.contains).sorted()) ?? [] }
+        let recalibrated = calibratedSinceBurned()
         let burnAgain = options.reprovision ? recalibrated : []
         if !recalibrated.isEmpty {
             console.diagnostics(
@@ -279,7 +281,7 @@ enum ProvisionCommand {
             })
         for number in handled { signal(number, SIG_DFL) }
         let stillToBurnAgain =
-            options.reprovision ? (try? ledger.recalibratedStations().keys.filter(listed.contains).sorted()) ?? [] : []
+            options.reprovision ? calibratedSinceBurned() : []
         try report(
             summary, progress: try progress(ledger, listed, path: path), burnAgain: stillToBurnAgain, path: path,
             json: command.isSet(json), console: console)
@@ -799,21 +801,15 @@ enum LedgerCommand {
             }
         }
         let ledger = try openForReading(command)
-        let states: [StationState]
-        let attempts: [Attempt]
+        let rows: [(Station, Attempt)]
         do {
-            states = try ledger.states()
-            attempts = try ledger.attempts()
-        } catch { throw ledgerFailure(error, path: try shownPath(command)) }
-        var rows: [(Station, Attempt)] = []
-        for state in states {
-            if let attempt = attempts.last(where: { $0.station == state.station.name && $0.outcome == .verified }) {
-                // The power on the chip: a calibration since changes the station, not the chip.
-                var burned = state.station
-                if let power = attempt.power.flatMap(Int8.init(exactly:)) { burned.identity.measuredPower = power }
-                rows.append((burned, attempt))
+            // Each station with the power on its chip.
+            rows = try ledger.burnedStations().map { burned in
+                var station = burned.station
+                station.identity = burned.carried
+                return (station, burned.attempt)
             }
-        }
+        } catch { throw ledgerFailure(error, path: try shownPath(command)) }
         if format == .json {
             try emit(
                 JSONValue.array(

@@ -192,22 +192,11 @@ enum ScanCommand {
     /// The stations a ledger records as verified, each with the address it was burned with.
     static func verifiedStations(_ path: String, requireAny: Bool = true) throws(CommandFailure) -> [ExpectedStation] {
         let ledger = try openLedger(path, access: .readOnly)
-        let states: [StationState]
-        let attempts: [Attempt]
-        do {
-            states = try ledger.states()
-            attempts = try ledger.attempts()
-        } catch { throw ledgerFailure(error, path: path) }
-        var burned: [String: Attempt] = [:]
-        for attempt in attempts where attempt.outcome == .verified { burned[attempt.station] = attempt }
-        let expected = states.compactMap { state -> ExpectedStation? in
-            guard case .done = state.state else { return nil }
-            // What the chip carries: the power it was burned with (a calibration recorded since
-            // changes the station, not the chip), from the address it was burned with.
-            var identity = state.station.identity
-            let attempt = burned[state.station.name]
-            if let power = attempt?.power.flatMap(Int8.init(exactly:)) { identity.measuredPower = power }
-            return ExpectedStation(name: state.station.name, identity: identity, address: attempt?.advertiserAddress)
+        let burned: [BurnedStation]
+        do { burned = try ledger.burnedStations() } catch { throw ledgerFailure(error, path: path) }
+        // What each chip carries, from the address it was burned with.
+        let expected = burned.map {
+            ExpectedStation(name: $0.station.name, identity: $0.carried, address: $0.attempt.advertiserAddress)
         }
         guard !expected.isEmpty || !requireAny else {
             throw CommandFailure(

@@ -1,3 +1,5 @@
+public import BeaconPayload
+
 /// Where one station list stands in a ledger that may hold other lists too: its own stations'
 /// states, counted. What a run of that list claims, releases and reports on.
 public struct ListProgress: Sendable, Equatable {
@@ -26,23 +28,46 @@ public struct ListProgress: Sendable, Equatable {
     public var isComplete: Bool { left == 0 }
 }
 
+/// A station verified on a chip: the station as the ledger has it now, the attempt that burned
+/// it, and the identity the chip carries — the power that attempt burned (a calibration recorded
+/// since changes the station, not the chip).
+public struct BurnedStation: Sendable, Equatable {
+    /// The station, as the ledger has it now.
+    public var station: Station
+    /// Its verified attempt.
+    public var attempt: Attempt
+    /// The identity on the chip.
+    public var carried: IBeacon
+
+    /// Calibrated since its burn: the ledger's power is not the one the chip carries (never for
+    /// attempts recorded before ledgers kept the burned power).
+    public var isRecalibrated: Bool { carried.measuredPower != station.identity.measuredPower }
+}
+
 extension ProvisioningLedger {
     /// The progress of the list of `names`.
     public func progress(of names: Set<String>) throws(LedgerError) -> ListProgress {
         ListProgress(try states(), list: names)
     }
 
-    /// The stations done on a chip whose power in the ledger (a calibration since) is not the one
-    /// their verified attempt burned, with their chips: what `--reprovision` burns again.
+    /// Every station verified on a chip, in list order, with what the chip carries.
+    public func burnedStations() throws(LedgerError) -> [BurnedStation] {
+        var verified: [String: Attempt] = [:]
+        for attempt in try attempts() where attempt.outcome == .verified { verified[attempt.station] = attempt }
+        return try states().compactMap { state in
+            guard case .done = state.state, let attempt = verified[state.station.name] else { return nil }
+            var carried = state.station.identity
+            if let power = attempt.power.flatMap(Int8.init(exactly:)) { carried.measuredPower = power }
+            return BurnedStation(station: state.station, attempt: attempt, carried: carried)
+        }
+    }
+
+    /// The stations calibrated since their burn (`BurnedStation.isRecalibrated`), with their
+    /// chips: what `--reprovision` burns again.
     public func recalibratedStations() throws(LedgerError) -> [String: String] {
-        var burned: [String: Attempt] = [:]
-        for attempt in try attempts() where attempt.outcome == .verified { burned[attempt.station] = attempt }
         var result: [String: String] = [:]
-        for state in try states() {
-            guard case .done(let chip, _) = state.state, let attempt = burned[state.station.name],
-                let power = attempt.power, power != Int(state.station.identity.measuredPower)
-            else { continue }
-            result[state.station.name] = chip
+        for burned in try burnedStations() where burned.isRecalibrated {
+            result[burned.station.name] = burned.attempt.chip
         }
         return result
     }

@@ -444,9 +444,7 @@ public final class ProvisioningRun: Sendable {
     func workLeft(givenUp: Set<String>) -> Bool {
         guard let states = try? ledger.states() else { return true }
         let outside = outsideList.withLock { $0 }
-        if options.reprovision, let again = try? ledger.recalibratedStations(),
-            again.keys.contains(where: { !outside.contains($0) && !givenUp.contains($0) })
-        {
+        if (try? recalibratedLeft(except: outside.union(givenUp))) ?? false {
             return true  // a calibrated station's chip may still come
         }
         return states.contains { state in
@@ -559,13 +557,7 @@ public final class ProvisioningRun: Sendable {
                 guard let (station, attempt) = claimed else {
                     // Nothing pending; with --reprovision a calibrated station's chip may still
                     // come, so this chip is let go and the worker waits.
-                    let outsideNow = outsideList.withLock { $0 }
-                    if options.reprovision,
-                        try ledger.recalibratedStations().keys.contains(where: { !outsideNow.contains($0) })
-                    {
-                        return .release
-                    }
-                    return .nothingLeft
+                    return try recalibratedLeft(except: outsideList.withLock { $0 }) ? .release : .nothingLeft
                 }
                 if reprovisioning { try ledger.supersede(chip: chip) }
                 events(.started(debugger: debugger, station: station.name, chip: chip))
@@ -630,10 +622,10 @@ public final class ProvisioningRun: Sendable {
                     throw cause
                 }
                 var onAir: OnAirCheck?
-                if options.onAir != nil {
+                if let listener = options.onAir {
                     let heard = try hear(
-                        claimedImage ?? image(for: station), station: station.name, chip: chip, session: session,
-                        debugger: debugger)
+                        claimedImage ?? image(for: station), with: listener, station: station.name, chip: chip,
+                        session: session, debugger: debugger)
                     guard case .heard(let check) = heard.result else {
                         let reason = heard.reason ?? "not heard on air"
                         try ledger.finish(
@@ -678,19 +670,23 @@ public final class ProvisioningRun: Sendable {
         }
     }
 
+    /// With reprovisioning: whether a station calibrated since its burn, other than `except`,
+    /// waits for its chip.
+    func recalibratedLeft(except: Set<String>) throws(LedgerError) -> Bool {
+        guard options.reprovision else { return false }
+        return try ledger.recalibratedStations().keys.contains { !except.contains($0) }
+    }
+
     /// The station a chip carries, when its power in the ledger (a calibration) is no longer the
     /// power its verified attempt burned: both values; `nil` when they agree or the attempt was
     /// recorded before ledgers kept the burned power.
     func recalibration(of station: String, on chip: String) throws(LedgerError) -> (burned: Int, calibrated: Int)? {
         guard
-            let burned = try ledger.attempts().last(where: {
-                $0.chip == chip && $0.station == station && $0.outcome == .verified
-            })?.power,
-            let current = try ledger.states().first(where: { $0.station.name == station })?.station.identity
-                .measuredPower,
-            Int(current) != burned
+            let burned = try ledger.burnedStations().first(where: {
+                $0.station.name == station && $0.attempt.chip == chip
+            }), burned.isRecalibrated
         else { return nil }
-        return (burned, Int(current))
+        return (Int(burned.carried.measuredPower), Int(burned.station.identity.measuredPower))
     }
 
     /// What checking a chip from an interrupted run found.
@@ -742,9 +738,10 @@ public final class ProvisioningRun: Sendable {
             }
         }
         var onAir: OnAirCheck?
-        if verified, options.onAir != nil {
+        if verified, let listener = options.onAir {
             // Confirmed on the chip, and with --scan-verify on air too, as a fresh burn is.
-            let heard = try hear(image, station: station.name, chip: attempt.chip, session: session, debugger: debugger)
+            let heard = try hear(
+                image, with: listener, station: station.name, chip: attempt.chip, session: session, debugger: debugger)
             guard case .heard(let check) = heard.result else {
                 // A chip that could not be erased stays interrupted: its station stays held.
                 if heard.erased {
@@ -816,15 +813,13 @@ public final class ProvisioningRun: Sendable {
         var failure: DebuggerError?
     }
 
-    /// Resets the chip to run and listens for the station on air (`options.onAir`). Not heard
-    /// (or no radio to listen with): the chip is halted again and erased, so that only a chip
+    /// Resets the chip to run and listens for the station on air with `listener`. Not heard (or
+    /// no radio to listen with): the chip is halted again and erased, so that only a chip
     /// recorded as verified ever carries the identity; a radio that cannot listen stops the run.
-    func hear(_ image: StationImage, station: String, chip: String, session: CC254xSession, debugger: String)
-        throws(ProvisioningError) -> Hearing
-    {
-        guard let listener = options.onAir else {
-            return Hearing(result: .heard(OnAirCheck(heard: true, rssiCount: 0, rssiMedian: nil)))
-        }
+    func hear(
+        _ image: StationImage, with listener: any OnAirListener, station: String, chip: String,
+        session: CC254xSession, debugger: String
+    ) throws(ProvisioningError) -> Hearing {
         let seconds = Self.seconds(options.scanSeconds)
         var hearing: Hearing
         do {

@@ -173,16 +173,8 @@ public enum Files {
         let temporary = join(folder, temporaryName(for: lastComponent(path)))
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw systemError(.write, path) }
-        var written = 0
         let failure: Int32? = bytes.withUnsafeBytes { buffer in
-            while written < buffer.count {
-                let result = write(descriptor, buffer.baseAddress! + written, buffer.count - written)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                written += result
-            }
+            if let code = writeAll(buffer, to: descriptor) { return code }
             return fsync(descriptor) == 0 ? nil : errno
         }
         close(descriptor)
@@ -224,15 +216,7 @@ public enum Files {
                 let code = errno
                 return FileError(.write, path: path, reason: "\(what): \(describe(code))", code: code)
             }
-            var written = 0
-            while written < buffer.count {
-                let result = write(descriptor, buffer.baseAddress! + written, buffer.count - written)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return failed("writing the new file failed")
-                }
-                written += result
-            }
+            if writeAll(buffer, to: descriptor) != nil { return failed("writing the new file failed") }
             // After the bytes, in this order, since each step clears what the one before set:
             // writing drops set-id bits and file capabilities, changing the owner drops them too.
             guard fchown(descriptor, file.owner, file.group) == 0 else {
@@ -366,6 +350,21 @@ public enum Files {
         public var owner: UInt32
         /// Group ID.
         public var group: UInt32
+    }
+
+    /// Writes all of `buffer` to `descriptor` (again after an interrupted or short write);
+    /// returns `errno` when a write fails, `nil` when all is written.
+    static func writeAll(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32? {
+        var written = 0
+        while written < buffer.count {
+            let result = write(descriptor, buffer.baseAddress! + written, buffer.count - written)
+            if result < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            written += result
+        }
+        return nil
     }
 
     /// The marker in the names of our temporary files: `.<name>.ccbeacon-tmp.<pid>.<random>`.
@@ -552,7 +551,8 @@ public enum Files {
 /// as it was.
 public final class PreparedRewrite {
     let path: String
-    let target: String
+    /// The file rewritten (symbolic links resolved); the new one waits in its folder.
+    public let target: String
     let temporary: String
     let original: [UInt8]
     var settled = false

@@ -250,7 +250,7 @@ struct ScanVerifyTests {
         let third = Self.provision(list, ["--reprovision"], provider: provider, radios: radios)
         #expect(third.status == 0 && third.output.contains("nothing to burn"), "\(third.output)")
         // Calibrated again (-65 dBm), but its chip never comes: the run does not call the list done.
-        let other = Scratch.bytesOf(samples).map { $0 == UInt8(ascii: "3") ? UInt8(ascii: "5") : $0 }
+        let other = try scratch.bytes("r.txt").map { $0 == UInt8(ascii: "3") ? UInt8(ascii: "5") : $0 }
         try Data(other).write(to: URL(fileURLWithPath: samples))
         #expect(ToolRun(["calibrate", "--rssi", samples, "--station", "a", "--ledger", path, "--write"]).status == 0)
         let plain = Self.provision(list, [], provider: provider, radios: radios)

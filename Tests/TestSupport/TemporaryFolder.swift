@@ -26,11 +26,6 @@ public struct TemporaryFolder: Sendable {
         [UInt8](try Data(contentsOf: url.appendingPathComponent(name)))
     }
 
-    /// The bytes of the file at `path`.
-    public static func bytesOf(_ path: String) -> [UInt8] {
-        (try? Data(contentsOf: URL(fileURLWithPath: path))).map { [UInt8]($0) } ?? []
-    }
-
     /// The file `name` in the folder as UTF-8 text.
     public func text(_ name: String) throws -> String { String(decoding: try bytes(name), as: UTF8.self) }
 
