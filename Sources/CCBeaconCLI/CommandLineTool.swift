@@ -16,7 +16,7 @@ public enum CommandLineTool {
         TemplateImportCommand.command,
         TemplatesCommand.command, BoardsCommand.command, DevicesCommand.command, InfoCommand.command,
         FlashCommand.command, ReadCommand.command, EraseCommand.command, ProvisionCommand.command,
-        LedgerCommand.show, LedgerCommand.export, LedgerCommand.check,
+        LedgerCommand.show, LedgerCommand.export, LedgerCommand.check, LedgerMigrateCommand.command,
     ]
 
     /// The commands' tables, in registry order.

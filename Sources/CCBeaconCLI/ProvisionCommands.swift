@@ -47,20 +47,25 @@ func ledgerPath(_ given: String?, listPath: String?) -> String {
     return Files.join(listPath.map { Files.directory(of: $0) } ?? ".", "provisioning.sqlite")
 }
 
-/// A PostgreSQL ledger given to a command that works on ledger files only (so far everything but
-/// `ledger show` and `ledger export`): refused before the URL is used, or shown, as a path.
+/// A PostgreSQL ledger given to a command that works on ledger files only (calibrate and scan):
+/// refused before the URL is used, or shown, as a path.
 func refuseServer(_ path: String) throws(CommandFailure) {
     guard PostgresURL.isURL(path) else { return }
     throw .usage(
-        "\(PostgresURL.shown(path)) is a PostgreSQL ledger; so far only 'ledger show' and 'ledger export' read one (provision, calibrate, scan and ledger check on a server are to come: issue 14)"
+        "\(PostgresURL.shown(path)) is a PostgreSQL ledger; provision and ledger show, export, check and migrate use one, calibrate and scan read ledger files only (copy one with 'ccbeacon ledger migrate --from URL --to FILE')"
     )
 }
 
+/// The ledger as messages name it: a server's URL without its password, a file by its path.
+func shownLedger(_ path: String) -> String { PostgresURL.isURL(path) ? PostgresURL.shown(path) : path }
+
 /// Opens the ledger at `path` for `access`. A file that is not a ledger this ccbeacon may use is
 /// bad input (exit 65, and nothing was written to it); anything else that stops it is a failure.
-func openLedger(_ path: String, access: LedgerAccess = .readWrite) throws(CommandFailure) -> SQLiteLedger {
+func openLedger(_ path: String, access: LedgerAccess = .readWrite, bench: String? = nil) throws(CommandFailure)
+    -> SQLiteLedger
+{
     try refuseServer(path)
-    do { return try SQLiteLedger(path: path, access: access) } catch {
+    do { return try SQLiteLedger(path: path, access: access, bench: bench) } catch {
         if case .refused = error.kind { throw ledgerFailure(error, path: path) }
         let need =
             access == .readWrite
@@ -73,10 +78,33 @@ func openLedger(_ path: String, access: LedgerAccess = .readWrite) throws(Comman
 /// A ledger error as the command's failure: a file that is not (or no longer) a usable ledger is
 /// bad input (exit 65) with what to do; anything else stopped the command (exit 1).
 func ledgerFailure(_ error: LedgerError, path: String) -> CommandFailure {
+    let server = PostgresURL.isURL(path)
     if case .refused(let problem) = error.kind {
-        return .data(error.description, hint: ledgerHint(problem, path: path))
+        return .data(error.description, hint: server ? serverHint(problem) : ledgerHint(problem, path: path))
+    }
+    if error.isConnectionLost {
+        return CommandFailure(
+            .failure, error.description,
+            hint:
+                "check that the server runs and is reachable from this bench; --server-wait says how long a bench waits"
+        )
     }
     return CommandFailure(.failure, error.description)
+}
+
+/// What to do about a database refused as a shared ledger.
+func serverHint(_ problem: LedgerFileProblem) -> String {
+    switch problem {
+    case .newerSchema: return "use the newer ccbeacon that wrote it; this one must not change it"
+    case .damaged:
+        return "do not provision with it: run 'ccbeacon ledger check --ledger URL' for the full report"
+    case .benchRunning(let bench):
+        return
+            "give this bench its own name with --bench NAME (the host name is the default), or stop the other run of '\(bench)' first"
+    default:
+        return
+            "give --ledger the URL of an empty database (ccbeacon creates its ledger there) or of a database that holds a ccbeacon ledger"
+    }
 }
 
 /// What to do about a file refused as a ledger.
@@ -96,6 +124,9 @@ func ledgerHint(_ problem: LedgerFileProblem, path: String) -> String {
     case .damaged:
         return
             "do not provision with it: run 'ccbeacon ledger check --ledger \(path)' for the full report, and restore the ledger from a backup"
+    case .benchRunning(let bench):
+        return
+            "give this bench its own name with --bench NAME (the host name is the default), or stop the other run of '\(bench)' first"
     }
 }
 
@@ -152,7 +183,7 @@ enum ProvisionCommand {
         options: Options.templateOptions + Options.listSettingOptions + [
             ledger.spec, devices.spec, verify.spec, chipID.spec, retries.spec, reprovision.spec,
             releaseInterrupted.spec, scanVerify.spec, scanSeconds.spec, retryUnheard.spec, yes.spec, wait.spec,
-            json.spec,
+            json.spec, bench.spec, serverWait.spec,
         ],
         positionals: [PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json")],
         groups: [Options.requiredTemplate],
@@ -206,6 +237,13 @@ enum ProvisionCommand {
         "--wait", value: "SECONDS", help: "how long a debugger waits for a new chip (default 600)"
     ) { text throws(CommandFailure) in try Values.seconds(text, option: "--wait", in: 0...86_400) }
     static let json = Flag("--json", help: "machine-readable summary")
+    static let bench = Option<String>(
+        "--bench", value: "NAME", help: "this bench's name, recorded on its attempts (default the host name)"
+    ) { text throws(CommandFailure) in try Values.benchName(text, option: "--bench") }
+    static let serverWait = Option<Double>(
+        "--server-wait", value: "SECONDS",
+        help: "how long a PostgreSQL ledger's server may be away before the bench stops (default 60)"
+    ) { text throws(CommandFailure) in try Values.seconds(text, option: "--server-wait", in: 0...3600) }
 
     static func run(_ command: ParsedCommand, console: Console, hardware: Hardware) throws(CommandFailure) {
         let debuggers = hardware.debuggers
@@ -226,15 +264,17 @@ enum ProvisionCommand {
         let listed = Set(stations.map(\.name))
         options.stations = listed
         let path = ledgerPath(try command.value(ledger), listPath: listPath)
-        // The ledger is opened by the very path that was locked: resolved again, a symbolic link
-        // retargeted in between would lead to a ledger another run holds.
-        let (runLock, lockedPath) = try lockForOneRun(path)
-        defer { runLock.release() }
-        let ledger = try openLedger(lockedPath)
+        let benchName: String
+        if let given = try command.value(bench) { benchName = given } else { benchName = try Values.hostBenchName() }
+        let opened = try openForRun(
+            path, listPath: listPath, bench: benchName, serverWait: try command.value(serverWait), console: console)
+        defer { opened.lock.release() }
+        let ledger = opened.ledger
+        let shown = shownLedger(path)
         try prepare(
-            ledger, stations: stations, releasing: command.isSet(releaseInterrupted), path: path,
+            ledger, stations: stations, releasing: command.isSet(releaseInterrupted), path: shown,
             console: console)
-        let before = try progress(ledger, listed, path: path)
+        let before = try progress(ledger, listed, path: shown)
         // The list's stations calibrated since their burn: asked before the run and after it.
         let calibratedSinceBurned = { (try? ledger.recalibratedStations().keys.filter(listed.contains).sorted()) ?? [] }
         let recalibrated = calibratedSinceBurned()
@@ -249,7 +289,7 @@ enum ProvisionCommand {
         if before.isComplete, burnAgain.isEmpty {
             // Nothing to burn: say so at once rather than wait for a chip.
             console.output(
-                "nothing to burn: all \(before.states.count) stations of the list are done; ledger \(path)\n")
+                "nothing to burn: all \(before.states.count) stations of the list are done; ledger \(shown)\n")
             return
         }
         let provider = try DeviceSupport.provider(debuggers)
@@ -261,7 +301,7 @@ enum ProvisionCommand {
         }
         if !command.isSet(yes), console.diagnosticsIsTerminal, isatty(0) == 1 {
             try confirm(
-                "\(before.pending) station(s) pending, template '\(template.manifest.name)', ledger \(path), debuggers \(chosen.map(\.selector).joined(separator: ", ")). Start? [y/N] ",
+                "\(before.pending) station(s) pending, template '\(template.manifest.name)', ledger \(shown), debuggers \(chosen.map(\.selector).joined(separator: ", ")). Start? [y/N] ",
                 console: console)
         }
 
@@ -280,11 +320,106 @@ enum ProvisionCommand {
                 }
             })
         for number in handled { signal(number, SIG_DFL) }
+        if let journaling = ledger as? JournalingLedger, !journaling.journaled.isEmpty {
+            throw journaledFailure(journaling, summary: summary, server: shown, console: console)
+        }
         let stillToBurnAgain =
             options.reprovision ? calibratedSinceBurned() : []
         try report(
-            summary, progress: try progress(ledger, listed, path: path), burnAgain: stillToBurnAgain, path: path,
+            summary, progress: try progress(ledger, listed, path: shown), burnAgain: stillToBurnAgain, path: shown,
             json: command.isSet(json), console: console)
+    }
+
+    /// The ledger a run writes and the lock that makes the run the only one of its kind: for a
+    /// file, one run per ledger (`lockForOneRun`); for a server, one run per bench — a lock on the
+    /// bench's journal here, and the bench's advisory lock on the server — with the outcomes a
+    /// previous run journaled recorded first.
+    static func openForRun(
+        _ path: String, listPath: String, bench: String, serverWait: Double?, console: Console
+    ) throws(CommandFailure) -> (ledger: any ProvisioningLedger & Sendable, lock: FolderLock) {
+        guard PostgresURL.isURL(path) else {
+            if serverWait != nil {
+                throw .usage("--server-wait applies to a PostgreSQL ledger (--ledger postgresql://…)")
+            }
+            // The ledger is opened by the very path that was locked: resolved again, a symbolic
+            // link retargeted in between would lead to a ledger another run holds.
+            let (lock, lockedPath) = try lockForOneRun(path)
+            return (try openLedger(lockedPath, bench: bench), lock)
+        }
+        let shown = PostgresURL.shown(path)
+        let journal = OutcomeJournal(path: OutcomeJournal.journalPath(bench: bench, listPath: listPath))
+        let lock: FolderLock
+        do {
+            lock = try FolderLock.acquire(
+                Files.directory(of: journal.path), name: ".\(Files.lastComponent(journal.path)).lock", wait: false)
+        } catch {
+            guard case .held(_, let holder) = error else {
+                throw CommandFailure(
+                    .failure, "cannot lock bench '\(bench)' for this run: \(error)",
+                    hint: "the bench keeps its journal beside the station list: that folder must be writable")
+            }
+            throw CommandFailure(
+                .failure,
+                "another provision\(holder.map { " (process \($0))" } ?? "") is running as bench '\(bench)' here; one run per bench",
+                hint: "let it finish, or give this run its own --bench NAME")
+        }
+        let server: PostgresLedger
+        do {
+            server = try PostgresLedger(
+                url: path, bench: bench, creating: true, serverWait: serverWait ?? 60, exclusive: true)
+        } catch {
+            lock.release()
+            if case .refused = error.kind { throw ledgerFailure(error, path: shown) }
+            throw CommandFailure(
+                .failure, error.description,
+                hint: "check the URL, that the server runs and that this user may connect; nothing was burned")
+        }
+        let ledger = JournalingLedger(server, journal: journal)
+        do {
+            let replay = try ledger.replay()
+            for entry in replay.recorded {
+                console.diagnostics(
+                    "recorded from the journal: '\(entry.station)' on chip \(entry.chip): \(entry.outcome.rawValue)\n")
+            }
+            if !replay.alreadyRecorded.isEmpty {
+                console.diagnostics(
+                    "journal: \(replay.alreadyRecorded.count) outcome(s) were already on the server; journal removed\n")
+            }
+        } catch {
+            lock.release()
+            if error.isConnectionLost {
+                throw CommandFailure(
+                    .failure, error.description,
+                    hint:
+                        "the journal \(journal.path) holds outcomes burned while the server was away; run again when the server answers — nothing is burned before they are recorded"
+                )
+            }
+            throw CommandFailure(.failure, error.description, hint: "the journal is kept as it was; nothing was burned")
+        }
+        return (ledger, lock)
+    }
+
+    /// The run stopped because the server stayed away: what it burned, and where the outcomes it
+    /// could not record wait for the next run.
+    static func journaledFailure(
+        _ ledger: JournalingLedger, summary: ProvisionSummary, server: String, console: Console
+    ) -> CommandFailure {
+        let kept = ledger.journaled
+        var lines = [
+            "provisioned \(summary.verified.count) station(s) in this run; the ledger server \(server) stopped answering"
+        ]
+        for entry in kept {
+            lines.append(
+                "  kept in the journal, not yet on the server: '\(entry.station)' on chip \(entry.chip): \(entry.outcome.rawValue)"
+            )
+        }
+        console.output(lines.joined(separator: "\n") + "\n")
+        return CommandFailure(
+            .failure,
+            "the ledger server did not answer; \(kept.count) outcome(s) are kept in the journal \(ledger.journal.path)",
+            hint:
+                "when the server answers again, run the same provision on this bench: it records the journal first, then goes on"
+        )
     }
 
     /// The run's settings from the command's options.
@@ -333,7 +468,8 @@ enum ProvisionCommand {
     /// Registers the list, marks what a crash left in progress as interrupted (and says so), and
     /// with `releasing` lets the list's held stations go to new chips.
     static func prepare(
-        _ ledger: SQLiteLedger, stations: [Station], releasing: Bool, path: String, console: Console
+        _ ledger: any ProvisioningLedger & Sendable, stations: [Station], releasing: Bool, path: String,
+        console: Console
     ) throws(CommandFailure) {
         do {
             try ledger.register(stations)
@@ -349,12 +485,14 @@ enum ProvisionCommand {
             }
         } catch {
             if case .refused = error.kind { throw ledgerFailure(error, path: path) }
+            if error.isConnectionLost { throw ledgerFailure(error, path: path) }
             throw CommandFailure(.failure, error.description, hint: "the ledger refused the list; see the message")
         }
     }
 
     /// The list's progress, a ledger failure as the command's.
-    static func progress(_ ledger: SQLiteLedger, _ listed: Set<String>, path: String) throws(CommandFailure)
+    static func progress(_ ledger: any ProvisioningLedger & Sendable, _ listed: Set<String>, path: String)
+        throws(CommandFailure)
         -> ListProgress
     {
         do { return try ledger.progress(of: listed) } catch { throw ledgerFailure(error, path: path) }
@@ -692,14 +830,44 @@ enum LedgerCommand {
     }
 
     static func check(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+        if PostgresURL.isURL(try path(command)) {
+            try checkServer(command, console: console)
+            return
+        }
         let path = try path(command)
         let ledger = try open(command, access: .inspection)
+        // An earlier ccbeacon's ledger has no triggers to check until provision migrates it.
+        let ok =
+            ledger.fileSchemaVersion < SQLiteLedger.schemaVersion
+            ? "integrity and every invariant checked; schema version \(ledger.fileSchemaVersion), from an earlier ccbeacon: provision migrates it to version \(SQLiteLedger.schemaVersion)"
+            : "integrity, schema and every invariant checked"
+        try report(
+            ledger.check(), ledger: path, schemaVersion: ledger.fileSchemaVersion, ok: ok, command: command,
+            console: console)
+    }
+
+    /// `ledger check` of a ledger on a server: its schema against the one ccbeacon makes, and
+    /// every invariant by a query that scans the tables.
+    static func checkServer(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+        let shown = try shownPath(command)
+        guard let ledger = try openForReading(command) as? PostgresLedger else { return }
         let problems = ledger.check()
+        try report(
+            problems, ledger: shown, schemaVersion: PostgresLedger.schemaVersion,
+            ok: "schema and every invariant checked",
+            command: command, console: console)
+    }
+
+    /// The problems `ledger check` found, in text or `--json`; a ledger with problems fails (65).
+    static func report(
+        _ problems: [LedgerProblem], ledger: String, schemaVersion: Int, ok: String, command: ParsedCommand,
+        console: Console
+    ) throws(CommandFailure) {
         if command.isSet(checkJSON) {
             console.output(
                 JSONValue.object([
-                    ("ledger", .string(path)), ("ok", .bool(problems.isEmpty)),
-                    ("schemaVersion", .integer(ledger.fileSchemaVersion)),
+                    ("ledger", .string(ledger)), ("ok", .bool(problems.isEmpty)),
+                    ("schemaVersion", .integer(schemaVersion)),
                     (
                         "problems",
                         .array(
@@ -709,14 +877,10 @@ enum LedgerCommand {
                     ),
                 ]).rendered() + "\n")
         } else if problems.isEmpty {
-            // An earlier ccbeacon's ledger has no triggers to check until provision migrates it.
-            console.output(
-                ledger.fileSchemaVersion < SQLiteLedger.schemaVersion
-                    ? "\(path): ok (integrity and every invariant checked; schema version \(ledger.fileSchemaVersion), from an earlier ccbeacon: provision migrates it to version \(SQLiteLedger.schemaVersion))\n"
-                    : "\(path): ok (integrity, schema and every invariant checked)\n")
+            console.output("\(ledger): ok (\(ok))\n")
         } else {
             console.output(
-                "\(path): \(problems.count) problem(s)\n"
+                "\(ledger): \(problems.count) problem(s)\n"
                     + problems.map { "  \($0.check.rawValue): \($0.detail)\n" }.joined())
         }
         if !problems.isEmpty {
@@ -729,13 +893,16 @@ enum LedgerCommand {
     static func show(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let states: [StationState]
         let burnAgain: [String: String]
+        let attempts: [Attempt]
         let ledger = try openForReading(command)
         do {
             states = try ledger.states()
             burnAgain = try ledger.recalibratedStations()
+            attempts = try ledger.attempts()
         } catch {
             throw ledgerFailure(error, path: try shownPath(command))
         }
+        let benches = BenchGroups(attempts)
         if command.isSet(Options.json) {
             console.output(
                 JSONValue.array(
@@ -755,6 +922,7 @@ enum LedgerCommand {
                             ]
                         }
                         members.append(("attempts", .integer(state.attempts)))
+                        members.append(("bench", benches.station[state.station.name].map { .string($0) } ?? .null))
                         return .object(members)
                     }
                 ).rendered() + "\n")
@@ -773,12 +941,58 @@ enum LedgerCommand {
             case .inProgress(let chip): where_ = "burning   \(chip)"
             case .pending(let failure): where_ = "pending" + (failure.map { "   last failure: \($0)" } ?? "")
             }
-            return [state.station.name, "\(identity.major)/\(identity.minor)", String(state.attempts), where_]
+            let row = [state.station.name, "\(identity.major)/\(identity.minor)", String(state.attempts)]
+            return row + (benches.names.isEmpty ? [] : [benches.station[state.station.name] ?? "-"]) + [where_]
         }
         let done = states.filter { if case .done = $0.state { true } else { false } }.count
+        let header = ["STATION", "MAJOR/MINOR", "ATTEMPTS"] + (benches.names.isEmpty ? [] : ["BENCH"]) + ["STATE"]
         console.output(
-            Table.render(header: ["STATION", "MAJOR/MINOR", "ATTEMPTS", "STATE"], rows: rows)
-                + "\(done) of \(states.count) done\n")
+            Table.render(header: header, rows: rows) + "\(done) of \(states.count) done\n"
+                + benches.summary(states))
+    }
+
+    /// The ledger's attempts by bench: which bench holds each station (its verified, in-progress
+    /// or interrupted attempt), and each bench's totals.
+    struct BenchGroups {
+        /// The bench of each station's live attempt.
+        var station: [String: String] = [:]
+        /// Every bench recorded, sorted.
+        var names: [String] = []
+        /// Failed attempts per bench.
+        var failed: [String: Int] = [:]
+
+        init(_ attempts: [Attempt]) {
+            var seen = Set<String>()
+            for attempt in attempts {
+                guard let bench = attempt.bench else { continue }
+                seen.insert(bench)
+                switch attempt.outcome {
+                case .verified, .inProgress, .interrupted: station[attempt.station] = bench
+                case .failed: failed[bench, default: 0] += 1
+                case .superseded: break
+                }
+            }
+            names = seen.sorted()
+        }
+
+        /// One line per bench: its stations done, held and burning, and its failed attempts.
+        func summary(_ states: [StationState]) -> String {
+            names.map { bench in
+                var done = 0
+                var held = 0
+                var burning = 0
+                for state in states where station[state.station.name] == bench {
+                    switch state.state {
+                    case .done: done += 1
+                    case .held: held += 1
+                    case .inProgress: burning += 1
+                    case .pending: break
+                    }
+                }
+                return
+                    "bench \(bench): \(done) done, \(held) held, \(burning) burning, \(failed[bench, default: 0]) failed attempt(s)\n"
+            }.joined()
+        }
     }
 
     static func export(_ command: ParsedCommand, console: Console) throws(CommandFailure) {

@@ -4,6 +4,10 @@ import IntelHex
 import Provisioning
 import StructuredText
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Parsing of the numeric option values the commands share (addresses, ranges, bytes).
 enum Values {
     /// Seconds written as a decimal number (`600`, `0.5`) within `range`: Double() alone would
@@ -91,5 +95,33 @@ enum Values {
     static func integer(_ text: String) -> Int? {
         guard !text.hasPrefix("-") else { return nil }
         return JSONObjectReader.parseInteger(text)
+    }
+
+    /// A bench name: 1–63 letters, digits, `.`, `_` or `-`, starting with a letter or digit (a
+    /// host name is one; it also names the bench's journal file).
+    static func benchName(_ text: String, option: String) throws(CommandFailure) -> String {
+        let allowed = text.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0))
+        }
+        guard (1...63).contains(text.utf8.count), allowed, let first = text.unicodeScalars.first,
+            first.properties.isAlphabetic || ("0"..."9").contains(first)
+        else {
+            throw .usage(
+                "\(option) '\(text.debugDescription.dropFirst().dropLast())' is not a bench name: 1–63 letters, digits, '.', '_' or '-', starting with a letter or digit"
+            )
+        }
+        return text
+    }
+
+    /// This machine's host name as a bench name, or a usage error asking for `--bench`.
+    static func hostBenchName() throws(CommandFailure) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else {
+            throw .usage("the host name cannot be read: give --bench NAME")
+        }
+        let host = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        do { return try benchName(host, option: "the host name") } catch {
+            throw .usage("\(error.message); give --bench NAME")
+        }
     }
 }

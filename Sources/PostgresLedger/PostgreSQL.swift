@@ -6,15 +6,35 @@ import Provisioning
 #endif
 
 /// One libpq connection, used by one thread at a time: every call takes the lock, and a
-/// transaction holds it across its statements. `@unchecked Sendable` as C glue: the `PGconn`
-/// pointer is only touched under the lock.
+/// transaction holds it across its statements. A connection the server or the network drops is
+/// opened again by the next transaction, which is then run again, for up to `serverWait` seconds
+/// (see `transaction`). `@unchecked Sendable` as C glue: the `PGconn` pointer and the state beside
+/// it are only touched under the lock.
 final class PostgresConnection: @unchecked Sendable {
     private var connection: OpaquePointer?
     private var mutex = pthread_mutex_t()
+    /// The URL as given, to connect again.
+    private let url: String
     /// How the server is named in messages (`PostgresURL.shown`).
     let name: String
     /// The password libpq read from the URL, kept out of every message.
     let password: String?
+    /// How long a transaction keeps trying to reach a server that went away before it fails.
+    var serverWait: Double = 60
+    /// Run on every new connection but the first (a session's advisory locks are lost with it).
+    var onReconnect: (() throws(LedgerError) -> Void)?
+    /// Transactions open on this connection: 1 inside one (nested calls join it).
+    private var depth = 0
+    /// Whether the transaction running now is a repeat after a lost connection, which may have
+    /// committed its first run: its body must then accept finding its own work done.
+    private(set) var repeating = false
+
+    /// Keywords set before the URL's own (which override them): a server that stops answering
+    /// is given up on instead of waited for forever.
+    static let defaults: [(String, String)] = [
+        ("connect_timeout", "10"), ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"),
+        ("keepalives_count", "3"), ("tcp_user_timeout", "30000"), ("application_name", "ccbeacon"),
+    ]
 
     /// Connects to `url` (a libpq URL or key=value string; the password from the URL, PGPASSWORD
     /// or ~/.pgpass). Failures name the server, never the password.
@@ -24,6 +44,7 @@ final class PostgresConnection: @unchecked Sendable {
         pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
         pthread_mutex_init(&mutex, &attributes)
         pthread_mutexattr_destroy(&attributes)
+        self.url = url
         name = PostgresURL.shown(url)
         guard let parts = PostgresURL.parse(url) else {
             // libpq's own message quotes the part it cannot read, which may be the password.
@@ -34,23 +55,43 @@ final class PostgresConnection: @unchecked Sendable {
                 kind: .database)
         }
         password = parts["password"]
-        connection = PQconnectdb(url)
-        guard let connection, PQstatus(connection) == CONNECTION_OK else {
-            let message = connection.map { Self.text(PQerrorMessage($0)) } ?? "out of memory"
-            if let connection { PQfinish(connection) }
-            self.connection = nil
-            throw LedgerError(
-                operation: "connecting to \(name)", message: Self.sanitized(message, password: password),
-                kind: .database)
-        }
-        // The server's notices (NOTICE, WARNING) are not printed on standard error.
-        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        connection = try connect("connecting to \(name)")
     }
 
     deinit {
         if let connection { PQfinish(connection) }
         pthread_mutex_destroy(&mutex)
     }
+
+    /// A new connection to the server, or the reason there is none.
+    private func connect(_ operation: String) throws(LedgerError) -> OpaquePointer {
+        let keywords = Self.defaults.map(\.0) + ["dbname"]
+        let values = Self.defaults.map(\.1) + [url]
+        var keywordBuffers: [[CChar]?] = keywords.map { Array($0.utf8CString) }
+        var valueBuffers: [[CChar]?] = values.map { Array($0.utf8CString) }
+        let made: OpaquePointer? = withPointers(&keywordBuffers) { keywordPointers in
+            withPointers(&valueBuffers) { valuePointers in
+                PQconnectdbParams(keywordPointers + [nil], valuePointers + [nil], 1)
+            }
+        }
+        guard let made, PQstatus(made) == CONNECTION_OK else {
+            let message = made.map { Self.text(PQerrorMessage($0)) } ?? "out of memory"
+            if let made { PQfinish(made) }
+            var error = LedgerError(
+                operation: operation,
+                message: Self.sanitized(message, password: password).trimmingCharacters(in: ["\n"]),
+                kind: .database)
+            error.code = Self.connectionFailure
+            throw error
+        }
+        // The server's notices (NOTICE, WARNING) are not printed on standard error.
+        PQsetNoticeProcessor(made, { _, _ in }, nil)
+        return made
+    }
+
+    /// The SQLSTATE given to a connection that failed or broke without the server saying why
+    /// (`connection_failure`).
+    static let connectionFailure = "08006"
 
     /// Runs `body` holding the connection.
     func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
@@ -79,7 +120,10 @@ final class PostgresConnection: @unchecked Sendable {
     func execute(_ sql: String, _ parameters: [Value] = [], _ operation: String) throws(LedgerError) -> [[String?]] {
         try locked { () throws(LedgerError) -> [[String?]] in
             guard let connection else {
-                throw LedgerError(operation: operation, message: "the connection is closed", kind: .database)
+                var error = LedgerError(
+                    operation: operation, message: "the connection to \(name) is closed", kind: .database)
+                error.code = Self.connectionFailure
+                throw error
             }
             let texts = parameters.map(\.parameter)
             // NUL-terminated copies that live through the call.
@@ -127,26 +171,70 @@ final class PostgresConnection: @unchecked Sendable {
     /// deadlock.
     static let retryable: Set<String> = ["40001", "40P01"]
 
-    /// Runs `body` in one transaction (READ COMMITTED; the claims lock rows themselves), retried
-    /// with back-off when the server aborts it for a serialization failure or a deadlock.
+    /// Runs `body` in one transaction (READ COMMITTED; the claims lock rows themselves). A
+    /// transaction the server aborts for a serialization failure or a deadlock is run again with
+    /// back-off; one whose connection is lost — the server restarted or stopped, the backend
+    /// terminated, the network gone — is run again on a new connection, with back-off, until
+    /// the server answers or `serverWait` seconds have passed (then the last error is thrown,
+    /// marked `isConnectionLost`). A lost COMMIT may have been applied: the repeat runs with
+    /// `repeating` set. A transaction called inside another joins it.
     @discardableResult
     func transaction<T>(_ operation: String, _ body: () throws(LedgerError) -> T) throws(LedgerError) -> T {
         try locked { () throws(LedgerError) -> T in
+            if depth > 0 { return try body() }
             var attempt = 0
+            var lostSince: Double?
+            var pause = 0.05
+            defer { repeating = false }
             while true {
                 attempt += 1
-                try execute("BEGIN", [], operation)
                 do throws(LedgerError) {
-                    let value = try body()
-                    try execute("COMMIT", [], operation)
-                    return value
+                    if connection == nil {
+                        connection = try connect("connecting to \(name) again")
+                        try onReconnect?()
+                    }
+                    depth += 1
+                    defer { depth -= 1 }
+                    try execute("BEGIN", [], operation)
+                    do throws(LedgerError) {
+                        let value = try body()
+                        try execute("COMMIT", [], operation)
+                        return value
+                    } catch {
+                        if !error.isConnectionLost { _ = try? execute("ROLLBACK", [], operation) }
+                        throw error
+                    }
                 } catch {
-                    _ = try? execute("ROLLBACK", [], operation)
+                    if error.isConnectionLost {
+                        // The connection is of no further use: a new one is made for the repeat.
+                        if let connection { PQfinish(connection) }
+                        connection = nil
+                        let now = Self.monotonicSeconds()
+                        let since = lostSince ?? now
+                        lostSince = since
+                        guard now - since < serverWait else {
+                            var given = error
+                            given.message =
+                                "\(error.message) (the server did not answer for \(Int((now - since).rounded())) s)"
+                            throw given
+                        }
+                        repeating = true
+                        usleep(UInt32(min(pause, max(0.01, serverWait - (now - since))) * 1_000_000))
+                        pause = min(pause * 2, 2)
+                        continue
+                    }
                     guard let code = error.code, Self.retryable.contains(code), attempt < 8 else { throw error }
                     usleep(UInt32(min(200_000, 5_000 << attempt)))
                 }
             }
         }
+    }
+
+    /// Seconds on a clock that only goes forward.
+    static func monotonicSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     /// The error of a failed result, by its SQLSTATE: integrity violations are the schema's
@@ -162,6 +250,13 @@ final class PostgresConnection: @unchecked Sendable {
             ?? text(PQerrorMessage(connection)).trimmingCharacters(in: ["\n"])
         let constraint = field(Int32(UInt8(ascii: "n"))) ?? ""
         var error: LedgerError
+        // A connection the server closed or the network broke: libpq gives no SQLSTATE then.
+        let lost = PQstatus(connection) == CONNECTION_BAD
+        if lost, !state.hasPrefix("57P") {
+            error = LedgerError(operation: operation, message: message, kind: .database)
+            error.code = connectionFailure
+            return error
+        }
         if state.hasPrefix("23") {
             error = LedgerError(
                 operation: operation, message: message,

@@ -9,7 +9,12 @@ public import Provisioning
 /// server aborts for a serialization failure or a deadlock is run again.
 ///
 /// Each bench has a name, recorded on its attempts: a bench recovers only its own attempts left
-/// in progress (another bench's are live).
+/// in progress (another bench's are live). A bench that provisions holds its name's advisory lock
+/// for as long as it is connected, so two processes can never run as one bench.
+///
+/// A lost connection is made again and the transaction run again (`PostgresConnection`); the
+/// changes that may be repeated after a COMMIT whose answer was lost find their own work and
+/// accept it (a finish already recorded, an attempt already started by this bench's debugger).
 public final class PostgresLedger: ProvisioningLedger, Sendable {
     let connection: PostgresConnection
     /// The bench this process is.
@@ -23,8 +28,15 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
     /// (under an advisory lock, so two benches starting at once create it once; readers refuse an
     /// empty database instead) and checks an existing one: a database that holds other tables, or
     /// a newer schema, is refused.
-    public init(url: String, bench: String, creating: Bool = true) throws(LedgerError) {
+    ///
+    /// `serverWait`: how long a change keeps trying to reach a server that went away. `exclusive`
+    /// (provisioning): takes the bench's advisory lock, refusing a bench name another process is
+    /// running as, and takes it again on every new connection.
+    public init(
+        url: String, bench: String, creating: Bool = true, serverWait: Double = 60, exclusive: Bool = false
+    ) throws(LedgerError) {
         connection = try PostgresConnection(url: url)
+        connection.serverWait = serverWait
         self.bench = bench
         try connection.transaction("opening the ledger on \(connection.name)") { () throws(LedgerError) in
             // "CCBL", the SQLite ledger's application id: the lock only orders ccbeacons opening
@@ -71,6 +83,30 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                     kind: .refused(.newerSchema(version: version)))
             }
         }
+        if exclusive {
+            let connection = connection
+            try Self.lockBench(bench, on: connection)
+            connection.onReconnect = { [unowned connection] () throws(LedgerError) in
+                try Self.lockBench(bench, on: connection)
+            }
+        }
+    }
+
+    /// Takes the advisory lock of bench `bench` for the session (lock space two keys: "CCBL" and
+    /// the name's hash; the schema's lock is a one-key lock, another space), or refuses the bench
+    /// when another session holds it.
+    static func lockBench(_ bench: String, on connection: PostgresConnection) throws(LedgerError) {
+        let taken =
+            try connection.execute(
+                "SELECT pg_try_advisory_lock(1128481356, hashtext($1))", [.text(bench)], "taking bench '\(bench)'"
+            ).first?.first ?? nil
+        guard taken == "t" else {
+            throw LedgerError(
+                operation: "starting bench '\(bench)' on \(connection.name)",
+                message:
+                    "another process is running as bench '\(bench)' on this ledger (it holds the bench's lock); one process per bench name",
+                kind: .refused(.benchRunning(bench: bench)))
+        }
     }
 
     /// The ledger's tables, indexes and rules. Timestamps are ISO 8601 text in UTC, as the SQLite
@@ -115,7 +151,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
     static let now = "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
     static let stationColumns = "name, uuid, major, minor, power, note"
     static let attemptColumns =
-        "id, station, chip, debugger, template, template_sha256, image_sha256, started_at, finished_at, outcome, reason, verify_method, advertiser_address, read_back, power, heard, rssi_count, rssi_median, power_source"
+        "id, station, chip, debugger, template, template_sha256, image_sha256, started_at, finished_at, outcome, reason, verify_method, advertiser_address, read_back, power, heard, rssi_count, rssi_median, power_source, bench"
 
     // MARK: - ProvisioningLedger
 
@@ -128,6 +164,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
             try connection.execute("SELECT pg_advisory_xact_lock(1128481356)", [], "locking the station list")
             let count =
                 Int(try connection.execute("SELECT count(*) FROM stations", [], "counting stations")[0][0] ?? "0") ?? 0
+            if count > 0 { try attach(stations) }
             var mismatches: [String] = []
             for (index, station) in stations.enumerated() {
                 let identity = station.identity
@@ -165,6 +202,36 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
         }
     }
 
+    /// A pool registers one list: a bench starting with a list attaches to the pool only when the
+    /// list is the pool's (the same names with the same identities); otherwise every difference is
+    /// named and nothing is registered.
+    func attach(_ stations: [Station]) throws(LedgerError) {
+        let pool = try connection.execute(
+            "SELECT name, uuid, major, minor FROM stations ORDER BY position", [], "reading the pool's stations")
+        var known: [String: [String?]] = [:]
+        for row in pool { if let name = row[0] { known[name] = Array(row[1...]) } }
+        let listed = Set(stations.map(\.name))
+        var onlyInList: [String] = []
+        var otherIdentity: [String] = []
+        for station in stations {
+            guard let identity = known[station.name] else {
+                onlyInList.append(station.name)
+                continue
+            }
+            let wanted = station.identity
+            if identity != [wanted.uuid.uuidString, String(wanted.major), String(wanted.minor)] {
+                otherIdentity.append(
+                    "\(station.name) (pool \(identity[0] ?? "?")/\(identity[1] ?? "?")/\(identity[2] ?? "?"), list \(wanted.uuid.uuidString)/\(wanted.major)/\(wanted.minor))"
+                )
+            }
+        }
+        let onlyInPool = pool.compactMap { $0[0] }.filter { !listed.contains($0) }
+        guard onlyInList.isEmpty, onlyInPool.isEmpty, otherIdentity.isEmpty else {
+            throw LedgerRefusal.otherList(
+                onlyInList: onlyInList, onlyInPool: onlyInPool, otherIdentity: otherIdentity, pool: connection.name)
+        }
+    }
+
     /// Marks this bench's attempts left in progress (a crash of this bench) as interrupted; other
     /// benches' attempts in progress are live and left alone.
     public func recoverInterrupted() throws(LedgerError) -> [Attempt] {
@@ -178,17 +245,22 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
 
     /// The station a chip carries (verified), if any.
     public func verifiedStation(forChip chip: String) throws(LedgerError) -> String? {
-        try connection.execute(
-            "SELECT station FROM attempts WHERE chip = $1 AND outcome = 'verified'", [.text(chip)], "looking up a chip"
-        ).first?.first ?? nil
+        try connection.transaction("looking up a chip") { () throws(LedgerError) -> String? in
+            try connection.execute(
+                "SELECT station FROM attempts WHERE chip = $1 AND outcome = 'verified'", [.text(chip)],
+                "looking up a chip"
+            ).first?.first ?? nil
+        }
     }
 
     /// The interrupted attempt whose chip this is, if any (whichever bench it was interrupted on).
     public func interruptedAttempt(forChip chip: String) throws(LedgerError) -> Attempt? {
-        try connection.execute(
-            "SELECT \(Self.attemptColumns) FROM attempts WHERE chip = $1 AND outcome = 'interrupted' ORDER BY id LIMIT 1",
-            [.text(chip)], "looking up a chip"
-        ).map(Self.attempt).first
+        try connection.transaction("looking up a chip") { () throws(LedgerError) -> Attempt? in
+            try connection.execute(
+                "SELECT \(Self.attemptColumns) FROM attempts WHERE chip = $1 AND outcome = 'interrupted' ORDER BY id LIMIT 1",
+                [.text(chip)], "looking up a chip"
+            ).map(Self.attempt).first
+        }
     }
 
     /// Claims the first pending station in list order that no other bench is claiming (its row is
@@ -198,6 +270,9 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
         skipping: Set<String>, image: (Station) -> (sha256: String, advertiserAddress: String?)
     ) throws(LedgerError) -> (Station, Attempt)? {
         try connection.transaction("claiming the next station") { () throws(LedgerError) -> (Station, Attempt)? in
+            if connection.repeating, let started = try startedBefore(chip: chip, debugger: debugger, image: image) {
+                return started
+            }
             var passed = skipping
             while true {
                 guard
@@ -236,6 +311,11 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
         verifyMethod: String, reason: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
     ) throws(LedgerError) -> (Station, Attempt) {
         try connection.transaction("burning \(name) again") { () throws(LedgerError) -> (Station, Attempt) in
+            if connection.repeating, let started = try startedBefore(chip: chip, debugger: debugger, image: image),
+                started.0.name == name
+            {
+                return started
+            }
             let changed = try connection.execute(
                 "UPDATE attempts SET outcome = 'superseded', reason = $1 WHERE chip = $2 AND station = $3 AND outcome = 'verified' RETURNING id",
                 [.text(reason), .text(chip), .text(name)], "burning \(name) again")
@@ -251,6 +331,28 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                 try Self.station(row), chip: chip, debugger: debugger, template: template,
                 templateSHA256: templateSHA256, verifyMethod: verifyMethod, image: image)
         }
+    }
+
+    /// The attempt this bench's `debugger` started on `chip` in a run of the claim whose COMMIT's
+    /// answer was lost, if it went through: the claim is that attempt. (A debugger of a running
+    /// bench has no other attempt in progress when it claims: each is finished first.)
+    func startedBefore(
+        chip: String, debugger: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
+    ) throws(LedgerError) -> (Station, Attempt)? {
+        guard
+            let attempt = try connection.execute(
+                "SELECT \(Self.attemptColumns) FROM attempts WHERE bench = $1 AND debugger = $2 AND chip = $3 AND outcome = 'in-progress' ORDER BY id DESC LIMIT 1",
+                [.text(bench), .text(debugger), .text(chip)], "looking for a claim already made"
+            ).map(Self.attempt).first,
+            let row = try connection.execute(
+                "SELECT \(Self.stationColumns) FROM stations WHERE name = $1", [.text(attempt.station)],
+                "looking for a claim already made"
+            ).first
+        else { return nil }
+        let station = try Self.station(row)
+        // The caller learns the image it is to burn from this call, as from a new claim.
+        guard image(station).sha256 == attempt.imageSHA256 else { return nil }
+        return (station, attempt)
     }
 
     /// Records the start of an attempt inside the caller's transaction.
@@ -306,6 +408,8 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                     try connection.execute(
                         "SELECT outcome FROM attempts WHERE id = $1", [.integer(attemptID)], "recording an outcome"
                     ).first?.first ?? nil
+                // Run again after a lost connection: the first run's COMMIT may have gone through.
+                if connection.repeating, now == outcome.rawValue { return }
                 throw LedgerRefusal.settled(attemptID, as: now, outcome: outcome)
             }
         }
@@ -342,8 +446,10 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
 
     /// Every attempt, oldest first.
     public func attempts() throws(LedgerError) -> [Attempt] {
-        try connection.execute("SELECT \(Self.attemptColumns) FROM attempts ORDER BY id", [], "reading attempts")
-            .map(Self.attempt)
+        try connection.transaction("reading attempts") { () throws(LedgerError) -> [Attempt] in
+            try connection.execute("SELECT \(Self.attemptColumns) FROM attempts ORDER BY id", [], "reading attempts")
+                .map(Self.attempt)
+        }
     }
 
     /// Records a calibration and makes its power the station's, in one transaction.
@@ -367,6 +473,12 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
 
     /// Every calibration, oldest first.
     public func calibrations() throws(LedgerError) -> [CalibrationRecord] {
+        try connection.transaction("reading calibrations") { () throws(LedgerError) -> [CalibrationRecord] in
+            try readCalibrations()
+        }
+    }
+
+    func readCalibrations() throws(LedgerError) -> [CalibrationRecord] {
         try connection.execute(
             "SELECT station, recorded_at, power, samples, used, source FROM calibrations ORDER BY id", [],
             "reading calibrations"
@@ -424,6 +536,6 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                 OnAirCheck(
                     heard: $0 == "t", rssiCount: row[16].flatMap(Int.init) ?? 0, rssiMedian: row[17].flatMap(Int.init))
             },
-            powerSource: row[18])
+            powerSource: row[18], bench: row[19])
     }
 }

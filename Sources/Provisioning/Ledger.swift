@@ -60,13 +60,16 @@ public struct Attempt: Sendable, Equatable {
     /// `registered` (its list's value or the board's, as it was registered); `nil` for attempts
     /// recorded before ledgers kept it.
     public var powerSource: String? = nil
+    /// The bench (machine) that made the attempt (`provision --bench`, default its host name);
+    /// `nil` for attempts recorded before ledgers kept it (schema version 3).
+    public var bench: String? = nil
 
     /// An attempt as a ledger backend read it.
     public init(
         id: Int, station: String, chip: String, debugger: String, template: String, templateSHA256: String,
         imageSHA256: String, startedAt: String, finishedAt: String?, outcome: AttemptOutcome, reason: String?,
         verifyMethod: String, advertiserAddress: String? = nil, readBack: String? = nil, power: Int? = nil,
-        onAir: OnAirCheck? = nil, powerSource: String? = nil
+        onAir: OnAirCheck? = nil, powerSource: String? = nil, bench: String? = nil
     ) {
         self.id = id
         self.station = station
@@ -85,6 +88,7 @@ public struct Attempt: Sendable, Equatable {
         self.power = power
         self.onAir = onAir
         self.powerSource = powerSource
+        self.bench = bench
     }
 }
 
@@ -254,6 +258,8 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     /// The schema version of the file as opened: `schemaVersion`, or 0 for a ledger of an earlier
     /// ccbeacon opened read-only (and so not migrated).
     public let fileSchemaVersion: Int
+    /// The bench recorded on the attempts this process starts (`nil`: none recorded).
+    public let bench: String?
     /// Whether the file has the `calibrations` table (a ledger of version 1 or earlier read
     /// without migrating has none: it holds no calibration).
     let hasCalibrations: Bool
@@ -265,8 +271,9 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     /// The schema version this ccbeacon writes (`PRAGMA user_version`). 0: ledgers of earlier
     /// ccbeacon versions, without an application id (some without `advertiser_address`); 1:
     /// application id, `read_back`, and the chip-id triggers; 2: each attempt's measured power
-    /// and on-air check, and the `calibrations` table. A newer version is refused.
-    public static let schemaVersion = 2
+    /// and on-air check, and the `calibrations` table; 3: each attempt's bench. A newer version is
+    /// refused.
+    public static let schemaVersion = 3
 
     /// The path a ledger is opened by: symbolic links resolved (of the file, or of its folder
     /// while the file does not exist yet). Whatever is kept beside a ledger (SQLite's journal,
@@ -277,7 +284,8 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     /// only if, no file is at `path`; an existing file is checked read-only first, then opened
     /// read-write and, if an earlier ccbeacon made it, migrated in one transaction. Read-only
     /// access never writes, migrates or switches journal modes.
-    public init(path given: String, access: LedgerAccess = .readWrite) throws(LedgerError) {
+    public init(path given: String, access: LedgerAccess = .readWrite, bench: String? = nil) throws(LedgerError) {
+        self.bench = bench
         let path = LedgerFile.canonical(given)
         if access == .readWrite, !Files.exists(path) {
             // A new ledger is not made beside journal names that lead elsewhere: it would be
@@ -328,7 +336,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             image_sha256 TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT,
             outcome TEXT NOT NULL CHECK(outcome IN ('in-progress','verified','failed','interrupted','superseded')),
             reason TEXT, verify_method TEXT NOT NULL CHECK(verify_method IN ('crc','read')), advertiser_address TEXT,
-            read_back TEXT, power INTEGER, heard INTEGER, rssi_count INTEGER, rssi_median INTEGER, power_source TEXT)
+            read_back TEXT, power INTEGER, heard INTEGER, rssi_count INTEGER, rssi_median INTEGER, power_source TEXT, bench TEXT)
         """,
         calibrationsTable,
     ]
@@ -406,7 +414,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     static let addedColumns: [(name: String, type: String, since: Int)] = [
         ("advertiser_address", "TEXT", 1), ("read_back", "TEXT", 1), ("power", "INTEGER", 2),
         ("heard", "INTEGER", 2), ("rssi_count", "INTEGER", 2), ("rssi_median", "INTEGER", 2),
-        ("power_source", "TEXT", 2),
+        ("power_source", "TEXT", 2), ("bench", "TEXT", 3),
     ]
 
     static let stationColumns = ["position", "name", "uuid", "major", "minor", "power", "note"]
@@ -556,7 +564,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         let record = image(station)
         do throws(LedgerError) {
             try database.execute(
-                "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method, advertiser_address, power, power_source) VALUES (?, ?, ?, ?, ?, ?, \(Self.now), 'in-progress', ?, ?, ?, ?)",
+                "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method, advertiser_address, power, power_source, bench) VALUES (?, ?, ?, ?, ?, ?, \(Self.now), 'in-progress', ?, ?, ?, ?, ?)",
                 [
                     .text(station.name), .text(chip), .text(debugger), .text(template), .text(templateSHA256),
                     .text(record.sha256), .text(verifyMethod), record.advertiserAddress.map { .text($0) } ?? .null,
@@ -564,6 +572,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
                     .text(
                         try latestCalibration(of: station.name) == Int(station.identity.measuredPower)
                             ? MeasuredPowerOrigin.calibration.label : "registered"),
+                    bench.map { .text($0) } ?? .null,
                 ], "recording the start of \(station.name)")
         } catch  where error.kind == .invalidChipID {
             throw LedgerError(
@@ -683,7 +692,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             onAir: row.count > 17
                 ? row[15].int.map { OnAirCheck(heard: $0 == 1, rssiCount: row[16].int ?? 0, rssiMedian: row[17].int) }
                 : nil,
-            powerSource: row.count > 18 ? row[18].string : nil)
+            powerSource: row.count > 18 ? row[18].string : nil, bench: row.count > 19 ? row[19].string : nil)
     }
 
     /// Records a calibration and makes its power the station's, in one transaction; a station

@@ -31,6 +31,12 @@ public struct LedgerProblem: Sendable, Equatable {
     public var check: Check
     /// What is wrong, in words.
     public var detail: String
+
+    /// A problem `check` found, told in `detail`.
+    public init(check: Check, detail: String) {
+        self.check = check
+        self.detail = detail
+    }
 }
 
 extension SQLiteLedger {

@@ -34,6 +34,8 @@ public enum LedgerFileProblem: Sendable, Equatable {
     /// A ccbeacon ledger that SQLite reports damaged, or that lacks a part of its schema: what
     /// was found.
     case damaged(report: [String])
+    /// A shared ledger on which another process runs as this bench (it holds the bench's lock).
+    case benchRunning(bench: String)
 }
 
 /// What a ledger is opened for.
@@ -127,6 +129,8 @@ enum LedgerFile {
             what =
                 "it is a damaged ccbeacon ledger: " + report.prefix(3).joined(separator: "; ")
                 + (report.count > 3 ? "; …" : "")
+        case .benchRunning(let bench):
+            what = "another process is running as bench '\(bench)' on it"
         }
         return LedgerError(
             operation: "checking \(path)", message: what + "; nothing was written to it", kind: .refused(problem))

@@ -53,4 +53,31 @@ public enum LedgerRefusal {
             operation: "recording a calibration of '\(station)'", message: "the ledger has no station of that name",
             kind: .constraint)
     }
+
+    /// A station list that is not the one a shared pool was registered with: what differs, each
+    /// kind with its count and up to five names.
+    public static func otherList(
+        onlyInList: [String], onlyInPool: [String], otherIdentity: [String], pool: String
+    ) -> LedgerError {
+        func some(_ names: [String]) -> String {
+            names.prefix(5).joined(separator: ", ") + (names.count > 5 ? ", … (\(names.count) in all)" : "")
+        }
+        var differences: [String] = []
+        if !onlyInList.isEmpty {
+            differences.append("\(onlyInList.count) station(s) of the list are not in the pool: \(some(onlyInList))")
+        }
+        if !onlyInPool.isEmpty {
+            differences.append("\(onlyInPool.count) station(s) of the pool are not in the list: \(some(onlyInPool))")
+        }
+        if !otherIdentity.isEmpty {
+            differences.append(
+                "\(otherIdentity.count) station(s) have another identity in the pool: \(some(otherIdentity))")
+        }
+        return LedgerError(
+            operation: "attaching the station list to \(pool)",
+            message:
+                "the pool was registered with another list (every bench of a pool starts with the same list): "
+                + differences.joined(separator: "; "),
+            kind: .constraint)
+    }
 }

@@ -36,6 +36,14 @@ public struct LedgerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// chip-id rule).
     public var isConstraint: Bool { kind == .constraint || kind == .invalidChipID }
 
+    /// True when the connection to a database server was lost (SQLSTATE class 08, or the server
+    /// shutting down, crashing or starting: 57P01–57P03): the work may be run again once the
+    /// server is back.
+    public var isConnectionLost: Bool {
+        guard let code else { return false }
+        return code.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(code)
+    }
+
     /// Plain-words reason.
     public var description: String { "ledger: \(operation): \(message)" }
 

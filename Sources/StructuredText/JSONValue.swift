@@ -42,6 +42,16 @@ public enum JSONValue: Equatable, Sendable {
         }
     }
 
+    /// On one line, without spaces: one record of a JSON Lines file.
+    public func compact() -> String {
+        switch self {
+        case .array(let values): return "[" + values.map { $0.compact() }.joined(separator: ",") + "]"
+        case .object(let members):
+            return "{" + members.map { Self.quote($0.0) + ":" + $0.1.compact() }.joined(separator: ",") + "}"
+        default: return rendered()
+        }
+    }
+
     static func quote(_ text: String) -> String {
         var result = "\""
         for scalar in text.unicodeScalars {

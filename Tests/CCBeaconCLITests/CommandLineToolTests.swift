@@ -357,7 +357,7 @@ struct ConvertAndPatchCommandTests {
 
     /// A command group (`ledger`, `template`) has a help of its own that lists its subcommands;
     /// the group alone, or with a subcommand it does not have, is a usage error naming those that exist.
-    @Test(arguments: [("ledger", ["show", "export", "check"]), ("template", ["import"])])
+    @Test(arguments: [("ledger", ["show", "export", "check", "migrate"]), ("template", ["import"])])
     func commandGroupsHaveHelpAndUsage(group: String, subcommands: [String]) throws {
         let specs = try subcommands.map { sub in
             try #require(CommandLineTool.commands.first { $0.name == "\(group) \(sub)" })

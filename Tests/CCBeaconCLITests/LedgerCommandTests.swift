@@ -78,9 +78,9 @@ enum LedgerFiles {
             "newer schema",
             { path in
                 try sound(path)
-                try alter(path, ["PRAGMA user_version = 3"])
+                try alter(path, ["PRAGMA user_version = \(SQLiteLedger.schemaVersion + 1)"])
             },
-            "it is a ccbeacon ledger of schema version 3; this ccbeacon knows versions up to 2"
+            "it is a ccbeacon ledger of schema version \(SQLiteLedger.schemaVersion + 1); this ccbeacon knows versions up to \(SQLiteLedger.schemaVersion)"
         ),
         ("damaged", { path in try damaged(path) }, "it is a damaged ccbeacon ledger: *** in database main ***"),
     ]

@@ -241,9 +241,11 @@ struct LedgerContractTests {
             last.readBack == "0x7F00-0x7F2F" && last.onAir == OnAirCheck(heard: true, rssiCount: 5, rssiMedian: -61))
         #expect(try ledger.recalibratedStations().isEmpty)
         // A list without a power of its own registers as it is; another power is refused.
-        try ledger.register([Station(name: "s1", identity: identity(1), powerOrigin: .board(name: "hm10", txPower: 0))])
+        let listed = { (s1: Station) in Self.stations.map { $0.name == "s1" ? s1 : $0 } }
+        try ledger.register(
+            listed(Station(name: "s1", identity: identity(1), powerOrigin: .board(name: "hm10", txPower: 0))))
         #expect(throws: LedgerError.self) {
-            try ledger.register([Station(name: "s1", identity: identity(1, power: -50), powerOrigin: .list)])
+            try ledger.register(listed(Station(name: "s1", identity: identity(1, power: -50), powerOrigin: .list)))
         }
     }
 

@@ -300,9 +300,9 @@ struct LedgerVersion2Tests {
             #expect(attempts.count == 1 && attempts[0].power == nil && attempts[0].onAir == nil)
         }
         let ledger = try SQLiteLedger(path: path)
-        #expect(ledger.fileSchemaVersion == 2)
+        #expect(ledger.fileSchemaVersion == SQLiteLedger.schemaVersion)
         let raw = try SQLiteDatabase(path: path, mode: .readOnly)
-        #expect(try scalar(raw, "PRAGMA user_version") == 2)
+        #expect(try scalar(raw, "PRAGMA user_version") == SQLiteLedger.schemaVersion)
         #expect(try scalar(raw, "SELECT COUNT(*) FROM pragma_table_info('calibrations')") == 7)
         #expect(try LedgerFile.schemaGaps(raw, path).isEmpty)
         // Before version 2 a station's power never changed, so it is what its attempts burned:

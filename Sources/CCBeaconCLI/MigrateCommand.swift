@@ -1,0 +1,130 @@
+import PostgresLedger
+import Provisioning
+import Storage
+
+/// `ccbeacon ledger migrate`: copies a ledger with its whole history between a file and a
+/// PostgreSQL server (either way, or file to file as a checked copy).
+enum LedgerMigrateCommand {
+    static let command = Command(spec, run: run)
+
+    static let from = Option<String>("--from", value: "FILE|URL", help: "the ledger to copy (only read)")
+    static let to = Option<String>(
+        "--to", value: "FILE|URL", help: "where to copy it: a path where no file is, or an empty database")
+
+    static let spec = CommandSpec(
+        name: "ledger migrate", summary: "copy a ledger with its history between a file and a PostgreSQL server"
+    ) { table }
+    static let table = CommandTable(
+        details: """
+            Copies every station (list order, current power), every attempt (its id, bench, outcome,
+            read-back and on-air check) and every calibration from --from to --to. The source is
+            checked first (as ledger check does) and only read: a file under the lock provision
+            takes, so no run changes it meanwhile; a server in one snapshot, benches may go on.
+
+            The target must be empty: for a file, a path where no file is (the copy is built under
+            a temporary name beside it and linked into place only once checked); for a server, a
+            database with no tables or an empty ccbeacon ledger (the copy is one transaction). The
+            target's own rules check every row on the way in; then it is checked as ledger check
+            does and read back, and must equal the source.
+
+            A file ledger of an earlier ccbeacon recorded no bench: on a server its attempts get
+            the bench 'unrecorded'.
+
+            Exit status: 0 when copied and checked; 65 when the source has problems or the target
+            is not empty; 1 when a database failed.
+
+            Examples:
+              ccbeacon ledger migrate --from provisioning.sqlite --to postgresql://bench@db.example/beacons
+              ccbeacon ledger migrate --from postgresql://bench@db.example/beacons --to backup.sqlite
+            """,
+        options: [from.spec, to.spec])
+
+    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+        guard let source = try command.value(from), let target = try command.value(to) else {
+            throw .usage("ledger migrate needs --from FILE|URL and --to FILE|URL")
+        }
+        let sourceName = shownLedger(source)
+        let targetName = shownLedger(target)
+        // The source: a file is held under the run lock (no provision writes it meanwhile).
+        var lock: FolderLock?
+        defer { lock?.release() }
+        let ledger: any HistoryImporting
+        let problems: [LedgerProblem]
+        if PostgresURL.isURL(source) {
+            let server = try open(server: source, creating: false)
+            ledger = server
+            problems = server.check()
+        } else {
+            guard Files.isFile(source) else {
+                throw CommandFailure(.failure, "no ledger at '\(source)'", hint: "give --from the ledger file to copy")
+            }
+            let (runLock, lockedPath) = try ProvisionCommand.lockForOneRun(source)
+            lock = runLock
+            let file = try openLedger(lockedPath, access: .inspection)
+            ledger = file
+            problems = file.check()
+        }
+        guard problems.isEmpty else {
+            throw CommandFailure.data(
+                "\(sourceName) has \(problems.count) problem(s), so it is not copied: "
+                    + problems.prefix(3).map { "\($0.check.rawValue): \($0.detail)" }.joined(separator: "; "),
+                hint: "run 'ccbeacon ledger check --ledger \(sourceName)' for the full report")
+        }
+        var history: LedgerHistory
+        do { history = try ledger.snapshot() } catch { throw ledgerFailure(error, path: sourceName) }
+        if PostgresURL.isURL(target) {
+            // A server records every attempt's bench.
+            for index in history.attempts.indices where history.attempts[index].bench == nil {
+                history.attempts[index].bench = "unrecorded"
+            }
+            let server = try open(server: target, creating: true)
+            do {
+                guard try server.isEmpty() else {
+                    throw CommandFailure.data(
+                        "\(targetName) already holds a ledger with records; migrate copies only into an empty database",
+                        hint: "give --to an empty database (createdb NAME), or a new file")
+                }
+                try server.importHistory(history)
+                let after = server.check()
+                guard after.isEmpty, try server.snapshot() == history else {
+                    throw CommandFailure(
+                        .failure,
+                        "the copy on \(targetName) does not check out: "
+                            + after.prefix(3).map { "\($0.check.rawValue): \($0.detail)" }.joined(separator: "; "),
+                        hint: "look at the database before any bench uses it")
+                }
+            } catch let failure as CommandFailure {
+                throw failure
+            } catch let error as LedgerError {
+                throw copyFailure(error, target: targetName)
+            } catch {
+                throw CommandFailure(.failure, "\(error)")
+            }
+        } else {
+            do { try SQLiteLedger.createCopy(at: target, of: history) } catch {
+                throw copyFailure(error, target: targetName)
+            }
+        }
+        console.output(
+            "copied \(history.stations.count) station(s), \(history.attempts.count) attempt(s) and \(history.calibrations.count) calibration(s) from \(sourceName) to \(targetName); source and copy checked, the copy read back equal\n"
+        )
+    }
+
+    /// A failed copy: a rule of the target refused a record, or the target was not empty (65), or
+    /// a database failed (1). Nothing of the copy is left.
+    static func copyFailure(_ error: LedgerError, target: String) -> CommandFailure {
+        if error.isConstraint {
+            return .data(
+                error.description,
+                hint: "nothing was copied to \(target); give a new file or an empty database, and check the source")
+        }
+        return CommandFailure(.failure, error.description, hint: "nothing was copied to \(target)")
+    }
+
+    /// The ledger on a server; `creating`: an empty database gets the schema.
+    static func open(server url: String, creating: Bool) throws(CommandFailure) -> PostgresLedger {
+        do { return try PostgresLedger(url: url, bench: "", creating: creating) } catch {
+            throw ledgerFailure(error, path: PostgresURL.shown(url))
+        }
+    }
+}

@@ -1,0 +1,214 @@
+public import Provisioning
+
+extension PostgresLedger {
+    /// The invariants, each a query for the rows that break it; run with index scans switched off,
+    /// so the tables themselves answer, not the unique indexes that could be missing or damaged.
+    static let invariants: [(check: LedgerProblem.Check, sql: String, describe: @Sendable ([String?]) -> String)] = [
+        (
+            .oneVerifiedPerStation,
+            "SELECT station, string_agg(id::text, ', ' ORDER BY id) FROM attempts WHERE outcome = 'verified' GROUP BY station HAVING count(*) > 1",
+            { "station \(text($0[0])) has verified attempts \($0[1] ?? "")" }
+        ),
+        (
+            .oneVerifiedPerChip,
+            "SELECT chip, string_agg(id::text, ', ' ORDER BY id) FROM attempts WHERE outcome = 'verified' GROUP BY chip HAVING count(*) > 1",
+            { "chip \(text($0[0])) has verified attempts \($0[1] ?? "")" }
+        ),
+        (
+            .oneActivePerStation,
+            "SELECT station, string_agg(id::text, ', ' ORDER BY id) FROM attempts WHERE outcome IN ('verified', 'in-progress', 'interrupted') GROUP BY station HAVING count(*) > 1",
+            { "station \(text($0[0])) has attempts \($0[1] ?? "") verified, in progress or interrupted at once" }
+        ),
+        (
+            .verifiedWithoutMethod,
+            "SELECT id, verify_method FROM attempts WHERE outcome = 'verified' AND verify_method IS DISTINCT FROM 'crc' AND verify_method IS DISTINCT FROM 'read'",
+            { "attempt \($0[0] ?? "?") is verified with verification method \(text($0[1]))" }
+        ),
+        (
+            .invalidChipID,
+            "SELECT id, chip FROM attempts WHERE NOT coalesce(chip ~ '^[0-9A-F]{2}(:[0-9A-F]{2}){5}$' AND chip NOT IN ('00:00:00:00:00:00', 'FF:FF:FF:FF:FF:FF'), false)",
+            { "attempt \($0[0] ?? "?") has chip id \(text($0[1])), which cannot identify a chip" }
+        ),
+        (
+            .unknownStation,
+            "SELECT a.id, a.station FROM attempts a WHERE NOT EXISTS (SELECT 1 FROM stations s WHERE s.name = a.station)",
+            { "attempt \($0[0] ?? "?") is for station \(text($0[1])), which is not in the ledger" }
+        ),
+        (
+            .stationValues,
+            """
+            SELECT name, uuid, major, minor, power FROM stations WHERE NOT coalesce(
+                name <> '' AND uuid ~ '^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$'
+                AND major BETWEEN 0 AND 65535 AND minor BETWEEN 0 AND 65535 AND power BETWEEN -128 AND 127, false)
+            """,
+            {
+                "station \(text($0[0])) has UUID \(text($0[1])), major \(text($0[2])), minor \(text($0[3])), power \(text($0[4]))"
+            }
+        ),
+        (
+            .duplicateStation,
+            "SELECT name, count(*) FROM stations GROUP BY name HAVING count(*) > 1",
+            { "station name \(text($0[0])) is in the ledger \($0[1] ?? "?") times" }
+        ),
+        (
+            .duplicateStation,
+            "SELECT uuid, major, minor, string_agg(name, ', ' ORDER BY name) FROM stations GROUP BY uuid, major, minor HAVING count(*) > 1",
+            { "stations \($0[3] ?? "") share UUID \(text($0[0])), major \(text($0[1])), minor \(text($0[2]))" }
+        ),
+        (
+            .calibrationValues,
+            """
+            SELECT c.id, c.station, c.power, c.samples, c.used FROM calibrations c WHERE NOT coalesce(
+                EXISTS (SELECT 1 FROM stations s WHERE s.name = c.station) AND c.power BETWEEN -128 AND 127
+                AND c.samples >= 20 AND c.used BETWEEN 1 AND c.samples, false)
+            """,
+            {
+                "calibration \($0[0] ?? "?") of station \(text($0[1])) has power \(text($0[2])) from \(text($0[4])) of \(text($0[3])) samples"
+            }
+        ),
+    ]
+
+    /// A value from the server in a report: text quoted with control characters escaped.
+    static func text(_ value: String?) -> String { value.map(\.debugDescription) ?? "NULL" }
+
+    /// Checks the ledger on the server without trusting its indexes: the schema's indexes and
+    /// constraints are those ccbeacon makes (compared with a copy of the schema made in a
+    /// temporary schema and rolled back), every index valid, and each invariant by a query that
+    /// scans the tables. Returns every problem found (empty when the ledger is sound); a check
+    /// that cannot run is itself a problem. Nothing is written.
+    public func check() -> [LedgerProblem] {
+        var problems: [LedgerProblem] = []
+        do throws(LedgerError) {
+            problems += try schemaGaps().map { LedgerProblem(check: .schema, detail: $0) }
+        } catch { problems.append(LedgerProblem(check: .schema, detail: "cannot be checked: \(error.message)")) }
+        for invariant in Self.invariants {
+            do throws(LedgerError) {
+                let rows = try connection.transaction("checking \(invariant.check.rawValue)") {
+                    () throws(LedgerError) -> [[String?]] in
+                    try connection.execute("SET TRANSACTION READ ONLY", [], "checking")
+                    for setting in ["enable_indexscan", "enable_bitmapscan", "enable_indexonlyscan"] {
+                        try connection.execute("SET LOCAL \(setting) = off", [], "checking")
+                    }
+                    return try connection.execute(invariant.sql, [], "checking \(invariant.check.rawValue)")
+                }
+                problems += rows.map { LedgerProblem(check: invariant.check, detail: invariant.describe($0)) }
+            } catch {
+                problems.append(LedgerProblem(check: invariant.check, detail: "cannot be checked: \(error.message)"))
+            }
+        }
+        return problems
+    }
+
+    /// What the schema lacks or has changed: each of ccbeacon's tables, indexes (unique, valid)
+    /// and constraints compared with the schema as this ccbeacon makes it.
+    func schemaGaps() throws(LedgerError) -> [String] {
+        try connection.transaction("checking the schema") { () throws(LedgerError) -> [String] in
+            let present = try schemaShape(temporary: false)
+            // The expected shape: the schema made in this session's temporary schema and rolled
+            // back (needs only the TEMP privilege every role has by default).
+            try connection.execute("SAVEPOINT expected_shape", [], "checking the schema")
+            try connection.execute("SET LOCAL search_path = pg_temp", [], "checking the schema")
+            for statement in Self.schema { try connection.execute(statement, [], "checking the schema") }
+            let expected = try schemaShape(temporary: true)
+            try connection.execute("ROLLBACK TO SAVEPOINT expected_shape", [], "checking the schema")
+            var gaps: [String] = []
+            for item in expected.sorted() where !present.contains(item) { gaps.append("missing or changed: \(item)") }
+            for item in present.sorted() where !expected.contains(item) { gaps.append("not ccbeacon's: \(item)") }
+            let invalid = try connection.execute(
+                "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relnamespace = current_schema()::regnamespace AND NOT (i.indisvalid AND i.indisready)",
+                [], "checking the indexes")
+            gaps += invalid.map { "index \($0[0] ?? "?") is not valid (a failed CREATE INDEX CONCURRENTLY?)" }
+            return gaps
+        }
+    }
+
+    /// The ledger's schema (or, `temporary`, the session's temporary schema) as lines: each
+    /// ccbeacon table's columns, each index's definition and each constraint's, without the
+    /// schema's name.
+    func schemaShape(temporary: Bool) throws(LedgerError) -> Set<String> {
+        let tables = "ARRAY['ledger_meta', 'stations', 'attempts', 'calibrations']"
+        let schema = temporary ? "pg_my_temp_schema()" : "current_schema()::regnamespace"
+        let columns = try connection.execute(
+            "SELECT c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = \(schema) AND c.relname = ANY(\(tables)) AND a.attnum > 0 AND NOT a.attisdropped",
+            [], "reading the columns")
+        let indexes = try connection.execute(
+            "SELECT 'index ' || c.relname || ': ' || regexp_replace(pg_get_indexdef(c.oid), ' ON [^ ]*\\.', ' ON ') FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid WHERE c.relnamespace = \(schema) AND t.relname = ANY(\(tables))",
+            [], "reading the indexes")
+        let constraints = try connection.execute(
+            "SELECT 'constraint ' || t.relname || '.' || k.conname || ': ' || regexp_replace(pg_get_constraintdef(k.oid), 'REFERENCES [^ ]*\\.', 'REFERENCES ') FROM pg_constraint k JOIN pg_class t ON t.oid = k.conrelid WHERE t.relnamespace = \(schema) AND t.relname = ANY(\(tables))",
+            [], "reading the constraints")
+        return Set((columns + indexes + constraints).compactMap { $0.first ?? nil })
+    }
+}
+
+extension PostgresLedger: HistoryImporting {
+    /// The whole record, read in one REPEATABLE READ transaction (one snapshot, whatever the
+    /// benches do meanwhile).
+    public func snapshot() throws(LedgerError) -> LedgerHistory {
+        try connection.transaction("reading the ledger") { () throws(LedgerError) -> LedgerHistory in
+            try connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", [], "reading the ledger")
+            return try history()
+        }
+    }
+
+    /// Whether the ledger holds no station, attempt or calibration.
+    public func isEmpty() throws(LedgerError) -> Bool {
+        try connection.transaction("counting records") { () throws(LedgerError) -> Bool in
+            try connection.execute(
+                "SELECT (SELECT count(*) FROM stations) + (SELECT count(*) FROM attempts) + (SELECT count(*) FROM calibrations)",
+                [], "counting records"
+            ).first?.first == "0"
+        }
+    }
+
+    /// Writes `history` into this empty ledger in one transaction (attempt ids kept, the id
+    /// sequence moved past them).
+    public func importHistory(_ history: LedgerHistory) throws(LedgerError) {
+        try connection.transaction("copying the history in") { () throws(LedgerError) in
+            // Taken before the emptiness check: two copies into one database run one after the other.
+            try connection.execute("SELECT pg_advisory_xact_lock(1128481356)", [], "locking the ledger")
+            guard try isEmpty() else {
+                throw LedgerError(
+                    operation: "copying the history in", message: "the target ledger is not empty", kind: .constraint)
+            }
+            for (position, station) in history.stations.enumerated() {
+                let identity = station.identity
+                try connection.execute(
+                    "INSERT INTO stations(position, name, uuid, major, minor, power, note) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                    [
+                        .integer(position), .text(station.name), .text(identity.uuid.uuidString),
+                        .integer(Int(identity.major)), .integer(Int(identity.minor)),
+                        .integer(Int(identity.measuredPower)), station.note.map { .text($0) } ?? .null,
+                    ], "copying station '\(station.name)'")
+            }
+            let optional = { (text: String?) -> PostgresConnection.Value in text.map { .text($0) } ?? .null }
+            for attempt in history.attempts {
+                try connection.execute(
+                    "INSERT INTO attempts(\(Self.attemptColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::boolean, $17, $18, $19, $20)",
+                    [
+                        .integer(attempt.id), .text(attempt.station), .text(attempt.chip), .text(attempt.debugger),
+                        .text(attempt.template), .text(attempt.templateSHA256), .text(attempt.imageSHA256),
+                        .text(attempt.startedAt), optional(attempt.finishedAt), .text(attempt.outcome.rawValue),
+                        optional(attempt.reason), .text(attempt.verifyMethod), optional(attempt.advertiserAddress),
+                        optional(attempt.readBack), attempt.power.map { .integer($0) } ?? .null,
+                        attempt.onAir.map { .text($0.heard ? "true" : "false") } ?? .null,
+                        attempt.onAir.map { .integer($0.rssiCount) } ?? .null,
+                        attempt.onAir?.rssiMedian.map { .integer($0) } ?? .null, optional(attempt.powerSource),
+                        // A file ledger of an earlier ccbeacon did not record its bench.
+                        .text(attempt.bench ?? "unrecorded"),
+                    ], "copying attempt \(attempt.id)")
+            }
+            try connection.execute(
+                "SELECT setval(pg_get_serial_sequence('attempts', 'id'), greatest((SELECT max(id) FROM attempts), 1), (SELECT count(*) > 0 FROM attempts))",
+                [], "moving the attempt ids on")
+            for calibration in history.calibrations {
+                try connection.execute(
+                    "INSERT INTO calibrations(station, recorded_at, power, samples, used, source) VALUES ($1, $2, $3, $4, $5, $6)",
+                    [
+                        .text(calibration.station), .text(calibration.recordedAt), .integer(calibration.power),
+                        .integer(calibration.samples), .integer(calibration.used), .text(calibration.source),
+                    ], "copying a calibration of '\(calibration.station)'")
+            }
+        }
+    }
+}

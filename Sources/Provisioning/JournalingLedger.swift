@@ -1,0 +1,165 @@
+import Storage
+import Synchronization
+
+/// A shared ledger with the bench's outcome journal beside it: every call goes to the ledger,
+/// and an outcome the ledger cannot take because its server stayed away (the connection lost for
+/// longer than the ledger waits) goes into the journal instead — durably, before the error that
+/// stops the run is thrown. Claims are never journaled: a station not claimed on the server is
+/// not burned, so a bench whose server is away finishes the chip in hand and starts no other.
+public final class JournalingLedger: ProvisioningLedger, Sendable {
+    /// The ledger on the server.
+    public let base: any ProvisioningLedger & Sendable
+    /// The bench's journal.
+    public let journal: OutcomeJournal
+    let kept = Mutex<[OutcomeJournal.Entry]>([])
+    let started = Mutex<[Int: (station: String, chip: String)]>([:])
+
+    /// `base` with `journal` for the outcomes it cannot take.
+    public init(_ base: any ProvisioningLedger & Sendable, journal: OutcomeJournal) {
+        self.base = base
+        self.journal = journal
+    }
+
+    /// The outcomes this process wrote into the journal.
+    public var journaled: [OutcomeJournal.Entry] { kept.withLock { $0 } }
+
+    /// What replaying the journal did: the entries recorded now, and those the ledger already had.
+    public struct Replay: Sendable, Equatable {
+        /// Recorded on the ledger by this replay.
+        public var recorded: [OutcomeJournal.Entry] = []
+        /// Already on the ledger with the same outcome (a replay killed before it removed the
+        /// journal).
+        public var alreadyRecorded: [OutcomeJournal.Entry] = []
+    }
+
+    /// Records every outcome of the journal on the ledger, oldest first, then removes the
+    /// journal. Run before the bench recovers its interrupted attempts: an attempt journaled is
+    /// still in progress on the server. An attempt the ledger settled otherwise meanwhile is a
+    /// conflict a person must look at: the replay stops there, keeping the journal.
+    public func replay() throws(LedgerError) -> Replay {
+        var result = Replay()
+        let entries = try journal.entries()
+        guard !entries.isEmpty else {
+            // An empty journal (or one holding only a line cut short) has nothing to give.
+            if Files.exists(journal.path) { try journal.remove() }
+            return result
+        }
+        for entry in entries {
+            do throws(LedgerError) {
+                try base.finish(
+                    entry.attempt, outcome: entry.outcome, reason: entry.reason, readBack: entry.readBack,
+                    onAir: entry.onAir)
+                result.recorded.append(entry)
+            } catch  where error.isConstraint {
+                let now = try base.attempts().first { $0.id == entry.attempt }
+                guard let now, now.outcome == entry.outcome, now.station == entry.station, now.chip == entry.chip
+                else {
+                    throw LedgerError(
+                        operation: "recording the journal \(journal.path)",
+                        message:
+                            "attempt \(entry.attempt) ('\(entry.station)' on chip \(entry.chip)) was burned \(entry.outcome.rawValue), but the ledger now records it \(now.map { "as \($0.outcome.rawValue) ('\($0.station)' on \($0.chip))" } ?? "not at all") — settled otherwise while the outcome waited (released with --release-interrupted, or another process ran as this bench?); the journal is kept: check chip \(entry.chip), then remove its line from the journal",
+                        kind: .constraint)
+                }
+                result.alreadyRecorded.append(entry)
+            }
+        }
+        try journal.remove()
+        return result
+    }
+
+    // MARK: - ProvisioningLedger
+
+    /// Ends an attempt on the ledger, or — its server away for longer than the ledger waits —
+    /// in the journal, throwing the error that stops the run.
+    public func finish(
+        _ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?
+    ) throws(LedgerError) {
+        do throws(LedgerError) {
+            try base.finish(attemptID, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir)
+            _ = started.withLock { $0.removeValue(forKey: attemptID) }
+        } catch  where error.isConnectionLost {
+            let (station, chip) = started.withLock { $0[attemptID] } ?? ("?", "?")
+            let entry = OutcomeJournal.Entry(
+                attempt: attemptID, station: station, chip: chip, outcome: outcome, reason: reason,
+                readBack: readBack, onAir: onAir)
+            try journal.append(entry)
+            kept.withLock { $0.append(entry) }
+            var stopped = LedgerError(
+                operation: "recording the outcome of '\(station)' on chip \(chip)",
+                message:
+                    "\(error.message); the outcome (\(outcome.rawValue)) is kept in the journal \(journal.path), and the next run of this bench records it on the server before anything else",
+                kind: .database)
+            stopped.code = error.code
+            throw stopped
+        }
+    }
+
+    /// Forwarded to the ledger on the server.
+    public func register(_ stations: [Station]) throws(LedgerError) { try base.register(stations) }
+
+    /// Forwarded to the ledger on the server.
+    public func recoverInterrupted() throws(LedgerError) -> [Attempt] { try base.recoverInterrupted() }
+
+    /// Forwarded to the ledger on the server.
+    public func verifiedStation(forChip chip: String) throws(LedgerError) -> String? {
+        try base.verifiedStation(forChip: chip)
+    }
+
+    /// Forwarded to the ledger on the server.
+    public func interruptedAttempt(forChip chip: String) throws(LedgerError) -> Attempt? {
+        let attempt = try base.interruptedAttempt(forChip: chip)
+        if let attempt { remember(attempt) }
+        return attempt
+    }
+
+    /// Forwarded to the ledger on the server.
+    public func claimNextStation(
+        chip: String, debugger: String, template: String, templateSHA256: String, verifyMethod: String,
+        skipping: Set<String>, image: (Station) -> (sha256: String, advertiserAddress: String?)
+    ) throws(LedgerError) -> (Station, Attempt)? {
+        let claimed = try base.claimNextStation(
+            chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA256,
+            verifyMethod: verifyMethod, skipping: skipping, image: image)
+        if let claimed { remember(claimed.1) }
+        return claimed
+    }
+
+    /// Forwarded to the ledger on the server.
+    public func claimAgain(
+        station: String, chip: String, debugger: String, template: String, templateSHA256: String,
+        verifyMethod: String, reason: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
+    ) throws(LedgerError) -> (Station, Attempt) {
+        let claimed = try base.claimAgain(
+            station: station, chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA256,
+            verifyMethod: verifyMethod, reason: reason, image: image)
+        remember(claimed.1)
+        return claimed
+    }
+
+    /// Forwarded to the ledger on the server.
+    public func supersede(chip: String, reason: String) throws(LedgerError) {
+        try base.supersede(chip: chip, reason: reason)
+    }
+
+    /// Forwarded to the ledger on the server.
+    public func release(station: String) throws(LedgerError) { try base.release(station: station) }
+
+    /// Forwarded to the ledger on the server.
+    public func states() throws(LedgerError) -> [StationState] { try base.states() }
+
+    /// Forwarded to the ledger on the server.
+    public func attempts() throws(LedgerError) -> [Attempt] { try base.attempts() }
+
+    /// Forwarded to the ledger on the server.
+    public func recordCalibration(_ calibration: CalibrationRecord) throws(LedgerError) {
+        try base.recordCalibration(calibration)
+    }
+
+    /// Forwarded to the ledger on the server.
+    public func calibrations() throws(LedgerError) -> [CalibrationRecord] { try base.calibrations() }
+
+    /// The station and chip of an attempt this run may finish, for its journal line.
+    func remember(_ attempt: Attempt) {
+        started.withLock { $0[attempt.id] = (attempt.station, attempt.chip) }
+    }
+}

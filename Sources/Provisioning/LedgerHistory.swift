@@ -1,0 +1,145 @@
+import Storage
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A ledger's whole record, as `ledger migrate` copies it: the stations in list order (with
+/// their current power), every attempt with its id, and every calibration, oldest first.
+public struct LedgerHistory: Sendable, Equatable {
+    /// Every station, in list order.
+    public var stations: [Station]
+    /// Every attempt, oldest first, with the ids it has.
+    public var attempts: [Attempt]
+    /// Every calibration, oldest first.
+    public var calibrations: [CalibrationRecord]
+
+    /// A history of these records.
+    public init(stations: [Station], attempts: [Attempt], calibrations: [CalibrationRecord]) {
+        self.stations = stations
+        self.attempts = attempts
+        self.calibrations = calibrations
+    }
+}
+
+/// A ledger backend that can take a whole history into an empty ledger (`ledger migrate`).
+public protocol HistoryImporting: ProvisioningLedger {
+    /// The whole record, read in one snapshot.
+    func snapshot() throws(LedgerError) -> LedgerHistory
+    /// Whether the ledger holds no station, attempt or calibration.
+    func isEmpty() throws(LedgerError) -> Bool
+    /// Writes `history` into this empty ledger in one transaction, its rules checking every row
+    /// on the way (a history that breaks one is refused and nothing is written).
+    func importHistory(_ history: LedgerHistory) throws(LedgerError)
+}
+
+extension ProvisioningLedger {
+    /// The ledger's whole record.
+    public func history() throws(LedgerError) -> LedgerHistory {
+        LedgerHistory(
+            stations: try states().map(\.station), attempts: try attempts(), calibrations: try calibrations())
+    }
+}
+
+extension SQLiteLedger: HistoryImporting {
+    /// Whether the file holds no station, attempt or calibration.
+    public func isEmpty() throws(LedgerError) -> Bool {
+        let counts = try database.query(
+            "SELECT (SELECT count(*) FROM stations) + (SELECT count(*) FROM attempts) + (SELECT count(*) FROM calibrations)",
+            [], "counting records")
+        return counts.first?.first?.int == 0
+    }
+
+    /// Writes `history` into this empty ledger in one transaction (attempt ids kept).
+    public func importHistory(_ history: LedgerHistory) throws(LedgerError) {
+        try database.transaction("copying the history in") { () throws(LedgerError) in
+            guard try isEmpty() else {
+                throw LedgerError(
+                    operation: "copying the history in", message: "the target ledger is not empty", kind: .constraint)
+            }
+            for (position, station) in history.stations.enumerated() {
+                let identity = station.identity
+                try database.execute(
+                    "INSERT INTO stations(position, name, uuid, major, minor, power, note) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        .integer(position), .text(station.name), .text(identity.uuid.uuidString),
+                        .integer(Int(identity.major)), .integer(Int(identity.minor)),
+                        .integer(Int(identity.measuredPower)), station.note.map { .text($0) } ?? .null,
+                    ], "copying station '\(station.name)'")
+            }
+            for attempt in history.attempts {
+                let optional = { (text: String?) -> SQLiteDatabase.Value in text.map { .text($0) } ?? .null }
+                try database.execute(
+                    "INSERT INTO attempts(\(Self.attemptColumns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: Self.attemptColumns.count).joined(separator: ", ")))",
+                    [
+                        .integer(attempt.id), .text(attempt.station), .text(attempt.chip), .text(attempt.debugger),
+                        .text(attempt.template), .text(attempt.templateSHA256), .text(attempt.imageSHA256),
+                        .text(attempt.startedAt), optional(attempt.finishedAt), .text(attempt.outcome.rawValue),
+                        optional(attempt.reason), .text(attempt.verifyMethod), optional(attempt.advertiserAddress),
+                        optional(attempt.readBack), attempt.power.map { .integer($0) } ?? .null,
+                        attempt.onAir.map { .integer($0.heard ? 1 : 0) } ?? .null,
+                        attempt.onAir.map { .integer($0.rssiCount) } ?? .null,
+                        attempt.onAir?.rssiMedian.map { .integer($0) } ?? .null, optional(attempt.powerSource),
+                        optional(attempt.bench),
+                    ], "copying attempt \(attempt.id)")
+            }
+            for calibration in history.calibrations {
+                try database.execute(
+                    "INSERT INTO calibrations(station, recorded_at, power, samples, used, source) VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        .text(calibration.station), .text(calibration.recordedAt), .integer(calibration.power),
+                        .integer(calibration.samples), .integer(calibration.used), .text(calibration.source),
+                    ], "copying a calibration of '\(calibration.station)'")
+            }
+        }
+    }
+}
+
+extension SQLiteLedger {
+    /// The whole record read in one transaction (one snapshot of the file).
+    public func snapshot() throws(LedgerError) -> LedgerHistory {
+        try database.transaction("reading the ledger") { () throws(LedgerError) -> LedgerHistory in try history() }
+    }
+
+    /// Writes `history` as a new ledger file at `path`, where nothing may be: built under a
+    /// temporary name beside it (a ledger's creation name, so a killed copy's leftover is removed
+    /// like a killed creation's), checked — every rule on the way in, then `check()` and the
+    /// history read back equal to `history` — and only then linked into place. Nothing is ever
+    /// at `path` but a whole, checked copy.
+    public static func createCopy(at path: String, of history: LedgerHistory) throws(LedgerError) {
+        let path = LedgerFile.canonical(path)
+        guard !Files.exists(path) else {
+            throw LedgerError(
+                operation: "copying the ledger to \(path)",
+                message: "a file is there; the copy goes only where no file is", kind: .constraint)
+        }
+        LedgerFile.removeAbandonedCreations(of: path)
+        let temporary = LedgerFile.creationName(path)
+        defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporary + suffix) } }
+        do {
+            let copy = try SQLiteLedger(path: temporary)
+            try copy.importHistory(history)
+            let problems = copy.check()
+            guard problems.isEmpty else {
+                throw LedgerError(
+                    operation: "checking the copy",
+                    message: problems.prefix(3).map { "\($0.check.rawValue): \($0.detail)" }.joined(separator: "; "),
+                    kind: .constraint)
+            }
+            guard try copy.snapshot() == history else {
+                throw LedgerError(
+                    operation: "checking the copy", message: "the records read back differ from those copied",
+                    kind: .database)
+            }
+        }  // the connection closes: the WAL is checkpointed into the file
+        guard link(temporary, path) == 0 else {
+            if errno == EEXIST {
+                throw LedgerError(
+                    operation: "copying the ledger to \(path)",
+                    message: "a file appeared there meanwhile; it was left alone", kind: .constraint)
+            }
+            throw LedgerFile.systemError("copying the ledger to \(path)")
+        }
+        try? Files.syncDirectory(Files.directory(of: path))
+    }
+}

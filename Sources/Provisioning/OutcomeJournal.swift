@@ -1,0 +1,165 @@
+import Storage
+import StructuredText
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The outcomes a bench burned but could not record because the ledger's server stayed away:
+/// one JSON object per line, each written whole and flushed to the disk before the bench stops,
+/// in a file beside the station list (`journalPath`). The next run of the bench records them on
+/// the server before anything else (`JournalingLedger.replay`), then removes the file. A line a
+/// kill cut short is ignored: its attempt is still in progress on the server, so the next run
+/// holds its station until its chip is checked — nothing burned goes unrecorded either way.
+public struct OutcomeJournal: Sendable {
+    /// One outcome kept.
+    public struct Entry: Sendable, Equatable {
+        /// The attempt on the server.
+        public var attempt: Int
+        /// Its station and chip, for the operator.
+        public var station: String
+        /// The chip.
+        public var chip: String
+        /// The outcome burned.
+        public var outcome: AttemptOutcome
+        /// Why, for a failure.
+        public var reason: String?
+        /// What was read back (`Attempt.readBack`).
+        public var readBack: String?
+        /// What a scan heard.
+        public var onAir: OnAirCheck?
+
+        /// An entry.
+        public init(
+            attempt: Int, station: String, chip: String, outcome: AttemptOutcome, reason: String?, readBack: String?,
+            onAir: OnAirCheck?
+        ) {
+            self.attempt = attempt
+            self.station = station
+            self.chip = chip
+            self.outcome = outcome
+            self.reason = reason
+            self.readBack = readBack
+            self.onAir = onAir
+        }
+    }
+
+    /// The file.
+    public let path: String
+
+    /// The journal at `path`.
+    public init(path: String) { self.path = path }
+
+    /// The journal of bench `bench` beside the station list at `listPath`.
+    public static func journalPath(bench: String, listPath: String) -> String {
+        Files.join(Files.directory(of: listPath), "ccbeacon-journal-\(bench).jsonl")
+    }
+
+    /// Appends `entry` as one line and makes it durable (the file, and the folder's entry for a
+    /// new file) before returning.
+    public func append(_ entry: Entry) throws(LedgerError) {
+        let line = Array((Self.encode(entry).compact() + "\n").utf8)
+        let existed = Files.exists(path)
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw Self.failure("opening the journal \(path)") }
+        defer { close(descriptor) }
+        var written = 0
+        while written < line.count {
+            let count = line[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw Self.failure("writing the journal \(path)") }
+            written += count
+        }
+        guard fsync(descriptor) == 0 else { throw Self.failure("flushing the journal \(path)") }
+        if !existed {
+            do { try Files.syncDirectory(Files.directory(of: path)) } catch {
+                throw LedgerError(operation: "flushing the journal \(path)", message: "\(error)", kind: .database)
+            }
+        }
+    }
+
+    /// The entries, oldest first; none when there is no journal. A last line without its newline
+    /// (a write a kill cut short) is left out; any other line that is not an entry is refused.
+    public func entries() throws(LedgerError) -> [Entry] {
+        guard Files.exists(path) else { return [] }
+        let bytes: [UInt8]
+        do { bytes = try Files.read(path) } catch {
+            throw LedgerError(operation: "reading the journal \(path)", message: "\(error)", kind: .database)
+        }
+        var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
+        // The text after the last newline: empty, or a line cut short.
+        lines.removeLast()
+        var entries: [Entry] = []
+        for (index, line) in lines.enumerated() where !line.isEmpty {
+            do throws(DataFileError) {
+                entries.append(try Self.decode(JSONParser.parse(Array(line), file: path), line: index + 1))
+            } catch {
+                throw LedgerError(
+                    operation: "reading the journal \(path)",
+                    message:
+                        "line \(index + 1) is not an outcome ccbeacon wrote (\(error.message)); the outcomes in it are not recorded yet: keep the file, and fix or remove that line",
+                    kind: .refused(.damaged(report: ["\(path):\(index + 1): \(error.message)"])))
+            }
+        }
+        return entries
+    }
+
+    /// Removes the journal once every entry is recorded.
+    public func remove() throws(LedgerError) {
+        do { try Files.removeDurably(path) } catch {
+            throw LedgerError(operation: "removing the journal \(path)", message: "\(error)", kind: .database)
+        }
+    }
+
+    static func failure(_ operation: String) -> LedgerError {
+        LedgerError(operation: operation, message: String(cString: strerror(errno)), kind: .database)
+    }
+
+    static func encode(_ entry: Entry) -> JSONValue {
+        let text = { (value: String?) -> JSONValue in value.map { .string($0) } ?? .null }
+        return .object([
+            ("version", .integer(1)), ("attempt", .integer(entry.attempt)), ("station", .string(entry.station)),
+            ("chip", .string(entry.chip)), ("outcome", .string(entry.outcome.rawValue)),
+            ("reason", text(entry.reason)), ("readBack", text(entry.readBack)),
+            (
+                "onAir",
+                entry.onAir.map {
+                    .object([
+                        ("heard", .bool($0.heard)), ("rssiCount", .integer($0.rssiCount)),
+                        ("rssiMedian", $0.rssiMedian.map { .integer($0) } ?? .null),
+                    ])
+                } ?? .null
+            ),
+        ])
+    }
+
+    static func decode(_ node: JSONNode, line: Int) throws(DataFileError) -> Entry {
+        var reader = try JSONObjectReader(node, file: "journal")
+        guard try reader.integer("version", in: 1...1) == 1 else { throw reader.error("version", "unknown") }
+        let attempt = try reader.integer("attempt", in: 1...Int.max)
+        let station = try reader.string("station")
+        let chip = try reader.string("chip")
+        let outcomeText = try reader.string("outcome")
+        guard let outcome = AttemptOutcome(rawValue: outcomeText) else {
+            throw reader.error("outcome", "'\(outcomeText)' is not an outcome")
+        }
+        let reason = try reader.optionalString("reason")
+        let readBack = try reader.optionalString("readBack")
+        var onAir: OnAirCheck?
+        if var heard = try reader.optionalObject("onAir") {
+            let wasHeard: Bool
+            switch try heard.requiredNode("heard").value {
+            case .bool(let value): wasHeard = value
+            default: throw heard.error("heard", "must be true or false")
+            }
+            onAir = OnAirCheck(
+                heard: wasHeard, rssiCount: try heard.integer("rssiCount", in: 0...Int.max),
+                rssiMedian: try heard.optionalInteger("rssiMedian", in: -128...127))
+            try heard.finish()
+        }
+        try reader.finish()
+        return Entry(
+            attempt: attempt, station: station, chip: chip, outcome: outcome, reason: reason, readBack: readBack,
+            onAir: onAir)
+    }
+}
