@@ -1,0 +1,243 @@
+import CCDebugger
+import CCDebuggerEmulator
+import Foundation
+import PostgresLedger
+import Provisioning
+import Synchronization
+import TestSupport
+import Testing
+
+/// `provision` on a shared ledger (in process, emulated debuggers): benches on one pool, a list
+/// that is not the pool's, a server lost mid-burn (journaled, replayed), and `ledger migrate`.
+@Suite(.enabled(if: PostgresTestServer.available, "needs the test PostgreSQL server (scripts/test starts it)"))
+struct PostgresProvisionTests {
+    static let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
+
+    /// A list of `count` stations.
+    static func list(_ scratch: Scratch, _ count: Int, name: String = "list.csv") throws -> String {
+        try scratch.write(name, "name,uuid,major,minor\n" + (1...count).map { "s\($0),\(uuid),3,\($0)\n" }.joined())
+    }
+
+    /// One emulated debugger on a bench: a fresh chip (its own address, from `first`) after each
+    /// reset to run.
+    static func bench(first: UInt8) -> EmulatorProvider {
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, first, 0])
+        let next = Atomic<UInt8>(0)
+        provider.debuggers[0].onResetToRun = { debugger in
+            debugger.chip = EmulatedCC2541(ieee: [
+                0x00, 0x12, 0x4B, 0x00, first, next.add(1, ordering: .relaxed).newValue,
+            ])
+        }
+        return provider
+    }
+
+    static func provision(
+        _ list: String, _ url: String, bench: String, _ extra: [String] = [], debuggers: any DebuggerProvider
+    )
+        -> ToolRun
+    {
+        ToolRun(
+            [
+                "provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.3", "--ledger", url, "--bench",
+                bench,
+            ]
+                + extra, debuggers: debuggers)
+    }
+
+    /// Two benches, one after the other and then at once, burn one list into one pool: every
+    /// station once, each attempt with its bench, `ledger show` grouped by bench, `ledger check`
+    /// clean.
+    @Test func twoBenchesShareOnePool() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try Self.list(scratch, 12)
+        let url = try PostgresTestServer.freshDatabase()
+        // Bench A stops after four chips (its emulator has no fifth).
+        let first = Self.bench(first: 0xA0)
+        let count = Atomic<Int>(0)
+        first.debuggers[0].onResetToRun = { debugger in
+            let number = count.add(1, ordering: .relaxed).newValue
+            debugger.chip = number < 4 ? EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0xA0, UInt8(number)]) : nil
+        }
+        let a = Self.provision(list, url, bench: "bench-a", debuggers: first)
+        #expect(a.status == 3, "\(a.diagnostics)")
+        #expect(a.output.contains("provisioned 4 station(s)"), "\(a.output)")
+        // Benches B and C at once, each with its own debugger and chips.
+        let results = Mutex<[ToolRun]>([])
+        let threads = ["bench-b": UInt8(0xB0), "bench-c": 0xC0].map { name, prefix in
+            Thread {
+                let run = Self.provision(list, url, bench: name, debuggers: Self.bench(first: prefix))
+                results.withLock { $0.append(run) }
+            }
+        }
+        threads.forEach { $0.start() }
+        while results.withLock({ $0.count }) < 2 { usleep(20_000) }
+        let ledger = try PostgresLedger(url: url, bench: "")
+        let attempts = try ledger.attempts()
+        let verified = attempts.filter { $0.outcome == .verified }
+        #expect(Set(verified.map(\.station)).count == 12 && verified.count == 12)
+        #expect(Set(verified.map(\.chip)).count == 12)
+        #expect(Set(attempts.compactMap(\.bench)) == ["bench-a", "bench-b", "bench-c"])
+        #expect(attempts.filter { $0.bench == "bench-a" }.count == 4)
+        let show = ToolRun(["ledger", "show", "--ledger", url])
+        #expect(show.output.contains("bench bench-a: 4 done, 0 held, 0 burning, 0 failed attempt(s)"), "\(show.output)")
+        #expect(show.output.contains("12 of 12 done"))
+        let check = ToolRun(["ledger", "check", "--ledger", url])
+        #expect(
+            check.status == 0 && check.output.contains(": ok (schema and every invariant checked)"), "\(check.output)")
+        // A different list for this pool is refused, its differences named, nothing burned.
+        let other = try Self.list(scratch, 13, name: "other.csv")
+        let refused = Self.provision(other, url, bench: "bench-d", debuggers: Self.bench(first: 0xD0))
+        #expect(refused.status == 1 && refused.diagnostics.contains("the pool was registered with another list"))
+        #expect(
+            refused.diagnostics.contains("1 station(s) of the list are not in the pool: s13"), "\(refused.diagnostics)")
+        #expect(try ledger.attempts().count == attempts.count)
+    }
+
+    /// The server lost while a chip is burning, for longer than --server-wait: the chip is
+    /// finished, its outcome journaled beside the list, the run stopped with a message and no
+    /// further chip started; the next run records the journal first and goes on.
+    @Test func aServerLostMidBurnIsJournaledAndTheNextRunRecordsIt() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try Self.list(scratch, 3)
+        let outage = try PostgresOutage()
+        let provider = Self.bench(first: 0xE0)
+        // The server goes away as the first chip's flash is being written (its first large
+        // bulk OUT: the station was claimed before).
+        let blocks = Atomic<Int>(0)
+        let hooked = HookedProvider(provider) { data in
+            if data.count >= 64, blocks.add(1, ordering: .relaxed).newValue == 1 { try? outage.begin() }
+        }
+        let run = Self.provision(list, outage.url, bench: "bench-j", ["--server-wait", "0.5"], debuggers: hooked)
+        #expect(run.status == 1, "\(run.diagnostics)")
+        let journal = (list as NSString).deletingLastPathComponent + "/ccbeacon-journal-bench-j.jsonl"
+        #expect(run.diagnostics.contains("outcome(s) are kept in the journal \(journal)"), "\(run.diagnostics)")
+        #expect(
+            run.output.contains("kept in the journal, not yet on the server: 's1' on chip 00:12:4B:00:E0:00: verified"),
+            "\(run.output)")
+        #expect(FileManager.default.fileExists(atPath: journal))
+        #expect(
+            provider.debuggers[0].chip?.ieeeAddress.last == 0, "the burned chip is still on the debugger: no next chip")
+        outage.restore()
+        let again = Self.provision(list, outage.url, bench: "bench-j", debuggers: Self.bench(first: 0xE8))
+        #expect(
+            again.diagnostics.contains("recorded from the journal: 's1' on chip 00:12:4B:00:E0:00: verified"),
+            "\(again.diagnostics)")
+        #expect(again.status == 0, "\(again.diagnostics)")
+        #expect(!FileManager.default.fileExists(atPath: journal))
+        let verified = try PostgresLedger(url: outage.url, bench: "").attempts().filter { $0.outcome == .verified }
+        #expect(verified.map(\.station).sorted() == ["s1", "s2", "s3"])
+    }
+
+    /// Two processes as one bench: the second is refused before anything is burned.
+    @Test func oneRunPerBench() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try Self.list(scratch, 2)
+        let url = try PostgresTestServer.freshDatabase()
+        let holder = try PostgresLedger(url: url, bench: "bench-x", exclusive: true)
+        let run = Self.provision(list, url, bench: "bench-x", debuggers: Self.bench(first: 0xF0))
+        #expect(
+            run.status == 65 && run.diagnostics.contains("another process is running as bench 'bench-x'"),
+            "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("--bench NAME"))
+        #expect(try holder.attempts().isEmpty)
+        for bad in ["", ".hidden", "a/b", "bench x", String(repeating: "b", count: 64), "é"] {
+            let refused = Self.provision(list, url, bench: bad, debuggers: Self.bench(first: 0xF1))
+            #expect(refused.status == 64, "\(bad): \(refused.diagnostics)")
+        }
+    }
+
+    /// `ledger migrate` file → server → file: the history unchanged both ways; a target that is
+    /// not empty, and a damaged source, refused.
+    @Test func migrateCopiesAFileLedgerToAServerAndBack() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try Self.list(scratch, 3)
+        let file = scratch.path("provisioning.sqlite")
+        let burned = Self.provision(list, file, bench: "bench-f", debuggers: Self.bench(first: 0x10))
+        #expect(burned.status == 0, "\(burned.diagnostics)")
+        let url = try PostgresTestServer.freshDatabase()
+        let up = ToolRun(["ledger", "migrate", "--from", file, "--to", url])
+        #expect(
+            up.status == 0 && up.output.hasPrefix("copied 3 station(s), 3 attempt(s) and 0 calibration(s)"),
+            "\(up.diagnostics)")
+        let source = try SQLiteLedger(path: file, access: .readOnly).snapshot()
+        #expect(try PostgresLedger(url: url, bench: "").snapshot() == source)
+        let again = ToolRun(["ledger", "migrate", "--from", file, "--to", url])
+        #expect(
+            again.status == 65 && again.diagnostics.contains("copies only into an empty database"),
+            "\(again.diagnostics)")
+        let back = scratch.path("back.sqlite")
+        let down = ToolRun(["ledger", "migrate", "--from", url, "--to", back])
+        #expect(down.status == 0, "\(down.diagnostics)")
+        #expect(try SQLiteLedger(path: back, access: .readOnly).snapshot() == source)
+        let onto = ToolRun(["ledger", "migrate", "--from", url, "--to", back])
+        #expect(onto.status == 65, "\(onto.diagnostics)")
+        // The server's pool goes on where the file stopped.
+        let more = try Self.list(scratch, 3, name: "same.csv")
+        let server = Self.provision(more, url, bench: "bench-g", debuggers: Self.bench(first: 0x20))
+        #expect(server.status == 0 && server.output.contains("nothing to burn"), "\(server.output)")
+        // A damaged source is not copied.
+        let damaged = scratch.path("damaged.sqlite")
+        try FileManager.default.copyItem(atPath: back, toPath: damaged)
+        try LedgerFiles.alter(damaged, ["DROP INDEX one_verified_per_chip"])
+        let refused = ToolRun(["ledger", "migrate", "--from", damaged, "--to", try PostgresTestServer.freshDatabase()])
+        #expect(
+            refused.status == 65 && refused.diagnostics.contains("problem(s), so it is not copied"),
+            "\(refused.diagnostics)")
+    }
+}
+
+/// Emulated debuggers whose bulk OUT transfers (commands and flash data) call `hook` first.
+final class HookedProvider: DebuggerProvider, Sendable {
+    let base: EmulatorProvider
+    let hook: @Sendable ([UInt8]) -> Void
+
+    init(_ base: EmulatorProvider, hook: @escaping @Sendable ([UInt8]) -> Void) {
+        self.base = base
+        self.hook = hook
+    }
+
+    func devices() throws(DebuggerError) -> [DebuggerDevice] { try base.devices() }
+
+    func open(_ device: DebuggerDevice) throws(DebuggerError) -> any DebuggerTransport {
+        HookedTransport(base: try base.open(device), hook: hook)
+    }
+}
+
+/// An emulated debugger's transport with `hook` before each bulk OUT.
+final class HookedTransport: DebuggerTransport, @unchecked Sendable {
+    let base: any DebuggerTransport
+    let hook: @Sendable ([UInt8]) -> Void
+
+    init(base: any DebuggerTransport, hook: @escaping @Sendable ([UInt8]) -> Void) {
+        self.base = base
+        self.hook = hook
+    }
+
+    func controlIn(request: UInt8, value: UInt16, index: UInt16, length: Int, timeoutMilliseconds: Int)
+        throws(TransportError) -> [UInt8]
+    {
+        try base.controlIn(
+            request: request, value: value, index: index, length: length, timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    func controlOut(request: UInt8, value: UInt16, index: UInt16, data: [UInt8], timeoutMilliseconds: Int)
+        throws(TransportError)
+    {
+        try base.controlOut(
+            request: request, value: value, index: index, data: data, timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    func bulkOut(_ data: [UInt8], timeoutMilliseconds: Int) throws(TransportError) {
+        hook(data)
+        try base.bulkOut(data, timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    func bulkIn(length: Int, timeoutMilliseconds: Int) throws(TransportError) -> [UInt8] {
+        try base.bulkIn(length: length, timeoutMilliseconds: timeoutMilliseconds)
+    }
+}

@@ -1,0 +1,235 @@
+import BeaconPayload
+import Foundation
+import TestSupport
+import Testing
+
+@testable import PostgresLedger
+@testable import Provisioning
+
+/// The shared ledger's promises beyond the contract both backends keep: one process per bench,
+/// one list per pool, a lost server that loses nothing (retried, or journaled and replayed), and
+/// histories copied between a file and a server unchanged.
+struct SharedLedgerTests {
+    static let onServer = PostgresTestServer.available
+    static let stations = (1...4).map { Station(name: "s\($0)", identity: identity($0)) }
+    static let chips = ["00:12:4B:00:00:01", "00:12:4B:00:00:02", "00:12:4B:00:00:03", "00:12:4B:00:00:04"]
+
+    static func claim(_ ledger: any ProvisioningLedger, chip: String, debugger: String = "d") throws -> (
+        Station, Attempt
+    ) {
+        guard
+            let claimed = try ledger.claimNextStation(
+                chip: chip, debugger: debugger, template: "t", templateSHA256: "x", verifyMethod: "crc", skipping: [],
+                image: { _ in ("sha", "C0:00:00:00:00:01") })
+        else { throw PostgresTestError("nothing to claim") }
+        return claimed
+    }
+
+    /// A history with every kind of record: each outcome, a read-back, an on-air check, a
+    /// calibration, a note.
+    static func richHistory(_ ledger: any ProvisioningLedger) throws {
+        var listed = stations
+        listed[1].note = "hall A, \"north\" wall"
+        try ledger.register(listed)
+        let (_, verified) = try claim(ledger, chip: chips[0])
+        try ledger.finish(
+            verified.id, outcome: .verified, reason: nil, readBack: "0x7F00-0x7F2F",
+            onAir: OnAirCheck(heard: true, rssiCount: 7, rssiMedian: -61))
+        let (_, failed) = try claim(ledger, chip: chips[1])
+        try ledger.finish(failed.id, outcome: .failed, reason: "flash write failed; the chip was erased")
+        let (_, held) = try claim(ledger, chip: chips[2])
+        try ledger.finish(held.id, outcome: .interrupted, reason: "USB unplugged")
+        try ledger.recordCalibration(
+            CalibrationRecord(station: "s1", recordedAt: "", power: -63, samples: 24, used: 20, source: "r.csv"))
+        _ = try claim(ledger, chip: chips[3])  // in progress
+    }
+
+    @Test func aFileLedgerIsCopiedToANewFileWholeAndChecked() throws {
+        let source = try SQLiteLedger(path: temporaryLedgerPath(), bench: "bench-a")
+        try Self.richHistory(source)
+        let history = try source.snapshot()
+        #expect(history.attempts.map(\.bench) == Array(repeating: "bench-a", count: 4))
+        let target = temporaryLedgerPath()
+        try SQLiteLedger.createCopy(at: target, of: history)
+        let copy = try SQLiteLedger(path: target, access: .readOnly)
+        #expect(try copy.snapshot() == history)
+        #expect(copy.check().isEmpty)
+        // Never over a file, and never into a ledger that holds records.
+        #expect(throws: LedgerError.self) { try SQLiteLedger.createCopy(at: target, of: history) }
+        #expect(throws: LedgerError.self) { try source.importHistory(history) }
+        // A history the target's rules refuse leaves nothing behind.
+        var broken = history
+        broken.attempts[1].outcome = .verified
+        broken.attempts[1].chip = history.attempts[0].chip  // one chip, two verified stations
+        let refused = temporaryLedgerPath()
+        #expect(throws: LedgerError.self) { try SQLiteLedger.createCopy(at: refused, of: broken) }
+        #expect(!FileManager.default.fileExists(atPath: refused))
+        let folder = (refused as NSString).deletingLastPathComponent
+        let name = (refused as NSString).lastPathComponent
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix(name) }.isEmpty)
+    }
+
+    @Test(.enabled(if: onServer)) func aHistoryGoesToTheServerAndBackUnchanged() throws {
+        let file = try SQLiteLedger(path: temporaryLedgerPath(), bench: "bench-a")
+        try Self.richHistory(file)
+        let history = try file.snapshot()
+        let url = try PostgresTestServer.freshDatabase()
+        let server = try PostgresLedger(url: url, bench: "")
+        try server.importHistory(history)
+        #expect(try server.snapshot() == history)
+        #expect(server.check().isEmpty)
+        #expect(throws: LedgerError.self) { try server.importHistory(history) }  // not empty now
+        // New attempts on the server go on after the copied ids.
+        let (_, next) = try Self.claim(PostgresLedger(url: url, bench: "bench-b"), chip: "00:12:4B:00:00:09")
+        #expect(next.id == (history.attempts.map(\.id).max() ?? 0) + 1)
+        let back = temporaryLedgerPath()
+        let served = try server.snapshot()
+        try SQLiteLedger.createCopy(at: back, of: served)
+        #expect(try SQLiteLedger(path: back, access: .readOnly).snapshot() == served)
+    }
+
+    @Test(.enabled(if: onServer)) func aSecondBenchAttachesOnlyWithTheSameList() throws {
+        let url = try PostgresTestServer.freshDatabase()
+        try PostgresLedger(url: url, bench: "bench-a").register(Self.stations)
+        let second = try PostgresLedger(url: url, bench: "bench-b")
+        try second.register(Self.stations)  // the same list: attached
+        var other = Array(Self.stations.dropFirst())  // s1 missing
+        other[0] = Station(name: "s2", identity: identity(22))  // s2 changed
+        other.append(Station(name: "s9", identity: identity(9)))  // s9 new
+        do {
+            try second.register(other)
+            Issue.record("another list was attached")
+        } catch {
+            #expect(error.message.contains("1 station(s) of the list are not in the pool: s9"), "\(error.message)")
+            #expect(error.message.contains("1 station(s) of the pool are not in the list: s1"), "\(error.message)")
+            #expect(error.message.contains("s2 (pool 7634A485-1732-4B7D-AB44-D505D8A24C60/1/2"), "\(error.message)")
+        }
+        #expect(try second.states().map(\.station.name) == ["s1", "s2", "s3", "s4"], "nothing registered")
+    }
+
+    @Test(.enabled(if: onServer)) func oneProcessRunsAsABenchAtATime() throws {
+        let url = try PostgresTestServer.freshDatabase()
+        var first: PostgresLedger? = try PostgresLedger(url: url, bench: "bench-a", exclusive: true)
+        do {
+            _ = try PostgresLedger(url: url, bench: "bench-a", exclusive: true)
+            Issue.record("two processes ran as bench-a")
+        } catch {
+            #expect(error.kind == .refused(.benchRunning(bench: "bench-a")))
+        }
+        _ = try PostgresLedger(url: url, bench: "bench-b", exclusive: true)
+        _ = try PostgresLedger(url: url, bench: "bench-a")  // a reader takes no lock
+        #expect(first != nil)
+        first = nil  // its connection closes, and the lock with it
+        _ = try PostgresLedger(url: url, bench: "bench-a", exclusive: true)
+    }
+
+    /// `pg_terminate_backend` mid-run: the next change connects again, takes the bench's lock
+    /// again and goes on; nothing is lost.
+    @Test(.enabled(if: onServer)) func aTerminatedConnectionIsMadeAgain() throws {
+        let outage = try PostgresOutage()
+        let ledger = try PostgresLedger(url: outage.url, bench: "bench-a", exclusive: true)
+        try ledger.register(Self.stations)
+        let (_, attempt) = try Self.claim(ledger, chip: Self.chips[0])
+        try outage.begin()
+        outage.restore()
+        try ledger.finish(attempt.id, outcome: .verified, reason: nil)
+        #expect(try ledger.verifiedStation(forChip: Self.chips[0]) == "s1")
+        #expect(throws: LedgerError.self) {
+            _ = try PostgresLedger(url: outage.url, bench: "bench-a", exclusive: true)
+        }
+    }
+
+    /// The server away for a while, and back within the wait: the change waits for it.
+    @Test(.enabled(if: onServer)) func aServerBackWithinTheWaitLosesNothing() throws {
+        let outage = try PostgresOutage()
+        let ledger = try PostgresLedger(url: outage.url, bench: "bench-a", serverWait: 30, exclusive: true)
+        try ledger.register(Self.stations)
+        let (_, attempt) = try Self.claim(ledger, chip: Self.chips[0])
+        try outage.begin()
+        let back = Thread {
+            usleep(1_500_000); outage.restore()
+        }
+        back.start()
+        try ledger.finish(attempt.id, outcome: .verified, reason: nil)
+        #expect(try ledger.verifiedStation(forChip: Self.chips[0]) == "s1")
+    }
+
+    /// The server away for longer than the wait: the outcome goes to the journal (and the error
+    /// stops the run); the next run records it first, and a replay killed before it removed the
+    /// journal is harmless.
+    @Test(.enabled(if: onServer)) func anOutcomeTheServerCannotTakeIsJournaledAndReplayed() throws {
+        let outage = try PostgresOutage()
+        let journalPath = NSTemporaryDirectory() + "journal-\(UUID().uuidString).jsonl"
+        defer { unlink(journalPath) }
+        let journal = OutcomeJournal(path: journalPath)
+        do {
+            let server = try PostgresLedger(url: outage.url, bench: "bench-a", serverWait: 0.5, exclusive: true)
+            let ledger = JournalingLedger(server, journal: journal)
+            try ledger.register(Self.stations)
+            let (_, attempt) = try Self.claim(ledger, chip: Self.chips[0])
+            try outage.begin()
+            do {
+                try ledger.finish(
+                    attempt.id, outcome: .verified, reason: nil, readBack: "0x7F00-0x7F2F",
+                    onAir: OnAirCheck(heard: true, rssiCount: 3, rssiMedian: -60))
+                Issue.record("recorded with the server away")
+            } catch {
+                #expect(error.isConnectionLost && error.message.contains("kept in the journal"), "\(error)")
+            }
+            #expect(
+                try journal.entries() == [
+                    OutcomeJournal.Entry(
+                        attempt: attempt.id, station: "s1", chip: Self.chips[0], outcome: .verified, reason: nil,
+                        readBack: "0x7F00-0x7F2F", onAir: OnAirCheck(heard: true, rssiCount: 3, rssiMedian: -60))
+                ])
+            // Nothing new is claimed while the server is away.
+            #expect(throws: LedgerError.self) { _ = try Self.claim(ledger, chip: Self.chips[1]) }
+        }
+        outage.restore()
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: journalPath))
+        let next = JournalingLedger(
+            try PostgresLedger(url: outage.url, bench: "bench-a", exclusive: true), journal: journal)
+        #expect(try next.replay().recorded.map(\.station) == ["s1"])
+        #expect(!FileManager.default.fileExists(atPath: journalPath))
+        let recorded = try #require(try next.attempts().first)
+        #expect(recorded.outcome == .verified && recorded.readBack == "0x7F00-0x7F2F" && recorded.onAir?.heard == true)
+        // A replay killed before it removed the journal: the next finds the outcome recorded.
+        try bytes.write(to: URL(fileURLWithPath: journalPath))
+        #expect(try next.replay().alreadyRecorded.map(\.station) == ["s1"])
+        // A journal line cut short by a kill is left out; a line that is not an entry is refused.
+        try (bytes + Data("{\"version\":1,\"att".utf8)).write(to: URL(fileURLWithPath: journalPath))
+        #expect(try journal.entries().count == 1)
+        try (Data("not json\n".utf8) + bytes).write(to: URL(fileURLWithPath: journalPath))
+        #expect(throws: LedgerError.self) { try journal.entries() }
+        // An outcome the ledger settled otherwise meanwhile is a conflict: the journal is kept.
+        let (_, second) = try Self.claim(next, chip: Self.chips[1])
+        try next.finish(second.id, outcome: .failed, reason: "erased")
+        try journal.remove()
+        try journal.append(
+            OutcomeJournal.Entry(
+                attempt: second.id, station: second.station, chip: second.chip, outcome: .verified, reason: nil,
+                readBack: nil, onAir: nil))
+        #expect(throws: LedgerError.self) { try next.replay() }
+        #expect(FileManager.default.fileExists(atPath: journalPath))
+    }
+
+    /// `ledger check` on a server finds what raw SQL broke, without trusting the indexes.
+    @Test(.enabled(if: onServer)) func theServersCheckFindsABrokenLedger() throws {
+        let url = try PostgresTestServer.freshDatabase()
+        let ledger = try PostgresLedger(url: url, bench: "bench-a")
+        try Self.richHistory(ledger)
+        #expect(ledger.check().isEmpty, "\(ledger.check())")
+        try PostgresTestServer.psql(url, "DROP INDEX one_verified_per_chip")
+        try PostgresTestServer.psql(
+            url,
+            "UPDATE attempts SET outcome = 'verified', finished_at = 'x', chip = '00:12:4B:00:00:01' WHERE outcome = 'in-progress'"
+        )
+        try PostgresTestServer.psql(url, "ALTER TABLE attempts DROP CONSTRAINT attempts_chip_check")
+        try PostgresTestServer.psql(url, "UPDATE attempts SET chip = 'FF:FF:FF:FF:FF:FF' WHERE outcome = 'interrupted'")
+        let problems = ledger.check()
+        let checks = Set(problems.map(\.check))
+        #expect(checks == [.schema, .oneVerifiedPerChip, .invalidChipID], "\(problems)")
+        #expect(problems.contains { $0.detail.contains("one_verified_per_chip") })
+        #expect(problems.contains { $0.detail.contains("attempts_chip_check") })
+    }
+}
