@@ -4,7 +4,7 @@
 //
 //   cc-debugger-emulator [--devices N] [--flash IMAGE] [--ieee FIRST-XX:XX:XX:XX:XX:XX] [--locked]
 //       [--fault unplug-after=N|timeout-at=N|stuck-busy|corrupt=ADDR:MASK|no-target]
-//       [--save-flash FILE] [--log FILE] [--bench [--chips N]] -- COMMAND ARGS…
+//       [--save-flash FILE] [--save-chips DIR] [--log FILE] [--bench [--chips N]] -- COMMAND ARGS…
 import BoardSupport
 import CCDebugger
 import CCDebuggerEmulator
@@ -36,6 +36,7 @@ var ieee: [UInt8]?
 var locked = false
 var faults: [String] = []
 var saveFlash: String?
+var saveChips: String?
 var logPath: String?
 var bench = false
 var chipLimit = Int.max
@@ -59,6 +60,7 @@ while index < arguments.count {
     case "--locked": locked = true
     case "--fault": faults.append(value())
     case "--save-flash": saveFlash = value()
+    case "--save-chips": saveChips = value()
     case "--log": logPath = value()
     case "--bench": bench = true
     case "--chips": chipLimit = Int(value()) ?? 0
@@ -116,6 +118,7 @@ for fault in faults {
     }
 }
 if bench { installBench(on: debuggers, chipLimit: chipLimit) }
+if let saveChips { saveChipsOnSwap(debuggers, in: saveChips) }
 
 // MARK: - USB bridge (see Bridge.swift: it runs on umockdev's worker thread)
 
@@ -165,6 +168,9 @@ if let saveFlash {
             ? HexWriter().text(for: (try? MemoryImage(bytes: chip.flash, at: 0)) ?? MemoryImage()) : chip.flash
         do { try Files.writeAtomically(bytes, to: path) } catch { fail("cannot save the flash: \(error)", status: 1) }
     }
+}
+if let saveChips {
+    for debugger in debuggers { if let chip = debugger.chip { saveChip(chip, in: saveChips) } }
 }
 // The command's own status: its exit code, or 128 + signal.
 let exitCode = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)

@@ -86,3 +86,89 @@ public final class PostgresOutage: Sendable {
         symlink(socket, folder + "/.s.PGSQL.5432")
     }
 }
+
+/// A PostgreSQL server of one test's own, in a temporary folder (initdb as the unprivileged
+/// user postgres when the tests run as root, as `start_test_postgres` does; Unix socket only), so
+/// the test can stop and restart it without touching the server every other test uses. Stopped
+/// and removed when released.
+public final class PrivatePostgres: @unchecked Sendable {
+    /// The folder holding the cluster (`data`) and its socket (`sock`).
+    public let folder: String
+    let binaries: String
+
+    /// The server binaries' folder: the one `scripts/test` found, else the newest installed.
+    public static var binaries: String? {
+        if let ctl = ProcessInfo.processInfo.environment["CCBEACON_TEST_POSTGRES_CTL"] {
+            return (ctl as NSString).deletingLastPathComponent
+        }
+        let root = "/usr/lib/postgresql"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        guard let newest = versions.compactMap(Int.init).max() else { return nil }
+        let folder = "\(root)/\(newest)/bin"
+        return FileManager.default.isExecutableFile(atPath: folder + "/pg_ctl") ? folder : nil
+    }
+
+    /// Whether a server can be made here.
+    public static var available: Bool { binaries != nil && PostgresTestServer.available }
+
+    /// A new cluster, started.
+    public init() throws {
+        guard let binaries = Self.binaries else { throw PostgresTestError("no PostgreSQL server binaries") }
+        self.binaries = binaries
+        folder = NSTemporaryDirectory() + "ccbeacon-private-pg-" + UUID().uuidString
+        for sub in ["", "/data", "/sock"] {
+            try FileManager.default.createDirectory(atPath: folder + sub, withIntermediateDirectories: true)
+        }
+        chmod(folder, 0o755)
+        if getuid() == 0 {
+            _ = try ChildProcess.run(
+                "/bin/chown", ["postgres", folder + "/data", folder + "/sock"], in: URL(fileURLWithPath: folder))
+        }
+        try run("initdb", ["-D", folder + "/data", "--auth=trust", "-U", "postgres"])
+        try start()
+    }
+
+    deinit {
+        _ = try? run("pg_ctl", ["-D", folder + "/data", "-m", "immediate", "stop"])
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// The URL of database `name` on this server.
+    public func url(_ name: String = "postgres") -> String { "postgresql://postgres@/\(name)?host=\(folder)/sock" }
+
+    /// Starts the server (and waits until it takes connections).
+    public func start() throws {
+        try run(
+            "pg_ctl",
+            [
+                "-D", folder + "/data", "-o", "-k \(folder)/sock -c listen_addresses=''", "-w", "-l",
+                folder + "/data/server.log", "start",
+            ])
+    }
+
+    /// Stops the server: `fast` ends every session (their transactions rolled back).
+    public func stop() throws { try run("pg_ctl", ["-D", folder + "/data", "-m", "fast", "-w", "stop"]) }
+
+    /// Stops and starts the server.
+    public func restart() throws {
+        try stop()
+        try start()
+    }
+
+    /// A new database; its URL.
+    public func createDatabase(_ name: String) throws -> String {
+        try PostgresTestServer.psql(url(), "CREATE DATABASE \(name)")
+        return url(name)
+    }
+
+    @discardableResult
+    func run(_ tool: String, _ arguments: [String]) throws -> ProcessResult {
+        let asPostgres = getuid() == 0
+        let result = try ChildProcess.run(
+            asPostgres ? "/usr/sbin/runuser" : "\(binaries)/\(tool)",
+            asPostgres ? ["-u", "postgres", "--", "\(binaries)/\(tool)"] + arguments : arguments,
+            in: URL(fileURLWithPath: NSTemporaryDirectory()), timeout: 120)
+        guard result.status == 0 else { throw PostgresTestError("\(tool) \(arguments): \(result.errors)") }
+        return result
+    }
+}
