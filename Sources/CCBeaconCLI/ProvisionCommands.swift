@@ -170,6 +170,14 @@ enum ProvisionCommand {
             other settings is burned again. A station calibrated in the ledger since it was burned
             (calibrate --write --ledger) is burned again on its own chip with --reprovision.
 
+            A shared ledger on a PostgreSQL server (--ledger postgresql://USER@HOST/DB?…) serves
+            several benches at once from one list: each bench runs under its own --bench NAME
+            (default the host name; one process per name), a second bench must start with the same
+            list, and a server that goes away is waited for up to --server-wait seconds (default
+            60); beyond that the outcome of the chip in hand goes to the bench's journal
+            (ccbeacon-journal-NAME.jsonl beside the list), the bench stops, and its next run
+            records the journal first.
+
             --scan-verify hci0: after each burn is read back, the chip is reset to run and the
             controller listens (up to --scan-seconds, default 5) for the station's address sending
             exactly its image's advertising data; heard or not and the RSSI go into the ledger and
@@ -194,7 +202,9 @@ enum ProvisionCommand {
 
     static let command = Command(spec, runWithHardware: run)
 
-    static let ledger = Options.ledger(help: "ledger file (default provisioning.sqlite beside the list)")
+    static let ledger = Option<String>(
+        "--ledger", value: "FILE|URL",
+        help: "ledger file (default provisioning.sqlite beside the list) or postgresql://… server")
     static let scanVerify = Option<String>(
         "--scan-verify", value: "hciN", help: "listen on air for each station after its burn (needs CAP_NET_RAW)"
     ) { text throws(CommandFailure) in
@@ -723,7 +733,8 @@ enum LedgerCommand {
     static let export = Command(exportSpec, run: export)
     static let check = Command(checkSpec, run: check)
 
-    static let ledger = Options.ledger(help: "ledger file (default ./provisioning.sqlite)")
+    static let ledger = Option<String>(
+        "--ledger", value: "FILE|URL", help: "ledger file (default ./provisioning.sqlite) or postgresql://… server")
     static let format = Option<ExportFormat>("--format", value: "csv|json", help: "output format (default csv)") {
         text throws(CommandFailure) in
         guard let format = ExportFormat(rawValue: text) else { throw .usage("--format must be csv or json") }
@@ -743,8 +754,9 @@ enum LedgerCommand {
     static let showTable = CommandTable(
         details: """
             Lists every station of the ledger with its state: done (chip and time), held (interrupted
-            on a chip), pending (with the last failure, if any). The ledger is only read: it may be a
-            read-only file in a read-only folder.
+            on a chip), pending (with the last failure, if any), and the bench of each attempt with
+            one line per bench. The ledger is only read: it may be a read-only file in a read-only
+            folder, or a PostgreSQL server (--ledger postgresql://…).
 
             Example:
               ccbeacon ledger show --ledger provisioning.sqlite
@@ -783,7 +795,10 @@ enum LedgerCommand {
             verified attempt without a verification method, no chip id that cannot identify a chip
             (all 00, all FF, not XX:XX:XX:XX:XX:XX upper-case hex), no attempt for an unknown
             station, no two stations with one name or identity; and that the indexes and triggers
-            keeping those promises are there. Reports every problem. The ledger is only read.
+            keeping those promises are there. Reports every problem. The ledger is only read. On a
+            PostgreSQL server (--ledger postgresql://…): its tables, indexes and constraints are
+            compared with the schema this ccbeacon makes, and every invariant runs with index scans
+            off.
             Exit status 0 when it is sound, 65 when not.
 
             Example:

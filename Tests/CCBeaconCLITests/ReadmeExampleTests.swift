@@ -35,6 +35,9 @@ struct ReadmeExampleTests {
         /// Talks to debuggers (emulated, one per count) or a controller.
         var debuggers = 0
         var radio = false
+        /// Uses a PostgreSQL ledger: the README's URL stands for a fresh database on the test
+        /// server (skipped without it).
+        var server = false
     }
 
     static let readme: String = {
@@ -105,6 +108,14 @@ struct ReadmeExampleTests {
             try bench.provision()
         },
         "ccbeacon ledger check --ledger provisioning.sqlite": Scene { bench in try bench.provision() },
+        "ccbeacon provision stations.csv --board hm10 --devices all --yes --ledger postgresql://bench@db.example/beacons --bench hall-2":
+            Scene(debuggers: 2, server: true),
+        "ccbeacon ledger show --ledger postgresql://bench@db.example/beacons": Scene(
+            setup: { bench in try bench.provisionOnServer() }, debuggers: 2, server: true),
+        "ccbeacon ledger check --ledger postgresql://bench@db.example/beacons": Scene(
+            setup: { bench in try bench.provisionOnServer() }, debuggers: 2, server: true),
+        "ccbeacon ledger migrate --from provisioning.sqlite --to postgresql://bench@db.example/beacons": Scene(
+            setup: { bench in try bench.provision() }, server: true),
         "ccbeacon devices": Scene(debuggers: 1),
         "ccbeacon flash out/Hall_A.hex": Scene(setup: { bench in try bench.batch() }, debuggers: 1),
         "ccbeacon info": Scene(debuggers: 1),
@@ -146,7 +157,10 @@ struct ReadmeExampleTests {
     func runsAsShown(_ example: Example) throws {
         guard let scene = Self.scenes[example.command] else { return }
         if !scene.corpus.isEmpty, !SharedFixtures.available { return }  // needs ../shared/corpus
-        let bench = try Bench(debuggers: scene.debuggers, radio: scene.radio)
+        if scene.server, !PostgresTestServer.available { return }  // needs the test server
+        let bench = try Bench(
+            debuggers: scene.debuggers, radio: scene.radio,
+            server: scene.server ? try PostgresTestServer.freshDatabase() : nil)
         defer { bench.scratch.remove() }
         for (name, copy) in scene.corpus {
             let source = try #require(SharedFixtures.directory?.appendingPathComponent("corpus/\(name)"))
@@ -190,7 +204,13 @@ final class Bench: Sendable {
     let provider: EmulatorProvider
     let radios: FakeHCIProvider?
 
-    init(debuggers: Int, radio: Bool) throws {
+    /// The database the README's URL stands for.
+    let server: String?
+    /// The URL the README's shared-ledger examples give.
+    static let readmeURL = "postgresql://bench@db.example/beacons"
+
+    init(debuggers: Int, radio: Bool, server: String? = nil) throws {
+        self.server = server
         scratch = try Scratch()
         for name in ["stations.csv", "hall-a-1m.csv"] {
             let source = SharedFixtures.checkout.appendingPathComponent(
@@ -312,7 +332,11 @@ final class Bench: Sendable {
                 let takesValue = spec?.options.first { $0.name == word || $0.short == word }?.valueName != nil
                 if takesValue, index + 1 < arguments.count {
                     let value = arguments[index + 1]
-                    result.append(fileOptions.contains(word) ? scratch.path(value) : value)
+                    if value == Bench.readmeURL, let server {
+                        result.append(server)
+                    } else {
+                        result.append(fileOptions.contains(word) ? scratch.path(value) : value)
+                    }
                     index += 1
                 }
             } else {
@@ -334,6 +358,17 @@ final class Bench: Sendable {
         let run = ToolRun(
             paths(["provision", "stations.csv", "--board", "hm10", "--devices", "all", "--yes", "--wait", "0.2"]),
             debuggers: provider)
+        guard run.status == 0 else { throw BenchError(run.diagnostics) }
+    }
+
+    /// The list burned onto the README's server ledger as bench hall-1.
+    func provisionOnServer() throws {
+        let run = ToolRun(
+            paths([
+                "provision", "stations.csv", "--board", "hm10", "--devices", "all", "--yes", "--wait", "0.2",
+                "--ledger",
+                Bench.readmeURL, "--bench", "hall-1",
+            ]), debuggers: provider)
         guard run.status == 0 else { throw BenchError(run.diagnostics) }
     }
 
