@@ -131,6 +131,36 @@ struct PostgresProvisionTests {
         #expect(verified.map(\.station).sorted() == ["s1", "s2", "s3"])
     }
 
+    /// A bench's interrupted attempt holds its station for every bench; the chip attached on
+    /// another bench is checked there (its flash decides) and the station goes on.
+    @Test func aChipInterruptedOnOneBenchIsSettledOnAnother() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try Self.list(scratch, 2)
+        let url = try PostgresTestServer.freshDatabase()
+        // Bench A registered the list, then was cut off while burning s1 into chip
+        // 00:12:4B:00:AA:00 (its flash still blank).
+        let empty = EmulatorProvider()
+        empty.debuggers[0].chip = nil
+        #expect(Self.provision(list, url, bench: "bench-a", debuggers: empty).status == 3)
+        let a = try PostgresLedger(url: url, bench: "bench-a")
+        _ = try a.claimNextStation(
+            chip: "00:12:4B:00:AA:00", debugger: "EMU001", template: "cc2541-ibeacon", templateSHA256: "x",
+            verifyMethod: "crc", skipping: [], image: { _ in ("not-this-image", nil) })
+        _ = try a.recoverInterrupted()
+        // Bench B without that chip: s1 is held, only s2 is burned.
+        let b = Self.provision(list, url, bench: "bench-b", debuggers: Self.bench(first: 0xBB))
+        #expect(b.status == 3 && b.output.contains("1 held"), "\(b.output)\(b.diagnostics)")
+        // The chip comes back on bench C: checked, erased (it does not hold the image), s1 burned.
+        let c = Self.provision(list, url, bench: "bench-c", debuggers: Self.bench(first: 0xAA))
+        #expect(c.status == 0, "\(c.diagnostics)")
+        #expect(
+            c.diagnostics.contains("chip 00:12:4B:00:AA:00 from an interrupted run: 's1' not on it"), "\(c.diagnostics)"
+        )
+        let verified = try a.attempts().filter { $0.outcome == .verified }
+        #expect(verified.map(\.station).sorted() == ["s1", "s2"])
+    }
+
     /// Two processes as one bench: the second is refused before anything is burned.
     @Test func oneRunPerBench() throws {
         let scratch = try Scratch()
