@@ -86,7 +86,7 @@ let package = Package(
             name: "ccbeacon-bench",
             dependencies: [
                 "IntelHex", "CCDebugger", "CCDebuggerEmulator", "FirmwareTemplate", "Provisioning", "BeaconPayload",
-                "BoardSupport",
+                "BoardSupport", "PostgresLedger",
             ],
             swiftSettings: strictSettings
         ),

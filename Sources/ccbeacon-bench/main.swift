@@ -2,7 +2,7 @@
 //
 // usage: ccbeacon-bench FILE.hex ADDRESS HEXBYTES RUNS OUTDIR
 //        ccbeacon-bench transfers FILE.hex   (USB transfers per KiB through the emulator, see Transfers.swift)
-//        ccbeacon-bench ledger N             (ledger cost per station, see LedgerBench.swift)
+//        ccbeacon-bench ledger N [URL]       (ledger cost per station, SQLite or PostgreSQL: LedgerBench.swift)
 // Prints one JSON object: medians in milliseconds of read+parse, patch, write (line-preserving
 // text to a file), and of a full re-emit with HexWriter for comparison with rewrite-based tools.
 import Foundation
@@ -21,9 +21,9 @@ func median(_ values: [Double]) -> Double {
 }
 
 let arguments = CommandLine.arguments
-if arguments.count == 3, arguments[1] == "ledger", let count = Int(arguments[2]) {
+if (3...4).contains(arguments.count), arguments[1] == "ledger", let count = Int(arguments[2]) {
     do {
-        try ledgerBenchmark(count)
+        try ledgerBenchmark(count, url: arguments.count == 4 ? arguments[3] : nil)
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("ccbeacon-bench: \(error)\n".utf8))
