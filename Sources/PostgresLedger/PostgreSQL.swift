@@ -30,21 +30,23 @@ final class PostgresConnection: @unchecked Sendable {
     private(set) var repeating = false
 
     /// Keywords set before the URL's own (which override them): a server that stops answering
-    /// is given up on instead of waited for forever.
-    static let defaults: [(String, String)] = [
-        ("connect_timeout", "10"), ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"),
-        ("keepalives_count", "3"), ("tcp_user_timeout", "30000"), ("application_name", "ccbeacon"),
-    ]
+    /// is given up on instead of waited for forever, and the session is named for
+    /// `pg_stat_activity` (`application_name`).
+    let defaults: [(String, String)]
 
     /// Connects to `url` (a libpq URL or key=value string; the password from the URL, PGPASSWORD
     /// or ~/.pgpass). Failures name the server, never the password.
-    init(url: String) throws(LedgerError) {
+    init(url: String, applicationName: String = "ccbeacon") throws(LedgerError) {
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
         pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
         pthread_mutex_init(&mutex, &attributes)
         pthread_mutexattr_destroy(&attributes)
         self.url = url
+        defaults = [
+            ("connect_timeout", "10"), ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"),
+            ("keepalives_count", "3"), ("tcp_user_timeout", "30000"), ("application_name", applicationName),
+        ]
         name = PostgresURL.shown(url)
         guard let parts = PostgresURL.parse(url) else {
             // libpq's own message quotes the part it cannot read, which may be the password.
@@ -65,8 +67,8 @@ final class PostgresConnection: @unchecked Sendable {
 
     /// A new connection to the server, or the reason there is none.
     private func connect(_ operation: String) throws(LedgerError) -> OpaquePointer {
-        let keywords = Self.defaults.map(\.0) + ["dbname"]
-        let values = Self.defaults.map(\.1) + [url]
+        let keywords = defaults.map(\.0) + ["dbname"]
+        let values = defaults.map(\.1) + [url]
         var keywordBuffers: [[CChar]?] = keywords.map { Array($0.utf8CString) }
         var valueBuffers: [[CChar]?] = values.map { Array($0.utf8CString) }
         let made: OpaquePointer? = withPointers(&keywordBuffers) { keywordPointers in

@@ -35,7 +35,8 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
     public init(
         url: String, bench: String, creating: Bool = true, serverWait: Double = 60, exclusive: Bool = false
     ) throws(LedgerError) {
-        connection = try PostgresConnection(url: url)
+        // A bench's sessions are told apart in pg_stat_activity by its name.
+        connection = try PostgresConnection(url: url, applicationName: bench.isEmpty ? "ccbeacon" : "ccbeacon " + bench)
         connection.serverWait = serverWait
         self.bench = bench
         try connection.transaction("opening the ledger on \(connection.name)") { () throws(LedgerError) in
