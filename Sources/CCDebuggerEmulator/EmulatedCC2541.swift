@@ -61,7 +61,8 @@ public final class EmulatedCC2541: Sendable {
         get { model.withLock { $0.flashSizeCode } }
         set { model.withLock { $0.flashSizeCode = newValue } }
     }
-    /// Polls a chip erase or a flash write stays busy, so hosts must poll.
+    /// Polls a chip erase or a flash write stays busy, so hosts must poll (untimed; on device
+    /// time the durations come from `DeviceTiming`).
     public var busyPolls: Int {
         get { model.withLock { $0.busyPolls } }
         set { model.withLock { $0.busyPolls = newValue } }
@@ -73,12 +74,26 @@ public final class EmulatedCC2541: Sendable {
     public func setDebugLockBit() { model.withLock { $0.setDebugLockBit() } }
     /// Reset: into debug mode (halted) or running.
     public func reset(halt: Bool) { model.withLock { $0.reset(halt: halt) } }
-    /// A byte of XDATA as the 8051 reads it (registers included).
-    public func readXdata(_ address: Int) -> UInt8 { model.withLock { $0.readXdata(address) } }
-    /// Writes a byte of XDATA as the 8051 would.
-    public func writeXdata(_ address: Int, _ value: UInt8) { model.withLock { $0.writeXdata(address, value) } }
-    /// Runs one debug command (command byte + parameters); returns the reply bytes.
-    func debugCommand(_ command: [UInt8]) -> [UInt8] { model.withLock { $0.debugCommand(command) } }
+    /// A byte of XDATA as the 8051 reads it (registers included). Untimed: a flash operation
+    /// running on device time reads as done.
+    public func readXdata(_ address: Int) -> UInt8 {
+        model.withLock { model in
+            model.moment = nil
+            return model.readXdata(address)
+        }
+    }
+    /// Writes a byte of XDATA as the 8051 would (untimed: a flash operation it starts is done at once).
+    public func writeXdata(_ address: Int, _ value: UInt8) {
+        model.withLock { model in
+            model.moment = nil
+            model.writeXdata(address, value)
+        }
+    }
+    /// Runs one debug command (command byte + parameters) at `moment` of device time (nil:
+    /// untimed); returns the reply bytes.
+    func debugCommand(_ command: [UInt8], at moment: DeviceMoment? = nil) -> [UInt8] {
+        model.withLock { $0.debugCommand(command, at: moment) }
+    }
     /// A burst write, as the debugger's BURST_WRITE delivers it.
     func burstWrite(_ bytes: ArraySlice<UInt8>) { model.withLock { $0.burstWrite(bytes) } }
 }
@@ -105,8 +120,13 @@ struct CC2541Model: Sendable {
     private(set) var halted = false
     /// True while the debug interface is locked (evaluated at reset).
     private(set) var debugLocked = false
-    /// Status polls left until a running chip erase completes.
+    /// Status polls left until a running chip erase completes (untimed).
     var chipEraseRemaining = 0
+    /// When a chip erase running on device time completes.
+    var eraseDoneAt: Duration?
+    /// The device time of the command being run, nil when untimed: busy flags then come from
+    /// `DeviceTiming` rather than from counted polls.
+    var moment: DeviceMoment?
     /// The chip revision (CHVER).
     var revision: UInt8 = 0x13
 
@@ -114,6 +134,10 @@ struct CC2541Model: Sendable {
     var fctl: UInt8 = 0x04  // CM = 01
     var faddr: Int = 0  // word address
     var flashBusyPolls = 0
+    /// When a flash write or page erase running on device time completes.
+    var flashDoneAt: Duration?
+    /// 32-bit words the flash controller has written (their count times a write's duration).
+    var wordsWritten = 0
     var wordBuffer: [UInt8] = []
     /// Fault: the flash controller never finishes.
     var flashStuckBusy = false
@@ -170,25 +194,45 @@ struct CC2541Model: Sendable {
         for channel in channels.indices { channels[channel].armed = false }
         fctl = 0x04
         flashBusyPolls = 0
+        flashDoneAt = nil
     }
 
     var status: UInt8 {
         var value: UInt8 = 0x02  // oscillator stable
-        if chipEraseRemaining > 0 { value |= 0x80 }
+        if chipEraseRemaining > 0 || eraseDoneAt != nil { value |= 0x80 }
         if halted { value |= 0x20 }
         if debugLocked { value |= 0x04 }
         return value
     }
 
-    /// Runs one debug command (command byte + parameters); returns the reply bytes.
-    mutating func debugCommand(_ command: [UInt8]) -> [UInt8] {
+    /// A chip erase ends: a failing part comes out of it locked.
+    mutating func finishErase() {
+        lockedByErase = lockedByErase || eraseLeavesLocked
+        debugLocked = lockedByErase
+    }
+
+    /// Whether an operation running on device time until `done` is over now (untimed: always).
+    func isOver(_ done: Duration) -> Bool { moment.map { $0.now >= done } ?? true }
+
+    /// Runs one debug command (command byte + parameters) at `moment` (nil: untimed); returns the
+    /// reply bytes.
+    mutating func debugCommand(_ command: [UInt8], at moment: DeviceMoment? = nil) -> [UInt8] {
+        self.moment = moment
+        if let done = eraseDoneAt, isOver(done) {
+            eraseDoneAt = nil
+            finishErase()
+        }
         let opcode = command[0]
         switch opcode & 0xF8 {
         case 0x10:  // CHIP_ERASE
             // SWRU191 disables CHIP_ERASE after other commands, yet the reference client issues
             // them first and erases CC254x fine (§4.1); the model follows the silicon's practice.
             flash = [UInt8](repeating: 0xFF, count: flashSize)
-            chipEraseRemaining = busyPolls
+            if let moment {
+                eraseDoneAt = moment.now + moment.timing.chipErase
+            } else {
+                chipEraseRemaining = busyPolls
+            }
             return [status]
         case 0x18:  // WR_CONFIG
             if !debugLocked { debugConfig = command.count > 1 ? command[1] : 0 }
@@ -198,10 +242,7 @@ struct CC2541Model: Sendable {
             let reply = status
             if chipEraseRemaining > 0 {
                 chipEraseRemaining -= 1
-                if chipEraseRemaining == 0 {
-                    lockedByErase = lockedByErase || eraseLeavesLocked
-                    debugLocked = lockedByErase
-                }
+                if chipEraseRemaining == 0 { finishErase() }
             }
             return [reply]
         case 0x40, 0x48: return [status]  // HALT, RESUME
@@ -353,8 +394,19 @@ struct CC2541Model: Sendable {
     // MARK: - Flash controller
 
     mutating func readFCTL() -> UInt8 {
+        if let done = flashDoneAt, isOver(done) { flashDoneAt = nil }
         if flashBusyPolls > 0, !flashStuckBusy { flashBusyPolls -= 1 }
-        return fctl | (flashBusyPolls > 0 || flashStuckBusy ? 0x80 : 0)
+        return fctl | (flashBusyPolls > 0 || flashDoneAt != nil || flashStuckBusy ? 0x80 : 0)
+    }
+
+    /// The flash controller is busy for `duration` of device time from now, or for `busyPolls`
+    /// reads of FCTL when untimed.
+    mutating func flashBusy(for duration: (DeviceTiming) -> Duration) {
+        if let moment {
+            flashDoneAt = moment.now + duration(moment.timing)
+        } else {
+            flashBusyPolls = busyPolls
+        }
     }
 
     mutating func pageLocked(_ page: Int) -> Bool {
@@ -373,14 +425,16 @@ struct CC2541Model: Sendable {
                 fctl &= ~0x20
                 for address in (page * 2048)..<((page + 1) * 2048) { flash[address] = 0xFF }
             }
-            flashBusyPolls = busyPolls
+            flashBusy { $0.pageErase }
         } else if value & 0x02 != 0 {  // write: pull data through DMA channels triggered by FLASH
             fctl &= ~0x20
             wordBuffer = []
+            let before = wordsWritten
             for channel in 0..<5 where channels[channel].armed && channels[channel].trigger == 18 {
                 while channels[channel].armed { transferOne(channel) }
             }
-            flashBusyPolls = busyPolls
+            let words = wordsWritten - before
+            flashBusy { $0.flashWriteTime(words: words) }
         }
     }
 
@@ -396,6 +450,7 @@ struct CC2541Model: Sendable {
             fctl |= 0x20  // ABORT
         }
         faddr = (faddr + 1) & 0xFFFF
+        wordsWritten += 1
         wordBuffer = []
     }
 

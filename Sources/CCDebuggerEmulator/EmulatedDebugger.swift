@@ -23,13 +23,28 @@ public struct EmulatorFaults: Sendable, Equatable {
 /// Like a real debugger it serves one client at a time (a provisioning worker, or umockdev's
 /// worker thread through the USB bridge), while a test or a bench may look at or swap its chip
 /// from another thread: the whole machine sits behind one lock, and every transfer runs under it.
+///
+/// With `timing` set, every transfer costs device time as `DeviceTiming` models it, kept on
+/// `clock`: the transfer returns once that time has come (a real clock sleeps, outside the lock),
+/// and the chip's erase and flash writes stay busy for their durations. Without it (the default)
+/// everything answers at once and busy flags last a counted number of polls.
 public final class EmulatedDebugger: DebuggerTransport, Sendable {
     /// USB bcdDevice (the "Debugger ID").
     public let debuggerID: UInt16 = 0x8662
+    /// The time line device time is kept on (a sleeping monotonic clock unless given another).
+    public let clock: any DeviceClock
     private let machine: Mutex<Machine>
 
-    /// A debugger with `chip` attached.
-    public init(chip: EmulatedCC2541? = EmulatedCC2541()) { machine = Mutex(Machine(chip: chip)) }
+    /// A debugger with `chip` attached; with `timing`, transfers take device time on `clock`.
+    public init(
+        chip: EmulatedCC2541? = EmulatedCC2541(), timing: DeviceTiming? = nil,
+        clock: any DeviceClock = MonotonicDeviceClock()
+    ) {
+        self.clock = clock
+        var machine = Machine(chip: chip)
+        machine.timing = timing
+        self.machine = Mutex(machine)
+    }
 
     /// The attached chip, or `nil` for "no target".
     public var chip: EmulatedCC2541? {
@@ -72,40 +87,100 @@ public final class EmulatedDebugger: DebuggerTransport, Sendable {
         set { machine.withLock { $0.chipArriving = newValue } }
     }
 
+    /// The device-time model transfers are charged with; nil (the default) answers at once.
+    public var timing: DeviceTiming? {
+        get { machine.withLock { $0.timing } }
+        set { machine.withLock { $0.timing = newValue } }
+    }
+    /// Whether a transfer returns only once the device is done with it (the default). A USB
+    /// bridge, which serves every device from one thread, turns it off: it completes each URB at
+    /// `busyUntil` instead of sleeping.
+    public var waitsForDevice: Bool {
+        get { machine.withLock { $0.waitsForDevice } }
+        set { machine.withLock { $0.waitsForDevice = newValue } }
+    }
+    /// When the device is done with the last transfer, on `clock`'s time line (nil until a timed
+    /// transfer has run).
+    public var busyUntil: Duration? { machine.withLock { $0.busyUntil } }
+    /// The device time the transfers have taken so far, as the model charged them (waits for the
+    /// previous transfer not counted; zero while `timing` is nil).
+    public var accountedTime: Duration { machine.withLock { $0.accounted } }
+
+    /// The operator's hand: the socket is empty now, and `chip` is in it `delay` after the device
+    /// is done with its last transfer (a host polling GET_STATE meanwhile sees no target).
+    public func insertChip(_ chip: EmulatedCC2541?, after delay: Duration) {
+        let now = clock.now
+        machine.withLock { machine in
+            machine.chip = nil
+            machine.chipArriving = nil
+            machine.scheduledChip = (chip, max(now, machine.busyUntil ?? now) + delay)
+        }
+    }
+
+    /// Waits until `end` (from a timed transfer that is to be waited for).
+    func wait(until end: Duration?) {
+        if let end { clock.wait(until: end) }
+    }
+
     /// Emulated: a vendor control transfer from the device.
     public func controlIn(request: UInt8, value: UInt16, index: UInt16, length: Int, timeoutMilliseconds: Int)
         throws(TransportError) -> [UInt8]
     {
-        try machine.withLock { machine throws(TransportError) in
-            try machine.controlIn(request: request, length: length)
+        let now = clock.now
+        let (reply, end) = try machine.withLock { machine throws(TransportError) in
+            let reply = try machine.controlIn(request: request, length: length, now: now)
+            return (reply, machine.endTransfer())
         }
+        wait(until: end)
+        return reply
     }
 
     /// Emulated: a vendor control transfer to the device.
     public func controlOut(request: UInt8, value: UInt16, index: UInt16, data: [UInt8], timeoutMilliseconds: Int)
         throws(TransportError)
     {
-        let resetToRun = try machine.withLock { machine throws(TransportError) in
-            try machine.controlOut(request: request, value: value, index: index, data: data)
+        let now = clock.now
+        let (resetToRun, end) = try machine.withLock { machine throws(TransportError) in
+            let resetToRun = try machine.controlOut(request: request, value: value, index: index, data: data, now: now)
+            return (resetToRun, machine.endTransfer())
         }
-        // Outside the lock: the hook swaps the chip through `chip`, which takes it.
+        wait(until: end)
+        // Outside the lock: the hook swaps the chip through `chip`, which takes it. After the
+        // wait: the chip is released when the reset is done.
         if resetToRun, let hook = onResetToRun { hook(self) }
     }
 
     /// Emulated: a bulk OUT transfer.
     public func bulkOut(_ data: [UInt8], timeoutMilliseconds: Int) throws(TransportError) {
-        try machine.withLock { machine throws(TransportError) in try machine.bulkOut(data) }
+        let now = clock.now
+        let end = try machine.withLock { machine throws(TransportError) in
+            try machine.bulkOut(data, now: now)
+            return machine.endTransfer()
+        }
+        wait(until: end)
     }
 
     /// For a USB bridge: up to `length` queued reply bytes (fewer is a short packet), or `nil` when
     /// nothing is queued yet. Counts as a transfer like `bulkIn`.
     public func takeReply(upTo length: Int) throws(TransportError) -> [UInt8]? {
-        try machine.withLock { machine throws(TransportError) in try machine.takeReply(upTo: length) }
+        let now = clock.now
+        let (reply, end) = try machine.withLock { machine throws(TransportError) in
+            let reply = try machine.takeReply(upTo: length, now: now)
+            return (reply, machine.endTransfer())
+        }
+        wait(until: end)
+        return reply
     }
 
     /// Emulated: a bulk IN transfer of exactly `length` bytes.
     public func bulkIn(length: Int, timeoutMilliseconds: Int) throws(TransportError) -> [UInt8] {
-        try machine.withLock { machine throws(TransportError) in try machine.bulkIn(length: length) }
+        let now = clock.now
+        let (reply, end) = try machine.withLock { machine throws(TransportError) in
+            let reply = try machine.bulkIn(length: length, now: now)
+            return (reply, machine.endTransfer())
+        }
+        wait(until: end)
+        return reply
     }
 }
 
@@ -125,18 +200,63 @@ struct Machine: Sendable {
     var sendable: [UInt8] = []
     var transfers = 0
     var unplugged = false
+    /// A chip the operator puts in at a time on the debugger's clock (`insertChip`).
+    var scheduledChip: (chip: EmulatedCC2541?, at: Duration)?
+
+    // Device time (see `DeviceTiming`).
+    var timing: DeviceTiming?
+    var waitsForDevice = true
+    var busyUntil: Duration?
+    var accounted = Duration.zero
+    /// The running transfer's start and its time so far; nil when untimed or between transfers.
+    var transferStart: Duration?
+    var cursor: Duration?
 
     init(chip: EmulatedCC2541?) { self.chip = chip }
 
-    mutating func beginTransfer() throws(TransportError) {
+    /// Counts the transfer and applies the faults; then starts its device time at `now` (or when
+    /// the previous transfer is done), `usbBytes` of data crossing USB first.
+    mutating func beginTransfer(now: Duration, usbBytes: Int) throws(TransportError) {
         transfers += 1
         if let limit = faults.unplugAfterTransfers, transfers > limit { unplugged = true }
         if unplugged { throw .noDevice }
         if faults.timeoutAtTransfer == transfers { throw .timeout }
+        let start = max(now, busyUntil ?? now)
+        if chip == nil, let scheduled = scheduledChip, start >= scheduled.at {
+            chip = scheduled.chip
+            scheduledChip = nil
+        }
+        guard let timing else { return }
+        transferStart = start
+        cursor = start + timing.usbTime(bytes: usbBytes)
     }
 
-    mutating func controlIn(request: UInt8, length: Int) throws(TransportError) -> [UInt8] {
-        try beginTransfer()
+    /// Ends the running transfer's device time; returns when the host may go on, if it waits.
+    mutating func endTransfer() -> Duration? {
+        guard let start = transferStart, let end = cursor else { return nil }
+        transferStart = nil
+        cursor = nil
+        busyUntil = end
+        accounted += end - start
+        return waitsForDevice ? end : nil
+    }
+
+    /// A transfer that did not happen after all (a bulk IN the bridge holds back): no time.
+    mutating func cancelTransferTime() {
+        transferStart = nil
+        cursor = nil
+    }
+
+    /// `bytes` bytes on the debug interface; returns the moment after them (nil when untimed).
+    mutating func clockDebugBytes(_ bytes: Int) -> DeviceMoment? {
+        guard let timing, let now = cursor else { return nil }
+        let after = now + timing.debugTime(bytes: bytes)
+        cursor = after
+        return DeviceMoment(now: after, timing: timing)
+    }
+
+    mutating func controlIn(request: UInt8, length: Int, now: Duration) throws(TransportError) -> [UInt8] {
+        try beginTransfer(now: now, usbBytes: length)
         if logging { log.append(("ctrl-in \(String(request, radix: 16))", [])) }
         switch request {
         case Frames.Request.getState:
@@ -159,10 +279,10 @@ struct Machine: Sendable {
     }
 
     /// Returns whether the target was reset to run (the bench's hook then runs).
-    mutating func controlOut(request: UInt8, value: UInt16, index: UInt16, data: [UInt8]) throws(TransportError)
-        -> Bool
+    mutating func controlOut(request: UInt8, value: UInt16, index: UInt16, data: [UInt8], now: Duration)
+        throws(TransportError) -> Bool
     {
-        try beginTransfer()
+        try beginTransfer(now: now, usbBytes: data.count)
         if logging { log.append(("ctrl-out \(String(request, radix: 16)) \(value) \(index)", data)) }
         switch request {
         case Frames.Request.setSpeed, Frames.Request.prepareDebugMode, Frames.Request.setChipInfo:
@@ -177,8 +297,8 @@ struct Machine: Sendable {
         }
     }
 
-    mutating func bulkOut(_ data: [UInt8]) throws(TransportError) {
-        try beginTransfer()
+    mutating func bulkOut(_ data: [UInt8], now: Duration) throws(TransportError) {
+        try beginTransfer(now: now, usbBytes: data.count)
         if logging { log.append(("out", data)) }
         var offset = 0
         while offset < data.count {
@@ -187,23 +307,24 @@ struct Machine: Sendable {
         }
     }
 
-    mutating func takeReply(upTo length: Int) throws(TransportError) -> [UInt8]? {
+    mutating func takeReply(upTo length: Int, now: Duration) throws(TransportError) -> [UInt8]? {
         guard length > 0 else { throw .other("invalid length \(length)") }
-        try beginTransfer()
+        let count = min(length, sendable.count)
+        try beginTransfer(now: now, usbBytes: count)
         guard !sendable.isEmpty else {
-            transfers -= 1  // the URB waits; it is counted when it completes
+            transfers -= 1  // the URB waits; it is counted (and timed) when it completes
+            cancelTransferTime()
             return nil
         }
-        let count = min(length, sendable.count)
         let reply = Array(sendable.prefix(count))
         sendable.removeFirst(count)
         if logging { log.append(("in", reply)) }
         return reply
     }
 
-    mutating func bulkIn(length: Int) throws(TransportError) -> [UInt8] {
+    mutating func bulkIn(length: Int, now: Duration) throws(TransportError) -> [UInt8] {
         guard length > 0 else { throw .other("invalid length \(length)") }
-        try beginTransfer()
+        try beginTransfer(now: now, usbBytes: min(length, sendable.count))
         // Without a target or with nothing flushed, the debugger has nothing to send.
         guard !sendable.isEmpty else { throw .timeout }
         let count = min(length, sendable.count)
@@ -237,6 +358,8 @@ struct Machine: Sendable {
             let countBits = Int(data[offset + 1] & 0x07) << 8 | Int(data[offset + 2])
             let count = countBits == 0 ? 2048 : countBits
             guard data[offset + 1] & 0xF8 == 0x80, offset + 3 + count <= data.count else { return nil }
+            // The command's two bytes and the data go to the chip; its status byte comes back.
+            _ = clockDebugBytes(2 + count + 1)
             if let chip, chip.halted, !chip.debugLocked { chip.burstWrite(data[(offset + 3)..<(offset + 3 + count)]) }
             return 3 + count
         default:
@@ -245,7 +368,12 @@ struct Machine: Sendable {
         guard offset + 2 + parameters <= data.count else { return nil }
         var command = Array(data[(offset + 1)..<(offset + 2 + parameters)])
         for index in 0..<fromSlots { command.append(slots[(slot + index) & 7]) }
-        let reply = chip?.debugCommand(command).first ?? 0
+        // The command acts once its bytes are in; its reply bytes are clocked back after it (two
+        // for GET_PC and GET_CHIP_ID, one for every other command: SWRU191 Table 3-1).
+        let moment = clockDebugBytes(command.count)
+        let replies = chip?.debugCommand(command, at: moment) ?? [0]
+        _ = clockDebugBytes(replies.count)
+        let reply = replies.first ?? 0
         if keep {
             if slot == 7 { queue.append(reply) } else { slots[slot] = reply }
         }

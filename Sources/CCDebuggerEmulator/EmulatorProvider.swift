@@ -8,10 +8,13 @@ public final class EmulatorProvider: DebuggerProvider {
     /// Serial numbers, `EMU0001`…
     public let serials: [String?]
 
-    /// `count` debuggers, each with a blank CC2541 (distinct IEEE addresses).
-    public init(count: Int = 1) {
+    /// `count` debuggers, each with a blank CC2541 (distinct IEEE addresses); with `timing`, their
+    /// transfers take device time on `clock` (see `DeviceTiming`), each debugger on its own.
+    public init(count: Int = 1, timing: DeviceTiming? = nil, clock: any DeviceClock = MonotonicDeviceClock()) {
         debuggers = (0..<count).map { index in
-            EmulatedDebugger(chip: EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x25, UInt8(0x41 + index)]))
+            EmulatedDebugger(
+                chip: EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x25, UInt8(0x41 + index)]), timing: timing,
+                clock: clock)
         }
         serials = (0..<count).map { "EMU\(String(repeating: "0", count: 3 - String($0 + 1).count))\($0 + 1)" }
     }
