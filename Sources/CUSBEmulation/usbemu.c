@@ -1,6 +1,8 @@
 // usbdevfs served to libusb through umockdev's ioctl emulation. The handler runs on umockdev's
-// worker thread; every transfer completes at once except a bulk IN with nothing queued, which waits
-// for the next bulk OUT or is discarded (libusb's timeout). Facts: shared/docs/usb-emulation.md.
+// worker thread; every transfer is served at once except a bulk IN with nothing queued, which waits
+// for the next bulk OUT or is discarded (libusb's timeout). A served URB is reaped once the device
+// is done with it (the `ready` callback: the emulator's device time); libusb polls for it meanwhile.
+// Facts: shared/docs/usb-emulation.md.
 #include "usbemu.h"
 
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <umockdev.h>
 
 #define MAX_DEVICES 16
@@ -21,13 +24,34 @@ static usbemu_callbacks callbacks;
 static usbemu_device_info infos[MAX_DEVICES];
 static UMockdevTestbed *testbed;
 
-/// Per-client (per open file descriptor) state: URBs completed and waiting to be reaped, and bulk
-/// IN URBs waiting for data.
+/// A served URB and when the device is done with it (CLOCK_MONOTONIC nanoseconds).
+typedef struct {
+    UMockdevIoctlData *urb;
+    int64_t ready;
+} done_urb;
+
+/// Per-client (per open file descriptor) state: URBs served and waiting to be reaped (`done_urb`s,
+/// in order), and bulk IN URBs waiting for data.
 typedef struct {
     int device;
     GQueue done;
     GQueue pending;
 } client_state;
+
+static int64_t monotonic_nanoseconds(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+/// Queues a served URB for the reap, ready when the device says (`ask_device` false: at once, as for a
+/// discarded URB, which the device never served).
+static void push_done(client_state *state, UMockdevIoctlData *urb, gboolean ask_device) {
+    done_urb *entry = g_new(done_urb, 1);
+    entry->urb = urb;
+    entry->ready = ask_device && callbacks.ready ? callbacks.ready(callbacks.context, state->device) : 0;
+    g_queue_push_tail(&state->done, entry);
+}
 
 static void log_line(const char *format, ...) __attribute__((format(printf, 1, 2)));
 static void log_line(const char *format, ...) {
@@ -43,7 +67,11 @@ static void log_line(const char *format, ...) {
 static void free_state(gpointer data) {
     client_state *state = data;
     UMockdevIoctlData *urb;
-    while ((urb = g_queue_pop_head(&state->done))) g_object_unref(urb);
+    done_urb *entry;
+    while ((entry = g_queue_pop_head(&state->done))) {
+        g_object_unref(entry->urb);
+        g_free(entry);
+    }
     while ((urb = g_queue_pop_head(&state->pending))) g_object_unref(urb);
     g_free(state);
 }
@@ -141,7 +169,7 @@ static void retry_pending(client_state *state) {
         UMockdevIoctlData *data = g_queue_pop_head(&state->pending);
         struct usbdevfs_urb *urb = (struct usbdevfs_urb *)data->data;
         if (run_urb(state, urb)) {
-            g_queue_push_tail(&state->done, data);
+            push_done(state, data, TRUE);
         } else {
             g_queue_push_tail(&state->pending, data);
         }
@@ -178,7 +206,7 @@ static gboolean handle_ioctl(UMockdevIoctlBase *base, UMockdevIoctlClient *clien
         }
         gboolean bulk_out = urb->type == USBDEVFS_URB_TYPE_BULK && !(urb->endpoint & 0x80);
         if (run_urb(state, urb)) {
-            g_queue_push_tail(&state->done, urb_data);
+            push_done(state, urb_data, TRUE);
         } else {
             g_queue_push_tail(&state->pending, urb_data);
         }
@@ -187,11 +215,14 @@ static gboolean handle_ioctl(UMockdevIoctlBase *base, UMockdevIoctlClient *clien
         return TRUE;
     }
     case USBDEVFS_REAPURBNDELAY: {
-        UMockdevIoctlData *urb_data = g_queue_pop_head(&state->done);
-        if (!urb_data) {
+        done_urb *head = g_queue_peek_head(&state->done);
+        if (!head || head->ready > monotonic_nanoseconds()) {
             umockdev_ioctl_client_complete(client, -1, EAGAIN);
             return TRUE;
         }
+        g_queue_pop_head(&state->done);
+        UMockdevIoctlData *urb_data = head->urb;
+        g_free(head);
         UMockdevIoctlData *pointer = umockdev_ioctl_data_resolve(arg, 0, sizeof(void *), &error);
         if (!pointer) {
             g_clear_error(&error);
@@ -214,7 +245,7 @@ static gboolean handle_ioctl(UMockdevIoctlBase *base, UMockdevIoctlClient *clien
                 urb->status = -ENOENT;
                 urb->actual_length = 0;
                 g_queue_delete_link(&state->pending, item);
-                g_queue_push_tail(&state->done, urb_data);
+                push_done(state, urb_data, FALSE);
                 log_line("DISCARD a waiting bulk IN (timeout)");
                 umockdev_ioctl_client_complete(client, 0, 0);
                 return TRUE;

@@ -40,10 +40,19 @@ func freshChip(limit: Int = .max) -> EmulatedCC2541? {
 }
 
 /// Bench mode: after a job resets its chip to run, the chip is taken away and a blank one (with a
-/// new IEEE address) offered, until `chipLimit` chips have been handed out.
-func installBench(on debuggers: [EmulatedDebugger], chipLimit: Int) {
+/// new IEEE address) offered, until `chipLimit` chips have been handed out. With `swapSeconds`,
+/// the new chip is in the socket that long after the old one was released (the operator's hand):
+/// the debugger finds no target until then.
+func installBench(on debuggers: [EmulatedDebugger], chipLimit: Int, swapSeconds: Double = 0) {
     for debugger in debuggers {
-        debugger.onResetToRun = { debugger in debugger.chip = freshChip(limit: chipLimit) }
+        debugger.onResetToRun = { debugger in
+            let next = freshChip(limit: chipLimit)
+            if swapSeconds > 0 {
+                debugger.insertChip(next, after: .seconds(swapSeconds))
+            } else {
+                debugger.chip = next
+            }
+        }
     }
 }
 
@@ -103,5 +112,11 @@ func bridgeCallbacks(logging: Bool) -> usbemu_callbacks {
                 let text = Array(String(cString: line).utf8) + [0x0A]
                 _ = text.withUnsafeBytes { write(log, $0.baseAddress, $0.count) }
             } : nil,
+        ready: { _, device in
+            // The device time the emulator charged (with --timing): the URB is reaped then.
+            guard let end = bridgeDebugger(device).busyUntil else { return 0 }
+            let (seconds, attoseconds) = end.components
+            return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        },
         context: nil)
 }

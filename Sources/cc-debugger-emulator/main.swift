@@ -1,10 +1,7 @@
 // cc-debugger-emulator: runs a command with N emulated CC Debuggers (each with its own CC2541)
 // visible to it as real USB devices through umockdev, so unmodified libusb programs (ccbeacon,
 // cc-tool) drive them. Serves the transfers with the same Swift emulator as the in-process tests.
-//
-//   cc-debugger-emulator [--devices N] [--flash IMAGE] [--ieee FIRST-XX:XX:XX:XX:XX:XX] [--locked]
-//       [--fault unplug-after=N|timeout-at=N|stuck-busy|corrupt=ADDR:MASK|no-target]
-//       [--save-flash FILE] [--save-chips DIR] [--log FILE] [--bench [--chips N]] -- COMMAND ARGS…
+// Every option is in `usage` below (printed by --help).
 import BoardSupport
 import CCDebugger
 import CCDebuggerEmulator
@@ -22,11 +19,45 @@ func fail(_ message: String, status: Int32 = 64) -> Never {
     exit(status)
 }
 
+let usage = """
+    usage: cc-debugger-emulator [OPTIONS] -- COMMAND ARGS…
+
+    Runs COMMAND with emulated CC Debuggers (0451:16A2), each with a CC2541F256, that it sees as
+    USB devices through umockdev. Exits with COMMAND's status.
+
+    Options:
+      --devices N               emulated debuggers, 1…16 (1)
+      --chip cc2541f256         the emulated chip (the only one)
+      --flash IMAGE             flash every chip with IMAGE (.hex, or .bin at 0) before the start
+      --ieee XX:XX:XX:XX:XX:XX  the first chip's IEEE address; each further chip gets the next
+      --locked                  the chips' debug interface is locked
+      --fault F                 unplug-after=N | timeout-at=N (transfers) | stuck-busy |
+                                corrupt=ADDR:MASK (hex: bits stuck at 0) | no-target; repeatable
+      --save-flash FILE         write each chip's flash at the end (FILE.N with several debuggers;
+                                .hex or binary)
+      --save-chips DIR          leave each chip's flash in DIR/XX-XX-XX-XX-XX-XX.bin (its IEEE
+                                address) when it is taken off or the command ends
+      --log FILE                log every transfer
+      --timing hardware|none    device time: hardware = every transfer takes what a real debugger
+                                and CC2541 take (USB frames, debug-clock bytes, flash erase and
+                                write times; see DeviceTiming); none = at once (the default)
+      --bench                   after each reset to run, a fresh blank chip with a new IEEE address
+        --chips N               …until N chips have been handed out
+        --swap-seconds S        …put in S seconds after the previous chip was released (the
+                                operator's hand; the socket is empty meanwhile)
+      -h, --help                this text
+
+    """
+
 // MARK: - Options
 
 var arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.prefix(while: { $0 != "--" }).contains(where: { $0 == "-h" || $0 == "--help" }) {
+    print(usage, terminator: "")
+    exit(0)
+}
 guard let separator = arguments.firstIndex(of: "--"), separator + 1 < arguments.count else {
-    fail("usage: cc-debugger-emulator [OPTIONS] -- COMMAND ARGS…")
+    fail("usage: cc-debugger-emulator [OPTIONS] -- COMMAND ARGS… (--help lists the options)")
 }
 let command = Array(arguments[(separator + 1)...])
 arguments = Array(arguments[..<separator])
@@ -40,6 +71,8 @@ var saveChips: String?
 var logPath: String?
 var bench = false
 var chipLimit = Int.max
+var swapSeconds: Double?
+var timingName = "none"
 var index = 0
 @MainActor func value() -> String {
     index += 1
@@ -63,12 +96,24 @@ while index < arguments.count {
     case "--save-chips": saveChips = value()
     case "--log": logPath = value()
     case "--bench": bench = true
+    case "--swap-seconds": swapSeconds = Double(value()) ?? -1
+    case "--timing": timingName = value()
     case "--chips": chipLimit = Int(value()) ?? 0
     default: fail("unknown option \(arguments[index])")
     }
     index += 1
 }
 guard (1...16).contains(deviceCount) else { fail("--devices must be 1…16") }
+let timing: DeviceTiming?
+switch timingName {
+case "hardware": timing = .hardware
+case "none": timing = nil
+default: fail("--timing takes hardware or none, not '\(timingName)'")
+}
+if let swapSeconds {
+    guard bench else { fail("--swap-seconds is for --bench") }
+    guard swapSeconds >= 0, swapSeconds.isFinite else { fail("--swap-seconds takes seconds, 0 or more") }
+}
 
 // MARK: - Emulators
 
@@ -90,7 +135,11 @@ let debuggers: [EmulatedDebugger] = (0..<deviceCount).map { number in
         }
     }
     if locked { chip.setDebugLockBit() }
-    return EmulatedDebugger(chip: chip)
+    let debugger = EmulatedDebugger(chip: chip, timing: timing)
+    // umockdev's one worker thread serves every device: it must not sleep. The device's time is
+    // kept all the same, and each URB reaped only when the device is done with it (Bridge.swift).
+    debugger.waitsForDevice = false
+    return debugger
 }
 for fault in faults {
     let parts = fault.split(separator: "=", maxSplits: 1).map(String.init)
@@ -117,7 +166,7 @@ for fault in faults {
         }
     }
 }
-if bench { installBench(on: debuggers, chipLimit: chipLimit) }
+if bench { installBench(on: debuggers, chipLimit: chipLimit, swapSeconds: swapSeconds ?? 0) }
 if let saveChips { saveChipsOnSwap(debuggers, in: saveChips) }
 
 // MARK: - USB bridge (see Bridge.swift: it runs on umockdev's worker thread)

@@ -211,6 +211,21 @@ struct ReferenceClientTests {
         #expect(try work.bytes("ours.bin") == flash)
     }
 
+    /// On device time (`--timing hardware`) the chip erase is busy for its 20 ms when cc-tool
+    /// first polls it: cc-tool sleeps and polls again, and still writes and verifies. Each URB is
+    /// reaped only when the emulated device is done with it.
+    @Test func ccToolProgramsTheEmulatorOnDeviceTime() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let (station, flash) = try work.station()
+        let write = try Tools.run(
+            ["--timing", "hardware", "--save-flash", work.path("f.bin")], [Tools.ccTool!, "-e", "-w", station, "-v"],
+            in: work.url)
+        #expect(write.status == 0)
+        #expect(write.output.contains("Verifying flash...") && !write.output.contains("Failed"), "\(write.output)")
+        #expect(try work.bytes("f.bin") == flash)
+    }
+
     @Test func ccToolReadsWhatCCBeaconWrote() throws {
         let work = try Workspace()
         defer { work.remove() }
@@ -376,6 +391,22 @@ struct ProvisioningThroughLibUSBTests {
             ], in: work.url, timeout: 60)
         #expect(again.status == 0)
         #expect(again.output.contains("nothing to burn: all 12 stations of the list are done"), "\(again.output)")
+    }
+
+    /// Two debuggers on device time, each new chip put in 0.2 s after the last one was released:
+    /// the workers see the empty socket, wait, and burn the whole list.
+    @Test func aBenchOnDeviceTimeWithTheOperatorsHand() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let list = try Self.list(work, count: 4)
+        let run = try Tools.ccbeacon(
+            ["provision", list, "--template", "cc2541-ibeacon", "--devices", "all", "--yes", "--wait", "2", "--json"],
+            options: ["--devices", "2", "--timing", "hardware", "--bench", "--chips", "8", "--swap-seconds", "0.2"],
+            in: work.url)
+        #expect(run.status == 0, "\(run.errors)")
+        let (exported, states) = try Self.ledger(work)
+        #expect(Set(exported.compactMap { $0["chip"] as? String }).count == 4, "four different chips")
+        #expect(states.allSatisfy { $0["state"] as? String == "done" })
     }
 
     /// Exit 0 only when the whole list is done: a chip left on the debugger (no new one comes), or

@@ -31,12 +31,17 @@ typedef int (*usbemu_bulk_out_fn)(void *context, int device, const uint8_t *data
 typedef int (*usbemu_bulk_in_fn)(void *context, int device, uint8_t *data, int length);
 /// One line of the transfer log (may be NULL to log nothing).
 typedef void (*usbemu_log_fn)(void *context, const char *line);
+/// When the device is done with the transfer just served, in CLOCK_MONOTONIC nanoseconds (0 or a
+/// time past: at once). Its URB is reaped only then, so a client sees the device's time without the
+/// worker thread, which serves every device, ever sleeping. NULL: every URB is ready at once.
+typedef int64_t (*usbemu_ready_fn)(void *context, int device);
 
 typedef struct {
     usbemu_control_fn control;
     usbemu_bulk_out_fn bulk_out;
     usbemu_bulk_in_fn bulk_in;
     usbemu_log_fn log;
+    usbemu_ready_fn ready;
     void *context;
 } usbemu_callbacks;
 
