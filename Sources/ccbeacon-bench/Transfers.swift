@@ -10,13 +10,7 @@ import IntelHex
 func transferBenchmark(_ path: String) throws {
     let image = try IntelHexFile(text: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))).memory
     // The shipped chip facts; scripts/bench runs this from the checkout.
-    let boards = FileManager.default.currentDirectoryPath + "/boards"
-    let files = try FileManager.default.contentsOfDirectory(atPath: boards).sorted().map {
-        (name: $0, bytes: [UInt8](try Data(contentsOf: URL(fileURLWithPath: boards + "/" + $0))))
-    }
-    guard let chip = try BoardCatalog.load(files: files, directory: boards).chip(named: "CC2541F256") else {
-        throw CocoaError(.fileReadCorruptFile, userInfo: [NSFilePathErrorKey: boards + "/chips.json"])
-    }
+    let chip = try shippedCC2541()
     let debugger = EmulatedDebugger()
     // Flash writes finish before the next burst arrives, as on hardware at the default speed.
     debugger.chip!.busyPolls = 0

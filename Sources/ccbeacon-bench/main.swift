@@ -3,6 +3,10 @@
 // usage: ccbeacon-bench FILE.hex ADDRESS HEXBYTES RUNS OUTDIR
 //        ccbeacon-bench transfers FILE.hex   (USB transfers per KiB through the emulator, see Transfers.swift)
 //        ccbeacon-bench ledger N [URL]       (ledger cost per station, SQLite or PostgreSQL: LedgerBench.swift)
+//        ccbeacon-bench device-time NAME=IMAGE…  (the device-time model's figures for ccbeacon and
+//                                            the reference client, see DeviceTime.swift)
+//        ccbeacon-bench provision-timed DEBUGGERS STATIONS SWAP-SECONDS [run|thread]
+//                                            (provisioning on timed emulators, see TimedProvisioning.swift)
 // Prints one JSON object: medians in milliseconds of read+parse, patch, write (line-preserving
 // text to a file), and of a full re-emit with HexWriter for comparison with rewrite-based tools.
 import Foundation
@@ -24,6 +28,27 @@ let arguments = CommandLine.arguments
 if (3...4).contains(arguments.count), arguments[1] == "ledger", let count = Int(arguments[2]) {
     do {
         try ledgerBenchmark(count, url: arguments.count == 4 ? arguments[3] : nil)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("ccbeacon-bench: \(error)\n".utf8))
+        exit(1)
+    }
+}
+if arguments.count >= 3, arguments[1] == "device-time" {
+    do {
+        try deviceTimeBenchmark(Array(arguments.dropFirst(2)))
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("ccbeacon-bench: \(error)\n".utf8))
+        exit(1)
+    }
+}
+if (5...6).contains(arguments.count), arguments[1] == "provision-timed", let debuggers = Int(arguments[2]),
+    let stations = Int(arguments[3]), let swap = Double(arguments[4]),
+    let mode = WorkerMode(rawValue: arguments.count == 6 ? arguments[5] : "run")
+{
+    do {
+        try timedProvisioningBenchmark(debuggers: debuggers, stations: stations, swapSeconds: swap, mode: mode)
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("ccbeacon-bench: \(error)\n".utf8))
