@@ -226,9 +226,9 @@ struct Machine: Sendable {
             chip = scheduled.chip
             scheduledChip = nil
         }
-        guard let timing else { return }
-        transferStart = start
-        cursor = start + timing.usbTime(bytes: usbBytes)
+        // A transfer that failed half-way left its time unaccounted: it is dropped here.
+        transferStart = timing.map { _ in start }
+        cursor = timing.map { start + $0.usbTime(bytes: usbBytes) }
     }
 
     /// Ends the running transfer's device time; returns when the host may go on, if it waits.
