@@ -278,10 +278,36 @@ public final class ProvisioningRun: Sendable {
             }
             outsideList.withLock { $0 = Set(all).subtracting(listed) }
         }
-        DispatchQueue.concurrentPerform(iterations: debuggers.count) { index in
-            work(debuggers[index])
-        }
+        // A thread per debugger: each spends most of its time waiting on the device or for a chip,
+        // so they must all run at once. (`concurrentPerform` runs as many at a time as there are
+        // cores: on two cores, debuggers 3–8 began only after the first two had stopped.)
+        let threads = debuggers.map { debugger in Self.startThread { self.work(debugger) } }
+        for case let thread? in threads { pthread_join(thread, nil) }
         return summary.withLock { $0 }
+    }
+
+    /// A thread of its own running `body`, to join with `pthread_join`; `nil` when no thread could
+    /// be made and `body` ran on the caller's thread instead.
+    static func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t? {
+        final class Body: Sendable {
+            let run: @Sendable () -> Void
+            init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+        }
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(Body(body)).toOpaque()
+        let started = pthread_create(
+            &thread, nil,
+            { context in
+                let body = Unmanaged<Body>.fromOpaque(context!).takeRetainedValue()
+                body.run()
+                return nil
+            }, context)
+        // Out of threads: the work runs here, on the caller's thread, one debugger after another.
+        guard started == 0 else {
+            Unmanaged<Body>.fromOpaque(context).takeRetainedValue().run()
+            return nil
+        }
+        return thread
     }
 
     func note(_ update: (inout ProvisionSummary) -> Void) { summary.withLock { update(&$0) } }

@@ -274,6 +274,29 @@ struct ProvisioningRunTests {
         #expect(summary.verified.count >= 30, "most stations make it despite the faults (\(summary.verified.count))")
     }
 
+    /// Every debugger works at once, however few cores the machine has: eight debuggers with a
+    /// chip each and eight stations — each debugger burns its chip at once, and none waits out
+    /// its --wait for a chip while another debugger has not started (with the workers limited to
+    /// the cores, debuggers 3–8 began only after 1 and 2 gave up waiting).
+    @Test func everyDebuggerWorksAtOnce() throws {
+        let stations = (0..<8).map { Station(name: "station-\($0)", identity: identity($0)) }
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register(stations)
+        let debuggers = (0..<8).map { index in
+            EmulatedDebugger(chip: EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x88, UInt8(index)]))
+        }
+        for debugger in debuggers { debugger.onResetToRun = { $0.chip = nil } }  // one chip each
+        let run = ProvisioningRun(template: Self.template, ledger: ledger, options: Self.benchOptions(wait: 60)) {
+            _ in
+        }
+        let summary = run.run(
+            debuggers.enumerated().map { index, debugger in
+                ProvisioningDebugger(name: "emu-\(index)") { () throws(DebuggerError) in debugger }
+            })
+        #expect(summary.verified.count == 8)
+        #expect(Set(summary.stopped.values) == ["no pending stations left"], "\(summary.stopped)")
+    }
+
     /// A chip whose payload bytes carry stuck bits that leave the CRC unchanged is not verified:
     /// the identity bytes are read back byte for byte; the station goes to the next chip, and the
     /// ledger records what was read back.
