@@ -36,7 +36,12 @@ final class PostgresConnection: @unchecked Sendable {
 
     /// Connects to `url` (a libpq URL or key=value string; the password from the URL, PGPASSWORD
     /// or ~/.pgpass). Failures name the server, never the password.
-    init(url: String, applicationName: String = "ccbeacon") throws(LedgerError) {
+    /// The schemas every session of this connection resolves names in, set on each new
+    /// connection after the URL's own settings (which cannot redirect it).
+    let searchPath: String?
+
+    init(url: String, applicationName: String = "ccbeacon", searchPath: String? = nil) throws(LedgerError) {
+        self.searchPath = searchPath
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
         pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
@@ -88,6 +93,18 @@ final class PostgresConnection: @unchecked Sendable {
         }
         // The server's notices (NOTICE, WARNING) are not printed on standard error.
         PQsetNoticeProcessor(made, { _, _ in }, nil)
+        if let searchPath {
+            let result = searchPath.withCString { path in
+                PQexecParams(
+                    made, "SELECT pg_catalog.set_config('search_path', $1, false)", 1, nil, [path], nil, nil, 0)
+            }
+            defer { PQclear(result) }
+            guard PQresultStatus(result) == PGRES_TUPLES_OK else {
+                let failure = Self.error(result, connection: made, operation: operation)
+                PQfinish(made)
+                throw failure
+            }
+        }
         return made
     }
 
@@ -252,8 +269,10 @@ final class PostgresConnection: @unchecked Sendable {
             ?? text(PQerrorMessage(connection)).trimmingCharacters(in: ["\n"])
         let constraint = field(Int32(UInt8(ascii: "n"))) ?? ""
         var error: LedgerError
-        // A connection the server closed or the network broke: libpq gives no SQLSTATE then.
-        let lost = PQstatus(connection) == CONNECTION_BAD
+        // A connection the server closed or the network broke: libpq gives no SQLSTATE then (the
+        // server gives one with every error it sends), and the status may still say OK — after a
+        // crash or an immediate shutdown, say.
+        let lost = PQstatus(connection) == CONNECTION_BAD || state.isEmpty
         if lost, !state.hasPrefix("57P") {
             error = LedgerError(operation: operation, message: message, kind: .database)
             error.code = connectionFailure

@@ -20,6 +20,9 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
     /// The bench this process is.
     public let bench: String
 
+    /// The schema that holds the ledger in its database, whoever connects.
+    public static let schemaName = "ccbeacon"
+
     /// The schema version this ccbeacon writes (`ledger_meta.schema_version`); a newer one is
     /// refused.
     public static let schemaVersion = 2
@@ -36,7 +39,12 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
         url: String, bench: String, creating: Bool = true, serverWait: Double = 60, exclusive: Bool = false
     ) throws(LedgerError) {
         // A bench's sessions are told apart in pg_stat_activity by its name.
-        connection = try PostgresConnection(url: url, applicationName: bench.isEmpty ? "ccbeacon" : "ccbeacon " + bench)
+        // Every session resolves the ledger's names in its own schema, whatever the role's or the
+        // URL's search path says (a per-user or temporary schema would make several pools of
+        // one database).
+        connection = try PostgresConnection(
+            url: url, applicationName: bench.isEmpty ? "ccbeacon" : "ccbeacon " + bench,
+            searchPath: "\(Self.schemaName), pg_temp")
         connection.serverWait = serverWait
         self.bench = bench
         try connection.transaction("opening the ledger on \(connection.name)") { () throws(LedgerError) in
@@ -44,7 +52,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
             // this database at once.
             try connection.execute("SELECT pg_advisory_xact_lock(1128481356)", [], "locking the schema")
             let tables = try connection.execute(
-                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename", [],
+                "SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename", [.text(Self.schemaName)],
                 "reading the schema"
             ).compactMap { $0.first ?? nil }
             if tables.isEmpty {
@@ -52,9 +60,11 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                     throw LedgerError(
                         operation: "opening \(connection.name)",
                         message:
-                            "the database holds no ccbeacon ledger (no tables in its schema); a reader creates none",
+                            "the database holds no ccbeacon ledger (no tables in its schema \(Self.schemaName)); a reader creates none",
                         kind: .refused(.notALedger(tables: [])))
                 }
+                try connection.execute(
+                    "CREATE SCHEMA IF NOT EXISTS \(Self.schemaName)", [], "creating the ledger's schema")
                 for statement in Self.schema { try connection.execute(statement, [], "creating the ledger") }
                 try connection.execute(
                     "INSERT INTO ledger_meta(key, value) VALUES ('application', 'ccbeacon ledger'), ('schema_version', $1)",
@@ -65,7 +75,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                 throw LedgerError(
                     operation: "opening \(connection.name)",
                     message:
-                        "the database holds other tables (\(tables.prefix(5).joined(separator: ", "))), not a ccbeacon ledger; give an empty database",
+                        "its schema \(Self.schemaName) holds other tables (\(tables.prefix(5).joined(separator: ", "))), not a ccbeacon ledger; give a database without that schema",
                     kind: .refused(.notALedger(tables: tables)))
             }
             let meta = try connection.execute("SELECT key, value FROM ledger_meta", [], "reading the schema")
@@ -82,6 +92,18 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                     message:
                         "it is a ccbeacon ledger of schema version \(version); this ccbeacon knows versions up to \(Self.schemaVersion)",
                     kind: .refused(.newerSchema(version: version)))
+            }
+            // A bench writes only to a ledger whose rules are all there and unchanged: with an
+            // index dropped or a trigger added, the server would no longer keep the promises.
+            if creating {
+                let gaps = try schemaGaps()
+                guard gaps.isEmpty else {
+                    throw LedgerError(
+                        operation: "opening \(connection.name)",
+                        message:
+                            "its schema is not the one ccbeacon makes: \(gaps.prefix(3).joined(separator: "; "))\(gaps.count > 3 ? "; …" : ""); nothing was written to it",
+                        kind: .refused(.damaged(report: gaps)))
+                }
             }
         }
         if exclusive {

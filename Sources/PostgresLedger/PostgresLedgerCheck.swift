@@ -115,7 +115,7 @@ extension PostgresLedger {
             for item in expected.sorted() where !present.contains(item) { gaps.append("missing or changed: \(item)") }
             for item in present.sorted() where !expected.contains(item) { gaps.append("not ccbeacon's: \(item)") }
             let invalid = try connection.execute(
-                "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relnamespace = current_schema()::regnamespace AND NOT (i.indisvalid AND i.indisready)",
+                "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relnamespace = '\(Self.schemaName)'::regnamespace AND NOT (i.indisvalid AND i.indisready)",
                 [], "checking the indexes")
             gaps += invalid.map { "index \($0[0] ?? "?") is not valid (a failed CREATE INDEX CONCURRENTLY?)" }
             return gaps
@@ -127,7 +127,7 @@ extension PostgresLedger {
     /// schema's name.
     func schemaShape(temporary: Bool) throws(LedgerError) -> Set<String> {
         let tables = "ARRAY['ledger_meta', 'stations', 'attempts', 'calibrations']"
-        let schema = temporary ? "pg_my_temp_schema()" : "current_schema()::regnamespace"
+        let schema = temporary ? "pg_my_temp_schema()" : "'\(Self.schemaName)'::regnamespace"
         let columns = try connection.execute(
             "SELECT c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = \(schema) AND c.relname = ANY(\(tables)) AND a.attnum > 0 AND NOT a.attisdropped",
             [], "reading the columns")
@@ -137,7 +137,30 @@ extension PostgresLedger {
         let constraints = try connection.execute(
             "SELECT 'constraint ' || t.relname || '.' || k.conname || ': ' || regexp_replace(pg_get_constraintdef(k.oid), 'REFERENCES [^ ]*\\.', 'REFERENCES ') FROM pg_constraint k JOIN pg_class t ON t.oid = k.conrelid WHERE t.relnamespace = \(schema) AND t.relname = ANY(\(tables))",
             [], "reading the constraints")
-        return Set((columns + indexes + constraints).compactMap { $0.first ?? nil })
+        // What else changes what a table does or keeps: triggers (and disabled internal ones, such
+        // as a foreign key's), rules, row security, persistence, defaults, inheritance.
+        let ours = "c.relnamespace = \(schema) AND c.relname = ANY(\(tables))"
+        let behaviour = try connection.execute(
+            """
+            SELECT 'trigger ' || c.relname || '.' || t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+                WHERE \(ours) AND NOT t.tgisinternal
+            UNION ALL SELECT 'disabled internal trigger on ' || c.relname FROM pg_trigger t
+                JOIN pg_class c ON c.oid = t.tgrelid WHERE \(ours) AND t.tgisinternal AND t.tgenabled = 'D'
+            UNION ALL SELECT 'rule ' || c.relname || '.' || r.rulename FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class
+                WHERE \(ours)
+            UNION ALL SELECT 'policy ' || c.relname || '.' || p.polname FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid
+                WHERE \(ours)
+            UNION ALL SELECT 'table ' || c.relname || ': ' || CASE c.relpersistence WHEN 'u' THEN 'unlogged' ELSE 'logged' END
+                || CASE WHEN c.relrowsecurity OR c.relforcerowsecurity THEN ', row security' ELSE '' END
+                || ', kind ' || c.relkind::text FROM pg_class c WHERE \(ours)
+            UNION ALL SELECT 'default ' || c.relname || '.' || a.attname || ': '
+                || regexp_replace(pg_get_expr(d.adbin, d.adrelid), '[a-z_][a-z_0-9]*\\.', '', 'g')
+                FROM pg_attrdef d JOIN pg_class c ON c.oid = d.adrelid
+                JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE \(ours)
+            UNION ALL SELECT 'inherited by ' || c.relname || ': ' || child.relname FROM pg_inherits i
+                JOIN pg_class c ON c.oid = i.inhparent JOIN pg_class child ON child.oid = i.inhrelid WHERE \(ours)
+            """, [], "reading the tables' rules")
+        return Set((columns + indexes + constraints + behaviour).compactMap { $0.first ?? nil })
     }
 }
 

@@ -219,17 +219,78 @@ struct SharedLedgerTests {
         let ledger = try PostgresLedger(url: url, bench: "bench-a")
         try Self.richHistory(ledger)
         #expect(ledger.check().isEmpty, "\(ledger.check())")
-        try PostgresTestServer.psql(url, "DROP INDEX one_verified_per_chip")
+        try PostgresTestServer.psql(url, "DROP INDEX ccbeacon.one_verified_per_chip")
         try PostgresTestServer.psql(
             url,
-            "UPDATE attempts SET outcome = 'verified', finished_at = 'x', chip = '00:12:4B:00:00:01' WHERE outcome = 'in-progress'"
+            "UPDATE ccbeacon.attempts SET outcome = 'verified', finished_at = 'x', chip = '00:12:4B:00:00:01' WHERE outcome = 'in-progress'"
         )
-        try PostgresTestServer.psql(url, "ALTER TABLE attempts DROP CONSTRAINT attempts_chip_check")
-        try PostgresTestServer.psql(url, "UPDATE attempts SET chip = 'FF:FF:FF:FF:FF:FF' WHERE outcome = 'interrupted'")
+        try PostgresTestServer.psql(url, "ALTER TABLE ccbeacon.attempts DROP CONSTRAINT attempts_chip_check")
+        try PostgresTestServer.psql(
+            url, "UPDATE ccbeacon.attempts SET chip = 'FF:FF:FF:FF:FF:FF' WHERE outcome = 'interrupted'")
         let problems = ledger.check()
         let checks = Set(problems.map(\.check))
         #expect(checks == [.schema, .oneVerifiedPerChip, .invalidChipID], "\(problems)")
         #expect(problems.contains { $0.detail.contains("one_verified_per_chip") })
         #expect(problems.contains { $0.detail.contains("attempts_chip_check") })
+    }
+
+    /// Whatever else changes what the tables do is found by the check, and a bench refuses to
+    /// write to such a ledger: a trigger, a rule, an unlogged table (a crash would empty it),
+    /// row security, another default, a table inheriting one of the ledger's, a foreign key's
+    /// triggers disabled.
+    @Test(
+        .enabled(if: onServer),
+        arguments: [
+            "CREATE FUNCTION ccbeacon.f() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$; CREATE TRIGGER t BEFORE UPDATE ON ccbeacon.attempts FOR EACH ROW EXECUTE FUNCTION ccbeacon.f()",
+            "CREATE RULE r AS ON DELETE TO ccbeacon.attempts DO INSTEAD NOTHING",
+            "ALTER TABLE ccbeacon.calibrations SET UNLOGGED",
+            "ALTER TABLE ccbeacon.attempts ENABLE ROW LEVEL SECURITY",
+            "ALTER TABLE ccbeacon.attempts ALTER COLUMN outcome SET DEFAULT 'verified'",
+            "CREATE TABLE public.more (x int) INHERITS (ccbeacon.stations)",
+            "ALTER TABLE ccbeacon.attempts DISABLE TRIGGER ALL",
+        ])
+    func aChangedRuleIsFoundAndRefused(change: String) throws {
+        let url = try PostgresTestServer.freshDatabase()
+        try Self.richHistory(PostgresLedger(url: url, bench: "bench-a"))
+        try PostgresTestServer.psql(url, change)
+        let problems = try PostgresLedger(url: url, bench: "", creating: false).check()
+        #expect(problems.contains { $0.check == .schema }, "\(change): \(problems)")
+        do {
+            _ = try PostgresLedger(url: url, bench: "bench-a")
+            Issue.record("a bench writes to a ledger changed by \(change)")
+        } catch {
+            guard case .refused(.damaged) = error.kind else {
+                Issue.record("\(change): \(error)")
+                return
+            }
+        }
+    }
+
+    /// The ledger lives in its own schema whatever search path a session brings: a session
+    /// pointed at its temporary schema (or a per-user one) still writes to the one pool.
+    @Test(.enabled(if: onServer)) func aSearchPathCannotMakeASecondPool() throws {
+        let url = try PostgresTestServer.freshDatabase()
+        do {
+            let redirected = try PostgresLedger(url: url + "&options=-csearch_path%3Dpg_temp", bench: "bench-a")
+            try redirected.register(Self.stations)
+            let (_, attempt) = try Self.claim(redirected, chip: Self.chips[0])
+            try redirected.finish(attempt.id, outcome: .verified, reason: nil)
+        }
+        let plain = try PostgresLedger(url: url, bench: "bench-b")
+        #expect(try plain.verifiedStation(forChip: Self.chips[0]) == "s1", "the same pool, after the session ended")
+    }
+
+    /// A crash or an immediate shutdown of the server (libpq then reports no SQLSTATE and may
+    /// still call the connection OK) is a lost connection: waited for, not a failure.
+    @Test(.enabled(if: onServer && PrivatePostgres.available)) func aCrashedServerIsWaitedFor() throws {
+        let server = try PrivatePostgres()
+        let url = try server.createDatabase("pool")
+        let ledger = try PostgresLedger(url: url, bench: "bench-a", serverWait: 30, exclusive: true)
+        try ledger.register(Self.stations)
+        let (_, attempt) = try Self.claim(ledger, chip: Self.chips[0])
+        try server.stop(mode: "immediate")
+        try server.start()
+        try ledger.finish(attempt.id, outcome: .verified, reason: nil)
+        #expect(try ledger.verifiedStation(forChip: Self.chips[0]) == "s1")
     }
 }

@@ -146,8 +146,11 @@ public final class PrivatePostgres: @unchecked Sendable {
             ])
     }
 
-    /// Stops the server: `fast` ends every session (their transactions rolled back).
-    public func stop() throws { try run("pg_ctl", ["-D", folder + "/data", "-m", "fast", "-w", "stop"]) }
+    /// Stops the server: `fast` ends every session (their transactions rolled back);
+    /// `immediate` is a crash (the server recovers from its log when started again).
+    public func stop(mode: String = "fast") throws {
+        try run("pg_ctl", ["-D", folder + "/data", "-m", mode, "-w", "stop"])
+    }
 
     /// Stops and starts the server.
     public func restart() throws {
