@@ -103,7 +103,7 @@ func serverHint(_ problem: LedgerFileProblem) -> String {
             "give this bench its own name with --bench NAME (the host name is the default), or stop the other run of '\(bench)' first"
     default:
         return
-            "give --ledger the URL of an empty database (ccbeacon creates its ledger there) or of a database that holds a ccbeacon ledger"
+            "give the URL of a database that holds a ccbeacon ledger, or of one without a schema 'ccbeacon' (provision creates its ledger there)"
     }
 }
 
@@ -274,8 +274,17 @@ enum ProvisionCommand {
         let listed = Set(stations.map(\.name))
         options.stations = listed
         let path = ledgerPath(try command.value(ledger), listPath: listPath)
-        let benchName: String
-        if let given = try command.value(bench) { benchName = given } else { benchName = try Values.hostBenchName() }
+        // The host name names the bench unless --bench does; a host name that cannot name one is
+        // an error only where a bench must be named (a shared ledger), a file ledger records none.
+        let benchName: String?
+        if let given = try command.value(bench) {
+            benchName = given
+        } else {
+            do { benchName = try Values.hostBenchName() } catch {
+                guard !PostgresURL.isURL(path) else { throw error }
+                benchName = nil
+            }
+        }
         let opened = try openForRun(
             path, listPath: listPath, bench: benchName, serverWait: try command.value(serverWait), console: console)
         defer { opened.lock.release() }
@@ -335,8 +344,15 @@ enum ProvisionCommand {
         }
         let stillToBurnAgain =
             options.reprovision ? calibratedSinceBurned() : []
+        let after = try progress(ledger, listed, path: shown)
+        // On a shared ledger the list's other attempts in progress are other benches' burns.
+        let elsewhere =
+            ledger is JournalingLedger
+            ? ((try? ledger.attempts()) ?? []).filter {
+                $0.outcome == .inProgress && listed.contains($0.station) && $0.bench != benchName
+            }.count : 0
         try report(
-            summary, progress: try progress(ledger, listed, path: shown), burnAgain: stillToBurnAgain, path: shown,
+            summary, progress: after, burnAgain: stillToBurnAgain, burningElsewhere: elsewhere, path: shown,
             json: command.isSet(json), console: console)
     }
 
@@ -345,7 +361,7 @@ enum ProvisionCommand {
     /// bench's journal here, and the bench's advisory lock on the server — with the outcomes a
     /// previous run journaled recorded first.
     static func openForRun(
-        _ path: String, listPath: String, bench: String, serverWait: Double?, console: Console
+        _ path: String, listPath: String, bench given: String?, serverWait: Double?, console: Console
     ) throws(CommandFailure) -> (ledger: any ProvisioningLedger & Sendable, lock: FolderLock) {
         guard PostgresURL.isURL(path) else {
             if serverWait != nil {
@@ -354,8 +370,9 @@ enum ProvisionCommand {
             // The ledger is opened by the very path that was locked: resolved again, a symbolic
             // link retargeted in between would lead to a ledger another run holds.
             let (lock, lockedPath) = try lockForOneRun(path)
-            return (try openLedger(lockedPath, bench: bench), lock)
+            return (try openLedger(lockedPath, bench: given), lock)
         }
+        guard let bench = given else { throw .usage("a shared ledger needs this bench's name: give --bench NAME") }
         let shown = PostgresURL.shown(path)
         let journal = OutcomeJournal(path: OutcomeJournal.journalPath(bench: bench, listPath: listPath))
         let lock: FolderLock
@@ -384,29 +401,7 @@ enum ProvisionCommand {
                 .failure, error.description,
                 hint: "check the URL, that the server runs and that this user may connect; nothing was burned")
         }
-        let ledger = JournalingLedger(server, journal: journal)
-        do {
-            let replay = try ledger.replay()
-            for entry in replay.recorded {
-                console.diagnostics(
-                    "recorded from the journal: '\(entry.station)' on chip \(entry.chip): \(entry.outcome.rawValue)\n")
-            }
-            if !replay.alreadyRecorded.isEmpty {
-                console.diagnostics(
-                    "journal: \(replay.alreadyRecorded.count) outcome(s) were already on the server; journal removed\n")
-            }
-        } catch {
-            lock.release()
-            if error.isConnectionLost {
-                throw CommandFailure(
-                    .failure, error.description,
-                    hint:
-                        "the journal \(journal.path) holds outcomes burned while the server was away; run again when the server answers — nothing is burned before they are recorded"
-                )
-            }
-            throw CommandFailure(.failure, error.description, hint: "the journal is kept as it was; nothing was burned")
-        }
-        return (ledger, lock)
+        return (JournalingLedger(server, journal: journal, ledgerID: server.ledgerID, bench: bench), lock)
     }
 
     /// The run stopped because the server stayed away: what it burned, and where the outcomes it
@@ -483,6 +478,15 @@ enum ProvisionCommand {
     ) throws(CommandFailure) {
         do {
             try ledger.register(stations)
+        } catch {
+            if case .refused = error.kind { throw ledgerFailure(error, path: path) }
+            if error.isConnectionLost { throw ledgerFailure(error, path: path) }
+            throw CommandFailure(.failure, error.description, hint: "the ledger refused the list; see the message")
+        }
+        // What a bench burned while its server was away is recorded first — once the list is
+        // known to be the pool's, and before its attempts left in progress count as interrupted.
+        if let journaling = ledger as? JournalingLedger { try replay(journaling, path: path, console: console) }
+        do {
             for interrupted in try ledger.recoverInterrupted() {
                 console.diagnostics(
                     "interrupted earlier: station '\(interrupted.station)' on chip \(interrupted.chip) (\(interrupted.debugger)); it is held until that chip is attached again\n"
@@ -497,6 +501,30 @@ enum ProvisionCommand {
             if case .refused = error.kind { throw ledgerFailure(error, path: path) }
             if error.isConnectionLost { throw ledgerFailure(error, path: path) }
             throw CommandFailure(.failure, error.description, hint: "the ledger refused the list; see the message")
+        }
+    }
+
+    /// Records a bench's journal on its ledger and says so.
+    static func replay(_ ledger: JournalingLedger, path: String, console: Console) throws(CommandFailure) {
+        do {
+            let replay = try ledger.replay()
+            for entry in replay.recorded {
+                console.diagnostics(
+                    "recorded from the journal: '\(entry.station)' on chip \(entry.chip): \(entry.outcome.rawValue)\n")
+            }
+            if !replay.alreadyRecorded.isEmpty {
+                console.diagnostics(
+                    "journal: \(replay.alreadyRecorded.count) outcome(s) were already on the server; journal removed\n")
+            }
+        } catch {
+            if error.isConnectionLost {
+                throw CommandFailure(
+                    .failure, error.description,
+                    hint:
+                        "the journal \(ledger.journal.path) holds outcomes burned while the server was away; run again when the server answers — nothing is burned before they are recorded"
+                )
+            }
+            throw CommandFailure(.failure, error.description, hint: "the journal is kept as it was; nothing was burned")
         }
     }
 
@@ -579,11 +607,14 @@ enum ProvisionCommand {
     }
 
     /// The summary (text or `--json`), and exit 3 when stations of the list are left.
+    ///
+    /// `burningElsewhere`: of the list's attempts in progress, those other benches are burning
+    /// now (on a shared ledger); the rest are this run's, whose outcome could not be recorded.
     static func report(
-        _ summary: ProvisionSummary, progress: ListProgress, burnAgain: [String] = [], path: String, json: Bool,
-        console: Console
+        _ summary: ProvisionSummary, progress: ListProgress, burnAgain: [String] = [], burningElsewhere: Int = 0,
+        path: String, json: Bool, console: Console
     ) throws(CommandFailure) {
-        let unrecorded = progress.inProgress
+        let unrecorded = progress.inProgress - burningElsewhere
         let why = Self.stopReason(summary, signal: stopSignals.signal)
         if json {
             console.output(
@@ -592,7 +623,7 @@ enum ProvisionCommand {
                     ("failed", .object(summary.failed.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
                     ("refusedChips", .array(summary.refused.map { .string($0) })),
                     ("listDone", .integer(progress.done)), ("listPending", .integer(progress.pending)),
-                    ("listBurningElsewhere", .integer(unrecorded)),
+                    ("listBurningElsewhere", .integer(burningElsewhere)), ("listUnrecorded", .integer(unrecorded)),
                     ("held", .array(progress.held.map { .string($0) })), ("ledger", .string(path)),
                     ("setAsideChips", .integer(summary.setAside)),
                     ("toBurnAgain", .array(burnAgain.map { .string($0) })), ("stoppedBecause", .string(why)),
@@ -600,7 +631,9 @@ enum ProvisionCommand {
         } else {
             var lines = [
                 "provisioned \(summary.verified.count) station(s) in this run; \(progress.done) of \(progress.states.count) done, \(progress.pending) pending, \(progress.held.count) held"
-                    + Self.unrecorded(unrecorded) + "; ledger \(path)"
+                    + Self.unrecorded(unrecorded)
+                    + (burningElsewhere > 0 ? ", \(burningElsewhere) burning on other benches" : "")
+                    + "; ledger \(path)"
             ]
             for (station, reason) in summary.failed.sorted(by: { $0.key < $1.key }) {
                 lines.append("  failed: \(station): \(reason)")

@@ -19,6 +19,9 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
     let connection: PostgresConnection
     /// The bench this process is.
     public let bench: String
+    /// The ledger's own identity (`ledger_meta.ledger_id`, a random UUID made with it): a bench's
+    /// journal names the ledger it was written for.
+    public let ledgerID: String
 
     /// The schema that holds the ledger in its database, whoever connects.
     public static let schemaName = "ccbeacon"
@@ -42,9 +45,10 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
         // Every session resolves the ledger's names in its own schema, whatever the role's or the
         // URL's search path says (a per-user or temporary schema would make several pools of
         // one database).
-        connection = try PostgresConnection(
+        let connection = try PostgresConnection(
             url: url, applicationName: bench.isEmpty ? "ccbeacon" : "ccbeacon " + bench,
             searchPath: "\(Self.schemaName), pg_temp")
+        self.connection = connection
         connection.serverWait = serverWait
         self.bench = bench
         try connection.transaction("opening the ledger on \(connection.name)") { () throws(LedgerError) in
@@ -67,7 +71,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                     "CREATE SCHEMA IF NOT EXISTS \(Self.schemaName)", [], "creating the ledger's schema")
                 for statement in Self.schema { try connection.execute(statement, [], "creating the ledger") }
                 try connection.execute(
-                    "INSERT INTO ledger_meta(key, value) VALUES ('application', 'ccbeacon ledger'), ('schema_version', $1)",
+                    "INSERT INTO ledger_meta(key, value) VALUES ('application', 'ccbeacon ledger'), ('schema_version', $1), ('ledger_id', gen_random_uuid()::text)",
                     [.text(String(Self.schemaVersion))], "creating the ledger")
                 return
             }
@@ -96,7 +100,10 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
             // A bench writes only to a ledger whose rules are all there and unchanged: with an
             // index dropped or a trigger added, the server would no longer keep the promises.
             if creating {
-                let gaps = try schemaGaps()
+                try connection.execute(
+                    "INSERT INTO ledger_meta(key, value) VALUES ('ledger_id', gen_random_uuid()::text) ON CONFLICT DO NOTHING",
+                    [], "naming the ledger")
+                let gaps = try Self.schemaGaps(on: connection)
                 guard gaps.isEmpty else {
                     throw LedgerError(
                         operation: "opening \(connection.name)",
@@ -106,8 +113,14 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                 }
             }
         }
+        ledgerID =
+            (try connection.transaction("reading the ledger's identity") { () throws(LedgerError) -> String? in
+                try connection.execute(
+                    "SELECT value FROM ledger_meta WHERE key = 'ledger_id'", [], "reading the ledger"
+                )
+                .first?.first ?? nil
+            }) ?? ""
         if exclusive {
-            let connection = connection
             try Self.lockBench(bench, on: connection)
             connection.onReconnect = { [unowned connection] () throws(LedgerError) in
                 try Self.lockBench(bench, on: connection)

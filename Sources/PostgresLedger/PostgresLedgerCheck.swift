@@ -79,7 +79,7 @@ extension PostgresLedger {
     public func check() -> [LedgerProblem] {
         var problems: [LedgerProblem] = []
         do throws(LedgerError) {
-            problems += try schemaGaps().map { LedgerProblem(check: .schema, detail: $0) }
+            problems += try Self.schemaGaps(on: connection).map { LedgerProblem(check: .schema, detail: $0) }
         } catch { problems.append(LedgerProblem(check: .schema, detail: "cannot be checked: \(error.message)")) }
         for invariant in Self.invariants {
             do throws(LedgerError) {
@@ -101,21 +101,21 @@ extension PostgresLedger {
 
     /// What the schema lacks or has changed: each of ccbeacon's tables, indexes (unique, valid)
     /// and constraints compared with the schema as this ccbeacon makes it.
-    func schemaGaps() throws(LedgerError) -> [String] {
+    static func schemaGaps(on connection: PostgresConnection) throws(LedgerError) -> [String] {
         try connection.transaction("checking the schema") { () throws(LedgerError) -> [String] in
-            let present = try schemaShape(temporary: false)
+            let present = try schemaShape(temporary: false, on: connection)
             // The expected shape: the schema made in this session's temporary schema and rolled
             // back (needs only the TEMP privilege every role has by default).
             try connection.execute("SAVEPOINT expected_shape", [], "checking the schema")
             try connection.execute("SET LOCAL search_path = pg_temp", [], "checking the schema")
-            for statement in Self.schema { try connection.execute(statement, [], "checking the schema") }
-            let expected = try schemaShape(temporary: true)
+            for statement in schema { try connection.execute(statement, [], "checking the schema") }
+            let expected = try schemaShape(temporary: true, on: connection)
             try connection.execute("ROLLBACK TO SAVEPOINT expected_shape", [], "checking the schema")
             var gaps: [String] = []
             for item in expected.sorted() where !present.contains(item) { gaps.append("missing or changed: \(item)") }
             for item in present.sorted() where !expected.contains(item) { gaps.append("not ccbeacon's: \(item)") }
             let invalid = try connection.execute(
-                "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relnamespace = '\(Self.schemaName)'::regnamespace AND NOT (i.indisvalid AND i.indisready)",
+                "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relnamespace = '\(schemaName)'::regnamespace AND NOT (i.indisvalid AND i.indisready)",
                 [], "checking the indexes")
             gaps += invalid.map { "index \($0[0] ?? "?") is not valid (a failed CREATE INDEX CONCURRENTLY?)" }
             return gaps
@@ -125,9 +125,9 @@ extension PostgresLedger {
     /// The ledger's schema (or, `temporary`, the session's temporary schema) as lines: each
     /// ccbeacon table's columns, each index's definition and each constraint's, without the
     /// schema's name.
-    func schemaShape(temporary: Bool) throws(LedgerError) -> Set<String> {
+    static func schemaShape(temporary: Bool, on connection: PostgresConnection) throws(LedgerError) -> Set<String> {
         let tables = "ARRAY['ledger_meta', 'stations', 'attempts', 'calibrations']"
-        let schema = temporary ? "pg_my_temp_schema()" : "'\(Self.schemaName)'::regnamespace"
+        let schema = temporary ? "pg_my_temp_schema()" : "'\(schemaName)'::regnamespace"
         let columns = try connection.execute(
             "SELECT c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = \(schema) AND c.relname = ANY(\(tables)) AND a.attnum > 0 AND NOT a.attisdropped",
             [], "reading the columns")

@@ -11,13 +11,20 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
     public let base: any ProvisioningLedger & Sendable
     /// The bench's journal.
     public let journal: OutcomeJournal
+    /// The ledger's identity and the bench, written on every journal line and checked on replay.
+    public let ledgerID: String
+    /// The bench.
+    public let bench: String
     let kept = Mutex<[OutcomeJournal.Entry]>([])
     let started = Mutex<[Int: (station: String, chip: String)]>([:])
 
-    /// `base` with `journal` for the outcomes it cannot take.
-    public init(_ base: any ProvisioningLedger & Sendable, journal: OutcomeJournal) {
+    /// `base` (the ledger `ledgerID`, written by bench `bench`) with `journal` for the outcomes
+    /// it cannot take.
+    public init(_ base: any ProvisioningLedger & Sendable, journal: OutcomeJournal, ledgerID: String, bench: String) {
         self.base = base
         self.journal = journal
+        self.ledgerID = ledgerID
+        self.bench = bench
     }
 
     /// The outcomes this process wrote into the journal.
@@ -33,9 +40,12 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
     }
 
     /// Records every outcome of the journal on the ledger, oldest first, then removes the
-    /// journal. Run before the bench recovers its interrupted attempts: an attempt journaled is
-    /// still in progress on the server. An attempt the ledger settled otherwise meanwhile is a
-    /// conflict a person must look at: the replay stops there, keeping the journal.
+    /// journal. Run once the list is known to be the pool's, before the bench recovers its
+    /// interrupted attempts: an attempt journaled is still in progress on the server. Only a
+    /// journal of this ledger and this bench is replayed, and only onto the attempt it names with
+    /// its station, chip and bench; anything else — another ledger's journal, an attempt the
+    /// ledger settled otherwise meanwhile — is a conflict a person must look at: the replay stops
+    /// there, keeping the journal.
     public func replay() throws(LedgerError) -> Replay {
         var result = Replay()
         let entries = try journal.entries()
@@ -44,7 +54,24 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
             if Files.exists(journal.path) { try journal.remove() }
             return result
         }
+        let attempts = try base.attempts()
         for entry in entries {
+            let recorded = attempts.first { $0.id == entry.attempt }
+            guard entry.ledger == ledgerID, entry.bench == bench, let recorded, recorded.station == entry.station,
+                recorded.chip == entry.chip, recorded.bench == entry.bench
+            else {
+                throw LedgerError(
+                    operation: "recording the journal \(journal.path)",
+                    message:
+                        "its outcome of attempt \(entry.attempt) ('\(entry.station)' on chip \(entry.chip), bench '\(entry.bench)') is not this ledger's: "
+                        + (entry.ledger != ledgerID
+                            ? "the journal was written for another ledger (id \(entry.ledger), this one is \(ledgerID))"
+                            : entry.bench != bench
+                                ? "it was written by bench '\(entry.bench)', this is '\(bench)'"
+                                : "the ledger's attempt \(entry.attempt) is \(recorded.map { "'\($0.station)' on chip \($0.chip), bench '\($0.bench ?? "?")'" } ?? "not there")")
+                        + "; the journal is kept: run this bench against the ledger it was written for",
+                    kind: .constraint)
+            }
             do throws(LedgerError) {
                 try base.finish(
                     entry.attempt, outcome: entry.outcome, reason: entry.reason, readBack: entry.readBack,
@@ -77,10 +104,13 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
         do throws(LedgerError) {
             try base.finish(attemptID, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir)
             _ = started.withLock { $0.removeValue(forKey: attemptID) }
-        } catch  where error.isConnectionLost {
+        } catch  where error.isConnectionLost || error.kind == .refused(.benchRunning(bench: bench)) {
+            // The server away, or — reconnected after a gap — another process running as this
+            // bench meanwhile: either way the outcome cannot be recorded now, and is kept.
             let (station, chip) = started.withLock { $0[attemptID] } ?? ("?", "?")
             let entry = OutcomeJournal.Entry(
-                attempt: attemptID, station: station, chip: chip, outcome: outcome, reason: reason,
+                ledger: ledgerID, bench: bench, attempt: attemptID, station: station, chip: chip, outcome: outcome,
+                reason: reason,
                 readBack: readBack, onAir: onAir)
             try journal.append(entry)
             kept.withLock { $0.append(entry) }
@@ -89,7 +119,7 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
                 message:
                     "\(error.message); the outcome (\(outcome.rawValue)) is kept in the journal \(journal.path), and the next run of this bench records it on the server before anything else",
                 kind: .database)
-            stopped.code = error.code
+            stopped.code = error.isConnectionLost ? error.code : "08006"
             throw stopped
         }
     }

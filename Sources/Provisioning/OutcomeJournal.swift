@@ -14,6 +14,11 @@ import StructuredText
 public struct OutcomeJournal: Sendable {
     /// One outcome kept.
     public struct Entry: Sendable, Equatable {
+        /// The ledger it was burned for (`PostgresLedger.ledgerID`) and the bench that burned it:
+        /// a journal is replayed only into its own ledger, by its own bench.
+        public var ledger: String
+        /// The bench.
+        public var bench: String
         /// The attempt on the server.
         public var attempt: Int
         /// Its station and chip, for the operator.
@@ -31,9 +36,11 @@ public struct OutcomeJournal: Sendable {
 
         /// An entry.
         public init(
-            attempt: Int, station: String, chip: String, outcome: AttemptOutcome, reason: String?, readBack: String?,
-            onAir: OnAirCheck?
+            ledger: String, bench: String, attempt: Int, station: String, chip: String, outcome: AttemptOutcome,
+            reason: String?, readBack: String?, onAir: OnAirCheck?
         ) {
+            self.ledger = ledger
+            self.bench = bench
             self.attempt = attempt
             self.station = station
             self.chip = chip
@@ -60,7 +67,8 @@ public struct OutcomeJournal: Sendable {
     public func append(_ entry: Entry) throws(LedgerError) {
         let line = Array((Self.encode(entry).compact() + "\n").utf8)
         let existed = Files.exists(path)
-        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        // Never through a symbolic link: the journal is this bench's own file.
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard descriptor >= 0 else { throw Self.failure("opening the journal \(path)") }
         defer { close(descriptor) }
         var written = 0
@@ -82,6 +90,16 @@ public struct OutcomeJournal: Sendable {
     /// (a write a kill cut short) is left out; any other line that is not an entry is refused.
     public func entries() throws(LedgerError) -> [Entry] {
         guard Files.exists(path) else { return [] }
+        // A bench journals at most the chips in hand when its server went away: a file far
+        // larger is not a journal ccbeacon wrote (and is not read into memory whole).
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > Self.largest {
+            throw LedgerError(
+                operation: "reading the journal \(path)",
+                message:
+                    "it holds \(info.st_size) bytes, far more than a bench journals (at most \(Self.largest)); it is not a journal ccbeacon wrote: look at it, and move it away",
+                kind: .refused(.damaged(report: ["\(path): \(info.st_size) bytes"])))
+        }
         let bytes: [UInt8]
         do { bytes = try Files.read(path) } catch {
             throw LedgerError(operation: "reading the journal \(path)", message: "\(error)", kind: .database)
@@ -104,6 +122,9 @@ public struct OutcomeJournal: Sendable {
         return entries
     }
 
+    /// The largest journal read: thousands of outcomes, far more than the chips in hand of any bench.
+    static let largest = 16 << 20
+
     /// Removes the journal once every entry is recorded.
     public func remove() throws(LedgerError) {
         do { try Files.removeDurably(path) } catch {
@@ -118,7 +139,8 @@ public struct OutcomeJournal: Sendable {
     static func encode(_ entry: Entry) -> JSONValue {
         let text = { (value: String?) -> JSONValue in value.map { .string($0) } ?? .null }
         return .object([
-            ("version", .integer(1)), ("attempt", .integer(entry.attempt)), ("station", .string(entry.station)),
+            ("version", .integer(1)), ("ledger", .string(entry.ledger)), ("bench", .string(entry.bench)),
+            ("attempt", .integer(entry.attempt)), ("station", .string(entry.station)),
             ("chip", .string(entry.chip)), ("outcome", .string(entry.outcome.rawValue)),
             ("reason", text(entry.reason)), ("readBack", text(entry.readBack)),
             (
@@ -136,6 +158,8 @@ public struct OutcomeJournal: Sendable {
     static func decode(_ node: JSONNode, line: Int) throws(DataFileError) -> Entry {
         var reader = try JSONObjectReader(node, file: "journal")
         guard try reader.integer("version", in: 1...1) == 1 else { throw reader.error("version", "unknown") }
+        let ledger = try reader.string("ledger")
+        let bench = try reader.string("bench")
         let attempt = try reader.integer("attempt", in: 1...Int.max)
         let station = try reader.string("station")
         let chip = try reader.string("chip")
@@ -159,7 +183,8 @@ public struct OutcomeJournal: Sendable {
         }
         try reader.finish()
         return Entry(
-            attempt: attempt, station: station, chip: chip, outcome: outcome, reason: reason, readBack: readBack,
+            ledger: ledger, bench: bench, attempt: attempt, station: station, chip: chip, outcome: outcome,
+            reason: reason, readBack: readBack,
             onAir: onAir)
     }
 }

@@ -131,22 +131,29 @@ struct PostgresProvisionTests {
         #expect(verified.map(\.station).sorted() == ["s1", "s2", "s3"])
     }
 
+    /// A pool of a 2-station list registered by `bench` (a run without a chip), which then claims
+    /// s1 for `chip`: its burn in progress.
+    static func burning(in scratch: Scratch, bench: String, chip: String) throws -> (String, String, PostgresLedger) {
+        let list = try Self.list(scratch, 2)
+        let url = try PostgresTestServer.freshDatabase()
+        let empty = EmulatorProvider()
+        empty.debuggers[0].chip = nil
+        #expect(Self.provision(list, url, bench: bench, debuggers: empty).status == 3)
+        let ledger = try PostgresLedger(url: url, bench: bench)
+        _ = try ledger.claimNextStation(
+            chip: chip, debugger: "EMU001", template: "cc2541-ibeacon", templateSHA256: "x", verifyMethod: "crc",
+            skipping: [], image: { _ in ("not-this-image", nil) })
+        return (list, url, ledger)
+    }
+
     /// A bench's interrupted attempt holds its station for every bench; the chip attached on
     /// another bench is checked there (its flash decides) and the station goes on.
     @Test func aChipInterruptedOnOneBenchIsSettledOnAnother() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let list = try Self.list(scratch, 2)
-        let url = try PostgresTestServer.freshDatabase()
         // Bench A registered the list, then was cut off while burning s1 into chip
         // 00:12:4B:00:AA:00 (its flash still blank).
-        let empty = EmulatorProvider()
-        empty.debuggers[0].chip = nil
-        #expect(Self.provision(list, url, bench: "bench-a", debuggers: empty).status == 3)
-        let a = try PostgresLedger(url: url, bench: "bench-a")
-        _ = try a.claimNextStation(
-            chip: "00:12:4B:00:AA:00", debugger: "EMU001", template: "cc2541-ibeacon", templateSHA256: "x",
-            verifyMethod: "crc", skipping: [], image: { _ in ("not-this-image", nil) })
+        let (list, url, a) = try Self.burning(in: scratch, bench: "bench-a", chip: "00:12:4B:00:AA:00")
         _ = try a.recoverInterrupted()
         // Bench B without that chip: s1 is held, only s2 is burned.
         let b = Self.provision(list, url, bench: "bench-b", debuggers: Self.bench(first: 0xBB))
@@ -159,6 +166,21 @@ struct PostgresProvisionTests {
         )
         let verified = try a.attempts().filter { $0.outcome == .verified }
         #expect(verified.map(\.station).sorted() == ["s1", "s2"])
+    }
+
+    /// Another bench's burn in progress is reported as that, not as this run's unrecorded outcome.
+    @Test func anotherBenchsBurnIsNotThisRunsUnrecordedOutcome() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let (list, url, _) = try Self.burning(in: scratch, bench: "bench-z", chip: "00:12:4B:00:5A:00")
+        let run = Self.provision(list, url, bench: "bench-y", ["--json"], debuggers: Self.bench(first: 0x5B))
+        #expect(run.status == 3, "\(run.diagnostics)")
+        let summary = try #require(
+            try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any])
+        #expect(summary["listBurningElsewhere"] as? Int == 1 && summary["listUnrecorded"] as? Int == 0, "\(summary)")
+        let text = Self.provision(list, url, bench: "bench-y", debuggers: Self.bench(first: 0x5C))
+        #expect(text.output.contains("1 burning on other benches"), "\(text.output)")
+        #expect(!text.output.contains("could not be recorded"), "\(text.output)")
     }
 
     /// Two processes as one bench: the second is refused before anything is burned.

@@ -162,9 +162,12 @@ struct SharedLedgerTests {
         let journalPath = NSTemporaryDirectory() + "journal-\(UUID().uuidString).jsonl"
         defer { unlink(journalPath) }
         let journal = OutcomeJournal(path: journalPath)
+        var ledgerID = ""
         do {
             let server = try PostgresLedger(url: outage.url, bench: "bench-a", serverWait: 0.5, exclusive: true)
-            let ledger = JournalingLedger(server, journal: journal)
+            ledgerID = server.ledgerID
+            #expect(!ledgerID.isEmpty)
+            let ledger = JournalingLedger(server, journal: journal, ledgerID: server.ledgerID, bench: "bench-a")
             try ledger.register(Self.stations)
             let (_, attempt) = try Self.claim(ledger, chip: Self.chips[0])
             try outage.begin()
@@ -179,16 +182,28 @@ struct SharedLedgerTests {
             #expect(
                 try journal.entries() == [
                     OutcomeJournal.Entry(
-                        attempt: attempt.id, station: "s1", chip: Self.chips[0], outcome: .verified, reason: nil,
-                        readBack: "0x7F00-0x7F2F", onAir: OnAirCheck(heard: true, rssiCount: 3, rssiMedian: -60))
+                        ledger: ledgerID, bench: "bench-a", attempt: attempt.id, station: "s1", chip: Self.chips[0],
+                        outcome: .verified, reason: nil, readBack: "0x7F00-0x7F2F",
+                        onAir: OnAirCheck(heard: true, rssiCount: 3, rssiMedian: -60))
                 ])
             // Nothing new is claimed while the server is away.
             #expect(throws: LedgerError.self) { _ = try Self.claim(ledger, chip: Self.chips[1]) }
         }
         outage.restore()
         let bytes = try Data(contentsOf: URL(fileURLWithPath: journalPath))
-        let next = JournalingLedger(
-            try PostgresLedger(url: outage.url, bench: "bench-a", exclusive: true), journal: journal)
+        // Another ledger's journal (or another bench's) is not replayed: kept, nothing recorded.
+        let elsewhere = try PostgresLedger(url: PostgresTestServer.freshDatabase(), bench: "bench-a")
+        try elsewhere.register(Self.stations)
+        _ = try Self.claim(elsewhere, chip: Self.chips[0])
+        for (id, bench) in [(elsewhere.ledgerID, "bench-a"), (ledgerID, "bench-b")] {
+            #expect(throws: LedgerError.self) {
+                try JournalingLedger(elsewhere, journal: journal, ledgerID: id, bench: bench).replay()
+            }
+        }
+        #expect(try elsewhere.attempts().map(\.outcome) == [.inProgress])
+        #expect(FileManager.default.fileExists(atPath: journalPath))
+        let server = try PostgresLedger(url: outage.url, bench: "bench-a", exclusive: true)
+        let next = JournalingLedger(server, journal: journal, ledgerID: server.ledgerID, bench: "bench-a")
         #expect(try next.replay().recorded.map(\.station) == ["s1"])
         #expect(!FileManager.default.fileExists(atPath: journalPath))
         let recorded = try #require(try next.attempts().first)
@@ -207,10 +222,25 @@ struct SharedLedgerTests {
         try journal.remove()
         try journal.append(
             OutcomeJournal.Entry(
-                attempt: second.id, station: second.station, chip: second.chip, outcome: .verified, reason: nil,
-                readBack: nil, onAir: nil))
+                ledger: ledgerID, bench: "bench-a", attempt: second.id, station: second.station, chip: second.chip,
+                outcome: .verified, reason: nil, readBack: nil, onAir: nil))
         #expect(throws: LedgerError.self) { try next.replay() }
         #expect(FileManager.default.fileExists(atPath: journalPath))
+        // A line naming an attempt with another station or chip finishes nothing.
+        let (_, third) = try Self.claim(next, chip: Self.chips[2])
+        try journal.remove()
+        try journal.append(
+            OutcomeJournal.Entry(
+                ledger: ledgerID, bench: "bench-a", attempt: third.id, station: "s4", chip: third.chip,
+                outcome: .verified, reason: nil, readBack: nil, onAir: nil))
+        #expect(throws: LedgerError.self) { try next.replay() }
+        #expect(try next.attempts().first { $0.id == third.id }?.outcome == .inProgress)
+        // A file far larger than any journal is refused before it is read.
+        try journal.remove()
+        let huge = FileManager.default.createFile(atPath: journalPath, contents: nil)
+        #expect(huge)
+        truncate(journalPath, off_t(OutcomeJournal.largest + 1))
+        #expect(throws: LedgerError.self) { try journal.entries() }
     }
 
     /// `ledger check` on a server finds what raw SQL broke, without trusting the indexes.

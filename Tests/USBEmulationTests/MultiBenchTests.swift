@@ -70,7 +70,7 @@ struct MultiBenchTests {
 
     /// The pool's attempts as rows: station, chip, outcome, bench.
     static func attempts(_ url: String) throws -> [[String]] {
-        try PostgresTestServer.psql(url, "SELECT station, chip, outcome, bench FROM attempts ORDER BY id")
+        try PostgresTestServer.psql(url, "SELECT station, chip, outcome, bench FROM ccbeacon.attempts ORDER BY id")
             .split(separator: "\n").map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }
     }
 
