@@ -2,7 +2,9 @@
 """Device time: what the emulator's device-time model (DeviceTiming, --timing hardware) predicts for
 ccbeacon's and cc-tool's traffic on our station image, corpus image 16 and a full 256 KiB image,
 against what users report from real hardware; then provisioning throughput on timed emulated
-debuggers (1, 2, 4, 8 on one bench). Uses the release ccbeacon-bench. Benchmark-only code.
+debuggers (1, 2, 4, 8 on one bench; 1, 2, 3 benches on one PostgreSQL pool when CCBEACON_TEST_POSTGRES names
+a server, as scripts/bench starts one) and the ledger's cost per station. Uses the release ccbeacon-bench.
+Benchmark-only code.
 
 BENCH_SWAP_SECONDS=S sets the operator's swap time of the second throughput series (1.0),
 BENCH_STATIONS_PER_DEBUGGER=N the stations each debugger burns (6)."""
@@ -92,45 +94,77 @@ def main():
     job_table(calibrated, out)
 
     # The machine is shared: a slow moment only ever slows a run down, so each figure is the best of
-    # a few runs (fewer for the long ones whose limit is structural).
+    # a few runs (fewer for the long ones).
+    def best(runs, *arguments):
+        rows = []
+        for _ in range(runs):
+            row = bench("provision-timed", *arguments)[0]
+            if row["verified"] != row["stations"]:
+                raise SystemExit("only %d of %d verified: %s" % (row["verified"], row["stations"], row))
+            rows.append(row)
+        return max(rows, key=lambda row: row["stationsPerMinute"])
+
     throughput = {}
     for swap in (0.0, SWAP):
-        for mode in ("run", "thread"):
-            for debuggers in (1, 2, 4, 8):
-                runs = []
-                for _ in range(3 if swap == 0 else 2 if mode == "thread" else 1):
-                    row = bench("provision-timed", str(debuggers), str(PER_DEBUGGER * debuggers), str(swap), mode)[0]
-                    if row["verified"] != row["stations"]:
-                        raise SystemExit("only %d of %d verified: %s" % (row["verified"], row["stations"], row))
-                    runs.append(row)
-                throughput[(swap, mode, debuggers)] = max(runs, key=lambda row: row["stationsPerMinute"])
+        for debuggers in (1, 2, 4, 8):
+            throughput[(swap, debuggers)] = best(3 if swap == 0 else 1, str(debuggers), str(PER_DEBUGGER * debuggers), str(swap))
     device = sum(row["deviceSecondsPerStation"] for row in throughput.values()) / len(throughput)
     out.append("\n## Provisioning throughput on timed emulated debuggers (in process)\n")
     out.append("The bundled template (3 KiB), erase + program + CRC verify + identity read-back + SQLite ledger, "
-               "%d stations per debugger; each debugger a `DeviceTiming.hardware` emulator that really waits "
+               "%d stations per debugger, one `ProvisioningRun` over all debuggers as `ccbeacon provision` does "
+               "(a thread per debugger); each debugger a `DeviceTiming.hardware` emulator that really waits "
                "(%.0f ms of device time per station); a new chip is in the socket at once or after the swap time. "
-               "*One run*: one `ProvisioningRun` over all debuggers, as `ccbeacon provision` does. *Thread each*: "
-               "a thread per debugger, each with its own run, on the one ledger. Best of 3 runs without a swap "
-               "time, of 2 (thread each) or 1 (one run) with it.\n" % (PER_DEBUGGER, 1000 * device))
-    out.append("| swap time | debuggers | one run: stations/min | scaling | thread each: stations/min | scaling | target |")
-    out.append("|---|---|---|---|---|---|---|")
+               "Best of 3 runs without a swap time, 1 with it.\n" % (PER_DEBUGGER, 1000 * device))
+    out.append("| swap time | debuggers | stations/min | scaling | target |")
+    out.append("|---|---|---|---|---|")
     for swap in (0.0, SWAP):
         for debuggers in (1, 2, 4, 8):
-            cells = []
-            for mode in ("run", "thread"):
-                row = throughput[(swap, mode, debuggers)]
-                base = throughput[(swap, mode, 1)]["stationsPerMinute"]
-                cells += ["%.0f" % row["stationsPerMinute"], "%.2fx" % (row["stationsPerMinute"] / base)]
-            out.append("| %s | %d | %s | %s | %s | %s | ≥ %.1fx |" % (
-                "none" if swap == 0 else "%.1f s" % swap, debuggers, cells[0], cells[1], cells[2], cells[3],
-                0.9 * debuggers))
-    out.append("\n(Host: %d cores. One run's workers are started with DispatchQueue.concurrentPerform, which runs "
-               "as many at a time as the host has cores.)" % os.cpu_count())
+            row = throughput[(swap, debuggers)]
+            base = throughput[(swap, 1)]["stationsPerMinute"]
+            out.append("| %s | %d | %.0f | %.2fx | ≥ %.1fx |" % (
+                "none" if swap == 0 else "%.1f s" % swap, debuggers, row["stationsPerMinute"],
+                row["stationsPerMinute"] / base, 0.9 * debuggers))
+    out.append("\n(Host: %d cores.)" % os.cpu_count())
+
+    # Several benches on one PostgreSQL pool: each its own run, its own connection and two debuggers.
+    server = os.environ.get("CCBEACON_TEST_POSTGRES")
+    benches = {}
+    if server:
+        def fresh(name):
+            subprocess.run(["psql", server, "-X", "-q", "-c", "DROP DATABASE IF EXISTS %s" % name, "-c",
+                            "CREATE DATABASE %s" % name], check=True)
+            return server.replace("/postgres?", "/%s?" % name)
+        sqlite = best(1, "2", str(2 * PER_DEBUGGER), str(SWAP))
+        for count in (1, 2, 3):
+            benches[count] = best(1, "2", str(2 * PER_DEBUGGER * count), str(SWAP), str(count),
+                                  fresh("bench_timed_%d" % count))
+        out.append("\n## Several benches on one PostgreSQL pool (timed debuggers, %.1f s swap)\n" % SWAP)
+        out.append("Each bench its own `ProvisioningRun` with two timed debuggers and its own connection (as separate "
+                   "machines), all claiming from one pool on a local PostgreSQL server.\n")
+        out.append("| benches | debuggers | stations/min | scaling | target |")
+        out.append("|---|---|---|---|---|")
+        for count in (1, 2, 3):
+            row = benches[count]
+            out.append("| %d | %d | %.0f | %.2fx | ≥ %.1fx |" % (
+                count, 2 * count, row["stationsPerMinute"], row["stationsPerMinute"] / benches[1]["stationsPerMinute"],
+                0.9 * count))
+        out.append("\nOne bench of two debuggers: %.0f stations/min on SQLite, %.0f on PostgreSQL." % (
+            sqlite["stationsPerMinute"], benches[1]["stationsPerMinute"]))
+        costs = [json.loads(subprocess.check_output([BENCH, "ledger", "1000"] + extra, cwd=ROOT).decode())
+                 for extra in ([], [fresh("bench_ledger")])]
+        out.append("Ledger cost per station (register 1,000; claim + record verified, no device): SQLite %.2f ms, "
+                   "PostgreSQL %.2f ms alone, %.2f ms per station with three benches claiming at once — against "
+                   "%.0f ms of device time per station." % (
+                       costs[0]["claimAndFinishMsPerStation"], costs[1]["claimAndFinishMsPerStation"],
+                       costs[1]["threeBenchesMsPerStation"], 1000 * device))
+    else:
+        out.append("\n(No PostgreSQL server (CCBEACON_TEST_POSTGRES): the several-benches series is skipped.)")
     text = "\n".join(out)
     print(text)
     bench_results.save("device-time", text, {
         "model": shipped, "calibrated": {"debugClockHz": implied, "jobs": calibrated},
-        "throughput": [throughput[key] for key in sorted(throughput)]})
+        "throughput": [throughput[key] for key in sorted(throughput)],
+        "benches": [benches[key] for key in sorted(benches)]})
 
 
 if __name__ == "__main__":

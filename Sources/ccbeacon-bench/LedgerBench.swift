@@ -40,11 +40,18 @@ func ledgerBenchmark(_ count: Int, url: String? = nil) throws {
         let rest = count - alone
         let failures = Mutex(0)
         let together = DispatchTime.now().uptimeNanoseconds
-        DispatchQueue.concurrentPerform(iterations: benches.count) { index in
-            do { try burn(rest, on: benches[index], offset: alone + index * rest) } catch {
-                failures.withLock { $0 += 1 }
-            }
+        // A thread each (concurrentPerform would run only as many at once as there are cores).
+        let done = DispatchGroup()
+        for (index, bench) in benches.enumerated() {
+            done.enter()
+            Thread {
+                do { try burn(rest, on: bench, offset: alone + index * rest) } catch {
+                    failures.withLock { $0 += 1 }
+                }
+                done.leave()
+            }.start()
         }
+        done.wait()
         let finished = DispatchTime.now().uptimeNanoseconds
         let verified = try ledger.attempts().filter { $0.outcome == .verified }.count
         concurrent =

@@ -3,32 +3,33 @@ import CCDebugger
 import CCDebuggerEmulator
 import FirmwareTemplate
 import Foundation
+import PostgresLedger
 import Provisioning
 import Synchronization
 
-/// How the bench's debuggers are driven.
-enum WorkerMode: String {
-    /// One `ProvisioningRun` over all debuggers, as `ccbeacon provision` does.
-    case run
-    /// A thread per debugger, each with a `ProvisioningRun` of its own debugger, all on the one
-    /// ledger: every debugger works all the time, however many cores the host has.
-    case thread
-}
-
-/// `ccbeacon-bench provision-timed DEBUGGERS STATIONS SWAP-SECONDS [run|thread]`: provisioning
-/// the bundled template on one bench of timed emulated debuggers (`DeviceTiming.hardware`, really
-/// waited for), each new chip put in SWAP-SECONDS after the previous one was released; the
-/// ledger is SQLite with provisioning's durability. One JSON line.
-func timedProvisioningBenchmark(debuggers count: Int, stations: Int, swapSeconds: Double, mode: WorkerMode) throws {
+/// `ccbeacon-bench provision-timed DEBUGGERS STATIONS SWAP-SECONDS [BENCHES URL]`: provisioning the
+/// bundled template on timed emulated debuggers (`DeviceTiming.hardware`, really waited for), each
+/// new chip put in SWAP-SECONDS after the previous one was released. With one bench the ledger is
+/// SQLite with provisioning's durability, or the PostgreSQL database at URL; with BENCHES benches
+/// (each DEBUGGERS debuggers, its own `ProvisioningRun` and its own connection, as separate
+/// machines) it is the PostgreSQL database at URL (an empty one). One JSON line.
+func timedProvisioningBenchmark(
+    debuggers count: Int, stations: Int, swapSeconds: Double, benches: Int = 1, url: String? = nil
+) throws {
     let template = try TemplateFolder.load(
         FileManager.default.currentDirectoryPath + "/firmware-templates/cc2541-ibeacon", catalog: try shippedCatalog())
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("timed-\(UUID().uuidString).sqlite").path
     defer {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
-    let ledger = try SQLiteLedger(path: path)
+    let ledgers: [any ProvisioningLedger & Sendable] =
+        if let url {
+            try (1...benches).map { try PostgresLedger(url: url, bench: "bench-\($0)", exclusive: true) }
+        } else {
+            [try SQLiteLedger(path: path)]
+        }
     let uuid = UUID(uuidString: "7634A485-1732-4B7D-AB44-D505D8A24C60")!
-    try ledger.register(
+    try ledgers[0].register(
         (0..<stations).map { Station(name: "s\($0)", identity: IBeacon(uuid: uuid, major: 1, minor: UInt16($0))) })
     // Every chip a new one, with its own factory address.
     let issued = Atomic<Int>(0)
@@ -38,7 +39,7 @@ func timedProvisioningBenchmark(debuggers count: Int, stations: Int, swapSeconds
             0x00, 0x12, 0x4B, UInt8(number >> 16), UInt8((number >> 8) & 0xFF), UInt8(number & 0xFF),
         ])
     }
-    let bench = (0..<count).map { _ in EmulatedDebugger(chip: newChip(), timing: .hardware) }
+    let bench = (0..<(count * ledgers.count)).map { _ in EmulatedDebugger(chip: newChip(), timing: .hardware) }
     for debugger in bench {
         debugger.onResetToRun = { debugger in
             if swapSeconds > 0 {
@@ -58,29 +59,26 @@ func timedProvisioningBenchmark(debuggers count: Int, stations: Int, swapSeconds
     }
     let verified = Atomic<Int>(0)
     let start = MonotonicClock.now
-    switch mode {
-    case .run:
-        let run = ProvisioningRun(template: template, ledger: ledger, options: options) { _ in }
-        verified.store(run.run(workers).verified.count, ordering: .relaxed)
-    case .thread:
-        let done = DispatchGroup()
-        for worker in workers {
-            done.enter()
-            Thread {
-                let run = ProvisioningRun(template: template, ledger: ledger, options: options) { _ in }
-                verified.add(run.run([worker]).verified.count, ordering: .relaxed)
-                done.leave()
-            }.start()
-        }
-        done.wait()
+    // Each bench its own run over its own debuggers, all at once.
+    let done = DispatchGroup()
+    for (index, ledger) in ledgers.enumerated() {
+        done.enter()
+        Thread {
+            let run = ProvisioningRun(template: template, ledger: ledger, options: options) { _ in }
+            let mine = Array(workers[(index * count)..<((index + 1) * count)])
+            verified.add(run.run(mine).verified.count, ordering: .relaxed)
+            done.leave()
+        }.start()
     }
+    done.wait()
     let seconds = MonotonicClock.now - start
-    let count = verified.load(ordering: .relaxed)
+    let total = verified.load(ordering: .relaxed)
     let deviceSeconds = bench.reduce(0.0) { $0 + milliseconds($1.accountedTime) / 1000 }
     print(
         """
-        {"debuggers": \(bench.count), "mode": "\(mode)", "stations": \(stations), "verified": \(count), \
-        "swapSeconds": \(swapSeconds), "seconds": \(seconds), "stationsPerMinute": \(Double(count) / seconds * 60), \
-        "deviceSecondsPerStation": \(deviceSeconds / Double(max(1, count)))}
+        {"benches": \(ledgers.count), "debuggers": \(count), "ledger": "\(url == nil ? "sqlite" : "postgresql")", \
+        "stations": \(stations), "verified": \(total), \
+        "swapSeconds": \(swapSeconds), "seconds": \(seconds), "stationsPerMinute": \(Double(total) / seconds * 60), \
+        "deviceSecondsPerStation": \(deviceSeconds / Double(max(1, total)))}
         """)
 }

@@ -5,7 +5,7 @@
 //        ccbeacon-bench ledger N [URL]       (ledger cost per station, SQLite or PostgreSQL: LedgerBench.swift)
 //        ccbeacon-bench device-time NAME=IMAGE…  (the device-time model's figures for ccbeacon and
 //                                            the reference client, see DeviceTime.swift)
-//        ccbeacon-bench provision-timed DEBUGGERS STATIONS SWAP-SECONDS [run|thread]
+//        ccbeacon-bench provision-timed DEBUGGERS STATIONS SWAP-SECONDS [BENCHES URL]
 //                                            (provisioning on timed emulators, see TimedProvisioning.swift)
 // Prints one JSON object: medians in milliseconds of read+parse, patch, write (line-preserving
 // text to a file), and of a full re-emit with HexWriter for comparison with rewrite-based tools.
@@ -43,12 +43,14 @@ if arguments.count >= 3, arguments[1] == "device-time" {
         exit(1)
     }
 }
-if (5...6).contains(arguments.count), arguments[1] == "provision-timed", let debuggers = Int(arguments[2]),
+if [5, 7].contains(arguments.count), arguments[1] == "provision-timed", let debuggers = Int(arguments[2]),
     let stations = Int(arguments[3]), let swap = Double(arguments[4]),
-    let mode = WorkerMode(rawValue: arguments.count == 6 ? arguments[5] : "run")
+    let benches = arguments.count == 7 ? Int(arguments[5]) : 1
 {
     do {
-        try timedProvisioningBenchmark(debuggers: debuggers, stations: stations, swapSeconds: swap, mode: mode)
+        try timedProvisioningBenchmark(
+            debuggers: debuggers, stations: stations, swapSeconds: swap, benches: benches,
+            url: arguments.count == 7 ? arguments[6] : nil)
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("ccbeacon-bench: \(error)\n".utf8))
