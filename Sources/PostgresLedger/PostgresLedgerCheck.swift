@@ -191,6 +191,8 @@ extension PostgresLedger: HistoryImporting {
             // Taken before the emptiness check: two copies into one database run one after the other.
             try connection.execute("SELECT pg_advisory_xact_lock(1128481356)", [], "locking the ledger")
             guard try isEmpty() else {
+                // Run again after a lost connection: the first run's COMMIT may have gone through.
+                if connection.repeating, try self.history() == history { return }
                 throw LedgerError(
                     operation: "copying the history in", message: "the target ledger is not empty", kind: .constraint)
             }
