@@ -101,6 +101,9 @@ func serverHint(_ problem: LedgerFileProblem) -> String {
     case .benchRunning(let bench):
         return
             "give this bench its own name with --bench NAME (the host name is the default), or stop the other run of '\(bench)' first"
+    case .otherList:
+        return
+            "start every bench of a pool with the list the pool was registered with; another list needs a database of its own"
     default:
         return
             "give the URL of a database that holds a ccbeacon ledger, or of one without a schema 'ccbeacon' (provision creates its ledger there)"
@@ -127,6 +130,8 @@ func ledgerHint(_ problem: LedgerFileProblem, path: String) -> String {
     case .benchRunning(let bench):
         return
             "give this bench its own name with --bench NAME (the host name is the default), or stop the other run of '\(bench)' first"
+    case .otherList:
+        return "start every bench of a pool with the same list; another list needs a ledger of its own"
     }
 }
 
@@ -899,10 +904,10 @@ enum LedgerCommand {
     static func checkServer(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let shown = try shownPath(command)
         guard let ledger = try openForReading(command) as? PostgresLedger else { return }
-        let problems = ledger.check()
+        let (problems, notes) = ledger.checkReport()
         try report(
             problems, ledger: shown, schemaVersion: PostgresLedger.schemaVersion,
-            ok: "schema and every invariant checked",
+            ok: notes.isEmpty ? "schema and every invariant checked" : notes.joined(separator: "; "),
             command: command, console: console)
     }
 

@@ -93,6 +93,15 @@ final class PostgresConnection: @unchecked Sendable {
         }
         // The server's notices (NOTICE, WARNING) are not printed on standard error.
         PQsetNoticeProcessor(made, { _, _ in }, nil)
+        // Text goes both ways as UTF-8, whatever PGCLIENTENCODING or the URL says (in another
+        // encoding the server would store a station's name garbled).
+        guard PQsetClientEncoding(made, "UTF8") == 0 else {
+            var error = LedgerError(
+                operation: operation, message: "the server does not take UTF-8 from its clients", kind: .database)
+            error.code = "22021"
+            PQfinish(made)
+            throw error
+        }
         if let searchPath {
             let result = searchPath.withCString { path in
                 PQexecParams(

@@ -54,12 +54,26 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
         try connection.transaction("opening the ledger on \(connection.name)") { () throws(LedgerError) in
             // "CCBL", the SQLite ledger's application id: the lock only orders ccbeacons opening
             // this database at once.
-            try connection.execute("SELECT pg_advisory_xact_lock(1128481356)", [], "locking the schema")
+            try connection.execute(
+                "SELECT pg_catalog.pg_advisory_xact_lock(1128481356::bigint)", [], "locking the schema")
             let tables = try connection.execute(
                 "SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY tablename", [.text(Self.schemaName)],
                 "reading the schema"
             ).compactMap { $0.first ?? nil }
             if tables.isEmpty {
+                // A ledger an earlier build kept elsewhere (in the session's first schema) is not
+                // started afresh beside: its stations would be burned again.
+                let elsewhere = try connection.execute(
+                    "SELECT n.nspname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = 'ledger_meta' AND c.relkind = 'r' AND n.nspname <> $1 AND n.nspname NOT LIKE 'pg\\_temp%' ORDER BY 1",
+                    [.text(Self.schemaName)], "looking for a ledger elsewhere"
+                ).compactMap { $0.first ?? nil }
+                if let schema = elsewhere.first {
+                    throw LedgerError(
+                        operation: "opening \(connection.name)",
+                        message:
+                            "a ccbeacon ledger is in schema \(schema), not in schema \(Self.schemaName) where this ccbeacon keeps it; move it there first (CREATE SCHEMA \(Self.schemaName); then ALTER TABLE \(schema).ledger_meta SET SCHEMA \(Self.schemaName), and the same for stations, attempts and calibrations); nothing was written",
+                        kind: .refused(.notALedger(tables: ["\(schema).ledger_meta"])))
+                }
                 guard creating else {
                     throw LedgerError(
                         operation: "opening \(connection.name)",
@@ -71,7 +85,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                     "CREATE SCHEMA IF NOT EXISTS \(Self.schemaName)", [], "creating the ledger's schema")
                 for statement in Self.schema { try connection.execute(statement, [], "creating the ledger") }
                 try connection.execute(
-                    "INSERT INTO ledger_meta(key, value) VALUES ('application', 'ccbeacon ledger'), ('schema_version', $1), ('ledger_id', gen_random_uuid()::text)",
+                    "INSERT INTO ledger_meta(key, value) VALUES ('application', 'ccbeacon ledger'), ('schema_version', $1), ('ledger_id', pg_catalog.gen_random_uuid()::text)",
                     [.text(String(Self.schemaVersion))], "creating the ledger")
                 return
             }
@@ -101,7 +115,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
             // index dropped or a trigger added, the server would no longer keep the promises.
             if creating {
                 try connection.execute(
-                    "INSERT INTO ledger_meta(key, value) VALUES ('ledger_id', gen_random_uuid()::text) ON CONFLICT DO NOTHING",
+                    "INSERT INTO ledger_meta(key, value) VALUES ('ledger_id', pg_catalog.gen_random_uuid()::text) ON CONFLICT DO NOTHING",
                     [], "naming the ledger")
                 let gaps = try Self.schemaGaps(on: connection)
                 guard gaps.isEmpty else {
@@ -134,7 +148,8 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
     static func lockBench(_ bench: String, on connection: PostgresConnection) throws(LedgerError) {
         let taken =
             try connection.execute(
-                "SELECT pg_try_advisory_lock(1128481356, hashtext($1))", [.text(bench)], "taking bench '\(bench)'"
+                "SELECT pg_catalog.pg_try_advisory_lock(1128481356::integer, pg_catalog.hashtext($1))", [.text(bench)],
+                "taking bench '\(bench)'"
             ).first?.first ?? nil
         guard taken == "t" else {
             throw LedgerError(
@@ -197,7 +212,8 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
         try connection.transaction("registering the station list") { () throws(LedgerError) in
             // Benches starting with one list register it one after the other, each seeing what the
             // one before added (the same key as the schema's creation).
-            try connection.execute("SELECT pg_advisory_xact_lock(1128481356)", [], "locking the station list")
+            try connection.execute(
+                "SELECT pg_catalog.pg_advisory_xact_lock(1128481356::bigint)", [], "locking the station list")
             let count =
                 Int(try connection.execute("SELECT count(*) FROM stations", [], "counting stations")[0][0] ?? "0") ?? 0
             if count > 0 { try attach(stations) }

@@ -76,10 +76,24 @@ extension PostgresLedger {
     /// temporary schema and rolled back), every index valid, and each invariant by a query that
     /// scans the tables. Returns every problem found (empty when the ledger is sound); a check
     /// that cannot run is itself a problem. Nothing is written.
-    public func check() -> [LedgerProblem] {
+    public func check() -> [LedgerProblem] { checkReport().problems }
+
+    /// `check()`'s problems, and what could not be checked: on a read-only server (a standby, or
+    /// `default_transaction_read_only`) the schema is not compared — that needs a temporary copy
+    /// — and the note says so; the invariants are checked all the same.
+    public func checkReport() -> (problems: [LedgerProblem], notes: [String]) {
         var problems: [LedgerProblem] = []
+        var notes: [String] = []
         do throws(LedgerError) {
-            problems += try Self.schemaGaps(on: connection).map { LedgerProblem(check: .schema, detail: $0) }
+            let readOnly = try connection.transaction("checking the schema") { () throws(LedgerError) -> Bool in
+                try connection.execute("SELECT pg_catalog.current_setting('transaction_read_only')", [], "checking")
+                    .first?.first == "on"
+            }
+            if readOnly {
+                notes.append("schema not compared: the server is read-only (a standby?); every invariant was checked")
+            } else {
+                problems += try Self.schemaGaps(on: connection).map { LedgerProblem(check: .schema, detail: $0) }
+            }
         } catch { problems.append(LedgerProblem(check: .schema, detail: "cannot be checked: \(error.message)")) }
         for invariant in Self.invariants {
             do throws(LedgerError) {
@@ -96,7 +110,7 @@ extension PostgresLedger {
                 problems.append(LedgerProblem(check: invariant.check, detail: "cannot be checked: \(error.message)"))
             }
         }
-        return problems
+        return (problems, notes)
     }
 
     /// What the schema lacks or has changed: each of ccbeacon's tables, indexes (unique, valid)
@@ -118,6 +132,19 @@ extension PostgresLedger {
                 "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relnamespace = '\(schemaName)'::regnamespace AND NOT (i.indisvalid AND i.indisready)",
                 [], "checking the indexes")
             gaps += invalid.map { "index \($0[0] ?? "?") is not valid (a failed CREATE INDEX CONCURRENTLY?)" }
+            // Only the schema's owner may put anything in it, and owns all of it: a function or
+            // operator someone else adds there can take the place of a built-in one.
+            let owners = try connection.execute(
+                """
+                SELECT 'relation ' || c.relname || ' is owned by ' || c.relowner::regrole::text || ', not by the schema''s owner '
+                    || n.nspowner::regrole::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                    WHERE n.nspname = $1 AND c.relowner <> n.nspowner
+                UNION ALL SELECT CASE WHEN a.grantee = 0 THEN 'every role (PUBLIC)' ELSE 'role ' || a.grantee::regrole::text END
+                    || ' may create objects in schema ' || n.nspname || ' (only its owner may)'
+                    FROM pg_namespace n, aclexplode(n.nspacl) a
+                    WHERE n.nspname = $1 AND a.privilege_type = 'CREATE' AND a.grantee <> n.nspowner
+                """, [.text(schemaName)], "checking who owns the schema")
+            gaps += owners.compactMap { $0.first ?? nil }
             return gaps
         }
     }
@@ -154,9 +181,15 @@ extension PostgresLedger {
                 || CASE WHEN c.relrowsecurity OR c.relforcerowsecurity THEN ', row security' ELSE '' END
                 || ', kind ' || c.relkind::text FROM pg_class c WHERE \(ours)
             UNION ALL SELECT 'default ' || c.relname || '.' || a.attname || ': '
-                || regexp_replace(pg_get_expr(d.adbin, d.adrelid), '[a-z_][a-z_0-9]*\\.', '', 'g')
+                || regexp_replace(pg_get_expr(d.adbin, d.adrelid), '(\(schemaName)|pg_temp(_[0-9]+)?)\\.', '', 'g')
                 FROM pg_attrdef d JOIN pg_class c ON c.oid = d.adrelid
                 JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum WHERE \(ours)
+            UNION ALL SELECT 'relation ' || c.relname || ' (' || c.relkind::text || ')' FROM pg_class c
+                WHERE c.relnamespace = \(schema)
+            UNION ALL SELECT 'function ' || p.oid::regprocedure::text FROM pg_proc p WHERE p.pronamespace = \(schema)
+            UNION ALL SELECT 'operator ' || o.oid::regoperator::text FROM pg_operator o WHERE o.oprnamespace = \(schema)
+            UNION ALL SELECT 'type ' || t.typname FROM pg_type t WHERE t.typnamespace = \(schema) AND t.typrelid = 0
+                AND t.typelem = 0
             UNION ALL SELECT 'inherited by ' || c.relname || ': ' || child.relname FROM pg_inherits i
                 JOIN pg_class c ON c.oid = i.inhparent JOIN pg_class child ON child.oid = i.inhrelid WHERE \(ours)
             """, [], "reading the tables' rules")
@@ -189,7 +222,8 @@ extension PostgresLedger: HistoryImporting {
     public func importHistory(_ history: LedgerHistory) throws(LedgerError) {
         try connection.transaction("copying the history in") { () throws(LedgerError) in
             // Taken before the emptiness check: two copies into one database run one after the other.
-            try connection.execute("SELECT pg_advisory_xact_lock(1128481356)", [], "locking the ledger")
+            try connection.execute(
+                "SELECT pg_catalog.pg_advisory_xact_lock(1128481356::bigint)", [], "locking the ledger")
             guard try isEmpty() else {
                 // Run again after a lost connection: the first run's COMMIT may have gone through.
                 if connection.repeating, try self.history() == history { return }
@@ -224,7 +258,7 @@ extension PostgresLedger: HistoryImporting {
                     ], "copying attempt \(attempt.id)")
             }
             try connection.execute(
-                "SELECT setval(pg_get_serial_sequence('attempts', 'id'), greatest((SELECT max(id) FROM attempts), 1), (SELECT count(*) > 0 FROM attempts))",
+                "SELECT pg_catalog.setval(pg_catalog.pg_get_serial_sequence('ccbeacon.attempts', 'id'), greatest((SELECT max(id) FROM attempts), 1), (SELECT count(*) > 0 FROM attempts))",
                 [], "moving the attempt ids on")
             for calibration in history.calibrations {
                 try connection.execute(

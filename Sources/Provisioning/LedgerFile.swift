@@ -36,6 +36,8 @@ public enum LedgerFileProblem: Sendable, Equatable {
     case damaged(report: [String])
     /// A shared ledger on which another process runs as this bench (it holds the bench's lock).
     case benchRunning(bench: String)
+    /// A shared pool registered with another station list.
+    case otherList
 }
 
 /// What a ledger is opened for.
@@ -131,6 +133,8 @@ enum LedgerFile {
                 + (report.count > 3 ? "; …" : "")
         case .benchRunning(let bench):
             what = "another process is running as bench '\(bench)' on it"
+        case .otherList:
+            what = "its pool was registered with another station list"
         }
         return LedgerError(
             operation: "checking \(path)", message: what + "; nothing was written to it", kind: .refused(problem))

@@ -78,6 +78,6 @@ public enum LedgerRefusal {
             message:
                 "the pool was registered with another list (every bench of a pool starts with the same list): "
                 + differences.joined(separator: "; "),
-            kind: .constraint)
+            kind: .refused(.otherList))
     }
 }

@@ -1,4 +1,5 @@
 import CCDebuggerEmulator
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -15,16 +16,32 @@ func saveChip(_ chip: EmulatedCC2541, in folder: String) {
     }.joined(separator: "-")
     let flash = chip.flash
     let end = (flash.lastIndex { $0 != 0xFF } ?? -1) + 1
-    let descriptor = open("\(folder)/\(name).bin", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard descriptor >= 0 else { return }
-    defer { close(descriptor) }
+    // Written whole under a temporary name, then renamed into place: never through a link planted
+    // at the name, never half a file.
+    let path = "\(folder)/\(name).bin"
+    let temporary = "\(folder)/.\(name).bin.\(getpid())"
+    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
     var written = 0
-    while written < end {
-        let count = flash[written..<end].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        guard count > 0 else { return }
-        written += count
+    if descriptor >= 0 {
+        while written < end {
+            let count = flash[written..<end].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            guard count > 0 else { break }
+            written += count
+        }
+        close(descriptor)
+    }
+    guard descriptor >= 0, written == end, rename(temporary, path) == 0 else {
+        unlink(temporary)
+        chipsNotSaved.add(1, ordering: .relaxed)
+        let line = Array(
+            "cc-debugger-emulator: cannot save chip \(name) in \(folder): \(String(cString: strerror(errno)))\n".utf8)
+        _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        return
     }
 }
+
+/// Chips whose flash could not be saved (the run then fails).
+let chipsNotSaved = Atomic<Int>(0)
 
 /// Makes each debugger save the chip it holds before a bench swaps it (see `saveChip`).
 func saveChipsOnSwap(_ debuggers: [EmulatedDebugger], in folder: String) {

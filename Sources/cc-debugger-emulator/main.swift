@@ -112,7 +112,7 @@ default: fail("--timing takes hardware or none, not '\(timingName)'")
 }
 if let swapSeconds {
     guard bench else { fail("--swap-seconds is for --bench") }
-    guard swapSeconds >= 0, swapSeconds.isFinite else { fail("--swap-seconds takes seconds, 0 or more") }
+    guard swapSeconds >= 0, swapSeconds <= 86_400 else { fail("--swap-seconds takes seconds, 0…86400") }
 }
 
 // MARK: - Emulators
@@ -142,7 +142,8 @@ let debuggers: [EmulatedDebugger] = (0..<deviceCount).map { number in
     return debugger
 }
 for fault in faults {
-    let parts = fault.split(separator: "=", maxSplits: 1).map(String.init)
+    let parts = fault.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+    guard let kind = parts.first, !kind.isEmpty else { fail("--fault needs a fault: unplug-after=N, timeout-at=N, …") }
     for debugger in debuggers {
         switch parts[0] {
         case "unplug-after", "timeout-at":
@@ -167,7 +168,13 @@ for fault in faults {
     }
 }
 if bench { installBench(on: debuggers, chipLimit: chipLimit, swapSeconds: swapSeconds ?? 0) }
-if let saveChips { saveChipsOnSwap(debuggers, in: saveChips) }
+if let saveChips {
+    // The folder is checked before anything runs: a chip that cannot be saved later is reported.
+    guard Files.isDirectory(saveChips), access(saveChips, W_OK) == 0 else {
+        fail("--save-chips \(saveChips) is not a folder this user may write")
+    }
+    saveChipsOnSwap(debuggers, in: saveChips)
+}
 
 // MARK: - USB bridge (see Bridge.swift: it runs on umockdev's worker thread)
 
@@ -220,6 +227,10 @@ if let saveFlash {
 }
 if let saveChips {
     for debugger in debuggers { if let chip = debugger.chip { saveChip(chip, in: saveChips) } }
+}
+// A chip whose flash could not be saved makes the run fail, whatever the command said.
+if chipsNotSaved.load(ordering: .relaxed) > 0, status == 0 {
+    fail("\(chipsNotSaved.load(ordering: .relaxed)) chip(s) could not be saved in --save-chips", status: 1)
 }
 // The command's own status: its exit code, or 128 + signal.
 let exitCode = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)

@@ -89,7 +89,7 @@ struct PostgresProvisionTests {
         // A different list for this pool is refused, its differences named, nothing burned.
         let other = try Self.list(scratch, 13, name: "other.csv")
         let refused = Self.provision(other, url, bench: "bench-d", debuggers: Self.bench(first: 0xD0))
-        #expect(refused.status == 1 && refused.diagnostics.contains("the pool was registered with another list"))
+        #expect(refused.status == 65 && refused.diagnostics.contains("the pool was registered with another list"))
         #expect(
             refused.diagnostics.contains("1 station(s) of the list are not in the pool: s13"), "\(refused.diagnostics)")
         #expect(try ledger.attempts().count == attempts.count)

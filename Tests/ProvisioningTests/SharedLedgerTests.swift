@@ -278,6 +278,11 @@ struct SharedLedgerTests {
             "ALTER TABLE ccbeacon.attempts ALTER COLUMN outcome SET DEFAULT 'verified'",
             "CREATE TABLE public.more (x int) INHERITS (ccbeacon.stations)",
             "ALTER TABLE ccbeacon.attempts DISABLE TRIGGER ALL",
+            // A default calling a look-alike of a built-in function in another schema.
+            "CREATE FUNCTION public.nextval(r regclass) RETURNS bigint LANGUAGE sql AS 'SELECT pg_catalog.nextval(r)'; ALTER TABLE ccbeacon.attempts ALTER COLUMN id SET DEFAULT public.nextval('ccbeacon.attempts_id_seq'::regclass)",
+            // A function in the ledger's schema that an exact match would prefer to the built-in.
+            "CREATE FUNCTION ccbeacon.pg_advisory_xact_lock(k integer) RETURNS void LANGUAGE sql AS 'SELECT pg_catalog.pg_advisory_xact_lock(k::bigint)'",
+            "GRANT CREATE ON SCHEMA ccbeacon TO PUBLIC",
         ])
     func aChangedRuleIsFoundAndRefused(change: String) throws {
         let url = try PostgresTestServer.freshDatabase()
@@ -322,5 +327,49 @@ struct SharedLedgerTests {
         try server.start()
         try ledger.finish(attempt.id, outcome: .verified, reason: nil)
         #expect(try ledger.verifiedStation(forChip: Self.chips[0]) == "s1")
+    }
+
+    /// A ledger kept in another schema by an earlier build is not started afresh beside (its
+    /// stations would be burned again): refused, with how to move it.
+    @Test(.enabled(if: onServer)) func aLedgerInAnotherSchemaIsNotStartedAgain() throws {
+        let url = try PostgresTestServer.freshDatabase()
+        try Self.richHistory(PostgresLedger(url: url, bench: "bench-a"))
+        try PostgresTestServer.psql(
+            url,
+            "ALTER TABLE ccbeacon.ledger_meta SET SCHEMA public; ALTER TABLE ccbeacon.calibrations SET SCHEMA public; ALTER TABLE ccbeacon.attempts SET SCHEMA public; ALTER TABLE ccbeacon.stations SET SCHEMA public; DROP SCHEMA ccbeacon"
+        )
+        for creating in [true, false] {
+            do {
+                _ = try PostgresLedger(url: url, bench: "bench-a", creating: creating)
+                Issue.record("a second ledger beside the one in public")
+            } catch {
+                #expect(error.message.contains("a ccbeacon ledger is in schema public"), "\(error)")
+            }
+        }
+        #expect(
+            try PostgresTestServer.psql(url, "SELECT count(*) FROM pg_namespace WHERE nspname = 'ccbeacon'").hasPrefix(
+                "0"))
+    }
+
+    /// On a read-only server (a standby) the schema cannot be compared (that needs a temporary
+    /// copy): the check says so and checks every invariant, instead of calling the ledger damaged.
+    @Test(.enabled(if: onServer)) func aReadOnlyServerIsCheckedWithoutItsSchema() throws {
+        let url = try PostgresTestServer.freshDatabase()
+        try Self.richHistory(PostgresLedger(url: url, bench: "bench-a"))
+        let reader = try PostgresLedger(
+            url: url + "&options=-c%20default_transaction_read_only%3Don", bench: "", creating: false)
+        let (problems, notes) = reader.checkReport()
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(notes.first?.contains("the server is read-only") == true)
+        #expect(try reader.snapshot().stations.count == 4, "migrate reads it")
+    }
+
+    /// Text goes to the server as UTF-8 whatever client encoding the environment or the URL asks.
+    @Test(.enabled(if: onServer)) func namesAreStoredAsWrittenWhateverTheClientEncoding() throws {
+        let url = try PostgresTestServer.freshDatabase()
+        let latin = try PostgresLedger(url: url + "&options=-c%20client_encoding%3DLATIN1", bench: "bench-a")
+        try latin.register([Station(name: "Café", identity: identity(1), note: "Straße 5")])
+        let station = try #require(try PostgresLedger(url: url, bench: "").states().first?.station)
+        #expect(station.name == "Café" && station.note == "Straße 5")
     }
 }

@@ -621,3 +621,41 @@ struct InterruptTests {
         #expect(Self.members(ofGroup: bench.processID).isEmpty)
     }
 }
+
+@Suite(.enabled(if: Tools.available, "needs umockdev and the built executables"))
+struct EmulatorOptionTests {
+    /// Options that cannot be served are refused with a message (exit 64), never a crash.
+    @Test(arguments: [
+        ["--fault", ""], ["--fault", "="], ["--bench", "--swap-seconds", "1e300"],
+        ["--bench", "--swap-seconds", "nan"],
+        ["--timing", "bogus"], ["--save-chips", "/nonexistent/chips"],
+    ])
+    func anOptionThatCannotBeServedIsRefused(options: [String]) throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let run = try Tools.run(options, ["/bin/true"], in: work.url)
+        #expect(run.status == 64 && run.errors.hasPrefix("cc-debugger-emulator: "), "\(options): \(run.errors)")
+    }
+
+    /// `--save-chips` replaces a name planted in its folder (a symbolic link) instead of writing
+    /// through it.
+    @Test func savedChipsNeverWriteThroughALink() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let chips = work.path("chips")
+        try FileManager.default.createDirectory(atPath: chips, withIntermediateDirectories: true)
+        let victim = try work.write("victim.txt", "precious")
+        try FileManager.default.createSymbolicLink(
+            atPath: chips + "/00-12-4B-01-00-00.bin", withDestinationPath: victim)
+        let run = try Tools.run(
+            [
+                "--ieee", "00:12:4B:01:00:00", "--save-chips", chips, "--flash",
+                "firmware-templates/cc2541-ibeacon/image.hex",
+            ],
+            ["/bin/true"], in: SharedFixtures.checkout)
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
+        let saved = try FileManager.default.attributesOfItem(atPath: chips + "/00-12-4B-01-00-00.bin")
+        #expect(saved[.type] as? FileAttributeType == .typeRegular)
+    }
+}
