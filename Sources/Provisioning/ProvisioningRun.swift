@@ -326,6 +326,7 @@ public final class ProvisioningRun: Sendable {
     func work(_ debugger: ProvisioningDebugger) {
         var lastChip: String?
         var waitingSince: Double?
+        var lastWorkCheck = 0.0
         var sawTargetWhileWaiting = false
         var failures: [String: Int] = [:]
         var givenUp: Set<String> = []
@@ -406,11 +407,16 @@ public final class ProvisioningRun: Sendable {
                     // No chip, or still the one just done: wait for the next — unless nothing is
                     // left that a chip could take.
                     let now = MonotonicClock.now
-                    if waitingSince == nil {
+                    // Asked when the wait begins and every second of it: the other debuggers may
+                    // take the last stations meanwhile, and then this one has nothing to wait for.
+                    if waitingSince == nil || now - lastWorkCheck >= 1 {
+                        lastWorkCheck = now
                         if !workLeft(givenUp: givenUp) {
                             stop(debugger.name, "no pending stations left")
                             return
                         }
+                    }
+                    if waitingSince == nil {
                         waitingSince = now
                         sawTargetWhileWaiting = state.targetID != 0
                         events(.waitingForChip(debugger: debugger.name))

@@ -297,6 +297,26 @@ struct ProvisioningRunTests {
         #expect(Set(summary.stopped.values) == ["no pending stations left"], "\(summary.stopped)")
     }
 
+    /// A debugger waiting for a chip stops once the other debuggers have taken the last stations,
+    /// instead of waiting out --wait for a chip nothing is left for (the run would not end).
+    @Test func anIdleDebuggerStopsOnceTheOthersTookTheLastStation() throws {
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register((0..<2).map { Station(name: "station-\($0)", identity: identity($0)) })
+        let first = EmulatedDebugger(chip: EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x89, 0x00]))
+        // The second debugger's chip comes half a second later: the first one is waiting by then.
+        let second = EmulatedDebugger(chip: nil)
+        second.insertChip(EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x89, 0x01]), after: .milliseconds(500))
+        for debugger in [first, second] { debugger.onResetToRun = { $0.chip = nil } }
+        let run = ProvisioningRun(template: Self.template, ledger: ledger, options: Self.benchOptions(wait: 30)) { _ in
+        }
+        let summary = run.run(
+            [first, second].enumerated().map { index, debugger in
+                ProvisioningDebugger(name: "emu-\(index)") { () throws(DebuggerError) in debugger }
+            })
+        #expect(summary.verified.count == 2)
+        #expect(Set(summary.stopped.values) == ["no pending stations left"], "\(summary.stopped)")
+    }
+
     /// A chip whose payload bytes carry stuck bits that leave the CRC unchanged is not verified:
     /// the identity bytes are read back byte for byte; the station goes to the next chip, and the
     /// ledger records what was read back.
