@@ -115,6 +115,15 @@ struct MultiBenchTests {
             Bench("bench-c", prefix: 0xC0, serverWait: "3", url: url, work: work),
         ]
         for bench in benches { try bench.start() }
+        // The kills fall mid-run: once the pool exists and the benches are burning.
+        let started = Date()
+        while ((try? Self.attempts(url))?.filter { $0[2] == "verified" }.count ?? 0) < 10 {
+            guard Date().timeIntervalSince(started) < 120 else {
+                Issue.record("the benches did not start burning: \(benches.map { $0.process?.errors ?? "" })")
+                return
+            }
+            usleep(50_000)
+        }
         // Bench A killed at ten moments (and started again each time); meanwhile bench B's
         // connection terminated, the server restarted.
         for round in 0..<10 {
