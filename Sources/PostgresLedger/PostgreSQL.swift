@@ -34,12 +34,13 @@ final class PostgresConnection: @unchecked Sendable {
     /// `pg_stat_activity` (`application_name`).
     let defaults: [(String, String)]
 
-    /// Connects to `url` (a libpq URL or key=value string; the password from the URL, PGPASSWORD
-    /// or ~/.pgpass). Failures name the server, never the password.
     /// The schemas every session of this connection resolves names in, set on each new
     /// connection after the URL's own settings (which cannot redirect it).
     let searchPath: String?
 
+    /// Connects to `url` (a libpq URL or key=value string; the password from the URL, PGPASSWORD
+    /// or ~/.pgpass) as `applicationName`, resolving names in `searchPath`. Failures name the
+    /// server, never the password.
     init(url: String, applicationName: String = "ccbeacon", searchPath: String? = nil) throws(LedgerError) {
         self.searchPath = searchPath
         var attributes = pthread_mutexattr_t()
