@@ -196,7 +196,7 @@ enum ProvisionCommand {
         options: Options.templateOptions + Options.listSettingOptions + [
             ledger.spec, devices.spec, verify.spec, chipID.spec, retries.spec, reprovision.spec,
             releaseInterrupted.spec, scanVerify.spec, scanSeconds.spec, retryUnheard.spec, yes.spec, wait.spec,
-            json.spec, bench.spec, serverWait.spec,
+            json.spec, bench.spec, serverWait.spec, events.spec,
         ],
         positionals: [PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json")],
         groups: [Options.requiredTemplate],
@@ -255,12 +255,36 @@ enum ProvisionCommand {
     static let bench = Option<String>(
         "--bench", value: "NAME", help: "this bench's name, recorded on its attempts (default the host name)"
     ) { text throws(CommandFailure) in try Values.benchName(text, option: "--bench") }
+    static let events = Option<String>(
+        "--events", value: "FILE|-", help: "every event as a JSON line, appended to FILE (- standard output)")
     static let serverWait = Option<Double>(
         "--server-wait", value: "SECONDS",
         help: "how long a PostgreSQL ledger's server may be away before the bench stops (default 60)"
     ) { text throws(CommandFailure) in try Values.seconds(text, option: "--server-wait", in: 0...3600) }
 
-    static func run(_ command: ParsedCommand, console: Console, hardware: Hardware) throws(CommandFailure) {
+    static func run(_ command: ParsedCommand, console given: Console, hardware: Hardware) throws(CommandFailure) {
+        let eventsPath = try command.value(events)
+        if eventsPath == "-", command.isSet(json) {
+            throw .usage(
+                "--events - writes the events to standard output, where the run-finished event is the summary: leave out --json, or give --events a file"
+            )
+        }
+        if let eventsPath, eventsPath != "-" {
+            // Appended to, so never a file the run reads or writes: the list, the ledger.
+            let ledgerFile = PathIdentity.resolved(
+                ledgerPath(try command.value(ledger), listPath: command.positionals[0]))
+            try CommandSupport.checkOutputs(
+                [eventsPath],
+                against: [CommandSupport.Input(role: "the station list", path: command.positionals[0])]
+                    + ["", "-wal", "-shm"].map { CommandSupport.Input(role: "the ledger", path: ledgerFile + $0) })
+        }
+        let stream = try eventsPath.map { path throws(CommandFailure) in try EventStream(path: path, console: given) }
+        // With the events on standard output, the text summary goes to standard error.
+        let console =
+            eventsPath == "-"
+            ? Console(
+                output: given.diagnostics, diagnostics: given.diagnostics,
+                diagnosticsIsTerminal: given.diagnosticsIsTerminal) : given
         let debuggers = hardware.debuggers
         let listPath = command.positionals[0]
         var options = try runOptions(command)
@@ -310,8 +334,20 @@ enum ProvisionCommand {
                     : "note: calibrated since burned (run with --reprovision and attach their chips to burn them again): \(recalibrated.joined(separator: ", "))\n"
             )
         }
+        let started = { (chosen: [String]) in
+            stream?.emit(
+                "run-started",
+                [
+                    ("list", .string(listPath)), ("ledger", .string(shown)),
+                    ("bench", benchName.map { .string($0) } ?? .null), ("template", .string(template.manifest.name)),
+                    ("stations", .integer(before.states.count)), ("pending", .integer(before.pending)),
+                    ("debuggers", .array(chosen.map { .string($0) })),
+                ])
+        }
         if before.isComplete, burnAgain.isEmpty {
             // Nothing to burn: say so at once rather than wait for a chip.
+            started([])
+            stream?.emit("run-finished", Self.finished(ProvisionSummary(), before, why: "nothing to burn", status: 0))
             console.output(
                 "nothing to burn: all \(before.states.count) stations of the list are done; ledger \(shown)\n")
             return
@@ -329,11 +365,16 @@ enum ProvisionCommand {
                 console: console)
         }
 
+        started(chosen.map { $0.serial ?? $0.selector })
         stopSignals.reset()
         let run = ProvisioningRun(
             template: template, ledger: ledger, options: options, stopRequested: { stopSignals.requested }
         ) { event in
-            console.diagnostics(Self.describe(event) + "\n")
+            if let line = Self.describe(event) { console.diagnostics(line + "\n") }
+            if let stream {
+                let (name, fields) = EventStream.fields(event)
+                stream.emit(name, fields)
+            }
         }
         let handled = installStopSignalHandlers()
         let shared = SharedProvider(provider)
@@ -345,6 +386,10 @@ enum ProvisionCommand {
             })
         for number in handled { signal(number, SIG_DFL) }
         if let journaling = ledger as? JournalingLedger, !journaling.journaled.isEmpty {
+            stream?.emit(
+                "run-finished",
+                Self.finished(
+                    summary, nil, why: "the ledger server did not answer; outcomes kept in the journal", status: 1))
             throw journaledFailure(journaling, summary: summary, server: shown, console: console)
         }
         let stillToBurnAgain =
@@ -356,6 +401,14 @@ enum ProvisionCommand {
             ? ((try? ledger.attempts()) ?? []).filter {
                 $0.outcome == .inProgress && listed.contains($0.station) && $0.bench != benchName
             }.count : 0
+        let left = after.left > 0 || !stillToBurnAgain.isEmpty
+        stream?.emit(
+            "run-finished",
+            Self.finished(
+                summary, after, why: Self.stopReason(summary, signal: stopSignals.signal), status: left ? 3 : 0))
+        if let stream, stream.failed {
+            console.diagnostics("warning: some events could not be written to \(eventsPath ?? "-")\n")
+        }
         try report(
             summary, progress: after, burnAgain: stillToBurnAgain, burningElsewhere: elsewhere, path: shown,
             json: command.isSet(json), console: console)
@@ -430,6 +483,21 @@ enum ProvisionCommand {
             hint:
                 "when the server answers again, run the same provision on this bench: it records the journal first, then goes on"
         )
+    }
+
+    /// The run-finished event's facts: this run's outcomes, the list's state, why it stopped and
+    /// the exit status it ends with.
+    static func finished(_ summary: ProvisionSummary, _ progress: ListProgress?, why: String, status: Int)
+        -> [(String, JSONValue)]
+    {
+        [
+            ("verified", .array(summary.verified.map { .string($0) })),
+            ("failed", .object(summary.failed.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
+            ("listDone", progress.map { .integer($0.done) } ?? .null),
+            ("listPending", progress.map { .integer($0.pending) } ?? .null),
+            ("held", progress.map { .array($0.held.map { .string($0) }) } ?? .null),
+            ("stoppedBecause", .string(why)), ("status", .integer(status)),
+        ]
     }
 
     /// The run's settings from the command's options.
@@ -705,8 +773,10 @@ enum ProvisionCommand {
         return summary.stopped.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: "; ")
     }
 
-    static func describe(_ event: ProvisionEvent) -> String {
+    /// An event as a line of the run's log; nil for progress, which the log does not show.
+    static func describe(_ event: ProvisionEvent) -> String? {
         switch event {
+        case .progress: return nil
         case .waitingForChip(let debugger): return "\(debugger): waiting for a chip — attach the next one"
         case .chipAttached(let debugger, let chip): return "\(debugger): chip \(chip) attached"
         case .started(let debugger, let station, let chip): return "\(debugger): burning '\(station)' into \(chip)"

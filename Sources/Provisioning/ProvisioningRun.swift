@@ -171,6 +171,8 @@ public enum ProvisionEvent: Sendable, Equatable {
     /// A chip carries a station burned with `burned` dBm whose calibration says `calibrated`:
     /// with reprovisioning, it is burned again with the calibrated value.
     case burningAgain(debugger: String, station: String, chip: String, burned: Int, calibrated: Int)
+    /// A burn's progress: `done` of `total` bytes of its erase, programming or verification.
+    case progress(debugger: String, station: String, chip: String, progress: FlashProgress)
 }
 
 /// Why a chip was set aside unburned.
@@ -598,7 +600,11 @@ public final class ProvisioningRun: Sendable {
                 do throws(FlashError) {
                     burned = try burn(
                         station, image: claimedImage ?? image(for: station), keeping: secondaryAddress,
-                        session: session)
+                        session: session
+                    ) { progress in
+                        self.events(
+                            .progress(debugger: debugger, station: station.name, chip: chip, progress: progress))
+                    }
                 } catch {
                     let debuggerFailure: DebuggerError? =
                         switch error {
@@ -936,15 +942,22 @@ public final class ProvisioningRun: Sendable {
     /// rest is checked as `options.verify` says.
     /// A chip named by its secondary address keeps it (`keeping`): it is written back into the
     /// last page and read back like the identity.
-    func burn(_ station: Station, image: StationImage, keeping secondaryAddress: [UInt8]?, session: CC254xSession)
-        throws(FlashError) -> BurnReport
-    {
+    func burn(
+        _ station: Station, image: StationImage, keeping secondaryAddress: [UInt8]?, session: CC254xSession,
+        progress: (FlashProgress) -> Void = { _ in }
+    ) throws(FlashError) -> BurnReport {
         let flashOptions = FlashOptions(
             verify: options.burnVerification, readBack: template.identityRanges,
             secondaryAddress: secondaryAddress.map { .write($0) } ?? .leave, resetToRun: false)
         return try FlashProgrammer(session: session).flash(
             image.file.memory, chip: template.chip, options: flashOptions
-        )
+        ) {
+            event in
+            switch event {
+            case .erasing(let step), .programming(let step), .verifying(let step): progress(step)
+            default: break
+            }
+        }
         .report
     }
 

@@ -108,6 +108,7 @@ struct ReadmeExampleTests {
             try bench.provision()
         },
         "ccbeacon ledger check --ledger provisioning.sqlite": Scene { bench in try bench.provision() },
+        "ccbeacon provision stations.csv --board hm10 --devices all --yes --events events.jsonl": Scene(debuggers: 2),
         "ccbeacon provision stations.csv --board hm10 --devices all --yes --ledger postgresql://bench@db.example/beacons --bench hall-2":
             Scene(debuggers: 2, server: true),
         "ccbeacon ledger show --ledger postgresql://bench@db.example/beacons": Scene(
@@ -317,7 +318,9 @@ final class Bench: Sendable {
 
     /// File arguments made paths in this folder: positionals and the values of file options.
     func paths(_ arguments: [String]) -> [String] {
-        let fileOptions: Set<String> = ["-o", "--stations", "--ledger", "--list", "--rssi", "--from", "--templates"]
+        let fileOptions: Set<String> = [
+            "-o", "--stations", "--ledger", "--list", "--rssi", "--from", "--templates", "--events",
+        ]
         let command =
             arguments.first == "ledger" || arguments.first == "template"
             ? arguments.prefix(2).joined(separator: " ") : arguments.first ?? ""
