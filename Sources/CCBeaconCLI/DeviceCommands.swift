@@ -139,7 +139,9 @@ enum DevicesCommand {
     static let table = CommandTable(
         details: """
             Lists every \(DebuggerModel.listed)
-            with its --device selector (BUS:ADDRESS), serial number, firmware and the target it detects.
+            with its --device selector (BUS:ADDRESS), its port path (select it with port:BUS-PORT; it
+            stays when the debugger is replugged into the same socket), serial number, firmware and
+            the target it detects.
 
             Example:
               ccbeacon devices
@@ -166,10 +168,14 @@ enum DevicesCommand {
             } catch {
                 target = "error: \(error)"
             }
-            rows.append([device.selector, device.usbID, device.product, device.serial ?? "-", firmware, target])
+            rows.append([
+                device.selector, device.portPath ?? "-", device.usbID, device.product, device.serial ?? "-", firmware,
+                target,
+            ])
             json.append(
                 .object([
-                    ("device", .string(device.selector)), ("usb", .string(device.usbID)),
+                    ("device", .string(device.selector)), ("port", device.portPath.map { .string($0) } ?? .null),
+                    ("usb", .string(device.usbID)),
                     ("product", .string(device.product)),
                     ("serial", device.serial.map { .string($0) } ?? .null), ("firmware", .string(firmware)),
                     ("target", .string(target)),
@@ -181,7 +187,7 @@ enum DevicesCommand {
             console.output("no debuggers attached\n")
         } else {
             console.output(
-                Table.render(header: ["DEVICE", "USB", "PRODUCT", "SERIAL", "FIRMWARE", "TARGET"], rows: rows))
+                Table.render(header: ["DEVICE", "PORT", "USB", "PRODUCT", "SERIAL", "FIRMWARE", "TARGET"], rows: rows))
         }
     }
 }

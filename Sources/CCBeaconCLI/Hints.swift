@@ -55,11 +55,12 @@ extension DeviceSelectionError {
         case .noDebugger:
             return
                 "is it plugged in? 'lsusb' should list \(DebuggerModel.ccDebugger.usbID.lowercased()); if it does, check the udev rule (see the README)"
-        case .notFound: return "run 'ccbeacon devices' to list them"
+        case .notFound: return "run 'ccbeacon devices' to list them (with their ports)"
+        case .sharedSerial: return "run 'ccbeacon devices' to see which port is which"
         case .ambiguous(_, let selector):
             return selector.takesSeveral
                 ? "give \(selector.option) all, or \(selector.option) SEL,SEL"
-                : "give \(selector.option) BUS:ADDRESS or \(selector.option) SERIAL"
+                : "give \(selector.option) BUS:ADDRESS, \(selector.option) port:BUS-PORT or \(selector.option) SERIAL"
         }
     }
 }

@@ -157,7 +157,7 @@ enum Options {
 
     /// One debugger.
     static let device = Option<String>(
-        "--device", value: "SEL", help: "debugger as BUS:ADDRESS or serial (see 'ccbeacon devices')")
+        "--device", value: "SEL", help: "debugger as BUS:ADDRESS, port:BUS-PORT or serial (see 'ccbeacon devices')")
     /// The ledger file.
     static func ledger(help: String) -> Option<String> { Option<String>("--ledger", value: "FILE", help: help) }
 }

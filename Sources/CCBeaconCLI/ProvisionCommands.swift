@@ -380,7 +380,7 @@ enum ProvisionCommand {
         let shared = SharedProvider(provider)
         let summary = run.run(
             chosen.map { device in
-                ProvisioningDebugger(name: device.serial ?? device.selector) { () throws(DebuggerError) in
+                ProvisioningDebugger(name: Self.name(of: device, among: chosen)) { () throws(DebuggerError) in
                     try shared.open(device)
                 }
             })
@@ -483,6 +483,13 @@ enum ProvisionCommand {
             hint:
                 "when the server answers again, run the same provision on this bench: it records the journal first, then goes on"
         )
+    }
+
+    /// A debugger's name in the run's log, events and ledger: its serial number when no other
+    /// chosen debugger has it, else its port (`port:1-2`), else its `bus:address`.
+    static func name(of device: DebuggerDevice, among chosen: [DebuggerDevice]) -> String {
+        if let serial = device.serial, chosen.filter({ $0.serial == serial }).count == 1 { return serial }
+        return device.portSelector ?? device.selector
     }
 
     /// The run-finished event's facts: this run's outcomes, the list's state, why it stopped and

@@ -17,12 +17,18 @@ public struct DebuggerDevice: Sendable, Equatable {
     public var serial: String?
     /// bcdDevice, which the reference client prints as the "Debugger ID".
     public var debuggerID: UInt16
+    /// Where it is plugged in, as Linux names the port: `BUS-PORT[.PORT…]` (`1-2.3`: bus 1, port 3
+    /// of the hub on port 2). Unlike the address it stays the same when the debugger is replugged
+    /// into the same socket, and unlike the serial number no two debuggers share it. `nil` when the
+    /// system does not say.
+    public var portPath: String?
 
     /// Creates a device record.
     public init(
         bus: Int, address: Int, vendorID: UInt16, productID: UInt16, product: String, serial: String?,
-        debuggerID: UInt16
+        debuggerID: UInt16, portPath: String? = nil
     ) {
+        self.portPath = portPath
         self.bus = bus
         self.address = address
         self.vendorID = vendorID
@@ -34,6 +40,9 @@ public struct DebuggerDevice: Sendable, Equatable {
 
     /// `bus:address`, the form `--device` takes.
     public var selector: String { "\(bus):\(address)" }
+
+    /// `port:1-2.3`, the selector that names the socket rather than the device.
+    public var portSelector: String? { portPath.map { "port:" + $0 } }
 
     /// `0451:16A2`.
     public var usbID: String { hex4(vendorID) + ":" + hex4(productID) }
@@ -71,6 +80,8 @@ public enum DeviceSelectionError: Error, Sendable, Equatable, CustomStringConver
     case notFound(selector: String, devices: [DebuggerDevice])
     /// Several attached and none selected through `by`: ccbeacon never picks one at random.
     case ambiguous([DebuggerDevice], by: DeviceSelector)
+    /// Several debuggers carry the serial number given: it names none of them.
+    case sharedSerial(String, [DebuggerDevice])
 
     /// Plain-words reason, with the debuggers listed where it helps.
     public var description: String {
@@ -81,12 +92,21 @@ public enum DeviceSelectionError: Error, Sendable, Equatable, CustomStringConver
                 + models.dropFirst().map { "\($0.shortName) \($0.usbID)" }.joined(separator: " or ") + ")"
         case .notFound(let selector, let devices):
             return "no debugger '\(selector)'; attached: "
-                + (devices.isEmpty ? "none" : devices.map { "\($0.selector) (\($0.product))" }.joined(separator: ", "))
+                + (devices.isEmpty
+                    ? "none"
+                    : devices.map { "\($0.selector)\($0.portSelector.map { " " + $0 } ?? "") (\($0.product))" }.joined(
+                        separator: ", "))
         case .ambiguous(let devices, let selector):
             return
                 "\(devices.count) debuggers are attached; choose \(selector.takesSeveral ? "" : "one ")with \(selector.option):\n"
-                + devices.map { "  \($0.selector)  \($0.product)\($0.serial.map { "  serial \($0)" } ?? "")" }.joined(
-                    separator: "\n")
+                + devices.map {
+                    "  \($0.selector)\($0.portSelector.map { "  " + $0 } ?? "")  \($0.product)\($0.serial.map { "  serial \($0)" } ?? "")"
+                }.joined(separator: "\n")
+        case .sharedSerial(let serial, let devices):
+            return
+                "\(devices.count) debuggers share the serial number '\(serial)': "
+                + devices.map { $0.portSelector ?? $0.selector }.joined(separator: ", ")
+                + "; name each by its port (port:BUS-PORT) or bus:address"
         }
     }
 
@@ -94,7 +114,9 @@ public enum DeviceSelectionError: Error, Sendable, Equatable, CustomStringConver
 
 /// Chooses the debugger a command works with.
 public enum DeviceSelection {
-    /// The device `selector` (`bus:address` or a serial number) names, or the only one attached.
+    /// The device `selector` (`bus:address`, `port:BUS-PORT[.PORT…]` or a serial number) names, or
+    /// the only one attached. A serial number two debuggers share names neither (CC Debuggers often
+    /// share one): the port tells them apart.
     /// `option` is how the running command selects, for the message when several are attached.
     public static func choose(
         _ devices: [DebuggerDevice], selector: String?, option: DeviceSelector
@@ -104,10 +126,14 @@ public enum DeviceSelection {
             guard devices.count == 1 else { throw .ambiguous(devices, by: option) }
             return devices[0]
         }
-        if let match = devices.first(where: { $0.selector == selector || ($0.serial != nil && $0.serial == selector) })
-        {
-            return match
+        if selector.hasPrefix("port:") {
+            if let match = devices.first(where: { $0.portSelector == selector }) { return match }
+            throw .notFound(selector: selector, devices: devices)
         }
+        if let match = devices.first(where: { $0.selector == selector }) { return match }
+        let serials = devices.filter { $0.serial != nil && $0.serial == selector }
+        if serials.count > 1 { throw .sharedSerial(selector, serials) }
+        if let match = serials.first { return match }
         throw .notFound(selector: selector, devices: devices)
     }
 }

@@ -26,7 +26,7 @@ public final class EmulatorProvider: DebuggerProvider {
                 bus: 1, address: 10 + index, vendorID: DebuggerModel.ccDebugger.vendorID,
                 productID: DebuggerModel.ccDebugger.productID,
                 product: DebuggerModel.ccDebugger.name,
-                serial: serials[index], debuggerID: debuggers[index].debuggerID)
+                serial: serials[index], debuggerID: debuggers[index].debuggerID, portPath: "1-\(index + 1)")
         }
     }
 

@@ -46,11 +46,17 @@ public final class LibUSBProvider: DebuggerProvider, @unchecked Sendable {
                 serial = Self.string(handle, descriptor.iSerialNumber)
                 libusb_close(handle)
             }
+            // The port chain from the root hub (USB 3 allows 7 tiers).
+            var ports = [UInt8](repeating: 0, count: 7)
+            let depth = libusb_get_port_numbers(device, &ports, Int32(ports.count))
+            let bus = Int(libusb_get_bus_number(device))
             found.append(
                 DebuggerDevice(
-                    bus: Int(libusb_get_bus_number(device)), address: Int(libusb_get_device_address(device)),
+                    bus: bus, address: Int(libusb_get_device_address(device)),
                     vendorID: descriptor.idVendor, productID: descriptor.idProduct, product: product, serial: serial,
-                    debuggerID: descriptor.bcdDevice))
+                    debuggerID: descriptor.bcdDevice,
+                    portPath: depth > 0
+                        ? "\(bus)-" + ports.prefix(Int(depth)).map { String($0) }.joined(separator: ".") : nil))
         }
         return found.sorted { ($0.bus, $0.address) < ($1.bus, $1.address) }
     }

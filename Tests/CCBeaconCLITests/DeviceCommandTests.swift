@@ -29,8 +29,8 @@ struct DeviceCommandTests {
         provider.debuggers[1].chip = nil
         let run = ToolRun(["devices"], debuggers: provider)
         #expect(run.status == 0)
-        #expect(run.output.contains("1:10    0451:16A2  CC Debugger  EMU001  0x5CC rev 0x44  CC2541"))
-        #expect(run.output.contains("1:11    0451:16A2  CC Debugger  EMU002  0x5CC rev 0x44  none"))
+        #expect(run.output.contains("1:10    1-1   0451:16A2  CC Debugger  EMU001  0x5CC rev 0x44  CC2541"))
+        #expect(run.output.contains("1:11    1-2   0451:16A2  CC Debugger  EMU002  0x5CC rev 0x44  none"))
         #expect(ToolRun(["devices"], debuggers: EmulatorProvider(count: 0)).output == "no debuggers attached\n")
     }
 
@@ -77,14 +77,47 @@ struct DeviceCommandTests {
         #expect(run.status == 1)
         #expect(
             run.diagnostics.contains(
-                "2 debuggers are attached; choose one with --device:\n  1:10  CC Debugger  serial EMU001\n  1:11"))
+                "2 debuggers are attached; choose one with --device:\n  1:10  port:1-1  CC Debugger  serial EMU001\n  1:11"
+            ))
         #expect(provider.debuggers.allSatisfy { $0.chip!.flash.allSatisfy { $0 == 0xFF } }, "nothing was written")
         #expect(ToolRun(["flash", image, "--device", "EMU002"], debuggers: provider).status == 0)
         #expect(provider.debuggers[1].chip!.flash[0x7F00] == 0x42)
         #expect(provider.debuggers[0].chip!.flash[0x7F00] == 0xFF)
         let wrong = ToolRun(["info", "--device", "9:9"], debuggers: provider)
         #expect(wrong.status == 1)
-        #expect(wrong.diagnostics.contains("no debugger '9:9'; attached: 1:10 (CC Debugger), 1:11 (CC Debugger)"))
+        #expect(
+            wrong.diagnostics.contains(
+                "no debugger '9:9'; attached: 1:10 port:1-1 (CC Debugger), 1:11 port:1-2 (CC Debugger)"))
+    }
+
+    /// A debugger is named by its port too, which stays when it is replugged; CC Debuggers that
+    /// share a serial number are told apart by it, and the serial alone names neither.
+    @Test func debuggersAreNamedByTheirPort() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try Self.station(scratch)
+        let provider = SharedSerialProvider(EmulatorProvider(count: 2))
+        #expect(ToolRun(["flash", image, "--device", "port:1-2"], debuggers: provider).status == 0)
+        #expect(
+            provider.base.debuggers[1].chip!.flash[0x7F00] == 0x42
+                && provider.base.debuggers[0].chip!.flash[0x7F00] == 0xFF)
+        let shared = ToolRun(["info", "--device", "CCDBG"], debuggers: provider)
+        #expect(shared.status == 1)
+        #expect(
+            shared.diagnostics.contains(
+                "2 debuggers share the serial number 'CCDBG': port:1-1, port:1-2; name each by its port"),
+            "\(shared.diagnostics)")
+        #expect(ToolRun(["info", "--device", "port:9-9"], debuggers: provider).status == 1)
+        let list = try scratch.write("stations.csv", "name,uuid,major,minor\nHall A,\(Self.uuid),1,1\n")
+        let run = ToolRun(
+            [
+                "provision", list, "--template", "cc2541-ibeacon", "--ledger", scratch.path("l.sqlite"), "--yes",
+                "--wait", "0.2", "--devices", "port:1-1,port:1-2",
+            ], debuggers: provider)
+        #expect(run.status == 0, "\(run.diagnostics)")
+        // Debuggers sharing a serial number are named by their ports in the log and the ledger.
+        #expect(run.diagnostics.contains("port:1-1: "), "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("port:1-2: "), "\(run.diagnostics)")
     }
 
     /// `read` reports the bytes it read: a whole number of KiB as KiB, anything else in bytes.
@@ -113,7 +146,7 @@ struct DeviceCommandTests {
             debuggers: provider)
         #expect(run.status == 1)
         #expect(
-            run.diagnostics.contains("2 debuggers are attached; choose with --devices:\n  1:10  CC Debugger"),
+            run.diagnostics.contains("2 debuggers are attached; choose with --devices:\n  1:10  port:1-1  CC Debugger"),
             "\(run.diagnostics)")
         #expect(run.diagnostics.contains("hint: give --devices all, or --devices SEL,SEL"))
         #expect(!run.diagnostics.contains("--device:") && !run.diagnostics.contains("--device "))
@@ -424,4 +457,21 @@ struct ProvisionStopReasonTests {
             failed.output.contains("stopped: every debugger failed: EMU001: the debugger is gone"), "\(failed.output)")
         #expect(failed.diagnostics.contains("stopped with 2 stations of the list left (2 pending, 0 held)"))
     }
+}
+
+/// Emulated debuggers that all carry one serial number, as CC Debuggers often do.
+final class SharedSerialProvider: DebuggerProvider, Sendable {
+    let base: EmulatorProvider
+
+    init(_ base: EmulatorProvider) { self.base = base }
+
+    func devices() throws(DebuggerError) -> [DebuggerDevice] {
+        try base.devices().map { device in
+            var shared = device
+            shared.serial = "CCDBG"
+            return shared
+        }
+    }
+
+    func open(_ device: DebuggerDevice) throws(DebuggerError) -> any DebuggerTransport { try base.open(device) }
 }

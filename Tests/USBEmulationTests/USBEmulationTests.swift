@@ -659,3 +659,18 @@ struct EmulatorOptionTests {
         #expect(saved[.type] as? FileAttributeType == .typeRegular)
     }
 }
+
+@Suite(.enabled(if: Tools.available, "needs umockdev and the built executables"))
+struct PortPathTests {
+    /// Through real libusb, each debugger's port path (from its sysfs name, as libusb reads it) is
+    /// listed and selects it.
+    @Test func debuggersAreListedAndChosenByPort() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let listed = try Tools.ccbeacon(["devices", "--json"], options: ["--devices", "2"], in: work.url)
+        let devices = try #require(try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [[String: Any]])
+        #expect(devices.map { $0["port"] as? String } == ["1-1", "1-2"], "\(listed.output)")
+        let chosen = try Tools.ccbeacon(["info", "--device", "port:1-2"], options: ["--devices", "2"], in: work.url)
+        #expect(chosen.status == 0 && chosen.output.contains("debugger \(devices[1]["device"] as? String ?? "?"):"))
+    }
+}
