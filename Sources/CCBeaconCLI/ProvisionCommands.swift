@@ -366,11 +366,22 @@ enum ProvisionCommand {
         }
 
         started(chosen.map { $0.serial ?? $0.selector })
+        // On a terminal the run is a live status; piped, a log line per event.
+        let live =
+            console.diagnosticsIsTerminal
+            ? LiveStatus(
+                debuggers: chosen.map { (Self.name(of: $0, among: chosen), $0.portPath) }, done: before.done,
+                pending: before.pending, held: before.held.count, width: Self.terminalWidth(),
+                write: console.diagnostics) : nil
         stopSignals.reset()
         let run = ProvisioningRun(
             template: template, ledger: ledger, options: options, stopRequested: { stopSignals.requested }
         ) { event in
-            if let line = Self.describe(event) { console.diagnostics(line + "\n") }
+            if let live {
+                live.handle(event, log: Self.describe(event))
+            } else if let line = Self.describe(event) {
+                console.diagnostics(line + "\n")
+            }
             if let stream {
                 let (name, fields) = EventStream.fields(event)
                 stream.emit(name, fields)
@@ -483,6 +494,13 @@ enum ProvisionCommand {
             hint:
                 "when the server answers again, run the same provision on this bench: it records the journal first, then goes on"
         )
+    }
+
+    /// Standard error's terminal width (80 when it cannot be told).
+    static func terminalWidth() -> Int {
+        var size = winsize()
+        guard ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+        return Int(size.ws_col)
     }
 
     /// A debugger's name in the run's log, events and ledger: its serial number when no other

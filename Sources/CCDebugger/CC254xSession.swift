@@ -102,6 +102,13 @@ public struct FlashProgress: Sendable, Equatable {
     public var done: Int
     /// Bytes in all.
     public var total: Int
+
+    /// `done` of `total` bytes of `phase`.
+    public init(phase: Phase, done: Int, total: Int) {
+        self.phase = phase
+        self.done = done
+        self.total = total
+    }
 }
 
 /// The flash blocks an image needs written: 1 KiB blocks that hold at least one byte other than
