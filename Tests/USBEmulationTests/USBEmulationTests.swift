@@ -80,7 +80,7 @@ struct CCBeaconThroughLibUSBTests {
         let (station, flash) = try work.station()
         let devices = try Tools.ccbeacon(["devices"], in: work.url)
         #expect(devices.status == 0)
-        #expect(devices.output.contains("1:2     0451:16A2  CC Debugger  EMU001  0x5CC rev 0x44  CC2541"))
+        #expect(devices.output.contains("1:2     1-1   0451:16A2  CC Debugger  EMU001  0x5CC rev 0x44  CC2541"))
         let info = try Tools.ccbeacon(["info"], options: ["--ieee", "00:12:4B:00:AA:BB"], in: work.url)
         #expect(info.output.contains("primary IEEE address: 00:12:4B:00:AA:BB"))
         for mode in ["crc", "read", "none"] {
