@@ -405,7 +405,13 @@ enum ProvisionCommand {
         }
         let stillToBurnAgain =
             options.reprovision ? calibratedSinceBurned() : []
-        let after = try progress(ledger, listed, path: shown)
+        let after: ListProgress
+        do { after = try progress(ledger, listed, path: shown) } catch {
+            // The events end with the run's end, whatever ends it.
+            stream?.emit(
+                "run-finished", Self.finished(summary, nil, why: error.message, status: Int(error.exitCode.rawValue)))
+            throw error
+        }
         // On a shared ledger the list's other attempts in progress are other benches' burns.
         let elsewhere =
             ledger is JournalingLedger
