@@ -8,8 +8,8 @@ import Synchronization
 #endif
 
 /// `provision --events FILE|-`: the run as newline-delimited JSON, one object per event, for other
-/// programs (a dashboard, a line controller). Every object has `schema` (1), `seq` (1, 2, … in
-/// the order written), `time` (UTC, ISO 8601 with milliseconds), `elapsed` (seconds since the run
+/// programs (a dashboard, a line controller). Every object has `schema` (1), `run` (this run's
+/// random id), `seq` (1, 2, … in the order written), `time` (UTC, ISO 8601 with milliseconds), `elapsed` (seconds since the run
 /// started, monotonic) and `event`; then the facts that apply: `debugger`, `station`, `chip`,
 /// and the event's own. The schema is in the README ("Events"). Each line is written whole with
 /// one write, in order, from any debugger's thread.
@@ -24,8 +24,39 @@ final class EventStream: Sendable {
     private let state = Mutex<(sequence: Int, failed: Bool)>((0, false))
     private let start = MonotonicClock.now
 
-    /// Events to `path` (appended, created if missing), or for `-` to `console`'s standard output.
+    /// Checks, before anything else runs, that `path` may take events: a new file (never through a
+    /// link, which could lead to a file the run creates later, such as the ledger), or a file of
+    /// events ccbeacon wrote (its first line one of its events). Any other file — a template's
+    /// image or manifest, a list, a journal — is the user's and is refused (exit 64).
+    static func check(_ path: String) throws(CommandFailure) {
+        guard !path.isEmpty else { throw .usage("--events needs a file name, or - for standard output") }
+        guard path != "-" else { return }
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }  // a new file
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw .usage(
+                "--events \(path) is not a regular file (a link, a folder or a device); give a new file, or a file of ccbeacon's events"
+            )
+        }
+        guard info.st_size > 0 else { return }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else { return }  // opening it to write says why
+        defer { close(descriptor) }
+        var head = [UInt8](repeating: 0, count: 256)
+        let count = read(descriptor, &head, head.count)
+        let first = String(decoding: head.prefix(max(0, count)), as: UTF8.self)
+        guard first.hasPrefix("{\"schema\":\(schema),\"run\":") || first.hasPrefix("{\"schema\":\(schema),\"seq\":")
+        else {
+            throw .usage(
+                "--events \(path) is a file that does not hold ccbeacon's events; the events are appended to a file, so give a new file or one ccbeacon wrote"
+            )
+        }
+    }
+
+    /// Events to `path` (appended to a file `check` accepted, or created — never through a link),
+    /// or for `-` to `console`'s standard output.
     init(path: String, console: Console) throws(CommandFailure) {
+        run = Self.runID()
         if path == "-" {
             descriptor = nil
             sink = { line in
@@ -34,18 +65,31 @@ final class EventStream: Sendable {
             }
             return
         }
-        let file = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        var file = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
+        if file < 0, errno == ENOENT {
+            file = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        }
         guard file >= 0 else {
             throw CommandFailure(
                 .failure, "cannot write the events to \(path): \(String(cString: strerror(errno)))",
-                hint: "give --events a file this user may write (it is appended to), or - for standard output")
+                hint: "give --events a new file this user may write, or - for standard output")
         }
-        descriptor = file
+        // A file whose last line a full disk or a kill cut short: the new run starts on a line of
+        // its own.
+        var info = stat()
+        if fstat(file, &info) == 0, info.st_size > 0 {
+            var last: UInt8 = 0
+            if pread(file, &last, 1, info.st_size - 1) == 1, last != 0x0A {
+                _ = [UInt8(0x0A)].withUnsafeBytes { write(file, $0.baseAddress, 1) }
+            }
+        }
+        let opened = file
+        descriptor = opened
         sink = { line in
             let bytes = Array(line.utf8)
             var written = 0
             while written < bytes.count {
-                let count = bytes[written...].withUnsafeBytes { write(file, $0.baseAddress, $0.count) }
+                let count = bytes[written...].withUnsafeBytes { write(opened, $0.baseAddress, $0.count) }
                 if count < 0, errno == EINTR { continue }
                 guard count > 0 else { return false }
                 written += count
@@ -54,19 +98,32 @@ final class EventStream: Sendable {
         }
     }
 
+    /// This run's id in every event (two runs appending to one file are told apart by it).
+    let run: String
+
+    /// 16 random hex digits.
+    static func runID() -> String {
+        (0..<2).map { _ in
+            let digits = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+            return String(repeating: "0", count: 8 - digits.count) + digits
+        }.joined()
+    }
+
     deinit { if let descriptor { close(descriptor) } }
 
     /// Whether a write failed (the events are then incomplete; the run says so at the end).
     var failed: Bool { state.withLock { $0.failed } }
 
-    /// Writes one event: `name` with `fields` after the common ones.
+    /// Writes one event: `name` with `fields` after the common ones. After a write failed nothing
+    /// more is written (a line cut short must stay the last).
     func emit(_ name: String, _ fields: [(String, JSONValue)]) {
         state.withLock { state in
+            guard !state.failed else { return }
             state.sequence += 1
             let line =
                 JSONValue.object(
                     [
-                        ("schema", .integer(Self.schema)), ("seq", .integer(state.sequence)),
+                        ("schema", .integer(Self.schema)), ("run", .string(run)), ("seq", .integer(state.sequence)),
                         ("time", .string(Self.now())),
                         ("elapsed", .number(((MonotonicClock.now - start) * 1000).rounded() / 1000)),
                         ("event", .string(name)),

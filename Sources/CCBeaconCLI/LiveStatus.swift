@@ -163,12 +163,36 @@ final class LiveStatus: Sendable {
             if state.pending > 0 { totals += " · ~\(Self.duration(Double(state.pending) / rate * 60)) left" }
         }
         lines.append(totals)
-        // One line each: a reason's line break or control character would break the layout.
+        // One line each: a reason's line break or control character would break the layout, and
+        // a line is cut by the columns it takes (wide characters two, combining marks none).
         return lines.map { line in
-            String(
-                String.UnicodeScalarView(line.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 })
-                    .prefix(width - 1))
+            var used = 0
+            var kept = String.UnicodeScalarView()
+            for scalar in line.unicodeScalars {
+                let shown: Unicode.Scalar = scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? " " : scalar
+                let columns = Self.columns(shown)
+                guard used + columns <= width - 1 else { break }
+                used += columns
+                kept.append(shown)
+            }
+            return String(kept)
         }
+    }
+
+    /// The terminal columns a character takes: two for East Asian wide and full-width ones and
+    /// emoji, none for combining marks and other zero-width ones, else one.
+    static func columns(_ scalar: Unicode.Scalar) -> Int {
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .enclosingMark, .format: return 0
+        default: break
+        }
+        let value = scalar.value
+        let wide: [ClosedRange<UInt32>] = [
+            0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF,
+            0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x1F300...0x1F64F,
+            0x1F900...0x1F9FF, 0x20000...0x3FFFD,
+        ]
+        return wide.contains { $0.contains(value) } ? 2 : 1
     }
 
     /// `12.5`, one decimal.

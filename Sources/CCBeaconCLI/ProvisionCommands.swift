@@ -269,22 +269,31 @@ enum ProvisionCommand {
                 "--events - writes the events to standard output, where the run-finished event is the summary: leave out --json, or give --events a file"
             )
         }
-        if let eventsPath, eventsPath != "-" {
+        if let eventsPath {
+            try EventStream.check(eventsPath)
             // Appended to, so never a file the run reads or writes: the list, the ledger.
             let ledgerFile = PathIdentity.resolved(
                 ledgerPath(try command.value(ledger), listPath: command.positionals[0]))
-            try CommandSupport.checkOutputs(
-                [eventsPath],
-                against: [CommandSupport.Input(role: "the station list", path: command.positionals[0])]
-                    + ["", "-wal", "-shm"].map { CommandSupport.Input(role: "the ledger", path: ledgerFile + $0) })
+            let inputs =
+                [CommandSupport.Input(role: "the station list", path: command.positionals[0])]
+                + ["", "-wal", "-shm"].map { CommandSupport.Input(role: "the ledger", path: ledgerFile + $0) }
+            if eventsPath != "-" {
+                try CommandSupport.checkOutputs([eventsPath], against: inputs)
+            } else if let into = Self.standardOutputIs(inputs) {
+                throw .usage("standard output is \(into) (a shell redirection?): the events would be appended to it")
+            }
         }
-        let stream = try eventsPath.map { path throws(CommandFailure) in try EventStream(path: path, console: given) }
+        // Opened once the run starts: a run refused before leaves no file behind.
+        var stream: EventStream?
         // With the events on standard output, the text summary goes to standard error.
         let console =
             eventsPath == "-"
             ? Console(
                 output: given.diagnostics, diagnostics: given.diagnostics,
                 diagnosticsIsTerminal: given.diagnosticsIsTerminal) : given
+        // A reader of the events or the summary that goes away must not kill the run mid-burn: the
+        // write fails instead, and the run finishes the chip in hand.
+        signal(SIGPIPE, SIG_IGN)
         let debuggers = hardware.debuggers
         let listPath = command.positionals[0]
         var options = try runOptions(command)
@@ -334,7 +343,7 @@ enum ProvisionCommand {
                     : "note: calibrated since burned (run with --reprovision and attach their chips to burn them again): \(recalibrated.joined(separator: ", "))\n"
             )
         }
-        let started = { (chosen: [String]) in
+        let started = { (stream: EventStream?, chosen: [String]) in
             stream?.emit(
                 "run-started",
                 [
@@ -346,7 +355,8 @@ enum ProvisionCommand {
         }
         if before.isComplete, burnAgain.isEmpty {
             // Nothing to burn: say so at once rather than wait for a chip.
-            started([])
+            stream = try eventsPath.map { path throws(CommandFailure) in try EventStream(path: path, console: given) }
+            started(stream, [])
             stream?.emit("run-finished", Self.finished(ProvisionSummary(), before, why: "nothing to burn", status: 0))
             console.output(
                 "nothing to burn: all \(before.states.count) stations of the list are done; ledger \(shown)\n")
@@ -365,13 +375,19 @@ enum ProvisionCommand {
                 console: console)
         }
 
-        started(chosen.map { $0.serial ?? $0.selector })
-        // On a terminal the run is a live status; piped, a log line per event.
+        let names = Self.names(of: chosen)
+        stream = try eventsPath.map { path throws(CommandFailure) in try EventStream(path: path, console: given) }
+        let events = stream
+        started(events, names)
+        // On a terminal the run is a live status; piped — or on a terminal too small for it, or
+        // one the events are also written to — a log line per event.
+        let size = Self.terminalSize()
         let live =
-            console.diagnosticsIsTerminal
+            console.diagnosticsIsTerminal && !(eventsPath == "-" && isatty(1) == 1) && size.columns >= 40
+                && size.rows >= chosen.count + 3
             ? LiveStatus(
-                debuggers: chosen.map { (Self.name(of: $0, among: chosen), $0.portPath) }, done: before.done,
-                pending: before.pending, held: before.held.count, width: Self.terminalWidth(),
+                debuggers: zip(names, chosen).map { ($0, $1.portPath) }, done: before.done,
+                pending: before.pending, held: before.held.count, width: size.columns,
                 write: console.diagnostics) : nil
         stopSignals.reset()
         let run = ProvisioningRun(
@@ -382,16 +398,16 @@ enum ProvisionCommand {
             } else if let line = Self.describe(event) {
                 console.diagnostics(line + "\n")
             }
-            if let stream {
+            if let events {
                 let (name, fields) = EventStream.fields(event)
-                stream.emit(name, fields)
+                events.emit(name, fields)
             }
         }
         let handled = installStopSignalHandlers()
         let shared = SharedProvider(provider)
         let summary = run.run(
-            chosen.map { device in
-                ProvisioningDebugger(name: Self.name(of: device, among: chosen)) { () throws(DebuggerError) in
+            zip(names, chosen).map { name, device in
+                ProvisioningDebugger(name: name) { () throws(DebuggerError) in
                     try shared.open(device)
                 }
             })
@@ -423,12 +439,21 @@ enum ProvisionCommand {
             "run-finished",
             Self.finished(
                 summary, after, why: Self.stopReason(summary, signal: stopSignals.signal), status: left ? 3 : 0))
-        if let stream, stream.failed {
-            console.diagnostics("warning: some events could not be written to \(eventsPath ?? "-")\n")
+        // Events that could not all be written fail the run, as output that could not be.
+        let eventsLost =
+            stream?.failed == true
+            ? CommandFailure(
+                .failure, "some events could not be written to \(eventsPath ?? "-"); the events file is incomplete",
+                hint: "the outcomes are in the ledger (ledger show); free space or give --events another file")
+            : nil
+        do {
+            try report(
+                summary, progress: after, burnAgain: stillToBurnAgain, burningElsewhere: elsewhere, path: shown,
+                json: command.isSet(json), console: console)
+        } catch {
+            throw eventsLost ?? error
         }
-        try report(
-            summary, progress: after, burnAgain: stillToBurnAgain, burningElsewhere: elsewhere, path: shown,
-            json: command.isSet(json), console: console)
+        if let eventsLost { throw eventsLost }
     }
 
     /// The ledger a run writes and the lock that makes the run the only one of its kind: for a
@@ -502,18 +527,37 @@ enum ProvisionCommand {
         )
     }
 
-    /// Standard error's terminal width (80 when it cannot be told).
-    static func terminalWidth() -> Int {
+    /// Standard error's terminal size (80 × 24 when it cannot be told).
+    static func terminalSize() -> (columns: Int, rows: Int) {
         var size = winsize()
-        guard ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
-        return Int(size.ws_col)
+        guard ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0, size.ws_row > 0 else { return (80, 24) }
+        return (Int(size.ws_col), Int(size.ws_row))
     }
 
-    /// A debugger's name in the run's log, events and ledger: its serial number when no other
-    /// chosen debugger has it, else its port (`port:1-2`), else its `bus:address`.
-    static func name(of device: DebuggerDevice, among chosen: [DebuggerDevice]) -> String {
-        if let serial = device.serial, chosen.filter({ $0.serial == serial }).count == 1 { return serial }
-        return device.portSelector ?? device.selector
+    /// The debuggers' names in the run's log, events and ledger: each one's serial number when no
+    /// other chosen debugger has it, else its port (`port:1-2`), else its `bus:address`; a name
+    /// that would still be another's (a serial that reads like a port) is its `bus:address`.
+    static func names(of chosen: [DebuggerDevice]) -> [String] {
+        let first = chosen.map { device in
+            if let serial = device.serial, chosen.filter({ $0.serial == serial }).count == 1 { return serial }
+            return device.portSelector ?? device.selector
+        }
+        return zip(first, chosen).map { name, device in
+            first.filter { $0 == name }.count == 1 ? name : device.selector
+        }
+    }
+
+    /// What standard output is when it is one of `inputs` (redirected into it by a shell).
+    static func standardOutputIs(_ inputs: [CommandSupport.Input]) -> String? {
+        var output = stat()
+        guard fstat(1, &output) == 0, output.st_mode & S_IFMT == S_IFREG else { return nil }
+        for input in inputs {
+            var info = stat()
+            if stat(input.path, &info) == 0, info.st_dev == output.st_dev, info.st_ino == output.st_ino {
+                return "\(input.role) \(input.path)"
+            }
+        }
+        return nil
     }
 
     /// The run-finished event's facts: this run's outcomes, the list's state, why it stopped and
@@ -654,8 +698,11 @@ enum ProvisionCommand {
             }
             return attached
         case let list?:
-            let selectors = list.split(separator: ",").map(String.init)
-            guard !selectors.isEmpty else {
+            let selectors = list.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            guard !selectors.contains("") || selectors.allSatisfy(\.isEmpty) else {
+                throw .usage("--devices '\(list)' has an empty name between commas; name each debugger once, SEL,SEL")
+            }
+            guard !selectors.allSatisfy(\.isEmpty) else {
                 throw .usage("--devices '\(list)' names no debugger; give all, or SEL,SEL")
             }
             guard !selectors.contains("all") else {

@@ -118,6 +118,19 @@ struct DeviceCommandTests {
         // Debuggers sharing a serial number are named by their ports in the log and the ledger.
         #expect(run.diagnostics.contains("port:1-1: "), "\(run.diagnostics)")
         #expect(run.diagnostics.contains("port:1-2: "), "\(run.diagnostics)")
+        // A serial that reads like another debugger's port does not give two debuggers one name.
+        let names = ProvisionCommand.names(of: [
+            DebuggerDevice(
+                bus: 1, address: 10, vendorID: 0x0451, productID: 0x16A2, product: "CC Debugger", serial: "port:1-2",
+                debuggerID: 0x8662, portPath: "1-1"),
+            DebuggerDevice(
+                bus: 1, address: 11, vendorID: 0x0451, productID: 0x16A2, product: "CC Debugger", serial: "X",
+                debuggerID: 0x8662, portPath: "1-2"),
+            DebuggerDevice(
+                bus: 1, address: 12, vendorID: 0x0451, productID: 0x16A2, product: "CC Debugger", serial: "X",
+                debuggerID: 0x8662, portPath: "1-3"),
+        ])
+        #expect(Set(names).count == 3, "\(names)")
     }
 
     /// `read` reports the bytes it read: a whole number of KiB as KiB, anything else in bytes.
@@ -364,7 +377,7 @@ struct ProvisionStopReasonTests {
     /// One debugger named twice (by two names) would burn two stations into one chip at once;
     /// a selection that names none would start a run with no debugger; `all` among names means
     /// nothing clear. All are usage errors.
-    @Test(arguments: ["EMU001,EMU001", "1:10,EMU001", ",", "", "all,1:10"])
+    @Test(arguments: ["EMU001,EMU001", "1:10,EMU001", ",", "", "all,1:10", "port:1-1,,port:1-2", "EMU001,"])
     func aDebuggerNamedTwiceOrNoneIsRefused(selection: String) throws {
         let scratch = try Scratch()
         defer { scratch.remove() }

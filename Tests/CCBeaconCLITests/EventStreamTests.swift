@@ -46,6 +46,7 @@ struct EventStreamTests {
             let object = try #require(
                 try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "line \(index + 1): \(line)")
             #expect(object["schema"] as? Int == 1)
+            #expect((object["run"] as? String)?.count == 16, "every event names its run")
             #expect(object["seq"] as? Int == index + 1, "seq counts the lines: \(line)")
             let time = try #require(object["time"] as? String)
             #expect(
@@ -88,12 +89,28 @@ struct EventStreamTests {
         #expect(all.contains { $0["event"] as? String == "progress" && $0["phase"] as? String == "programming" })
         let finished = try #require(all.last)
         #expect(finished["status"] as? Int == 0 && (finished["verified"] as? [String])?.count == 6)
+        // The debuggers run-started names are those the other events name.
+        let named = Set(all.dropFirst().compactMap { $0["debugger"] as? String })
+        #expect(Set(all.first?["debuggers"] as? [String] ?? []) == named && named == ["EMU001", "EMU002"])
+        #expect(Set(all.compactMap { $0["run"] as? String }).count == 1)
         // Appended: a second run adds its own run, numbered from 1 again.
         let again = ToolRun(
             ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--events", events], debuggers: Self.bench())
         #expect(again.status == 0)
         let text = try String(contentsOfFile: events, encoding: .utf8)
         #expect(text.components(separatedBy: "\"event\":\"run-started\"").count == 3)
+        // A last line a full disk cut short: the next run starts on a line of its own.
+        try (text + "{\"schema\":1,\"run\":\"x\",\"se").write(toFile: events, atomically: false, encoding: .utf8)
+        #expect(
+            ToolRun(
+                ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--events", events],
+                debuggers: Self.bench()
+            )
+            .status == 0)
+        let lines = try String(contentsOfFile: events, encoding: .utf8).split(separator: "\n")
+        #expect(
+            lines.filter { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) == nil }.count == 1,
+            "only the torn line")
     }
 
     /// A burn cut off is a held event with its reason; the run-finished event has exit status 3.
@@ -118,8 +135,13 @@ struct EventStreamTests {
         defer { scratch.remove() }
         let text = "name,uuid,major,minor\ns1,\(Self.uuid),4,1\n"
         let list = try scratch.write("list.csv", text)
+        let notes = try scratch.write("notes.txt", "my notes\n")
+        let template = try scratch.write("template.json", "{\n  \"format\": 1\n}\n")
+        let dangling = scratch.path("events-link")
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: scratch.path("later.sqlite"))
         for extra in [
             ["--events", list], ["--events", scratch.path("provisioning.sqlite")], ["--events", "-", "--json"],
+            ["--events", notes], ["--events", template], ["--events", dangling], ["--events", ""],
         ] {
             let run = ToolRun(
                 ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.2"] + extra,
@@ -127,5 +149,15 @@ struct EventStreamTests {
             #expect(run.status == 64, "\(extra): \(run.diagnostics)")
         }
         #expect(try String(contentsOfFile: list, encoding: .utf8) == text)
+        #expect(try String(contentsOfFile: notes, encoding: .utf8) == "my notes\n")
+        #expect(try String(contentsOfFile: template, encoding: .utf8) == "{\n  \"format\": 1\n}\n")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("later.sqlite")), "nothing made through the link")
+        // A run refused before it starts leaves no events file behind.
+        let refused = ToolRun(
+            [
+                "provision", scratch.path("missing.csv"), "--template", "cc2541-ibeacon", "--yes", "--events",
+                scratch.path("new.jsonl"),
+            ], debuggers: Self.bench())
+        #expect(refused.status != 0 && !FileManager.default.fileExists(atPath: scratch.path("new.jsonl")))
     }
 }

@@ -146,5 +146,16 @@ struct LiveStatusTests {
                 outcome: .failed, reason: "a reason\nover two lines"), log: nil)
         #expect(terminal.lines.allSatisfy { $0.count < max(20, width) })
         #expect(terminal.lines.count == 3 && terminal.wrapped.withLock { $0 } == 0)
+        // Wide characters take two columns, combining marks none: the line is cut by columns.
+        let station = String(repeating: "測", count: 100) + "e\u{301}"
+        let lines = Mutex<[String]>([])
+        let capture = LiveStatus(
+            debuggers: [("EMU001", "1-1")], done: 0, pending: 1, held: 0, width: width, clock: { 0 },
+            write: { text in lines.withLock { $0.append(text) } })
+        capture.handle(.started(debugger: "EMU001", station: station, chip: "00:12:4B:00:25:41"), log: nil)
+        let drawn = lines.withLock { $0 }.joined().replacingOccurrences(of: "\u{1B}[K", with: "").split(separator: "\n")
+        for line in drawn {
+            #expect(line.unicodeScalars.reduce(0) { $0 + LiveStatus.columns($1) } < max(20, width), "\(line)")
+        }
     }
 }
