@@ -26,25 +26,31 @@ final class LiveStatus: Sendable {
         var verifiedNow = 0
         var drawnLines = 0
         var lastDraw = -1.0
+        /// The width the status was last drawn at.
+        var width = 0
+        /// The terminal became too small for the status: log lines from then on.
+        var fallback = false
     }
 
     private let state: Mutex<State>
-    private let width: Int
+    private let size: @Sendable () -> (columns: Int, rows: Int)
     private let start: Double
     private let clock: @Sendable () -> Double
     private let write: @Sendable (String) -> Void
 
     /// A status for `debuggers` (name and port), the list's counts when the run starts, drawn
-    /// `width` columns wide through `write`; `clock` gives seconds (monotonic).
+    /// through `write` as wide as the terminal `size` says at each drawing (`width` columns when
+    /// none is given); `clock` gives seconds (monotonic).
     init(
-        debuggers: [(name: String, port: String?)], done: Int, pending: Int, held: Int, width: Int,
+        debuggers: [(name: String, port: String?)], done: Int, pending: Int, held: Int, width: Int = 80,
+        size: (@Sendable () -> (columns: Int, rows: Int))? = nil,
         clock: @escaping @Sendable () -> Double = { MonotonicClock.now }, write: @escaping @Sendable (String) -> Void
     ) {
         state = Mutex(
             State(
                 rows: debuggers.map { Row(debugger: $0.name, port: $0.port ?? "-") }, done: done, pending: pending,
                 held: held))
-        self.width = max(20, width)
+        self.size = size ?? { (max(20, width), 1000) }
         self.clock = clock
         self.start = clock()
         self.write = write
@@ -107,7 +113,9 @@ final class LiveStatus: Sendable {
                 update(&state, debugger) { $0.state = verified ? "done (resumed)" : "checked: not on the chip" }
             case .debuggerStopped(let debugger, let reason):
                 update(&state, debugger) {
-                    $0.state = "stopped: \(reason)"; $0.station = nil
+                    $0.state = "stopped: \(reason)"
+                    $0.station = nil
+                    $0.chip = nil
                 }
             case .refused(let debugger, _, _), .setAside(let debugger, _, _), .erasedOnArrival(let debugger, _, _),
                 .interruptedForAnotherList(let debugger, _, _), .resetFailed(let debugger, _, _),
@@ -117,6 +125,22 @@ final class LiveStatus: Sendable {
             let now = clock()
             if isProgress, now - state.lastDraw < 0.1 { return }
             state.lastDraw = now
+            // The terminal may have been resized: too small for the status, it gets log lines from
+            // now on; another width, the status is drawn anew below (the old one, reflowed by the
+            // terminal, cannot be found again).
+            let terminal = size()
+            if !state.fallback, terminal.columns < 40 || terminal.rows < state.rows.count + 3 {
+                state.fallback = true
+                if state.drawnLines > 0 { write("\n") }
+            }
+            if state.fallback {
+                if let log, !isProgress { write(log + "\n") }
+                return
+            }
+            if terminal.columns != state.width {
+                state.width = terminal.columns
+                state.drawnLines = 0
+            }
             var text = state.drawnLines > 0 ? "\u{1B}[\(state.drawnLines)A\r" : ""
             // Erased before and after: a log line longer than the terminal wraps onto the row below,
             // whose old status text must go too.
@@ -171,7 +195,7 @@ final class LiveStatus: Sendable {
             for scalar in line.unicodeScalars {
                 let shown: Unicode.Scalar = scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? " " : scalar
                 let columns = Self.columns(shown)
-                guard used + columns <= width - 1 else { break }
+                guard used + columns <= state.width - 1 else { break }
                 used += columns
                 kept.append(shown)
             }

@@ -387,7 +387,7 @@ enum ProvisionCommand {
                 && size.rows >= chosen.count + 3
             ? LiveStatus(
                 debuggers: zip(names, chosen).map { ($0, $1.portPath) }, done: before.done,
-                pending: before.pending, held: before.held.count, width: size.columns,
+                pending: before.pending, held: before.held.count, size: { Self.terminalSize() },
                 write: console.diagnostics) : nil
         stopSignals.reset()
         let run = ProvisioningRun(

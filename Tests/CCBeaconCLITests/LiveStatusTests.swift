@@ -134,7 +134,7 @@ struct LiveStatusTests {
     }
 
     /// However narrow the terminal, no line wraps (the fake terminal traps a wrap).
-    @Test(arguments: [20, 40, 200])
+    @Test(arguments: [40, 72, 200])
     func linesFitTheWidth(width: Int) {
         let terminal = FakeTerminal(width: width)
         let status = LiveStatus(
@@ -157,5 +157,32 @@ struct LiveStatusTests {
         for line in drawn {
             #expect(line.unicodeScalars.reduce(0) { $0 + LiveStatus.columns($1) } < max(20, width), "\(line)")
         }
+    }
+
+    /// A terminal resized during the run: a new width gets a status drawn anew below, cut to it;
+    /// too narrow (or too short) for the status, the run goes on with log lines.
+    @Test func aResizedTerminalGetsWhatFitsIt() {
+        let terminal = FakeTerminal(width: 200)
+        let size = Mutex((columns: 72, rows: 24))
+        let status = LiveStatus(
+            debuggers: [("EMU001", "1-1")], done: 0, pending: 2, held: 0, size: { size.withLock { $0 } },
+            clock: { 0 }, write: terminal.feed)
+        let chip = "00:12:4B:00:25:41"
+        status.handle(.started(debugger: "EMU001", station: String(repeating: "s", count: 100), chip: chip), log: nil)
+        #expect(terminal.lines.count == 2 && terminal.lines[0].count == 71)
+        size.withLock { $0.columns = 50 }
+        status.handle(.waitingForChip(debugger: "EMU001"), log: nil)
+        #expect(terminal.lines.count == 4, "drawn anew below: \(terminal.lines)")
+        #expect(terminal.lines.suffix(2).allSatisfy { $0.count <= 49 })
+        size.withLock { $0.columns = 30 }
+        let finished = ProvisionEvent.finished(
+            debugger: "EMU001", station: "s1", chip: chip, outcome: .verified, reason: nil)
+        status.handle(finished, log: ProvisionCommand.describe(finished))
+        status.handle(
+            .progress(
+                debugger: "EMU001", station: "s2", chip: chip, progress: .init(phase: .program, done: 1, total: 2)),
+            log: nil)
+        #expect(terminal.lines.last == "EMU001: 's1' on \(chip): verified", "\(terminal.lines)")
+        #expect(!terminal.lines.contains { $0.hasPrefix("done 1") }, "no status once too narrow")
     }
 }
