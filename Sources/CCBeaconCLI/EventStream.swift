@@ -1,5 +1,6 @@
 import CCDebugger
 import Provisioning
+import Storage
 import StructuredText
 import Synchronization
 
@@ -85,17 +86,7 @@ final class EventStream: Sendable {
         }
         let opened = file
         descriptor = opened
-        sink = { line in
-            let bytes = Array(line.utf8)
-            var written = 0
-            while written < bytes.count {
-                let count = bytes[written...].withUnsafeBytes { write(opened, $0.baseAddress, $0.count) }
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { return false }
-                written += count
-            }
-            return true
-        }
+        sink = { line in Array(line.utf8).withUnsafeBytes { Files.writeAll($0, to: opened) } == nil }
     }
 
     /// This run's id in every event (two runs appending to one file are told apart by it).

@@ -71,12 +71,9 @@ public struct OutcomeJournal: Sendable {
         let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard descriptor >= 0 else { throw Self.failure("opening the journal \(path)") }
         defer { close(descriptor) }
-        var written = 0
-        while written < line.count {
-            let count = line[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { throw Self.failure("writing the journal \(path)") }
-            written += count
+        if let code = line.withUnsafeBytes({ Files.writeAll($0, to: descriptor) }) {
+            errno = code
+            throw Self.failure("writing the journal \(path)")
         }
         guard fsync(descriptor) == 0 else { throw Self.failure("flushing the journal \(path)") }
         if !existed {

@@ -354,7 +354,7 @@ public enum Files {
 
     /// Writes all of `buffer` to `descriptor` (again after an interrupted or short write);
     /// returns `errno` when a write fails, `nil` when all is written.
-    static func writeAll(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32? {
+    public static func writeAll(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32? {
         var written = 0
         while written < buffer.count {
             let result = write(descriptor, buffer.baseAddress! + written, buffer.count - written)

@@ -1,4 +1,5 @@
 import CCDebuggerEmulator
+import Storage
 import Synchronization
 
 #if canImport(Glibc)
@@ -18,25 +19,10 @@ func saveChip(_ chip: EmulatedCC2541, in folder: String) {
     let end = (flash.lastIndex { $0 != 0xFF } ?? -1) + 1
     // Written whole under a temporary name, then renamed into place: never through a link planted
     // at the name, never half a file.
-    let path = "\(folder)/\(name).bin"
-    let temporary = "\(folder)/.\(name).bin.\(getpid())"
-    let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
-    var written = 0
-    if descriptor >= 0 {
-        while written < end {
-            let count = flash[written..<end].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            guard count > 0 else { break }
-            written += count
-        }
-        close(descriptor)
-    }
-    guard descriptor >= 0, written == end, rename(temporary, path) == 0 else {
-        unlink(temporary)
+    do { try Files.writeAtomically(Array(flash[..<end]), to: "\(folder)/\(name).bin") } catch {
         chipsNotSaved.add(1, ordering: .relaxed)
-        let line = Array(
-            "cc-debugger-emulator: cannot save chip \(name) in \(folder): \(String(cString: strerror(errno)))\n".utf8)
-        _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-        return
+        let line = Array("cc-debugger-emulator: cannot save chip \(name) in \(folder): \(error)\n".utf8)
+        _ = line.withUnsafeBytes { Files.writeAll($0, to: 2) }
     }
 }
 
