@@ -475,21 +475,18 @@ enum ProvisionCommand {
         guard let bench = given else { throw .usage("a shared ledger needs this bench's name: give --bench NAME") }
         let shown = PostgresURL.shown(path)
         let journal = OutcomeJournal(path: OutcomeJournal.journalPath(bench: bench, listPath: listPath))
-        let lock: FolderLock
-        do {
-            lock = try FolderLock.acquire(
-                Files.directory(of: journal.path), name: ".\(Files.lastComponent(journal.path)).lock", wait: false)
-        } catch {
-            guard case .held(_, let holder) = error else {
-                throw CommandFailure(
+        let lock = try lockBeside(
+            journal.path,
+            failed: { error in
+                CommandFailure(
                     .failure, "cannot lock bench '\(bench)' for this run: \(error)",
                     hint: "the bench keeps its journal beside the station list: that folder must be writable")
-            }
-            throw CommandFailure(
-                .failure,
-                "another provision\(holder.map { " (process \($0))" } ?? "") is running as bench '\(bench)' here; one run per bench",
-                hint: "let it finish, or give this run its own --bench NAME")
-        }
+            },
+            held: { holder in
+                CommandFailure(
+                    .failure, "another provision\(holder) is running as bench '\(bench)' here; one run per bench",
+                    hint: "let it finish, or give this run its own --bench NAME")
+            })
         let server: PostgresLedger
         do {
             server = try PostgresLedger(
@@ -599,22 +596,35 @@ enum ProvisionCommand {
     static func lockForOneRun(_ path: String) throws(CommandFailure) -> (FolderLock, String) {
         try refuseServer(path)
         let realPath = SQLiteLedger.realPath(path)
-        do {
-            let lock = try FolderLock.acquire(
-                Files.directory(of: realPath), name: ".\(Files.lastComponent(realPath)).lock", wait: false)
-            return (lock, realPath)
-        } catch {
-            guard case .held(_, let holder) = error else {
-                throw CommandFailure(
+        let lock = try lockBeside(
+            realPath,
+            failed: { error in
+                CommandFailure(
                     .failure, "cannot lock the ledger \(path) for this run: \(error)",
                     hint: "provisioning writes the ledger: its folder must be writable")
-            }
-            throw CommandFailure(
-                .failure,
-                "another provision\(holder.map { " (process \($0))" } ?? "") is using the ledger \(path); one run per ledger",
-                hint:
-                    "let it finish (or stop it with Ctrl-C); to burn on more debuggers at once, give one run --devices all"
-            )
+            },
+            held: { holder in
+                CommandFailure(
+                    .failure, "another provision\(holder) is using the ledger \(path); one run per ledger",
+                    hint:
+                        "let it finish (or stop it with Ctrl-C); to burn on more debuggers at once, give one run --devices all"
+                )
+            })
+        return (lock, realPath)
+    }
+
+    /// The run lock on a hidden file beside `path` (`.NAME.lock`; it dies with the process), taken
+    /// without waiting: `held` says what to do when another process holds it (given ` (process
+    /// PID)` or nothing), `failed` when it cannot be taken at all.
+    static func lockBeside(
+        _ path: String, failed: (FolderLock.Failure) -> CommandFailure, held: (String) -> CommandFailure
+    ) throws(CommandFailure) -> FolderLock {
+        do {
+            return try FolderLock.acquire(
+                Files.directory(of: path), name: ".\(Files.lastComponent(path)).lock", wait: false)
+        } catch {
+            guard case .held(_, let holder) = error else { throw failed(error) }
+            throw held(holder.map { " (process \($0))" } ?? "")
         }
     }
 
