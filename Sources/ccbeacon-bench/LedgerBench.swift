@@ -40,18 +40,11 @@ func ledgerBenchmark(_ count: Int, url: String? = nil) throws {
         let rest = count - alone
         let failures = Mutex(0)
         let together = DispatchTime.now().uptimeNanoseconds
-        // A thread each (concurrentPerform would run only as many at once as there are cores).
-        let done = DispatchGroup()
-        for (index, bench) in benches.enumerated() {
-            done.enter()
-            Thread {
-                do { try burn(rest, on: bench, offset: alone + index * rest) } catch {
-                    failures.withLock { $0 += 1 }
-                }
-                done.leave()
-            }.start()
+        onThreadsEach(benches.count) { index in
+            do { try burn(rest, on: benches[index], offset: alone + index * rest) } catch {
+                failures.withLock { $0 += 1 }
+            }
         }
-        done.wait()
         let finished = DispatchTime.now().uptimeNanoseconds
         let verified = try ledger.attempts().filter { $0.outcome == .verified }.count
         concurrent =
@@ -75,4 +68,19 @@ func burn(_ count: Int, on ledger: any ProvisioningLedger, offset: Int) throws {
         else { return }
         try ledger.finish(attempt.id, outcome: .verified, reason: nil)
     }
+}
+
+/// Runs `body(0)`, `body(1)`, … `body(count - 1)` each on a thread of its own, all at once, and
+/// returns when all are done (`concurrentPerform` would run only as many at once as there are
+/// cores: benches and debuggers mostly wait, and must all run together).
+func onThreadsEach(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let done = DispatchGroup()
+    for index in 0..<count {
+        done.enter()
+        Thread {
+            body(index)
+            done.leave()
+        }.start()
+    }
+    done.wait()
 }

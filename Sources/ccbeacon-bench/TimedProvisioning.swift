@@ -60,17 +60,11 @@ func timedProvisioningBenchmark(
     let verified = Atomic<Int>(0)
     let start = MonotonicClock.now
     // Each bench its own run over its own debuggers, all at once.
-    let done = DispatchGroup()
-    for (index, ledger) in ledgers.enumerated() {
-        done.enter()
-        Thread {
-            let run = ProvisioningRun(template: template, ledger: ledger, options: options) { _ in }
-            let mine = Array(workers[(index * count)..<((index + 1) * count)])
-            verified.add(run.run(mine).verified.count, ordering: .relaxed)
-            done.leave()
-        }.start()
+    onThreadsEach(ledgers.count) { index in
+        let run = ProvisioningRun(template: template, ledger: ledgers[index], options: options) { _ in }
+        let mine = Array(workers[(index * count)..<((index + 1) * count)])
+        verified.add(run.run(mine).verified.count, ordering: .relaxed)
     }
-    done.wait()
     let seconds = MonotonicClock.now - start
     let total = verified.load(ordering: .relaxed)
     let deviceSeconds = bench.reduce(0.0) { $0 + milliseconds($1.accountedTime) / 1000 }
