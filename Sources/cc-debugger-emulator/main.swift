@@ -36,7 +36,8 @@ let usage = """
       --save-flash FILE         write each chip's flash at the end (FILE.N with several debuggers;
                                 .hex or binary)
       --save-chips DIR          leave each chip's flash in DIR/XX-XX-XX-XX-XX-XX.bin (its IEEE
-                                address) when it is taken off or the command ends
+                                address) when it is taken off or the command ends (what a
+                                killed emulator half-saved there is removed first)
       --log FILE                log every transfer
       --timing hardware|none    device time: hardware = every transfer takes what a real debugger
                                 and CC2541 take (USB frames, debug-clock bytes, flash erase and
@@ -173,6 +174,9 @@ if let saveChips {
     guard Files.isDirectory(saveChips), access(saveChips, W_OK) == 0 else {
         fail("--save-chips \(saveChips) is not a folder this user may write")
     }
+    // What an emulator killed while saving a chip left there (its temporary file) goes first:
+    // the folder then holds whole chips only.
+    _ = Files.removeAbandonedTemporaryFiles(in: saveChips)
     saveChipsOnSwap(debuggers, in: saveChips)
 }
 
