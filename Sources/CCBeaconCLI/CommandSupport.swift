@@ -124,10 +124,11 @@ enum CommandSupport {
     }
 
     /// The list's own advertiser addresses, checked against `template` (see `AddressPlan`).
-    static func addresses(_ stations: [Station], template: StationTemplate, listPath: String, consequence: String)
-        throws(CommandFailure) -> [String: RandomStaticAddress]
-    {
-        do { return try AddressPlan.check(stations, template: template, file: listPath) } catch {
+    static func addresses(
+        _ stations: [Station], template: StationTemplate, listPath: String, consequence: String,
+        secondary: Bool = false
+    ) throws(CommandFailure) -> [String: RandomStaticAddress] {
+        do { return try AddressPlan.check(stations, template: template, file: listPath, secondary: secondary) } catch {
             throw .data(
                 "\(listPath): advertiser addresses do not work out; \(consequence):\n"
                     + error.problems.map { "  \($0)" }.joined(separator: "\n"),

@@ -111,6 +111,8 @@ enum DeviceSupport {
         case .unsupportedTarget(_, let known):
             hint = "ccbeacon programs the " + known.joined(separator: " and ") + " (the chips of boards/chips.json)"
         case .eraseTimeout, .stillLockedAfterErase: hint = "power-cycle the target and try again"
+        case .lockNotTaken:
+            hint = "the chip ignores its lock bits (a failing part?); 'ccbeacon erase' clears it, then try another chip"
         case .flashBusy, .dmaTimeout: hint = "power-cycle the target and run the command again"
         case .writeAborted:
             hint = "a page is write-protected by lock bits; 'ccbeacon flash' erases first, so run it again"

@@ -122,34 +122,44 @@ final class LiveStatus: Sendable {
                 .burningAgain(let debugger, _, _, _, _):
                 update(&state, debugger) { $0.state = "see above" }
             }
-            let now = clock()
-            if isProgress, now - state.lastDraw < 0.1 { return }
-            state.lastDraw = now
-            // The terminal may have been resized: too small for the status, it gets log lines from
-            // now on; another width, the status is drawn anew below (the old one, reflowed by the
-            // terminal, cannot be found again).
-            let terminal = size()
-            if !state.fallback, terminal.columns < 40 || terminal.rows < state.rows.count + 3 {
-                state.fallback = true
-                if state.drawnLines > 0 { write("\n") }
-            }
-            if state.fallback {
-                if let log, !isProgress { write(log + "\n") }
-                return
-            }
-            if terminal.columns != state.width {
-                state.width = terminal.columns
-                state.drawnLines = 0
-            }
-            var text = state.drawnLines > 0 ? "\u{1B}[\(state.drawnLines)A\r" : ""
-            // Erased before and after: a log line longer than the terminal wraps onto the row below,
-            // whose old status text must go too.
-            if let log, !isProgress, Self.keeps(event) { text += "\u{1B}[K" + log + "\u{1B}[K\n" }
-            let lines = frame(state, now: now)
-            text += lines.map { "\u{1B}[K" + $0 + "\n" }.joined()
-            state.drawnLines = lines.count
-            write(text)
+            draw(&state, log: log, keep: !isProgress && Self.keeps(event), isProgress: isProgress)
         }
+    }
+
+    /// Prints `line` above the status (a hook's outcome, say) and draws the status again.
+    func note(_ line: String) {
+        state.withLock { state in draw(&state, log: line, keep: true, isProgress: false) }
+    }
+
+    /// Draws the status, with `log` above it when `keep` (on log lines, every `log` but progress).
+    func draw(_ state: inout State, log: String?, keep: Bool, isProgress: Bool) {
+        let now = clock()
+        if isProgress, now - state.lastDraw < 0.1 { return }
+        state.lastDraw = now
+        // The terminal may have been resized: too small for the status, it gets log lines from
+        // now on; another width, the status is drawn anew below (the old one, reflowed by the
+        // terminal, cannot be found again).
+        let terminal = size()
+        if !state.fallback, terminal.columns < 40 || terminal.rows < state.rows.count + 3 {
+            state.fallback = true
+            if state.drawnLines > 0 { write("\n") }
+        }
+        if state.fallback {
+            if let log, !isProgress { write(log + "\n") }
+            return
+        }
+        if terminal.columns != state.width {
+            state.width = terminal.columns
+            state.drawnLines = 0
+        }
+        var text = state.drawnLines > 0 ? "\u{1B}[\(state.drawnLines)A\r" : ""
+        // Erased before and after: a log line longer than the terminal wraps onto the row below,
+        // whose old status text must go too.
+        if let log, keep { text += "\u{1B}[K" + log + "\u{1B}[K\n" }
+        let lines = frame(state, now: now)
+        text += lines.map { "\u{1B}[K" + $0 + "\n" }.joined()
+        state.drawnLines = lines.count
+        write(text)
     }
 
     /// Events whose log line stays above the status (the rest the status shows).

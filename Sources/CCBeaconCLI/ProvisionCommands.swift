@@ -61,11 +61,11 @@ func shownLedger(_ path: String) -> String { PostgresURL.isURL(path) ? PostgresU
 
 /// Opens the ledger at `path` for `access`. A file that is not a ledger this ccbeacon may use is
 /// bad input (exit 65, and nothing was written to it); anything else that stops it is a failure.
-func openLedger(_ path: String, access: LedgerAccess = .readWrite, bench: String? = nil) throws(CommandFailure)
-    -> SQLiteLedger
-{
+func openLedger(
+    _ path: String, access: LedgerAccess = .readWrite, bench: String? = nil, hooks: Set<AttemptOutcome> = []
+) throws(CommandFailure) -> SQLiteLedger {
     try refuseServer(path)
-    do { return try SQLiteLedger(path: path, access: access, bench: bench) } catch {
+    do { return try SQLiteLedger(path: path, access: access, bench: bench, hooks: hooks) } catch {
         if case .refused = error.kind { throw ledgerFailure(error, path: path) }
         let need =
             access == .readWrite
@@ -196,7 +196,8 @@ enum ProvisionCommand {
         options: Options.templateOptions + Options.listSettingOptions + [
             ledger.spec, devices.spec, verify.spec, chipID.spec, retries.spec, reprovision.spec,
             releaseInterrupted.spec, scanVerify.spec, scanSeconds.spec, retryUnheard.spec, yes.spec, wait.spec,
-            json.spec, bench.spec, serverWait.spec, events.spec,
+            json.spec, bench.spec, serverWait.spec, events.spec, onVerified.spec, onFailed.spec, hookTimeout.spec,
+            lockDebug.spec, addressMode.spec,
         ],
         positionals: [PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json")],
         groups: [Options.requiredTemplate],
@@ -257,6 +258,36 @@ enum ProvisionCommand {
     ) { text throws(CommandFailure) in try Values.benchName(text, option: "--bench") }
     static let events = Option<String>(
         "--events", value: "FILE|-", help: "every event as a JSON line, appended to FILE (- standard output)")
+    static let onVerified = Option<String>(
+        "--on-verified", value: "CMD",
+        help: "run CMD (sh -c) after each verified outcome is recorded; the facts in CCBEACON_* variables"
+    ) { text throws(CommandFailure) in try hookCommand(text, option: "--on-verified") }
+    static let onFailed = Option<String>(
+        "--on-failed", value: "CMD", help: "run CMD (sh -c) after each failed outcome is recorded"
+    ) { text throws(CommandFailure) in try hookCommand(text, option: "--on-failed") }
+    static let hookTimeout = Option<Double>(
+        "--hook-timeout", value: "SECONDS", help: "how long a hook may run before it is killed (default 30)"
+    ) { text throws(CommandFailure) in try Values.seconds(text, option: "--hook-timeout", in: 0.1...3600) }
+    static let lockDebug = Flag(
+        "--lock-debug", help: "lock each chip's debug interface after its verified burn (recorded in the ledger)")
+    static let addressMode = Option<Bool>(
+        "--address-mode", value: "template|secondary",
+        help: "where a station's address goes: the template's field (default) or the chip's secondary address"
+    ) { text throws(CommandFailure) in
+        switch text {
+        case "template": return false
+        case "secondary": return true
+        default: throw .usage("--address-mode must be template or secondary")
+        }
+    }
+
+    /// A hook's command: not empty, no NUL (it is run as `sh -c CMD`, the user's own shell text).
+    static func hookCommand(_ text: String, option: String) throws(CommandFailure) -> String {
+        guard !text.allSatisfy(\.isWhitespace) else { throw .usage("\(option) needs a command") }
+        guard !text.contains("\0") else { throw .usage("\(option) cannot hold a NUL character") }
+        return text
+    }
+
     static let serverWait = Option<Double>(
         "--server-wait", value: "SECONDS",
         help: "how long a PostgreSQL ledger's server may be away before the bench stops (default 60)"
@@ -306,8 +337,15 @@ enum ProvisionCommand {
         let (stations, farPower) = CommandSupport.resolvePower(
             listStations, template: template, settings: settings, board: board)
         if let warning = CommandSupport.powerWarning(farPower) { console.diagnostics(warning + "\n") }
+        if options.secondaryAddresses, template.manifest.field(.advertiserAddress) != nil {
+            throw .usage(
+                "template '\(template.manifest.name)' advertises with the address in its own advertiser-address field, so it would never use the chip's secondary address: leave out --address-mode secondary (each station's address goes into the template's field)"
+            )
+        }
         options.addresses = try CommandSupport.addresses(
-            stations, template: template, listPath: listPath, consequence: "nothing was burned")
+            stations, template: template, listPath: listPath, consequence: "nothing was burned",
+            secondary: options.secondaryAddresses)
+        let hooks = try hooks(command)
         // The ledger may hold other lists too: this run burns, releases and counts its own.
         let listed = Set(stations.map(\.name))
         options.stations = listed
@@ -324,7 +362,9 @@ enum ProvisionCommand {
             }
         }
         let opened = try openForRun(
-            path, listPath: listPath, bench: benchName, serverWait: try command.value(serverWait), console: console)
+            path, listPath: listPath, bench: benchName, serverWait: try command.value(serverWait),
+            hooks: hooks.outcomes,
+            console: console)
         defer { opened.lock.release() }
         let ledger = opened.ledger
         let shown = shownLedger(path)
@@ -343,6 +383,35 @@ enum ProvisionCommand {
                     : "note: calibrated since burned (run with --reprovision and attach their chips to burn them again): \(recalibrated.joined(separator: ", "))\n"
             )
         }
+        // Hooks: every try is told on the log (on a live status, the failures) and as an event.
+        let makeHookRunner = { (stream: EventStream?, live: LiveStatus?) -> HookRunner? in
+            guard !hooks.outcomes.isEmpty else { return nil }
+            return HookRunner(
+                hooks: hooks, ledger: ledger, bench: benchName, ledgerName: shown,
+                stopRequested: { stopSignals.requested }
+            ) { tried in
+                let line = Self.describe(tried)
+                if let live {
+                    if !tried.delivered || tried.notRecorded != nil { live.note(line) }
+                } else {
+                    console.diagnostics(line + "\n")
+                }
+                stream?.emit("hook-finished", Self.fields(tried))
+            }
+        }
+        do {
+            let waiting =
+                (try? ledger.hookRuns(pendingOnly: true).filter {
+                    $0.bench == benchName && hooks.command(for: $0.hook) == nil
+                }) ?? []
+            for (hook, runs) in Dictionary(grouping: waiting, by: \.hook).sorted(by: {
+                $0.key.rawValue < $1.key.rawValue
+            }) {
+                console.diagnostics(
+                    "note: \(runs.count) --on-\(hook.rawValue) hook run(s) of this bench are pending; this run has no --on-\(hook.rawValue), so they wait for a run that has one\n"
+                )
+            }
+        }
         let started = { (stream: EventStream?, chosen: [String]) in
             stream?.emit(
                 "run-started",
@@ -357,9 +426,17 @@ enum ProvisionCommand {
             // Nothing to burn: say so at once rather than wait for a chip.
             stream = try eventsPath.map { path throws(CommandFailure) in try EventStream(path: path, console: given) }
             started(stream, [])
-            stream?.emit("run-finished", Self.finished(ProvisionSummary(), before, why: "nothing to burn", status: 0))
+            // Hook runs an earlier run left pending are delivered all the same.
+            let runner = makeHookRunner(stream, nil)
+            runner?.deliverPending()
+            let hookFailures = runner?.counts.failed ?? 0
+            stream?.emit(
+                "run-finished",
+                Self.finished(ProvisionSummary(), before, why: "nothing to burn", status: hookFailures > 0 ? 1 : 0))
             console.output(
-                "nothing to burn: all \(before.states.count) stations of the list are done; ledger \(shown)\n")
+                "nothing to burn: all \(before.states.count) stations of the list are done; ledger \(shown)\n"
+                    + (runner.map { Self.hookLine($0.counts) + "\n" } ?? ""))
+            if hookFailures > 0 { throw Self.hooksFailed(hookFailures) }
             return
         }
         let provider = try DeviceSupport.provider(debuggers)
@@ -390,6 +467,10 @@ enum ProvisionCommand {
                 pending: before.pending, held: before.held.count, size: { Self.terminalSize() },
                 write: console.diagnostics) : nil
         stopSignals.reset()
+        let hookRunner = makeHookRunner(events, live)
+        // Hook runs an earlier run left pending go first.
+        hookRunner?.deliverPending()
+        hookRunner?.start()
         let run = ProvisioningRun(
             template: template, ledger: ledger, options: options, stopRequested: { stopSignals.requested }
         ) { event in
@@ -402,6 +483,10 @@ enum ProvisionCommand {
                 let (name, fields) = EventStream.fields(event)
                 events.emit(name, fields)
             }
+            switch event {
+            case .finished(_, _, _, .verified, _), .finished(_, _, _, .failed, _), .resumed: hookRunner?.outcome()
+            default: break
+            }
         }
         let handled = installStopSignalHandlers()
         let shared = SharedProvider(provider)
@@ -411,6 +496,8 @@ enum ProvisionCommand {
                     try shared.open(device)
                 }
             })
+        // The hooks of the outcomes just recorded (a stop leaves the rest pending), then the signals.
+        hookRunner?.finish()
         for number in handled { signal(number, SIG_DFL) }
         if let journaling = ledger as? JournalingLedger, !journaling.journaled.isEmpty {
             stream?.emit(
@@ -449,11 +536,12 @@ enum ProvisionCommand {
         do {
             try report(
                 summary, progress: after, burnAgain: stillToBurnAgain, burningElsewhere: elsewhere, path: shown,
-                json: command.isSet(json), console: console)
+                hooks: hookRunner?.counts, json: command.isSet(json), console: console)
         } catch {
             throw eventsLost ?? error
         }
         if let eventsLost { throw eventsLost }
+        if let failed = hookRunner?.counts.failed, failed > 0 { throw Self.hooksFailed(failed) }
     }
 
     /// The ledger a run writes and the lock that makes the run the only one of its kind: for a
@@ -461,7 +549,8 @@ enum ProvisionCommand {
     /// bench's journal here, and the bench's advisory lock on the server — with the outcomes a
     /// previous run journaled recorded first.
     static func openForRun(
-        _ path: String, listPath: String, bench given: String?, serverWait: Double?, console: Console
+        _ path: String, listPath: String, bench given: String?, serverWait: Double?,
+        hooks: Set<AttemptOutcome> = [], console: Console
     ) throws(CommandFailure) -> (ledger: any ProvisioningLedger & Sendable, lock: FolderLock) {
         guard PostgresURL.isURL(path) else {
             if serverWait != nil {
@@ -470,7 +559,7 @@ enum ProvisionCommand {
             // The ledger is opened by the very path that was locked: resolved again, a symbolic
             // link retargeted in between would lead to a ledger another run holds.
             let (lock, lockedPath) = try lockForOneRun(path)
-            return (try openLedger(lockedPath, bench: given), lock)
+            return (try openLedger(lockedPath, bench: given, hooks: hooks), lock)
         }
         guard let bench = given else { throw .usage("a shared ledger needs this bench's name: give --bench NAME") }
         let shown = PostgresURL.shown(path)
@@ -490,7 +579,7 @@ enum ProvisionCommand {
         let server: PostgresLedger
         do {
             server = try PostgresLedger(
-                url: path, bench: bench, creating: true, serverWait: serverWait ?? 60, exclusive: true)
+                url: path, bench: bench, creating: true, serverWait: serverWait ?? 60, exclusive: true, hooks: hooks)
         } catch {
             lock.release()
             if case .refused = error.kind { throw ledgerFailure(error, path: shown) }
@@ -585,7 +674,24 @@ enum ProvisionCommand {
         if let seconds = try command.value(scanSeconds) { options.scanSeconds = seconds }
         options.retryUnheard = command.isSet(retryUnheard)
         if let source = try command.value(chipID) { options.chipIdentity = source }
+        options.lockDebug = command.isSet(lockDebug)
+        options.secondaryAddresses = try command.value(addressMode) ?? false
+        if options.secondaryAddresses, options.chipIdentity == .secondary {
+            throw .usage(
+                "--address-mode secondary writes each station's address over the chip's secondary address, by which --chip-id secondary names chips: use one of them"
+            )
+        }
+        if command.isGiven(hookTimeout), !command.isGiven(onVerified), !command.isGiven(onFailed) {
+            throw .usage("--hook-timeout applies to --on-verified and --on-failed")
+        }
         return options
+    }
+
+    /// The hooks the command gives.
+    static func hooks(_ command: ParsedCommand) throws(CommandFailure) -> HookRunner.Hooks {
+        HookRunner.Hooks(
+            verified: try command.value(onVerified), failed: try command.value(onFailed),
+            timeout: try command.value(hookTimeout) ?? 30)
     }
 
     /// One run per ledger: another run's burns in progress would look like a crash's to this one
@@ -773,7 +879,7 @@ enum ProvisionCommand {
     /// now (on a shared ledger); the rest are this run's, whose outcome could not be recorded.
     static func report(
         _ summary: ProvisionSummary, progress: ListProgress, burnAgain: [String] = [], burningElsewhere: Int = 0,
-        path: String, json: Bool, console: Console
+        path: String, hooks: (delivered: Int, failed: Int)? = nil, json: Bool, console: Console
     ) throws(CommandFailure) {
         let unrecorded = progress.inProgress - burningElsewhere
         let why = Self.stopReason(summary, signal: stopSignals.signal)
@@ -788,6 +894,11 @@ enum ProvisionCommand {
                     ("held", .array(progress.held.map { .string($0) })), ("ledger", .string(path)),
                     ("setAsideChips", .integer(summary.setAside)),
                     ("toBurnAgain", .array(burnAgain.map { .string($0) })), ("stoppedBecause", .string(why)),
+                    (
+                        "hooks",
+                        hooks.map { .object([("delivered", .integer($0.delivered)), ("failed", .integer($0.failed))]) }
+                            ?? .null
+                    ),
                 ]).rendered() + "\n")
         } else {
             var lines = [
@@ -811,6 +922,7 @@ enum ProvisionCommand {
             if summary.setAside > 0 {
                 lines.append("  \(summary.setAside) chip(s) set aside, not burned (each one's reason is above)")
             }
+            if let hooks { lines.append("  " + Self.hookLine(hooks)) }
             lines.append("  stopped: \(why)")
             console.output(lines.joined(separator: "\n") + "\n")
         }
@@ -829,6 +941,47 @@ enum ProvisionCommand {
                     ? "run again to go on with the pending stations"
                     : "run again; attach the held stations' chips, or use --release-interrupted")
         }
+    }
+
+    /// The summary's line on hooks.
+    static func hookLine(_ counts: (delivered: Int, failed: Int)) -> String {
+        "hooks: \(counts.delivered) delivered, \(counts.failed) failed"
+            + (counts.failed > 0
+                ? " (kept pending in the ledger; the next provision of this bench runs them first)" : "")
+    }
+
+    /// The run's failure when hooks failed (the burns stand; the hook runs stay pending).
+    static func hooksFailed(_ count: Int) -> CommandFailure {
+        CommandFailure(
+            .failure,
+            "\(count) hook run(s) failed or timed out; every burn stands, and the hook runs are kept pending in the ledger",
+            hint:
+                "fix the hook (its last output is in the log above), then run the same provision again: it runs them first"
+        )
+    }
+
+    /// A hook's try as a log line.
+    static func describe(_ tried: HookRunner.Try) -> String {
+        let what =
+            "hook \(tried.hook) for '\(tried.station)' (chip \(tried.chip), event \(tried.eventID), try \(tried.number))"
+        var line =
+            tried.delivered
+            ? "\(what): delivered"
+            : "\(what) FAILED: \(tried.status)\(tried.lastOutput.map { "; its last output: \($0)" } ?? ""); it stays pending"
+        if let notRecorded = tried.notRecorded {
+            line += "; the try could not be recorded in the ledger (\(notRecorded)), so it runs again next time"
+        }
+        return line
+    }
+
+    /// A hook's try as the `hook-finished` event's fields.
+    static func fields(_ tried: HookRunner.Try) -> [(String, JSONValue)] {
+        [
+            ("hook", .string(tried.hook)), ("station", .string(tried.station)), ("chip", .string(tried.chip)),
+            ("eventId", .string(tried.eventID)), ("try", .integer(tried.number)), ("status", .string(tried.status)),
+            ("delivered", .bool(tried.delivered)), ("output", tried.lastOutput.map { .string($0) } ?? .null),
+            ("recorded", .bool(tried.notRecorded == nil)),
+        ]
     }
 
     /// Attempts still in progress when this run ends are its own (one run per ledger): their
@@ -894,6 +1047,9 @@ enum ProvisionCommand {
                 why =
                     "the chip \(address) reports CHIPINFO0.FLASHSIZE \(code), which is not the template's \(templateChip) (see boards/chips.json)"
                     + (erased ? "; it was debug-locked, which hides its size, so it was erased to be read" : "")
+            case .debugLocked:
+                why =
+                    "it is debug-locked, which hides its address, and this ledger records chips it locked: it may carry a station (--reprovision erases a locked chip, which unlocks it, and burns it)"
             }
             return "\(debugger): SET THIS CHIP ASIDE, it was not burned: \(why); attach the next one"
         case .resetFailed(let debugger, let chip, let reason):
@@ -1105,15 +1261,19 @@ enum LedgerCommand {
         let states: [StationState]
         let burnAgain: [String: String]
         let attempts: [Attempt]
+        let pendingHooks: [HookRun]
         let ledger = try openForReading(command)
         do {
             states = try ledger.states()
             burnAgain = try ledger.recalibratedStations()
             attempts = try ledger.attempts()
+            pendingHooks = try ledger.hookRuns(pendingOnly: true)
         } catch {
             throw ledgerFailure(error, path: try shownPath(command))
         }
         let benches = BenchGroups(attempts)
+        let locked = Set(attempts.filter { $0.outcome == .verified && $0.debugLocked }.map(\.station))
+        let hooksOf = Dictionary(grouping: pendingHooks, by: \.attempt.station)
         if command.isSet(Options.json) {
             console.output(
                 JSONValue.array(
@@ -1124,6 +1284,7 @@ enum LedgerCommand {
                         case .done(let chip, let at):
                             members += [("state", .string("done")), ("chip", .string(chip)), ("at", .string(at))]
                             members.append(("calibratedSinceBurned", .bool(burnAgain[state.station.name] != nil)))
+                            members.append(("debugLocked", .bool(locked.contains(state.station.name))))
                         case .held(let chip): members += [("state", .string("held")), ("chip", .string(chip))]
                         case .inProgress(let chip):
                             members += [("state", .string("in-progress")), ("chip", .string(chip))]
@@ -1133,6 +1294,7 @@ enum LedgerCommand {
                             ]
                         }
                         members.append(("attempts", .integer(state.attempts)))
+                        members.append(("hookRunsPending", .integer(hooksOf[state.station.name]?.count ?? 0)))
                         members.append(("bench", benches.station[state.station.name].map { .string($0) } ?? .null))
                         return .object(members)
                     }
@@ -1145,7 +1307,7 @@ enum LedgerCommand {
             switch state.state {
             case .done(let chip, let at):
                 where_ =
-                    "done      \(chip) \(at)"
+                    "done      \(chip) \(at)" + (locked.contains(state.station.name) ? "   debug-locked" : "")
                     + (burnAgain[state.station.name] != nil
                         ? "   calibrated since: burn again (provision --reprovision)" : "")
             case .held(let chip): where_ = "HELD      interrupted on \(chip)"
@@ -1159,7 +1321,20 @@ enum LedgerCommand {
         let header = ["STATION", "MAJOR/MINOR", "ATTEMPTS"] + (benches.names.isEmpty ? [] : ["BENCH"]) + ["STATE"]
         console.output(
             Table.render(header: header, rows: rows) + "\(done) of \(states.count) done\n"
-                + benches.summary(states))
+                + benches.summary(states) + Self.pendingHookLines(pendingHooks))
+    }
+
+    /// One line per bench with hook runs pending: how many, of which hooks, and the oldest's last
+    /// try (they run first at that bench's next provision).
+    static func pendingHookLines(_ pending: [HookRun]) -> String {
+        Dictionary(grouping: pending) { $0.bench ?? "-" }.sorted { $0.key < $1.key }.map { bench, runs in
+            let kinds = Dictionary(grouping: runs, by: \.hook).sorted { $0.key.rawValue < $1.key.rawValue }
+                .map { "\($0.value.count) on-\($0.key.rawValue)" }.joined(separator: ", ")
+            let tried = runs.filter { $0.tries > 0 }
+            return "hook runs pending for bench \(bench): \(kinds)"
+                + (tried.isEmpty ? "" : "; \(tried.count) tried and failed (last: \(tried.last?.lastStatus ?? "?"))")
+                + "; its next provision with the hook runs them first\n"
+        }.joined()
     }
 
     /// The ledger's attempts by bench: which bench holds each station (its verified, in-progress
@@ -1250,6 +1425,7 @@ enum LedgerCommand {
                                 ("rssiCount", attempt.onAir.map { .integer($0.rssiCount) } ?? .null),
                                 ("rssiMedian", attempt.onAir?.rssiMedian.map { .integer($0) } ?? .null),
                                 ("powerSource", attempt.powerSource.map { .string($0) } ?? .null),
+                                ("debugLocked", .bool(attempt.debugLocked)),
                             ])
                     }
                 ).rendered() + "\n")
@@ -1260,7 +1436,7 @@ enum LedgerCommand {
                 ? "\"" + String(text.flatMap { $0 == "\"" ? ["\"", "\""] : [$0] }) + "\"" : text
         }
         var text =
-            "name,uuid,major,minor,power,chip,debugger,at,address,readBack,heard,rssiCount,rssiMedian,powerSource\n"
+            "name,uuid,major,minor,power,chip,debugger,at,address,readBack,heard,rssiCount,rssiMedian,powerSource,debugLocked\n"
         for (station, attempt) in rows {
             let identity = station.identity
             text +=
@@ -1271,6 +1447,7 @@ enum LedgerCommand {
                     attempt.onAir.map { $0.heard ? "yes" : "no" } ?? "",
                     attempt.onAir.map { String($0.rssiCount) } ?? "",
                     attempt.onAir?.rssiMedian.map(String.init) ?? "", attempt.powerSource ?? "",
+                    attempt.debugLocked ? "yes" : "no",
                 ].joined(separator: ",") + "\n"
         }
         try emit(text)

@@ -62,6 +62,9 @@ public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
     case verifyMismatch(in: Range<Int>)
     /// The station's identity bytes read back differ from the image at this address.
     case identityMismatch(address: Int)
+    /// The debug lock bits were written and read back, but after a reset the debug interface
+    /// was not locked.
+    case lockNotTaken
 
     /// Plain-words reason.
     public var description: String {
@@ -74,6 +77,8 @@ public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
         case .targetNotResponding(let status):
             return "the target does not answer in debug mode (status \(HexText.address(status)))"
         case .targetLocked: return "the target's debug interface is locked"
+        case .lockNotTaken:
+            return "the debug lock bits were written, but after a reset the debug interface was not locked"
         case .eraseTimeout: return "the chip erase did not finish within 8 s"
         case .stillLockedAfterErase: return "the target is still locked after a chip erase"
         case .flashBusy(let address): return "the flash controller stayed busy writing at \(hex(address))"

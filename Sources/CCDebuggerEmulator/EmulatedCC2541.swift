@@ -44,6 +44,13 @@ public final class EmulatedCC2541: Sendable {
         get { model.withLock { $0.flashStuckBusy } }
         set { model.withLock { $0.flashStuckBusy = newValue } }
     }
+    /// Fault: the chip ignores a cleared DBGLOCK bit at reset (a failing part): locking it never
+    /// takes.
+    public var ignoresDebugLock: Bool {
+        get { model.withLock { $0.ignoresDebugLock } }
+        set { model.withLock { $0.ignoresDebugLock = newValue } }
+    }
+
     /// Fault: a chip erase completes with the debug interface locked (a failing part): every
     /// erase ends in "still locked".
     public var eraseLeavesLocked: Bool {
@@ -146,6 +153,8 @@ struct CC2541Model: Sendable {
     var eraseLeavesLocked = false
     /// Set by an erase under `eraseLeavesLocked`: the lock survives every reset from then on.
     var lockedByErase = false
+    /// See `EmulatedCC2541.ignoresDebugLock`.
+    var ignoresDebugLock = false
 
     // CRC unit (RNDL/RNDH).
     var crc: UInt16 = 0
@@ -189,7 +198,7 @@ struct CC2541Model: Sendable {
     /// Reset: into debug mode (halted) or running.
     mutating func reset(halt: Bool) {
         halted = halt
-        debugLocked = lockedByErase || flash[flashSize - 1] & 0x80 == 0
+        debugLocked = lockedByErase || (!ignoresDebugLock && flash[flashSize - 1] & 0x80 == 0)
         sfr = [UInt8](repeating: 0, count: 0x80)
         for channel in channels.indices { channels[channel].armed = false }
         fctl = 0x04

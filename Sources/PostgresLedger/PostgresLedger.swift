@@ -28,7 +28,16 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
 
     /// The schema version this ccbeacon writes (`ledger_meta.schema_version`); a newer one is
     /// refused.
-    public static let schemaVersion = 2
+    public static let schemaVersion = 3
+
+    /// The schema version of the database as opened: `schemaVersion` for a writer (an earlier one
+    /// is migrated when it opens), possibly an earlier one for a reader, which writes nothing.
+    public let databaseVersion: Int
+    /// The columns of `attempts` to select, as this database has them (a reader of an earlier
+    /// schema reads the newer ones as NULL).
+    let attemptColumns: String
+    /// The outcomes whose `finish` records a hook run (`provision --on-verified/--on-failed`).
+    public let hookOutcomes: Set<AttemptOutcome>
 
     /// Connects to `url` as bench `bench`, creates the schema in an empty database when `creating`
     /// (under an advisory lock, so two benches starting at once create it once; readers refuse an
@@ -39,8 +48,10 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
     /// (provisioning): takes the bench's advisory lock, refusing a bench name another process is
     /// running as, and takes it again on every new connection.
     public init(
-        url: String, bench: String, creating: Bool = true, serverWait: Double = 60, exclusive: Bool = false
+        url: String, bench: String, creating: Bool = true, serverWait: Double = 60, exclusive: Bool = false,
+        hooks: Set<AttemptOutcome> = []
     ) throws(LedgerError) {
+        hookOutcomes = hooks
         // A bench's sessions are told apart in pg_stat_activity by its name.
         // Every session resolves the ledger's names in its own schema, whatever the role's or the
         // URL's search path says (a per-user or temporary schema would make several pools of
@@ -51,7 +62,8 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
         self.connection = connection
         connection.serverWait = serverWait
         self.bench = bench
-        try connection.transaction("opening the ledger on \(connection.name)") { () throws(LedgerError) in
+        let opened = try connection.transaction("opening the ledger on \(connection.name)") {
+            () throws(LedgerError) -> Int in
             // "CCBL", the SQLite ledger's application id: the lock only orders ccbeacons opening
             // this database at once.
             try connection.execute(
@@ -71,7 +83,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                     throw LedgerError(
                         operation: "opening \(connection.name)",
                         message:
-                            "a ccbeacon ledger is in schema \(schema), not in schema \(Self.schemaName) where this ccbeacon keeps it; move it there first (CREATE SCHEMA \(Self.schemaName); then ALTER TABLE \(schema).ledger_meta SET SCHEMA \(Self.schemaName), and the same for stations, attempts and calibrations); nothing was written",
+                            "a ccbeacon ledger is in schema \(schema), not in schema \(Self.schemaName) where this ccbeacon keeps it; move it there first (CREATE SCHEMA \(Self.schemaName); then ALTER TABLE \(schema).ledger_meta SET SCHEMA \(Self.schemaName), and the same for stations, attempts, calibrations and hook_runs); nothing was written",
                         kind: .refused(.notALedger(tables: ["\(schema).ledger_meta"])))
                 }
                 guard creating else {
@@ -87,7 +99,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                 try connection.execute(
                     "INSERT INTO ledger_meta(key, value) VALUES ('application', 'ccbeacon ledger'), ('schema_version', $1), ('ledger_id', pg_catalog.gen_random_uuid()::text)",
                     [.text(String(Self.schemaVersion))], "creating the ledger")
-                return
+                return Self.schemaVersion
             }
             guard tables.contains("ledger_meta") else {
                 throw LedgerError(
@@ -111,6 +123,10 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                         "it is a ccbeacon ledger of schema version \(version); this ccbeacon knows versions up to \(Self.schemaVersion)",
                     kind: .refused(.newerSchema(version: version)))
             }
+            // A writer brings a ledger of an earlier schema up to this one, in this transaction.
+            if creating, version < Self.schemaVersion {
+                try Self.migrate(from: version, on: connection)
+            }
             // A bench writes only to a ledger whose rules are all there and unchanged: with an
             // index dropped or a trigger added, the server would no longer keep the promises.
             if creating {
@@ -126,7 +142,13 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                         kind: .refused(.damaged(report: gaps)))
                 }
             }
+            return creating ? Self.schemaVersion : version
         }
+        databaseVersion = opened
+        attemptColumns =
+            opened >= 3
+            ? Self.allAttemptColumns
+            : Self.allAttemptColumns.replacing(", debug_locked", with: ", NULL AS debug_locked")
         ledgerID =
             (try connection.transaction("reading the ledger's identity") { () throws(LedgerError) -> String? in
                 try connection.execute(
@@ -182,7 +204,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
             outcome text NOT NULL CHECK (outcome IN ('in-progress', 'verified', 'failed', 'interrupted', 'superseded')),
             reason text, verify_method text NOT NULL CHECK (verify_method IN ('crc', 'read')),
             advertiser_address text, read_back text, power integer CHECK (power BETWEEN -128 AND 127),
-            heard boolean, rssi_count integer, rssi_median integer, power_source text,
+            heard boolean, rssi_count integer, rssi_median integer, power_source text, debug_locked boolean,
             CHECK (outcome = 'in-progress' OR finished_at IS NOT NULL))
         """,
         "CREATE UNIQUE INDEX one_verified_per_station ON attempts(station) WHERE outcome = 'verified'",
@@ -197,12 +219,35 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
             power integer NOT NULL CHECK (power BETWEEN -128 AND 127), samples integer NOT NULL CHECK (samples >= 20),
             used integer NOT NULL CHECK (used BETWEEN 1 AND samples), source text NOT NULL)
         """,
+        hookRunsTable,
     ]
+
+    /// Hook runs (`HookRun`), as in the SQLite ledger (schema version 3 on).
+    static let hookRunsTable = """
+        CREATE TABLE hook_runs(
+            event_id text PRIMARY KEY CHECK (event_id ~ '^[0-9a-f]{32}$'), attempt bigint NOT NULL REFERENCES attempts(id),
+            hook text NOT NULL CHECK (hook IN ('verified', 'failed')), bench text NOT NULL, created_at text NOT NULL,
+            tries integer NOT NULL DEFAULT 0 CHECK (tries >= 0), last_status text, delivered_at text,
+            UNIQUE (attempt, hook))
+        """
+
+    /// Brings the ledger from schema `version` to this one (inside the caller's transaction, under
+    /// the schema's lock): 3 added each attempt's debug lock and the hook runs.
+    static func migrate(from version: Int, on connection: PostgresConnection) throws(LedgerError) {
+        if version < 3 {
+            try connection.execute(
+                "ALTER TABLE attempts ADD COLUMN debug_locked boolean", [], "adding the attempts' debug lock")
+            try connection.execute(hookRunsTable, [], "adding the hook runs")
+        }
+        try connection.execute(
+            "UPDATE ledger_meta SET value = $1 WHERE key = 'schema_version'", [.text(String(schemaVersion))],
+            "recording the schema version")
+    }
 
     static let now = "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
     static let stationColumns = "name, uuid, major, minor, power, note"
-    static let attemptColumns =
-        "id, station, chip, debugger, template, template_sha256, image_sha256, started_at, finished_at, outcome, reason, verify_method, advertiser_address, read_back, power, heard, rssi_count, rssi_median, power_source, bench"
+    static let allAttemptColumns =
+        "id, station, chip, debugger, template, template_sha256, image_sha256, started_at, finished_at, outcome, reason, verify_method, advertiser_address, read_back, power, heard, rssi_count, rssi_median, power_source, bench, debug_locked"
 
     // MARK: - ProvisioningLedger
 
@@ -289,7 +334,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
     public func recoverInterrupted() throws(LedgerError) -> [Attempt] {
         try connection.transaction("recovering interrupted attempts") { () throws(LedgerError) -> [Attempt] in
             try connection.execute(
-                "UPDATE attempts SET outcome = 'interrupted', finished_at = \(Self.now), reason = 'the run stopped while burning' WHERE outcome = 'in-progress' AND bench = $1 RETURNING \(Self.attemptColumns)",
+                "UPDATE attempts SET outcome = 'interrupted', finished_at = \(Self.now), reason = 'the run stopped while burning' WHERE outcome = 'in-progress' AND bench = $1 RETURNING \(attemptColumns)",
                 [.text(bench)], "marking interrupted attempts"
             ).map(Self.attempt)
         }
@@ -309,7 +354,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
     public func interruptedAttempt(forChip chip: String) throws(LedgerError) -> Attempt? {
         try connection.transaction("looking up a chip") { () throws(LedgerError) -> Attempt? in
             try connection.execute(
-                "SELECT \(Self.attemptColumns) FROM attempts WHERE chip = $1 AND outcome = 'interrupted' ORDER BY id LIMIT 1",
+                "SELECT \(attemptColumns) FROM attempts WHERE chip = $1 AND outcome = 'interrupted' ORDER BY id LIMIT 1",
                 [.text(chip)], "looking up a chip"
             ).map(Self.attempt).first
         }
@@ -393,7 +438,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
     ) throws(LedgerError) -> (Station, Attempt)? {
         guard
             let attempt = try connection.execute(
-                "SELECT \(Self.attemptColumns) FROM attempts WHERE bench = $1 AND debugger = $2 AND chip = $3 AND outcome = 'in-progress' ORDER BY id DESC LIMIT 1",
+                "SELECT \(attemptColumns) FROM attempts WHERE bench = $1 AND debugger = $2 AND chip = $3 AND outcome = 'in-progress' ORDER BY id DESC LIMIT 1",
                 [.text(bench), .text(debugger), .text(chip)], "looking for a claim already made"
             ).map(Self.attempt).first,
             let row = try connection.execute(
@@ -419,7 +464,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
         do throws(LedgerError) {
             guard
                 let row = try connection.execute(
-                    "INSERT INTO attempts(station, chip, debugger, bench, template, template_sha256, image_sha256, started_at, outcome, verify_method, advertiser_address, power, power_source) VALUES ($1, $2, $3, $4, $5, $6, $7, \(Self.now), 'in-progress', $8, $9, $10, $11) RETURNING \(Self.attemptColumns)",
+                    "INSERT INTO attempts(station, chip, debugger, bench, template, template_sha256, image_sha256, started_at, outcome, verify_method, advertiser_address, power, power_source) VALUES ($1, $2, $3, $4, $5, $6, $7, \(Self.now), 'in-progress', $8, $9, $10, $11) RETURNING \(attemptColumns)",
                     [
                         .text(station.name), .text(chip), .text(debugger), .text(bench), .text(template),
                         .text(templateSHA256), .text(record.sha256), .text(verifyMethod),
@@ -444,16 +489,17 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
     /// Ends an attempt still open (in progress or interrupted); one settled meanwhile keeps what
     /// it says and this outcome is refused.
     public func finish(
-        _ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?
+        _ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?,
+        debugLocked: Bool
     ) throws(LedgerError) {
         try connection.transaction("recording an outcome") { () throws(LedgerError) in
             let changed = try connection.execute(
-                "UPDATE attempts SET outcome = $1, reason = $2, read_back = $3, heard = $4::boolean, rssi_count = $5, rssi_median = $6, finished_at = \(Self.now) WHERE id = $7 AND outcome IN ('in-progress', 'interrupted') RETURNING id",
+                "UPDATE attempts SET outcome = $1, reason = $2, read_back = $3, heard = $4::boolean, rssi_count = $5, rssi_median = $6, debug_locked = $8::boolean, finished_at = \(Self.now) WHERE id = $7 AND outcome IN ('in-progress', 'interrupted') RETURNING id",
                 [
                     .text(outcome.rawValue), reason.map { .text($0) } ?? .null, readBack.map { .text($0) } ?? .null,
                     onAir.map { .text($0.heard ? "true" : "false") } ?? .null,
                     onAir.map { .integer($0.rssiCount) } ?? .null, onAir?.rssiMedian.map { .integer($0) } ?? .null,
-                    .integer(attemptID),
+                    .integer(attemptID), debugLocked ? .text("true") : .null,
                 ], "recording an outcome")
             guard changed.count == 1 else {
                 let now =
@@ -464,6 +510,48 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                 if connection.repeating, now == outcome.rawValue { return }
                 throw LedgerRefusal.settled(attemptID, as: now, outcome: outcome)
             }
+            if hookOutcomes.contains(outcome) {
+                try connection.execute(
+                    "INSERT INTO hook_runs(event_id, attempt, hook, bench, created_at) VALUES (pg_catalog.replace(pg_catalog.gen_random_uuid()::text, '-', ''), $1, $2, $3, \(Self.now))",
+                    [.integer(attemptID), .text(outcome.rawValue), .text(bench)], "recording the hook run of an outcome"
+                )
+            }
+        }
+    }
+
+    /// Every hook run (or the pending ones), oldest first (none in a ledger of an earlier schema
+    /// read by a reader).
+    public func hookRuns(pendingOnly: Bool) throws(LedgerError) -> [HookRun] {
+        guard databaseVersion >= 3 else { return [] }
+        let columns = attemptColumns.split(separator: ", ").map { "a.\($0)" }.joined(separator: ", ")
+        return try connection.transaction("reading hook runs") { () throws(LedgerError) -> [HookRun] in
+            try connection.execute(
+                """
+                SELECT h.event_id, h.hook, h.bench, h.created_at, h.tries, h.last_status, h.delivered_at,
+                    s.uuid, s.major, s.minor, s.power, \(columns)
+                FROM hook_runs h JOIN attempts a ON a.id = h.attempt JOIN stations s ON s.name = a.station
+                \(pendingOnly ? "WHERE h.delivered_at IS NULL" : "") ORDER BY h.created_at, h.attempt, h.hook
+                """, [], "reading hook runs"
+            ).map { row throws(LedgerError) -> HookRun in
+                let attempt = try Self.attempt(Array(row.dropFirst(11)))
+                let station = try Self.station([attempt.station, row[7], row[8], row[9], row[10], nil])
+                guard let eventID = row[0], let hook = row[1].flatMap(AttemptOutcome.init), let created = row[3],
+                    let tries = row[4].flatMap(Int.init)
+                else { throw Self.unreadable("hook run \(row[0] ?? "?") has values that are not a hook run's") }
+                return HookRun(
+                    eventID: eventID, hook: hook, attempt: attempt, identity: station.identity, bench: row[2],
+                    createdAt: created, tries: tries, lastStatus: row[5], deliveredAt: row[6])
+            }
+        }
+    }
+
+    /// Records one try of a hook run.
+    public func recordHookTry(eventID: String, status: String, delivered: Bool) throws(LedgerError) {
+        try connection.transaction("recording a hook run") { () throws(LedgerError) in
+            // Run again after a lost COMMIT, the second try is counted too: at least once.
+            try connection.execute(
+                "UPDATE hook_runs SET tries = tries + 1, last_status = $1, delivered_at = CASE WHEN $2::boolean THEN \(Self.now) END WHERE event_id = $3 AND delivered_at IS NULL",
+                [.text(status), .text(delivered ? "true" : "false"), .text(eventID)], "recording hook run \(eventID)")
         }
     }
 
@@ -499,7 +587,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
     /// Every attempt, oldest first.
     public func attempts() throws(LedgerError) -> [Attempt] {
         try connection.transaction("reading attempts") { () throws(LedgerError) -> [Attempt] in
-            try connection.execute("SELECT \(Self.attemptColumns) FROM attempts ORDER BY id", [], "reading attempts")
+            try connection.execute("SELECT \(attemptColumns) FROM attempts ORDER BY id", [], "reading attempts")
                 .map(Self.attempt)
         }
     }
@@ -588,6 +676,6 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                 OnAirCheck(
                     heard: $0 == "t", rssiCount: row[16].flatMap(Int.init) ?? 0, rssiMedian: row[17].flatMap(Int.init))
             },
-            powerSource: row[18], bench: row[19])
+            powerSource: row[18], bench: row[19], debugLocked: row[20] == "t")
     }
 }

@@ -153,7 +153,7 @@ extension PostgresLedger {
     /// ccbeacon table's columns, each index's definition and each constraint's, without the
     /// schema's name.
     static func schemaShape(temporary: Bool, on connection: PostgresConnection) throws(LedgerError) -> Set<String> {
-        let tables = "ARRAY['ledger_meta', 'stations', 'attempts', 'calibrations']"
+        let tables = "ARRAY['ledger_meta', 'stations', 'attempts', 'calibrations', 'hook_runs']"
         let schema = temporary ? "pg_my_temp_schema()" : "'\(schemaName)'::regnamespace"
         let columns = try connection.execute(
             "SELECT c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = \(schema) AND c.relname = ANY(\(tables)) AND a.attnum > 0 AND NOT a.attisdropped",
@@ -211,7 +211,7 @@ extension PostgresLedger: HistoryImporting {
     public func isEmpty() throws(LedgerError) -> Bool {
         try connection.transaction("counting records") { () throws(LedgerError) -> Bool in
             try connection.execute(
-                "SELECT (SELECT count(*) FROM stations) + (SELECT count(*) FROM attempts) + (SELECT count(*) FROM calibrations)",
+                "SELECT (SELECT count(*) FROM stations) + (SELECT count(*) FROM attempts) + (SELECT count(*) FROM calibrations)\(databaseVersion >= 3 ? " + (SELECT count(*) FROM hook_runs)" : "")",
                 [], "counting records"
             ).first?.first == "0"
         }
@@ -243,7 +243,7 @@ extension PostgresLedger: HistoryImporting {
             let optional = { (text: String?) -> PostgresConnection.Value in text.map { .text($0) } ?? .null }
             for attempt in history.attempts {
                 try connection.execute(
-                    "INSERT INTO attempts(\(Self.attemptColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::boolean, $17, $18, $19, $20)",
+                    "INSERT INTO attempts(\(Self.allAttemptColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::boolean, $17, $18, $19, $20, $21::boolean)",
                     [
                         .integer(attempt.id), .text(attempt.station), .text(attempt.chip), .text(attempt.debugger),
                         .text(attempt.template), .text(attempt.templateSHA256), .text(attempt.imageSHA256),
@@ -254,8 +254,17 @@ extension PostgresLedger: HistoryImporting {
                         attempt.onAir.map { .integer($0.rssiCount) } ?? .null,
                         attempt.onAir?.rssiMedian.map { .integer($0) } ?? .null, optional(attempt.powerSource),
                         // A file ledger of an earlier ccbeacon did not record its bench.
-                        .text(attempt.bench ?? "unrecorded"),
+                        .text(attempt.bench ?? "unrecorded"), attempt.debugLocked ? .text("true") : .null,
                     ], "copying attempt \(attempt.id)")
+            }
+            for run in history.hookRuns {
+                try connection.execute(
+                    "INSERT INTO hook_runs(event_id, attempt, hook, bench, created_at, tries, last_status, delivered_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                    [
+                        .text(run.eventID), .integer(run.attempt.id), .text(run.hook.rawValue),
+                        .text(run.bench ?? "unrecorded"), .text(run.createdAt), .integer(run.tries),
+                        optional(run.lastStatus), optional(run.deliveredAt),
+                    ], "copying hook run \(run.eventID)")
             }
             try connection.execute(
                 "SELECT pg_catalog.setval(pg_catalog.pg_get_serial_sequence('ccbeacon.attempts', 'id'), greatest((SELECT max(id) FROM attempts), 1), (SELECT count(*) > 0 FROM attempts))",

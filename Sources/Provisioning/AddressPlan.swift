@@ -5,14 +5,15 @@ import StructuredText
 /// The advertiser addresses the stations of a list get from a template.
 public enum AddressPlan {
     /// Checks a list against `template`: an address in the list needs a template with an
-    /// advertiser-address field, and no two stations may end up with one address, whether given
-    /// in the list or derived from their identities. Returns the list's addresses by station name.
-    public static func check(_ stations: [Station], template: StationTemplate, file: String)
+    /// advertiser-address field — or, with `secondary`, goes into the chip's secondary address —
+    /// and no two stations may end up with one address, whether given in the list or derived from
+    /// their identities. Returns the list's addresses by station name.
+    public static func check(_ stations: [Station], template: StationTemplate, file: String, secondary: Bool = false)
         throws(StationListProblems) -> [String: RandomStaticAddress]
     {
         var problems: [DataFileError] = []
         var given: [String: RandomStaticAddress] = [:]
-        guard template.manifest.field(.advertiserAddress) != nil else {
+        guard template.manifest.field(.advertiserAddress) != nil || secondary else {
             for station in stations where station.address != nil {
                 problems.append(
                     DataFileError(

@@ -75,7 +75,7 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
             do throws(LedgerError) {
                 try base.finish(
                     entry.attempt, outcome: entry.outcome, reason: entry.reason, readBack: entry.readBack,
-                    onAir: entry.onAir)
+                    onAir: entry.onAir, debugLocked: entry.debugLocked)
                 result.recorded.append(entry)
             } catch  where error.isConstraint {
                 let now = try base.attempts().first { $0.id == entry.attempt }
@@ -99,10 +99,12 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
     /// Ends an attempt on the ledger, or — its server away for longer than the ledger waits —
     /// in the journal, throwing the error that stops the run.
     public func finish(
-        _ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?
+        _ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?,
+        debugLocked: Bool
     ) throws(LedgerError) {
         do throws(LedgerError) {
-            try base.finish(attemptID, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir)
+            try base.finish(
+                attemptID, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir, debugLocked: debugLocked)
             _ = started.withLock { $0.removeValue(forKey: attemptID) }
         } catch  where error.isConnectionLost || error.kind == .refused(.benchRunning(bench: bench)) {
             // The server away, or — reconnected after a gap — another process running as this
@@ -110,8 +112,7 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
             let (station, chip) = started.withLock { $0[attemptID] } ?? ("?", "?")
             let entry = OutcomeJournal.Entry(
                 ledger: ledgerID, bench: bench, attempt: attemptID, station: station, chip: chip, outcome: outcome,
-                reason: reason,
-                readBack: readBack, onAir: onAir)
+                reason: reason, readBack: readBack, onAir: onAir, debugLocked: debugLocked)
             try journal.append(entry)
             kept.withLock { $0.append(entry) }
             var stopped = LedgerError(
@@ -122,6 +123,16 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
             stopped.code = error.isConnectionLost ? error.code : "08006"
             throw stopped
         }
+    }
+
+    /// Forwarded to the ledger on the server.
+    public func hookRuns(pendingOnly: Bool) throws(LedgerError) -> [HookRun] {
+        try base.hookRuns(pendingOnly: pendingOnly)
+    }
+
+    /// Forwarded to the ledger on the server.
+    public func recordHookTry(eventID: String, status: String, delivered: Bool) throws(LedgerError) {
+        try base.recordHookTry(eventID: eventID, status: status, delivered: delivered)
     }
 
     /// Forwarded to the ledger on the server.

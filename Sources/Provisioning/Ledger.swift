@@ -63,13 +63,16 @@ public struct Attempt: Sendable, Equatable {
     /// The bench (machine) that made the attempt (`provision --bench`, default its host name);
     /// `nil` for attempts recorded before ledgers kept it (schema version 3).
     public var bench: String? = nil
+    /// Whether the chip's debug interface was locked after its verified burn (`provision
+    /// --lock-debug`) and the lock was seen taking effect; false for every other attempt.
+    public var debugLocked = false
 
     /// An attempt as a ledger backend read it.
     public init(
         id: Int, station: String, chip: String, debugger: String, template: String, templateSHA256: String,
         imageSHA256: String, startedAt: String, finishedAt: String?, outcome: AttemptOutcome, reason: String?,
         verifyMethod: String, advertiserAddress: String? = nil, readBack: String? = nil, power: Int? = nil,
-        onAir: OnAirCheck? = nil, powerSource: String? = nil, bench: String? = nil
+        onAir: OnAirCheck? = nil, powerSource: String? = nil, bench: String? = nil, debugLocked: Bool = false
     ) {
         self.id = id
         self.station = station
@@ -89,6 +92,7 @@ public struct Attempt: Sendable, Equatable {
         self.onAir = onAir
         self.powerSource = powerSource
         self.bench = bench
+        self.debugLocked = debugLocked
     }
 }
 
@@ -207,9 +211,18 @@ public protocol ProvisioningLedger: AnyObject {
         verifyMethod: String, reason: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
     ) throws(LedgerError) -> (Station, Attempt)
     /// Ends an attempt; `readBack` says which flash bytes were read back to verify it (see
-    /// `Attempt.readBack`), `onAir` what a scan heard of it.
-    func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?)
-        throws(LedgerError)
+    /// `Attempt.readBack`), `onAir` what a scan heard of it, `debugLocked` whether the chip's
+    /// debug interface was locked after it. When the ledger was opened with hooks for this
+    /// outcome, a hook run for it is recorded in the same transaction (`HookRun`).
+    func finish(
+        _ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?,
+        debugLocked: Bool
+    ) throws(LedgerError)
+    /// Every hook run recorded, oldest first; `pendingOnly`: only those not delivered yet.
+    func hookRuns(pendingOnly: Bool) throws(LedgerError) -> [HookRun]
+    /// Records one try of hook run `eventID`: its status in words, and whether it was delivered
+    /// (the hook exited 0). A run already delivered is left as it is.
+    func recordHookTry(eventID: String, status: String, delivered: Bool) throws(LedgerError)
     /// Marks the verified attempt of a chip superseded, saying why: the chip gets another station,
     /// or its flash was erased (its station is pending again).
     func supersede(chip: String, reason: String) throws(LedgerError)
@@ -242,6 +255,16 @@ extension ProvisioningLedger {
     {
         try finish(attemptID, outcome: outcome, reason: reason, readBack: readBack, onAir: nil)
     }
+
+    /// Every hook run recorded, delivered or not, oldest first.
+    public func hookRuns() throws(LedgerError) -> [HookRun] { try hookRuns(pendingOnly: false) }
+
+    /// Ends an attempt whose chip was not debug-locked.
+    public func finish(
+        _ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?
+    ) throws(LedgerError) {
+        try finish(attemptID, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir, debugLocked: false)
+    }
 }
 
 /// The ledger in an SQLite file (WAL; every change in a transaction; invariants in the schema).
@@ -263,6 +286,11 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     /// Whether the file has the `calibrations` table (a ledger of version 1 or earlier read
     /// without migrating has none: it holds no calibration).
     let hasCalibrations: Bool
+    /// Whether the file has the `hook_runs` table (a ledger of version 3 or earlier read without
+    /// migrating has none: it holds no hook run).
+    let hasHookRuns: Bool
+    /// The outcomes whose `finish` records a hook run (`provision --on-verified/--on-failed`).
+    public let hookOutcomes: Set<AttemptOutcome>
 
     /// The `PRAGMA application_id` of every ccbeacon ledger: "CCBL" (ccbeacon ledger) in ASCII,
     /// so `file(1)` and SQLite tools can tell the file apart from other applications' databases.
@@ -271,9 +299,9 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     /// The schema version this ccbeacon writes (`PRAGMA user_version`). 0: ledgers of earlier
     /// ccbeacon versions, without an application id (some without `advertiser_address`); 1:
     /// application id, `read_back`, and the chip-id triggers; 2: each attempt's measured power
-    /// and on-air check, and the `calibrations` table; 3: each attempt's bench. A newer version is
-    /// refused.
-    public static let schemaVersion = 3
+    /// and on-air check, and the `calibrations` table; 3: each attempt's bench; 4: each attempt's
+    /// debug lock, and the `hook_runs` table. A newer version is refused.
+    public static let schemaVersion = 4
 
     /// The path a ledger is opened by: symbolic links resolved (of the file, or of its folder
     /// while the file does not exist yet). Whatever is kept beside a ledger (SQLite's journal,
@@ -283,9 +311,13 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     /// Opens the ledger at `path` for `access`. For `.readWrite` a new ledger is created if, and
     /// only if, no file is at `path`; an existing file is checked read-only first, then opened
     /// read-write and, if an earlier ccbeacon made it, migrated in one transaction. Read-only
-    /// access never writes, migrates or switches journal modes.
-    public init(path given: String, access: LedgerAccess = .readWrite, bench: String? = nil) throws(LedgerError) {
+    /// access never writes, migrates or switches journal modes. `hooks`: the outcomes whose
+    /// `finish` records a hook run to deliver.
+    public init(
+        path given: String, access: LedgerAccess = .readWrite, bench: String? = nil, hooks: Set<AttemptOutcome> = []
+    ) throws(LedgerError) {
         self.bench = bench
+        hookOutcomes = hooks
         let path = LedgerFile.canonical(given)
         if access == .readWrite, !Files.exists(path) {
             // A new ledger is not made beside journal names that lead elsewhere: it would be
@@ -315,6 +347,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         self.database = database
         fileSchemaVersion = shape.version
         hasCalibrations = shape.hasCalibrations
+        hasHookRuns = shape.hasHookRuns
         attemptSelect = Self.attemptColumns.map { shape.attemptColumns.contains($0) ? $0 : "NULL AS \($0)" }
             .joined(separator: ", ")
     }
@@ -336,9 +369,11 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             image_sha256 TEXT NOT NULL, started_at TEXT NOT NULL, finished_at TEXT,
             outcome TEXT NOT NULL CHECK(outcome IN ('in-progress','verified','failed','interrupted','superseded')),
             reason TEXT, verify_method TEXT NOT NULL CHECK(verify_method IN ('crc','read')), advertiser_address TEXT,
-            read_back TEXT, power INTEGER, heard INTEGER, rssi_count INTEGER, rssi_median INTEGER, power_source TEXT, bench TEXT)
+            read_back TEXT, power INTEGER, heard INTEGER, rssi_count INTEGER, rssi_median INTEGER, power_source TEXT, bench TEXT,
+            debug_locked INTEGER)
         """,
         calibrationsTable,
+        hookRunsTable,
     ]
 
     /// Calibrations: a station's measured power from samples 1 m away; a power outside the
@@ -352,6 +387,20 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             source TEXT NOT NULL)
         """
     static let calibrationColumns = ["id", "station", "recorded_at", "power", "samples", "used", "source"]
+
+    /// Hook runs (`HookRun`): one per outcome a hook was asked for, recorded with the outcome and
+    /// kept until the hook ran and exited 0. The event id is 32 lower-case hex digits; one run
+    /// per attempt and hook.
+    static let hookRunsTable = """
+        CREATE TABLE hook_runs(
+            event_id TEXT PRIMARY KEY CHECK(length(event_id) = 32 AND event_id NOT GLOB '*[^0-9a-f]*'),
+            attempt INTEGER NOT NULL REFERENCES attempts(id), hook TEXT NOT NULL CHECK(hook IN ('verified','failed')),
+            bench TEXT, created_at TEXT NOT NULL, tries INTEGER NOT NULL DEFAULT 0 CHECK(tries >= 0), last_status TEXT,
+            delivered_at TEXT, UNIQUE(attempt, hook))
+        """
+    static let hookRunColumns = [
+        "event_id", "attempt", "hook", "bench", "created_at", "tries", "last_status", "delivered_at",
+    ]
 
     /// The indexes and triggers that keep the ledger's promises, added to new and migrated ledgers
     /// alike:
@@ -414,7 +463,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     static let addedColumns: [(name: String, type: String, since: Int)] = [
         ("advertiser_address", "TEXT", 1), ("read_back", "TEXT", 1), ("power", "INTEGER", 2),
         ("heard", "INTEGER", 2), ("rssi_count", "INTEGER", 2), ("rssi_median", "INTEGER", 2),
-        ("power_source", "TEXT", 2), ("bench", "TEXT", 3),
+        ("power_source", "TEXT", 2), ("bench", "TEXT", 3), ("debug_locked", "INTEGER", 4),
     ]
 
     static let stationColumns = ["position", "name", "uuid", "major", "minor", "power", "note"]
@@ -592,20 +641,23 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         return (station, attempt)
     }
 
-    /// Ends an attempt with its outcome and, if it was read back, which flash bytes were.
+    /// Ends an attempt with its outcome and, if it was read back, which flash bytes were; with a
+    /// hook for the outcome, its hook run is recorded in the same transaction.
     public func finish(
-        _ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?
+        _ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?,
+        debugLocked: Bool
     ) throws(LedgerError) {
         try database.transaction("recording an outcome") { () throws(LedgerError) in
             // Only an attempt still open (in progress, or interrupted and now settled) takes an
             // outcome: one already settled — by a run that took it for a crash's and released
             // it, say — keeps what it says, and this burn is reported instead of overwriting it.
             try database.execute(
-                "UPDATE attempts SET outcome = ?, reason = ?, read_back = ?, heard = ?, rssi_count = ?, rssi_median = ?, finished_at = \(Self.now) WHERE id = ? AND outcome IN ('in-progress', 'interrupted')",
+                "UPDATE attempts SET outcome = ?, reason = ?, read_back = ?, heard = ?, rssi_count = ?, rssi_median = ?, debug_locked = ?, finished_at = \(Self.now) WHERE id = ? AND outcome IN ('in-progress', 'interrupted')",
                 [
                     .text(outcome.rawValue), reason.map { .text($0) } ?? .null, readBack.map { .text($0) } ?? .null,
                     onAir.map { .integer($0.heard ? 1 : 0) } ?? .null, onAir.map { .integer($0.rssiCount) } ?? .null,
-                    onAir?.rssiMedian.map { .integer($0) } ?? .null, .integer(attemptID),
+                    onAir?.rssiMedian.map { .integer($0) } ?? .null, debugLocked ? .integer(1) : .null,
+                    .integer(attemptID),
                 ], "recording an outcome")
             let changed = try database.query("SELECT changes()", [], "recording an outcome").first?.first?.int ?? 0
             guard changed == 1 else {
@@ -615,6 +667,12 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
                     )
                     .first?.first?.string
                 throw LedgerRefusal.settled(attemptID, as: now, outcome: outcome)
+            }
+            if hookOutcomes.contains(outcome) {
+                try database.execute(
+                    "INSERT INTO hook_runs(event_id, attempt, hook, bench, created_at) VALUES (lower(hex(randomblob(16))), ?, ?, ?, \(Self.now))",
+                    [.integer(attemptID), .text(outcome.rawValue), bench.map { .text($0) } ?? .null],
+                    "recording the hook run of an outcome")
             }
         }
     }
@@ -692,7 +750,8 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             onAir: row.count > 17
                 ? row[15].int.map { OnAirCheck(heard: $0 == 1, rssiCount: row[16].int ?? 0, rssiMedian: row[17].int) }
                 : nil,
-            powerSource: row.count > 18 ? row[18].string : nil, bench: row.count > 19 ? row[19].string : nil)
+            powerSource: row.count > 18 ? row[18].string : nil, bench: row.count > 19 ? row[19].string : nil,
+            debugLocked: row.count > 20 && row[20].int == 1)
     }
 
     /// Records a calibration and makes its power the station's, in one transaction; a station

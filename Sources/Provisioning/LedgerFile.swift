@@ -70,6 +70,8 @@ enum LedgerFile {
         var attemptColumns: Set<String>
         /// Whether it has the `calibrations` table (schema version 2 on).
         var hasCalibrations: Bool
+        /// Whether it has the `hook_runs` table (schema version 4 on).
+        var hasHookRuns: Bool
     }
 
     static let magic = Array("SQLite format 3\0".utf8)
@@ -393,10 +395,13 @@ enum LedgerFile {
                 + SQLiteLedger.addedColumns.filter { isStamped && $0.since <= version }.map(\.name)
             let calibrationColumns = try columns("calibrations", database, operation)
             let requiredCalibrationColumns = isStamped && version >= 2 ? SQLiteLedger.calibrationColumns : []
+            let hookRunColumns = try columns("hook_runs", database, operation)
+            let requiredHookRunColumns = isStamped && version >= 4 ? SQLiteLedger.hookRunColumns : []
             let hasTables =
                 SQLiteLedger.stationColumns.allSatisfy(stationColumns.contains)
                 && required.allSatisfy(attemptColumns.contains)
                 && requiredCalibrationColumns.allSatisfy(calibrationColumns.contains)
+                && requiredHookRunColumns.allSatisfy(hookRunColumns.contains)
             if isStamped, !hasTables {
                 let missing =
                     SQLiteLedger.stationColumns.filter { !stationColumns.contains($0) }.map { "stations.\($0)" }
@@ -404,6 +409,7 @@ enum LedgerFile {
                     + requiredCalibrationColumns.filter { !calibrationColumns.contains($0) }.map {
                         "calibrations.\($0)"
                     }
+                    + requiredHookRunColumns.filter { !hookRunColumns.contains($0) }.map { "hook_runs.\($0)" }
                 throw refusal(.damaged(report: ["missing columns " + missing.joined(separator: ", ")]), path)
             }
             // Without ccbeacon's id, only an unversioned database with both tables is a ledger
@@ -411,7 +417,8 @@ enum LedgerFile {
             guard hasTables, isStamped || version == 0 else { throw refusal(.notALedger(tables: tables), path) }
             return Shape(
                 version: isStamped ? version : 0, attemptColumns: attemptColumns,
-                hasCalibrations: SQLiteLedger.calibrationColumns.allSatisfy(calibrationColumns.contains))
+                hasCalibrations: SQLiteLedger.calibrationColumns.allSatisfy(calibrationColumns.contains),
+                hasHookRuns: SQLiteLedger.hookRunColumns.allSatisfy(hookRunColumns.contains))
         }
     }
 
@@ -472,6 +479,9 @@ enum LedgerFile {
             }
             if !shape.hasCalibrations {
                 try database.execute(SQLiteLedger.calibrationsTable, [], "adding the calibrations table")
+            }
+            if !shape.hasHookRuns {
+                try database.execute(SQLiteLedger.hookRunsTable, [], "adding the hook_runs table")
             }
             for rule in SQLiteLedger.rules { try database.execute(rule.sql, [], "adding \(rule.name)") }
             try stamp(database)

@@ -13,12 +13,17 @@ public struct LedgerHistory: Sendable, Equatable {
     public var attempts: [Attempt]
     /// Every calibration, oldest first.
     public var calibrations: [CalibrationRecord]
+    /// Every hook run, delivered or pending, oldest first (a pending one must survive a move).
+    public var hookRuns: [HookRun]
 
     /// A history of these records.
-    public init(stations: [Station], attempts: [Attempt], calibrations: [CalibrationRecord]) {
+    public init(
+        stations: [Station], attempts: [Attempt], calibrations: [CalibrationRecord], hookRuns: [HookRun] = []
+    ) {
         self.stations = stations
         self.attempts = attempts
         self.calibrations = calibrations
+        self.hookRuns = hookRuns
     }
 }
 
@@ -37,7 +42,8 @@ extension ProvisioningLedger {
     /// The ledger's whole record.
     public func history() throws(LedgerError) -> LedgerHistory {
         LedgerHistory(
-            stations: try states().map(\.station), attempts: try attempts(), calibrations: try calibrations())
+            stations: try states().map(\.station), attempts: try attempts(), calibrations: try calibrations(),
+            hookRuns: try hookRuns())
     }
 }
 
@@ -45,7 +51,7 @@ extension SQLiteLedger: HistoryImporting {
     /// Whether the file holds no station, attempt or calibration.
     public func isEmpty() throws(LedgerError) -> Bool {
         let counts = try database.query(
-            "SELECT (SELECT count(*) FROM stations) + (SELECT count(*) FROM attempts) + (SELECT count(*) FROM calibrations)",
+            "SELECT (SELECT count(*) FROM stations) + (SELECT count(*) FROM attempts) + (SELECT count(*) FROM calibrations)\(hasHookRuns ? " + (SELECT count(*) FROM hook_runs)" : "")",
             [], "counting records")
         return counts.first?.first?.int == 0
     }
@@ -80,8 +86,17 @@ extension SQLiteLedger: HistoryImporting {
                         attempt.onAir.map { .integer($0.heard ? 1 : 0) } ?? .null,
                         attempt.onAir.map { .integer($0.rssiCount) } ?? .null,
                         attempt.onAir?.rssiMedian.map { .integer($0) } ?? .null, optional(attempt.powerSource),
-                        optional(attempt.bench),
+                        optional(attempt.bench), attempt.debugLocked ? .integer(1) : .null,
                     ], "copying attempt \(attempt.id)")
+            }
+            for run in history.hookRuns {
+                let optional = { (text: String?) -> SQLiteDatabase.Value in text.map { .text($0) } ?? .null }
+                try database.execute(
+                    "INSERT INTO hook_runs(\(Self.hookRunColumns.joined(separator: ", "))) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        .text(run.eventID), .integer(run.attempt.id), .text(run.hook.rawValue), optional(run.bench),
+                        .text(run.createdAt), .integer(run.tries), optional(run.lastStatus), optional(run.deliveredAt),
+                    ], "copying hook run \(run.eventID)")
             }
             for calibration in history.calibrations {
                 try database.execute(

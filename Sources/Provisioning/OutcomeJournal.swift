@@ -33,12 +33,15 @@ public struct OutcomeJournal: Sendable {
         public var readBack: String?
         /// What a scan heard.
         public var onAir: OnAirCheck?
+        /// Whether the chip was debug-locked after it (`Attempt.debugLocked`).
+        public var debugLocked = false
 
         /// An entry.
         public init(
             ledger: String, bench: String, attempt: Int, station: String, chip: String, outcome: AttemptOutcome,
-            reason: String?, readBack: String?, onAir: OnAirCheck?
+            reason: String?, readBack: String?, onAir: OnAirCheck?, debugLocked: Bool = false
         ) {
+            self.debugLocked = debugLocked
             self.ledger = ledger
             self.bench = bench
             self.attempt = attempt
@@ -135,21 +138,22 @@ public struct OutcomeJournal: Sendable {
 
     static func encode(_ entry: Entry) -> JSONValue {
         let text = { (value: String?) -> JSONValue in value.map { .string($0) } ?? .null }
-        return .object([
-            ("version", .integer(1)), ("ledger", .string(entry.ledger)), ("bench", .string(entry.bench)),
-            ("attempt", .integer(entry.attempt)), ("station", .string(entry.station)),
-            ("chip", .string(entry.chip)), ("outcome", .string(entry.outcome.rawValue)),
-            ("reason", text(entry.reason)), ("readBack", text(entry.readBack)),
-            (
-                "onAir",
-                entry.onAir.map {
-                    .object([
-                        ("heard", .bool($0.heard)), ("rssiCount", .integer($0.rssiCount)),
-                        ("rssiMedian", $0.rssiMedian.map { .integer($0) } ?? .null),
-                    ])
-                } ?? .null
-            ),
-        ])
+        return .object(
+            [
+                ("version", .integer(1)), ("ledger", .string(entry.ledger)), ("bench", .string(entry.bench)),
+                ("attempt", .integer(entry.attempt)), ("station", .string(entry.station)),
+                ("chip", .string(entry.chip)), ("outcome", .string(entry.outcome.rawValue)),
+                ("reason", text(entry.reason)), ("readBack", text(entry.readBack)),
+                (
+                    "onAir",
+                    entry.onAir.map {
+                        .object([
+                            ("heard", .bool($0.heard)), ("rssiCount", .integer($0.rssiCount)),
+                            ("rssiMedian", $0.rssiMedian.map { .integer($0) } ?? .null),
+                        ])
+                    } ?? .null
+                ),
+            ] + (entry.debugLocked ? [("debugLocked", .bool(true))] : []))
     }
 
     static func decode(_ node: JSONNode, line: Int) throws(DataFileError) -> Entry {
@@ -178,10 +182,14 @@ public struct OutcomeJournal: Sendable {
                 rssiMedian: try heard.optionalInteger("rssiMedian", in: -128...127))
             try heard.finish()
         }
+        var debugLocked = false
+        if let node = reader.optionalNode("debugLocked") {
+            guard case .bool(let value) = node.value else { throw reader.error("debugLocked", "must be true or false") }
+            debugLocked = value
+        }
         try reader.finish()
         return Entry(
             ledger: ledger, bench: bench, attempt: attempt, station: station, chip: chip, outcome: outcome,
-            reason: reason, readBack: readBack,
-            onAir: onAir)
+            reason: reason, readBack: readBack, onAir: onAir, debugLocked: debugLocked)
     }
 }

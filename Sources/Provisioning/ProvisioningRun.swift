@@ -74,6 +74,16 @@ public struct ProvisionOptions: Sendable {
     /// `retries`); without it, it waits for the next run (an antenna or a board fault would make
     /// every chip fail alike).
     public var retryUnheard = false
+    /// Locks each chip's debug interface once its burn is verified (and heard, with `onAir`):
+    /// the lock bits are written, read back, and the lock seen taking effect after a reset; the
+    /// ledger records it on the attempt (`Attempt.debugLocked`). A chip whose lock does not take
+    /// is erased and its attempt failed.
+    public var lockDebug = false
+    /// Writes each station's address (`addresses`, or the one derived from its identity) as the
+    /// chip's secondary address in the last flash page, reads it back and records it as the
+    /// attempt's advertiser address: for templates (TI's BLE stack) that advertise with the
+    /// chip's address rather than one of their own.
+    public var secondaryAddresses = false
 
     /// Default settings.
     public init() {}
@@ -184,6 +194,9 @@ public enum SetAsideReason: Sendable, Equatable {
     /// part, whose flash layout the template does not fit. `erased`: it arrived debug-locked, and
     /// only an erase shows the size.
     case notTheTemplatesChip(flashSizeCode: UInt8, templateChip: String, erased: Bool)
+    /// It arrived debug-locked, which hides its address, and the ledger records chips this pool
+    /// locked: it may be one of them, carrying its station. Only `reprovision` erases it.
+    case debugLocked
 }
 
 /// What a worker does with a chip after dealing with it.
@@ -258,7 +271,20 @@ public final class ProvisioningRun: Sendable {
     func image(for station: Station) -> StationImage {
         template.stationImage(
             for: station.identity,
-            settings: (options.settings ?? template.defaultSettings).with(address: options.addresses[station.name]))
+            settings: (options.settings ?? template.defaultSettings).with(
+                address: options.secondaryAddresses ? nil : options.addresses[station.name]))
+    }
+
+    /// With `secondaryAddresses`: the address written as the station's chip's secondary address
+    /// (the list's, or the one derived from its identity), most significant byte first.
+    func writtenSecondaryAddress(for station: Station) -> [UInt8]? {
+        guard options.secondaryAddresses else { return nil }
+        return (options.addresses[station.name] ?? StationTemplate.derivedAddress(for: station.identity)).bytes
+    }
+
+    /// The address a station advertises with, as the ledger records it.
+    func advertiserAddress(of station: Station, image: StationImage) -> String? {
+        (writtenSecondaryAddress(for: station) ?? image.settings.address).map(RandomStaticAddress.format)
     }
 
     /// Asks every worker to stop after the chip it is burning.
@@ -327,6 +353,9 @@ public final class ProvisioningRun: Sendable {
     /// One debugger's loop.
     func work(_ debugger: ProvisioningDebugger) {
         var lastChip: String?
+        // The last chip was left debug-locked (by its burn, or set aside locked): while no chip
+        // was taken off since, a locked chip on the debugger is that one.
+        var lastChipLocked = false
         var waitingSince: Double?
         var lastWorkCheck = 0.0
         var sawTargetWhileWaiting = false
@@ -354,36 +383,33 @@ public final class ProvisioningRun: Sendable {
                     var identity = try device { () throws(DebuggerError) in
                         try active.connect(targetID: state.targetID)
                     }
-                    if identity.locked {
-                        // The lock hides everything, the address and the size too; only an erase
-                        // lifts it.
-                        identity = try device { () throws(DebuggerError) in
-                            try active.chipErase(targetID: state.targetID)
+                    if identity.locked, lastChip != nil, lastChipLocked {
+                        // Still the chip this debugger left locked: no chip was taken off since.
+                        chip = lastChip
+                    } else if identity.locked, !options.reprovision, try lockedChipsRecorded() {
+                        // It may be a chip this pool locked, carrying its station: erasing it
+                        // (the only way to read it) is for --reprovision.
+                        if lastChip != Self.lockedChip {
+                            events(.setAside(debugger: debugger.name, address: "locked", reason: .debugLocked))
+                            note { $0.setAside += 1 }
+                            try release(
+                                Self.lockedChip, session: active, debugger: debugger.name, unreleased: &unreleased)
                         }
-                        erasedOnArrival = true
-                    }
-                    let primary = HexText.colonSeparated(
-                        try device { () throws(DebuggerError) in try active.primaryAddress(chip: template.chip) })
-                    if identity.flashSizeCode != template.chip.flashSizeCode {
-                        // Another part of the family (its flash size says so): the template's
-                        // addresses, pages and lock bits are not this chip's.
-                        unusable = primary
-                        setAsideReason = .notTheTemplatesChip(
-                            flashSizeCode: identity.flashSizeCode, templateChip: template.chip.name,
-                            erased: erasedOnArrival)
-                    } else if ChipID.isValid(primary) {
-                        chip = primary
-                    } else if options.chipIdentity == .secondary,
-                        let address = try device({ () throws(DebuggerError) in
-                            try active.secondaryAddress(chip: template.chip)
-                        }),
-                        ChipID.isValid(HexText.colonSeparated(address))
-                    {
-                        chip = HexText.colonSeparated(address)
-                        secondary = address
+                        lastChip = Self.lockedChip
+                        lastChipLocked = true
+                        chip = lastChip
                     } else {
-                        unusable = primary
-                        setAsideReason = .indistinguishable(secondaryTried: options.chipIdentity == .secondary)
+                        if identity.locked {
+                            // The lock hides everything, the address and the size too; only an
+                            // erase lifts it.
+                            identity = try device { () throws(DebuggerError) in
+                                try active.chipErase(targetID: state.targetID)
+                            }
+                            erasedOnArrival = true
+                        }
+                        chip = try identify(
+                            identity, session: active, erasedOnArrival: erasedOnArrival, secondary: &secondary,
+                            unusable: &unusable, setAsideReason: &setAsideReason)
                     }
                 } else {
                     lastChip = nil  // the chip was taken off: whatever comes next is a new chip
@@ -438,9 +464,11 @@ public final class ProvisioningRun: Sendable {
                 waitingSince = nil
                 transportFailures = 0
                 events(.chipAttached(debugger: debugger.name, chip: chip))
+                var locked = false
                 let disposition = try handle(
                     chip: chip, secondaryAddress: secondary, erasedOnArrival: erasedOnArrival, session: active,
-                    debugger: debugger.name, failures: &failures, givenUp: &givenUp)
+                    debugger: debugger.name, failures: &failures, givenUp: &givenUp, locked: &locked)
+                lastChipLocked = locked
                 guard case .release = disposition else {
                     stop(debugger.name, "no pending stations left")
                     return
@@ -464,6 +492,46 @@ public final class ProvisioningRun: Sendable {
                 stop(debugger.name, error.description)
                 return
             }
+        }
+    }
+
+    /// Names the chip just connected (unlocked, or unlocked by an erase): its primary address, or
+    /// with `ChipIdentitySource.secondary` its secondary one (returned in `secondary`); `nil`
+    /// with `unusable` and `setAsideReason` set when it is to be set aside.
+    func identify(
+        _ identity: ChipIdentity, session active: CC254xSession, erasedOnArrival: Bool, secondary: inout [UInt8]?,
+        unusable: inout String?, setAsideReason: inout SetAsideReason?
+    ) throws(ProvisioningError) -> String? {
+        let primary = HexText.colonSeparated(
+            try device { () throws(DebuggerError) in try active.primaryAddress(chip: template.chip) })
+        if identity.flashSizeCode != template.chip.flashSizeCode {
+            // Another part of the family (its flash size says so): the template's addresses,
+            // pages and lock bits are not this chip's.
+            unusable = primary
+            setAsideReason = .notTheTemplatesChip(
+                flashSizeCode: identity.flashSizeCode, templateChip: template.chip.name, erased: erasedOnArrival)
+        } else if ChipID.isValid(primary) {
+            return primary
+        } else if options.chipIdentity == .secondary,
+            let address = try device({ () throws(DebuggerError) in try active.secondaryAddress(chip: template.chip) }),
+            ChipID.isValid(HexText.colonSeparated(address))
+        {
+            secondary = address
+            return HexText.colonSeparated(address)
+        } else {
+            unusable = primary
+            setAsideReason = .indistinguishable(secondaryTried: options.chipIdentity == .secondary)
+        }
+        return nil
+    }
+
+    /// What `lastChip` holds while a locked chip set aside is on the debugger (it has no name).
+    static let lockedChip = "debug-locked"
+
+    /// Whether the ledger records a chip this pool locked (then a locked chip arriving may be one).
+    func lockedChipsRecorded() throws(ProvisioningError) -> Bool {
+        do { return try ledger.attempts().contains { $0.debugLocked && $0.outcome == .verified } } catch {
+            throw .ledger(error)
         }
     }
 
@@ -510,7 +578,7 @@ public final class ProvisioningRun: Sendable {
     /// interrupted attempt on it, or burns the next pending station into it.
     func handle(
         chip: String, secondaryAddress: [UInt8]?, erasedOnArrival: Bool, session: CC254xSession, debugger: String,
-        failures: inout [String: Int], givenUp: inout Set<String>
+        failures: inout [String: Int], givenUp: inout Set<String>, locked: inout Bool
     ) throws(ProvisioningError) -> ChipDisposition {
         do {
             let outside = outsideList.withLock { $0 }
@@ -551,7 +619,8 @@ public final class ProvisioningRun: Sendable {
                     events(.interruptedForAnotherList(debugger: debugger, chip: chip, station: interrupted.station))
                     return .release
                 }
-                switch try resume(interrupted, carrying: carried, session: session, debugger: debugger) {
+                switch try resume(interrupted, carrying: carried, session: session, debugger: debugger, locked: &locked)
+                {
                 case .verified, .leftHeld: return .release
                 case .notOnChip: break
                 case .notHeard(let station, let erased):
@@ -573,7 +642,7 @@ public final class ProvisioningRun: Sendable {
                 let record = { (station: Station) -> (sha256: String, advertiserAddress: String?) in
                     let image = self.image(for: station)
                     claimedImage = image
-                    return (SHA256.hexDigest(image.file.text), image.settings.address.map(RandomStaticAddress.format))
+                    return (SHA256.hexDigest(image.file.text), self.advertiserAddress(of: station, image: image))
                 }
                 let claimed =
                     if let burningAgain {
@@ -599,8 +668,8 @@ public final class ProvisioningRun: Sendable {
                 var burned: BurnReport?
                 do throws(FlashError) {
                     burned = try burn(
-                        station, image: claimedImage ?? image(for: station), keeping: secondaryAddress,
-                        session: session
+                        station, image: claimedImage ?? image(for: station),
+                        keeping: writtenSecondaryAddress(for: station) ?? secondaryAddress, session: session
                     ) { progress in
                         self.events(
                             .progress(debugger: debugger, station: station.name, chip: chip, progress: progress))
@@ -621,49 +690,15 @@ public final class ProvisioningRun: Sendable {
                     burnError = failure
                 }
                 if let burnError {
-                    // A failed burn may have left the identity on the chip. A chip fault: erase the
-                    // chip, so that only a chip recorded as verified can ever carry it, then record
-                    // the failure (the station may go to another chip). A failed transfer — here
-                    // or in that erase — leaves the chip's content unknown: the attempt is recorded
-                    // as interrupted, and the station is held until this chip is back and checked
-                    // (or released), whoever swaps what meanwhile.
-                    var cause = burnError
-                    var erased = false
-                    if case .transport = burnError {
-                    } else {
-                        do {
-                            _ = try session.chipErase(targetID: template.chip.debuggerTargetID)
-                            erased = true
-                        } catch { cause = error }
-                    }
-                    // Not erased — a failed transfer, or an erase that failed in any way — leaves
-                    // the chip's content unknown.
-                    let unknown = !erased
-                    let eraseFailed: Bool = if case .transport = burnError { false } else { !erased }
-                    let reason =
-                        unknown
-                        ? "\(burnError.description)\(eraseFailed ? "; erasing it then failed: \(cause)" : ""); the chip may carry the identity, so the station is held until it is attached again"
-                        : "\(burnError.description); the chip was erased"
-                    try ledger.finish(attempt.id, outcome: unknown ? .interrupted : .failed, reason: reason)
-                    if !unknown {
-                        failures[station.name, default: 0] += 1
-                        if failures[station.name, default: 0] > options.retries { givenUp.insert(station.name) }
-                    }
-                    note { $0.failed[station.name] = reason }
-                    events(
-                        .finished(
-                            debugger: debugger, station: station.name, chip: chip,
-                            outcome: unknown ? .interrupted : .failed, reason: reason))
-                    // A bad chip gets no further station and is reset so the bench (or the
-                    // operator, told by the event) swaps it; after a failed transfer the worker
-                    // opens the debugger again.
-                    throw cause
+                    throw try failBurn(
+                        burnError, attempt: attempt, station: station.name, chip: chip, session: session,
+                        debugger: debugger, failures: &failures, givenUp: &givenUp)
                 }
                 var onAir: OnAirCheck?
                 if let listener = options.onAir {
                     let heard = try hear(
                         claimedImage ?? image(for: station), with: listener, station: station.name, chip: chip,
-                        session: session, debugger: debugger)
+                        secondary: writtenSecondaryAddress(for: station), session: session, debugger: debugger)
                     guard case .heard(let check) = heard.result else {
                         let reason = heard.reason ?? "not heard on air"
                         try ledger.finish(
@@ -683,8 +718,27 @@ public final class ProvisioningRun: Sendable {
                     }
                     onAir = check
                 }
+                var verifiedReason: String?
+                var readBack = burned?.readBack ?? []
+                if options.lockDebug {
+                    do throws(DebuggerError) {
+                        if let gone = try lockDebugInterface(chip: chip, session: session) {
+                            verifiedReason = gone
+                        } else {
+                            readBack.append(template.chip.lockBits)
+                        }
+                    } catch {
+                        throw try failBurn(
+                            error, attempt: attempt, station: station.name, chip: chip, session: session,
+                            debugger: debugger, failures: &failures, givenUp: &givenUp,
+                            step: "locking the debug interface")
+                    }
+                }
                 try ledger.finish(
-                    attempt.id, outcome: .verified, reason: nil, readBack: burned?.readBackText, onAir: onAir)
+                    attempt.id, outcome: .verified, reason: verifiedReason,
+                    readBack: burned.map { _ in BurnReport.describe(readBack) }, onAir: onAir,
+                    debugLocked: options.lockDebug && verifiedReason == nil)
+                if options.lockDebug, verifiedReason == nil { locked = true }
                 note {
                     $0.verified.append(station.name)
                     $0.failed[station.name] = nil
@@ -706,6 +760,79 @@ public final class ProvisioningRun: Sendable {
             // Every step above throws one of the three; Swift cannot see that through `do`.
             throw .ledger(LedgerError(operation: "provisioning", message: "\(error)", kind: .database))
         }
+    }
+
+    /// Records a burn (or the lock after it) that failed on `chip` with `burnError` and returns
+    /// the error the worker goes on with. A failed burn may have left the identity on the chip. A
+    /// chip fault: erase the chip, so that only a chip recorded as verified can ever carry it,
+    /// then record the failure (the station may go to another chip). A failed transfer — here or
+    /// in that erase — leaves the chip's content unknown: the attempt is recorded as interrupted,
+    /// and the station is held until this chip is back and checked (or released), whoever swaps
+    /// what meanwhile.
+    func failBurn(
+        _ burnError: DebuggerError, attempt: Attempt, station: String, chip: String, session: CC254xSession,
+        debugger: String, failures: inout [String: Int], givenUp: inout Set<String>, step: String? = nil
+    ) throws(LedgerError) -> DebuggerError {
+        var cause = burnError
+        var erased = false
+        if case .transport = burnError {
+        } else {
+            do {
+                _ = try session.chipErase(targetID: template.chip.debuggerTargetID)
+                erased = true
+            } catch { cause = error }
+        }
+        // Not erased — a failed transfer, or an erase that failed in any way — leaves the chip's
+        // content unknown.
+        let unknown = !erased
+        let eraseFailed: Bool = if case .transport = burnError { false } else { !erased }
+        let what = step.map { "\($0): " } ?? ""
+        let reason =
+            unknown
+            ? "\(what)\(burnError.description)\(eraseFailed ? "; erasing it then failed: \(cause)" : ""); the chip may carry the identity, so the station is held until it is attached again"
+            : "\(what)\(burnError.description); the chip was erased"
+        try ledger.finish(attempt.id, outcome: unknown ? .interrupted : .failed, reason: reason)
+        if !unknown {
+            failures[station, default: 0] += 1
+            if failures[station, default: 0] > options.retries { givenUp.insert(station) }
+        }
+        note { $0.failed[station] = reason }
+        events(
+            .finished(
+                debugger: debugger, station: station, chip: chip, outcome: unknown ? .interrupted : .failed,
+                reason: reason))
+        // A bad chip gets no further station and is reset so the bench (or the operator, told by
+        // the event) swaps it; after a failed transfer the worker opens the debugger again.
+        return cause
+    }
+
+    /// Locks the debug interface of `chip`, whose burn was just verified: the lock bits are
+    /// written (over the last page as it is: writing ones changes nothing) and read back, and a
+    /// reset into debug mode must then find the interface locked. A chip heard running (with an
+    /// on-air check) is halted first and must still be `chip`; when another is attached, nothing
+    /// is written and the reason is returned (the station stays verified on the chip that left,
+    /// unlocked). `nil`: locked.
+    func lockDebugInterface(chip: String, session: CC254xSession) throws(DebuggerError) -> String? {
+        let targetID = template.chip.debuggerTargetID
+        if options.onAir != nil {
+            guard try session.open().targetID != 0 else {
+                return "the chip was taken off before its debug interface could be locked"
+            }
+            _ = try session.connect(targetID: targetID)
+            let attached = try attachedChip(session, expecting: chip)
+            guard attached == chip else {
+                return "the chip was taken off before its debug interface could be locked (\(attached) is attached now)"
+            }
+        }
+        guard
+            let lock = try? FlashPlan.withLastPage(
+                MemoryImage(), chip: template.chip, secondaryAddress: nil, lockDebug: true),
+            let plan = try? FlashPlan(image: lock, chip: template.chip, allowLastPage: true)
+        else { throw .lockNotTaken }
+        try session.program(plan)
+        try session.verifyRanges([template.chip.lockBits], of: lock)
+        guard try session.connect(targetID: targetID).locked else { throw .lockNotTaken }
+        return nil
     }
 
     /// With reprovisioning: whether a station calibrated since its burn, other than `except`,
@@ -744,9 +871,9 @@ public final class ProvisioningRun: Sendable {
 
     /// A chip whose burn was interrupted came back: check what it holds. `carried`: the station
     /// the ledger records as verified on it, if any.
-    func resume(_ attempt: Attempt, carrying carried: String?, session: CC254xSession, debugger: String) throws
-        -> ResumeOutcome
-    {
+    func resume(
+        _ attempt: Attempt, carrying carried: String?, session: CC254xSession, debugger: String, locked: inout Bool
+    ) throws -> ResumeOutcome {
         guard let station = try ledger.states().first(where: { $0.station.name == attempt.station })?.station else {
             return .notOnChip
         }
@@ -763,11 +890,22 @@ public final class ProvisioningRun: Sendable {
         }
         let image = image(for: station)
         var verified = false
-        let readBack = template.identityRanges
-        if SHA256.hexDigest(image.file.text) == attempt.imageSHA256 {
+        var readBack = template.identityRanges
+        var memory = image.file.memory
+        if let written = writtenSecondaryAddress(for: station),
+            let withAddress = try? FlashPlan.withLastPage(
+                memory, chip: template.chip, secondaryAddress: written, lockDebug: false)
+        {
+            // The station's address is on the chip too: read back like its identity.
+            memory = withAddress
+            readBack.append(template.chip.secondaryAddress)
+        }
+        if SHA256.hexDigest(image.file.text) == attempt.imageSHA256,
+            !options.secondaryAddresses || attempt.advertiserAddress == advertiserAddress(of: station, image: image)
+        {
             // The same proof as a fresh burn: identity bytes read back, then the CRC of the rest.
             do {
-                _ = try FlashProgrammer(session: session).check(image.file.memory, readBack: readBack, verify: .crc)
+                _ = try FlashProgrammer(session: session).check(memory, readBack: readBack, verify: .crc)
                 verified = true
             } catch {
                 // A failed transfer says nothing about the chip: the attempt stays interrupted, the
@@ -779,7 +917,8 @@ public final class ProvisioningRun: Sendable {
         if verified, let listener = options.onAir {
             // Confirmed on the chip, and with --scan-verify on air too, as a fresh burn is.
             let heard = try hear(
-                image, with: listener, station: station.name, chip: attempt.chip, session: session, debugger: debugger)
+                image, with: listener, station: station.name, chip: attempt.chip,
+                secondary: writtenSecondaryAddress(for: station), session: session, debugger: debugger)
             guard case .heard(let check) = heard.result else {
                 // A chip that could not be erased stays interrupted: its station stays held.
                 if heard.erased {
@@ -822,12 +961,30 @@ public final class ProvisioningRun: Sendable {
                 return .leftHeld
             }
         }
+        var lockNote = ""
+        if verified, options.lockDebug {
+            // Locked as a fresh burn would be.
+            do throws(DebuggerError) {
+                if let gone = try lockDebugInterface(chip: attempt.chip, session: session) {
+                    lockNote = "; \(gone)"
+                } else {
+                    locked = true
+                    readBack.append(template.chip.lockBits)
+                }
+            } catch {
+                var failures: [String: Int] = [:]
+                var givenUp: Set<String> = []
+                throw try failBurn(
+                    error, attempt: attempt, station: station.name, chip: attempt.chip, session: session,
+                    debugger: debugger, failures: &failures, givenUp: &givenUp, step: "locking the debug interface")
+            }
+        }
         try ledger.finish(
             attempt.id, outcome: verified ? .verified : .failed,
             reason: verified
-                ? "confirmed on the chip after the interruption"
+                ? "confirmed on the chip after the interruption\(lockNote)"
                 : "the chip did not hold the recorded image after the interruption; it was erased",
-            readBack: verified ? BurnReport.describe(readBack) : nil, onAir: onAir)
+            readBack: verified ? BurnReport.describe(readBack) : nil, onAir: onAir, debugLocked: locked)
         events(.resumed(debugger: debugger, station: station.name, chip: attempt.chip, verified: verified))
         if verified { note { $0.verified.append(station.name) } }
         return verified ? .verified : .notOnChip
@@ -855,7 +1012,7 @@ public final class ProvisioningRun: Sendable {
     /// no radio to listen with): the chip is halted again and erased, so that only a chip
     /// recorded as verified ever carries the identity; a radio that cannot listen stops the run.
     func hear(
-        _ image: StationImage, with listener: any OnAirListener, station: String, chip: String,
+        _ image: StationImage, with listener: any OnAirListener, station: String, chip: String, secondary: [UInt8]?,
         session: CC254xSession, debugger: String
     ) throws(ProvisioningError) -> Hearing {
         let seconds = Self.seconds(options.scanSeconds)
@@ -863,7 +1020,8 @@ public final class ProvisioningRun: Sendable {
         do {
             try session.resetAndRun()
             events(.listening(debugger: debugger, station: station, chip: chip, seconds: options.scanSeconds))
-            let check = try listener.listen(for: expectation(image), seconds: options.scanSeconds)
+            let check = try listener.listen(
+                for: expectation(image, secondary: secondary), seconds: options.scanSeconds)
             if check.heard { return Hearing(result: .heard(check), check: check) }
             let others =
                 check.othersFromAddress > 0
@@ -927,12 +1085,12 @@ public final class ProvisioningRun: Sendable {
     }
 
     /// The advertisement the station's image makes: the advertising data field's bytes, from the
-    /// image's advertiser address.
-    func expectation(_ image: StationImage) -> OnAirExpectation {
+    /// image's advertiser address (or the chip's secondary address `secondary`, written for it).
+    func expectation(_ image: StationImage, secondary: [UInt8]? = nil) -> OnAirExpectation {
         let field = template.manifest.fields.first { $0.address == image.payloadAddress }
         let length = field?.kind.length ?? PatchField.Kind.iBeaconAdvertisingData.length
         return OnAirExpectation(
-            address: image.settings.address,
+            address: secondary ?? image.settings.address,
             advertisingData: image.file.memory.bytes(in: image.payloadAddress..<(image.payloadAddress + length)),
             isWhole: field?.kind != .iBeaconManufacturerData)
     }
@@ -961,4 +1119,18 @@ public final class ProvisioningRun: Sendable {
         .report
     }
 
+}
+
+/// A thread of its own (a pthread: the run's workers wait on devices and chips, so each needs one
+/// rather than a share of a pool) that can be waited for.
+public struct JoinableThread: Sendable {
+    let thread: pthread_t?
+
+    /// Starts `body` on a new thread (on the caller's, when none can be made).
+    public static func start(_ body: @escaping @Sendable () -> Void) -> JoinableThread {
+        JoinableThread(thread: ProvisioningRun.startThread(body))
+    }
+
+    /// Waits until the thread's body returned.
+    public func join() { if let thread { pthread_join(thread, nil) } }
 }

@@ -57,7 +57,8 @@ struct ScanVerifyTests {
         #expect(attempt.onAir == OnAirCheck(heard: true, rssiCount: 5, rssiMedian: -57))
         let export = ToolRun(["ledger", "export", "--ledger", scratch.path("provisioning.sqlite")])
         #expect(
-            export.output.split(separator: "\n").last?.hasSuffix(",yes,5,-57,registered") == true, "\(export.output)")
+            export.output.split(separator: "\n").last?.hasSuffix(",yes,5,-57,registered,no") == true, "\(export.output)"
+        )
     }
 
     struct Silence: Sendable, CustomTestStringConvertible {

@@ -785,13 +785,21 @@ final class LedgerFailingOnFinish: ProvisioningLedger, Sendable {
             station: station, chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA256,
             verifyMethod: verifyMethod, reason: reason, image: image)
     }
-    func finish(_ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?)
-        throws(LedgerError)
-    {
+    func finish(
+        _ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?,
+        debugLocked: Bool
+    ) throws(LedgerError) {
         if !failingStates, failsNow() {
             throw LedgerError(operation: "finishing attempt \(attemptID)", message: "disk I/O error", kind: .database)
         }
-        try inner.finish(attemptID, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir)
+        try inner.finish(
+            attemptID, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir, debugLocked: debugLocked)
+    }
+    func hookRuns(pendingOnly: Bool) throws(LedgerError) -> [HookRun] {
+        try inner.hookRuns(pendingOnly: pendingOnly)
+    }
+    func recordHookTry(eventID: String, status: String, delivered: Bool) throws(LedgerError) {
+        try inner.recordHookTry(eventID: eventID, status: status, delivered: delivered)
     }
     func supersede(chip: String, reason: String) throws(LedgerError) { try inner.supersede(chip: chip, reason: reason) }
     func release(station: String) throws(LedgerError) { try inner.release(station: station) }

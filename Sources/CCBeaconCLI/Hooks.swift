@@ -1,0 +1,337 @@
+import CCDebugger
+import Dispatch
+import Provisioning
+import Storage
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34+): the Glibc module does not export it.
+@_silgen_name("posix_spawn_file_actions_addclosefrom_np")
+private func addCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ from: Int32) -> Int32
+
+/// `provision --on-verified CMD` and `--on-failed CMD`: a command run for each outcome once it is
+/// committed to the ledger, with the facts in environment variables — never spliced into the
+/// command line, so a station's name cannot become shell syntax. The ledger keeps every hook run
+/// (`HookRun`) until a try exits 0: a run killed before its hooks ran, or a hook that failed or
+/// timed out, leaves them pending, and the next `provision` of the same bench runs them first.
+/// One hook runs at a time, in the order the outcomes were recorded, on a thread of its own, so
+/// burning goes on meanwhile.
+final class HookRunner: Sendable {
+    /// The commands (`sh -c CMD`) by outcome, and how long a try may take.
+    struct Hooks: Sendable {
+        /// `--on-verified`.
+        var verified: String?
+        /// `--on-failed`.
+        var failed: String?
+        /// `--hook-timeout` (seconds).
+        var timeout = 30.0
+
+        /// The outcomes that have a hook.
+        var outcomes: Set<AttemptOutcome> {
+            Set([verified.map { _ in AttemptOutcome.verified }, failed.map { _ in .failed }].compactMap { $0 })
+        }
+
+        /// The command for `outcome`.
+        func command(for outcome: AttemptOutcome) -> String? {
+            switch outcome {
+            case .verified: verified
+            case .failed: failed
+            default: nil
+            }
+        }
+    }
+
+    /// How one try of a hook ended.
+    struct Try: Sendable, Equatable {
+        /// The hook run.
+        var eventID: String
+        /// `on-verified` or `on-failed`.
+        var hook: String
+        /// The station and chip it reported.
+        var station: String
+        /// The chip.
+        var chip: String
+        /// Which try this was (1 for the first).
+        var number: Int
+        /// `exit 0`, `exit 3`, `killed by signal 9`, `timed out after 30 s`, `could not start: …`.
+        var status: String
+        /// Exited 0.
+        var delivered: Bool
+        /// The last line the hook wrote (standard output or error), for a failure's report.
+        var lastOutput: String?
+        /// Set when the try could not be recorded in the ledger (it stays pending there).
+        var notRecorded: String?
+    }
+
+    let hooks: Hooks
+    let ledger: any ProvisioningLedger & Sendable
+    let bench: String?
+    /// The ledger as shown to people (`CCBEACON_LEDGER`).
+    let ledgerName: String
+    let report: @Sendable (Try) -> Void
+    /// Asked before each hook: a stop (Ctrl-C, a signal) leaves the rest pending for the next run.
+    let stopRequested: @Sendable () -> Bool
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+    private let thread = Mutex<JoinableThread?>(nil)
+
+    struct State {
+        /// Hook runs tried in this run (each at most once; a failed one waits for the next run).
+        var tried: Set<String> = []
+        var delivered = 0
+        var failed = 0
+        var stopping = false
+    }
+
+    /// Hooks for the outcomes `ledger` records for `bench`; every try is told to `report`.
+    init(
+        hooks: Hooks, ledger: any ProvisioningLedger & Sendable, bench: String?, ledgerName: String,
+        stopRequested: @escaping @Sendable () -> Bool = { false }, report: @escaping @Sendable (Try) -> Void
+    ) {
+        self.stopRequested = stopRequested
+        self.hooks = hooks
+        self.ledger = ledger
+        self.bench = bench
+        self.ledgerName = ledgerName
+        self.report = report
+    }
+
+    /// Hook runs delivered and failed in this run.
+    var counts: (delivered: Int, failed: Int) { state.withLock { ($0.delivered, $0.failed) } }
+
+    /// Runs every pending hook run of this bench that has a hook in this run and was not tried in
+    /// it yet, oldest first; returns how many ran. A ledger that cannot be read is reported once
+    /// as a try that could not start.
+    @discardableResult
+    func deliverPending() -> Int {
+        let pending: [HookRun]
+        do { pending = try ledger.hookRuns(pendingOnly: true) } catch {
+            report(
+                Try(
+                    eventID: "-", hook: "-", station: "-", chip: "-", number: 0,
+                    status: "hook runs cannot be read: \(error.message)", delivered: false))
+            return 0
+        }
+        var ran = 0
+        for run in pending where run.bench == bench {
+            if stopRequested() { break }
+            guard let command = hooks.command(for: run.hook) else { continue }
+            let fresh = state.withLock { state in state.tried.insert(run.eventID).inserted }
+            guard fresh else { continue }
+            Self.killForTest(Self.killBeforeHook, after: false)
+            let outcome = Self.execute(command, environment: environment(for: run), timeout: hooks.timeout)
+            Self.killForTest(Self.killAfterHook, after: true)
+            var result = Try(
+                eventID: run.eventID, hook: "on-\(run.hook.rawValue)", station: run.attempt.station,
+                chip: run.attempt.chip, number: run.tries + 1, status: outcome.status, delivered: outcome.exitedZero,
+                lastOutput: outcome.lastLine)
+            do throws(LedgerError) {
+                try ledger.recordHookTry(eventID: run.eventID, status: outcome.status, delivered: outcome.exitedZero)
+            } catch {
+                result.notRecorded = error.message
+            }
+            state.withLock { state in
+                if outcome.exitedZero { state.delivered += 1 } else { state.failed += 1 }
+            }
+            report(result)
+            ran += 1
+        }
+        return ran
+    }
+
+    /// Starts the thread that delivers the run's hook runs as outcomes are recorded (`outcome()`
+    /// wakes it; it also looks every second).
+    func start() {
+        let started = JoinableThread.start { [self] in
+            while !state.withLock({ $0.stopping }) {
+                _ = wake.wait(timeout: .now() + 1)
+                deliverPending()
+            }
+        }
+        thread.withLock { $0 = started }
+    }
+
+    /// An outcome was recorded: deliver its hook run now.
+    func outcome() { wake.signal() }
+
+    /// Stops the thread once it is done with the hook in hand, then delivers what is left.
+    func finish() {
+        state.withLock { $0.stopping = true }
+        wake.signal()
+        thread.withLock { $0 }?.join()
+        deliverPending()
+    }
+
+    /// Fault injection for the delivery tests: with `CCBEACON_TEST_KILL_BEFORE_HOOK=N` the process
+    /// kills itself (SIGKILL) just before its Nth hook runs — after the outcome was committed —
+    /// and with `CCBEACON_TEST_KILL_AFTER_HOOK=N` just after its Nth hook ran, before the try is
+    /// recorded: the two moments a kill from outside only hits by luck. Debug builds only.
+    #if DEBUG
+        static let killBeforeHook = Int(Files.environment("CCBEACON_TEST_KILL_BEFORE_HOOK") ?? "")
+        static let killAfterHook = Int(Files.environment("CCBEACON_TEST_KILL_AFTER_HOOK") ?? "")
+    #else
+        static let killBeforeHook: Int? = nil
+        static let killAfterHook: Int? = nil
+    #endif
+    private static let hookCounts = Mutex((before: 0, after: 0))
+
+    /// Kills this process when this is the `at`th hook (before it runs, or after it ran).
+    static func killForTest(_ at: Int?, after: Bool) {
+        guard let at else { return }
+        let count = hookCounts.withLock { counts in
+            if after {
+                counts.after += 1
+                return counts.after
+            }
+            counts.before += 1
+            return counts.before
+        }
+        if count == at { raise(SIGKILL) }
+    }
+
+    /// The facts a hook gets, by variable name.
+    func environment(for run: HookRun) -> [(String, String)] {
+        let attempt = run.attempt
+        return [
+            ("CCBEACON_EVENT_ID", run.eventID), ("CCBEACON_HOOK", "on-\(run.hook.rawValue)"),
+            ("CCBEACON_HOOK_TRY", String(run.tries + 1)), ("CCBEACON_STATION", attempt.station),
+            ("CCBEACON_UUID", run.identity.uuid.uuidString), ("CCBEACON_MAJOR", String(run.identity.major)),
+            ("CCBEACON_MINOR", String(run.identity.minor)),
+            ("CCBEACON_POWER", String(attempt.power ?? Int(run.identity.measuredPower))),
+            ("CCBEACON_ADDRESS", attempt.advertiserAddress ?? ""), ("CCBEACON_CHIP", attempt.chip),
+            ("CCBEACON_DEBUGGER", attempt.debugger), ("CCBEACON_BENCH", attempt.bench ?? ""),
+            ("CCBEACON_IMAGE_SHA256", attempt.imageSHA256), ("CCBEACON_TEMPLATE", attempt.template),
+            ("CCBEACON_OUTCOME", run.hook.rawValue), ("CCBEACON_REASON", attempt.reason ?? ""),
+            ("CCBEACON_DEBUG_LOCKED", attempt.debugLocked ? "1" : "0"), ("CCBEACON_ATTEMPT", String(attempt.id)),
+            ("CCBEACON_LEDGER", ledgerName),
+        ]
+    }
+
+    /// How a hook process ended.
+    struct Outcome: Equatable {
+        var status: String
+        var exitedZero: Bool
+        var lastLine: String?
+    }
+
+    /// Runs `sh -c command` in a process group of its own (a timeout ends the whole group) with
+    /// this process's environment plus `environment` (earlier `CCBEACON_` variables dropped), no
+    /// standard input, its output collected (the last 4 KiB kept), every inherited descriptor
+    /// above 2 closed and the signals this process ignores or catches back at their defaults.
+    static func execute(_ command: String, environment: [(String, String)], timeout: Double) -> Outcome {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else {
+            return Outcome(status: "could not start: \(String(cString: strerror(errno)))", exitedZero: false)
+        }
+        for descriptor in fds { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
+        _ = addCloseFrom(&actions, 3)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for number in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT] { sigaddset(&defaults, number) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        // Values cannot hold NUL; nothing else is changed (they are data, never code).
+        let names = Set(environment.map(\.0))
+        var variables = [String]()
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            let name = text.split(separator: "=", maxSplits: 1).first.map(String.init) ?? text
+            if !name.hasPrefix("CCBEACON_"), !names.contains(name) { variables.append(text) }
+            entry += 1
+        }
+        variables += environment.map { "\($0)=\($1.replacing("\0", with: ""))" }
+        let arguments = ["/bin/sh", "-c", command.replacing("\0", with: "")]
+        var pid: pid_t = 0
+        let spawned = withCStrings(arguments) { argv in
+            withCStrings(variables) { envp in posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, envp) }
+        }
+        close(fds[1])
+        guard spawned == 0 else {
+            close(fds[0])
+            return Outcome(status: "could not start: \(String(cString: strerror(spawned)))", exitedZero: false)
+        }
+        defer { close(fds[0]) }
+        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
+        var output: [UInt8] = []
+        let deadline = MonotonicClock.now + timeout
+        var status: Int32 = 0
+        var exited = false
+        var exitedAt: Double?
+        var timedOut = false
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            var poller = pollfd(fd: fds[0], events: Int16(POLLIN), revents: 0)
+            _ = poll(&poller, 1, 50)
+            var drained = false
+            while true {
+                let count = read(fds[0], &buffer, buffer.count)
+                if count > 0 {
+                    output += buffer.prefix(count)
+                    if output.count > 4096 { output.removeFirst(output.count - 4096) }
+                } else {
+                    drained = count == 0
+                    break
+                }
+            }
+            if !exited, waitpid(pid, &status, WNOHANG) == pid {
+                exited = true
+                exitedAt = MonotonicClock.now
+            }
+            // Done when the hook exited and its output ended — or a moment after it exited, when
+            // something it left running in the background still holds the output open.
+            if exited, drained || MonotonicClock.now - (exitedAt ?? 0) > 0.5 { break }
+            if !exited, MonotonicClock.now > deadline {
+                timedOut = true
+                kill(-pid, SIGTERM)
+                let grace = MonotonicClock.now + 2
+                while waitpid(pid, &status, WNOHANG) != pid {
+                    if MonotonicClock.now > grace {
+                        kill(-pid, SIGKILL)
+                        waitpid(pid, &status, 0)
+                        break
+                    }
+                    usleep(20_000)
+                }
+                kill(-pid, SIGKILL)  // anything of its group still running
+                break
+            }
+        }
+        let lastLine = String(decoding: output, as: UTF8.self).split(whereSeparator: \.isNewline)
+            .last { !$0.allSatisfy(\.isWhitespace) }.map { String($0.prefix(300)) }
+        if timedOut {
+            return Outcome(
+                status: "timed out after \(ProvisioningRun.seconds(timeout)) s", exitedZero: false, lastLine: lastLine)
+        }
+        let code = (status >> 8) & 0xFF
+        let signal = status & 0x7F
+        if signal != 0 { return Outcome(status: "killed by signal \(signal)", exitedZero: false, lastLine: lastLine) }
+        return Outcome(status: "exit \(code)", exitedZero: code == 0, lastLine: lastLine)
+    }
+
+    /// `strings` as a NULL-terminated C array for the length of `body`.
+    static func withCStrings<T>(
+        _ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> T
+    ) -> T {
+        let pointers = strings.map { strdup($0) } + [nil]
+        defer { for pointer in pointers { free(pointer) } }
+        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+    }
+}
