@@ -190,6 +190,14 @@ enum ProvisionCommand {
             run unless --retry-unheard lets it go to the next chip. Needs CAP_NET_RAW (see scan);
             never run against a real controller yet.
 
+            --on-verified CMD / --on-failed CMD run sh -c CMD after each outcome is recorded, the
+            facts in CCBEACON_* variables (never in the command line); a hook that fails or passes
+            --hook-timeout (default 30 s) stays pending in the ledger and the next run of the bench
+            runs it first (the event id, CCBEACON_EVENT_ID, is the same on every try). --lock-debug
+            locks each verified chip's debug interface (read back, recorded). --address-mode
+            secondary writes each station's address as the chip's secondary address (templates
+            without an address field: TI's stack).
+
             Example:
               ccbeacon provision stations.csv --board hm10 --devices all --yes
             """,

@@ -19,6 +19,7 @@ struct EventStreamTests {
         "erased-on-arrival": ["debugger", "station", "chip"], "chip-of-another-list": ["debugger", "station", "chip"],
         "reset-failed": ["debugger", "chip", "reason"], "listening": ["debugger", "station", "chip", "seconds"],
         "burning-again": ["debugger", "station", "chip", "burnedPower", "calibratedPower"],
+        "hook-finished": ["hook", "station", "chip", "eventId", "try", "status", "delivered", "output", "recorded"],
         "run-finished": ["verified", "failed", "listDone", "listPending", "held", "stoppedBecause", "status"],
     ]
 
@@ -79,13 +80,21 @@ struct EventStreamTests {
         let run = ToolRun(
             [
                 "provision", list, "--template", "cc2541-ibeacon", "--devices", "all", "--yes", "--wait", "0.3",
-                "--events", events,
+                "--events", events, "--on-verified", "true",
             ], debuggers: Self.bench())
         #expect(run.status == 0, "\(run.diagnostics)")
         let all = try Self.validate(try String(contentsOfFile: events, encoding: .utf8))
         let verified = all.filter { $0["event"] as? String == "verified" }
         #expect(Set(verified.compactMap { $0["station"] as? String }) == Set((1...6).map { "s\($0)" }))
         #expect(verified.count == 6, "each station verified once")
+        let hooks = all.filter { $0["event"] as? String == "hook-finished" }
+        #expect(hooks.count == 6 && hooks.allSatisfy { $0["delivered"] as? Bool == true })
+        // Each hook's event comes after its station's verified event.
+        for hook in hooks {
+            let station = hook["station"] as? String
+            let verifiedAt = verified.first { $0["station"] as? String == station }?["seq"] as? Int ?? .max
+            #expect((hook["seq"] as? Int ?? 0) > verifiedAt)
+        }
         #expect(all.contains { $0["event"] as? String == "progress" && $0["phase"] as? String == "programming" })
         let finished = try #require(all.last)
         #expect(finished["status"] as? Int == 0 && (finished["verified"] as? [String])?.count == 6)

@@ -109,6 +109,13 @@ struct ReadmeExampleTests {
         },
         "ccbeacon ledger check --ledger provisioning.sqlite": Scene { bench in try bench.provision() },
         "ccbeacon provision stations.csv --board hm10 --devices all --yes --events events.jsonl": Scene(debuggers: 2),
+        "ccbeacon provision stations.csv --board hm10 --devices all --yes --lock-debug --on-verified \"./print-label.sh\"":
+            Scene(
+                setup: { bench in
+                    try bench.writeScript(
+                        "print-label.sh",
+                        "#!/bin/sh\necho \"$CCBEACON_STATION $CCBEACON_ADDRESS $CCBEACON_EVENT_ID\" >> printed.txt\n")
+                }, debuggers: 2),
         "ccbeacon provision stations.csv --board hm10 --devices all --yes --ledger postgresql://bench@db.example/beacons --bench hall-2":
             Scene(debuggers: 2, server: true),
         "ccbeacon ledger show --ledger postgresql://bench@db.example/beacons": Scene(
@@ -337,6 +344,9 @@ final class Bench: Sendable {
                     let value = arguments[index + 1]
                     if value == Bench.readmeURL, let server {
                         result.append(server)
+                    } else if word == "--on-verified" || word == "--on-failed" {
+                        // A hook runs in ccbeacon's folder: here, this one.
+                        result.append("cd '\(scratch.url.path)' && \(value)")
                     } else {
                         result.append(fileOptions.contains(word) ? scratch.path(value) : value)
                     }
@@ -348,6 +358,12 @@ final class Bench: Sendable {
             index += 1
         }
         return result
+    }
+
+    /// An executable script in this folder.
+    func writeScript(_ name: String, _ text: String) throws {
+        _ = try scratch.write(name, text)
+        chmod(scratch.path(name), 0o755)
     }
 
     /// The README's batch (its record is what scan checks, its files what verify and flash take).

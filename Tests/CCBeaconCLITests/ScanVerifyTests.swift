@@ -61,6 +61,32 @@ struct ScanVerifyTests {
         )
     }
 
+    /// --scan-verify with --lock-debug: the chip is heard running first, then halted, checked to be
+    /// the same chip, and locked; heard and locked are both recorded. A chip that was not heard
+    /// is erased and never locked.
+    @Test func aChipIsHeardFirstAndLockedAfter() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("s.csv", "name,uuid,major,minor\na,\(Self.uuid),1,1\n")
+        let provider = EmulatorProvider()
+        let chip = try #require(provider.debuggers[0].chip)
+        let run = Self.provision(list, ["--lock-debug"], provider: provider, radios: Self.radio(Self.onAir(provider)))
+        #expect(run.status == 0, "\(run.diagnostics)")
+        let attempt = try #require(
+            try SQLiteLedger(path: scratch.path("provisioning.sqlite"), access: .readOnly).attempts().last)
+        #expect(attempt.outcome == .verified && attempt.onAir?.heard == true && attempt.debugLocked)
+        #expect(chip.debugLocked && chip.flash[0x3FFFF] == 0x7F)
+        // Not heard (other bytes on air): erased, failed, not locked.
+        let silent = EmulatorProvider()
+        let other = try #require(silent.debuggers[0].chip)
+        let list2 = try scratch.write("t.csv", "name,uuid,major,minor\nb,\(Self.uuid),1,2\n")
+        let unheard = Self.provision(
+            list2, ["--lock-debug", "--ledger", scratch.path("t.sqlite")], provider: silent,
+            radios: Self.radio(Self.onAir(silent, corrupt: true)))
+        #expect(unheard.status == 3)
+        #expect(!other.debugLocked && other.flash.allSatisfy { $0 == 0xFF })
+    }
+
     struct Silence: Sendable, CustomTestStringConvertible {
         let name: String
         let corrupt: Bool

@@ -26,6 +26,14 @@ struct LedgerContractTests {
         let now: String
         /// Another connection to the same ledger, as another bench (or process) opens it.
         let another: @Sendable (_ bench: String) throws -> any ProvisioningLedger & Sendable
+        /// Another connection that records a hook run with each outcome of `hooks`.
+        let withHooks:
+            @Sendable (_ bench: String, _ hooks: Set<AttemptOutcome>) throws -> any ProvisioningLedger
+                & Sendable
+        /// A reader (`ledger show`): never writes, never migrates.
+        let reader: @Sendable () throws -> any ProvisioningLedger & Sendable
+        /// SQL that takes the ledger back to the schema before hook runs and debug locks.
+        let downgrade: [String]
     }
 
     static let sqlite = Backend(name: "SQLite") { _ in
@@ -35,7 +43,12 @@ struct LedgerContractTests {
             ledger,
             Raw(
                 execute: { sql in try ledger.database.execute(sql, [], "raw") }, now: "'2026-01-01T00:00:00Z'",
-                another: { _ in try SQLiteLedger(path: path) })
+                another: { _ in try SQLiteLedger(path: path) },
+                withHooks: { bench, hooks in try SQLiteLedger(path: path, bench: bench, hooks: hooks) },
+                reader: { try SQLiteLedger(path: path, access: .readOnly) },
+                downgrade: [
+                    "DROP TABLE hook_runs", "ALTER TABLE attempts DROP COLUMN debug_locked", "PRAGMA user_version = 3",
+                ])
         )
     }
 
@@ -46,7 +59,13 @@ struct LedgerContractTests {
             ledger,
             Raw(
                 execute: { sql in try ledger.connection.execute(sql, [], "raw") }, now: "'2026-01-01T00:00:00Z'",
-                another: { bench in try PostgresLedger(url: url, bench: bench) })
+                another: { bench in try PostgresLedger(url: url, bench: bench) },
+                withHooks: { bench, hooks in try PostgresLedger(url: url, bench: bench, hooks: hooks) },
+                reader: { try PostgresLedger(url: url, bench: "", creating: false) },
+                downgrade: [
+                    "DROP TABLE hook_runs", "ALTER TABLE attempts DROP COLUMN debug_locked",
+                    "UPDATE ledger_meta SET value = '2' WHERE key = 'schema_version'",
+                ])
         )
     }
 
@@ -301,4 +320,94 @@ struct LedgerContractTests {
         #expect(failures.withLock { $0 } == [])
         #expect(try benches[0].states().count == 300)
     }
+
+    /// A hook run is recorded in the transaction of its outcome — only for the outcomes the
+    /// ledger was opened with hooks for — and kept, with every try, until one is delivered.
+    @Test(arguments: backends)
+    func aHookRunIsRecordedWithItsOutcomeAndKeptUntilDelivered(_ backend: Backend) throws {
+        let (plain, raw) = try backend.open("bench-a")
+        try plain.register(Self.stations)
+        let ledger = try raw.withHooks("bench-a", [.verified, .failed])
+        let first = try #require(try Self.claim(ledger, chip: Self.chips[0]))
+        try ledger.finish(first.1.id, outcome: .verified, reason: nil, readBack: nil, onAir: nil, debugLocked: true)
+        let second = try #require(try Self.claim(ledger, chip: Self.chips[1]))
+        try ledger.finish(second.1.id, outcome: .failed, reason: "bad chip")
+        let third = try #require(try Self.claim(ledger, chip: Self.chips[2]))
+        try ledger.finish(third.1.id, outcome: .interrupted, reason: "cut off")
+        let fourth = try #require(try Self.claim(plain, chip: "00:12:4B:00:00:04"))
+        try plain.finish(fourth.1.id, outcome: .verified, reason: nil)
+        var runs = try ledger.hookRuns()
+        #expect(runs.map(\.attempt.station) == ["s1", "s2"], "verified and failed, with hooks; nothing else")
+        #expect(runs.map(\.hook) == [.verified, .failed])
+        #expect(runs.allSatisfy { $0.eventID.count == 32 && $0.eventID.allSatisfy(\.isHexDigit) })
+        #expect(runs.allSatisfy { $0.bench == "bench-a" && $0.tries == 0 && $0.isPending })
+        #expect(runs[0].attempt.debugLocked && !runs[1].attempt.debugLocked)
+        #expect(runs[0].identity == Self.stations[0].identity)
+        #expect(try plain.attempts().map(\.debugLocked) == [true, false, false, false])
+        try ledger.recordHookTry(eventID: runs[0].eventID, status: "exit 3", delivered: false)
+        try ledger.recordHookTry(eventID: runs[0].eventID, status: "exit 0", delivered: true)
+        try ledger.recordHookTry(eventID: runs[0].eventID, status: "exit 9", delivered: false)  // delivered: kept
+        runs = try ledger.hookRuns()
+        #expect(runs[0].tries == 2 && runs[0].lastStatus == "exit 0" && runs[0].deliveredAt != nil)
+        #expect(try ledger.hookRuns(pendingOnly: true).map(\.attempt.station) == ["s2"])
+        #expect(try plain.history().hookRuns.count == 2)
+        // The database keeps the hook runs' rules too: an event id that is not 32 hex digits, a
+        // second run of one hook for one attempt, a hook for another outcome, an unknown attempt.
+        let insert = "INSERT INTO hook_runs(event_id, attempt, hook, bench, created_at) VALUES"
+        for statement in [
+            "\(insert) ('nothex', \(first.1.id), 'failed', 'b', \(raw.now))",
+            "\(insert) ('\(String(repeating: "a", count: 32))', \(first.1.id), 'verified', 'b', \(raw.now))",
+            "\(insert) ('\(String(repeating: "b", count: 32))', \(third.1.id), 'interrupted', 'b', \(raw.now))",
+            "\(insert) ('\(String(repeating: "c", count: 32))', 9999, 'failed', 'b', \(raw.now))",
+        ] {
+            #expect(throws: LedgerError.self, "\(statement)") { try raw.execute(statement) }
+        }
+    }
+
+    /// A ledger of the schema before hook runs and debug locks: a reader reads it as it is (no
+    /// hook run, nothing locked) and writes nothing; the first writer migrates it, and it then
+    /// keeps hook runs like a new one.
+    @Test(arguments: backends)
+    func aLedgerOfTheSchemaBeforeHooksIsReadAsItIsAndMigratedByAWriter(_ backend: Backend) throws {
+        let (ledger, raw) = try backend.open("bench-a")
+        try ledger.register(Self.stations)
+        let first = try #require(try Self.claim(ledger, chip: Self.chips[0]))
+        try ledger.finish(first.1.id, outcome: .verified, reason: nil)
+        for statement in raw.downgrade { try raw.execute(statement) }
+        let reader = try raw.reader()
+        #expect(try reader.attempts().map(\.debugLocked) == [false])
+        #expect(try reader.hookRuns().isEmpty)
+        #expect(try reader.states().count == 4)
+        let writer = try raw.withHooks("bench-a", [.verified])
+        let second = try #require(try Self.claim(writer, chip: Self.chips[1]))
+        try writer.finish(second.1.id, outcome: .verified, reason: nil, readBack: nil, onAir: nil, debugLocked: true)
+        #expect(try writer.hookRuns().map(\.attempt.station) == ["s2"])
+        #expect(try writer.attempts().map(\.debugLocked) == [false, true])
+        if let file = writer as? SQLiteLedger {
+            #expect(file.check().isEmpty && file.fileSchemaVersion == SQLiteLedger.schemaVersion)
+        }
+        if let server = writer as? PostgresLedger {
+            #expect(server.check().isEmpty, "\(server.check())")
+            #expect(server.databaseVersion == PostgresLedger.schemaVersion)
+        }
+    }
+}
+
+/// A journaled outcome keeps whether its chip was locked; a line of an earlier ccbeacon, without
+/// the key, reads as not locked.
+@Test func aJournaledOutcomeKeepsItsDebugLock() throws {
+    let path = temporaryLedgerPath() + ".jsonl"
+    defer { unlink(path) }
+    let journal = OutcomeJournal(path: path)
+    try journal.append(
+        OutcomeJournal.Entry(
+            ledger: "L", bench: "b", attempt: 7, station: "s", chip: "00:12:4B:00:00:01", outcome: .verified,
+            reason: nil, readBack: "0x3FFF0-0x3FFFF", onAir: nil, debugLocked: true))
+    try journal.append(
+        OutcomeJournal.Entry(
+            ledger: "L", bench: "b", attempt: 8, station: "t", chip: "00:12:4B:00:00:02", outcome: .failed,
+            reason: "x", readBack: nil, onAir: nil))
+    let text = try String(contentsOfFile: path, encoding: .utf8)
+    #expect(text.split(separator: "\n").last?.contains("debugLocked") == false, "written only when locked")
+    #expect(try journal.entries().map(\.debugLocked) == [true, false])
 }
