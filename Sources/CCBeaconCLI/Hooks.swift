@@ -84,6 +84,8 @@ final class HookRunner: Sendable {
         var delivered = 0
         var failed = 0
         var stopping = false
+        /// The last failure to read the hook runs (told once).
+        var readFailure: String?
     }
 
     /// Hooks for the outcomes `ledger` records for `bench`; every try is told to `report`.
@@ -109,12 +111,19 @@ final class HookRunner: Sendable {
     func deliverPending() -> Int {
         let pending: [HookRun]
         do { pending = try ledger.hookRuns(pendingOnly: true) } catch {
-            report(
-                Try(
-                    eventID: "-", hook: "-", station: "-", chip: "-", number: 0,
-                    status: "hook runs cannot be read: \(error.message)", delivered: false))
+            // Told once, not at every look (a server away for a minute would fill the log).
+            let status = "hook runs cannot be read: \(error.message)"
+            let fresh = state.withLock { state in
+                defer { state.readFailure = status }
+                return state.readFailure != status
+            }
+            if fresh {
+                report(
+                    Try(eventID: "-", hook: "-", station: "-", chip: "-", number: 0, status: status, delivered: false))
+            }
             return 0
         }
+        state.withLock { $0.readFailure = nil }
         var ran = 0
         for run in pending where run.bench == bench {
             if stopRequested() { break }

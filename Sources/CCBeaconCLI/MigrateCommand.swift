@@ -77,6 +77,10 @@ enum LedgerMigrateCommand {
             for index in history.attempts.indices where history.attempts[index].bench == nil {
                 history.attempts[index].bench = "unrecorded"
             }
+            for index in history.hookRuns.indices {
+                if history.hookRuns[index].bench == nil { history.hookRuns[index].bench = "unrecorded" }
+                if history.hookRuns[index].attempt.bench == nil { history.hookRuns[index].attempt.bench = "unrecorded" }
+            }
             let server = try open(server: target, creating: true)
             do {
                 guard try server.isEmpty() else {
@@ -106,7 +110,7 @@ enum LedgerMigrateCommand {
             }
         }
         console.output(
-            "copied \(history.stations.count) station(s), \(history.attempts.count) attempt(s) and \(history.calibrations.count) calibration(s) from \(sourceName) to \(targetName); source and copy checked, the copy read back equal\n"
+            "copied \(history.stations.count) station(s), \(history.attempts.count) attempt(s), \(history.calibrations.count) calibration(s) and \(history.hookRuns.count) hook run(s) from \(sourceName) to \(targetName); source and copy checked, the copy read back equal\n"
         )
     }
 

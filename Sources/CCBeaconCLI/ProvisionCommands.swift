@@ -404,7 +404,7 @@ enum ProvisionCommand {
                 } else {
                     console.diagnostics(line + "\n")
                 }
-                stream?.emit("hook-finished", Self.fields(tried))
+                if tried.number > 0 { stream?.emit("hook-finished", Self.fields(tried)) }
             }
         }
         do {
@@ -970,6 +970,7 @@ enum ProvisionCommand {
 
     /// A hook's try as a log line.
     static func describe(_ tried: HookRunner.Try) -> String {
+        if tried.number == 0 { return "hooks: \(tried.status); the hook runs stay pending in the ledger" }
         let what =
             "hook \(tried.hook) for '\(tried.station)' (chip \(tried.chip), event \(tried.eventID), try \(tried.number))"
         var line =

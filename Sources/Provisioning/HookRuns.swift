@@ -61,7 +61,7 @@ extension SQLiteLedger {
             SELECT h.event_id, h.hook, h.bench, h.created_at, h.tries, h.last_status, h.delivered_at,
                 s.uuid, s.major, s.minor, s.power, \(prefixed)
             FROM hook_runs AS h JOIN attempts AS a ON a.id = h.attempt JOIN stations AS s ON s.name = a.station
-            \(pendingOnly ? "WHERE h.delivered_at IS NULL" : "") ORDER BY h.rowid
+            \(pendingOnly ? "WHERE h.delivered_at IS NULL" : "") ORDER BY h.created_at, h.attempt, h.hook
             """, [], "reading hook runs"
         ).map { row throws(LedgerError) -> HookRun in
             let attempt = try Self.attempt(Array(row.dropFirst(11)))

@@ -209,12 +209,15 @@ struct PostgresProvisionTests {
         defer { scratch.remove() }
         let list = try Self.list(scratch, 3)
         let file = scratch.path("provisioning.sqlite")
-        let burned = Self.provision(list, file, bench: "bench-f", debuggers: Self.bench(first: 0x10))
-        #expect(burned.status == 0, "\(burned.diagnostics)")
+        // Its hooks failed: three hook runs pending, which must survive the moves.
+        let burned = Self.provision(
+            list, file, bench: "bench-f", ["--on-verified", "exit 1"], debuggers: Self.bench(first: 0x10))
+        #expect(burned.status == 1, "\(burned.diagnostics)")
         let url = try PostgresTestServer.freshDatabase()
         let up = ToolRun(["ledger", "migrate", "--from", file, "--to", url])
         #expect(
-            up.status == 0 && up.output.hasPrefix("copied 3 station(s), 3 attempt(s) and 0 calibration(s)"),
+            up.status == 0
+                && up.output.hasPrefix("copied 3 station(s), 3 attempt(s), 0 calibration(s) and 3 hook run(s)"),
             "\(up.diagnostics)")
         let source = try SQLiteLedger(path: file, access: .readOnly).snapshot()
         #expect(try PostgresLedger(url: url, bench: "").snapshot() == source)
@@ -232,6 +235,13 @@ struct PostgresProvisionTests {
         let more = try Self.list(scratch, 3, name: "same.csv")
         let server = Self.provision(more, url, bench: "bench-g", debuggers: Self.bench(first: 0x20))
         #expect(server.status == 0 && server.output.contains("nothing to burn"), "\(server.output)")
+        #expect(server.diagnostics.contains("3 --on-verified hook run(s) of this bench are pending") == false)
+        // Bench f, on the server now, delivers its pending hook runs first.
+        let delivered = Self.provision(
+            more, url, bench: "bench-f", ["--on-verified", "true"], debuggers: Self.bench(first: 0x30))
+        #expect(
+            delivered.status == 0 && delivered.output.contains("hooks: 3 delivered, 0 failed"), "\(delivered.output)")
+        #expect(try PostgresLedger(url: url, bench: "").hookRuns(pendingOnly: true).isEmpty)
         // A damaged source is not copied.
         let damaged = scratch.path("damaged.sqlite")
         try FileManager.default.copyItem(atPath: back, toPath: damaged)
