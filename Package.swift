@@ -73,7 +73,7 @@ let package = Package(
             name: "CCBeaconCLI",
             dependencies: [
                 "IntelHex", "BeaconPayload", "StructuredText", "Storage", "FirmwareTemplate", "Provisioning",
-                "CCDebugger", "BoardSupport", "HexText", "BeaconScan", "PostgresLedger",
+                "CCDebugger", "BoardSupport", "HexText", "BeaconScan", "PostgresLedger", "BeaconLabels",
             ],
             swiftSettings: strictSettings
         ),
