@@ -27,21 +27,43 @@ public enum LabelDocument {
     static let fonts = "DejaVu Sans Mono, Liberation Mono, Menlo, Consolas, monospace"
 
     /// The pages for `labels` on `sheet`, in order, each filled row by row from the top left;
-    /// the last page may have places left empty.
+    /// the last page may have places left empty. All in memory: for a long list, `check` it and
+    /// make one `page` at a time.
     public static func pages(_ labels: [StationLabel], on sheet: LabelSheet) throws(LabelError) -> [String] {
-        var codes: [QRMatrix] = []
-        for label in labels {
-            do { codes.append(try QREncoder.encode(Array(label.qrText.utf8))) } catch {
+        try check(labels)
+        let count = pageCount(labels.count, on: sheet)
+        var pages: [String] = []
+        for number in stride(from: 1, through: count, by: 1) { pages.append(try page(number, of: labels, on: sheet)) }
+        return pages
+    }
+
+    /// How many pages `labels` labels take on `sheet`.
+    public static func pageCount(_ labels: Int, on sheet: LabelSheet) -> Int {
+        (labels + sheet.labelsPerPage - 1) / sheet.labelsPerPage
+    }
+
+    /// Refuses labels whose QR string no QR code holds, before any page is made, so that a
+    /// command writes all its pages or none for that reason.
+    public static func check(_ labels: [StationLabel]) throws(LabelError) {
+        for label in labels where label.qrText.utf8.count > QREncoder.capacity {
+            throw LabelError(station: label.name, problem: .tooLong(bytes: label.qrText.utf8.count))
+        }
+    }
+
+    /// Page `number` (from 1) of `labels` on `sheet`: its codes are made only now, so a long list
+    /// never holds more than a page in memory.
+    public static func page(_ number: Int, of labels: [StationLabel], on sheet: LabelSheet) throws(LabelError)
+        -> String
+    {
+        let perPage = sheet.labelsPerPage
+        let range = (number - 1) * perPage..<min(labels.count, number * perPage)
+        var entries: [(StationLabel, QRMatrix)] = []
+        for label in labels[range] {
+            do { entries.append((label, try QREncoder.encode(Array(label.qrText.utf8)))) } catch {
                 throw LabelError(station: label.name, problem: error)
             }
         }
-        let perPage = sheet.labelsPerPage
-        let count = (labels.count + perPage - 1) / perPage
-        return (0..<count).map { index in
-            let range = index * perPage..<min(labels.count, (index + 1) * perPage)
-            return page(
-                Array(zip(labels[range], codes[range])), sheet: sheet, number: index + 1, of: count)
-        }
+        return page(entries, sheet: sheet, number: number, of: pageCount(labels.count, on: sheet))
     }
 
     /// One page: the labels in `entries` at the sheet's first places.

@@ -101,33 +101,40 @@ enum LabelsCommand {
             }
             source = try fromLedger(command)
         }
-        let pages: [String]
-        do { pages = try LabelDocument.pages(source.labels, on: sheet) } catch {
+        do { try LabelDocument.check(source.labels) } catch {
             throw .data(error.description, hint: "shorten the station's name; no label was written")
         }
-        let files = pageFiles(output, count: pages.count)
+        let pageCount = LabelDocument.pageCount(source.labels.count, on: sheet)
+        let files = pageFiles(output, count: pageCount)
         try CommandSupport.checkOutputs(files, against: source.inputs)
         for note in source.notes { console.diagnostics("note: \(note)\n") }
         let perPage = sheet.labelsPerPage
-        var lines: [String] = []
-        for (index, (file, page)) in zip(files, pages).enumerated() {
+        // One page at a time, written as it is made and listed once written: a list of 100,000
+        // stations is 4,167 pages.
+        for (index, file) in files.enumerated() {
+            let page: String
+            do { page = try LabelDocument.page(index + 1, of: source.labels, on: sheet) } catch {
+                throw CommandFailure(
+                    .failure, error.description,
+                    hint: "the pages before \(file) were written; run again when the cause is gone")
+            }
             try FileAccess.writeAtomically(Array(page.utf8), to: file)
             let first = index * perPage + 1
             let last = min(source.labels.count, first + perPage - 1)
             let what =
-                pages.count == 1
+                pageCount == 1
                 ? "\(source.labels.count) label\(source.labels.count == 1 ? "" : "s")"
                 : first == last ? "label \(first)" : "labels \(first)–\(last)"
-            lines.append("wrote \(file): \(what)")
+            console.output("wrote \(file): \(what)\n")
         }
-        lines.append(
-            "\(source.labels.count) label\(source.labels.count == 1 ? "" : "s") on \(pages.count) page\(pages.count == 1 ? "" : "s"), sheet \(sheet.name): \(sheet.summary)"
+        console.output(
+            "\(source.labels.count) label\(source.labels.count == 1 ? "" : "s") on \(pageCount) page\(pageCount == 1 ? "" : "s"), sheet \(sheet.name): \(sheet.summary)\n"
         )
-        console.output(lines.joined(separator: "\n") + "\n")
         let earlier = leftovers(output, written: files)
         if !earlier.isEmpty {
+            let shown = earlier.prefix(5).joined(separator: ", ") + (earlier.count > 5 ? ", …" : "")
             console.diagnostics(
-                "note: left alone, from an earlier run: \(earlier.joined(separator: ", ")) (remove them, or they may be printed with these)\n"
+                "note: left alone, from an earlier run: \(earlier.count == 1 ? "" : "\(earlier.count) files, ")\(shown) (remove them, or they may be printed with these)\n"
             )
         }
     }
