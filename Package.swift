@@ -52,6 +52,11 @@ let package = Package(
         .target(name: "CUSBEmulation", dependencies: ["CUMockdev"]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // Station labels: the QR string, QR codes through libqrencode, and the SVG sheets we write.
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        .target(
+            name: "BeaconLabels", dependencies: ["CQREncode", "BeaconPayload", "HexText"],
+            swiftSettings: strictSettings),
         .target(
             name: "Provisioning",
             dependencies: [
@@ -68,7 +73,7 @@ let package = Package(
             name: "CCBeaconCLI",
             dependencies: [
                 "IntelHex", "BeaconPayload", "StructuredText", "Storage", "FirmwareTemplate", "Provisioning",
-                "CCDebugger", "BoardSupport", "HexText", "BeaconScan", "PostgresLedger",
+                "CCDebugger", "BoardSupport", "HexText", "BeaconScan", "PostgresLedger", "BeaconLabels",
             ],
             swiftSettings: strictSettings
         ),
@@ -104,6 +109,9 @@ let package = Package(
             dependencies: ["BeaconPayload"],
             swiftSettings: strictSettings
         ),
+        .testTarget(
+            name: "BeaconLabelsTests", dependencies: ["BeaconLabels", "BeaconPayload"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "StructuredTextTests",
             dependencies: ["StructuredText", "HexText"],

@@ -26,9 +26,9 @@ need_swift() {
 
 # need_build_dependencies: the Debian packages the Swift build compiles and links against (libusb
 # for the flasher; umockdev, glib via pkg-config for cc-debugger-emulator; SQLite and libpq for the
-# ledgers).
+# ledgers; libqrencode for the labels' QR codes).
 need_build_dependencies() {
-    need_apt_packages libusb-1.0-0-dev libumockdev-dev umockdev pkg-config libsqlite3-dev libpq-dev
+    need_apt_packages libusb-1.0-0-dev libumockdev-dev umockdev pkg-config libsqlite3-dev libpq-dev libqrencode-dev
 }
 
 # start_test_postgres: a throwaway PostgreSQL server for the tests (Debian's postgresql): a cluster

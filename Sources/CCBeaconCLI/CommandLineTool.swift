@@ -17,6 +17,7 @@ public enum CommandLineTool {
         TemplatesCommand.command, BoardsCommand.command, DevicesCommand.command, InfoCommand.command,
         FlashCommand.command, ReadCommand.command, EraseCommand.command, ProvisionCommand.command,
         LedgerCommand.show, LedgerCommand.export, LedgerCommand.check, LedgerMigrateCommand.command,
+        LabelsCommand.command,
     ]
 
     /// The commands' tables, in registry order.

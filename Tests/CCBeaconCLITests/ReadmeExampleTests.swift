@@ -124,6 +124,10 @@ struct ReadmeExampleTests {
             setup: { bench in try bench.provisionOnServer() }, debuggers: 2, server: true),
         "ccbeacon ledger migrate --from provisioning.sqlite --to postgresql://bench@db.example/beacons": Scene(
             setup: { bench in try bench.provision() }, server: true),
+        "ccbeacon labels stations.csv --board hm10 -o labels.svg": Scene(),
+        "ccbeacon labels --ledger provisioning.sqlite --sheet single --label-size 62x29 -o printer.svg": Scene {
+            bench in try bench.provision()
+        },
         "ccbeacon devices": Scene(debuggers: 1),
         "ccbeacon flash out/Hall_A.hex": Scene(setup: { bench in try bench.batch() }, debuggers: 1),
         "ccbeacon info": Scene(debuggers: 1),

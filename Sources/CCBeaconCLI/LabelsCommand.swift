@@ -1,0 +1,263 @@
+import BeaconLabels
+import BeaconPayload
+import FirmwareTemplate
+import PostgresLedger
+import Provisioning
+import Storage
+
+/// `ccbeacon labels`: a label with a QR code for every station, as SVG pages to print.
+enum LabelsCommand {
+    static let spec = CommandSpec(name: "labels", summary: "print a label with a QR code for every station (SVG)") {
+        table
+    }
+    static let table = CommandTable(
+        details: """
+            One label per station — its name, UUID, major, minor, advertiser address and a QR code
+            — from a station list or from a ledger, on sheets of labels or one label per page.
+
+            The QR code holds the text
+              ibeacon:UUID/MAJOR/MINOR?name=NAME&addr=ADDRESS
+            with the UUID in upper case (8-4-4-4-12), major and minor in decimal, the whole name
+            percent-encoded (letters, digits and - . _ ~ as they are, every other UTF-8 byte as
+            %XX) and &addr= only when the address is known (AA:BB:CC:DD:EE:FF). A name too long
+            for its line is cut with … on the label; the code always holds all of it.
+
+            From a list, the stations are every row (the list checked whole first); the address is
+            the list's, or else the one batch and provision derive from the identity — when the
+            template (--template or --board, as for batch) has an advertiser-address field. With
+            a template without one, a label has an address only where the list gives one.
+            From a ledger (a file, read only, or a postgresql://… server): the verified stations,
+            each with the address recorded on its verified attempt; with --all every station, the
+            others with the address of their latest attempt (none if never attempted).
+
+            Sheets: a4-3x8 (the default: A4, 3 × 8 labels of 70 × 37.125 mm, edge to edge),
+            a4-3x7 (A4, 3 × 7 labels of 70 × 42.3 mm, 0.45 mm from the top), single (one label per
+            page, of --label-size), or a sheet of your own, PAGE:GRID (--sheet 210x297:3x8: a page
+            of 210 × 297 mm holding 3 columns and 8 rows), its labels --label-size (default: as
+            large as the page allows), --gap apart, the first at --margin (default: the grid
+            centred). Sizes in mm. Print at 100 % ("actual size"), never "fit to page".
+
+            One page is written to OUT.svg; more pages to OUT-1.svg, OUT-2.svg, … (numbers padded
+            to the same width: OUT-01.svg … OUT-12.svg), each listed as it is written. Files an
+            earlier run left under those names are listed, never removed.
+
+            Examples:
+              ccbeacon labels stations.csv --board hm10 -o labels.svg
+              ccbeacon labels --ledger provisioning.sqlite --sheet single --label-size 62x29 -o labels.svg
+            """,
+        options: Options.templateOptions + [
+            ledger.spec, all.spec, output.spec, sheet.spec, labelSize.spec, margin.spec, gap.spec,
+        ],
+        positionals: [PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json", required: false)],
+        groups: [Options.optionalTemplate])
+    static let command = Command(spec, run: run)
+
+    static let ledger = Option<String>(
+        "--ledger", value: "FILE|URL", help: "label a ledger's stations instead of a list's (file or postgresql://…)")
+    static let all = Flag("--all", help: "with --ledger: every station, not only the verified ones")
+    static let output = Options.output("OUT.svg", help: "the SVG (OUT-1.svg, OUT-2.svg, … for several pages)")
+        .required
+    static let sheet = Option<String>(
+        "--sheet", value: "SHEET", help: "a4-3x8 (default), a4-3x7, single, or PAGE:GRID such as 210x297:3x8")
+    static let labelSize = Option<String>(
+        "--label-size", value: "WxH", help: "label size in mm (single: required; PAGE:GRID: default fills the page)")
+    static let margin = Option<String>(
+        "--margin", value: "TOP,LEFT", help: "PAGE:GRID: where the first label starts, mm (default: centred)")
+    static let gap = Option<String>("--gap", value: "X,Y", help: "PAGE:GRID: space between labels, mm (default 0,0)")
+
+    /// The labels to print, what the command read them from, and what to tell about them.
+    struct Source {
+        var labels: [StationLabel]
+        var inputs: [CommandSupport.Input]
+        var notes: [String]
+    }
+
+    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+        let output = try command.value(output)
+        guard Files.pathExtension(output).lowercased() == "svg", Files.lastComponent(output).count > 4 else {
+            throw .usage("-o must name an .svg file, such as labels.svg (several pages go to labels-1.svg, …)")
+        }
+        let (named, size, margin, gap) = (
+            try command.value(sheet) ?? "a4-3x8", try command.value(labelSize), try command.value(margin),
+            try command.value(gap)
+        )
+        let sheet: LabelSheet
+        do throws(LabelSheetError) {
+            sheet = try LabelSheet.named(named, labelSize: size, margin: margin, gap: gap)
+        } catch { throw .usage(error.description) }
+        let source: Source
+        switch (command.positionals.first, try command.value(ledger)) {
+        case (nil, nil):
+            throw .usage("give a station list (STATIONS.csv or STATIONS.json) or --ledger FILE|URL")
+        case (.some, .some):
+            throw .usage("give a station list or --ledger, not both")
+        case (let list?, nil):
+            if command.isSet(all) { throw .usage("--all applies to --ledger: a list's labels are all its stations") }
+            source = try fromList(list, command: command)
+        case (nil, .some):
+            if let given = Options.templateOptions.first(where: { command.values[$0.name] != nil }) {
+                throw .usage(
+                    "\(given.name) applies to a station list: a ledger's labels carry the addresses it recorded")
+            }
+            source = try fromLedger(command)
+        }
+        do { try LabelDocument.check(source.labels) } catch {
+            throw .data(error.description, hint: "shorten the station's name; no label was written")
+        }
+        let pageCount = LabelDocument.pageCount(source.labels.count, on: sheet)
+        let files = pageFiles(output, count: pageCount)
+        try CommandSupport.checkOutputs(files, against: source.inputs)
+        for note in source.notes { console.diagnostics("note: \(note)\n") }
+        let perPage = sheet.labelsPerPage
+        // One page at a time, written as it is made and listed once written: a list of 100,000
+        // stations is 4,167 pages.
+        for (index, file) in files.enumerated() {
+            let page: String
+            do { page = try LabelDocument.page(index + 1, of: source.labels, on: sheet) } catch {
+                throw CommandFailure(
+                    .failure, error.description,
+                    hint: "the pages before \(file) were written; run again when the cause is gone")
+            }
+            try FileAccess.writeAtomically(Array(page.utf8), to: file)
+            let first = index * perPage + 1
+            let last = min(source.labels.count, first + perPage - 1)
+            let what =
+                pageCount == 1
+                ? "\(source.labels.count) label\(source.labels.count == 1 ? "" : "s")"
+                : first == last ? "label \(first)" : "labels \(first)–\(last)"
+            console.output("wrote \(file): \(what)\n")
+        }
+        console.output(
+            "\(source.labels.count) label\(source.labels.count == 1 ? "" : "s") on \(pageCount) page\(pageCount == 1 ? "" : "s"), sheet \(sheet.name): \(sheet.summary)\n"
+        )
+        let earlier = leftovers(output, written: files)
+        if !earlier.isEmpty {
+            let shown = earlier.prefix(5).joined(separator: ", ") + (earlier.count > 5 ? ", …" : "")
+            console.diagnostics(
+                "note: left alone, from an earlier run: \(earlier.count == 1 ? "" : "\(earlier.count) files, ")\(shown) (remove them, or they may be printed with these)\n"
+            )
+        }
+    }
+
+    /// The labels of a station list: every station, with the list's address or the one derived
+    /// from its identity when the template has an address field.
+    static func fromList(_ list: String, command: ParsedCommand) throws(CommandFailure) -> Source {
+        guard command.isGiven(Options.template) || command.isGiven(Options.board) else {
+            throw .usage(
+                "a list's labels need the template its stations are burned with, for their advertiser addresses: \(Options.requiredTemplate.missing)"
+            )
+        }
+        let stations = try CommandSupport.stations(list, consequence: "no label was written")
+        let (template, _, _) = try CommandSupport.template(command)
+        let derives = template.manifest.field(.advertiserAddress) != nil
+        let labels = stations.map { station in
+            StationLabel(
+                name: station.name, identity: station.identity,
+                address: station.address ?? (derives ? StationTemplate.derivedAddress(for: station.identity) : nil))
+        }
+        var notes: [String] = []
+        let bare = labels.filter { $0.address == nil }.count
+        if bare > 0 {
+            notes.append(
+                "template '\(template.manifest.name)' has no advertiser-address field: \(bare) label\(bare == 1 ? "" : "s") without an address (the list gives none for \(bare == 1 ? "it" : "them"))"
+            )
+        }
+        return Source(
+            labels: labels,
+            inputs: [CommandSupport.Input(role: "the station list", path: list)] + CommandSupport.inputs(of: template),
+            notes: notes)
+    }
+
+    /// The labels of a ledger: its verified stations with the address their verified attempt
+    /// recorded, or with `--all` every station (the others with their latest attempt's address).
+    static func fromLedger(_ command: ParsedCommand) throws(CommandFailure) -> Source {
+        let path = try LedgerCommand.path(command)
+        let shown = try LedgerCommand.shownPath(command)
+        let ledger = try LedgerCommand.openForReading(command)
+        let everyStation = command.isSet(all)
+        var entries: [(station: Station, address: String?)] = []
+        do {
+            if everyStation {
+                let attempts = try ledger.attempts()
+                for state in try ledger.states() {
+                    let own = attempts.filter { $0.station == state.station.name }
+                    let attempt = own.last { $0.outcome == .verified } ?? own.last
+                    entries.append((state.station, attempt?.advertiserAddress))
+                }
+            } else {
+                entries = try ledger.burnedStations().map { ($0.station, $0.attempt.advertiserAddress) }
+            }
+        } catch { throw ledgerFailure(error, path: shown) }
+        guard !entries.isEmpty else {
+            throw CommandFailure(
+                .failure,
+                everyStation
+                    ? "\(shown) holds no station; no label was written"
+                    : "\(shown) has no verified station yet; no label was written",
+                hint: everyStation
+                    ? "provision registers a list's stations in its ledger" : "--all labels every station of the ledger"
+            )
+        }
+        var labels: [StationLabel] = []
+        for (station, recorded) in entries {
+            var address: RandomStaticAddress?
+            if let recorded {
+                do { address = try RandomStaticAddress(parsing: recorded) } catch {
+                    throw .data(
+                        "\(shown): station '\(station.name)' has the advertiser address '\(recorded)' recorded, which is not one: \(error)",
+                        hint: "check the ledger with 'ccbeacon ledger check'; no label was written")
+                }
+            }
+            labels.append(StationLabel(name: station.name, identity: station.identity, address: address))
+        }
+        var notes: [String] = []
+        let bare = labels.filter { $0.address == nil }.count
+        if bare > 0 {
+            notes.append(
+                "\(bare) label\(bare == 1 ? "" : "s") without an address: the ledger records none for \(bare == 1 ? "that station" : "those stations") (a template without an address field, \(everyStation ? "never attempted, " : "")or an attempt recorded before ledgers kept addresses)"
+            )
+        }
+        // The journal sits beside the ledger's real name, whatever name it was given by.
+        let inputs =
+            PostgresURL.isURL(path)
+            ? []
+            : ["", "-wal", "-shm"].map {
+                CommandSupport.Input(role: "the ledger", path: PathIdentity.resolved(path) + $0)
+            }
+        return Source(labels: labels, inputs: inputs, notes: notes)
+    }
+
+    /// The files `count` pages go to: `output` for one; `NAME-1.svg`, … for more, the numbers
+    /// zero-padded to one width so the files sort in page order.
+    static func pageFiles(_ output: String, count: Int) -> [String] {
+        guard count > 1 else { return [output] }
+        let (stem, suffix) = split(output)
+        let width = String(count).count
+        return (1...count).map { number in
+            let digits = String(number)
+            return stem + "-" + String(repeating: "0", count: width - digits.count) + digits + suffix
+        }
+    }
+
+    /// `labels.svg` as (`labels`, `.svg`), the suffix as given.
+    static func split(_ output: String) -> (stem: String, suffix: String) {
+        (String(output.dropLast(4)), String(output.suffix(4)))
+    }
+
+    /// Files in `output`'s folder that are named as this command names pages (`NAME.svg`,
+    /// `NAME-N.svg`) but were not `written` now: an earlier run's, which would be printed along.
+    static func leftovers(_ output: String, written: [String]) -> [String] {
+        let folder = Files.directory(of: output)
+        let (stem, suffix) = split(Files.lastComponent(output))
+        let writtenNames = Set(written.map(Files.lastComponent))
+        guard let names = try? Files.list(folder) else { return [] }
+        return names.filter { name in
+            guard !writtenNames.contains(name), name.hasSuffix(suffix) else { return false }
+            let middle = name.dropLast(suffix.count)
+            if middle == stem { return true }
+            guard middle.hasPrefix(stem + "-") else { return false }
+            let number = middle.dropFirst(stem.count + 1)
+            return !number.isEmpty && number.allSatisfy { $0.isASCII && $0.isNumber }
+        }.map { output.contains("/") ? Files.join(folder, $0) : $0 }
+    }
+}
