@@ -62,34 +62,6 @@ enum LabelFixtures {
     }
 }
 
-/// Debian's rsvg-convert and zbarimg, the independent renderer and decoder of the labels.
-enum LabelTools {
-    static let rsvgConvert = "/usr/bin/rsvg-convert"
-    static let zbarimg = "/usr/bin/zbarimg"
-    static var available: Bool {
-        FileManager.default.isExecutableFile(atPath: rsvgConvert)
-            && FileManager.default.isExecutableFile(atPath: zbarimg)
-    }
-
-    /// The scales each page is rendered at: a screen width without a background (the page's own
-    /// white must do), and 150 and 300 dpi on white, as printers and scanners see it.
-    static let scales: [[String]] = [
-        ["-w", "1000"], ["-d", "150", "-p", "150", "-b", "white"], ["-d", "300", "-p", "300", "-b", "white"],
-    ]
-
-    /// What zbarimg decodes in `svg` rendered at `scale`: one string per code found.
-    static func decode(_ svg: String, scale: [String], in folder: TemporaryFolder) throws -> [String] {
-        let png = svg + "." + scale.joined().replacingOccurrences(of: "-", with: "") + ".png"
-        let render = try ChildProcess.run(rsvgConvert, scale + [svg, "-o", png], in: folder.url, timeout: 60)
-        guard render.status == 0 else { throw BenchError("rsvg-convert \(scale) \(svg): \(render.errors)") }
-        defer { try? FileManager.default.removeItem(atPath: png) }
-        // zbarimg exits 4 when an image holds no code it can read; the check below sees that.
-        let read = try ChildProcess.run(zbarimg, ["-q", "--raw", png], in: folder.url, timeout: 60)
-        guard read.status == 0 || read.status == 4 else { throw BenchError("zbarimg \(png): \(read.errors)") }
-        return read.output.split(separator: "\n").map(String.init)
-    }
-}
-
 /// The real check: sheets of labels rendered by Debian's librsvg at several scales and decoded by
 /// Debian's zbar; every station's exact string must be found on its page (over the scales
 /// together: a decoder misses a code now and then at one scale or another), and nothing else.

@@ -4,8 +4,8 @@ import Testing
 
 /// The production line through real libusb on emulated debuggers: hooks delivered at least once
 /// through kills (exactly once per verified station, told apart by event id), and a whole line —
-/// 200 stations on 4 debuggers with live status, events, hooks and debug locks — whose chips
-/// unmodified cc-tool then reads.
+/// 200 stations on 4 debuggers with live status, events, hooks, debug locks and labels — whose
+/// chips unmodified cc-tool then reads and whose QR codes zbarimg decodes.
 @Suite(
     .serialized, .enabled(if: Tools.available, "needs umockdev (scripts/test installs it) and the built executables"))
 struct ProductionLineUSBTests {
@@ -152,6 +152,30 @@ struct ProductionLineUSBTests {
             locked += 1
         }
         #expect(locked == 200)
+        // A label per station from the ledger: every QR code decodes (rsvg-convert, zbarimg) to its
+        // station's string, with the address the chip sends with.
+        if LabelTools.available {
+            let labels = try ChildProcess.run(
+                Tools.ccbeacon,
+                ["labels", "--ledger", work.path("provisioning.sqlite"), "-o", work.path("labels.svg")],
+                in: work.url)
+            #expect(labels.status == 0, "\(labels.errors)")
+            let pages = try FileManager.default.contentsOfDirectory(atPath: work.path("")).filter {
+                $0.hasPrefix("labels-") && $0.hasSuffix(".svg")
+            }
+            #expect(pages.count == 9, "200 labels, 24 a page")
+            var decoded = Set<String>()
+            for page in pages { decoded.formUnion(try LabelTools.decodeAll(work.path(page), in: work)) }
+            let expected = Set(
+                exported.compactMap { row -> String? in
+                    guard let name = row["name"] as? String, let minor = row["minor"] as? Int,
+                        let address = row["address"] as? String
+                    else { return nil }
+                    return "ibeacon:7634A485-1732-4B7D-AB44-D505D8A24C60/7/\(minor)?name=\(name)&addr=\(address)"
+                })
+            #expect(expected.count == 200)
+            #expect(decoded == expected, "missing \(expected.subtracting(decoded).sorted().prefix(5))")
+        }
         for file in saved.sorted().filter({ burned.contains(chipName($0)) }).prefix(3) {
             let test = try Tools.run(["--flash", work.path("chips/" + file)], [Tools.ccTool!, "--test"], in: work.url)
             #expect(test.output.contains("Target is locked."), "cc-tool: \(test.output)")
