@@ -1,3 +1,4 @@
+import BeaconLabels
 import CCDebugger
 import Dispatch
 import Provisioning
@@ -60,7 +61,8 @@ final class HookRunner: Sendable {
         var status: String
         /// Exited 0.
         var delivered: Bool
-        /// The last line the hook wrote (standard output or error), for a failure's report.
+        /// The last line the hook wrote (standard output or error), for a failure's report, with
+        /// control characters shown visibly (`\x1b`): it reaches the operator's terminal.
         var lastOutput: String?
         /// Set when the try could not be recorded in the ledger (it stays pending there).
         var notRecorded: String?
@@ -324,7 +326,7 @@ final class HookRunner: Sendable {
             }
         }
         let lastLine = String(decoding: output, as: UTF8.self).split(whereSeparator: \.isNewline)
-            .last { !$0.allSatisfy(\.isWhitespace) }.map { String($0.prefix(300)) }
+            .last { !$0.allSatisfy(\.isWhitespace) }.map { XMLText.visible(String($0.prefix(300))) }
         if timedOut {
             return Outcome(
                 status: "timed out after \(ProvisioningRun.seconds(timeout)) s", exitedZero: false, lastLine: lastLine)

@@ -533,7 +533,8 @@ enum ProvisionCommand {
         stream?.emit(
             "run-finished",
             Self.finished(
-                summary, after, why: Self.stopReason(summary, signal: stopSignals.signal), status: left ? 3 : 0))
+                summary, after, why: Self.stopReason(summary, signal: stopSignals.signal),
+                status: left ? 3 : (hookRunner?.counts.failed ?? 0) > 0 ? 1 : 0))
         // Events that could not all be written fail the run, as output that could not be.
         let eventsLost =
             stream?.failed == true

@@ -125,8 +125,13 @@ struct ProductionLineTests {
         let hook =
             "cd '\(scratch.url.path)' && " + Self.logHook
             + " && test -e hooks.ok || { echo printer offline >&2; exit 3; }"
-        let first = Self.provision(list, scratch, ["--on-verified", hook, "--json"], bench: Bench(first: 0x20))
+        let first = Self.provision(
+            list, scratch, ["--on-verified", hook, "--json", "--events", scratch.path("events.jsonl")],
+            bench: Bench(first: 0x20))
         #expect(first.status == 1, "\(first.diagnostics)")
+        let finished = try String(contentsOfFile: scratch.path("events.jsonl"), encoding: .utf8).split(separator: "\n")
+            .last.map(String.init)
+        #expect(finished?.contains(#""event":"run-finished""#) == true && finished?.contains(#""status":1"#) == true)
         #expect(first.diagnostics.contains("FAILED: exit 3; its last output: printer offline; it stays pending"))
         #expect(first.diagnostics.contains("3 hook run(s) failed or timed out; every burn stands"))
         let summary = try #require(
@@ -202,11 +207,15 @@ struct ProductionLineTests {
     @Test(arguments: [
         ("exit 0", "exit 0", true), ("exit 7", "exit 7", false), ("kill -9 $$", "killed by signal 9", false),
         ("echo one; echo two >&2; exit 1", "exit 1", false),
+        (#"printf 'ok\033[2J\033]0;title\007\n'; exit 2"#, "exit 2", false),
     ])
     func aHookEndsAsItsStatusSays(command: String, status: String, delivered: Bool) {
         let outcome = HookRunner.execute(command, environment: [], timeout: 10)
         #expect(outcome.status == status && outcome.exitedZero == delivered)
         if command.contains("two") { #expect(outcome.lastLine == "two") }
+        if command.contains("title") {
+            #expect(outcome.lastLine == #"ok\x1b[2J\x1b]0;title\x07"#, "a hook cannot drive the terminal")
+        }
     }
 
     @Test func aHookInheritsOnlyItsVariablesAndNoDescriptors() throws {
