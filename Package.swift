@@ -75,8 +75,11 @@ let package = Package(
                 "IntelHex", "BeaconPayload", "StructuredText", "Storage", "FirmwareTemplate", "Provisioning",
                 "CCDebugger", "BoardSupport", "HexText", "BeaconScan", "PostgresLedger", "BeaconLabels",
             ],
-            swiftSettings: strictSettings
+            swiftSettings: strictSettings,
+            plugins: ["VersionFile"]
         ),
+        // The version, written once in VERSION, compiled into CCBeaconCLI.
+        .plugin(name: "VersionFile", capability: .buildTool()),
         .executableTarget(
             name: "ccbeacon",
             dependencies: ["CCBeaconCLI", "CCDebuggerUSB", "HCISocket"],

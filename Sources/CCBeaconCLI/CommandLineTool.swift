@@ -4,8 +4,9 @@ public import CCDebugger
 /// The `ccbeacon` command line: parses argv, runs a command, turns every error into a message, a
 /// hint and an exit status. `main.swift` only calls `run`.
 public enum CommandLineTool {
-    /// The version `--version` prints.
-    public static let version = "0.1.0"
+    /// The version `--version` prints: the package's VERSION file (compiled in by the
+    /// VersionFile plugin).
+    public static let version = packageVersion
 
     /// Every command, in the order `help` lists them: the one registry the parser, help and
     /// dispatch read.
@@ -17,7 +18,7 @@ public enum CommandLineTool {
         TemplatesCommand.command, BoardsCommand.command, DevicesCommand.command, InfoCommand.command,
         FlashCommand.command, ReadCommand.command, EraseCommand.command, ProvisionCommand.command,
         LedgerCommand.show, LedgerCommand.export, LedgerCommand.check, LedgerMigrateCommand.command,
-        LabelsCommand.command,
+        LabelsCommand.command, CompletionsCommand.command, ManPagesCommand.command,
     ]
 
     /// The commands' tables, in registry order.

@@ -58,7 +58,8 @@ enum LabelsCommand {
     static let output = Options.output("OUT.svg", help: "the SVG (OUT-1.svg, OUT-2.svg, … for several pages)")
         .required
     static let sheet = Option<String>(
-        "--sheet", value: "SHEET", help: "a4-3x8 (default), a4-3x7, single, or PAGE:GRID such as 210x297:3x8")
+        "--sheet", value: "a4-3x8|a4-3x7|single|PAGE:GRID",
+        help: "the sheet: a4-3x8 (default), a4-3x7, single, or PAGE:GRID such as 210x297:3x8")
     static let labelSize = Option<String>(
         "--label-size", value: "WxH", help: "label size in mm (single: required; PAGE:GRID: default fills the page)")
     static let margin = Option<String>(

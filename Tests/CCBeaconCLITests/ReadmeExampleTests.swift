@@ -142,6 +142,8 @@ struct ReadmeExampleTests {
                 ).status == 0)
         },
         "ccbeacon boards": Scene(),
+        "ccbeacon completions bash > ccbeacon.bash": Scene(),
+        "ccbeacon man-pages -o man": Scene(),
         "ccbeacon encode --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 2 --power -51": Scene(),
         "ccbeacon encode --type altbeacon --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 2 --power -51":
             Scene(),
@@ -356,6 +358,8 @@ final class Bench: Sendable {
                     }
                     index += 1
                 }
+            } else if command == "completions" {
+                result.append(word)  // a shell's name, not a file
             } else {
                 result.append(scratch.path(word))
             }
