@@ -33,11 +33,12 @@ public struct DebuggerModel: Sendable, Equatable {
         supported.first { $0.vendorID == vendorID && $0.productID == productID }
     }
 
-    /// The udev rule that lets the logged-in user open every supported model (`uaccess`), one
-    /// line per model, as shipped in scripts/udev/99-ccbeacon.rules.
+    /// The udev rule that lets the logged-in user (`uaccess`) and the members of `plugdev` (a bench
+    /// reached over SSH has no seat) open every supported model, one line per model, as shipped in
+    /// scripts/udev/70-ccbeacon.rules.
     public static var udevRule: String {
         supported.map {
-            "SUBSYSTEM==\"usb\", ATTR{idVendor}==\"\(hex4($0.vendorID).lowercased())\", ATTR{idProduct}==\"\(hex4($0.productID).lowercased())\", MODE=\"0660\", TAG+=\"uaccess\""
+            "SUBSYSTEM==\"usb\", ATTR{idVendor}==\"\(hex4($0.vendorID).lowercased())\", ATTR{idProduct}==\"\(hex4($0.productID).lowercased())\", MODE=\"0660\", GROUP=\"plugdev\", TAG+=\"uaccess\""
         }.joined(separator: "\n")
     }
 

@@ -5,8 +5,10 @@ import HexText
 import IntelHex
 import StructuredText
 
-/// The udev rule that lets ordinary users open the debuggers (shipped as scripts/udev/99-ccbeacon.rules).
+/// The udev rule that lets ordinary users open the debuggers (shipped as scripts/udev/70-ccbeacon.rules).
 let udevRule = DebuggerModel.udevRule
+/// Its file name: before systemd's 73-seat-late.rules, which turns the `uaccess` tag into access.
+let udevRuleFile = "70-ccbeacon.rules"
 
 /// Shared steps of the commands that talk to a debugger.
 enum DeviceSupport {
@@ -94,7 +96,7 @@ enum DeviceSupport {
         switch error {
         case .transport(.accessDenied, _):
             hint =
-                "you may not open the debugger; install the udev rule (scripts/udev/99-ccbeacon.rules) as /etc/udev/rules.d/99-ccbeacon.rules, then run 'sudo udevadm control --reload-rules && sudo udevadm trigger' and replug it. The rule:\n"
+                "you may not open the debugger; install the udev rule (scripts/udev/\(udevRuleFile), or the ccbeacon package, which installs it) as /etc/udev/rules.d/\(udevRuleFile), then run 'sudo udevadm control --reload-rules && sudo udevadm trigger' and replug it; over SSH (no seat) also join the plugdev group. The rule:\n"
                 + udevRule
         case .transport(.busy, _): hint = "another program (cc-tool, SmartRF) has the debugger open; close it"
         case .transport(.noDevice, let during), .transport(.timeout, let during),

@@ -320,15 +320,30 @@ struct DeviceCommandTests {
 }
 
 struct UdevRuleTests {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("scripts/udev")
+
     /// The rule the access-denied hint prints is the one shipped in scripts/udev/.
     @Test func hintAndShippedRuleAgree() throws {
-        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("scripts/udev/99-ccbeacon.rules")
+        let file = Self.folder.appendingPathComponent(udevRuleFile)
         let shipped = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
         #expect(shipped.map(String.init) == udevRule.split(separator: "\n").map(String.init))
         let failure = DeviceSupport.failure(.transport(.accessDenied, during: .opening(selector: nil)))
-        #expect(failure.hint?.contains("/etc/udev/rules.d/99-ccbeacon.rules") == true)
+        #expect(failure.hint?.contains("/etc/udev/rules.d/\(udevRuleFile)") == true)
         #expect(failure.hint?.contains(udevRule) == true)
+    }
+
+    /// systemd-logind turns the `uaccess` tag into the logged-in user's access in
+    /// 73-seat-late.rules: a rule that sets it must come before (a 99- rule set it too late and
+    /// gave nobody access). And a bench reached over SSH has no seat: the plugdev group is there
+    /// for it.
+    @Test func theRuleTagsBeforeLogindReadsTheTag() throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.folder.path).filter {
+            $0.hasSuffix(".rules")
+        }
+        #expect(files == [udevRuleFile])
+        #expect(udevRuleFile < "73-seat-late.rules")
+        #expect(udevRule.split(separator: "\n").allSatisfy { $0.contains("GROUP=\"plugdev\"") })
     }
 }
 
