@@ -83,8 +83,7 @@ final class HookRunner: Sendable {
     struct State {
         /// Hook runs tried in this run (each at most once; a failed one waits for the next run).
         var tried: Set<String> = []
-        var delivered = 0
-        var failed = 0
+        var counts = Counts()
         var stopping = false
         /// The last failure to read the hook runs (told once).
         var readFailure: String?
@@ -103,8 +102,20 @@ final class HookRunner: Sendable {
         self.report = report
     }
 
-    /// Hook runs delivered and failed in this run.
-    var counts: (delivered: Int, failed: Int) { state.withLock { ($0.delivered, $0.failed) } }
+    /// What became of the hook runs in this run.
+    struct Counts: Equatable {
+        /// Tries that exited 0 and were recorded.
+        var delivered = 0
+        /// Tries that did not (a failure, a timeout, or a try the ledger could not record).
+        var failed = 0
+        /// Hook runs of this run's hooks left pending untried (a stop came first).
+        var notRun = 0
+        /// Whether any hook run is left pending.
+        var leftPending: Bool { failed + notRun > 0 }
+    }
+
+    /// What became of the hook runs in this run (`notRun` is counted by `finish`).
+    var counts: Counts { state.withLock { $0.counts } }
 
     /// Runs every pending hook run of this bench that has a hook in this run and was not tried in
     /// it yet, oldest first; returns how many ran. A ledger that cannot be read is reported once
@@ -145,7 +156,11 @@ final class HookRunner: Sendable {
                 result.notRecorded = error.message
             }
             state.withLock { state in
-                if outcome.exitedZero { state.delivered += 1 } else { state.failed += 1 }
+                if outcome.exitedZero, result.notRecorded == nil {
+                    state.counts.delivered += 1
+                } else {
+                    state.counts.failed += 1
+                }
             }
             report(result)
             ran += 1
@@ -174,6 +189,11 @@ final class HookRunner: Sendable {
         wake.signal()
         thread.withLock { $0 }?.join()
         deliverPending()
+        let untried =
+            (try? ledger.hookRuns(pendingOnly: true).filter { run in
+                run.bench == bench && hooks.command(for: run.hook) != nil
+            }) ?? []
+        state.withLock { state in state.counts.notRun = untried.filter { !state.tried.contains($0.eventID) }.count }
     }
 
     /// Fault injection for the delivery tests: with `CCBEACON_TEST_KILL_BEFORE_HOOK=N` the process

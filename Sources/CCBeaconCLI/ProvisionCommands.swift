@@ -437,14 +437,15 @@ enum ProvisionCommand {
             // Hook runs an earlier run left pending are delivered all the same.
             let runner = makeHookRunner(stream, nil)
             runner?.deliverPending()
-            let hookFailures = runner?.counts.failed ?? 0
+            runner?.finish()
+            let hooksLeft = runner?.counts.leftPending ?? false
             stream?.emit(
                 "run-finished",
-                Self.finished(ProvisionSummary(), before, why: "nothing to burn", status: hookFailures > 0 ? 1 : 0))
+                Self.finished(ProvisionSummary(), before, why: "nothing to burn", status: hooksLeft ? 1 : 0))
             console.output(
                 "nothing to burn: all \(before.states.count) stations of the list are done; ledger \(shown)\n"
                     + (runner.map { Self.hookLine($0.counts) + "\n" } ?? ""))
-            if hookFailures > 0 { throw Self.hooksFailed(hookFailures) }
+            if let counts = runner?.counts, counts.leftPending { throw Self.hooksFailed(counts) }
             return
         }
         let provider = try DeviceSupport.provider(debuggers)
@@ -534,7 +535,7 @@ enum ProvisionCommand {
             "run-finished",
             Self.finished(
                 summary, after, why: Self.stopReason(summary, signal: stopSignals.signal),
-                status: left ? 3 : (hookRunner?.counts.failed ?? 0) > 0 ? 1 : 0))
+                status: left ? 3 : (hookRunner?.counts.leftPending ?? false) ? 1 : 0))
         // Events that could not all be written fail the run, as output that could not be.
         let eventsLost =
             stream?.failed == true
@@ -550,7 +551,7 @@ enum ProvisionCommand {
             throw eventsLost ?? error
         }
         if let eventsLost { throw eventsLost }
-        if let failed = hookRunner?.counts.failed, failed > 0 { throw Self.hooksFailed(failed) }
+        if let counts = hookRunner?.counts, counts.leftPending { throw Self.hooksFailed(counts) }
     }
 
     /// The ledger a run writes and the lock that makes the run the only one of its kind: for a
@@ -888,7 +889,7 @@ enum ProvisionCommand {
     /// now (on a shared ledger); the rest are this run's, whose outcome could not be recorded.
     static func report(
         _ summary: ProvisionSummary, progress: ListProgress, burnAgain: [String] = [], burningElsewhere: Int = 0,
-        path: String, hooks: (delivered: Int, failed: Int)? = nil, json: Bool, console: Console
+        path: String, hooks: HookRunner.Counts? = nil, json: Bool, console: Console
     ) throws(CommandFailure) {
         let unrecorded = progress.inProgress - burningElsewhere
         let why = Self.stopReason(summary, signal: stopSignals.signal)
@@ -905,7 +906,12 @@ enum ProvisionCommand {
                     ("toBurnAgain", .array(burnAgain.map { .string($0) })), ("stoppedBecause", .string(why)),
                     (
                         "hooks",
-                        hooks.map { .object([("delivered", .integer($0.delivered)), ("failed", .integer($0.failed))]) }
+                        hooks.map {
+                            .object([
+                                ("delivered", .integer($0.delivered)), ("failed", .integer($0.failed)),
+                                ("notRun", .integer($0.notRun)),
+                            ])
+                        }
                             ?? .null
                     ),
                 ]).rendered() + "\n")
@@ -953,17 +959,18 @@ enum ProvisionCommand {
     }
 
     /// The summary's line on hooks.
-    static func hookLine(_ counts: (delivered: Int, failed: Int)) -> String {
+    static func hookLine(_ counts: HookRunner.Counts) -> String {
         "hooks: \(counts.delivered) delivered, \(counts.failed) failed"
-            + (counts.failed > 0
+            + (counts.notRun > 0 ? ", \(counts.notRun) not run (the run stopped first)" : "")
+            + (counts.leftPending
                 ? " (kept pending in the ledger; the next provision of this bench runs them first)" : "")
     }
 
-    /// The run's failure when hooks failed (the burns stand; the hook runs stay pending).
-    static func hooksFailed(_ count: Int) -> CommandFailure {
+    /// The run's failure when hook runs are left pending (the burns stand).
+    static func hooksFailed(_ counts: HookRunner.Counts) -> CommandFailure {
         CommandFailure(
             .failure,
-            "\(count) hook run(s) failed or timed out; every burn stands, and the hook runs are kept pending in the ledger",
+            "\(counts.failed + counts.notRun) hook run(s) failed, timed out or did not run; every burn stands, and the hook runs are kept pending in the ledger",
             hint:
                 "fix the hook (its last output is in the log above), then run the same provision again: it runs them first"
         )
@@ -1230,7 +1237,7 @@ enum LedgerCommand {
         guard let ledger = try openForReading(command) as? PostgresLedger else { return }
         let (problems, notes) = ledger.checkReport()
         try report(
-            problems, ledger: shown, schemaVersion: PostgresLedger.schemaVersion,
+            problems, ledger: shown, schemaVersion: ledger.databaseVersion,
             ok: notes.isEmpty ? "schema and every invariant checked" : notes.joined(separator: "; "),
             command: command, console: console)
     }

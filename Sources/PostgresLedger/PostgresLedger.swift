@@ -545,6 +545,15 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
         }
     }
 
+    /// Records attempt `attempt`'s hook run for `hook` unless it is there already.
+    public func ensureHookRun(attempt: Int, hook: AttemptOutcome) throws(LedgerError) {
+        try connection.transaction("recording a hook run") { () throws(LedgerError) in
+            try connection.execute(
+                "INSERT INTO hook_runs(event_id, attempt, hook, bench, created_at) VALUES (pg_catalog.replace(pg_catalog.gen_random_uuid()::text, '-', ''), $1, $2, $3, \(Self.now)) ON CONFLICT (attempt, hook) DO NOTHING",
+                [.integer(attempt), .text(hook.rawValue), .text(bench)], "recording a hook run")
+        }
+    }
+
     /// Records one try of a hook run.
     public func recordHookTry(eventID: String, status: String, delivered: Bool) throws(LedgerError) {
         try connection.transaction("recording a hook run") { () throws(LedgerError) in

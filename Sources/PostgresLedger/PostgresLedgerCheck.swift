@@ -89,7 +89,12 @@ extension PostgresLedger {
                 try connection.execute("SELECT pg_catalog.current_setting('transaction_read_only')", [], "checking")
                     .first?.first == "on"
             }
-            if readOnly {
+            if databaseVersion < Self.schemaVersion {
+                // An earlier ccbeacon's schema is not this one's: the first bench migrates it.
+                notes.append(
+                    "schema version \(databaseVersion), from an earlier ccbeacon: every invariant checked; provision migrates it to version \(Self.schemaVersion)"
+                )
+            } else if readOnly {
                 notes.append("schema not compared: the server is read-only (a standby?); every invariant was checked")
             } else {
                 problems += try Self.schemaGaps(on: connection).map { LedgerProblem(check: .schema, detail: $0) }

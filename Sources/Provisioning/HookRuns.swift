@@ -76,6 +76,15 @@ extension SQLiteLedger {
         }
     }
 
+    /// Records attempt `attempt`'s hook run for `hook` unless it is there already.
+    public func ensureHookRun(attempt: Int, hook: AttemptOutcome) throws(LedgerError) {
+        try database.transaction("recording a hook run") { () throws(LedgerError) in
+            try database.execute(
+                "INSERT OR IGNORE INTO hook_runs(event_id, attempt, hook, bench, created_at) VALUES (lower(hex(randomblob(16))), ?, ?, ?, \(Self.now))",
+                [.integer(attempt), .text(hook.rawValue), bench.map { .text($0) } ?? .null], "recording a hook run")
+        }
+    }
+
     /// Records one try of a hook run.
     public func recordHookTry(eventID: String, status: String, delivered: Bool) throws(LedgerError) {
         try database.transaction("recording a hook run") { () throws(LedgerError) in

@@ -76,6 +76,9 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
                 try base.finish(
                     entry.attempt, outcome: entry.outcome, reason: entry.reason, readBack: entry.readBack,
                     onAir: entry.onAir, debugLocked: entry.debugLocked)
+                // The run that journaled it had a hook for it: its hook run is recorded whatever
+                // this run's hooks are (delivered by a run of this bench that has the hook).
+                if entry.hooked { try base.ensureHookRun(attempt: entry.attempt, hook: entry.outcome) }
                 result.recorded.append(entry)
             } catch  where error.isConstraint {
                 let now = try base.attempts().first { $0.id == entry.attempt }
@@ -87,6 +90,7 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
                             "attempt \(entry.attempt) ('\(entry.station)' on chip \(entry.chip)) was burned \(entry.outcome.rawValue), but the ledger now records it \(now.map { "as \($0.outcome.rawValue) ('\($0.station)' on \($0.chip))" } ?? "not at all") — settled otherwise while the outcome waited (released with --release-interrupted, or another process ran as this bench?); the journal is kept: check chip \(entry.chip), then remove its line from the journal",
                         kind: .constraint)
                 }
+                if entry.hooked { try base.ensureHookRun(attempt: entry.attempt, hook: entry.outcome) }
                 result.alreadyRecorded.append(entry)
             }
         }
@@ -112,7 +116,8 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
             let (station, chip) = started.withLock { $0[attemptID] } ?? ("?", "?")
             let entry = OutcomeJournal.Entry(
                 ledger: ledgerID, bench: bench, attempt: attemptID, station: station, chip: chip, outcome: outcome,
-                reason: reason, readBack: readBack, onAir: onAir, debugLocked: debugLocked)
+                reason: reason, readBack: readBack, onAir: onAir, debugLocked: debugLocked,
+                hooked: base.hookOutcomes.contains(outcome))
             try journal.append(entry)
             kept.withLock { $0.append(entry) }
             var stopped = LedgerError(
@@ -123,6 +128,14 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
             stopped.code = error.isConnectionLost ? error.code : "08006"
             throw stopped
         }
+    }
+
+    /// The server ledger's.
+    public var hookOutcomes: Set<AttemptOutcome> { base.hookOutcomes }
+
+    /// Forwarded to the ledger on the server.
+    public func ensureHookRun(attempt: Int, hook: AttemptOutcome) throws(LedgerError) {
+        try base.ensureHookRun(attempt: attempt, hook: hook)
     }
 
     /// Forwarded to the ledger on the server.

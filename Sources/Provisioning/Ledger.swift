@@ -220,6 +220,11 @@ public protocol ProvisioningLedger: AnyObject {
     ) throws(LedgerError)
     /// Every hook run recorded, oldest first; `pendingOnly`: only those not delivered yet.
     func hookRuns(pendingOnly: Bool) throws(LedgerError) -> [HookRun]
+    /// The outcomes whose `finish` records a hook run (the run's hooks).
+    var hookOutcomes: Set<AttemptOutcome> { get }
+    /// Records the hook run of attempt `attempt`'s outcome `hook` unless it is there already: an
+    /// outcome kept in a bench's journal gets the hook run its run asked for when it is replayed.
+    func ensureHookRun(attempt: Int, hook: AttemptOutcome) throws(LedgerError)
     /// Records one try of hook run `eventID`: its status in words, and whether it was delivered
     /// (the hook exited 0). A run already delivered is left as it is.
     func recordHookTry(eventID: String, status: String, delivered: Bool) throws(LedgerError)

@@ -35,13 +35,16 @@ public struct OutcomeJournal: Sendable {
         public var onAir: OnAirCheck?
         /// Whether the chip was debug-locked after it (`Attempt.debugLocked`).
         public var debugLocked = false
+        /// Whether the run had a hook for this outcome: its hook run is recorded on replay.
+        public var hooked = false
 
         /// An entry.
         public init(
             ledger: String, bench: String, attempt: Int, station: String, chip: String, outcome: AttemptOutcome,
-            reason: String?, readBack: String?, onAir: OnAirCheck?, debugLocked: Bool = false
+            reason: String?, readBack: String?, onAir: OnAirCheck?, debugLocked: Bool = false, hooked: Bool = false
         ) {
             self.debugLocked = debugLocked
+            self.hooked = hooked
             self.ledger = ledger
             self.bench = bench
             self.attempt = attempt
@@ -153,7 +156,8 @@ public struct OutcomeJournal: Sendable {
                         ])
                     } ?? .null
                 ),
-            ] + (entry.debugLocked ? [("debugLocked", .bool(true))] : []))
+            ] + (entry.debugLocked ? [("debugLocked", .bool(true))] : [])
+                + (entry.hooked ? [("hooked", .bool(true))] : []))
     }
 
     static func decode(_ node: JSONNode, line: Int) throws(DataFileError) -> Entry {
@@ -182,14 +186,15 @@ public struct OutcomeJournal: Sendable {
                 rssiMedian: try heard.optionalInteger("rssiMedian", in: -128...127))
             try heard.finish()
         }
-        var debugLocked = false
-        if let node = reader.optionalNode("debugLocked") {
-            guard case .bool(let value) = node.value else { throw reader.error("debugLocked", "must be true or false") }
-            debugLocked = value
+        var flags = (debugLocked: false, hooked: false)
+        for key in ["debugLocked", "hooked"] {
+            guard let node = reader.optionalNode(key) else { continue }
+            guard case .bool(let value) = node.value else { throw reader.error(key, "must be true or false") }
+            if key == "hooked" { flags.hooked = value } else { flags.debugLocked = value }
         }
         try reader.finish()
         return Entry(
             ledger: ledger, bench: bench, attempt: attempt, station: station, chip: chip, outcome: outcome,
-            reason: reason, readBack: readBack, onAir: onAir, debugLocked: debugLocked)
+            reason: reason, readBack: readBack, onAir: onAir, debugLocked: flags.debugLocked, hooked: flags.hooked)
     }
 }

@@ -892,17 +892,21 @@ public final class ProvisioningRun: Sendable {
         var verified = false
         var readBack = template.identityRanges
         var memory = image.file.memory
-        if let written = writtenSecondaryAddress(for: station),
+        // The address the attempt wrote as the chip's secondary address, if it did (a template
+        // without an address field whose attempt recorded one): the chip must hold it — whatever
+        // this run is given — and it must be what this run would write.
+        let recorded =
+            template.manifest.field(.advertiserAddress) == nil
+            ? attempt.advertiserAddress.flatMap(RandomStaticAddress.bytes(parsing:)) : nil
+        if let recorded,
             let withAddress = try? FlashPlan.withLastPage(
-                memory, chip: template.chip, secondaryAddress: written, lockDebug: false)
+                memory, chip: template.chip, secondaryAddress: recorded, lockDebug: false)
         {
             // The station's address is on the chip too: read back like its identity.
             memory = withAddress
             readBack.append(template.chip.secondaryAddress)
         }
-        if SHA256.hexDigest(image.file.text) == attempt.imageSHA256,
-            !options.secondaryAddresses || attempt.advertiserAddress == advertiserAddress(of: station, image: image)
-        {
+        if SHA256.hexDigest(image.file.text) == attempt.imageSHA256, recorded == writtenSecondaryAddress(for: station) {
             // The same proof as a fresh burn: identity bytes read back, then the CRC of the rest.
             do {
                 _ = try FlashProgrammer(session: session).check(memory, readBack: readBack, verify: .crc)

@@ -110,7 +110,8 @@ struct PostgresProvisionTests {
         let hooked = HookedProvider(provider) { data in
             if data.count >= 64, blocks.add(1, ordering: .relaxed).newValue == 1 { try? outage.begin() }
         }
-        let run = Self.provision(list, outage.url, bench: "bench-j", ["--server-wait", "0.5"], debuggers: hooked)
+        let run = Self.provision(
+            list, outage.url, bench: "bench-j", ["--server-wait", "0.5", "--on-verified", "true"], debuggers: hooked)
         #expect(run.status == 1, "\(run.diagnostics)")
         let journal = (list as NSString).deletingLastPathComponent + "/ccbeacon-journal-bench-j.jsonl"
         #expect(run.diagnostics.contains("outcome(s) are kept in the journal \(journal)"), "\(run.diagnostics)")
@@ -129,6 +130,15 @@ struct PostgresProvisionTests {
         #expect(!FileManager.default.fileExists(atPath: journal))
         let verified = try PostgresLedger(url: outage.url, bench: "").attempts().filter { $0.outcome == .verified }
         #expect(verified.map(\.station).sorted() == ["s1", "s2", "s3"])
+        // s1 was burned by a run with --on-verified: its hook run was recorded when the journal
+        // was, although the run that recorded it had no hook, and a run with the hook delivers it.
+        let pending = try PostgresLedger(url: outage.url, bench: "").hookRuns(pendingOnly: true)
+        #expect(pending.map(\.attempt.station) == ["s1"] && pending.first?.bench == "bench-j")
+        let hook = "printf '%s\\n' \"$CCBEACON_STATION\" >> '\(scratch.path("hooks.log"))'"
+        let third = Self.provision(
+            list, outage.url, bench: "bench-j", ["--on-verified", hook], debuggers: Self.bench(first: 0xEC))
+        #expect(third.status == 0 && third.output.contains("hooks: 1 delivered, 0 failed"), "\(third.output)")
+        #expect(try String(contentsOfFile: scratch.path("hooks.log"), encoding: .utf8) == "s1\n")
     }
 
     /// A pool of a 2-station list registered by `bench` (a run without a chip), which then claims

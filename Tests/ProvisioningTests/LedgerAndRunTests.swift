@@ -795,6 +795,10 @@ final class LedgerFailingOnFinish: ProvisioningLedger, Sendable {
         try inner.finish(
             attemptID, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir, debugLocked: debugLocked)
     }
+    var hookOutcomes: Set<AttemptOutcome> { inner.hookOutcomes }
+    func ensureHookRun(attempt: Int, hook: AttemptOutcome) throws(LedgerError) {
+        try inner.ensureHookRun(attempt: attempt, hook: hook)
+    }
     func hookRuns(pendingOnly: Bool) throws(LedgerError) -> [HookRun] {
         try inner.hookRuns(pendingOnly: pendingOnly)
     }

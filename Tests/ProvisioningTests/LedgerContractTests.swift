@@ -375,6 +375,13 @@ struct LedgerContractTests {
         try ledger.finish(first.1.id, outcome: .verified, reason: nil)
         for statement in raw.downgrade { try raw.execute(statement) }
         let reader = try raw.reader()
+        // Checked as what it is, an earlier schema (not a damaged one).
+        if let server = reader as? PostgresLedger {
+            let (problems, notes) = server.checkReport()
+            #expect(problems.isEmpty, "\(problems)")
+            #expect(notes.contains { $0.hasPrefix("schema version 2, from an earlier ccbeacon") }, "\(notes)")
+        }
+        if let file = reader as? SQLiteLedger { #expect(file.check().isEmpty, "\(file.check())") }
         #expect(try reader.attempts().map(\.debugLocked) == [false])
         #expect(try reader.hookRuns().isEmpty)
         #expect(try reader.states().count == 4)

@@ -89,6 +89,33 @@ struct ProductionLineUSBTests {
         #expect(!show.output.contains("hook runs pending"), "\(show.output)")
     }
 
+    /// A stop (SIGTERM, sent here by the first hook itself) leaves the hook runs not yet run
+    /// pending, says how many, and the next run delivers them.
+    @Test func aStopLeavesTheHooksNotRunPendingAndSaysSo() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let list = try ProvisioningThroughLibUSBTests.list(work, count: 6)
+        // The first hook takes two seconds (the debugger burns on meanwhile), then stops the run.
+        let stop =
+            Self.hook(work)
+            + #"; if [ "$CCBEACON_HOOK_TRY$CCBEACON_STATION" = "1station-0" ]; then sleep 2; kill -TERM $PPID; fi"#
+        let arguments = [
+            "provision", list, "--template", "cc2541-ibeacon", "--devices", "all", "--yes", "--wait", "0.5",
+        ]
+        let first = try Tools.ccbeacon(
+            arguments + ["--on-verified", stop], options: ["--bench", "--chips", "20"], in: work.url)
+        #expect(first.status == 1 || first.status == 3, "\(first.errors)")
+        #expect(first.output.contains("not run (the run stopped first)"), "\(first.output)")
+        let delivered = try Self.hookLog(work)
+        let (exported, _) = try ProvisioningThroughLibUSBTests.ledger(work)
+        #expect(delivered.count < exported.count, "a verified station's hook was left for the next run")
+        let second = try Tools.ccbeacon(
+            arguments + ["--on-verified", Self.hook(work)], options: ["--bench", "--chips", "20"], in: work.url)
+        #expect(second.status == 0, "\(second.errors)")
+        let log = try Self.hookLog(work)
+        #expect(Set(log.map(\.station)).count == 6 && Set(log.map(\.event)).count == 6)
+    }
+
     /// The whole line: 200 stations on 4 debuggers, on a terminal (live status), with the events
     /// in a file, a hook per verified station and every chip debug-locked. Every station verified
     /// once, every hook delivered once, every event line valid, every chip left locked — which
