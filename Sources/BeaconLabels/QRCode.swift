@@ -53,6 +53,9 @@ public enum QREncodingError: Error, Sendable, Equatable, CustomStringConvertible
     case outOfMemory
     /// libqrencode refused the input for another reason (its `errno`).
     case refused(errno: Int32)
+    /// The code fits the label only with modules smaller than print and phone cameras resolve:
+    /// symbol `version` at `millimetres` per module, under `minimum`.
+    case modulesTooSmall(version: Int, millimetres: Double, minimum: Double)
 
     /// One sentence.
     public var description: String {
@@ -62,6 +65,11 @@ public enum QREncodingError: Error, Sendable, Equatable, CustomStringConvertible
                 "\(bytes) bytes are more than a QR code holds at error-correction level M (\(QREncoder.capacity) bytes in version 40)"
         case .outOfMemory: return "libqrencode ran out of memory"
         case .refused(let code): return "libqrencode refused the text (errno \(code))"
+        case .modulesTooSmall(let version, let millimetres, let minimum):
+            let shown = (millimetres * 100).rounded() / 100
+            return
+                "its string needs a version \(version) code, whose modules would be \(shown) mm on this label, under the \(minimum) mm a 300 dpi printer and a phone camera resolve"
+
         }
     }
 }

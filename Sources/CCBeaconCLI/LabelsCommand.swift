@@ -102,8 +102,12 @@ enum LabelsCommand {
             }
             source = try fromLedger(command)
         }
-        do { try LabelDocument.check(source.labels) } catch {
-            throw .data(error.description, hint: "shorten the station's name; no label was written")
+        do { try LabelDocument.check(source.labels, on: sheet) } catch {
+            throw .data(
+                error.description,
+                hint:
+                    "shorten the station's name, or give it a larger label (--sheet, --label-size); no label was written"
+            )
         }
         let pageCount = LabelDocument.pageCount(source.labels.count, on: sheet)
         let files = pageFiles(output, count: pageCount)

@@ -314,6 +314,25 @@ struct LabelsCommandTests {
         #expect(try scratch.text("l.csv").hasPrefix("name,uuid"))
     }
 
+    /// A code that would be too fine to read on its label is refused before any page is written
+    /// (a review found a 2,331-byte code on a 32 mm square, which decoded only at 600 dpi); the
+    /// same station on a label large enough is labelled.
+    @Test func aCodeTooFineForItsLabelIsRefused() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let name = String(repeating: "a", count: 2000)
+        let list = try scratch.write(
+            "long.csv", "name,uuid,major,minor\n\(name),7634A485-1732-4B7D-AB44-D505D8A24C60,1,2\n")
+        let refused = ToolRun(["labels", list, "--board", "hm10", "-o", scratch.path("l.svg")])
+        #expect(refused.status == 65, "\(refused.diagnostics)")
+        #expect(refused.diagnostics.contains("under the 0.25 mm a 300 dpi printer and a phone camera resolve"))
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("l.svg")))
+        let large = ToolRun([
+            "labels", list, "--board", "hm10", "--sheet", "210x297:1x1", "-o", scratch.path("big.svg"),
+        ])
+        #expect(large.status == 0, "\(large.diagnostics)")
+    }
+
     @Test func helpShowsTheStringAndAnExample() {
         let help = ToolRun(["labels", "--help"])
         #expect(help.status == 0)
