@@ -342,6 +342,15 @@ final class HookRunner: Sendable {
                     usleep(20_000)
                 }
                 kill(-pid, SIGKILL)  // anything of its group still running
+                // What the group left that is this process's child now (a subreaper's orphans)
+                // is reaped, not left a zombie.
+                let reapUntil = MonotonicClock.now + 1
+                while MonotonicClock.now < reapUntil {
+                    let reaped = waitpid(-pid, nil, WNOHANG)
+                    if reaped > 0 { continue }
+                    if reaped < 0 { break }  // none left
+                    usleep(10_000)
+                }
                 break
             }
         }

@@ -55,6 +55,13 @@ public protocol DebuggerProvider: AnyObject, Sendable {
     func devices() throws(DebuggerError) -> [DebuggerDevice]
     /// Opens one (configuration 1, interface 0 claimed).
     func open(_ device: DebuggerDevice) throws(DebuggerError) -> any DebuggerTransport
+    /// What drives the debuggers, for `doctor` (`libusb 1.0.26`, `emulated`).
+    var backend: String { get }
+}
+
+extension DebuggerProvider {
+    /// Unnamed.
+    public var backend: String { "unnamed" }
 }
 
 /// The command-line option through which the running command selects debuggers. Messages name

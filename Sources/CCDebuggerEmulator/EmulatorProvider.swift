@@ -3,6 +3,9 @@ public import CCDebugger
 
 /// Several emulated debuggers on an imaginary USB bus, for tests of commands that select one.
 public final class EmulatorProvider: DebuggerProvider {
+    /// In process.
+    public var backend: String { "emulated (in process)" }
+
     /// The debuggers, each on bus 1 at address 10 + its index.
     public let debuggers: [EmulatedDebugger]
     /// Serial numbers, `EMU0001`…

@@ -21,6 +21,13 @@ public final class LibUSBProvider: DebuggerProvider, @unchecked Sendable {
 
     deinit { libusb_exit(context) }
 
+    /// The libusb this process runs with (its version, as the library reports it).
+    public var backend: String {
+        guard let version = libusb_get_version() else { return "libusb" }
+        let value = version.pointee
+        return "libusb \(value.major).\(value.minor).\(value.micro)"
+    }
+
     /// Every supported debugger on the bus. Names and serial numbers come from the string
     /// descriptors when the device can be opened (without the udev rule it cannot; the known
     /// name is used then).
@@ -194,6 +201,9 @@ public final class LazyLibUSBProvider: DebuggerProvider {
 
     /// See `LibUSBProvider.devices()`.
     public func devices() throws(DebuggerError) -> [DebuggerDevice] { try started().devices() }
+
+    /// See `LibUSBProvider.backend` (libusb is started to ask it).
+    public var backend: String { (try? started().backend) ?? "libusb (cannot start)" }
 
     /// See `LibUSBProvider.open(_:)`.
     public func open(_ device: DebuggerDevice) throws(DebuggerError) -> any DebuggerTransport {

@@ -209,6 +209,22 @@ struct ProductionLineUSBTests {
         }
     }
 
+    /// `doctor` through real libusb: the library's version, each emulated debugger with its port
+    /// and chip; exit 0 (a missing udev rule is a warning).
+    @Test func doctorSeesTheDebuggersThroughLibUSB() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let run = try Tools.ccbeacon(
+            ["doctor", "--ledger", work.path("l.sqlite")], options: ["--devices", "2"], in: work.url)
+        #expect(run.status == 0, "\(run.output)\(run.errors)")
+        #expect(run.output.contains("ok     USB: libusb 1."), "\(run.output)")
+        #expect(
+            run.output.contains(
+                "(port 1-1), serial EMU001: opens; target CC2541F256 (256 KiB), IEEE address 00:12:4B:00:25:41"))
+        #expect(run.output.contains("(port 1-2), serial EMU002: opens; target CC2541F256"))
+        #expect(run.output.contains("does not exist yet; provision creates it"))
+    }
+
     /// A template without an address field: --address-mode secondary puts each station's address
     /// in the chip's last page, where cc-tool reads it as the secondary MAC address.
     @Test func ccToolReadsTheSecondaryAddressProvisionWrote() throws {

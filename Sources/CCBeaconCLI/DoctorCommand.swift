@@ -1,0 +1,272 @@
+import BoardSupport
+import CCDebugger
+import HexText
+import PostgresLedger
+import Provisioning
+import Storage
+import StructuredText
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `ccbeacon doctor`: why this machine cannot burn, each finding with its fix — the data, the udev
+/// rule, libusb, every CC Debugger (may this user open it? a target behind it?) and the ledger.
+enum DoctorCommand {
+    static let spec = CommandSpec(
+        name: "doctor", summary: "check this machine for burning: data, udev rule, debuggers, chips, ledger"
+    ) { table }
+    static let table = CommandTable(
+        details: """
+            Checks, in order: this ccbeacon and where it found its boards and templates; the udev
+            rule that lets a user open the CC Debugger (installed? early enough for systemd's
+            uaccess?); the USB library; every CC Debugger attached, with its port, whether this user
+            may open it and the chip behind it; and with --ledger, whether the ledger can be used
+            (a file: readable, its folder writable; a server: reachable, a ccbeacon ledger). Each
+            problem is printed with its fix. Exit status 0 when nothing fails (warnings allowed), 1
+            otherwise.
+
+            Example:
+              ccbeacon doctor --ledger provisioning.sqlite
+            """,
+        options: [ledger.spec, Options.json.spec])
+    static let command = Command(spec, runWithDebuggers: run)
+
+    static let ledger = Option<String>(
+        "--ledger", value: "FILE|URL", help: "also check this ledger (a file, or postgresql://…)")
+
+    /// One finding.
+    struct Finding {
+        enum Status: String {
+            case ok, warning, failed
+        }
+        var status: Status
+        var subject: String
+        var detail: String
+        var fix: String?
+    }
+
+    static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
+        throws(CommandFailure)
+    {
+        var findings: [Finding] = []
+        findings.append(
+            Finding(
+                status: .ok, subject: "ccbeacon",
+                detail: "\(CommandLineTool.version) at \(Files.executablePath() ?? "?")"
+                    + (getuid() == 0 ? "; running as root (the udev rule matters for the users who burn)" : "")))
+        var chips: [Chip] = []
+        do {
+            let locations = try DataLocations.find(templatesOption: nil)
+            let catalog = try locations.loadBoards()
+            chips = catalog.chips
+            findings.append(
+                Finding(
+                    status: .ok, subject: "data",
+                    detail:
+                        "\(catalog.boards.count) boards and the bundled templates in \(locations.dataRoot)"))
+        } catch {
+            findings.append(Finding(status: .failed, subject: "data", detail: error.message, fix: error.hint))
+        }
+        findings.append(udevRule())
+        findings += devices(debuggers, chips: chips)
+        if let path = try command.value(ledger) { findings.append(ledgerFinding(path)) }
+        report(findings, json: command.isSet(Options.json), console: console)
+        if findings.contains(where: { $0.status == .failed }) {
+            throw CommandFailure(
+                .failure, "\(findings.filter { $0.status == .failed }.count) check(s) failed; each fix is above")
+        }
+    }
+
+    /// The folders udev reads rules from, the administrator's first.
+    static let ruleFolders = ["/etc/udev/rules.d", "/run/udev/rules.d", "/usr/lib/udev/rules.d", "/lib/udev/rules.d"]
+
+    /// Whether a rule gives the CC Debugger (0451:16a2) to users, and early enough: a `uaccess`
+    /// tag set in a file that sorts after systemd's 73-seat-late.rules is never acted on.
+    static func udevRule(folders: [String] = ruleFolders) -> Finding {
+        let install =
+            "install the rule: sudo cp scripts/udev/\(udevRuleFile) /etc/udev/rules.d/ (or install the ccbeacon package), then sudo udevadm control --reload-rules && sudo udevadm trigger, and replug the debugger"
+        var found: [(path: String, name: String, text: String)] = []
+        var seen = Set<String>()
+        for folder in folders {
+            guard let names = try? Files.list(folder) else { continue }
+            for name in names.sorted() where name.hasSuffix(".rules") && !seen.contains(name) {
+                let path = Files.join(folder, name)
+                guard let bytes = try? Files.read(path) else { continue }
+                let text = String(decoding: bytes, as: UTF8.self).lowercased()
+                // A file of the same name in an earlier folder hides the later one, as udev reads them.
+                seen.insert(name)
+                if text.contains("16a2"), text.contains("0451") { found.append((path, name, text)) }
+            }
+        }
+        guard let rule = found.first else {
+            return Finding(
+                status: .warning, subject: "udev rule",
+                detail:
+                    "no rule in \(folders.joined(separator: ", ")) names the CC Debugger (0451:16a2): only root may open it",
+                fix: install)
+        }
+        let grantsGroup = rule.text.contains("group=")
+        if rule.text.contains("uaccess"), rule.name >= "73", !grantsGroup {
+            return Finding(
+                status: .warning, subject: "udev rule",
+                detail:
+                    "\(rule.path) tags the debugger for uaccess, but sorts after systemd's 73-seat-late.rules, which acts on the tag: it gives nobody access",
+                fix: "rename it: sudo mv \(rule.path) /etc/udev/rules.d/\(udevRuleFile); then reload and replug ("
+                    + install + ")")
+        }
+        return Finding(status: .ok, subject: "udev rule", detail: rule.path)
+    }
+
+    /// The USB library and every debugger: may this user open it, and what is behind it.
+    static func devices(_ debuggers: (any DebuggerProvider)?, chips: [Chip]) -> [Finding] {
+        guard let provider = debuggers else {
+            return [
+                Finding(
+                    status: .failed, subject: "USB", detail: "this ccbeacon was built without USB support",
+                    fix: "install libusb-1.0-0-dev and rebuild, or install the ccbeacon package")
+            ]
+        }
+        var findings: [Finding] = []
+        let devices: [DebuggerDevice]
+        do { devices = try provider.devices() } catch {
+            let failure = DeviceSupport.failure(error)
+            return [Finding(status: .failed, subject: "USB", detail: failure.message, fix: failure.hint)]
+        }
+        findings.append(
+            Finding(
+                status: devices.isEmpty ? .warning : .ok, subject: "USB",
+                detail: "\(provider.backend); \(devices.count) CC Debugger(s) attached",
+                fix: devices.isEmpty
+                    ? "plug a CC Debugger in (lsusb lists it as 0451:16a2); a SmartRF05EB or SmartRF04EB works too"
+                    : nil))
+        for device in devices {
+            let subject =
+                "debugger \(device.selector)" + (device.portPath.map { " (port \($0))" } ?? "")
+                + (device.serial.map { ", serial \($0)" } ?? "")
+            do {
+                let session = CC254xSession(transport: try provider.open(device), chips: chips)
+                let state = try session.open()
+                guard state.targetID != 0 else {
+                    findings.append(
+                        Finding(
+                            status: .warning, subject: subject, detail: "opens, but sees no target chip",
+                            fix:
+                                "check the wiring (DD, DC, RESET_N, GND) and that the target is powered (VDD sense); then press the debugger's reset button until its LED is green"
+                        ))
+                    continue
+                }
+                let identity = try session.connect(targetID: state.targetID, debuggerID: device.debuggerID)
+                if identity.locked {
+                    findings.append(
+                        Finding(
+                            status: .warning, subject: subject,
+                            detail: "opens; its target \(HexText.address(Int(state.targetID))) is debug-locked",
+                            fix:
+                                "'ccbeacon erase' unlocks it (and clears its flash); provision --reprovision does it too"
+                        ))
+                    continue
+                }
+                let chip = Chip.reporting(targetID: state.targetID, flashSizeCode: identity.flashSizeCode, in: chips)
+                let address = chip.flatMap { try? session.primaryAddress(chip: $0) }.map(HexText.colonSeparated)
+                findings.append(
+                    Finding(
+                        status: chip == nil ? .warning : .ok, subject: subject,
+                        detail: "opens; target "
+                            + (chip.map { "\($0.name) (\($0.flashSize / 1024) KiB), IEEE address \(address ?? "?")" }
+                                ?? "\(HexText.address(Int(state.targetID))), not a chip of boards/chips.json"),
+                        fix: chip == nil ? DeviceSupport.unknownChipHint : nil))
+            } catch {
+                let failure = DeviceSupport.failure(error)
+                var fix = failure.hint
+                if case .transport(.accessDenied, _) = error {
+                    let user = getpwuid(getuid()).map { String(cString: $0.pointee.pw_name) } ?? "uid \(getuid())"
+                    fix = "this user (\(user)) may not open it: " + (fix ?? "")
+                }
+                findings.append(Finding(status: .failed, subject: subject, detail: failure.message, fix: fix))
+            }
+        }
+        return findings
+    }
+
+    /// Whether the ledger at `path` can be used: a server reachable and a ccbeacon ledger; a file
+    /// a ledger (or absent) in a folder this user may write.
+    static func ledgerFinding(_ path: String) -> Finding {
+        if PostgresURL.isURL(path) {
+            let shown = PostgresURL.shown(path)
+            do {
+                let server = try PostgresLedger(url: path, bench: "", creating: false)
+                return Finding(
+                    status: .ok, subject: "ledger",
+                    detail:
+                        "\(shown): a ccbeacon ledger, schema version \(server.databaseVersion), \((try? server.states().count) ?? 0) stations"
+                )
+            } catch {
+                return Finding(
+                    status: .failed, subject: "ledger", detail: error.description,
+                    fix:
+                        "check the URL, that the server runs and that this user may connect (a new database is set up by the first provision)"
+                )
+            }
+        }
+        let folder = Files.directory(of: path).isEmpty ? "." : Files.directory(of: path)
+        guard Files.isDirectory(folder) else {
+            return Finding(
+                status: .failed, subject: "ledger", detail: "\(path): the folder \(folder) does not exist",
+                fix: "make the folder, or give --ledger a path in an existing one")
+        }
+        let writable = access(folder, W_OK) == 0
+        guard Files.exists(path) else {
+            return Finding(
+                status: writable ? .ok : .failed, subject: "ledger",
+                detail: writable
+                    ? "\(path) does not exist yet; provision creates it" : "\(path): its folder cannot be written",
+                fix: writable ? nil : "give a ledger in a folder this user may write")
+        }
+        do {
+            let ledger = try SQLiteLedger(path: path, access: .readOnly)
+            guard writable, access(path, W_OK) == 0 else {
+                return Finding(
+                    status: .failed, subject: "ledger",
+                    detail: "\(path) is a ledger, but this user may not write it or its folder",
+                    fix: "provision writes the ledger and a lock beside it: make both writable for this user")
+            }
+            return Finding(
+                status: .ok, subject: "ledger",
+                detail:
+                    "\(path): a ccbeacon ledger, schema version \(ledger.fileSchemaVersion), \((try? ledger.states().count) ?? 0) stations"
+            )
+        } catch {
+            return Finding(
+                status: .failed, subject: "ledger", detail: error.description,
+                fix: "see 'ccbeacon ledger check --ledger \(path)'")
+        }
+    }
+
+    static func report(_ findings: [Finding], json: Bool, console: Console) {
+        if json {
+            console.output(
+                JSONValue.array(
+                    findings.map {
+                        .object([
+                            ("status", .string($0.status.rawValue)), ("subject", .string($0.subject)),
+                            ("detail", .string($0.detail)), ("fix", $0.fix.map { .string($0) } ?? .null),
+                        ])
+                    }
+                ).rendered() + "\n")
+            return
+        }
+        var text = ""
+        for finding in findings {
+            let mark =
+                switch finding.status {
+                case .ok: "ok     "
+                case .warning: "WARN   "
+                case .failed: "FAILED "
+                }
+            text += mark + finding.subject + ": " + finding.detail + "\n"
+            if let fix = finding.fix { text += "       fix: " + fix + "\n" }
+        }
+        console.output(text)
+    }
+}
