@@ -23,7 +23,8 @@ enum DoctorCommand {
             uaccess?); the USB library; every CC Debugger attached, with its port, whether this user
             may open it and the chip behind it; and with --ledger, whether the ledger can be used
             (a file: readable, its folder writable; a server: reachable, a ccbeacon ledger). Each
-            problem is printed with its fix. Exit status 0 when nothing fails (warnings allowed), 1
+            problem is printed with its fix. Each chip is halted to be read and then reset to run.
+            Exit status 0 when nothing fails (warnings allowed: no debugger, no rule, no chip), 1
             otherwise.
 
             Example:
@@ -70,7 +71,10 @@ enum DoctorCommand {
         }
         findings.append(udevRule())
         findings += devices(debuggers, chips: chips)
-        if let path = try command.value(ledger) { findings.append(ledgerFinding(path)) }
+        if let path = try command.value(ledger) {
+            guard !path.isEmpty else { throw .usage("--ledger needs a file or a postgresql:// URL") }
+            findings.append(ledgerFinding(path))
+        }
         report(findings, json: command.isSet(Options.json), console: console)
         if findings.contains(where: { $0.status == .failed }) {
             throw CommandFailure(
@@ -81,41 +85,52 @@ enum DoctorCommand {
     /// The folders udev reads rules from, the administrator's first.
     static let ruleFolders = ["/etc/udev/rules.d", "/run/udev/rules.d", "/usr/lib/udev/rules.d", "/lib/udev/rules.d"]
 
-    /// Whether a rule gives the CC Debugger (0451:16a2) to users, and early enough: a `uaccess`
-    /// tag set in a file that sorts after systemd's 73-seat-late.rules is never acted on.
+    /// Whether a rule gives the CC Debugger (0451:16a2) to users, as udev reads the rules: every
+    /// `*.rules` file of `folders` in the order of their names (a file in an earlier folder hides
+    /// one of the same name in a later folder), each line that is not a comment and matches the
+    /// debugger exactly (udev compares `ATTR{idProduct}=="16a2"` case-sensitively; sysfs writes it
+    /// in lower case). A line grants access with a group or mode, or with a `uaccess` tag in a
+    /// file that sorts before systemd's 73-seat-late.rules, which acts on the tag.
     static func udevRule(folders: [String] = ruleFolders) -> Finding {
         let install =
             "install the rule: sudo cp scripts/udev/\(udevRuleFile) /etc/udev/rules.d/ (or install the ccbeacon package), then sudo udevadm control --reload-rules && sudo udevadm trigger, and replug the debugger"
-        var found: [(path: String, name: String, text: String)] = []
-        var seen = Set<String>()
+        var files: [String: String] = [:]
         for folder in folders {
             guard let names = try? Files.list(folder) else { continue }
-            for name in names.sorted() where name.hasSuffix(".rules") && !seen.contains(name) {
-                let path = Files.join(folder, name)
-                guard let bytes = try? Files.read(path) else { continue }
-                let text = String(decoding: bytes, as: UTF8.self).lowercased()
-                // A file of the same name in an earlier folder hides the later one, as udev reads them.
-                seen.insert(name)
-                if text.contains("16a2"), text.contains("0451") { found.append((path, name, text)) }
+            for name in names where name.hasSuffix(".rules") && files[name] == nil {
+                files[name] = Files.join(folder, name)
             }
         }
-        guard let rule = found.first else {
+        var matching: [(name: String, path: String, line: String)] = []
+        for name in files.keys.sorted() {
+            guard let path = files[name], let bytes = try? Files.read(path) else { continue }
+            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+                let rule = line.drop { $0 == " " || $0 == "\t" }
+                guard !rule.hasPrefix("#"), rule.contains(#"ATTR{idVendor}=="0451""#),
+                    rule.contains(#"ATTR{idProduct}=="16a2""#)
+                else { continue }
+                matching.append((name, path, String(rule)))
+            }
+        }
+        guard !matching.isEmpty else {
             return Finding(
                 status: .warning, subject: "udev rule",
                 detail:
-                    "no rule in \(folders.joined(separator: ", ")) names the CC Debugger (0451:16a2): only root may open it",
+                    "no rule in \(folders.joined(separator: ", ")) matches the CC Debugger (0451:16a2): only root may open it",
                 fix: install)
         }
-        let grantsGroup = rule.text.contains("group=")
-        if rule.text.contains("uaccess"), rule.name >= "73", !grantsGroup {
-            return Finding(
-                status: .warning, subject: "udev rule",
-                detail:
-                    "\(rule.path) tags the debugger for uaccess, but sorts after systemd's 73-seat-late.rules, which acts on the tag: it gives nobody access",
-                fix: "rename it: sudo mv \(rule.path) /etc/udev/rules.d/\(udevRuleFile); then reload and replug ("
-                    + install + ")")
+        let grants = matching.filter { rule in
+            rule.line.contains("GROUP=") || rule.line.contains(#"MODE="0666""#)
+                || (rule.line.contains("uaccess") && rule.name < "73")
         }
-        return Finding(status: .ok, subject: "udev rule", detail: rule.path)
+        if let rule = grants.first { return Finding(status: .ok, subject: "udev rule", detail: rule.path) }
+        let late = Array(Set(matching.filter { $0.line.contains("uaccess") }.map(\.path))).sorted()
+        return Finding(
+            status: .warning, subject: "udev rule",
+            detail: late.isEmpty
+                ? "\(matching[0].path) matches the CC Debugger but grants no user access (no GROUP, MODE or uaccess)"
+                : "\(late.joined(separator: ", ")) tag the debugger for uaccess, but sort after systemd's 73-seat-late.rules, which acts on the tag: they give nobody access",
+            fix: install + (late.isEmpty ? "" : "; then remove the old rule: sudo rm " + late.joined(separator: " ")))
     }
 
     /// The USB library and every debugger: may this user open it, and what is behind it.
@@ -156,7 +171,18 @@ enum DoctorCommand {
                         ))
                     continue
                 }
+                guard !chips.isEmpty else {
+                    findings.append(
+                        Finding(
+                            status: .warning, subject: subject,
+                            detail:
+                                "opens; target \(HexText.address(Int(state.targetID))) (its chip is not told without boards/chips.json)",
+                            fix: "see the data finding above"))
+                    continue
+                }
                 let identity = try session.connect(targetID: state.targetID, debuggerID: device.debuggerID)
+                // Connecting halted the chip: let it run again, as it was.
+                defer { try? session.resetAndRun() }
                 if identity.locked {
                     findings.append(
                         Finding(

@@ -177,7 +177,7 @@ enum Manual {
         for line in details.split(separator: "\n", omittingEmptySubsequences: false) {
             if line.allSatisfy(\.isWhitespace) {
                 if literal {
-                    result += ".fi\n"
+                    result += ".RE\n.fi\n"
                     literal = false
                 }
                 result += ".PP\n"
@@ -186,7 +186,9 @@ enum Manual {
                     result += ".nf\n.RS 2\n"
                     literal = true
                 }
-                result += text(line.trimmingLeadingSpaces()) + "\n"
+                // The block's own indentation (a table's hanging lines) is kept; the first two
+                // spaces are the .RS.
+                result += text(line.dropFirst(2)) + "\n"
             } else {
                 if literal {
                     result += ".RE\n.fi\n"
@@ -271,7 +273,7 @@ enum Manual {
                         "                    \(names.joined(separator: "|"))) COMPREPLY=($(compgen -W \"\(choices.joined(separator: " "))\" -- \"$cur\")); return ;;\n"
                 case .files:
                     values +=
-                        "                    \(names.joined(separator: "|"))) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
+                        "                    \(names.joined(separator: "|"))) mapfile -t COMPREPLY < <(compgen -f -- \"$cur\"); return ;;\n"
                 case .free:
                     if option.valueName != nil { freeValues += names }
                 }
@@ -283,7 +285,7 @@ enum Manual {
             let positional: String
             switch kind(of: spec.positionals.first?.placeholder) {
             case .choices(let choices): positional = "compgen -W \"\(choices.joined(separator: " "))\" -- \"$cur\""
-            case .files, .free: positional = spec.positionals.isEmpty ? "" : "compgen -f -- \"$cur\""
+            case .files, .free: positional = spec.positionals.isEmpty ? "" : "files"
             }
             script += """
                         "\(spec.name)")
@@ -291,7 +293,7 @@ enum Manual {
                 \(values)                esac
                             if [[ "$cur" == -* ]]; then
                                 COMPREPLY=($(compgen -W "\(options.joined(separator: " "))" -- "$cur"))
-                            \(positional.isEmpty ? "" : "else\n                    COMPREPLY=($(\(positional)))\n                ")fi
+                            \(positional.isEmpty ? "" : positional == "files" ? "else\n                    mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")\n                " : "else\n                    COMPREPLY=($(\(positional)))\n                ")fi
                             ;;
 
                 """
@@ -395,26 +397,42 @@ enum Manual {
         func quoted(_ text: String) -> String {
             "'" + text.replacing("\\", with: "\\\\").replacing("'", with: "\\'") + "'"
         }
+        let groupNames = groups.map(\.name).joined(separator: " ")
         var script = """
             # fish completion for ccbeacon \(CommandLineTool.version), made by 'ccbeacon completions fish' from its option tables.
+            # The command is the word after ccbeacon (and a group's subcommand the next one): an
+            # option's value that happens to be a command's name is not taken for one.
+            function __ccbeacon_command
+                set -l tokens (commandline -opc)
+                test (count $tokens) -ge 2; or return
+                if contains -- $tokens[2] \(groupNames); and test (count $tokens) -ge 3
+                    echo "$tokens[2] $tokens[3]"
+                else
+                    echo $tokens[2]
+                end
+            end
+            function __ccbeacon_is
+                test "$(__ccbeacon_command)" = "$argv"
+            end
+            function __ccbeacon_needs_command
+                test (count (commandline -opc)) -eq 1
+            end
             complete -c ccbeacon -f
 
             """
         for word in firstWords {
             let summary = summary(of: word)
-            script += "complete -c ccbeacon -n '__fish_use_subcommand' -a \(quoted(word)) -d \(quoted(summary))\n"
+            script += "complete -c ccbeacon -n '__ccbeacon_needs_command' -a \(quoted(word)) -d \(quoted(summary))\n"
         }
         for group in groups {
             let subs = group.subcommands.joined(separator: " ")
-            script +=
-                "complete -c ccbeacon -n '__fish_seen_subcommand_from \(group.name); and not __fish_seen_subcommand_from \(subs)' -a \(quoted(subs))\n"
+            script += "complete -c ccbeacon -n '__ccbeacon_is \(group.name)' -a \(quoted(subs))\n"
         }
+        script +=
+            "complete -c ccbeacon -n '__ccbeacon_is help' -a \(quoted(firstWords.filter { $0 != "help" }.joined(separator: " ")))\n"
         for spec in commands {
             let parts = spec.name.split(separator: " ").map(String.init)
-            let condition =
-                parts.count == 1
-                ? "__fish_seen_subcommand_from \(parts[0])"
-                : "__fish_seen_subcommand_from \(parts[0]); and __fish_seen_subcommand_from \(parts[1])"
+            let condition = "__ccbeacon_is \(parts.joined(separator: " "))"
             for option in spec.options {
                 var line = "complete -c ccbeacon -n \(quoted(condition)) -l \(option.name.dropFirst(2))"
                 if let short = option.short { line += " -s \(short.dropFirst())" }
