@@ -55,7 +55,7 @@ let package = Package(
         // Station labels: the QR string, QR codes through libqrencode, and the SVG sheets we write.
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .target(
-            name: "BeaconLabels", dependencies: ["CQREncode", "BeaconPayload", "HexText"],
+            name: "BeaconLabels", dependencies: ["CQREncode", "BeaconPayload", "HexText", "StructuredText"],
             swiftSettings: strictSettings),
         .target(
             name: "Provisioning",

@@ -398,7 +398,7 @@ enum ProvisionCommand {
                 hooks: hooks, ledger: ledger, bench: benchName, ledgerName: shown,
                 stopRequested: { stopSignals.requested }
             ) { tried in
-                let line = Self.describe(tried)
+                let line = VisibleText.escaped(Self.describe(tried))
                 if let live {
                     if !tried.delivered || tried.notRecorded != nil { live.note(line) }
                 } else {
@@ -483,9 +483,11 @@ enum ProvisionCommand {
         let run = ProvisioningRun(
             template: template, ledger: ledger, options: options, stopRequested: { stopSignals.requested }
         ) { event in
+            // Names and reasons come from lists and ledgers: what would not show is escaped.
+            let line = Self.describe(event).map(VisibleText.escaped)
             if let live {
-                live.handle(event, log: Self.describe(event))
-            } else if let line = Self.describe(event) {
+                live.handle(event, log: line)
+            } else if let line {
                 console.diagnostics(line + "\n")
             }
             if let events {
@@ -939,7 +941,7 @@ enum ProvisionCommand {
             }
             if let hooks { lines.append("  " + Self.hookLine(hooks)) }
             lines.append("  stopped: \(why)")
-            console.output(lines.joined(separator: "\n") + "\n")
+            console.output(lines.map(VisibleText.escaped).joined(separator: "\n") + "\n")
         }
         if progress.left == 0, !burnAgain.isEmpty {
             throw CommandFailure(
@@ -1336,9 +1338,11 @@ enum LedgerCommand {
         }
         let done = states.filter { if case .done = $0.state { true } else { false } }.count
         let header = ["STATION", "MAJOR/MINOR", "ATTEMPTS"] + (benches.names.isEmpty ? [] : ["BENCH"]) + ["STATE"]
+        // Every cell from the ledger shown as text, whatever an old or hand-edited ledger holds.
         console.output(
-            Table.render(header: header, rows: rows) + "\(done) of \(states.count) done\n"
-                + benches.summary(states) + Self.pendingHookLines(pendingHooks))
+            Table.render(header: header, rows: rows.map { $0.map(VisibleText.escaped) })
+                + "\(done) of \(states.count) done\n" + VisibleText.escapedLines(benches.summary(states))
+                + VisibleText.escapedLines(Self.pendingHookLines(pendingHooks)))
     }
 
     /// One line per bench with hook runs pending: how many, of which hooks, and the oldest's last
@@ -1448,22 +1452,21 @@ enum LedgerCommand {
                 ).rendered() + "\n")
             return
         }
-        func cell(_ text: String) -> String {
-            text.contains(",") || text.contains("\"") || text.contains("\n")
-                ? "\"" + String(text.flatMap { $0 == "\"" ? ["\"", "\""] : [$0] }) + "\"" : text
-        }
+        // Every cell through the one CSV encoder: text quoted and kept from being a formula,
+        // numbers as they are.
+        let cell = CSVCell.text
         var text =
             "name,uuid,major,minor,power,chip,debugger,at,address,readBack,heard,rssiCount,rssiMedian,powerSource,debugLocked\n"
         for (station, attempt) in rows {
             let identity = station.identity
             text +=
                 [
-                    cell(station.name), identity.uuid.uuidString, String(identity.major), String(identity.minor),
-                    String(identity.measuredPower), attempt.chip, cell(attempt.debugger), attempt.finishedAt ?? "",
-                    attempt.advertiserAddress ?? "", cell(attempt.readBack ?? ""),
-                    attempt.onAir.map { $0.heard ? "yes" : "no" } ?? "",
-                    attempt.onAir.map { String($0.rssiCount) } ?? "",
-                    attempt.onAir?.rssiMedian.map(String.init) ?? "", attempt.powerSource ?? "",
+                    cell(station.name), cell(identity.uuid.uuidString), CSVCell.number(identity.major),
+                    CSVCell.number(identity.minor), CSVCell.number(identity.measuredPower), cell(attempt.chip),
+                    cell(attempt.debugger), cell(attempt.finishedAt ?? ""), cell(attempt.advertiserAddress ?? ""),
+                    cell(attempt.readBack ?? ""), attempt.onAir.map { $0.heard ? "yes" : "no" } ?? "",
+                    attempt.onAir.map { CSVCell.number($0.rssiCount) } ?? "",
+                    attempt.onAir?.rssiMedian.map(CSVCell.number) ?? "", cell(attempt.powerSource ?? ""),
                     attempt.debugLocked ? "yes" : "no",
                 ].joined(separator: ",") + "\n"
         }

@@ -255,12 +255,25 @@ public enum StationListReader {
             report("name", "is empty; every station needs a name")
         } else if let control = controlCharacter(in: name, allowingTab: false) {
             // Checked before the name is echoed in any message: it would carry the character.
-            report("name", "holds \(control); names may hold no control character or line break")
+            report(
+                "name",
+                "holds \(control); names may hold no control character, line break or invisible formatting character (bidirectional controls among them)"
+            )
+        } else if name.first?.isWhitespace == true || name.last?.isWhitespace == true {
+            report("name", "'\(name)' begins or ends with a space; remove it (it would make two names look alike)")
+        } else if let first = name.first, "=+-@".contains(first) {
+            report(
+                "name",
+                "'\(name)' begins with '\(first)', which a spreadsheet opening the registry takes for a formula; begin it with a letter or digit"
+            )
         } else if Station.fileStem(for: name).allSatisfy({ $0 == "_" }) {
             report("name", "'\(name)' has no letter or digit to make a file name from")
         }
         if let note = row.cells["note"]?.text, let control = controlCharacter(in: note, allowingTab: true) {
-            report("note", "holds \(control); notes may hold tabs but no other control character or line break")
+            report(
+                "note",
+                "holds \(control); notes may hold tabs but no other control character, line break or invisible formatting character"
+            )
         }
         let uuid = value("uuid") { text throws(IdentityError) in try IdentityParser.uuid(text) }
         let major = value("major") { text throws(IdentityError) in try IdentityParser.uint16(text, field: .major) }
@@ -282,24 +295,32 @@ public enum StationListReader {
             note: note?.isEmpty == true ? nil : note, address: address, line: row.line, powerOrigin: powerOrigin)
     }
 
-    /// The first control character (Unicode category Cc: C0, DEL, C1) or line or paragraph
-    /// separator in `text`, described with its position (`U+0000 (NUL) at character 4`); `nil`
-    /// when there is none. Names and notes go into the ledger (SQLite text stops at a NUL),
-    /// `stations.json`, exports and terminal tables, where such characters cut, break or rewrite
-    /// the line. A tab is allowed where `allowingTab` (notes).
+    /// The first control character (Unicode category Cc: C0, DEL, C1), line or paragraph
+    /// separator, or invisible format character (category Cf: the bidirectional controls
+    /// U+202A–U+202E and U+2066–U+2069, zero-width characters, a byte-order mark) in `text`,
+    /// described with its position (`U+0000 (NUL) at character 4`); `nil` when there is none.
+    /// Names and notes go into the ledger (SQLite text stops at a NUL), `stations.json`, exports,
+    /// labels and terminal tables, where such characters cut, break, rewrite or reorder the line
+    /// (a right-to-left override makes a name read backwards). A tab is allowed where
+    /// `allowingTab` (notes).
     static func controlCharacter(in text: String, allowingTab: Bool) -> String? {
         let names: [UInt32: String] = [
             0x00: "NUL", 0x09: "tab", 0x0A: "line feed", 0x0B: "vertical tab", 0x0C: "form feed",
             0x0D: "carriage return", 0x1B: "escape", 0x7F: "delete", 0x85: "next line", 0x2028: "line separator",
-            0x2029: "paragraph separator",
+            0x2029: "paragraph separator", 0x200B: "zero-width space", 0x200E: "left-to-right mark",
+            0x200F: "right-to-left mark", 0x202A: "left-to-right embedding", 0x202B: "right-to-left embedding",
+            0x202C: "pop directional formatting", 0x202D: "left-to-right override", 0x202E: "right-to-left override",
+            0x2066: "left-to-right isolate", 0x2067: "right-to-left isolate", 0x2068: "first strong isolate",
+            0x2069: "pop directional isolate", 0xFEFF: "zero-width no-break space",
         ]
         for (index, scalar) in text.unicodeScalars.enumerated() {
             let value = scalar.value
-            guard scalar.properties.generalCategory == .control || value == 0x2028 || value == 0x2029,
+            let category = scalar.properties.generalCategory
+            guard category == .control || category == .format || value == 0x2028 || value == 0x2029,
                 !(allowingTab && value == 0x09)
             else { continue }
-            return
-                "U+\(HexText.digits(value, width: 4)) (\(names[value] ?? "a control character")) at character \(index + 1)"
+            let kind = category == .format ? "an invisible formatting character" : "a control character"
+            return "U+\(HexText.digits(value, width: 4)) (\(names[value] ?? kind)) at character \(index + 1)"
         }
         return nil
     }

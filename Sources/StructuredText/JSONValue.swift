@@ -61,7 +61,12 @@ public enum JSONValue: Equatable, Sendable {
             case "\n": result += "\\n"
             case "\r": result += "\\r"
             case "\t": result += "\\t"
-            case _ where scalar.value < 0x20:
+            // Every control character (C0, DEL, C1) and the line and paragraph separators, which
+            // JavaScript takes for line ends, as \u escapes: a JSON line stays one line, and a
+            // terminal showing it never receives a raw control character.
+            case _
+            where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028
+                || scalar.value == 0x2029:
                 let digits = String(scalar.value, radix: 16)
                 result += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
             default: result.unicodeScalars.append(scalar)

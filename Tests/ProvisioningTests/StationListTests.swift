@@ -215,31 +215,31 @@ struct StationListTextTests {
     @Test(arguments: [
         (
             "Lab\u{0} 1", "",
-            "s.csv:2:1: name: holds U+0000 (NUL) at character 4; names may hold no control character or line break"
+            "s.csv:2:1: name: holds U+0000 (NUL) at character 4; names may hold no control character, line break or invisible formatting character (bidirectional controls among them)"
         ),
         (
             "\"Lab\n1\"", "",
-            "s.csv:2:1: name: holds U+000A (line feed) at character 4; names may hold no control character or line break"
+            "s.csv:2:1: name: holds U+000A (line feed) at character 4; names may hold no control character, line break or invisible formatting character (bidirectional controls among them)"
         ),
         (
             "Lab\t1", "",
-            "s.csv:2:1: name: holds U+0009 (tab) at character 4; names may hold no control character or line break"
+            "s.csv:2:1: name: holds U+0009 (tab) at character 4; names may hold no control character, line break or invisible formatting character (bidirectional controls among them)"
         ),
         (
             "Lab\u{2028}1", "",
-            "s.csv:2:1: name: holds U+2028 (line separator) at character 4; names may hold no control character or line break"
+            "s.csv:2:1: name: holds U+2028 (line separator) at character 4; names may hold no control character, line break or invisible formatting character (bidirectional controls among them)"
         ),
         (
             "Lab 1", "a\u{0}b",
-            "s.csv:2:48: note: holds U+0000 (NUL) at character 2; notes may hold tabs but no other control character or line break"
+            "s.csv:2:48: note: holds U+0000 (NUL) at character 2; notes may hold tabs but no other control character, line break or invisible formatting character"
         ),
         (
             "Lab 1", "\"two\r\nlines\"",
-            "s.csv:2:48: note: holds U+000D (carriage return) at character 4; notes may hold tabs but no other control character or line break"
+            "s.csv:2:48: note: holds U+000D (carriage return) at character 4; notes may hold tabs but no other control character, line break or invisible formatting character"
         ),
         (
             "Lab 1", "a\u{85}b",
-            "s.csv:2:48: note: holds U+0085 (next line) at character 2; notes may hold tabs but no other control character or line break"
+            "s.csv:2:48: note: holds U+0085 (next line) at character 2; notes may hold tabs but no other control character, line break or invisible formatting character"
         ),
     ])
     func controlCharactersInNamesAndNotesAreRefused(name: String, note: String, problem: String) {
@@ -256,7 +256,7 @@ struct StationListTextTests {
         let text = #"[{"name": "Lab\u0000 1", "uuid": "\#(Self.uuid)", "major": 1, "minor": 1}]"#
         #expect(
             Self.problems(Array(text.utf8), file: "s.json") == [
-                "s.json:1:11: [0].name: holds U+0000 (NUL) at character 4; names may hold no control character or line break"
+                "s.json:1:11: [0].name: holds U+0000 (NUL) at character 4; names may hold no control character, line break or invisible formatting character (bidirectional controls among them)"
             ])
     }
 
@@ -339,5 +339,60 @@ struct ListPowerEditTests {
         } throws: { error in
             "\(error)".contains(message)
         }
+    }
+}
+
+/// Untrusted names and notes (issue 17's input policy): every character that would not show —
+/// controls, line breaks, bidirectional overrides and other invisible format characters — and,
+/// in names, spaces at either end and a first character a spreadsheet takes for a formula, is
+/// refused with the line and column, never accepted.
+struct UntrustedStationTextTests {
+    static let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
+
+    @Test(arguments: [
+        ("a\u{1B}[31mRED\u{1B}[0m", "U+001B (escape) at character 2"),
+        ("left\u{202E}thgir", "U+202E (right-to-left override) at character 5"),
+        ("iso\u{2066}late\u{2069}", "U+2066 (left-to-right isolate)"),
+        ("zero\u{200B}width", "U+200B (zero-width space)"),
+        ("soft\u{00AD}hyphen", "U+00AD (an invisible formatting character)"),
+        ("bom\u{FEFF}inside", "U+FEFF (zero-width no-break space)"),
+        ("next\u{0085}line", "U+0085 (next line)"),
+        (" padded", "begins or ends with a space"),
+        ("padded ", "begins or ends with a space"),
+        ("=HYPERLINK(\"http://x\",\"a\")", "begins with '=', which a spreadsheet"),
+        ("+1 floor", "begins with '+'"),
+        ("-north", "begins with '-'"),
+        ("@home", "begins with '@'"),
+    ])
+    func aHostileNameIsRefusedWhereItIs(name: String, problem: String) {
+        let json =
+            "[{\"name\": " + JSONValue.string(name).compact()
+            + ", \"uuid\": \"\(Self.uuid)\", \"major\": 1, \"minor\": 2}]"
+        do {
+            _ = try StationListReader.read(Array(json.utf8), file: "list.json")
+            Issue.record("accepted: \(name.debugDescription)")
+        } catch {
+            #expect(error.problems.count == 1)
+            let message = error.problems.first?.description ?? ""
+            #expect(message.hasPrefix("list.json:1:"), "\(message)")
+            #expect(message.contains(problem), "\(message)")
+            #expect(!message.contains("\u{1B}") && !message.contains("\u{202E}"), "the message never carries it")
+        }
+    }
+
+    @Test(arguments: ["note\u{202E}x", "bell\u{07}", "line\nbreak"])
+    func aHostileNoteIsRefused(note: String) {
+        let json =
+            "[{\"name\": \"ok\", \"uuid\": \"\(Self.uuid)\", \"major\": 1, \"minor\": 2, \"note\": "
+            + JSONValue.string(note).compact() + "}]"
+        #expect(throws: StationListProblems.self) { try StationListReader.read(Array(json.utf8), file: "list.json") }
+    }
+
+    /// What stays allowed: any other printable text, in any script, tabs in notes.
+    @Test func printableTextInAnyScriptIsAccepted() throws {
+        let json =
+            "[{\"name\": \"Küche 東京 Δ-2 (north) R&D 'x' \\\"y\\\" </svg> */\", \"uuid\": \"\(Self.uuid)\", \"major\": 1, \"minor\": 2, \"note\": \"a\\tb = c\"}]"
+        let stations = try StationListReader.read(Array(json.utf8), file: "list.json")
+        #expect(stations.first?.name == "Küche 東京 Δ-2 (north) R&D 'x' \"y\" </svg> */")
     }
 }

@@ -1,7 +1,11 @@
 // libFuzzer target for the station-list reader (CSV and JSON), compiled with the station-list
 // source and linked with the StructuredText and BeaconPayload modules by scripts/fuzz.
 // Besides "never crash", every accepted list must have unique names, unique file names and
-// unique identities, and every reported problem must carry a position inside the input.
+// unique identities, and every reported problem must carry a position inside the input. And
+// (untrusted text): every accepted name and note holds nothing that would not show, no name
+// begins or ends with a space or begins like a formula, and every encoder keeps its promise on
+// it: the CSV cell never begins with a formula character and reads back whole, the terminal's
+// escaping leaves no control or format character, the JSON string parses back equal.
 
 import StructuredText
 
@@ -24,6 +28,8 @@ public func stationListFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
         precondition(identities.count == stations.count, "duplicate identity accepted")
         for station in stations {
             precondition(!station.fileStem.contains("/") && !station.fileStem.hasPrefix("."), "unsafe file name")
+            checkUntrusted(station.name, isName: true)
+            if let note = station.note { checkUntrusted(note, isName: false) }
         }
     } catch {
         precondition(!error.problems.isEmpty, "a rejected list names its problems")
@@ -34,4 +40,33 @@ public func stationListFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
     _ = try? CSVTable.parse(bytes, file: "fuzz")
     _ = try? JSONParser.parse(bytes, file: "fuzz")
     return 0
+}
+
+/// Whether `scalar` would not show: a control, a line or paragraph separator, a format character.
+func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
+    let category = scalar.properties.generalCategory
+    return category == .control || category == .format || category == .lineSeparator
+        || category == .paragraphSeparator
+}
+
+/// The input policy and the encoders' promises, on one accepted name or note.
+func checkUntrusted(_ text: String, isName: Bool) {
+    precondition(
+        !text.unicodeScalars.contains { isInvisible($0) && !(!isName && $0 == "\t") },
+        "a character that would not show accepted: \(text.debugDescription)")
+    if isName {
+        precondition(text.first?.isWhitespace != true && text.last?.isWhitespace != true, "a padded name accepted")
+        precondition(!(text.first.map { "=+-@".contains($0) } ?? false), "a formula-like name accepted")
+    }
+    let cell = CSVCell.text(text)
+    precondition(!(cell.first.map { "=+-@\t\r".contains($0) } ?? false), "a CSV cell that is a formula")
+    if let row = try? CSVTable.parse(Array((cell + "\n").utf8), file: "cell"), let field = row.first?.first {
+        precondition(field.text == text || field.text == "'" + text, "a CSV cell that does not read back")
+    }
+    precondition(!VisibleText.escaped(text).unicodeScalars.contains(where: isInvisible), "the terminal escaping leaks")
+    let json = JSONValue.string(text).compact()
+    guard let node = try? JSONParser.parse(Array(json.utf8), file: "json"), case .string(let back) = node.value else {
+        preconditionFailure("a JSON string that does not parse: \(json)")
+    }
+    precondition(back == text, "a JSON string that does not read back")
 }
