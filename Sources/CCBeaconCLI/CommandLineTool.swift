@@ -1,5 +1,6 @@
 public import BeaconScan
 public import CCDebugger
+import StructuredText
 
 /// The `ccbeacon` command line: parses argv, runs a command, turns every error into a message, a
 /// hint and an exit status. `main.swift` only calls `run`.
@@ -60,11 +61,14 @@ public enum CommandLineTool {
                 try execute(command, console: console, hardware: hardware)
                 return ExitCode.success.rawValue
             } catch {
+                // A message may quote what a list, a ledger or an argument holds: what would not
+                // show is made visible (one escaper for the terminal).
+                let message = VisibleText.escapedLines(error.message)
                 if error.exitCode == .usage {
-                    console.diagnostics(usageMessage(UsageError(error.message, command: command.command)))
+                    console.diagnostics(usageMessage(UsageError(message, command: command.command)))
                 } else {
-                    console.diagnostics("ccbeacon \(command.command): error: \(error.message)\n")
-                    if let hint = error.hint { console.diagnostics("hint: \(hint)\n") }
+                    console.diagnostics("ccbeacon \(command.command): error: \(message)\n")
+                    if let hint = error.hint { console.diagnostics("hint: \(VisibleText.escapedLines(hint))\n") }
                 }
                 return error.exitCode.rawValue
             }

@@ -1,3 +1,4 @@
+import StructuredText
 import Synchronization
 
 /// Standard output refused what a command wrote (a full disk, a closed descriptor, a file-size
@@ -57,6 +58,15 @@ public struct Console: Sendable {
 
     /// The first write to standard output that failed, if any.
     public var outputFailure: OutputError? { failure.error }
+
+    /// The same console, its diagnostics made visible line by line (`VisibleText.escapedLines`):
+    /// for messages that quote what a ledger or a list holds.
+    var escapingDiagnostics: Console {
+        var console = self
+        let write = diagnostics
+        console.diagnostics = { text in write(VisibleText.escapedLines(text)) }
+        return console
+    }
 }
 
 /// The first output failure of a console, shared by its copies and its worker threads.

@@ -203,7 +203,9 @@ final class LiveStatus: Sendable {
             var used = 0
             var kept = String.UnicodeScalarView()
             for scalar in line.unicodeScalars {
-                let shown: Unicode.Scalar = scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? " " : scalar
+                let shown: Unicode.Scalar =
+                    scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+                        || scalar.properties.generalCategory == .format ? " " : scalar
                 let columns = Self.columns(shown)
                 guard used + columns <= state.width - 1 else { break }
                 used += columns

@@ -750,8 +750,10 @@ enum ProvisionCommand {
     /// with `releasing` lets the list's held stations go to new chips.
     static func prepare(
         _ ledger: any ProvisioningLedger & Sendable, stations: [Station], releasing: Bool, path: String,
-        console: Console
+        console given: Console
     ) throws(CommandFailure) {
+        // Its messages quote the ledger's stations and debuggers, whatever an old ledger holds.
+        let console = given.escapingDiagnostics
         do {
             try ledger.register(stations)
         } catch {

@@ -261,7 +261,7 @@ public enum StationListReader {
             )
         } else if name.first?.isWhitespace == true || name.last?.isWhitespace == true {
             report("name", "'\(name)' begins or ends with a space; remove it (it would make two names look alike)")
-        } else if let first = name.first, "=+-@".contains(first) {
+        } else if let first = name.unicodeScalars.first, "=+-@".unicodeScalars.contains(first) {
             report(
                 "name",
                 "'\(name)' begins with '\(first)', which a spreadsheet opening the registry takes for a formula; begin it with a letter or digit"

@@ -1,6 +1,6 @@
 /// The cells of the CSV ccbeacon writes (`ledger export`): one encoder, used for every cell, so no
 /// column can forget a case. Text is quoted as RFC 4180 says (a cell holding `,`, `"`, a line
-/// break or a carriage return is enclosed in quotes, its quotes doubled), and text a spreadsheet
+/// break, a carriage return, a `;` or a tab is enclosed in quotes, its quotes doubled), and text a spreadsheet
 /// would run as a formula is neutralised as OWASP recommends: a text cell beginning with `=`, `+`,
 /// `-`, `@`, a tab or a carriage return gets a leading `'`. Numbers are written as they are, so
 /// numeric columns stay numeric (a measured power of -59 is a number, not a formula).
@@ -12,7 +12,13 @@ public enum CSVCell {
     public static func text(_ value: String) -> String {
         var cell = value
         if let first = cell.unicodeScalars.first, formulaStarts.contains(first) { cell = "'" + cell }
-        guard cell.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else {
+        // `;` and tab too: a spreadsheet in a locale that separates cells with them would otherwise
+        // split the cell, and a formula could begin a piece of it.
+        guard
+            cell.unicodeScalars.contains(where: {
+                $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" || $0 == ";" || $0 == "\t"
+            })
+        else {
             return cell
         }
         return "\"" + cell.replacing("\"", with: "\"\"") + "\""

@@ -75,7 +75,7 @@ struct UntrustedOutputTests {
     }
 
     @Test(arguments: [
-        ("=1+1", "'=1+1"), ("+x", "'+x"), ("-2", "'-2"), ("@sum", "'@sum"), ("\tx", "'\tx"), ("a,b", "\"a,b\""),
+        ("=1+1", "'=1+1"), ("+x", "'+x"), ("-2", "'-2"), ("@sum", "'@sum"), ("\tx", "\"'\tx\""), ("a,b", "\"a,b\""),
         ("say \"hi\"", "\"say \"\"hi\"\"\""), ("=a,b", "\"'=a,b\""), ("line\nbreak", "\"line\nbreak\""),
         ("plain", "plain"),
     ])
@@ -106,4 +106,55 @@ struct UntrustedOutputTests {
         json.contains("\\u001b") && json.contains("\\u007f") && json.contains("\\u0085") && json.contains("\\u2028"))
     let back = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String])
     #expect(back == [text])
+}
+
+/// Found by a review of the first part: messages quoting what a list or an old ledger holds
+/// carried it raw; a combining mark hid a formula start; `;` split a CSV cell in some locales.
+struct UntrustedOutputReviewTests {
+    static let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
+
+    @Test func anErrorMessageQuotingABadCellShowsItVisibly() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write(
+            "l.csv", "name,uuid,major,minor,x\u{1B}[2J\nok,\(Self.uuid)\u{1B}[2J\u{9B}1m\u{202E},1,2,\n")
+        let run = ToolRun(["batch", list, "--template", "cc2541-ibeacon", "-o", scratch.path("out")])
+        #expect(run.status == 65)
+        #expect(!run.diagnostics.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{9B}" || $0 == "\u{202E}" })
+        #expect(run.diagnostics.contains(#"\x1b[2J"#), "\(run.diagnostics)")
+    }
+
+    @Test func provisionShowsAnOldLedgersInterruptedStationVisibly() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("ledger.sqlite")
+        try LedgerFiles.sound(path)
+        try LedgerFiles.alter(
+            path,
+            [
+                "UPDATE attempts SET outcome = 'in-progress', finished_at = NULL, debugger = 'd' || char(155) || '1m' WHERE station = 'a'",
+                "UPDATE attempts SET station = 'ok' || char(27) || '[2J' || char(8238) WHERE station = 'a'",
+                "UPDATE stations SET name = 'ok' || char(27) || '[2J' || char(8238) WHERE name = 'a'",
+            ])
+        let list = try scratch.write("c.csv", "name,uuid,major,minor\nc,\(Self.uuid),9,9\n")
+        let run = ToolRun(
+            ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.2", "--ledger", path],
+            debuggers: ProductionLineTests.Bench(first: 0xA0, chips: 2).provider)
+        #expect(run.diagnostics.contains(#"interrupted earlier: station 'ok\x1b[2J\u{202E}'"#), "\(run.diagnostics)")
+        #expect(!run.diagnostics.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{9B}" || $0 == "\u{202E}" })
+    }
+
+    @Test func aFormulaStartBehindACombiningMarkIsRefused() {
+        for name in ["=\u{301}HYPERLINK(\"x\")", "-\u{301} 2+3"] {
+            let json =
+                "[{\"name\": " + JSONValue.string(name).compact()
+                + ", \"uuid\": \"\(Self.uuid)\", \"major\": 1, \"minor\": 2}]"
+            #expect(throws: StationListProblems.self) { try StationListReader.read(Array(json.utf8), file: "l.json") }
+        }
+    }
+
+    @Test func aSemicolonOrTabIsQuoted() {
+        #expect(CSVCell.text("x;=1+1;y") == "\"x;=1+1;y\"")
+        #expect(CSVCell.text("a\t=b") == "\"a\t=b\"")
+    }
 }
