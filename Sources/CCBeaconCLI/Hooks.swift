@@ -43,6 +43,15 @@ final class HookRunner: Sendable {
             default: nil
             }
         }
+
+        /// Bench `bench`'s pending hook runs in `ledger`, oldest first: those these hooks run, and
+        /// those that wait for a run with their hook. (Another bench's are its own.)
+        func pending(in ledger: any ProvisioningLedger, bench: String?) throws(LedgerError) -> (
+            runnable: [HookRun], waiting: [HookRun]
+        ) {
+            let own = try ledger.hookRuns(pendingOnly: true).filter { $0.bench == bench }
+            return (own.filter { command(for: $0.hook) != nil }, own.filter { command(for: $0.hook) == nil })
+        }
     }
 
     /// How one try of a hook ended.
@@ -123,7 +132,7 @@ final class HookRunner: Sendable {
     @discardableResult
     func deliverPending() -> Int {
         let pending: [HookRun]
-        do { pending = try ledger.hookRuns(pendingOnly: true) } catch {
+        do { pending = try hooks.pending(in: ledger, bench: bench).runnable } catch {
             // Told once, not at every look (a server away for a minute would fill the log).
             let status = "hook runs cannot be read: \(error.message)"
             let fresh = state.withLock { state in
@@ -138,7 +147,7 @@ final class HookRunner: Sendable {
         }
         state.withLock { $0.readFailure = nil }
         var ran = 0
-        for run in pending where run.bench == bench {
+        for run in pending {
             if stopRequested() { break }
             guard let command = hooks.command(for: run.hook) else { continue }
             let fresh = state.withLock { state in state.tried.insert(run.eventID).inserted }
@@ -189,10 +198,7 @@ final class HookRunner: Sendable {
         wake.signal()
         thread.withLock { $0 }?.join()
         deliverPending()
-        let untried =
-            (try? ledger.hookRuns(pendingOnly: true).filter { run in
-                run.bench == bench && hooks.command(for: run.hook) != nil
-            }) ?? []
+        let untried = (try? hooks.pending(in: ledger, bench: bench).runnable) ?? []
         state.withLock { state in state.counts.notRun = untried.filter { !state.tried.contains($0.eventID) }.count }
     }
 

@@ -282,10 +282,14 @@ enum Manual {
                 values += "                    \(freeValues.joined(separator: "|"))) return ;;\n"
             }
             let options = spec.options.flatMap { [$0.name] + ($0.short.map { [$0] } ?? []) } + ["--help"]
+            // What a word that is not an option completes to: the positional's fixed words, or
+            // files (whole, spaces and all).
             let positional: String
             switch kind(of: spec.positionals.first?.placeholder) {
-            case .choices(let choices): positional = "compgen -W \"\(choices.joined(separator: " "))\" -- \"$cur\""
-            case .files, .free: positional = spec.positionals.isEmpty ? "" : "files"
+            case .choices(let choices):
+                positional = "COMPREPLY=($(compgen -W \"\(choices.joined(separator: " "))\" -- \"$cur\"))"
+            case .files, .free:
+                positional = spec.positionals.isEmpty ? "" : "mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")"
             }
             script += """
                         "\(spec.name)")
@@ -293,7 +297,7 @@ enum Manual {
                 \(values)                esac
                             if [[ "$cur" == -* ]]; then
                                 COMPREPLY=($(compgen -W "\(options.joined(separator: " "))" -- "$cur"))
-                            \(positional.isEmpty ? "" : positional == "files" ? "else\n                    mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")\n                " : "else\n                    COMPREPLY=($(\(positional)))\n                ")fi
+                            \(positional.isEmpty ? "" : "else\n                    \(positional)\n                ")fi
                             ;;
 
                 """

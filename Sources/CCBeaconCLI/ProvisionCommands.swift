@@ -408,10 +408,7 @@ enum ProvisionCommand {
             }
         }
         do {
-            let waiting =
-                (try? ledger.hookRuns(pendingOnly: true).filter {
-                    $0.bench == benchName && hooks.command(for: $0.hook) == nil
-                }) ?? []
+            let waiting = (try? hooks.pending(in: ledger, bench: benchName).waiting) ?? []
             for (hook, runs) in Dictionary(grouping: waiting, by: \.hook).sorted(by: {
                 $0.key.rawValue < $1.key.rawValue
             }) {

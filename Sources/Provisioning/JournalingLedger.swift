@@ -76,9 +76,6 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
                 try base.finish(
                     entry.attempt, outcome: entry.outcome, reason: entry.reason, readBack: entry.readBack,
                     onAir: entry.onAir, debugLocked: entry.debugLocked)
-                // The run that journaled it had a hook for it: its hook run is recorded whatever
-                // this run's hooks are (delivered by a run of this bench that has the hook).
-                if entry.hooked { try base.ensureHookRun(attempt: entry.attempt, hook: entry.outcome) }
                 result.recorded.append(entry)
             } catch  where error.isConstraint {
                 let now = try base.attempts().first { $0.id == entry.attempt }
@@ -90,9 +87,12 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
                             "attempt \(entry.attempt) ('\(entry.station)' on chip \(entry.chip)) was burned \(entry.outcome.rawValue), but the ledger now records it \(now.map { "as \($0.outcome.rawValue) ('\($0.station)' on \($0.chip))" } ?? "not at all") — settled otherwise while the outcome waited (released with --release-interrupted, or another process ran as this bench?); the journal is kept: check chip \(entry.chip), then remove its line from the journal",
                         kind: .constraint)
                 }
-                if entry.hooked { try base.ensureHookRun(attempt: entry.attempt, hook: entry.outcome) }
                 result.alreadyRecorded.append(entry)
             }
+            // Recorded now or before: the run that journaled it had a hook for it, so its hook run
+            // is recorded whatever this run's hooks are (delivered by a run of this bench that has
+            // the hook).
+            if entry.hooked { try base.ensureHookRun(attempt: entry.attempt, hook: entry.outcome) }
         }
         try journal.remove()
         return result
