@@ -1,3 +1,5 @@
+import StructuredText
+
 /// A label that could not be made.
 public struct LabelError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The station (its name as given).
@@ -7,7 +9,7 @@ public struct LabelError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// One sentence (the name made visible: it may hold anything).
     public var description: String {
-        "the QR code of station '\(XMLText.visible(station))' cannot be made: \(problem)"
+        "the QR code of station '\(VisibleText.excerpt(station, limit: 100))' cannot be made: \(problem)"
     }
 }
 

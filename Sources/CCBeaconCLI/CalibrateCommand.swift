@@ -101,7 +101,7 @@ enum CalibrateCommand {
                 calibration, station: name, source: source, listPath: listPath, ledgerPath: ledgerPath)
         }
         if command.isSet(Options.json) {
-            console.output(
+            console.data(
                 JSONValue.object([
                     ("station", name.map { .string($0) } ?? .null),
                     ("measuredPower", .integer(calibration.measuredPower)),

@@ -27,7 +27,7 @@ enum BoardsCommand {
                     ("usb", .string(board.debugger.usb)), ("defaultTemplate", .string(board.defaultTemplate)),
                 ])
             }
-            console.output(JSONValue.array(boards).rendered() + "\n")
+            console.data(JSONValue.array(boards).rendered() + "\n")
             return
         }
         let rows = catalog.boards.map { board in
@@ -95,7 +95,7 @@ enum TemplatesCommand {
             }
         }
         if command.isSet(Options.json) {
-            console.output(JSONValue.array(json).rendered() + "\n")
+            console.data(JSONValue.array(json).rendered() + "\n")
         } else if rows.isEmpty {
             console.output("no templates found in \(locations.templateDirectories.joined(separator: ", "))\n")
         } else {

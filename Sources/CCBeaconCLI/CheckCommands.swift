@@ -87,7 +87,7 @@ enum InspectCommand {
                         ])
                     ))
             }
-            console.output(JSONValue.object(members).rendered() + "\n")
+            console.data(JSONValue.object(members).rendered() + "\n")
             return
         }
         var lines: [String] = []
@@ -215,7 +215,7 @@ enum VerifyCommand {
                 ("problems", .array(report.problems.map { .string($0) })),
                 ("notes", .array(report.notes.map { .string($0) })), ("measuredPower", power?.json ?? .null),
             ])
-            console.output(value.rendered() + "\n")
+            console.data(value.rendered() + "\n")
         } else if report.passed {
             console.output(
                 "OK: \(path) carries iBeacon \(report.found.map(\.description) ?? "") at \(CommandSupport.hexAddress(report.address))\n"

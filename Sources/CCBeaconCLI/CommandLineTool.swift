@@ -61,14 +61,14 @@ public enum CommandLineTool {
                 try execute(command, console: console, hardware: hardware)
                 return ExitCode.success.rawValue
             } catch {
-                // A message may quote what a list, a ledger or an argument holds: what would not
-                // show is made visible (one escaper for the terminal).
-                let message = VisibleText.escapedLines(error.message)
+                // A message may quote what a list, a ledger or an argument holds: the console
+                // makes what would not show visible.
+                let message = error.message
                 if error.exitCode == .usage {
                     console.diagnostics(usageMessage(UsageError(message, command: command.command)))
                 } else {
                     console.diagnostics("ccbeacon \(command.command): error: \(message)\n")
-                    if let hint = error.hint { console.diagnostics("hint: \(VisibleText.escapedLines(hint))\n") }
+                    if let hint = error.hint { console.diagnostics("hint: \(hint)\n") }
                 }
                 return error.exitCode.rawValue
             }

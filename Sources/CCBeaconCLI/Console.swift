@@ -16,26 +16,30 @@ public struct OutputError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String { "cannot write to standard output: \(reason)" }
 }
 
-/// Where a command writes: results to `output` (stdout), diagnostics to `diagnostics` (stderr).
-/// The sinks may be called from worker threads (batch progress), so they must be thread-safe.
+/// Where a command writes: text for people to `output` (stdout) and `diagnostics` (stderr),
+/// documents to `data` (stdout), and the live status's drawing to `drawing` (stderr). Text from
+/// lists, ledgers, devices and the air reaches a terminal only through here, so every sink but
+/// `drawing` makes what would not show visible (`VisibleText`) by construction: no command can
+/// forget it. The sinks may be called from worker threads (batch progress), so they must be
+/// thread-safe.
 public struct Console: Sendable {
-    /// Writes to standard output. A console made with `init(writingOutput:…)` keeps the first
-    /// failure (`outputFailure`) and drops what comes after it, so commands need not check each write.
-    public var output: @Sendable (String) -> Void
-    /// Writes to standard error.
-    public var diagnostics: @Sendable (String) -> Void
+    private var writeOutput: @Sendable (String) -> Void
+    private let writeDiagnostics: @Sendable (String) -> Void
     /// True when standard error is a terminal (progress bars redraw there, print lines otherwise).
     public var diagnosticsIsTerminal: Bool
+    /// True when standard output is a terminal: documents written there are made visible too.
+    public var outputIsTerminal: Bool
     private let failure: FirstOutputFailure
 
     /// Creates a console from two sinks that cannot fail (tests that capture the output).
     public init(
         output: @escaping @Sendable (String) -> Void, diagnostics: @escaping @Sendable (String) -> Void,
-        diagnosticsIsTerminal: Bool = false
+        diagnosticsIsTerminal: Bool = false, outputIsTerminal: Bool = false
     ) {
-        self.output = output
-        self.diagnostics = diagnostics
+        self.writeOutput = output
+        self.writeDiagnostics = diagnostics
         self.diagnosticsIsTerminal = diagnosticsIsTerminal
+        self.outputIsTerminal = outputIsTerminal
         failure = FirstOutputFailure()
     }
 
@@ -44,27 +48,44 @@ public struct Console: Sendable {
     /// failure of their own, so their sink cannot fail.
     public init(
         writingOutput write: @escaping @Sendable (String) throws(OutputError) -> Void,
-        diagnostics: @escaping @Sendable (String) -> Void, diagnosticsIsTerminal: Bool = false
+        diagnostics: @escaping @Sendable (String) -> Void, diagnosticsIsTerminal: Bool = false,
+        outputIsTerminal: Bool = false
     ) {
         let failure = FirstOutputFailure()
-        self.output = { text in
+        self.writeOutput = { text in
             guard failure.error == nil else { return }
             do throws(OutputError) { try write(text) } catch { failure.keep(error) }
         }
-        self.diagnostics = diagnostics
+        self.writeDiagnostics = diagnostics
         self.diagnosticsIsTerminal = diagnosticsIsTerminal
+        self.outputIsTerminal = outputIsTerminal
         self.failure = failure
     }
+
+    /// Writes text for people to standard output (tables, reports, what was written): line feeds
+    /// kept, every other hidden character made visible (`VisibleText.escapedLines`), wherever it goes.
+    public func output(_ text: String) { writeOutput(VisibleText.escapedLines(text)) }
+
+    /// Writes a document to standard output (CSV, JSON, HEX, C, a script): as it is into a file
+    /// or a pipe, whose reader wants the data whole; made visible on a terminal
+    /// (`VisibleText.escapedDocument`), where a control character would act instead of show.
+    public func data(_ text: String) { writeOutput(outputIsTerminal ? VisibleText.escapedDocument(text) : text) }
+
+    /// Writes a message to standard error, made visible line by line (`VisibleText.escapedLines`).
+    public func diagnostics(_ text: String) { writeDiagnostics(VisibleText.escapedLines(text)) }
+
+    /// Writes the progress bar's and the live status's drawing to standard error as it is: the
+    /// cursor movements are ours, and the drawers make the text they draw visible themselves.
+    func drawing(_ text: String) { writeDiagnostics(text) }
 
     /// The first write to standard output that failed, if any.
     public var outputFailure: OutputError? { failure.error }
 
-    /// The same console, its diagnostics made visible line by line (`VisibleText.escapedLines`):
-    /// for messages that quote what a ledger or a list holds.
-    var escapingDiagnostics: Console {
+    /// The same console writing its output to standard error (while the events take stdout).
+    var outputToDiagnostics: Console {
         var console = self
-        let write = diagnostics
-        console.diagnostics = { text in write(VisibleText.escapedLines(text)) }
+        console.writeOutput = writeDiagnostics
+        console.outputIsTerminal = diagnosticsIsTerminal
         return console
     }
 }

@@ -186,7 +186,7 @@ enum DevicesCommand {
                 ]))
         }
         if command.isSet(Options.json) {
-            console.output(JSONValue.array(json).rendered() + "\n")
+            console.data(JSONValue.array(json).rendered() + "\n")
         } else if devices.isEmpty {
             console.output("no debuggers attached\n")
         } else {
@@ -228,7 +228,7 @@ enum InfoCommand {
         }
         let name = connection.chip?.name ?? "CC" + HexText.digits(connection.state.targetID)
         if command.isSet(Options.json) {
-            console.output(
+            console.data(
                 JSONValue.object([
                     ("device", .string(connection.device.selector)), ("chip", .string(name)),
                     ("chipId", .integer(Int(identity.chipID))), ("revision", .integer(Int(identity.revision))),

@@ -271,7 +271,7 @@ enum DoctorCommand {
 
     static func report(_ findings: [Finding], json: Bool, console: Console) {
         if json {
-            console.output(
+            console.data(
                 JSONValue.array(
                     findings.map {
                         .object([

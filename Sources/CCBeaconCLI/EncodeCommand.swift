@@ -179,9 +179,9 @@ enum EncodeCommand {
         }
         let encoded = try encode(type: type, command)
         if format == .air {
-            console.output(try air(encoded, command))
+            console.data(try air(encoded, command))
         } else {
-            console.output(render(encoded, format: format))
+            console.data(render(encoded, format: format))
         }
     }
 

@@ -61,7 +61,7 @@ final class EventStream: Sendable {
         if path == "-" {
             descriptor = nil
             sink = { line in
-                console.output(line)
+                console.data(line)
                 return true
             }
             return

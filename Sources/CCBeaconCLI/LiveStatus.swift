@@ -1,5 +1,6 @@
 import CCDebugger
 import Provisioning
+import StructuredText
 import Synchronization
 
 /// `provision` on a terminal: one line per debugger (its port, what it does — waiting, erasing,
@@ -132,7 +133,10 @@ final class LiveStatus: Sendable {
     }
 
     /// Draws the status, with `log` above it when `keep` (on log lines, every `log` but progress).
-    func draw(_ state: inout State, log: String?, keep: Bool, isProgress: Bool) {
+    func draw(_ state: inout State, log given: String?, keep: Bool, isProgress: Bool) {
+        // A log line names stations and reasons from lists and ledgers: drawn as it is, whatever
+        // would not show in it is made visible first.
+        let log = given.map(VisibleText.escaped)
         let now = clock()
         if isProgress, now - state.lastDraw < 0.1 { return }
         state.lastDraw = now
@@ -202,10 +206,10 @@ final class LiveStatus: Sendable {
         return lines.map { line in
             var used = 0
             var kept = String.UnicodeScalarView()
-            for scalar in line.unicodeScalars {
-                let shown: Unicode.Scalar =
-                    scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
-                        || scalar.properties.generalCategory == .format ? " " : scalar
+            let scalars = Array(line.unicodeScalars)
+            for index in scalars.indices {
+                // Blanked rather than escaped: the row keeps its width.
+                let shown: Unicode.Scalar = HiddenCharacters.isHidden(scalars, at: index) ? " " : scalars[index]
                 let columns = Self.columns(shown)
                 guard used + columns <= state.width - 1 else { break }
                 used += columns

@@ -480,9 +480,9 @@ enum CompletionsCommand {
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         switch command.positionals[0] {
-        case "bash": console.output(Manual.bash())
-        case "zsh": console.output(Manual.zsh())
-        case "fish": console.output(Manual.fish())
+        case "bash": console.data(Manual.bash())
+        case "zsh": console.data(Manual.zsh())
+        case "fish": console.data(Manual.fish())
         case let other: throw .usage("no completion for '\(other)'; give bash, zsh or fish")
         }
     }

@@ -34,6 +34,7 @@ final class ProgressReporter: Sendable {
             if done == total { state.finished = true }
             return "\(label): \(done)/\(total) (\(percent)%)\n"
         }
-        if let line { console.diagnostics(line) }
+        // The bar's carriage return is drawing; the label is ours.
+        if let line { console.diagnosticsIsTerminal ? console.drawing(line) : console.diagnostics(line) }
     }
 }

@@ -326,10 +326,7 @@ enum ProvisionCommand {
         var stream: EventStream?
         // With the events on standard output, the text summary goes to standard error.
         let console =
-            eventsPath == "-"
-            ? Console(
-                output: given.diagnostics, diagnostics: given.diagnostics,
-                diagnosticsIsTerminal: given.diagnosticsIsTerminal) : given
+            eventsPath == "-" ? given.outputToDiagnostics : given
         // A reader of the events or the summary that goes away must not kill the run mid-burn: the
         // write fails instead, and the run finishes the chip in hand.
         signal(SIGPIPE, SIG_IGN)
@@ -398,7 +395,7 @@ enum ProvisionCommand {
                 hooks: hooks, ledger: ledger, bench: benchName, ledgerName: shown,
                 stopRequested: { stopSignals.requested }
             ) { tried in
-                let line = VisibleText.escaped(Self.describe(tried))
+                let line = Self.describe(tried)
                 if let live {
                     if !tried.delivered || tried.notRecorded != nil { live.note(line) }
                 } else {
@@ -471,7 +468,7 @@ enum ProvisionCommand {
             ? LiveStatus(
                 debuggers: zip(names, chosen).map { ($0, $1.portPath) }, done: before.done,
                 pending: before.pending, held: before.held.count, size: { Self.terminalSize() },
-                write: console.diagnostics) : nil
+                write: console.drawing) : nil
         stopSignals.reset()
         let hookRunner = makeHookRunner(events, live)
         // Hook runs an earlier run left pending go first.
@@ -480,8 +477,9 @@ enum ProvisionCommand {
         let run = ProvisioningRun(
             template: template, ledger: ledger, options: options, stopRequested: { stopSignals.requested }
         ) { event in
-            // Names and reasons come from lists and ledgers: what would not show is escaped.
-            let line = Self.describe(event).map(VisibleText.escaped)
+            // Names and reasons come from lists and ledgers: the live status and the console
+            // make what would not show visible.
+            let line = Self.describe(event)
             if let live {
                 live.handle(event, log: line)
             } else if let line {
@@ -747,10 +745,8 @@ enum ProvisionCommand {
     /// with `releasing` lets the list's held stations go to new chips.
     static func prepare(
         _ ledger: any ProvisioningLedger & Sendable, stations: [Station], releasing: Bool, path: String,
-        console given: Console
+        console: Console
     ) throws(CommandFailure) {
-        // Its messages quote the ledger's stations and debuggers, whatever an old ledger holds.
-        let console = given.escapingDiagnostics
         do {
             try ledger.register(stations)
         } catch {
@@ -895,7 +891,7 @@ enum ProvisionCommand {
         let unrecorded = progress.inProgress - burningElsewhere
         let why = Self.stopReason(summary, signal: stopSignals.signal)
         if json {
-            console.output(
+            console.data(
                 JSONValue.object([
                     ("verified", .array(summary.verified.map { .string($0) })),
                     ("failed", .object(summary.failed.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })),
@@ -940,7 +936,7 @@ enum ProvisionCommand {
             }
             if let hooks { lines.append("  " + Self.hookLine(hooks)) }
             lines.append("  stopped: \(why)")
-            console.output(lines.map(VisibleText.escaped).joined(separator: "\n") + "\n")
+            console.output(lines.joined(separator: "\n") + "\n")
         }
         if progress.left == 0, !burnAgain.isEmpty {
             throw CommandFailure(
@@ -1249,7 +1245,7 @@ enum LedgerCommand {
         console: Console
     ) throws(CommandFailure) {
         if command.isSet(checkJSON) {
-            console.output(
+            console.data(
                 JSONValue.object([
                     ("ledger", .string(ledger)), ("ok", .bool(problems.isEmpty)),
                     ("schemaVersion", .integer(schemaVersion)),
@@ -1293,7 +1289,7 @@ enum LedgerCommand {
         let locked = Set(attempts.filter { $0.outcome == .verified && $0.debugLocked }.map(\.station))
         let hooksOf = Dictionary(grouping: pendingHooks, by: \.attempt.station)
         if command.isSet(Options.json) {
-            console.output(
+            console.data(
                 JSONValue.array(
                     states.map { state in
                         var members = EncodeCommand.identityFields(state.station.identity)
@@ -1340,8 +1336,7 @@ enum LedgerCommand {
         // Every cell from the ledger shown as text, whatever an old or hand-edited ledger holds.
         console.output(
             Table.render(header: header, rows: rows.map { $0.map(VisibleText.escaped) })
-                + "\(done) of \(states.count) done\n" + VisibleText.escapedLines(benches.summary(states))
-                + VisibleText.escapedLines(Self.pendingHookLines(pendingHooks)))
+                + "\(done) of \(states.count) done\n" + benches.summary(states) + Self.pendingHookLines(pendingHooks))
     }
 
     /// One line per bench with hook runs pending: how many, of which hooks, and the oldest's last
@@ -1417,7 +1412,7 @@ enum LedgerCommand {
                 try FileAccess.writeAtomically(Array(text.utf8), to: output)
                 console.output("wrote \(output)\n")
             } else {
-                console.output(text)
+                console.data(text)
             }
         }
         let ledger = try openForReading(command)

@@ -132,7 +132,7 @@ enum ScanCommand {
             if seen.isEmpty {
                 // A machine reading --json still gets its answer on standard output.
                 if command.isSet(Options.json) {
-                    console.output(
+                    console.data(
                         json(
                             ScanMatch(reports: [], expected: []), source: source, reports: reports.count,
                             heardAny: false
@@ -147,7 +147,7 @@ enum ScanCommand {
         }
         let match = ScanMatch(reports: reports, expected: expected)
         if command.isSet(Options.json) {
-            console.output(json(match, source: source, reports: reports.count, heardAny: true).rendered() + "\n")
+            console.data(json(match, source: source, reports: reports.count, heardAny: true).rendered() + "\n")
         } else {
             console.output(text(match, source: source, reports: reports.count))
         }

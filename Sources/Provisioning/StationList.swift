@@ -123,7 +123,9 @@ public enum StationListReader {
                 problems.append(
                     DataFileError(
                         file: file, line: field.line, column: field.column,
-                        message: "unknown column '\(field.text)'; the columns are \(columns.joined(separator: ", "))"))
+                        message:
+                            "unknown column '\(VisibleText.excerpt(field.text))'; the columns are \(columns.joined(separator: ", "))"
+                    ))
             } else if names.contains(name) {
                 problems.append(
                     DataFileError(
@@ -188,14 +190,17 @@ public enum StationListReader {
             let known = problems.count
             var cells: [String: (String, Int, Int, String)] = [:]
             for member in members {
-                let keyPath = "\(path).\(member.key)"
                 guard columns.contains(member.key) else {
+                    // The key is quoted short: it may be of any length.
+                    let keyPath = "\(path).\(VisibleText.excerpt(member.key))"
+
                     problems.append(
                         DataFileError(
                             file: file, line: member.value.line, column: member.value.column, keyPath: keyPath,
                             message: "unknown key; the keys are \(columns.joined(separator: ", "))"))
                     continue
                 }
+                let keyPath = "\(path).\(member.key)"
                 let isText = textColumns.contains(member.key)
                 switch member.value.value {
                 case .string(let text):
@@ -244,7 +249,7 @@ public enum StationListReader {
             do {
                 return try parse(cell.text)
             } catch {
-                report(column, "'\(error.input)' \(error.problem); allowed: \(error.allowed)")
+                report(column, "'\(VisibleText.excerpt(error.input))' \(error.problem); allowed: \(error.allowed)")
                 return nil
             }
         }
@@ -253,12 +258,14 @@ public enum StationListReader {
             failed = true
         } else if name.isEmpty {
             report("name", "is empty; every station needs a name")
-        } else if let control = controlCharacter(in: name, allowingTab: false) {
+        } else if let hidden = hiddenCharacter(in: name, allowingTab: false) {
             // Checked before the name is echoed in any message: it would carry the character.
             report(
                 "name",
-                "holds \(control); names may hold no control character, line break or invisible formatting character (bidirectional controls among them)"
+                "holds \(hidden); names may hold no control character, line break or invisible character (bidirectional controls among them)"
             )
+        } else if let tooLong = lengthProblem(name, limit: maximumNameLength, what: "name") {
+            report("name", tooLong + " (put the rest in the note)")
         } else if name.first?.isWhitespace == true || name.last?.isWhitespace == true {
             report("name", "'\(name)' begins or ends with a space; remove it (it would make two names look alike)")
         } else if let first = name.unicodeScalars.first, "=+-@".unicodeScalars.contains(first) {
@@ -269,11 +276,15 @@ public enum StationListReader {
         } else if Station.fileStem(for: name).allSatisfy({ $0 == "_" }) {
             report("name", "'\(name)' has no letter or digit to make a file name from")
         }
-        if let note = row.cells["note"]?.text, let control = controlCharacter(in: note, allowingTab: true) {
-            report(
-                "note",
-                "holds \(control); notes may hold tabs but no other control character, line break or invisible formatting character"
-            )
+        if let note = row.cells["note"]?.text {
+            if let hidden = hiddenCharacter(in: note, allowingTab: true) {
+                report(
+                    "note",
+                    "holds \(hidden); notes may hold tabs but no other control character, line break or invisible character"
+                )
+            } else if let tooLong = lengthProblem(note, limit: maximumNoteLength, what: "note") {
+                report("note", tooLong)
+            }
         }
         let uuid = value("uuid") { text throws(IdentityError) in try IdentityParser.uuid(text) }
         let major = value("major") { text throws(IdentityError) in try IdentityParser.uint16(text, field: .major) }
@@ -295,34 +306,65 @@ public enum StationListReader {
             note: note?.isEmpty == true ? nil : note, address: address, line: row.line, powerOrigin: powerOrigin)
     }
 
-    /// The first control character (Unicode category Cc: C0, DEL, C1), line or paragraph
-    /// separator, or invisible format character (category Cf: the bidirectional controls
-    /// U+202A–U+202E and U+2066–U+2069, zero-width characters, a byte-order mark) in `text`,
-    /// described with its position (`U+0000 (NUL) at character 4`); `nil` when there is none.
-    /// Names and notes go into the ledger (SQLite text stops at a NUL), `stations.json`, exports,
-    /// labels and terminal tables, where such characters cut, break, rewrite or reorder the line
-    /// (a right-to-left override makes a name read backwards). A tab is allowed where
+    /// The longest name a station may have, in characters (and four times as many UTF-8 bytes):
+    /// enough for any label, and the length of the file names made from it.
+    public static let maximumNameLength = 100
+    /// The longest note, in characters (and four times as many UTF-8 bytes).
+    public static let maximumNoteLength = 1000
+
+    /// `is 10000 characters long; a name may have at most 100 characters and 400 bytes` when
+    /// `text` has more than `limit` characters or `limit` × 4 UTF-8 bytes (bytes too: one
+    /// character may carry any number of combining marks); `nil` when it fits.
+    static func lengthProblem(_ text: String, limit: Int, what: String) -> String? {
+        let size =
+            text.count > limit
+            ? "is \(text.count) characters long"
+            : text.utf8.count > limit * 4 ? "takes \(text.utf8.count) bytes in UTF-8" : nil
+        return size.map { "\($0); a \(what) may have at most \(limit) characters and \(limit * 4) bytes" }
+    }
+
+    /// The first hidden character of `text` (`HiddenCharacters`: controls, line and paragraph
+    /// separators, bidirectional controls and other invisible format characters, characters that
+    /// show nothing, private-use and non-characters; a zero-width joiner or non-joiner is
+    /// allowed between two visible characters, a variation selector after one), described with
+    /// its position (`U+0000 (NUL) at character 4`); `nil` when there is none. Names and notes go
+    /// into the ledger (SQLite text stops at a NUL), `stations.json`, exports, labels and terminal
+    /// tables, where such characters cut, break, rewrite or reorder the line (a right-to-left
+    /// override makes a name read backwards), or make two names look alike. A tab is allowed where
     /// `allowingTab` (notes).
-    static func controlCharacter(in text: String, allowingTab: Bool) -> String? {
+    static func hiddenCharacter(in text: String, allowingTab: Bool) -> String? {
         let names: [UInt32: String] = [
             0x00: "NUL", 0x09: "tab", 0x0A: "line feed", 0x0B: "vertical tab", 0x0C: "form feed",
-            0x0D: "carriage return", 0x1B: "escape", 0x7F: "delete", 0x85: "next line", 0x2028: "line separator",
-            0x2029: "paragraph separator", 0x200B: "zero-width space", 0x200E: "left-to-right mark",
+            0x0D: "carriage return", 0x1B: "escape", 0x7F: "delete", 0x85: "next line", 0xAD: "soft hyphen",
+            0x34F: "combining grapheme joiner", 0x115F: "Hangul choseong filler", 0x1160: "Hangul jungseong filler",
+            0x2028: "line separator", 0x2029: "paragraph separator", 0x200B: "zero-width space",
+            0x200C: "zero-width non-joiner, allowed only between two visible characters",
+            0x200D: "zero-width joiner, allowed only between two visible characters", 0x200E: "left-to-right mark",
             0x200F: "right-to-left mark", 0x202A: "left-to-right embedding", 0x202B: "right-to-left embedding",
             0x202C: "pop directional formatting", 0x202D: "left-to-right override", 0x202E: "right-to-left override",
-            0x2066: "left-to-right isolate", 0x2067: "right-to-left isolate", 0x2068: "first strong isolate",
-            0x2069: "pop directional isolate", 0xFEFF: "zero-width no-break space",
+            0x2060: "word joiner", 0x2066: "left-to-right isolate", 0x2067: "right-to-left isolate",
+            0x2068: "first strong isolate", 0x2069: "pop directional isolate", 0x2800: "braille blank",
+            0x3164: "Hangul filler", 0xFEFF: "zero-width no-break space", 0xFFA0: "halfwidth Hangul filler",
         ]
-        for (index, scalar) in text.unicodeScalars.enumerated() {
-            let value = scalar.value
-            let category = scalar.properties.generalCategory
-            guard category == .control || category == .format || value == 0x2028 || value == 0x2029,
-                !(allowingTab && value == 0x09)
-            else { continue }
-            let kind = category == .format ? "an invisible formatting character" : "a control character"
-            return "U+\(HexText.digits(value, width: 4)) (\(names[value] ?? kind)) at character \(index + 1)"
+        let scalars = Array(text.unicodeScalars)
+        guard
+            let index = scalars.indices.first(where: {
+                !(allowingTab && scalars[$0] == "\t") && HiddenCharacters.isHidden(scalars, at: $0)
+            })
+        else { return nil }
+        let scalar = scalars[index]
+        let value = scalar.value
+        let kind: String
+        switch scalar.properties.generalCategory {
+        case .control: kind = "a control character"
+        case .format: kind = "an invisible formatting character"
+        case .privateUse: kind = "a private-use character"
+        case _ where scalar.properties.isNoncharacterCodePoint: kind = "a non-character"
+        case _ where HiddenCharacters.isVariationSelector(value):
+            kind = "a variation selector, allowed only after a visible character"
+        default: kind = "a character that shows nothing"
         }
-        return nil
+        return "U+\(HexText.digits(value, width: 4)) (\(names[value] ?? kind)) at character \(index + 1)"
     }
 
     static func checkUniqueness(_ stations: [Station], rows: [Row], file: String, problems: inout [DataFileError]) {

@@ -53,22 +53,25 @@ public enum JSONValue: Equatable, Sendable {
     }
 
     static func quote(_ text: String) -> String {
+        let scalars = Array(text.unicodeScalars)
         var result = "\""
-        for scalar in text.unicodeScalars {
+        for index in scalars.indices {
+            let scalar = scalars[index]
             switch scalar {
             case "\"": result += "\\\""
             case "\\": result += "\\\\"
             case "\n": result += "\\n"
             case "\r": result += "\\r"
             case "\t": result += "\\t"
-            // Every control character (C0, DEL, C1) and the line and paragraph separators, which
-            // JavaScript takes for line ends, as \u escapes: a JSON line stays one line, and a
-            // terminal showing it never receives a raw control character.
-            case _
-            where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028
-                || scalar.value == 0x2029:
-                let digits = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
+            // Every hidden character (`HiddenCharacters`: controls, the line and paragraph
+            // separators JavaScript takes for line ends, bidirectional controls and the other
+            // invisible ones) as \u escapes, a pair for those above U+FFFF: a JSON line stays one
+            // line, a terminal showing it never receives a raw control, and the data is kept whole.
+            case _ where HiddenCharacters.isHidden(scalars, at: index):
+                for unit in String(scalar).utf16 {
+                    let digits = String(unit, radix: 16)
+                    result += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
+                }
             default: result.unicodeScalars.append(scalar)
             }
         }

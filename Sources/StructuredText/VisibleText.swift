@@ -1,39 +1,58 @@
 /// Text from outside made visible: every character that would not show, or would act on a
-/// terminal or a document instead of being read, written as a visible escape. One function,
-/// used by every encoder that must never pass such characters on (the terminal's, the labels').
+/// terminal or a document instead of being read (`HiddenCharacters`), written as a visible
+/// escape. One function, used by every sink that must never pass such characters on (the
+/// terminal's output and diagnostics, the labels).
 public enum VisibleText {
-    /// `text` with C0 controls and DEL as `\x1b`, and C1 controls, the line and paragraph
-    /// separators, invisible format characters (category Cf: the bidirectional controls, which
-    /// could make a name read backwards, zero-width characters) and the non-characters U+FFFE and
-    /// U+FFFF as `\u{202E}`. A text of visible characters is returned as it is, so applying it
-    /// twice changes nothing.
+    /// `text` with C0 controls and DEL as `\x1b`, and every other hidden character
+    /// (`HiddenCharacters`: C1 controls, line and paragraph separators, invisible format
+    /// characters such as the bidirectional controls, private-use and non-characters) as
+    /// `\u{202E}`. A text of visible characters is returned as it is, so applying it twice
+    /// changes nothing.
     public static func escaped(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: needsEscape) else { return text }
-        var result = ""
-        for scalar in text.unicodeScalars {
-            let value = scalar.value
-            if value < 0x20 || value == 0x7F {
-                result += "\\x" + hex(value, width: 2).lowercased()
-            } else if needsEscape(scalar) {
-                result += "\\u{" + hex(value, width: 4) + "}"
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
+        escaped(text, keeping: [])
     }
 
     /// `text` made of lines (each ending in a line feed, which is kept), each escaped.
     public static func escapedLines(_ text: String) -> String {
-        text.split(separator: "\n", omittingEmptySubsequences: false).map { escaped(String($0)) }
-            .joined(separator: "\n")
+        escaped(text, keeping: ["\n"])
     }
 
-    /// Whether `scalar` is written as an escape.
-    static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
-        let value = scalar.value
-        return value < 0x20 || (0x7F...0x9F).contains(value) || value == 0x2028 || value == 0x2029
-            || value == 0xFFFE || value == 0xFFFF || scalar.properties.generalCategory == .format
+    /// A document (CSV, JSON, HEX, C, a script) made safe to show on a terminal: escaped as
+    /// `escaped` says, keeping line feeds, tabs and a carriage return that ends a line — the
+    /// only controls a document's layout needs, none of which can rewrite what was shown.
+    public static func escapedDocument(_ text: String) -> String {
+        escaped(text, keeping: ["\n", "\t", "\r\n"])
+    }
+
+    /// At most `limit` characters of `text`, escaped, and `… (N characters)` when it was longer:
+    /// for a message that quotes a value which may be of any length.
+    public static func excerpt(_ text: String, limit: Int = 40) -> String {
+        guard text.count > limit else { return escaped(text) }
+        return escaped(String(text.prefix(limit))) + "… (\(text.count) characters)"
+    }
+
+    /// `text` escaped, with the controls in `keeping` (`"\n"`, `"\t"`, `"\r\n"`: a carriage
+    /// return only when a line feed follows it) left as they are.
+    static func escaped(_ text: String, keeping: Set<String>) -> String {
+        let scalars = Array(text.unicodeScalars)
+        guard let first = HiddenCharacters.firstIndex(in: scalars) else { return text }
+        var result = String(String.UnicodeScalarView(scalars[..<first]))
+        for index in first..<scalars.count {
+            let scalar = scalars[index]
+            let value = scalar.value
+            let kept =
+                (value == 0x0A && keeping.contains("\n")) || (value == 0x09 && keeping.contains("\t"))
+                || (value == 0x0D && keeping.contains("\r\n") && index + 1 < scalars.count
+                    && scalars[index + 1] == "\n")
+            if kept || !HiddenCharacters.isHidden(scalars, at: index) {
+                result.unicodeScalars.append(scalar)
+            } else if value < 0x20 || value == 0x7F {
+                result += "\\x" + hex(value, width: 2).lowercased()
+            } else {
+                result += "\\u{" + hex(value, width: 4) + "}"
+            }
+        }
+        return result
     }
 
     static func hex(_ value: UInt32, width: Int) -> String {

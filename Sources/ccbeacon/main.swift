@@ -32,7 +32,8 @@ for descriptor: Int32 in 0...2 where fcntl(descriptor, F_GETFD) == -1 && errno =
 
 let console = Console(
     writingOutput: { text throws(OutputError) in try writeAll(text, to: 1) },
-    diagnostics: { text in try? writeAll(text, to: 2) }, diagnosticsIsTerminal: isatty(2) == 1)
+    diagnostics: { text in try? writeAll(text, to: 2) }, diagnosticsIsTerminal: isatty(2) == 1,
+    outputIsTerminal: isatty(1) == 1)
 // libusb starts when a command first needs a debugger.
 exit(
     CommandLineTool.run(

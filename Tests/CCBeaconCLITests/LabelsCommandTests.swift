@@ -316,11 +316,12 @@ struct LabelsCommandTests {
 
     /// A code that would be too fine to read on its label is refused before any page is written
     /// (a review found a 2,331-byte code on a 32 mm square, which decoded only at 600 dpi); the
-    /// same station on a label large enough is labelled.
+    /// same station on a label large enough is labelled. The longest name a list allows (100
+    /// characters, 400 bytes), percent-encoded, makes such a code.
     @Test func aCodeTooFineForItsLabelIsRefused() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let name = String(repeating: "a", count: 2000)
+        let name = "a" + String(repeating: "😀", count: 99)
         let list = try scratch.write(
             "long.csv", "name,uuid,major,minor\n\(name),7634A485-1732-4B7D-AB44-D505D8A24C60,1,2\n")
         let refused = ToolRun(["labels", list, "--board", "hm10", "-o", scratch.path("l.svg")])

@@ -215,31 +215,31 @@ struct StationListTextTests {
     @Test(arguments: [
         (
             "Lab\u{0} 1", "",
-            "s.csv:2:1: name: holds U+0000 (NUL) at character 4; names may hold no control character, line break or invisible formatting character (bidirectional controls among them)"
+            "s.csv:2:1: name: holds U+0000 (NUL) at character 4; names may hold no control character, line break or invisible character (bidirectional controls among them)"
         ),
         (
             "\"Lab\n1\"", "",
-            "s.csv:2:1: name: holds U+000A (line feed) at character 4; names may hold no control character, line break or invisible formatting character (bidirectional controls among them)"
+            "s.csv:2:1: name: holds U+000A (line feed) at character 4; names may hold no control character, line break or invisible character (bidirectional controls among them)"
         ),
         (
             "Lab\t1", "",
-            "s.csv:2:1: name: holds U+0009 (tab) at character 4; names may hold no control character, line break or invisible formatting character (bidirectional controls among them)"
+            "s.csv:2:1: name: holds U+0009 (tab) at character 4; names may hold no control character, line break or invisible character (bidirectional controls among them)"
         ),
         (
             "Lab\u{2028}1", "",
-            "s.csv:2:1: name: holds U+2028 (line separator) at character 4; names may hold no control character, line break or invisible formatting character (bidirectional controls among them)"
+            "s.csv:2:1: name: holds U+2028 (line separator) at character 4; names may hold no control character, line break or invisible character (bidirectional controls among them)"
         ),
         (
             "Lab 1", "a\u{0}b",
-            "s.csv:2:48: note: holds U+0000 (NUL) at character 2; notes may hold tabs but no other control character, line break or invisible formatting character"
+            "s.csv:2:48: note: holds U+0000 (NUL) at character 2; notes may hold tabs but no other control character, line break or invisible character"
         ),
         (
             "Lab 1", "\"two\r\nlines\"",
-            "s.csv:2:48: note: holds U+000D (carriage return) at character 4; notes may hold tabs but no other control character, line break or invisible formatting character"
+            "s.csv:2:48: note: holds U+000D (carriage return) at character 4; notes may hold tabs but no other control character, line break or invisible character"
         ),
         (
             "Lab 1", "a\u{85}b",
-            "s.csv:2:48: note: holds U+0085 (next line) at character 2; notes may hold tabs but no other control character, line break or invisible formatting character"
+            "s.csv:2:48: note: holds U+0085 (next line) at character 2; notes may hold tabs but no other control character, line break or invisible character"
         ),
     ])
     func controlCharactersInNamesAndNotesAreRefused(name: String, note: String, problem: String) {
@@ -256,7 +256,7 @@ struct StationListTextTests {
         let text = #"[{"name": "Lab\u0000 1", "uuid": "\#(Self.uuid)", "major": 1, "minor": 1}]"#
         #expect(
             Self.problems(Array(text.utf8), file: "s.json") == [
-                "s.json:1:11: [0].name: holds U+0000 (NUL) at character 4; names may hold no control character, line break or invisible formatting character (bidirectional controls among them)"
+                "s.json:1:11: [0].name: holds U+0000 (NUL) at character 4; names may hold no control character, line break or invisible character (bidirectional controls among them)"
             ])
     }
 
@@ -354,7 +354,7 @@ struct UntrustedStationTextTests {
         ("left\u{202E}thgir", "U+202E (right-to-left override) at character 5"),
         ("iso\u{2066}late\u{2069}", "U+2066 (left-to-right isolate)"),
         ("zero\u{200B}width", "U+200B (zero-width space)"),
-        ("soft\u{00AD}hyphen", "U+00AD (an invisible formatting character)"),
+        ("soft\u{00AD}hyphen", "U+00AD (soft hyphen)"),
         ("bom\u{FEFF}inside", "U+FEFF (zero-width no-break space)"),
         ("next\u{0085}line", "U+0085 (next line)"),
         (" padded", "begins or ends with a space"),

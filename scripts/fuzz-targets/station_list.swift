@@ -5,7 +5,8 @@
 // (untrusted text): every accepted name and note holds nothing that would not show, no name
 // begins or ends with a space or begins like a formula, and every encoder keeps its promise on
 // it: the CSV cell never begins with a formula character and reads back whole, the terminal's
-// escaping leaves no control or format character, the JSON string parses back equal.
+// escaping and the JSON writer leave no invisible character but joiners between visible ones,
+// the JSON string parses back equal. Names and notes are of bounded length.
 
 import StructuredText
 
@@ -42,18 +43,51 @@ public func stationListFuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
     return 0
 }
 
-/// Whether `scalar` would not show: a control, a line or paragraph separator, a format character.
+/// Whether `scalar` would not show: a control, a line or paragraph separator, a format
+/// character, a default-ignorable, private-use or non-character, the braille blank. (Written
+/// here apart from `HiddenCharacters`, so that the two can disagree and be caught.)
 func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
-    let category = scalar.properties.generalCategory
+    let properties = scalar.properties
+    let category = properties.generalCategory
     return category == .control || category == .format || category == .lineSeparator
-        || category == .paragraphSeparator
+        || category == .paragraphSeparator || category == .privateUse || properties.isNoncharacterCodePoint
+        || properties.isDefaultIgnorableCodePoint || scalar.value == 0x2800
+}
+
+/// Whether `scalar` is a joiner or variation selector, allowed beside visible characters.
+func isJoinerOrSelector(_ scalar: Unicode.Scalar) -> Bool {
+    let value = scalar.value
+    return value == 0x200C || value == 0x200D || (0xFE00...0xFE0F).contains(value)
+        || (0xE0100...0xE01EF).contains(value) || (0x180B...0x180D).contains(value) || value == 0x180F
+}
+
+/// The invisible characters of `text` that may not stand where they stand: all but joiners and
+/// selectors, and those too when first, or a joiner when last, or either beside a space or an
+/// invisible character other than a selector.
+func misplacedInvisible(_ text: String, allowingTab: Bool) -> Bool {
+    let scalars = Array(text.unicodeScalars)
+    for (index, scalar) in scalars.enumerated() where isInvisible(scalar) && !(allowingTab && scalar == "\t") {
+        guard isJoinerOrSelector(scalar), index > 0 else { return true }
+        let before = scalars[index - 1]
+        if before.properties.isWhitespace || (isInvisible(before) && !isJoinerOrSelector(before)) { return true }
+        if before.value == 0x200C || before.value == 0x200D { return true }
+        if scalar.value == 0x200C || scalar.value == 0x200D {
+            guard index + 1 < scalars.count else { return true }
+            let after = scalars[index + 1]
+            if after.properties.isWhitespace || isInvisible(after) { return true }
+        }
+    }
+    return false
 }
 
 /// The input policy and the encoders' promises, on one accepted name or note.
 func checkUntrusted(_ text: String, isName: Bool) {
     precondition(
-        !text.unicodeScalars.contains { isInvisible($0) && !(!isName && $0 == "\t") },
+        !misplacedInvisible(text, allowingTab: !isName),
         "a character that would not show accepted: \(text.debugDescription)")
+    precondition(
+        isName ? text.count <= 100 && text.utf8.count <= 400 : text.count <= 1000 && text.utf8.count <= 4000,
+        "a text too long accepted")
     if isName {
         precondition(text.first?.isWhitespace != true && text.last?.isWhitespace != true, "a padded name accepted")
         precondition(!(text.first.map { "=+-@".contains($0) } ?? false), "a formula-like name accepted")
@@ -63,8 +97,9 @@ func checkUntrusted(_ text: String, isName: Bool) {
     if let row = try? CSVTable.parse(Array((cell + "\n").utf8), file: "cell"), let field = row.first?.first {
         precondition(field.text == text || field.text == "'" + text, "a CSV cell that does not read back")
     }
-    precondition(!VisibleText.escaped(text).unicodeScalars.contains(where: isInvisible), "the terminal escaping leaks")
+    precondition(!misplacedInvisible(VisibleText.escaped(text), allowingTab: false), "the terminal escaping leaks")
     let json = JSONValue.string(text).compact()
+    precondition(!misplacedInvisible(json, allowingTab: false), "the JSON writer leaks")
     guard let node = try? JSONParser.parse(Array(json.utf8), file: "json"), case .string(let back) = node.value else {
         preconditionFailure("a JSON string that does not parse: \(json)")
     }
