@@ -18,11 +18,11 @@ let package = Package(
     targets: [
         .target(name: "HexText", swiftSettings: strictSettings),
         .target(name: "IntelHex", dependencies: ["HexText"], swiftSettings: strictSettings),
-        .target(name: "BeaconPayload", dependencies: ["HexText"], swiftSettings: strictSettings),
+        .target(name: "BeaconPayload", dependencies: ["HexText", "StructuredText"], swiftSettings: strictSettings),
         .target(name: "StructuredText", swiftSettings: strictSettings),
         // <sys/xattr.h> for Storage (the Glibc module does not export it).
         .target(name: "CFileAttributes"),
-        .target(name: "Storage", dependencies: ["CFileAttributes"], swiftSettings: strictSettings),
+        .target(name: "Storage", dependencies: ["CFileAttributes", "StructuredText"], swiftSettings: strictSettings),
         // Leaf data: checksums, and the chip and board facts every layer reads.
         // SHA-256 with the x86 SHA extensions when the processor has them (C: intrinsics).
         .target(name: "CSHA256"),
@@ -40,7 +40,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
-            name: "CCDebugger", dependencies: ["IntelHex", "BoardSupport", "Checksums", "HexText"],
+            name: "CCDebugger", dependencies: ["IntelHex", "BoardSupport", "Checksums", "HexText", "StructuredText"],
             swiftSettings: strictSettings),
         .target(
             name: "CCDebuggerEmulator", dependencies: ["CCDebugger", "BoardSupport"], swiftSettings: strictSettings),

@@ -1,3 +1,5 @@
+import StructuredText
+
 #if canImport(FoundationEssentials)
     public import FoundationEssentials
 #else
@@ -30,7 +32,9 @@ public struct IdentityError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     /// `major: '70000' is out of range; allowed: 0…65535, or 0x0000…0xFFFF`.
-    public var description: String { "\(field.rawValue): '\(input)' \(problem); allowed: \(allowed)" }
+    public var description: String {
+        "\(field.rawValue): '\(VisibleText.excerpt(input))' \(problem); allowed: \(allowed)"
+    }
 }
 
 /// Parsers for the identity spellings in design.md. Surrounding spaces and tabs are ignored, so
@@ -135,7 +139,8 @@ public enum IdentityParser {
             for character in digits {
                 guard let nibble = nibble(character) else {
                     throw IdentityError(
-                        field: field, input: text, problem: "contains '\(character)', which is not a hex digit",
+                        field: field, input: text,
+                        problem: "contains '\(visible: String(character))', which is not a hex digit",
                         allowed: allowed)
                 }
                 value = value << 4 | Int(nibble)
@@ -153,7 +158,8 @@ public enum IdentityParser {
             guard character.isASCII, let digit = character.wholeNumberValue else {
                 throw IdentityError(
                     field: field, input: text,
-                    problem: "is not a number ('\(character)' is not a decimal digit; hex needs a 0x prefix)",
+                    problem:
+                        "is not a number ('\(visible: String(character))' is not a decimal digit; hex needs a 0x prefix)",
                     allowed: allowed)
             }
             value = value * 10 + digit
@@ -183,7 +189,8 @@ public enum IdentityParser {
             guard let value = nibble(character) else {
                 throw IdentityError(
                     field: field, input: text,
-                    problem: "contains '\(character)' at position \(leading + offset + 1), which is not a hex digit",
+                    problem:
+                        "contains '\(visible: String(character))' at position \(leading + offset + 1), which is not a hex digit",
                     allowed: allowed)
             }
             nibbles.append(value)

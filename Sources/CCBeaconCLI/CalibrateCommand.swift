@@ -68,7 +68,8 @@ enum CalibrateCommand {
             guard let name else { throw .usage("--write needs --station NAME, the station calibrated") }
             guard listPath != nil || ledgerPath != nil else {
                 throw .usage(
-                    "--write needs --list FILE (its power column) or --ledger FILE (a calibration row) for '\(name)'")
+                    "--write needs --list FILE (its power column) or --ledger FILE (a calibration row) for '\(visible: name)'"
+                )
             }
         }
         if name == nil, command.isGiven(stations) || command.isGiven(ledger) || command.isGiven(list) {
@@ -115,8 +116,9 @@ enum CalibrateCommand {
         }
         let dropped = (calibration.sampleCount - calibration.usedCount) / 2
         console.output(
-            "measured power \(calibration.measuredPower) dBm from \(calibration.sampleCount) samples of \(source) (the lowest and highest \(dropped) left out; \(calibration.usedCount) averaged, \(calibration.spread.lowerBound)…\(calibration.spread.upperBound) dBm, mean \(meanText(calibration.mean)))\n"
-                + written.map { "recorded: \($0)\n" }.joined())
+            lines: [
+                "measured power \(calibration.measuredPower) dBm from \(calibration.sampleCount) samples of \(source) (the lowest and highest \(dropped) left out; \(calibration.usedCount) averaged, \(calibration.spread.lowerBound)…\(calibration.spread.upperBound) dBm, mean \(meanText(calibration.mean)))"
+            ] + written.map { "recorded: \($0)" })
     }
 
     /// The advertiser address the capture is filtered to: `--address`, or the station's in the
@@ -147,7 +149,7 @@ enum CalibrateCommand {
             throw .usage(
                 looked.isEmpty
                     ? "--from with --station needs --stations, --ledger or --list to find its address, or give --address"
-                    : "no advertiser address of '\(name)' in \(looked.joined(separator: " or ")); give --address XX:XX:XX:XX:XX:XX"
+                    : "no advertiser address of '\(visible: name)' in \(looked.joined(separator: " or ")); give --address XX:XX:XX:XX:XX:XX"
             )
         }
         return bytes
@@ -167,7 +169,9 @@ enum CalibrateCommand {
             do {
                 edited = try ListPowerEdit.settingPower(
                     calibration.measuredPower, of: station, inCSV: original, file: listPath)
-            } catch { throw .data(error.description, hint: "give the CSV station list that holds '\(station)'") }
+            } catch {
+                throw .data(error.description, hint: "give the CSV station list that holds '\(visible: station)'")
+            }
             // The new list must read as the old one with this one power changed, or nothing is written.
             let after = try? StationListReader.read(edited.bytes, file: listPath)
             let expected = before.map { old -> Station in
@@ -182,7 +186,7 @@ enum CalibrateCommand {
             else {
                 throw CommandFailure(
                     .failure,
-                    "\(listPath): setting the power of '\(station)' would change more than that; nothing was written",
+                    "\(listPath): setting the power of '\(visible: station)' would change more than that; nothing was written",
                     hint: "set the power column by hand")
             }
             if edited.bytes == original {
@@ -223,7 +227,7 @@ enum CalibrateCommand {
                     hint: "check the station's name ('ccbeacon ledger show')")
             }
             written.append(
-                "\(ledgerPath): calibration of '\(station)', \(calibration.measuredPower) dBm from \(calibration.sampleCount) samples"
+                "\(ledgerPath): calibration of '\(visible: station)', \(calibration.measuredPower) dBm from \(calibration.sampleCount) samples"
             )
         }
         if let listEdit {
@@ -242,7 +246,7 @@ enum CalibrateCommand {
                 : listEdit.edited.addedColumn
                     ? "power column added, \(calibration.measuredPower) dBm"
                     : "power \(listEdit.edited.previous.map { $0.isEmpty ? "(empty)" : $0 } ?? "") → \(calibration.measuredPower) dBm"
-            written.append("\(listEdit.path):\(listEdit.edited.line): '\(station)', \(change)")
+            written.append("\(listEdit.path):\(listEdit.edited.line): '\(visible: station)', \(change)")
         }
         return written
     }
@@ -280,7 +284,7 @@ enum CalibrateCommand {
             let text = CSVTable.trimmed(cell.text)
             guard let value = Int(text), (-127...20).contains(value) else {
                 throw .data(
-                    "\(file):\(cell.line):\(cell.column): '\(text)' is not an RSSI; give a whole number of dBm, -127…20"
+                    "\(file):\(cell.line):\(cell.column): '\(visible: text)' is not an RSSI; give a whole number of dBm, -127…20"
                 )
             }
             return value

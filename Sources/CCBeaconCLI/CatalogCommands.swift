@@ -60,7 +60,8 @@ enum TemplatesCommand {
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let locations = try DataLocations.find(templatesOption: try command.value(templates))
         if let folder = Files.environment("CCBEACON_TEMPLATES"), !Files.isDirectory(folder) {
-            console.diagnostics("note: CCBEACON_TEMPLATES is '\(folder)', which is not a folder; it is not searched\n")
+            console.diagnostics(
+                "note: CCBEACON_TEMPLATES is '\(visible: folder)', which is not a folder; it is not searched\n")
         }
         let catalog = try locations.loadBoards()
         var rows: [[String]] = []
@@ -137,7 +138,7 @@ enum TemplateImportCommand {
     static let name = Option<String>("--name", value: "NAME", help: "template name (letters, digits, - _ .)") {
         text throws(CommandFailure) in
         guard TemplateManifest.isSafeName(text) else {
-            throw .usage("--name '\(text)' must be letters, digits, '-', '_' or '.', not starting with '.'")
+            throw .usage("--name '\(visible: text)' must be letters, digits, '-', '_' or '.', not starting with '.'")
         }
         return text
     }.required
@@ -157,7 +158,8 @@ enum TemplateImportCommand {
         let chipName = try command.value(chip) ?? "CC2541F256"
         guard let chip = catalog.chip(named: chipName) else {
             throw .usage(
-                "--chip '\(chipName)' is unknown; the chips are \(catalog.chips.map(\.name).joined(separator: ", "))")
+                "--chip '\(visible: chipName)' is unknown; the chips are \(catalog.chips.map(\.name).joined(separator: ", "))"
+            )
         }
         let address = try command.value(address)
         let loaded = try CommandSupport.loadImage(imagePath, base: try command.value(Options.base))
@@ -192,7 +194,7 @@ enum TemplateImportCommand {
         try FileAccess.writeAtomically(imageText, to: imageOutput)
         try FileAccess.writeAtomically(Array((manifest.json().rendered() + "\n").utf8), to: manifestPath)
         var lines = [
-            "template '\(name)' written to \(directory)/",
+            "template '\(visible: name)' written to \(directory)/",
             "  payload: \(chosen.summary) at \(CommandSupport.hexAddress(chosen.address))",
         ]
         if let oad = manifest.oad {
@@ -203,7 +205,7 @@ enum TemplateImportCommand {
         lines.append(
             "  generate a station: ccbeacon generate --template \(directory) --uuid … --major … --minor … -o station.hex"
         )
-        console.output(lines.joined(separator: "\n") + "\n")
+        console.output(lines: lines)
     }
 }
 
@@ -216,7 +218,7 @@ extension TemplateImportCommand {
         throws(CommandFailure)
     {
         if Files.exists(directory), !Files.isDirectory(directory) {
-            throw .usage("-o '\(directory)' is not a folder; name the template folder to create")
+            throw .usage("-o '\(visible: directory)' is not a folder; name the template folder to create")
         }
         try CommandSupport.checkOutputs(
             outputs, against: [CommandSupport.Input(role: "the image being imported", path: imagePath)],
@@ -224,19 +226,21 @@ extension TemplateImportCommand {
         guard !force else { return }
         let hint = "choose another -o DIR, or add --force to replace it"
         if Files.isFile(Files.join(directory, "template.json")) {
-            throw CommandFailure(.failure, "'\(directory)' already holds a template", hint: hint)
+            throw CommandFailure(.failure, "'\(visible: directory)' already holds a template", hint: hint)
         }
         if let existing = outputs.first(where: Files.exists) {
             throw CommandFailure(
-                .failure, "'\(directory)' already holds \(Files.lastComponent(existing))", hint: hint)
+                .failure, "'\(visible: directory)' already holds \(Files.lastComponent(existing))", hint: hint)
         }
     }
 }
 
 /// Fixed-width text tables.
+/// A table of text for people: every cell made visible whole (`VisibleText.escaped`) before the
+/// columns are measured, so a cell holding a line break or an escape sequence stays in its cell.
 enum Table {
     static func render(header: [String], rows: [[String]]) -> String {
-        let all = [header] + rows
+        let all = ([header] + rows).map { $0.map(VisibleText.escaped) }
         let widths = (0..<header.count).map { column in all.map { $0[column].count }.max() ?? 0 }
         return all.map { row in
             zip(row, widths).enumerated().map { index, cell in

@@ -112,16 +112,13 @@ enum InspectCommand {
         }
         if let (template, report) = templateReport {
             lines.append(
-                "template '\(template.manifest.name)': payload at \(CommandSupport.hexAddress(report.address)) is "
+                "template '\(visible: template.manifest.name)': payload at \(CommandSupport.hexAddress(report.address)) is "
                     + (report.found.map { "iBeacon \($0)" } ?? "not an iBeacon"))
             lines += template.describe(template.foundSettings(in: memory)).map { "  \($0)" }
             if let power { lines.append("  \(power.line)") }
-            lines.append(
-                report.passed
-                    ? "  the rest of the image equals the template"
-                    : report.problems.map { "  \($0)" }.joined(separator: "\n"))
+            lines += report.passed ? ["  the rest of the image equals the template"] : report.problems.map { "  \($0)" }
         }
-        console.output(lines.joined(separator: "\n") + "\n")
+        console.output(lines: lines)
     }
 
     /// The settings fields' values for machines: address, interval (ticks, clock, microseconds)

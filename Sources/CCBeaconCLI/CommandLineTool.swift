@@ -77,7 +77,7 @@ public enum CommandLineTool {
 
     static func execute(_ command: ParsedCommand, console: Console, hardware: Hardware) throws(CommandFailure) {
         guard let entry = registry.first(where: { $0.spec.name == command.command }) else {
-            throw .usage("unknown command '\(command.command)'")
+            throw .usage("unknown command '\(visible: command.command)'")
         }
         try entry.run(command, console, hardware)
     }

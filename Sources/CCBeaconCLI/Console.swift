@@ -66,6 +66,14 @@ public struct Console: Sendable {
     /// kept, every other hidden character made visible (`VisibleText.escapedLines`), wherever it goes.
     public func output(_ text: String) { writeOutput(VisibleText.escapedLines(text)) }
 
+    /// Writes `lines` to standard output, each one line whatever it holds: escaped whole
+    /// (`VisibleText.escaped`, a line break inside a value becoming `\x0a`), then ended. For
+    /// lines that quote what a ledger or a device says.
+    public func output(lines: [String]) { writeOutput(lines.map { VisibleText.escaped($0) + "\n" }.joined()) }
+
+    /// Writes `line` to standard error as one line whatever it holds (see `output(lines:)`).
+    public func diagnostics(line: String) { writeDiagnostics(VisibleText.escaped(line) + "\n") }
+
     /// Writes a document to standard output (CSV, JSON, HEX, C, a script): as it is into a file
     /// or a pipe, whose reader wants the data whole; made visible on a terminal
     /// (`VisibleText.escapedDocument`), where a control character would act instead of show.

@@ -254,7 +254,7 @@ enum InfoCommand {
                 "secondary address: \(secondary.map { HexText.colonSeparated($0) } ?? "none (erased)")",
             ]
         }
-        console.output(lines.joined(separator: "\n") + "\n")
+        console.output(lines: lines)
     }
 }
 
@@ -313,7 +313,7 @@ enum FlashCommand {
     static let verify = Option<VerifyMode>("--verify", value: "crc|read|none", help: "crc (default), read or none") {
         text throws(CommandFailure) in
         guard let mode = VerifyMode(rawValue: text) else {
-            throw .usage("--verify '\(text)' must be crc, read or none")
+            throw .usage("--verify '\(visible: text)' must be crc, read or none")
         }
         return mode
     }
@@ -323,7 +323,8 @@ enum FlashCommand {
         let bytes = try Values.deviceAddress(text, option: "--mac")
         // All FF is what an erased page reads (no address); all 00 names no chip either.
         guard bytes.contains(where: { $0 != 0 }), bytes.contains(where: { $0 != 0xFF }) else {
-            throw .usage("--mac '\(text)' cannot tell a chip apart: all 00 and all FF (an erased page) are refused")
+            throw .usage(
+                "--mac '\(visible: text)' cannot tell a chip apart: all 00 and all FF (an erased page) are refused")
         }
         return bytes
     }
@@ -399,7 +400,7 @@ enum FlashCommand {
         let identityNote: String
         switch identitySource {
         case .template(let name):
-            identityNote = "identity bytes \(result.report.readBackText) read back (template '\(name)')"
+            identityNote = "identity bytes \(result.report.readBackText) read back (template '\(visible: name)')"
         case .scanned:
             identityNote = "identity bytes \(result.report.readBackText) read back (found by scanning the image)"
         case .none:
@@ -417,7 +418,7 @@ enum FlashCommand {
         if command.isSet(lockDebug) {
             lines.append("debug interface locked (only a chip erase unlocks it)")
         }
-        console.output(lines.joined(separator: "\n") + "\n")
+        console.output(lines: lines)
     }
 }
 

@@ -81,7 +81,8 @@ enum EncodeCommand {
     ) { text throws(CommandFailure) in
         guard let type = BeaconType(rawValue: text) else {
             throw .usage(
-                "--type '\(text)' is not a beacon type; use ibeacon, altbeacon, eddystone-uid or eddystone-url")
+                "--type '\(visible: text)' is not a beacon type; use ibeacon, altbeacon, eddystone-uid or eddystone-url"
+            )
         }
         return type
     }
@@ -120,7 +121,7 @@ enum EncodeCommand {
     static let format = Option<Format>("--format", value: "hex|c|json|air", help: "hex (default), c, json or air") {
         text throws(CommandFailure) in
         guard let format = Format(rawValue: text) else {
-            throw .usage("--format '\(text)' is not a format; use hex, c, json or air")
+            throw .usage("--format '\(visible: text)' is not a format; use hex, c, json or air")
         }
         return format
     }
@@ -132,7 +133,7 @@ enum EncodeCommand {
     static let channel = Option<Int>("--channel", value: "37|38|39", help: "advertising channel (--format air)") {
         text throws(CommandFailure) in
         guard let channel = Int(text), AdvertisingAirPacket.channels.contains(channel) else {
-            throw .usage("--channel '\(text)' is not an advertising channel; use 37, 38 or 39")
+            throw .usage("--channel '\(visible: text)' is not an advertising channel; use 37, 38 or 39")
         }
         return channel
     }

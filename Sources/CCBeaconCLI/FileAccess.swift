@@ -10,7 +10,8 @@ enum ImageFormat: String {
         case "hex", "ihx", "ihex": return .hex
         case "bin": return .bin
         default:
-            throw .usage("cannot tell the format of \(role) '\(path)' from its extension; use .hex (Intel HEX) or .bin")
+            throw .usage(
+                "cannot tell the format of \(role) '\(visible: path)' from its extension; use .hex (Intel HEX) or .bin")
         }
     }
 }
@@ -22,11 +23,12 @@ enum FileAccess {
             return try Files.read(path)
         } catch {
             if error.isNotRegularFile {
-                throw .usage("cannot read '\(path)': \(error.reason); give the path of a file")
+                throw .usage("cannot read '\(visible: path)': \(error.reason); give the path of a file")
             }
             if error.isTooLarge {
                 throw .usage(
-                    "cannot read '\(path)': \(error.reason); give the path of a firmware image or station list")
+                    "cannot read '\(visible: path)': \(error.reason); give the path of a firmware image or station list"
+                )
             }
             if error.isOutOfMemory {
                 throw CommandFailure(
@@ -34,7 +36,7 @@ enum FileAccess {
                 )
             }
             throw CommandFailure(
-                .failure, error.isMissing ? "cannot read '\(path)': no such file" : error.description,
+                .failure, error.isMissing ? "cannot read '\(visible: path)': no such file" : error.description,
                 hint: error.isMissing ? "check the path" : "check that it is a readable file")
         }
     }

@@ -361,7 +361,7 @@ final class HookRunner: Sendable {
             }
         }
         let lastLine = String(decoding: output, as: UTF8.self).split(whereSeparator: \.isNewline)
-            .last { !$0.allSatisfy(\.isWhitespace) }.map { VisibleText.escaped(String($0.prefix(300))) }
+            .last { !$0.allSatisfy(\.isWhitespace) }.map { String($0.prefix(300)) }
         if timedOut {
             return Outcome(
                 status: "timed out after \(ProvisioningRun.seconds(timeout)) s", exitedZero: false, lastLine: lastLine)

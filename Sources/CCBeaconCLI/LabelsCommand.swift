@@ -164,7 +164,7 @@ enum LabelsCommand {
         let bare = labels.filter { $0.address == nil }.count
         if bare > 0 {
             notes.append(
-                "template '\(template.manifest.name)' has no advertiser-address field: \(bare) label\(bare == 1 ? "" : "s") without an address (the list gives none for \(bare == 1 ? "it" : "them"))"
+                "template '\(visible: template.manifest.name)' has no advertiser-address field: \(bare) label\(bare == 1 ? "" : "s") without an address (the list gives none for \(bare == 1 ? "it" : "them"))"
             )
         }
         return Source(
@@ -209,8 +209,10 @@ enum LabelsCommand {
             if let recorded {
                 do { address = try RandomStaticAddress(parsing: recorded) } catch {
                     throw .data(
-                        "\(shown): station '\(station.name)' has the advertiser address '\(recorded)' recorded, which is not one: \(error)",
-                        hint: "check the ledger with 'ccbeacon ledger check'; no label was written")
+                        "\(shown): station '\(visible: station.name)' has the advertiser address '\(visible: recorded)' recorded, which is not one: \(error)",
+                        hint:
+                            "ccbeacon never records such a value: another program or a hand edit wrote it; correct that row (sqlite3, psql) or label from the station list; no label was written"
+                    )
                 }
             }
             labels.append(StationLabel(name: station.name, identity: station.identity, address: address))

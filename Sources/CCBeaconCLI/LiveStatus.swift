@@ -188,7 +188,7 @@ final class LiveStatus: Sendable {
             var line =
                 row.debugger.padding(toLength: nameWidth) + "  " + row.port.padding(toLength: portWidth) + "  "
                 + row.state
-            if let station = row.station { line += "  '\(station)'" }
+            if let station = row.station { line += "  '\(visible: station)'" }
             if let chip = row.chip { line += " \(chip)" }
             return line
         }
@@ -226,6 +226,8 @@ final class LiveStatus: Sendable {
         case .nonspacingMark, .enclosingMark, .format: return 0
         default: break
         }
+        // Emoji shown as emoji by default (✅, 🚀, 🫠) take two columns wherever they stand.
+        if scalar.properties.isEmojiPresentation { return 2 }
         let value = scalar.value
         let wide: [ClosedRange<UInt32>] = [
             0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF,

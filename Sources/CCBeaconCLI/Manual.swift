@@ -483,7 +483,7 @@ enum CompletionsCommand {
         case "bash": console.data(Manual.bash())
         case "zsh": console.data(Manual.zsh())
         case "fish": console.data(Manual.fish())
-        case let other: throw .usage("no completion for '\(other)'; give bash, zsh or fish")
+        case let other: throw .usage("no completion for '\(visible: other)'; give bash, zsh or fish")
         }
     }
 }

@@ -56,7 +56,8 @@ enum LedgerMigrateCommand {
             problems = server.check()
         } else {
             guard Files.isFile(source) else {
-                throw CommandFailure(.failure, "no ledger at '\(source)'", hint: "give --from the ledger file to copy")
+                throw CommandFailure(
+                    .failure, "no ledger at '\(visible: source)'", hint: "give --from the ledger file to copy")
             }
             let (runLock, lockedPath) = try ProvisionCommand.lockForOneRun(source)
             lock = runLock

@@ -105,7 +105,7 @@ enum Options {
         "--tx-power", value: "DBM", help: "radio output power, one of the chip's steps (0, -2 … -20, -23)"
     ) { text throws(CommandFailure) in
         guard let dBm = Int(text), (-40...20).contains(dBm) else {
-            throw .usage("--tx-power '\(text)' must be a whole number of dBm, e.g. 0 or -6")
+            throw .usage("--tx-power '\(visible: text)' must be a whole number of dBm, e.g. 0 or -6")
         }
         return dBm
     }

@@ -71,7 +71,7 @@ func openLedger(
             access == .readWrite
             ? "a writable ccbeacon ledger in a writable folder"
             : "readable (a ledger with a -wal file beside it also needs its -shm file, or a folder where SQLite may create one)"
-        throw CommandFailure(.failure, error.description, hint: "check that '\(path)' is \(need)")
+        throw CommandFailure(.failure, error.description, hint: "check that '\(visible: path)' is \(need)")
     }
 }
 
@@ -100,7 +100,7 @@ func serverHint(_ problem: LedgerFileProblem) -> String {
         return "do not provision with it: run 'ccbeacon ledger check --ledger URL' for the full report"
     case .benchRunning(let bench):
         return
-            "give this bench its own name with --bench NAME (the host name is the default), or stop the other run of '\(bench)' first"
+            "give this bench its own name with --bench NAME (the host name is the default), or stop the other run of '\(visible: bench)' first"
     case .otherList:
         return
             "start every bench of a pool with the list the pool was registered with; another list needs a database of its own"
@@ -129,7 +129,7 @@ func ledgerHint(_ problem: LedgerFileProblem, path: String) -> String {
             "do not provision with it: run 'ccbeacon ledger check --ledger \(path)' for the full report, and restore the ledger from a backup"
     case .benchRunning(let bench):
         return
-            "give this bench its own name with --bench NAME (the host name is the default), or stop the other run of '\(bench)' first"
+            "give this bench its own name with --bench NAME (the host name is the default), or stop the other run of '\(visible: bench)' first"
     case .otherList:
         return "start every bench of a pool with the same list; another list needs a ledger of its own"
     }
@@ -344,7 +344,7 @@ enum ProvisionCommand {
         if let warning = CommandSupport.powerWarning(farPower) { console.diagnostics(warning + "\n") }
         if options.secondaryAddresses, template.manifest.field(.advertiserAddress) != nil {
             throw .usage(
-                "template '\(template.manifest.name)' advertises with the address in its own advertiser-address field, so it would never use the chip's secondary address: leave out --address-mode secondary (each station's address goes into the template's field)"
+                "template '\(visible: template.manifest.name)' advertises with the address in its own advertiser-address field, so it would never use the chip's secondary address: leave out --address-mode secondary (each station's address goes into the template's field)"
             )
         }
         options.addresses = try CommandSupport.addresses(
@@ -399,7 +399,7 @@ enum ProvisionCommand {
                 if let live {
                     if !tried.delivered || tried.notRecorded != nil { live.note(line) }
                 } else {
-                    console.diagnostics(line + "\n")
+                    console.diagnostics(line: line)
                 }
                 if tried.number > 0 { stream?.emit("hook-finished", Self.fields(tried)) }
             }
@@ -451,7 +451,7 @@ enum ProvisionCommand {
         }
         if !command.isSet(yes), console.diagnosticsIsTerminal, isatty(0) == 1 {
             try confirm(
-                "\(before.pending) station(s) pending, template '\(template.manifest.name)', ledger \(shown), debuggers \(chosen.map(\.selector).joined(separator: ", ")). Start? [y/N] ",
+                "\(before.pending) station(s) pending, template '\(visible: template.manifest.name)', ledger \(shown), debuggers \(chosen.map(\.selector).joined(separator: ", ")). Start? [y/N] ",
                 console: console)
         }
 
@@ -483,7 +483,7 @@ enum ProvisionCommand {
             if let live {
                 live.handle(event, log: line)
             } else if let line {
-                console.diagnostics(line + "\n")
+                console.diagnostics(line: line)
             }
             if let events {
                 let (name, fields) = EventStream.fields(event)
@@ -575,12 +575,13 @@ enum ProvisionCommand {
             journal.path,
             failed: { error in
                 CommandFailure(
-                    .failure, "cannot lock bench '\(bench)' for this run: \(error)",
+                    .failure, "cannot lock bench '\(visible: bench)' for this run: \(error)",
                     hint: "the bench keeps its journal beside the station list: that folder must be writable")
             },
             held: { holder in
                 CommandFailure(
-                    .failure, "another provision\(holder) is running as bench '\(bench)' here; one run per bench",
+                    .failure,
+                    "another provision\(holder) is running as bench '\(visible: bench)' here; one run per bench",
                     hint: "let it finish, or give this run its own --bench NAME")
             })
         let server: PostgresLedger
@@ -608,10 +609,10 @@ enum ProvisionCommand {
         ]
         for entry in kept {
             lines.append(
-                "  kept in the journal, not yet on the server: '\(entry.station)' on chip \(entry.chip): \(entry.outcome.rawValue)"
+                "  kept in the journal, not yet on the server: '\(visible: entry.station)' on chip \(entry.chip): \(entry.outcome.rawValue)"
             )
         }
-        console.output(lines.joined(separator: "\n") + "\n")
+        console.output(lines: lines)
         return CommandFailure(
             .failure,
             "the ledger server did not answer; \(kept.count) outcome(s) are kept in the journal \(ledger.journal.path)",
@@ -760,12 +761,12 @@ enum ProvisionCommand {
         do {
             for interrupted in try ledger.recoverInterrupted() {
                 console.diagnostics(
-                    "interrupted earlier: station '\(interrupted.station)' on chip \(interrupted.chip) (\(interrupted.debugger)); it is held until that chip is attached again\n"
+                    "interrupted earlier: station '\(visible: interrupted.station)' on chip \(interrupted.chip) (\(interrupted.debugger)); it is held until that chip is attached again\n"
                 )
             }
             if releasing {
                 for (station, chip) in try ledger.releaseHeld(in: Set(stations.map(\.name))) {
-                    console.diagnostics("released '\(station)' (was interrupted on chip \(chip))\n")
+                    console.diagnostics("released '\(visible: station)' (was interrupted on chip \(chip))\n")
                 }
             }
         } catch {
@@ -781,7 +782,8 @@ enum ProvisionCommand {
             let replay = try ledger.replay()
             for entry in replay.recorded {
                 console.diagnostics(
-                    "recorded from the journal: '\(entry.station)' on chip \(entry.chip): \(entry.outcome.rawValue)\n")
+                    "recorded from the journal: '\(visible: entry.station)' on chip \(entry.chip): \(entry.outcome.rawValue)\n"
+                )
             }
             if !replay.alreadyRecorded.isEmpty {
                 console.diagnostics(
@@ -823,13 +825,15 @@ enum ProvisionCommand {
         case let list?:
             let selectors = list.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             guard !selectors.contains("") || selectors.allSatisfy(\.isEmpty) else {
-                throw .usage("--devices '\(list)' has an empty name between commas; name each debugger once, SEL,SEL")
+                throw .usage(
+                    "--devices '\(visible: list)' has an empty name between commas; name each debugger once, SEL,SEL")
             }
             guard !selectors.allSatisfy(\.isEmpty) else {
-                throw .usage("--devices '\(list)' names no debugger; give all, or SEL,SEL")
+                throw .usage("--devices '\(visible: list)' names no debugger; give all, or SEL,SEL")
             }
             guard !selectors.contains("all") else {
-                throw .usage("--devices '\(list)': all stands alone (every attached debugger); or name each, SEL,SEL")
+                throw .usage(
+                    "--devices '\(visible: list)': all stands alone (every attached debugger); or name each, SEL,SEL")
             }
             let chosen = try selectors.map { selector throws(CommandFailure) in
                 try DeviceSupport.choose(attached, selector: selector)
@@ -936,7 +940,7 @@ enum ProvisionCommand {
             }
             if let hooks { lines.append("  " + Self.hookLine(hooks)) }
             lines.append("  stopped: \(why)")
-            console.output(lines.joined(separator: "\n") + "\n")
+            console.output(lines: lines)
         }
         if progress.left == 0, !burnAgain.isEmpty {
             throw CommandFailure(
@@ -977,7 +981,7 @@ enum ProvisionCommand {
     static func describe(_ tried: HookRunner.Try) -> String {
         if tried.number == 0 { return "hooks: \(tried.status); the hook runs stay pending in the ledger" }
         let what =
-            "hook \(tried.hook) for '\(tried.station)' (chip \(tried.chip), event \(tried.eventID), try \(tried.number))"
+            "hook \(tried.hook) for '\(visible: tried.station)' (chip \(tried.chip), event \(tried.eventID), try \(tried.number))"
         var line =
             tried.delivered
             ? "\(what): delivered"
@@ -1034,19 +1038,22 @@ enum ProvisionCommand {
         case .progress: return nil
         case .waitingForChip(let debugger): return "\(debugger): waiting for a chip — attach the next one"
         case .chipAttached(let debugger, let chip): return "\(debugger): chip \(chip) attached"
-        case .started(let debugger, let station, let chip): return "\(debugger): burning '\(station)' into \(chip)"
+        case .started(let debugger, let station, let chip):
+            return "\(debugger): burning '\(visible: station)' into \(chip)"
         case .finished(let debugger, let station, let chip, let outcome, let reason):
-            return "\(debugger): '\(station)' on \(chip): \(outcome.rawValue)" + (reason.map { " (\($0))" } ?? "")
+            return "\(debugger): '\(visible: station)' on \(chip): \(outcome.rawValue)"
+                + (reason.map { " (\($0))" } ?? "")
         case .refused(let debugger, let chip, let carries):
-            return "\(debugger): chip \(chip) already carries '\(carries)'; left alone (--reprovision to burn it again)"
+            return
+                "\(debugger): chip \(chip) already carries '\(visible: carries)'; left alone (--reprovision to burn it again)"
         case .erasedOnArrival(let debugger, let chip, let station):
             return
-                "\(debugger): chip \(chip) arrived debug-locked and carried '\(station)'; unlocking erased it, so '\(station)' is pending again"
+                "\(debugger): chip \(chip) arrived debug-locked and carried '\(visible: station)'; unlocking erased it, so '\(visible: station)' is pending again"
         case .interruptedForAnotherList(let debugger, let chip, let station):
             return
-                "\(debugger): chip \(chip) was interrupted with '\(station)', a station of another list; left alone (a run of that list checks it)"
+                "\(debugger): chip \(chip) was interrupted with '\(visible: station)', a station of another list; left alone (a run of that list checks it)"
         case .resumed(let debugger, let station, let chip, let verified):
-            return "\(debugger): chip \(chip) from an interrupted run: '\(station)' "
+            return "\(debugger): chip \(chip) from an interrupted run: '\(visible: station)' "
                 + (verified ? "confirmed" : "not on it (the chip was erased); the station is pending again")
         case .debuggerStopped(let debugger, let reason): return "\(debugger): stopped: \(reason)"
         case .setAside(let debugger, let address, let reason):
@@ -1071,10 +1078,10 @@ enum ProvisionCommand {
                 "\(debugger): chip \(chip) is recorded but could not be reset to run (\(reason)); opening the debugger again to retry"
         case .burningAgain(let debugger, let station, let chip, let burned, let calibrated):
             return
-                "\(debugger): chip \(chip) carries '\(station)' burned with \(burned) dBm; its calibration says \(calibrated) dBm: burning it again"
+                "\(debugger): chip \(chip) carries '\(visible: station)' burned with \(burned) dBm; its calibration says \(calibrated) dBm: burning it again"
         case .listening(let debugger, let station, let chip, let seconds):
             return
-                "\(debugger): '\(station)' on \(chip) burned and read back; listening on air for it (up to \(ProvisioningRun.seconds(seconds)) s)"
+                "\(debugger): '\(visible: station)' on \(chip) burned and read back; listening on air for it (up to \(ProvisioningRun.seconds(seconds)) s)"
         }
     }
 }
@@ -1204,7 +1211,7 @@ enum LedgerCommand {
         try refuseServer(path)
         guard Files.isFile(path) else {
             throw CommandFailure(
-                .failure, "no ledger at '\(path)'",
+                .failure, "no ledger at '\(visible: path)'",
                 hint: "give --ledger FILE (provision writes it beside the station list)")
         }
         return try openLedger(path, access: access)
@@ -1335,7 +1342,7 @@ enum LedgerCommand {
         let header = ["STATION", "MAJOR/MINOR", "ATTEMPTS"] + (benches.names.isEmpty ? [] : ["BENCH"]) + ["STATE"]
         // Every cell from the ledger shown as text, whatever an old or hand-edited ledger holds.
         console.output(
-            Table.render(header: header, rows: rows.map { $0.map(VisibleText.escaped) })
+            Table.render(header: header, rows: rows)
                 + "\(done) of \(states.count) done\n" + benches.summary(states) + Self.pendingHookLines(pendingHooks))
     }
 
@@ -1346,8 +1353,9 @@ enum LedgerCommand {
             let kinds = Dictionary(grouping: runs, by: \.hook).sorted { $0.key.rawValue < $1.key.rawValue }
                 .map { "\($0.value.count) on-\($0.key.rawValue)" }.joined(separator: ", ")
             let tried = runs.filter { $0.tries > 0 }
-            return "hook runs pending for bench \(bench): \(kinds)"
-                + (tried.isEmpty ? "" : "; \(tried.count) tried and failed (last: \(tried.last?.lastStatus ?? "?"))")
+            return "hook runs pending for bench \(visible: bench): \(kinds)"
+                + (tried.isEmpty
+                    ? "" : "; \(tried.count) tried and failed (last: \(visible: tried.last?.lastStatus ?? "?"))")
                 + "; its next provision with the hook runs them first\n"
         }.joined()
     }
@@ -1391,7 +1399,7 @@ enum LedgerCommand {
                     }
                 }
                 return
-                    "bench \(bench): \(done) done, \(held) held, \(burning) burning, \(failed[bench, default: 0]) failed attempt(s)\n"
+                    "bench \(visible: bench): \(done) done, \(held) held, \(burning) burning, \(failed[bench, default: 0]) failed attempt(s)\n"
             }.joined()
         }
     }

@@ -258,7 +258,7 @@ enum ScanCommand {
                 guard !result.contains(where: { $0.identity == identity }) else {
                     throw DataFileError(
                         file: file, line: node.line, column: node.column, keyPath: "stations[\(index)]",
-                        message: "the identity of '\(name)' is listed twice; a record holds each station once")
+                        message: "the identity of '\(visible: name)' is listed twice; a record holds each station once")
                 }
                 result.append(
                     ExpectedStation(
@@ -332,7 +332,7 @@ enum ScanCommand {
                 "also heard \(match.others.count) other beacon(s): \(formats.joined(separator: ", ")) (--json lists them)"
             )
         }
-        return lines.joined(separator: "\n") + "\n"
+        return lines.map(VisibleText.escaped).joined(separator: "\n") + "\n"
     }
 
     /// The JSON report; `heardAny` false: nothing of the asked-for UUID was heard (not good).

@@ -52,7 +52,7 @@ enum GenerateCommand {
             [output] + (bin.map { [$0] } ?? []), against: CommandSupport.inputs(of: template))
         try FileAccess.writeAtomically(station.file.text, to: output)
         var lines = [
-            "wrote \(output): iBeacon \(identity) at \(CommandSupport.hexAddress(station.payloadAddress)), template '\(template.manifest.name)', rewrote line\(station.rewrittenLines.count == 1 ? "" : "s") \(station.rewrittenLines.map(String.init).joined(separator: ", "))"
+            "wrote \(output): iBeacon \(identity) at \(CommandSupport.hexAddress(station.payloadAddress)), template '\(visible: template.manifest.name)', rewrote line\(station.rewrittenLines.count == 1 ? "" : "s") \(station.rewrittenLines.map(String.init).joined(separator: ", "))"
         ]
         lines += template.describe(station.settings)
         lines.append("measured power \(power.explanation)")
@@ -65,7 +65,7 @@ enum GenerateCommand {
         if template.oadHeader != nil {
             lines.append("OAD header CRC recomputed; the boot manager will accept the image")
         }
-        console.output(lines.joined(separator: "\n") + "\n")
+        console.output(lines: lines)
         if power.origin == .explicit, power.isFarFromExpected {
             console.diagnostics(
                 "warning: --power \(power.dBm) dBm is \(abs(Int(power.dBm) - Int(power.expected))) dB from the \(power.expected) dBm expected at this TX power (\(power.reference.source)); phones estimate distance from it — keep it only if it was measured at 1 m\n"
@@ -146,7 +146,7 @@ enum BatchCommand {
         _ = try CommandSupport.addresses(
             stations, template: template, listPath: listPath, consequence: "nothing was written")
         if Files.exists(directory), !Files.isDirectory(directory) {
-            throw .usage("-o '\(directory)' is not a folder")
+            throw .usage("-o '\(visible: directory)' is not a folder")
         }
         let writeBinary = command.isSet(bin)
         var outputs = [BatchGenerator.manifestName, BatchGenerator.incompleteMarkerName, FolderLock.fileName]
@@ -193,12 +193,12 @@ enum BatchCommand {
             )
         }
         var lines = [
-            "\(stations.count) station\(stations.count == 1 ? "" : "s") from template '\(template.manifest.name)' in \(directory)/: "
+            "\(stations.count) station\(stations.count == 1 ? "" : "s") from template '\(visible: template.manifest.name)' in \(directory)/: "
                 + "\(summary.count(.written)) written, \(summary.count(.replaced)) replaced, \(summary.count(.unchanged)) unchanged; record in \(directory)/\(BatchGenerator.manifestName)"
         ]
         if let previous = summary.previousTemplate {
             lines.append(
-                "note: the previous \(BatchGenerator.manifestName) was for template '\(previous)'; it now describes this batch"
+                "note: the previous \(BatchGenerator.manifestName) was for template '\(visible: previous)'; it now describes this batch"
             )
         }
         if !summary.strayFiles.isEmpty {
@@ -208,6 +208,6 @@ enum BatchCommand {
             )
         }
         if let note = CommandSupport.intervalNote(settings.settings) { lines.append(note) }
-        console.output(lines.joined(separator: "\n") + "\n")
+        console.output(lines: lines)
     }
 }

@@ -19,7 +19,7 @@ enum Values {
             range.contains(value)
         else {
             throw .usage(
-                "\(option) '\(text)' must be a number of seconds, \(ProvisioningRun.seconds(range.lowerBound))…\(ProvisioningRun.seconds(range.upperBound)) (decimal, e.g. 10 or 0.5)"
+                "\(option) '\(visible: text)' must be a number of seconds, \(ProvisioningRun.seconds(range.lowerBound))…\(ProvisioningRun.seconds(range.upperBound)) (decimal, e.g. 10 or 0.5)"
             )
         }
         return value
@@ -28,7 +28,7 @@ enum Values {
     /// A BLE device address written `XX:XX:XX:XX:XX:XX`, most significant byte first.
     static func deviceAddress(_ text: String, option: String) throws(CommandFailure) -> [UInt8] {
         guard let bytes = RandomStaticAddress.bytes(parsing: text) else {
-            throw .usage("\(option) '\(text)' must be 6 bytes as XX:XX:XX:XX:XX:XX (most significant first)")
+            throw .usage("\(option) '\(visible: text)' must be 6 bytes as XX:XX:XX:XX:XX:XX (most significant first)")
         }
         return bytes
     }
@@ -38,7 +38,7 @@ enum Values {
         let limit = allowEnd ? MemoryImage.addressLimit : MemoryImage.addressLimit - 1
         guard let value = integer(text), value <= limit else {
             throw .usage(
-                "\(option) '\(text)' is not an address; use decimal or 0x hex from 0 to \(HexText.address(limit))"
+                "\(option) '\(visible: text)' is not an address; use decimal or 0x hex from 0 to \(HexText.address(limit))"
             )
         }
         return value
@@ -48,12 +48,13 @@ enum Values {
     static func range(_ text: String, option: String) throws(CommandFailure) -> Range<Int> {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2 else {
-            throw .usage("\(option) '\(text)' is not a range; write START:END with END exclusive, e.g. 0:0x40000")
+            throw .usage(
+                "\(option) '\(visible: text)' is not a range; write START:END with END exclusive, e.g. 0:0x40000")
         }
         let start = try address(String(parts[0]), option: option)
         let end = try address(String(parts[1]), option: option, allowEnd: true)
         guard start < end else {
-            throw .usage("\(option) '\(text)' is empty; END is exclusive and must be greater than START")
+            throw .usage("\(option) '\(visible: text)' is empty; END is exclusive and must be greater than START")
         }
         return start..<end
     }
@@ -61,7 +62,7 @@ enum Values {
     /// A byte: decimal 0…255 or `0x` hex.
     static func byte(_ text: String, option: String) throws(CommandFailure) -> UInt8 {
         guard let value = integer(text), value <= 0xFF else {
-            throw .usage("\(option) '\(text)' is not a byte; use 0…255 or 0x00…0xFF")
+            throw .usage("\(option) '\(visible: text)' is not a byte; use 0…255 or 0x00…0xFF")
         }
         return UInt8(value)
     }
@@ -75,7 +76,8 @@ enum Values {
         var pending: UInt8?
         for character in clean {
             guard let nibble = character.hexDigitValue, character.isASCII else {
-                throw .usage("\(option) '\(text)' contains '\(character)', which is not a hex digit")
+                throw .usage(
+                    "\(option) '\(visible: text)' contains '\(visible: String(character))', which is not a hex digit")
             }
             if let high = pending {
                 result.append(high << 4 | UInt8(nibble))
@@ -86,7 +88,8 @@ enum Values {
         }
         guard pending == nil, !result.isEmpty else {
             throw .usage(
-                "\(option) '\(text)' must be a whole number of bytes (an even count of hex digits, at least 2)")
+                "\(option) '\(visible: text)' must be a whole number of bytes (an even count of hex digits, at least 2)"
+            )
         }
         return result
     }
@@ -107,7 +110,7 @@ enum Values {
             first.properties.isAlphabetic || ("0"..."9").contains(first)
         else {
             throw .usage(
-                "\(option) '\(text.debugDescription.dropFirst().dropLast())' is not a bench name: 1–63 letters, digits, '.', '_' or '-', starting with a letter or digit"
+                "\(option) '\(VisibleText.excerpt(text))' is not a bench name: 1–63 letters, digits, '.', '_' or '-', starting with a letter or digit"
             )
         }
         return text

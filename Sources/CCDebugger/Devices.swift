@@ -1,5 +1,6 @@
 import BoardSupport
 import HexText
+import StructuredText
 
 /// One debugger on the USB bus.
 public struct DebuggerDevice: Sendable, Equatable {
@@ -11,9 +12,9 @@ public struct DebuggerDevice: Sendable, Equatable {
     public var vendorID: UInt16
     /// USB product ID.
     public var productID: UInt16
-    /// Product name (string descriptor, else the known name of the ID).
+    /// Product name (string descriptor, else the known name of the ID), made visible.
     public var product: String
-    /// Serial number string, when the device has one.
+    /// Serial number string, when the device has one, made visible.
     public var serial: String?
     /// bcdDevice, which the reference client prints as the "Debugger ID".
     public var debuggerID: UInt16
@@ -23,7 +24,9 @@ public struct DebuggerDevice: Sendable, Equatable {
     /// system does not say.
     public var portPath: String?
 
-    /// Creates a device record.
+    /// Creates a device record. The strings come from the device, which may say anything: what
+    /// would not show in them (a line break, an escape sequence) is made visible here, once
+    /// (`VisibleText`), so that no terminal line, ledger row or selector ever holds it raw.
     public init(
         bus: Int, address: Int, vendorID: UInt16, productID: UInt16, product: String, serial: String?,
         debuggerID: UInt16, portPath: String? = nil
@@ -33,8 +36,8 @@ public struct DebuggerDevice: Sendable, Equatable {
         self.address = address
         self.vendorID = vendorID
         self.productID = productID
-        self.product = product
-        self.serial = serial
+        self.product = VisibleText.escaped(product)
+        self.serial = serial.map(VisibleText.escaped)
         self.debuggerID = debuggerID
     }
 
@@ -98,7 +101,7 @@ public enum DeviceSelectionError: Error, Sendable, Equatable, CustomStringConver
             return "no CC Debugger found (USB \(models[0].usbID), "
                 + models.dropFirst().map { "\($0.shortName) \($0.usbID)" }.joined(separator: " or ") + ")"
         case .notFound(let selector, let devices):
-            return "no debugger '\(selector)'; attached: "
+            return "no debugger '\(visible: selector)'; attached: "
                 + (devices.isEmpty
                     ? "none"
                     : devices.map { "\($0.selector)\($0.portSelector.map { " " + $0 } ?? "") (\($0.product))" }.joined(
@@ -111,7 +114,7 @@ public enum DeviceSelectionError: Error, Sendable, Equatable, CustomStringConver
                 }.joined(separator: "\n")
         case .sharedSerial(let serial, let devices):
             return
-                "\(devices.count) debuggers share the serial number '\(serial)': "
+                "\(devices.count) debuggers share the serial number '\(visible: serial)': "
                 + devices.map { $0.portSelector ?? $0.selector }.joined(separator: ", ")
                 + "; name each by its port (port:BUS-PORT) or bus:address"
         }

@@ -36,7 +36,8 @@ public struct CheckedSettings: Sendable, Equatable {
     /// These settings with one station's own advertiser address (`nil`: the one derived from its
     /// identity). Only for templates with an address field: check that first (`acceptsAddress`).
     public func with(address: RandomStaticAddress?) -> CheckedSettings {
-        precondition(address == nil || acceptsAddress, "template '\(templateName)' has no advertiser-address field")
+        precondition(
+            address == nil || acceptsAddress, "template '\(visible: templateName)' has no advertiser-address field")
         var settings = settings
         settings.address = address
         return CheckedSettings(settings: settings, templateName: templateName, acceptsAddress: acceptsAddress)

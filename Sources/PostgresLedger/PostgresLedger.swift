@@ -171,13 +171,13 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
         let taken =
             try connection.execute(
                 "SELECT pg_catalog.pg_try_advisory_lock(1128481356::integer, pg_catalog.hashtext($1))", [.text(bench)],
-                "taking bench '\(bench)'"
+                "taking bench '\(visible: bench)'"
             ).first?.first ?? nil
         guard taken == "t" else {
             throw LedgerError(
-                operation: "starting bench '\(bench)' on \(connection.name)",
+                operation: "starting bench '\(visible: bench)' on \(connection.name)",
                 message:
-                    "another process is running as bench '\(bench)' on this ledger (it holds the bench's lock); one process per bench name",
+                    "another process is running as bench '\(visible: bench)' on this ledger (it holds the bench's lock); one process per bench name",
                 kind: .refused(.benchRunning(bench: bench)))
         }
     }
@@ -290,7 +290,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                             .integer(count + index), .text(station.name), .text(identity.uuid.uuidString),
                             .integer(Int(identity.major)), .integer(Int(identity.minor)),
                             .integer(Int(identity.measuredPower)), station.note.map { .text($0) } ?? .null,
-                        ], "registering station '\(station.name)'")
+                        ], "registering station '\(visible: station.name)'")
                 } catch  where error.isConstraint {
                     throw LedgerRefusal.identityTaken(station.name, identity)
                 }
@@ -481,7 +481,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
         } catch  where error.kind == .invalidChipID {
             throw LedgerError(
                 operation: error.operation,
-                message: "chip id '\(chip)' cannot identify a chip (\(ChipID.refusal)); set the chip aside",
+                message: "chip id '\(visible: chip)' cannot identify a chip (\(ChipID.refusal)); set the chip aside",
                 kind: .invalidChipID)
         }
     }
@@ -607,7 +607,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
             let updated = try connection.execute(
                 "UPDATE stations SET power = $1 WHERE name = $2 RETURNING name",
                 [.integer(calibration.power), .text(calibration.station)],
-                "recording a calibration of '\(calibration.station)'")
+                "recording a calibration of '\(visible: calibration.station)'")
             guard updated.count == 1 else {
                 throw LedgerRefusal.unknownStation(calibrating: calibration.station)
             }
@@ -616,7 +616,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                 [
                     .text(calibration.station), .integer(calibration.power), .integer(calibration.samples),
                     .integer(calibration.used), .text(calibration.source),
-                ], "recording a calibration of '\(calibration.station)'")
+                ], "recording a calibration of '\(visible: calibration.station)'")
         }
     }
 
@@ -646,7 +646,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
     func latestCalibration(of station: String) throws(LedgerError) -> Int? {
         (try connection.execute(
             "SELECT power FROM calibrations WHERE station = $1 ORDER BY id DESC LIMIT 1", [.text(station)],
-            "reading the calibration of '\(station)'"
+            "reading the calibration of '\(visible: station)'"
         ).first?.first ?? nil).flatMap(Int.init)
     }
 

@@ -159,7 +159,7 @@ extension PostgresLedger {
     /// schema's name.
     static func schemaShape(temporary: Bool, on connection: PostgresConnection) throws(LedgerError) -> Set<String> {
         let tables = "ARRAY['ledger_meta', 'stations', 'attempts', 'calibrations', 'hook_runs']"
-        let schema = temporary ? "pg_my_temp_schema()" : "'\(schemaName)'::regnamespace"
+        let schema = temporary ? "pg_my_temp_schema()" : "'\(visible: schemaName)'::regnamespace"
         let columns = try connection.execute(
             "SELECT c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = \(schema) AND c.relname = ANY(\(tables)) AND a.attnum > 0 AND NOT a.attisdropped",
             [], "reading the columns")
@@ -243,7 +243,7 @@ extension PostgresLedger: HistoryImporting {
                         .integer(position), .text(station.name), .text(identity.uuid.uuidString),
                         .integer(Int(identity.major)), .integer(Int(identity.minor)),
                         .integer(Int(identity.measuredPower)), station.note.map { .text($0) } ?? .null,
-                    ], "copying station '\(station.name)'")
+                    ], "copying station '\(visible: station.name)'")
             }
             let optional = { (text: String?) -> PostgresConnection.Value in text.map { .text($0) } ?? .null }
             for attempt in history.attempts {
@@ -280,7 +280,7 @@ extension PostgresLedger: HistoryImporting {
                     [
                         .text(calibration.station), .text(calibration.recordedAt), .integer(calibration.power),
                         .integer(calibration.samples), .integer(calibration.used), .text(calibration.source),
-                    ], "copying a calibration of '\(calibration.station)'")
+                    ], "copying a calibration of '\(visible: calibration.station)'")
             }
         }
     }

@@ -34,7 +34,7 @@ public enum ChipID {
         let pattern = Array(repeating: "[0-9A-F][0-9A-F]", count: 6).joined(separator: ":")
         let refused = reserved.map { "'\($0)'" }.joined(separator: ", ")
         return
-            "coalesce(typeof(\(column)) = 'text' AND \(column) GLOB '\(pattern)' AND \(column) NOT IN (\(refused)), 0)"
+            "coalesce(typeof(\(column)) = 'text' AND \(column) GLOB '\(visible: pattern)' AND \(column) NOT IN (\(refused)), 0)"
     }
 
     /// The message the schema's triggers raise; SQLite reports it as the error message, which is

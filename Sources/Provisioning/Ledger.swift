@@ -457,7 +457,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     /// add triggers to an existing table, not checks).
     static let stationValues = """
         coalesce(typeof(NEW.name) = 'text' AND NEW.name <> '' AND typeof(NEW.uuid) = 'text' \
-        AND NEW.uuid GLOB '\(uuidPattern)' AND typeof(NEW.major) = 'integer' AND NEW.major BETWEEN 0 AND 65535 \
+        AND NEW.uuid GLOB '\(visible: uuidPattern)' AND typeof(NEW.major) = 'integer' AND NEW.major BETWEEN 0 AND 65535 \
         AND typeof(NEW.minor) = 'integer' AND NEW.minor BETWEEN 0 AND 65535 \
         AND typeof(NEW.power) = 'integer' AND NEW.power BETWEEN -128 AND 127, 0)
         """
@@ -518,7 +518,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
                             .integer(count + index), .text(station.name), .text(identity.uuid.uuidString),
                             .integer(Int(identity.major)), .integer(Int(identity.minor)),
                             .integer(Int(identity.measuredPower)), station.note.map { .text($0) } ?? .null,
-                        ], "registering station '\(station.name)'")
+                        ], "registering station '\(visible: station.name)'")
                 } catch {
                     guard error.isConstraint else { throw error }
                     throw LedgerRefusal.identityTaken(station.name, identity)
@@ -631,7 +631,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         } catch  where error.kind == .invalidChipID {
             throw LedgerError(
                 operation: error.operation,
-                message: "chip id '\(chip)' cannot identify a chip (\(error.message)); set the chip aside",
+                message: "chip id '\(visible: chip)' cannot identify a chip (\(error.message)); set the chip aside",
                 kind: .invalidChipID)
         }
         guard
@@ -776,11 +776,11 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
                 [
                     .text(calibration.station), .integer(calibration.power), .integer(calibration.samples),
                     .integer(calibration.used), .text(calibration.source),
-                ], "recording a calibration of '\(calibration.station)'")
+                ], "recording a calibration of '\(visible: calibration.station)'")
             try database.execute(
                 "UPDATE stations SET power = ? WHERE name = ?",
                 [.integer(calibration.power), .text(calibration.station)],
-                "recording a calibration of '\(calibration.station)'")
+                "recording a calibration of '\(visible: calibration.station)'")
         }
     }
 
@@ -789,7 +789,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         guard hasCalibrations else { return nil }
         return try database.query(
             "SELECT power FROM calibrations WHERE station = ? ORDER BY id DESC LIMIT 1", [.text(station)],
-            "reading the calibration of '\(station)'"
+            "reading the calibration of '\(visible: station)'"
         ).first?.first?.int
     }
 

@@ -80,7 +80,7 @@ extension SQLiteLedger {
                 """
                 SELECT name, uuid, major, minor, power FROM stations NOT INDEXED WHERE NOT coalesce(
                     typeof(name) = 'text' AND name <> '' AND typeof(uuid) = 'text'
-                    AND uuid GLOB '\(uuidPattern)'
+                    AND uuid GLOB '\(visible: uuidPattern)'
                     AND typeof(major) = 'integer' AND major BETWEEN 0 AND 65535
                     AND typeof(minor) = 'integer' AND minor BETWEEN 0 AND 65535
                     AND typeof(power) = 'integer' AND power BETWEEN -128 AND 127, 0)

@@ -71,7 +71,7 @@ extension SQLiteLedger: HistoryImporting {
                         .integer(position), .text(station.name), .text(identity.uuid.uuidString),
                         .integer(Int(identity.major)), .integer(Int(identity.minor)),
                         .integer(Int(identity.measuredPower)), station.note.map { .text($0) } ?? .null,
-                    ], "copying station '\(station.name)'")
+                    ], "copying station '\(visible: station.name)'")
             }
             for attempt in history.attempts {
                 let optional = { (text: String?) -> SQLiteDatabase.Value in text.map { .text($0) } ?? .null }
@@ -104,7 +104,7 @@ extension SQLiteLedger: HistoryImporting {
                     [
                         .text(calibration.station), .text(calibration.recordedAt), .integer(calibration.power),
                         .integer(calibration.samples), .integer(calibration.used), .text(calibration.source),
-                    ], "copying a calibration of '\(calibration.station)'")
+                    ], "copying a calibration of '\(visible: calibration.station)'")
             }
         }
     }

@@ -40,7 +40,8 @@ public enum ListPowerEdit {
             throw DataFileError(
                 file: file, line: 1, column: 1,
                 message: matches.isEmpty
-                    ? "has no station named '\(station)'" : "has \(matches.count) stations named '\(station)'")
+                    ? "has no station named '\(visible: station)'"
+                    : "has \(matches.count) stations named '\(visible: station)'")
         }
         let text = Array(String(power).utf8)
         var edited = bytes
@@ -48,7 +49,7 @@ public enum ListPowerEdit {
             guard powerColumn < row.count else {
                 throw DataFileError(
                     file: file, line: row[0].line, column: 1,
-                    message: "the row of '\(station)' has no power cell (column \(powerColumn + 1))")
+                    message: "the row of '\(visible: station)' has no power cell (column \(powerColumn + 1))")
             }
             let cell = row[powerColumn]
             edited.replaceSubrange(cell.bytes, with: text)

@@ -163,17 +163,17 @@ public struct OutcomeJournal: Sendable {
     static func decode(_ node: JSONNode, line: Int) throws(DataFileError) -> Entry {
         var reader = try JSONObjectReader(node, file: "journal")
         guard try reader.integer("version", in: 1...1) == 1 else { throw reader.error("version", "unknown") }
-        let ledger = try reader.string("ledger")
-        let bench = try reader.string("bench")
+        let ledger = try reader.anyString("ledger")
+        let bench = try reader.anyString("bench")
         let attempt = try reader.integer("attempt", in: 1...Int.max)
-        let station = try reader.string("station")
-        let chip = try reader.string("chip")
-        let outcomeText = try reader.string("outcome")
+        let station = try reader.anyString("station")
+        let chip = try reader.anyString("chip")
+        let outcomeText = try reader.anyString("outcome")
         guard let outcome = AttemptOutcome(rawValue: outcomeText) else {
-            throw reader.error("outcome", "'\(outcomeText)' is not an outcome")
+            throw reader.error("outcome", "'\(visible: outcomeText)' is not an outcome")
         }
-        let reason = try reader.optionalString("reason")
-        let readBack = try reader.optionalString("readBack")
+        let reason = try reader.optionalAnyString("reason")
+        let readBack = try reader.optionalAnyString("readBack")
         var onAir: OnAirCheck?
         if var heard = try reader.optionalObject("onAir") {
             let wasHeard: Bool

@@ -30,7 +30,7 @@ public enum ProvisioningError: Error, Sendable, Equatable, CustomStringConvertib
         switch self {
         case .debugger(let error): return error.description
         case .ledger(let error): return error.description
-        case .image(let station, let error): return "the image of '\(station)' cannot be flashed: \(error)"
+        case .image(let station, let error): return "the image of '\(visible: station)' cannot be flashed: \(error)"
         }
     }
 }
@@ -881,7 +881,7 @@ public final class ProvisioningRun: Sendable {
             // Reprovisioning claims the new station first and supersedes the old one before it
             // burns: an attempt interrupted while the old one is still recorded never reached
             // the chip, which still holds the old station. Nothing is erased.
-            let reason = "interrupted before its burn began; the chip still carries '\(carried)'"
+            let reason = "interrupted before its burn began; the chip still carries '\(visible: carried)'"
             try ledger.finish(attempt.id, outcome: .failed, reason: reason, readBack: nil, onAir: nil)
             events(
                 .finished(

@@ -202,7 +202,13 @@ final class SQLiteDatabase: @unchecked Sendable {
                     switch sqlite3_column_type(statement, column) {
                     case SQLITE_INTEGER: return .integer(Int(sqlite3_column_int64(statement, column)))
                     case SQLITE_NULL: return .null
-                    default: return .text(String(cString: sqlite3_column_text(statement, column)))
+                    default:
+                        // By its length, not up to a NUL: a text another program wrote with a NUL
+                        // inside is read whole (invalid UTF-8 becomes U+FFFD).
+                        let bytes = sqlite3_column_text(statement, column)
+                        let count = Int(sqlite3_column_bytes(statement, column))
+                        guard let bytes else { return .text("") }
+                        return .text(String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self))
                     }
                 })
         }

@@ -1,5 +1,4 @@
 public import BeaconPayload
-import HexText
 public import StructuredText
 
 /// One station of a list: a name, the identity it will carry, an optional note.
@@ -129,7 +128,8 @@ public enum StationListReader {
             } else if names.contains(name) {
                 problems.append(
                     DataFileError(
-                        file: file, line: field.line, column: field.column, message: "column '\(name)' appears twice"))
+                        file: file, line: field.line, column: field.column,
+                        message: "column '\(visible: name)' appears twice"))
             }
             names.append(name)
         }
@@ -258,7 +258,7 @@ public enum StationListReader {
             failed = true
         } else if name.isEmpty {
             report("name", "is empty; every station needs a name")
-        } else if let hidden = hiddenCharacter(in: name, allowingTab: false) {
+        } else if let hidden = HiddenCharacters.describeFirst(in: name, allowingTab: false) {
             // Checked before the name is echoed in any message: it would carry the character.
             report(
                 "name",
@@ -267,17 +267,19 @@ public enum StationListReader {
         } else if let tooLong = lengthProblem(name, limit: maximumNameLength, what: "name") {
             report("name", tooLong + " (put the rest in the note)")
         } else if name.first?.isWhitespace == true || name.last?.isWhitespace == true {
-            report("name", "'\(name)' begins or ends with a space; remove it (it would make two names look alike)")
+            report(
+                "name", "'\(visible: name)' begins or ends with a space; remove it (it would make two names look alike)"
+            )
         } else if let first = name.unicodeScalars.first, "=+-@".unicodeScalars.contains(first) {
             report(
                 "name",
-                "'\(name)' begins with '\(first)', which a spreadsheet opening the registry takes for a formula; begin it with a letter or digit"
+                "'\(visible: name)' begins with '\(first)', which a spreadsheet opening the registry takes for a formula; begin it with a letter or digit"
             )
         } else if Station.fileStem(for: name).allSatisfy({ $0 == "_" }) {
-            report("name", "'\(name)' has no letter or digit to make a file name from")
+            report("name", "'\(visible: name)' has no letter or digit to make a file name from")
         }
         if let note = row.cells["note"]?.text {
-            if let hidden = hiddenCharacter(in: note, allowingTab: true) {
+            if let hidden = HiddenCharacters.describeFirst(in: note, allowingTab: true) {
                 report(
                     "note",
                     "holds \(hidden); notes may hold tabs but no other control character, line break or invisible character"
@@ -323,50 +325,6 @@ public enum StationListReader {
         return size.map { "\($0); a \(what) may have at most \(limit) characters and \(limit * 4) bytes" }
     }
 
-    /// The first hidden character of `text` (`HiddenCharacters`: controls, line and paragraph
-    /// separators, bidirectional controls and other invisible format characters, characters that
-    /// show nothing, private-use and non-characters; a zero-width joiner or non-joiner is
-    /// allowed between two visible characters, a variation selector after one), described with
-    /// its position (`U+0000 (NUL) at character 4`); `nil` when there is none. Names and notes go
-    /// into the ledger (SQLite text stops at a NUL), `stations.json`, exports, labels and terminal
-    /// tables, where such characters cut, break, rewrite or reorder the line (a right-to-left
-    /// override makes a name read backwards), or make two names look alike. A tab is allowed where
-    /// `allowingTab` (notes).
-    static func hiddenCharacter(in text: String, allowingTab: Bool) -> String? {
-        let names: [UInt32: String] = [
-            0x00: "NUL", 0x09: "tab", 0x0A: "line feed", 0x0B: "vertical tab", 0x0C: "form feed",
-            0x0D: "carriage return", 0x1B: "escape", 0x7F: "delete", 0x85: "next line", 0xAD: "soft hyphen",
-            0x34F: "combining grapheme joiner", 0x115F: "Hangul choseong filler", 0x1160: "Hangul jungseong filler",
-            0x2028: "line separator", 0x2029: "paragraph separator", 0x200B: "zero-width space",
-            0x200C: "zero-width non-joiner, allowed only between two visible characters",
-            0x200D: "zero-width joiner, allowed only between two visible characters", 0x200E: "left-to-right mark",
-            0x200F: "right-to-left mark", 0x202A: "left-to-right embedding", 0x202B: "right-to-left embedding",
-            0x202C: "pop directional formatting", 0x202D: "left-to-right override", 0x202E: "right-to-left override",
-            0x2060: "word joiner", 0x2066: "left-to-right isolate", 0x2067: "right-to-left isolate",
-            0x2068: "first strong isolate", 0x2069: "pop directional isolate", 0x2800: "braille blank",
-            0x3164: "Hangul filler", 0xFEFF: "zero-width no-break space", 0xFFA0: "halfwidth Hangul filler",
-        ]
-        let scalars = Array(text.unicodeScalars)
-        guard
-            let index = scalars.indices.first(where: {
-                !(allowingTab && scalars[$0] == "\t") && HiddenCharacters.isHidden(scalars, at: $0)
-            })
-        else { return nil }
-        let scalar = scalars[index]
-        let value = scalar.value
-        let kind: String
-        switch scalar.properties.generalCategory {
-        case .control: kind = "a control character"
-        case .format: kind = "an invisible formatting character"
-        case .privateUse: kind = "a private-use character"
-        case _ where scalar.properties.isNoncharacterCodePoint: kind = "a non-character"
-        case _ where HiddenCharacters.isVariationSelector(value):
-            kind = "a variation selector, allowed only after a visible character"
-        default: kind = "a character that shows nothing"
-        }
-        return "U+\(HexText.digits(value, width: 4)) (\(names[value] ?? kind)) at character \(index + 1)"
-    }
-
     static func checkUniqueness(_ stations: [Station], rows: [Row], file: String, problems: inout [DataFileError]) {
         var names: [String: Station] = [:]
         var stems: [String: Station] = [:]
@@ -385,13 +343,15 @@ public enum StationListReader {
                 problems.append(
                     DataFileError(
                         file: file, line: location.line, column: location.column, keyPath: nameCell?.keyPath ?? "name",
-                        message: "station '\(station.name)' is already on line \(earlier.line); names must be unique"))
+                        message:
+                            "station '\(visible: station.name)' is already on line \(earlier.line); names must be unique"
+                    ))
             } else if let earlier = stems[station.fileStem.lowercased()] {
                 problems.append(
                     DataFileError(
                         file: file, line: location.line, column: location.column, keyPath: nameCell?.keyPath ?? "name",
                         message:
-                            "'\(station.name)' and '\(earlier.name)' (line \(earlier.line)) would share the file name \(station.fileStem); rename one"
+                            "'\(visible: station.name)' and '\(visible: earlier.name)' (line \(earlier.line)) would share the file name \(station.fileStem); rename one"
                     ))
             }
             names[station.name] = names[station.name] ?? station
@@ -402,7 +362,7 @@ public enum StationListReader {
                     DataFileError(
                         file: file, line: station.line, column: 1,
                         message:
-                            "station '\(station.name)' has the same UUID, major and minor as '\(earlier.name)' on line \(earlier.line); scanners could not tell them apart"
+                            "station '\(visible: station.name)' has the same UUID, major and minor as '\(visible: earlier.name)' on line \(earlier.line); scanners could not tell them apart"
                     ))
             } else {
                 identities[key] = station
@@ -415,7 +375,7 @@ public enum StationListReader {
                             file: file, line: cell?.line ?? station.line, column: cell?.column ?? 1,
                             keyPath: cell?.keyPath ?? "address",
                             message:
-                                "station '\(station.name)' has the same address \(address) as '\(earlier.name)' on line \(earlier.line); every beacon needs its own"
+                                "station '\(visible: station.name)' has the same address \(address) as '\(visible: earlier.name)' on line \(earlier.line); every beacon needs its own"
                         ))
                 } else {
                     addresses[address] = station

@@ -1,3 +1,5 @@
+import StructuredText
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -23,7 +25,8 @@ public final class FolderLock {
         public var description: String {
             switch self {
             case .held(let directory, let holder):
-                return "another ccbeacon\(holder.map { " (process \($0))" } ?? "") is writing into '\(directory)'"
+                return
+                    "another ccbeacon\(holder.map { " (process \($0))" } ?? "") is writing into '\(visible: directory)'"
             case .file(let error): return error.description
             }
         }

@@ -7,11 +7,14 @@
 /// backwards, zero-width spaces, a byte-order mark, tag characters) and the other characters
 /// Unicode says show nothing (Default_Ignorable_Code_Point: soft hyphen, the combining grapheme
 /// joiner, Hangul fillers); the braille blank U+2800; private-use characters and non-characters.
-/// Two exceptions keep real writing intact: the zero-width joiner and non-joiner (U+200D, U+200C)
-/// between two visible characters (emoji sequences, Persian, the Indic scripts), and a variation
-/// selector right after a visible character (an emoji's presentation). A joiner anywhere else —
-/// first, last, beside a space or another invisible character — is hidden, since there it only
-/// makes two texts look alike.
+/// Exceptions keep real writing intact, each only where it changes what is shown (anywhere else it
+/// would only make two texts look alike): the zero-width joiner and non-joiner (U+200D, U+200C)
+/// after a virama (Indic conjuncts), between two letters of a joining script (Arabic, Persian,
+/// Syriac, N'Ko, Mongolian), and the joiner between two emoji (👨‍👩‍👧, ❤️‍🔥); an emoji
+/// presentation selector (U+FE0E, U+FE0F) after an emoji (❤️; a keycap digit only before U+20E3);
+/// the other variation selectors after a character they can vary (an ideograph for U+E0100–
+/// U+E01EF, a Mongolian letter for the Mongolian selectors, a non-ASCII letter or symbol for
+/// U+FE00–U+FE0D).
 public enum HiddenCharacters {
     /// Whether the character at `index` of `scalars` is hidden (the neighbours decide for joiners
     /// and variation selectors).
@@ -27,12 +30,60 @@ public enum HiddenCharacters {
         if properties.isNoncharacterCodePoint || properties.generalCategory == .privateUse { return true }
         guard properties.generalCategory == .format || properties.isDefaultIgnorableCodePoint else { return false }
         if value == 0x200C || value == 0x200D {
-            return
-                !(index > 0 && index + 1 < scalars.count && isVisibleBase(scalars[index - 1])
-                && isVisibleBase(scalars[index + 1]))
+            guard index > 0, index + 1 < scalars.count else { return true }
+            return !joins(scalars[index - 1], scalars[index + 1], zeroWidthJoiner: value == 0x200D)
         }
-        if isVariationSelector(value) { return !(index > 0 && isVisibleBase(scalars[index - 1])) }
+        if isVariationSelector(value) {
+            guard index > 0 else { return true }
+            return !varies(scalars[index - 1], with: value, next: index + 1 < scalars.count ? scalars[index + 1] : nil)
+        }
         return true
+    }
+
+    /// Whether a joiner (`zeroWidthJoiner`) or non-joiner between `before` and `after` changes
+    /// what is shown: after a virama (an Indic conjunct or its half form), between two letters or
+    /// marks of a joining script, and for the joiner between two emoji (`before` may be an emoji's
+    /// presentation selector or skin tone).
+    static func joins(_ before: Unicode.Scalar, _ after: Unicode.Scalar, zeroWidthJoiner: Bool) -> Bool {
+        guard isVisibleBase(after) || (zeroWidthJoiner && after.properties.isEmoji) else { return false }
+        if before.properties.canonicalCombiningClass == .virama { return true }
+        if isJoiningScriptLetter(before), isJoiningScriptLetter(after) { return true }
+        guard zeroWidthJoiner else { return false }
+        let emojiBefore =
+            (before.value > 0x7F && before.properties.isEmoji) || before.value == 0xFE0F
+            || (0x1F3FB...0x1F3FF).contains(before.value)
+        return emojiBefore && after.value > 0x7F && after.properties.isEmoji
+    }
+
+    /// A letter or mark of a script whose letters join (Arabic with its supplements and
+    /// presentation forms, Syriac, N'Ko, Mongolian), where U+200C and U+200D choose the forms.
+    static func isJoiningScriptLetter(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        let ranges: [ClosedRange<UInt32>] = [
+            0x0600...0x08FF, 0x1800...0x18AF, 0xFB50...0xFDFF, 0xFE70...0xFEFF, 0x10D00...0x10D3F, 0x1EE00...0x1EEFF,
+        ]
+        guard ranges.contains(where: { $0.contains(value) }) else { return false }
+        switch scalar.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter, .nonspacingMark,
+            .spacingMark:
+            return true
+        default: return false
+        }
+    }
+
+    /// Whether the variation selector `selector` after `base` (and before `next`) changes what is
+    /// shown.
+    static func varies(_ base: Unicode.Scalar, with selector: UInt32, next: Unicode.Scalar?) -> Bool {
+        guard isVisibleBase(base), !isVariationSelector(base.value) else { return false }
+        switch selector {
+        case 0xFE0E, 0xFE0F:
+            guard base.properties.isEmoji else { return false }
+            // A digit, # or * is an emoji only as a keycap: with U+20E3 after the selector.
+            return base.value > 0x7F || next?.value == 0x20E3
+        case 0xE0100...0xE01EF: return base.properties.isIdeographic
+        case 0x180B...0x180D, 0x180F: return (0x1800...0x18AF).contains(base.value)
+        default: return base.value > 0x7F
+        }
     }
 
     /// Whether any character of `text` is hidden.
@@ -43,6 +94,47 @@ public enum HiddenCharacters {
     /// The index of the first hidden character of `scalars`, if any.
     public static func firstIndex(in scalars: [Unicode.Scalar]) -> Int? {
         scalars.indices.first { isHidden(scalars, at: $0) }
+    }
+
+    /// The first hidden character of `text`, described with its position (`U+0000 (NUL) at
+    /// character 4`); `nil` when there is none: for readers that refuse text from outside holding
+    /// one (station names and notes, manifests, board files, records). Such text goes into
+    /// ledgers, exports, labels and terminal lines, where these characters cut, break, rewrite or
+    /// reorder the line (a right-to-left override makes a name read backwards), or make two texts
+    /// look alike. A tab is allowed where `allowingTab` (notes).
+    public static func describeFirst(in text: String, allowingTab: Bool) -> String? {
+        let names: [UInt32: String] = [
+            0x00: "NUL", 0x09: "tab", 0x0A: "line feed", 0x0B: "vertical tab", 0x0C: "form feed",
+            0x0D: "carriage return", 0x1B: "escape", 0x7F: "delete", 0x85: "next line", 0xAD: "soft hyphen",
+            0x34F: "combining grapheme joiner", 0x115F: "Hangul choseong filler", 0x1160: "Hangul jungseong filler",
+            0x2028: "line separator", 0x2029: "paragraph separator", 0x200B: "zero-width space",
+            0x200C: "zero-width non-joiner, allowed only between two visible characters",
+            0x200D: "zero-width joiner, allowed only between two visible characters", 0x200E: "left-to-right mark",
+            0x200F: "right-to-left mark", 0x202A: "left-to-right embedding", 0x202B: "right-to-left embedding",
+            0x202C: "pop directional formatting", 0x202D: "left-to-right override", 0x202E: "right-to-left override",
+            0x2060: "word joiner", 0x2066: "left-to-right isolate", 0x2067: "right-to-left isolate",
+            0x2068: "first strong isolate", 0x2069: "pop directional isolate", 0x2800: "braille blank",
+            0x3164: "Hangul filler", 0xFEFF: "zero-width no-break space", 0xFFA0: "halfwidth Hangul filler",
+        ]
+        let scalars = Array(text.unicodeScalars)
+        guard
+            let index = scalars.indices.first(where: {
+                !(allowingTab && scalars[$0] == "\t") && isHidden(scalars, at: $0)
+            })
+        else { return nil }
+        let scalar = scalars[index]
+        let value = scalar.value
+        let kind: String
+        switch scalar.properties.generalCategory {
+        case .control: kind = "a control character"
+        case .format: kind = "an invisible formatting character"
+        case .privateUse: kind = "a private-use character"
+        case _ where scalar.properties.isNoncharacterCodePoint: kind = "a non-character"
+        case _ where isVariationSelector(value):
+            kind = "a variation selector, allowed only after a visible character"
+        default: kind = "a character that shows nothing"
+        }
+        return "U+\(VisibleText.hex(value, width: 4)) (\(names[value] ?? kind)) at character \(index + 1)"
     }
 
     /// A character a joiner or a variation selector may stand beside: a letter, mark, number,

@@ -49,18 +49,37 @@ public struct JSONObjectReader {
         return value
     }
 
-    /// A string member.
+    /// A string member of visible text: one holding a hidden character (`HiddenCharacters` — a
+    /// line break, an escape, a bidirectional control) is an error at its position, since such
+    /// text ends up in terminal lines and tables it could break or disguise.
     public mutating func string(_ key: String) throws(DataFileError) -> String {
+        try visible(key, try anyString(key))
+    }
+
+    /// An optional string member of visible text (see `string`).
+    public mutating func optionalString(_ key: String) throws(DataFileError) -> String? {
+        try optionalAnyString(key).map { text throws(DataFileError) in try visible(key, text) }
+    }
+
+    /// A string member, whatever it holds: for data ccbeacon wrote itself and must read back
+    /// whole (the outcome journal).
+    public mutating func anyString(_ key: String) throws(DataFileError) -> String {
         let value = try requiredNode(key)
         guard case .string(let text) = value.value else { throw typeError(key, value, "a string") }
         return text
     }
 
-    /// An optional string member.
-    public mutating func optionalString(_ key: String) throws(DataFileError) -> String? {
+    /// An optional string member, whatever it holds (see `anyString`).
+    public mutating func optionalAnyString(_ key: String) throws(DataFileError) -> String? {
         guard let value = optionalNode(key) else { return nil }
         guard case .string(let text) = value.value else { throw typeError(key, value, "a string") }
         return text
+    }
+
+    /// `text`, or an error at `key` naming its first hidden character.
+    func visible(_ key: String, _ text: String) throws(DataFileError) -> String {
+        guard let hidden = HiddenCharacters.describeFirst(in: text, allowingTab: false) else { return text }
+        throw error(key, "holds \(hidden); write it without control or invisible characters")
     }
 
     /// An integer member within `range`: a JSON number, or a string holding decimal or `0x` hex

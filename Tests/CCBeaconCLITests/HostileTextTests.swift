@@ -1,3 +1,5 @@
+import CCDebugger
+import CCDebuggerEmulator
 import Foundation
 import Provisioning
 import StructuredText
@@ -374,5 +376,147 @@ enum SVGText {
         #else
             return nil
         #endif
+    }
+}
+
+/// Found by the review of the second part: a line feed inside a value from a ledger, a device, a
+/// manifest or an argument started a line of its own that a reader takes for ours; a NUL cut an
+/// old ledger's name; a hook's output was escaped twice in the events; look-alike names through
+/// joiners and selectors that change nothing; emoji one column wide in the live status; long
+/// address cells quoted whole.
+struct HostileTextReviewTests {
+    /// No line of `text` begins with the forged text.
+    static func noForgedLine(_ text: String) -> Bool {
+        !text.split(separator: "\n").contains { $0.hasPrefix("ccbeacon: FAKE") || $0.hasPrefix("FAKE") }
+    }
+
+    /// A debugger whose USB strings say anything.
+    final class HostileStrings: DebuggerProvider {
+        let inner = EmulatorProvider()
+        func devices() throws(DebuggerError) -> [DebuggerDevice] {
+            try inner.devices().map { device in
+                DebuggerDevice(
+                    bus: device.bus, address: device.address, vendorID: device.vendorID, productID: device.productID,
+                    product: "CC\u{1B}[31mDebugger\nccbeacon: FAKE product", serial: "S\u{1B}]0;t\u{07}\nFAKE serial",
+                    debuggerID: device.debuggerID, portPath: device.portPath)
+            }
+        }
+        func open(_ device: DebuggerDevice) throws(DebuggerError) -> any DebuggerTransport { try inner.open(device) }
+    }
+
+    @Test func aDevicesStringsAreShownOnTheirLine() throws {
+        for arguments in [["devices"], ["info"], ["doctor"]] {
+            let run = ToolRun(arguments, debuggers: HostileStrings())
+            let text = run.output + run.diagnostics
+            #expect(Self.noForgedLine(text), "\(arguments): \(text)")
+            #expect(HostileTextTests.raw(text, joiners: false).isEmpty, "\(arguments): \(text)")
+            #expect(
+                text.contains(#"S\x1b]0;t\x07\x0aFAKE serial"#)
+                    || text.contains(#"CC\x1b[31mDebugger\x0accbeacon: FAKE"#),
+                "\(arguments): \(text)")
+        }
+        let json = ToolRun(["devices", "--json"], debuggers: HostileStrings())
+        let devices = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
+        #expect(
+            devices.first?["serial"] as? String == #"S\x1b]0;t\x07\x0aFAKE serial"#, "made visible once, at the source")
+    }
+
+    @Test func anArgumentsLineFeedStaysInItsMessage() {
+        for arguments in [
+            ["x\nccbeacon: FAKE all stations verified"], ["encode", "--uuid", "7634\nFAKE"],
+            ["ledger", "show", "--ledger", "/nowhere\nFAKE.sqlite"],
+            ["encode", "--type", "eddystone-url", "--url", "http://a\nFAKE"],
+        ] {
+            let run = ToolRun(arguments)
+            #expect(run.status != 0)
+            #expect(Self.noForgedLine(run.diagnostics), "\(run.diagnostics)")
+            #expect(run.diagnostics.contains(#"\x0a"#), "\(run.diagnostics)")
+        }
+    }
+
+    @Test func aManifestHoldingALineBreakIsRefusedWithItsPosition() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(atPath: scratch.path("t/t1"), withIntermediateDirectories: true)
+        _ = try scratch.write(
+            "t/t1/template.json",
+            "{\"format\": 1, \"name\": \"t1\", \"description\": \"real one\\nFAKE   CC2541F256  0x7F08   bundled\"}")
+        let run = ToolRun(["templates", "--templates", scratch.path("t")])
+        #expect(Self.noForgedLine(run.output), "\(run.output)")
+        #expect(run.output.contains("template.json:1:"), "\(run.output)")
+        #expect(run.output.contains("description: holds U+000A (line feed) at character 9"), "\(run.output)")
+    }
+
+    /// An old ledger's names and benches with line feeds, through `provision`'s messages and log
+    /// lines (piped) and `ledger show`'s summary.
+    @Test func anOldLedgersLineFeedsStayInTheirLines() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("ledger.sqlite")
+        try LedgerFiles.soundRenaming(
+            path, "'ok' || char(10) || 'FAKE verified'",
+            first: [
+                "UPDATE attempts SET outcome = 'in-progress', finished_at = NULL, bench = 'b' || char(10) || 'FAKE bench' WHERE station = 'a'"
+            ])
+        let show = ToolRun(["ledger", "show", "--ledger", path])
+        #expect(show.status == 0 && Self.noForgedLine(show.output), "\(show.output)")
+        #expect(show.output.contains(#"ok\x0aFAKE verified"#) && show.output.contains(#"b\x0aFAKE bench"#))
+        let list = try scratch.write("c.csv", "name,uuid,major,minor\nc,\(HostileTextTests.uuid),9,9\n")
+        let run = ToolRun(
+            ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.2", "--ledger", path],
+            debuggers: ProductionLineTests.Bench(first: 0xB0, chips: 2).provider)
+        #expect(Self.noForgedLine(run.output + run.diagnostics), "\(run.diagnostics)")
+        #expect(run.diagnostics.contains(#"interrupted earlier: station 'ok\x0aFAKE verified'"#), "\(run.diagnostics)")
+    }
+
+    /// A NUL inside an old ledger's name is read whole (shown escaped, exported as it is).
+    @Test func aNULInAnOldLedgersNameIsKept() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("ledger.sqlite")
+        try LedgerFiles.soundRenaming(path, "'B' || char(0) || 'x'")
+        let show = ToolRun(["ledger", "show", "--ledger", path])
+        #expect(show.output.contains(#"B\x00x"#), "\(show.output)")
+        let export = ToolRun(["ledger", "export", "--ledger", path, "--format", "json"])
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(export.output.utf8)) as? [[String: Any]])
+        #expect(rows.first?["name"] as? String == "B\u{0}x")
+    }
+
+    /// The events carry a hook's output as it was (the JSON writer escapes it once).
+    @Test func aHooksOutputIsEscapedOnceInTheEvents() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try ProductionLineTests.list(scratch, ["one"])
+        let run = ProductionLineTests.provision(
+            list, scratch,
+            [
+                "--on-verified", #"printf 'err\033[31m\n' >&2; exit 3"#, "--events", scratch.path("events.jsonl"),
+            ], bench: ProductionLineTests.Bench(first: 0xB4))
+        #expect(run.status == 1, "\(run.diagnostics)")
+        #expect(!run.diagnostics.contains("\u{1B}") && run.diagnostics.contains(#"err\x1b[31m"#), "\(run.diagnostics)")
+        let events = try scratch.text("events.jsonl").split(separator: "\n").compactMap {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let hook = try #require(events.first { $0["event"] as? String == "hook-finished" })
+        #expect(hook["output"] as? String == "err\u{1B}[31m", "\(hook)")
+    }
+
+    /// A long value in a list's address cell is quoted short.
+    @Test func aLongAddressIsQuotedShort() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write(
+            "l.csv",
+            "name,uuid,major,minor,address\na,\(HostileTextTests.uuid),1,2,\(String(repeating: "C0", count: 5000))\n")
+        let run = ToolRun(["batch", list, "--template", "cc2541-ibeacon", "-o", scratch.path("out")])
+        #expect(run.status == 65 && run.diagnostics.utf8.count < 1_000, "\(run.diagnostics.utf8.count)")
+        #expect(run.diagnostics.contains("… (10000 characters)"), "\(run.diagnostics)")
+    }
+
+    @Test func emojiTakeTwoColumnsInTheLiveStatus() {
+        for emoji: Unicode.Scalar in ["\u{2705}", "\u{1F680}", "\u{1FAE0}", "\u{1F600}"] {
+            #expect(LiveStatus.columns(emoji) == 2, "\(emoji)")
+        }
+        #expect(LiveStatus.columns("a") == 1)
     }
 }

@@ -27,6 +27,18 @@ enum LedgerFiles {
         try ledger.finish(attempt.id, outcome: .verified, reason: nil, readBack: readBack)
     }
 
+    /// A sound ledger (see `sound`) whose station 'a' is renamed by raw SQL to `name` (an SQL
+    /// expression), in its attempts too, after `first` ran: what no list can bring in.
+    static func soundRenaming(_ path: String, _ name: String, first: [String] = []) throws {
+        try sound(path)
+        try alter(
+            path,
+            first + [
+                "UPDATE attempts SET station = \(name) WHERE station = 'a'",
+                "UPDATE stations SET name = \(name) WHERE name = 'a'",
+            ])
+    }
+
     /// Runs `statements` on the file directly, then closes it (checkpointing its WAL).
     static func alter(_ path: String, _ statements: [String]) throws {
         let raw = try SQLiteDatabase(path: path, mode: .readWrite)

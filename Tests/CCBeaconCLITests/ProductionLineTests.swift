@@ -214,7 +214,9 @@ struct ProductionLineTests {
         #expect(outcome.status == status && outcome.exitedZero == delivered)
         if command.contains("two") { #expect(outcome.lastLine == "two") }
         if command.contains("title") {
-            #expect(outcome.lastLine == #"ok\x1b[2J\x1b]0;title\x07"#, "a hook cannot drive the terminal")
+            // Kept as it was (the events carry it whole); the console makes it visible
+            // (HostileTextReviewTests.aHooksOutputIsEscapedOnceInTheEvents).
+            #expect(outcome.lastLine == "ok\u{1B}[2J\u{1B}]0;title\u{07}")
         }
     }
 

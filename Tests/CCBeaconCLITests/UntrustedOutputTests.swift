@@ -128,13 +128,10 @@ struct UntrustedOutputReviewTests {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let path = scratch.path("ledger.sqlite")
-        try LedgerFiles.sound(path)
-        try LedgerFiles.alter(
-            path,
-            [
-                "UPDATE attempts SET outcome = 'in-progress', finished_at = NULL, debugger = 'd' || char(155) || '1m' WHERE station = 'a'",
-                "UPDATE attempts SET station = 'ok' || char(27) || '[2J' || char(8238) WHERE station = 'a'",
-                "UPDATE stations SET name = 'ok' || char(27) || '[2J' || char(8238) WHERE name = 'a'",
+        try LedgerFiles.soundRenaming(
+            path, "'ok' || char(27) || '[2J' || char(8238)",
+            first: [
+                "UPDATE attempts SET outcome = 'in-progress', finished_at = NULL, debugger = 'd' || char(155) || '1m' WHERE station = 'a'"
             ])
         let list = try scratch.write("c.csv", "name,uuid,major,minor\nc,\(Self.uuid),9,9\n")
         let run = ToolRun(

@@ -11,7 +11,9 @@ struct HiddenCharactersTests {
     /// U+200D, Persian with a non-joiner, an emoji's presentation selector, a no-break space.
     @Test(arguments: [
         "Küche 東京", "👨\u{200D}👩\u{200D}👧 family", "\u{2764}\u{FE0F}\u{200D}\u{1F525}", "می\u{200C}خواهم",
-        "क्\u{200D}ष", "1\u{FE0F}\u{20E3}", "Hall\u{00A0}1", "עברית 12", "a*/b</svg>&'\"",
+        "क्\u{200D}ष", "क्\u{200C}ष", "ක්\u{200D}ය", "1\u{FE0F}\u{20E3}", "Hall\u{00A0}1", "עברית 12", "a*/b</svg>&'\"",
+        "\u{1F469}\u{200D}\u{2764}\u{FE0F}\u{200D}\u{1F48B}\u{200D}\u{1F468}", "\u{1F9D1}\u{1F3FD}\u{200D}\u{1F4BB}",
+        "\u{845B}\u{E0100}", "\u{2764}\u{FE0E}",
     ])
     func realWritingIsNotHidden(text: String) {
         #expect(!HiddenCharacters.any(in: text), "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
@@ -29,6 +31,10 @@ struct HiddenCharactersTests {
         ("s\u{AD}h", 1, #"s\u{00AD}h"#), ("l\u{2028}", 1, #"l\u{2028}"#),
         ("z" + String(Unicode.Scalar(0xFFFF)!), 1, #"z\u{FFFF}"#),
         ("h\u{115F}", 1, #"h\u{115F}"#), ("k\u{17B4}", 1, #"k\u{17B4}"#), ("tab\there", 3, #"tab\x09here"#),
+        // Look-alikes: joiners and selectors where they change nothing.
+        ("a\u{200D}b", 1, #"a\u{200D}b"#), ("a\u{200C}b", 1, #"a\u{200C}b"#), ("a\u{FE0F}", 1, #"a\u{FE0F}"#),
+        ("\u{2764}\u{FE0F}\u{FE0F}", 2, #"❤️\u{FE0F}"#), ("1\u{FE0F}", 1, #"1\u{FE0F}"#),
+        ("a\u{E0100}", 1, #"a\u{E0100}"#), ("1\u{200D}2", 1, #"1\u{200D}2"#),
     ])
     func eachHiddenCharacterIsFoundAndEscaped(text: String, index: Int, shown: String) {
         #expect(HiddenCharacters.firstIndex(in: Array(text.unicodeScalars)) == index)
