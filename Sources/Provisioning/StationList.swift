@@ -256,27 +256,8 @@ public enum StationListReader {
         let name = row.cells["name"]?.text ?? ""
         if row.cells["name"] == nil {
             failed = true
-        } else if name.isEmpty {
-            report("name", "is empty; every station needs a name")
-        } else if let hidden = HiddenCharacters.describeFirst(in: name, allowingTab: false) {
-            // Checked before the name is echoed in any message: it would carry the character.
-            report(
-                "name",
-                "holds \(hidden); names may hold no control character, line break or invisible character (bidirectional controls among them)"
-            )
-        } else if let tooLong = lengthProblem(name, limit: maximumNameLength, what: "name") {
-            report("name", tooLong + " (put the rest in the note)")
-        } else if name.first?.isWhitespace == true || name.last?.isWhitespace == true {
-            report(
-                "name", "'\(visible: name)' begins or ends with a space; remove it (it would make two names look alike)"
-            )
-        } else if let first = name.unicodeScalars.first, "=+-@".unicodeScalars.contains(first) {
-            report(
-                "name",
-                "'\(visible: name)' begins with '\(first)', which a spreadsheet opening the registry takes for a formula; begin it with a letter or digit"
-            )
-        } else if Station.fileStem(for: name).allSatisfy({ $0 == "_" }) {
-            report("name", "'\(visible: name)' has no letter or digit to make a file name from")
+        } else if let problem = nameProblem(name) {
+            report("name", problem)
         }
         if let note = row.cells["note"]?.text {
             if let hidden = HiddenCharacters.describeFirst(in: note, allowingTab: true) {
@@ -313,6 +294,33 @@ public enum StationListReader {
     public static let maximumNameLength = 100
     /// The longest note, in characters (and four times as many UTF-8 bytes).
     public static let maximumNoteLength = 1000
+
+    /// What is wrong with `name` as a station's name, in words, or `nil` when it is a good one: the
+    /// list policy (README "Untrusted input"), also used by `ledger check` on names another program
+    /// wrote. A name quoted in the words is made visible; one too long or holding a hidden
+    /// character is not quoted at all.
+    public static func nameProblem(_ name: String) -> String? {
+        if name.isEmpty { return "is empty; every station needs a name" }
+        if let hidden = HiddenCharacters.describeFirst(in: name, allowingTab: false) {
+            return
+                "holds \(hidden); names may hold no control character, line break or invisible character (bidirectional controls among them)"
+        }
+        if let tooLong = lengthProblem(name, limit: maximumNameLength, what: "name") {
+            return tooLong + " (put the rest in the note)"
+        }
+        if name.first?.isWhitespace == true || name.last?.isWhitespace == true {
+            return "'\(visible: name)' begins or ends with a space; remove it (it would make two names look alike)"
+        }
+        if let first = name.unicodeScalars.first, "=+-@".unicodeScalars.contains(first) {
+            return
+                "'\(visible: name)' begins with '\(first)', which a spreadsheet opening the registry takes for a formula; begin it with a letter or digit"
+        }
+        if Station.fileStem(for: name).allSatisfy({ $0 == "_" }) {
+            return
+                "'\(visible: name)' has no ASCII letter or digit to make a file name from (station files are named in ASCII, which every flasher opens); add one"
+        }
+        return nil
+    }
 
     /// `is 10000 characters long; a name may have at most 100 characters and 400 bytes` when
     /// `text` has more than `limit` characters or `limit` × 4 UTF-8 bytes (bytes too: one

@@ -140,7 +140,7 @@ struct StationListTests {
         ("name,uuid,major,minor\n\"x,7634\n", "s.csv:2:1: this quoted field is never closed; add the closing quote"),
         (
             "name,uuid,major,minor\n***,7634A485-1732-4B7D-AB44-D505D8A24C60,1,1\n",
-            "s.csv:2:1: name: '***' has no letter or digit to make a file name from"
+            "s.csv:2:1: name: '***' has no ASCII letter or digit to make a file name from (station files are named in ASCII, which every flasher opens); add one"
         ),
     ])
     func reportsBadHeadersAndFiles(text: String, problem: String) {
