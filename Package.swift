@@ -67,7 +67,7 @@ let package = Package(
         ),
         // The shared ledger on a PostgreSQL server (libpq), behind Provisioning's ProvisioningLedger.
         .target(
-            name: "PostgresLedger", dependencies: ["Provisioning", "CLibPQ", "BeaconPayload"],
+            name: "PostgresLedger", dependencies: ["Provisioning", "CLibPQ", "BeaconPayload", "StructuredText"],
             swiftSettings: strictSettings),
         .target(
             name: "CCBeaconCLI",

@@ -1,3 +1,5 @@
+import StructuredText
+
 /// A width and a height in millimetres.
 public struct Millimetres: Sendable, Equatable, CustomStringConvertible {
     /// Width (mm).

@@ -1,3 +1,5 @@
+import StructuredText
+
 /// One option a command accepts, as the parser, `--help` and the usage line see it. Commands do
 /// not build these by hand: they declare an `Option`, a `RequiredOption` or a `Flag`, whose `spec`
 /// this is.

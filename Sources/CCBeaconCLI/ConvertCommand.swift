@@ -1,5 +1,6 @@
 import HexText
 import IntelHex
+import StructuredText
 
 /// `ccbeacon convert`: HEX ↔ .bin, and HEX re-emit with a chosen record length, range or fill.
 enum ConvertCommand {

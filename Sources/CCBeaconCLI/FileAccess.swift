@@ -1,4 +1,5 @@
 import Storage
+import StructuredText
 
 /// The image formats a file name can name.
 enum ImageFormat: String {

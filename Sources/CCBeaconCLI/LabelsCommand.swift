@@ -4,6 +4,7 @@ import FirmwareTemplate
 import PostgresLedger
 import Provisioning
 import Storage
+import StructuredText
 
 /// `ccbeacon labels`: a label with a QR code for every station, as SVG pages to print.
 enum LabelsCommand {
@@ -112,7 +113,7 @@ enum LabelsCommand {
         let pageCount = LabelDocument.pageCount(source.labels.count, on: sheet)
         let files = pageFiles(output, count: pageCount)
         try CommandSupport.checkOutputs(files, against: source.inputs)
-        for note in source.notes { console.diagnostics("note: \(note)\n") }
+        for note in source.notes { console.diagnostics(line: "note: \(note)") }
         let perPage = sheet.labelsPerPage
         // One page at a time, written as it is made and listed once written: a list of 100,000
         // stations is 4,167 pages.

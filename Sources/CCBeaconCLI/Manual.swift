@@ -1,5 +1,6 @@
 import HexText
 import Storage
+import StructuredText
 
 /// The man pages and shell completions, made from the very option tables the parser and `--help`
 /// read: a command, an option or a fixed set of values is written once, in its table, and every

@@ -1,6 +1,7 @@
 import PostgresLedger
 import Provisioning
 import Storage
+import StructuredText
 
 /// `ccbeacon ledger migrate`: copies a ledger with its whole history between a file and a
 /// PostgreSQL server (either way, or file to file as a checked copy).

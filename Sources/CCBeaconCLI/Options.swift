@@ -1,6 +1,7 @@
 import BeaconPayload
 import FirmwareTemplate
 import IntelHex
+import StructuredText
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials  // UUID

@@ -761,12 +761,13 @@ enum ProvisionCommand {
         do {
             for interrupted in try ledger.recoverInterrupted() {
                 console.diagnostics(
-                    "interrupted earlier: station '\(visible: interrupted.station)' on chip \(interrupted.chip) (\(interrupted.debugger)); it is held until that chip is attached again\n"
+                    line:
+                        "interrupted earlier: station '\(interrupted.station)' on chip \(interrupted.chip) (\(interrupted.debugger)); it is held until that chip is attached again"
                 )
             }
             if releasing {
                 for (station, chip) in try ledger.releaseHeld(in: Set(stations.map(\.name))) {
-                    console.diagnostics("released '\(visible: station)' (was interrupted on chip \(chip))\n")
+                    console.diagnostics(line: "released '\(station)' (was interrupted on chip \(chip))")
                 }
             }
         } catch {

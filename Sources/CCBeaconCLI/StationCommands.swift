@@ -4,6 +4,7 @@ import FirmwareTemplate
 import IntelHex
 import Provisioning
 import Storage
+import StructuredText
 
 /// `ccbeacon generate`: one station image.
 enum GenerateCommand {

@@ -1,6 +1,7 @@
 public import BeaconPayload
 import Checksums
 public import IntelHex
+import StructuredText
 
 /// Advertising settings a station image carries besides its identity, for templates that expose
 /// them (the reference firmware does). `nil` keeps the template's value, except the address: a

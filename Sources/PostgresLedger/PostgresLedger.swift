@@ -1,5 +1,6 @@
 import BeaconPayload
 public import Provisioning
+import StructuredText
 
 /// The ledger on a PostgreSQL server, shared by several benches: the same records and promises as
 /// the SQLite ledger, each kept by the server itself — unique and partial unique indexes, CHECK

@@ -1,4 +1,5 @@
 public import Provisioning
+import StructuredText
 
 extension PostgresLedger {
     /// The invariants, each a query for the rows that break it; run with index scans switched off,

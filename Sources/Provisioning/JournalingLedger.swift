@@ -1,4 +1,5 @@
 import Storage
+import StructuredText
 import Synchronization
 
 /// A shared ledger with the bench's outcome journal beside it: every call goes to the ledger,
@@ -68,7 +69,7 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
                             ? "the journal was written for another ledger (id \(entry.ledger), this one is \(ledgerID))"
                             : entry.bench != bench
                                 ? "it was written by bench '\(visible: entry.bench)', this is '\(visible: bench)'"
-                                : "the ledger's attempt \(entry.attempt) is \(recorded.map { "'\($0.station)' on chip \($0.chip), bench '\($0.bench ?? "?")'" } ?? "not there")")
+                                : "the ledger's attempt \(entry.attempt) is \(recorded.map { "'\(visible: $0.station)' on chip \(visible: $0.chip), bench '\(visible: $0.bench ?? "?")'" } ?? "not there")")
                         + "; the journal is kept: run this bench against the ledger it was written for",
                     kind: .constraint)
             }

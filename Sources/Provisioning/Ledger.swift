@@ -1,5 +1,6 @@
 import BeaconPayload
 import Storage
+import StructuredText
 
 /// How an attempt to burn a station ended.
 public enum AttemptOutcome: String, Sendable, Equatable, CaseIterable {

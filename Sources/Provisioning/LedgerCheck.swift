@@ -1,3 +1,5 @@
+import StructuredText
+
 /// One problem `SQLiteLedger.check()` found.
 public struct LedgerProblem: Sendable, Equatable {
     /// What was checked.

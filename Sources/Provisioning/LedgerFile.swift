@@ -1,5 +1,6 @@
 import HexText
 import Storage
+import StructuredText
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,5 @@
 import Storage
+import StructuredText
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,5 @@
 public import BeaconPayload
+import StructuredText
 
 /// The refusals every ledger backend gives, worded once, so the SQLite file and the PostgreSQL
 /// server say the same things about the same broken promises.

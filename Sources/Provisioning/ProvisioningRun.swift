@@ -5,6 +5,7 @@ import Dispatch
 public import FirmwareTemplate
 import HexText
 import IntelHex
+import StructuredText
 import Synchronization
 
 #if canImport(Glibc)

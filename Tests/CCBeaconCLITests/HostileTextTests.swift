@@ -456,7 +456,7 @@ struct HostileTextReviewTests {
         try LedgerFiles.soundRenaming(
             path, "'ok' || char(10) || 'FAKE verified'",
             first: [
-                "UPDATE attempts SET outcome = 'in-progress', finished_at = NULL, bench = 'b' || char(10) || 'FAKE bench' WHERE station = 'a'"
+                "UPDATE attempts SET outcome = 'in-progress', finished_at = NULL, bench = 'b' || char(10) || 'FAKE bench', debugger = 'd' || char(10) || 'FAKE debugger' WHERE station = 'a'"
             ])
         let show = ToolRun(["ledger", "show", "--ledger", path])
         #expect(show.status == 0 && Self.noForgedLine(show.output), "\(show.output)")
@@ -467,6 +467,7 @@ struct HostileTextReviewTests {
             debuggers: ProductionLineTests.Bench(first: 0xB0, chips: 2).provider)
         #expect(Self.noForgedLine(run.output + run.diagnostics), "\(run.diagnostics)")
         #expect(run.diagnostics.contains(#"interrupted earlier: station 'ok\x0aFAKE verified'"#), "\(run.diagnostics)")
+        #expect(run.diagnostics.contains(#"(d\x0aFAKE debugger)"#), "\(run.diagnostics)")
     }
 
     /// A NUL inside an old ledger's name is read whole (shown escaped, exported as it is).
