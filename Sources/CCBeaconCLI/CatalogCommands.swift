@@ -36,7 +36,8 @@ enum BoardsCommand {
                 board.title,
             ]
         }
-        console.output(Table.render(header: ["BOARD", "CHIP", "DEBUGGER", "TEMPLATE", "DESCRIPTION"], rows: rows))
+        console.output(
+            composed: Table.render(header: ["BOARD", "CHIP", "DEBUGGER", "TEMPLATE", "DESCRIPTION"], rows: rows))
     }
 }
 
@@ -61,7 +62,7 @@ enum TemplatesCommand {
         let locations = try DataLocations.find(templatesOption: try command.value(templates))
         if let folder = Files.environment("CCBEACON_TEMPLATES"), !Files.isDirectory(folder) {
             console.diagnostics(
-                "note: CCBEACON_TEMPLATES is '\(visible: folder)', which is not a folder; it is not searched\n")
+                line: "note: CCBEACON_TEMPLATES is '\(visible: folder)', which is not a folder; it is not searched")
         }
         let catalog = try locations.loadBoards()
         var rows: [[String]] = []
@@ -98,9 +99,10 @@ enum TemplatesCommand {
         if command.isSet(Options.json) {
             console.data(JSONValue.array(json).rendered() + "\n")
         } else if rows.isEmpty {
-            console.output("no templates found in \(locations.templateDirectories.joined(separator: ", "))\n")
+            console.output(line: "no templates found in \(locations.templateDirectories.joined(separator: ", "))")
         } else {
-            console.output(Table.render(header: ["TEMPLATE", "CHIP", "PAYLOAD", "SOURCE", "DESCRIPTION"], rows: rows))
+            console.output(
+                composed: Table.render(header: ["TEMPLATE", "CHIP", "PAYLOAD", "SOURCE", "DESCRIPTION"], rows: rows))
         }
     }
 }
@@ -147,7 +149,15 @@ enum TemplateImportCommand {
         "--address", value: "A", help: "address of the block to use when there are several"
     ) { text throws(CommandFailure) in try Values.address(text, option: "--address") }
     static let description = Option<String>(
-        "--description", value: "TEXT", help: "one line saying what the firmware is")
+        "--description", value: "TEXT", help: "one line saying what the firmware is"
+    ) { text throws(CommandFailure) in
+        // The manifest reader refuses what would not show; a template written with it could
+        // never be used.
+        if let hidden = HiddenCharacters.describeFirst(in: text, allowingTab: false) {
+            throw .usage("--description holds \(hidden); give one line of visible text")
+        }
+        return text
+    }
     static let output = Options.output("DIR", help: "template folder to create (default ./NAME)")
     static let force = Flag("--force", help: "replace an existing template.json or image.hex in DIR")
 
@@ -168,7 +178,8 @@ enum TemplateImportCommand {
         do {
             chosen = try TemplateImport.chooseBlock(in: memory, chip: chip, address: address).chosen
         } catch {
-            throw .data("\(imagePath): \(error)", hint: error.hint)
+            throw CommandFailure(
+                .dataError, lines: ["\(imagePath): \(error.lines[0])"] + error.lines.dropFirst(), hint: error.hint)
         }
         let given = try command.value(output) ?? name
         let directory = given.count > 1 && given.hasSuffix("/") ? String(given.dropLast()) : given

@@ -215,10 +215,11 @@ enum VerifyCommand {
             console.data(value.rendered() + "\n")
         } else if report.passed {
             console.output(
-                "OK: \(path) carries iBeacon \(report.found.map(\.description) ?? "") at \(CommandSupport.hexAddress(report.address))\n"
-                    + report.notes.map { "note: \($0)\n" }.joined() + (power.map { "note: \($0.line)\n" } ?? ""))
+                lines: [
+                    "OK: \(path) carries iBeacon \(report.found.map(\.description) ?? "") at \(CommandSupport.hexAddress(report.address))"
+                ] + report.notes.map { "note: \($0)" } + (power.map { ["note: \($0.line)"] } ?? []))
         } else {
-            console.output("MISMATCH: \(path)\n" + report.problems.map { "  \($0)\n" }.joined())
+            console.output(lines: ["MISMATCH: \(path)"] + report.problems.map { "  \($0)" })
         }
         if !report.passed { throw CommandFailure(.failure, "\(path) does not carry the expected identity", hint: nil) }
     }

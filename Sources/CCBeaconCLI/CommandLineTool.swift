@@ -39,7 +39,7 @@ public enum CommandLineTool {
         guard let failure = console.outputFailure else { return status }
         var name: String?
         if case .success(.run(let command)) = invocation { name = command.command }
-        console.diagnostics("ccbeacon\(name.map { " " + $0 } ?? ""): error: \(failure)\n")
+        console.diagnostics(line: "ccbeacon\(name.map { " " + $0 } ?? ""): error: \(failure)")
         return status == ExitCode.success.rawValue ? ExitCode.failure.rawValue : status
     }
 
@@ -48,27 +48,29 @@ public enum CommandLineTool {
     ) -> Int32 {
         switch invocation {
         case .failure(let error):
-            console.diagnostics(usageMessage(error))
+            console.diagnostics(composed: usageMessage(error))
             return ExitCode.usage.rawValue
         case .success(.version):
-            console.output("ccbeacon \(version)\n")
+            console.output(line: "ccbeacon \(version)")
             return ExitCode.success.rawValue
         case .success(.help(let name)):
-            console.output(name.map(help(for:)) ?? overview())
+            console.output(composed: name.map(help(for:)) ?? overview())
             return ExitCode.success.rawValue
         case .success(.run(let command)):
             do {
                 try execute(command, console: console, hardware: hardware)
                 return ExitCode.success.rawValue
             } catch {
-                // A message may quote what a list, a ledger or an argument holds: the console
-                // makes what would not show visible.
+                // A message may quote what a list, a ledger or an argument holds: it is one line,
+                // made visible whole (a line feed in a value cannot start a line), and so is each
+                // detail under it.
                 let message = error.message
                 if error.exitCode == .usage {
-                    console.diagnostics(usageMessage(UsageError(message, command: command.command)))
+                    console.diagnostics(composed: usageMessage(UsageError(message, command: command.command)))
                 } else {
-                    console.diagnostics("ccbeacon \(command.command): error: \(message)\n")
-                    if let hint = error.hint { console.diagnostics("hint: \(hint)\n") }
+                    console.diagnostics(line: "ccbeacon \(command.command): error: \(message)")
+                    for detail in error.details { console.diagnostics(line: "  " + detail) }
+                    if let hint = error.hint { console.diagnostics(line: "hint: \(hint)") }
                 }
                 return error.exitCode.rawValue
             }
@@ -86,9 +88,10 @@ public enum CommandLineTool {
     static func usageMessage(_ error: UsageError) -> String {
         guard let name = error.command, let usage = usage(of: name) else {
             return
-                "ccbeacon: \(error.message)\nusage: ccbeacon COMMAND [OPTIONS]\nrun 'ccbeacon help' for the commands\n"
+                "ccbeacon: \(visible: error.message)\nusage: ccbeacon COMMAND [OPTIONS]\nrun 'ccbeacon help' for the commands\n"
         }
-        return "ccbeacon \(name): \(error.message)\nusage: \(usage)\nrun 'ccbeacon help \(name)' for details\n"
+        // The message quotes arguments: made visible whole, it stays on its line.
+        return "ccbeacon \(name): \(visible: error.message)\nusage: \(usage)\nrun 'ccbeacon help \(name)' for details\n"
     }
 
     /// The usage of a command, or of every subcommand of a group one under the other; `nil` for

@@ -116,10 +116,9 @@ enum CommandSupport {
         let listBytes = try FileAccess.read(listPath)
         do { return try StationListReader.read(listBytes, file: listPath) } catch {
             let count = error.problems.count
-            throw .data(
-                "\(listPath) has \(count) problem\(count == 1 ? "" : "s"); \(consequence):\n"
-                    + error.problems.map { "  \($0)" }.joined(separator: "\n"),
-                hint: "fix the list and run again")
+            throw CommandFailure(
+                .dataError, "\(listPath) has \(count) problem\(count == 1 ? "" : "s"); \(consequence):",
+                details: error.problems.map(\.description), hint: "fix the list and run again")
         }
     }
 
@@ -129,9 +128,9 @@ enum CommandSupport {
         secondary: Bool = false
     ) throws(CommandFailure) -> [String: RandomStaticAddress] {
         do { return try AddressPlan.check(stations, template: template, file: listPath, secondary: secondary) } catch {
-            throw .data(
-                "\(listPath): advertiser addresses do not work out; \(consequence):\n"
-                    + error.problems.map { "  \($0)" }.joined(separator: "\n"),
+            throw CommandFailure(
+                .dataError, "\(listPath): advertiser addresses do not work out; \(consequence):",
+                details: error.problems.map(\.description),
                 hint: "fix the address column, or leave it empty to derive addresses")
         }
     }

@@ -16,8 +16,9 @@ public struct OutputError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String { "cannot write to standard output: \(reason)" }
 }
 
-/// Where a command writes: text for people to `output` (stdout) and `diagnostics` (stderr),
-/// documents to `data` (stdout), and the live status's drawing to `drawing` (stderr). Text from
+/// Where a command writes: text for people to `output` (stdout) and `diagnostics` (stderr), a
+/// line at a time, documents to `data` (stdout), and the live status's drawing to `drawing`
+/// (stderr). Text from
 /// lists, ledgers, devices and the air reaches a terminal only through here, so every sink but
 /// `drawing` makes what would not show visible (`VisibleText`) by construction: no command can
 /// forget it. The sinks may be called from worker threads (batch progress), so they must be
@@ -62,25 +63,34 @@ public struct Console: Sendable {
         self.failure = failure
     }
 
-    /// Writes text for people to standard output (tables, reports, what was written): line feeds
-    /// kept, every other hidden character made visible (`VisibleText.escapedLines`), wherever it goes.
-    public func output(_ text: String) { writeOutput(VisibleText.escapedLines(text)) }
+    /// Writes one line of text for people to standard output: every hidden character in it made
+    /// visible (`VisibleText.escaped`), a line feed inside a value included, then ended. A value
+    /// quoted in it can never start a line of its own that a reader takes for ours.
+    public func output(line: String) { writeOutput(VisibleText.escaped(line) + "\n") }
 
-    /// Writes `lines` to standard output, each one line whatever it holds: escaped whole
-    /// (`VisibleText.escaped`, a line break inside a value becoming `\x0a`), then ended. For
-    /// lines that quote what a ledger or a device says.
+    /// Writes `lines` to standard output, each one line whatever it holds (see `output(line:)`).
     public func output(lines: [String]) { writeOutput(lines.map { VisibleText.escaped($0) + "\n" }.joined()) }
 
-    /// Writes `line` to standard error as one line whatever it holds (see `output(lines:)`).
+    /// Writes text of several lines that ccbeacon laid out itself to standard output: help, and
+    /// tables whose cells `Table` made visible. Its line feeds are kept as the layout's; every
+    /// other hidden character is escaped. Never for text holding a value from outside as it is:
+    /// that goes through `output(line:)` or `output(lines:)`.
+    public func output(composed text: String) { writeOutput(VisibleText.escapedLines(text)) }
+
+    /// Writes one line to standard error, made visible whole (see `output(line:)`).
     public func diagnostics(line: String) { writeDiagnostics(VisibleText.escaped(line) + "\n") }
+
+    /// Writes a question to standard error, made visible whole, not ended (the answer follows it).
+    func diagnostics(prompt: String) { writeDiagnostics(VisibleText.escaped(prompt)) }
+
+    /// Writes text of several lines that ccbeacon laid out itself to standard error (a usage
+    /// message, a list of problems whose values are made visible); see `output(composed:)`.
+    public func diagnostics(composed text: String) { writeDiagnostics(VisibleText.escapedLines(text)) }
 
     /// Writes a document to standard output (CSV, JSON, HEX, C, a script): as it is into a file
     /// or a pipe, whose reader wants the data whole; made visible on a terminal
     /// (`VisibleText.escapedDocument`), where a control character would act instead of show.
     public func data(_ text: String) { writeOutput(outputIsTerminal ? VisibleText.escapedDocument(text) : text) }
-
-    /// Writes a message to standard error, made visible line by line (`VisibleText.escapedLines`).
-    public func diagnostics(_ text: String) { writeDiagnostics(VisibleText.escapedLines(text)) }
 
     /// Writes the progress bar's and the live status's drawing to standard error as it is: the
     /// cursor movements are ours, and the drawers make the text they draw visible themselves.
@@ -124,13 +134,24 @@ public enum ExitCode: Int32, Sendable {
 /// A command that could not do its job: what happened, what to do, and the exit status.
 struct CommandFailure: Error {
     var exitCode: ExitCode
+    /// One line: a line feed in it is shown `\x0a`.
     var message: String
+    /// Lines shown under the message, indented (each problem of a list).
+    var details: [String]
     var hint: String?
 
-    init(_ exitCode: ExitCode, _ message: String, hint: String? = nil) {
+    init(_ exitCode: ExitCode, _ message: String, details: [String] = [], hint: String? = nil) {
         self.exitCode = exitCode
         self.message = message
+        self.details = details
         self.hint = hint
+    }
+
+    /// A failure told in `lines`: the first is the message, the others its details (their own
+    /// indentation dropped: details are shown indented).
+    init(_ exitCode: ExitCode, lines: [String], hint: String? = nil) {
+        self.init(
+            exitCode, lines.first ?? "", details: lines.dropFirst().map { String($0.drop { $0 == " " }) }, hint: hint)
     }
 
     static func usage(_ message: String) -> CommandFailure { CommandFailure(.usage, message) }

@@ -84,7 +84,7 @@ enum ConvertCommand {
             bytes = HexWriter(recordLength: recordLength).text(for: memory, startAddress: start)
         }
         try FileAccess.writeAtomically(bytes, to: output)
-        console.output("wrote \(output): \(describe(memory)), \(bytes.count) bytes\n")
+        console.output(line: "wrote \(output): \(describe(memory)), \(bytes.count) bytes")
     }
 
     /// A HEX file with its lines and records, for patching it line by line.

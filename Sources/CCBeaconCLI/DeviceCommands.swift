@@ -69,7 +69,7 @@ enum DeviceSupport {
         throws(CommandFailure) -> DebuggerDevice
     {
         do { return try DeviceSelection.choose(devices, selector: selector, option: option) } catch {
-            throw CommandFailure(.failure, error.description, hint: error.hint)
+            throw CommandFailure(.failure, lines: error.lines, hint: error.hint)
         }
     }
 
@@ -188,10 +188,11 @@ enum DevicesCommand {
         if command.isSet(Options.json) {
             console.data(JSONValue.array(json).rendered() + "\n")
         } else if devices.isEmpty {
-            console.output("no debuggers attached\n")
+            console.output(line: "no debuggers attached")
         } else {
             console.output(
-                Table.render(header: ["DEVICE", "PORT", "USB", "PRODUCT", "SERIAL", "FIRMWARE", "TARGET"], rows: rows))
+                composed: Table.render(
+                    header: ["DEVICE", "PORT", "USB", "PRODUCT", "SERIAL", "FIRMWARE", "TARGET"], rows: rows))
         }
     }
 }
@@ -281,7 +282,7 @@ enum EraseCommand {
             _ = try connection.session.chipErase(targetID: connection.state.targetID)
             try connection.session.resetAndRun()
         } catch { throw DeviceSupport.failure(error) }
-        console.output("erased the chip on \(connection.device.selector)\n")
+        console.output(line: "erased the chip on \(connection.device.selector)")
     }
 }
 
@@ -358,7 +359,7 @@ enum FlashCommand {
                 switch event {
                 case .erasing(let progress), .programming(let progress), .verifying(let progress): report(progress)
                 case .started(_, _, let unlockedByErase) where unlockedByErase:
-                    console.diagnostics("the target was debug-locked; the chip erase unlocked it\n")
+                    console.diagnostics(line: "the target was debug-locked; the chip erase unlocked it")
                 default: break
                 }
             }
@@ -465,7 +466,7 @@ enum ReadCommand {
             try FileAccess.writeAtomically(HexWriter().text(for: image), to: output)
         }
         console.output(
-            "read \(size(bytes.count)) from the \(chip.name) on \(connection.device.selector) to \(output)\n")
+            line: "read \(size(bytes.count)) from the \(chip.name) on \(connection.device.selector) to \(output)")
     }
 
     /// `32 KiB` for a whole number of KiB, else the exact count in bytes (`48 bytes`), so a

@@ -282,7 +282,7 @@ enum DoctorCommand {
                 ).rendered() + "\n")
             return
         }
-        var text = ""
+        var lines: [String] = []
         for finding in findings {
             let mark =
                 switch finding.status {
@@ -290,9 +290,9 @@ enum DoctorCommand {
                 case .warning: "WARN   "
                 case .failed: "FAILED "
                 }
-            text += mark + finding.subject + ": " + finding.detail + "\n"
-            if let fix = finding.fix { text += "       fix: " + fix + "\n" }
+            lines.append(mark + finding.subject + ": " + finding.detail)
+            if let fix = finding.fix { lines.append("       fix: " + fix) }
         }
-        console.output(text)
+        console.output(lines: lines)
     }
 }

@@ -131,16 +131,18 @@ enum LabelsCommand {
                 pageCount == 1
                 ? "\(source.labels.count) label\(source.labels.count == 1 ? "" : "s")"
                 : first == last ? "label \(first)" : "labels \(first)–\(last)"
-            console.output("wrote \(file): \(what)\n")
+            console.output(line: "wrote \(file): \(what)")
         }
         console.output(
-            "\(source.labels.count) label\(source.labels.count == 1 ? "" : "s") on \(pageCount) page\(pageCount == 1 ? "" : "s"), sheet \(sheet.name): \(sheet.summary)\n"
+            line:
+                "\(source.labels.count) label\(source.labels.count == 1 ? "" : "s") on \(pageCount) page\(pageCount == 1 ? "" : "s"), sheet \(sheet.name): \(sheet.summary)"
         )
         let earlier = leftovers(output, written: files)
         if !earlier.isEmpty {
             let shown = earlier.prefix(5).joined(separator: ", ") + (earlier.count > 5 ? ", …" : "")
             console.diagnostics(
-                "note: left alone, from an earlier run: \(earlier.count == 1 ? "" : "\(earlier.count) files, ")\(shown) (remove them, or they may be printed with these)\n"
+                line:
+                    "note: left alone, from an earlier run: \(earlier.count == 1 ? "" : "\(earlier.count) files, ")\(shown) (remove them, or they may be printed with these)"
             )
         }
     }

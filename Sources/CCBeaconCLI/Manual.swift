@@ -519,7 +519,7 @@ enum ManPagesCommand {
                     Array(Manual.page(spec).utf8), to: Files.join(folder, Manual.pageName(spec.name) + ".1"))
                 written += 1
             }
-            console.output("wrote \(written) man pages into \(folder)\n")
+            console.output(line: "wrote \(written) man pages into \(folder)")
         } catch {
             throw CommandFailure(.failure, "\(error)", hint: "give -o a folder this user may write")
         }

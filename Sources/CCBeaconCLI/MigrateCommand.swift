@@ -112,7 +112,8 @@ enum LedgerMigrateCommand {
             }
         }
         console.output(
-            "copied \(history.stations.count) station(s), \(history.attempts.count) attempt(s), \(history.calibrations.count) calibration(s) and \(history.hookRuns.count) hook run(s) from \(sourceName) to \(targetName); source and copy checked, the copy read back equal\n"
+            line:
+                "copied \(history.stations.count) station(s), \(history.attempts.count) attempt(s), \(history.calibrations.count) calibration(s) and \(history.hookRuns.count) hook run(s) from \(sourceName) to \(targetName); source and copy checked, the copy read back equal"
         )
     }
 

@@ -53,6 +53,6 @@ enum PatchCommand {
             lines.isEmpty
             ? "no record changed (the bytes were already there)"
             : "rewrote line\(lines.count == 1 ? "" : "s") \(lines.map(String.init).joined(separator: ", "))"
-        console.output("wrote \(output): \(what)\n")
+        console.output(line: "wrote \(output): \(what)")
     }
 }

@@ -35,6 +35,8 @@ final class ProgressReporter: Sendable {
             return "\(label): \(done)/\(total) (\(percent)%)\n"
         }
         // The bar's carriage return is drawing; the label is ours.
-        if let line { console.diagnosticsIsTerminal ? console.drawing(line) : console.diagnostics(line) }
+        if let line {
+            console.diagnosticsIsTerminal ? console.drawing(line) : console.diagnostics(line: String(line.dropLast()))
+        }
     }
 }

@@ -341,7 +341,7 @@ enum ProvisionCommand {
         // The ledger records each station with the power it is burned with.
         let (stations, farPower) = CommandSupport.resolvePower(
             listStations, template: template, settings: settings, board: board)
-        if let warning = CommandSupport.powerWarning(farPower) { console.diagnostics(warning + "\n") }
+        if let warning = CommandSupport.powerWarning(farPower) { console.diagnostics(line: warning) }
         if options.secondaryAddresses, template.manifest.field(.advertiserAddress) != nil {
             throw .usage(
                 "template '\(visible: template.manifest.name)' advertises with the address in its own advertiser-address field, so it would never use the chip's secondary address: leave out --address-mode secondary (each station's address goes into the template's field)"
@@ -383,9 +383,9 @@ enum ProvisionCommand {
         let burnAgain = options.reprovision ? recalibrated : []
         if !recalibrated.isEmpty {
             console.diagnostics(
-                options.reprovision
-                    ? "calibrated since burned, burned again when their chips are attached: \(recalibrated.joined(separator: ", "))\n"
-                    : "note: calibrated since burned (run with --reprovision and attach their chips to burn them again): \(recalibrated.joined(separator: ", "))\n"
+                line: options.reprovision
+                    ? "calibrated since burned, burned again when their chips are attached: \(recalibrated.joined(separator: ", "))"
+                    : "note: calibrated since burned (run with --reprovision and attach their chips to burn them again): \(recalibrated.joined(separator: ", "))"
             )
         }
         // Hooks: every try is told on the log (on a live status, the failures) and as an event.
@@ -410,7 +410,8 @@ enum ProvisionCommand {
                 $0.key.rawValue < $1.key.rawValue
             }) {
                 console.diagnostics(
-                    "note: \(runs.count) --on-\(hook.rawValue) hook run(s) of this bench are pending; this run has no --on-\(hook.rawValue), so they wait for a run that has one\n"
+                    line:
+                        "note: \(runs.count) --on-\(hook.rawValue) hook run(s) of this bench are pending; this run has no --on-\(hook.rawValue), so they wait for a run that has one"
                 )
             }
         }
@@ -437,8 +438,8 @@ enum ProvisionCommand {
                 "run-finished",
                 Self.finished(ProvisionSummary(), before, why: "nothing to burn", status: hooksLeft ? 1 : 0))
             console.output(
-                "nothing to burn: all \(before.states.count) stations of the list are done; ledger \(shown)\n"
-                    + (runner.map { Self.hookLine($0.counts) + "\n" } ?? ""))
+                lines: ["nothing to burn: all \(before.states.count) stations of the list are done; ledger \(shown)"]
+                    + (runner.map { [Self.hookLine($0.counts)] } ?? []))
             if let counts = runner?.counts, counts.leftPending { throw Self.hooksFailed(counts) }
             return
         }
@@ -783,12 +784,15 @@ enum ProvisionCommand {
             let replay = try ledger.replay()
             for entry in replay.recorded {
                 console.diagnostics(
-                    "recorded from the journal: '\(visible: entry.station)' on chip \(entry.chip): \(entry.outcome.rawValue)\n"
+                    line:
+                        "recorded from the journal: '\(visible: entry.station)' on chip \(entry.chip): \(entry.outcome.rawValue)"
                 )
             }
             if !replay.alreadyRecorded.isEmpty {
                 console.diagnostics(
-                    "journal: \(replay.alreadyRecorded.count) outcome(s) were already on the server; journal removed\n")
+                    line:
+                        "journal: \(replay.alreadyRecorded.count) outcome(s) were already on the server; journal removed"
+                )
             }
         } catch {
             if error.isConnectionLost {
@@ -853,7 +857,7 @@ enum ProvisionCommand {
 
     /// Asks on the terminal; anything but y or Y is "not started".
     static func confirm(_ question: String, console: Console) throws(CommandFailure) {
-        console.diagnostics(question)
+        console.diagnostics(prompt: question)
         var answer = [UInt8](repeating: 0, count: 16)
         let count = read(0, &answer, 16)
         guard count > 0, answer[0] == UInt8(ascii: "y") || answer[0] == UInt8(ascii: "Y") else {
@@ -1266,11 +1270,11 @@ enum LedgerCommand {
                     ),
                 ]).rendered() + "\n")
         } else if problems.isEmpty {
-            console.output("\(ledger): ok (\(ok))\n")
+            console.output(line: "\(ledger): ok (\(ok))")
         } else {
             console.output(
-                "\(ledger): \(problems.count) problem(s)\n"
-                    + problems.map { "  \($0.check.rawValue): \($0.detail)\n" }.joined())
+                lines: ["\(ledger): \(problems.count) problem(s)"]
+                    + problems.map { "  \($0.check.rawValue): \($0.detail)" })
         }
         if !problems.isEmpty {
             throw CommandFailure.data(
@@ -1342,14 +1346,14 @@ enum LedgerCommand {
         let done = states.filter { if case .done = $0.state { true } else { false } }.count
         let header = ["STATION", "MAJOR/MINOR", "ATTEMPTS"] + (benches.names.isEmpty ? [] : ["BENCH"]) + ["STATE"]
         // Every cell from the ledger shown as text, whatever an old or hand-edited ledger holds.
+        console.output(composed: Table.render(header: header, rows: rows))
         console.output(
-            Table.render(header: header, rows: rows)
-                + "\(done) of \(states.count) done\n" + benches.summary(states) + Self.pendingHookLines(pendingHooks))
+            lines: ["\(done) of \(states.count) done"] + benches.summary(states) + Self.pendingHookLines(pendingHooks))
     }
 
     /// One line per bench with hook runs pending: how many, of which hooks, and the oldest's last
     /// try (they run first at that bench's next provision).
-    static func pendingHookLines(_ pending: [HookRun]) -> String {
+    static func pendingHookLines(_ pending: [HookRun]) -> [String] {
         Dictionary(grouping: pending) { $0.bench ?? "-" }.sorted { $0.key < $1.key }.map { bench, runs in
             let kinds = Dictionary(grouping: runs, by: \.hook).sorted { $0.key.rawValue < $1.key.rawValue }
                 .map { "\($0.value.count) on-\($0.key.rawValue)" }.joined(separator: ", ")
@@ -1357,8 +1361,8 @@ enum LedgerCommand {
             return "hook runs pending for bench \(visible: bench): \(kinds)"
                 + (tried.isEmpty
                     ? "" : "; \(tried.count) tried and failed (last: \(visible: tried.last?.lastStatus ?? "?"))")
-                + "; its next provision with the hook runs them first\n"
-        }.joined()
+                + "; its next provision with the hook runs them first"
+        }
     }
 
     /// The ledger's attempts by bench: which bench holds each station (its verified, in-progress
@@ -1386,7 +1390,7 @@ enum LedgerCommand {
         }
 
         /// One line per bench: its stations done, held and burning, and its failed attempts.
-        func summary(_ states: [StationState]) -> String {
+        func summary(_ states: [StationState]) -> [String] {
             names.map { bench in
                 var done = 0
                 var held = 0
@@ -1400,8 +1404,8 @@ enum LedgerCommand {
                     }
                 }
                 return
-                    "bench \(visible: bench): \(done) done, \(held) held, \(burning) burning, \(failed[bench, default: 0]) failed attempt(s)\n"
-            }.joined()
+                    "bench \(visible: bench): \(done) done, \(held) held, \(burning) burning, \(failed[bench, default: 0]) failed attempt(s)"
+            }
         }
     }
 
@@ -1419,7 +1423,7 @@ enum LedgerCommand {
         let emit = { (text: String) throws(CommandFailure) in
             if let output {
                 try FileAccess.writeAtomically(Array(text.utf8), to: output)
-                console.output("wrote \(output)\n")
+                console.output(line: "wrote \(output)")
             } else {
                 console.data(text)
             }

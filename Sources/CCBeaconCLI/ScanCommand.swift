@@ -149,7 +149,7 @@ enum ScanCommand {
         if command.isSet(Options.json) {
             console.data(json(match, source: source, reports: reports.count, heardAny: true).rendered() + "\n")
         } else {
-            console.output(text(match, source: source, reports: reports.count))
+            console.output(lines: text(match, source: source, reports: reports.count))
         }
         if !match.allGood {
             let missing = match.stations.filter { !$0.isGood }.count
@@ -300,7 +300,7 @@ enum ScanCommand {
         return "RSSI \(station.rssi.count)× \(low)/\(median)/\(high) dBm (min/median/max)"
     }
 
-    static func text(_ match: ScanMatch, source: Source, reports: Int) -> String {
+    static func text(_ match: ScanMatch, source: Source, reports: Int) -> [String] {
         var lines = ["\(source.label): \(reports) advertising report(s)"]
         for heard in match.stations {
             let name = "\(heard.station.name) (\(heard.station.identity))"
@@ -332,7 +332,7 @@ enum ScanCommand {
                 "also heard \(match.others.count) other beacon(s): \(formats.joined(separator: ", ")) (--json lists them)"
             )
         }
-        return lines.map(VisibleText.escaped).joined(separator: "\n") + "\n"
+        return lines
     }
 
     /// The JSON report; `heardAny` false: nothing of the asked-for UUID was heard (not good).

@@ -69,7 +69,8 @@ enum GenerateCommand {
         console.output(lines: lines)
         if power.origin == .explicit, power.isFarFromExpected {
             console.diagnostics(
-                "warning: --power \(power.dBm) dBm is \(abs(Int(power.dBm) - Int(power.expected))) dB from the \(power.expected) dBm expected at this TX power (\(power.reference.source)); phones estimate distance from it — keep it only if it was measured at 1 m\n"
+                line:
+                    "warning: --power \(power.dBm) dBm is \(abs(Int(power.dBm) - Int(power.expected))) dB from the \(power.expected) dBm expected at this TX power (\(power.reference.source)); phones estimate distance from it — keep it only if it was measured at 1 m"
             )
         }
     }
@@ -143,7 +144,7 @@ enum BatchCommand {
         let settings = try CommandSupport.check(try Options.settings(command), for: template)
         let (stations, farPower) = CommandSupport.resolvePower(
             listed, template: template, settings: settings.settings, board: board)
-        if let warning = CommandSupport.powerWarning(farPower) { console.diagnostics(warning + "\n") }
+        if let warning = CommandSupport.powerWarning(farPower) { console.diagnostics(line: warning) }
         _ = try CommandSupport.addresses(
             stations, template: template, listPath: listPath, consequence: "nothing was written")
         if Files.exists(directory), !Files.isDirectory(directory) {
@@ -170,7 +171,8 @@ enum BatchCommand {
                 writeBinary: writeBinary, jobs: jobs, wait: !command.isSet(noWait),
                 waiting: { holder in
                     console.diagnostics(
-                        "waiting: another ccbeacon batch\(holder.map { " (process \($0))" } ?? "") is writing into \(directory)/; it holds the folder until it ends (--no-wait to refuse instead)\n"
+                        line:
+                            "waiting: another ccbeacon batch\(holder.map { " (process \($0))" } ?? "") is writing into \(directory)/; it holds the folder until it ends (--no-wait to refuse instead)"
                     )
                 }
             ) { done, total in reporter.update(done: done, total: total) }
@@ -185,12 +187,14 @@ enum BatchCommand {
         }
         if summary.previousRunInterrupted {
             console.diagnostics(
-                "note: the last batch into \(directory)/ was interrupted before it wrote its record; every file was checked and the record written anew\n"
+                line:
+                    "note: the last batch into \(directory)/ was interrupted before it wrote its record; every file was checked and the record written anew"
             )
         }
         if !summary.removedTemporaryFiles.isEmpty {
             console.diagnostics(
-                "note: removed \(summary.removedTemporaryFiles.count) temporary file\(summary.removedTemporaryFiles.count == 1 ? "" : "s") an interrupted run left in \(directory)/: \(summary.removedTemporaryFiles.joined(separator: ", "))\n"
+                line:
+                    "note: removed \(summary.removedTemporaryFiles.count) temporary file\(summary.removedTemporaryFiles.count == 1 ? "" : "s") an interrupted run left in \(directory)/: \(summary.removedTemporaryFiles.joined(separator: ", "))"
             )
         }
         var lines = [

@@ -93,30 +93,39 @@ public enum DeviceSelectionError: Error, Sendable, Equatable, CustomStringConver
     /// Several debuggers carry the serial number given: it names none of them.
     case sharedSerial(String, [DebuggerDevice])
 
-    /// Plain-words reason, with the debuggers listed where it helps.
-    public var description: String {
+    /// Plain-words reason, with the debuggers listed where it helps (`lines`, one per line).
+    public var description: String { lines.joined(separator: "\n") }
+
+    /// The reason as lines: the first says what is wrong, the others (indented) list the debuggers.
+    public var lines: [String] {
         switch self {
         case .noDebugger:
             let models = DebuggerModel.supported
-            return "no CC Debugger found (USB \(models[0].usbID), "
-                + models.dropFirst().map { "\($0.shortName) \($0.usbID)" }.joined(separator: " or ") + ")"
+            return [
+                "no CC Debugger found (USB \(models[0].usbID), "
+                    + models.dropFirst().map { "\($0.shortName) \($0.usbID)" }.joined(separator: " or ") + ")"
+            ]
         case .notFound(let selector, let devices):
-            return "no debugger '\(visible: selector)'; attached: "
-                + (devices.isEmpty
-                    ? "none"
-                    : devices.map { "\($0.selector)\($0.portSelector.map { " " + $0 } ?? "") (\($0.product))" }.joined(
-                        separator: ", "))
+            return [
+                "no debugger '\(visible: selector)'; attached: "
+                    + (devices.isEmpty
+                        ? "none"
+                        : devices.map { "\($0.selector)\($0.portSelector.map { " " + $0 } ?? "") (\($0.product))" }
+                            .joined(separator: ", "))
+            ]
         case .ambiguous(let devices, let selector):
-            return
-                "\(devices.count) debuggers are attached; choose \(selector.takesSeveral ? "" : "one ")with \(selector.option):\n"
+            return [
+                "\(devices.count) debuggers are attached; choose \(selector.takesSeveral ? "" : "one ")with \(selector.option):"
+            ]
                 + devices.map {
                     "  \($0.selector)\($0.portSelector.map { "  " + $0 } ?? "")  \($0.product)\($0.serial.map { "  serial \($0)" } ?? "")"
-                }.joined(separator: "\n")
+                }
         case .sharedSerial(let serial, let devices):
-            return
+            return [
                 "\(devices.count) debuggers share the serial number '\(visible: serial)': "
-                + devices.map { $0.portSelector ?? $0.selector }.joined(separator: ", ")
-                + "; name each by its port (port:BUS-PORT) or bus:address"
+                    + devices.map { $0.portSelector ?? $0.selector }.joined(separator: ", ")
+                    + "; name each by its port (port:BUS-PORT) or bus:address"
+            ]
         }
     }
 

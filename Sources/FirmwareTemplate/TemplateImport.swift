@@ -25,31 +25,35 @@ public enum ImportError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The image does not fit the chip.
     case beyondFlash(end: Int, chip: String, flashSize: Int)
 
-    /// Plain-words reason, with the candidates listed where there are any.
-    public var description: String {
+    /// Plain-words reason, with the candidates listed where there are any (`lines`).
+    public var description: String { lines.joined(separator: "\n") }
+
+    /// The reason as lines: the first says what is wrong, the others (indented) list the blocks.
+    public var lines: [String] {
         switch self {
         case .noBlock:
-            return
+            return [
                 "no iBeacon advertising block in the image (02 01 xx 1A FF 4C 00 02 15 + 21 bytes, or 1A FF 4C 00 02 15 + 21 bytes, in one contiguous run)"
+            ]
         case .onlyRefused(let candidates):
-            return "every iBeacon block found lies where it cannot be patched:\n" + Self.list(candidates)
+            return ["every iBeacon block found lies where it cannot be patched:"] + Self.list(candidates)
         case .ambiguous(let candidates):
-            return "\(candidates.filter { $0.refusal == nil }.count) iBeacon blocks found; one must be chosen:\n"
+            return ["\(candidates.filter { $0.refusal == nil }.count) iBeacon blocks found; one must be chosen:"]
                 + Self.list(candidates)
         case .noBlockAtAddress(let address, let candidates):
-            return "no iBeacon block starts at \(hex(address)); the blocks found are:\n" + Self.list(candidates)
+            return ["no iBeacon block starts at \(hex(address)); the blocks found are:"] + Self.list(candidates)
         case .refusedAtAddress(let candidate):
-            return "the block at \(hex(candidate.beacon.address)) cannot be used: \(candidate.refusal ?? "")"
+            return ["the block at \(hex(candidate.beacon.address)) cannot be used: \(candidate.refusal ?? "")"]
         case .beyondFlash(let end, let chip, let flashSize):
-            return "the image reaches \(hex(end - 1)), beyond the \(flashSize / 1024) KiB of a \(chip)"
+            return ["the image reaches \(hex(end - 1)), beyond the \(flashSize / 1024) KiB of a \(chip)"]
         }
     }
 
-    static func list(_ candidates: [ImportCandidate]) -> String {
+    static func list(_ candidates: [ImportCandidate]) -> [String] {
         candidates.map { candidate in
             "  \(hex(candidate.beacon.address)): \(candidate.beacon.summary)"
                 + (candidate.refusal.map { " — refused: \($0)" } ?? "")
-        }.joined(separator: "\n")
+        }
     }
 }
 

@@ -311,6 +311,13 @@ public enum StationListReader {
         if name.first?.isWhitespace == true || name.last?.isWhitespace == true {
             return "'\(visible: name)' begins or ends with a space; remove it (it would make two names look alike)"
         }
+        let scalars = Array(name.unicodeScalars)
+        if let index = scalars.indices.dropFirst().first(where: {
+            scalars[$0].properties.isWhitespace && scalars[$0 - 1].properties.isWhitespace
+        }) {
+            return
+                "'\(visible: name)' has two spaces in a row at character \(index); use one (two look like one, and a long run of them can push text onto a line of its own)"
+        }
         if let first = name.unicodeScalars.first, "=+-@".unicodeScalars.contains(first) {
             return
                 "'\(visible: name)' begins with '\(first)', which a spreadsheet opening the registry takes for a formula; begin it with a letter or digit"

@@ -30,8 +30,9 @@ public enum HiddenCharacters {
         if properties.isNoncharacterCodePoint || properties.generalCategory == .privateUse { return true }
         guard properties.generalCategory == .format || properties.isDefaultIgnorableCodePoint else { return false }
         if value == 0x200C || value == 0x200D {
-            guard index > 0, index + 1 < scalars.count else { return true }
-            return !joins(scalars[index - 1], scalars[index + 1], zeroWidthJoiner: value == 0x200D)
+            guard index > 0 else { return true }
+            let next = index + 1 < scalars.count ? scalars[index + 1] : nil
+            return !joins(scalars[index - 1], next, zeroWidthJoiner: value == 0x200D)
         }
         if isVariationSelector(value) {
             guard index > 0 else { return true }
@@ -40,19 +41,43 @@ public enum HiddenCharacters {
         return true
     }
 
-    /// Whether a joiner (`zeroWidthJoiner`) or non-joiner between `before` and `after` changes
-    /// what is shown: after a virama (an Indic conjunct or its half form), between two letters or
-    /// marks of a joining script, and for the joiner between two emoji (`before` may be an emoji's
+    /// Whether a joiner (`zeroWidthJoiner`) or non-joiner between `before` and `after` (`nil` at
+    /// the end) changes what is shown: after a virama, before a letter of its script, a space or
+    /// the end (an Indic conjunct, half form or chillu, an explicit virama); between a letter and a
+    /// virama (Bengali ya-phala); between two letters of a joining script, or for the joiner after
+    /// one (a joining form); for the joiner, between two emoji (`before` may be an emoji's
     /// presentation selector or skin tone).
-    static func joins(_ before: Unicode.Scalar, _ after: Unicode.Scalar, zeroWidthJoiner: Bool) -> Bool {
-        guard isVisibleBase(after) || (zeroWidthJoiner && after.properties.isEmoji) else { return false }
-        if before.properties.canonicalCombiningClass == .virama { return true }
-        if isJoiningScriptLetter(before), isJoiningScriptLetter(after) { return true }
-        guard zeroWidthJoiner else { return false }
+    static func joins(_ before: Unicode.Scalar, _ after: Unicode.Scalar?, zeroWidthJoiner: Bool) -> Bool {
+        let afterIsEnd = after == nil || after?.properties.isWhitespace == true
+        if before.properties.canonicalCombiningClass == .virama {
+            guard let after, !afterIsEnd else { return true }
+            return after.value > 0x7F && isLetterOrMark(after)
+        }
+        guard !isVariationSelector(before.value) || zeroWidthJoiner else { return false }
+        if isLetterOrMark(before), before.value > 0x7F, let after,
+            after.properties.canonicalCombiningClass == .virama
+        {
+            return true
+        }
+        if isJoiningScriptLetter(before) {
+            if zeroWidthJoiner, afterIsEnd { return true }
+            if let after, isJoiningScriptLetter(after) { return true }
+        }
+        guard zeroWidthJoiner, let after else { return false }
         let emojiBefore =
             (before.value > 0x7F && before.properties.isEmoji) || before.value == 0xFE0F
             || (0x1F3FB...0x1F3FF).contains(before.value)
         return emojiBefore && after.value > 0x7F && after.properties.isEmoji
+    }
+
+    /// A letter or a mark.
+    static func isLetterOrMark(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter, .nonspacingMark,
+            .spacingMark, .enclosingMark:
+            return true
+        default: return false
+        }
     }
 
     /// A letter or mark of a script whose letters join (Arabic with its supplements and
@@ -76,13 +101,24 @@ public enum HiddenCharacters {
     static func varies(_ base: Unicode.Scalar, with selector: UInt32, next: Unicode.Scalar?) -> Bool {
         guard isVisibleBase(base), !isVariationSelector(base.value) else { return false }
         switch selector {
-        case 0xFE0E, 0xFE0F:
-            guard base.properties.isEmoji else { return false }
-            // A digit, # or * is an emoji only as a keycap: with U+20E3 after the selector.
+        case 0xFE0F:
+            // Emoji presentation changes only what shows as text by default; a digit, # or * is
+            // an emoji only as a keycap, with U+20E3 after the selector.
+            guard base.properties.isEmoji, !base.properties.isEmojiPresentation else { return false }
             return base.value > 0x7F || next?.value == 0x20E3
+        case 0xFE0E:
+            // Text presentation changes only what shows as an emoji by default.
+            return base.properties.isEmojiPresentation
         case 0xE0100...0xE01EF: return base.properties.isIdeographic
         case 0x180B...0x180D, 0x180F: return (0x1800...0x18AF).contains(base.value)
-        default: return base.value > 0x7F
+        default:
+            // The standardized variation sequences: ideographs, symbols, Myanmar and Phags-pa.
+            switch base.properties.generalCategory {
+            case .mathSymbol, .otherSymbol: return true
+            default:
+                return base.properties.isIdeographic || (0x1000...0x109F).contains(base.value)
+                    || (0xA840...0xA877).contains(base.value)
+            }
         }
     }
 

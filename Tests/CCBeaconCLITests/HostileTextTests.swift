@@ -324,8 +324,9 @@ struct HostileTextTests {
 
     // MARK: - The console
 
-    /// Text for people is made visible wherever it goes; a document only on a terminal (a file
-    /// or a pipe gets the data whole); diagnostics always; the status drawing is ours, raw.
+    /// Text for people is made visible wherever it goes, a line at a time (a line feed inside a
+    /// value cannot start a line); a document only on a terminal (a file or a pipe gets the data
+    /// whole); diagnostics always; the status drawing is ours, raw.
     @Test(arguments: [false, true])
     func theConsoleMakesTextVisibleByConstruction(terminal: Bool) {
         let output = Mutex("")
@@ -334,14 +335,15 @@ struct HostileTextTests {
             output: { text in output.withLock { $0 += text } },
             diagnostics: { text in diagnostics.withLock { $0 += text } }, diagnosticsIsTerminal: terminal,
             outputIsTerminal: terminal)
-        let hostile = "a\u{1B}[2J\u{202E}b\tc\rd\r\n"
-        console.output(hostile)
+        let hostile = "a\u{1B}[2J\u{202E}b\tc\rd\r\nFAKE"
+        console.output(line: hostile)
+        console.output(lines: [hostile])
         console.data(hostile)
-        console.diagnostics(hostile)
+        console.diagnostics(line: hostile)
         console.drawing("\u{1B}[1A\r")
-        let shown = #"a\x1b[2J\u{202E}b\x09c\x0dd\x0d"# + "\n"
-        let document = #"a\x1b[2J\u{202E}b"# + "\tc" + #"\x0d"# + "d\r\n"
-        #expect(output.withLock { $0 } == shown + (terminal ? document : hostile))
+        let shown = #"a\x1b[2J\u{202E}b\x09c\x0dd\x0d\x0aFAKE"# + "\n"
+        let document = #"a\x1b[2J\u{202E}b"# + "\tc" + #"\x0d"# + "d\r\nFAKE"
+        #expect(output.withLock { $0 } == shown + shown + (terminal ? document : hostile))
         #expect(diagnostics.withLock { $0 } == shown + "\u{1B}[1A\r")
     }
 }
@@ -519,5 +521,94 @@ struct HostileTextReviewTests {
             #expect(LiveStatus.columns(emoji) == 2, "\(emoji)")
         }
         #expect(LiveStatus.columns("a") == 1)
+    }
+}
+
+/// Found by the second review: values interpolated into our lines as they are (template folder
+/// names, paths, leftover file names, the lines of a ledger check) could still start a line of
+/// their own; the console now writes text for people a line at a time, and a failure's message
+/// is one line with its details under it. Also: a template imported with a line break in its
+/// description could never be used; two spaces in a row make look-alike names.
+struct HostileTextSecondReviewTests {
+    static let uuid = HostileTextTests.uuid
+
+    @Test func aTemplateFolderNameStaysOnItsLine() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let folder = "tq/evil\nccbeacon generate: FAKE wrote o.hex"
+        try FileManager.default.createDirectory(atPath: scratch.path(folder), withIntermediateDirectories: true)
+        _ = try scratch.write(folder + "/template.json", "{}")
+        let run = ToolRun([
+            "generate", "--templates", scratch.path("tq"), "--template", "nope", "--uuid", Self.uuid, "--major", "1",
+            "--minor", "2", "-o", scratch.path("o.hex"),
+        ])
+        #expect(run.status != 0)
+        #expect(HostileTextReviewTests.noForgedLine(run.diagnostics), "\(run.diagnostics)")
+        #expect(!run.diagnostics.split(separator: "\n").contains { $0.hasPrefix("ccbeacon generate: FAKE") })
+        #expect(run.diagnostics.contains(#"the templates are evil\x0accbeacon generate: FAKE wrote o.hex"#))
+    }
+
+    @Test func aPathStaysOnItsLine() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let identity = ["--uuid", Self.uuid, "--major", "7", "--minor", "8"]
+        let hex = scratch.path("d\nFAKE OK.hex")
+        let generate = ToolRun(["generate", "--template", "cc2541-ibeacon"] + identity + ["-o", hex])
+        #expect(generate.status == 0, "\(generate.diagnostics)")
+        #expect(HostileTextReviewTests.noForgedLine(generate.output), "\(generate.output)")
+        for run in [
+            ToolRun(["verify", hex] + identity),
+            ToolRun(["verify", hex, "--uuid", Self.uuid, "--major", "7", "--minor", "9"]),
+        ] {
+            #expect(HostileTextReviewTests.noForgedLine(run.output + run.diagnostics), "\(run.output)")
+            #expect((run.output + run.diagnostics).contains(#"d\x0aFAKE OK.hex"#))
+        }
+    }
+
+    @Test func aLeftoverFileNameStaysOnItsLine() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("l.csv", "name,uuid,major,minor\na,\(Self.uuid),1,2\n")
+        try FileManager.default.createDirectory(atPath: scratch.path("out"), withIntermediateDirectories: true)
+        _ = try scratch.write("out/.x\nFAKE 3 stations written.ccbeacon-tmp.4000000.x", "left over")
+        let run = ToolRun(["batch", list, "--template", "cc2541-ibeacon", "-o", scratch.path("out")])
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("removed 1 temporary file"), "\(run.diagnostics)")
+        #expect(HostileTextReviewTests.noForgedLine(run.output + run.diagnostics), "\(run.diagnostics)")
+    }
+
+    @Test func aFailuresMessageIsOneLineAndItsDetailsAreLinesOfTheirOwn() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("l.csv", "name,uuid,major,minor\nok,\(Self.uuid),1,x\nok2,\(Self.uuid),1,y\n")
+        let run = ToolRun(["batch", list, "--template", "cc2541-ibeacon", "-o", scratch.path("out")])
+        let lines = run.diagnostics.split(separator: "\n")
+        #expect(lines.count == 4, "\(run.diagnostics)")
+        #expect(lines[0].hasSuffix("has 2 problems; nothing was written:") && lines[1].hasPrefix("  "))
+        #expect(lines[3].hasPrefix("hint: "))
+    }
+
+    @Test func anImportedDescriptionIsOneLineOfVisibleText() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try scratch.write("fw.hex", TemplateCommandTests.firmware())
+        let run = ToolRun([
+            "template", "import", image, "--name", "lab", "--description", "desc\nFAKE", "-o", scratch.path("lab"),
+        ])
+        #expect(run.status == 64, "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("--description holds U+000A (line feed) at character 5"), "\(run.diagnostics)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("lab")))
+    }
+
+    @Test func twoSpacesInARowAreRefused() throws {
+        let text = "name,uuid,major,minor\n\"Hall  1\",\(Self.uuid),1,2\n"
+        #expect(throws: StationListProblems.self) { try StationListReader.read(Array(text.utf8), file: "l.csv") }
+        let wrapped = "name,uuid,major,minor\n\"A\(String(repeating: " ", count: 62))FAKE\",\(Self.uuid),1,2\n"
+        do {
+            _ = try StationListReader.read(Array(wrapped.utf8), file: "l.csv")
+            Issue.record("accepted")
+        } catch {
+            #expect(error.description.contains("has two spaces in a row at character 2"), "\(error)")
+        }
     }
 }

@@ -106,7 +106,7 @@ struct StandardOutputTests {
             writingOutput: { _ throws(OutputError) in throw OutputError(reason: "closed") }, diagnostics: { _ in })
         #expect(CommandLineTool.run(["--version"], console: help) == 1)
         // After the first failure nothing more is attempted.
-        console.output("more")
+        console.output(line: "more")
         #expect(attempts.withLock { $0 } == 1)
     }
 }

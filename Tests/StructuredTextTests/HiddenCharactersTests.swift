@@ -13,7 +13,9 @@ struct HiddenCharactersTests {
         "Küche 東京", "👨\u{200D}👩\u{200D}👧 family", "\u{2764}\u{FE0F}\u{200D}\u{1F525}", "می\u{200C}خواهم",
         "क्\u{200D}ष", "क्\u{200C}ष", "ක්\u{200D}ය", "1\u{FE0F}\u{20E3}", "Hall\u{00A0}1", "עברית 12", "a*/b</svg>&'\"",
         "\u{1F469}\u{200D}\u{2764}\u{FE0F}\u{200D}\u{1F48B}\u{200D}\u{1F468}", "\u{1F9D1}\u{1F3FD}\u{200D}\u{1F4BB}",
-        "\u{845B}\u{E0100}", "\u{2764}\u{FE0E}",
+        "\u{845B}\u{E0100}", "\u{1F600}\u{FE0E}", "র\u{200D}্য", "അവന്\u{200D}", "അവന്\u{200D} വന്നു", "എന്\u{200C}",
+        "ك\u{200D}", "\u{1F3F3}\u{FE0F}\u{200D}\u{1F308}", "\u{1F3C3}\u{200D}\u{2640}\u{FE0F}", "#\u{FE0F}\u{20E3}",
+        "\u{00A9}\u{FE0F}", "\u{2229}\u{FE00}",
     ])
     func realWritingIsNotHidden(text: String) {
         #expect(!HiddenCharacters.any(in: text), "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
@@ -35,6 +37,9 @@ struct HiddenCharactersTests {
         ("a\u{200D}b", 1, #"a\u{200D}b"#), ("a\u{200C}b", 1, #"a\u{200C}b"#), ("a\u{FE0F}", 1, #"a\u{FE0F}"#),
         ("\u{2764}\u{FE0F}\u{FE0F}", 2, #"❤️\u{FE0F}"#), ("1\u{FE0F}", 1, #"1\u{FE0F}"#),
         ("a\u{E0100}", 1, #"a\u{E0100}"#), ("1\u{200D}2", 1, #"1\u{200D}2"#),
+        ("\u{1F600}\u{FE0F}", 1, #"😀\u{FE0F}"#), ("Caf\u{E9}\u{FE00}", 4, #"Café\u{FE00}"#),
+        ("क्\u{200C}A", 2, #"क्\u{200C}A"#), ("\u{00A9}\u{FE0E}", 1, #"©\u{FE0E}"#),
+        ("\u{2764}\u{FE0E}", 1, #"❤\u{FE0E}"#),
     ])
     func eachHiddenCharacterIsFoundAndEscaped(text: String, index: Int, shown: String) {
         #expect(HiddenCharacters.firstIndex(in: Array(text.unicodeScalars)) == index)
@@ -63,7 +68,7 @@ struct HiddenCharactersTests {
     /// The JSON writer escapes every hidden character (surrogate pairs above U+FFFF) and leaves
     /// real writing as it is; what it writes parses back to the same text.
     @Test func theJSONWriterEscapesHiddenCharactersAndKeepsTheText() throws {
-        let text = "x\u{202E}\u{E0041}\u{3164}👨\u{200D}👩 می\u{200C}خواهم\u{200D}"
+        let text = "x\u{202E}\u{E0041}\u{3164}👨\u{200D}👩 می\u{200C}خواهم x\u{200D}"
         let json = JSONValue.array([.string(text)]).compact()
         #expect(json.contains(#"\u202e"#) && json.contains(#"\udb40\udc41"#) && json.contains(#"\u3164"#))
         #expect(json.contains("👨\u{200D}👩") && json.contains("می\u{200C}خواهم"), "joined writing kept")
