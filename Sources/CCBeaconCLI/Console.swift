@@ -18,11 +18,10 @@ public struct OutputError: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// Where a command writes: text for people to `output` (stdout) and `diagnostics` (stderr), a
 /// line at a time, documents to `data` (stdout), and the live status's drawing to `drawing`
-/// (stderr). Text from
-/// lists, ledgers, devices and the air reaches a terminal only through here, so every sink but
-/// `drawing` makes what would not show visible (`VisibleText`) by construction: no command can
-/// forget it. The sinks may be called from worker threads (batch progress), so they must be
-/// thread-safe.
+/// (stderr). Text from lists, ledgers, devices and the air reaches a terminal only through here,
+/// so every sink but `drawing` makes what would not show visible (`VisibleText`) by
+/// construction: no command can forget it. The sinks may be called from worker threads (batch
+/// progress), so they must be thread-safe.
 public struct Console: Sendable {
     private var writeOutput: @Sendable (String) -> Void
     private let writeDiagnostics: @Sendable (String) -> Void

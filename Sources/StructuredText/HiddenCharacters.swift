@@ -9,12 +9,14 @@
 /// joiner, Hangul fillers); the braille blank U+2800; private-use characters and non-characters.
 /// Exceptions keep real writing intact, each only where it changes what is shown (anywhere else it
 /// would only make two texts look alike): the zero-width joiner and non-joiner (U+200D, U+200C)
-/// after a virama (Indic conjuncts), between two letters of a joining script (Arabic, Persian,
-/// Syriac, N'Ko, Mongolian), and the joiner between two emoji (👨‍👩‍👧, ❤️‍🔥); an emoji
-/// presentation selector (U+FE0E, U+FE0F) after an emoji (❤️; a keycap digit only before U+20E3);
-/// the other variation selectors after a character they can vary (an ideograph for U+E0100–
-/// U+E01EF, a Mongolian letter for the Mongolian selectors, a non-ASCII letter or symbol for
-/// U+FE00–U+FE0D).
+/// after a virama (Indic conjuncts, half forms, Malayalam chillu at a word's end) or between a
+/// letter and a virama (Bengali ya-phala), between two letters of a joining script (Arabic,
+/// Persian, Syriac, N'Ko, Mongolian) and the joiner after one, and the joiner between two emoji
+/// (👨‍👩‍👧, ❤️‍🔥); the emoji presentation selector U+FE0F after an emoji shown as text by default
+/// (❤️; a digit, `#` or `*` only before U+20E3), the text one U+FE0E after an emoji shown as emoji
+/// by default; the other variation selectors after a character they can vary (an ideograph for
+/// U+E0100–U+E01EF, a Mongolian letter for the Mongolian selectors, an ideograph, a symbol or a
+/// Myanmar or Phags-pa letter for U+FE00–U+FE0D).
 public enum HiddenCharacters {
     /// Whether the character at `index` of `scalars` is hidden (the neighbours decide for joiners
     /// and variation selectors).
