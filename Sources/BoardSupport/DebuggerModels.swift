@@ -36,10 +36,13 @@ public struct DebuggerModel: Sendable, Equatable {
     /// The udev rule that lets the logged-in user (`uaccess`) and the members of `plugdev` (a bench
     /// reached over SSH has no seat) open every supported model, one line per model, as shipped in
     /// scripts/udev/70-ccbeacon.rules.
-    public static var udevRule: String {
+    public static var udevRule: String { udevRuleLines.joined(separator: "\n") }
+
+    /// The udev rule's lines, one per model.
+    public static var udevRuleLines: [String] {
         supported.map {
             "SUBSYSTEM==\"usb\", ATTR{idVendor}==\"\(hex4($0.vendorID).lowercased())\", ATTR{idProduct}==\"\(hex4($0.productID).lowercased())\", MODE=\"0660\", GROUP=\"plugdev\", TAG+=\"uaccess\""
-        }.joined(separator: "\n")
+        }
     }
 
     /// The models in words, `CC Debugger (0451:16A2), SmartRF05EB (0451:16A0) and SmartRF04EB

@@ -69,9 +69,10 @@ public enum CommandLineTool {
                     console.diagnostics(composed: usageMessage(UsageError(message, command: command.command)))
                 } else {
                     console.diagnostics(line: "ccbeacon \(command.command): error: \(message)")
-                    for detail in error.details { console.diagnostics(line: "  " + detail) }
-                    if let hint = error.hint { console.diagnostics(line: "hint: \(hint)") }
                 }
+                for detail in error.details { console.diagnostics(line: "  " + detail) }
+                if let hint = error.hint { console.diagnostics(line: "hint: \(hint)") }
+                for line in error.hintLines { console.diagnostics(line: "  " + line) }
                 return error.exitCode.rawValue
             }
         }

@@ -137,7 +137,10 @@ struct CommandFailure: Error {
     var message: String
     /// Lines shown under the message, indented (each problem of a list).
     var details: [String]
+    /// What to do, one line.
     var hint: String?
+    /// Lines shown under the hint, indented (a udev rule to install).
+    var hintLines: [String] = []
 
     init(_ exitCode: ExitCode, _ message: String, details: [String] = [], hint: String? = nil) {
         self.exitCode = exitCode

@@ -93,11 +93,12 @@ enum DeviceSupport {
     /// A debugger error as a message, a hint and exit status 1.
     static func failure(_ error: DebuggerError) -> CommandFailure {
         let hint: String
+        var hintLines: [String] = []
         switch error {
         case .transport(.accessDenied, _):
             hint =
-                "you may not open the debugger; install the udev rule (scripts/udev/\(udevRuleFile), or the ccbeacon package, which installs it) as /etc/udev/rules.d/\(udevRuleFile), then run 'sudo udevadm control --reload-rules && sudo udevadm trigger' and replug it; over SSH (no seat) also join the plugdev group. The rule:\n"
-                + udevRule
+                "you may not open the debugger; install the udev rule (scripts/udev/\(udevRuleFile), or the ccbeacon package, which installs it) as /etc/udev/rules.d/\(udevRuleFile), then run 'sudo udevadm control --reload-rules && sudo udevadm trigger' and replug it; over SSH (no seat) also join the plugdev group. The rule:"
+            hintLines = DebuggerModel.udevRuleLines
         case .transport(.busy, _): hint = "another program (cc-tool, SmartRF) has the debugger open; close it"
         case .transport(.noDevice, let during), .transport(.timeout, let during),
             .transport(.shortTransfer, let during), .transport(.pipe, let during), .transport(.libusb, let during),
@@ -122,7 +123,9 @@ enum DeviceSupport {
             hint =
                 "the flash does not hold the image; run 'ccbeacon flash' again; if it repeats, the chip may be worn out"
         }
-        return CommandFailure(.failure, error.description, hint: hint)
+        var failure = CommandFailure(.failure, error.description, hint: hint)
+        failure.hintLines = hintLines
+        return failure
     }
 
     static func progress(_ console: Console) -> (FlashProgress) -> Void {

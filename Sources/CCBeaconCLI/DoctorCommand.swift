@@ -45,6 +45,8 @@ enum DoctorCommand {
         var subject: String
         var detail: String
         var fix: String?
+        /// Lines shown under the fix (a udev rule to install).
+        var fixLines: [String] = []
     }
 
     static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
@@ -146,7 +148,11 @@ enum DoctorCommand {
         let devices: [DebuggerDevice]
         do { devices = try provider.devices() } catch {
             let failure = DeviceSupport.failure(error)
-            return [Finding(status: .failed, subject: "USB", detail: failure.message, fix: failure.hint)]
+            return [
+                Finding(
+                    status: .failed, subject: "USB", detail: failure.message, fix: failure.hint,
+                    fixLines: failure.hintLines)
+            ]
         }
         findings.append(
             Finding(
@@ -209,7 +215,10 @@ enum DoctorCommand {
                     let user = getpwuid(getuid()).map { String(cString: $0.pointee.pw_name) } ?? "uid \(getuid())"
                     fix = "this user (\(user)) may not open it: " + (fix ?? "")
                 }
-                findings.append(Finding(status: .failed, subject: subject, detail: failure.message, fix: fix))
+                findings.append(
+                    Finding(
+                        status: .failed, subject: subject, detail: failure.message, fix: fix,
+                        fixLines: failure.hintLines))
             }
         }
         return findings
@@ -273,10 +282,14 @@ enum DoctorCommand {
         if json {
             console.data(
                 JSONValue.array(
-                    findings.map {
+                    findings.map { finding in
                         .object([
-                            ("status", .string($0.status.rawValue)), ("subject", .string($0.subject)),
-                            ("detail", .string($0.detail)), ("fix", $0.fix.map { .string($0) } ?? .null),
+                            ("status", .string(finding.status.rawValue)), ("subject", .string(finding.subject)),
+                            ("detail", .string(finding.detail)),
+                            (
+                                "fix",
+                                finding.fix.map { .string(([$0] + finding.fixLines).joined(separator: "\n")) } ?? .null
+                            ),
                         ])
                     }
                 ).rendered() + "\n")
@@ -292,6 +305,7 @@ enum DoctorCommand {
                 }
             lines.append(mark + finding.subject + ": " + finding.detail)
             if let fix = finding.fix { lines.append("       fix: " + fix) }
+            lines += finding.fixLines.map { "            " + $0 }
         }
         console.output(lines: lines)
     }

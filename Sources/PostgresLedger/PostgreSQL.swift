@@ -87,7 +87,7 @@ final class PostgresConnection: @unchecked Sendable {
             if let made { PQfinish(made) }
             var error = LedgerError(
                 operation: operation,
-                message: Self.sanitized(message, password: password).trimmingCharacters(in: ["\n"]),
+                message: Self.oneLine(Self.sanitized(message, password: password)),
                 kind: .database)
             error.code = Self.connectionFailure
             throw error
@@ -276,7 +276,7 @@ final class PostgresConnection: @unchecked Sendable {
         let state = field(Int32(UInt8(ascii: "C"))) ?? ""
         let message =
             field(Int32(UInt8(ascii: "M")))
-            ?? text(PQerrorMessage(connection)).trimmingCharacters(in: ["\n"])
+            ?? oneLine(text(PQerrorMessage(connection)))
         let constraint = field(Int32(UInt8(ascii: "n"))) ?? ""
         var error: LedgerError
         // A connection the server closed or the network broke: libpq gives no SQLSTATE then (the
@@ -297,6 +297,15 @@ final class PostgresConnection: @unchecked Sendable {
         }
         error.code = state
         return error
+    }
+
+    /// libpq's message of several lines (`…failed: Connection refused` / `\tIs the server
+    /// running…?`) as one: its lines trimmed and joined by `; `, since a message is shown on one
+    /// line (a line break in it would be shown `\x0a`).
+    static func oneLine(_ message: String) -> String {
+        message.split(whereSeparator: \.isNewline).map { line in
+            String(line.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+        }.filter { !$0.isEmpty }.joined(separator: "; ")
     }
 
     static func text(_ pointer: UnsafePointer<CChar>?) -> String {

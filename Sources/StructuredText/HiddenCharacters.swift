@@ -11,12 +11,12 @@
 /// would only make two texts look alike): the zero-width joiner and non-joiner (U+200D, U+200C)
 /// after a virama (Indic conjuncts, half forms, Malayalam chillu at a word's end) or between a
 /// letter and a virama (Bengali ya-phala), between two letters of a joining script (Arabic,
-/// Persian, Syriac, N'Ko, Mongolian) and the joiner after one, and the joiner between two emoji
+/// Persian, Syriac, N'Ko, Mongolian, Adlam and others) and the joiner after one, and the joiner between two emoji
 /// (👨‍👩‍👧, ❤️‍🔥); the emoji presentation selector U+FE0F after an emoji shown as text by default
 /// (❤️; a digit, `#` or `*` only before U+20E3), the text one U+FE0E after an emoji shown as emoji
 /// by default; the other variation selectors after a character they can vary (an ideograph for
-/// U+E0100–U+E01EF, a Mongolian letter for the Mongolian selectors, an ideograph, a symbol or a
-/// Myanmar or Phags-pa letter for U+FE00–U+FE0D).
+/// U+E0100–U+E01EF, a Mongolian letter for the Mongolian selectors, an ideograph, a mathematical
+/// symbol or a Myanmar or Phags-pa letter for U+FE00–U+FE0D).
 public enum HiddenCharacters {
     /// Whether the character at `index` of `scalars` is hidden (the neighbours decide for joiners
     /// and variation selectors).
@@ -33,8 +33,19 @@ public enum HiddenCharacters {
         guard properties.generalCategory == .format || properties.isDefaultIgnorableCodePoint else { return false }
         if value == 0x200C || value == 0x200D {
             guard index > 0 else { return true }
+            // Beside a character that is itself hidden (and escaped), a joiner joins nothing shown;
+            // judged so, escaping twice changes nothing. (A selector's judgement looks no further
+            // back, so this never recurses.)
+            let before = scalars[index - 1]
+            if before.properties.isDefaultIgnorableCodePoint,
+                !isVariationSelector(before.value) || isHidden(scalars, at: index - 1)
+            {
+                return true
+            }
             let next = index + 1 < scalars.count ? scalars[index + 1] : nil
-            return !joins(scalars[index - 1], next, zeroWidthJoiner: value == 0x200D)
+            // Before another invisible character (a selector after a joiner is always hidden).
+            if let next, next.properties.isDefaultIgnorableCodePoint { return true }
+            return !joins(before, next, zeroWidthJoiner: value == 0x200D)
         }
         if isVariationSelector(value) {
             guard index > 0 else { return true }
@@ -50,14 +61,16 @@ public enum HiddenCharacters {
     /// one (a joining form); for the joiner, between two emoji (`before` may be an emoji's
     /// presentation selector or skin tone).
     static func joins(_ before: Unicode.Scalar, _ after: Unicode.Scalar?, zeroWidthJoiner: Bool) -> Bool {
-        let afterIsEnd = after == nil || after?.properties.isWhitespace == true
+        // The end of a word: the text's end, a space, punctuation, a digit or a symbol (a quote of
+        // ours around a name included).
+        let afterIsEnd = after.map { !isLetterOrMark($0) || $0.properties.isDefaultIgnorableCodePoint } ?? true
         if before.properties.canonicalCombiningClass == .virama {
             guard let after, !afterIsEnd else { return true }
-            return after.value > 0x7F && isLetterOrMark(after)
+            return sameBlock(before, after)
         }
         guard !isVariationSelector(before.value) || zeroWidthJoiner else { return false }
         if isLetterOrMark(before), before.value > 0x7F, let after,
-            after.properties.canonicalCombiningClass == .virama
+            after.properties.canonicalCombiningClass == .virama, sameBlock(before, after)
         {
             return true
         }
@@ -72,6 +85,11 @@ public enum HiddenCharacters {
         return emojiBefore && after.value > 0x7F && after.properties.isEmoji
     }
 
+    /// Whether two characters lie in one 128-character block (one Indic script).
+    static func sameBlock(_ first: Unicode.Scalar, _ second: Unicode.Scalar) -> Bool {
+        first.value >> 7 == second.value >> 7
+    }
+
     /// A letter or a mark.
     static func isLetterOrMark(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.properties.generalCategory {
@@ -83,11 +101,15 @@ public enum HiddenCharacters {
     }
 
     /// A letter or mark of a script whose letters join (Arabic with its supplements and
-    /// presentation forms, Syriac, N'Ko, Mongolian), where U+200C and U+200D choose the forms.
+    /// presentation forms, Syriac, N'Ko, Mandaic, Mongolian, Phags-pa, Manichaean, Psalter
+    /// Pahlavi, Hanifi Rohingya, Sogdian, Old Uyghur, Chorasmian, Adlam), where U+200C and U+200D
+    /// choose the forms.
     static func isJoiningScriptLetter(_ scalar: Unicode.Scalar) -> Bool {
         let value = scalar.value
         let ranges: [ClosedRange<UInt32>] = [
-            0x0600...0x08FF, 0x1800...0x18AF, 0xFB50...0xFDFF, 0xFE70...0xFEFF, 0x10D00...0x10D3F, 0x1EE00...0x1EEFF,
+            0x0600...0x077F, 0x07C0...0x07FF, 0x0840...0x08FF, 0x1800...0x18AF, 0xA840...0xA877, 0xFB50...0xFDFF,
+            0xFE70...0xFEFF, 0x10AC0...0x10AFF, 0x10B80...0x10BAF, 0x10D00...0x10D3F, 0x10F30...0x10FDF,
+            0x1E900...0x1E95F,
         ]
         guard ranges.contains(where: { $0.contains(value) }) else { return false }
         switch scalar.properties.generalCategory {
@@ -114,13 +136,10 @@ public enum HiddenCharacters {
         case 0xE0100...0xE01EF: return base.properties.isIdeographic
         case 0x180B...0x180D, 0x180F: return (0x1800...0x18AF).contains(base.value)
         default:
-            // The standardized variation sequences: ideographs, symbols, Myanmar and Phags-pa.
-            switch base.properties.generalCategory {
-            case .mathSymbol, .otherSymbol: return true
-            default:
-                return base.properties.isIdeographic || (0x1000...0x109F).contains(base.value)
-                    || (0xA840...0xA877).contains(base.value)
-            }
+            // The standardized variation sequences: mathematical symbols, ideographs, Myanmar and
+            // Phags-pa.
+            return base.properties.generalCategory == .mathSymbol || base.properties.isIdeographic
+                || (0x1000...0x109F).contains(base.value) || (0xA840...0xA877).contains(base.value)
         }
     }
 

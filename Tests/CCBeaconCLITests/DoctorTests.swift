@@ -50,6 +50,9 @@ struct DoctorTests {
         )
         #expect(run.output.contains("fix: this user ("))
         #expect(run.output.contains("and replug it"))
+        for rule in udevRule.split(separator: "\n") {
+            #expect(run.output.contains("\n            \(rule)\n"), "each rule on its own line: \(run.output)")
+        }
         #expect(run.diagnostics.contains("1 check(s) failed; each fix is above"))
     }
 

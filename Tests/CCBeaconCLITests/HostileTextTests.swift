@@ -155,7 +155,7 @@ struct HostileTextTests {
         ("👨\u{200D}👩\u{200D}👧 family 1", nil),
         ("می\u{200C}خواهم 2", "@note"),
         ("Zürich \u{2764}\u{FE0F} 3", nil),
-        ("עברית 4", nil),
+        ("עברית 4", nil), ("Kochi അവന്\u{200D}", nil),
         ("$(touch pwned) 5", "`touch pwned2`"),
         (String(repeating: "L", count: 100), String(repeating: "N", count: 1000)),
     ]
@@ -189,6 +189,9 @@ struct HostileTextTests {
             ], debuggers: bench.provider)
         #expect(provision.status == 0, "\(provision.diagnostics)")
         #expect(Self.raw(provision.diagnostics).isEmpty, "\(provision.diagnostics)")
+        for name in names {
+            #expect(provision.diagnostics.contains("'\(name)'"), "\(name) quoted as it is in the log lines")
+        }
         let summary = try #require(
             try JSONSerialization.jsonObject(with: Data(provision.output.utf8)) as? [String: Any])
         #expect(Set(summary["verified"] as? [String] ?? []) == Set(names))
@@ -610,5 +613,16 @@ struct HostileTextSecondReviewTests {
         } catch {
             #expect(error.description.contains("has two spaces in a row at character 2"), "\(error)")
         }
+    }
+
+    /// Found by the third review: a usage error lost its hint; libpq's two-line messages showed
+    /// `\x0a` (now one line).
+    @Test func aUsageErrorKeepsItsHint() throws {
+        let run = ToolRun([
+            "generate", "--template", "cc2541-ibeacon", "--uuid", Self.uuid, "--major", "1", "--minor", "2",
+            "--tx-power", "5", "-o", "/nonexistent/x.hex",
+        ])
+        #expect(run.status == 64)
+        #expect(run.diagnostics.hasSuffix("hint: pick one of the listed steps\n"), "\(run.diagnostics)")
     }
 }

@@ -373,3 +373,12 @@ struct SharedLedgerTests {
         #expect(station.name == "Café" && station.note == "Straße 5")
     }
 }
+
+/// libpq's messages of several lines become one (a message is shown on one line).
+@Test func libpqMessagesBecomeOneLine() {
+    #expect(
+        PostgresConnection.oneLine(
+            "connection to server at \"127.0.0.1\", port 1 failed: Connection refused\n\tIs the server running?\n")
+            == "connection to server at \"127.0.0.1\", port 1 failed: Connection refused; Is the server running?")
+    #expect(PostgresConnection.oneLine("one line") == "one line")
+}

@@ -15,7 +15,8 @@ struct HiddenCharactersTests {
         "\u{1F469}\u{200D}\u{2764}\u{FE0F}\u{200D}\u{1F48B}\u{200D}\u{1F468}", "\u{1F9D1}\u{1F3FD}\u{200D}\u{1F4BB}",
         "\u{845B}\u{E0100}", "\u{1F600}\u{FE0E}", "র\u{200D}্য", "അവന്\u{200D}", "അവന്\u{200D} വന്നു", "എന്\u{200C}",
         "ك\u{200D}", "\u{1F3F3}\u{FE0F}\u{200D}\u{1F308}", "\u{1F3C3}\u{200D}\u{2640}\u{FE0F}", "#\u{FE0F}\u{20E3}",
-        "\u{00A9}\u{FE0F}", "\u{2229}\u{FE00}",
+        "\u{00A9}\u{FE0F}", "\u{2229}\u{FE00}", "'അവന്\u{200D}'", "കൊച്ചിന്\u{200D}-1", "(അവന്\u{200D})",
+        "হঠাত্\u{200D}।", "\u{1E900}\u{200D}\u{1E901}", "Lab ب\u{200D}",
     ])
     func realWritingIsNotHidden(text: String) {
         #expect(!HiddenCharacters.any(in: text), "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
@@ -39,12 +40,25 @@ struct HiddenCharactersTests {
         ("a\u{E0100}", 1, #"a\u{E0100}"#), ("1\u{200D}2", 1, #"1\u{200D}2"#),
         ("\u{1F600}\u{FE0F}", 1, #"😀\u{FE0F}"#), ("Caf\u{E9}\u{FE00}", 4, #"Café\u{FE00}"#),
         ("क्\u{200C}A", 2, #"क्\u{200C}A"#), ("\u{00A9}\u{FE0E}", 1, #"©\u{FE0E}"#),
-        ("\u{2764}\u{FE0E}", 1, #"❤\u{FE0E}"#),
+        ("\u{2764}\u{FE0E}", 1, #"❤\u{FE0E}"#), ("\u{1F600}\u{FE00}", 1, #"😀\u{FE00}"#),
+        ("\u{2605}\u{FE00}", 1, #"★\u{FE00}"#), ("क्\u{200D}é", 2, #"क्\u{200D}é"#),
+        ("\u{0800}\u{200C}\u{0801}", 1, #"ࠀ\u{200C}ࠁ"#),
     ])
     func eachHiddenCharacterIsFoundAndEscaped(text: String, index: Int, shown: String) {
         #expect(HiddenCharacters.firstIndex(in: Array(text.unicodeScalars)) == index)
         #expect(VisibleText.escaped(text) == shown)
         #expect(VisibleText.escaped(shown) == shown, "escaping twice changes nothing")
+    }
+
+    /// Escaping twice changes nothing, also where a joiner's neighbour is itself escaped.
+    @Test(arguments: [
+        "1\r\u{180B}\u{200D}\u{094D}", "x\u{FE0F}\u{200D}😀", "a\u{34F}\u{200D}\u{94D}", "\u{200D}\u{200D}",
+        "क्\u{200D}\u{200B}", "😀\u{FE0F}\u{FE0F}\u{200D}😀", "\u{FE0F}\u{200D}",
+    ])
+    func escapingTwiceChangesNothing(text: String) {
+        let once = VisibleText.escaped(text)
+        #expect(VisibleText.escaped(once) == once, "\(once.unicodeScalars.map { String($0.value, radix: 16) })")
+        #expect(!once.unicodeScalars.contains { $0 == "\u{200D}" || $0 == "\u{200C}" || $0 == "\u{FE0F}" })
     }
 
     /// A document keeps its line feeds, tabs and the carriage returns that end lines; a carriage
