@@ -12,11 +12,10 @@
 /// after a virama (Indic conjuncts, half forms, Malayalam chillu at a word's end) or between a
 /// letter and a virama (Bengali ya-phala), between two letters of a joining script (Arabic,
 /// Persian, Syriac, N'Ko, Mongolian, Adlam and others) and the joiner after one, and the joiner between two emoji
-/// (👨‍👩‍👧, ❤️‍🔥); the emoji presentation selector U+FE0F after an emoji shown as text by default
-/// (❤️; a digit, `#` or `*` only before U+20E3), the text one U+FE0E after an emoji shown as emoji
-/// by default; the other variation selectors after a character they can vary (an ideograph for
-/// U+E0100–U+E01EF, a Mongolian letter for the Mongolian selectors, an ideograph, a mathematical
-/// symbol or a Myanmar or Phags-pa letter for U+FE00–U+FE0D).
+/// (👨‍👩‍👧, ❤️‍🔥); the emoji presentation selector U+FE0F after an emoji (❤️, ⌚️; a digit, `#`
+/// or `*` only before U+20E3), the text one U+FE0E after an emoji shown as emoji by default; the other variation selectors after a character they can vary (an ideograph for
+/// U+E0100–U+E01EF, a Mongolian letter for the Mongolian selectors, an ideograph, a non-ASCII
+/// mathematical symbol or a Myanmar or Phags-pa letter for U+FE00–U+FE0D).
 public enum HiddenCharacters {
     /// Whether the character at `index` of `scalars` is hidden (the neighbours decide for joiners
     /// and variation selectors).
@@ -69,7 +68,7 @@ public enum HiddenCharacters {
             return sameBlock(before, after)
         }
         guard !isVariationSelector(before.value) || zeroWidthJoiner else { return false }
-        if isLetterOrMark(before), before.value > 0x7F, let after,
+        if zeroWidthJoiner, isLetterOrMark(before), before.value > 0x7F, let after,
             after.properties.canonicalCombiningClass == .virama, sameBlock(before, after)
         {
             return true
@@ -79,8 +78,10 @@ public enum HiddenCharacters {
             if let after, isJoiningScriptLetter(after) { return true }
         }
         guard zeroWidthJoiner, let after else { return false }
+        // The emoji before shows as one (by default, by its selector, or as a skin tone): a joiner
+        // between two symbols shown as text (©‍™) joins nothing.
         let emojiBefore =
-            (before.value > 0x7F && before.properties.isEmoji) || before.value == 0xFE0F
+            before.properties.isEmojiPresentation || before.value == 0xFE0F
             || (0x1F3FB...0x1F3FF).contains(before.value)
         return emojiBefore && after.value > 0x7F && after.properties.isEmoji
     }
@@ -126,9 +127,9 @@ public enum HiddenCharacters {
         guard isVisibleBase(base), !isVariationSelector(base.value) else { return false }
         switch selector {
         case 0xFE0F:
-            // Emoji presentation changes only what shows as text by default; a digit, # or * is
-            // an emoji only as a keycap, with U+20E3 after the selector.
-            guard base.properties.isEmoji, !base.properties.isEmojiPresentation else { return false }
+            // After any emoji (keyboards add it to ⌚️, ☕️, ⚽️, which show as emoji anyway); a
+            // digit, # or * is an emoji only as a keycap, with U+20E3 after the selector.
+            guard base.properties.isEmoji else { return false }
             return base.value > 0x7F || next?.value == 0x20E3
         case 0xFE0E:
             // Text presentation changes only what shows as an emoji by default.
@@ -138,7 +139,8 @@ public enum HiddenCharacters {
         default:
             // The standardized variation sequences: mathematical symbols, ideographs, Myanmar and
             // Phags-pa.
-            return base.properties.generalCategory == .mathSymbol || base.properties.isIdeographic
+            return (base.properties.generalCategory == .mathSymbol && base.value > 0x7F)
+                || base.properties.isIdeographic
                 || (0x1000...0x109F).contains(base.value) || (0xA840...0xA877).contains(base.value)
         }
     }

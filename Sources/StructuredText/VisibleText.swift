@@ -24,11 +24,16 @@ public enum VisibleText {
         escaped(text, keeping: ["\n", "\t", "\r\n"])
     }
 
-    /// At most `limit` characters of `text`, escaped, and `… (N characters)` when it was longer:
-    /// for a message that quotes a value which may be of any length.
+    /// At most `limit` characters of `text` (and at most `limit` code points: one character may
+    /// carry any number of marks), escaped, and `… (N characters)` when it was longer: for a
+    /// message that quotes a value which may be of any length.
     public static func excerpt(_ text: String, limit: Int = 40) -> String {
-        guard text.count > limit else { return escaped(text) }
-        return escaped(String(text.prefix(limit))) + "… (\(text.count) characters)"
+        let scalars = text.unicodeScalars
+        guard text.count > limit || scalars.count > limit else { return escaped(text) }
+        let kept = String(String.UnicodeScalarView(scalars.prefix(limit)).prefix(limit))
+        let size =
+            text.count > limit ? "\(text.count) characters" : "\(scalars.count) code points"
+        return escaped(kept) + "… (\(size))"
     }
 
     /// `text` escaped, with the controls in `keeping` (`"\n"`, `"\t"`, `"\r\n"`: a carriage

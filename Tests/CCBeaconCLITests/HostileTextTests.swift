@@ -520,7 +520,10 @@ struct HostileTextReviewTests {
     }
 
     @Test func emojiTakeTwoColumnsInTheLiveStatus() {
-        for emoji: Unicode.Scalar in ["\u{2705}", "\u{1F680}", "\u{1FAE0}", "\u{1F600}"] {
+        // Emoji, and (fourth review) kana supplement, Tangut and Hangul Jamo extended-A.
+        for emoji: Unicode.Scalar in [
+            "\u{2705}", "\u{1F680}", "\u{1FAE0}", "\u{1F600}", "\u{1B002}", "\u{17000}", "\u{A960}", "\u{1F200}",
+        ] {
             #expect(LiveStatus.columns(emoji) == 2, "\(emoji)")
         }
         #expect(LiveStatus.columns("a") == 1)

@@ -16,7 +16,8 @@ struct HiddenCharactersTests {
         "\u{845B}\u{E0100}", "\u{1F600}\u{FE0E}", "র\u{200D}্য", "അവന്\u{200D}", "അവന്\u{200D} വന്നു", "എന്\u{200C}",
         "ك\u{200D}", "\u{1F3F3}\u{FE0F}\u{200D}\u{1F308}", "\u{1F3C3}\u{200D}\u{2640}\u{FE0F}", "#\u{FE0F}\u{20E3}",
         "\u{00A9}\u{FE0F}", "\u{2229}\u{FE00}", "'അവന്\u{200D}'", "കൊച്ചിന്\u{200D}-1", "(അവന്\u{200D})",
-        "হঠাত্\u{200D}।", "\u{1E900}\u{200D}\u{1E901}", "Lab ب\u{200D}",
+        "হঠাত্\u{200D}।", "\u{1E900}\u{200D}\u{1E901}", "Lab ب\u{200D}", "\u{231A}\u{FE0F}", "\u{2615}\u{FE0F} 2",
+        "\u{1F600}\u{FE0F}",
     ])
     func realWritingIsNotHidden(text: String) {
         #expect(!HiddenCharacters.any(in: text), "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
@@ -38,7 +39,8 @@ struct HiddenCharactersTests {
         ("a\u{200D}b", 1, #"a\u{200D}b"#), ("a\u{200C}b", 1, #"a\u{200C}b"#), ("a\u{FE0F}", 1, #"a\u{FE0F}"#),
         ("\u{2764}\u{FE0F}\u{FE0F}", 2, #"❤️\u{FE0F}"#), ("1\u{FE0F}", 1, #"1\u{FE0F}"#),
         ("a\u{E0100}", 1, #"a\u{E0100}"#), ("1\u{200D}2", 1, #"1\u{200D}2"#),
-        ("\u{1F600}\u{FE0F}", 1, #"😀\u{FE0F}"#), ("Caf\u{E9}\u{FE00}", 4, #"Café\u{FE00}"#),
+        ("Caf\u{E9}\u{FE00}", 4, #"Café\u{FE00}"#), ("a+\u{FE00}b", 2, #"a+\u{FE00}b"#),
+        ("\u{00A9}\u{200D}\u{2122}", 1, #"©\u{200D}™"#), ("क\u{200C}\u{94D}ष", 1, #"क\u{200C}्ष"#),
         ("क्\u{200C}A", 2, #"क्\u{200C}A"#), ("\u{00A9}\u{FE0E}", 1, #"©\u{FE0E}"#),
         ("\u{2764}\u{FE0E}", 1, #"❤\u{FE0E}"#), ("\u{1F600}\u{FE00}", 1, #"😀\u{FE00}"#),
         ("\u{2605}\u{FE00}", 1, #"★\u{FE00}"#), ("क्\u{200D}é", 2, #"क्\u{200D}é"#),
@@ -53,7 +55,7 @@ struct HiddenCharactersTests {
     /// Escaping twice changes nothing, also where a joiner's neighbour is itself escaped.
     @Test(arguments: [
         "1\r\u{180B}\u{200D}\u{094D}", "x\u{FE0F}\u{200D}😀", "a\u{34F}\u{200D}\u{94D}", "\u{200D}\u{200D}",
-        "क्\u{200D}\u{200B}", "😀\u{FE0F}\u{FE0F}\u{200D}😀", "\u{FE0F}\u{200D}",
+        "क्\u{200D}\u{200B}", "a\u{FE0F}\u{FE0F}\u{200D}😀", "\u{FE0F}\u{200D}",
     ])
     func escapingTwiceChangesNothing(text: String) {
         let once = VisibleText.escaped(text)
@@ -77,6 +79,8 @@ struct HiddenCharactersTests {
         #expect(excerpt.count < 200 && excerpt.hasSuffix("… (10000 characters)"))
         #expect(!excerpt.unicodeScalars.contains("\u{1B}"))
         #expect(VisibleText.excerpt("short") == "short")
+        let zalgo = VisibleText.excerpt("Z" + String(repeating: "\u{301}", count: 50_000))
+        #expect(zalgo.unicodeScalars.count < 100 && zalgo.hasSuffix("… (50001 code points)"), "\(zalgo)")
     }
 
     /// The JSON writer escapes every hidden character (surrogate pairs above U+FFFF) and leaves
