@@ -32,11 +32,10 @@ final class ProgressReporter: Sendable {
             }
             state.lastPercent = percent
             if done == total { state.finished = true }
-            return "\(label): \(done)/\(total) (\(percent)%)\n"
+            return "\(label): \(done)/\(total) (\(percent)%)"
         }
         // The bar's carriage return is drawing; the label is ours.
-        if let line {
-            console.diagnosticsIsTerminal ? console.drawing(line) : console.diagnostics(line: String(line.dropLast()))
-        }
+        // The bar, with its carriage returns, is drawing; piped, each report is a line.
+        if let line { console.diagnosticsIsTerminal ? console.drawing(line) : console.diagnostics(line: line) }
     }
 }

@@ -20,16 +20,8 @@ public enum HiddenCharacters {
     /// Whether the character at `index` of `scalars` is hidden (the neighbours decide for joiners
     /// and variation selectors).
     public static func isHidden(_ scalars: [Unicode.Scalar], at index: Int) -> Bool {
-        let scalar = scalars[index]
-        let value = scalar.value
-        // The common case first: printable ASCII is never hidden.
-        if value >= 0x20, value < 0x7F { return false }
-        if value < 0x20 || (0x7F...0x9F).contains(value) || value == 0x2028 || value == 0x2029 || value == 0x2800 {
-            return true
-        }
-        let properties = scalar.properties
-        if properties.isNoncharacterCodePoint || properties.generalCategory == .privateUse { return true }
-        guard properties.generalCategory == .format || properties.isDefaultIgnorableCodePoint else { return false }
+        let value = scalars[index].value
+        guard mayBeHidden(scalars[index]) else { return false }
         if value == 0x200C || value == 0x200D {
             guard index > 0 else { return true }
             // Beside a character that is itself hidden (and escaped), a joiner joins nothing shown;
@@ -106,25 +98,20 @@ public enum HiddenCharacters {
     /// Pahlavi, Hanifi Rohingya, Sogdian, Old Uyghur, Chorasmian, Adlam), where U+200C and U+200D
     /// choose the forms.
     static func isJoiningScriptLetter(_ scalar: Unicode.Scalar) -> Bool {
-        let value = scalar.value
-        let ranges: [ClosedRange<UInt32>] = [
-            0x0600...0x077F, 0x07C0...0x07FF, 0x0840...0x08FF, 0x1800...0x18AF, 0xA840...0xA877, 0xFB50...0xFDFF,
-            0xFE70...0xFEFF, 0x10AC0...0x10AFF, 0x10B80...0x10BAF, 0x10D00...0x10D3F, 0x10F30...0x10FDF,
-            0x1E900...0x1E95F,
-        ]
-        guard ranges.contains(where: { $0.contains(value) }) else { return false }
-        switch scalar.properties.generalCategory {
-        case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter, .nonspacingMark,
-            .spacingMark:
-            return true
-        default: return false
-        }
+        joiningScripts.contains { $0.contains(scalar.value) } && isLetterOrMark(scalar)
+            && scalar.properties.generalCategory != .enclosingMark
     }
+
+    /// The blocks of the joining scripts `isJoiningScriptLetter` names.
+    static let joiningScripts: [ClosedRange<UInt32>] = [
+        0x0600...0x077F, 0x07C0...0x07FF, 0x0840...0x08FF, 0x1800...0x18AF, 0xA840...0xA877, 0xFB50...0xFDFF,
+        0xFE70...0xFEFF, 0x10AC0...0x10AFF, 0x10B80...0x10BAF, 0x10D00...0x10D3F, 0x10F30...0x10FDF, 0x1E900...0x1E95F,
+    ]
 
     /// Whether the variation selector `selector` after `base` (and before `next`) changes what is
     /// shown.
     static func varies(_ base: Unicode.Scalar, with selector: UInt32, next: Unicode.Scalar?) -> Bool {
-        guard isVisibleBase(base), !isVariationSelector(base.value) else { return false }
+        guard isVisibleBase(base) else { return false }
         switch selector {
         case 0xFE0F:
             // After any emoji (keyboards add it to ⌚️, ☕️, ⚽️, which show as emoji anyway); a
@@ -145,9 +132,24 @@ public enum HiddenCharacters {
         }
     }
 
+    /// Whether `scalar` is hidden wherever it stands, or may be where its neighbours say so (a
+    /// joiner, a variation selector): the judgement without its context, so that text holding no
+    /// such character is known visible in one pass, with nothing copied.
+    static func mayBeHidden(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        // The common case first: printable ASCII is never hidden.
+        if value >= 0x20, value < 0x7F { return false }
+        if value < 0x20 || (0x7F...0x9F).contains(value) || value == 0x2028 || value == 0x2029 || value == 0x2800 {
+            return true
+        }
+        let properties = scalar.properties
+        return properties.isNoncharacterCodePoint || properties.generalCategory == .privateUse
+            || properties.generalCategory == .format || properties.isDefaultIgnorableCodePoint
+    }
+
     /// Whether any character of `text` is hidden.
     public static func any(in text: String) -> Bool {
-        firstIndex(in: Array(text.unicodeScalars)) != nil
+        text.unicodeScalars.contains(where: mayBeHidden) && firstIndex(in: Array(text.unicodeScalars)) != nil
     }
 
     /// The index of the first hidden character of `scalars`, if any.
@@ -162,19 +164,9 @@ public enum HiddenCharacters {
     /// reorder the line (a right-to-left override makes a name read backwards), or make two texts
     /// look alike. A tab is allowed where `allowingTab` (notes).
     public static func describeFirst(in text: String, allowingTab: Bool) -> String? {
-        let names: [UInt32: String] = [
-            0x00: "NUL", 0x09: "tab", 0x0A: "line feed", 0x0B: "vertical tab", 0x0C: "form feed",
-            0x0D: "carriage return", 0x1B: "escape", 0x7F: "delete", 0x85: "next line", 0xAD: "soft hyphen",
-            0x34F: "combining grapheme joiner", 0x115F: "Hangul choseong filler", 0x1160: "Hangul jungseong filler",
-            0x2028: "line separator", 0x2029: "paragraph separator", 0x200B: "zero-width space",
-            0x200C: "zero-width non-joiner, allowed only between two visible characters",
-            0x200D: "zero-width joiner, allowed only between two visible characters", 0x200E: "left-to-right mark",
-            0x200F: "right-to-left mark", 0x202A: "left-to-right embedding", 0x202B: "right-to-left embedding",
-            0x202C: "pop directional formatting", 0x202D: "left-to-right override", 0x202E: "right-to-left override",
-            0x2060: "word joiner", 0x2066: "left-to-right isolate", 0x2067: "right-to-left isolate",
-            0x2068: "first strong isolate", 0x2069: "pop directional isolate", 0x2800: "braille blank",
-            0x3164: "Hangul filler", 0xFEFF: "zero-width no-break space", 0xFFA0: "halfwidth Hangul filler",
-        ]
+        guard text.unicodeScalars.contains(where: { mayBeHidden($0) && !(allowingTab && $0 == "\t") }) else {
+            return nil
+        }
         let scalars = Array(text.unicodeScalars)
         guard
             let index = scalars.indices.first(where: {
@@ -196,9 +188,23 @@ public enum HiddenCharacters {
         return "U+\(VisibleText.hex(value, width: 4)) (\(names[value] ?? kind)) at character \(index + 1)"
     }
 
-    /// A character a joiner or a variation selector may stand beside: a letter, mark, number,
-    /// symbol or punctuation that is itself shown (a variation selector, though invisible, is
-    /// part of the emoji before it, so a joiner may follow it).
+    /// The names `describeFirst` gives the hidden characters a list is most likely to hold.
+    static let names: [UInt32: String] = [
+        0x00: "NUL", 0x09: "tab", 0x0A: "line feed", 0x0B: "vertical tab", 0x0C: "form feed",
+        0x0D: "carriage return", 0x1B: "escape", 0x7F: "delete", 0x85: "next line", 0xAD: "soft hyphen",
+        0x34F: "combining grapheme joiner", 0x115F: "Hangul choseong filler", 0x1160: "Hangul jungseong filler",
+        0x2028: "line separator", 0x2029: "paragraph separator", 0x200B: "zero-width space",
+        0x200C: "zero-width non-joiner, allowed only between two visible characters",
+        0x200D: "zero-width joiner, allowed only between two visible characters", 0x200E: "left-to-right mark",
+        0x200F: "right-to-left mark", 0x202A: "left-to-right embedding", 0x202B: "right-to-left embedding",
+        0x202C: "pop directional formatting", 0x202D: "left-to-right override", 0x202E: "right-to-left override",
+        0x2060: "word joiner", 0x2066: "left-to-right isolate", 0x2067: "right-to-left isolate",
+        0x2068: "first strong isolate", 0x2069: "pop directional isolate", 0x2800: "braille blank",
+        0x3164: "Hangul filler", 0xFEFF: "zero-width no-break space", 0xFFA0: "halfwidth Hangul filler",
+    ]
+
+    /// A character a variation selector may follow: a letter, mark, number, symbol or punctuation
+    /// that is itself shown (not another selector, nor anything else that shows nothing).
     static func isVisibleBase(_ scalar: Unicode.Scalar) -> Bool {
         let properties = scalar.properties
         switch properties.generalCategory {
@@ -211,7 +217,7 @@ public enum HiddenCharacters {
             return false
         }
         if scalar.value == 0x2800 || properties.isNoncharacterCodePoint { return false }
-        return !properties.isDefaultIgnorableCodePoint || isVariationSelector(scalar.value)
+        return !properties.isDefaultIgnorableCodePoint
     }
 
     /// Whether `value` is a variation selector: U+FE00–U+FE0F, U+E0100–U+E01EF or a Mongolian free

@@ -30,7 +30,8 @@ public enum VisibleText {
     public static func excerpt(_ text: String, limit: Int = 40) -> String {
         let scalars = text.unicodeScalars
         guard text.count > limit || scalars.count > limit else { return escaped(text) }
-        let kept = String(String.UnicodeScalarView(scalars.prefix(limit)).prefix(limit))
+        // `limit` code points are at most `limit` characters.
+        let kept = String(String.UnicodeScalarView(scalars.prefix(limit)))
         let size =
             text.count > limit ? "\(text.count) characters" : "\(scalars.count) code points"
         return escaped(kept) + "… (\(size))"
@@ -39,6 +40,8 @@ public enum VisibleText {
     /// `text` escaped, with the controls in `keeping` (`"\n"`, `"\t"`, `"\r\n"`: a carriage
     /// return only when a line feed follows it) left as they are.
     static func escaped(_ text: String, keeping: Set<String>) -> String {
+        // Most text holds nothing that could be hidden: known in one pass, returned uncopied.
+        guard text.unicodeScalars.contains(where: HiddenCharacters.mayBeHidden) else { return text }
         let scalars = Array(text.unicodeScalars)
         guard let first = HiddenCharacters.firstIndex(in: scalars) else { return text }
         var result = String(String.UnicodeScalarView(scalars[..<first]))
