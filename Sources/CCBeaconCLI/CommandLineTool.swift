@@ -1,5 +1,6 @@
 public import BeaconScan
 public import CCDebugger
+public import Provisioning
 import StructuredText
 
 /// The `ccbeacon` command line: parses argv, runs a command, turns every error into a message, a
@@ -29,13 +30,16 @@ public enum CommandLineTool {
     /// supplies the CC Debuggers (libusb in the tool, emulated ones in tests), `radios` the
     /// Bluetooth controllers (BlueZ's HCI socket in the tool, scripted ones in tests).
     /// A result that did not reach standard output (`console.outputFailure`) turns success into
-    /// exit 1 with a message; a command that failed on its own keeps its status.
+    /// exit 1 with a message; a command that failed on its own keeps its status. `process`: where
+    /// the command says it runs in a ledger's runs (a test running several commands in one
+    /// process gives each its own).
     public static func run(
         _ arguments: [String], console: Console, debuggers: (any DebuggerProvider)? = nil,
-        radios: (any HCIControllerProvider)? = nil
+        radios: (any HCIControllerProvider)? = nil, process: RunIdentity = .current
     ) -> Int32 {
         let invocation = ArgumentParser.parse(arguments, commands: commands)
-        let status = run(invocation, console: console, hardware: Hardware(debuggers: debuggers, radios: radios))
+        let status = run(
+            invocation, console: console, hardware: Hardware(debuggers: debuggers, radios: radios, process: process))
         guard let failure = console.outputFailure else { return status }
         var name: String?
         if case .success(.run(let command)) = invocation { name = command.command }
@@ -211,4 +215,6 @@ struct Hardware: Sendable {
     var debuggers: (any DebuggerProvider)?
     /// Bluetooth controllers.
     var radios: (any HCIControllerProvider)?
+    /// Where this command runs, as a ledger's runs record it.
+    var process: RunIdentity = .current
 }

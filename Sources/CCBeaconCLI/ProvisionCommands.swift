@@ -62,10 +62,14 @@ func shownLedger(_ path: String) -> String { PostgresURL.isURL(path) ? PostgresU
 /// Opens the ledger at `path` for `access`. A file that is not a ledger this ccbeacon may use is
 /// bad input (exit 65, and nothing was written to it); anything else that stops it is a failure.
 func openLedger(
-    _ path: String, access: LedgerAccess = .readWrite, bench: String? = nil, hooks: Set<AttemptOutcome> = []
+    _ path: String, access: LedgerAccess = .readWrite, bench: String? = nil, hooks: Set<AttemptOutcome> = [],
+    leaseSeconds: Double = RunLease.defaultSeconds, process: RunIdentity = .current
 ) throws(CommandFailure) -> SQLiteLedger {
     try refuseServer(path)
-    do { return try SQLiteLedger(path: path, access: access, bench: bench, hooks: hooks) } catch {
+    do {
+        return try SQLiteLedger(
+            path: path, access: access, bench: bench, hooks: hooks, leaseSeconds: leaseSeconds, identity: process)
+    } catch {
         if case .refused = error.kind { throw ledgerFailure(error, path: path) }
         let need =
             access == .readWrite
@@ -100,7 +104,7 @@ func serverHint(_ problem: LedgerFileProblem) -> String {
         return "do not provision with it: run 'ccbeacon ledger check --ledger URL' for the full report"
     case .benchRunning(let bench):
         return
-            "give this bench its own name with --bench NAME (the host name is the default), or stop the other run of '\(visible: bench)' first"
+            "give this bench its own name with --bench NAME (the host name is the default), or stop the other run of '\(visible: bench)' first; a run that was paused or cut off is over once its lease runs out (--lease)"
     case .otherList:
         return
             "start every bench of a pool with the list the pool was registered with; another list needs a database of its own"
@@ -183,6 +187,14 @@ enum ProvisionCommand {
             (ccbeacon-journal-NAME.jsonl beside the list), the bench stops, and its next run
             records the journal first.
 
+            Every run registers itself in the ledger with a lease (--lease, default 90 s), renewed
+            by a heartbeat; each change of an attempt is recorded only while the lease holds. A
+            run whose lease ran out (paused, or cut off from the server for longer) records and
+            burns nothing more: it erases the chip in hand, says which station and chip, and stops
+            (exit 1). Attempts left in progress are taken for interrupted only once their run is
+            over — its lease ran out, or its process on this machine is gone — so another bench,
+            or --release-interrupted, never takes a live burn for a crashed one.
+
             --scan-verify hci0: after each burn is read back, the chip is reset to run and the
             controller listens (up to --scan-seconds, default 5) for the station's address sending
             exactly its image's advertising data; heard or not and the RSSI go into the ledger and
@@ -204,7 +216,8 @@ enum ProvisionCommand {
         options: Options.templateOptions + Options.listSettingOptions + [
             ledger.spec, devices.spec, verify.spec, chipID.spec, retries.spec, reprovision.spec,
             releaseInterrupted.spec, scanVerify.spec, scanSeconds.spec, retryUnheard.spec, yes.spec, wait.spec,
-            json.spec, bench.spec, serverWait.spec, events.spec, onVerified.spec, onFailed.spec, hookTimeout.spec,
+            json.spec, bench.spec, serverWait.spec, lease.spec, events.spec, onVerified.spec, onFailed.spec,
+            hookTimeout.spec,
             lockDebug.spec, addressMode.spec,
         ],
         positionals: [PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json")],
@@ -296,6 +309,10 @@ enum ProvisionCommand {
         return text
     }
 
+    static let lease = Option<Double>(
+        "--lease", value: "SECONDS",
+        help: "how long this run's lease in the ledger lasts unless renewed (default 90)"
+    ) { text throws(CommandFailure) in try Values.seconds(text, option: "--lease", in: 1...3600) }
     static let serverWait = Option<Double>(
         "--server-wait", value: "SECONDS",
         help: "how long a PostgreSQL ledger's server may be away before the bench stops (default 60)"
@@ -368,8 +385,8 @@ enum ProvisionCommand {
         }
         let opened = try openForRun(
             path, listPath: listPath, bench: benchName, serverWait: try command.value(serverWait),
-            hooks: hooks.outcomes,
-            console: console)
+            leaseSeconds: try command.value(lease) ?? RunLease.defaultSeconds, process: hardware.process,
+            hooks: hooks.outcomes, console: console)
         defer { opened.lock.release() }
         let ledger = opened.ledger
         let shown = shownLedger(path)
@@ -513,6 +530,19 @@ enum ProvisionCommand {
                     summary, nil, why: "the ledger server did not answer; outcomes kept in the journal", status: 1))
             throw journaledFailure(journaling, summary: summary, server: shown, console: console)
         }
+        if let lost = summary.leaseLost {
+            // Nothing more was recorded or burned: the run stops here, saying what became of the
+            // chip in hand.
+            stream?.emit("run-finished", Self.finished(summary, nil, why: lost, status: 1))
+            console.output(lines: [
+                "provisioned \(summary.verified.count) station(s) in this run; then it lost its lease"
+            ])
+            throw CommandFailure(
+                .failure, lost,
+                hint:
+                    "another run may go on with this run's stations now; run again (a new run takes a new lease), and give --lease more seconds if the bench pauses or loses the server for longer"
+            )
+        }
         let stillToBurnAgain =
             options.reprovision ? calibratedSinceBurned() : []
         let after: ListProgress
@@ -558,6 +588,7 @@ enum ProvisionCommand {
     /// previous run journaled recorded first.
     static func openForRun(
         _ path: String, listPath: String, bench given: String?, serverWait: Double?,
+        leaseSeconds: Double = RunLease.defaultSeconds, process: RunIdentity = .current,
         hooks: Set<AttemptOutcome> = [], console: Console
     ) throws(CommandFailure) -> (ledger: any ProvisioningLedger & Sendable, lock: FolderLock) {
         guard PostgresURL.isURL(path) else {
@@ -567,7 +598,10 @@ enum ProvisionCommand {
             // The ledger is opened by the very path that was locked: resolved again, a symbolic
             // link retargeted in between would lead to a ledger another run holds.
             let (lock, lockedPath) = try lockForOneRun(path)
-            return (try openLedger(lockedPath, bench: given, hooks: hooks), lock)
+            return (
+                try openLedger(lockedPath, bench: given, hooks: hooks, leaseSeconds: leaseSeconds, process: process),
+                lock
+            )
         }
         guard let bench = given else { throw .usage("a shared ledger needs this bench's name: give --bench NAME") }
         let shown = PostgresURL.shown(path)
@@ -588,7 +622,8 @@ enum ProvisionCommand {
         let server: PostgresLedger
         do {
             server = try PostgresLedger(
-                url: path, bench: bench, creating: true, serverWait: serverWait ?? 60, exclusive: true, hooks: hooks)
+                url: path, bench: bench, creating: true, serverWait: serverWait ?? 60, exclusive: true, hooks: hooks,
+                leaseSeconds: leaseSeconds, identity: process)
         } catch {
             lock.release()
             if case .refused = error.kind { throw ledgerFailure(error, path: shown) }
@@ -761,14 +796,18 @@ enum ProvisionCommand {
         if let journaling = ledger as? JournalingLedger { try replay(journaling, path: path, console: console) }
         do {
             for interrupted in try ledger.recoverInterrupted() {
+                let bench = interrupted.bench.map { " of bench '\($0)'" } ?? ""
                 console.diagnostics(
                     line:
-                        "interrupted earlier: station '\(interrupted.station)' on chip \(interrupted.chip) (\(interrupted.debugger)); it is held until that chip is attached again"
+                        "interrupted earlier: station '\(interrupted.station)' on chip \(interrupted.chip) (\(interrupted.debugger))\(bench); chip \(interrupted.chip) may carry its identity, so it is held until that chip is attached again"
                 )
             }
             if releasing {
                 for (station, chip) in try ledger.releaseHeld(in: Set(stations.map(\.name))) {
-                    console.diagnostics(line: "released '\(station)' (was interrupted on chip \(chip))")
+                    console.diagnostics(
+                        line:
+                            "released '\(station)' (was interrupted on chip \(chip)); chip \(chip) may still carry its identity: erase it (ccbeacon erase) or set it aside"
+                    )
                 }
             }
         } catch {
@@ -1020,6 +1059,7 @@ enum ProvisionCommand {
             SIGINT: "Ctrl-C (SIGINT)", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP (the terminal closed)",
         ]
         if signal != 0 { return "\(names[signal] ?? "signal \(signal)") after the chip in progress" }
+        if let lost = summary.leaseLost { return lost }
         let reasons = Set(summary.stopped.values)
         if reasons == ["no pending stations left"] { return "no pending stations left" }
         // A ledger that failed stops the whole run, whatever the debuggers were doing.

@@ -21,8 +21,6 @@ final class PostgresConnection: @unchecked Sendable {
     let password: String?
     /// How long a transaction keeps trying to reach a server that went away before it fails.
     var serverWait: Double = 60
-    /// Run on every new connection but the first (a session's advisory locks are lost with it).
-    var onReconnect: (() throws(LedgerError) -> Void)?
     /// Transactions open on this connection: 1 inside one (nested calls join it).
     private var depth = 0
     /// Whether the transaction running now is a repeat after a lost connection, which may have
@@ -63,7 +61,22 @@ final class PostgresConnection: @unchecked Sendable {
                 kind: .database)
         }
         password = parts["password"]
-        connection = try connect("connecting to \(name)")
+        // A server that cannot be reached at all is told at once (a wrong URL, or the server
+        // down: nothing was done yet); a connection lost while it was being set up is made again
+        // within the wait, as any lost connection is.
+        var lostSince: Double?
+        while true {
+            do throws(LedgerError) {
+                connection = try connect("connecting to \(name)")
+                return
+            } catch  where error.isConnectionLost && error.code != Self.connectionNotMade {
+                let now = Self.monotonicSeconds()
+                let since = lostSince ?? now
+                lostSince = since
+                guard now - since < serverWait else { throw error }
+                usleep(50_000)
+            }
+        }
     }
 
     deinit {
@@ -89,7 +102,7 @@ final class PostgresConnection: @unchecked Sendable {
                 operation: operation,
                 message: Self.oneLine(Self.sanitized(message, password: password)),
                 kind: .database)
-            error.code = Self.connectionFailure
+            error.code = Self.connectionNotMade
             throw error
         }
         // The server's notices (NOTICE, WARNING) are not printed on standard error.
@@ -97,9 +110,16 @@ final class PostgresConnection: @unchecked Sendable {
         // Text goes both ways as UTF-8, whatever PGCLIENTENCODING or the URL says (in another
         // encoding the server would store a station's name garbled).
         guard PQsetClientEncoding(made, "UTF8") == 0 else {
+            // The connection lost while it is being set up is a lost connection like any other
+            // (made again within the wait); only a server that answers and refuses is that.
+            let lost = PQstatus(made) != CONNECTION_OK
             var error = LedgerError(
-                operation: operation, message: "the server does not take UTF-8 from its clients", kind: .database)
-            error.code = "22021"
+                operation: operation,
+                message: lost
+                    ? "the connection was lost while it was being set up (\(Self.oneLine(Self.text(PQerrorMessage(made)))))"
+                    : "the server does not take UTF-8 from its clients",
+                kind: .database)
+            error.code = lost ? Self.connectionLost : "22021"
             PQfinish(made)
             throw error
         }
@@ -121,6 +141,11 @@ final class PostgresConnection: @unchecked Sendable {
     /// The SQLSTATE given to a connection that failed or broke without the server saying why
     /// (`connection_failure`).
     static let connectionFailure = "08006"
+    /// The same, for a connection lost while it was being set up (retried at once, too).
+    static let connectionLost = "08006"
+    /// The SQLSTATE given to a connection that could not be made at all
+    /// (`sqlclient_unable_to_establish_sqlconnection`).
+    static let connectionNotMade = "08001"
 
     /// Runs `body` holding the connection.
     func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
@@ -148,32 +173,68 @@ final class PostgresConnection: @unchecked Sendable {
     @discardableResult
     func execute(_ sql: String, _ parameters: [Value] = [], _ operation: String) throws(LedgerError) -> [[String?]] {
         try locked { () throws(LedgerError) -> [[String?]] in
-            guard let connection else {
-                var error = LedgerError(
-                    operation: operation, message: "the connection to \(name) is closed", kind: .database)
-                error.code = Self.connectionFailure
-                throw error
+            try run(sql, parameters, operation) { result in
+                var rows: [[String?]] = []
+                let columns = PQnfields(result)
+                for row in 0..<PQntuples(result) {
+                    rows.append(
+                        (0..<columns).map { column in
+                            PQgetisnull(result, row, column) == 1 ? nil : Self.text(PQgetvalue(result, row, column))
+                        })
+                }
+                return rows
             }
-            let texts = parameters.map(\.parameter)
-            // NUL-terminated copies that live through the call.
-            var buffers = texts.map { $0.map { Array($0.utf8CString) } }
-            let result: OpaquePointer? = withPointers(&buffers) { pointers in
-                PQexecParams(connection, sql, Int32(pointers.count), nil, pointers, nil, nil, 0)
+        }
+    }
+
+    /// Runs one statement on the connection (the caller holds the lock) and reads its result with
+    /// `read`; a failed statement is the error its result says.
+    private func run<T>(
+        _ sql: String, _ parameters: [Value], _ operation: String, read: (OpaquePointer?) -> T
+    ) throws(LedgerError) -> T {
+        guard let connection else {
+            var error = LedgerError(
+                operation: operation, message: "the connection to \(name) is closed", kind: .database)
+            error.code = Self.connectionFailure
+            throw error
+        }
+        let texts = parameters.map(\.parameter)
+        // NUL-terminated copies that live through the call.
+        var buffers = texts.map { $0.map { Array($0.utf8CString) } }
+        let result: OpaquePointer? = withPointers(&buffers) { pointers in
+            PQexecParams(connection, sql, Int32(pointers.count), nil, pointers, nil, nil, 0)
+        }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            throw Self.error(result, connection: connection, operation: operation)
+        }
+        return read(result)
+    }
+
+    /// Runs one statement with `$1…` parameters; returns its rows typed by their columns' types.
+    func typedRows(_ sql: String, _ parameters: [Value], _ operation: String) throws(LedgerError) -> [[SQLValue]] {
+        try locked { () throws(LedgerError) -> [[SQLValue]] in
+            try run(sql, parameters, operation) { result in
+                let columns = PQnfields(result)
+                let types = (0..<columns).map { PQftype(result, $0) }
+                var rows: [[SQLValue]] = []
+                for row in 0..<PQntuples(result) {
+                    rows.append(
+                        (0..<columns).map { column -> SQLValue in
+                            guard PQgetisnull(result, row, column) == 0 else { return .null }
+                            let text = Self.text(PQgetvalue(result, row, column))
+                            // By the column's type OID: int8, int2, int4; bool; float4, float8, numeric.
+                            switch types[Int(column)] {
+                            case 20, 21, 23: return Int(text).map { .integer($0) } ?? .text(text)
+                            case 16: return .integer(text == "t" ? 1 : 0)
+                            case 700, 701, 1700: return Double(text).map { .real($0) } ?? .text(text)
+                            default: return .text(text)
+                            }
+                        })
+                }
+                return rows
             }
-            defer { PQclear(result) }
-            let status = PQresultStatus(result)
-            guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-                throw Self.error(result, connection: connection, operation: operation)
-            }
-            var rows: [[String?]] = []
-            let columns = PQnfields(result)
-            for row in 0..<PQntuples(result) {
-                rows.append(
-                    (0..<columns).map { column in
-                        PQgetisnull(result, row, column) == 1 ? nil : Self.text(PQgetvalue(result, row, column))
-                    })
-            }
-            return rows
         }
     }
 
@@ -218,10 +279,7 @@ final class PostgresConnection: @unchecked Sendable {
             while true {
                 attempt += 1
                 do throws(LedgerError) {
-                    if connection == nil {
-                        connection = try connect("connecting to \(name) again")
-                        try onReconnect?()
-                    }
+                    if connection == nil { connection = try connect("connecting to \(name) again") }
                     depth += 1
                     defer { depth -= 1 }
                     try execute("BEGIN", [], operation)
@@ -317,6 +375,57 @@ final class PostgresConnection: @unchecked Sendable {
     static func sanitized(_ message: String, password: String?) -> String {
         guard let password, !password.isEmpty else { return message }
         return message.replacing(password, with: "***")
+    }
+}
+
+extension PostgresConnection: LedgerDriver {
+    var dialect: SQLDialect { .postgres }
+    var isRepeating: Bool { repeating }
+
+    func inTransaction<T>(_ operation: String, _ body: () throws(LedgerError) -> T) throws(LedgerError) -> T {
+        try transaction(operation, body)
+    }
+
+    func reading<T>(_ operation: String, _ body: () throws(LedgerError) -> T) throws(LedgerError) -> T {
+        try transaction(operation, body)
+    }
+
+    /// Runs one statement written with `?` placeholders; integers and booleans come back as
+    /// `.integer`, floating-point numbers as `.real`, the rest as `.text`.
+    @discardableResult
+    func rows(_ sql: String, _ values: [SQLValue], _ operation: String) throws(LedgerError) -> [[SQLValue]] {
+        let parameters: [Value] = values.map { value in
+            switch value {
+            case .integer(let number): .integer(number)
+            case .real(let number): .text(String(number))
+            case .text(let text): .text(text)
+            case .null: .null
+            }
+        }
+        return try typedRows(Self.numbered(sql), parameters, operation)
+    }
+
+    /// `sql` with its `?` placeholders numbered `$1…` (a `?` inside a quoted literal or name is
+    /// left alone).
+    static func numbered(_ sql: String) -> String {
+        var result = ""
+        var number = 0
+        var quote: Character?
+        for character in sql {
+            if let open = quote {
+                if character == open { quote = nil }
+                result.append(character)
+            } else if character == "'" || character == "\"" {
+                quote = character
+                result.append(character)
+            } else if character == "?" {
+                number += 1
+                result += "$\(number)"
+            } else {
+                result.append(character)
+            }
+        }
+        return result
     }
 }
 

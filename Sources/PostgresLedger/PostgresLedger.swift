@@ -28,17 +28,20 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
     public static let schemaName = "ccbeacon"
 
     /// The schema version this ccbeacon writes (`ledger_meta.schema_version`); a newer one is
-    /// refused.
-    public static let schemaVersion = 3
+    /// refused. 3: each attempt's debug lock, and the hook runs; 4: runs with leases
+    /// (`RunRecord`), each attempt's run.
+    public static let schemaVersion = 4
 
     /// The schema version of the database as opened: `schemaVersion` for a writer (an earlier one
     /// is migrated when it opens), possibly an earlier one for a reader, which writes nothing.
     public let databaseVersion: Int
+    /// The contract of runs and attempts, over this connection.
+    let core: LedgerCore
     /// The columns of `attempts` to select, as this database has them (a reader of an earlier
     /// schema reads the newer ones as NULL).
-    let attemptColumns: String
+    var attemptColumns: String { core.attemptSelect }
     /// The outcomes whose `finish` records a hook run (`provision --on-verified/--on-failed`).
-    public let hookOutcomes: Set<AttemptOutcome>
+    public var hookOutcomes: Set<AttemptOutcome> { core.hookOutcomes }
 
     /// Connects to `url` as bench `bench`, creates the schema in an empty database when `creating`
     /// (under an advisory lock, so two benches starting at once create it once; readers refuse an
@@ -46,13 +49,14 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
     /// a newer schema, is refused.
     ///
     /// `serverWait`: how long a change keeps trying to reach a server that went away. `exclusive`
-    /// (provisioning): takes the bench's advisory lock, refusing a bench name another process is
-    /// running as, and takes it again on every new connection.
+    /// (provisioning): registers this process's run at once, refusing a bench name another live
+    /// run holds (`beginRun`). `leaseSeconds`: how long each renewal of the run's lease lasts;
+    /// `identity`: where the run says it runs.
     public init(
         url: String, bench: String, creating: Bool = true, serverWait: Double = 60, exclusive: Bool = false,
-        hooks: Set<AttemptOutcome> = []
+        hooks: Set<AttemptOutcome> = [], leaseSeconds: Double = RunLease.defaultSeconds,
+        identity: RunIdentity = .current
     ) throws(LedgerError) {
-        hookOutcomes = hooks
         // A bench's sessions are told apart in pg_stat_activity by its name.
         // Every session resolves the ledger's names in its own schema, whatever the role's or the
         // URL's search path says (a per-user or temporary schema would make several pools of
@@ -84,7 +88,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                     throw LedgerError(
                         operation: "opening \(connection.name)",
                         message:
-                            "a ccbeacon ledger is in schema \(schema), not in schema \(Self.schemaName) where this ccbeacon keeps it; move it there first (CREATE SCHEMA \(Self.schemaName); then ALTER TABLE \(schema).ledger_meta SET SCHEMA \(Self.schemaName), and the same for stations, attempts, calibrations and hook_runs); nothing was written",
+                            "a ccbeacon ledger is in schema \(schema), not in schema \(Self.schemaName) where this ccbeacon keeps it; move it there first (CREATE SCHEMA \(Self.schemaName); then ALTER TABLE \(schema).ledger_meta SET SCHEMA \(Self.schemaName), and the same for stations, attempts, calibrations, hook_runs and runs); nothing was written",
                         kind: .refused(.notALedger(tables: ["\(schema).ledger_meta"])))
                 }
                 guard creating else {
@@ -146,10 +150,11 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
             return creating ? Self.schemaVersion : version
         }
         databaseVersion = opened
-        attemptColumns =
-            opened >= 3
-            ? Self.allAttemptColumns
-            : Self.allAttemptColumns.replacing(", debug_locked", with: ", NULL AS debug_locked")
+        core = LedgerCore(
+            driver: connection, bench: bench,
+            present: Set(LedgerCore.attemptColumns).subtracting(
+                (opened < 3 ? ["debug_locked"] : []) + (opened < 4 ? ["run"] : [])),
+            hookOutcomes: hooks, leaseSeconds: leaseSeconds, soleRunner: false, identity: identity)
         ledgerID =
             (try connection.transaction("reading the ledger's identity") { () throws(LedgerError) -> String? in
                 try connection.execute(
@@ -157,70 +162,71 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                 )
                 .first?.first ?? nil
             }) ?? ""
-        if exclusive {
-            try Self.lockBench(bench, on: connection)
-            connection.onReconnect = { [unowned connection] () throws(LedgerError) in
-                try Self.lockBench(bench, on: connection)
-            }
-        }
+        if exclusive { try core.beginRun(exclusive: true) }
     }
 
-    /// Takes the advisory lock of bench `bench` for the session (lock space two keys: "CCBL" and
-    /// the name's hash; the schema's lock is a one-key lock, another space), or refuses the bench
-    /// when another session holds it.
-    static func lockBench(_ bench: String, on connection: PostgresConnection) throws(LedgerError) {
-        let taken =
-            try connection.execute(
-                "SELECT pg_catalog.pg_try_advisory_lock(1128481356::integer, pg_catalog.hashtext($1))", [.text(bench)],
-                "taking bench '\(visible: bench)'"
-            ).first?.first ?? nil
-        guard taken == "t" else {
-            throw LedgerError(
-                operation: "starting bench '\(visible: bench)' on \(connection.name)",
-                message:
-                    "another process is running as bench '\(visible: bench)' on this ledger (it holds the bench's lock); one process per bench name",
-                kind: .refused(.benchRunning(bench: bench)))
-        }
+    /// This process's run ends with the ledger object, tried once (a crash, or a server away,
+    /// leaves its lease to run out).
+    deinit {
+        connection.serverWait = 0
+        core.endRun()
     }
 
     /// The ledger's tables, indexes and rules. Timestamps are ISO 8601 text in UTC, as the SQLite
     /// ledger writes them.
-    static let schema = [
-        "CREATE TABLE ledger_meta(key text PRIMARY KEY, value text NOT NULL)",
+    static let schema =
+        [
+            "CREATE TABLE ledger_meta(key text PRIMARY KEY, value text NOT NULL)",
+            runsTable,
+            """
+            CREATE TABLE stations(
+                position integer NOT NULL, name text PRIMARY KEY CHECK (name <> ''),
+                uuid text NOT NULL CHECK (uuid ~ '^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$'),
+                major integer NOT NULL CHECK (major BETWEEN 0 AND 65535),
+                minor integer NOT NULL CHECK (minor BETWEEN 0 AND 65535),
+                power integer NOT NULL CHECK (power BETWEEN -128 AND 127), note text, UNIQUE (uuid, major, minor))
+            """,
+            """
+            CREATE TABLE attempts(
+                id bigserial PRIMARY KEY, station text NOT NULL REFERENCES stations(name),
+                chip text NOT NULL CONSTRAINT attempts_chip_check
+                    CHECK (chip ~ '^[0-9A-F]{2}(:[0-9A-F]{2}){5}$' AND chip NOT IN ('00:00:00:00:00:00', 'FF:FF:FF:FF:FF:FF')),
+                debugger text NOT NULL, bench text NOT NULL, template text NOT NULL, template_sha256 text NOT NULL,
+                image_sha256 text NOT NULL, started_at text NOT NULL, finished_at text,
+                outcome text NOT NULL CHECK (outcome IN ('in-progress', 'verified', 'failed', 'interrupted', 'superseded')),
+                reason text, verify_method text NOT NULL CHECK (verify_method IN ('crc', 'read')),
+                advertiser_address text, read_back text, power integer CHECK (power BETWEEN -128 AND 127),
+                heard boolean, rssi_count integer, rssi_median integer, power_source text, debug_locked boolean,
+                run text REFERENCES runs(id), CHECK (outcome = 'in-progress' OR finished_at IS NOT NULL))
+            """,
+            "CREATE UNIQUE INDEX one_verified_per_station ON attempts(station) WHERE outcome = 'verified'",
+            "CREATE UNIQUE INDEX one_verified_per_chip ON attempts(chip) WHERE outcome = 'verified'",
+            "CREATE UNIQUE INDEX one_active_per_station ON attempts(station) WHERE outcome IN ('in-progress', 'interrupted')",
+            // A station verified, in progress or held has exactly one such attempt: none may start
+            // while it is verified anywhere.
+            "CREATE UNIQUE INDEX one_live_per_station ON attempts(station) WHERE outcome IN ('verified', 'in-progress', 'interrupted')",
+            """
+            CREATE TABLE calibrations(
+                id bigserial PRIMARY KEY, station text NOT NULL REFERENCES stations(name), recorded_at text NOT NULL,
+                power integer NOT NULL CHECK (power BETWEEN -128 AND 127), samples integer NOT NULL CHECK (samples >= 20),
+                used integer NOT NULL CHECK (used BETWEEN 1 AND samples), source text NOT NULL)
+            """,
+            hookRunsTable,
+        ] + runIndexes
+
+    /// Runs (`RunRecord`), as in the SQLite ledger (schema version 4 on).
+    static let runsTable = """
+        CREATE TABLE runs(
+            id text PRIMARY KEY CHECK (id ~ '^[0-9a-f]{32}$'), bench text, host text NOT NULL, process integer NOT NULL,
+            machine text NOT NULL, started_at text NOT NULL,
+            lease_seconds double precision NOT NULL CHECK (lease_seconds > 0), lease_until double precision NOT NULL,
+            ended_at text, ended_because text)
         """
-        CREATE TABLE stations(
-            position integer NOT NULL, name text PRIMARY KEY CHECK (name <> ''),
-            uuid text NOT NULL CHECK (uuid ~ '^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$'),
-            major integer NOT NULL CHECK (major BETWEEN 0 AND 65535),
-            minor integer NOT NULL CHECK (minor BETWEEN 0 AND 65535),
-            power integer NOT NULL CHECK (power BETWEEN -128 AND 127), note text, UNIQUE (uuid, major, minor))
-        """,
-        """
-        CREATE TABLE attempts(
-            id bigserial PRIMARY KEY, station text NOT NULL REFERENCES stations(name),
-            chip text NOT NULL CONSTRAINT attempts_chip_check
-                CHECK (chip ~ '^[0-9A-F]{2}(:[0-9A-F]{2}){5}$' AND chip NOT IN ('00:00:00:00:00:00', 'FF:FF:FF:FF:FF:FF')),
-            debugger text NOT NULL, bench text NOT NULL, template text NOT NULL, template_sha256 text NOT NULL,
-            image_sha256 text NOT NULL, started_at text NOT NULL, finished_at text,
-            outcome text NOT NULL CHECK (outcome IN ('in-progress', 'verified', 'failed', 'interrupted', 'superseded')),
-            reason text, verify_method text NOT NULL CHECK (verify_method IN ('crc', 'read')),
-            advertiser_address text, read_back text, power integer CHECK (power BETWEEN -128 AND 127),
-            heard boolean, rssi_count integer, rssi_median integer, power_source text, debug_locked boolean,
-            CHECK (outcome = 'in-progress' OR finished_at IS NOT NULL))
-        """,
-        "CREATE UNIQUE INDEX one_verified_per_station ON attempts(station) WHERE outcome = 'verified'",
-        "CREATE UNIQUE INDEX one_verified_per_chip ON attempts(chip) WHERE outcome = 'verified'",
-        "CREATE UNIQUE INDEX one_active_per_station ON attempts(station) WHERE outcome IN ('in-progress', 'interrupted')",
-        // A station verified, in progress or held has exactly one such attempt: none may start
-        // while it is verified anywhere.
-        "CREATE UNIQUE INDEX one_live_per_station ON attempts(station) WHERE outcome IN ('verified', 'in-progress', 'interrupted')",
-        """
-        CREATE TABLE calibrations(
-            id bigserial PRIMARY KEY, station text NOT NULL REFERENCES stations(name), recorded_at text NOT NULL,
-            power integer NOT NULL CHECK (power BETWEEN -128 AND 127), samples integer NOT NULL CHECK (samples >= 20),
-            used integer NOT NULL CHECK (used BETWEEN 1 AND samples), source text NOT NULL)
-        """,
-        hookRunsTable,
+
+    /// What recovery and the start of a run look up (schema version 4 on).
+    static let runIndexes = [
+        "CREATE INDEX in_progress_by_run ON attempts(run) WHERE outcome = 'in-progress'",
+        "CREATE INDEX open_runs_by_bench ON runs(bench) WHERE ended_at IS NULL",
     ]
 
     /// Hook runs (`HookRun`), as in the SQLite ledger (schema version 3 on).
@@ -240,6 +246,12 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                 "ALTER TABLE attempts ADD COLUMN debug_locked boolean", [], "adding the attempts' debug lock")
             try connection.execute(hookRunsTable, [], "adding the hook runs")
         }
+        if version < 4 {
+            try connection.execute(runsTable, [], "adding the runs")
+            try connection.execute(
+                "ALTER TABLE attempts ADD COLUMN run text REFERENCES runs(id)", [], "adding the attempts' run")
+            for statement in runIndexes { try connection.execute(statement, [], "adding the runs' indexes") }
+        }
         try connection.execute(
             "UPDATE ledger_meta SET value = $1 WHERE key = 'schema_version'", [.text(String(schemaVersion))],
             "recording the schema version")
@@ -247,8 +259,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
 
     static let now = "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
     static let stationColumns = "name, uuid, major, minor, power, note"
-    static let allAttemptColumns =
-        "id, station, chip, debugger, template, template_sha256, image_sha256, started_at, finished_at, outcome, reason, verify_method, advertiser_address, read_back, power, heard, rssi_count, rssi_median, power_source, bench, debug_locked"
+    static let allAttemptColumns = LedgerCore.attemptColumns.joined(separator: ", ")
 
     // MARK: - ProvisioningLedger
 
@@ -330,258 +341,100 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
         }
     }
 
-    /// Marks this bench's attempts left in progress (a crash of this bench) as interrupted; other
-    /// benches' attempts in progress are live and left alone.
-    public func recoverInterrupted() throws(LedgerError) -> [Attempt] {
-        try connection.transaction("recovering interrupted attempts") { () throws(LedgerError) -> [Attempt] in
-            try connection.execute(
-                "UPDATE attempts SET outcome = 'interrupted', finished_at = \(Self.now), reason = 'the run stopped while burning' WHERE outcome = 'in-progress' AND bench = $1 RETURNING \(attemptColumns)",
-                [.text(bench)], "marking interrupted attempts"
-            ).map(Self.attempt)
-        }
-    }
+    /// Marks as interrupted the attempts in progress of every run that is over (its lease ran
+    /// out, or its process on this machine is gone); other runs' attempts are live and left
+    /// alone (`LedgerCore.recoverInterrupted`).
+    public func recoverInterrupted() throws(LedgerError) -> [Attempt] { try core.recoverInterrupted() }
 
     /// The station a chip carries (verified), if any.
     public func verifiedStation(forChip chip: String) throws(LedgerError) -> String? {
-        try connection.transaction("looking up a chip") { () throws(LedgerError) -> String? in
-            try connection.execute(
-                "SELECT station FROM attempts WHERE chip = $1 AND outcome = 'verified'", [.text(chip)],
-                "looking up a chip"
-            ).first?.first ?? nil
-        }
+        try core.verifiedStation(forChip: chip)
     }
 
     /// The interrupted attempt whose chip this is, if any (whichever bench it was interrupted on).
     public func interruptedAttempt(forChip chip: String) throws(LedgerError) -> Attempt? {
-        try connection.transaction("looking up a chip") { () throws(LedgerError) -> Attempt? in
-            try connection.execute(
-                "SELECT \(attemptColumns) FROM attempts WHERE chip = $1 AND outcome = 'interrupted' ORDER BY id LIMIT 1",
-                [.text(chip)], "looking up a chip"
-            ).map(Self.attempt).first
-        }
+        try core.interruptedAttempt(forChip: chip)
     }
 
-    /// Claims the first pending station in list order that no other bench is claiming (its row is
-    /// locked, others skip it), recording an in-progress attempt, in one transaction.
+    /// Claims the first pending station in list order that no other bench is claiming
+    /// (`LedgerCore.claimNextStation`).
     public func claimNextStation(
         chip: String, debugger: String, template: String, templateSHA256: String, verifyMethod: String,
         skipping: Set<String>, image: (Station) -> (sha256: String, advertiserAddress: String?)
     ) throws(LedgerError) -> (Station, Attempt)? {
-        try connection.transaction("claiming the next station") { () throws(LedgerError) -> (Station, Attempt)? in
-            if connection.repeating, let started = try startedBefore(chip: chip, debugger: debugger, image: image) {
-                return started
-            }
-            var passed = skipping
-            while true {
-                guard
-                    let row = try connection.execute(
-                        """
-                        SELECT \(Self.stationColumns) FROM stations s WHERE NOT EXISTS (
-                            SELECT 1 FROM attempts a WHERE a.station = s.name
-                            AND a.outcome IN ('verified', 'in-progress', 'interrupted'))
-                        AND NOT (s.name = ANY($1::text[]))
-                        ORDER BY position LIMIT 1 FOR UPDATE SKIP LOCKED
-                        """, [.text(Self.array(passed.sorted()))], "finding pending stations"
-                    ).first
-                else { return nil }
-                let station = try Self.station(row)
-                // The row lock is taken after the statement's snapshot: a bench that claimed this
-                // station and committed in between is only seen by a new statement. Looked at
-                // again under the lock; `one_live_per_station` refuses what this would miss.
-                let live = try connection.execute(
-                    "SELECT 1 FROM attempts WHERE station = $1 AND outcome IN ('verified', 'in-progress', 'interrupted')",
-                    [.text(station.name)], "checking the claimed station")
-                if !live.isEmpty {
-                    passed.insert(station.name)
-                    continue
-                }
-                return try start(
-                    station, chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA256,
-                    verifyMethod: verifyMethod, image: image)
-            }
-        }
+        try core.claimNextStation(
+            chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA256,
+            verifyMethod: verifyMethod, skipping: skipping, image: image)
     }
 
-    /// Supersedes the chip's verified attempt of `station` and starts a new one on it, in one
-    /// transaction.
+    /// Supersedes the chip's verified attempt of `station` and starts a new one on it
+    /// (`LedgerCore.claimAgain`).
     public func claimAgain(
         station name: String, chip: String, debugger: String, template: String, templateSHA256: String,
         verifyMethod: String, reason: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
     ) throws(LedgerError) -> (Station, Attempt) {
-        try connection.transaction("burning \(name) again") { () throws(LedgerError) -> (Station, Attempt) in
-            if connection.repeating, let started = try startedBefore(chip: chip, debugger: debugger, image: image),
-                started.0.name == name
-            {
-                return started
-            }
-            let changed = try connection.execute(
-                "UPDATE attempts SET outcome = 'superseded', reason = $1 WHERE chip = $2 AND station = $3 AND outcome = 'verified' RETURNING id",
-                [.text(reason), .text(chip), .text(name)], "burning \(name) again")
-            guard changed.count == 1,
-                let row = try connection.execute(
-                    "SELECT \(Self.stationColumns) FROM stations WHERE name = $1 FOR UPDATE", [.text(name)],
-                    "burning \(name) again"
-                ).first
-            else {
-                throw LedgerRefusal.notVerifiedThere(name, chip: chip)
-            }
-            return try start(
-                try Self.station(row), chip: chip, debugger: debugger, template: template,
-                templateSHA256: templateSHA256, verifyMethod: verifyMethod, image: image)
-        }
+        try core.claimAgain(
+            station: name, chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA256,
+            verifyMethod: verifyMethod, reason: reason, image: image)
     }
 
-    /// The attempt this bench's `debugger` started on `chip` in a run of the claim whose COMMIT's
-    /// answer was lost, if it went through: the claim is that attempt. (A debugger of a running
-    /// bench has no other attempt in progress when it claims: each is finished first.)
-    func startedBefore(
-        chip: String, debugger: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
-    ) throws(LedgerError) -> (Station, Attempt)? {
-        guard
-            let attempt = try connection.execute(
-                "SELECT \(attemptColumns) FROM attempts WHERE bench = $1 AND debugger = $2 AND chip = $3 AND outcome = 'in-progress' ORDER BY id DESC LIMIT 1",
-                [.text(bench), .text(debugger), .text(chip)], "looking for a claim already made"
-            ).map(Self.attempt).first,
-            let row = try connection.execute(
-                "SELECT \(Self.stationColumns) FROM stations WHERE name = $1", [.text(attempt.station)],
-                "looking for a claim already made"
-            ).first
-        else { return nil }
-        let station = try Self.station(row)
-        // The caller learns the image it is to burn from this call, as from a new claim.
-        guard image(station).sha256 == attempt.imageSHA256 else { return nil }
-        return (station, attempt)
-    }
-
-    /// Records the start of an attempt inside the caller's transaction.
-    func start(
-        _ station: Station, chip: String, debugger: String, template: String, templateSHA256: String,
-        verifyMethod: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
-    ) throws(LedgerError) -> (Station, Attempt) {
-        let record = image(station)
-        let source =
-            try latestCalibration(of: station.name) == Int(station.identity.measuredPower)
-            ? MeasuredPowerOrigin.calibration.label : "registered"
-        do throws(LedgerError) {
-            guard
-                let row = try connection.execute(
-                    "INSERT INTO attempts(station, chip, debugger, bench, template, template_sha256, image_sha256, started_at, outcome, verify_method, advertiser_address, power, power_source) VALUES ($1, $2, $3, $4, $5, $6, $7, \(Self.now), 'in-progress', $8, $9, $10, $11) RETURNING \(attemptColumns)",
-                    [
-                        .text(station.name), .text(chip), .text(debugger), .text(bench), .text(template),
-                        .text(templateSHA256), .text(record.sha256), .text(verifyMethod),
-                        record.advertiserAddress.map { .text($0) } ?? .null,
-                        .integer(Int(station.identity.measuredPower)), .text(source),
-                    ], "recording the start of \(station.name)"
-                ).first
-            else {
-                throw LedgerError(
-                    operation: "recording the start of \(station.name)", message: "the new row cannot be read back",
-                    kind: .database)
-            }
-            return (station, try Self.attempt(row))
-        } catch  where error.kind == .invalidChipID {
-            throw LedgerError(
-                operation: error.operation,
-                message: "chip id '\(visible: chip)' cannot identify a chip (\(ChipID.refusal)); set the chip aside",
-                kind: .invalidChipID)
-        }
-    }
-
-    /// Ends an attempt still open (in progress or interrupted); one settled meanwhile keeps what
-    /// it says and this outcome is refused.
+    /// Ends an attempt (`LedgerCore.finish`).
     public func finish(
         _ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?,
         debugLocked: Bool
     ) throws(LedgerError) {
-        try connection.transaction("recording an outcome") { () throws(LedgerError) in
-            let changed = try connection.execute(
-                "UPDATE attempts SET outcome = $1, reason = $2, read_back = $3, heard = $4::boolean, rssi_count = $5, rssi_median = $6, debug_locked = $8::boolean, finished_at = \(Self.now) WHERE id = $7 AND outcome IN ('in-progress', 'interrupted') RETURNING id",
-                [
-                    .text(outcome.rawValue), reason.map { .text($0) } ?? .null, readBack.map { .text($0) } ?? .null,
-                    onAir.map { .text($0.heard ? "true" : "false") } ?? .null,
-                    onAir.map { .integer($0.rssiCount) } ?? .null, onAir?.rssiMedian.map { .integer($0) } ?? .null,
-                    .integer(attemptID), debugLocked ? .text("true") : .null,
-                ], "recording an outcome")
-            guard changed.count == 1 else {
-                let now =
-                    try connection.execute(
-                        "SELECT outcome FROM attempts WHERE id = $1", [.integer(attemptID)], "recording an outcome"
-                    ).first?.first ?? nil
-                // Run again after a lost connection: the first run's COMMIT may have gone through.
-                if connection.repeating, now == outcome.rawValue { return }
-                throw LedgerRefusal.settled(attemptID, as: now, outcome: outcome)
-            }
-            if hookOutcomes.contains(outcome) {
-                try connection.execute(
-                    "INSERT INTO hook_runs(event_id, attempt, hook, bench, created_at) VALUES (pg_catalog.replace(pg_catalog.gen_random_uuid()::text, '-', ''), $1, $2, $3, \(Self.now))",
-                    [.integer(attemptID), .text(outcome.rawValue), .text(bench)], "recording the hook run of an outcome"
-                )
-            }
-        }
+        try core.finish(
+            attemptID, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir, debugLocked: debugLocked)
+    }
+
+    /// Records a journaled outcome (`LedgerCore.recordJournaled`).
+    public func recordJournaled(
+        _ attemptID: Int, run: String?, outcome: AttemptOutcome, reason: String?, readBack: String?,
+        onAir: OnAirCheck?, debugLocked: Bool
+    ) throws(LedgerError) {
+        try core.recordJournaled(
+            attemptID, run: run, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir,
+            debugLocked: debugLocked)
     }
 
     /// Every hook run (or the pending ones), oldest first (none in a ledger of an earlier schema
     /// read by a reader).
     public func hookRuns(pendingOnly: Bool) throws(LedgerError) -> [HookRun] {
-        guard databaseVersion >= 3 else { return [] }
-        let columns = attemptColumns.split(separator: ", ").map { "a.\($0)" }.joined(separator: ", ")
-        return try connection.transaction("reading hook runs") { () throws(LedgerError) -> [HookRun] in
-            try connection.execute(
-                """
-                SELECT h.event_id, h.hook, h.bench, h.created_at, h.tries, h.last_status, h.delivered_at,
-                    s.uuid, s.major, s.minor, s.power, \(columns)
-                FROM hook_runs h JOIN attempts a ON a.id = h.attempt JOIN stations s ON s.name = a.station
-                \(pendingOnly ? "WHERE h.delivered_at IS NULL" : "") ORDER BY h.created_at, h.attempt, h.hook
-                """, [], "reading hook runs"
-            ).map { row throws(LedgerError) -> HookRun in
-                let attempt = try Self.attempt(Array(row.dropFirst(11)))
-                let station = try Self.station([attempt.station, row[7], row[8], row[9], row[10], nil])
-                guard let eventID = row[0], let hook = row[1].flatMap(AttemptOutcome.init), let created = row[3],
-                    let tries = row[4].flatMap(Int.init)
-                else { throw Self.unreadable("hook run \(row[0] ?? "?") has values that are not a hook run's") }
-                return HookRun(
-                    eventID: eventID, hook: hook, attempt: attempt, identity: station.identity, bench: row[2],
-                    createdAt: created, tries: tries, lastStatus: row[5], deliveredAt: row[6])
-            }
-        }
+        try core.hookRuns(pendingOnly: pendingOnly, present: databaseVersion >= 3)
     }
 
     /// Records attempt `attempt`'s hook run for `hook` unless it is there already.
     public func ensureHookRun(attempt: Int, hook: AttemptOutcome) throws(LedgerError) {
-        try connection.transaction("recording a hook run") { () throws(LedgerError) in
-            try connection.execute(
-                "INSERT INTO hook_runs(event_id, attempt, hook, bench, created_at) VALUES (pg_catalog.replace(pg_catalog.gen_random_uuid()::text, '-', ''), $1, $2, $3, \(Self.now)) ON CONFLICT (attempt, hook) DO NOTHING",
-                [.integer(attempt), .text(hook.rawValue), .text(bench)], "recording a hook run")
-        }
+        try core.ensureHookRun(attempt: attempt, hook: hook)
     }
 
     /// Records one try of a hook run.
     public func recordHookTry(eventID: String, status: String, delivered: Bool) throws(LedgerError) {
-        try connection.transaction("recording a hook run") { () throws(LedgerError) in
-            // Run again after a lost COMMIT, the second try is counted too: at least once.
-            try connection.execute(
-                "UPDATE hook_runs SET tries = tries + 1, last_status = $1, delivered_at = CASE WHEN $2::boolean THEN \(Self.now) END WHERE event_id = $3 AND delivered_at IS NULL",
-                [.text(status), .text(delivered ? "true" : "false"), .text(eventID)], "recording hook run \(eventID)")
-        }
+        try core.recordHookTry(eventID: eventID, status: status, delivered: delivered)
     }
 
     /// Marks a chip's verified attempt superseded.
     public func supersede(chip: String, reason: String) throws(LedgerError) {
-        try connection.transaction("superseding a chip's station") { () throws(LedgerError) in
-            try connection.execute(
-                "UPDATE attempts SET outcome = 'superseded', reason = $1 WHERE chip = $2 AND outcome = 'verified'",
-                [.text(reason), .text(chip)], "superseding a chip's station")
-        }
+        try core.supersede(chip: chip, reason: reason)
     }
 
     /// Releases a held station: its interrupted attempt becomes failed.
-    public func release(station: String) throws(LedgerError) {
-        try connection.transaction("releasing a held station") { () throws(LedgerError) in
-            try connection.execute(
-                "UPDATE attempts SET outcome = 'failed', reason = 'released after an interruption' WHERE station = $1 AND outcome = 'interrupted'",
-                [.text(station)], "releasing \(station)")
-        }
-    }
+    public func release(station: String) throws(LedgerError) { try core.release(station: station) }
+
+    /// This process's run's lease.
+    public var lease: RunLease { core.lease }
+
+    /// Registers this process's run, refusing a bench name another live run holds.
+    public func beginRun() throws(LedgerError) { try core.beginRun(exclusive: true) }
+
+    /// Renews this process's run's lease (`LedgerCore.renewLease`).
+    public func renewLease() throws(LedgerError) { try core.renewLease() }
+
+    /// Ends this process's run.
+    public func endRun() { core.endRun() }
+
+    /// Every run the ledger records (none in a ledger of an earlier schema read by a reader).
+    public func runs() throws(LedgerError) -> [RunRecord] { databaseVersion >= 4 ? try core.runs() : [] }
 
     /// Every station with its state, in list order (read in one snapshot).
     public func states() throws(LedgerError) -> [StationState] {
@@ -595,12 +448,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
     }
 
     /// Every attempt, oldest first.
-    public func attempts() throws(LedgerError) -> [Attempt] {
-        try connection.transaction("reading attempts") { () throws(LedgerError) -> [Attempt] in
-            try connection.execute("SELECT \(attemptColumns) FROM attempts ORDER BY id", [], "reading attempts")
-                .map(Self.attempt)
-        }
-    }
+    public func attempts() throws(LedgerError) -> [Attempt] { try core.attempts() }
 
     /// Records a calibration and makes its power the station's, in one transaction.
     public func recordCalibration(_ calibration: CalibrationRecord) throws(LedgerError) {
@@ -651,13 +499,6 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
         ).first?.first ?? nil).flatMap(Int.init)
     }
 
-    /// A PostgreSQL array literal of `texts` (each quoted, quotes and backslashes escaped).
-    static func array(_ texts: [String]) -> String {
-        "{"
-            + texts.map { "\"" + $0.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\"" }
-            .joined(separator: ",") + "}"
-    }
-
     static func unreadable(_ what: String) -> LedgerError {
         LedgerError(
             operation: "reading the ledger", message: "a record cannot be read: \(what)",
@@ -671,21 +512,5 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
         else { throw unreadable("station \(row[0] ?? "without a name") has values that are not a station's") }
         return Station(
             name: name, identity: IBeacon(uuid: uuid, major: major, minor: minor, measuredPower: power), note: row[5])
-    }
-
-    static func attempt(_ row: [String?]) throws(LedgerError) -> Attempt {
-        guard let id = row[0].flatMap(Int.init), let station = row[1], let chip = row[2], let debugger = row[3],
-            let template = row[4], let templateSHA = row[5], let imageSHA = row[6], let started = row[7],
-            let outcome = row[9].flatMap(AttemptOutcome.init), let method = row[11]
-        else { throw unreadable("attempt \(row[0] ?? "?") has values that are not an attempt's") }
-        return Attempt(
-            id: id, station: station, chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA,
-            imageSHA256: imageSHA, startedAt: started, finishedAt: row[8], outcome: outcome, reason: row[10],
-            verifyMethod: method, advertiserAddress: row[12], readBack: row[13], power: row[14].flatMap(Int.init),
-            onAir: row[15].map {
-                OnAirCheck(
-                    heard: $0 == "t", rssiCount: row[16].flatMap(Int.init) ?? 0, rssiMedian: row[17].flatMap(Int.init))
-            },
-            powerSource: row[18], bench: row[19], debugLocked: row[20] == "t")
     }
 }

@@ -159,7 +159,7 @@ extension PostgresLedger {
     /// ccbeacon table's columns, each index's definition and each constraint's, without the
     /// schema's name.
     static func schemaShape(temporary: Bool, on connection: PostgresConnection) throws(LedgerError) -> Set<String> {
-        let tables = "ARRAY['ledger_meta', 'stations', 'attempts', 'calibrations', 'hook_runs']"
+        let tables = "ARRAY['ledger_meta', 'stations', 'attempts', 'calibrations', 'hook_runs', 'runs']"
         let schema = temporary ? "pg_my_temp_schema()" : "'\(visible: schemaName)'::regnamespace"
         let columns = try connection.execute(
             "SELECT c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = \(schema) AND c.relname = ANY(\(tables)) AND a.attnum > 0 AND NOT a.attisdropped",
@@ -217,7 +217,7 @@ extension PostgresLedger: HistoryImporting {
     public func isEmpty() throws(LedgerError) -> Bool {
         try connection.transaction("counting records") { () throws(LedgerError) -> Bool in
             try connection.execute(
-                "SELECT (SELECT count(*) FROM stations) + (SELECT count(*) FROM attempts) + (SELECT count(*) FROM calibrations)\(databaseVersion >= 3 ? " + (SELECT count(*) FROM hook_runs)" : "")",
+                "SELECT (SELECT count(*) FROM stations) + (SELECT count(*) FROM attempts) + (SELECT count(*) FROM calibrations)\(databaseVersion >= 3 ? " + (SELECT count(*) FROM hook_runs)" : "")\(databaseVersion >= 4 ? " + (SELECT count(*) FROM runs)" : "")",
                 [], "counting records"
             ).first?.first == "0"
         }
@@ -247,9 +247,14 @@ extension PostgresLedger: HistoryImporting {
                     ], "copying station '\(visible: station.name)'")
             }
             let optional = { (text: String?) -> PostgresConnection.Value in text.map { .text($0) } ?? .null }
+            for run in history.runs {
+                try connection.rows(
+                    "INSERT INTO runs(\(LedgerCore.runColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    LedgerCore.runValues(run), "copying run \(run.id)")
+            }
             for attempt in history.attempts {
                 try connection.execute(
-                    "INSERT INTO attempts(\(Self.allAttemptColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::boolean, $17, $18, $19, $20, $21::boolean)",
+                    "INSERT INTO attempts(\(Self.allAttemptColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::boolean, $17, $18, $19, $20, $21::boolean, $22)",
                     [
                         .integer(attempt.id), .text(attempt.station), .text(attempt.chip), .text(attempt.debugger),
                         .text(attempt.template), .text(attempt.templateSHA256), .text(attempt.imageSHA256),
@@ -261,6 +266,7 @@ extension PostgresLedger: HistoryImporting {
                         attempt.onAir?.rssiMedian.map { .integer($0) } ?? .null, optional(attempt.powerSource),
                         // A file ledger of an earlier ccbeacon did not record its bench.
                         .text(attempt.bench ?? "unrecorded"), attempt.debugLocked ? .text("true") : .null,
+                        optional(attempt.run),
                     ], "copying attempt \(attempt.id)")
             }
             for run in history.hookRuns {

@@ -48,49 +48,69 @@ public struct HookRun: Sendable, Equatable {
     public static let hookable: Set<AttemptOutcome> = [.verified, .failed]
 }
 
-extension SQLiteLedger {
-    /// Every hook run (or the pending ones), oldest first (none in a ledger of an earlier schema
-    /// read without migrating).
-    public func hookRuns(pendingOnly: Bool) throws(LedgerError) -> [HookRun] {
-        guard hasHookRuns else { return [] }
+extension LedgerCore {
+    /// Every hook run (or the pending ones), oldest first; none when the ledger has no hook runs
+    /// (`present` false: an earlier schema read without migrating).
+    package func hookRuns(pendingOnly: Bool, present: Bool) throws(LedgerError) -> [HookRun] {
+        guard present else { return [] }
         let prefixed = attemptSelect.split(separator: ", ").map { column in
             column.hasPrefix("NULL AS ") ? String(column) : "a." + column
         }.joined(separator: ", ")
-        return try database.query(
-            """
-            SELECT h.event_id, h.hook, h.bench, h.created_at, h.tries, h.last_status, h.delivered_at,
-                s.uuid, s.major, s.minor, s.power, \(prefixed)
-            FROM hook_runs AS h JOIN attempts AS a ON a.id = h.attempt JOIN stations AS s ON s.name = a.station
-            \(pendingOnly ? "WHERE h.delivered_at IS NULL" : "") ORDER BY h.created_at, h.attempt, h.hook
-            """, [], "reading hook runs"
-        ).map { row throws(LedgerError) -> HookRun in
-            let attempt = try Self.attempt(Array(row.dropFirst(11)))
-            let station = try Self.station(
-                [.text(attempt.station), row[7], row[8], row[9], row[10], .null])
-            guard let eventID = row[0].string, let hook = row[1].string.flatMap(AttemptOutcome.init),
-                let created = row[3].string, let tries = row[4].int
-            else { throw Self.unreadable("hook run \(Self.text(row[0])) has values that are not a hook run's") }
-            return HookRun(
-                eventID: eventID, hook: hook, attempt: attempt, identity: station.identity, bench: row[2].string,
-                createdAt: created, tries: tries, lastStatus: row[5].string, deliveredAt: row[6].string)
+        return try driver.reading("reading hook runs") { () throws(LedgerError) -> [HookRun] in
+            try driver.rows(
+                """
+                SELECT h.event_id, h.hook, h.bench, h.created_at, h.tries, h.last_status, h.delivered_at,
+                    s.uuid, s.major, s.minor, s.power, \(prefixed)
+                FROM hook_runs AS h JOIN attempts AS a ON a.id = h.attempt JOIN stations AS s ON s.name = a.station
+                \(pendingOnly ? "WHERE h.delivered_at IS NULL" : "") ORDER BY h.created_at, h.attempt, h.hook
+                """, [], "reading hook runs"
+            ).map { row throws(LedgerError) -> HookRun in
+                let attempt = try Self.attempt(Array(row.dropFirst(11)))
+                let station = try Self.station([.text(attempt.station), row[7], row[8], row[9], row[10], .null])
+                guard let eventID = row[0].string, let hook = row[1].string.flatMap(AttemptOutcome.init),
+                    let created = row[3].string, let tries = row[4].int
+                else { throw Self.unreadable("hook run \(Self.text(row[0])) has values that are not a hook run's") }
+                return HookRun(
+                    eventID: eventID, hook: hook, attempt: attempt, identity: station.identity, bench: row[2].string,
+                    createdAt: created, tries: tries, lastStatus: row[5].string, deliveredAt: row[6].string)
+            }
         }
     }
 
     /// Records attempt `attempt`'s hook run for `hook` unless it is there already.
-    public func ensureHookRun(attempt: Int, hook: AttemptOutcome) throws(LedgerError) {
-        try database.transaction("recording a hook run") { () throws(LedgerError) in
-            try database.execute(
-                "INSERT OR IGNORE INTO hook_runs(event_id, attempt, hook, bench, created_at) VALUES (lower(hex(randomblob(16))), ?, ?, ?, \(Self.now))",
+    package func ensureHookRun(attempt: Int, hook: AttemptOutcome) throws(LedgerError) {
+        try driver.inTransaction("recording a hook run") { () throws(LedgerError) in
+            try driver.rows(
+                "INSERT INTO hook_runs(event_id, attempt, hook, bench, created_at) VALUES (\(dialect.randomID), ?, ?, ?, \(now)) ON CONFLICT (attempt, hook) DO NOTHING",
                 [.integer(attempt), .text(hook.rawValue), bench.map { .text($0) } ?? .null], "recording a hook run")
         }
     }
 
-    /// Records one try of a hook run.
-    public func recordHookTry(eventID: String, status: String, delivered: Bool) throws(LedgerError) {
-        try database.transaction("recording a hook run") { () throws(LedgerError) in
-            try database.execute(
-                "UPDATE hook_runs SET tries = tries + 1, last_status = ?, delivered_at = CASE WHEN ? THEN \(Self.now) END WHERE event_id = ? AND delivered_at IS NULL",
+    /// Records one try of a hook run (repeated after a lost COMMIT, the try is counted twice: at
+    /// least once).
+    package func recordHookTry(eventID: String, status: String, delivered: Bool) throws(LedgerError) {
+        try driver.inTransaction("recording a hook run") { () throws(LedgerError) in
+            try driver.rows(
+                "UPDATE hook_runs SET tries = tries + 1, last_status = ?, delivered_at = CASE WHEN ? = 1 THEN \(now) END WHERE event_id = ? AND delivered_at IS NULL",
                 [.text(status), .integer(delivered ? 1 : 0), .text(eventID)], "recording hook run \(eventID)")
         }
+    }
+}
+
+extension SQLiteLedger {
+    /// Every hook run (or the pending ones), oldest first (none in a ledger of an earlier schema
+    /// read without migrating).
+    public func hookRuns(pendingOnly: Bool) throws(LedgerError) -> [HookRun] {
+        try core.hookRuns(pendingOnly: pendingOnly, present: hasHookRuns)
+    }
+
+    /// Records attempt `attempt`'s hook run for `hook` unless it is there already.
+    public func ensureHookRun(attempt: Int, hook: AttemptOutcome) throws(LedgerError) {
+        try core.ensureHookRun(attempt: attempt, hook: hook)
+    }
+
+    /// Records one try of a hook run.
+    public func recordHookTry(eventID: String, status: String, delivered: Bool) throws(LedgerError) {
+        try core.recordHookTry(eventID: eventID, status: status, delivered: delivered)
     }
 }

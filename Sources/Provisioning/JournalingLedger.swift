@@ -74,9 +74,9 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
                     kind: .constraint)
             }
             do throws(LedgerError) {
-                try base.finish(
-                    entry.attempt, outcome: entry.outcome, reason: entry.reason, readBack: entry.readBack,
-                    onAir: entry.onAir, debugLocked: entry.debugLocked)
+                try base.recordJournaled(
+                    entry.attempt, run: entry.run, outcome: entry.outcome, reason: entry.reason,
+                    readBack: entry.readBack, onAir: entry.onAir, debugLocked: entry.debugLocked)
                 result.recorded.append(entry)
             } catch  where error.isConstraint {
                 let now = try base.attempts().first { $0.id == entry.attempt }
@@ -111,14 +111,20 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
             try base.finish(
                 attemptID, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir, debugLocked: debugLocked)
             _ = started.withLock { $0.removeValue(forKey: attemptID) }
-        } catch  where error.isConnectionLost || error.kind == .refused(.benchRunning(bench: bench)) {
-            // The server away, or — reconnected after a gap — another process running as this
-            // bench meanwhile: either way the outcome cannot be recorded now, and is kept.
+        } catch  where error.isConnectionLost {
+            // The server away: the outcome cannot be recorded now. It is kept only while this
+            // run's lease holds — until then no other run can have taken the attempt over; after
+            // it, the run must not stand by its burn (it erases the chip instead).
+            if let lost = base.lease.lostBecause {
+                throw .leaseLost(
+                    "recording the outcome of attempt \(attemptID)",
+                    "the server did not answer (\(error.message)) and this run's lease is over: \(lost)")
+            }
             let (station, chip) = started.withLock { $0[attemptID] } ?? ("?", "?")
             let entry = OutcomeJournal.Entry(
                 ledger: ledgerID, bench: bench, attempt: attemptID, station: station, chip: chip, outcome: outcome,
                 reason: reason, readBack: readBack, onAir: onAir, debugLocked: debugLocked,
-                hooked: base.hookOutcomes.contains(outcome))
+                hooked: base.hookOutcomes.contains(outcome), run: base.lease.runID)
             try journal.append(entry)
             kept.withLock { $0.append(entry) }
             var stopped = LedgerError(
@@ -212,6 +218,31 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
 
     /// Forwarded to the ledger on the server.
     public func calibrations() throws(LedgerError) -> [CalibrationRecord] { try base.calibrations() }
+
+    /// The server ledger's.
+    public var lease: RunLease { base.lease }
+
+    /// Forwarded to the ledger on the server.
+    public func beginRun() throws(LedgerError) { try base.beginRun() }
+
+    /// Forwarded to the ledger on the server.
+    public func renewLease() throws(LedgerError) { try base.renewLease() }
+
+    /// Forwarded to the ledger on the server.
+    public func endRun() { base.endRun() }
+
+    /// Forwarded to the ledger on the server.
+    public func runs() throws(LedgerError) -> [RunRecord] { try base.runs() }
+
+    /// Forwarded to the ledger on the server.
+    public func recordJournaled(
+        _ attemptID: Int, run: String?, outcome: AttemptOutcome, reason: String?, readBack: String?,
+        onAir: OnAirCheck?, debugLocked: Bool
+    ) throws(LedgerError) {
+        try base.recordJournaled(
+            attemptID, run: run, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir,
+            debugLocked: debugLocked)
+    }
 
     /// The station and chip of an attempt this run may finish, for its journal line.
     func remember(_ attempt: Attempt) {

@@ -67,13 +67,18 @@ public struct Attempt: Sendable, Equatable {
     /// Whether the chip's debug interface was locked after its verified burn (`provision
     /// --lock-debug`) and the lock was seen taking effect; false for every other attempt.
     public var debugLocked = false
+    /// The run (`RunRecord.id`) it belongs to: the one that started it, or the one that settled it
+    /// after an interruption; `nil` for attempts recorded before ledgers kept runs (schema
+    /// version 5 of a file, 4 of a server).
+    public var run: String? = nil
 
     /// An attempt as a ledger backend read it.
     public init(
         id: Int, station: String, chip: String, debugger: String, template: String, templateSHA256: String,
         imageSHA256: String, startedAt: String, finishedAt: String?, outcome: AttemptOutcome, reason: String?,
         verifyMethod: String, advertiserAddress: String? = nil, readBack: String? = nil, power: Int? = nil,
-        onAir: OnAirCheck? = nil, powerSource: String? = nil, bench: String? = nil, debugLocked: Bool = false
+        onAir: OnAirCheck? = nil, powerSource: String? = nil, bench: String? = nil, debugLocked: Bool = false,
+        run: String? = nil
     ) {
         self.id = id
         self.station = station
@@ -94,6 +99,7 @@ public struct Attempt: Sendable, Equatable {
         self.powerSource = powerSource
         self.bench = bench
         self.debugLocked = debugLocked
+        self.run = run
     }
 }
 
@@ -242,6 +248,23 @@ public protocol ProvisioningLedger: AnyObject {
     func recordCalibration(_ calibration: CalibrationRecord) throws(LedgerError)
     /// Every calibration, oldest first.
     func calibrations() throws(LedgerError) -> [CalibrationRecord]
+    /// This process's run's lease (`RunLease`): its id once the run began, and whether it holds.
+    var lease: RunLease { get }
+    /// Registers this process's run (done by the first change otherwise); a shared ledger
+    /// refuses a bench name another live run holds (`LedgerFileProblem.benchRunning`).
+    func beginRun() throws(LedgerError)
+    /// Renews this run's lease; a lease that is over is `LedgerError.Kind.leaseLost`, for good.
+    func renewLease() throws(LedgerError)
+    /// Ends this run, its lease with it (tried once; a crash leaves it to run out).
+    func endRun()
+    /// Every run recorded, oldest first.
+    func runs() throws(LedgerError) -> [RunRecord]
+    /// Records an outcome a run kept in its bench's journal while the server was away: the attempt
+    /// must still be open and, when `run` is given, still that run's.
+    func recordJournaled(
+        _ attemptID: Int, run: String?, outcome: AttemptOutcome, reason: String?, readBack: String?,
+        onAir: OnAirCheck?, debugLocked: Bool
+    ) throws(LedgerError)
 }
 
 extension ProvisioningLedger {
@@ -281,9 +304,11 @@ extension ProvisioningLedger {
 /// with `LedgerError.Kind.refused` and left unchanged.
 public final class SQLiteLedger: ProvisioningLedger, Sendable {
     let database: SQLiteDatabase
+    /// The contract of runs and attempts, over this file.
+    let core: LedgerCore
     /// The columns of `attemptColumns` to select, as this file has them: a ledger read without
     /// migrating may lack the newer ones, which then read as NULL.
-    let attemptSelect: String
+    var attemptSelect: String { core.attemptSelect }
     /// The schema version of the file as opened: `schemaVersion`, or 0 for a ledger of an earlier
     /// ccbeacon opened read-only (and so not migrated).
     public let fileSchemaVersion: Int
@@ -295,8 +320,10 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     /// Whether the file has the `hook_runs` table (a ledger of version 3 or earlier read without
     /// migrating has none: it holds no hook run).
     let hasHookRuns: Bool
+    /// Whether the file has the `runs` table (schema version 5 on).
+    let hasRuns: Bool
     /// The outcomes whose `finish` records a hook run (`provision --on-verified/--on-failed`).
-    public let hookOutcomes: Set<AttemptOutcome>
+    public var hookOutcomes: Set<AttemptOutcome> { core.hookOutcomes }
 
     /// The `PRAGMA application_id` of every ccbeacon ledger: "CCBL" (ccbeacon ledger) in ASCII,
     /// so `file(1)` and SQLite tools can tell the file apart from other applications' databases.
@@ -306,8 +333,9 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     /// ccbeacon versions, without an application id (some without `advertiser_address`); 1:
     /// application id, `read_back`, and the chip-id triggers; 2: each attempt's measured power
     /// and on-air check, and the `calibrations` table; 3: each attempt's bench; 4: each attempt's
-    /// debug lock, and the `hook_runs` table. A newer version is refused.
-    public static let schemaVersion = 4
+    /// debug lock, and the `hook_runs` table; 5: runs with leases (`RunRecord`), each attempt's
+    /// run. A newer version is refused.
+    public static let schemaVersion = 5
 
     /// The path a ledger is opened by: symbolic links resolved (of the file, or of its folder
     /// while the file does not exist yet). Whatever is kept beside a ledger (SQLite's journal,
@@ -318,12 +346,13 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     /// only if, no file is at `path`; an existing file is checked read-only first, then opened
     /// read-write and, if an earlier ccbeacon made it, migrated in one transaction. Read-only
     /// access never writes, migrates or switches journal modes. `hooks`: the outcomes whose
-    /// `finish` records a hook run to deliver.
+    /// `finish` records a hook run to deliver; `leaseSeconds`: how long each renewal of this
+    /// process's run's lease lasts (`RunLease`); `identity`: where the run says it runs.
     public init(
-        path given: String, access: LedgerAccess = .readWrite, bench: String? = nil, hooks: Set<AttemptOutcome> = []
+        path given: String, access: LedgerAccess = .readWrite, bench: String? = nil, hooks: Set<AttemptOutcome> = [],
+        leaseSeconds: Double = RunLease.defaultSeconds, identity: RunIdentity = .current
     ) throws(LedgerError) {
         self.bench = bench
-        hookOutcomes = hooks
         let path = LedgerFile.canonical(given)
         if access == .readWrite, !Files.exists(path) {
             // A new ledger is not made beside journal names that lead elsewhere: it would be
@@ -354,15 +383,23 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         fileSchemaVersion = shape.version
         hasCalibrations = shape.hasCalibrations
         hasHookRuns = shape.hasHookRuns
-        attemptSelect = Self.attemptColumns.map { shape.attemptColumns.contains($0) ? $0 : "NULL AS \($0)" }
-            .joined(separator: ", ")
+        hasRuns = shape.hasRuns
+        // A file's provisioning holds the file's one-run lock: recovery may take every attempt in
+        // progress.
+        core = LedgerCore(
+            driver: database, bench: bench, present: shape.attemptColumns, hookOutcomes: hooks,
+            leaseSeconds: leaseSeconds, soleRunner: true, identity: identity)
     }
+
+    /// This process's run ends with the ledger object (a crash leaves it to the next run).
+    deinit { core.endRun() }
 
     /// The tables of a new ledger. What must never happen is refused by the database itself, here
     /// and in `rules`:
     /// - two stations with one name (primary key) or one identity (unique UUID, major, minor);
     /// - "verified" without a verification method (check constraint).
     static let tables = [
+        runsTable,
         """
         CREATE TABLE stations(
             position INTEGER NOT NULL, name TEXT PRIMARY KEY, uuid TEXT NOT NULL, major INTEGER NOT NULL,
@@ -376,7 +413,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             outcome TEXT NOT NULL CHECK(outcome IN ('in-progress','verified','failed','interrupted','superseded')),
             reason TEXT, verify_method TEXT NOT NULL CHECK(verify_method IN ('crc','read')), advertiser_address TEXT,
             read_back TEXT, power INTEGER, heard INTEGER, rssi_count INTEGER, rssi_median INTEGER, power_source TEXT, bench TEXT,
-            debug_locked INTEGER)
+            debug_locked INTEGER, run TEXT REFERENCES runs(id))
         """,
         calibrationsTable,
         hookRunsTable,
@@ -393,6 +430,19 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             source TEXT NOT NULL)
         """
     static let calibrationColumns = ["id", "station", "recorded_at", "power", "samples", "used", "source"]
+
+    /// Runs (`RunRecord`): the id is 32 lower-case hex digits, a lease lasts a positive time.
+    static let runsTable = """
+        CREATE TABLE runs(
+            id TEXT PRIMARY KEY CHECK(length(id) = 32 AND id NOT GLOB '*[^0-9a-f]*'), bench TEXT, host TEXT NOT NULL,
+            process INTEGER NOT NULL, machine TEXT NOT NULL, started_at TEXT NOT NULL,
+            lease_seconds REAL NOT NULL CHECK(lease_seconds > 0), lease_until REAL NOT NULL, ended_at TEXT,
+            ended_because TEXT)
+        """
+    static let runColumns = [
+        "id", "bench", "host", "process", "machine", "started_at", "lease_seconds", "lease_until", "ended_at",
+        "ended_because",
+    ]
 
     /// Hook runs (`HookRun`): one per outcome a hook was asked for, recorded with the outcome and
     /// kept until the hook ran and exited 0. The event id is 32 lower-case hex digits; one run
@@ -436,6 +486,14 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             "CREATE UNIQUE INDEX IF NOT EXISTS one_live_per_station ON attempts(station) WHERE outcome IN ('verified', 'in-progress', 'interrupted')"
         ),
         (
+            "in_progress_by_run", true,
+            "CREATE INDEX IF NOT EXISTS in_progress_by_run ON attempts(run) WHERE outcome = 'in-progress'"
+        ),
+        (
+            "open_runs_by_bench", true,
+            "CREATE INDEX IF NOT EXISTS open_runs_by_bench ON runs(bench) WHERE ended_at IS NULL"
+        ),
+        (
             "chip_id_on_insert", false,
             "CREATE TRIGGER IF NOT EXISTS chip_id_on_insert BEFORE INSERT ON attempts WHEN NOT \(ChipID.sqlCondition("NEW.chip")) BEGIN SELECT RAISE(ABORT, '\(ChipID.refusal)'); END"
         ),
@@ -470,6 +528,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         ("advertiser_address", "TEXT", 1), ("read_back", "TEXT", 1), ("power", "INTEGER", 2),
         ("heard", "INTEGER", 2), ("rssi_count", "INTEGER", 2), ("rssi_median", "INTEGER", 2),
         ("power_source", "TEXT", 2), ("bench", "TEXT", 3), ("debug_locked", "INTEGER", 4),
+        ("run", "TEXT REFERENCES runs(id)", 5),
     ]
 
     static let stationColumns = ["position", "name", "uuid", "major", "minor", "power", "note"]
@@ -532,174 +591,82 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         }
     }
 
-    /// Marks attempts a crash left in progress as interrupted; returns them.
-    public func recoverInterrupted() throws(LedgerError) -> [Attempt] {
-        try database.transaction("recovering interrupted attempts") { () throws(LedgerError) in
-            let rows = try database.query(
-                "SELECT \(attemptSelect) FROM attempts WHERE outcome = 'in-progress'", [],
-                "finding interrupted attempts")
-            try database.execute(
-                "UPDATE attempts SET outcome = 'interrupted', finished_at = \(Self.now), reason = 'the run stopped while burning' WHERE outcome = 'in-progress'",
-                [], "marking interrupted attempts")
-            return try rows.map(Self.attempt).map { attempt in
-                var updated = attempt
-                updated.outcome = .interrupted
-                return updated
-            }
-        }
-    }
+    /// Marks what runs that are over left in progress as interrupted; returns those attempts
+    /// (`LedgerCore.recoverInterrupted`: a file's provisioning holds its one-run lock, so every
+    /// attempt in progress is a crash's).
+    public func recoverInterrupted() throws(LedgerError) -> [Attempt] { try core.recoverInterrupted() }
 
     /// The station a chip carries (verified), if any.
     public func verifiedStation(forChip chip: String) throws(LedgerError) -> String? {
-        try database.query(
-            "SELECT station FROM attempts WHERE chip = ? AND outcome = 'verified'", [.text(chip)], "looking up a chip"
-        ).first?.first?.string
+        try core.verifiedStation(forChip: chip)
     }
 
     /// The interrupted attempt whose chip this is, if any.
     public func interruptedAttempt(forChip chip: String) throws(LedgerError) -> Attempt? {
-        try database.query(
-            "SELECT \(attemptSelect) FROM attempts WHERE chip = ? AND outcome = 'interrupted'", [.text(chip)],
-            "looking up a chip"
-        ).map(Self.attempt).first
+        try core.interruptedAttempt(forChip: chip)
     }
 
-    /// Claims the first pending station in list order, recording an in-progress attempt, in one transaction.
+    /// Claims the first pending station in list order for this run, in one transaction.
     public func claimNextStation(
         chip: String, debugger: String, template: String, templateSHA256: String, verifyMethod: String,
         skipping: Set<String>, image: (Station) -> (sha256: String, advertiserAddress: String?)
     ) throws(LedgerError) -> (Station, Attempt)? {
-        try database.transaction("claiming the next station") { () throws(LedgerError) -> (Station, Attempt)? in
-            let rows = try database.query(
-                """
-                SELECT name, uuid, major, minor, power, note FROM stations s WHERE NOT EXISTS (
-                    SELECT 1 FROM attempts a WHERE a.station = s.name
-                    AND a.outcome IN ('verified', 'in-progress', 'interrupted'))
-                ORDER BY position
-                """, [], "finding pending stations")
-            guard let row = rows.first(where: { !skipping.contains($0[0].string ?? "") }) else { return nil }
-            return try start(
-                try Self.station(row), chip: chip, debugger: debugger, template: template,
-                templateSHA256: templateSHA256, verifyMethod: verifyMethod, image: image)
-        }
+        try core.claimNextStation(
+            chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA256,
+            verifyMethod: verifyMethod, skipping: skipping, image: image)
     }
 
-    /// Burns a station again on the chip that carries it (its calibrated power differs from the
-    /// one burned): in one transaction, the chip's verified attempt of it is superseded with
-    /// `reason` and a new attempt started — no moment in which the station is pending while
-    /// its chip still carries it.
+    /// Burns a station again on the chip that carries it (`LedgerCore.claimAgain`).
     public func claimAgain(
         station name: String, chip: String, debugger: String, template: String, templateSHA256: String,
         verifyMethod: String, reason: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
     ) throws(LedgerError) -> (Station, Attempt) {
-        try database.transaction("burning \(name) again") { () throws(LedgerError) -> (Station, Attempt) in
-            try database.execute(
-                "UPDATE attempts SET outcome = 'superseded', reason = ? WHERE chip = ? AND station = ? AND outcome = 'verified'",
-                [.text(reason), .text(chip), .text(name)], "burning \(name) again")
-            let changed = try database.query("SELECT changes()", [], "burning \(name) again").first?.first?.int ?? 0
-            guard changed == 1,
-                let row = try database.query(
-                    "SELECT name, uuid, major, minor, power, note FROM stations WHERE name = ?", [.text(name)],
-                    "burning \(name) again"
-                ).first
-            else {
-                throw LedgerRefusal.notVerifiedThere(name, chip: chip)
-            }
-            return try start(
-                try Self.station(row), chip: chip, debugger: debugger, template: template,
-                templateSHA256: templateSHA256, verifyMethod: verifyMethod, image: image)
-        }
+        try core.claimAgain(
+            station: name, chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA256,
+            verifyMethod: verifyMethod, reason: reason, image: image)
     }
 
-    /// Records the start of an attempt (inside the caller's transaction) and returns it.
-    func start(
-        _ station: Station, chip: String, debugger: String, template: String, templateSHA256: String,
-        verifyMethod: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
-    ) throws(LedgerError) -> (Station, Attempt) {
-        let record = image(station)
-        do throws(LedgerError) {
-            try database.execute(
-                "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method, advertiser_address, power, power_source, bench) VALUES (?, ?, ?, ?, ?, ?, \(Self.now), 'in-progress', ?, ?, ?, ?, ?)",
-                [
-                    .text(station.name), .text(chip), .text(debugger), .text(template), .text(templateSHA256),
-                    .text(record.sha256), .text(verifyMethod), record.advertiserAddress.map { .text($0) } ?? .null,
-                    .integer(Int(station.identity.measuredPower)),
-                    .text(
-                        try latestCalibration(of: station.name) == Int(station.identity.measuredPower)
-                            ? MeasuredPowerOrigin.calibration.label : "registered"),
-                    bench.map { .text($0) } ?? .null,
-                ], "recording the start of \(station.name)")
-        } catch  where error.kind == .invalidChipID {
-            throw LedgerError(
-                operation: error.operation,
-                message: "chip id '\(visible: chip)' cannot identify a chip (\(error.message)); set the chip aside",
-                kind: .invalidChipID)
-        }
-        guard
-            let attempt = try database.query(
-                "SELECT \(attemptSelect) FROM attempts WHERE id = last_insert_rowid()", [], "reading the attempt"
-            ).map(Self.attempt).first
-        else {
-            throw LedgerError(
-                operation: "recording the start of \(station.name)", message: "the new row cannot be read back",
-                isConstraint: false)
-        }
-        return (station, attempt)
-    }
-
-    /// Ends an attempt with its outcome and, if it was read back, which flash bytes were; with a
-    /// hook for the outcome, its hook run is recorded in the same transaction.
+    /// Ends an attempt (`LedgerCore.finish`).
     public func finish(
         _ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?,
         debugLocked: Bool
     ) throws(LedgerError) {
-        try database.transaction("recording an outcome") { () throws(LedgerError) in
-            // Only an attempt still open (in progress, or interrupted and now settled) takes an
-            // outcome: one already settled — by a run that took it for a crash's and released
-            // it, say — keeps what it says, and this burn is reported instead of overwriting it.
-            try database.execute(
-                "UPDATE attempts SET outcome = ?, reason = ?, read_back = ?, heard = ?, rssi_count = ?, rssi_median = ?, debug_locked = ?, finished_at = \(Self.now) WHERE id = ? AND outcome IN ('in-progress', 'interrupted')",
-                [
-                    .text(outcome.rawValue), reason.map { .text($0) } ?? .null, readBack.map { .text($0) } ?? .null,
-                    onAir.map { .integer($0.heard ? 1 : 0) } ?? .null, onAir.map { .integer($0.rssiCount) } ?? .null,
-                    onAir?.rssiMedian.map { .integer($0) } ?? .null, debugLocked ? .integer(1) : .null,
-                    .integer(attemptID),
-                ], "recording an outcome")
-            let changed = try database.query("SELECT changes()", [], "recording an outcome").first?.first?.int ?? 0
-            guard changed == 1 else {
-                let now =
-                    try database.query(
-                        "SELECT outcome FROM attempts WHERE id = ?", [.integer(attemptID)], "recording an outcome"
-                    )
-                    .first?.first?.string
-                throw LedgerRefusal.settled(attemptID, as: now, outcome: outcome)
-            }
-            if hookOutcomes.contains(outcome) {
-                try database.execute(
-                    "INSERT INTO hook_runs(event_id, attempt, hook, bench, created_at) VALUES (lower(hex(randomblob(16))), ?, ?, ?, \(Self.now))",
-                    [.integer(attemptID), .text(outcome.rawValue), bench.map { .text($0) } ?? .null],
-                    "recording the hook run of an outcome")
-            }
-        }
+        try core.finish(
+            attemptID, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir, debugLocked: debugLocked)
+    }
+
+    /// Records a journaled outcome (`LedgerCore.recordJournaled`).
+    public func recordJournaled(
+        _ attemptID: Int, run: String?, outcome: AttemptOutcome, reason: String?, readBack: String?,
+        onAir: OnAirCheck?, debugLocked: Bool
+    ) throws(LedgerError) {
+        try core.recordJournaled(
+            attemptID, run: run, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir,
+            debugLocked: debugLocked)
     }
 
     /// Marks a chip's verified attempt superseded.
     public func supersede(chip: String, reason: String) throws(LedgerError) {
-        try database.transaction("superseding a chip's station") { () throws(LedgerError) in
-            try database.execute(
-                "UPDATE attempts SET outcome = 'superseded', reason = ? WHERE chip = ? AND outcome = 'verified'",
-                [.text(reason), .text(chip)], "superseding a chip's station")
-        }
+        try core.supersede(chip: chip, reason: reason)
     }
 
     /// Releases a held station.
-    public func release(station: String) throws(LedgerError) {
-        try database.transaction("releasing a held station") { () throws(LedgerError) in
-            try database.execute(
-                "UPDATE attempts SET outcome = 'failed', reason = 'released after an interruption' WHERE station = ? AND outcome = 'interrupted'",
-                [.text(station)], "releasing \(station)")
-        }
-    }
+    public func release(station: String) throws(LedgerError) { try core.release(station: station) }
+
+    /// This process's run's lease.
+    public var lease: RunLease { core.lease }
+
+    /// Renews this process's run's lease (`LedgerCore.renewLease`).
+    public func renewLease() throws(LedgerError) { try core.renewLease() }
+
+    /// Ends this process's run.
+    public func endRun() { core.endRun() }
+
+    /// Registers this process's run (a file has one run at a time: its one-run lock).
+    public func beginRun() throws(LedgerError) { try core.beginRun(exclusive: false) }
+
+    /// Every run the ledger records (none in a ledger of an earlier schema read as it is).
+    public func runs() throws(LedgerError) -> [RunRecord] { hasRuns ? try core.runs() : [] }
 
     /// Every station with its state, in list order.
     public func states() throws(LedgerError) -> [StationState] {
@@ -709,56 +676,16 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     }
 
     /// Every attempt, oldest first.
-    public func attempts() throws(LedgerError) -> [Attempt] {
-        try database.query("SELECT \(attemptSelect) FROM attempts ORDER BY id", [], "reading attempts")
-            .map(Self.attempt)
-    }
+    public func attempts() throws(LedgerError) -> [Attempt] { try core.attempts() }
 
-    /// A station row; a row whose values cannot be a station (a damaged or hand-edited file: a
-    /// major of 70000, a power of 200, a fraction, no UUID) is an error naming it — never a
-    /// crash, and never a station silently left out.
-    static func station(_ row: [SQLiteDatabase.Value]) throws(LedgerError) -> Station {
-        let name = row[0].string
-        guard let name, let uuidText = row[1].string, let uuid = try? IdentityParser.uuid(uuidText),
-            let major = row[2].int.flatMap(UInt16.init(exactly:)),
-            let minor = row[3].int.flatMap(UInt16.init(exactly:)),
-            let power = row[4].int.flatMap(Int8.init(exactly:))
-        else {
-            throw unreadable(
-                "station \(name.map(\.debugDescription) ?? "without a name") has \(row.prefix(5).map(Self.text).joined(separator: ", ")), not a name, UUID, major and minor 0…65535 and power −128…127"
-            )
-        }
-        return Station(
-            name: name, identity: IBeacon(uuid: uuid, major: major, minor: minor, measuredPower: power),
-            note: row[5].string)
-    }
+    /// A station row (see `LedgerCore.station`).
+    static func station(_ row: [SQLiteDatabase.Value]) throws(LedgerError) -> Station { try LedgerCore.station(row) }
 
     /// A row that cannot be read as what it should be: the ledger is damaged.
-    static func unreadable(_ what: String) -> LedgerError {
-        LedgerError(
-            operation: "reading the ledger", message: "a record cannot be read: \(what)",
-            kind: .refused(.damaged(report: [what])))
-    }
+    static func unreadable(_ what: String) -> LedgerError { LedgerCore.unreadable(what) }
 
-    /// An attempt row; one that cannot be an attempt is an error naming it (see `station`).
-    static func attempt(_ row: [SQLiteDatabase.Value]) throws(LedgerError) -> Attempt {
-        guard let id = row[0].int, let station = row[1].string, let chip = row[2].string, let debugger = row[3].string,
-            let template = row[4].string, let templateSHA = row[5].string, let imageSHA = row[6].string,
-            let started = row[7].string, let outcome = row[9].string.flatMap(AttemptOutcome.init),
-            let method = row[11].string
-        else { throw unreadable("attempt \(row.first.map(Self.text) ?? "?") has values that are not an attempt's") }
-        return Attempt(
-            id: id, station: station, chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA,
-            imageSHA256: imageSHA, startedAt: started, finishedAt: row[8].string, outcome: outcome,
-            reason: row[10].string,
-            verifyMethod: method, advertiserAddress: row.count > 12 ? row[12].string : nil,
-            readBack: row.count > 13 ? row[13].string : nil, power: row.count > 14 ? row[14].int : nil,
-            onAir: row.count > 17
-                ? row[15].int.map { OnAirCheck(heard: $0 == 1, rssiCount: row[16].int ?? 0, rssiMedian: row[17].int) }
-                : nil,
-            powerSource: row.count > 18 ? row[18].string : nil, bench: row.count > 19 ? row[19].string : nil,
-            debugLocked: row.count > 20 && row[20].int == 1)
-    }
+    /// An attempt row (see `LedgerCore.attempt`).
+    static func attempt(_ row: [SQLiteDatabase.Value]) throws(LedgerError) -> Attempt { try LedgerCore.attempt(row) }
 
     /// Records a calibration and makes its power the station's, in one transaction; a station
     /// the ledger does not know is refused.

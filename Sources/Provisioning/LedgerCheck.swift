@@ -124,15 +124,8 @@ extension SQLiteLedger {
     /// A UUID as the ledger stores it (upper-case 8-4-4-4-12), as a GLOB pattern.
     static let uuidPattern = [8, 4, 4, 4, 12].map { String(repeating: "[0-9A-F]", count: $0) }.joined(separator: "-")
 
-    /// A value from the file in a report: text quoted with control characters escaped (a damaged or
-    /// tampered file can hold anything), numbers as they are.
-    static func text(_ value: SQLiteDatabase.Value) -> String {
-        switch value {
-        case .integer(let number): String(number)
-        case .text(let text): text.debugDescription
-        case .null: "NULL"
-        }
-    }
+    /// A value from the file in a report (see `LedgerCore.text`).
+    static func text(_ value: SQLiteDatabase.Value) -> String { LedgerCore.text(value) }
 
     /// Checks the whole ledger without trusting its indexes: SQLite's full `PRAGMA
     /// integrity_check`, the indexes and triggers its promises rest on (for a ledger of the current

@@ -73,6 +73,8 @@ enum LedgerFile {
         var hasCalibrations: Bool
         /// Whether it has the `hook_runs` table (schema version 4 on).
         var hasHookRuns: Bool
+        /// Whether it has the `runs` table (schema version 5 on).
+        var hasRuns: Bool
     }
 
     static let magic = Array("SQLite format 3\0".utf8)
@@ -398,11 +400,14 @@ enum LedgerFile {
             let requiredCalibrationColumns = isStamped && version >= 2 ? SQLiteLedger.calibrationColumns : []
             let hookRunColumns = try columns("hook_runs", database, operation)
             let requiredHookRunColumns = isStamped && version >= 4 ? SQLiteLedger.hookRunColumns : []
+            let runColumns = try columns("runs", database, operation)
+            let requiredRunColumns = isStamped && version >= 5 ? SQLiteLedger.runColumns : []
             let hasTables =
                 SQLiteLedger.stationColumns.allSatisfy(stationColumns.contains)
                 && required.allSatisfy(attemptColumns.contains)
                 && requiredCalibrationColumns.allSatisfy(calibrationColumns.contains)
                 && requiredHookRunColumns.allSatisfy(hookRunColumns.contains)
+                && requiredRunColumns.allSatisfy(runColumns.contains)
             if isStamped, !hasTables {
                 let missing =
                     SQLiteLedger.stationColumns.filter { !stationColumns.contains($0) }.map { "stations.\($0)" }
@@ -411,6 +416,7 @@ enum LedgerFile {
                         "calibrations.\($0)"
                     }
                     + requiredHookRunColumns.filter { !hookRunColumns.contains($0) }.map { "hook_runs.\($0)" }
+                    + requiredRunColumns.filter { !runColumns.contains($0) }.map { "runs.\($0)" }
                 throw refusal(.damaged(report: ["missing columns " + missing.joined(separator: ", ")]), path)
             }
             // Without ccbeacon's id, only an unversioned database with both tables is a ledger
@@ -419,7 +425,8 @@ enum LedgerFile {
             return Shape(
                 version: isStamped ? version : 0, attemptColumns: attemptColumns,
                 hasCalibrations: SQLiteLedger.calibrationColumns.allSatisfy(calibrationColumns.contains),
-                hasHookRuns: SQLiteLedger.hookRunColumns.allSatisfy(hookRunColumns.contains))
+                hasHookRuns: SQLiteLedger.hookRunColumns.allSatisfy(hookRunColumns.contains),
+                hasRuns: SQLiteLedger.runColumns.allSatisfy(runColumns.contains))
         }
     }
 
@@ -440,7 +447,7 @@ enum LedgerFile {
         // whole statement, so an index of that name on other columns (or not unique, or a trigger
         // with another condition) is found too, not only a missing one.
         let present = try database.query(
-            "SELECT name, type, sql FROM sqlite_schema WHERE type IN ('index', 'trigger') AND tbl_name IN ('attempts', 'stations')",
+            "SELECT name, type, sql FROM sqlite_schema WHERE type IN ('index', 'trigger') AND tbl_name IN ('attempts', 'stations', 'runs')",
             [], operation
         ).compactMap { row in row[0].string.map { (name: $0, type: row[1].string ?? "", sql: row[2].string ?? "") } }
         var gaps: [String] = []
@@ -448,7 +455,9 @@ enum LedgerFile {
             let type = rule.isIndex ? "index" : "trigger"
             let expected = rule.sql.replacing(" IF NOT EXISTS", with: "", maxReplacements: 1)
             guard let found = present.first(where: { $0.name == rule.name && $0.type == type }) else {
-                gaps.append("the \(rule.isIndex ? "unique index" : "trigger") \(rule.name) is missing")
+                gaps.append(
+                    "the \(rule.isIndex ? rule.sql.contains("UNIQUE") ? "unique index" : "index" : "trigger") \(rule.name) is missing"
+                )
                 continue
             }
             if found.sql != expected {
@@ -467,6 +476,9 @@ enum LedgerFile {
             () throws(LedgerError) in
             let shape = try identify(database, path)
             guard shape.version < SQLiteLedger.schemaVersion else { return }
+            if !shape.hasRuns {
+                try database.execute(SQLiteLedger.runsTable, [], "adding the runs table")
+            }
             for (column, type, _) in SQLiteLedger.addedColumns where !shape.attemptColumns.contains(column) {
                 try database.execute("ALTER TABLE attempts ADD COLUMN \(column) \(type)", [], "adding column \(column)")
             }

@@ -16,15 +16,19 @@ public struct LedgerHistory: Sendable, Equatable {
     public var calibrations: [CalibrationRecord]
     /// Every hook run, delivered or pending, oldest first (a pending one must survive a move).
     public var hookRuns: [HookRun]
+    /// Every run, oldest first (the attempts name them).
+    public var runs: [RunRecord]
 
     /// A history of these records.
     public init(
-        stations: [Station], attempts: [Attempt], calibrations: [CalibrationRecord], hookRuns: [HookRun] = []
+        stations: [Station], attempts: [Attempt], calibrations: [CalibrationRecord], hookRuns: [HookRun] = [],
+        runs: [RunRecord] = []
     ) {
         self.stations = stations
         self.attempts = attempts
         self.calibrations = calibrations
         self.hookRuns = hookRuns
+        self.runs = runs
     }
 }
 
@@ -44,7 +48,7 @@ extension ProvisioningLedger {
     public func history() throws(LedgerError) -> LedgerHistory {
         LedgerHistory(
             stations: try states().map(\.station), attempts: try attempts(), calibrations: try calibrations(),
-            hookRuns: try hookRuns())
+            hookRuns: try hookRuns(), runs: try runs())
     }
 }
 
@@ -52,7 +56,7 @@ extension SQLiteLedger: HistoryImporting {
     /// Whether the file holds no station, attempt or calibration.
     public func isEmpty() throws(LedgerError) -> Bool {
         let counts = try database.query(
-            "SELECT (SELECT count(*) FROM stations) + (SELECT count(*) FROM attempts) + (SELECT count(*) FROM calibrations)\(hasHookRuns ? " + (SELECT count(*) FROM hook_runs)" : "")",
+            "SELECT (SELECT count(*) FROM stations) + (SELECT count(*) FROM attempts) + (SELECT count(*) FROM calibrations)\(hasHookRuns ? " + (SELECT count(*) FROM hook_runs)" : "")\(hasRuns ? " + (SELECT count(*) FROM runs)" : "")",
             [], "counting records")
         return counts.first?.first?.int == 0
     }
@@ -74,6 +78,11 @@ extension SQLiteLedger: HistoryImporting {
                         .integer(Int(identity.measuredPower)), station.note.map { .text($0) } ?? .null,
                     ], "copying station '\(visible: station.name)'")
             }
+            for run in history.runs {
+                try database.execute(
+                    "INSERT INTO runs(\(SQLiteLedger.runColumns.joined(separator: ", "))) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    Self.runValues(run), "copying run \(run.id)")
+            }
             for attempt in history.attempts {
                 let optional = { (text: String?) -> SQLiteDatabase.Value in text.map { .text($0) } ?? .null }
                 try database.execute(
@@ -87,7 +96,7 @@ extension SQLiteLedger: HistoryImporting {
                         attempt.onAir.map { .integer($0.heard ? 1 : 0) } ?? .null,
                         attempt.onAir.map { .integer($0.rssiCount) } ?? .null,
                         attempt.onAir?.rssiMedian.map { .integer($0) } ?? .null, optional(attempt.powerSource),
-                        optional(attempt.bench), attempt.debugLocked ? .integer(1) : .null,
+                        optional(attempt.bench), attempt.debugLocked ? .integer(1) : .null, optional(attempt.run),
                     ], "copying attempt \(attempt.id)")
             }
             for run in history.hookRuns {
@@ -111,7 +120,20 @@ extension SQLiteLedger: HistoryImporting {
     }
 }
 
+extension LedgerCore {
+    /// A run's values in `runColumns`' order, to copy it.
+    package static func runValues(_ run: RunRecord) -> [SQLValue] {
+        [
+            .text(run.id), run.bench.map { .text($0) } ?? .null, .text(run.host), .integer(run.process),
+            .text(run.machine), .text(run.startedAt), .real(run.leaseSeconds), .real(run.leaseUntil),
+            run.endedAt.map { .text($0) } ?? .null, run.endedBecause.map { .text($0) } ?? .null,
+        ]
+    }
+}
+
 extension SQLiteLedger {
+    static func runValues(_ run: RunRecord) -> [SQLValue] { LedgerCore.runValues(run) }
+
     /// The whole record read in one transaction (one snapshot of the file).
     public func snapshot() throws(LedgerError) -> LedgerHistory {
         try database.transaction("reading the ledger") { () throws(LedgerError) -> LedgerHistory in try history() }

@@ -37,12 +37,17 @@ public struct OutcomeJournal: Sendable {
         public var debugLocked = false
         /// Whether the run had a hook for this outcome: its hook run is recorded on replay.
         public var hooked = false
+        /// The run that burned it (`RunRecord.id`): replayed only onto an attempt still that
+        /// run's; `nil` in journals written before ledgers kept runs.
+        public var run: String? = nil
 
         /// An entry.
         public init(
             ledger: String, bench: String, attempt: Int, station: String, chip: String, outcome: AttemptOutcome,
-            reason: String?, readBack: String?, onAir: OnAirCheck?, debugLocked: Bool = false, hooked: Bool = false
+            reason: String?, readBack: String?, onAir: OnAirCheck?, debugLocked: Bool = false, hooked: Bool = false,
+            run: String? = nil
         ) {
+            self.run = run
             self.debugLocked = debugLocked
             self.hooked = hooked
             self.ledger = ledger
@@ -157,7 +162,8 @@ public struct OutcomeJournal: Sendable {
                     } ?? .null
                 ),
             ] + (entry.debugLocked ? [("debugLocked", .bool(true))] : [])
-                + (entry.hooked ? [("hooked", .bool(true))] : []))
+                + (entry.hooked ? [("hooked", .bool(true))] : [])
+                + (entry.run.map { [("run", .string($0))] } ?? []))
     }
 
     static func decode(_ node: JSONNode, line: Int) throws(DataFileError) -> Entry {
@@ -192,9 +198,11 @@ public struct OutcomeJournal: Sendable {
             guard case .bool(let value) = node.value else { throw reader.error(key, "must be true or false") }
             if key == "hooked" { flags.hooked = value } else { flags.debugLocked = value }
         }
+        let run = try reader.optionalAnyString("run")
         try reader.finish()
         return Entry(
             ledger: ledger, bench: bench, attempt: attempt, station: station, chip: chip, outcome: outcome,
-            reason: reason, readBack: readBack, onAir: onAir, debugLocked: flags.debugLocked, hooked: flags.hooked)
+            reason: reason, readBack: readBack, onAir: onAir, debugLocked: flags.debugLocked, hooked: flags.hooked,
+            run: run)
     }
 }

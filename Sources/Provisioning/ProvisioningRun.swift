@@ -22,6 +22,10 @@ public enum ProvisioningError: Error, Sendable, Equatable, CustomStringConvertib
     case ledger(LedgerError)
     /// A station's image cannot be flashed into the template's chip (nothing was written).
     case image(station: String, FlashError)
+    /// The run's lease was lost (`LedgerError.Kind.leaseLost`) with `station` burned, or being
+    /// burned, into `chip`: its outcome was not recorded, so the chip was erased (`erased`) or,
+    /// when that failed, is to be set aside.
+    case leaseLost(LedgerError, station: String?, chip: String?, erased: Bool)
 
     /// The error as the layer that raised it.
     init(_ error: DebuggerError) { self = .debugger(error) }
@@ -32,6 +36,17 @@ public enum ProvisioningError: Error, Sendable, Equatable, CustomStringConvertib
         case .debugger(let error): return error.description
         case .ledger(let error): return error.description
         case .image(let station, let error): return "the image of '\(visible: station)' cannot be flashed: \(error)"
+        case .leaseLost(let error, let station, let chip, let erased):
+            let inHand: String
+            if let station, let chip {
+                inHand =
+                    erased
+                    ? "; '\(visible: station)' was not recorded on chip \(chip), so the chip was erased (the station stays where the ledger has it)"
+                    : "; chip \(chip) may carry '\(visible: station)' unrecorded and could not be erased: set it aside and erase it (ccbeacon erase) before it is used"
+            } else {
+                inHand = ""
+            }
+            return "lease lost: \(error.operation): \(error.message)\(inHand)"
         }
     }
 }
@@ -220,6 +235,9 @@ public struct ProvisionSummary: Sendable, Equatable {
     public var stopped: [String: String] = [:]
     /// Chips set aside because their address cannot tell them apart.
     public var setAside = 0
+    /// Why the run stopped when its lease was lost (`ProvisioningError.leaseLost`): it recorded
+    /// nothing more and burned nothing more.
+    public var leaseLost: String?
 
     /// An empty summary.
     public init() {}
@@ -310,9 +328,41 @@ public final class ProvisioningRun: Sendable {
         // A thread per debugger: each spends most of its time waiting on the device or for a chip,
         // so they must all run at once. (`concurrentPerform` runs as many at a time as there are
         // cores: on two cores, debuggers 3–8 began only after the first two had stopped.)
+        let heartbeatDone = Atomic<Bool>(false)
+        let heartbeat = Self.startThread { self.renewLease(until: heartbeatDone) }
         let threads = debuggers.map { debugger in Self.startThread { self.work(debugger) } }
         for case let thread? in threads { pthread_join(thread, nil) }
+        heartbeatDone.store(true, ordering: .relaxed)
+        if let heartbeat { pthread_join(heartbeat, nil) }
         return summary.withLock { $0 }
+    }
+
+    /// The run's heartbeat: renews the ledger's lease every sixth of it until `done`, so that a
+    /// server away for most of a lease still finds it held. A lease found over stops the run
+    /// (the workers' next change of the ledger is refused, and they erase the chip in hand); a
+    /// server that does not answer is tried again until the lease runs out by itself.
+    func renewLease(until done: borrowing Atomic<Bool>) {
+        let interval = max(0.05, ledger.lease.seconds / 6)
+        while !done.load(ordering: .relaxed) {
+            var waited = 0.0
+            while waited < interval, !done.load(ordering: .relaxed) {
+                usleep(50_000)
+                waited += 0.05
+            }
+            if done.load(ordering: .relaxed) { return }
+            do { try ledger.renewLease() } catch  where error.kind == .leaseLost {
+                loseLease(ProvisioningError.leaseLost(error, station: nil, chip: nil, erased: false).description)
+                return
+            } catch {
+                continue
+            }
+        }
+    }
+
+    /// Records why the lease was lost (the first reason) and stops every worker.
+    func loseLease(_ reason: String) {
+        note { if $0.leaseLost == nil { $0.leaseLost = reason } }
+        requestStop()
     }
 
     /// A thread of its own running `body`, to join with `pthread_join`; `nil` when no thread could
@@ -581,6 +631,10 @@ public final class ProvisioningRun: Sendable {
         chip: String, secondaryAddress: [UInt8]?, erasedOnArrival: Bool, session: CC254xSession, debugger: String,
         failures: inout [String: Int], givenUp: inout Set<String>, locked: inout Bool
     ) throws(ProvisioningError) -> ChipDisposition {
+        // The station whose burn (or check) is on this chip now: if the lease is lost before its
+        // outcome is recorded, the chip is erased so that the identity is only where the ledger
+        // says.
+        var inHand: String?
         do {
             let outside = outsideList.withLock { $0 }
             var skipping = givenUp.union(outside)
@@ -620,6 +674,7 @@ public final class ProvisioningRun: Sendable {
                     events(.interruptedForAnotherList(debugger: debugger, chip: chip, station: interrupted.station))
                     return .release
                 }
+                inHand = interrupted.station
                 switch try resume(interrupted, carrying: carried, session: session, debugger: debugger, locked: &locked)
                 {
                 case .verified, .leftHeld: return .release
@@ -634,6 +689,7 @@ public final class ProvisioningRun: Sendable {
                     // more goes into it.
                     if !erased { return .release }
                 }
+                inHand = nil  // settled and recorded
             }
             // A stop asked for meanwhile (a radio that failed, a signal): no new station.
             if stopping { return .release }
@@ -663,6 +719,7 @@ public final class ProvisioningRun: Sendable {
                     // come, so this chip is let go and the worker waits.
                     return try recalibratedLeft(except: outsideList.withLock { $0 }) ? .release : .nothingLeft
                 }
+                inHand = station.name
                 if reprovisioning { try ledger.supersede(chip: chip) }
                 events(.started(debugger: debugger, station: station.name, chip: chip))
                 var burnError: DebuggerError?
@@ -751,6 +808,13 @@ public final class ProvisioningRun: Sendable {
         } catch let error as LedgerError {
             // Nothing more may be burned that could not be recorded.
             requestStop()
+            if error.kind == .leaseLost {
+                let erased = inHand != nil && eraseUnrecorded(chip, session: session)
+                let lost = ProvisioningError.leaseLost(
+                    error, station: inHand, chip: inHand.map { _ in chip }, erased: erased)
+                loseLease(lost.description)
+                throw lost
+            }
             throw .ledger(error)
         } catch let error as DebuggerError {
             if case .transport = error { throw .debugger(error) }
@@ -760,6 +824,21 @@ public final class ProvisioningRun: Sendable {
         } catch {
             // Every step above throws one of the three; Swift cannot see that through `do`.
             throw .ledger(LedgerError(operation: "provisioning", message: "\(error)", kind: .database))
+        }
+    }
+
+    /// Erases `chip`, which holds (or may hold) a station whose outcome can no longer be recorded
+    /// (the run's lease was lost): only if it is still the chip attached. Whether it was erased.
+    func eraseUnrecorded(_ chip: String, session: CC254xSession) -> Bool {
+        do throws(DebuggerError) {
+            let state = try session.open()
+            guard state.targetID != 0 else { return false }
+            _ = try session.connect(targetID: state.targetID)
+            guard try attachedChip(session, expecting: chip) == chip else { return false }
+            _ = try session.chipErase(targetID: template.chip.debuggerTargetID)
+            return true
+        } catch {
+            return false
         }
     }
 

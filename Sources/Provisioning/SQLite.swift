@@ -20,6 +20,9 @@ public struct LedgerError: Error, Sendable, Equatable, CustomStringConvertible {
         case damaged
         /// The file at the path is not a ledger this ccbeacon may use; nothing was written to it.
         case refused(LedgerFileProblem)
+        /// This run's lease ran out, or another run took over its attempt (`RunRecord`): the change
+        /// was not made, and the run must stop without recording or burning anything more.
+        case leaseLost
     }
 
     /// What was being done.
@@ -91,6 +94,8 @@ final class SQLiteDatabase: @unchecked Sendable {
     let lock = RecursiveLock()
     /// Write transactions run so far on this connection (guarded by `lock`).
     private var transactionCount = 0
+    /// Transactions open (guarded by `lock`): 1 inside one.
+    private var depth = 0
 
     /// Fault injection for the crash-safety tests: with `CCBEACON_TEST_KILL_IN_LEDGER_WRITE=N` the
     /// process kills itself (SIGKILL) inside its Nth write transaction, after the writes and before
@@ -163,11 +168,7 @@ final class SQLiteDatabase: @unchecked Sendable {
 
     deinit { sqlite3_close(handle) }
 
-    enum Value: Equatable, Sendable {
-        case integer(Int)
-        case text(String)
-        case null
-    }
+    typealias Value = SQLValue
 
     func execute(_ sql: String, _ values: [Value] = [], _ operation: String) throws(LedgerError) {
         _ = try query(sql, values, operation)
@@ -188,6 +189,7 @@ final class SQLiteDatabase: @unchecked Sendable {
             let position = Int32(index + 1)
             switch value {
             case .integer(let number): sqlite3_bind_int64(statement, position, Int64(number))
+            case .real(let number): sqlite3_bind_double(statement, position, number)
             case .text(let text): sqlite3_bind_text(statement, position, text, -1, Self.transient)
             case .null: sqlite3_bind_null(statement, position)
             }
@@ -201,6 +203,7 @@ final class SQLiteDatabase: @unchecked Sendable {
                 (0..<sqlite3_column_count(statement)).map { column in
                     switch sqlite3_column_type(statement, column) {
                     case SQLITE_INTEGER: return .integer(Int(sqlite3_column_int64(statement, column)))
+                    case SQLITE_FLOAT: return .real(sqlite3_column_double(statement, column))
                     case SQLITE_NULL: return .null
                     default:
                         // By its length, not up to a NUL: a text another program wrote with a NUL
@@ -215,9 +218,13 @@ final class SQLiteDatabase: @unchecked Sendable {
         return rows
     }
 
-    /// Runs `body` in one IMMEDIATE transaction (so two processes never interleave writes).
+    /// Runs `body` in one IMMEDIATE transaction (so two processes never interleave writes); a
+    /// transaction called inside another joins it.
     func transaction<T>(_ operation: String, _ body: () throws(LedgerError) -> T) throws(LedgerError) -> T {
         try lock.locked { () throws(LedgerError) -> T in
+            if depth > 0 { return try body() }
+            depth += 1
+            defer { depth -= 1 }
             try execute("BEGIN IMMEDIATE", [], operation)
             do throws(LedgerError) {
                 let result = try body()
@@ -244,7 +251,22 @@ final class SQLiteDatabase: @unchecked Sendable {
     }
 }
 
-extension SQLiteDatabase.Value {
-    var int: Int? { if case .integer(let value) = self { value } else { nil } }
-    var string: String? { if case .text(let value) = self { value } else { nil } }
+extension SQLiteDatabase: LedgerDriver {
+    var dialect: SQLDialect { .sqlite }
+    var isRepeating: Bool { false }
+
+    @discardableResult
+    func rows(_ sql: String, _ values: [SQLValue], _ operation: String) throws(LedgerError) -> [[SQLValue]] {
+        try query(sql, values, operation)
+    }
+
+    func inTransaction<T>(_ operation: String, _ body: () throws(LedgerError) -> T) throws(LedgerError) -> T {
+        try transaction(operation, body)
+    }
+
+    /// Reads under the connection's lock, in a write transaction when one is open (a read-only
+    /// connection cannot begin one, and SQLite reads a consistent state statement by statement).
+    func reading<T>(_ operation: String, _ body: () throws(LedgerError) -> T) throws(LedgerError) -> T {
+        try lock.locked { () throws(LedgerError) -> T in try body() }
+    }
 }

@@ -2,6 +2,7 @@ import BeaconScan
 import CCDebugger
 import Checksums
 import Foundation
+import Provisioning
 import Synchronization
 import TestSupport
 import Testing
@@ -20,11 +21,18 @@ struct ToolRun {
     ) {
         let output = Mutex("")
         let diagnostics = Mutex("")
+        // A provision runs as a process of its own would: its run in the ledger names a process
+        // that lives while it runs and is gone after, as a command's process is.
+        let standIn = arguments.first == "provision" ? ProcessStandIn() : nil
+        defer { standIn?.end() }
         status = CommandLineTool.run(
             arguments,
             console: Console(
                 output: { text in output.withLock { $0 += text } },
-                diagnostics: { text in diagnostics.withLock { $0 += text } }), debuggers: debuggers, radios: radios)
+                diagnostics: { text in diagnostics.withLock { $0 += text } }), debuggers: debuggers, radios: radios,
+            process: standIn.map {
+                RunIdentity(host: RunIdentity.current.host, process: Int($0.pid), machine: RunIdentity.current.machine)
+            } ?? .current)
         self.output = output.withLock { $0 }
         self.diagnostics = diagnostics.withLock { $0 }
     }

@@ -164,7 +164,7 @@ struct PostgresProvisionTests {
         // Bench A registered the list, then was cut off while burning s1 into chip
         // 00:12:4B:00:AA:00 (its flash still blank).
         let (list, url, a) = try Self.burning(in: scratch, bench: "bench-a", chip: "00:12:4B:00:AA:00")
-        _ = try a.recoverInterrupted()
+        a.endRun()  // cut off: its run is over
         // Bench B without that chip: s1 is held, only s2 is burned.
         let b = Self.provision(list, url, bench: "bench-b", debuggers: Self.bench(first: 0xBB))
         #expect(b.status == 3 && b.output.contains("1 held"), "\(b.output)\(b.diagnostics)")
@@ -182,7 +182,9 @@ struct PostgresProvisionTests {
     @Test func anotherBenchsBurnIsNotThisRunsUnrecordedOutcome() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let (list, url, _) = try Self.burning(in: scratch, bench: "bench-z", chip: "00:12:4B:00:5A:00")
+        // Bench Z's run is live (its lease holds) while bench Y runs.
+        let (list, url, live) = try Self.burning(in: scratch, bench: "bench-z", chip: "00:12:4B:00:5A:00")
+        defer { withExtendedLifetime(live) {} }
         let run = Self.provision(list, url, bench: "bench-y", ["--json"], debuggers: Self.bench(first: 0x5B))
         #expect(run.status == 3, "\(run.diagnostics)")
         let summary = try #require(

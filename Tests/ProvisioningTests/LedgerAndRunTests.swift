@@ -796,6 +796,19 @@ final class LedgerFailingOnFinish: ProvisioningLedger, Sendable {
             attemptID, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir, debugLocked: debugLocked)
     }
     var hookOutcomes: Set<AttemptOutcome> { inner.hookOutcomes }
+    var lease: RunLease { inner.lease }
+    func beginRun() throws(LedgerError) { try inner.beginRun() }
+    func renewLease() throws(LedgerError) { try inner.renewLease() }
+    func endRun() { inner.endRun() }
+    func runs() throws(LedgerError) -> [RunRecord] { try inner.runs() }
+    func recordJournaled(
+        _ attemptID: Int, run: String?, outcome: AttemptOutcome, reason: String?, readBack: String?,
+        onAir: OnAirCheck?, debugLocked: Bool
+    ) throws(LedgerError) {
+        try inner.recordJournaled(
+            attemptID, run: run, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir,
+            debugLocked: debugLocked)
+    }
     func ensureHookRun(attempt: Int, hook: AttemptOutcome) throws(LedgerError) {
         try inner.ensureHookRun(attempt: attempt, hook: hook)
     }

@@ -64,6 +64,7 @@ struct LedgerContractTests {
                 reader: { try PostgresLedger(url: url, bench: "", creating: false) },
                 downgrade: [
                     "DROP TABLE hook_runs", "ALTER TABLE attempts DROP COLUMN debug_locked",
+                    "ALTER TABLE attempts DROP COLUMN run", "DROP TABLE runs",
                     "UPDATE ledger_meta SET value = '2' WHERE key = 'schema_version'",
                 ])
         )
@@ -206,9 +207,12 @@ struct LedgerContractTests {
 
     @Test(arguments: backends)
     func interruptedHeldReleasedAndSuperseded(_ backend: Backend) throws {
-        let (ledger, _) = try backend.open("bench-a")
+        let (ledger, raw) = try backend.open("bench-a")
         try ledger.register(Self.stations)
-        let (_, first) = try #require(try Self.claim(ledger, chip: Self.chips[0]))
+        // A run of the bench stopped while burning s1 (its run is over).
+        let crashed = try raw.another("bench-a")
+        let (_, first) = try #require(try Self.claim(crashed, chip: Self.chips[0]))
+        crashed.endRun()
         let recovered = try ledger.recoverInterrupted()
         #expect(recovered.map(\.id) == [first.id] && recovered.first?.outcome == .interrupted)
         #expect(try ledger.interruptedAttempt(forChip: Self.chips[0])?.id == first.id)

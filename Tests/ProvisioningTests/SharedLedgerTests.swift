@@ -164,7 +164,10 @@ struct SharedLedgerTests {
         let journal = OutcomeJournal(path: journalPath)
         var ledgerID = ""
         do {
-            let server = try PostgresLedger(url: outage.url, bench: "bench-a", serverWait: 0.5, exclusive: true)
+            // A process of this machine that is gone once the test goes on (as a bench's process
+            // is when its next run starts).
+            let server = try PostgresLedger(
+                url: outage.url, bench: "bench-a", serverWait: 0.5, exclusive: true, identity: .goneProcess)
             ledgerID = server.ledgerID
             #expect(!ledgerID.isEmpty)
             let ledger = JournalingLedger(server, journal: journal, ledgerID: server.ledgerID, bench: "bench-a")
@@ -184,7 +187,7 @@ struct SharedLedgerTests {
                     OutcomeJournal.Entry(
                         ledger: ledgerID, bench: "bench-a", attempt: attempt.id, station: "s1", chip: Self.chips[0],
                         outcome: .verified, reason: nil, readBack: "0x7F00-0x7F2F",
-                        onAir: OnAirCheck(heard: true, rssiCount: 3, rssiMedian: -60))
+                        onAir: OnAirCheck(heard: true, rssiCount: 3, rssiMedian: -60), run: server.lease.runID)
                 ])
             // Nothing new is claimed while the server is away.
             #expect(throws: LedgerError.self) { _ = try Self.claim(ledger, chip: Self.chips[1]) }
@@ -336,7 +339,7 @@ struct SharedLedgerTests {
         try Self.richHistory(PostgresLedger(url: url, bench: "bench-a"))
         try PostgresTestServer.psql(
             url,
-            "ALTER TABLE ccbeacon.ledger_meta SET SCHEMA public; ALTER TABLE ccbeacon.calibrations SET SCHEMA public; ALTER TABLE ccbeacon.hook_runs SET SCHEMA public; ALTER TABLE ccbeacon.attempts SET SCHEMA public; ALTER TABLE ccbeacon.stations SET SCHEMA public; DROP SCHEMA ccbeacon"
+            "ALTER TABLE ccbeacon.ledger_meta SET SCHEMA public; ALTER TABLE ccbeacon.calibrations SET SCHEMA public; ALTER TABLE ccbeacon.hook_runs SET SCHEMA public; ALTER TABLE ccbeacon.attempts SET SCHEMA public; ALTER TABLE ccbeacon.stations SET SCHEMA public; ALTER TABLE ccbeacon.runs SET SCHEMA public; DROP SCHEMA ccbeacon"
         )
         for creating in [true, false] {
             do {

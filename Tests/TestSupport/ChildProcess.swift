@@ -185,3 +185,25 @@ public final class ChildProcess: Sendable {
     /// Everything the child wrote to standard error so far.
     public var errors: String { String(decoding: (try? scratch.bytes("stderr")) ?? [], as: UTF8.self) }
 }
+
+/// A child process standing for a command a test runs inside its own process: alive while the
+/// command runs, killed and reaped after — what a ledger's run needs to tell a command that ended
+/// from one still running, as it would tell two processes apart.
+public final class ProcessStandIn: Sendable {
+    let child: ChildProcess?
+
+    /// Starts one (`sleep`); without one, `pid` is this process's.
+    public init() {
+        child = try? ChildProcess("/bin/sleep", ["3600"], in: URL(fileURLWithPath: NSTemporaryDirectory()))
+    }
+
+    /// Its process id.
+    public var pid: Int32 { child?.processID ?? getpid() }
+
+    /// Ends it: killed and reaped.
+    public func end() {
+        guard let child else { return }
+        child.killGroup()
+        _ = child.wait()
+    }
+}

@@ -1,0 +1,582 @@
+import BeaconPayload
+import StructuredText
+import Synchronization
+
+/// The ledger's contract for runs and attempts, written once over either database (`LedgerDriver`):
+/// runs with leases, and every change of an attempt's state — claims, outcomes, recovery,
+/// release, supersession — fenced by the run's lease inside its own transaction. Both
+/// `SQLiteLedger` and `PostgresLedger` keep their attempts through it.
+///
+/// The fencing rule, in three lines:
+/// - a run changes an attempt only while its lease holds (checked by this process's clock before
+///   anything is sent, and by the database's clock inside the transaction);
+/// - an attempt in progress belongs to the run that started it; one interrupted belongs to nobody
+///   until a run settles it;
+/// - a run's attempts in progress are recovered only once it is over: its lease ran out, it ended,
+///   or (same machine) its process is gone — or, for a file ledger, whose one-run lock the
+///   recovering run holds, always.
+package final class LedgerCore: Sendable {
+    /// The connection.
+    package let driver: any LedgerDriver
+    /// The bench recorded on the attempts and the run (`nil`: a file ledger's run without one).
+    package let bench: String?
+    /// The columns of `attempts` to select, in `attemptColumns`' order (NULL for those an older
+    /// ledger read without migrating lacks).
+    package let attemptSelect: String
+    /// The outcomes whose `finish` records a hook run.
+    package let hookOutcomes: Set<AttemptOutcome>
+    /// This process's view of its run's lease.
+    package let lease: RunLease
+    /// Where this process runs.
+    package let identity: RunIdentity
+    /// Whether recovery may take every attempt in progress: the caller holds the ledger's one-run
+    /// lock (a file ledger), so no other run can be alive.
+    package let soleRunner: Bool
+    /// Held while the run begins: the process's threads (one per debugger) begin one run, not one each.
+    let beginning = Mutex(())
+
+    /// The columns of an attempt, in the order every ledger reads them.
+    package static let attemptColumns = [
+        "id", "station", "chip", "debugger", "template", "template_sha256", "image_sha256", "started_at", "finished_at",
+        "outcome", "reason", "verify_method", "advertiser_address", "read_back", "power", "heard", "rssi_count",
+        "rssi_median", "power_source", "bench", "debug_locked", "run",
+    ]
+
+    /// The columns of a run, in `RunRecord`'s order.
+    package static let runColumns =
+        "id, bench, host, process, machine, started_at, lease_seconds, lease_until, ended_at, ended_because"
+
+    /// A core over `driver`; `present` says which of `attemptColumns` the ledger has.
+    package init(
+        driver: any LedgerDriver, bench: String?, present: Set<String>, hookOutcomes: Set<AttemptOutcome>,
+        leaseSeconds: Double, soleRunner: Bool, identity: RunIdentity = .current
+    ) {
+        self.driver = driver
+        self.bench = bench
+        self.hookOutcomes = hookOutcomes
+        self.soleRunner = soleRunner
+        self.identity = identity
+        lease = RunLease(seconds: leaseSeconds)
+        attemptSelect = Self.attemptColumns.map { present.contains($0) ? $0 : "NULL AS \($0)" }
+            .joined(separator: ", ")
+    }
+
+    var dialect: SQLDialect { driver.dialect }
+    var now: String { dialect.now }
+    var epoch: String { dialect.epochSeconds }
+
+    // MARK: - Runs
+
+    /// Registers this process's run, once: with `exclusive`, a bench name another live run holds
+    /// is refused (a run of this machine whose process is gone is ended instead).
+    package func beginRun(exclusive: Bool) throws(LedgerError) {
+        guard lease.runID == nil else { return }
+        try beginning.withLock { (_: inout ()) throws(LedgerError) in try registerRun(exclusive: exclusive) }
+    }
+
+    func registerRun(exclusive: Bool) throws(LedgerError) {
+        guard lease.runID == nil else { return }
+        let id = RunIdentity.randomHex()
+        let sentAt = RunLease.now()
+        try driver.inTransaction("starting a run") { () throws(LedgerError) in
+            if let serialize = dialect.serializeRuns { _ = try driver.rows(serialize, [], "starting a run") }
+            // Repeated after a lost COMMIT: the first try may have registered it.
+            if driver.isRepeating,
+                try !driver.rows("SELECT 1 FROM runs WHERE id = ?", [.text(id)], "starting a run").isEmpty
+            {
+                return
+            }
+            if exclusive, let bench {
+                let live = try driver.rows(
+                    "SELECT \(Self.runColumns), lease_until - \(epoch) FROM runs WHERE bench = ? AND ended_at IS NULL AND lease_until > \(epoch)",
+                    [.text(bench)], "starting a run")
+                for row in live {
+                    let other = try Self.run(row)
+                    let left = Int((row[10].double ?? 0).rounded(.up))
+                    guard identity.isGone(other) else {
+                        throw LedgerError(
+                            operation: "starting bench '\(visible: bench)'",
+                            message:
+                                "another process is running as bench '\(visible: bench)' on this ledger (\(other.described), its lease holds for \(left) s more unless renewed); one process per bench name",
+                            kind: .refused(.benchRunning(bench: bench)))
+                    }
+                    try end(other.id, because: "its process ended (found by a run of the same machine)")
+                }
+            }
+            try driver.rows(
+                "INSERT INTO runs(\(Self.runColumns)) VALUES (?, ?, ?, ?, ?, \(now), ?, \(epoch) + ?, NULL, NULL)",
+                [
+                    .text(id), bench.map { .text($0) } ?? .null, .text(identity.host), .integer(identity.process),
+                    .text(identity.machine), .real(lease.seconds), .real(lease.seconds),
+                ], "starting a run")
+        }
+        lease.granted(id: id, sentAt: sentAt)
+    }
+
+    /// Renews this run's lease; a lease over (by this process's clock, or the database's, or
+    /// because another run ended it) is `Kind.leaseLost`, for good.
+    package func renewLease() throws(LedgerError) {
+        guard let id = lease.runID else { return }
+        let operation = "renewing the run's lease"
+        if let lost = lease.lostBecause {
+            lease.lose(lost)
+            throw .leaseLost(operation, "this run's lease is over: \(lost)")
+        }
+        let sentAt = RunLease.now()
+        let renewed = try driver.inTransaction(operation) { () throws(LedgerError) -> Bool in
+            try !driver.rows(
+                "UPDATE runs SET lease_until = \(epoch) + lease_seconds WHERE id = ? AND ended_at IS NULL AND lease_until > \(epoch) RETURNING id",
+                [.text(id)], operation
+            ).isEmpty
+        }
+        guard renewed else {
+            let why = try whyOver(id)
+            lease.lose(why)
+            throw .leaseLost(operation, "this run's lease is over: \(why)")
+        }
+        lease.granted(id: id, sentAt: sentAt)
+    }
+
+    /// Ends this run (its lease with it), once; a run whose lease is over is left as it is.
+    /// Tried once, without waiting for a server that went away.
+    package func endRun() {
+        guard let id = lease.runID, lease.lostBecause == nil else { return }
+        lease.lose("the run ended")
+        _ = try? driver.inTransaction("ending the run") { () throws(LedgerError) in
+            try driver.rows(
+                "UPDATE runs SET ended_at = \(now), ended_because = 'finished', lease_until = \(epoch) WHERE id = ? AND ended_at IS NULL",
+                [.text(id)], "ending the run")
+        }
+    }
+
+    /// Why run `id` is over, in words.
+    func whyOver(_ id: String) throws(LedgerError) -> String {
+        guard
+            let record = try driver.rows(
+                "SELECT \(Self.runColumns) FROM runs WHERE id = ?", [.text(id)], "reading the run"
+            ).map(Self.run).first
+        else { return "the ledger has no record of it" }
+        if let because = record.endedBecause { return "it was ended: \(because)" }
+        return "its lease of \(RunLease.seconds(record.leaseSeconds)) s ran out"
+    }
+
+    func end(_ id: String, because reason: String) throws(LedgerError) {
+        try driver.rows(
+            "UPDATE runs SET ended_at = \(now), ended_because = ? WHERE id = ? AND ended_at IS NULL",
+            [.text(reason), .text(id)], "ending a run")
+    }
+
+    /// Inside a transaction: the run's lease still holds, by this process's clock and then by the
+    /// database's, with the run's row kept from changing until the transaction ends. Returns the
+    /// run's id.
+    @discardableResult
+    func fence(_ operation: String) throws(LedgerError) -> String {
+        guard let id = lease.runID else {
+            throw LedgerError(operation: operation, message: "this process has not started a run", kind: .leaseLost)
+        }
+        if let lost = lease.lostBecause { throw .leaseLost(operation, "this run's lease is over: \(lost)") }
+        let holds =
+            try driver.rows(
+                "SELECT CASE WHEN ended_at IS NULL AND lease_until > \(epoch) THEN 1 ELSE 0 END FROM runs WHERE id = ? \(dialect.forShare)",
+                [.text(id)], operation
+            ).first?.first?.int == 1
+        guard holds else {
+            let why = try whyOver(id)
+            lease.lose(why)
+            throw .leaseLost(operation, "this run's lease is over: \(why)")
+        }
+        return id
+    }
+
+    /// Every run, oldest first.
+    package func runs() throws(LedgerError) -> [RunRecord] {
+        try driver.reading("reading runs") { () throws(LedgerError) -> [RunRecord] in
+            try driver.rows("SELECT \(Self.runColumns) FROM runs ORDER BY started_at, id", [], "reading runs")
+                .map(Self.run)
+        }
+    }
+
+    // MARK: - Claims
+
+    /// Claims the first pending station in list order that no other run is claiming (its row is
+    /// locked, others skip it), recording an in-progress attempt of this run, in one transaction.
+    package func claimNextStation(
+        chip: String, debugger: String, template: String, templateSHA256: String, verifyMethod: String,
+        skipping: Set<String>, image: (Station) -> (sha256: String, advertiserAddress: String?)
+    ) throws(LedgerError) -> (Station, Attempt)? {
+        try beginRun(exclusive: false)
+        return try driver.inTransaction("claiming the next station") { () throws(LedgerError) -> (Station, Attempt)? in
+            let run = try fence("claiming the next station")
+            if driver.isRepeating,
+                let started = try startedBefore(run: run, chip: chip, debugger: debugger, image: image)
+            {
+                return started
+            }
+            var passed = skipping
+            while true {
+                guard
+                    let row = try driver.rows(
+                        """
+                        SELECT name, uuid, major, minor, power, note FROM stations s WHERE NOT EXISTS (
+                            SELECT 1 FROM attempts a WHERE a.station = s.name
+                            AND a.outcome IN ('verified', 'in-progress', 'interrupted'))
+                        AND \(dialect.notInList("s.name"))
+                        ORDER BY position LIMIT 1 \(dialect.forUpdateSkipLocked)
+                        """, [dialect.listParameter(passed.sorted())], "finding pending stations"
+                    ).first
+                else { return nil }
+                let station = try Self.station(row)
+                // A server takes the row lock after the statement's snapshot: a run that claimed
+                // this station and committed in between is only seen by a new statement. Looked
+                // at again under the lock; `one_live_per_station` refuses what this would miss.
+                let live = try driver.rows(
+                    "SELECT 1 FROM attempts WHERE station = ? AND outcome IN ('verified', 'in-progress', 'interrupted')",
+                    [.text(station.name)], "checking the claimed station")
+                if !live.isEmpty {
+                    passed.insert(station.name)
+                    continue
+                }
+                return try start(
+                    station, run: run, chip: chip, debugger: debugger, template: template,
+                    templateSHA256: templateSHA256, verifyMethod: verifyMethod, image: image)
+            }
+        }
+    }
+
+    /// Supersedes the chip's verified attempt of `name` and starts a new one of this run on it,
+    /// in one transaction: no moment in which the station is pending while its chip carries it.
+    package func claimAgain(
+        station name: String, chip: String, debugger: String, template: String, templateSHA256: String,
+        verifyMethod: String, reason: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
+    ) throws(LedgerError) -> (Station, Attempt) {
+        try beginRun(exclusive: false)
+        return try driver.inTransaction("burning \(name) again") { () throws(LedgerError) -> (Station, Attempt) in
+            let run = try fence("burning \(name) again")
+            if driver.isRepeating,
+                let started = try startedBefore(run: run, chip: chip, debugger: debugger, image: image),
+                started.0.name == name
+            {
+                return started
+            }
+            let changed = try driver.rows(
+                "UPDATE attempts SET outcome = 'superseded', reason = ? WHERE chip = ? AND station = ? AND outcome = 'verified' RETURNING id",
+                [.text(reason), .text(chip), .text(name)], "burning \(name) again")
+            guard changed.count == 1,
+                let row = try driver.rows(
+                    "SELECT name, uuid, major, minor, power, note FROM stations WHERE name = ? \(dialect.forUpdate)",
+                    [.text(name)], "burning \(name) again"
+                ).first
+            else {
+                throw LedgerRefusal.notVerifiedThere(name, chip: chip)
+            }
+            return try start(
+                try Self.station(row), run: run, chip: chip, debugger: debugger, template: template,
+                templateSHA256: templateSHA256, verifyMethod: verifyMethod, image: image)
+        }
+    }
+
+    /// The attempt this run's `debugger` started on `chip` in a try of the claim whose COMMIT's
+    /// answer was lost, if it went through: the claim is that attempt. (A debugger of a run has
+    /// no other attempt in progress when it claims: each is finished first.)
+    func startedBefore(
+        run: String, chip: String, debugger: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
+    ) throws(LedgerError) -> (Station, Attempt)? {
+        guard
+            let attempt = try driver.rows(
+                "SELECT \(attemptSelect) FROM attempts WHERE run = ? AND debugger = ? AND chip = ? AND outcome = 'in-progress' ORDER BY id DESC LIMIT 1",
+                [.text(run), .text(debugger), .text(chip)], "looking for a claim already made"
+            ).map(Self.attempt).first,
+            let row = try driver.rows(
+                "SELECT name, uuid, major, minor, power, note FROM stations WHERE name = ?", [.text(attempt.station)],
+                "looking for a claim already made"
+            ).first
+        else { return nil }
+        let station = try Self.station(row)
+        // The caller learns the image it is to burn from this call, as from a new claim.
+        guard image(station).sha256 == attempt.imageSHA256 else { return nil }
+        return (station, attempt)
+    }
+
+    /// Records the start of an attempt of run `run` inside the caller's transaction.
+    func start(
+        _ station: Station, run: String, chip: String, debugger: String, template: String, templateSHA256: String,
+        verifyMethod: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
+    ) throws(LedgerError) -> (Station, Attempt) {
+        let record = image(station)
+        let source =
+            try latestCalibration(of: station.name) == Int(station.identity.measuredPower)
+            ? MeasuredPowerOrigin.calibration.label : "registered"
+        do throws(LedgerError) {
+            guard
+                let row = try driver.rows(
+                    "INSERT INTO attempts(station, chip, debugger, bench, template, template_sha256, image_sha256, started_at, outcome, verify_method, advertiser_address, power, power_source, run) VALUES (?, ?, ?, ?, ?, ?, ?, \(now), 'in-progress', ?, ?, ?, ?, ?) RETURNING \(attemptSelect)",
+                    [
+                        .text(station.name), .text(chip), .text(debugger), bench.map { .text($0) } ?? .null,
+                        .text(template), .text(templateSHA256), .text(record.sha256), .text(verifyMethod),
+                        record.advertiserAddress.map { .text($0) } ?? .null,
+                        .integer(Int(station.identity.measuredPower)), .text(source), .text(run),
+                    ], "recording the start of \(station.name)"
+                ).first
+            else {
+                throw LedgerError(
+                    operation: "recording the start of \(station.name)", message: "the new row cannot be read back",
+                    kind: .database)
+            }
+            return (station, try Self.attempt(row))
+        } catch  where error.kind == .invalidChipID {
+            throw LedgerError(
+                operation: error.operation,
+                message: "chip id '\(visible: chip)' cannot identify a chip (\(ChipID.refusal)); set the chip aside",
+                kind: .invalidChipID)
+        }
+    }
+
+    /// The power of a station's latest calibration, if any.
+    func latestCalibration(of station: String) throws(LedgerError) -> Int? {
+        try driver.rows(
+            "SELECT power FROM calibrations WHERE station = ? ORDER BY id DESC LIMIT 1", [.text(station)],
+            "reading the calibration of '\(visible: station)'"
+        ).first?.first?.int
+    }
+
+    // MARK: - Outcomes
+
+    /// Ends an attempt: one of this run's in progress, or one interrupted (nobody's until settled;
+    /// it becomes this run's). One settled meanwhile keeps what it says and this outcome is
+    /// refused; one that belongs to another run now (taken over after this run's lease ran out)
+    /// is `Kind.leaseLost`. With a hook for the outcome, its hook run is recorded with it.
+    package func finish(
+        _ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?,
+        debugLocked: Bool
+    ) throws(LedgerError) {
+        let operation = "recording an outcome"
+        try beginRun(exclusive: false)
+        try driver.inTransaction(operation) { () throws(LedgerError) in
+            // Repeated after a lost COMMIT: the first try may have recorded it.
+            if driver.isRepeating, let id = lease.runID,
+                let row = try driver.rows(
+                    "SELECT outcome, run FROM attempts WHERE id = ?", [.integer(attemptID)], operation
+                ).first, row[0].string == outcome.rawValue, row[1].string == id
+            {
+                return
+            }
+            let run = try fence(operation)
+            let changed = try driver.rows(
+                "UPDATE attempts SET outcome = ?, reason = ?, read_back = ?, heard = ?, rssi_count = ?, rssi_median = ?, debug_locked = ?, finished_at = \(now), run = ? WHERE id = ? AND (outcome = 'interrupted' OR (outcome = 'in-progress' AND run = ?)) RETURNING id",
+                Self.outcomeValues(outcome, reason, readBack, onAir, debugLocked) + [
+                    .text(run), .integer(attemptID), .text(run),
+                ], operation)
+            guard changed.count == 1 else { throw try refusal(attemptID, outcome: outcome, run: run) }
+            try recordHookRun(attemptID, outcome: outcome)
+        }
+    }
+
+    /// Records an outcome a run of this bench kept in its journal (`JournalingLedger`): the
+    /// attempt must still be open and — when the journal names it — still the journaling run's.
+    /// No lease is asked for: the journaling run burned it while its lease held.
+    package func recordJournaled(
+        _ attemptID: Int, run: String?, outcome: AttemptOutcome, reason: String?, readBack: String?,
+        onAir: OnAirCheck?, debugLocked: Bool
+    ) throws(LedgerError) {
+        let operation = "recording an outcome from the journal"
+        try driver.inTransaction(operation) { () throws(LedgerError) in
+            let changed = try driver.rows(
+                "UPDATE attempts SET outcome = ?, reason = ?, read_back = ?, heard = ?, rssi_count = ?, rssi_median = ?, debug_locked = ?, finished_at = \(now) WHERE id = ? AND outcome IN ('in-progress', 'interrupted') AND (run IS NULL OR run = coalesce(?, run)) RETURNING id",
+                Self.outcomeValues(outcome, reason, readBack, onAir, debugLocked) + [
+                    .integer(attemptID), run.map { .text($0) } ?? .null,
+                ], operation)
+            guard changed.count == 1 else {
+                let now = try driver.rows(
+                    "SELECT outcome FROM attempts WHERE id = ?", [.integer(attemptID)], operation
+                ).first?.first?.string
+                if driver.isRepeating, now == outcome.rawValue { return }
+                throw LedgerRefusal.settled(attemptID, as: now, outcome: outcome)
+            }
+            try recordHookRun(attemptID, outcome: outcome)
+        }
+    }
+
+    static func outcomeValues(
+        _ outcome: AttemptOutcome, _ reason: String?, _ readBack: String?, _ onAir: OnAirCheck?, _ debugLocked: Bool
+    ) -> [SQLValue] {
+        [
+            .text(outcome.rawValue), reason.map { .text($0) } ?? .null, readBack.map { .text($0) } ?? .null,
+            onAir.map { .integer($0.heard ? 1 : 0) } ?? .null, onAir.map { .integer($0.rssiCount) } ?? .null,
+            onAir?.rssiMedian.map { .integer($0) } ?? .null, debugLocked ? .integer(1) : .null,
+        ]
+    }
+
+    func recordHookRun(_ attemptID: Int, outcome: AttemptOutcome) throws(LedgerError) {
+        guard hookOutcomes.contains(outcome) else { return }
+        try driver.rows(
+            "INSERT INTO hook_runs(event_id, attempt, hook, bench, created_at) VALUES (\(dialect.randomID), ?, ?, ?, \(now))",
+            [.integer(attemptID), .text(outcome.rawValue), bench.map { .text($0) } ?? .null],
+            "recording the hook run of an outcome")
+    }
+
+    /// Why an outcome for `attemptID` could not be recorded by run `run`.
+    func refusal(_ attemptID: Int, outcome: AttemptOutcome, run: String) throws(LedgerError) -> LedgerError {
+        let row = try driver.rows(
+            "SELECT outcome, run FROM attempts WHERE id = ?", [.integer(attemptID)], "recording an outcome"
+        ).first
+        if let row, row[0].string == AttemptOutcome.inProgress.rawValue, row[1].string != run {
+            return .leaseLost(
+                "recording the outcome of attempt \(attemptID)", "the attempt belongs to another run now")
+        }
+        return LedgerRefusal.settled(attemptID, as: row?[0].string, outcome: outcome)
+    }
+
+    // MARK: - Recovery
+
+    /// Marks as interrupted the attempts in progress of every run that is over (see the type's
+    /// rule), ending those runs; returns the attempts. Attempts recorded before ledgers kept runs
+    /// are recovered by a run of their own bench (or by a sole runner).
+    package func recoverInterrupted() throws(LedgerError) -> [Attempt] {
+        try beginRun(exclusive: false)
+        let operation = "recovering interrupted attempts"
+        return try driver.inTransaction(operation) { () throws(LedgerError) -> [Attempt] in
+            let me = try fence(operation)
+            let open = try driver.rows(
+                "SELECT \(Self.runColumns), lease_until - \(epoch) FROM runs WHERE ended_at IS NULL AND id <> ? \(dialect.forUpdate)",
+                [.text(me)], operation)
+            for row in open {
+                let other = try Self.run(row)
+                let because: String? =
+                    if (row[10].double ?? 0) <= 0 {
+                        "its lease ran out"
+                    } else if identity.isGone(other) {
+                        "its process ended (found by a run of the same machine)"
+                    } else if soleRunner {
+                        "found over by the next run on this ledger file (whose one-run lock it held)"
+                    } else { nil }
+                if let because { try end(other.id, because: because) }
+            }
+            return try driver.rows(
+                """
+                UPDATE attempts SET outcome = 'interrupted', finished_at = \(now), reason = 'the run stopped while burning'
+                WHERE outcome = 'in-progress' AND (? = 1 OR run IN (SELECT id FROM runs WHERE ended_at IS NOT NULL)
+                    OR (run IS NULL AND bench = ?)) RETURNING \(attemptSelect)
+                """, [.integer(soleRunner ? 1 : 0), bench.map { .text($0) } ?? .null], operation
+            ).map(Self.attempt).sorted { $0.id < $1.id }
+        }
+    }
+
+    /// Releases a held station: its interrupted attempt becomes failed and the station pending.
+    package func release(station: String) throws(LedgerError) {
+        try beginRun(exclusive: false)
+        try driver.inTransaction("releasing a held station") { () throws(LedgerError) in
+            try fence("releasing a held station")
+            try driver.rows(
+                "UPDATE attempts SET outcome = 'failed', reason = 'released after an interruption' WHERE station = ? AND outcome = 'interrupted'",
+                [.text(station)], "releasing \(station)")
+        }
+    }
+
+    /// Marks the verified attempt of a chip superseded, saying why.
+    package func supersede(chip: String, reason: String) throws(LedgerError) {
+        try beginRun(exclusive: false)
+        try driver.inTransaction("superseding a chip's station") { () throws(LedgerError) in
+            try fence("superseding a chip's station")
+            try driver.rows(
+                "UPDATE attempts SET outcome = 'superseded', reason = ? WHERE chip = ? AND outcome = 'verified'",
+                [.text(reason), .text(chip)], "superseding a chip's station")
+        }
+    }
+
+    // MARK: - Reading
+
+    /// The station a chip carries (verified), if any.
+    package func verifiedStation(forChip chip: String) throws(LedgerError) -> String? {
+        try driver.reading("looking up a chip") { () throws(LedgerError) -> String? in
+            try driver.rows(
+                "SELECT station FROM attempts WHERE chip = ? AND outcome = 'verified'", [.text(chip)],
+                "looking up a chip"
+            ).first?.first?.string
+        }
+    }
+
+    /// The interrupted attempt whose chip this is, if any.
+    package func interruptedAttempt(forChip chip: String) throws(LedgerError) -> Attempt? {
+        try driver.reading("looking up a chip") { () throws(LedgerError) -> Attempt? in
+            try driver.rows(
+                "SELECT \(attemptSelect) FROM attempts WHERE chip = ? AND outcome = 'interrupted' ORDER BY id LIMIT 1",
+                [.text(chip)], "looking up a chip"
+            ).map(Self.attempt).first
+        }
+    }
+
+    /// Every attempt, oldest first.
+    package func attempts() throws(LedgerError) -> [Attempt] {
+        try driver.reading("reading attempts") { () throws(LedgerError) -> [Attempt] in
+            try driver.rows("SELECT \(attemptSelect) FROM attempts ORDER BY id", [], "reading attempts")
+                .map(Self.attempt)
+        }
+    }
+
+    // MARK: - Rows
+
+    /// A row that cannot be read as what it should be: the ledger is damaged.
+    package static func unreadable(_ what: String) -> LedgerError {
+        LedgerError(
+            operation: "reading the ledger", message: "a record cannot be read: \(what)",
+            kind: .refused(.damaged(report: [what])))
+    }
+
+    /// A value from the database in a report: text quoted with control characters escaped (a
+    /// damaged or tampered ledger can hold anything), numbers as they are.
+    package static func text(_ value: SQLValue) -> String {
+        switch value {
+        case .integer(let number): String(number)
+        case .real(let number): String(number)
+        case .text(let text): text.debugDescription
+        case .null: "NULL"
+        }
+    }
+
+    /// A station row (name, uuid, major, minor, power, note); a row whose values cannot be a
+    /// station (a damaged or hand-edited ledger: a major of 70000, a power of 200, no UUID) is an
+    /// error naming it — never a crash, and never a station silently left out.
+    package static func station(_ row: [SQLValue]) throws(LedgerError) -> Station {
+        let name = row[0].string
+        guard let name, let uuidText = row[1].string, let uuid = try? IdentityParser.uuid(uuidText),
+            let major = row[2].int.flatMap(UInt16.init(exactly:)),
+            let minor = row[3].int.flatMap(UInt16.init(exactly:)),
+            let power = row[4].int.flatMap(Int8.init(exactly:))
+        else {
+            throw unreadable(
+                "station \(name.map(\.debugDescription) ?? "without a name") has \(row.prefix(5).map(text).joined(separator: ", ")), not a name, UUID, major and minor 0…65535 and power −128…127"
+            )
+        }
+        return Station(
+            name: name, identity: IBeacon(uuid: uuid, major: major, minor: minor, measuredPower: power),
+            note: row[5].string)
+    }
+
+    /// An attempt row in `attemptColumns`' order; one that cannot be an attempt is an error
+    /// naming it.
+    package static func attempt(_ row: [SQLValue]) throws(LedgerError) -> Attempt {
+        guard row.count == attemptColumns.count, let id = row[0].int, let station = row[1].string,
+            let chip = row[2].string, let debugger = row[3].string, let template = row[4].string,
+            let templateSHA = row[5].string, let imageSHA = row[6].string, let started = row[7].string,
+            let outcome = row[9].string.flatMap(AttemptOutcome.init), let method = row[11].string
+        else { throw unreadable("attempt \(row.first.map(text) ?? "?") has values that are not an attempt's") }
+        return Attempt(
+            id: id, station: station, chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA,
+            imageSHA256: imageSHA, startedAt: started, finishedAt: row[8].string, outcome: outcome,
+            reason: row[10].string, verifyMethod: method, advertiserAddress: row[12].string, readBack: row[13].string,
+            power: row[14].int,
+            onAir: row[15].int.map { OnAirCheck(heard: $0 == 1, rssiCount: row[16].int ?? 0, rssiMedian: row[17].int) },
+            powerSource: row[18].string, bench: row[19].string, debugLocked: row[20].int == 1, run: row[21].string)
+    }
+
+    /// A run row in `runColumns`' order.
+    package static func run(_ row: [SQLValue]) throws(LedgerError) -> RunRecord {
+        guard row.count >= 10, let id = row[0].string, let host = row[2].string, let process = row[3].int,
+            let machine = row[4].string, let started = row[5].string, let seconds = row[6].double,
+            let until = row[7].double
+        else { throw unreadable("run \(row.first.map(text) ?? "?") has values that are not a run's") }
+        return RunRecord(
+            id: id, bench: row[1].string, host: host, process: process, machine: machine, startedAt: started,
+            leaseSeconds: seconds, leaseUntil: until, endedAt: row[8].string, endedBecause: row[9].string)
+    }
+}

@@ -1,0 +1,234 @@
+import BeaconPayload
+import Foundation
+import TestSupport
+import Testing
+
+@testable import PostgresLedger
+@testable import Provisioning
+
+/// Runs and their leases (issue 25), on both databases: a run changes an attempt only while its
+/// lease holds; a run whose lease ran out is over for good; recovery takes only the attempts of
+/// runs that are over; a lost connection — also while it is being set up — is made again.
+struct FencedRunTests {
+    /// A ledger on one database, opened as separate processes would open it.
+    struct Pool: Sendable {
+        /// Opens the ledger as a process running as `bench` with a lease of `lease` seconds.
+        let open:
+            @Sendable (_ bench: String, _ lease: Double, _ identity: RunIdentity) throws -> any ProvisioningLedger
+                & Sendable
+        /// Raw SQL on the ledger's tables, as another client sends it.
+        let execute: @Sendable (String) throws -> Void
+    }
+
+    /// How a test makes a pool.
+    struct Backend: Sendable, CustomTestStringConvertible {
+        let name: String
+        let make: @Sendable () throws -> Pool
+        var testDescription: String { name }
+    }
+
+    static let sqlite = Backend(name: "SQLite") {
+        let path = temporaryLedgerPath()
+        let admin = try SQLiteLedger(path: path)
+        return Pool(
+            open: { bench, lease, identity in
+                try SQLiteLedger(path: path, bench: bench, leaseSeconds: lease, identity: identity)
+            },
+            execute: { sql in try admin.database.execute(sql, [], "raw") })
+    }
+
+    static let postgres = Backend(name: "PostgreSQL") {
+        let url = try PostgresTestServer.freshDatabase()
+        _ = try PostgresLedger(url: url, bench: "")  // creates the schema
+        return Pool(
+            open: { bench, lease, identity in
+                try PostgresLedger(url: url, bench: bench, leaseSeconds: lease, identity: identity)
+            },
+            execute: { sql in
+                try PostgresTestServer.psql(url, "SET search_path = ccbeacon; " + sql)
+            })
+    }
+
+    static let backends: [Backend] = [sqlite] + (PostgresTestServer.available ? [postgres] : [])
+
+    static let stations = (1...3).map { Station(name: "s\($0)", identity: identity($0)) }
+    static let chips = ["00:12:4B:00:00:01", "00:12:4B:00:00:02", "00:12:4B:00:00:03"]
+
+    static func claim(_ ledger: any ProvisioningLedger, chip: String) throws -> (Station, Attempt)? {
+        try ledger.claimNextStation(
+            chip: chip, debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc", skipping: [],
+            image: { _ in ("sha", nil) })
+    }
+
+    /// The kind of `body`'s error, or nil when it did not throw.
+    static func kind(_ body: () throws -> Void) -> LedgerError.Kind? {
+        do {
+            try body()
+            return nil
+        } catch let error as LedgerError {
+            return error.kind
+        } catch {
+            return .database
+        }
+    }
+
+    /// A run paused past its lease (its lease made to run out on the database's clock): it can
+    /// neither record nor claim nor renew; another run recovers its attempt, releases it and burns
+    /// the station elsewhere; the paused run, going on, is refused every change — so the station
+    /// is verified once, on the chip the ledger names.
+    @Test(arguments: backends)
+    func aRunWhoseLeaseRanOutChangesNothing(_ backend: Backend) throws {
+        let pool = try backend.make()
+        let paused = try pool.open("bench-a", 90, .current)
+        try paused.register(Self.stations)
+        let (_, attempt) = try #require(try Self.claim(paused, chip: Self.chips[0]))
+        let runID = try #require(paused.lease.runID)
+        #expect(attempt.run == runID)
+        try pool.execute("UPDATE runs SET lease_until = 0 WHERE id = '\(runID)'")
+
+        #expect(Self.kind { try paused.finish(attempt.id, outcome: .verified, reason: nil) } == .leaseLost)
+        #expect(Self.kind { _ = try Self.claim(paused, chip: Self.chips[1]) } == .leaseLost)
+        #expect(Self.kind { try paused.renewLease() } == .leaseLost)
+        #expect(paused.lease.lostBecause != nil)
+        #expect(try paused.attempts().map(\.outcome) == [.inProgress])
+
+        let other = try pool.open("bench-b", 90, .current)
+        #expect(try other.recoverInterrupted().map(\.id) == [attempt.id])
+        #expect(try other.runs().first { $0.id == runID }?.endedBecause?.contains("lease ran out") == true)
+        try other.release(station: "s1")
+        let (again, second) = try #require(try Self.claim(other, chip: Self.chips[1]))
+        #expect(again.name == "s1" && second.run == other.lease.runID)
+        try other.finish(second.id, outcome: .verified, reason: nil)
+        // The paused run goes on: still refused, whatever it tries.
+        #expect(Self.kind { try paused.finish(attempt.id, outcome: .verified, reason: nil) } == .leaseLost)
+        #expect(Self.kind { try paused.supersede(chip: Self.chips[1], reason: "x") } == .leaseLost)
+        let verified = try other.attempts().filter { $0.outcome == .verified }
+        #expect(verified.map(\.station) == ["s1"] && verified.map(\.chip) == [Self.chips[1]])
+    }
+
+    /// A run that stopped (ended) while burning leaves its attempt to the next run; a run of this
+    /// machine whose process is gone is over as soon as another run looks, without waiting for its
+    /// lease.
+    @Test(arguments: backends)
+    func aGoneProcesssRunIsOverAtOnce(_ backend: Backend) throws {
+        let pool = try backend.make()
+        let crashed = try pool.open("bench-a", 3600, .goneProcess)
+        try crashed.register(Self.stations)
+        let (_, attempt) = try #require(try Self.claim(crashed, chip: Self.chips[0]))
+        let next = try pool.open("bench-a", 90, .current)
+        #expect(try next.recoverInterrupted().map(\.id) == [attempt.id])
+        #expect(try next.interruptedAttempt(forChip: Self.chips[0])?.station == "s1")
+    }
+
+    /// By this process's own clock: a run paused past its lease finds it over before it asks the
+    /// database anything.
+    @Test(arguments: backends)
+    func aPausedRunFindsItsLeaseOverByItsOwnClock(_ backend: Backend) throws {
+        let pool = try backend.make()
+        let short = try pool.open("bench-a", 0.3, .current)
+        try short.register(Self.stations)
+        let (_, attempt) = try #require(try Self.claim(short, chip: Self.chips[0]))
+        usleep(400_000)  // the pause: longer than the lease
+        #expect(short.lease.lostBecause?.contains("ran out") == true)
+        #expect(Self.kind { try short.finish(attempt.id, outcome: .verified, reason: nil) } == .leaseLost)
+        #expect(try short.attempts().map(\.outcome) == [.inProgress])
+    }
+
+    /// A settled attempt (interrupted, then settled by the run that has its chip) belongs to that
+    /// run; an interrupted one is nobody's until then.
+    @Test(arguments: backends)
+    func anInterruptedAttemptIsSettledByTheRunThatHasItsChip(_ backend: Backend) throws {
+        let pool = try backend.make()
+        let first = try pool.open("bench-a", 90, .current)
+        try first.register(Self.stations)
+        let (_, attempt) = try #require(try Self.claim(first, chip: Self.chips[0]))
+        try first.finish(attempt.id, outcome: .interrupted, reason: "USB unplugged")
+        let second = try pool.open("bench-b", 90, .current)
+        try second.finish(attempt.id, outcome: .verified, reason: "confirmed on the chip")
+        let settled = try #require(try second.attempts().first)
+        #expect(settled.outcome == .verified && settled.run == second.lease.runID)
+    }
+
+    /// On a server, a live run's burn is never taken for a crashed one: another bench recovers
+    /// nothing, releases nothing and claims another station.
+    @Test(.enabled(if: PostgresTestServer.available))
+    func aLiveRunsBurnIsLeftToIt() throws {
+        let pool = try Self.postgres.make()
+        let live = try pool.open("bench-a", 90, .current)
+        try live.register(Self.stations)
+        let (_, attempt) = try #require(try Self.claim(live, chip: Self.chips[0]))
+        let other = try pool.open("bench-b", 90, .current)
+        #expect(try other.recoverInterrupted().isEmpty)
+        try other.release(station: "s1")
+        #expect(try Self.claim(other, chip: Self.chips[1])?.0.name == "s2")
+        try live.finish(attempt.id, outcome: .verified, reason: nil)
+        #expect(try live.verifiedStation(forChip: Self.chips[0]) == "s1")
+    }
+
+    /// One live run per bench name on a server: the second is refused while the first's lease
+    /// holds, and starts once it ran out (or once its process is found gone).
+    @Test(.enabled(if: PostgresTestServer.available))
+    func oneLiveRunPerBenchName() throws {
+        let url = try PostgresTestServer.freshDatabase()
+        let first = try PostgresLedger(url: url, bench: "bench-x", exclusive: true)
+        do {
+            _ = try PostgresLedger(url: url, bench: "bench-x", exclusive: true)
+            Issue.record("two live runs as bench-x")
+        } catch {
+            #expect(error.kind == .refused(.benchRunning(bench: "bench-x")), "\(error)")
+            #expect(error.message.contains("its lease holds for"), "\(error.message)")
+        }
+        try PostgresTestServer.psql(
+            url, "UPDATE ccbeacon.runs SET lease_until = 0 WHERE id = '\(try #require(first.lease.runID))'")
+        let second = try PostgresLedger(url: url, bench: "bench-x", exclusive: true, identity: .goneProcess)
+        #expect(second.lease.runID != nil)
+        // Its process gone: the next run of the bench ends it at once.
+        let third = try PostgresLedger(url: url, bench: "bench-x", exclusive: true)
+        let ended = try third.runs().first { $0.id == second.lease.runID }
+        #expect(ended?.endedBecause?.contains("process ended") == true, "\(String(describing: ended))")
+    }
+
+    /// The issue's reproduction, on the ledger: bench A's connection is terminated while it is
+    /// paused past its lease, a second process starts as bench A, recovers A's burn, releases it
+    /// and burns the station elsewhere; A, going on, reconnects and is refused — it never records.
+    @Test(.enabled(if: PostgresTestServer.available))
+    func aReconnectedRunWhoseLeaseRanOutIsRefused() throws {
+        let proxy = try PostgresProxy()
+        let a = try PostgresLedger(url: proxy.url, bench: "bench-x", exclusive: true)
+        try a.register(Self.stations)
+        let (_, attempt) = try #require(try Self.claim(a, chip: Self.chips[0]))
+        proxy.cutAll()  // its backend gone
+        try PostgresTestServer.psql(
+            proxy.url, "UPDATE ccbeacon.runs SET lease_until = 0 WHERE id = '\(try #require(a.lease.runID))'")
+        let b = try PostgresLedger(url: proxy.url, bench: "bench-x", exclusive: true)
+        #expect(try b.recoverInterrupted().map(\.id) == [attempt.id])
+        try b.release(station: "s1")
+        let (station, burned) = try #require(try Self.claim(b, chip: Self.chips[1]))
+        #expect(station.name == "s1")
+        try b.finish(burned.id, outcome: .verified, reason: nil)
+        #expect(Self.kind { try a.finish(attempt.id, outcome: .verified, reason: nil) } == .leaseLost)
+        #expect(Self.kind { _ = try Self.claim(a, chip: Self.chips[2]) } == .leaseLost)
+        let verified = try b.attempts().filter { $0.outcome == .verified }
+        #expect(verified.count == 1 && verified.first?.chip == Self.chips[1])
+    }
+
+    /// A connection lost while libpq sets it up (at SET client_encoding) is a lost connection like
+    /// any other: made again within the wait, and the outcome recorded (it was "the server does
+    /// not take UTF-8", not retried, and the bench stopped with the attempt left in progress).
+    @Test(.enabled(if: PostgresTestServer.available))
+    func aConnectionCutWhileItIsSetUpIsMadeAgain() throws {
+        let proxy = try PostgresProxy()
+        let ledger = try PostgresLedger(url: proxy.url, bench: "bench-a", serverWait: 30, exclusive: true)
+        try ledger.register(Self.stations)
+        let (_, attempt) = try #require(try Self.claim(ledger, chip: Self.chips[0]))
+        proxy.cut(next: 3, when: "client_encoding")
+        proxy.cutAll()
+        try ledger.finish(attempt.id, outcome: .verified, reason: nil)
+        #expect(proxy.cuts == 3)
+        #expect(try ledger.verifiedStation(forChip: Self.chips[0]) == "s1")
+        // At the start too: a connection cut while it is set up is made again.
+        proxy.cut(next: 2, when: "client_encoding")
+        let started = try PostgresLedger(url: proxy.url, bench: "bench-b", serverWait: 30, exclusive: true)
+        #expect(started.lease.runID != nil && proxy.cuts == 5)
+    }
+}

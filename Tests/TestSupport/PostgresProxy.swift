@@ -1,0 +1,160 @@
+import Foundation
+import Synchronization
+
+/// A Unix-socket proxy in front of the test server, for one test's fresh database: every byte
+/// passes through unchanged until the test asks it to cut — every connection open now
+/// (`cutAll`, a network that drops), or the next connections at the moment a client sends a
+/// given text (`cut(next:when:)`: `client_encoding to` cuts a connection while libpq sets it up).
+/// Threads of its own, ended when it is released.
+public final class PostgresProxy: Sendable {
+    /// The folder of its socket (`host=` of `url`).
+    public let folder: String
+    /// The database reached through the proxy.
+    public let url: String
+    /// The database's name.
+    public let database: String
+    let upstream: String
+    let listener: Int32
+    struct State {
+        var cutsLeft = 0
+        var pattern: [UInt8] = []
+        var open: [Int32] = []
+        var closed = false
+        var cuts = 0
+    }
+    let state = Mutex(State())
+
+    /// A fresh database on the test server, reached through a new proxy.
+    public init() throws {
+        let direct = try PostgresTestServer.freshDatabase()
+        guard let range = direct.range(of: "host=") else {
+            throw PostgresTestError("the test server's URL has no host= socket folder: \(direct)")
+        }
+        let end = direct[range.upperBound...].firstIndex(of: "&") ?? direct.endIndex
+        let serverFolder = String(direct[range.upperBound..<end])
+        upstream = serverFolder + "/.s.PGSQL.5432"
+        folder = NSTemporaryDirectory() + "pg-proxy-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        url = direct.replacingOccurrences(of: "host=" + serverFolder, with: "host=" + folder)
+        database = String(direct.split(separator: "?")[0].split(separator: "/").last ?? "")
+        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard listener >= 0, Self.withAddress(folder + "/.s.PGSQL.5432", { bind(listener, $0, $1) }) == 0,
+            listen(listener, 16) == 0
+        else { throw PostgresTestError("the proxy cannot listen in \(folder): \(String(cString: strerror(errno)))") }
+        let proxy = self
+        Thread.detachNewThread { proxy.acceptLoop() }
+    }
+
+    deinit {
+        let open = state.withLock { state in
+            state.closed = true
+            return state.open
+        }
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        for descriptor in open { shutdown(descriptor, Int32(SHUT_RDWR)) }
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// Cuts the next `count` connections when their client sends `text`.
+    public func cut(next count: Int, when text: String) {
+        state.withLock {
+            $0.cutsLeft = count
+            $0.pattern = Array(text.utf8)
+        }
+    }
+
+    /// Cuts every connection open now.
+    public func cutAll() {
+        for descriptor in state.withLock({ $0.open }) { shutdown(descriptor, Int32(SHUT_RDWR)) }
+    }
+
+    /// How many connections were cut by pattern so far.
+    public var cuts: Int { state.withLock { $0.cuts } }
+
+    func acceptLoop() {
+        while true {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else {
+                if errno == EINTR { continue }
+                return
+            }
+            let server = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            guard server >= 0, Self.withAddress(upstream, { connect(server, $0, $1) }) == 0 else {
+                close(client)
+                if server >= 0 { close(server) }
+                continue
+            }
+            let refused = state.withLock { state -> Bool in
+                if state.closed { return true }
+                state.open += [client, server]
+                return false
+            }
+            if refused {
+                close(client)
+                close(server)
+                return
+            }
+            let proxy = self
+            Thread.detachNewThread { proxy.pump(from: client, to: server, watching: true) }
+            Thread.detachNewThread { proxy.pump(from: server, to: client, watching: false) }
+        }
+    }
+
+    /// Copies bytes one way until either side closes; the client's side is watched for the pattern.
+    func pump(from source: Int32, to target: Int32, watching: Bool) {
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        var tail: [UInt8] = []
+        defer {
+            shutdown(source, Int32(SHUT_RDWR))
+            shutdown(target, Int32(SHUT_RDWR))
+            let last = state.withLock { state -> Bool in
+                state.open.removeAll { $0 == source }
+                return !state.open.contains(target)
+            }
+            close(source)
+            if last { close(target) }
+        }
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return }
+            if watching {
+                let seen = tail + buffer[..<count]
+                let cutNow = state.withLock { state -> Bool in
+                    guard state.cutsLeft > 0, !state.pattern.isEmpty,
+                        seen.count >= state.pattern.count,
+                        (0...(seen.count - state.pattern.count)).contains(where: {
+                            seen[$0..<($0 + state.pattern.count)].elementsEqual(state.pattern)
+                        })
+                    else { return false }
+                    state.cutsLeft -= 1
+                    state.cuts += 1
+                    return true
+                }
+                if cutNow { return }
+                tail = Array(seen.suffix(64))
+            }
+            var sent = 0
+            while sent < count {
+                let wrote = buffer.withUnsafeBytes { write(target, $0.baseAddress! + sent, count - sent) }
+                if wrote < 0, errno == EINTR { continue }
+                guard wrote > 0 else { return }
+                sent += wrote
+            }
+        }
+    }
+
+    static func withAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return -1 }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+    }
+}
