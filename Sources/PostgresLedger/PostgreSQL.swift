@@ -37,9 +37,12 @@ final class PostgresConnection: @unchecked Sendable {
     let searchPath: String?
 
     /// Connects to `url` (a libpq URL or key=value string; the password from the URL, PGPASSWORD
-    /// or ~/.pgpass) as `applicationName`, resolving names in `searchPath`. Failures name the
-    /// server, never the password.
-    init(url: String, applicationName: String = "ccbeacon", searchPath: String? = nil) throws(LedgerError) {
+    /// or ~/.pgpass) as `applicationName`, resolving names in `searchPath`, waiting up to
+    /// `waitingForServer` seconds for a server that does not answer. Failures name the server,
+    /// never the password.
+    init(
+        url: String, applicationName: String = "ccbeacon", searchPath: String? = nil, waitingForServer: Double = 0
+    ) throws(LedgerError) {
         self.searchPath = searchPath
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
@@ -61,19 +64,20 @@ final class PostgresConnection: @unchecked Sendable {
                 kind: .database)
         }
         password = parts["password"]
-        // A server that cannot be reached at all is told at once (a wrong URL, or the server
-        // down: nothing was done yet); a connection lost while it was being set up is made again
-        // within the wait, as any lost connection is.
+        // A server that does not answer (or asks to be tried again), or a connection lost while
+        // it is being set up, is tried again within `waitingForServer` seconds, as a lost
+        // connection mid-run is; a server that answers and refuses (a wrong password, no such
+        // database) is told at once.
         var lostSince: Double?
         while true {
             do throws(LedgerError) {
                 connection = try connect("connecting to \(name)")
                 return
-            } catch  where error.isConnectionLost && error.code != Self.connectionNotMade {
+            } catch  where error.isConnectionLost {
                 let now = Self.monotonicSeconds()
                 let since = lostSince ?? now
                 lostSince = since
-                guard now - since < serverWait else { throw error }
+                guard now - since < waitingForServer else { throw error }
                 usleep(50_000)
             }
         }
@@ -90,19 +94,31 @@ final class PostgresConnection: @unchecked Sendable {
         let values = defaults.map(\.1) + [url]
         var keywordBuffers: [[CChar]?] = keywords.map { Array($0.utf8CString) }
         var valueBuffers: [[CChar]?] = values.map { Array($0.utf8CString) }
+        // Made step by step so that errors are verbose: a server that answers and refuses (a
+        // wrong password, no such database) says why with its SQLSTATE, which — unlike its words —
+        // does not depend on the server's language.
         let made: OpaquePointer? = withPointers(&keywordBuffers) { keywordPointers in
             withPointers(&valueBuffers) { valuePointers in
-                PQconnectdbParams(keywordPointers + [nil], valuePointers + [nil], 1)
+                PQconnectStartParams(keywordPointers + [nil], valuePointers + [nil], 1)
             }
+        }
+        if let made {
+            PQsetErrorVerbosity(made, PQERRORS_VERBOSE)
+            Self.finishConnecting(made, seconds: 10)
         }
         guard let made, PQstatus(made) == CONNECTION_OK else {
             let message = made.map { Self.text(PQerrorMessage($0)) } ?? "out of memory"
             if let made { PQfinish(made) }
+            let (state, words) = Self.serverState(message)
             var error = LedgerError(
                 operation: operation,
-                message: Self.oneLine(Self.sanitized(message, password: password)),
+                message: Self.oneLine(Self.sanitized(words, password: password)),
                 kind: .database)
-            error.code = Self.connectionNotMade
+            // The server answered and refused: that, unless it asks to be tried again (starting up,
+            // shutting down, too many connections). No answer at all: not made (tried again).
+            error.code =
+                state.map { Self.transientRefusals.contains($0) ? Self.connectionNotMade : $0 }
+                ?? Self.connectionNotMade
             throw error
         }
         // The server's notices (NOTICE, WARNING) are not printed on standard error.
@@ -136,6 +152,54 @@ final class PostgresConnection: @unchecked Sendable {
             }
         }
         return made
+    }
+
+    /// Server refusals of a new connection that ask to be tried again: starting up, shutting
+    /// down, in recovery, too many connections.
+    static let transientRefusals: Set<String> = ["57P01", "57P02", "57P03", "53300", "08006", "08001", "08004"]
+
+    /// Drives a connection started with `PQconnectStartParams` until it is made or failed, for
+    /// at most `seconds` (then it is failed).
+    static func finishConnecting(_ connection: OpaquePointer, seconds: Double) {
+        let deadline = monotonicSeconds() + seconds
+        var polling = PGRES_POLLING_WRITING
+        while polling != PGRES_POLLING_OK, polling != PGRES_POLLING_FAILED {
+            let left = deadline - monotonicSeconds()
+            // Out of time: the caller finds it not made, and finishes it.
+            guard left > 0, PQsocket(connection) >= 0 else { return }
+            var descriptor = pollfd(
+                fd: PQsocket(connection), events: Int16(polling == PGRES_POLLING_READING ? POLLIN : POLLOUT),
+                revents: 0)
+            let ready = poll(&descriptor, 1, Int32(min(left, 1) * 1000))
+            if ready < 0, errno != EINTR { break }
+            if ready == 0 { continue }
+            polling = PQconnectPoll(connection)
+        }
+    }
+
+    /// A verbose libpq message split into the server's SQLSTATE (when the server sent one:
+    /// `FATAL:  28P01:  password …`) and its words without the code and the `LOCATION:` line.
+    static func serverState(_ message: String) -> (state: String?, words: String) {
+        var state: String?
+        var lines: [String] = []
+        for line in message.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("LOCATION:") { continue }
+            var text = String(line)
+            if state == nil, let severity = ["FATAL:  ", "ERROR:  ", "PANIC:  "].first(where: { text.contains($0) }),
+                let range = text.firstRange(of: severity)
+            {
+                let rest = text[range.upperBound...]
+                let code = rest.prefix(5)
+                if code.count == 5, code.allSatisfy({ $0.isASCII && ($0.isNumber || $0.isUppercase) }),
+                    rest.dropFirst(5).hasPrefix(": ")
+                {
+                    state = String(code)
+                    text = String(text[..<range.upperBound]) + rest.dropFirst(7)
+                }
+            }
+            lines.append(text)
+        }
+        return (state, lines.joined(separator: "\n"))
     }
 
     /// The SQLSTATE given to a connection that failed or broke without the server saying why

@@ -61,9 +61,11 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
         // Every session resolves the ledger's names in its own schema, whatever the role's or the
         // URL's search path says (a per-user or temporary schema would make several pools of
         // one database).
+        // A bench waits for a server that does not answer yet, as it would mid-run; a reader is
+        // told at once.
         let connection = try PostgresConnection(
             url: url, applicationName: bench.isEmpty ? "ccbeacon" : "ccbeacon " + bench,
-            searchPath: "\(Self.schemaName), pg_temp")
+            searchPath: "\(Self.schemaName), pg_temp", waitingForServer: exclusive ? serverWait : 0)
         self.connection = connection
         connection.serverWait = serverWait
         self.bench = bench
@@ -184,7 +186,8 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
                 uuid text NOT NULL CHECK (uuid ~ '^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$'),
                 major integer NOT NULL CHECK (major BETWEEN 0 AND 65535),
                 minor integer NOT NULL CHECK (minor BETWEEN 0 AND 65535),
-                power integer NOT NULL CHECK (power BETWEEN -128 AND 127), note text, UNIQUE (uuid, major, minor))
+                power integer NOT NULL CHECK (power BETWEEN -128 AND 127), note text,
+                taken integer NOT NULL DEFAULT 0 CHECK (taken IN (0, 1)), UNIQUE (uuid, major, minor))
             """,
             """
             CREATE TABLE attempts(
@@ -223,10 +226,12 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
             ended_at text, ended_because text)
         """
 
-    /// What recovery and the start of a run look up (schema version 4 on).
+    /// What recovery, the start of a run and a claim look up (schema version 4 on).
     static let runIndexes = [
         "CREATE INDEX in_progress_by_run ON attempts(run) WHERE outcome = 'in-progress'",
         "CREATE INDEX open_runs_by_bench ON runs(bench) WHERE ended_at IS NULL",
+        "CREATE INDEX pending_by_position ON stations(position) WHERE taken = 0",
+        "CREATE INDEX interrupted_by_chip ON attempts(chip) WHERE outcome = 'interrupted'",
     ]
 
     /// Hook runs (`HookRun`), as in the SQLite ledger (schema version 3 on).
@@ -250,6 +255,10 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
             try connection.execute(runsTable, [], "adding the runs")
             try connection.execute(
                 "ALTER TABLE attempts ADD COLUMN run text REFERENCES runs(id)", [], "adding the attempts' run")
+            try connection.execute(
+                "ALTER TABLE stations ADD COLUMN taken integer NOT NULL DEFAULT 0 CHECK (taken IN (0, 1))", [],
+                "adding the stations' state")
+            try connection.execute(LedgerCore.retakeAll, [], "recording each station's state")
             for statement in runIndexes { try connection.execute(statement, [], "adding the runs' indexes") }
         }
         try connection.execute(
@@ -435,6 +444,15 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
 
     /// Every run the ledger records (none in a ledger of an earlier schema read by a reader).
     public func runs() throws(LedgerError) -> [RunRecord] { databaseVersion >= 4 ? try core.runs() : [] }
+
+    /// Whether a station could still take a chip (`LedgerCore.hasWork`).
+    public func hasWork(excluding: Set<String>) throws(LedgerError) -> Bool { try core.hasWork(excluding: excluding) }
+
+    /// One station (`LedgerCore.station(named:)`).
+    public func station(named name: String) throws(LedgerError) -> Station? { try core.station(named: name) }
+
+    /// Whether any verified chip is debug-locked (`LedgerCore.hasLockedChips`).
+    public func hasLockedChips() throws(LedgerError) -> Bool { try core.hasLockedChips() }
 
     /// Every station with its state, in list order (read in one snapshot).
     public func states() throws(LedgerError) -> [StationState] {

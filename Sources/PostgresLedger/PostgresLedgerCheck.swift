@@ -17,8 +17,18 @@ extension PostgresLedger {
         ),
         (
             .oneActivePerStation,
-            "SELECT station, string_agg(id::text, ', ' ORDER BY id) FROM attempts WHERE outcome IN ('verified', 'in-progress', 'interrupted') GROUP BY station HAVING count(*) > 1",
-            { "station \(text($0[0])) has attempts \($0[1] ?? "") verified, in progress or interrupted at once" }
+            "SELECT station, string_agg(id::text, ', ' ORDER BY id) FROM attempts WHERE outcome IN ('in-progress', 'interrupted') GROUP BY station HAVING count(*) > 1",
+            { "station \(text($0[0])) has attempts \($0[1] ?? "") in progress or interrupted at once" }
+        ),
+        (
+            .oneLivePerStation,
+            "SELECT station, string_agg(id::text, ', ' ORDER BY id) FROM attempts WHERE outcome IN ('verified', 'in-progress', 'interrupted') GROUP BY station HAVING count(*) > 1 AND count(*) > count(*) FILTER (WHERE outcome <> 'verified')",
+            { "station \(text($0[0])) has attempts \($0[1] ?? "") verified and in progress or interrupted at once" }
+        ),
+        (
+            .endedWithoutTime,
+            "SELECT id, outcome FROM attempts WHERE outcome <> 'in-progress' AND finished_at IS NULL",
+            { "attempt \($0[0] ?? "?") is \(text($0[1])) without the time it ended" }
         ),
         (
             .verifiedWithoutMethod,
@@ -69,6 +79,16 @@ extension PostgresLedger {
         ),
     ]
 
+    /// The invariant of the stations' state (schema version 4 on).
+    static let stateInvariants: [(check: LedgerProblem.Check, sql: String, describe: @Sendable ([String?]) -> String)] =
+        [
+            (
+                .stationState,
+                "SELECT s.name, s.taken FROM stations s WHERE s.taken IS DISTINCT FROM CASE WHEN EXISTS (SELECT 1 FROM attempts a WHERE a.station = s.name AND a.outcome IN ('verified', 'in-progress', 'interrupted')) THEN 1 ELSE 0 END",
+                { "station \(text($0[0])) has taken \($0[1] ?? "NULL"), which its attempts do not say" }
+            )
+        ]
+
     /// A value from the server in a report: text quoted with control characters escaped.
     static func text(_ value: String?) -> String { value.map(\.debugDescription) ?? "NULL" }
 
@@ -101,7 +121,7 @@ extension PostgresLedger {
                 problems += try Self.schemaGaps(on: connection).map { LedgerProblem(check: .schema, detail: $0) }
             }
         } catch { problems.append(LedgerProblem(check: .schema, detail: "cannot be checked: \(error.message)")) }
-        for invariant in Self.invariants {
+        for invariant in Self.invariants + (databaseVersion >= 4 ? Self.stateInvariants : []) {
             do throws(LedgerError) {
                 let rows = try connection.transaction("checking \(invariant.check.rawValue)") {
                     () throws(LedgerError) -> [[String?]] in
@@ -281,6 +301,7 @@ extension PostgresLedger: HistoryImporting {
             try connection.execute(
                 "SELECT pg_catalog.setval(pg_catalog.pg_get_serial_sequence('ccbeacon.attempts', 'id'), greatest((SELECT max(id) FROM attempts), 1), (SELECT count(*) > 0 FROM attempts))",
                 [], "moving the attempt ids on")
+            try connection.execute(LedgerCore.retakeAll, [], "recording each station's state")
             for calibration in history.calibrations {
                 try connection.execute(
                     "INSERT INTO calibrations(station, recorded_at, power, samples, used, source) VALUES ($1, $2, $3, $4, $5, $6)",

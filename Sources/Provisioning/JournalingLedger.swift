@@ -235,6 +235,15 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
     public func runs() throws(LedgerError) -> [RunRecord] { try base.runs() }
 
     /// Forwarded to the ledger on the server.
+    public func hasWork(excluding: Set<String>) throws(LedgerError) -> Bool { try base.hasWork(excluding: excluding) }
+
+    /// Forwarded to the ledger on the server.
+    public func station(named name: String) throws(LedgerError) -> Station? { try base.station(named: name) }
+
+    /// Forwarded to the ledger on the server.
+    public func hasLockedChips() throws(LedgerError) -> Bool { try base.hasLockedChips() }
+
+    /// Forwarded to the ledger on the server.
     public func recordJournaled(
         _ attemptID: Int, run: String?, outcome: AttemptOutcome, reason: String?, readBack: String?,
         onAir: OnAirCheck?, debugLocked: Bool

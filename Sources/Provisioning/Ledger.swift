@@ -265,6 +265,36 @@ public protocol ProvisioningLedger: AnyObject {
         _ attemptID: Int, run: String?, outcome: AttemptOutcome, reason: String?, readBack: String?,
         onAir: OnAirCheck?, debugLocked: Bool
     ) throws(LedgerError)
+    /// Whether a station not in `excluding` could still take a chip: one pending or held (what a
+    /// waiting debugger asks every second). Answered by counting, not by reading every state.
+    func hasWork(excluding: Set<String>) throws(LedgerError) -> Bool
+    /// One station of the ledger, if it has one of that name.
+    func station(named name: String) throws(LedgerError) -> Station?
+    /// Whether any chip is recorded as verified and debug-locked.
+    func hasLockedChips() throws(LedgerError) -> Bool
+}
+
+extension ProvisioningLedger {
+    /// By every state (a ledger without a quicker way).
+    public func hasWork(excluding: Set<String>) throws(LedgerError) -> Bool {
+        try states().contains { state in
+            guard !excluding.contains(state.station.name) else { return false }
+            switch state.state {
+            case .pending, .held: return true
+            case .done, .inProgress: return false
+            }
+        }
+    }
+
+    /// By every state (a ledger without a quicker way).
+    public func station(named name: String) throws(LedgerError) -> Station? {
+        try states().first { $0.station.name == name }?.station
+    }
+
+    /// By every attempt (a ledger without a quicker way).
+    public func hasLockedChips() throws(LedgerError) -> Bool {
+        try attempts().contains { $0.debugLocked && $0.outcome == .verified }
+    }
 }
 
 extension ProvisioningLedger {
@@ -322,6 +352,8 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     let hasHookRuns: Bool
     /// Whether the file has the `runs` table (schema version 5 on).
     let hasRuns: Bool
+    /// Whether the file's stations have `taken` (schema version 5 on).
+    let hasTaken: Bool
     /// The outcomes whose `finish` records a hook run (`provision --on-verified/--on-failed`).
     public var hookOutcomes: Set<AttemptOutcome> { core.hookOutcomes }
 
@@ -384,6 +416,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         hasCalibrations = shape.hasCalibrations
         hasHookRuns = shape.hasHookRuns
         hasRuns = shape.hasRuns
+        hasTaken = shape.hasTaken
         // A file's provisioning holds the file's one-run lock: recovery may take every attempt in
         // progress.
         core = LedgerCore(
@@ -403,7 +436,8 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         """
         CREATE TABLE stations(
             position INTEGER NOT NULL, name TEXT PRIMARY KEY, uuid TEXT NOT NULL, major INTEGER NOT NULL,
-            minor INTEGER NOT NULL, power INTEGER NOT NULL, note TEXT, UNIQUE(uuid, major, minor))
+            minor INTEGER NOT NULL, power INTEGER NOT NULL, note TEXT, taken \(takenColumn),
+            UNIQUE(uuid, major, minor))
         """,
         """
         CREATE TABLE attempts(
@@ -494,12 +528,28 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             "CREATE INDEX IF NOT EXISTS open_runs_by_bench ON runs(bench) WHERE ended_at IS NULL"
         ),
         (
+            "pending_by_position", true,
+            "CREATE INDEX IF NOT EXISTS pending_by_position ON stations(position) WHERE taken = 0"
+        ),
+        (
+            "interrupted_by_chip", true,
+            "CREATE INDEX IF NOT EXISTS interrupted_by_chip ON attempts(chip) WHERE outcome = 'interrupted'"
+        ),
+        (
             "chip_id_on_insert", false,
             "CREATE TRIGGER IF NOT EXISTS chip_id_on_insert BEFORE INSERT ON attempts WHEN NOT \(ChipID.sqlCondition("NEW.chip")) BEGIN SELECT RAISE(ABORT, '\(ChipID.refusal)'); END"
         ),
         (
             "chip_id_on_update", false,
             "CREATE TRIGGER IF NOT EXISTS chip_id_on_update BEFORE UPDATE OF chip ON attempts WHEN NOT \(ChipID.sqlCondition("NEW.chip")) BEGIN SELECT RAISE(ABORT, '\(ChipID.refusal)'); END"
+        ),
+        (
+            "ended_time_on_insert", false,
+            "CREATE TRIGGER IF NOT EXISTS ended_time_on_insert BEFORE INSERT ON attempts WHEN NEW.outcome IS NOT 'in-progress' AND NEW.finished_at IS NULL BEGIN SELECT RAISE(ABORT, '\(endedRefusal)'); END"
+        ),
+        (
+            "ended_time_on_update", false,
+            "CREATE TRIGGER IF NOT EXISTS ended_time_on_update BEFORE UPDATE OF outcome, finished_at ON attempts WHEN NEW.outcome IS NOT 'in-progress' AND NEW.finished_at IS NULL BEGIN SELECT RAISE(ABORT, '\(endedRefusal)'); END"
         ),
         (
             "station_values_on_insert", false,
@@ -521,6 +571,8 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         AND typeof(NEW.power) = 'integer' AND NEW.power BETWEEN -128 AND 127, 0)
         """
     static let stationRefusal = "invalid station: a name, a UUID, major and minor 0…65535 and a power −128…127"
+    /// What the ended-time triggers raise (PostgreSQL's CHECK on `attempts` says the same).
+    static let endedRefusal = "invalid attempt: an attempt no longer in progress needs the time it ended"
 
     /// The columns ledgers gained after version 0, with their types and the version that brought
     /// them; a migration adds those missing.
@@ -532,6 +584,11 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     ]
 
     static let stationColumns = ["position", "name", "uuid", "major", "minor", "power", "note"]
+
+    /// `stations.taken` (schema version 5 on): 1 while the station has an attempt verified, in
+    /// progress or interrupted (`LedgerCore.retake`), so that a claim and a waiting debugger find
+    /// the pending stations by an index instead of reading every one.
+    static let takenColumn = "INTEGER NOT NULL DEFAULT 0 CHECK(taken IN (0, 1))"
     static let legacyAttemptColumns = [
         "id", "station", "chip", "debugger", "template", "template_sha256", "image_sha256", "started_at", "finished_at",
         "outcome", "reason", "verify_method",
@@ -667,6 +724,15 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
 
     /// Every run the ledger records (none in a ledger of an earlier schema read as it is).
     public func runs() throws(LedgerError) -> [RunRecord] { hasRuns ? try core.runs() : [] }
+
+    /// Whether a station could still take a chip (`LedgerCore.hasWork`).
+    public func hasWork(excluding: Set<String>) throws(LedgerError) -> Bool { try core.hasWork(excluding: excluding) }
+
+    /// One station (`LedgerCore.station(named:)`).
+    public func station(named name: String) throws(LedgerError) -> Station? { try core.station(named: name) }
+
+    /// Whether any verified chip is debug-locked (`LedgerCore.hasLockedChips`).
+    public func hasLockedChips() throws(LedgerError) -> Bool { try core.hasLockedChips() }
 
     /// Every station with its state, in list order.
     public func states() throws(LedgerError) -> [StationState] {

@@ -14,6 +14,11 @@ public struct LedgerProblem: Sendable, Equatable {
         case oneVerifiedPerChip = "one-verified-per-chip"
         /// At most one attempt in progress or interrupted per station.
         case oneActivePerStation = "one-active-per-station"
+        /// At most one attempt verified, in progress or interrupted per station: none starts while
+        /// the station is verified anywhere.
+        case oneLivePerStation = "one-live-per-station"
+        /// Every attempt that is no longer in progress has the time it ended.
+        case endedWithoutTime = "ended-without-time"
         /// No verified attempt without a verification method.
         case verifiedWithoutMethod = "verified-without-method"
         /// No chip id that cannot identify a chip (`ChipID`).
@@ -27,6 +32,9 @@ public struct LedgerProblem: Sendable, Equatable {
         /// Every calibration is of a station in the ledger, with a power −128…127 from at least
         /// 20 samples.
         case calibrationValues = "calibration-values"
+        /// Every station's `taken` says whether it has an attempt verified, in progress or
+        /// interrupted (what claims find pending stations by).
+        case stationState = "station-state"
     }
 
     /// What was checked.
@@ -61,6 +69,18 @@ extension SQLiteLedger {
                 .oneActivePerStation,
                 "SELECT station, group_concat(id, ', ') FROM attempts NOT INDEXED WHERE outcome IN ('in-progress', 'interrupted') GROUP BY station HAVING count(*) > 1",
                 { "station \(text($0[0])) has attempts \($0[1].string ?? "") in progress or interrupted at once" }
+            ),
+            (
+                .oneLivePerStation,
+                "SELECT station, group_concat(id, ', ') FROM attempts NOT INDEXED WHERE outcome IN ('verified', 'in-progress', 'interrupted') GROUP BY station HAVING count(*) > 1 AND count(*) > sum(outcome <> 'verified')",
+                {
+                    "station \(text($0[0])) has attempts \($0[1].string ?? "") verified and in progress or interrupted at once"
+                }
+            ),
+            (
+                .endedWithoutTime,
+                "SELECT id, outcome FROM attempts NOT INDEXED WHERE outcome <> 'in-progress' AND finished_at IS NULL",
+                { "attempt \(text($0[0])) is \(text($0[1])) without the time it ended" }
             ),
             (
                 .verifiedWithoutMethod,
@@ -101,6 +121,16 @@ extension SQLiteLedger {
                 "SELECT uuid, major, minor, group_concat(name, ', ') FROM stations NOT INDEXED GROUP BY uuid, major, minor HAVING count(*) > 1",
                 { "stations \(text($0[3])) share UUID \(text($0[0])), major \(text($0[1])), minor \(text($0[2]))" }
             ),
+        ]
+
+    /// The invariant of the stations' state (schema version 5 on).
+    static let stateInvariants:
+        [(check: LedgerProblem.Check, sql: String, describe: @Sendable ([SQLiteDatabase.Value]) -> String)] = [
+            (
+                .stationState,
+                "SELECT s.name, s.taken FROM stations AS s NOT INDEXED WHERE s.taken IS NOT CASE WHEN EXISTS (SELECT 1 FROM attempts AS a NOT INDEXED WHERE a.station = s.name AND a.outcome IN ('verified', 'in-progress', 'interrupted')) THEN 1 ELSE 0 END",
+                { "station \(text($0[0])) has taken \(text($0[1])), which its attempts do not say" }
+            )
         ]
 
     /// The invariants of the calibrations table (schema version 2 on).
@@ -148,7 +178,9 @@ extension SQLiteLedger {
                 }
             } catch { problems.append(LedgerProblem(check: .schema, detail: error.message)) }
         }
-        for invariant in Self.invariants + (hasCalibrations ? Self.calibrationInvariants : []) {
+        for invariant in Self.invariants + (hasCalibrations ? Self.calibrationInvariants : [])
+            + (hasTaken ? Self.stateInvariants : [])
+        {
             do {
                 problems += try database.query(invariant.sql, [], "checking \(invariant.check.rawValue)").map {
                     LedgerProblem(check: invariant.check, detail: invariant.describe($0))

@@ -217,10 +217,8 @@ package final class LedgerCore: Sendable {
                 guard
                     let row = try driver.rows(
                         """
-                        SELECT name, uuid, major, minor, power, note FROM stations s WHERE NOT EXISTS (
-                            SELECT 1 FROM attempts a WHERE a.station = s.name
-                            AND a.outcome IN ('verified', 'in-progress', 'interrupted'))
-                        AND \(dialect.notInList("s.name"))
+                        SELECT name, uuid, major, minor, power, note FROM stations s
+                        WHERE taken = 0 AND \(dialect.notInList("s.name"))
                         ORDER BY position LIMIT 1 \(dialect.forUpdateSkipLocked)
                         """, [dialect.listParameter(passed.sorted())], "finding pending stations"
                     ).first
@@ -233,6 +231,8 @@ package final class LedgerCore: Sendable {
                     "SELECT 1 FROM attempts WHERE station = ? AND outcome IN ('verified', 'in-progress', 'interrupted')",
                     [.text(station.name)], "checking the claimed station")
                 if !live.isEmpty {
+                    // `taken` was not kept (a hand-made change): put right, and passed over.
+                    try retake(station.name)
                     passed.insert(station.name)
                     continue
                 }
@@ -322,6 +322,7 @@ package final class LedgerCore: Sendable {
                     operation: "recording the start of \(station.name)", message: "the new row cannot be read back",
                     kind: .database)
             }
+            try retake(station.name)
             return (station, try Self.attempt(row))
         } catch  where error.kind == .invalidChipID {
             throw LedgerError(
@@ -330,6 +331,18 @@ package final class LedgerCore: Sendable {
                 kind: .invalidChipID)
         }
     }
+
+    /// Records whether `station` has an attempt verified, in progress or interrupted in its
+    /// `taken` (inside the caller's transaction): every change of an attempt's state calls it.
+    func retake(_ station: String) throws(LedgerError) {
+        try driver.rows(
+            "UPDATE stations SET taken = CASE WHEN EXISTS (SELECT 1 FROM attempts WHERE station = ? AND outcome IN ('verified', 'in-progress', 'interrupted')) THEN 1 ELSE 0 END WHERE name = ?",
+            [.text(station), .text(station)], "recording the state of '\(visible: station)'")
+    }
+
+    /// `retake` for every station (a migration, a history copied in).
+    package static let retakeAll =
+        "UPDATE stations SET taken = CASE WHEN EXISTS (SELECT 1 FROM attempts a WHERE a.station = stations.name AND a.outcome IN ('verified', 'in-progress', 'interrupted')) THEN 1 ELSE 0 END"
 
     /// The power of a station's latest calibration, if any.
     func latestCalibration(of station: String) throws(LedgerError) -> Int? {
@@ -362,11 +375,14 @@ package final class LedgerCore: Sendable {
             }
             let run = try fence(operation)
             let changed = try driver.rows(
-                "UPDATE attempts SET outcome = ?, reason = ?, read_back = ?, heard = ?, rssi_count = ?, rssi_median = ?, debug_locked = ?, finished_at = \(now), run = ? WHERE id = ? AND (outcome = 'interrupted' OR (outcome = 'in-progress' AND run = ?)) RETURNING id",
+                "UPDATE attempts SET outcome = ?, reason = ?, read_back = ?, heard = ?, rssi_count = ?, rssi_median = ?, debug_locked = ?, finished_at = \(now), run = ? WHERE id = ? AND (outcome = 'interrupted' OR (outcome = 'in-progress' AND run = ?)) RETURNING station",
                 Self.outcomeValues(outcome, reason, readBack, onAir, debugLocked) + [
                     .text(run), .integer(attemptID), .text(run),
                 ], operation)
-            guard changed.count == 1 else { throw try refusal(attemptID, outcome: outcome, run: run) }
+            guard changed.count == 1, let station = changed[0][0].string else {
+                throw try refusal(attemptID, outcome: outcome, run: run)
+            }
+            try retake(station)
             try recordHookRun(attemptID, outcome: outcome)
         }
     }
@@ -381,7 +397,7 @@ package final class LedgerCore: Sendable {
         let operation = "recording an outcome from the journal"
         try driver.inTransaction(operation) { () throws(LedgerError) in
             let changed = try driver.rows(
-                "UPDATE attempts SET outcome = ?, reason = ?, read_back = ?, heard = ?, rssi_count = ?, rssi_median = ?, debug_locked = ?, finished_at = \(now) WHERE id = ? AND outcome IN ('in-progress', 'interrupted') AND (run IS NULL OR run = coalesce(?, run)) RETURNING id",
+                "UPDATE attempts SET outcome = ?, reason = ?, read_back = ?, heard = ?, rssi_count = ?, rssi_median = ?, debug_locked = ?, finished_at = \(now) WHERE id = ? AND outcome IN ('in-progress', 'interrupted') AND (run IS NULL OR run = coalesce(?, run)) RETURNING station",
                 Self.outcomeValues(outcome, reason, readBack, onAir, debugLocked) + [
                     .integer(attemptID), run.map { .text($0) } ?? .null,
                 ], operation)
@@ -392,6 +408,7 @@ package final class LedgerCore: Sendable {
                 if driver.isRepeating, now == outcome.rawValue { return }
                 throw LedgerRefusal.settled(attemptID, as: now, outcome: outcome)
             }
+            if let station = changed[0][0].string { try retake(station) }
             try recordHookRun(attemptID, outcome: outcome)
         }
     }
@@ -469,6 +486,7 @@ package final class LedgerCore: Sendable {
             try driver.rows(
                 "UPDATE attempts SET outcome = 'failed', reason = 'released after an interruption' WHERE station = ? AND outcome = 'interrupted'",
                 [.text(station)], "releasing \(station)")
+            try retake(station)
         }
     }
 
@@ -477,9 +495,10 @@ package final class LedgerCore: Sendable {
         try beginRun(exclusive: false)
         try driver.inTransaction("superseding a chip's station") { () throws(LedgerError) in
             try fence("superseding a chip's station")
-            try driver.rows(
-                "UPDATE attempts SET outcome = 'superseded', reason = ? WHERE chip = ? AND outcome = 'verified'",
+            let superseded = try driver.rows(
+                "UPDATE attempts SET outcome = 'superseded', reason = ? WHERE chip = ? AND outcome = 'verified' RETURNING station",
                 [.text(reason), .text(chip)], "superseding a chip's station")
+            for row in superseded { if let station = row[0].string { try retake(station) } }
         }
     }
 
@@ -502,6 +521,41 @@ package final class LedgerCore: Sendable {
                 "SELECT \(attemptSelect) FROM attempts WHERE chip = ? AND outcome = 'interrupted' ORDER BY id LIMIT 1",
                 [.text(chip)], "looking up a chip"
             ).map(Self.attempt).first
+        }
+    }
+
+    /// Whether a station not in `excluding` is pending (`taken` 0, by its index) or held (an
+    /// interrupted attempt, by its index).
+    package func hasWork(excluding: Set<String>) throws(LedgerError) -> Bool {
+        let names = dialect.listParameter(excluding.sorted())
+        return try driver.reading("looking for stations left") { () throws(LedgerError) -> Bool in
+            try !driver.rows(
+                """
+                SELECT 1 FROM stations WHERE taken = 0 AND \(dialect.notInList("name"))
+                UNION ALL SELECT 1 FROM attempts WHERE outcome = 'interrupted' AND \(dialect.notInList("station"))
+                LIMIT 1
+                """, [names, names], "looking for stations left"
+            ).isEmpty
+        }
+    }
+
+    /// One station, if the ledger has one of that name.
+    package func station(named name: String) throws(LedgerError) -> Station? {
+        try driver.reading("reading a station") { () throws(LedgerError) -> Station? in
+            try driver.rows(
+                "SELECT name, uuid, major, minor, power, note FROM stations WHERE name = ?", [.text(name)],
+                "reading station '\(visible: name)'"
+            ).first.map(Self.station)
+        }
+    }
+
+    /// Whether any chip is recorded as verified and debug-locked.
+    package func hasLockedChips() throws(LedgerError) -> Bool {
+        try driver.reading("looking for locked chips") { () throws(LedgerError) -> Bool in
+            try !driver.rows(
+                "SELECT 1 FROM attempts WHERE outcome = 'verified' AND debug_locked = ? LIMIT 1", [.integer(1)],
+                "looking for locked chips"
+            ).isEmpty
         }
     }
 

@@ -75,6 +75,8 @@ enum LedgerFile {
         var hasHookRuns: Bool
         /// Whether it has the `runs` table (schema version 5 on).
         var hasRuns: Bool
+        /// Whether its stations have `taken` (schema version 5 on).
+        var hasTaken: Bool
     }
 
     static let magic = Array("SQLite format 3\0".utf8)
@@ -390,6 +392,7 @@ enum LedgerFile {
             }
             if isStamped, version > SQLiteLedger.schemaVersion { throw refusal(.newerSchema(version: version), path) }
             let stationColumns = try columns("stations", database, operation)
+            let requiredStationColumns = SQLiteLedger.stationColumns + (isStamped && version >= 5 ? ["taken"] : [])
             let attemptColumns = try columns("attempts", database, operation)
             // A stamped ledger has every column and table of its own version; later ones come with
             // the migration.
@@ -403,14 +406,14 @@ enum LedgerFile {
             let runColumns = try columns("runs", database, operation)
             let requiredRunColumns = isStamped && version >= 5 ? SQLiteLedger.runColumns : []
             let hasTables =
-                SQLiteLedger.stationColumns.allSatisfy(stationColumns.contains)
+                requiredStationColumns.allSatisfy(stationColumns.contains)
                 && required.allSatisfy(attemptColumns.contains)
                 && requiredCalibrationColumns.allSatisfy(calibrationColumns.contains)
                 && requiredHookRunColumns.allSatisfy(hookRunColumns.contains)
                 && requiredRunColumns.allSatisfy(runColumns.contains)
             if isStamped, !hasTables {
                 let missing =
-                    SQLiteLedger.stationColumns.filter { !stationColumns.contains($0) }.map { "stations.\($0)" }
+                    requiredStationColumns.filter { !stationColumns.contains($0) }.map { "stations.\($0)" }
                     + required.filter { !attemptColumns.contains($0) }.map { "attempts.\($0)" }
                     + requiredCalibrationColumns.filter { !calibrationColumns.contains($0) }.map {
                         "calibrations.\($0)"
@@ -426,7 +429,8 @@ enum LedgerFile {
                 version: isStamped ? version : 0, attemptColumns: attemptColumns,
                 hasCalibrations: SQLiteLedger.calibrationColumns.allSatisfy(calibrationColumns.contains),
                 hasHookRuns: SQLiteLedger.hookRunColumns.allSatisfy(hookRunColumns.contains),
-                hasRuns: SQLiteLedger.runColumns.allSatisfy(runColumns.contains))
+                hasRuns: SQLiteLedger.runColumns.allSatisfy(runColumns.contains),
+                hasTaken: stationColumns.contains("taken"))
         }
     }
 
@@ -496,6 +500,12 @@ enum LedgerFile {
             if !shape.hasHookRuns {
                 try database.execute(SQLiteLedger.hookRunsTable, [], "adding the hook_runs table")
             }
+            if !shape.hasTaken {
+                try database.execute(
+                    "ALTER TABLE stations ADD COLUMN taken \(SQLiteLedger.takenColumn)", [],
+                    "adding the stations' state")
+            }
+            try database.execute(LedgerCore.retakeAll, [], "recording each station's state")
             for rule in SQLiteLedger.rules { try database.execute(rule.sql, [], "adding \(rule.name)") }
             try stamp(database)
         }

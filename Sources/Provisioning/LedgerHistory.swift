@@ -99,6 +99,7 @@ extension SQLiteLedger: HistoryImporting {
                         optional(attempt.bench), attempt.debugLocked ? .integer(1) : .null, optional(attempt.run),
                     ], "copying attempt \(attempt.id)")
             }
+            try database.execute(LedgerCore.retakeAll, [], "recording each station's state")
             for run in history.hookRuns {
                 let optional = { (text: String?) -> SQLiteDatabase.Value in text.map { .text($0) } ?? .null }
                 try database.execute(

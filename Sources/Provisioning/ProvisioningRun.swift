@@ -581,9 +581,7 @@ public final class ProvisioningRun: Sendable {
 
     /// Whether the ledger records a chip this pool locked (then a locked chip arriving may be one).
     func lockedChipsRecorded() throws(ProvisioningError) -> Bool {
-        do { return try ledger.attempts().contains { $0.debugLocked && $0.outcome == .verified } } catch {
-            throw .ledger(error)
-        }
+        do { return try ledger.hasLockedChips() } catch { throw .ledger(error) }
     }
 
     /// Runs a step on the debugger; its failure is the debugger's.
@@ -595,18 +593,11 @@ public final class ProvisioningRun: Sendable {
     /// up on) or one held (its chip may come back). A ledger that cannot be read counts as work
     /// left: the next claim reports the error.
     func workLeft(givenUp: Set<String>) -> Bool {
-        guard let states = try? ledger.states() else { return true }
         let outside = outsideList.withLock { $0 }
         if (try? recalibratedLeft(except: outside.union(givenUp))) ?? false {
             return true  // a calibrated station's chip may still come
         }
-        return states.contains { state in
-            guard !outside.contains(state.station.name), !givenUp.contains(state.station.name) else { return false }
-            switch state.state {
-            case .pending, .held: return true
-            case .done, .inProgress: return false
-            }
-        }
+        return (try? ledger.hasWork(excluding: outside.union(givenUp))) ?? true
     }
 
     /// Resets a chip the run is done with, so that it runs and the bench can take it off. A failed
@@ -954,9 +945,7 @@ public final class ProvisioningRun: Sendable {
     func resume(
         _ attempt: Attempt, carrying carried: String?, session: CC254xSession, debugger: String, locked: inout Bool
     ) throws -> ResumeOutcome {
-        guard let station = try ledger.states().first(where: { $0.station.name == attempt.station })?.station else {
-            return .notOnChip
-        }
+        guard let station = try ledger.station(named: attempt.station) else { return .notOnChip }
         if let carried, carried != attempt.station {
             // Reprovisioning claims the new station first and supersedes the old one before it
             // burns: an attempt interrupted while the old one is still recorded never reached

@@ -7,6 +7,8 @@
 //                                            the reference client, see DeviceTime.swift)
 //        ccbeacon-bench provision-timed DEBUGGERS STATIONS SWAP-SECONDS [BENCHES URL]
 //                                            (provisioning on timed emulators, see TimedProvisioning.swift)
+//        ccbeacon-bench pool-scaling LIST BURNED [URL]  (the host's cost per station as the pool
+//                                            grows, see PoolScaling.swift)
 // Prints one JSON object: medians in milliseconds of read+parse, patch, write (line-preserving
 // text to a file), and of a full re-emit with HexWriter for comparison with rewrite-based tools.
 import Foundation
@@ -51,6 +53,17 @@ if [5, 7].contains(arguments.count), arguments[1] == "provision-timed", let debu
         try timedProvisioningBenchmark(
             debuggers: debuggers, stations: stations, swapSeconds: swap, benches: benches,
             url: arguments.count == 7 ? arguments[6] : nil)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("ccbeacon-bench: \(error)\n".utf8))
+        exit(1)
+    }
+}
+if (4...5).contains(arguments.count), arguments[1] == "pool-scaling", let count = Int(arguments[2]),
+    let burned = Int(arguments[3])
+{
+    do {
+        try poolScalingBenchmark(list: count, url: arguments.count == 5 ? arguments[4] : nil, burned: burned)
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("ccbeacon-bench: \(error)\n".utf8))

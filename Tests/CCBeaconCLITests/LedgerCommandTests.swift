@@ -161,7 +161,8 @@ struct LedgerCommandTests {
             path,
             [
                 "DROP INDEX one_verified_per_chip",
-                "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method) VALUES ('b', '00:12:4B:00:00:01', 'd', 't', 'x', 'i', 'now', 'verified', 'crc')",
+                "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, finished_at, outcome, verify_method) VALUES ('b', '00:12:4B:00:00:01', 'd', 't', 'x', 'i', 'now', 'now', 'verified', 'crc')",
+                "UPDATE stations SET taken = 1 WHERE name = 'b'",
             ])
         let before = try filesBeside(path)
         let broken = ToolRun(["ledger", "check", "--ledger", path])

@@ -232,3 +232,78 @@ struct FencedRunTests {
         #expect(started.lease.runID != nil && proxy.cuts == 5)
     }
 }
+
+/// One damaged-ledger table that both databases' `ledger check` must judge identically: each
+/// damage made behind the rules' back (a rule dropped first, as a careless client could), the
+/// same kinds of problem found on SQLite and on PostgreSQL.
+struct LedgerCheckParityTests {
+    struct Damage: Sendable, CustomTestStringConvertible {
+        let what: String
+        let sqlite: [String]
+        let postgres: [String]
+        let found: Set<LedgerProblem.Check>
+        var testDescription: String { what }
+    }
+
+    static let damages = [
+        Damage(
+            what: "a station's state not kept", sqlite: ["UPDATE stations SET taken = 1 WHERE name = 's3'"],
+            postgres: ["UPDATE stations SET taken = 1 WHERE name = 's3'"], found: [.stationState]),
+        Damage(
+            what: "a chip with two verified stations",
+            sqlite: [
+                "DROP INDEX one_verified_per_chip",
+                "UPDATE attempts SET chip = '00:12:4B:00:00:01' WHERE station = 's2'",
+            ],
+            postgres: [
+                "DROP INDEX one_verified_per_chip",
+                "UPDATE attempts SET chip = '00:12:4B:00:00:01' WHERE station = 's2'",
+            ], found: [.schema, .oneVerifiedPerChip]),
+        Damage(
+            what: "a verified station in progress again",
+            sqlite: [
+                "DROP INDEX one_live_per_station",
+                "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method) VALUES ('s1', '00:12:4B:00:00:09', 'd', 't', 'x', 'i', 'then', 'in-progress', 'crc')",
+            ],
+            postgres: [
+                "DROP INDEX one_live_per_station",
+                "INSERT INTO attempts(station, chip, debugger, bench, template, template_sha256, image_sha256, started_at, outcome, verify_method) VALUES ('s1', '00:12:4B:00:00:09', 'd', 'b', 't', 'x', 'i', 'then', 'in-progress', 'crc')",
+            ], found: [.schema, .oneLivePerStation]),
+        Damage(
+            what: "an outcome without the time it ended",
+            sqlite: [
+                "DROP TRIGGER ended_time_on_update", "UPDATE attempts SET finished_at = NULL WHERE station = 's1'",
+            ],
+            postgres: [
+                "ALTER TABLE attempts DROP CONSTRAINT attempts_check",
+                "UPDATE attempts SET finished_at = NULL WHERE station = 's1'",
+            ], found: [.schema, .endedWithoutTime]),
+    ]
+
+    /// Three stations: s1 and s2 verified, s3 pending.
+    static func fill(_ ledger: any ProvisioningLedger) throws {
+        try ledger.register(FencedRunTests.stations)
+        for chip in FencedRunTests.chips.prefix(2) {
+            let (_, attempt) = try #require(try FencedRunTests.claim(ledger, chip: chip))
+            try ledger.finish(attempt.id, outcome: .verified, reason: nil)
+        }
+    }
+
+    @Test(arguments: damages)
+    func bothChecksJudgeADamageAlike(_ damage: Damage) throws {
+        let file = try SQLiteLedger(path: temporaryLedgerPath())
+        try Self.fill(file)
+        #expect(file.check().isEmpty)
+        for sql in damage.sqlite { try file.database.execute(sql, [], "damage") }
+        let onFile = Set(file.check().map(\.check))
+        #expect(onFile == damage.found, "SQLite: \(file.check())")
+        guard PostgresTestServer.available else { return }
+        let url = try PostgresTestServer.freshDatabase()
+        let server = try PostgresLedger(url: url, bench: "b")
+        try Self.fill(server)
+        #expect(server.check().isEmpty, "\(server.check())")
+        for sql in damage.postgres { try PostgresTestServer.psql(url, "SET search_path = ccbeacon; " + sql) }
+        let onServer = Set(server.check().map(\.check))
+        #expect(onServer == damage.found, "PostgreSQL: \(server.check())")
+    }
+}

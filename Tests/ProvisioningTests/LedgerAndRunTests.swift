@@ -98,7 +98,7 @@ struct LedgerTests {
         let database = try SQLiteDatabase(path: path, mode: .readWrite)
         #expect(throws: LedgerError.self) {
             try database.execute(
-                "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method) VALUES ('b', '00:12:4B:00:00:02', 'd', 't', 'x', 'i', 'now', 'verified', 'none')",
+                "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, finished_at, outcome, verify_method) VALUES ('b', '00:12:4B:00:00:02', 'd', 't', 'x', 'i', 'now', 'now', 'verified', 'none')",
                 [], "a verified attempt without verification")
         }
     }

@@ -64,7 +64,8 @@ struct LedgerContractTests {
                 reader: { try PostgresLedger(url: url, bench: "", creating: false) },
                 downgrade: [
                     "DROP TABLE hook_runs", "ALTER TABLE attempts DROP COLUMN debug_locked",
-                    "ALTER TABLE attempts DROP COLUMN run", "DROP TABLE runs",
+                    "ALTER TABLE attempts DROP COLUMN run", "DROP TABLE runs", "ALTER TABLE stations DROP COLUMN taken",
+                    "DROP INDEX interrupted_by_chip",
                     "UPDATE ledger_meta SET value = '2' WHERE key = 'schema_version'",
                 ])
         )

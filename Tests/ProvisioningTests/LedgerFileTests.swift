@@ -68,7 +68,7 @@ struct ChipIDTests {
         try ledger.register([Station(name: "a", identity: identity(1))])
         let raw = try SQLiteDatabase(path: path, mode: .readWrite)
         let insert =
-            "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method) VALUES ('a', ?, 'd', 't', 'x', 'i', 'now', 'failed', 'crc')"
+            "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, finished_at, outcome, verify_method) VALUES ('a', ?, 'd', 't', 'x', 'i', 'now', 'now', 'failed', 'crc')"
         let update = "UPDATE attempts SET chip = ? WHERE id = (SELECT max(id) FROM attempts)"
         try raw.execute(insert, [.text("00:12:4B:00:00:99")], "a valid chip")
         for (sql, operation) in [(insert, "inserting"), (update, "updating")] {
@@ -204,8 +204,9 @@ struct LedgerFileTests {
         let raw = try SQLiteDatabase(path: path, mode: .readWrite)
         for statement in [
             "DROP INDEX one_verified_per_chip", "DROP TRIGGER chip_id_on_insert",
-            "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method) VALUES ('b', '00:12:4B:00:00:01', 'd', 't', 'x', 'i', 'now', 'verified', 'crc')",
-            "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, outcome, verify_method) VALUES ('b', 'ff:ff:ff:ff:ff:ff', 'd', 't', 'x', 'i', 'now', 'failed', 'crc')",
+            "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, finished_at, outcome, verify_method) VALUES ('b', '00:12:4B:00:00:01', 'd', 't', 'x', 'i', 'now', 'now', 'verified', 'crc')",
+            "INSERT INTO attempts(station, chip, debugger, template, template_sha256, image_sha256, started_at, finished_at, outcome, verify_method) VALUES ('b', 'ff:ff:ff:ff:ff:ff', 'd', 't', 'x', 'i', 'now', 'now', 'failed', 'crc')",
+            "UPDATE stations SET taken = 1 WHERE name = 'b'",
         ] {
             try raw.execute(statement, [], "breaking the ledger")
         }

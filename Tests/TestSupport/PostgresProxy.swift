@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// A Unix-socket proxy in front of the test server, for one test's fresh database: every byte
+/// A Unix-socket proxy in front of a test server's database: every byte
 /// passes through unchanged until the test asks it to cut — every connection open now
 /// (`cutAll`, a network that drops), or the next connections at the moment a client sends a
 /// given text (`cut(next:when:)`: `client_encoding to` cuts a connection while libpq sets it up).
@@ -25,8 +25,12 @@ public final class PostgresProxy: Sendable {
     let state = Mutex(State())
 
     /// A fresh database on the test server, reached through a new proxy.
-    public init() throws {
-        let direct = try PostgresTestServer.freshDatabase()
+    public convenience init() throws {
+        try self.init(url: try PostgresTestServer.freshDatabase())
+    }
+
+    /// The database at `direct` (a URL with `host=` a socket folder), reached through a new proxy.
+    public init(url direct: String) throws {
         guard let range = direct.range(of: "host=") else {
             throw PostgresTestError("the test server's URL has no host= socket folder: \(direct)")
         }
