@@ -665,7 +665,9 @@ public final class ProvisioningRun: Sendable {
                     events(.interruptedForAnotherList(debugger: debugger, chip: chip, station: interrupted.station))
                     return .release
                 }
-                inHand = interrupted.station
+                // Only a chip that may hold the interrupted station is erased when the lease is
+                // lost; one that still carries another verified station keeps it.
+                if carried == nil { inHand = interrupted.station }
                 switch try resume(interrupted, carrying: carried, session: session, debugger: debugger, locked: &locked)
                 {
                 case .verified, .leftHeld: return .release
@@ -710,8 +712,9 @@ public final class ProvisioningRun: Sendable {
                     // come, so this chip is let go and the worker waits.
                     return try recalibratedLeft(except: outsideList.withLock { $0 }) ? .release : .nothingLeft
                 }
-                inHand = station.name
+                // Superseded first: until then the chip still carries its old station, verified.
                 if reprovisioning { try ledger.supersede(chip: chip) }
+                inHand = station.name
                 events(.started(debugger: debugger, station: station.name, chip: chip))
                 var burnError: DebuggerError?
                 var burned: BurnReport?
