@@ -748,9 +748,14 @@ final class LedgerFailingOnFinish: ProvisioningLedger, Sendable {
     /// Fail the first `states()` instead of the first `finish`.
     let failingStates: Bool
 
-    init(_ inner: SQLiteLedger, failingStates: Bool = false) {
+    /// Its lease is lost when a chip's station is superseded or an outcome recorded: as if the
+    /// run had been paused past its lease right then.
+    let losingLease: Bool
+
+    init(_ inner: SQLiteLedger, failingStates: Bool = false, losingLease: Bool = false) {
         self.inner = inner
         self.failingStates = failingStates
+        self.losingLease = losingLease
     }
 
     /// True once: the one failure this ledger gives.
@@ -789,6 +794,7 @@ final class LedgerFailingOnFinish: ProvisioningLedger, Sendable {
         _ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?,
         debugLocked: Bool
     ) throws(LedgerError) {
+        if losingLease { throw LedgerError(operation: "finishing", message: "lease over", kind: .leaseLost) }
         if !failingStates, failsNow() {
             throw LedgerError(operation: "finishing attempt \(attemptID)", message: "disk I/O error", kind: .database)
         }
@@ -818,7 +824,10 @@ final class LedgerFailingOnFinish: ProvisioningLedger, Sendable {
     func recordHookTry(eventID: String, status: String, delivered: Bool) throws(LedgerError) {
         try inner.recordHookTry(eventID: eventID, status: status, delivered: delivered)
     }
-    func supersede(chip: String, reason: String) throws(LedgerError) { try inner.supersede(chip: chip, reason: reason) }
+    func supersede(chip: String, reason: String) throws(LedgerError) {
+        if losingLease { throw LedgerError(operation: "superseding", message: "lease over", kind: .leaseLost) }
+        try inner.supersede(chip: chip, reason: reason)
+    }
     func release(station: String) throws(LedgerError) { try inner.release(station: station) }
     func states() throws(LedgerError) -> [StationState] {
         if failingStates, failsNow() {
@@ -955,5 +964,40 @@ struct ResumeEraseTests {
         #expect(try ledger.verifiedStation(forChip: chip) == "a")
         #expect(try ledger.attempts().last?.reason == "interrupted before its burn began; the chip still carries 'a'")
         #expect(ledger.check() == [])
+    }
+
+    /// A run whose lease is lost erases the chip in its hand — but never one that still carries
+    /// another station the ledger records as verified on it: a reprovisioned chip before its old
+    /// station is superseded, or a chip with an interrupted attempt of another station.
+    @Test(arguments: [false, true])
+    func aLostLeaseNeverErasesAStationTheChipCarries(interruptedOnIt: Bool) throws {
+        let template = ProvisioningRunTests.template
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register([Station(name: "a", identity: identity(1)), Station(name: "b", identity: identity(2))])
+        let debugger = EmulatedDebugger()
+        var options = ProvisioningRunTests.benchOptions(wait: 0.2)
+        options.stations = ["a"]
+        _ = ProvisioningRun(template: template, ledger: ledger, options: options) { _ in }
+            .run([ProvisioningDebugger(name: "emu") { () throws(DebuggerError) in debugger }])
+        let chip = "00:12:4B:00:25:41"
+        #expect(try ledger.verifiedStation(forChip: chip) == "a")
+        let carried = debugger.chip!.flash
+        if interruptedOnIt {
+            // A run claimed b for this chip and was killed before superseding a.
+            _ = try ledger.claimNextStation(
+                chip: chip, debugger: "emu", template: template.manifest.name,
+                templateSHA256: template.manifest.imageSHA256, verifyMethod: "crc", skipping: [],
+                image: { _ in ("x", nil) })
+            _ = try ledger.recoverInterrupted()
+        }
+        var again = ProvisioningRunTests.benchOptions(wait: 0.2)
+        again.reprovision = true
+        let losing = LedgerFailingOnFinish(ledger, losingLease: true)
+        let summary = ProvisioningRun(template: template, ledger: losing, options: again) { _ in }
+            .run([ProvisioningDebugger(name: "emu") { () throws(DebuggerError) in debugger }])
+        #expect(summary.leaseLost != nil, "\(summary)")
+        let unchanged = debugger.chip!.flash == carried
+        #expect(unchanged, "the chip still holds a: \(summary)")
+        #expect(try ledger.verifiedStation(forChip: chip) == "a")
     }
 }
