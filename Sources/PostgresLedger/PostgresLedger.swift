@@ -455,67 +455,23 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
     public func hasLockedChips() throws(LedgerError) -> Bool { try core.hasLockedChips() }
 
     /// Every station with its state, in list order (read in one snapshot).
-    public func states() throws(LedgerError) -> [StationState] {
-        try connection.transaction("reading the ledger") { () throws(LedgerError) -> [StationState] in
-            try connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", [], "reading the ledger")
-            let stations = try connection.execute(
-                "SELECT \(Self.stationColumns) FROM stations ORDER BY position", [], "reading stations"
-            ).map(Self.station)
-            return StationState.states(of: stations, attempts: try attempts())
-        }
-    }
+    public func states() throws(LedgerError) -> [StationState] { try core.states() }
 
     /// Every attempt, oldest first.
     public func attempts() throws(LedgerError) -> [Attempt] { try core.attempts() }
 
-    /// Records a calibration and makes its power the station's, in one transaction.
+    /// Records a calibration and makes its power the station's (`LedgerCore.recordCalibration`).
     public func recordCalibration(_ calibration: CalibrationRecord) throws(LedgerError) {
-        try connection.transaction("recording a calibration") { () throws(LedgerError) in
-            let updated = try connection.execute(
-                "UPDATE stations SET power = $1 WHERE name = $2 RETURNING name",
-                [.integer(calibration.power), .text(calibration.station)],
-                "recording a calibration of '\(visible: calibration.station)'")
-            guard updated.count == 1 else {
-                throw LedgerRefusal.unknownStation(calibrating: calibration.station)
-            }
-            try connection.execute(
-                "INSERT INTO calibrations(station, recorded_at, power, samples, used, source) VALUES ($1, \(Self.now), $2, $3, $4, $5)",
-                [
-                    .text(calibration.station), .integer(calibration.power), .integer(calibration.samples),
-                    .integer(calibration.used), .text(calibration.source),
-                ], "recording a calibration of '\(visible: calibration.station)'")
-        }
+        try core.recordCalibration(calibration)
     }
 
     /// Every calibration, oldest first.
-    public func calibrations() throws(LedgerError) -> [CalibrationRecord] {
-        try connection.transaction("reading calibrations") { () throws(LedgerError) -> [CalibrationRecord] in
-            try readCalibrations()
-        }
-    }
-
-    func readCalibrations() throws(LedgerError) -> [CalibrationRecord] {
-        try connection.execute(
-            "SELECT station, recorded_at, power, samples, used, source FROM calibrations ORDER BY id", [],
-            "reading calibrations"
-        ).map { row throws(LedgerError) -> CalibrationRecord in
-            guard let station = row[0], let at = row[1], let power = row[2].flatMap(Int.init),
-                let samples = row[3].flatMap(Int.init), let used = row[4].flatMap(Int.init), let source = row[5]
-            else { throw Self.unreadable("a calibration has values that are not a calibration's") }
-            return CalibrationRecord(
-                station: station, recordedAt: at, power: power, samples: samples, used: used, source: source)
-        }
-    }
+    public func calibrations() throws(LedgerError) -> [CalibrationRecord] { try core.calibrations() }
 
     // MARK: - Rows
 
     /// The power of a station's latest calibration, if any.
-    func latestCalibration(of station: String) throws(LedgerError) -> Int? {
-        (try connection.execute(
-            "SELECT power FROM calibrations WHERE station = $1 ORDER BY id DESC LIMIT 1", [.text(station)],
-            "reading the calibration of '\(visible: station)'"
-        ).first?.first ?? nil).flatMap(Int.init)
-    }
+    func latestCalibration(of station: String) throws(LedgerError) -> Int? { try core.latestCalibration(of: station) }
 
     static func unreadable(_ what: String) -> LedgerError {
         LedgerError(

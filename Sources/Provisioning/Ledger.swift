@@ -735,11 +735,7 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     public func hasLockedChips() throws(LedgerError) -> Bool { try core.hasLockedChips() }
 
     /// Every station with its state, in list order.
-    public func states() throws(LedgerError) -> [StationState] {
-        let stations = try database.query(
-            "SELECT name, uuid, major, minor, power, note FROM stations ORDER BY position", [], "reading stations")
-        return StationState.states(of: try stations.map(Self.station), attempts: try attempts())
-    }
+    public func states() throws(LedgerError) -> [StationState] { try core.states() }
 
     /// Every attempt, oldest first.
     public func attempts() throws(LedgerError) -> [Attempt] { try core.attempts() }
@@ -753,52 +749,18 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     /// An attempt row (see `LedgerCore.attempt`).
     static func attempt(_ row: [SQLiteDatabase.Value]) throws(LedgerError) -> Attempt { try LedgerCore.attempt(row) }
 
-    /// Records a calibration and makes its power the station's, in one transaction; a station
-    /// the ledger does not know is refused.
+    /// Records a calibration and makes its power the station's (`LedgerCore.recordCalibration`).
     public func recordCalibration(_ calibration: CalibrationRecord) throws(LedgerError) {
-        try database.transaction("recording a calibration") { () throws(LedgerError) in
-            let known =
-                try database.query(
-                    "SELECT COUNT(*) FROM stations WHERE name = ?", [.text(calibration.station)],
-                    "recording a calibration"
-                ).first?.first?.int ?? 0
-            guard known == 1 else {
-                throw LedgerRefusal.unknownStation(calibrating: calibration.station)
-            }
-            try database.execute(
-                "INSERT INTO calibrations(station, recorded_at, power, samples, used, source) VALUES (?, \(Self.now), ?, ?, ?, ?)",
-                [
-                    .text(calibration.station), .integer(calibration.power), .integer(calibration.samples),
-                    .integer(calibration.used), .text(calibration.source),
-                ], "recording a calibration of '\(visible: calibration.station)'")
-            try database.execute(
-                "UPDATE stations SET power = ? WHERE name = ?",
-                [.integer(calibration.power), .text(calibration.station)],
-                "recording a calibration of '\(visible: calibration.station)'")
-        }
+        try core.recordCalibration(calibration)
     }
 
     /// The power of a station's latest calibration, if it has one.
     func latestCalibration(of station: String) throws(LedgerError) -> Int? {
-        guard hasCalibrations else { return nil }
-        return try database.query(
-            "SELECT power FROM calibrations WHERE station = ? ORDER BY id DESC LIMIT 1", [.text(station)],
-            "reading the calibration of '\(visible: station)'"
-        ).first?.first?.int
+        hasCalibrations ? try core.latestCalibration(of: station) : nil
     }
 
     /// Every calibration, oldest first (none in a ledger from before calibrations, read as it is).
     public func calibrations() throws(LedgerError) -> [CalibrationRecord] {
-        guard hasCalibrations else { return [] }
-        return try database.query(
-            "SELECT station, recorded_at, power, samples, used, source FROM calibrations ORDER BY id", [],
-            "reading calibrations"
-        ).map { row throws(LedgerError) -> CalibrationRecord in
-            guard let station = row[0].string, let at = row[1].string, let power = row[2].int,
-                let samples = row[3].int, let used = row[4].int, let source = row[5].string
-            else { throw Self.unreadable("a calibration has values that are not a calibration's") }
-            return CalibrationRecord(
-                station: station, recordedAt: at, power: power, samples: samples, used: used, source: source)
-        }
+        try core.calibrations(present: hasCalibrations)
     }
 }

@@ -345,7 +345,7 @@ package final class LedgerCore: Sendable {
         "UPDATE stations SET taken = CASE WHEN EXISTS (SELECT 1 FROM attempts a WHERE a.station = stations.name AND a.outcome IN ('verified', 'in-progress', 'interrupted')) THEN 1 ELSE 0 END"
 
     /// The power of a station's latest calibration, if any.
-    func latestCalibration(of station: String) throws(LedgerError) -> Int? {
+    package func latestCalibration(of station: String) throws(LedgerError) -> Int? {
         try driver.rows(
             "SELECT power FROM calibrations WHERE station = ? ORDER BY id DESC LIMIT 1", [.text(station)],
             "reading the calibration of '\(visible: station)'"
@@ -556,6 +556,54 @@ package final class LedgerCore: Sendable {
                 "SELECT 1 FROM attempts WHERE outcome = 'verified' AND debug_locked = ? LIMIT 1", [.integer(1)],
                 "looking for locked chips"
             ).isEmpty
+        }
+    }
+
+    /// Every station with its state, in list order, read in one snapshot where the database gives
+    /// one.
+    package func states() throws(LedgerError) -> [StationState] {
+        try driver.reading("reading the ledger") { () throws(LedgerError) -> [StationState] in
+            if let snapshot = dialect.snapshot { try driver.rows(snapshot, [], "reading the ledger") }
+            let stations = try driver.rows(
+                "SELECT name, uuid, major, minor, power, note FROM stations ORDER BY position", [], "reading stations"
+            ).map(Self.station)
+            return StationState.states(of: stations, attempts: try attempts())
+        }
+    }
+
+    /// Records a calibration and makes its power the station's, in one transaction; a station the
+    /// ledger does not know is refused.
+    package func recordCalibration(_ calibration: CalibrationRecord) throws(LedgerError) {
+        let operation = "recording a calibration of '\(visible: calibration.station)'"
+        try driver.inTransaction(operation) { () throws(LedgerError) in
+            let updated = try driver.rows(
+                "UPDATE stations SET power = ? WHERE name = ? RETURNING name",
+                [.integer(calibration.power), .text(calibration.station)], operation)
+            guard updated.count == 1 else { throw LedgerRefusal.unknownStation(calibrating: calibration.station) }
+            try driver.rows(
+                "INSERT INTO calibrations(station, recorded_at, power, samples, used, source) VALUES (?, \(now), ?, ?, ?, ?)",
+                [
+                    .text(calibration.station), .integer(calibration.power), .integer(calibration.samples),
+                    .integer(calibration.used), .text(calibration.source),
+                ], operation)
+        }
+    }
+
+    /// Every calibration, oldest first (none when the ledger has no calibrations table: `present`
+    /// false, an earlier schema read without migrating).
+    package func calibrations(present: Bool = true) throws(LedgerError) -> [CalibrationRecord] {
+        guard present else { return [] }
+        return try driver.reading("reading calibrations") { () throws(LedgerError) -> [CalibrationRecord] in
+            try driver.rows(
+                "SELECT station, recorded_at, power, samples, used, source FROM calibrations ORDER BY id", [],
+                "reading calibrations"
+            ).map { row throws(LedgerError) -> CalibrationRecord in
+                guard let station = row[0].string, let at = row[1].string, let power = row[2].int,
+                    let samples = row[3].int, let used = row[4].int, let source = row[5].string
+                else { throw Self.unreadable("a calibration has values that are not a calibration's") }
+                return CalibrationRecord(
+                    station: station, recordedAt: at, power: power, samples: samples, used: used, source: source)
+            }
         }
     }
 

@@ -43,6 +43,9 @@ package struct SQLDialect: Sendable {
     package var forShare: String
     /// 32 random lower-case hex digits, made by the database.
     package var randomID: String
+    /// The first statement of a read that must see one snapshot across its statements, or `nil`
+    /// where the connection's lock is all a read gets.
+    package var snapshot: String?
     /// A statement that orders the transactions starting runs one after the other (taken
     /// inside each), or `nil` where write transactions are one at a time anyway.
     package var serializeRuns: String?
@@ -57,7 +60,7 @@ package struct SQLDialect: Sendable {
         now: "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
         epochSeconds: "((julianday('now') - 2440587.5) * 86400.0)",
         forUpdate: "", forUpdateSkipLocked: "", forShare: "",
-        randomID: "lower(hex(randomblob(16)))", serializeRuns: nil,
+        randomID: "lower(hex(randomblob(16)))", snapshot: nil, serializeRuns: nil,
         notInList: { "\($0) NOT IN (SELECT value FROM json_each(?))" },
         listParameter: { .text(JSONValue.array($0.map { .string($0) }).compact()) })
 
@@ -67,6 +70,7 @@ package struct SQLDialect: Sendable {
         epochSeconds: "extract(epoch FROM clock_timestamp())::float8",
         forUpdate: "FOR UPDATE", forUpdateSkipLocked: "FOR UPDATE SKIP LOCKED", forShare: "FOR SHARE",
         randomID: "pg_catalog.replace(pg_catalog.gen_random_uuid()::text, '-', '')",
+        snapshot: "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
         // "CCBL", as every ccbeacon lock of a database: runs start one at a time.
         serializeRuns: "SELECT pg_catalog.pg_advisory_xact_lock(1128481356::bigint)",
         notInList: { "NOT (\($0) = ANY(?::text[]))" },
