@@ -272,82 +272,10 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
 
     // MARK: - ProvisioningLedger
 
-    /// Adds the list's stations; a known station must keep its identity (a calibrated one keeps
-    /// its calibrated power when the list gives none of its own).
+    /// Adds the list's stations; a known station must keep its identity; a pool takes only the
+    /// list it was registered with (`LedgerCore.register`).
     public func register(_ stations: [Station]) throws(LedgerError) {
-        try connection.transaction("registering the station list") { () throws(LedgerError) in
-            // Benches starting with one list register it one after the other, each seeing what the
-            // one before added (the same key as the schema's creation).
-            try connection.execute(
-                "SELECT pg_catalog.pg_advisory_xact_lock(1128481356::bigint)", [], "locking the station list")
-            let count =
-                Int(try connection.execute("SELECT count(*) FROM stations", [], "counting stations")[0][0] ?? "0") ?? 0
-            if count > 0 { try attach(stations) }
-            var mismatches: [String] = []
-            for (index, station) in stations.enumerated() {
-                let identity = station.identity
-                let existing = try connection.execute(
-                    "SELECT uuid, major, minor, power FROM stations WHERE name = $1", [.text(station.name)],
-                    "reading station \(station.name)")
-                if let row = existing.first {
-                    let same =
-                        row[0] == identity.uuid.uuidString && row[1] == String(identity.major)
-                        && row[2] == String(identity.minor)
-                    guard same else {
-                        throw LedgerRefusal.otherIdentity(station.name)
-                    }
-                    if let recorded = row[3].flatMap(Int.init), recorded != Int(identity.measuredPower) {
-                        let listGivesPower = station.powerOrigin == .list || station.powerOrigin == .explicit
-                        if !listGivesPower, try latestCalibration(of: station.name) == recorded { continue }
-                        mismatches.append(
-                            "\(station.name) (ledger \(recorded) dBm, list \(identity.measuredPower) dBm)")
-                    }
-                    continue
-                }
-                do throws(LedgerError) {
-                    try connection.execute(
-                        "INSERT INTO stations(position, name, uuid, major, minor, power, note) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                        [
-                            .integer(count + index), .text(station.name), .text(identity.uuid.uuidString),
-                            .integer(Int(identity.major)), .integer(Int(identity.minor)),
-                            .integer(Int(identity.measuredPower)), station.note.map { .text($0) } ?? .null,
-                        ], "registering station '\(visible: station.name)'")
-                } catch  where error.isConstraint {
-                    throw LedgerRefusal.identityTaken(station.name, identity)
-                }
-            }
-            if !mismatches.isEmpty { throw LedgerRefusal.otherPowers(mismatches) }
-        }
-    }
-
-    /// A pool registers one list: a bench starting with a list attaches to the pool only when the
-    /// list is the pool's (the same names with the same identities); otherwise every difference is
-    /// named and nothing is registered.
-    func attach(_ stations: [Station]) throws(LedgerError) {
-        let pool = try connection.execute(
-            "SELECT name, uuid, major, minor FROM stations ORDER BY position", [], "reading the pool's stations")
-        var known: [String: [String?]] = [:]
-        for row in pool { if let name = row[0] { known[name] = Array(row[1...]) } }
-        let listed = Set(stations.map(\.name))
-        var onlyInList: [String] = []
-        var otherIdentity: [String] = []
-        for station in stations {
-            guard let identity = known[station.name] else {
-                onlyInList.append(station.name)
-                continue
-            }
-            let wanted = station.identity
-            if identity != [wanted.uuid.uuidString, String(wanted.major), String(wanted.minor)] {
-                otherIdentity.append(
-                    "\(station.name) (pool \(identity[0] ?? "?")/\(identity[1] ?? "?")/\(identity[2] ?? "?"), list \(wanted.uuid.uuidString)/\(wanted.major)/\(wanted.minor))"
-                )
-            }
-        }
-        let onlyInPool = pool.compactMap { $0[0] }.filter { !listed.contains($0) }
-        guard onlyInList.isEmpty, onlyInPool.isEmpty, otherIdentity.isEmpty else {
-            throw LedgerRefusal.otherList(
-                onlyInList: onlyInList, onlyInPool: onlyInPool, otherIdentity: otherIdentity, pool: connection.name)
-        }
+        try core.register(stations, oneList: true, ledgerName: connection.name)
     }
 
     /// Marks as interrupted the attempts in progress of every run that is over (its lease ran
@@ -467,24 +395,4 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
 
     /// Every calibration, oldest first.
     public func calibrations() throws(LedgerError) -> [CalibrationRecord] { try core.calibrations() }
-
-    // MARK: - Rows
-
-    /// The power of a station's latest calibration, if any.
-    func latestCalibration(of station: String) throws(LedgerError) -> Int? { try core.latestCalibration(of: station) }
-
-    static func unreadable(_ what: String) -> LedgerError {
-        LedgerError(
-            operation: "reading the ledger", message: "a record cannot be read: \(what)",
-            kind: .refused(.damaged(report: [what])))
-    }
-
-    static func station(_ row: [String?]) throws(LedgerError) -> Station {
-        guard let name = row[0], let uuidText = row[1], let uuid = try? IdentityParser.uuid(uuidText),
-            let major = row[2].flatMap(UInt16.init), let minor = row[3].flatMap(UInt16.init),
-            let power = row[4].flatMap(Int8.init)
-        else { throw unreadable("station \(row[0] ?? "without a name") has values that are not a station's") }
-        return Station(
-            name: name, identity: IBeacon(uuid: uuid, major: major, minor: minor, measuredPower: power), note: row[5])
-    }
 }

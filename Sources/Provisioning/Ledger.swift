@@ -597,55 +597,10 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
 
     static let now = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
-    /// Adds the list's stations; a known station must keep its identity.
+    /// Adds the list's stations; a known station must keep its identity. A file may hold several
+    /// lists.
     public func register(_ stations: [Station]) throws(LedgerError) {
-        try database.transaction("registering the station list") { () throws(LedgerError) in
-            var powerMismatches: [(name: String, recorded: Int, now: Int)] = []
-            let count =
-                try database.query("SELECT COUNT(*) FROM stations", [], "counting stations").first?.first?.int ?? 0
-            for (index, station) in stations.enumerated() {
-                let identity = station.identity
-                let existing = try database.query(
-                    "SELECT uuid, major, minor, power FROM stations WHERE name = ?", [.text(station.name)],
-                    "reading station \(station.name)")
-                if let row = existing.first {
-                    let sameBeacon =
-                        row[0].string == identity.uuid.uuidString && row[1].int == Int(identity.major)
-                        && row[2].int == Int(identity.minor)
-                    if sameBeacon, let recorded = row[3].int, recorded != Int(identity.measuredPower) {
-                        // A calibrated station keeps its calibrated power when the list gives it
-                        // none of its own (the board's figure stands in for it).
-                        let listGivesPower = station.powerOrigin == .list || station.powerOrigin == .explicit
-                        if !listGivesPower, try latestCalibration(of: station.name) == recorded { continue }
-                        // Since measured power follows the TX power, a list without power values
-                        // registered before may now come out with another: every such station
-                        // is named at once.
-                        powerMismatches.append((station.name, recorded, Int(identity.measuredPower)))
-                        continue
-                    }
-                    guard sameBeacon, row[3].int == Int(identity.measuredPower) else {
-                        throw LedgerRefusal.otherIdentity(station.name)
-                    }
-                    continue
-                }
-                do throws(LedgerError) {
-                    try database.execute(
-                        "INSERT INTO stations(position, name, uuid, major, minor, power, note) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        [
-                            .integer(count + index), .text(station.name), .text(identity.uuid.uuidString),
-                            .integer(Int(identity.major)), .integer(Int(identity.minor)),
-                            .integer(Int(identity.measuredPower)), station.note.map { .text($0) } ?? .null,
-                        ], "registering station '\(visible: station.name)'")
-                } catch {
-                    guard error.isConstraint else { throw error }
-                    throw LedgerRefusal.identityTaken(station.name, identity)
-                }
-            }
-            if !powerMismatches.isEmpty {
-                throw LedgerRefusal.otherPowers(
-                    powerMismatches.map { "\($0.name) (ledger \($0.recorded) dBm, list \($0.now) dBm)" })
-            }
-        }
+        try core.register(stations, oneList: false, ledgerName: database.path)
     }
 
     /// Marks what runs that are over left in progress as interrupted; returns those attempts
@@ -752,11 +707,6 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     /// Records a calibration and makes its power the station's (`LedgerCore.recordCalibration`).
     public func recordCalibration(_ calibration: CalibrationRecord) throws(LedgerError) {
         try core.recordCalibration(calibration)
-    }
-
-    /// The power of a station's latest calibration, if it has one.
-    func latestCalibration(of station: String) throws(LedgerError) -> Int? {
-        hasCalibrations ? try core.latestCalibration(of: station) : nil
     }
 
     /// Every calibration, oldest first (none in a ledger from before calibrations, read as it is).

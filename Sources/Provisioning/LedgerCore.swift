@@ -559,6 +559,89 @@ package final class LedgerCore: Sendable {
         }
     }
 
+    /// Adds the list's stations in one transaction; a station already known must keep its
+    /// identity (a calibrated one keeps its calibrated power when the list gives none of its own).
+    /// `oneList` (a shared pool): a ledger that holds stations takes only the list it was
+    /// registered with (`LedgerRefusal.otherList`, naming `ledgerName`); registrations run one
+    /// after the other where the dialect orders them.
+    package func register(_ stations: [Station], oneList: Bool, ledgerName: String) throws(LedgerError) {
+        try driver.inTransaction("registering the station list") { () throws(LedgerError) in
+            // Benches starting with one list register it one after the other, each seeing what
+            // the one before added.
+            if let serialize = dialect.serializeRuns { try driver.rows(serialize, [], "locking the station list") }
+            let count =
+                try driver.rows("SELECT count(*) FROM stations", [], "counting stations").first?.first?.int ?? 0
+            if oneList, count > 0 { try attach(stations, ledgerName: ledgerName) }
+            var mismatches: [String] = []
+            for (index, station) in stations.enumerated() {
+                let identity = station.identity
+                if let row = try driver.rows(
+                    "SELECT uuid, major, minor, power FROM stations WHERE name = ?", [.text(station.name)],
+                    "reading station '\(visible: station.name)'"
+                ).first {
+                    guard
+                        row[0].string == identity.uuid.uuidString && row[1].int == Int(identity.major)
+                            && row[2].int == Int(identity.minor)
+                    else { throw LedgerRefusal.otherIdentity(station.name) }
+                    if let recorded = row[3].int, recorded != Int(identity.measuredPower) {
+                        // A calibrated station keeps its calibrated power when the list gives it
+                        // none of its own (the board's figure stands in for it).
+                        let listGivesPower = station.powerOrigin == .list || station.powerOrigin == .explicit
+                        if !listGivesPower, try latestCalibration(of: station.name) == recorded { continue }
+                        // Since measured power follows the TX power, a list without power values
+                        // registered before may now come out with another: every such station is
+                        // named at once.
+                        mismatches.append(
+                            "\(station.name) (ledger \(recorded) dBm, list \(identity.measuredPower) dBm)")
+                    }
+                    continue
+                }
+                do throws(LedgerError) {
+                    try driver.rows(
+                        "INSERT INTO stations(position, name, uuid, major, minor, power, note) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        [
+                            .integer(count + index), .text(station.name), .text(identity.uuid.uuidString),
+                            .integer(Int(identity.major)), .integer(Int(identity.minor)),
+                            .integer(Int(identity.measuredPower)), station.note.map { .text($0) } ?? .null,
+                        ], "registering station '\(visible: station.name)'")
+                } catch  where error.isConstraint {
+                    throw LedgerRefusal.identityTaken(station.name, identity)
+                }
+            }
+            if !mismatches.isEmpty { throw LedgerRefusal.otherPowers(mismatches) }
+        }
+    }
+
+    /// A pool registers one list: a list attaches only when it is the pool's (the same names with
+    /// the same identities); otherwise every difference is named and nothing is registered.
+    func attach(_ stations: [Station], ledgerName: String) throws(LedgerError) {
+        let pool = try driver.rows(
+            "SELECT name, uuid, major, minor FROM stations ORDER BY position", [], "reading the pool's stations")
+        var known: [String: [SQLValue]] = [:]
+        for row in pool { if let name = row[0].string { known[name] = Array(row[1...]) } }
+        let listed = Set(stations.map(\.name))
+        var onlyInList: [String] = []
+        var otherIdentity: [String] = []
+        for station in stations {
+            guard let identity = known[station.name] else {
+                onlyInList.append(station.name)
+                continue
+            }
+            let wanted = station.identity
+            if identity != [.text(wanted.uuid.uuidString), .integer(Int(wanted.major)), .integer(Int(wanted.minor))] {
+                let shown = identity.map { $0.string ?? $0.int.map(String.init) ?? "?" }
+                otherIdentity.append(
+                    "\(station.name) (pool \(shown.joined(separator: "/")), list \(wanted.uuid.uuidString)/\(wanted.major)/\(wanted.minor))"
+                )
+            }
+        }
+        let onlyInPool = pool.compactMap { $0[0].string }.filter { !listed.contains($0) }
+        guard onlyInList.isEmpty, onlyInPool.isEmpty, otherIdentity.isEmpty else {
+            throw LedgerRefusal.otherList(
+                onlyInList: onlyInList, onlyInPool: onlyInPool, otherIdentity: otherIdentity, pool: ledgerName)
+        }
+    }
+
     /// Every station with its state, in list order, read in one snapshot where the database gives
     /// one.
     package func states() throws(LedgerError) -> [StationState] {
