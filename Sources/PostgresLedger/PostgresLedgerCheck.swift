@@ -244,72 +244,14 @@ extension PostgresLedger: HistoryImporting {
     }
 
     /// Writes `history` into this empty ledger in one transaction (attempt ids kept, the id
-    /// sequence moved past them).
+    /// sequence moved past them; `LedgerCore.importHistory`). File attempts without a bench get
+    /// `unrecorded`.
     public func importHistory(_ history: LedgerHistory) throws(LedgerError) {
-        try connection.transaction("copying the history in") { () throws(LedgerError) in
-            // Taken before the emptiness check: two copies into one database run one after the other.
-            try connection.execute(
-                "SELECT pg_catalog.pg_advisory_xact_lock(1128481356::bigint)", [], "locking the ledger")
-            guard try isEmpty() else {
-                // Run again after a lost connection: the first run's COMMIT may have gone through.
-                if connection.repeating, try self.history() == history { return }
-                throw LedgerError(
-                    operation: "copying the history in", message: "the target ledger is not empty", kind: .constraint)
-            }
-            for (position, station) in history.stations.enumerated() {
-                let identity = station.identity
-                try connection.execute(
-                    "INSERT INTO stations(position, name, uuid, major, minor, power, note) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                    [
-                        .integer(position), .text(station.name), .text(identity.uuid.uuidString),
-                        .integer(Int(identity.major)), .integer(Int(identity.minor)),
-                        .integer(Int(identity.measuredPower)), station.note.map { .text($0) } ?? .null,
-                    ], "copying station '\(visible: station.name)'")
-            }
-            let optional = { (text: String?) -> PostgresConnection.Value in text.map { .text($0) } ?? .null }
-            for run in history.runs {
-                try connection.rows(
-                    "INSERT INTO runs(\(LedgerCore.runColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    LedgerCore.runValues(run), "copying run \(run.id)")
-            }
-            for attempt in history.attempts {
-                try connection.execute(
-                    "INSERT INTO attempts(\(Self.allAttemptColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::boolean, $17, $18, $19, $20, $21::boolean, $22)",
-                    [
-                        .integer(attempt.id), .text(attempt.station), .text(attempt.chip), .text(attempt.debugger),
-                        .text(attempt.template), .text(attempt.templateSHA256), .text(attempt.imageSHA256),
-                        .text(attempt.startedAt), optional(attempt.finishedAt), .text(attempt.outcome.rawValue),
-                        optional(attempt.reason), .text(attempt.verifyMethod), optional(attempt.advertiserAddress),
-                        optional(attempt.readBack), attempt.power.map { .integer($0) } ?? .null,
-                        attempt.onAir.map { .text($0.heard ? "true" : "false") } ?? .null,
-                        attempt.onAir.map { .integer($0.rssiCount) } ?? .null,
-                        attempt.onAir?.rssiMedian.map { .integer($0) } ?? .null, optional(attempt.powerSource),
-                        // A file ledger of an earlier ccbeacon did not record its bench.
-                        .text(attempt.bench ?? "unrecorded"), attempt.debugLocked ? .text("true") : .null,
-                        optional(attempt.run),
-                    ], "copying attempt \(attempt.id)")
-            }
-            for run in history.hookRuns {
-                try connection.execute(
-                    "INSERT INTO hook_runs(event_id, attempt, hook, bench, created_at, tries, last_status, delivered_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-                    [
-                        .text(run.eventID), .integer(run.attempt.id), .text(run.hook.rawValue),
-                        .text(run.bench ?? "unrecorded"), .text(run.createdAt), .integer(run.tries),
-                        optional(run.lastStatus), optional(run.deliveredAt),
-                    ], "copying hook run \(run.eventID)")
-            }
-            try connection.execute(
-                "SELECT pg_catalog.setval(pg_catalog.pg_get_serial_sequence('ccbeacon.attempts', 'id'), greatest((SELECT max(id) FROM attempts), 1), (SELECT count(*) > 0 FROM attempts))",
-                [], "moving the attempt ids on")
-            try connection.execute(LedgerCore.retakeAll, [], "recording each station's state")
-            for calibration in history.calibrations {
-                try connection.execute(
-                    "INSERT INTO calibrations(station, recorded_at, power, samples, used, source) VALUES ($1, $2, $3, $4, $5, $6)",
-                    [
-                        .text(calibration.station), .text(calibration.recordedAt), .integer(calibration.power),
-                        .integer(calibration.samples), .integer(calibration.used), .text(calibration.source),
-                    ], "copying a calibration of '\(visible: calibration.station)'")
-            }
-        }
+        try core.importHistory(
+            history, empty: { () throws(LedgerError) in try isEmpty() },
+            copied: { () throws(LedgerError) in try self.history() == history }, unrecordedBench: "unrecorded",
+            afterAttempts:
+                "SELECT pg_catalog.setval(pg_catalog.pg_get_serial_sequence('ccbeacon.attempts', 'id'), greatest((SELECT max(id) FROM attempts), 1), (SELECT count(*) > 0 FROM attempts))"
+        )
     }
 }

@@ -63,54 +63,75 @@ extension SQLiteLedger: HistoryImporting {
 
     /// Writes `history` into this empty ledger in one transaction (attempt ids kept).
     public func importHistory(_ history: LedgerHistory) throws(LedgerError) {
-        try database.transaction("copying the history in") { () throws(LedgerError) in
-            guard try isEmpty() else {
-                throw LedgerError(
-                    operation: "copying the history in", message: "the target ledger is not empty", kind: .constraint)
+        try core.importHistory(history, empty: { () throws(LedgerError) in try isEmpty() })
+    }
+}
+
+extension LedgerCore {
+    /// Writes `history` into this empty ledger in one transaction (attempt ids kept), every rule
+    /// of the schema checking each row on the way in. `empty` says whether the ledger holds no
+    /// record; a repeat after a lost COMMIT that finds `history` there already (`copied`) is done.
+    /// `unrecordedBench`: the bench written for a record without one (a server requires one);
+    /// `afterAttempts`: a statement run once the attempts are in (a server moves its id sequence on).
+    package func importHistory(
+        _ history: LedgerHistory, empty: () throws(LedgerError) -> Bool,
+        copied: () throws(LedgerError) -> Bool = { false }, unrecordedBench: String? = nil,
+        afterAttempts: String? = nil
+    ) throws(LedgerError) {
+        let operation = "copying the history in"
+        try driver.inTransaction(operation) { () throws(LedgerError) in
+            // Taken before the emptiness check: two copies into one database run one after the other.
+            if let serialize = dialect.serializeRuns { try driver.rows(serialize, [], "locking the ledger") }
+            guard try empty() else {
+                if driver.isRepeating, try copied() { return }
+                throw LedgerError(operation: operation, message: "the target ledger is not empty", kind: .constraint)
             }
+            let text = { (value: String?) -> SQLValue in value.map { .text($0) } ?? .null }
             for (position, station) in history.stations.enumerated() {
                 let identity = station.identity
-                try database.execute(
+                try driver.rows(
                     "INSERT INTO stations(position, name, uuid, major, minor, power, note) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [
                         .integer(position), .text(station.name), .text(identity.uuid.uuidString),
                         .integer(Int(identity.major)), .integer(Int(identity.minor)),
-                        .integer(Int(identity.measuredPower)), station.note.map { .text($0) } ?? .null,
+                        .integer(Int(identity.measuredPower)), text(station.note),
                     ], "copying station '\(visible: station.name)'")
             }
             for run in history.runs {
-                try database.execute(
-                    "INSERT INTO runs(\(SQLiteLedger.runColumns.joined(separator: ", "))) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    Self.runValues(run), "copying run \(run.id)")
+                try driver.rows(
+                    "INSERT INTO runs(\(Self.runColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", Self.runValues(run),
+                    "copying run \(run.id)")
             }
+            let placeholders = Array(repeating: "?", count: Self.attemptColumns.count).joined(separator: ", ")
             for attempt in history.attempts {
-                let optional = { (text: String?) -> SQLiteDatabase.Value in text.map { .text($0) } ?? .null }
-                try database.execute(
-                    "INSERT INTO attempts(\(Self.attemptColumns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: Self.attemptColumns.count).joined(separator: ", ")))",
+                try driver.rows(
+                    "INSERT INTO attempts(\(Self.attemptColumns.joined(separator: ", "))) VALUES (\(placeholders))",
                     [
                         .integer(attempt.id), .text(attempt.station), .text(attempt.chip), .text(attempt.debugger),
                         .text(attempt.template), .text(attempt.templateSHA256), .text(attempt.imageSHA256),
-                        .text(attempt.startedAt), optional(attempt.finishedAt), .text(attempt.outcome.rawValue),
-                        optional(attempt.reason), .text(attempt.verifyMethod), optional(attempt.advertiserAddress),
-                        optional(attempt.readBack), attempt.power.map { .integer($0) } ?? .null,
+                        .text(attempt.startedAt), text(attempt.finishedAt), .text(attempt.outcome.rawValue),
+                        text(attempt.reason), .text(attempt.verifyMethod), text(attempt.advertiserAddress),
+                        text(attempt.readBack), attempt.power.map { .integer($0) } ?? .null,
                         attempt.onAir.map { .integer($0.heard ? 1 : 0) } ?? .null,
                         attempt.onAir.map { .integer($0.rssiCount) } ?? .null,
-                        attempt.onAir?.rssiMedian.map { .integer($0) } ?? .null, optional(attempt.powerSource),
-                        optional(attempt.bench), attempt.debugLocked ? .integer(1) : .null, optional(attempt.run),
+                        attempt.onAir?.rssiMedian.map { .integer($0) } ?? .null, text(attempt.powerSource),
+                        text(attempt.bench ?? unrecordedBench), attempt.debugLocked ? .integer(1) : .null,
+                        text(attempt.run),
                     ], "copying attempt \(attempt.id)")
             }
-            try database.execute(LedgerCore.retakeAll, [], "recording each station's state")
+            if let afterAttempts { try driver.rows(afterAttempts, [], "moving the attempt ids on") }
+            try driver.rows(Self.retakeAll, [], "recording each station's state")
             for run in history.hookRuns {
-                let optional = { (text: String?) -> SQLiteDatabase.Value in text.map { .text($0) } ?? .null }
-                try database.execute(
-                    "INSERT INTO hook_runs(\(Self.hookRunColumns.joined(separator: ", "))) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                try driver.rows(
+                    "INSERT INTO hook_runs(event_id, attempt, hook, bench, created_at, tries, last_status, delivered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [
-                        .text(run.eventID), .integer(run.attempt.id), .text(run.hook.rawValue), optional(run.bench),
-                        .text(run.createdAt), .integer(run.tries), optional(run.lastStatus), optional(run.deliveredAt),
+                        .text(run.eventID), .integer(run.attempt.id), .text(run.hook.rawValue),
+                        text(run.bench ?? unrecordedBench), .text(run.createdAt), .integer(run.tries),
+                        text(run.lastStatus), text(run.deliveredAt),
                     ], "copying hook run \(run.eventID)")
             }
             for calibration in history.calibrations {
-                try database.execute(
+                try driver.rows(
                     "INSERT INTO calibrations(station, recorded_at, power, samples, used, source) VALUES (?, ?, ?, ?, ?, ?)",
                     [
                         .text(calibration.station), .text(calibration.recordedAt), .integer(calibration.power),
@@ -119,9 +140,7 @@ extension SQLiteLedger: HistoryImporting {
             }
         }
     }
-}
 
-extension LedgerCore {
     /// A run's values in `runColumns`' order, to copy it.
     package static func runValues(_ run: RunRecord) -> [SQLValue] {
         [
