@@ -350,6 +350,9 @@ enum ProvisionCommand {
         let debuggers = hardware.debuggers
         let listPath = command.positionals[0]
         var options = try runOptions(command)
+        // Every option's value is checked before anything is read.
+        let serverWaitSeconds = try command.value(serverWait)
+        let leaseSeconds = try command.value(lease) ?? RunLease.defaultSeconds
         // The list and the template are checked before anything else.
         let listStations = try CommandSupport.stations(listPath, consequence: "nothing was burned")
         let (template, _, board) = try CommandSupport.template(command)
@@ -384,8 +387,8 @@ enum ProvisionCommand {
             }
         }
         let opened = try openForRun(
-            path, listPath: listPath, bench: benchName, serverWait: try command.value(serverWait),
-            leaseSeconds: try command.value(lease) ?? RunLease.defaultSeconds, process: hardware.process,
+            path, listPath: listPath, bench: benchName, serverWait: serverWaitSeconds,
+            leaseSeconds: leaseSeconds, process: hardware.process,
             hooks: hooks.outcomes, console: console)
         defer { opened.lock.release() }
         let ledger = opened.ledger

@@ -18,8 +18,11 @@ enum Values {
         guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let value = Double(text),
             range.contains(value)
         else {
+            // Examples the range takes: 10 and 0.5 where it can.
+            let examples = [10, 0.5, 1.5, range.upperBound].filter(range.contains).prefix(2)
+                .map(ProvisioningRun.seconds).joined(separator: " or ")
             throw .usage(
-                "\(option) '\(visible: text)' must be a number of seconds, \(ProvisioningRun.seconds(range.lowerBound))…\(ProvisioningRun.seconds(range.upperBound)) (decimal, e.g. 10 or 0.5)"
+                "\(option) '\(visible: text)' must be a number of seconds, \(ProvisioningRun.seconds(range.lowerBound))…\(ProvisioningRun.seconds(range.upperBound)) (decimal, e.g. \(examples))"
             )
         }
         return value

@@ -21,6 +21,8 @@ final class PostgresConnection: @unchecked Sendable {
     let password: String?
     /// How long a transaction keeps trying to reach a server that went away before it fails.
     var serverWait: Double = 60
+    /// How many times a transaction is tried whose lock was not granted within `lockWait`.
+    var lockTries = 8
     /// Transactions open on this connection: 1 inside one (nested calls join it).
     private var depth = 0
     /// Whether the transaction running now is a repeat after a lost connection, which may have
@@ -108,8 +110,12 @@ final class PostgresConnection: @unchecked Sendable {
         }
         guard let made, PQstatus(made) == CONNECTION_OK else {
             let message = made.map { Self.text(PQerrorMessage($0)) } ?? "out of memory"
+            // The server asked for a password and none was given: refused, as a wrong one is
+            // (libpq says so without a SQLSTATE).
+            let needsPassword = made.map { PQconnectionNeedsPassword($0) == 1 } ?? false
             if let made { PQfinish(made) }
-            let (state, words) = Self.serverState(message)
+            var (state, words) = Self.serverState(message)
+            if needsPassword { state = state ?? "28P01" }
             var error = LedgerError(
                 operation: operation,
                 message: Self.oneLine(Self.sanitized(words, password: password)),
@@ -139,10 +145,16 @@ final class PostgresConnection: @unchecked Sendable {
             PQfinish(made)
             throw error
         }
-        if let searchPath {
-            let result = searchPath.withCString { path in
-                PQexecParams(
-                    made, "SELECT pg_catalog.set_config('search_path', $1, false)", 1, nil, [path], nil, nil, 0)
+        // The schemas names resolve in; and no statement waits longer than `lockWait` for a lock
+        // another session holds (a bench paused inside a change): it fails and its transaction
+        // is run again, so a paused bench never stops the others for long.
+        let settings = (searchPath.map { [("search_path", $0)] } ?? []) + [("lock_timeout", Self.lockWait)]
+        for (name, value) in settings {
+            let result = name.withCString { name in
+                value.withCString { value in
+                    PQexecParams(
+                        made, "SELECT pg_catalog.set_config($1, $2, false)", 2, nil, [name, value], nil, nil, 0)
+                }
             }
             defer { PQclear(result) }
             guard PQresultStatus(result) == PGRES_TUPLES_OK else {
@@ -321,9 +333,14 @@ final class PostgresConnection: @unchecked Sendable {
         return next(0)
     }
 
-    /// SQLSTATE classes that mean "try the whole transaction again": serialization failure and
-    /// deadlock.
-    static let retryable: Set<String> = ["40001", "40P01"]
+    /// SQLSTATE classes that mean "try the whole transaction again": serialization failure,
+    /// deadlock, and a lock not granted within `lockWait`.
+    static let retryable: Set<String> = ["40001", "40P01", "55P03"]
+
+    /// How long a statement waits for a lock another session holds (`lock_timeout`).
+    static let lockWait = "5s"
+    /// The SQLSTATE of a lock not granted within `lockWait`.
+    static let lockNotGranted = "55P03"
 
     /// Runs `body` in one transaction (READ COMMITTED; the claims lock rows themselves). A
     /// transaction the server aborts for a serialization failure or a deadlock is run again with
@@ -374,7 +391,9 @@ final class PostgresConnection: @unchecked Sendable {
                         pause = min(pause * 2, 2)
                         continue
                     }
-                    guard let code = error.code, Self.retryable.contains(code), attempt < 8 else { throw error }
+                    guard let code = error.code, Self.retryable.contains(code),
+                        attempt < (code == Self.lockNotGranted ? lockTries : 8)
+                    else { throw error }
                     usleep(UInt32(min(200_000, 5_000 << attempt)))
                 }
             }

@@ -171,6 +171,7 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
     /// leaves its lease to run out).
     deinit {
         connection.serverWait = 0
+        connection.lockTries = 1
         core.endRun()
     }
 

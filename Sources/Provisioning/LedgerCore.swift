@@ -175,9 +175,12 @@ package final class LedgerCore: Sendable {
             throw LedgerError(operation: operation, message: "this process has not started a run", kind: .leaseLost)
         }
         if let lost = lease.lostBecause { throw .leaseLost(operation, "this run's lease is over: \(lost)") }
+        // The row is locked first (a wait here is only for a recovery ending this very run), and
+        // the lease judged after, by the clock as it is then.
+        try driver.rows("SELECT 1 FROM runs WHERE id = ? \(dialect.forShare)", [.text(id)], operation)
         let holds =
             try driver.rows(
-                "SELECT CASE WHEN ended_at IS NULL AND lease_until > \(epoch) THEN 1 ELSE 0 END FROM runs WHERE id = ? \(dialect.forShare)",
+                "SELECT CASE WHEN ended_at IS NULL AND lease_until > \(epoch) THEN 1 ELSE 0 END FROM runs WHERE id = ?",
                 [.text(id)], operation
             ).first?.first?.int == 1
         guard holds else {
@@ -222,7 +225,12 @@ package final class LedgerCore: Sendable {
                         ORDER BY position LIMIT 1 \(dialect.forUpdateSkipLocked)
                         """, [dialect.listParameter(passed.sorted())], "finding pending stations"
                     ).first
-                else { return nil }
+                else {
+                    // None pending by `taken`: unless a hand-made change left it set on a station
+                    // no attempt holds (put right here, then looked for again), none is.
+                    if try repairTaken() > 0 { continue }
+                    return nil
+                }
                 let station = try Self.station(row)
                 // A server takes the row lock after the statement's snapshot: a run that claimed
                 // this station and committed in between is only seen by a new statement. Looked
@@ -340,6 +348,16 @@ package final class LedgerCore: Sendable {
             [.text(station), .text(station)], "recording the state of '\(visible: station)'")
     }
 
+    /// Clears `taken` where no attempt verified, in progress or interrupted says it (a hand-made
+    /// change; `ledger check` reports it), inside the caller's transaction; how many it cleared.
+    /// Asked only when no station looks pending, so it costs one scan at a list's end.
+    func repairTaken() throws(LedgerError) -> Int {
+        try driver.rows(
+            "UPDATE stations SET taken = 0 WHERE taken = 1 AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.station = stations.name AND a.outcome IN ('verified', 'in-progress', 'interrupted')) RETURNING name",
+            [], "putting the stations' state right"
+        ).count
+    }
+
     /// `retake` for every station (a migration, a history copied in).
     package static let retakeAll =
         "UPDATE stations SET taken = CASE WHEN EXISTS (SELECT 1 FROM attempts a WHERE a.station = stations.name AND a.outcome IN ('verified', 'in-progress', 'interrupted')) THEN 1 ELSE 0 END"
@@ -388,8 +406,9 @@ package final class LedgerCore: Sendable {
     }
 
     /// Records an outcome a run of this bench kept in its journal (`JournalingLedger`): the
-    /// attempt must still be open and — when the journal names it — still the journaling run's.
-    /// No lease is asked for: the journaling run burned it while its lease held.
+    /// attempt must still be open and still the journaling run's (a journal of a build before runs
+    /// names none: then only an attempt of no run, recorded before ledgers kept runs). No lease is
+    /// asked for: the journaling run burned it while its lease held.
     package func recordJournaled(
         _ attemptID: Int, run: String?, outcome: AttemptOutcome, reason: String?, readBack: String?,
         onAir: OnAirCheck?, debugLocked: Bool
@@ -397,7 +416,7 @@ package final class LedgerCore: Sendable {
         let operation = "recording an outcome from the journal"
         try driver.inTransaction(operation) { () throws(LedgerError) in
             let changed = try driver.rows(
-                "UPDATE attempts SET outcome = ?, reason = ?, read_back = ?, heard = ?, rssi_count = ?, rssi_median = ?, debug_locked = ?, finished_at = \(now) WHERE id = ? AND outcome IN ('in-progress', 'interrupted') AND (run IS NULL OR run = coalesce(?, run)) RETURNING station",
+                "UPDATE attempts SET outcome = ?, reason = ?, read_back = ?, heard = ?, rssi_count = ?, rssi_median = ?, debug_locked = ?, finished_at = \(now) WHERE id = ? AND outcome IN ('in-progress', 'interrupted') AND coalesce(run, '') = coalesce(?, '') RETURNING station",
                 Self.outcomeValues(outcome, reason, readBack, onAir, debugLocked) + [
                     .integer(attemptID), run.map { .text($0) } ?? .null,
                 ], operation)
@@ -453,20 +472,20 @@ package final class LedgerCore: Sendable {
         let operation = "recovering interrupted attempts"
         return try driver.inTransaction(operation) { () throws(LedgerError) -> [Attempt] in
             let me = try fence(operation)
+            // Live runs are never locked (a paused one holding its row would stop this run, and
+            // through it every other): only a run that looks over is locked — skipped when its
+            // owner is inside a change right now — and judged again under the lock.
             let open = try driver.rows(
-                "SELECT \(Self.runColumns), lease_until - \(epoch) FROM runs WHERE ended_at IS NULL AND id <> ? \(dialect.forUpdate)",
+                "SELECT \(Self.runColumns), lease_until - \(epoch) FROM runs WHERE ended_at IS NULL AND id <> ?",
                 [.text(me)], operation)
-            for row in open {
-                let other = try Self.run(row)
-                let because: String? =
-                    if (row[10].double ?? 0) <= 0 {
-                        "its lease ran out"
-                    } else if identity.isGone(other) {
-                        "its process ended (found by a run of the same machine)"
-                    } else if soleRunner {
-                        "found over by the next run on this ledger file (whose one-run lock it held)"
-                    } else { nil }
-                if let because { try end(other.id, because: because) }
+            for row in open where try overBecause(row) != nil {
+                guard
+                    let locked = try driver.rows(
+                        "SELECT \(Self.runColumns), lease_until - \(epoch) FROM runs WHERE id = ? AND ended_at IS NULL \(dialect.forUpdateSkipLocked)",
+                        [row[0]], operation
+                    ).first, let because = try overBecause(locked)
+                else { continue }
+                try end(try Self.run(locked).id, because: because)
             }
             return try driver.rows(
                 """
@@ -476,6 +495,16 @@ package final class LedgerCore: Sendable {
                 """, [.integer(soleRunner ? 1 : 0), bench.map { .text($0) } ?? .null], operation
             ).map(Self.attempt).sorted { $0.id < $1.id }
         }
+    }
+
+    /// Why the run of `row` (`runColumns` and its lease's seconds left) is over, or `nil` while it
+    /// may still run.
+    func overBecause(_ row: [SQLValue]) throws(LedgerError) -> String? {
+        let other = try Self.run(row)
+        if (row[10].double ?? 0) <= 0 { return "its lease ran out" }
+        if identity.isGone(other) { return "its process ended (found by a run of the same machine)" }
+        if soleRunner { return "found over by the next run on this ledger file (whose one-run lock it held)" }
+        return nil
     }
 
     /// Releases a held station: its interrupted attempt becomes failed and the station pending.
@@ -528,7 +557,7 @@ package final class LedgerCore: Sendable {
     /// interrupted attempt, by its index).
     package func hasWork(excluding: Set<String>) throws(LedgerError) -> Bool {
         let names = dialect.listParameter(excluding.sorted())
-        return try driver.reading("looking for stations left") { () throws(LedgerError) -> Bool in
+        let found = try driver.reading("looking for stations left") { () throws(LedgerError) -> Bool in
             try !driver.rows(
                 """
                 SELECT 1 FROM stations WHERE taken = 0 AND \(dialect.notInList("name"))
@@ -536,6 +565,12 @@ package final class LedgerCore: Sendable {
                 LIMIT 1
                 """, [names, names], "looking for stations left"
             ).isEmpty
+        }
+        // Before a debugger stops for want of work: `taken` left set by a hand-made change is put
+        // right (the station is pending after all).
+        if found { return true }
+        return try driver.inTransaction("looking for stations left") { () throws(LedgerError) -> Bool in
+            try repairTaken() > 0
         }
     }
 

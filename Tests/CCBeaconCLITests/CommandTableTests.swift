@@ -76,6 +76,10 @@ struct CommandTableTests {
         (["provision", "l.csv", "--template", "t", "--wait", "0x10"], "--wait '0x10' must be a number of seconds"),
         (["provision", "l.csv", "--template", "t", "--wait", "inf"], "--wait 'inf' must be a number of seconds"),
         (["provision", "l.csv", "--template", "t", "--wait", "86401"], "0…86400"),
+        // The example a refusal gives is one the option takes (it offered 0.5 for 1…3600).
+        (["provision", "l.csv", "--template", "t", "--lease", "0.5"], "1…3600 (decimal, e.g. 10 or 1.5)"),
+        (["provision", "l.csv", "--template", "t", "--lease", "nan"], "--lease 'nan' must be a number of seconds"),
+        (["provision", "l.csv", "--template", "t", "--server-wait", "-1"], "--server-wait '-1' must be a number"),
         (["flash", "x.hex", "--mac", "FF:FF:FF:FF:FF:FF"], "all 00 and all FF (an erased page) are refused"),
         (["flash", "x.hex", "--mac", "00:00:00:00:00:00"], "all 00 and all FF (an erased page) are refused"),
     ])

@@ -307,3 +307,133 @@ struct LedgerCheckParityTests {
         #expect(onServer == damage.found, "PostgreSQL: \(server.check())")
     }
 }
+
+/// What the first adversarial review of the fenced runs found (each failed before its fix).
+struct FencedRunReviewTests {
+    /// A station whose `taken` a hand-made change left set, with no attempt to say so, is put right
+    /// and claimed once nothing else is pending (it was never burned: "no pending stations left").
+    @Test(arguments: FencedRunTests.backends)
+    func aStaleTakenIsPutRightAndTheStationClaimed(_ backend: FencedRunTests.Backend) throws {
+        let pool = try backend.make()
+        let ledger = try pool.open("bench-a", 90, .current)
+        try ledger.register(FencedRunTests.stations)
+        try pool.execute("UPDATE stations SET taken = 1 WHERE name = 's1'")
+        var claimed: [String] = []
+        for chip in FencedRunTests.chips {
+            let (station, attempt) = try #require(try FencedRunTests.claim(ledger, chip: chip))
+            try ledger.finish(attempt.id, outcome: .verified, reason: nil)
+            claimed.append(station.name)
+        }
+        #expect(claimed == ["s2", "s3", "s1"])
+        #expect(try !ledger.hasWork(excluding: []))
+    }
+
+    /// A waiting debugger asks whether work is left: a stale `taken` does not make it stop.
+    @Test(arguments: FencedRunTests.backends)
+    func aStaleTakenIsWorkLeft(_ backend: FencedRunTests.Backend) throws {
+        let pool = try backend.make()
+        let ledger = try pool.open("bench-a", 90, .current)
+        try ledger.register(Array(FencedRunTests.stations.prefix(1)))
+        try pool.execute("UPDATE stations SET taken = 1 WHERE name = 's1'")
+        #expect(try ledger.hasWork(excluding: []))
+    }
+
+    /// A journal line of a build before runs names no run: it is recorded only onto an attempt of
+    /// no run, never onto a run's (it matched any attempt in progress).
+    @Test(arguments: FencedRunTests.backends)
+    func aJournalLineWithoutARunFinishesNoRunsAttempt(_ backend: FencedRunTests.Backend) throws {
+        let pool = try backend.make()
+        let ledger = try pool.open("bench-a", 90, .current)
+        try ledger.register(FencedRunTests.stations)
+        let (_, attempt) = try #require(try FencedRunTests.claim(ledger, chip: FencedRunTests.chips[0]))
+        #expect(throws: LedgerError.self) {
+            try ledger.recordJournaled(
+                attempt.id, run: nil, outcome: .verified, reason: nil, readBack: nil, onAir: nil, debugLocked: false)
+        }
+        #expect(try ledger.attempts().map(\.outcome) == [.inProgress])
+        try ledger.recordJournaled(
+            attempt.id, run: attempt.run, outcome: .verified, reason: nil, readBack: nil, onAir: nil, debugLocked: false
+        )
+        #expect(try ledger.attempts().map(\.outcome) == [.verified])
+    }
+
+    /// A session holding a run's row (a bench paused inside a change) must not stop another
+    /// bench's recovery, nor, through it, a running bench: recovery locks only runs that look
+    /// over, and skips one whose owner holds it — it waited for the lock, and held every other
+    /// run's row meanwhile.
+    @Test(.enabled(if: PostgresTestServer.available))
+    func aBenchPausedInsideAChangeStopsNoOther() throws {
+        let url = try PostgresTestServer.freshDatabase()
+        let paused = try PostgresLedger(url: url, bench: "bench-p")
+        try paused.register(FencedRunTests.stations)
+        let (_, held) = try #require(try FencedRunTests.claim(paused, chip: FencedRunTests.chips[0]))
+        let running = try PostgresLedger(url: url, bench: "bench-c")
+        let (_, burning) = try #require(try FencedRunTests.claim(running, chip: FencedRunTests.chips[1]))
+        let pausedRun = try #require(paused.lease.runID)
+        // The paused bench's lease has run out, and it holds its row inside a change.
+        try PostgresTestServer.psql(url, "UPDATE ccbeacon.runs SET lease_until = 0 WHERE id = '\(pausedRun)'")
+        let holder = try ChildProcess(
+            "/usr/bin/psql",
+            [
+                url, "-X", "-q", "-c",
+                "BEGIN; SELECT 1 FROM ccbeacon.runs WHERE id = '\(pausedRun)' FOR SHARE; SELECT pg_sleep(600); COMMIT",
+            ], in: URL(fileURLWithPath: NSTemporaryDirectory()))
+        defer {
+            _ = try? PostgresTestServer.psql(
+                url,
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query LIKE '%FOR SHARE%pg_sleep(600)%' AND pid <> pg_backend_pid()"
+            )
+            holder.killGroup()
+            holder.wait()
+        }
+        #expect(
+            FencedRunTests.waitUntilLocked(url, pausedRun), "the stand-in for the paused bench holds its run's row")
+        let starting = try PostgresLedger(url: url, bench: "bench-n")
+        #expect(try starting.recoverInterrupted().isEmpty, "a run whose owner holds it is left for the next look")
+        #expect(holder.isRunning, "recovery did not wait for the paused bench")
+        try running.finish(burning.id, outcome: .verified, reason: nil)  // not stopped either
+        #expect(holder.isRunning)
+        // The paused bench's session ends (its backend, not only its client: a backend asleep does
+        // not notice its client gone).
+        try PostgresTestServer.psql(
+            url,
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query LIKE '%FOR SHARE%pg_sleep(600)%' AND pid <> pg_backend_pid()"
+        )
+        holder.wait()
+        #expect(try starting.recoverInterrupted().map(\.id) == [held.id])
+    }
+
+    /// A server that asks for a password when none was given refuses at once (libpq says so
+    /// without a SQLSTATE: it was waited for, --server-wait long, as an absent server).
+    @Test(.enabled(if: PrivatePostgres.available))
+    func aPasswordAskedForAndNotGivenIsRefusedAtOnce() throws {
+        let server = try PrivatePostgres()
+        try PostgresTestServer.psql(server.url(), "CREATE ROLE guarded LOGIN PASSWORD 's3kr1t'")
+        try server.require(password: "guarded")
+        let url = "postgresql://guarded@/postgres?host=\(server.folder)/sock&passfile=/nonexistent"
+        do {
+            _ = try PostgresLedger(url: url, bench: "bench-a", serverWait: 60, exclusive: true)
+            Issue.record("connected without its password")
+        } catch {
+            #expect(error.code == "28P01" && !error.isConnectionLost, "\(error) (\(error.code ?? "no code"))")
+        }
+    }
+}
+
+extension FencedRunTests {
+    /// Waits (up to 30 s) until the stand-in session holds run `id`'s row (it is asleep after
+    /// locking it).
+    static func waitUntilLocked(_ url: String, _ id: String) -> Bool {
+        for _ in 0..<1500 {
+            // Its statements run in order: asleep, it holds the row.
+            let locked =
+                (try? PostgresTestServer.psql(
+                    url,
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%FOR SHARE%pg_sleep(600)%'"
+                )) ?? ""
+            if let count = Int(locked.trimmingCharacters(in: .whitespacesAndNewlines)), count > 0 { return true }
+            usleep(20_000)
+        }
+        return false
+    }
+}

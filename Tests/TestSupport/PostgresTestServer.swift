@@ -158,6 +158,26 @@ public final class PrivatePostgres: @unchecked Sendable {
         try start()
     }
 
+    /// Makes role `role` log in with its password only (a `scram-sha-256` line before the
+    /// cluster's `trust` ones), and reloads the server.
+    public func require(password role: String) throws {
+        let hba = folder + "/data/pg_hba.conf"
+        let lines = (try String(contentsOfFile: hba, encoding: .utf8))
+        try ("local all \(role) scram-sha-256\n" + lines).write(toFile: hba, atomically: false, encoding: .utf8)
+        try run("pg_ctl", ["-D", folder + "/data", "reload"])
+        // The postmaster rereads the file on SIGHUP, later: until then the role still gets in.
+        for _ in 0..<500 {
+            let tried = try ChildProcess.run(
+                "/usr/bin/psql",
+                ["-w", "-X", "-q", "-c", "SELECT 1", "postgresql://\(role)@/postgres?host=\(folder)/sock"],
+                in: URL(fileURLWithPath: NSTemporaryDirectory()), environment: ["PGPASSFILE": "/nonexistent"],
+                timeout: 30)
+            if tried.status != 0 { return }
+            usleep(20_000)
+        }
+        throw PostgresTestError("\(role) still logs in without a password")
+    }
+
     /// A new database; its URL.
     public func createDatabase(_ name: String) throws -> String {
         try PostgresTestServer.psql(url(), "CREATE DATABASE \(name)")
