@@ -212,6 +212,27 @@ struct FencedRunTests {
         #expect(verified.count == 1 && verified.first?.chip == Self.chips[1])
     }
 
+    /// A COMMIT the server applied whose answer was lost: the transaction is run again and finds
+    /// its own work — one attempt claimed, one outcome recorded, the lease renewed — never a second.
+    @Test(.enabled(if: PostgresTestServer.available))
+    func aCommitWhoseAnswerIsLostIsNotDoneTwice() throws {
+        let proxy = try PostgresProxy()
+        let ledger = try PostgresLedger(url: proxy.url, bench: "bench-a", serverWait: 30, exclusive: true)
+        try ledger.register(Self.stations)
+        proxy.cut(next: 1, when: "COMMIT", afterSending: true)
+        let (station, attempt) = try #require(try Self.claim(ledger, chip: Self.chips[0]))
+        #expect(proxy.cuts == 1 && station.name == "s1")
+        #expect(try ledger.attempts().count == 1)
+        proxy.cut(next: 1, when: "COMMIT", afterSending: true)
+        try ledger.finish(attempt.id, outcome: .verified, reason: nil)
+        #expect(proxy.cuts == 2)
+        #expect(try ledger.attempts().map(\.outcome) == [.verified])
+        proxy.cut(next: 1, when: "COMMIT", afterSending: true)
+        try ledger.renewLease()
+        #expect(proxy.cuts == 3 && ledger.lease.lostBecause == nil)
+        #expect(ledger.check().isEmpty)
+    }
+
     /// A connection lost while libpq sets it up (at SET client_encoding) is a lost connection like
     /// any other: made again within the wait, and the outcome recorded (it was "the server does
     /// not take UTF-8", not retried, and the bench stopped with the attempt left in progress).

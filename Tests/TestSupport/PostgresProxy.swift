@@ -18,6 +18,7 @@ public final class PostgresProxy: Sendable {
     struct State {
         var cutsLeft = 0
         var pattern: [UInt8] = []
+        var afterSending = false
         var open: [Int32] = []
         var closed = false
         var cuts = 0
@@ -60,11 +61,14 @@ public final class PostgresProxy: Sendable {
         try? FileManager.default.removeItem(atPath: folder)
     }
 
-    /// Cuts the next `count` connections when their client sends `text`.
-    public func cut(next count: Int, when text: String) {
+    /// Cuts the next `count` connections when their client sends `text`: before the server gets
+    /// it, or — `afterSending` — once it has it and before its answer comes back (a COMMIT whose
+    /// answer is lost: the client cannot know whether it was applied).
+    public func cut(next count: Int, when text: String, afterSending: Bool = false) {
         state.withLock {
             $0.cutsLeft = count
             $0.pattern = Array(text.utf8)
+            $0.afterSending = afterSending
         }
     }
 
@@ -123,28 +127,40 @@ public final class PostgresProxy: Sendable {
             let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { return }
+            var cutAfter = false
             if watching {
                 let seen = tail + buffer[..<count]
-                let cutNow = state.withLock { state -> Bool in
+                let cutNow = state.withLock { state -> (now: Bool, after: Bool) in
                     guard state.cutsLeft > 0, !state.pattern.isEmpty,
                         seen.count >= state.pattern.count,
                         (0...(seen.count - state.pattern.count)).contains(where: {
                             seen[$0..<($0 + state.pattern.count)].elementsEqual(state.pattern)
                         })
-                    else { return false }
+                    else { return (false, false) }
                     state.cutsLeft -= 1
                     state.cuts += 1
-                    return true
+                    return (!state.afterSending, state.afterSending)
                 }
-                if cutNow { return }
+                if cutNow.now { return }
+                cutAfter = cutNow.after
                 tail = Array(seen.suffix(64))
             }
             var sent = 0
             while sent < count {
-                let wrote = buffer.withUnsafeBytes { write(target, $0.baseAddress! + sent, count - sent) }
+                // Never SIGPIPE (which would end the test process) on a side already cut.
+                let wrote = buffer.withUnsafeBytes {
+                    send(target, $0.baseAddress! + sent, count - sent, Int32(MSG_NOSIGNAL))
+                }
                 if wrote < 0, errno == EINTR { continue }
                 guard wrote > 0 else { return }
                 sent += wrote
+            }
+            if cutAfter {
+                // The server has it; its answer must not reach the client: the client's side is
+                // shut at once, the server's once the server had time to act on it.
+                shutdown(source, Int32(SHUT_RDWR))
+                usleep(200_000)
+                return
             }
         }
     }

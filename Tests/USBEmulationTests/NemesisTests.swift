@@ -223,7 +223,11 @@ struct NemesisTests {
                 || pausedErrors.contains("chip \(burning.chip) may carry '\(burning.station)'"), "\(pausedErrors)")
 
         for round in 0..<Self.rounds {
-            // 2. Every connection cut, and the next ones cut while libpq sets them up.
+            // 2. COMMITs applied whose answers are lost; every connection cut, and the next ones
+            // cut while libpq sets them up.
+            let cutSoFar = proxy.cuts
+            proxy.cut(next: 3, when: "COMMIT", afterSending: true)
+            _ = Self.waitFor(20) { proxy.cuts >= cutSoFar + 3 }
             proxy.cut(next: 3, when: "client_encoding")
             proxy.cutAll()
             // 3. Bench B killed (-9) mid-burn, and started again.
