@@ -587,8 +587,8 @@ enum ProvisionCommand {
 
     /// The ledger a run writes and the lock that makes the run the only one of its kind: for a
     /// file, one run per ledger (`lockForOneRun`); for a server, one run per bench — a lock on the
-    /// bench's journal here, and the bench's advisory lock on the server — with the outcomes a
-    /// previous run journaled recorded first.
+    /// bench's journal here, and one live run per bench name in the ledger's runs — with the
+    /// outcomes a previous run journaled recorded first.
     static func openForRun(
         _ path: String, listPath: String, bench given: String?, serverWait: Double?,
         leaseSeconds: Double = RunLease.defaultSeconds, process: RunIdentity = .current,
@@ -1320,9 +1320,14 @@ enum LedgerCommand {
                     + problems.map { "  \($0.check.rawValue): \($0.detail)" })
         }
         if !problems.isEmpty {
+            // Stations' states alone (an earlier ccbeacon wrote attempts after the ledger was
+            // migrated under it) are recomputed by the next provision: nothing is damaged.
+            let stateOnly = problems.allSatisfy { $0.check == .stationState }
             throw CommandFailure.data(
                 "the ledger has \(problems.count) problem(s)",
-                hint: "do not provision with it; restore it from a backup, or repair what is listed with care")
+                hint: stateOnly
+                    ? "only the stations' state is out of step with their attempts (an earlier ccbeacon wrote to the ledger after this one migrated it?): the next provision puts it right"
+                    : "do not provision with it; restore it from a backup, or repair what is listed with care")
         }
     }
 

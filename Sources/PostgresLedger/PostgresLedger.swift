@@ -9,13 +9,13 @@ import StructuredText
 /// (`FOR UPDATE SKIP LOCKED`), so benches never wait on each other's claims; a transaction the
 /// server aborts for a serialization failure or a deadlock is run again.
 ///
-/// Each bench has a name, recorded on its attempts: a bench recovers only its own attempts left
-/// in progress (another bench's are live). A bench that provisions holds its name's advisory lock
-/// for as long as it is connected, so two processes can never run as one bench.
+/// Each bench has a name, recorded on its attempts; what protects a burn is its run's lease
+/// (`LedgerCore`): one live run per bench name, every change of an attempt fenced by the lease,
+/// and only the attempts of runs that are over recovered, whichever bench recovers them.
 ///
 /// A lost connection is made again and the transaction run again (`PostgresConnection`); the
 /// changes that may be repeated after a COMMIT whose answer was lost find their own work and
-/// accept it (a finish already recorded, an attempt already started by this bench's debugger).
+/// accept it (a finish already recorded, an attempt already started by this run's debugger).
 public final class PostgresLedger: ProvisioningLedger, Sendable {
     let connection: PostgresConnection
     /// The bench this process is.

@@ -86,6 +86,17 @@ package final class LedgerCore: Sendable {
             {
                 return
             }
+            if exclusive, let bench, let free = dialect.legacyBenchFree {
+                // An earlier ccbeacon, still running since before this ledger was migrated, holds
+                // its bench's session lock instead of a run.
+                guard try driver.rows(free, [.text(bench)], "starting a run").first?.first?.int == 1 else {
+                    throw LedgerError(
+                        operation: "starting bench '\(visible: bench)'",
+                        message:
+                            "another process is running as bench '\(visible: bench)' on this ledger (an earlier ccbeacon, which holds the bench's lock); one process per bench name",
+                        kind: .refused(.benchRunning(bench: bench)))
+                }
+            }
             if exclusive, let bench {
                 let live = try driver.rows(
                     "SELECT \(Self.runColumns), lease_until - \(epoch) FROM runs WHERE bench = ? AND ended_at IS NULL AND lease_until > \(epoch)",
@@ -360,7 +371,7 @@ package final class LedgerCore: Sendable {
 
     /// `retake` for every station (a migration, a history copied in).
     package static let retakeAll =
-        "UPDATE stations SET taken = CASE WHEN EXISTS (SELECT 1 FROM attempts a WHERE a.station = stations.name AND a.outcome IN ('verified', 'in-progress', 'interrupted')) THEN 1 ELSE 0 END"
+        "UPDATE stations SET taken = 1 - taken WHERE taken <> CASE WHEN EXISTS (SELECT 1 FROM attempts a WHERE a.station = stations.name AND a.outcome IN ('verified', 'in-progress', 'interrupted')) THEN 1 ELSE 0 END"
 
     /// The power of a station's latest calibration, if any.
     package func latestCalibration(of station: String) throws(LedgerError) -> Int? {
@@ -487,13 +498,25 @@ package final class LedgerCore: Sendable {
                 else { continue }
                 try end(try Self.run(locked).id, because: because)
             }
-            return try driver.rows(
-                """
-                UPDATE attempts SET outcome = 'interrupted', finished_at = \(now), reason = 'the run stopped while burning'
-                WHERE outcome = 'in-progress' AND (? = 1 OR run IN (SELECT id FROM runs WHERE ended_at IS NOT NULL)
-                    OR (run IS NULL AND bench = ?)) RETURNING \(attemptSelect)
-                """, [.integer(soleRunner ? 1 : 0), bench.map { .text($0) } ?? .null], operation
-            ).map(Self.attempt).sorted { $0.id < $1.id }
+            let interrupt =
+                "UPDATE attempts SET outcome = 'interrupted', finished_at = \(now), reason = 'the run stopped while burning' WHERE outcome = 'in-progress'"
+            var recovered = try driver.rows(
+                "\(interrupt) AND (? = 1 OR run IN (SELECT id FROM runs WHERE ended_at IS NOT NULL)) RETURNING \(attemptSelect)",
+                [.integer(soleRunner ? 1 : 0)], operation)
+            // Attempts of an earlier ccbeacon (no run): only once no process of theirs runs — its
+            // bench's session lock, which those builds held while they ran, is free.
+            if let free = dialect.legacyBenchFree {
+                let benches = try driver.rows(
+                    "SELECT DISTINCT bench FROM attempts WHERE outcome = 'in-progress' AND run IS NULL", [], operation)
+                for row in benches where try driver.rows(free, [row[0]], operation).first?.first?.int == 1 {
+                    recovered += try driver.rows(
+                        "\(interrupt) AND run IS NULL AND bench = ? RETURNING \(attemptSelect)", [row[0]], operation)
+                }
+            }
+            // What an earlier ccbeacon wrote into a ledger migrated under it lacks each station's
+            // state: put right here, once per run.
+            try driver.rows(Self.retakeAll, [], "recording each station's state")
+            return try recovered.map(Self.attempt).sorted { $0.id < $1.id }
         }
     }
 

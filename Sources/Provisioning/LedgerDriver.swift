@@ -46,6 +46,10 @@ package struct SQLDialect: Sendable {
     /// The first statement of a read that must see one snapshot across its statements, or `nil`
     /// where the connection's lock is all a read gets.
     package var snapshot: String?
+    /// Whether no earlier ccbeacon (before runs) runs as a bench: 1 when the session lock such a
+    /// build held for as long as it ran, for the bench given as the parameter, is free — taken
+    /// then until the transaction ends; `nil` where there was no such lock.
+    package var legacyBenchFree: String?
     /// A statement that orders the transactions starting runs one after the other (taken
     /// inside each), or `nil` where write transactions are one at a time anyway.
     package var serializeRuns: String?
@@ -60,7 +64,7 @@ package struct SQLDialect: Sendable {
         now: "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
         epochSeconds: "((julianday('now') - 2440587.5) * 86400.0)",
         forUpdate: "", forUpdateSkipLocked: "", forShare: "",
-        randomID: "lower(hex(randomblob(16)))", snapshot: nil, serializeRuns: nil,
+        randomID: "lower(hex(randomblob(16)))", snapshot: nil, legacyBenchFree: nil, serializeRuns: nil,
         notInList: { "\($0) NOT IN (SELECT value FROM json_each(?))" },
         listParameter: { .text(JSONValue.array($0.map { .string($0) }).compact()) })
 
@@ -71,6 +75,8 @@ package struct SQLDialect: Sendable {
         forUpdate: "FOR UPDATE", forUpdateSkipLocked: "FOR UPDATE SKIP LOCKED", forShare: "FOR SHARE",
         randomID: "pg_catalog.replace(pg_catalog.gen_random_uuid()::text, '-', '')",
         snapshot: "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+        legacyBenchFree:
+            "SELECT pg_catalog.pg_try_advisory_xact_lock(1128481356::integer, pg_catalog.hashtext(?))::integer",
         // "CCBL", as every ccbeacon lock of a database: runs start one at a time.
         serializeRuns: "SELECT pg_catalog.pg_advisory_xact_lock(1128481356::bigint)",
         notInList: { "NOT (\($0) = ANY(?::text[]))" },

@@ -100,16 +100,22 @@ public struct RunIdentity: Sendable, Equatable {
         guard record.machine == machine, !machine.hasPrefix("unknown-"), record.process != process,
             let pid = pid_t(exactly: record.process), pid > 0
         else { return false }
-        return kill(pid, 0) != 0 && errno == ESRCH
+        if kill(pid, 0) != 0 { return errno == ESRCH }
+        // A process killed and not yet reaped by its parent (a zombie) runs no more either.
+        guard let stat = Self.firstLine("/proc/\(pid)/stat", whole: true),
+            let close = stat.lastIndex(of: ")")
+        else { return false }
+        return stat[stat.index(after: close)...].drop { $0 == " " }.first == "Z"
     }
 
-    static func firstLine(_ path: String) -> String? {
+    /// The first line of the file at `path`: its first word, or `whole`, all of it.
+    static func firstLine(_ path: String, whole: Bool = false) -> String? {
         guard let file = fopen(path, "r") else { return nil }
         defer { fclose(file) }
-        var buffer = [CChar](repeating: 0, count: 128)
+        var buffer = [CChar](repeating: 0, count: 1024)
         guard fgets(&buffer, Int32(buffer.count), file) != nil else { return nil }
         let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return text.split(whereSeparator: \.isWhitespace).first.map(String.init)
+        return whole ? text : text.split(whereSeparator: \.isWhitespace).first.map(String.init)
     }
 
     static func randomHex() -> String {

@@ -458,3 +458,94 @@ extension FencedRunTests {
         return false
     }
 }
+
+/// What the second adversarial review found (each failed before its fix).
+struct FencedRunSecondReviewTests {
+    /// During an upgrade: a bench of an earlier ccbeacon (no runs; it holds its bench's session
+    /// lock while it runs) still burning on a pool this build migrated. A new process under its
+    /// name is refused, and no recovery takes its burn — until its lock is free.
+    @Test(.enabled(if: PostgresTestServer.available))
+    func anEarlierCcbeaconsLiveBenchIsNeitherJoinedNorRecovered() throws {
+        let url = try PostgresTestServer.freshDatabase()
+        let first = try PostgresLedger(url: url, bench: "bench-y")
+        try first.register(FencedRunTests.stations)
+        // Its burn in progress, as the earlier build recorded it: no run.
+        try PostgresTestServer.psql(
+            url,
+            "INSERT INTO ccbeacon.attempts(station, chip, debugger, bench, template, template_sha256, image_sha256, started_at, outcome, verify_method) VALUES ('s1', '00:12:4B:00:00:01', 'd', 'bench-x', 't', 'x', 'i', 'then', 'in-progress', 'crc'); UPDATE ccbeacon.stations SET taken = 1 WHERE name = 's1'"
+        )
+        let holder = try ChildProcess(
+            "/usr/bin/psql",
+            [
+                url, "-X", "-q", "-c",
+                "SELECT pg_advisory_lock(1128481356::integer, hashtext('bench-x')), pg_sleep(600) AS held_by_an_earlier_build",
+            ], in: URL(fileURLWithPath: NSTemporaryDirectory()))
+        let terminate =
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query LIKE '%held_by_an_earlier_build%' AND pid <> pg_backend_pid()"
+        defer {
+            _ = try? PostgresTestServer.psql(url, terminate)
+            holder.killGroup()
+            holder.wait()
+        }
+        var held = false
+        for _ in 0..<1500 where !held {
+            held =
+                (try? PostgresTestServer.psql(
+                    url,
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%held_by_an_earlier_build%'"
+                ))?.hasPrefix("1") == true
+            if !held { usleep(20_000) }
+        }
+        #expect(held, "the stand-in for the earlier build holds its bench's lock")
+        do {
+            _ = try PostgresLedger(url: url, bench: "bench-x", exclusive: true)
+            Issue.record("a second process ran as bench-x beside the earlier build")
+        } catch {
+            #expect(error.kind == .refused(.benchRunning(bench: "bench-x")), "\(error)")
+        }
+        let other = try PostgresLedger(url: url, bench: "bench-z", exclusive: true)
+        #expect(try other.recoverInterrupted().isEmpty, "the earlier build's live burn is left to it")
+        try PostgresTestServer.psql(url, terminate)
+        holder.wait()
+        #expect(try other.recoverInterrupted().map(\.station) == ["s1"])
+    }
+
+    /// An earlier ccbeacon writing into a ledger this build migrated under it leaves the stations'
+    /// state behind; the next provision (its recovery) puts it right, and `ledger check` is clean.
+    @Test(arguments: FencedRunTests.backends)
+    func theStationsStateIsPutRightWhenARunStarts(_ backend: FencedRunTests.Backend) throws {
+        let pool = try backend.make()
+        let ledger = try pool.open("bench-a", 90, .current)
+        try ledger.register(FencedRunTests.stations)
+        let postgres = backend.name == "PostgreSQL"
+        try pool.execute(
+            "INSERT INTO attempts(station, chip, debugger, \(postgres ? "bench, " : "")template, template_sha256, image_sha256, started_at, finished_at, outcome, verify_method) VALUES ('s2', '00:12:4B:00:00:02', 'd', \(postgres ? "'b', " : "")'t', 'x', 'i', 'then', 'then', 'verified', 'crc')"
+        )
+        let next = try pool.open("bench-a", 90, .goneProcess)
+        _ = try next.recoverInterrupted()
+        let check: [LedgerProblem] =
+            if let file = next as? SQLiteLedger { file.check() } else { (next as? PostgresLedger)?.check() ?? [] }
+        #expect(check.isEmpty, "\(check)")
+        #expect(
+            try next.hasWork(excluding: []) && FencedRunTests.claim(next, chip: "00:12:4B:00:00:09")?.0.name == "s1")
+    }
+
+    /// A run whose process was killed but not yet reaped by its parent (a zombie) is gone: it no
+    /// longer holds its bench name for the rest of its lease.
+    @Test func aZombieProcessIsGone() throws {
+        let child = try ChildProcess("/bin/true", [], in: URL(fileURLWithPath: NSTemporaryDirectory()))
+        defer { child.wait() }
+        var zombie = false
+        for _ in 0..<500 where !zombie {
+            let stat = (try? String(contentsOfFile: "/proc/\(child.processID)/stat", encoding: .utf8)) ?? ""
+            zombie = stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+            if !zombie { usleep(10_000) }
+        }
+        #expect(zombie, "the child ended and was not reaped")
+        let record = RunRecord(
+            id: String(repeating: "a", count: 32), bench: "b", host: "h", process: Int(child.processID),
+            machine: RunIdentity.current.machine, startedAt: "", leaseSeconds: 90, leaseUntil: 0, endedAt: nil,
+            endedBecause: nil)
+        #expect(RunIdentity.current.isGone(record))
+    }
+}
