@@ -1062,7 +1062,6 @@ enum ProvisionCommand {
             SIGINT: "Ctrl-C (SIGINT)", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP (the terminal closed)",
         ]
         if signal != 0 { return "\(names[signal] ?? "signal \(signal)") after the chip in progress" }
-        if let lost = summary.leaseLost { return lost }
         let reasons = Set(summary.stopped.values)
         if reasons == ["no pending stations left"] { return "no pending stations left" }
         // A ledger that failed stops the whole run, whatever the debuggers were doing.

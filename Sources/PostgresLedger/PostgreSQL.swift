@@ -70,17 +70,13 @@ final class PostgresConnection: @unchecked Sendable {
         // it is being set up, is tried again within `waitingForServer` seconds, as a lost
         // connection mid-run is; a server that answers and refuses (a wrong password, no such
         // database) is told at once.
-        var lostSince: Double?
+        var absence = Absence()
         while true {
             do throws(LedgerError) {
                 connection = try connect("connecting to \(name)")
                 return
             } catch  where error.isConnectionLost {
-                let now = Self.monotonicSeconds()
-                let since = lostSince ?? now
-                lostSince = since
-                guard now - since < waitingForServer else { throw error }
-                usleep(50_000)
+                try absence.waitOrGiveUp(error, within: waitingForServer, saying: false)
             }
         }
     }
@@ -141,7 +137,7 @@ final class PostgresConnection: @unchecked Sendable {
                     ? "the connection was lost while it was being set up (\(Self.oneLine(Self.text(PQerrorMessage(made)))))"
                     : "the server does not take UTF-8 from its clients",
                 kind: .database)
-            error.code = lost ? Self.connectionLost : "22021"
+            error.code = lost ? Self.connectionFailure : "22021"
             PQfinish(made)
             throw error
         }
@@ -197,8 +193,8 @@ final class PostgresConnection: @unchecked Sendable {
         for line in message.split(separator: "\n", omittingEmptySubsequences: false) {
             if line.hasPrefix("LOCATION:") { continue }
             var text = String(line)
-            if state == nil, let severity = ["FATAL:  ", "ERROR:  ", "PANIC:  "].first(where: { text.contains($0) }),
-                let range = text.firstRange(of: severity)
+            if state == nil,
+                let range = ["FATAL:  ", "ERROR:  ", "PANIC:  "].lazy.compactMap({ text.firstRange(of: $0) }).first
             {
                 let rest = text[range.upperBound...]
                 let code = rest.prefix(5)
@@ -217,8 +213,6 @@ final class PostgresConnection: @unchecked Sendable {
     /// The SQLSTATE given to a connection that failed or broke without the server saying why
     /// (`connection_failure`).
     static let connectionFailure = "08006"
-    /// The same, for a connection lost while it was being set up (retried at once, too).
-    static let connectionLost = "08006"
     /// The SQLSTATE given to a connection that could not be made at all
     /// (`sqlclient_unable_to_establish_sqlconnection`).
     static let connectionNotMade = "08001"
@@ -354,8 +348,7 @@ final class PostgresConnection: @unchecked Sendable {
         try locked { () throws(LedgerError) -> T in
             if depth > 0 { return try body() }
             var attempt = 0
-            var lostSince: Double?
-            var pause = 0.05
+            var absence = Absence()
             defer { repeating = false }
             while true {
                 attempt += 1
@@ -377,18 +370,8 @@ final class PostgresConnection: @unchecked Sendable {
                         // The connection is of no further use: a new one is made for the repeat.
                         if let connection { PQfinish(connection) }
                         connection = nil
-                        let now = Self.monotonicSeconds()
-                        let since = lostSince ?? now
-                        lostSince = since
-                        guard now - since < serverWait else {
-                            var given = error
-                            given.message =
-                                "\(error.message) (the server did not answer for \(Int((now - since).rounded())) s)"
-                            throw given
-                        }
+                        try absence.waitOrGiveUp(error, within: serverWait, saying: true)
                         repeating = true
-                        usleep(UInt32(min(pause, max(0.01, serverWait - (now - since))) * 1_000_000))
-                        pause = min(pause * 2, 2)
                         continue
                     }
                     guard let code = error.code, Self.retryable.contains(code),
@@ -397,6 +380,29 @@ final class PostgresConnection: @unchecked Sendable {
                     usleep(UInt32(min(200_000, 5_000 << attempt)))
                 }
             }
+        }
+    }
+
+    /// How long the server has been away, and the pause before the next try: one wait for a lost
+    /// connection, while connecting and in a transaction alike.
+    struct Absence {
+        var since: Double?
+        var pause = 0.05
+
+        /// After a lost connection (`error`): throws it once `within` seconds passed since the
+        /// first loss — `saying` for how long — else sleeps, backing off, before the next try.
+        mutating func waitOrGiveUp(_ error: LedgerError, within wait: Double, saying: Bool) throws(LedgerError) {
+            let now = PostgresConnection.monotonicSeconds()
+            let first = since ?? now
+            since = first
+            guard now - first < wait else {
+                guard saying else { throw error }
+                var given = error
+                given.message = "\(error.message) (the server did not answer for \(Int((now - first).rounded())) s)"
+                throw given
+            }
+            usleep(UInt32(min(pause, max(0.01, wait - (now - first))) * 1_000_000))
+            pause = min(pause * 2, 2)
         }
     }
 

@@ -267,10 +267,6 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
             "recording the schema version")
     }
 
-    static let now = "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
-    static let stationColumns = "name, uuid, major, minor, power, note"
-    static let allAttemptColumns = LedgerCore.attemptColumns.joined(separator: ", ")
-
     // MARK: - ProvisioningLedger
 
     /// Adds the list's stations; a known station must keep its identity; a pool takes only the

@@ -473,10 +473,6 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
             lease_seconds REAL NOT NULL CHECK(lease_seconds > 0), lease_until REAL NOT NULL, ended_at TEXT,
             ended_because TEXT)
         """
-    static let runColumns = [
-        "id", "bench", "host", "process", "machine", "started_at", "lease_seconds", "lease_until", "ended_at",
-        "ended_because",
-    ]
 
     /// Hook runs (`HookRun`): one per outcome a hook was asked for, recorded with the outcome and
     /// kept until the hook ran and exited 0. The event id is 32 lower-case hex digits; one run
@@ -593,9 +589,6 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         "id", "station", "chip", "debugger", "template", "template_sha256", "image_sha256", "started_at", "finished_at",
         "outcome", "reason", "verify_method",
     ]
-    static let attemptColumns = legacyAttemptColumns + addedColumns.map(\.name)
-
-    static let now = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
     /// Adds the list's stations; a known station must keep its identity. A file may hold several
     /// lists.

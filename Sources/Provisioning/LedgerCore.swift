@@ -43,8 +43,12 @@ package final class LedgerCore: Sendable {
     ]
 
     /// The columns of a run, in `RunRecord`'s order.
-    package static let runColumns =
-        "id, bench, host, process, machine, started_at, lease_seconds, lease_until, ended_at, ended_because"
+    package static let runColumnNames = [
+        "id", "bench", "host", "process", "machine", "started_at", "lease_seconds", "lease_until", "ended_at",
+        "ended_because",
+    ]
+    /// `runColumnNames` as a select list.
+    package static let runColumns = runColumnNames.joined(separator: ", ")
 
     /// A core over `driver`; `present` says which of `attemptColumns` the ledger has.
     package init(

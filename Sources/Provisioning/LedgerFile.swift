@@ -404,7 +404,7 @@ enum LedgerFile {
             let hookRunColumns = try columns("hook_runs", database, operation)
             let requiredHookRunColumns = isStamped && version >= 4 ? SQLiteLedger.hookRunColumns : []
             let runColumns = try columns("runs", database, operation)
-            let requiredRunColumns = isStamped && version >= 5 ? SQLiteLedger.runColumns : []
+            let requiredRunColumns = isStamped && version >= 5 ? LedgerCore.runColumnNames : []
             let hasTables =
                 requiredStationColumns.allSatisfy(stationColumns.contains)
                 && required.allSatisfy(attemptColumns.contains)
@@ -429,7 +429,7 @@ enum LedgerFile {
                 version: isStamped ? version : 0, attemptColumns: attemptColumns,
                 hasCalibrations: SQLiteLedger.calibrationColumns.allSatisfy(calibrationColumns.contains),
                 hasHookRuns: SQLiteLedger.hookRunColumns.allSatisfy(hookRunColumns.contains),
-                hasRuns: SQLiteLedger.runColumns.allSatisfy(runColumns.contains),
+                hasRuns: LedgerCore.runColumnNames.allSatisfy(runColumns.contains),
                 hasTaken: stationColumns.contains("taken"))
         }
     }

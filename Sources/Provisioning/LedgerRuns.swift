@@ -1,3 +1,4 @@
+import HexText
 import Synchronization
 
 #if canImport(Glibc)
@@ -118,10 +119,9 @@ public struct RunIdentity: Sendable, Equatable {
         return whole ? text : text.split(whereSeparator: \.isWhitespace).first.map(String.init)
     }
 
+    /// 32 random lower-case hex digits (a run's id).
     static func randomHex() -> String {
-        (0..<16).map { _ in String(UInt8.random(in: 0...255), radix: 16) }.map {
-            $0.count == 1 ? "0" + $0 : $0
-        }.joined()
+        HexText.bytes((0..<16).map { _ in UInt8.random(in: 0...255) }).lowercased()
     }
 }
 
@@ -171,6 +171,7 @@ public final class RunLease: Sendable {
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
+    /// Seconds as the user wrote them: `600`, `0.5`.
     static func seconds(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }

@@ -397,9 +397,7 @@ public final class ProvisioningRun: Sendable {
     }
 
     /// Seconds as the user wrote them: `600`, `0.5`.
-    public static func seconds(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
-    }
+    public static func seconds(_ value: Double) -> String { RunLease.seconds(value) }
 
     /// One debugger's loop.
     func work(_ debugger: ProvisioningDebugger) {

@@ -929,11 +929,12 @@ struct ResumeEraseTests {
         #expect(try ledger.attempts().map(\.outcome) == [.failed])
     }
 
-    /// A reprovisioning killed between claiming the new station and superseding the old one
-    /// leaves the chip with the old, verified station and an interrupted attempt of the new one,
-    /// which never reached the chip: resuming it erases nothing (the old station stays on its
-    /// chip, as the ledger says), even when the run stops right there.
-    @Test func anInterruptedReprovisioningNeverErasesTheStationTheChipCarries() throws {
+    /// A ledger with stations a and b, a burned and verified into the emulated debugger's chip
+    /// (still attached), and what the chip holds; `interruptedWithB`: a run then claimed b for
+    /// this chip and was killed before superseding a (b is interrupted on it).
+    static func chipCarryingA(interruptedWithB: Bool) throws -> (
+        ledger: SQLiteLedger, debugger: EmulatedDebugger, chip: String, carried: [UInt8]
+    ) {
         let template = ProvisioningRunTests.template
         let ledger = try SQLiteLedger(path: temporaryLedgerPath())
         try ledger.register([Station(name: "a", identity: identity(1)), Station(name: "b", identity: identity(2))])
@@ -945,12 +946,23 @@ struct ResumeEraseTests {
         let chip = "00:12:4B:00:25:41"
         #expect(try ledger.verifiedStation(forChip: chip) == "a")
         let carried = debugger.chip!.flash
-        // The next run claimed b for this chip and was killed before superseding a.
-        _ = try ledger.claimNextStation(
-            chip: chip, debugger: "emu", template: template.manifest.name,
-            templateSHA256: template.manifest.imageSHA256, verifyMethod: "crc", skipping: [], image: { _ in ("x", nil) }
-        )
-        _ = try ledger.recoverInterrupted()
+        if interruptedWithB {
+            _ = try ledger.claimNextStation(
+                chip: chip, debugger: "emu", template: template.manifest.name,
+                templateSHA256: template.manifest.imageSHA256, verifyMethod: "crc", skipping: [],
+                image: { _ in ("x", nil) })
+            _ = try ledger.recoverInterrupted()
+        }
+        return (ledger, debugger, chip, carried)
+    }
+
+    /// A reprovisioning killed between claiming the new station and superseding the old one
+    /// leaves the chip with the old, verified station and an interrupted attempt of the new one,
+    /// which never reached the chip: resuming it erases nothing (the old station stays on its
+    /// chip, as the ledger says), even when the run stops right there.
+    @Test func anInterruptedReprovisioningNeverErasesTheStationTheChipCarries() throws {
+        let template = ProvisioningRunTests.template
+        let (ledger, debugger, chip, carried) = try Self.chipCarryingA(interruptedWithB: true)
         var again = ProvisioningRunTests.benchOptions(wait: 0.2)
         again.reprovision = true
         let holder = Mutex<ProvisioningRun?>(nil)
@@ -972,24 +984,7 @@ struct ResumeEraseTests {
     @Test(arguments: [false, true])
     func aLostLeaseNeverErasesAStationTheChipCarries(interruptedOnIt: Bool) throws {
         let template = ProvisioningRunTests.template
-        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
-        try ledger.register([Station(name: "a", identity: identity(1)), Station(name: "b", identity: identity(2))])
-        let debugger = EmulatedDebugger()
-        var options = ProvisioningRunTests.benchOptions(wait: 0.2)
-        options.stations = ["a"]
-        _ = ProvisioningRun(template: template, ledger: ledger, options: options) { _ in }
-            .run([ProvisioningDebugger(name: "emu") { () throws(DebuggerError) in debugger }])
-        let chip = "00:12:4B:00:25:41"
-        #expect(try ledger.verifiedStation(forChip: chip) == "a")
-        let carried = debugger.chip!.flash
-        if interruptedOnIt {
-            // A run claimed b for this chip and was killed before superseding a.
-            _ = try ledger.claimNextStation(
-                chip: chip, debugger: "emu", template: template.manifest.name,
-                templateSHA256: template.manifest.imageSHA256, verifyMethod: "crc", skipping: [],
-                image: { _ in ("x", nil) })
-            _ = try ledger.recoverInterrupted()
-        }
+        let (ledger, debugger, chip, carried) = try Self.chipCarryingA(interruptedWithB: interruptedOnIt)
         var again = ProvisioningRunTests.benchOptions(wait: 0.2)
         again.reprovision = true
         let losing = LedgerFailingOnFinish(ledger, losingLease: true)
