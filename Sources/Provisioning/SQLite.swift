@@ -240,7 +240,14 @@ final class SQLiteDatabase: @unchecked Sendable {
     }
 
     func error(_ operation: String) -> LedgerError {
-        let message = String(cString: sqlite3_errmsg(handle))
+        var message = String(cString: sqlite3_errmsg(handle))
+        if sqlite3_errcode(handle) == SQLITE_IOERR {
+            // Which I/O failed, and the system's word for it: "disk I/O error" alone tells no one
+            // what to fix.
+            let system = sqlite3_system_errno(handle)
+            message +=
+                " (SQLite code \(sqlite3_extended_errcode(handle))\(system != 0 ? ", \(String(cString: strerror(system)))" : ""))"
+        }
         let kind: LedgerError.Kind
         switch sqlite3_errcode(handle) {
         case SQLITE_CONSTRAINT: kind = message == ChipID.refusal ? .invalidChipID : .constraint
