@@ -19,7 +19,11 @@ public final class PostgresProxy: Sendable {
         var cutsLeft = 0
         var pattern: [UInt8] = []
         var afterSending = false
-        var open: [Int32] = []
+        /// Each connection's two descriptors and how many of its two pumps still run: the last one
+        /// closes both, under the lock, so a descriptor is closed once and never shut down after
+        /// its number went to another file (it closed one twice, and SQLite's file with it).
+        var pairs: [Int: (client: Int32, server: Int32, running: Int)] = [:]
+        var nextPair = 0
         var closed = false
         var cuts = 0
     }
@@ -51,13 +55,12 @@ public final class PostgresProxy: Sendable {
     }
 
     deinit {
-        let open = state.withLock { state in
+        state.withLock { state in
             state.closed = true
-            return state.open
+            Self.shutAll(state)
         }
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
-        for descriptor in open { shutdown(descriptor, Int32(SHUT_RDWR)) }
         try? FileManager.default.removeItem(atPath: folder)
     }
 
@@ -73,8 +76,15 @@ public final class PostgresProxy: Sendable {
     }
 
     /// Cuts every connection open now.
-    public func cutAll() {
-        for descriptor in state.withLock({ $0.open }) { shutdown(descriptor, Int32(SHUT_RDWR)) }
+    public func cutAll() { state.withLock { Self.shutAll($0) } }
+
+    /// Shuts down both sides of every connection (the caller holds the lock: none is closed
+    /// meanwhile).
+    static func shutAll(_ state: State) {
+        for pair in state.pairs.values {
+            shutdown(pair.client, Int32(SHUT_RDWR))
+            shutdown(pair.server, Int32(SHUT_RDWR))
+        }
     }
 
     /// How many connections were cut by pattern so far.
@@ -93,35 +103,41 @@ public final class PostgresProxy: Sendable {
                 if server >= 0 { close(server) }
                 continue
             }
-            let refused = state.withLock { state -> Bool in
-                if state.closed { return true }
-                state.open += [client, server]
-                return false
+            let pair = state.withLock { state -> Int? in
+                if state.closed { return nil }
+                state.nextPair += 1
+                state.pairs[state.nextPair] = (client, server, 2)
+                return state.nextPair
             }
-            if refused {
+            guard let pair else {
                 close(client)
                 close(server)
                 return
             }
             let proxy = self
-            Thread.detachNewThread { proxy.pump(from: client, to: server, watching: true) }
-            Thread.detachNewThread { proxy.pump(from: server, to: client, watching: false) }
+            Thread.detachNewThread { proxy.pump(pair, from: client, to: server, watching: true) }
+            Thread.detachNewThread { proxy.pump(pair, from: server, to: client, watching: false) }
         }
     }
 
     /// Copies bytes one way until either side closes; the client's side is watched for the pattern.
-    func pump(from source: Int32, to target: Int32, watching: Bool) {
+    func pump(_ pair: Int, from source: Int32, to target: Int32, watching: Bool) {
         var buffer = [UInt8](repeating: 0, count: 16384)
         var tail: [UInt8] = []
         defer {
-            shutdown(source, Int32(SHUT_RDWR))
-            shutdown(target, Int32(SHUT_RDWR))
-            let last = state.withLock { state -> Bool in
-                state.open.removeAll { $0 == source }
-                return !state.open.contains(target)
+            state.withLock { state in
+                // Both sides end (still open: the other pump closes them only after this).
+                shutdown(source, Int32(SHUT_RDWR))
+                shutdown(target, Int32(SHUT_RDWR))
+                guard let both = state.pairs[pair] else { return }
+                if both.running > 1 {
+                    state.pairs[pair]?.running = 1
+                } else {
+                    close(both.client)
+                    close(both.server)
+                    state.pairs[pair] = nil
+                }
             }
-            close(source)
-            if last { close(target) }
         }
         while true {
             let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
