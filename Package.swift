@@ -57,23 +57,31 @@ let package = Package(
         .target(
             name: "BeaconLabels", dependencies: ["CQREncode", "BeaconPayload", "HexText", "StructuredText"],
             swiftSettings: strictSettings),
+        // The ledger's contract written once (schema, statements, runs and leases, checks, history)
+        // over two thin drivers: SQLite here, PostgreSQL in PostgresLedger. Nothing above it: no flasher, no templates.
+        .target(
+            name: "StationLedger",
+            dependencies: ["BeaconPayload", "StructuredText", "Storage", "CSQLite", "HexText"],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "Provisioning",
             dependencies: [
-                "FirmwareTemplate", "BeaconPayload", "IntelHex", "StructuredText", "Storage", "CSQLite", "CCDebugger",
-                "Checksums", "HexText",
+                "FirmwareTemplate", "BeaconPayload", "IntelHex", "StructuredText", "Storage", "CCDebugger",
+                "Checksums", "HexText", "StationLedger",
             ],
             swiftSettings: strictSettings
         ),
-        // The shared ledger on a PostgreSQL server (libpq), behind Provisioning's ProvisioningLedger.
+        // The shared ledger on a PostgreSQL server (libpq): StationLedger's core over a libpq driver.
         .target(
-            name: "PostgresLedger", dependencies: ["Provisioning", "CLibPQ", "BeaconPayload", "StructuredText"],
+            name: "PostgresLedger", dependencies: ["StationLedger", "CLibPQ", "BeaconPayload", "StructuredText"],
             swiftSettings: strictSettings),
         .target(
             name: "CCBeaconCLI",
             dependencies: [
                 "IntelHex", "BeaconPayload", "StructuredText", "Storage", "FirmwareTemplate", "Provisioning",
                 "CCDebugger", "BoardSupport", "HexText", "BeaconScan", "PostgresLedger", "BeaconLabels",
+                "StationLedger",
             ],
             swiftSettings: strictSettings,
             plugins: ["VersionFile"]
@@ -94,7 +102,7 @@ let package = Package(
             name: "ccbeacon-bench",
             dependencies: [
                 "IntelHex", "CCDebugger", "CCDebuggerEmulator", "FirmwareTemplate", "Provisioning", "BeaconPayload",
-                "BoardSupport", "PostgresLedger",
+                "BoardSupport", "PostgresLedger", "StationLedger",
             ],
             swiftSettings: strictSettings
         ),
@@ -143,7 +151,7 @@ let package = Package(
             name: "ProvisioningTests",
             dependencies: [
                 "Provisioning", "FirmwareTemplate", "BeaconPayload", "StructuredText", "IntelHex", "Storage",
-                "TestSupport", "CCDebugger", "CCDebuggerEmulator", "Checksums", "PostgresLedger",
+                "TestSupport", "CCDebugger", "CCDebuggerEmulator", "Checksums", "PostgresLedger", "StationLedger",
             ],
             swiftSettings: strictSettings
         ),
@@ -152,7 +160,7 @@ let package = Package(
             dependencies: [
                 "CCDebuggerEmulator", "CCDebugger", "CCBeaconCLI", "IntelHex", "BeaconPayload", "FirmwareTemplate",
                 "TestSupport", "StructuredText", "Storage", "Provisioning", "Checksums", "BeaconScan", "HexText",
-                "CFileAttributes", "PostgresLedger",
+                "CFileAttributes", "PostgresLedger", "StationLedger",
             ],
             exclude: ["Fixtures"],
             swiftSettings: strictSettings

@@ -2,6 +2,7 @@ import BeaconPayload
 import BeaconScan
 import HexText
 import Provisioning
+import StationLedger
 import Storage
 import StructuredText
 

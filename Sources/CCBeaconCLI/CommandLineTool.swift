@@ -1,6 +1,7 @@
 public import BeaconScan
 public import CCDebugger
-public import Provisioning
+import Provisioning
+public import StationLedger
 import StructuredText
 
 /// The `ccbeacon` command line: parses argv, runs a command, turns every error into a message, a

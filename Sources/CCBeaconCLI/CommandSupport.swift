@@ -4,6 +4,7 @@ import FirmwareTemplate
 import HexText
 import IntelHex
 import Provisioning
+import StationLedger
 import Storage
 import StructuredText
 

@@ -3,6 +3,7 @@ import CCDebugger
 import HexText
 import PostgresLedger
 import Provisioning
+import StationLedger
 import Storage
 import StructuredText
 

@@ -1,6 +1,7 @@
 import CCDebugger
 import Dispatch
 import Provisioning
+import StationLedger
 import Storage
 import StructuredText
 import Synchronization

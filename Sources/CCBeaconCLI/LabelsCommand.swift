@@ -3,6 +3,7 @@ import BeaconPayload
 import FirmwareTemplate
 import PostgresLedger
 import Provisioning
+import StationLedger
 import Storage
 import StructuredText
 

@@ -1,5 +1,6 @@
 import PostgresLedger
 import Provisioning
+import StationLedger
 import Storage
 import StructuredText
 

@@ -4,6 +4,7 @@ import CCDebugger
 import FirmwareTemplate
 import PostgresLedger
 import Provisioning
+import StationLedger
 import Storage
 import StructuredText
 import Synchronization

@@ -1,5 +1,5 @@
 import CLibPQ
-import Provisioning
+import StationLedger
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,5 @@
 import BeaconPayload
-public import Provisioning
+public import StationLedger
 import StructuredText
 
 /// The ledger on a PostgreSQL server, shared by several benches: the same records and promises as

@@ -1,97 +1,7 @@
-public import Provisioning
+public import StationLedger
 import StructuredText
 
 extension PostgresLedger {
-    /// The invariants, each a query for the rows that break it; run with index scans switched off,
-    /// so the tables themselves answer, not the unique indexes that could be missing or damaged.
-    static let invariants: [(check: LedgerProblem.Check, sql: String, describe: @Sendable ([String?]) -> String)] = [
-        (
-            .oneVerifiedPerStation,
-            "SELECT station, string_agg(id::text, ', ' ORDER BY id) FROM attempts WHERE outcome = 'verified' GROUP BY station HAVING count(*) > 1",
-            { "station \(text($0[0])) has verified attempts \($0[1] ?? "")" }
-        ),
-        (
-            .oneVerifiedPerChip,
-            "SELECT chip, string_agg(id::text, ', ' ORDER BY id) FROM attempts WHERE outcome = 'verified' GROUP BY chip HAVING count(*) > 1",
-            { "chip \(text($0[0])) has verified attempts \($0[1] ?? "")" }
-        ),
-        (
-            .oneActivePerStation,
-            "SELECT station, string_agg(id::text, ', ' ORDER BY id) FROM attempts WHERE outcome IN ('in-progress', 'interrupted') GROUP BY station HAVING count(*) > 1",
-            { "station \(text($0[0])) has attempts \($0[1] ?? "") in progress or interrupted at once" }
-        ),
-        (
-            .oneLivePerStation,
-            "SELECT station, string_agg(id::text, ', ' ORDER BY id) FROM attempts WHERE outcome IN ('verified', 'in-progress', 'interrupted') GROUP BY station HAVING count(*) > 1 AND count(*) > count(*) FILTER (WHERE outcome <> 'verified')",
-            { "station \(text($0[0])) has attempts \($0[1] ?? "") verified and in progress or interrupted at once" }
-        ),
-        (
-            .endedWithoutTime,
-            "SELECT id, outcome FROM attempts WHERE outcome <> 'in-progress' AND finished_at IS NULL",
-            { "attempt \($0[0] ?? "?") is \(text($0[1])) without the time it ended" }
-        ),
-        (
-            .verifiedWithoutMethod,
-            "SELECT id, verify_method FROM attempts WHERE outcome = 'verified' AND verify_method IS DISTINCT FROM 'crc' AND verify_method IS DISTINCT FROM 'read'",
-            { "attempt \($0[0] ?? "?") is verified with verification method \(text($0[1]))" }
-        ),
-        (
-            .invalidChipID,
-            "SELECT id, chip FROM attempts WHERE NOT coalesce(chip ~ '^[0-9A-F]{2}(:[0-9A-F]{2}){5}$' AND chip NOT IN ('00:00:00:00:00:00', 'FF:FF:FF:FF:FF:FF'), false)",
-            { "attempt \($0[0] ?? "?") has chip id \(text($0[1])), which cannot identify a chip" }
-        ),
-        (
-            .unknownStation,
-            "SELECT a.id, a.station FROM attempts a WHERE NOT EXISTS (SELECT 1 FROM stations s WHERE s.name = a.station)",
-            { "attempt \($0[0] ?? "?") is for station \(text($0[1])), which is not in the ledger" }
-        ),
-        (
-            .stationValues,
-            """
-            SELECT name, uuid, major, minor, power FROM stations WHERE NOT coalesce(
-                name <> '' AND uuid ~ '^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$'
-                AND major BETWEEN 0 AND 65535 AND minor BETWEEN 0 AND 65535 AND power BETWEEN -128 AND 127, false)
-            """,
-            {
-                "station \(text($0[0])) has UUID \(text($0[1])), major \(text($0[2])), minor \(text($0[3])), power \(text($0[4]))"
-            }
-        ),
-        (
-            .duplicateStation,
-            "SELECT name, count(*) FROM stations GROUP BY name HAVING count(*) > 1",
-            { "station name \(text($0[0])) is in the ledger \($0[1] ?? "?") times" }
-        ),
-        (
-            .duplicateStation,
-            "SELECT uuid, major, minor, string_agg(name, ', ' ORDER BY name) FROM stations GROUP BY uuid, major, minor HAVING count(*) > 1",
-            { "stations \($0[3] ?? "") share UUID \(text($0[0])), major \(text($0[1])), minor \(text($0[2]))" }
-        ),
-        (
-            .calibrationValues,
-            """
-            SELECT c.id, c.station, c.power, c.samples, c.used FROM calibrations c WHERE NOT coalesce(
-                EXISTS (SELECT 1 FROM stations s WHERE s.name = c.station) AND c.power BETWEEN -128 AND 127
-                AND c.samples >= 20 AND c.used BETWEEN 1 AND c.samples, false)
-            """,
-            {
-                "calibration \($0[0] ?? "?") of station \(text($0[1])) has power \(text($0[2])) from \(text($0[4])) of \(text($0[3])) samples"
-            }
-        ),
-    ]
-
-    /// The invariant of the stations' state (schema version 4 on).
-    static let stateInvariants: [(check: LedgerProblem.Check, sql: String, describe: @Sendable ([String?]) -> String)] =
-        [
-            (
-                .stationState,
-                "SELECT s.name, s.taken FROM stations s WHERE s.taken IS DISTINCT FROM CASE WHEN EXISTS (SELECT 1 FROM attempts a WHERE a.station = s.name AND a.outcome IN ('verified', 'in-progress', 'interrupted')) THEN 1 ELSE 0 END",
-                { "station \(text($0[0])) has taken \($0[1] ?? "NULL"), which its attempts do not say" }
-            )
-        ]
-
-    /// A value from the server in a report: text quoted with control characters escaped.
-    static func text(_ value: String?) -> String { value.map(\.debugDescription) ?? "NULL" }
-
     /// Checks the ledger on the server without trusting its indexes: the schema's indexes and
     /// constraints are those ccbeacon makes (compared with a copy of the schema made in a
     /// temporary schema and rolled back), every index valid, and each invariant by a query that
@@ -121,21 +31,7 @@ extension PostgresLedger {
                 problems += try Self.schemaGaps(on: connection).map { LedgerProblem(check: .schema, detail: $0) }
             }
         } catch { problems.append(LedgerProblem(check: .schema, detail: "cannot be checked: \(error.message)")) }
-        for invariant in Self.invariants + (databaseVersion >= 4 ? Self.stateInvariants : []) {
-            do throws(LedgerError) {
-                let rows = try connection.transaction("checking \(invariant.check.rawValue)") {
-                    () throws(LedgerError) -> [[String?]] in
-                    try connection.execute("SET TRANSACTION READ ONLY", [], "checking")
-                    for setting in ["enable_indexscan", "enable_bitmapscan", "enable_indexonlyscan"] {
-                        try connection.execute("SET LOCAL \(setting) = off", [], "checking")
-                    }
-                    return try connection.execute(invariant.sql, [], "checking \(invariant.check.rawValue)")
-                }
-                problems += rows.map { LedgerProblem(check: invariant.check, detail: invariant.describe($0)) }
-            } catch {
-                problems.append(LedgerProblem(check: invariant.check, detail: "cannot be checked: \(error.message)"))
-            }
-        }
+        problems += core.invariantProblems(having: [.calibrations] + (databaseVersion >= 4 ? [.stationState] : []))
         return (problems, notes)
     }
 

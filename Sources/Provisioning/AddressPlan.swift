@@ -1,5 +1,6 @@
 public import BeaconPayload
 public import FirmwareTemplate
+public import StationLedger
 import StructuredText
 
 /// The advertiser addresses the stations of a list get from a template.

@@ -4,6 +4,7 @@ import Dispatch
 public import FirmwareTemplate
 import HexText
 import IntelHex
+public import StationLedger
 public import Storage
 public import StructuredText
 import Synchronization

@@ -1,4 +1,5 @@
 public import BeaconPayload
+public import StationLedger
 
 /// Where one station list stands in a ledger that may hold other lists too: its own stations'
 /// states, counted. What a run of that list claims, releases and reports on.

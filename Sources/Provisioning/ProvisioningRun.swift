@@ -5,6 +5,7 @@ import Dispatch
 public import FirmwareTemplate
 import HexText
 import IntelHex
+public import StationLedger
 import StructuredText
 import Synchronization
 

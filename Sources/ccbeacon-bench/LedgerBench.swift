@@ -2,6 +2,7 @@ import BeaconPayload
 import Foundation
 import PostgresLedger
 import Provisioning
+import StationLedger
 import Synchronization
 
 /// A distinct valid chip id (`XX:XX:XX:XX:XX:XX`, see `ChipID`) per station of the benchmark.

@@ -5,6 +5,7 @@ import FirmwareTemplate
 import Foundation
 import PostgresLedger
 import Provisioning
+import StationLedger
 import Synchronization
 
 /// `ccbeacon-bench pool-scaling LIST BURNED [URL]`: the host's cost per station as the pool grows.

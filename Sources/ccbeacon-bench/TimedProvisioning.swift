@@ -5,6 +5,7 @@ import FirmwareTemplate
 import Foundation
 import PostgresLedger
 import Provisioning
+import StationLedger
 import Synchronization
 
 /// `ccbeacon-bench provision-timed DEBUGGERS STATIONS SWAP-SECONDS [BENCHES URL]`: provisioning the

@@ -1,6 +1,7 @@
 import CFileAttributes
 import Foundation
 import Provisioning
+import StationLedger
 import Storage
 import TestSupport
 import Testing

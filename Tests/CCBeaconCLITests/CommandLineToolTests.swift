@@ -3,6 +3,7 @@ import CCDebugger
 import Checksums
 import Foundation
 import Provisioning
+import StationLedger
 import Synchronization
 import TestSupport
 import Testing

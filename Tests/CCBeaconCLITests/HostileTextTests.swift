@@ -2,6 +2,7 @@ import CCDebugger
 import CCDebuggerEmulator
 import Foundation
 import Provisioning
+import StationLedger
 import StructuredText
 import Synchronization
 import TestSupport

@@ -2,6 +2,7 @@ import BeaconPayload
 import FirmwareTemplate
 import Foundation
 import Provisioning
+import StationLedger
 import TestSupport
 import Testing
 

@@ -7,6 +7,7 @@ import Testing
 
 @testable import CCBeaconCLI
 @testable import Provisioning
+@testable import StationLedger
 
 /// Ledger files made for the tests, each in a scratch folder as `ledger.sqlite`.
 enum LedgerFiles {

@@ -6,6 +6,7 @@ import Testing
 
 @testable import CCBeaconCLI
 @testable import Provisioning
+@testable import StationLedger
 
 /// The measured power the commands burn, and how they report it: the README's own `generate …
 /// --tx-power -6` advertised −59 dBm, so phones overestimated the distance to that station about 2×.

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresLedger
 import Provisioning
+import StationLedger
 import TestSupport
 import Testing
 

@@ -3,6 +3,7 @@ import CCDebuggerEmulator
 import Foundation
 import PostgresLedger
 import Provisioning
+import StationLedger
 import Synchronization
 import TestSupport
 import Testing

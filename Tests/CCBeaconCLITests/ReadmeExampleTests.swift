@@ -4,6 +4,7 @@ import CCDebuggerEmulator
 import Foundation
 import HexText
 import Provisioning
+import StationLedger
 import Storage
 import Synchronization
 import TestSupport

@@ -3,6 +3,7 @@ import BeaconScan
 import Foundation
 import HexText
 import Provisioning
+import StationLedger
 import Storage
 import TestSupport
 import Testing

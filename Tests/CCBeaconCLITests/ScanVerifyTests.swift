@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import Provisioning
+@testable import StationLedger
 
 /// `provision --scan-verify` against emulated debuggers and a scripted controller that hears what
 /// the emulated chips hold: a chip that runs (not halted) and carries the reference firmware's

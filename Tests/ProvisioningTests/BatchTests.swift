@@ -10,6 +10,7 @@ import TestSupport
 import Testing
 
 @testable import Provisioning
+@testable import StationLedger
 
 struct BatchTests {
     static let catalog = try! BundledData.boards()

@@ -10,9 +10,15 @@ import Testing
 
 @testable import CCDebugger
 @testable import Provisioning
+@testable import StationLedger
 
 func temporaryLedgerPath() -> String {
     FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString).sqlite").path
+}
+
+/// Removes a temporary ledger and the files SQLite keeps beside it.
+func removeLedgerFiles(_ path: String) {
+    for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + suffix) }
 }
 
 func identity(_ minor: Int, major: Int = 1, power: Int8 = -59) -> IBeacon {
@@ -835,6 +841,9 @@ final class LedgerFailingOnFinish: ProvisioningLedger, Sendable {
         }
         return try inner.states()
     }
+    func hasWork(excluding: Set<String>) throws(LedgerError) -> Bool { try inner.hasWork(excluding: excluding) }
+    func station(named name: String) throws(LedgerError) -> Station? { try inner.station(named: name) }
+    func hasLockedChips() throws(LedgerError) -> Bool { try inner.hasLockedChips() }
     func attempts() throws(LedgerError) -> [Attempt] { try inner.attempts() }
     func recordCalibration(_ calibration: CalibrationRecord) throws(LedgerError) {
         try inner.recordCalibration(calibration)

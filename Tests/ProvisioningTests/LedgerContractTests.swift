@@ -6,6 +6,7 @@ import Testing
 
 @testable import PostgresLedger
 @testable import Provisioning
+@testable import StationLedger
 
 /// One ledger contract, run against both backends: the SQLite file and the PostgreSQL server that
 /// `scripts/test` starts (without it only SQLite runs). Every invariant is tried through the API

@@ -4,6 +4,7 @@ import TestSupport
 import Testing
 
 @testable import Provisioning
+@testable import StationLedger
 
 /// A ledger as ccbeacon wrote it before ledgers carried an application id and a schema version,
 /// built with that version's SQL: WAL, no ids, the `stations` and `attempts` tables (the oldest
@@ -96,9 +97,83 @@ struct ChipIDTests {
         // A wrong type is refused too.
         #expect(throws: LedgerError.self) { try raw.execute(insert.replacingOccurrences(of: "?", with: "42"), [], "") }
     }
+
+    /// The rule written once for both databases (`ChipID.sqlCondition`, as `ledger check` asks
+    /// it) judges every case as `isValid` does on each; its SQLite form is the very text earlier
+    /// ledgers' triggers hold, which their schema check compares word for word.
+    @Test func theRuleReadsAlikeInBothDatabases() throws {
+        let pair = "[0-9A-F][0-9A-F]"
+        #expect(
+            ChipID.sqlCondition("NEW.chip", .sqlite)
+                == "coalesce(typeof(NEW.chip) = 'text' AND NEW.chip GLOB '\(Array(repeating: pair, count: 6).joined(separator: ":"))' AND NEW.chip NOT IN ('00:00:00:00:00:00', 'FF:FF:FF:FF:FF:FF'), 0)"
+        )
+        let path = temporaryLedgerPath()
+        defer { removeLedgerFiles(path) }
+        let database = try SQLiteDatabase(path: path, mode: .create)
+        let url = PostgresTestServer.available ? try PostgresTestServer.freshDatabase() : nil
+        for (chip, valid) in Self.cases {
+            let onFile = try database.query(
+                "SELECT \(ChipID.sqlCondition("x", .sqlite)) FROM (SELECT ? AS x)", [.text(chip)], "judging")
+            #expect(onFile == [[.integer(valid ? 1 : 0)]], "SQLite: \(chip)")
+            guard let url else { continue }
+            let literal = "'" + chip.replacingOccurrences(of: "'", with: "''") + "'"
+            let onServer = try PostgresTestServer.psql(
+                url, "SELECT \(ChipID.sqlCondition("x", .postgres)) FROM (SELECT \(literal)::text AS x) AS t")
+            #expect(
+                onServer.trimmingCharacters(in: .whitespacesAndNewlines) == (valid ? "t" : "f"), "PostgreSQL: \(chip)")
+        }
+    }
 }
 
 struct LedgerFileTests {
+    /// Station rows, as SQL values, and whether a ledger may hold them.
+    static let stationRows: [(values: String, valid: Bool)] = [
+        ("'a', 'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0', 1, 2, -59", true),
+        ("'a', 'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0', 65535, 0, -128", true),
+        ("'', 'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0', 1, 2, -59", false),
+        ("'a', 'e2c56db5-dffb-48d2-b060-d0f5a71096e0', 1, 2, -59", false),
+        ("'a', 'E2C56DB5DFFB48D2B060D0F5A71096E0', 1, 2, -59", false),
+        ("'a', 'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0', 70000, 2, -59", false),
+        ("'a', 'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0', 1, -1, -59", false),
+        ("'a', 'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0', 1, 2, 128", false),
+        ("'a', NULL, 1, 2, -59", false),
+    ]
+
+    /// The station rule written once (`LedgerInvariant.stationValues`: SQLite's triggers and both
+    /// `ledger check`s) judges alike on both databases, and its SQLite form is the text earlier
+    /// ledgers' triggers hold.
+    @Test func theStationRuleReadsAlikeInBothDatabases() throws {
+        let uuid = [8, 4, 4, 4, 12].map { String(repeating: "[0-9A-F]", count: $0) }.joined(separator: "-")
+        #expect(
+            LedgerInvariant.stationValues("NEW.", .sqlite)
+                == "coalesce(typeof(NEW.name) = 'text' AND NEW.name <> '' AND typeof(NEW.uuid) = 'text' AND NEW.uuid GLOB '\(uuid)' AND typeof(NEW.major) = 'integer' AND NEW.major BETWEEN 0 AND 65535 AND typeof(NEW.minor) = 'integer' AND NEW.minor BETWEEN 0 AND 65535 AND typeof(NEW.power) = 'integer' AND NEW.power BETWEEN -128 AND 127, 0)"
+        )
+        let path = temporaryLedgerPath()
+        defer { removeLedgerFiles(path) }
+        let database = try SQLiteDatabase(path: path, mode: .create)
+        let url = PostgresTestServer.available ? try PostgresTestServer.freshDatabase() : nil
+        for (values, valid) in Self.stationRows {
+            let row = zip(values.components(separatedBy: ", "), ["name", "uuid", "major", "minor", "power"])
+                .map { "\($0) AS \($1)" }.joined(separator: ", ")
+            let onFile = try database.query(
+                "SELECT \(LedgerInvariant.stationValues("s.", .sqlite)) FROM (SELECT \(row)) AS s", [], "judging")
+            #expect(onFile == [[.integer(valid ? 1 : 0)]], "SQLite: \(values)")
+            guard let url else { continue }
+            let onServer = try PostgresTestServer.psql(
+                url,
+                "SELECT \(LedgerInvariant.stationValues("s.", .postgres)) FROM (SELECT \(row.replacingOccurrences(of: "NULL", with: "NULL::text"))) AS s"
+            )
+            #expect(
+                onServer.trimmingCharacters(in: .whitespacesAndNewlines) == (valid ? "t" : "f"), "PostgreSQL: \(values)"
+            )
+        }
+        // SQLite keeps any type in any column: a power given as text is no power.
+        let typed = try database.query(
+            "SELECT \(LedgerInvariant.stationValues("s.", .sqlite)) FROM (SELECT 'a' AS name, 'E2C56DB5-DFFB-48D2-B060-D0F5A71096E0' AS uuid, 1 AS major, 2 AS minor, '-59' AS power) AS s",
+            [], "judging")
+        #expect(typed == [[.integer(0)]])
+    }
+
     /// A new ledger carries ccbeacon's application id and the schema version, and nothing is left
     /// beside it (it is built under a temporary name and linked into place).
     @Test func aNewLedgerCarriesItsIdentityAndLeavesNothingBeside() throws {

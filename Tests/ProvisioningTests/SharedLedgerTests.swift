@@ -5,6 +5,7 @@ import Testing
 
 @testable import PostgresLedger
 @testable import Provisioning
+@testable import StationLedger
 
 /// The shared ledger's promises beyond the contract both backends keep: one process per bench,
 /// one list per pool, a lost server that loses nothing (retried, or journaled and replayed), and

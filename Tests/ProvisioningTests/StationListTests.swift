@@ -2,6 +2,7 @@ import BeaconPayload
 import Testing
 
 @testable import Provisioning
+@testable import StationLedger
 @testable import StructuredText
 
 struct StationListTests {

@@ -30,13 +30,16 @@ public enum ChipID {
     /// The two well-formed ids that identify no chip.
     static let reserved = ["00:00:00:00:00:00", "FF:FF:FF:FF:FF:FF"]
 
-    /// The same rule as an SQL expression over `column`: true for a valid id, false otherwise
-    /// (also for NULL and non-text values). GLOB is case-sensitive, so lower-case hex fails too.
-    static func sqlCondition(_ column: String) -> String {
-        let pattern = Array(repeating: "[0-9A-F][0-9A-F]", count: 6).joined(separator: ":")
+    /// The same rule as an SQL condition over `column` in `dialect`: true for a valid id, false
+    /// otherwise (also for NULL and, in SQLite, values that are not text). Case-sensitive, so
+    /// lower-case hex fails too.
+    package static func sqlCondition(_ column: String, _ dialect: SQLDialect) -> String {
         let refused = reserved.map { "'\($0)'" }.joined(separator: ", ")
-        return
-            "coalesce(typeof(\(column)) = 'text' AND \(column) GLOB '\(visible: pattern)' AND \(column) NOT IN (\(refused)), 0)"
+        let conditions = [
+            dialect.isText(column), dialect.matchesHex(column, Array(repeating: 2, count: 6), ":"),
+            "\(column) NOT IN (\(refused))",
+        ]
+        return "coalesce(\(conditions.compactMap { $0 }.joined(separator: " AND ")), \(dialect.falseValue))"
     }
 
     /// The message the schema's triggers raise; SQLite reports it as the error message, which is

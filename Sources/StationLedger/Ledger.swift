@@ -275,29 +275,6 @@ public protocol ProvisioningLedger: AnyObject {
 }
 
 extension ProvisioningLedger {
-    /// By every state (a ledger without a quicker way).
-    public func hasWork(excluding: Set<String>) throws(LedgerError) -> Bool {
-        try states().contains { state in
-            guard !excluding.contains(state.station.name) else { return false }
-            switch state.state {
-            case .pending, .held: return true
-            case .done, .inProgress: return false
-            }
-        }
-    }
-
-    /// By every state (a ledger without a quicker way).
-    public func station(named name: String) throws(LedgerError) -> Station? {
-        try states().first { $0.station.name == name }?.station
-    }
-
-    /// By every attempt (a ledger without a quicker way).
-    public func hasLockedChips() throws(LedgerError) -> Bool {
-        try attempts().contains { $0.debugLocked && $0.outcome == .verified }
-    }
-}
-
-extension ProvisioningLedger {
     /// Marks the verified attempt of a chip superseded because the chip is reprovisioned.
     public func supersede(chip: String) throws(LedgerError) {
         try supersede(chip: chip, reason: "chip reprovisioned")
@@ -533,11 +510,11 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         ),
         (
             "chip_id_on_insert", false,
-            "CREATE TRIGGER IF NOT EXISTS chip_id_on_insert BEFORE INSERT ON attempts WHEN NOT \(ChipID.sqlCondition("NEW.chip")) BEGIN SELECT RAISE(ABORT, '\(ChipID.refusal)'); END"
+            "CREATE TRIGGER IF NOT EXISTS chip_id_on_insert BEFORE INSERT ON attempts WHEN NOT \(ChipID.sqlCondition("NEW.chip", .sqlite)) BEGIN SELECT RAISE(ABORT, '\(ChipID.refusal)'); END"
         ),
         (
             "chip_id_on_update", false,
-            "CREATE TRIGGER IF NOT EXISTS chip_id_on_update BEFORE UPDATE OF chip ON attempts WHEN NOT \(ChipID.sqlCondition("NEW.chip")) BEGIN SELECT RAISE(ABORT, '\(ChipID.refusal)'); END"
+            "CREATE TRIGGER IF NOT EXISTS chip_id_on_update BEFORE UPDATE OF chip ON attempts WHEN NOT \(ChipID.sqlCondition("NEW.chip", .sqlite)) BEGIN SELECT RAISE(ABORT, '\(ChipID.refusal)'); END"
         ),
         (
             "ended_time_on_insert", false,
@@ -557,15 +534,9 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         ),
     ]
 
-    /// A station row's values as SQL over `NEW`: a name, an upper-case 8-4-4-4-12 UUID, major and
-    /// minor integers 0…65535, a power integer −128…127 (what PostgreSQL's CHECKs say; SQLite can
-    /// add triggers to an existing table, not checks).
-    static let stationValues = """
-        coalesce(typeof(NEW.name) = 'text' AND NEW.name <> '' AND typeof(NEW.uuid) = 'text' \
-        AND NEW.uuid GLOB '\(visible: uuidPattern)' AND typeof(NEW.major) = 'integer' AND NEW.major BETWEEN 0 AND 65535 \
-        AND typeof(NEW.minor) = 'integer' AND NEW.minor BETWEEN 0 AND 65535 \
-        AND typeof(NEW.power) = 'integer' AND NEW.power BETWEEN -128 AND 127, 0)
-        """
+    /// A station row's values over `NEW` (what PostgreSQL's CHECKs say; SQLite can add triggers
+    /// to an existing table, not checks).
+    static let stationValues = LedgerInvariant.stationValues("NEW.", .sqlite)
     static let stationRefusal = "invalid station: a name, a UUID, major and minor 0…65535 and a power −128…127"
     /// What the ended-time triggers raise (PostgreSQL's CHECK on `attempts` says the same).
     static let endedRefusal = "invalid attempt: an attempt no longer in progress needs the time it ended"

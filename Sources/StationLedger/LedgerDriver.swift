@@ -58,6 +58,22 @@ package struct SQLDialect: Sendable {
     package var notInList: @Sendable (_ column: String) -> String
     /// The names as the one parameter `notInList` takes.
     package var listParameter: @Sendable ([String]) -> SQLValue
+    /// `table` under `alias`, read without its indexes (`ledger check`: the indexes are what could
+    /// be damaged or missing, so they must not answer).
+    package var tableScan: @Sendable (_ table: String, _ alias: String) -> String
+    /// The statements that begin a read of `ledger check`: read only, and, where the SQL cannot
+    /// say it per table, no index scans.
+    package var scanTablesOnly: [String]
+    /// The false value of the database's conditions as the ledger's schema spells it.
+    package var falseValue: String
+    /// A condition true when `column` holds text, or nil where the column's type already says so.
+    package var isText: @Sendable (_ column: String) -> String?
+    /// A condition true when `column` holds an integer, or nil where the column's type already
+    /// says so.
+    package var isInteger: @Sendable (_ column: String) -> String?
+    /// A condition true when `column` is upper-case hex digits in groups of the given lengths,
+    /// separated by `separator` (a UUID: 8, 4, 4, 4, 12 and `-`), case-sensitive.
+    package var matchesHex: @Sendable (_ column: String, _ groups: [Int], _ separator: String) -> String
 
     /// SQLite: one writer at a time, so no row locks.
     package static let sqlite = SQLDialect(
@@ -66,7 +82,15 @@ package struct SQLDialect: Sendable {
         forUpdate: "", forUpdateSkipLocked: "", forShare: "",
         randomID: "lower(hex(randomblob(16)))", snapshot: nil, legacyBenchFree: nil, serializeRuns: nil,
         notInList: { "\($0) NOT IN (SELECT value FROM json_each(?))" },
-        listParameter: { .text(JSONValue.array($0.map { .string($0) }).compact()) })
+        listParameter: { .text(JSONValue.array($0.map { .string($0) }).compact()) },
+        tableScan: { "\($0) AS \($1) NOT INDEXED" }, scanTablesOnly: [], falseValue: "0",
+        // SQLite keeps any value in any column: the type is part of the rule.
+        isText: { "typeof(\($0)) = 'text'" }, isInteger: { "typeof(\($0)) = 'integer'" },
+        // GLOB is case-sensitive: lower-case hex fails.
+        matchesHex: { column, groups, separator in
+            let pattern = groups.map { String(repeating: "[0-9A-F]", count: $0) }.joined(separator: separator)
+            return "\(column) GLOB '\(pattern)'"
+        })
 
     /// PostgreSQL: the server's clock (`clock_timestamp()`, not the transaction's start).
     package static let postgres = SQLDialect(
@@ -86,6 +110,14 @@ package struct SQLDialect: Sendable {
                 "{"
                     + names.map { "\"" + $0.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\"" }
                     .joined(separator: ",") + "}")
+        },
+        tableScan: { "\($0) AS \($1)" },
+        scanTablesOnly: [
+            "SET TRANSACTION READ ONLY", "SET LOCAL enable_indexscan = off", "SET LOCAL enable_bitmapscan = off",
+            "SET LOCAL enable_indexonlyscan = off",
+        ], falseValue: "false", isText: { _ in nil }, isInteger: { _ in nil },
+        matchesHex: { column, groups, separator in
+            "\(column) ~ '^\(groups.map { "[0-9A-F]{\($0)}" }.joined(separator: separator))$'"
         })
 }
 

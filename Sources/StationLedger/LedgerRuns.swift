@@ -172,7 +172,7 @@ public final class RunLease: Sendable {
     }
 
     /// Seconds as the user wrote them: `600`, `0.5`.
-    static func seconds(_ value: Double) -> String {
+    package static func seconds(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 
