@@ -194,7 +194,13 @@ public struct LabelSheet: Sendable, Equatable {
                     "\(columns)×\(rows) labels with --margin and --gap leave no room on a page of \(page) mm")
             }
         }
-        // Without a margin the grid is centred: most sheets are cut symmetrically.
+        // Without a margin the grid is centred: most sheets are cut symmetrically. A grid larger
+        // than the page is told by its size (a centred one would start at a negative corner).
+        let needed = Millimetres(
+            width: Double(columns) * label.width + across, height: Double(rows) * label.height + down)
+        if corner == nil, needed.width > page.width + 0.001 || needed.height > page.height + 0.001 {
+            throw LabelSheetError("\(columns)×\(rows) labels of \(label) mm need \(needed) mm; the page is \(page) mm")
+        }
         let top = corner?.0 ?? (page.height - Double(rows) * label.height - down) / 2
         let left = corner?.1 ?? (page.width - Double(columns) * label.width - across) / 2
         return try LabelSheet(

@@ -66,7 +66,8 @@ public enum QREncodingError: Error, Sendable, Equatable, CustomStringConvertible
         case .outOfMemory: return "libqrencode ran out of memory"
         case .refused(let code): return "libqrencode refused the text (errno \(code))"
         case .modulesTooSmall(let version, let millimetres, let minimum):
-            let shown = (millimetres * 100).rounded() / 100
+            // Hundredths rounded down: a size under the minimum never reads as the minimum.
+            let shown = (millimetres * 100).rounded(.down) / 100
             return
                 "its string needs a version \(version) code, whose modules would be \(shown) mm on this label, under the \(minimum) mm a 300 dpi printer and a phone camera resolve"
 

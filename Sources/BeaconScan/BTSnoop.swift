@@ -40,8 +40,11 @@ public struct BTSnoopCapture: Sendable, Equatable {
         func fail(_ offset: Int, _ problem: String) -> CaptureError {
             CaptureError(file: file, offset: offset, problem: problem)
         }
-        guard bytes.count >= 16, Array(bytes[0..<8]) == Self.magic else {
+        guard bytes.count >= 8, Array(bytes[0..<8]) == Self.magic else {
             throw fail(0, "is not a btsnoop capture (it does not start with \"btsnoop\\0\")")
+        }
+        guard bytes.count >= 16 else {
+            throw fail(bytes.count, "ends after \(bytes.count) bytes, inside the 16-byte btsnoop header")
         }
         let version = Self.u32(bytes, 8)
         guard version == 1 else { throw fail(8, "is btsnoop version \(version); version 1 is read") }

@@ -37,7 +37,7 @@ enum CalibrateCommand {
             """,
         options: [
             rssi.spec, from.spec, address.spec, station.spec, stations.spec, ledger.spec, list.spec, write.spec,
-            Options.json.spec,
+            force.spec, Options.json.spec,
         ],
         groups: [
             OptionGroup(
@@ -59,6 +59,8 @@ enum CalibrateCommand {
     static let list = Option<String>(
         "--list", value: "FILE", help: "a station list: its address column; with --write, its power column")
     static let write = Flag("--write", help: "record the value for --station in --list and/or --ledger")
+    static let force = Flag(
+        "--force", help: "take a measured power more than 25 dB from the station's registered power")
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let name = try command.value(station)
@@ -95,7 +97,31 @@ enum CalibrateCommand {
         }
         let calibration: Calibration
         do { calibration = try Calibration(samples: samples) } catch {
+            if case .impossibleRSSI = error {
+                throw .data(
+                    "\(source): \(error.description); nothing was calibrated",
+                    hint: "record again with a receiver that reports RSSI (btmon -w, Android's HCI snoop log)")
+            }
             throw .data("\(source): \(error.description)", hint: "take more samples 1 m from the station")
+        }
+        if !command.isSet(force) {
+            // What the station's board and TX power predict (its registered power), or the
+            // generic 1 m figure when the station cannot be looked up.
+            let registered = try name.flatMap { name throws(CommandFailure) in
+                try known(command, name: name).stations.first?.identity.measuredPower
+            }
+            let predicted = registered.map(Int.init) ?? Calibration.genericMeasuredPower
+            if let distance = calibration.distance(from: predicted) {
+                let what =
+                    registered != nil
+                    ? "the \(predicted) dBm registered for '\(visible: name ?? "")' (its board's figure at its TX power, or the list's)"
+                    : "the \(predicted) dBm a beacon gives 1 m away at 0 dBm TX power"
+                throw .data(
+                    "\(source): measured power \(calibration.measuredPower) dBm is \(distance) dB from \(what); a calibration 1 m away lands within \(Calibration.plausibleDistance) dB; nothing was written",
+                    hint:
+                        "check the samples are this station's, taken 1 m away with nothing on the antenna; --force takes the value as it is"
+                )
+            }
         }
         var written: [String] = []
         if writing, let name {
@@ -131,22 +157,10 @@ enum CalibrateCommand {
                 "--from needs the station's advertiser address: --address XX:XX:XX:XX:XX:XX, or --station NAME with --stations, --ledger or --list"
             )
         }
-        var found: String?
-        var looked: [String] = []
-        if let path = try command.value(stations) {
-            looked.append(path)
-            found = try ScanCommand.record(try FileAccess.read(path), file: path).first { $0.name == name }?.address
-        }
-        if found == nil, let path = try command.value(ledger) {
-            looked.append(path)
-            found = try ScanCommand.verifiedStations(path, requireAny: false).first { $0.name == name }?.address
-        }
-        if found == nil, let path = try command.value(list) {
-            looked.append(path)
-            let listed = try CommandSupport.stations(path, consequence: "nothing was calibrated")
-            found = listed.first { $0.name == name }?.address?.description
-        }
-        guard let found, let bytes = RandomStaticAddress.bytes(parsing: found) else {
+        let (stations, looked) = try known(command, name: name)
+        guard let found = stations.lazy.compactMap(\.address).first,
+            let bytes = RandomStaticAddress.bytes(parsing: found)
+        else {
             throw .usage(
                 looked.isEmpty
                     ? "--from with --station needs --stations, --ledger or --list to find its address, or give --address"
@@ -154,6 +168,30 @@ enum CalibrateCommand {
             )
         }
         return bytes
+    }
+
+    /// The station `name` as each source given knows it — the batch record, the ledger (as
+    /// burned), the list, in that order — and the sources looked in.
+    static func known(_ command: ParsedCommand, name: String) throws(CommandFailure) -> (
+        stations: [ExpectedStation], looked: [String]
+    ) {
+        var found: [ExpectedStation] = []
+        var looked: [String] = []
+        if let path = try command.value(stations) {
+            looked.append(path)
+            found += try ScanCommand.record(try FileAccess.read(path), file: path).filter { $0.name == name }
+        }
+        if let path = try command.value(ledger) {
+            looked.append(path)
+            found += try ScanCommand.verifiedStations(path, requireAny: false).filter { $0.name == name }
+        }
+        if let path = try command.value(list) {
+            looked.append(path)
+            found += try CommandSupport.stations(path, consequence: "nothing was calibrated").filter {
+                $0.name == name
+            }.map { ExpectedStation(name: $0.name, identity: $0.identity, address: $0.address?.description) }
+        }
+        return (found, looked)
     }
 
     /// Records `calibration` of `station`: every target is checked first (the list's new bytes
@@ -283,9 +321,10 @@ enum CalibrateCommand {
             }
             let cell = row[column]
             let text = CSVTable.trimmed(cell.text)
-            guard let value = Int(text), (-127...20).contains(value) else {
+            let range = Calibration.rssiRange
+            guard let value = Int(text), range.contains(value) else {
                 throw .data(
-                    "\(file):\(cell.line):\(cell.column): '\(visible: text)' is not an RSSI; give a whole number of dBm, -127…20"
+                    "\(file):\(cell.line):\(cell.column): '\(visible: text)' is not an RSSI; give a whole number of dBm, \(range.lowerBound)…\(range.upperBound)"
                 )
             }
             return value

@@ -238,8 +238,15 @@ enum DoctorCommand {
                         "\(shown): a ccbeacon ledger, schema version \(server.databaseVersion), \((try? server.states().count) ?? 0) stations"
                 )
             } catch {
+                // An empty database is what the README's setup makes: the first provision sets it
+                // up, as it creates a missing file.
+                if case .refused(.notALedger(tables: [])) = error.kind {
+                    return Finding(
+                        status: .ok, subject: "ledger",
+                        detail: "\(shown): reachable; holds no ccbeacon ledger yet; provision sets it up")
+                }
                 return Finding(
-                    status: .failed, subject: "ledger", detail: error.description,
+                    status: .failed, subject: "ledger", detail: "\(error.operation): \(error.message)",
                     fix:
                         "check the URL, that the server runs and that this user may connect (a new database is set up by the first provision)"
                 )
@@ -274,7 +281,7 @@ enum DoctorCommand {
             )
         } catch {
             return Finding(
-                status: .failed, subject: "ledger", detail: error.description,
+                status: .failed, subject: "ledger", detail: "\(error.operation): \(error.message)",
                 fix: "see 'ccbeacon ledger check --ledger \(path)'")
         }
     }

@@ -458,9 +458,17 @@ enum ProvisionCommand {
             stream?.emit(
                 "run-finished",
                 Self.finished(ProvisionSummary(), before, why: "nothing to burn", status: hooksLeft ? 1 : 0))
-            console.output(
-                lines: ["nothing to burn: all \(before.states.count) stations of the list are done; ledger \(shown)"]
-                    + (runner.map { [Self.hookLine($0.counts)] } ?? []))
+            if command.isSet(json) {
+                try report(
+                    ProvisionSummary(), progress: before, path: shown, hooks: runner?.counts, json: true,
+                    console: console, why: "nothing to burn")
+            } else {
+                console.output(
+                    lines: [
+                        "nothing to burn: all \(before.states.count) stations of the list are done; ledger \(shown)"
+                    ]
+                        + (runner.map { [Self.hookLine($0.counts)] } ?? []))
+            }
             if let counts = runner?.counts, counts.leftPending { throw Self.hooksFailed(counts) }
             return
         }
@@ -793,7 +801,11 @@ enum ProvisionCommand {
         } catch {
             if case .refused = error.kind { throw ledgerFailure(error, path: path) }
             if error.isConnectionLost { throw ledgerFailure(error, path: path) }
-            throw CommandFailure(.failure, error.description, hint: "the ledger refused the list; see the message")
+            // A station with another identity or power than the ledger's: the list does not fit
+            // this ledger, as another list does not fit a pool (65); a failing database is 1.
+            throw CommandFailure(
+                error.isConstraint ? .dataError : .failure, error.description,
+                hint: "the ledger refused the list; see the message")
         }
         // What a bench burned while its server was away is recorded first — once the list is
         // known to be the pool's, and before its attempts left in progress count as interrupted.
@@ -932,16 +944,17 @@ enum ProvisionCommand {
         return handled
     }
 
-    /// The summary (text or `--json`), and exit 3 when stations of the list are left.
+    /// The summary (text or `--json`), and exit 3 when stations of the list are left; `given`:
+    /// why the run stopped, when not from the summary.
     ///
     /// `burningElsewhere`: of the list's attempts in progress, those other benches are burning
     /// now (on a shared ledger); the rest are this run's, whose outcome could not be recorded.
     static func report(
         _ summary: ProvisionSummary, progress: ListProgress, burnAgain: [String] = [], burningElsewhere: Int = 0,
-        path: String, hooks: HookRunner.Counts? = nil, json: Bool, console: Console
+        path: String, hooks: HookRunner.Counts? = nil, json: Bool, console: Console, why given: String? = nil
     ) throws(CommandFailure) {
         let unrecorded = progress.inProgress - burningElsewhere
-        let why = Self.stopReason(summary, signal: stopSignals.signal)
+        let why = given ?? Self.stopReason(summary, signal: stopSignals.signal)
         if json {
             console.data(
                 JSONValue.object([
@@ -1064,7 +1077,8 @@ enum ProvisionCommand {
         ]
         if signal != 0 { return "\(names[signal] ?? "signal \(signal)") after the chip in progress" }
         let reasons = Set(summary.stopped.values)
-        if reasons == ["no pending stations left"] { return "no pending stations left" }
+        // Every debugger out of stations for one reason: said once.
+        if reasons.count == 1, let only = reasons.first, only.hasPrefix("no pending stations left") { return only }
         // A ledger that failed stops the whole run, whatever the debuggers were doing.
         if let ledger = summary.stopped.sorted(by: { $0.key < $1.key }).first(where: { $0.value.hasPrefix("ledger: ") })
         {
@@ -1194,8 +1208,10 @@ enum LedgerCommand {
             to verify it (readBack, address ranges such as 0x7F00-0x7F2F,0x7F30-0x7F3F; empty when
             nothing was), what a scan after the burn heard (heard yes/no, rssiCount, rssiMedian;
             empty when nobody listened: provision --scan-verify), and where the power came from
-            (powerSource: calibration, or registered: the list's or the board's) — what a
-            backend needs to map major/minor to places. The ledger is only read.
+            (powerSource: calibration, or registered: the list's or the board's), whether the
+            chip's debug interface was locked (debugLocked), and the bench and run that burned it
+            (bench, run: on a shared pool, which line made the station) — what a backend needs to
+            map major/minor to places. The ledger is only read.
 
             With -o FILE the registry is written whole (temporary file, flushed, renamed) or not
             at all, and never over the ledger itself.
@@ -1502,6 +1518,8 @@ enum LedgerCommand {
                                 ("rssiMedian", attempt.onAir?.rssiMedian.map { .integer($0) } ?? .null),
                                 ("powerSource", attempt.powerSource.map { .string($0) } ?? .null),
                                 ("debugLocked", .bool(attempt.debugLocked)),
+                                ("bench", attempt.bench.map { .string($0) } ?? .null),
+                                ("run", attempt.run.map { .string($0) } ?? .null),
                             ])
                     }
                 ).rendered() + "\n")
@@ -1511,7 +1529,7 @@ enum LedgerCommand {
         // numbers as they are.
         let cell = CSVCell.text
         var text =
-            "name,uuid,major,minor,power,chip,debugger,at,address,readBack,heard,rssiCount,rssiMedian,powerSource,debugLocked\n"
+            "name,uuid,major,minor,power,chip,debugger,at,address,readBack,heard,rssiCount,rssiMedian,powerSource,debugLocked,bench,run\n"
         for (station, attempt) in rows {
             let identity = station.identity
             text +=
@@ -1522,7 +1540,7 @@ enum LedgerCommand {
                     cell(attempt.readBack ?? ""), attempt.onAir.map { $0.heard ? "yes" : "no" } ?? "",
                     attempt.onAir.map { CSVCell.number($0.rssiCount) } ?? "",
                     attempt.onAir?.rssiMedian.map(CSVCell.number) ?? "", cell(attempt.powerSource ?? ""),
-                    attempt.debugLocked ? "yes" : "no",
+                    attempt.debugLocked ? "yes" : "no", cell(attempt.bench ?? ""), cell(attempt.run ?? ""),
                 ].joined(separator: ",") + "\n"
         }
         try emit(text)

@@ -45,27 +45,35 @@ public enum ListPowerEdit {
         }
         let text = Array(String(power).utf8)
         var edited = bytes
+        // As the list reader reads it: a row may leave out its trailing cells (spreadsheets drop
+        // empty ones), which are empty ones; a row with more cells than the header is no row.
+        for candidate in rows where candidate.count > header.count {
+            throw DataFileError(
+                file: file, line: candidate[0].line, column: 1,
+                message: "this row has \(candidate.count) fields, the header has \(header.count)")
+        }
+        let comma = UInt8(ascii: ",")
         if let powerColumn {
             guard powerColumn < row.count else {
-                throw DataFileError(
-                    file: file, line: row[0].line, column: 1,
-                    message: "the row of '\(visible: station)' has no power cell (column \(powerColumn + 1))")
+                // The cells left out up to the power cell are written out, empty.
+                let missing = powerColumn - row.count + 1
+                edited.insert(
+                    contentsOf: [UInt8](repeating: comma, count: missing) + text,
+                    at: row[row.count - 1].bytes.upperBound)
+                return Edited(bytes: edited, addedColumn: false, previous: "", line: row[0].line)
             }
             let cell = row[powerColumn]
             edited.replaceSubrange(cell.bytes, with: text)
             return Edited(bytes: edited, addedColumn: false, previous: cell.text, line: row[0].line)
         }
-        // Each row gets its cell after its last one; from the end, so earlier offsets still hold.
+        // Each row gets its cell after its last one (short rows filled out first); from the end,
+        // so earlier offsets still hold.
         for candidate in rows.reversed() {
             guard let last = candidate.last else { continue }
-            guard candidate.count == header.count else {
-                throw DataFileError(
-                    file: file, line: candidate[0].line, column: 1,
-                    message: "this row has \(candidate.count) fields, the header has \(header.count)")
-            }
             let cell: [UInt8] =
                 candidate == header ? Array("power".utf8) : candidate == row ? text : []
-            edited.insert(contentsOf: [UInt8(ascii: ",")] + cell, at: last.bytes.upperBound)
+            let filler = [UInt8](repeating: comma, count: header.count - candidate.count)
+            edited.insert(contentsOf: filler + [comma] + cell, at: last.bytes.upperBound)
         }
         return Edited(bytes: edited, addedColumn: true, previous: nil, line: row[0].line)
     }

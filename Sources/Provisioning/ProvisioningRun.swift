@@ -490,7 +490,7 @@ public final class ProvisioningRun: Sendable {
                     if waitingSince == nil || now - lastWorkCheck >= 1 {
                         lastWorkCheck = now
                         if !workLeft(givenUp: givenUp) {
-                            stop(debugger.name, "no pending stations left")
+                            stop(debugger.name, Self.nothingLeft(givenUp: givenUp))
                             return
                         }
                     }
@@ -520,7 +520,7 @@ public final class ProvisioningRun: Sendable {
                     debugger: debugger.name, failures: &failures, givenUp: &givenUp, locked: &locked)
                 lastChipLocked = locked
                 guard case .release = disposition else {
-                    stop(debugger.name, "no pending stations left")
+                    stop(debugger.name, Self.nothingLeft(givenUp: givenUp))
                     return
                 }
                 lastChip = chip
@@ -591,6 +591,16 @@ public final class ProvisioningRun: Sendable {
     /// True while a station of the run's list could still take a chip: one pending (and not given
     /// up on) or one held (its chip may come back). A ledger that cannot be read counts as work
     /// left: the next claim reports the error.
+    /// Why a debugger stops when no station is left for it to try: the stations it gave up on
+    /// (failed more often than `--retries` allows, or not heard without `--retry-unheard`) are
+    /// still pending, and the reason says so rather than that none is left.
+    static func nothingLeft(givenUp: Set<String>) -> String {
+        guard !givenUp.isEmpty else { return "no pending stations left" }
+        let names = givenUp.sorted()
+        return
+            "no pending stations left but \(names.count) given up after failing (\(names.prefix(5).joined(separator: ", "))\(names.count > 5 ? ", …" : ""); see --retries and --retry-unheard)"
+    }
+
     func workLeft(givenUp: Set<String>) -> Bool {
         let outside = outsideList.withLock { $0 }
         if (try? recalibratedLeft(except: outside.union(givenUp))) ?? false {

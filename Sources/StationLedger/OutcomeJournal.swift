@@ -166,6 +166,10 @@ public struct OutcomeJournal: Sendable {
                 + (entry.run.map { [("run", .string($0))] } ?? []))
     }
 
+    /// The outcomes a run journals: those a burn ends with (never one still in progress, nor a
+    /// supersession, which no burn records).
+    static let journaled: Set<AttemptOutcome> = [.verified, .failed, .interrupted]
+
     static func decode(_ node: JSONNode, line: Int) throws(DataFileError) -> Entry {
         var reader = try JSONObjectReader(node, file: "journal")
         guard try reader.integer("version", in: 1...1) == 1 else { throw reader.error("version", "unknown") }
@@ -175,8 +179,8 @@ public struct OutcomeJournal: Sendable {
         let station = try reader.anyString("station")
         let chip = try reader.anyString("chip")
         let outcomeText = try reader.anyString("outcome")
-        guard let outcome = AttemptOutcome(rawValue: outcomeText) else {
-            throw reader.error("outcome", "'\(visible: outcomeText)' is not an outcome")
+        guard let outcome = AttemptOutcome(rawValue: outcomeText), Self.journaled.contains(outcome) else {
+            throw reader.error("outcome", "'\(visible: outcomeText)' is not an outcome a burn ends with")
         }
         let reason = try reader.optionalAnyString("reason")
         let readBack = try reader.optionalAnyString("readBack")

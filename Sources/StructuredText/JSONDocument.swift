@@ -211,11 +211,17 @@ public enum JSONParser {
             }
         }
 
+        /// `true`, `false` or `null` as a whole word: any other run of letters here is no value
+        /// (said as what it is, not as the word its first letter began).
         mutating func literal(_ word: String) throws(DataFileError) {
-            let expected = Array(word.utf8)
-            guard bytes.count - offset >= expected.count, Array(bytes[offset..<(offset + expected.count)]) == expected
-            else { throw error("expected \(word)") }
-            offset += expected.count
+            let letters = bytes[offset...].prefix { (0x61...0x7A).contains($0) || (0x41...0x5A).contains($0) }
+            guard Array(letters) == Array(word.utf8) else {
+                let shown = String(decoding: letters.prefix(20), as: UTF8.self)
+                throw error(
+                    "not a JSON value: '\(shown)\(letters.count > 20 ? "…" : "")' (a value is an object, array, string, number, true, false or null)"
+                )
+            }
+            offset += letters.count
         }
 
         mutating func number() throws(DataFileError) -> String {

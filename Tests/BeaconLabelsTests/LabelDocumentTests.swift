@@ -38,6 +38,14 @@ struct LabelDocumentTests {
         #expect(largest.version == 40 && largest.size == 177)
     }
 
+    /// A module just under the minimum is shown under it, never rounded up to it.
+    @Test(arguments: [0.2496, 0.2499, 0.24, 0.1234])
+    func modulesTooSmallAreShownUnderTheMinimum(millimetres: Double) {
+        let text = QREncodingError.modulesTooSmall(version: 7, millimetres: millimetres, minimum: 0.25).description
+        #expect(!text.contains("would be 0.25 mm"), "\(text)")
+        #expect(text.contains("under the 0.25 mm"), "\(text)")
+    }
+
     @Test func tooMuchIsRefused() {
         #expect(throws: QREncodingError.tooLong(bytes: 2332)) {
             try QREncoder.encode([UInt8](repeating: 0x41, count: 2332))

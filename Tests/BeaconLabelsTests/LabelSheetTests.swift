@@ -66,7 +66,9 @@ struct LabelSheetTests {
         ("210x297:3x8:1", nil, nil, nil, "is not a sheet"),
         ("210x297:3", nil, nil, nil, "--sheet's grid '3' must be"),
         ("210x297:3x101", nil, nil, nil, "1 to 100 each"),
-        ("210x297:3x8", "80x40", nil, nil, "3×8 labels of 80×40 mm"),
+        ("210x297:3x8", "80x40", nil, nil, "3×8 labels of 80×40 mm need 240×320 mm; the page is 210×297 mm"),
+        ("210x297:3x8", "70x40", nil, nil, "3×8 labels of 70×40 mm need 210×320 mm; the page is 210×297 mm"),
+        ("210x297:3x8", "70x37", "0,1", nil, "from 1 mm left and 0 mm down need 211×296 mm"),
         ("210x297:3x8", "70x37", "0,1", nil, "the page is 210×297 mm"),
         ("210x297:3x8", nil, "1", nil, "--margin '1' must be TOP,LEFT"),
         ("210x297:3x8", nil, nil, "a,b", "--gap 'a,b' must be ACROSS,DOWN"),
@@ -84,6 +86,8 @@ struct LabelSheetTests {
             _ = try LabelSheet.named(case_.sheet, labelSize: case_.size, margin: case_.margin, gap: case_.gap)
         } catch {
             #expect(error.description.contains(case_.says), "\(error.description)")
+            // No sheet is measured from a negative corner.
+            #expect(!error.description.contains(/\s-[0-9]/), "\(error.description)")
         }
     }
 

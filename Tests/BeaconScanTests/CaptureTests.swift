@@ -55,6 +55,9 @@ struct CaptureTests {
         let cut: [UInt8] = Array(BTSnoopFile.file([(3, BTSnoopFile.uartEvent([0x02, 0x01]))]).dropLast())
         return [
             (Array("btsnoo".utf8), "at byte 0: is not a btsnoop capture"),
+            // Only the start of a capture: too short, not another file.
+            (header, "at byte 8: ends after 8 bytes, inside the 16-byte btsnoop header"),
+            (header + [1, 0], "at byte 10: ends after 10 bytes, inside the 16-byte btsnoop header"),
             (header + BTSnoopFile.u32(2) + BTSnoopFile.u32(1002), "at byte 8: is btsnoop version 2"),
             (header + BTSnoopFile.u32(1) + BTSnoopFile.u32(1001), "at byte 12: has datalink 1001"),
             (BTSnoopFile.file([(3, [0x04, 0x3E, 0x00])]) + [0x00], "at byte 43: record 2 is cut short: 1 bytes"),

@@ -77,6 +77,57 @@ struct CalibrateCommandTests {
             "\(none.diagnostics)")
     }
 
+    /// A capture's reports carry any RSSI byte: one beyond what a receiver measures (−127…20 dBm;
+    /// 127 is "not available" and skipped) is refused as the same value in an RSSI file is, and
+    /// nothing is written.
+    @Test(arguments: [Int8(100), Int8(-128), Int8(21)])
+    func anImpossibleRSSIInACaptureIsRefused(rssi: Int8) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let address: [UInt8] = [0xC7, 0xD5, 0x60, 0xAD, 0x5D, 0x5A]
+        let data: [UInt8] = [0x02, 0x01, 0x06]
+        let packets = (0..<24).map { index -> (flags: UInt32, bytes: [UInt8]) in
+            let value = index == 7 ? rssi : -60
+            return (3, BTSnoopFile.uartEvent(BTSnoopFile.legacyReport(address: address, data: data, rssi: value)))
+        }
+        let capture = scratch.path("c.btsnoop")
+        try Data(BTSnoopFile.file(packets)).write(to: URL(fileURLWithPath: capture))
+        let list = try scratch.write(
+            "l.csv", "name,uuid,major,minor,power,address\nA,\(CalibrateWriteTests.uuid),1,1,,C7:D5:60:AD:5D:5A\n")
+        let before = try scratch.text("l.csv")
+        let run = ToolRun(["calibrate", "--from", capture, "--station", "A", "--list", list, "--write"])
+        #expect(run.status == 65, "\(run.output)\(run.diagnostics)")
+        #expect(
+            run.diagnostics.contains("RSSI \(rssi) dBm is not a reading a receiver gives (-127…20 dBm)"),
+            "\(run.diagnostics)")
+        #expect(try scratch.text("l.csv") == before, "nothing written")
+    }
+
+    /// Samples any receiver could give, but a measured power far from what the station's
+    /// registered power (its board and TX power) predicts: refused unless --force says so.
+    @Test func aResultFarFromThePredictionNeedsForce() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("l.csv", "name,uuid,major,minor,power\nA,\(CalibrateWriteTests.uuid),1,1,-59\n")
+        let loud = try scratch.write("loud.txt", [String](repeating: "-20", count: 20).joined(separator: "\n"))
+        let refused = ToolRun(["calibrate", "--rssi", loud, "--station", "A", "--list", list, "--write"])
+        #expect(refused.status == 65, "\(refused.diagnostics)")
+        #expect(
+            refused.diagnostics.contains("measured power -20 dBm is 39 dB from the -59 dBm registered for 'A'"),
+            "\(refused.diagnostics)")
+        #expect(refused.diagnostics.contains("--force"), "\(refused.diagnostics)")
+        #expect(try scratch.text("l.csv").hasSuffix(",-59\n"))
+        // Without a station: the generic −59 dBm at 1 m (0 dBm TX) is the prediction.
+        let alone = ToolRun(["calibrate", "--rssi", loud])
+        #expect(alone.status == 65 && alone.diagnostics.contains("is 39 dB from the -59 dBm"), "\(alone.diagnostics)")
+        let forced = ToolRun(["calibrate", "--rssi", loud, "--station", "A", "--list", list, "--write", "--force"])
+        #expect(forced.status == 0, "\(forced.diagnostics)")
+        #expect(try scratch.text("l.csv").hasSuffix(",-20\n"))
+        // Within 25 dB of the prediction: taken as it is.
+        let near = try scratch.write("near.txt", [String](repeating: "-80", count: 20).joined(separator: "\n"))
+        #expect(ToolRun(["calibrate", "--rssi", near]).status == 0)
+    }
+
     /// One advertisement heard by two controllers is two samples of two radios: refused.
     @Test func samplesOfTwoControllersAreRefused() throws {
         let scratch = try Scratch()
@@ -132,6 +183,20 @@ struct CalibrateWriteTests {
         let stations = record?["stations"] as? [[String: Any]]
         #expect(stations?.map { $0["power"] as? Int } == [-59, -61])
         #expect(stations?.last?["powerSource"] as? String == "list")
+    }
+
+    /// A list batch takes is a list calibrate writes: a last row without its trailing power cell
+    /// (as spreadsheets save it) gets the cell.
+    @Test func aRowWithoutItsTrailingPowerCellIsWritten() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let text = "name,uuid,major,minor,power\nA,\(Self.uuid),1,1,-59\nHall B,\(Self.uuid),1,3"
+        let list = try scratch.write("list.csv", text)
+        #expect(ToolRun(["batch", list, "--board", "hm10", "-o", scratch.path("out")]).status == 0)
+        let rssi = try scratch.write("r.txt", Self.samples.map(String.init).joined(separator: "\n"))
+        let run = ToolRun(["calibrate", "--rssi", rssi, "--station", "Hall B", "--list", list, "--write"])
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(try scratch.text("list.csv") == text + ",-61")
     }
 
     @Test func aListWithSeveralNamesOrOneThatIsNotCSVIsLeftAsItIs() throws {

@@ -203,11 +203,14 @@ struct LedgerCommandTests {
         let lines = csv.output.split(separator: "\n")
         #expect(
             lines.first
-                == "name,uuid,major,minor,power,chip,debugger,at,address,readBack,heard,rssiCount,rssiMedian,powerSource,debugLocked"
+                == "name,uuid,major,minor,power,chip,debugger,at,address,readBack,heard,rssiCount,rssiMedian,powerSource,debugLocked,bench,run"
         )
+        let attempt = try #require(try SQLiteLedger(path: path, access: .readOnly).attempts().first)
         #expect(
-            lines.dropFirst().first?.hasSuffix(",C0:FF:EE:00:00:01,\"0x7F00-0x7F2F,0x7F30-0x7F3F\",,,,registered,no")
-                == true)
+            lines.dropFirst().first?.hasSuffix(
+                ",C0:FF:EE:00:00:01,\"0x7F00-0x7F2F,0x7F30-0x7F3F\",,,,registered,no,\(attempt.bench ?? ""),\(attempt.run ?? "")"
+            ) == true, "\(lines)")
+        #expect(attempt.run != nil)
         let json = ToolRun(["ledger", "export", "--ledger", path, "--format", "json"])
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
         #expect(rows.count == 1)

@@ -118,12 +118,17 @@ struct MeasuredPowerCommandTests {
         let provider = EmulatorProvider()
         let again = ToolRun(
             ["provision", list, "--board", "hm10", "--tx-power", "-6", "--yes", "--wait", "0.1"], debuggers: provider)
-        #expect(again.status == 1, "\(again.diagnostics)")
+        // The list does not fit the ledger: bad input, as another name or identity is.
+        #expect(again.status == 65, "\(again.diagnostics)")
         #expect(
             again.diagnostics.contains(
                 "2 stations are in the ledger with another measured power: a (ledger -59 dBm, list -65 dBm), b (ledger -59 dBm, list -65 dBm)"
             ), "\(again.diagnostics)")
         #expect(again.diagnostics.contains("give the list's power column the ledger's values"))
         #expect(provider.debuggers[0].chip!.flash.allSatisfy { $0 == 0xFF }, "nothing was burned")
+        // Another identity for a known name: the same exit.
+        let renamed = try scratch.write("r.csv", "name,uuid,major,minor\na,\(Self.uuid),1,9\nb,\(Self.uuid),1,2\n")
+        let other = ToolRun(["provision", renamed, "--board", "hm10", "--yes", "--wait", "0.1"], debuggers: provider)
+        #expect(other.status == 65 && other.diagnostics.contains("another identity"), "\(other.diagnostics)")
     }
 }

@@ -87,6 +87,22 @@ struct PostgresProvisionTests {
         let check = ToolRun(["ledger", "check", "--ledger", url])
         #expect(
             check.status == 0 && check.output.contains(": ok (schema and every invariant checked)"), "\(check.output)")
+        // The registry says which bench (and which run) burned each station.
+        let byStation = Dictionary(uniqueKeysWithValues: verified.map { ($0.station, $0) })
+        let json = ToolRun(["ledger", "export", "--ledger", url, "--format", "json"])
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
+        #expect(rows.count == 12)
+        for row in rows {
+            let attempt = try #require(byStation[row["name"] as? String ?? ""])
+            #expect(row["bench"] as? String == attempt.bench && attempt.bench != nil, "\(row)")
+            #expect(row["run"] as? String == attempt.run && attempt.run != nil, "\(row)")
+        }
+        let csv = ToolRun(["ledger", "export", "--ledger", url]).output.split(separator: "\n")
+        #expect(csv.first?.hasSuffix(",debugLocked,bench,run") == true, "\(csv.first ?? "")")
+        for line in csv.dropFirst() {
+            let attempt = try #require(byStation[String(line.prefix { $0 != "," })])
+            #expect(line.hasSuffix(",\(attempt.bench ?? "?"),\(attempt.run ?? "?")"), "\(line)")
+        }
         // A different list for this pool is refused, its differences named, nothing burned.
         let other = try Self.list(scratch, 13, name: "other.csv")
         let refused = Self.provision(other, url, bench: "bench-d", debuggers: Self.bench(first: 0xD0))

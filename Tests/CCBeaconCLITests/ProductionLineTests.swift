@@ -151,6 +151,12 @@ struct ProductionLineTests {
         let second = Self.provision(list, scratch, ["--on-verified", hook], bench: Bench(first: 0x22))
         #expect(second.status == 0, "\(second.diagnostics)")
         #expect(second.output.contains("nothing to burn") && second.output.contains("hooks: 3 delivered, 0 failed"))
+        // --json gets its summary with nothing to burn too: JSON, not the text line.
+        let quiet = Self.provision(list, scratch, ["--json"], bench: Bench(first: 0x23))
+        let nothing = try #require(
+            try? JSONSerialization.jsonObject(with: Data(quiet.output.utf8)) as? [String: Any], "\(quiet.output)")
+        #expect(quiet.status == 0 && nothing["stoppedBecause"] as? String == "nothing to burn", "\(nothing)")
+        #expect(nothing["listDone"] as? Int == 3 && nothing["listPending"] as? Int == 0, "\(nothing)")
         let log = try Self.hookLog(scratch)
         #expect(log.count == 6)
         #expect(log.prefix(3).map { $0[0] } == log.suffix(3).map { $0[0] }, "the same event ids on the retry")
@@ -264,8 +270,9 @@ struct ProductionLineTests {
         #expect(attempts.count == 3 && attempts.allSatisfy { $0.debugLocked && $0.outcome == .verified })
         #expect(
             attempts.allSatisfy { $0.readBack?.hasSuffix("0x3FFF0-0x3FFFF") == true }, "\(attempts.map(\.readBack))")
-        let export = ToolRun(["ledger", "export", "--ledger", scratch.path("ledger.sqlite")])
-        #expect(export.output.split(separator: "\n").dropFirst().allSatisfy { $0.hasSuffix(",yes") })
+        let export = ToolRun(["ledger", "export", "--ledger", scratch.path("ledger.sqlite"), "--format", "json"])
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(export.output.utf8)) as? [[String: Any]])
+        #expect(rows.count == 3 && rows.allSatisfy { $0["debugLocked"] as? Bool == true }, "\(rows)")
         let show = ToolRun(["ledger", "show", "--ledger", scratch.path("ledger.sqlite")])
         #expect(show.output.components(separatedBy: "debug-locked").count == 4)
     }

@@ -318,6 +318,21 @@ struct ListPowerEditTests {
             edited:
                 "name,uuid,major,minor,note,power\nA,\(uuid),1,1,\"x, y\",\nHall B,\(uuid),1,2,z ,-61\r\nC,\(uuid),1,3,,",
             addedColumn: true),
+        // A row without its trailing cells (spreadsheets drop empty ones; the list reader takes
+        // it): the missing cells are empty ones, written out up to the power cell.
+        Case(
+            list: "name,uuid,major,minor,note,power\nA,\(uuid),1,1,,-59\nHall B,\(uuid),1,2",
+            edited: "name,uuid,major,minor,note,power\nA,\(uuid),1,1,,-59\nHall B,\(uuid),1,2,,-61",
+            addedColumn: false),
+        Case(
+            list: "name,uuid,major,minor,power,note\nHall B,\(uuid),1,2\r\nC,\(uuid),1,3,-59,x\n",
+            edited: "name,uuid,major,minor,power,note\nHall B,\(uuid),1,2,-61\r\nC,\(uuid),1,3,-59,x\n",
+            addedColumn: false),
+        // No power column and short rows anywhere: each is filled out before its power cell.
+        Case(
+            list: "name,uuid,major,minor,note\nA,\(uuid),1,1\nHall B,\(uuid),1,2\nC,\(uuid),1,3,x\n",
+            edited: "name,uuid,major,minor,note,power\nA,\(uuid),1,1,,\nHall B,\(uuid),1,2,,-61\nC,\(uuid),1,3,x,\n",
+            addedColumn: true),
     ])
     func onlyTheStationsPowerChanges(_ test: Case) throws {
         let edited = try ListPowerEdit.settingPower(-61, of: "Hall B", inCSV: Array(test.list.utf8), file: "l.csv")
@@ -333,6 +348,7 @@ struct ListPowerEditTests {
         ("name,uuid,major,minor\nA,\(uuid),1,1\n", "has no station named 'Hall B'"),
         ("name,uuid,major,minor\nHall B,\(uuid),1,1\nHall B,\(uuid),1,2\n", "has 2 stations named 'Hall B'"),
         ("uuid,major,minor\n\(uuid),1,1\n", "has no header row naming a name column"),
+        ("name,uuid,major,minor\nHall B,\(uuid),1,2,9\n", "this row has 5 fields, the header has 4"),
     ])
     func whatCannotBeEditedIsRefused(_ list: String, _ message: String) {
         #expect {

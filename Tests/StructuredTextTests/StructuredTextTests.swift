@@ -35,7 +35,15 @@ struct JSONParserTests {
         ("\"abc", 1, 5, "the file ends inside a string"),
         ("\"a\tb\"", 1, 3, "control character in a string (write it as an escape)"),
         ("[1] 2", 1, 5, "unexpected text after the JSON value"),
-        ("\n  tru", 2, 3, "expected true"),
+        ("\n  tru", 2, 3, "not a JSON value: 'tru' (a value is an object, array, string, number, true, false or null)"),
+        (
+            "nothing", 1, 1,
+            "not a JSON value: 'nothing' (a value is an object, array, string, number, true, false or null)"
+        ),
+        (
+            "[falsehood]", 1, 2,
+            "not a JSON value: 'falsehood' (a value is an object, array, string, number, true, false or null)"
+        ),
         ("\"\\x\"", 1, 4, "unknown escape \\x"),
         ("\"\\ud800\"", 1, 8, "a high surrogate must be followed by a low surrogate"),
         ("-", 1, 2, "a number needs digits"),
