@@ -14,6 +14,10 @@ public struct OptionSpec: Sendable, Equatable {
     public var help: String
     /// Whether the command line must give it (the parser says "missing …" otherwise).
     public var isRequired: Bool
+    /// Converts a given value and throws what is wrong with it (the declaration's `convert`), so
+    /// that every value is checked before a command touches a file, a ledger or a device; nil for
+    /// a flag.
+    var check: (@Sendable (String) throws(CommandFailure) -> Void)? = nil
 
     /// Creates an option.
     public init(
@@ -24,6 +28,12 @@ public struct OptionSpec: Sendable, Equatable {
         self.valueName = valueName
         self.help = help
         self.isRequired = required
+    }
+
+    /// Equal when the parser, help and usage see the same option (`check` is the declaration's).
+    public static func == (left: OptionSpec, right: OptionSpec) -> Bool {
+        left.name == right.name && left.short == right.short && left.valueName == right.valueName
+            && left.help == right.help && left.isRequired == right.isRequired
     }
 
     /// How the usage line writes it: `-o OUT.hex`, `--uuid UUID`, `--json`.
@@ -49,7 +59,9 @@ struct Option<Value: Sendable>: Sendable {
         _ name: String, short: String? = nil, value valueName: String, help: String,
         convert: @escaping @Sendable (String) throws(CommandFailure) -> Value
     ) {
-        spec = OptionSpec(name, short: short, value: valueName, help: help)
+        var spec = OptionSpec(name, short: short, value: valueName, help: help)
+        spec.check = { text throws(CommandFailure) in _ = try convert(text) }
+        self.spec = spec
         self.convert = convert
     }
 

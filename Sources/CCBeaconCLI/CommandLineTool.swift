@@ -87,6 +87,11 @@ public enum CommandLineTool {
         guard let entry = registry.first(where: { $0.spec.name == command.command }) else {
             throw .usage("unknown command '\(visible: command.command)'")
         }
+        // Every value given is converted before the command runs: a usage error leaves every
+        // file, ledger and device as it was, wherever the command reads that option.
+        for option in entry.spec.table.options {
+            if let text = command.values[option.name], let check = option.check { try check(text) }
+        }
         try entry.run(command, console, hardware)
     }
 
