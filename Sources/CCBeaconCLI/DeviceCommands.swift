@@ -301,7 +301,8 @@ enum FlashCommand {
             The last flash page holds the lock bits and the secondary address; an image with data there
             is refused unless --allow-last-page. --mac writes a secondary BLE address (MSB first),
             --preserve-mac keeps the one the chip has, --lock-debug locks the debug interface at the end
-            (only a chip erase undoes it).
+            (only a chip erase undoes it) and reads the lock back after a reset: a lock that did not
+            take fails the command (exit 1).
 
             Example:
               ccbeacon flash out/Hall_A.hex --device 1:7

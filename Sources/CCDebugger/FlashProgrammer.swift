@@ -220,6 +220,11 @@ public struct FlashProgrammer {
             let readBack = try check(
                 flashPlan.image, readBack: options.readBack + (secondary == nil ? [] : [chip.secondaryAddress]),
                 verify: options.verify, events: events)
+            // The lock bits take effect at the next reset: read the lock back there, as
+            // provisioning does, so "locked" is never said of a chip that is not.
+            if options.lockDebug, !(try session.connect(targetID: chip.debuggerTargetID).locked) {
+                throw DebuggerError.lockNotTaken
+            }
             if options.resetToRun {
                 try session.resetAndRun()
                 events(.running)

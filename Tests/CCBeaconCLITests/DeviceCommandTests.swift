@@ -189,6 +189,20 @@ struct DeviceCommandTests {
             ToolRun(["flash", image, "--mac", "C0:FF:EE:12:34:56", "--preserve-mac"], debuggers: provider).status == 64)
     }
 
+    /// flash --lock-debug reads the lock back after a reset, as provisioning does: a chip whose
+    /// lock does not take is a failure (exit 1), never "debug interface locked".
+    @Test func aDebugLockThatDoesNotTakeFails() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try Self.station(scratch)
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip?.ignoresDebugLock = true
+        let run = ToolRun(["flash", image, "--lock-debug"], debuggers: provider)
+        #expect(run.status == 1, "\(run.output)\(run.diagnostics)")
+        #expect(!run.output.contains("debug interface locked"), "\(run.output)")
+        #expect(run.diagnostics.contains("after a reset the debug interface was not locked"), "\(run.diagnostics)")
+    }
+
     @Test func refusesLastPageDataUnlessAskedFor() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
