@@ -28,6 +28,9 @@ enum LabelsCommand {
             the list's, or else the one batch and provision derive from the identity — when the
             template (--template or --board, as for batch) has an advertiser-address field. With
             a template without one, a label has an address only where the list gives one.
+            From batch's record (OUT/stations.json): its stations with the addresses batch gave
+            them, under the template the record names (--template or --board may name the same one,
+            no other).
             From a ledger (a file, read only, or a postgresql://… server): the verified stations,
             each with the address recorded on its verified attempt; with --all every station, the
             others with the address of their latest attempt (none if never attempted).
@@ -151,6 +154,12 @@ enum LabelsCommand {
     /// The labels of a station list: every station, with the list's address or the one derived
     /// from its identity when the template has an address field.
     static func fromList(_ list: String, command: ParsedCommand) throws(CommandFailure) -> Source {
+        // batch's record (a JSON object; a list is an array or CSV) names its template and holds
+        // the addresses batch gave.
+        let bytes = try FileAccess.read(list)
+        if bytes.first(where: { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }) == UInt8(ascii: "{") {
+            return try fromRecord(list, bytes: bytes, command: command)
+        }
         guard command.isGiven(Options.template) || command.isGiven(Options.board) else {
             throw .usage(
                 "a list's labels need the template its stations are burned with, for their advertiser addresses: \(Options.requiredTemplate.missing)"
@@ -175,6 +184,39 @@ enum LabelsCommand {
             labels: labels,
             inputs: [CommandSupport.Input(role: "the station list", path: list)] + CommandSupport.inputs(of: template),
             notes: notes)
+    }
+
+    /// The labels of a batch record (`stations.json`): its stations with the addresses batch gave
+    /// them. A template given must be the one the record was made with.
+    static func fromRecord(_ path: String, bytes: [UInt8], command: ParsedCommand) throws(CommandFailure) -> Source {
+        let stations = try ScanCommand.record(bytes, file: path)
+        let made: String
+        do {
+            var root = try JSONObjectReader(try JSONParser.parse(bytes, file: path), file: path)
+            var template = try root.object("template")
+            made = try template.string("name")
+        } catch { throw .data(error.description, hint: "give the stations.json batch wrote, or a station list") }
+        if command.isGiven(Options.template) || command.isGiven(Options.board) {
+            let (template, _, _) = try CommandSupport.template(command)
+            guard template.manifest.name == made else {
+                throw .usage(
+                    "\(path) was made with template '\(visible: made)', not '\(visible: template.manifest.name)': leave out --template and --board, a record's labels follow its own template"
+                )
+            }
+        }
+        let labels = stations.map { station in
+            StationLabel(
+                name: station.name, identity: station.identity,
+                address: station.address.flatMap { try? RandomStaticAddress(parsing: $0) })
+        }
+        let bare = labels.filter { $0.address == nil }.count
+        return Source(
+            labels: labels, inputs: [CommandSupport.Input(role: "the batch record", path: path)],
+            notes: bare == 0
+                ? []
+                : [
+                    "\(bare) label\(bare == 1 ? "" : "s") without an address: the record gives none for \(bare == 1 ? "it" : "them") (template '\(visible: made)' has no advertiser-address field)"
+                ])
     }
 
     /// The labels of a ledger: its verified stations with the address their verified attempt

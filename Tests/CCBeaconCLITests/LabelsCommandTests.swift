@@ -241,6 +241,36 @@ struct LabelsCommandTests {
 
     /// One page goes to OUT.svg; more to OUT-1.svg, … padded to one width; files of an earlier
     /// run under those names are named, never removed.
+    /// batch's own record (stations.json) is a source as its list is: its template, identities
+    /// and the addresses batch derived — the very labels the list and its template give.
+    @Test func batchsRecordIsLabelledAsItsList() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("stations.csv", LabelFixtures.csv)
+        #expect(ToolRun(["batch", list, "--board", "hm10", "-o", scratch.path("out")]).status == 0)
+        let record = scratch.path("out/stations.json")
+        let fromList = ToolRun(["labels", list, "--board", "hm10", "-o", scratch.path("list.svg")])
+        #expect(fromList.status == 0, "\(fromList.diagnostics)")
+        let fromRecord = ToolRun(["labels", record, "-o", scratch.path("record.svg")])
+        #expect(fromRecord.status == 0, "\(fromRecord.diagnostics)")
+        let pages = LabelsCommand.pageFiles(scratch.path("list.svg"), count: 2)
+        let recordPages = LabelsCommand.pageFiles(scratch.path("record.svg"), count: 2)
+        for (page, recordPage) in zip(pages, recordPages) {
+            #expect(
+                try Data(contentsOf: URL(fileURLWithPath: page)) == Data(contentsOf: URL(fileURLWithPath: recordPage)))
+        }
+        // The record's own template may be named; another is refused, nothing written.
+        let same = ToolRun(["labels", record, "--board", "hm10", "-o", scratch.path("same.svg")])
+        #expect(same.status == 0, "\(same.diagnostics)")
+        let other = ToolRun([
+            "labels", record, "--template", "cc2541-ibeacon-prewhitened", "-o", scratch.path("other.svg"),
+        ])
+        #expect(
+            other.status == 64 && other.diagnostics.contains("made with template 'cc2541-ibeacon'"),
+            "\(other.diagnostics)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("other-1.svg")))
+    }
+
     @Test func pagesAreNumberedAndEarlierOnesNamed() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
