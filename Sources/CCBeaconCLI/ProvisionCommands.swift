@@ -162,7 +162,8 @@ enum ProvisionCommand {
             A chip is known by its factory IEEE address. A chip whose address is erased
             (FF:FF:FF:FF:FF:FF) or all zero cannot be told apart from others: it is not burned, and
             the bench is told to set it aside. With --chip-id secondary such a chip is named by its
-            secondary address (last flash page) when that one is usable, and the burn keeps it.
+            secondary address (last flash page) when that one is usable; the burn keeps it, and every
+            erase of the run writes it back.
 
             Ctrl-C finishes the chip in progress, records it and stops; a second Ctrl-C stops at once
             (the next run recovers). A failed station is retried --retries times (default 1) on a

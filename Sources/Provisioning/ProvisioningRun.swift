@@ -838,11 +838,35 @@ public final class ProvisioningRun: Sendable {
             guard state.targetID != 0 else { return false }
             _ = try session.connect(targetID: state.targetID)
             guard try attachedChip(session, expecting: chip) == chip else { return false }
-            _ = try session.chipErase(targetID: template.chip.debuggerTargetID)
+            try erase(chip, session: session)
             return true
         } catch {
             return false
         }
+    }
+
+    /// Erases `chip` (attached and connected). A chip the run names by its secondary address
+    /// (`ChipIdentitySource.secondary`: its primary one cannot name it) gets that address back
+    /// at once, read back: the erase takes the chip's only name with it, and a chip without one
+    /// is set aside for good the next time it is attached. Only the erase can fail this: once it
+    /// is done the identity is gone, whatever becomes of the name (a chip whose name could not be
+    /// written back is set aside, and says why, when it is attached again).
+    func erase(_ chip: String, session: CC254xSession) throws(DebuggerError) {
+        _ = try session.chipErase(targetID: template.chip.debuggerTargetID)
+        try? writeBackName(chip, session: session)
+    }
+
+    /// See `erase`.
+    func writeBackName(_ chip: String, session: CC254xSession) throws(DebuggerError) {
+        guard options.chipIdentity == .secondary,
+            !ChipID.isValid(HexText.colonSeparated(try session.primaryAddress(chip: template.chip))),
+            let name = HexText.parseColonSeparated(chip, count: 6),
+            let image = try? FlashPlan.withLastPage(
+                MemoryImage(), chip: template.chip, secondaryAddress: name, lockDebug: false),
+            let plan = try? FlashPlan(image: image, chip: template.chip, allowLastPage: true)
+        else { return }
+        try session.program(plan)
+        try session.verifyRanges([template.chip.secondaryAddress], of: image)
     }
 
     /// Records a burn (or the lock after it) that failed on `chip` with `burnError` and returns
@@ -861,7 +885,7 @@ public final class ProvisioningRun: Sendable {
         if case .transport = burnError {
         } else {
             do {
-                _ = try session.chipErase(targetID: template.chip.debuggerTargetID)
+                try erase(chip, session: session)
                 erased = true
             } catch { cause = error }
         }
@@ -1034,7 +1058,7 @@ public final class ProvisioningRun: Sendable {
                             reason: "the chip was taken off during its check; the station stays held for it"))
                     return .leftHeld
                 }
-                _ = try session.chipErase(targetID: template.chip.debuggerTargetID)
+                try erase(attempt.chip, session: session)
             } catch {
                 if case .transport = error { throw error }
                 events(
@@ -1145,7 +1169,7 @@ public final class ProvisioningRun: Sendable {
                     + "; the chip was taken off before it could be erased (\(attached) is attached now): it carries the identity, so the station is held until it is attached again"
                 return hearing
             }
-            _ = try session.chipErase(targetID: template.chip.debuggerTargetID)
+            try erase(chip, session: session)
             hearing.reason = (hearing.reason ?? "") + "; the chip was erased"
         } catch {
             hearing.erased = false

@@ -383,6 +383,34 @@ struct ProvisioningRunTests {
         }
     }
 
+    /// A chip named by its secondary address (`--chip-id secondary`: its IEEE address is erased)
+    /// keeps that name through the run's erases: a failed burn erases the chip, and the address is
+    /// written back, so the chip is not set aside for good the next time it is attached.
+    @Test func aChipNamedByItsSecondaryAddressKeepsItThroughAnErase() throws {
+        let ledger = try SQLiteLedger(path: temporaryLedgerPath())
+        try ledger.register([Station(name: "s0", identity: identity(0))])
+        let bench = Bench(debuggers: 1, chips: 2, seed: 1, faultyChips: false)
+        bench.swapsByHand = true
+        let chip = Self.template.chip
+        let first = EmulatedCC2541(ieee: [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])
+        let name: [UInt8] = [0x66, 0x55, 0x44, 0x33, 0x22, 0x11]
+        first.flash.replaceSubrange(chip.secondaryAddress, with: name)
+        first.stuckAtZero[0x7F28] = 0xFF  // verification fails: the burn fails and the chip is erased
+        bench.debuggers[0].chip = first
+        var options = Self.benchOptions(wait: 0.2)
+        options.chipIdentity = .secondary
+        options.retries = 0
+        let run = ProvisioningRun(template: Self.template, ledger: ledger, options: options) { _ in }
+        _ = run.run([ProvisioningDebugger(name: "emu") { () throws(DebuggerError) in bench.debuggers[0] }])
+        let attempts = try ledger.attempts()
+        #expect(attempts.first?.chip == "11:22:33:44:55:66" && attempts.first?.outcome == .failed, "\(attempts)")
+        #expect(attempts.first?.reason?.contains("the chip was erased") == true, "\(attempts)")
+        #expect(Array(first.flash[chip.secondaryAddress]) == name, "the chip's name was written back")
+        #expect(
+            first.flash.enumerated().allSatisfy { chip.secondaryAddress.contains($0.offset) || $0.element == 0xFF },
+            "nothing else was written back: the identity is gone")
+    }
+
     /// A burn that fails after the chip was programmed must not leave the identity on that chip
     /// while the station goes to another. A chip that fails verification is erased before it is
     /// released. A transfer failing mid-burn leaves the outcome unknown: the station is held —
