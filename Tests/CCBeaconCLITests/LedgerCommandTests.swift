@@ -315,6 +315,34 @@ struct OneRunPerLedgerTests {
         #expect(alone.status == 0, "\(alone.diagnostics)")
     }
 
+    /// --release-interrupted lets a held station go to a new chip and names the chip that may
+    /// still carry its identity, with what to do when it turns up.
+    @Test func aReleasedStationNamesItsChip() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("list.csv", "name,uuid,major,minor\na,\(LedgerFiles.uuid),1,1\n")
+        do {
+            // A run whose process is gone left its burn in progress.
+            let crashed = try SQLiteLedger(path: scratch.path("provisioning.sqlite"), identity: .goneProcess)
+            try crashed.register([Station(name: "a", identity: IBeaconFixture.identity(1))])
+            _ = try crashed.claimNextStation(
+                chip: "00:12:4B:00:00:77", debugger: "EMU001", template: "t", templateSHA256: "x",
+                verifyMethod: "crc", skipping: [], image: { _ in ("i", nil) })
+        }
+        let run = ToolRun(
+            ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--release-interrupted", "--wait", "0.2"],
+            debuggers: EmulatorProvider(count: 0))
+        #expect(
+            run.diagnostics.contains(
+                "released 'a' (was interrupted on chip 00:12:4B:00:00:77); chip 00:12:4B:00:00:77 may still carry its identity: erase it (ccbeacon erase) or set it aside"
+            ), "\(run.diagnostics)")
+        let states = try SQLiteLedger(path: scratch.path("provisioning.sqlite"), access: .readOnly).states()
+        guard case .pending = states.first?.state else {
+            Issue.record("the released station is pending: \(states)")
+            return
+        }
+    }
+
     /// The lock sits beside the ledger's real path: a run through a symbolic link to the ledger,
     /// or through a symlinked folder, meets the same lock (it used to take one of its own, release
     /// the first run's burn in progress and burn that identity into a second chip).

@@ -65,6 +65,26 @@ struct UsageErrorTests {
         #expect(options.count >= 40, "\(options.count) options with an invalid value")
     }
 
+    /// Combinations a command refuses, and outputs it may not write, change nothing either:
+    /// provision prepares a ledger, so each is tried there.
+    @Test(arguments: [
+        ["--address-mode", "secondary", "--chip-id", "secondary"], ["--events", "-", "--json"],
+        ["--scan-seconds", "3"], ["--retry-unheard"], ["--events", "%"], ["--ledger", "%"],
+        ["--on-failed", "true", "--hook-timeout", "0"],
+    ])
+    func aRefusedCombinationChangesNothing(_ extra: [String]) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let folder = scratch.url.path
+        let list = try scratch.write("list.csv", "name,uuid,major,minor\nA,\(Self.uuid),1,1\n")
+        let before = try Self.snapshot(folder)
+        let run = ToolRun(
+            ["provision", list, "--board", "hm10", "--yes", "--wait", "0.1"]
+                + extra.map { $0.replacingOccurrences(of: "%", with: folder) }, debuggers: EmulatorProvider())
+        #expect([64, 65].contains(run.status), "\(extra): exit \(run.status): \(run.diagnostics)")
+        #expect(try Self.snapshot(folder) == before, "\(extra) changed the folder")
+    }
+
     /// The folder's files and their bytes.
     static func snapshot(_ folder: String) throws -> [String: Data] {
         var files: [String: Data] = [:]
