@@ -16,7 +16,7 @@ import StructuredText
 /// A lost connection is made again and the transaction run again (`PostgresConnection`); the
 /// changes that may be repeated after a COMMIT whose answer was lost find their own work and
 /// accept it (a finish already recorded, an attempt already started by this run's debugger).
-public final class PostgresLedger: ProvisioningLedger, Sendable {
+public final class PostgresLedger: SQLLedger, Sendable {
     let connection: PostgresConnection
     /// The bench this process is.
     public let bench: String
@@ -40,8 +40,8 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
     /// The columns of `attempts` to select, as this database has them (a reader of an earlier
     /// schema reads the newer ones as NULL).
     var attemptColumns: String { core.attemptSelect }
-    /// The outcomes whose `finish` records a hook run (`provision --on-verified/--on-failed`).
-    public var hookOutcomes: Set<AttemptOutcome> { core.hookOutcomes }
+    /// The core every `ProvisioningLedger` requirement is answered by (`SQLLedger`).
+    public var sqlCore: SQLLedgerCore { SQLLedgerCore(core) }
 
     /// Connects to `url` as bench `bench`, creates the schema in an empty database when `creating`
     /// (under an advisory lock, so two benches starting at once create it once; readers refuse an
@@ -152,11 +152,14 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
             return creating ? Self.schemaVersion : version
         }
         databaseVersion = opened
+        var tables: LedgerTables = [.calibrations]
+        if opened >= 3 { tables.insert(.hookRuns) }
+        if opened >= 4 { tables.formUnion([.runs, .stationState]) }
         core = LedgerCore(
-            driver: connection, bench: bench,
+            driver: connection, name: connection.name, bench: bench,
             present: Set(LedgerCore.attemptColumns).subtracting(
                 (opened < 3 ? ["debug_locked"] : []) + (opened < 4 ? ["run"] : [])),
-            hookOutcomes: hooks, leaseSeconds: leaseSeconds, soleRunner: false, identity: identity)
+            tables: tables, hookOutcomes: hooks, leaseSeconds: leaseSeconds, soleRunner: false, identity: identity)
         ledgerID =
             (try connection.transaction("reading the ledger's identity") { () throws(LedgerError) -> String? in
                 try connection.execute(
@@ -267,129 +270,4 @@ public final class PostgresLedger: ProvisioningLedger, Sendable {
             "recording the schema version")
     }
 
-    // MARK: - ProvisioningLedger
-
-    /// Adds the list's stations; a known station must keep its identity; a pool takes only the
-    /// list it was registered with (`LedgerCore.register`).
-    public func register(_ stations: [Station]) throws(LedgerError) {
-        try core.register(stations, oneList: true, ledgerName: connection.name)
-    }
-
-    /// Marks as interrupted the attempts in progress of every run that is over (its lease ran
-    /// out, or its process on this machine is gone); other runs' attempts are live and left
-    /// alone (`LedgerCore.recoverInterrupted`).
-    public func recoverInterrupted() throws(LedgerError) -> [Attempt] { try core.recoverInterrupted() }
-
-    /// The station a chip carries (verified), if any.
-    public func verifiedStation(forChip chip: String) throws(LedgerError) -> String? {
-        try core.verifiedStation(forChip: chip)
-    }
-
-    /// The interrupted attempt whose chip this is, if any (whichever bench it was interrupted on).
-    public func interruptedAttempt(forChip chip: String) throws(LedgerError) -> Attempt? {
-        try core.interruptedAttempt(forChip: chip)
-    }
-
-    /// Claims the first pending station in list order that no other bench is claiming
-    /// (`LedgerCore.claimNextStation`).
-    public func claimNextStation(
-        chip: String, debugger: String, template: String, templateSHA256: String, verifyMethod: String,
-        skipping: Set<String>, image: (Station) -> (sha256: String, advertiserAddress: String?)
-    ) throws(LedgerError) -> (Station, Attempt)? {
-        try core.claimNextStation(
-            chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA256,
-            verifyMethod: verifyMethod, skipping: skipping, image: image)
-    }
-
-    /// Supersedes the chip's verified attempt of `station` and starts a new one on it
-    /// (`LedgerCore.claimAgain`).
-    public func claimAgain(
-        station name: String, chip: String, debugger: String, template: String, templateSHA256: String,
-        verifyMethod: String, reason: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
-    ) throws(LedgerError) -> (Station, Attempt) {
-        try core.claimAgain(
-            station: name, chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA256,
-            verifyMethod: verifyMethod, reason: reason, image: image)
-    }
-
-    /// Ends an attempt (`LedgerCore.finish`).
-    public func finish(
-        _ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?,
-        debugLocked: Bool
-    ) throws(LedgerError) {
-        try core.finish(
-            attemptID, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir, debugLocked: debugLocked)
-    }
-
-    /// Records a journaled outcome (`LedgerCore.recordJournaled`).
-    public func recordJournaled(
-        _ attemptID: Int, run: String?, outcome: AttemptOutcome, reason: String?, readBack: String?,
-        onAir: OnAirCheck?, debugLocked: Bool
-    ) throws(LedgerError) {
-        try core.recordJournaled(
-            attemptID, run: run, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir,
-            debugLocked: debugLocked)
-    }
-
-    /// Every hook run (or the pending ones), oldest first (none in a ledger of an earlier schema
-    /// read by a reader).
-    public func hookRuns(pendingOnly: Bool) throws(LedgerError) -> [HookRun] {
-        try core.hookRuns(pendingOnly: pendingOnly, present: databaseVersion >= 3)
-    }
-
-    /// Records attempt `attempt`'s hook run for `hook` unless it is there already.
-    public func ensureHookRun(attempt: Int, hook: AttemptOutcome) throws(LedgerError) {
-        try core.ensureHookRun(attempt: attempt, hook: hook)
-    }
-
-    /// Records one try of a hook run.
-    public func recordHookTry(eventID: String, status: String, delivered: Bool) throws(LedgerError) {
-        try core.recordHookTry(eventID: eventID, status: status, delivered: delivered)
-    }
-
-    /// Marks a chip's verified attempt superseded.
-    public func supersede(chip: String, reason: String) throws(LedgerError) {
-        try core.supersede(chip: chip, reason: reason)
-    }
-
-    /// Releases a held station: its interrupted attempt becomes failed.
-    public func release(station: String) throws(LedgerError) { try core.release(station: station) }
-
-    /// This process's run's lease.
-    public var lease: RunLease { core.lease }
-
-    /// Registers this process's run, refusing a bench name another live run holds.
-    public func beginRun() throws(LedgerError) { try core.beginRun(exclusive: true) }
-
-    /// Renews this process's run's lease (`LedgerCore.renewLease`).
-    public func renewLease() throws(LedgerError) { try core.renewLease() }
-
-    /// Ends this process's run.
-    public func endRun() { core.endRun() }
-
-    /// Every run the ledger records (none in a ledger of an earlier schema read by a reader).
-    public func runs() throws(LedgerError) -> [RunRecord] { databaseVersion >= 4 ? try core.runs() : [] }
-
-    /// Whether a station could still take a chip (`LedgerCore.hasWork`).
-    public func hasWork(excluding: Set<String>) throws(LedgerError) -> Bool { try core.hasWork(excluding: excluding) }
-
-    /// One station (`LedgerCore.station(named:)`).
-    public func station(named name: String) throws(LedgerError) -> Station? { try core.station(named: name) }
-
-    /// Whether any verified chip is debug-locked (`LedgerCore.hasLockedChips`).
-    public func hasLockedChips() throws(LedgerError) -> Bool { try core.hasLockedChips() }
-
-    /// Every station with its state, in list order (read in one snapshot).
-    public func states() throws(LedgerError) -> [StationState] { try core.states() }
-
-    /// Every attempt, oldest first.
-    public func attempts() throws(LedgerError) -> [Attempt] { try core.attempts() }
-
-    /// Records a calibration and makes its power the station's (`LedgerCore.recordCalibration`).
-    public func recordCalibration(_ calibration: CalibrationRecord) throws(LedgerError) {
-        try core.recordCalibration(calibration)
-    }
-
-    /// Every calibration, oldest first.
-    public func calibrations() throws(LedgerError) -> [CalibrationRecord] { try core.calibrations() }
 }

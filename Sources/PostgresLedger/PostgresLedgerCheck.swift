@@ -31,7 +31,7 @@ extension PostgresLedger {
                 problems += try Self.schemaGaps(on: connection).map { LedgerProblem(check: .schema, detail: $0) }
             }
         } catch { problems.append(LedgerProblem(check: .schema, detail: "cannot be checked: \(error.message)")) }
-        problems += core.invariantProblems(having: [.calibrations] + (databaseVersion >= 4 ? [.stationState] : []))
+        problems += core.invariantProblems()
         return (problems, notes)
     }
 
@@ -130,14 +130,7 @@ extension PostgresLedger: HistoryImporting {
     }
 
     /// Whether the ledger holds no station, attempt or calibration.
-    public func isEmpty() throws(LedgerError) -> Bool {
-        try connection.transaction("counting records") { () throws(LedgerError) -> Bool in
-            try connection.execute(
-                "SELECT (SELECT count(*) FROM stations) + (SELECT count(*) FROM attempts) + (SELECT count(*) FROM calibrations)\(databaseVersion >= 3 ? " + (SELECT count(*) FROM hook_runs)" : "")\(databaseVersion >= 4 ? " + (SELECT count(*) FROM runs)" : "")",
-                [], "counting records"
-            ).first?.first == "0"
-        }
-    }
+    public func isEmpty() throws(LedgerError) -> Bool { try core.isEmpty() }
 
     /// Writes `history` into this empty ledger in one transaction (attempt ids kept, the id
     /// sequence moved past them; `LedgerCore.importHistory`). File attempts without a bench get

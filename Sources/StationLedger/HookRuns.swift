@@ -96,21 +96,3 @@ extension LedgerCore {
         }
     }
 }
-
-extension SQLiteLedger {
-    /// Every hook run (or the pending ones), oldest first (none in a ledger of an earlier schema
-    /// read without migrating).
-    public func hookRuns(pendingOnly: Bool) throws(LedgerError) -> [HookRun] {
-        try core.hookRuns(pendingOnly: pendingOnly, present: hasHookRuns)
-    }
-
-    /// Records attempt `attempt`'s hook run for `hook` unless it is there already.
-    public func ensureHookRun(attempt: Int, hook: AttemptOutcome) throws(LedgerError) {
-        try core.ensureHookRun(attempt: attempt, hook: hook)
-    }
-
-    /// Records one try of a hook run.
-    public func recordHookTry(eventID: String, status: String, delivered: Bool) throws(LedgerError) {
-        try core.recordHookTry(eventID: eventID, status: status, delivered: delivered)
-    }
-}

@@ -309,7 +309,7 @@ extension ProvisioningLedger {
 /// user_version` the schema version. Opening checks both, and the file's health, before anything
 /// is written (see `LedgerAccess`); a file that is not a ledger this ccbeacon may use is refused
 /// with `LedgerError.Kind.refused` and left unchanged.
-public final class SQLiteLedger: ProvisioningLedger, Sendable {
+public final class SQLiteLedger: SQLLedger, Sendable {
     let database: SQLiteDatabase
     /// The contract of runs and attempts, over this file.
     let core: LedgerCore
@@ -321,18 +321,8 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     public let fileSchemaVersion: Int
     /// The bench recorded on the attempts this process starts (`nil`: none recorded).
     public let bench: String?
-    /// Whether the file has the `calibrations` table (a ledger of version 1 or earlier read
-    /// without migrating has none: it holds no calibration).
-    let hasCalibrations: Bool
-    /// Whether the file has the `hook_runs` table (a ledger of version 3 or earlier read without
-    /// migrating has none: it holds no hook run).
-    let hasHookRuns: Bool
-    /// Whether the file has the `runs` table (schema version 5 on).
-    let hasRuns: Bool
-    /// Whether the file's stations have `taken` (schema version 5 on).
-    let hasTaken: Bool
-    /// The outcomes whose `finish` records a hook run (`provision --on-verified/--on-failed`).
-    public var hookOutcomes: Set<AttemptOutcome> { core.hookOutcomes }
+    /// The core every `ProvisioningLedger` requirement is answered by (`SQLLedger`).
+    public var sqlCore: SQLLedgerCore { SQLLedgerCore(core) }
 
     /// The `PRAGMA application_id` of every ccbeacon ledger: "CCBL" (ccbeacon ledger) in ASCII,
     /// so `file(1)` and SQLite tools can tell the file apart from other applications' databases.
@@ -390,15 +380,16 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         }
         self.database = database
         fileSchemaVersion = shape.version
-        hasCalibrations = shape.hasCalibrations
-        hasHookRuns = shape.hasHookRuns
-        hasRuns = shape.hasRuns
-        hasTaken = shape.hasTaken
         // A file's provisioning holds the file's one-run lock: recovery may take every attempt in
         // progress.
+        var tables: LedgerTables = []
+        if shape.hasCalibrations { tables.insert(.calibrations) }
+        if shape.hasHookRuns { tables.insert(.hookRuns) }
+        if shape.hasRuns { tables.insert(.runs) }
+        if shape.hasTaken { tables.insert(.stationState) }
         core = LedgerCore(
-            driver: database, bench: bench, present: shape.attemptColumns, hookOutcomes: hooks,
-            leaseSeconds: leaseSeconds, soleRunner: true, identity: identity)
+            driver: database, name: database.path, bench: bench, present: shape.attemptColumns, tables: tables,
+            hookOutcomes: hooks, leaseSeconds: leaseSeconds, soleRunner: true, identity: identity)
     }
 
     /// This process's run ends with the ledger object (a crash leaves it to the next run).
@@ -561,104 +552,6 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
         "outcome", "reason", "verify_method",
     ]
 
-    /// Adds the list's stations; a known station must keep its identity. A file may hold several
-    /// lists.
-    public func register(_ stations: [Station]) throws(LedgerError) {
-        try core.register(stations, oneList: false, ledgerName: database.path)
-    }
-
-    /// Marks what runs that are over left in progress as interrupted; returns those attempts
-    /// (`LedgerCore.recoverInterrupted`: a file's provisioning holds its one-run lock, so every
-    /// attempt in progress is a crash's).
-    public func recoverInterrupted() throws(LedgerError) -> [Attempt] { try core.recoverInterrupted() }
-
-    /// The station a chip carries (verified), if any.
-    public func verifiedStation(forChip chip: String) throws(LedgerError) -> String? {
-        try core.verifiedStation(forChip: chip)
-    }
-
-    /// The interrupted attempt whose chip this is, if any.
-    public func interruptedAttempt(forChip chip: String) throws(LedgerError) -> Attempt? {
-        try core.interruptedAttempt(forChip: chip)
-    }
-
-    /// Claims the first pending station in list order for this run, in one transaction.
-    public func claimNextStation(
-        chip: String, debugger: String, template: String, templateSHA256: String, verifyMethod: String,
-        skipping: Set<String>, image: (Station) -> (sha256: String, advertiserAddress: String?)
-    ) throws(LedgerError) -> (Station, Attempt)? {
-        try core.claimNextStation(
-            chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA256,
-            verifyMethod: verifyMethod, skipping: skipping, image: image)
-    }
-
-    /// Burns a station again on the chip that carries it (`LedgerCore.claimAgain`).
-    public func claimAgain(
-        station name: String, chip: String, debugger: String, template: String, templateSHA256: String,
-        verifyMethod: String, reason: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
-    ) throws(LedgerError) -> (Station, Attempt) {
-        try core.claimAgain(
-            station: name, chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA256,
-            verifyMethod: verifyMethod, reason: reason, image: image)
-    }
-
-    /// Ends an attempt (`LedgerCore.finish`).
-    public func finish(
-        _ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?,
-        debugLocked: Bool
-    ) throws(LedgerError) {
-        try core.finish(
-            attemptID, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir, debugLocked: debugLocked)
-    }
-
-    /// Records a journaled outcome (`LedgerCore.recordJournaled`).
-    public func recordJournaled(
-        _ attemptID: Int, run: String?, outcome: AttemptOutcome, reason: String?, readBack: String?,
-        onAir: OnAirCheck?, debugLocked: Bool
-    ) throws(LedgerError) {
-        try core.recordJournaled(
-            attemptID, run: run, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir,
-            debugLocked: debugLocked)
-    }
-
-    /// Marks a chip's verified attempt superseded.
-    public func supersede(chip: String, reason: String) throws(LedgerError) {
-        try core.supersede(chip: chip, reason: reason)
-    }
-
-    /// Releases a held station.
-    public func release(station: String) throws(LedgerError) { try core.release(station: station) }
-
-    /// This process's run's lease.
-    public var lease: RunLease { core.lease }
-
-    /// Renews this process's run's lease (`LedgerCore.renewLease`).
-    public func renewLease() throws(LedgerError) { try core.renewLease() }
-
-    /// Ends this process's run.
-    public func endRun() { core.endRun() }
-
-    /// Registers this process's run (a file has one run at a time: its one-run lock).
-    public func beginRun() throws(LedgerError) { try core.beginRun(exclusive: false) }
-
-    /// Every run the ledger records (none in a ledger of an earlier schema read as it is).
-    public func runs() throws(LedgerError) -> [RunRecord] { hasRuns ? try core.runs() : [] }
-
-    /// Whether a station could still take a chip (`LedgerCore.hasWork`).
-    public func hasWork(excluding: Set<String>) throws(LedgerError) -> Bool { try core.hasWork(excluding: excluding) }
-
-    /// One station (`LedgerCore.station(named:)`).
-    public func station(named name: String) throws(LedgerError) -> Station? { try core.station(named: name) }
-
-    /// Whether any verified chip is debug-locked (`LedgerCore.hasLockedChips`).
-    public func hasLockedChips() throws(LedgerError) -> Bool { try core.hasLockedChips() }
-
-    /// Every station with its state, in list order.
-    public func states() throws(LedgerError) -> [StationState] { try core.states() }
-
-    /// Every attempt, oldest first.
-    public func attempts() throws(LedgerError) -> [Attempt] { try core.attempts() }
-
     /// A station row (see `LedgerCore.station`).
     static func station(_ row: [SQLiteDatabase.Value]) throws(LedgerError) -> Station { try LedgerCore.station(row) }
 
@@ -668,13 +561,4 @@ public final class SQLiteLedger: ProvisioningLedger, Sendable {
     /// An attempt row (see `LedgerCore.attempt`).
     static func attempt(_ row: [SQLiteDatabase.Value]) throws(LedgerError) -> Attempt { try LedgerCore.attempt(row) }
 
-    /// Records a calibration and makes its power the station's (`LedgerCore.recordCalibration`).
-    public func recordCalibration(_ calibration: CalibrationRecord) throws(LedgerError) {
-        try core.recordCalibration(calibration)
-    }
-
-    /// Every calibration, oldest first (none in a ledger from before calibrations, read as it is).
-    public func calibrations() throws(LedgerError) -> [CalibrationRecord] {
-        try core.calibrations(present: hasCalibrations)
-    }
 }

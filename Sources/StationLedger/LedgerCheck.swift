@@ -72,8 +72,6 @@ extension SQLiteLedger {
                 }
             } catch { problems.append(LedgerProblem(check: .schema, detail: error.message)) }
         }
-        return problems
-            + core.invariantProblems(
-                having: (hasCalibrations ? [.calibrations] : []) + (hasTaken ? [.stationState] : []))
+        return problems + core.invariantProblems()
     }
 }

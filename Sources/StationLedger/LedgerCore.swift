@@ -15,6 +15,20 @@ import Synchronization
 /// - a run's attempts in progress are recovered only once it is over: its lease ran out, it ended,
 ///   or (same machine) its process is gone — or, for a file ledger, whose one-run lock the
 ///   recovering run holds, always.
+/// The tables a ledger may lack (an earlier schema, read without migrating it).
+package struct LedgerTables: OptionSet, Sendable {
+    package let rawValue: Int
+    package init(rawValue: Int) { self.rawValue = rawValue }
+    /// `calibrations` (SQLite schema version 2 on).
+    package static let calibrations = LedgerTables(rawValue: 1)
+    /// `hook_runs` (SQLite 4, PostgreSQL 3 on).
+    package static let hookRuns = LedgerTables(rawValue: 2)
+    /// `runs` (SQLite 5, PostgreSQL 4 on).
+    package static let runs = LedgerTables(rawValue: 4)
+    /// `stations.taken` (SQLite 5, PostgreSQL 4 on).
+    package static let stationState = LedgerTables(rawValue: 8)
+}
+
 package final class LedgerCore: Sendable {
     /// The connection.
     package let driver: any LedgerDriver
@@ -32,6 +46,11 @@ package final class LedgerCore: Sendable {
     /// Whether recovery may take every attempt in progress: the caller holds the ledger's one-run
     /// lock (a file ledger), so no other run can be alive.
     package let soleRunner: Bool
+    /// The tables the ledger has beyond those every ledger has (an earlier schema read as it is
+    /// lacks some).
+    package let tables: LedgerTables
+    /// The ledger's name in messages: a file's path, a server's URL as shown.
+    package let name: String
     /// Held while the run begins: the process's threads (one per debugger) begin one run, not one each.
     let beginning = Mutex(())
 
@@ -50,12 +69,18 @@ package final class LedgerCore: Sendable {
     /// `runColumnNames` as a select list.
     package static let runColumns = runColumnNames.joined(separator: ", ")
 
-    /// A core over `driver`; `present` says which of `attemptColumns` the ledger has.
+    /// A core over `driver` for the ledger called `name`; `present` says which of
+    /// `attemptColumns` the ledger has, `tables` which optional tables. `soleRunner`: a file,
+    /// whose one-run lock the caller holds (recovery may take every attempt in progress; the file
+    /// may hold several lists; a bench name is not a run's to hold); otherwise a pool: one list,
+    /// one live run per bench name.
     package init(
-        driver: any LedgerDriver, bench: String?, present: Set<String>, hookOutcomes: Set<AttemptOutcome>,
-        leaseSeconds: Double, soleRunner: Bool, identity: RunIdentity = .current
+        driver: any LedgerDriver, name: String, bench: String?, present: Set<String>, tables: LedgerTables,
+        hookOutcomes: Set<AttemptOutcome>, leaseSeconds: Double, soleRunner: Bool, identity: RunIdentity = .current
     ) {
         self.driver = driver
+        self.name = name
+        self.tables = tables
         self.bench = bench
         self.hookOutcomes = hookOutcomes
         self.soleRunner = soleRunner

@@ -54,12 +54,7 @@ extension ProvisioningLedger {
 
 extension SQLiteLedger: HistoryImporting {
     /// Whether the file holds no station, attempt or calibration.
-    public func isEmpty() throws(LedgerError) -> Bool {
-        let counts = try database.query(
-            "SELECT (SELECT count(*) FROM stations) + (SELECT count(*) FROM attempts) + (SELECT count(*) FROM calibrations)\(hasHookRuns ? " + (SELECT count(*) FROM hook_runs)" : "")\(hasRuns ? " + (SELECT count(*) FROM runs)" : "")",
-            [], "counting records")
-        return counts.first?.first?.int == 0
-    }
+    public func isEmpty() throws(LedgerError) -> Bool { try core.isEmpty() }
 
     /// Writes `history` into this empty ledger in one transaction (attempt ids kept).
     public func importHistory(_ history: LedgerHistory) throws(LedgerError) {
@@ -68,6 +63,18 @@ extension SQLiteLedger: HistoryImporting {
 }
 
 extension LedgerCore {
+    /// Whether the ledger holds no record: no station, attempt, calibration, hook run or run.
+    package func isEmpty() throws(LedgerError) -> Bool {
+        let counted: [(table: String, present: Bool)] = [
+            ("stations", true), ("attempts", true), ("calibrations", tables.contains(.calibrations)),
+            ("hook_runs", tables.contains(.hookRuns)), ("runs", tables.contains(.runs)),
+        ]
+        let sum = counted.filter(\.present).map { "(SELECT count(*) FROM \($0.table))" }.joined(separator: " + ")
+        return try driver.reading("counting records") { () throws(LedgerError) -> Bool in
+            try driver.rows("SELECT \(sum)", [], "counting records").first?.first?.int == 0
+        }
+    }
+
     /// Writes `history` into this empty ledger in one transaction (attempt ids kept), every rule
     /// of the schema checking each row on the way in. `empty` says whether the ledger holds no
     /// record; a repeat after a lost COMMIT that finds `history` there already (`copied`) is done.

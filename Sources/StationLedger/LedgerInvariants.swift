@@ -4,18 +4,10 @@ import StructuredText
 /// query for the rows that break it, over tables read without their indexes (the unique indexes
 /// are what could be damaged or missing, so they must not be the ones answering).
 package struct LedgerInvariant: Sendable {
-    /// The tables an invariant needs beyond those every ledger has.
-    package enum Requirement: Sendable, Equatable {
-        /// The calibrations table (SQLite schema version 2 on).
-        case calibrations
-        /// `stations.taken` (SQLite schema version 5, PostgreSQL 4 on).
-        case stationState
-    }
-
     /// What the invariant is.
     package var check: LedgerProblem.Check
-    /// What the ledger must have for the query to run, or nil.
-    package var requires: Requirement?
+    /// What the ledger must have for the query to run.
+    package var requires: LedgerTables
     /// The query, in the dialect's SQL.
     package var sql: @Sendable (SQLDialect) -> String
     /// Whether rows that agree on all but their last column are one problem, their last columns
@@ -105,7 +97,7 @@ package struct LedgerInvariant: Sendable {
 
     /// An invariant whose query is written out.
     init(
-        check: LedgerProblem.Check, requires: Requirement? = nil, listsLastColumn: Bool = false,
+        check: LedgerProblem.Check, requires: LedgerTables = [], listsLastColumn: Bool = false,
         sql: @escaping @Sendable (SQLDialect) -> String, describe: @escaping @Sendable ([SQLValue]) -> String
     ) {
         self.check = check
@@ -180,12 +172,11 @@ package struct LedgerInvariant: Sendable {
 }
 
 extension LedgerCore {
-    /// Every invariant the ledger's tables can be checked for (`requirements` says which optional
-    /// tables it has), each in its own read with the dialect's table scans; an invariant that
-    /// cannot be checked is itself a problem.
-    package func invariantProblems(having requirements: [LedgerInvariant.Requirement]) -> [LedgerProblem] {
+    /// Every invariant the ledger's tables can be checked for, each in its own read with the
+    /// dialect's table scans; an invariant that cannot be checked is itself a problem.
+    package func invariantProblems() -> [LedgerProblem] {
         var problems: [LedgerProblem] = []
-        for invariant in LedgerInvariant.all where invariant.requires.map(requirements.contains) ?? true {
+        for invariant in LedgerInvariant.all where tables.isSuperset(of: invariant.requires) {
             let operation = "checking \(invariant.check.rawValue)"
             do throws(LedgerError) {
                 let rows = try driver.reading(operation) { () throws(LedgerError) -> [[SQLValue]] in

@@ -169,7 +169,10 @@ struct EncodeCommandTests {
             "ccbeacon encode: error: power: '30' is out of range; allowed: signed dBm -100…20, or a 0x byte (0xC5 = -59)\n"
         ),
         (
-            ["--type", "eddystone-uid", "--namespace", "00", "--uuid", "7634A485-1732-4B7D-AB44-D505D8A24C60"], 64,
+            [
+                "--type", "eddystone-uid", "--namespace", "00112233445566778899", "--uuid",
+                "7634A485-1732-4B7D-AB44-D505D8A24C60",
+            ], 64,
             "ccbeacon encode: give either --namespace and --instance, or --uuid, --major and --minor\n"
         ),
     ])
