@@ -200,6 +200,13 @@ enum CalibrateCommand {
     static func record(
         _ calibration: Calibration, station: String, source: String, listPath: String?, ledgerPath: String?
     ) throws(CommandFailure) -> [String] {
+        // The ledger named is one calibrate can write, before the list's folder is touched.
+        if let ledgerPath {
+            try refuseServer(ledgerPath)
+            guard Files.exists(ledgerPath) else {
+                throw .usage("no ledger at \(ledgerPath); calibrate --write records into an existing ledger")
+            }
+        }
         var listEdit: (path: String, edited: ListPowerEdit.Edited, prepared: PreparedRewrite?)?
         if let listPath {
             let original = try FileAccess.read(listPath)
@@ -249,10 +256,6 @@ enum CalibrateCommand {
         }
         var written: [String] = []
         if let ledgerPath {
-            try refuseServer(ledgerPath)
-            guard Files.exists(ledgerPath) else {
-                throw .usage("no ledger at \(ledgerPath); calibrate --write records into an existing ledger")
-            }
             let ledger = try openLedger(ledgerPath)
             do {
                 try ledger.recordCalibration(

@@ -55,9 +55,10 @@ final class EventStream: Sendable {
     }
 
     /// Events to `path` (appended to a file `check` accepted, or created — never through a link),
-    /// or for `-` to `console`'s standard output.
-    init(path: String, console: Console) throws(CommandFailure) {
-        run = Self.runID()
+    /// or for `-` to `console`'s standard output; `run`: the run's id in the ledger, which its
+    /// attempts record (a random one when the ledger has none).
+    init(path: String, console: Console, run: String?) throws(CommandFailure) {
+        self.run = run ?? Self.runID()
         if path == "-" {
             descriptor = nil
             sink = { line in
@@ -92,9 +93,9 @@ final class EventStream: Sendable {
     /// This run's id in every event (two runs appending to one file are told apart by it).
     let run: String
 
-    /// 16 random hex digits.
+    /// 32 random hex digits (a ledger's run id has as many).
     static func runID() -> String {
-        (0..<2).map { _ in
+        (0..<4).map { _ in
             let digits = String(UInt32.random(in: 0...UInt32.max), radix: 16)
             return String(repeating: "0", count: 8 - digits.count) + digits
         }.joined()

@@ -215,7 +215,7 @@ enum LabelsCommand {
             notes: bare == 0
                 ? []
                 : [
-                    "\(bare) label\(bare == 1 ? "" : "s") without an address: the record gives none for \(bare == 1 ? "it" : "them") (template '\(visible: made)' has no advertiser-address field)"
+                    "\(bare) label\(bare == 1 ? "" : "s") without an address: the record gives none for \(bare == 1 ? "it" : "them")"
                 ])
     }
 

@@ -47,6 +47,10 @@ enum LedgerMigrateCommand {
         }
         let sourceName = shownLedger(source)
         let targetName = shownLedger(target)
+        // A file target that cannot be made is refused before the source is locked or read.
+        if !PostgresURL.isURL(target), let refusal = SQLiteLedger.copyRefusal(at: target) {
+            throw copyFailure(refusal, target: targetName)
+        }
         // The source: a file is held under the run lock (no provision writes it meanwhile).
         var lock: FolderLock?
         defer { lock?.release() }

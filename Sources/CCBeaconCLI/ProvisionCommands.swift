@@ -247,8 +247,40 @@ enum ProvisionCommand {
     ) { text throws(CommandFailure) in try Values.seconds(text, option: "--scan-seconds", in: 0.5...120) }
     static let retryUnheard = Flag(
         "--retry-unheard", help: "a station --scan-verify did not hear goes to the next chip (default: next run)")
-    static let devices = Option<String>(
-        "--devices", value: "all|SEL,…", help: "debuggers to use (default: the only one attached)")
+    static let devices = Option<DevicesSelection>(
+        "--devices", value: "all|SEL,…", help: "debuggers to use (default: the only one attached)"
+    ) { text throws(CommandFailure) in try DevicesSelection(text) }
+
+    /// `--devices`: every attached debugger, or the ones named, each once (checked as written,
+    /// before anything is opened; which debugger each name finds is known only once they are
+    /// listed).
+    enum DevicesSelection: Sendable {
+        case all
+        case named([String])
+
+        init(_ text: String) throws(CommandFailure) {
+            guard text != "all" else {
+                self = .all
+                return
+            }
+            let selectors = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            guard !selectors.allSatisfy(\.isEmpty) else {
+                throw .usage("--devices '\(visible: text)' names no debugger; give all, or SEL,SEL")
+            }
+            guard !selectors.contains("") else {
+                throw .usage(
+                    "--devices '\(visible: text)' has an empty name between commas; name each debugger once, SEL,SEL")
+            }
+            guard !selectors.contains("all") else {
+                throw .usage(
+                    "--devices '\(visible: text)': all stands alone (every attached debugger); or name each, SEL,SEL")
+            }
+            for (index, selector) in selectors.enumerated() where selectors[..<index].contains(selector) {
+                throw .usage("--devices '\(visible: text)' names '\(visible: selector)' twice; name each debugger once")
+            }
+            self = .named(selectors)
+        }
+    }
     static let verify = Option<VerifyMode>("--verify", value: "crc|read", help: "crc (default) or read") {
         text throws(CommandFailure) in
         guard let method = VerifyMode(rawValue: text), method != .none else {
@@ -449,7 +481,9 @@ enum ProvisionCommand {
         }
         if before.isComplete, burnAgain.isEmpty {
             // Nothing to burn: say so at once rather than wait for a chip.
-            stream = try eventsPath.map { path throws(CommandFailure) in try EventStream(path: path, console: given) }
+            stream = try eventsPath.map { path throws(CommandFailure) in
+                try EventStream(path: path, console: given, run: ledger.lease.runID)
+            }
             started(stream, [])
             // Hook runs an earlier run left pending are delivered all the same.
             let runner = makeHookRunner(stream, nil)
@@ -487,7 +521,9 @@ enum ProvisionCommand {
         }
 
         let names = Self.names(of: chosen)
-        stream = try eventsPath.map { path throws(CommandFailure) in try EventStream(path: path, console: given) }
+        stream = try eventsPath.map { path throws(CommandFailure) in
+            try EventStream(path: path, console: given, run: ledger.lease.runID)
+        }
         let events = stream
         started(events, names)
         // On a terminal the run is a live status; piped — or on a terminal too small for it, or
@@ -808,6 +844,8 @@ enum ProvisionCommand {
                 error.isConstraint ? .dataError : .failure, error.description,
                 hint: "the ledger refused the list; see the message")
         }
+        // The run begins here: its id is the one its events and its attempts carry.
+        do { try ledger.beginRun() } catch { throw ledgerFailure(error, path: path) }
         // What a bench burned while its server was away is recorded first — once the list is
         // known to be the pool's, and before its attempts left in progress count as interrupted.
         if let journaling = ledger as? JournalingLedger { try replay(journaling, path: path, console: console) }
@@ -871,31 +909,19 @@ enum ProvisionCommand {
     }
 
     /// The debuggers `--devices` names: none given, the only one attached; `all`; or a list.
-    static func chooseDebuggers(_ selection: String?, from attached: [DebuggerDevice]) throws(CommandFailure)
-        -> [DebuggerDevice]
+    static func chooseDebuggers(_ selection: DevicesSelection?, from attached: [DebuggerDevice])
+        throws(CommandFailure) -> [DebuggerDevice]
     {
         switch selection {
         case nil:
             return [try DeviceSupport.choose(attached, selector: nil, option: DeviceSupport.devicesSelector)]
-        case "all":
+        case .all:
             guard !attached.isEmpty else {
                 let error = DeviceSelectionError.noDebugger
                 throw CommandFailure(.failure, error.description, hint: error.hint)
             }
             return attached
-        case let list?:
-            let selectors = list.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-            guard !selectors.contains("") || selectors.allSatisfy(\.isEmpty) else {
-                throw .usage(
-                    "--devices '\(visible: list)' has an empty name between commas; name each debugger once, SEL,SEL")
-            }
-            guard !selectors.allSatisfy(\.isEmpty) else {
-                throw .usage("--devices '\(visible: list)' names no debugger; give all, or SEL,SEL")
-            }
-            guard !selectors.contains("all") else {
-                throw .usage(
-                    "--devices '\(visible: list)': all stands alone (every attached debugger); or name each, SEL,SEL")
-            }
+        case .named(let selectors):
             let chosen = try selectors.map { selector throws(CommandFailure) in
                 try DeviceSupport.choose(attached, selector: selector)
             }

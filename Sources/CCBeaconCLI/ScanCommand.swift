@@ -229,7 +229,33 @@ enum ScanCommand {
                     uuid: uuid, major: UInt16(try station.integer("major", in: 0...0xFFFF)),
                     minor: UInt16(try station.integer("minor", in: 0...0xFFFF)),
                     measuredPower: Int8(try station.integer("power", in: -128...127)))
-                let address = try station.optionalString("address")
+                // As a station list is read: a name a list may hold, once; an address a chip can
+                // send from, once; one identity per station.
+                if let problem = StationListReader.nameProblem(name) {
+                    throw DataFileError(
+                        file: file, line: node.line, column: node.column, keyPath: "stations[\(index)].name",
+                        message: problem)
+                }
+                guard !result.contains(where: { $0.name == name }) else {
+                    throw DataFileError(
+                        file: file, line: node.line, column: node.column, keyPath: "stations[\(index)].name",
+                        message: "station '\(visible: name)' is listed twice; names must be unique")
+                }
+                var address: String?
+                if let text = try station.optionalString("address") {
+                    do { address = try RandomStaticAddress(parsing: text).description } catch {
+                        throw DataFileError(
+                            file: file, line: node.line, column: node.column, keyPath: "stations[\(index)].address",
+                            message: error.description)
+                    }
+                    if let other = result.first(where: { $0.address == address }) {
+                        throw DataFileError(
+                            file: file, line: node.line, column: node.column, keyPath: "stations[\(index)].address",
+                            message:
+                                "station '\(visible: name)' has the same address \(address ?? "") as '\(visible: other.name)'; every beacon needs its own"
+                        )
+                    }
+                }
                 // The bytes as burned, when the record has them (records from before it did: the
                 // iBeacon data with flags 02 01 06 is assumed).
                 var burned: (bytes: [UInt8], whole: Bool)?
@@ -255,7 +281,12 @@ enum ScanCommand {
                     }
                     burned = (bytes, whole)
                 }
-                guard !result.contains(where: { $0.identity == identity }) else {
+                guard
+                    !result.contains(where: {
+                        $0.identity.uuid == identity.uuid && $0.identity.major == identity.major
+                            && $0.identity.minor == identity.minor
+                    })
+                else {
                     throw DataFileError(
                         file: file, line: node.line, column: node.column, keyPath: "stations[\(index)]",
                         message: "the identity of '\(visible: name)' is listed twice; a record holds each station once")

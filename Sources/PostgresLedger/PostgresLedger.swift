@@ -94,6 +94,21 @@ public final class PostgresLedger: SQLLedger, Sendable {
                         kind: .refused(.notALedger(tables: ["\(schema).ledger_meta"])))
                 }
                 guard creating else {
+                    // Whether the first provision, as this user, could set the ledger up here.
+                    let mayCreate =
+                        try connection.execute(
+                            "SELECT pg_catalog.has_database_privilege(pg_catalog.current_database(), 'CREATE') OR EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1 AND pg_catalog.has_schema_privilege(oid, 'CREATE'))",
+                            [.text(Self.schemaName)], "checking who may set the ledger up"
+                        ).first?.first == "t"
+                    guard mayCreate else {
+                        var error = LedgerError(
+                            operation: "opening \(connection.name)",
+                            message:
+                                "the database holds no ccbeacon ledger, and this user may not create its schema \(Self.schemaName) there, so provision cannot set it up: have the database's owner GRANT CREATE ON DATABASE to this user, or run the first provision as the owner",
+                            kind: .database)
+                        error.code = "42501"
+                        throw error
+                    }
                     throw LedgerError(
                         operation: "opening \(connection.name)",
                         message:

@@ -166,18 +166,25 @@ extension SQLiteLedger {
         try database.transaction("reading the ledger") { () throws(LedgerError) -> LedgerHistory in try history() }
     }
 
+    /// Why a copy may not be made at `path`: a file is there (the copy goes only where nothing
+    /// is); `nil` when it may. Asked first by a caller that must not lock or change anything for
+    /// a copy that cannot be made.
+    public static func copyRefusal(at path: String) -> LedgerError? {
+        let path = LedgerFile.canonical(path)
+        guard Files.exists(path) else { return nil }
+        return LedgerError(
+            operation: "copying the ledger to \(path)",
+            message: "a file is there; the copy goes only where no file is", kind: .constraint)
+    }
+
     /// Writes `history` as a new ledger file at `path`, where nothing may be: built under a
     /// temporary name beside it (a ledger's creation name, so a killed copy's leftover is removed
     /// like a killed creation's), checked — every rule on the way in, then `check()` and the
     /// history read back equal to `history` — and only then linked into place. Nothing is ever
     /// at `path` but a whole, checked copy.
     public static func createCopy(at path: String, of history: LedgerHistory) throws(LedgerError) {
+        if let refusal = copyRefusal(at: path) { throw refusal }
         let path = LedgerFile.canonical(path)
-        guard !Files.exists(path) else {
-            throw LedgerError(
-                operation: "copying the ledger to \(path)",
-                message: "a file is there; the copy goes only where no file is", kind: .constraint)
-        }
         LedgerFile.removeAbandonedCreations(of: path)
         let temporary = LedgerFile.creationName(path)
         defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporary + suffix) } }

@@ -1,5 +1,6 @@
 import CCDebuggerEmulator
 import Foundation
+import StationLedger
 import Synchronization
 import TestSupport
 import Testing
@@ -47,7 +48,7 @@ struct EventStreamTests {
             let object = try #require(
                 try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "line \(index + 1): \(line)")
             #expect(object["schema"] as? Int == 1)
-            #expect((object["run"] as? String)?.count == 16, "every event names its run")
+            #expect((object["run"] as? String)?.count == 32, "every event names its run")
             #expect(object["seq"] as? Int == index + 1, "seq counts the lines: \(line)")
             let time = try #require(object["time"] as? String)
             #expect(
@@ -102,6 +103,10 @@ struct EventStreamTests {
         let named = Set(all.dropFirst().compactMap { $0["debugger"] as? String })
         #expect(Set(all.first?["debuggers"] as? [String] ?? []) == named && named == ["EMU001", "EMU002"])
         #expect(Set(all.compactMap { $0["run"] as? String }).count == 1)
+        // The events' run is the ledger's: the run every attempt of it records (ledger export's `run`).
+        let attempts = try SQLiteLedger(path: scratch.path("provisioning.sqlite"), access: .readOnly).attempts()
+        #expect(
+            Set(attempts.compactMap(\.run)) == Set(all.compactMap { $0["run"] as? String }), "\(attempts.map(\.run))")
         // Appended: a second run adds its own run, numbered from 1 again.
         let again = ToolRun(
             ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--events", events], debuggers: Self.bench())

@@ -239,8 +239,6 @@ struct LabelsCommandTests {
         #expect(page.components(separatedBy: "<text").count == 1 + 6 + 5)
     }
 
-    /// One page goes to OUT.svg; more to OUT-1.svg, … padded to one width; files of an earlier
-    /// run under those names are named, never removed.
     /// batch's own record (stations.json) is a source as its list is: its template, identities
     /// and the addresses batch derived — the very labels the list and its template give.
     @Test func batchsRecordIsLabelledAsItsList() throws {
@@ -271,6 +269,8 @@ struct LabelsCommandTests {
         #expect(!FileManager.default.fileExists(atPath: scratch.path("other-1.svg")))
     }
 
+    /// One page goes to OUT.svg; more to OUT-1.svg, … padded to one width; files of an earlier
+    /// run under those names are named, never removed.
     @Test func pagesAreNumberedAndEarlierOnesNamed() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
