@@ -51,7 +51,7 @@ package struct LedgerInvariant: Sendable {
         LedgerInvariant(
             check: .unknownStation,
             sql: {
-                "SELECT a.id, a.station FROM \($0.tableScan("attempts", "a")) WHERE coalesce(a.station NOT IN (SELECT s.name FROM \($0.tableScan("stations", "s")) WHERE s.name IS NOT NULL), TRUE) ORDER BY a.id"
+                "SELECT a.id, a.station FROM \($0.tableScan("attempts", "a")) LEFT JOIN (SELECT s.name AS name FROM \($0.tableScan("stations", "s")) GROUP BY s.name) AS known ON known.name = a.station WHERE known.name IS NULL ORDER BY a.id"
             }, describe: { "attempt \(text($0[0])) is for station \(text($0[1])), which is not in the ledger" }),
         LedgerInvariant(
             check: .stationValues,
@@ -69,7 +69,7 @@ package struct LedgerInvariant: Sendable {
         LedgerInvariant(
             check: .duplicateStation, listsLastColumn: true,
             sql: {
-                "SELECT s.uuid, s.major, s.minor, s.name FROM \($0.tableScan("stations", "s")) WHERE (s.uuid, s.major, s.minor) IN (SELECT d.uuid, d.major, d.minor FROM \($0.tableScan("stations", "d")) GROUP BY d.uuid, d.major, d.minor HAVING count(*) > 1) ORDER BY s.uuid, s.major, s.minor, s.name"
+                "SELECT s.uuid, s.major, s.minor, s.name FROM \($0.tableScan("stations", "s")) JOIN (SELECT d.uuid, d.major, d.minor FROM \($0.tableScan("stations", "d")) GROUP BY d.uuid, d.major, d.minor HAVING count(*) > 1) AS twice ON \(["uuid", "major", "minor"].map { "(twice.\($0) = s.\($0) OR (twice.\($0) IS NULL AND s.\($0) IS NULL))" }.joined(separator: " AND ")) ORDER BY s.uuid, s.major, s.minor, s.name"
             },
             describe: {
                 "stations \(list($0[3])) share UUID \(text($0[0])), major \(text($0[1])), minor \(text($0[2]))"
@@ -78,8 +78,10 @@ package struct LedgerInvariant: Sendable {
             check: .calibrationValues, requires: .calibrations,
             sql: {
                 """
-                SELECT c.id, c.station, c.power, c.samples, c.used FROM \($0.tableScan("calibrations", "c")) WHERE NOT coalesce(
-                    c.station IN (SELECT s.name FROM \($0.tableScan("stations", "s")))
+                SELECT c.id, c.station, c.power, c.samples, c.used FROM \($0.tableScan("calibrations", "c"))
+                    LEFT JOIN (SELECT s.name AS name FROM \($0.tableScan("stations", "s")) GROUP BY s.name) AS known
+                    ON known.name = c.station WHERE NOT coalesce(
+                    known.name IS NOT NULL
                     AND \($0.isInteger("c.power") ?? "TRUE") AND c.power BETWEEN -128 AND 127
                     AND \($0.isInteger("c.samples") ?? "TRUE") AND c.samples >= 20
                     AND \($0.isInteger("c.used") ?? "TRUE") AND c.used BETWEEN 1 AND c.samples, FALSE) ORDER BY c.id
@@ -91,7 +93,7 @@ package struct LedgerInvariant: Sendable {
         LedgerInvariant(
             check: .stationState, requires: .stationState,
             sql: {
-                "SELECT s.name, s.taken FROM \($0.tableScan("stations", "s")) WHERE coalesce(s.taken, -1) <> CASE WHEN s.name IN (SELECT a.station FROM \($0.tableScan("attempts", "a")) WHERE a.outcome IN ('verified', 'in-progress', 'interrupted')) THEN 1 ELSE 0 END ORDER BY s.position, s.name"
+                "SELECT s.name, s.taken FROM \($0.tableScan("stations", "s")) LEFT JOIN (SELECT a.station AS station FROM \($0.tableScan("attempts", "a")) WHERE a.outcome IN ('verified', 'in-progress', 'interrupted') GROUP BY a.station) AS live ON live.station = s.name WHERE coalesce(s.taken, -1) <> CASE WHEN live.station IS NULL THEN 0 ELSE 1 END ORDER BY s.position, s.name"
             }, describe: { "station \(text($0[0])) has taken \(text($0[1])), which its attempts do not say" }),
     ]
 
@@ -116,11 +118,13 @@ package struct LedgerInvariant: Sendable {
         self.init(
             check: check, listsLastColumn: true,
             sql: { dialect in
+                // The values held more than once, joined back to their attempts (a NULL value is one
+                // group, as GROUP BY makes it).
                 let groups =
-                    "SELECT g.\(column) FROM \(dialect.tableScan("attempts", "g")) WHERE g.\(condition) GROUP BY g.\(column) HAVING count(*) > 1"
+                    "SELECT g.\(column) AS grouped FROM \(dialect.tableScan("attempts", "g")) WHERE g.\(condition) GROUP BY g.\(column) HAVING count(*) > 1"
                     + (having.map { " AND \($0)" } ?? "")
                 return
-                    "SELECT a.\(column), a.id FROM \(dialect.tableScan("attempts", "a")) WHERE a.\(condition) AND a.\(column) IN (\(groups)) ORDER BY a.\(column), a.id"
+                    "SELECT a.\(column), a.id FROM \(dialect.tableScan("attempts", "a")) JOIN (\(groups)) AS twice ON twice.grouped = a.\(column) OR (twice.grouped IS NULL AND a.\(column) IS NULL) WHERE a.\(condition) ORDER BY a.\(column), a.id"
             }, describe: describe)
     }
 
@@ -131,7 +135,7 @@ package struct LedgerInvariant: Sendable {
         for row in rows where !row.isEmpty {
             let key = Array(row.dropLast())
             let item = row.last.map(Self.plain) ?? ""
-            if let last = groups.indices.last, groups[last].key == key {
+            if let last = groups.indices.last, Self.same(groups[last].key, key) {
                 groups[last].listed.append(item)
             } else {
                 groups.append((key, [item]))
@@ -140,6 +144,18 @@ package struct LedgerInvariant: Sendable {
         return groups.map {
             LedgerProblem(check: check, detail: describe($0.key + [.text($0.listed.joined(separator: ", "))]))
         }
+    }
+
+    /// Whether two rows' values are the same as the database keeps them: text byte for byte
+    /// (Swift's `==` would take canonically equivalent names, two stations, for one).
+    static func same(_ left: [SQLValue], _ right: [SQLValue]) -> Bool {
+        left.count == right.count
+            && zip(left, right).allSatisfy { pair in
+                switch pair {
+                case (.text(let a), .text(let b)): Array(a.utf8) == Array(b.utf8)
+                default: pair.0 == pair.1
+                }
+            }
     }
 
     /// A value from the ledger in a report (see `LedgerCore.text`).
