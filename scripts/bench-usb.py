@@ -59,6 +59,7 @@ def main():
     for label, image, extra in images:
         tools = {
             "ccbeacon": [CCBEACON, "flash", image] + extra,
+            "ccbeacon --usb-framing packed": [CCBEACON, "flash", image, "--usb-framing", "packed"] + extra,
             "cc-tool": ["cc-tool", "-e", "-w", image, "-v"],
         }
         result = {}
@@ -68,13 +69,15 @@ def main():
             times = [run(command) for _ in range(RUNS)]
             result[name] = (statistics.median(times),) + traffic(log)
         rows.append((label, result))
-    out = ["erase + program + verify on the emulated debugger through real libusb; median of %d runs\n" % RUNS,
-           "| image | tool | seconds | transfers | bytes out | bytes in | ccbeacon is |", "|---|---|---|---|---|---|---|"]
+    out = ["erase + program + verify on the emulated debugger through real libusb; median of %d runs; "
+           "ccbeacon's default framing sends each burst alone in its transfer (proven), packed is the option\n" % RUNS,
+           "| image | tool | seconds | transfers | bytes out | bytes in | against cc-tool |",
+           "|---|---|---|---|---|---|---|"]
     for label, result in rows:
-        ours, theirs = result["ccbeacon"], result["cc-tool"]
+        theirs = result["cc-tool"]
         for name, values in result.items():
-            verdict = "-" if name == "ccbeacon" else "**%.1fx faster, %.1fx fewer transfers**" % (
-                values[0] / ours[0], values[1] / ours[1])
+            verdict = "-" if name == "cc-tool" else "**%.1fx faster, %.2fx its transfers**" % (
+                theirs[0] / values[0], values[1] / theirs[1])
             out.append("| %s | %s | %.3f | %d | %d | %d | %s |" % (label, name, values[0], values[1], values[2],
                                                                   values[3], verdict))
     text = "\n".join(out)

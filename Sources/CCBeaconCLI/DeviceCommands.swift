@@ -309,7 +309,7 @@ enum FlashCommand {
             """,
         options: [
             Options.device.spec, Options.base.spec, verify.spec, mac.spec, preserveMAC.spec, lockDebug.spec,
-            allowLastPage.spec,
+            allowLastPage.spec, Options.usbFraming.spec,
         ],
         positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin")],
         groups: [OptionGroup([mac.spec.name, preserveMAC.spec.name])])
@@ -349,6 +349,7 @@ enum FlashCommand {
         let (identityRanges, identitySource) = IdentityBytes.locate(
             in: image, templates: locations.loadAllTemplates(catalog: catalog))
         let connection = try DeviceSupport.connect(command, debuggers: debuggers, catalog: catalog)
+        connection.session.framing = try command.value(Options.usbFraming) ?? .proven
         let report = DeviceSupport.progress(console)
         var options = FlashOptions(
             verify: verifyMode, readBack: identityRanges, allowLastPage: command.isSet(allowLastPage),

@@ -1,4 +1,5 @@
 import BeaconPayload
+import CCDebugger
 import FirmwareTemplate
 import IntelHex
 import StructuredText
@@ -159,6 +160,17 @@ enum Options {
     /// One debugger.
     static let device = Option<String>(
         "--device", value: "SEL", help: "debugger as BUS:ADDRESS, port:BUS-PORT or serial (see 'ccbeacon devices')")
+    /// How programming lays out frames in USB transfers.
+    static let usbFraming = Option<USBFraming>(
+        "--usb-framing", value: "proven|packed",
+        help:
+            "proven (default: a burst alone in its transfer, as every known client) or packed (fewer transfers, unconfirmed on hardware)"
+    ) { text throws(CommandFailure) in
+        guard let framing = USBFraming(rawValue: text) else {
+            throw .usage("--usb-framing '\(visible: text)' must be proven or packed")
+        }
+        return framing
+    }
     /// The ledger file.
     static func ledger(help: String) -> Option<String> { Option<String>("--ledger", value: "FILE", help: help) }
 }

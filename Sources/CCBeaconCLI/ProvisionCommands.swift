@@ -220,7 +220,7 @@ enum ProvisionCommand {
             releaseInterrupted.spec, scanVerify.spec, scanSeconds.spec, retryUnheard.spec, yes.spec, wait.spec,
             json.spec, bench.spec, serverWait.spec, lease.spec, events.spec, onVerified.spec, onFailed.spec,
             hookTimeout.spec,
-            lockDebug.spec, addressMode.spec,
+            lockDebug.spec, addressMode.spec, Options.usbFraming.spec,
         ],
         positionals: [PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json")],
         groups: [Options.requiredTemplate],
@@ -768,6 +768,7 @@ enum ProvisionCommand {
         options.retryUnheard = command.isSet(retryUnheard)
         if let source = try command.value(chipID) { options.chipIdentity = source }
         options.lockDebug = command.isSet(lockDebug)
+        options.usbFraming = try command.value(Options.usbFraming) ?? .proven
         options.secondaryAddresses = try command.value(addressMode) ?? false
         if options.secondaryAddresses, options.chipIdentity == .secondary {
             throw .usage(

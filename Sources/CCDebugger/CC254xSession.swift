@@ -199,6 +199,17 @@ public enum FlashPlanError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 }
 
+/// How debugger frames are laid out in bulk OUT transfers while programming.
+public enum USBFraming: String, Sendable, CaseIterable {
+    /// What every known client sends and real debuggers are known to take: a BURST_WRITE frame is
+    /// the only frame of its transfer (../shared/docs/first-contact.md); other frames may share one.
+    case proven
+    /// Frames packed around the burst (start the previous block's write, arm the burst channel,
+    /// BURST_WRITE the block, read FCTL — one transfer per block): fewer transfers, but no known
+    /// client sends a frame after a burst's data, so it is unconfirmed on real hardware.
+    case packed
+}
+
 /// One connection to a CC254x through a CC Debugger: the operations of
 /// cc-debugger-protocol.md §7, batched into as few USB transfers as the frame protocol allows.
 public final class CC254xSession {
@@ -218,6 +229,8 @@ public final class CC254xSession {
     public var eraseTimeoutSeconds = 8.0
     /// Seconds one flash write or CRC DMA may take.
     public var busyTimeoutSeconds = 2.0
+    /// How programming lays out its frames (`proven` unless asked otherwise).
+    public var framing = USBFraming.proven
 
     /// Wraps a transport, for the chips the catalog describes.
     public init(transport: any DebuggerTransport, chips: [Chip]) {
@@ -370,9 +383,10 @@ public final class CC254xSession {
     static func burstChannel(buffer: Int) -> UInt8 { buffer == 0 ? 0x02 : 0x04 }
     static func flashChannel(buffer: Int) -> UInt8 { buffer == 0 ? 0x08 : 0x10 }
 
-    /// Writes the plan's blocks into erased flash. Per block one bulk OUT (start the previous
-    /// block's flash write, arm the burst channel, BURST_WRITE the block, read FCTL) and one bulk IN;
-    /// FCTL.ABORT is checked for every block; blocks that are all 0xFF are skipped.
+    /// Writes the plan's blocks into erased flash; FCTL.ABORT is checked for every block; blocks
+    /// that are all 0xFF are skipped. Per block, `framing` `.proven`: one bulk OUT that starts the
+    /// previous block's flash write and arms the burst channel, the BURST_WRITE alone in the next,
+    /// FCTL read in a third, one bulk IN; `.packed`: all four in one bulk OUT, one bulk IN.
     public func program(_ plan: FlashPlan, progress: (FlashProgress) -> Void = { _ in }) throws(DebuggerError) {
         guard !plan.blocks.isEmpty else { return }
         let total = plan.blocks.count * FlashPlan.blockSize
@@ -385,10 +399,18 @@ public final class CC254xSession {
         var pending: (address: Int, buffer: Int)?
         for (index, block) in plan.blocks.enumerated() {
             let buffer = index % 2
-            var frames = startWrite(pending, nextWordAddress: &nextWordAddress)
-            frames += Self.setSFR(SFR.dmaarm, Self.burstChannel(buffer: buffer)) + Frames.burstWrite1024(block.bytes)
-            frames += Self.readList([XREG.fctl])
-            try out(frames, .programming(address: block.address))
+            let arming =
+                startWrite(pending, nextWordAddress: &nextWordAddress)
+                + Self.setSFR(SFR.dmaarm, Self.burstChannel(buffer: buffer))
+            let burst = Frames.burstWrite1024(block.bytes)
+            let reading = Self.readList([XREG.fctl])
+            switch framing {
+            case .packed: try out(arming + burst + reading, .programming(address: block.address))
+            case .proven:
+                try out(arming, .programming(address: block.address))
+                try out(burst, .programming(address: block.address))
+                try out(reading, .programming(address: block.address))
+            }
             try waitForFlash(
                 firstReply: try input(1, .programming(address: nil)), address: pending?.address ?? block.address)
             pending = (block.address, buffer)
@@ -442,43 +464,68 @@ public final class CC254xSession {
         let total = chunks.reduce(0) { $0 + $1.count }
         var done = 0
         var bank = -1
-        for chunk in chunks {
+        var index = 0
+        while index < chunks.count {
+            // Two chunks per round trip (frames packed, no burst among them: proven framing):
+            // the first's CRC is read before the second is set up. When the first's DMA was not
+            // done by then, the pair is checked again one chunk at a time.
+            let pair = Array(chunks[index..<min(index + 2, chunks.count)])
             var frames: [UInt8] = []
-            if chunk.lowerBound / 0x8000 != bank {
-                bank = chunk.lowerBound / 0x8000
-                frames += Self.setSFR(SFR.memctr, UInt8(bank))
-                frames += Self.setSFR(SFR.dma0cfgl, UInt8(Self.descriptorBase & 0xFF))
-                frames += Self.setSFR(SFR.dma0cfgh, UInt8(Self.descriptorBase >> 8))
-            }
-            let source = 0x8000 + chunk.lowerBound % 0x8000
-            // Channel 0 feeds the chunk, read through the XDATA bank window, into RNDH as one
-            // block transfer started by DMAREQ.
-            let descriptor = DMADescriptor(
-                source: UInt16(source), destination: SFR.mirror(SFR.rndh), length: chunk.count, mode: 0x20, flags: 0x42)
-            frames += Frames.writeXdata(Self.descriptorBase, descriptor.bytes)
-            frames += Self.setSFR(SFR.dmairq, 0x00) + Self.setSFR(SFR.rndl, 0xFF) + Self.setSFR(SFR.rndl, 0xFF)
-            frames += Self.setSFR(SFR.dmaarm, 0x01) + Self.setSFR(SFR.dmareq, 0x01)
-            frames += Self.crcReadList
-            try out(frames, .verifying(address: chunk.lowerBound))
-            var reply = try input(3, .verifying(address: chunk.lowerBound))
-            var polls = 0
-            let deadline = MonotonicClock.now + busyTimeoutSeconds
-            while reply[0] & 0x01 == 0 {
-                polls += 1
-                if polls >= maximumPolls || MonotonicClock.now > deadline {
-                    throw .dmaTimeout(address: chunk.lowerBound)
+            for chunk in pair { frames += crcFrames(chunk, bank: &bank) + Self.crcReadList }
+            try out(frames, .verifying(address: pair[0].lowerBound))
+            let reply = try input(3 * pair.count, .verifying(address: pair[0].lowerBound))
+            if pair.count == 2, reply[0] & 0x01 == 0 {
+                for chunk in pair {
+                    try out(crcFrames(chunk, bank: &bank) + Self.crcReadList, .verifying(address: chunk.lowerBound))
+                    try checkCRC(chunk, of: image, reply: try input(3, .verifying(address: chunk.lowerBound)))
                 }
-                PollBackoff.pause(afterPolls: polls)
-                try out(Self.crcReadList, .waitingForCRC)
-                reply = try input(3, .waitingForCRC)
+            } else {
+                for (offset, chunk) in pair.enumerated() {
+                    try checkCRC(chunk, of: image, reply: Array(reply[(3 * offset)..<(3 * offset + 3)]))
+                }
             }
-            let crc = UInt16(reply[1]) | UInt16(reply[2]) << 8
-            guard crc == Self.crc(image.bytes(in: chunk, fill: 0xFF)) else {
-                throw .verifyMismatch(in: chunk)
-            }
-            done += chunk.count
+            index += pair.count
+            done += pair.reduce(0) { $0 + $1.count }
             progress(FlashProgress(phase: .verify, done: done, total: total))
         }
+    }
+
+    /// The frames that run the CRC DMA over `chunk` (switching the bank window first when `bank`
+    /// is another one).
+    func crcFrames(_ chunk: Range<Int>, bank: inout Int) -> [UInt8] {
+        var frames: [UInt8] = []
+        if chunk.lowerBound / 0x8000 != bank {
+            bank = chunk.lowerBound / 0x8000
+            frames += Self.setSFR(SFR.memctr, UInt8(bank))
+            frames += Self.setSFR(SFR.dma0cfgl, UInt8(Self.descriptorBase & 0xFF))
+            frames += Self.setSFR(SFR.dma0cfgh, UInt8(Self.descriptorBase >> 8))
+        }
+        let source = 0x8000 + chunk.lowerBound % 0x8000
+        // Channel 0 feeds the chunk, read through the XDATA bank window, into RNDH as one block
+        // transfer started by DMAREQ.
+        let descriptor = DMADescriptor(
+            source: UInt16(source), destination: SFR.mirror(SFR.rndh), length: chunk.count, mode: 0x20, flags: 0x42)
+        frames += Frames.writeXdata(Self.descriptorBase, descriptor.bytes)
+        frames += Self.setSFR(SFR.dmairq, 0x00) + Self.setSFR(SFR.rndl, 0xFF) + Self.setSFR(SFR.rndl, 0xFF)
+        frames += Self.setSFR(SFR.dmaarm, 0x01) + Self.setSFR(SFR.dmareq, 0x01)
+        return frames
+    }
+
+    /// Waits (polling DMAIRQ from `reply` on) until the CRC DMA over `chunk` is done, then
+    /// compares its CRC with the image's.
+    func checkCRC(_ chunk: Range<Int>, of image: MemoryImage, reply first: [UInt8]) throws(DebuggerError) {
+        var reply = first
+        var polls = 0
+        let deadline = MonotonicClock.now + busyTimeoutSeconds
+        while reply[0] & 0x01 == 0 {
+            polls += 1
+            if polls >= maximumPolls || MonotonicClock.now > deadline { throw .dmaTimeout(address: chunk.lowerBound) }
+            PollBackoff.pause(afterPolls: polls)
+            try out(Self.crcReadList, .waitingForCRC)
+            reply = try input(3, .waitingForCRC)
+        }
+        let crc = UInt16(reply[1]) | UInt16(reply[2]) << 8
+        guard crc == Self.crc(image.bytes(in: chunk, fill: 0xFF)) else { throw .verifyMismatch(in: chunk) }
     }
 
     /// Reads DMAIRQ (channel 0 done?) and the CRC, RNDL then RNDH.

@@ -74,6 +74,12 @@ public final class EmulatedCC2541: Sendable {
         get { model.withLock { $0.busyPolls } }
         set { model.withLock { $0.busyPolls = newValue } }
     }
+    /// Reads of DMAIRQ after a manual DMA trigger that still show channel 0 busy (untimed: a CRC
+    /// DMA that the host finds not done yet and must poll for).
+    public var dmaBusyReads: Int {
+        get { model.withLock { $0.dmaBusyReads } }
+        set { model.withLock { $0.dmaBusyReads = newValue } }
+    }
     /// The factory address, MSB first.
     public var ieeeAddress: [UInt8] { model.withLock { $0.ieeeAddress } }
 
@@ -174,6 +180,8 @@ struct CC2541Model: Sendable {
 
     /// Polls a chip erase or a flash write stays busy, so hosts must poll.
     var busyPolls = 1
+    var dmaBusyReads = 0
+    var dmaBusyReadsLeft = 0
 
     /// A blank (erased) chip with `ieee` as its factory address (MSB first, as printed).
     init(flashSize: Int = 256 * 1024, ieee: [UInt8] = [0x00, 0x12, 0x4B, 0x00, 0x25, 0x41]) {
@@ -318,6 +326,9 @@ struct CC2541Model: Sendable {
         switch address {
         case 0xBC: return UInt8(crc & 0xFF)  // RNDL
         case 0xBD: return UInt8(crc >> 8)  // RNDH
+        case 0xD1 where dmaBusyReadsLeft > 0:  // DMAIRQ while the modelled DMA still runs
+            dmaBusyReadsLeft -= 1
+            return sfr[Int(address) - 0x80] & ~0x01
         default: return sfr[Int(address) - 0x80]
         }
     }
@@ -335,6 +346,7 @@ struct CC2541Model: Sendable {
             sfr[Int(address) - 0x80] = value
         case 0xD7:  // DMAREQ: manual trigger
             for channel in 0..<5 where value & (1 << channel) != 0 && channels[channel].armed { runManual(channel) }
+            if value & 0x01 != 0 { dmaBusyReadsLeft = dmaBusyReads }
         default:
             sfr[Int(address) - 0x80] = value
         }

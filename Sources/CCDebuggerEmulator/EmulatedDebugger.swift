@@ -99,6 +99,14 @@ public final class EmulatedDebugger: DebuggerTransport, Sendable {
         get { machine.withLock { $0.waitsForDevice } }
         set { machine.withLock { $0.waitsForDevice = newValue } }
     }
+    /// Models a debugger firmware that takes a BURST_WRITE only as the one frame of its bulk OUT
+    /// (what every known client sends; first-contact.md): a transfer with any other frame before
+    /// or after a burst stalls the endpoint, the burst not taken. Off by default (the firmware
+    /// that takes frames packed around a burst, which no hardware has confirmed).
+    public var takesBurstsOnlyAlone: Bool {
+        get { machine.withLock { $0.takesBurstsOnlyAlone } }
+        set { machine.withLock { $0.takesBurstsOnlyAlone = newValue } }
+    }
     /// When the device is done with the last transfer, on `clock`'s time line (nil until a timed
     /// transfer has run).
     public var busyUntil: Duration? { machine.withLock { $0.busyUntil } }
@@ -193,6 +201,7 @@ struct Machine: Sendable {
     var targetID: UInt16 = 0x2541
     var log: [(kind: String, bytes: [UInt8])] = []
     var logging = false
+    var takesBurstsOnlyAlone = false
     var onResetToRun: (@Sendable (EmulatedDebugger) -> Void)?
     var chipArriving: EmulatedCC2541?
     var slots = [UInt8](repeating: 0, count: 8)
@@ -358,6 +367,7 @@ struct Machine: Sendable {
             let countBits = Int(data[offset + 1] & 0x07) << 8 | Int(data[offset + 2])
             let count = countBits == 0 ? 2048 : countBits
             guard data[offset + 1] & 0xF8 == 0x80, offset + 3 + count <= data.count else { return nil }
+            if takesBurstsOnlyAlone, offset != 0 || offset + 3 + count != data.count { return nil }
             // The command's two bytes and the data go to the chip; its status byte comes back.
             _ = clockDebugBytes(2 + count + 1)
             if let chip, chip.halted, !chip.debugLocked { chip.burstWrite(data[(offset + 3)..<(offset + 3 + count)]) }

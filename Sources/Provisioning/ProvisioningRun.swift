@@ -96,6 +96,8 @@ public struct ProvisionOptions: Sendable {
     /// ledger records it on the attempt (`Attempt.debugLocked`). A chip whose lock does not take
     /// is erased and its attempt failed.
     public var lockDebug = false
+    /// How each burn lays out its frames in USB transfers (`USBFraming`).
+    public var usbFraming = USBFraming.proven
     /// Writes each station's address (`addresses`, or the one derived from its identity) as the
     /// chip's secondary address in the last flash page, reads it back and records it as the
     /// attempt's advertiser address: for templates (TI's BLE stack) that advertise with the
@@ -418,7 +420,10 @@ public final class ProvisioningRun: Sendable {
         while !stopping {
             do throws(ProvisioningError) {
                 if session == nil {
-                    do { session = CC254xSession(transport: try debugger.open(), chips: [template.chip]) } catch {
+                    do {
+                        session = CC254xSession(transport: try debugger.open(), chips: [template.chip])
+                        session?.framing = options.usbFraming
+                    } catch {
                         throw .debugger(error)
                     }
                 }

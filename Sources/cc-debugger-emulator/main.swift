@@ -31,6 +31,8 @@ let usage = """
       --flash IMAGE             flash every chip with IMAGE (.hex, or .bin at 0) before the start
       --ieee XX:XX:XX:XX:XX:XX  the first chip's IEEE address; each further chip gets the next
       --locked                  the chips' debug interface is locked
+      --bursts-alone            model a debugger firmware that takes a BURST_WRITE only as the one
+                                frame of its bulk OUT (a packed transfer stalls the endpoint)
       --fault F                 unplug-after=N | timeout-at=N (transfers) | stuck-busy |
                                 corrupt=ADDR:MASK (hex: bits stuck at 0) | no-target; repeatable
       --save-flash FILE         write each chip's flash at the end (FILE.N with several debuggers;
@@ -66,6 +68,7 @@ var deviceCount = 1
 var flashImage: String?
 var ieee: [UInt8]?
 var locked = false
+var burstsAlone = false
 var faults: [String] = []
 var saveFlash: String?
 var saveChips: String?
@@ -92,6 +95,7 @@ while index < arguments.count {
         ieee = parts
         bridge.withLock { $0.nextIEEE = parts }
     case "--locked": locked = true
+    case "--bursts-alone": burstsAlone = true
     case "--fault": faults.append(value())
     case "--save-flash": saveFlash = value()
     case "--save-chips": saveChips = value()
@@ -137,6 +141,7 @@ let debuggers: [EmulatedDebugger] = (0..<deviceCount).map { number in
     }
     if locked { chip.setDebugLockBit() }
     let debugger = EmulatedDebugger(chip: chip, timing: timing)
+    debugger.takesBurstsOnlyAlone = burstsAlone
     // umockdev's one worker thread serves every device: it must not sleep. The device's time is
     // kept all the same, and each URB reaped only when the device is done with it (Bridge.swift).
     debugger.waitsForDevice = false

@@ -5,9 +5,9 @@ import FirmwareTemplate
 import Foundation
 import IntelHex
 
-/// `ccbeacon-bench transfers IMAGE.hex`: USB transfers and bytes per KiB for program and CRC
-/// verify of an image, through the in-process emulator, as JSON.
-func transferBenchmark(_ path: String) throws {
+/// `ccbeacon-bench transfers IMAGE.hex [proven|packed]`: USB transfers and bytes per KiB for
+/// program and CRC verify of an image with `framing`, through the in-process emulator, as JSON.
+func transferBenchmark(_ path: String, framing: USBFraming) throws {
     let image = try IntelHexFile(text: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))).memory
     // The shipped chip facts; scripts/bench runs this from the checkout.
     let chip = try shippedCC2541()
@@ -16,6 +16,7 @@ func transferBenchmark(_ path: String) throws {
     debugger.chip!.busyPolls = 0
     let counting = CountingTransport(debugger)
     let session = CC254xSession(transport: counting, chips: [chip])
+    session.framing = framing
     let state = try session.open()
     let identity = try session.connect(targetID: state.targetID)
     // The programmer's events split the transfers into erase, program (+ the empty identity
@@ -49,7 +50,7 @@ func transferBenchmark(_ path: String) throws {
     let kib = Double(image.byteCount) / 1024
     print(
         """
-        {"image": "\(path)", "dataKiB": \(kib), "blocksWritten": \(result.report.blocksWritten), \
+        {"image": "\(path)", "framing": "\(framing.rawValue)", "dataKiB": \(kib), "blocksWritten": \(result.report.blocksWritten), \
         "programTransfers": \(program.transfers), "programBytesOut": \(program.bytesOut), \
         "verifyTransfers": \(verify.transfers), "verifyBytesOut": \(verify.bytesOut), \
         "referenceProgramTransfers": \(6 * referenceBlocks), "referenceVerifyTransfers": \(9 * verifyChunks)}

@@ -1,7 +1,7 @@
 // In-process timing of ccbeacon's HEX engine for scripts/bench (release build).
 //
 // usage: ccbeacon-bench FILE.hex ADDRESS HEXBYTES RUNS OUTDIR
-//        ccbeacon-bench transfers FILE.hex   (USB transfers per KiB through the emulator, see Transfers.swift)
+//        ccbeacon-bench transfers FILE.hex [proven|packed]   (USB transfers per KiB through the emulator, see Transfers.swift)
 //        ccbeacon-bench ledger N [URL]       (ledger cost per station, SQLite or PostgreSQL: LedgerBench.swift)
 //        ccbeacon-bench device-time NAME=IMAGE…  (the device-time model's figures for ccbeacon and
 //                                            the reference client, see DeviceTime.swift)
@@ -11,6 +11,7 @@
 //                                            grows, see PoolScaling.swift)
 // Prints one JSON object: medians in milliseconds of read+parse, patch, write (line-preserving
 // text to a file), and of a full re-emit with HexWriter for comparison with rewrite-based tools.
+import CCDebugger
 import Foundation
 import IntelHex
 
@@ -70,9 +71,12 @@ if (4...5).contains(arguments.count), arguments[1] == "pool-scaling", let count 
         exit(1)
     }
 }
-if arguments.count == 3, arguments[1] == "transfers" {
+if arguments.count == 3 || arguments.count == 4, arguments[1] == "transfers" {
     do {
-        try transferBenchmark(arguments[2])
+        guard let framing = USBFraming(rawValue: arguments.count == 4 ? arguments[3] : "proven") else {
+            throw CocoaError(.featureUnsupported, userInfo: [NSLocalizedDescriptionKey: "framing: proven or packed"])
+        }
+        try transferBenchmark(arguments[2], framing: framing)
         exit(0)
     } catch {
         FileHandle.standardError.write(Data("ccbeacon-bench: \(error)\n".utf8))

@@ -102,13 +102,19 @@ struct ProgrammerTests {
         #expect(message == "verification failed: flash differs from the image at 0x100")
     }
 
-    @Test func skipsErasedBlocksAndCountsFarFewerTransfersThanTheReferenceClient() throws {
+    /// Per KiB, proven framing: 3 OUT + 1 IN to program (the burst alone in its transfer);
+    /// packed: 1 + 1. The reference client (§8) takes 6 to program and 9 to CRC-verify.
+    @Test(arguments: [(USBFraming.proven, 4.1), (.packed, 2.1)])
+    func skipsErasedBlocksAndCountsFarFewerTransfersThanTheReferenceClient(framing: USBFraming, perKiB: Double)
+        throws
+    {
         // A dense 64 KiB image: every block must be written.
         let image = try MemoryImage(bytes: (0..<0x10000).map { UInt8(truncatingIfNeeded: $0 * 31 + 7) }, at: 0)
         let debugger = EmulatedDebugger()
         debugger.chip!.busyPolls = 0
         let counting = CountingTransport(debugger)
         let session = CC254xSession(transport: counting, chips: try BundledData.boards().chips)
+        session.framing = framing
         let state = try session.open()
         _ = try session.connect(targetID: state.targetID)
         _ = try session.chipErase(targetID: state.targetID)
@@ -118,8 +124,7 @@ struct ProgrammerTests {
         counting.reset()
         try session.verifyCRC(image)
         let verify = counting.statistics
-        // Reference client (§8): 6 transfers per KiB to program, 9 to CRC-verify.
-        #expect(Double(program.transfers) / 64 <= 2.1)
+        #expect(Double(program.transfers) / 64 <= perKiB)
         #expect(Double(verify.transfers) / 64 <= 2.1)
         #expect(Double(program.transfers + verify.transfers) / 64 <= (6 + 9) / 2)
 
@@ -394,5 +399,73 @@ struct FlashProgrammerTests {
             options: FlashOptions(secondaryAddress: .preserve))
         #expect(kept.secondaryAddress == address)
         #expect(Array(debugger.chip!.flash[cc2541.secondaryAddress]) == address.reversed())
+    }
+}
+
+/// Both USB framings against both debugger firmware models (issue 27): the proven framing — a
+/// BURST_WRITE alone in its bulk OUT, as every known client sends it — writes the image on a
+/// firmware that takes bursts only alone and on one that takes them packed; the packed framing
+/// only on the latter, and on the former it fails as a stalled transfer, never a wrong image.
+struct USBFramingTests {
+    @Test(arguments: [
+        (USBFraming.proven, false), (USBFraming.proven, true), (USBFraming.packed, false), (USBFraming.packed, true),
+    ])
+    func eachFramingAgainstEachFirmwareModel(framing: USBFraming, burstsOnlyAlone: Bool) throws {
+        let image = try sampleImage()
+        let debugger = EmulatedDebugger()
+        debugger.takesBurstsOnlyAlone = burstsOnlyAlone
+        debugger.logging = true
+        let session = CC254xSession(transport: debugger, chips: try BundledData.boards().chips)
+        session.framing = framing
+        let state = try session.open()
+        let identity = try session.connect(targetID: state.targetID)
+        let result = Result { () throws(FlashError) in
+            try FlashProgrammer(session: session).flash(
+                image, targetID: state.targetID, identity: identity, options: FlashOptions(resetToRun: false))
+        }
+        if framing == .packed, burstsOnlyAlone {
+            guard case .failure(.flashChanged(.transport(.pipe, _))) = result else {
+                Issue.record("a packed burst on a firmware that takes bursts only alone: \(result)")
+                return
+            }
+            return
+        }
+        _ = try result.get()
+        let chip = try #require(debugger.chip)
+        for segment in image.segments {
+            #expect(Array(chip.flash[segment.range]) == segment.bytes, "at \(segment.start)")
+        }
+        // Every burst's transfer: alone with the proven framing; packed with the other.
+        let bursts = debugger.log.filter { $0.kind == "out" && $0.bytes.contains(0xEE) && $0.bytes.count >= 1027 }
+        #expect(bursts.count == (try FlashPlan(image: image, chip: cc2541)).blocks.count, "one per KiB block written")
+        let alone = bursts.allSatisfy { $0.bytes.count == 1027 && $0.bytes.prefix(2) == [0xEE, 0x84] }
+        #expect(alone == (framing == .proven))
+    }
+}
+
+/// CRC verify takes two 4 KiB chunks per round trip (frames packed, no burst among them): the
+/// image verifies and a wrong byte is found in its chunk, also when the CRC DMA is not done yet
+/// at the first read (the pair is then checked one chunk at a time, each polled).
+struct CRCPairTests {
+    @Test(arguments: [0, 1, 3])
+    func pairsVerifyAndFindAWrongByte(busyReads: Int) throws {
+        // 4 segments' worth: 3 chunks in bank 0, 2 in bank 1 (an odd count and a bank switch).
+        var image = try MemoryImage(bytes: (0..<0x3000).map { UInt8(truncatingIfNeeded: $0 &* 5 &+ 3) }, at: 0)
+        try image.write((0..<0x1800).map { UInt8(truncatingIfNeeded: $0 &* 11) }, at: 0x8000)
+        let debugger = EmulatedDebugger()
+        let session = try burn(image, on: debugger)
+        let chip = try #require(debugger.chip)
+        chip.dmaBusyReads = busyReads
+        let counting = CountingTransport(debugger)
+        let counted = CC254xSession(transport: counting, chips: session.chips)
+        _ = try counted.connect(targetID: try counted.open().targetID)
+        counting.reset()
+        try counted.verifyCRC(image)
+        if busyReads == 0 {
+            #expect(counting.statistics.transfers == 6, "5 chunks: three round trips")
+        }
+        chip.stuckAtZero[0x8123] = 0xFF
+        chip.flash[0x8123] = 0
+        #expect(throws: DebuggerError.verifyMismatch(in: 0x8000..<0x9000)) { try counted.verifyCRC(image) }
     }
 }

@@ -78,11 +78,29 @@ struct FrameTests {
         #expect(debugger.log[8].bytes == [0x40, 0x07, 0x13, 0x41])  // CHIPINFO0, CHIPINFO1, CHVER, CHIPID
     }
 
-    /// One block: one OUT (arm the burst channel, burst, read FCTL) and one IN.
-    @Test func programmingAKiBIsOneOutAndOneIn() throws {
+    /// One block, proven framing: arm the burst channel; the burst alone; read FCTL; its status —
+    /// then start the write with its status read.
+    @Test func programmingAKiBSendsTheBurstAlone() throws {
         let debugger = EmulatedDebugger()
         debugger.chip!.busyPolls = 0
         let session = CC254xSession(transport: debugger, chips: try BundledData.boards().chips)
+        let state = try session.open()
+        _ = try session.connect(targetID: state.targetID)
+        debugger.logging = true
+        let image = try IntelHex.MemoryImage(bytes: [UInt8](repeating: 0x5A, count: 1024), at: 0x400)
+        try session.program(try FlashPlan(image: image, chip: cc2541))
+        #expect(debugger.log.map(\.kind) == ["out", "out", "out", "out", "in", "out", "in"])
+        #expect(debugger.log[1].bytes == [0xBE, 0x57, 0x75, 0xD6, 0x02])  // DMAARM := 0x02 (burst → buffer 0)
+        #expect(debugger.log[2].bytes.count == 1027 && debugger.log[2].bytes.prefix(3) == [0xEE, 0x84, 0x00])
+        #expect(debugger.chip!.flash[0x400..<0x800].allSatisfy { $0 == 0x5A })
+    }
+
+    /// One block, packed framing: one OUT (arm the burst channel, burst, read FCTL) and one IN.
+    @Test func programmingAKiBPackedIsOneOutAndOneIn() throws {
+        let debugger = EmulatedDebugger()
+        debugger.chip!.busyPolls = 0
+        let session = CC254xSession(transport: debugger, chips: try BundledData.boards().chips)
+        session.framing = .packed
         let state = try session.open()
         _ = try session.connect(targetID: state.targetID)
         debugger.logging = true
