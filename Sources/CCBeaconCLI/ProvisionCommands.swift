@@ -481,6 +481,7 @@ enum ProvisionCommand {
         }
         if before.isComplete, burnAgain.isEmpty {
             // Nothing to burn: say so at once rather than wait for a chip.
+            try beginRun(ledger, path: shown)
             stream = try eventsPath.map { path throws(CommandFailure) in
                 try EventStream(path: path, console: given, run: ledger.lease.runID)
             }
@@ -521,6 +522,7 @@ enum ProvisionCommand {
         }
 
         let names = Self.names(of: chosen)
+        try beginRun(ledger, path: shown)
         stream = try eventsPath.map { path throws(CommandFailure) in
             try EventStream(path: path, console: given, run: ledger.lease.runID)
         }
@@ -845,8 +847,6 @@ enum ProvisionCommand {
                 error.isConstraint ? .dataError : .failure, error.description,
                 hint: "the ledger refused the list; see the message")
         }
-        // The run begins here: its id is the one its events and its attempts carry.
-        do { try ledger.beginRun() } catch { throw ledgerFailure(error, path: path) }
         // What a bench burned while its server was away is recorded first — once the list is
         // known to be the pool's, and before its attempts left in progress count as interrupted.
         if let journaling = ledger as? JournalingLedger { try replay(journaling, path: path, console: console) }
@@ -936,6 +936,13 @@ enum ProvisionCommand {
             }
             return chosen
         }
+    }
+
+    /// Begins this process's run (a pool's began when it was opened) once nothing is left to ask:
+    /// its lease runs from here, with the heartbeat that renews it right behind, and its id is
+    /// the one its events and attempts carry.
+    static func beginRun(_ ledger: any ProvisioningLedger, path: String) throws(CommandFailure) {
+        do { try ledger.beginRun() } catch { throw ledgerFailure(error, path: path) }
     }
 
     /// Asks on the terminal; anything but y or Y is "not started".

@@ -464,28 +464,12 @@ public final class CC254xSession {
         let total = chunks.reduce(0) { $0 + $1.count }
         var done = 0
         var bank = -1
-        var index = 0
-        while index < chunks.count {
-            // Two chunks per round trip (frames packed, no burst among them: proven framing):
-            // the first's CRC is read before the second is set up. When the first's DMA was not
-            // done by then, the pair is checked again one chunk at a time.
-            let pair = Array(chunks[index..<min(index + 2, chunks.count)])
-            var frames: [UInt8] = []
-            for chunk in pair { frames += crcFrames(chunk, bank: &bank) + Self.crcReadList }
-            try out(frames, .verifying(address: pair[0].lowerBound))
-            let reply = try input(3 * pair.count, .verifying(address: pair[0].lowerBound))
-            if pair.count == 2, reply[0] & 0x01 == 0 {
-                for chunk in pair {
-                    try out(crcFrames(chunk, bank: &bank) + Self.crcReadList, .verifying(address: chunk.lowerBound))
-                    try checkCRC(chunk, of: image, reply: try input(3, .verifying(address: chunk.lowerBound)))
-                }
-            } else {
-                for (offset, chunk) in pair.enumerated() {
-                    try checkCRC(chunk, of: image, reply: Array(reply[(3 * offset)..<(3 * offset + 3)]))
-                }
-            }
-            index += pair.count
-            done += pair.reduce(0) { $0 + $1.count }
+        // One chunk per round trip: the DMA of 4 KiB may still run when its CRC is first read
+        // (then polled), and one flushing read per transfer is what known clients send.
+        for chunk in chunks {
+            try out(crcFrames(chunk, bank: &bank) + Self.crcReadList, .verifying(address: chunk.lowerBound))
+            try checkCRC(chunk, of: image, reply: try input(3, .verifying(address: chunk.lowerBound)))
+            done += chunk.count
             progress(FlashProgress(phase: .verify, done: done, total: total))
         }
     }

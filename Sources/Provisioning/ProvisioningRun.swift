@@ -685,7 +685,15 @@ public final class ProvisioningRun: Sendable {
                 switch try resume(interrupted, carrying: carried, session: session, debugger: debugger, locked: &locked)
                 {
                 case .verified, .leftHeld: return .release
-                case .notOnChip: break
+                case .notOnChip:
+                    // A burn that was cut off (a failed transfer, a crash) and left the chip
+                    // without the station counts as a failure of it: a debugger that cuts off
+                    // every burn of it must not burn it again without end.
+                    failures[interrupted.station, default: 0] += 1
+                    if failures[interrupted.station, default: 0] > options.retries {
+                        givenUp.insert(interrupted.station)
+                        skipping.insert(interrupted.station)
+                    }
                 case .notHeard(let station, let erased):
                     failures[station, default: 0] += 1
                     if !options.retryUnheard || failures[station, default: 0] > options.retries {
