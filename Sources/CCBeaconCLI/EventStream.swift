@@ -9,8 +9,8 @@ import Synchronization
 #endif
 
 /// `provision --events FILE|-`: the run as newline-delimited JSON, one object per event, for other
-/// programs (a dashboard, a line controller). Every object has `schema` (1), `run` (this run's
-/// random id), `seq` (1, 2, … in the order written), `time` (UTC, ISO 8601 with milliseconds), `elapsed` (seconds since the run
+/// programs (a dashboard, a line controller). Every object has `schema` (1), `run` (the run's id in
+/// the ledger), `seq` (1, 2, … in the order written), `time` (UTC, ISO 8601 with milliseconds), `elapsed` (seconds since the run
 /// started, monotonic) and `event`; then the facts that apply: `debugger`, `station`, `chip`,
 /// and the event's own. The schema is in the README ("Events"). Each line is written whole with
 /// one write, in order, from any debugger's thread.
