@@ -78,6 +78,14 @@ enum CalibrateCommand {
         if name == nil, command.isGiven(stations) || command.isGiven(ledger) || command.isGiven(list) {
             throw .usage("--stations, --ledger and --list are where --station NAME is found; give --station")
         }
+        // The station as the record, ledger and list given know it: read once, when first needed.
+        var lookup: (stations: [ExpectedStation], looked: [String])?
+        func lookedUp(_ name: String) throws(CommandFailure) -> (stations: [ExpectedStation], looked: [String]) {
+            if let lookup { return lookup }
+            let found = try known(command, name: name)
+            lookup = found
+            return found
+        }
         let samples: [Int]
         let source: String
         if let path = try command.value(rssi) {
@@ -86,7 +94,7 @@ enum CalibrateCommand {
             source = path
         } else {
             let path = try command.value(from.required)
-            let wanted = try stationAddress(command, name: name)
+            let wanted = try stationAddress(command, name: name, lookUp: lookedUp)
             samples = try captureSamples(try FileAccess.read(path), file: path, address: wanted)
             source = "\(path), \(HexText.colonSeparated(wanted))"
             if samples.isEmpty {
@@ -108,7 +116,7 @@ enum CalibrateCommand {
             // What the station's board and TX power predict (its registered power), or the
             // generic 1 m figure when the station cannot be looked up.
             let registered = try name.flatMap { name throws(CommandFailure) in
-                try known(command, name: name).stations.first?.identity.measuredPower
+                try lookedUp(name).stations.first?.identity.measuredPower
             }
             let predicted = registered.map(Int.init) ?? Calibration.genericMeasuredPower
             if let distance = calibration.distance(from: predicted) {
@@ -149,15 +157,18 @@ enum CalibrateCommand {
     }
 
     /// The advertiser address the capture is filtered to: `--address`, or the station's in the
-    /// record, ledger or list given.
-    static func stationAddress(_ command: ParsedCommand, name: String?) throws(CommandFailure) -> [UInt8] {
+    /// record, ledger or list given (`lookUp`: `known`).
+    static func stationAddress(
+        _ command: ParsedCommand, name: String?,
+        lookUp: (String) throws(CommandFailure) -> (stations: [ExpectedStation], looked: [String])
+    ) throws(CommandFailure) -> [UInt8] {
         if let given = try command.value(address) { return given }
         guard let name else {
             throw .usage(
                 "--from needs the station's advertiser address: --address XX:XX:XX:XX:XX:XX, or --station NAME with --stations, --ledger or --list"
             )
         }
-        let (stations, looked) = try known(command, name: name)
+        let (stations, looked) = try lookUp(name)
         guard let found = stations.lazy.compactMap(\.address).first,
             let bytes = RandomStaticAddress.bytes(parsing: found)
         else {

@@ -1,5 +1,6 @@
 import CCDebugger
 import Provisioning
+import StationLedger
 import Storage
 import StructuredText
 import Synchronization
@@ -58,7 +59,7 @@ final class EventStream: Sendable {
     /// or for `-` to `console`'s standard output; `run`: the run's id in the ledger, which its
     /// attempts record (a random one when the ledger has none).
     init(path: String, console: Console, run: String?) throws(CommandFailure) {
-        self.run = run ?? Self.runID()
+        self.run = run ?? RunIdentity.randomHex()
         if path == "-" {
             descriptor = nil
             sink = { line in
@@ -92,14 +93,6 @@ final class EventStream: Sendable {
 
     /// This run's id in every event (two runs appending to one file are told apart by it).
     let run: String
-
-    /// 32 random hex digits (a ledger's run id has as many).
-    static func runID() -> String {
-        (0..<4).map { _ in
-            let digits = String(UInt32.random(in: 0...UInt32.max), radix: 16)
-            return String(repeating: "0", count: 8 - digits.count) + digits
-        }.joined()
-    }
 
     deinit { if let descriptor { close(descriptor) } }
 

@@ -157,7 +157,7 @@ enum LabelsCommand {
         // batch's record (a JSON object; a list is an array or CSV) names its template and holds
         // the addresses batch gave.
         let bytes = try FileAccess.read(list)
-        if bytes.first(where: { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }) == UInt8(ascii: "{") {
+        if StationListReader.firstSignificantByte(bytes) == UInt8(ascii: "{") {
             return try fromRecord(list, bytes: bytes, command: command)
         }
         guard command.isGiven(Options.template) || command.isGiven(Options.board) else {

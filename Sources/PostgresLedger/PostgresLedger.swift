@@ -37,9 +37,6 @@ public final class PostgresLedger: SQLLedger, Sendable {
     public let databaseVersion: Int
     /// The contract of runs and attempts, over this connection.
     let core: LedgerCore
-    /// The columns of `attempts` to select, as this database has them (a reader of an earlier
-    /// schema reads the newer ones as NULL).
-    var attemptColumns: String { core.attemptSelect }
     /// The core every `ProvisioningLedger` requirement is answered by (`SQLLedger`).
     public var sqlCore: SQLLedgerCore { SQLLedgerCore(core) }
 

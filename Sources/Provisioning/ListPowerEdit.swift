@@ -22,7 +22,7 @@ public enum ListPowerEdit {
     public static func settingPower(_ power: Int, of station: String, inCSV bytes: [UInt8], file: String)
         throws(DataFileError) -> Edited
     {
-        let first = bytes.drop { [0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }.first
+        let first = StationListReader.firstSignificantByte(bytes)
         guard first != UInt8(ascii: "["), first != UInt8(ascii: "{") else {
             throw DataFileError(
                 file: file, line: 1, column: 1,

@@ -24,9 +24,15 @@ public enum StationListReader {
     /// The keys whose JSON values must be strings (the others, numbers, may also be strings).
     static let textColumns: Set<String> = ["name", "uuid", "address", "note"]
 
+    /// The first character of a file after blanks and a byte-order mark: `[` or `{` make it JSON
+    /// (a list, or batch's record), anything else CSV.
+    public static func firstSignificantByte(_ bytes: [UInt8]) -> UInt8? {
+        bytes.first { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }
+    }
+
     /// Reads `bytes` as JSON when the first non-blank character is `[` or `{`, else as CSV.
     public static func read(_ bytes: [UInt8], file: String) throws(StationListProblems) -> [Station] {
-        let first = bytes.drop { [0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }.first
+        let first = firstSignificantByte(bytes)
         var problems: [DataFileError] = []
         let rows =
             first == UInt8(ascii: "[") || first == UInt8(ascii: "{")

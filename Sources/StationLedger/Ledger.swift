@@ -551,14 +551,4 @@ public final class SQLiteLedger: SQLLedger, Sendable {
         "id", "station", "chip", "debugger", "template", "template_sha256", "image_sha256", "started_at", "finished_at",
         "outcome", "reason", "verify_method",
     ]
-
-    /// A station row (see `LedgerCore.station`).
-    static func station(_ row: [SQLiteDatabase.Value]) throws(LedgerError) -> Station { try LedgerCore.station(row) }
-
-    /// A row that cannot be read as what it should be: the ledger is damaged.
-    static func unreadable(_ what: String) -> LedgerError { LedgerCore.unreadable(what) }
-
-    /// An attempt row (see `LedgerCore.attempt`).
-    static func attempt(_ row: [SQLiteDatabase.Value]) throws(LedgerError) -> Attempt { try LedgerCore.attempt(row) }
-
 }

@@ -2,19 +2,6 @@ import BeaconPayload
 import StructuredText
 import Synchronization
 
-/// The ledger's contract for runs and attempts, written once over either database (`LedgerDriver`):
-/// runs with leases, and every change of an attempt's state — claims, outcomes, recovery,
-/// release, supersession — fenced by the run's lease inside its own transaction. Both
-/// `SQLiteLedger` and `PostgresLedger` keep their attempts through it.
-///
-/// The fencing rule, in three lines:
-/// - a run changes an attempt only while its lease holds (checked by this process's clock before
-///   anything is sent, and by the database's clock inside the transaction);
-/// - an attempt in progress belongs to the run that started it; one interrupted belongs to nobody
-///   until a run settles it;
-/// - a run's attempts in progress are recovered only once it is over: its lease ran out, it ended,
-///   or (same machine) its process is gone — or, for a file ledger, whose one-run lock the
-///   recovering run holds, always.
 /// The tables a ledger may lack (an earlier schema, read without migrating it).
 package struct LedgerTables: OptionSet, Sendable {
     package let rawValue: Int
@@ -29,6 +16,19 @@ package struct LedgerTables: OptionSet, Sendable {
     package static let stationState = LedgerTables(rawValue: 8)
 }
 
+/// The ledger's contract for runs and attempts, written once over either database (`LedgerDriver`):
+/// runs with leases, and every change of an attempt's state — claims, outcomes, recovery,
+/// release, supersession — fenced by the run's lease inside its own transaction. Both
+/// `SQLiteLedger` and `PostgresLedger` keep their attempts through it.
+///
+/// The fencing rule, in three lines:
+/// - a run changes an attempt only while its lease holds (checked by this process's clock before
+///   anything is sent, and by the database's clock inside the transaction);
+/// - an attempt in progress belongs to the run that started it; one interrupted belongs to nobody
+///   until a run settles it;
+/// - a run's attempts in progress are recovered only once it is over: its lease ran out, it ended,
+///   or (same machine) its process is gone — or, for a file ledger, whose one-run lock the
+///   recovering run holds, always.
 package final class LedgerCore: Sendable {
     /// The connection.
     package let driver: any LedgerDriver

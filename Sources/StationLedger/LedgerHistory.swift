@@ -159,8 +159,6 @@ extension LedgerCore {
 }
 
 extension SQLiteLedger {
-    static func runValues(_ run: RunRecord) -> [SQLValue] { LedgerCore.runValues(run) }
-
     /// The whole record read in one transaction (one snapshot of the file).
     public func snapshot() throws(LedgerError) -> LedgerHistory {
         try database.transaction("reading the ledger") { () throws(LedgerError) -> LedgerHistory in try history() }

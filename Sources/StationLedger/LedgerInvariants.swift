@@ -134,7 +134,7 @@ package struct LedgerInvariant: Sendable {
         var groups: [(key: [SQLValue], listed: [String])] = []
         for row in rows where !row.isEmpty {
             let key = Array(row.dropLast())
-            let item = row.last.map(Self.plain) ?? ""
+            let item = row.last.map(Self.list) ?? ""
             if let last = groups.indices.last, Self.same(groups[last].key, key) {
                 groups[last].listed.append(item)
             } else {
@@ -161,11 +161,9 @@ package struct LedgerInvariant: Sendable {
     /// A value from the ledger in a report (see `LedgerCore.text`).
     static func text(_ value: SQLValue) -> String { LedgerCore.text(value) }
 
-    /// A listed column (ids, names) as it is, without quotes.
-    static func list(_ value: SQLValue) -> String { plain(value) }
-
-    /// A value as plain text: numbers as digits, text as it is (escaped for the terminal later).
-    static func plain(_ value: SQLValue) -> String {
+    /// A listed value (ids, names) as plain text: numbers as digits, text as it is without quotes
+    /// (escaped for the terminal later).
+    static func list(_ value: SQLValue) -> String {
         switch value {
         case .text(let text): text
         default: LedgerCore.text(value)

@@ -120,7 +120,7 @@ public struct RunIdentity: Sendable, Equatable {
     }
 
     /// 32 random lower-case hex digits (a run's id).
-    static func randomHex() -> String {
+    package static func randomHex() -> String {
         HexText.bytes((0..<16).map { _ in UInt8.random(in: 0...255) }).lowercased()
     }
 }
