@@ -386,7 +386,8 @@ public final class CC254xSession {
     /// Writes the plan's blocks into erased flash; FCTL.ABORT is checked for every block; blocks
     /// that are all 0xFF are skipped. Per block, `framing` `.proven`: one bulk OUT that starts the
     /// previous block's flash write and arms the burst channel, the BURST_WRITE alone in the next,
-    /// FCTL read in a third, one bulk IN; `.packed`: all four in one bulk OUT, one bulk IN.
+    /// FCTL read in a third, one bulk IN; `.packed`: all four in one bulk OUT, one bulk IN. The
+    /// first block has no FCTL read (no write is running yet).
     public func program(_ plan: FlashPlan, progress: (FlashProgress) -> Void = { _ in }) throws(DebuggerError) {
         guard !plan.blocks.isEmpty else { return }
         let total = plan.blocks.count * FlashPlan.blockSize
@@ -403,16 +404,18 @@ public final class CC254xSession {
                 startWrite(pending, nextWordAddress: &nextWordAddress)
                 + Self.setSFR(SFR.dmaarm, Self.burstChannel(buffer: buffer))
             let burst = Frames.burstWrite1024(block.bytes)
-            let reading = Self.readList([XREG.fctl])
+            // Until a flash write has been started there is nothing to wait for.
+            let reading = pending == nil ? [] : Self.readList([XREG.fctl])
             switch framing {
             case .packed: try out(arming + burst + reading, .programming(address: block.address))
             case .proven:
                 try out(arming, .programming(address: block.address))
                 try out(burst, .programming(address: block.address))
-                try out(reading, .programming(address: block.address))
+                if !reading.isEmpty { try out(reading, .programming(address: block.address)) }
             }
-            try waitForFlash(
-                firstReply: try input(1, .programming(address: nil)), address: pending?.address ?? block.address)
+            if let pending {
+                try waitForFlash(firstReply: try input(1, .programming(address: nil)), address: pending.address)
+            }
             pending = (block.address, buffer)
             progress(FlashProgress(phase: .program, done: (index + 1) * FlashPlan.blockSize, total: total))
         }
@@ -522,13 +525,26 @@ public final class CC254xSession {
     /// named within 4 KiB, and `--verify read` names the byte.
     static let crcChunkLimit = 4096
 
-    /// The image's bytes in chunks of at most `crcChunkLimit` that never cross a 32 KiB bank.
+    /// Every 1 KiB block the image touches, whole, in chunks of at most `crcChunkLimit` that never
+    /// cross a 32 KiB bank. Whole blocks because programming writes whole blocks into erased
+    /// flash: a gap inside a block is 0xFF on the chip as in the comparison, and an image of many
+    /// small segments (interrupt vectors) costs no round trip per segment.
     static func verifyChunks(_ image: MemoryImage) -> [Range<Int>] {
-        var chunks: [Range<Int>] = []
+        let block = FlashPlan.blockSize
+        var spans: [Range<Int>] = []
         for segment in image.segments {
-            var start = segment.start
-            while start < segment.end {
-                let end = min(segment.end, start + crcChunkLimit, (start / 0x8000 + 1) * 0x8000)
+            let span = (segment.start / block * block)..<((segment.end + block - 1) / block * block)
+            if let last = spans.last, last.upperBound >= span.lowerBound {
+                spans[spans.count - 1] = last.lowerBound..<max(last.upperBound, span.upperBound)
+            } else {
+                spans.append(span)
+            }
+        }
+        var chunks: [Range<Int>] = []
+        for span in spans {
+            var start = span.lowerBound
+            while start < span.upperBound {
+                let end = min(span.upperBound, start + crcChunkLimit, (start / 0x8000 + 1) * 0x8000)
                 chunks.append(start..<end)
                 start = end
             }

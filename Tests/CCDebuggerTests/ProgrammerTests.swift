@@ -84,9 +84,9 @@ struct ProgrammerTests {
         #expect(try session.readFlash(address..<(address + 1)) == [byte & ~(byte & (~byte &+ 1))])
     }
 
-    /// The message names what was compared: the CRC covers a chunk that starts at its segment's
-    /// start, not at a KiB boundary (a corruption at 0x100 was reported "in the 1 KiB at 0x2B"),
-    /// and a full read finds the very byte.
+    /// The message names what was compared: the CRC covers the whole blocks the image touches (a
+    /// corruption at 0x100 was once reported "in the 1 KiB at 0x2B", which the CRC did not cover
+    /// as said), and a full read finds the very byte.
     @Test func mismatchMessagesNameWhatWasCompared() throws {
         let image = try MemoryImage(bytes: (0..<0x800).map { UInt8(truncatingIfNeeded: $0 | 1) }, at: 0x2B)
         let debugger = EmulatedDebugger()
@@ -96,7 +96,7 @@ struct ProgrammerTests {
         do { try session.verifyCRC(image) } catch { message = error.description }
         #expect(
             message
-                == "verification failed: flash differs from the image somewhere in 0x2B-0x82A (the chip's CRC over those 2048 bytes did not match)"
+                == "verification failed: flash differs from the image somewhere in 0x0-0xBFF (the chip's CRC over those 3072 bytes did not match)"
         )
         do { try session.verifyRead(image) } catch { message = error.description }
         #expect(message == "verification failed: flash differs from the image at 0x100")
@@ -465,5 +465,51 @@ struct CRCChunkTests {
         chip.stuckAtZero[0x8123] = 0xFF
         chip.flash[0x8123] = 0
         #expect(throws: DebuggerError.verifyMismatch(in: 0x8000..<0x9000)) { try counted.verifyCRC(image) }
+    }
+
+    /// The CRC covers the whole 1 KiB blocks programming wrote: an image of many small segments
+    /// (a vector table, as TI's samples have) costs one round trip per 4 KiB, not per segment, and
+    /// a byte in a gap that is not 0xFF on the chip is found (programming leaves gaps erased).
+    @Test func coversWholeBlocksNotSegments() throws {
+        var image = MemoryImage()
+        for vector in stride(from: 0x03, to: 0x83, by: 0x08) { try image.write([0x02, 0x12, 0x34], at: vector) }
+        try image.write((0..<0x1F00).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }, at: 0x100)
+        try image.write([0xA5], at: 0x2F00)
+        #expect(image.segments.count == 18)
+        #expect(CC254xSession.verifyChunks(image) == [0x0000..<0x1000, 0x1000..<0x2000, 0x2C00..<0x3000])
+        let debugger = EmulatedDebugger()
+        let session = try burn(image, on: debugger)
+        let counting = CountingTransport(debugger)
+        let counted = CC254xSession(transport: counting, chips: session.chips)
+        _ = try counted.connect(targetID: try counted.open().targetID)
+        counting.reset()
+        try counted.verifyCRC(image)
+        #expect(counting.statistics.transfers == 3 * 2)
+        let chip = try #require(debugger.chip)
+        chip.flash[0x0090] = 0x00  // between the vectors and the code: not in the image
+        #expect(throws: DebuggerError.verifyMismatch(in: 0x0000..<0x1000)) { try counted.verifyCRC(image) }
+    }
+}
+
+/// Programming's first block has no FCTL read: no flash write runs before the second burst.
+struct FirstBlockTests {
+    @Test(arguments: USBFraming.allCases)
+    func firstBlockSendsNoRead(framing: USBFraming) throws {
+        let image = try MemoryImage(bytes: (0..<0x800).map { UInt8(truncatingIfNeeded: $0 &* 3 &+ 1) }, at: 0)
+        let debugger = EmulatedDebugger()
+        let counting = CountingTransport(debugger)
+        let session = CC254xSession(transport: counting, chips: try BundledData.boards().chips)
+        session.framing = framing
+        let state = try session.open()
+        _ = try session.connect(targetID: state.targetID)
+        _ = try session.chipErase(targetID: state.targetID)
+        debugger.chip!.busyPolls = 0
+        counting.reset()
+        try session.program(try FlashPlan(image: image, chip: cc2541))
+        // Set-up OUT; block 0: its OUT(s) without a read; block 1: its OUT(s) with the read, and
+        // an IN; the last write: OUT + IN.
+        let (first, second) = framing == .proven ? (2, 3 + 1) : (1, 1 + 1)
+        #expect(counting.statistics.transfers == 1 + first + second + 2)
+        #expect(Array(debugger.chip!.flash[0..<0x800]) == image.bytes(in: 0..<0x800, fill: 0xFF))
     }
 }
