@@ -92,7 +92,23 @@ public enum CommandLineTool {
         for option in entry.spec.table.options {
             if let text = command.values[option.name], let check = option.check { try check(text) }
         }
-        try entry.run(command, console, hardware)
+        guard let path = command.values[Options.trace.spec.name], let debuggers = hardware.debuggers else {
+            return try entry.run(command, console, hardware)
+        }
+        // Every debugger the command reaches is traced, whatever it does with it; the trace is
+        // a diagnosis, so a trace that cannot be written is said but changes no outcome.
+        let file = try TraceFile(path: path)
+        var traced = hardware
+        traced.debuggers = TracingProvider(debuggers, trace: file.trace)
+        defer {
+            if let failure = file.trace.failure {
+                console.diagnostics(
+                    line:
+                        "ccbeacon \(command.command): warning: the trace \(path) stopped after \(file.trace.records) records: \(failure)"
+                )
+            }
+        }
+        try entry.run(command, console, traced)
     }
 
     /// `ccbeacon CMD: message`, the usage, and where to read more.

@@ -153,7 +153,7 @@ enum DevicesCommand {
             Example:
               ccbeacon devices
             """,
-        options: [Options.json.spec])
+        options: [Options.json.spec, Options.trace.spec])
     static let command = Command(spec, runWithDebuggers: run)
 
     static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
@@ -214,7 +214,7 @@ enum InfoCommand {
             Example:
               ccbeacon info --device 1:7
             """,
-        options: [Options.device.spec, Options.json.spec])
+        options: [Options.device.spec, Options.json.spec, Options.trace.spec])
     static let command = Command(spec, runWithDebuggers: run)
 
     static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
@@ -274,7 +274,7 @@ enum EraseCommand {
             Example:
               ccbeacon erase --device 1:7
             """,
-        options: [Options.device.spec])
+        options: [Options.device.spec, Options.trace.spec])
     static let command = Command(spec, runWithDebuggers: run)
 
     static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
@@ -309,7 +309,7 @@ enum FlashCommand {
             """,
         options: [
             Options.device.spec, Options.base.spec, verify.spec, mac.spec, preserveMAC.spec, lockDebug.spec,
-            allowLastPage.spec, Options.usbFraming.spec,
+            allowLastPage.spec, Options.usbFraming.spec, Options.trace.spec,
         ],
         positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin")],
         groups: [OptionGroup([mac.spec.name, preserveMAC.spec.name])])
@@ -439,7 +439,7 @@ enum ReadCommand {
             Example:
               ccbeacon read -o dump.hex --device 1:7
             """,
-        options: [output.spec, Options.device.spec, range.spec])
+        options: [output.spec, Options.device.spec, range.spec, Options.trace.spec])
     static let command = Command(spec, runWithDebuggers: run)
 
     static let output = Options.output("DUMP.hex|DUMP.bin", help: "output file (.hex or .bin)").required

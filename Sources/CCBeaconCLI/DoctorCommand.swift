@@ -31,7 +31,7 @@ enum DoctorCommand {
             Example:
               ccbeacon doctor --ledger provisioning.sqlite
             """,
-        options: [ledger.spec, Options.json.spec])
+        options: [ledger.spec, Options.json.spec, Options.trace.spec])
     static let command = Command(spec, runWithDebuggers: run)
 
     static let ledger = Option<String>(

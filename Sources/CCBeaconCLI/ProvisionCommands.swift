@@ -220,7 +220,7 @@ enum ProvisionCommand {
             releaseInterrupted.spec, scanVerify.spec, scanSeconds.spec, retryUnheard.spec, yes.spec, wait.spec,
             json.spec, bench.spec, serverWait.spec, lease.spec, events.spec, onVerified.spec, onFailed.spec,
             hookTimeout.spec,
-            lockDebug.spec, addressMode.spec, Options.usbFraming.spec,
+            lockDebug.spec, addressMode.spec, Options.usbFraming.spec, Options.trace.spec,
         ],
         positionals: [PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json")],
         groups: [Options.requiredTemplate],

@@ -525,11 +525,12 @@ public final class CC254xSession {
     /// named within 4 KiB, and `--verify read` names the byte.
     static let crcChunkLimit = 4096
 
-    /// Every 1 KiB block the image touches, whole, in chunks of at most `crcChunkLimit` that never
-    /// cross a 32 KiB bank. Whole blocks because programming writes whole blocks into erased
-    /// flash: a gap inside a block is 0xFF on the chip as in the comparison, and an image of many
-    /// small segments (interrupt vectors) costs no round trip per segment.
-    static func verifyChunks(_ image: MemoryImage) -> [Range<Int>] {
+    /// What a verify compares, in either mode: every 1 KiB block the image touches, whole (merged
+    /// where they meet), against the image with its gaps as 0xFF. Whole blocks because programming
+    /// writes whole blocks into erased flash, so a gap inside a block is 0xFF on the chip; a stray
+    /// byte there is found, and an image of many small segments (interrupt vectors) costs no round
+    /// trip per segment.
+    public static func verifiedSpans(_ image: MemoryImage) -> [Range<Int>] {
         let block = FlashPlan.blockSize
         var spans: [Range<Int>] = []
         for segment in image.segments {
@@ -540,8 +541,13 @@ public final class CC254xSession {
                 spans.append(span)
             }
         }
+        return spans
+    }
+
+    /// `verifiedSpans` in chunks of at most `crcChunkLimit` that never cross a 32 KiB bank.
+    static func verifyChunks(_ image: MemoryImage) -> [Range<Int>] {
         var chunks: [Range<Int>] = []
-        for span in spans {
+        for span in verifiedSpans(image) {
             var start = span.lowerBound
             while start < span.upperBound {
                 let end = min(span.upperBound, start + crcChunkLimit, (start / 0x8000 + 1) * 0x8000)
@@ -616,15 +622,17 @@ public final class CC254xSession {
         return bytes.allSatisfy { $0 == 0xFF } ? nil : Array(bytes.reversed())
     }
 
-    /// Verifies by reading every byte of the image back; the mismatch names the exact address.
+    /// Verifies by reading back every byte `verifiedSpans` names (the image, its gaps inside the
+    /// blocks it touches as 0xFF); the mismatch names the exact address.
     public func verifyRead(_ image: MemoryImage, progress: (FlashProgress) -> Void = { _ in }) throws(DebuggerError) {
-        let total = image.byteCount
+        let spans = Self.verifiedSpans(image)
+        let total = spans.reduce(0) { $0 + $1.count }
         var done = 0
-        for segment in image.segments {
-            if let address = try firstDifference(in: segment.range, from: segment.bytes) {
+        for span in spans {
+            if let address = try firstDifference(in: span, from: image.bytes(in: span, fill: 0xFF)) {
                 throw .verifyMismatch(in: address..<(address + 1))
             }
-            done += segment.bytes.count
+            done += span.count
             progress(FlashProgress(phase: .verify, done: done, total: total))
         }
     }

@@ -60,11 +60,23 @@ public protocol DebuggerProvider: AnyObject, Sendable {
     func open(_ device: DebuggerDevice) throws(DebuggerError) -> any DebuggerTransport
     /// What drives the debuggers, for `doctor` (`libusb 1.0.26`, `emulated`).
     var backend: String { get }
+    /// `devices()`, recording in `trace` the USB requests listing makes (string descriptors).
+    func devices(tracing trace: USBTrace?) throws(DebuggerError) -> [DebuggerDevice]
+    /// `open(_:)`, recording in `trace` the USB requests opening makes (SET_CONFIGURATION).
+    func open(_ device: DebuggerDevice, tracing trace: USBTrace?) throws(DebuggerError) -> any DebuggerTransport
 }
 
 extension DebuggerProvider {
     /// Unnamed.
     public var backend: String { "unnamed" }
+
+    /// `devices()`: a provider that makes no USB requests to list its debuggers has none to trace.
+    public func devices(tracing trace: USBTrace?) throws(DebuggerError) -> [DebuggerDevice] { try devices() }
+
+    /// `open(_:)`: a provider that makes no USB requests to open a debugger has none to trace.
+    public func open(_ device: DebuggerDevice, tracing trace: USBTrace?) throws(DebuggerError)
+        -> any DebuggerTransport
+    { try open(device) }
 }
 
 /// The command-line option through which the running command selects debuggers. Messages name

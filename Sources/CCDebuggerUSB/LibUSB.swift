@@ -31,7 +31,10 @@ public final class LibUSBProvider: DebuggerProvider, @unchecked Sendable {
     /// Every supported debugger on the bus. Names and serial numbers come from the string
     /// descriptors when the device can be opened (without the udev rule it cannot; the known
     /// name is used then).
-    public func devices() throws(DebuggerError) -> [DebuggerDevice] {
+    public func devices() throws(DebuggerError) -> [DebuggerDevice] { try devices(tracing: nil) }
+
+    /// `devices()`, its string descriptor requests recorded in `trace`.
+    public func devices(tracing trace: USBTrace?) throws(DebuggerError) -> [DebuggerDevice] {
         var list: UnsafeMutablePointer<OpaquePointer?>?
         let count = libusb_get_device_list(context, &list)
         guard count >= 0, let list else {
@@ -48,18 +51,20 @@ public final class LibUSBProvider: DebuggerProvider, @unchecked Sendable {
             var product = known.name
             var serial: String?
             var handle: OpaquePointer?
+            let bus = Int(libusb_get_bus_number(device))
+            let address = Int(libusb_get_device_address(device))
             if libusb_open(device, &handle) == 0, let handle {
-                product = Self.string(handle, descriptor.iProduct) ?? product
-                serial = Self.string(handle, descriptor.iSerialNumber)
+                let strings = StringReader(handle: handle, trace: trace, bus: bus, device: address)
+                product = strings.string(descriptor.iProduct) ?? product
+                serial = strings.string(descriptor.iSerialNumber)
                 libusb_close(handle)
             }
             // The port chain from the root hub (USB 3 allows 7 tiers).
             var ports = [UInt8](repeating: 0, count: 7)
             let depth = libusb_get_port_numbers(device, &ports, Int32(ports.count))
-            let bus = Int(libusb_get_bus_number(device))
             found.append(
                 DebuggerDevice(
-                    bus: bus, address: Int(libusb_get_device_address(device)),
+                    bus: bus, address: address,
                     vendorID: descriptor.idVendor, productID: descriptor.idProduct, product: product, serial: serial,
                     debuggerID: descriptor.bcdDevice,
                     portPath: depth > 0
@@ -70,6 +75,13 @@ public final class LibUSBProvider: DebuggerProvider, @unchecked Sendable {
 
     /// Opens `device`: configuration 1, interface 0 claimed.
     public func open(_ device: DebuggerDevice) throws(DebuggerError) -> any DebuggerTransport {
+        try open(device, tracing: nil)
+    }
+
+    /// `open(_:)`, its SET_CONFIGURATION recorded in `trace`.
+    public func open(_ device: DebuggerDevice, tracing trace: USBTrace?) throws(DebuggerError)
+        -> any DebuggerTransport
+    {
         var list: UnsafeMutablePointer<OpaquePointer?>?
         let count = libusb_get_device_list(context, &list)
         guard count >= 0, let list else {
@@ -85,7 +97,16 @@ public final class LibUSBProvider: DebuggerProvider, @unchecked Sendable {
             guard opened == 0, let handle else {
                 throw .transport(LibUSBError.map(opened), during: .opening(selector: nil))
             }
+            // SET_CONFIGURATION(1), a standard request on endpoint 0 (usbmon shows it so).
+            let id = trace?.submit(
+                .control, endpoint: 0x00, bus: device.bus, device: device.address,
+                setup: [0x00, 0x09, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00], length: 0)
             let configured = libusb_set_configuration(handle, 1)
+            if let id {
+                trace?.complete(
+                    id, .control, endpoint: 0x00, bus: device.bus, device: device.address,
+                    status: configured == 0 ? 0 : USBTrace.status(for: LibUSBError.map(configured)), length: 0)
+            }
             if configured != 0 && configured != Int32(LIBUSB_ERROR_BUSY.rawValue) {
                 libusb_close(handle)
                 throw .transport(LibUSBError.map(configured), during: .configuring)
@@ -100,13 +121,46 @@ public final class LibUSBProvider: DebuggerProvider, @unchecked Sendable {
         throw .transport(.noDevice, during: .opening(selector: device.selector))
     }
 
-    static func string(_ handle: OpaquePointer, _ index: UInt8) -> String? {
-        guard index != 0 else { return nil }
-        var buffer = [UInt8](repeating: 0, count: 256)
-        let length = libusb_get_string_descriptor_ascii(handle, index, &buffer, Int32(buffer.count))
-        guard length > 0 else { return nil }
-        return String(decoding: buffer[0..<Int(length)], as: UTF8.self)
+}
+
+/// Reads string descriptors as the USB standard has them (GET_DESCRIPTOR(STRING) for the
+/// language IDs, then the string in the first language), each request traced: a clone's strings
+/// are kept as it sends them (UTF-16), not cut to ASCII.
+struct StringReader {
+    let handle: OpaquePointer
+    let trace: USBTrace?
+    let bus: Int
+    let device: Int
+
+    /// The string at `index`; nil for index 0 or a device that does not answer.
+    func string(_ index: UInt8) -> String? {
+        guard index != 0, let languages = descriptor(0, language: 0), languages.count >= 4 else { return nil }
+        let language = UInt16(languages[2]) | UInt16(languages[3]) << 8
+        guard let bytes = descriptor(index, language: language) else { return nil }
+        let units = stride(from: 2, to: bytes.count - 1, by: 2).map { UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8 }
+        return String(decoding: units, as: UTF16.self)
     }
+
+    /// One GET_DESCRIPTOR(STRING, `index`, `language`): the descriptor's bytes within its own
+    /// bLength, or nil when it failed or is not a string descriptor.
+    func descriptor(_ index: UInt8, language: UInt16) -> [UInt8]? {
+        let value = 0x0300 | UInt16(index)
+        let setup: [UInt8] = [0x80, 0x06] + bytes(value) + bytes(language) + bytes(UInt16(255))
+        let id = trace?.submit(.control, endpoint: 0x80, bus: bus, device: device, setup: setup, length: 255)
+        var buffer = [UInt8](repeating: 0, count: 255)
+        let result = libusb_control_transfer(handle, 0x80, 0x06, value, language, &buffer, 255, 1000)
+        let reply = result > 0 ? Array(buffer.prefix(Int(result))) : []
+        if let id {
+            trace?.complete(
+                id, .control, endpoint: 0x80, bus: bus, device: device,
+                status: result < 0 ? USBTrace.status(for: LibUSBError.map(result)) : 0, data: reply,
+                length: reply.count)
+        }
+        guard reply.count >= 2, reply[1] == 0x03 else { return nil }
+        return Array(reply.prefix(min(reply.count, Int(reply[0]))))
+    }
+
+    private func bytes(_ value: UInt16) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8)] }
 }
 
 /// One open debugger: vendor control requests on endpoint 0, bulk EP4 OUT (0x04) and IN (0x84).
@@ -209,4 +263,14 @@ public final class LazyLibUSBProvider: DebuggerProvider {
     public func open(_ device: DebuggerDevice) throws(DebuggerError) -> any DebuggerTransport {
         try started().open(device)
     }
+
+    /// See `LibUSBProvider.devices(tracing:)`.
+    public func devices(tracing trace: USBTrace?) throws(DebuggerError) -> [DebuggerDevice] {
+        try started().devices(tracing: trace)
+    }
+
+    /// See `LibUSBProvider.open(_:tracing:)`.
+    public func open(_ device: DebuggerDevice, tracing trace: USBTrace?) throws(DebuggerError)
+        -> any DebuggerTransport
+    { try started().open(device, tracing: trace) }
 }

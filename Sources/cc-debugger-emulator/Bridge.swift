@@ -13,6 +13,8 @@ struct BridgeState {
     var debuggers: [EmulatedDebugger] = []
     /// The `--log` file's descriptor, -1 for none.
     var log: Int32 = -1
+    /// `--log-data`: the bytes of every bulk transfer go to the log too.
+    var logData = false
     var chipsIssued = 0
     /// The IEEE address the next chip gets (`--ieee` sets the first; each chip gets the next number).
     var nextIEEE: [UInt8] = [0x00, 0x12, 0x4B, 0x00, 0x25, 0x41]
@@ -56,6 +58,19 @@ func installBench(on debuggers: [EmulatedDebugger], chipLimit: Int, swapSeconds:
     }
 }
 
+/// With `--log-data`: a `DATA OUT|IN DEVICE HEX` line (before the transfer's own line) with the
+/// bytes a bulk transfer moved.
+func logData(_ direction: String, device: Int32, _ bytes: [UInt8]) {
+    let (log, wanted) = bridge.withLock { ($0.log, $0.logData) }
+    guard wanted, log >= 0 else { return }
+    let digits = Array("0123456789abcdef".utf8)
+    var line = Array("DATA \(direction) \(device) ".utf8)
+    line.reserveCapacity(line.count + 2 * bytes.count + 1)
+    for byte in bytes { line += [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]] }
+    line.append(0x0A)
+    _ = line.withUnsafeBytes { write(log, $0.baseAddress, $0.count) }
+}
+
 func errnoFor(_ error: TransportError) -> Int32 {
     switch error {
     case .noDevice: return -ENODEV
@@ -89,9 +104,10 @@ func bridgeCallbacks(logging: Bool) -> usbemu_callbacks {
         },
         bulk_out: { _, device, data, length in
             guard let data else { return -EINVAL }
+            let bytes = Array(UnsafeBufferPointer(start: data, count: Int(length)))
+            logData("OUT", device: device, bytes)
             do throws(TransportError) {
-                try bridgeDebugger(device).bulkOut(
-                    Array(UnsafeBufferPointer(start: data, count: Int(length))), timeoutMilliseconds: 0)
+                try bridgeDebugger(device).bulkOut(bytes, timeoutMilliseconds: 0)
                 return 0
             } catch { return errnoFor(error) }
         },
@@ -100,6 +116,7 @@ func bridgeCallbacks(logging: Bool) -> usbemu_callbacks {
             do throws(TransportError) {
                 guard let reply = try bridgeDebugger(device).takeReply(upTo: Int(length)) else { return -EAGAIN }
                 for (offset, byte) in reply.enumerated() { data[offset] = byte }
+                logData("IN", device: device, reply)
                 return Int32(reply.count)
             } catch { return errnoFor(error) }
         },

@@ -41,6 +41,7 @@ let usage = """
                                 address) when it is taken off or the command ends (what a
                                 killed emulator half-saved there is removed first)
       --log FILE                log every transfer
+      --log-data                with --log: also each bulk transfer's bytes (DATA OUT|IN DEV HEX)
       --timing hardware|none    device time: hardware = every transfer takes what a real debugger
                                 and CC2541 take (USB frames, debug-clock bytes, flash erase and
                                 write times; see DeviceTiming); none = at once (the default)
@@ -100,6 +101,7 @@ while index < arguments.count {
     case "--save-flash": saveFlash = value()
     case "--save-chips": saveChips = value()
     case "--log": logPath = value()
+    case "--log-data": bridge.withLock { $0.logData = true }
     case "--bench": bench = true
     case "--swap-seconds": swapSeconds = Double(value()) ?? -1
     case "--timing": timingName = value()

@@ -467,9 +467,10 @@ struct CRCChunkTests {
         #expect(throws: DebuggerError.verifyMismatch(in: 0x8000..<0x9000)) { try counted.verifyCRC(image) }
     }
 
-    /// The CRC covers the whole 1 KiB blocks programming wrote: an image of many small segments
-    /// (a vector table, as TI's samples have) costs one round trip per 4 KiB, not per segment, and
-    /// a byte in a gap that is not 0xFF on the chip is found (programming leaves gaps erased).
+    /// A verify covers the whole 1 KiB blocks programming wrote: an image of many small segments
+    /// (a vector table, as TI's samples have) costs one CRC round trip per 4 KiB, not per segment,
+    /// and a byte in a gap that is not 0xFF on the chip is found by either mode (programming
+    /// leaves gaps erased).
     @Test func coversWholeBlocksNotSegments() throws {
         var image = MemoryImage()
         for vector in stride(from: 0x03, to: 0x83, by: 0x08) { try image.write([0x02, 0x12, 0x34], at: vector) }
@@ -488,6 +489,8 @@ struct CRCChunkTests {
         let chip = try #require(debugger.chip)
         chip.flash[0x0090] = 0x00  // between the vectors and the code: not in the image
         #expect(throws: DebuggerError.verifyMismatch(in: 0x0000..<0x1000)) { try counted.verifyCRC(image) }
+        // The read verify compares the same bytes (one rule for both modes) and names the byte.
+        #expect(throws: DebuggerError.verifyMismatch(in: 0x0090..<0x0091)) { try counted.verifyRead(image) }
     }
 }
 
