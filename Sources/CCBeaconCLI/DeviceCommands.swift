@@ -128,6 +128,14 @@ enum DeviceSupport {
         return failure
     }
 
+    /// What to do about a stall while programming with the packed framing: this debugger's
+    /// firmware may take a burst only alone in its transfer, as every known client sends it.
+    static func framingHint(_ error: DebuggerError, framing: USBFraming) -> String? {
+        guard framing == .packed, case .transport(.pipe, .programming) = error else { return nil }
+        return
+            "the debugger stalled a packed burst: its firmware may take a burst only alone in its transfer; run again without --usb-framing packed (the default, proven, sends it alone), and please report it with a --trace (see First hardware in the README)"
+    }
+
     static func progress(_ console: Console) -> (FlashProgress) -> Void {
         var reporters: [FlashProgress.Phase: ProgressReporter] = [:]
         return { event in
@@ -389,6 +397,9 @@ enum FlashCommand {
                     let failure = DeviceSupport.failure(debuggerError)
                     throw CommandFailure(
                         failure.exitCode, failure.message, hint: failure.hint.map { "\(changed); \($0)" } ?? changed)
+                }
+                if let framingHint = DeviceSupport.framingHint(debuggerError, framing: connection.session.framing) {
+                    throw CommandFailure(.failure, debuggerError.description, hint: "\(changed); \(framingHint)")
                 }
                 throw CommandFailure(
                     .failure, debuggerError.description,

@@ -28,10 +28,24 @@ enum DoctorCommand {
             Exit status 0 when nothing fails (warnings allowed: no debugger, no rule, no chip), 1
             otherwise.
 
-            Example:
+            --burn-test is the first burn on a new bench: after asking (or with --yes), on the chip
+            behind the debugger (--device when several are attached) it erases, writes every flash
+            page but the lock bits with address-dependent bytes, reads every byte back and runs
+            the CRC verify — once with each USB framing (proven, then packed, which writes the
+            complement, so every bit is written as 0 once) — reads the IEEE addresses and the
+            debugger's firmware ID and revision, and leaves the chip erased. It says which framings
+            work on this debugger, and fails (exit 1) naming the first address that read back
+            differently. --report DIR writes summary.txt, summary.json, the USB trace (trace.pcap)
+            and the debugger's descriptors into DIR, for a bug report.
+
+            Examples:
               ccbeacon doctor --ledger provisioning.sqlite
+              ccbeacon doctor --burn-test --report first-burn
             """,
-        options: [ledger.spec, Options.json.spec, Options.trace.spec])
+        options: [
+            ledger.spec, Options.json.spec, Options.trace.spec, BurnTestCommand.burnTest.spec, BurnTestCommand.yes.spec,
+            BurnTestCommand.report.spec, Options.device.spec,
+        ])
     static let command = Command(spec, runWithDebuggers: run)
 
     static let ledger = Option<String>(
@@ -53,6 +67,8 @@ enum DoctorCommand {
     static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
         throws(CommandFailure)
     {
+        // The burn test's options are checked before anything is looked at.
+        let burnTest = try BurnTestCommand.request(command, console: console)
         var findings: [Finding] = []
         findings.append(
             Finding(
@@ -79,6 +95,7 @@ enum DoctorCommand {
             findings.append(ledgerFinding(path))
         }
         report(findings, json: command.isSet(Options.json), console: console)
+        if let burnTest { try BurnTestCommand.run(burnTest, debuggers: debuggers, chips: chips, console: console) }
         if findings.contains(where: { $0.status == .failed }) {
             throw CommandFailure(
                 .failure, "\(findings.filter { $0.status == .failed }.count) check(s) failed; each fix is above")

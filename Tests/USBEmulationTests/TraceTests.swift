@@ -32,11 +32,8 @@ enum TShark {
         let records = run.output.split(separator: "\n").compactMap { line -> Record? in
             let fields = line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
             guard fields.count >= 7 else { return nil }
-            let hex = (fields[5].isEmpty ? fields[6] : fields[5]).replacingOccurrences(of: ":", with: "")
-            let bytes = stride(from: 0, to: hex.count - 1, by: 2).map { offset -> UInt8 in
-                let start = hex.index(hex.startIndex, offsetBy: offset)
-                return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16) ?? 0
-            }
+            let bytes = hexBytes(
+                Array((fields[5].isEmpty ? fields[6] : fields[5]).utf8).filter { $0 != UInt8(ascii: ":") })
             return Record(
                 id: fields[0], event: fields[1].replacingOccurrences(of: "'", with: ""),
                 transferType: Int(fields[2].dropFirst(2), radix: 16) ?? -1,
@@ -50,11 +47,21 @@ enum TShark {
         log.split(separator: "\n").compactMap { line in
             let parts = line.split(separator: " ")
             guard parts.count >= 3, parts[0] == "DATA", parts[1] == direction else { return nil }
-            let hex = parts.count > 3 ? Array(parts[3].utf8) : []
-            return stride(from: 0, to: hex.count - 1, by: 2).map {
-                UInt8(String(decoding: hex[$0..<$0 + 2], as: UTF8.self), radix: 16)!
+            return hexBytes(parts.count > 3 ? Array(parts[3].utf8) : [])
+        }
+    }
+
+    /// Hex digits (two per byte) as bytes; a digit that is not one reads as 0.
+    static func hexBytes(_ digits: [UInt8]) -> [UInt8] {
+        func value(_ digit: UInt8) -> UInt8 {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return digit - UInt8(ascii: "A") + 10
+            default: return 0
             }
         }
+        return stride(from: 0, to: digits.count - 1, by: 2).map { value(digits[$0]) << 4 | value(digits[$0 + 1]) }
     }
 }
 
@@ -144,5 +151,35 @@ struct USBTraceTests {
         #expect(status == 0, "\(errors)")
         #expect(!errors.contains("cut short"), "\(errors)")
         #expect(records.count > 100)
+    }
+}
+
+/// `doctor --burn-test` through real libusb, as a user with a new debugger runs it.
+@Suite(.serialized, .enabled(if: Tools.available, "needs umockdev and the built executables"))
+struct BurnTestThroughLibUSBTests {
+    @Test func aStuckBitFailsTheBurnTestNamingItsAddress() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let run = try Tools.ccbeacon(
+            ["doctor", "--burn-test", "--yes", "--report", work.path("report")],
+            options: ["--fault", "corrupt=0x1234:0x01"], in: work.url)
+        #expect(run.status == 1)
+        #expect(run.errors.contains("the burn test failed: the read-back differs at 0x1234"), "\(run.errors)")
+        let summary = try String(contentsOfFile: work.path("report/summary.json"), encoding: .utf8)
+        #expect(summary.contains("\"address\": 4660"))
+        let (records, errors, status) = try TShark.records(work.path("report/trace.pcap"), in: work.url)
+        #expect(status == 0 && !errors.contains("cut short"), "\(errors)")
+        #expect(records.count > 2000)
+    }
+
+    @Test func aDebuggerThatTakesBurstsOnlyAloneIsTold() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let run = try Tools.ccbeacon(
+            ["doctor", "--burn-test", "--yes"], options: ["--bursts-alone", "--save-flash", work.path("f.bin")],
+            in: work.url)
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.contains("framings that work on this debugger: proven (proven is the default)"))
+        #expect(try work.bytes("f.bin").allSatisfy { $0 == 0xFF }, "left erased")
     }
 }

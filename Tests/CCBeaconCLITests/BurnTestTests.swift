@@ -1,0 +1,180 @@
+import BoardSupport
+import CCDebugger
+import CCDebuggerEmulator
+import Foundation
+import Storage
+import TestSupport
+import Testing
+
+@testable import CCBeaconCLI
+
+/// `doctor --burn-test`: the first burn on a new bench, against the emulated debuggers.
+struct BurnTestTests {
+    /// The two patterns: every byte below the lock bits, none of the lock bits, no 1 KiB block
+    /// left out (none all 0xFF), the second the complement of the first (every bit written as 0
+    /// once), and no two 1 KiB blocks alike (a write into the wrong page or bank reads back wrong).
+    @Test func thePatternsCoverEveryPageAndEveryBit() throws {
+        let chip = try BundledData.chip("CC2541F256")
+        let first = BurnTest.image(for: chip, pass: 0)
+        let second = BurnTest.image(for: chip, pass: 1)
+        #expect(first.segments.count == 1 && first.segments[0].range == 0..<chip.lockBits.lowerBound)
+        #expect(try FlashPlan(image: first, chip: chip, allowLastPage: true).blocks.count == chip.flashSize / 1024)
+        #expect(zip(first.segments[0].bytes, second.segments[0].bytes).allSatisfy { $0 == ~$1 })
+        let blocks = stride(from: 0, to: chip.flashSize - 1024, by: 1024).map {
+            first.bytes(in: $0..<($0 + 1024), fill: 0xFF)
+        }
+        #expect(Set(blocks).count == blocks.count)
+    }
+
+    @Test func bothFramingsWorkOnTheEmulatorAndTheChipIsLeftErased() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let provider = EmulatorProvider()
+        let report = scratch.path("report")
+        let run = ToolRun(["doctor", "--burn-test", "--yes", "--report", report], debuggers: provider)
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.output.contains("proven framing: works (erased, written, every byte read back, CRC verified;"))
+        #expect(run.output.contains("packed framing: works"))
+        #expect(run.output.contains("IEEE address 00:12:4B:00:25:41"))
+        #expect(run.output.contains("firmware 0x5CC rev 0x44"))
+        #expect(run.output.contains("framings that work on this debugger: proven, packed (proven is the default)"))
+        #expect(provider.debuggers[0].chip!.flash.allSatisfy { $0 == 0xFF }, "left erased")
+        #expect(try Files.list(report).sorted() == ["descriptors.txt", "summary.json", "summary.txt", "trace.pcap"])
+        let summary = try #require(
+            try JSONSerialization.jsonObject(with: Data(try scratch.bytes("report/summary.json"))) as? [String: Any])
+        #expect(summary["passed"] as? Bool == true && summary["leftErased"] as? Bool == true)
+        let passes = try #require(summary["passes"] as? [[String: Any]])
+        #expect(passes.map { $0["framing"] as? String } == ["proven", "packed"])
+        #expect(passes.allSatisfy { $0["works"] as? Bool == true && $0["bytesWritten"] as? Int == 0x40000 - 16 })
+        let debugger = try #require(summary["debugger"] as? [String: Any])
+        #expect(debugger["firmwareRevision"] as? Int == 0x44 && debugger["serial"] as? String == "EMU001")
+        let pcap = try PcapReader(try scratch.bytes("report/trace.pcap"))
+        #expect(pcap.records.count == summary["traceRecords"] as? Int)
+        // Every block written twice: the bursts alone (proven), then packed with a few frames.
+        let outs = pcap.records.filter { $0.event == "S" && $0.endpoint == 0x04 }.map(\.data)
+        #expect(outs.filter { $0.count == 1027 && $0.prefix(3) == [0xEE, 0x84, 0x00] }.count == 256)
+        #expect(outs.filter { (1028...1200).contains($0.count) }.count == 256)
+        let shown = run.output.split(separator: "\n").drop { !$0.hasPrefix("burn test on") }.dropLast()
+        #expect(try scratch.text("report/summary.txt") == shown.joined(separator: "\n") + "\n")
+        #expect(
+            try scratch.text("report/descriptors.txt").contains(
+                "GET_STATE: target 0x2541, firmware 0x5CC, revision 0x44"))
+
+        // Again into the same folder: an earlier report is replaced.
+        let again = ToolRun(["doctor", "--burn-test", "--yes", "--report", report], debuggers: provider)
+        #expect(again.status == 0, "\(again.diagnostics)")
+    }
+
+    /// A debugger that takes a burst only alone: the packed framing stalls, the default works,
+    /// the test says so, leaves the chip erased (on a fresh session) and passes.
+    @Test func aFirmwareThatTakesBurstsOnlyAloneIsFoundOut() throws {
+        let provider = EmulatorProvider()
+        provider.debuggers[0].takesBurstsOnlyAlone = true
+        let run = ToolRun(["doctor", "--burn-test", "--yes"], debuggers: provider)
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.output.contains("proven framing: works"))
+        #expect(
+            run.output.contains(
+                "packed framing: FAILED while writing: the debugger stalled the transfer while programming the 1 KiB at 0x0; after "
+            ))
+        #expect(
+            run.output.contains("this debugger takes a burst only alone in its transfer: keep the default (proven)"))
+        #expect(run.output.contains("framings that work on this debugger: proven (proven is the default)"))
+        #expect(run.output.contains("the chip is left erased (checked by CRC)"))
+        #expect(provider.debuggers[0].chip!.flash.allSatisfy { $0 == 0xFF })
+    }
+
+    /// A bit stuck at 0: the read-back names the first differing address, exit 1; the erase at
+    /// the end cannot clear it either, and says so.
+    @Test func aStuckBitFailsNamingItsAddress() throws {
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip!.stuckAtZero[0x1234] = 0x01
+        let run = ToolRun(["doctor", "--burn-test", "--yes"], debuggers: provider)
+        #expect(run.status == 1)
+        #expect(run.output.contains("READ-BACK DIFFERS at 0x1234 (wrote 0xA7, read 0xA6)"))
+        #expect(
+            run.diagnostics.contains(
+                "the burn test failed: the read-back differs at 0x1234 (wrote 0xA7, read 0xA6) with the packed framing")
+        )
+        #expect(run.output.contains("the chip could NOT be left erased"))
+    }
+
+    /// A locked chip is erased (which unlocks it) and tested.
+    @Test func aLockedChipIsErasedAndTested() throws {
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip!.setDebugLockBit()
+        let run = ToolRun(["doctor", "--burn-test", "--yes"], debuggers: provider)
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.output.contains("chip: CC2541F256"))
+        #expect(provider.debuggers[0].chip!.flash.allSatisfy { $0 == 0xFF })
+    }
+
+    /// Nothing is erased unasked, no report folder holding anything else is written into, and the
+    /// burn test's options are refused without it — each before any debugger is touched.
+    @Test(arguments: [
+        (["--burn-test"], "with no terminal to ask on, confirm with --yes"),
+        (["--yes"], "--yes is for --burn-test"),
+        (["--report", "REPORT"], "--report is for --burn-test"),
+        (["--device", "1:10"], "--device is for --burn-test"),
+        (["--burn-test", "--yes", "--json"], "--json is not for --burn-test"),
+        (["--burn-test", "--yes", "--report", "FOREIGN"], "holds other files ('stations.csv')"),
+        (["--burn-test", "--yes", "--report", "FILE"], "is not a folder (a file or a link)"),
+        (["--burn-test", "--yes", "--report", "LINK"], "is not a folder (a file or a link)"),
+        (["--burn-test", "--yes", "--report", "NOPARENT"], "is not a folder this user may write"),
+    ])
+    func refusedBeforeAnythingIsTouched(arguments: [String], message: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(atPath: scratch.path("foreign"), withIntermediateDirectories: false)
+        _ = try scratch.write("foreign/stations.csv", "name\n")
+        _ = try scratch.write("file", "keep\n")
+        try FileManager.default.createSymbolicLink(
+            atPath: scratch.path("link"), withDestinationPath: scratch.path("foreign"))
+        let places = [
+            "REPORT": scratch.path("r"), "FOREIGN": scratch.path("foreign"), "FILE": scratch.path("file"),
+            "LINK": scratch.path("link"), "NOPARENT": scratch.path("no/such/report"),
+        ]
+        let provider = EmulatorProvider()
+        provider.debuggers[0].logging = true
+        let flash = provider.debuggers[0].chip!.flash
+        let run = ToolRun(["doctor"] + arguments.map { places[$0] ?? $0 }, debuggers: provider)
+        #expect(run.status == 64, "\(run.diagnostics)")
+        #expect(run.diagnostics.contains(message), "\(run.diagnostics)")
+        #expect(provider.debuggers[0].log.isEmpty, "no debugger touched")
+        #expect(provider.debuggers[0].chip!.flash == flash)
+        #expect(try scratch.text("foreign/stations.csv") == "name\n" && scratch.text("file") == "keep\n")
+    }
+
+    @Test func noTargetOrSeveralDebuggersSayWhatToDo() throws {
+        let empty = EmulatorProvider()
+        empty.debuggers[0].chip = nil
+        let none = ToolRun(["doctor", "--burn-test", "--yes"], debuggers: empty)
+        #expect(none.status == 1)
+        #expect(none.diagnostics.contains("press the debugger's reset button"))
+        let two = EmulatorProvider(count: 2)
+        let ambiguous = ToolRun(["doctor", "--burn-test", "--yes"], debuggers: two)
+        #expect(ambiguous.status == 1)
+        #expect(ambiguous.diagnostics.contains("choose one with --device"))
+        #expect(two.debuggers.allSatisfy { $0.chip!.flash.allSatisfy { $0 == 0xFF } })
+        let chosen = ToolRun(["doctor", "--burn-test", "--yes", "--device", "1:11"], debuggers: two)
+        #expect(chosen.status == 0, "\(chosen.diagnostics)")
+        #expect(chosen.output.contains("burn test on debugger 1:11"))
+    }
+}
+
+/// A stall while programming with `--usb-framing packed` says what to do: the default framing.
+struct PackedStallHintTests {
+    @Test func flashSuggestsTheProvenFraming() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try DeviceCommandTests.station(scratch)
+        let provider = EmulatorProvider()
+        provider.debuggers[0].takesBurstsOnlyAlone = true
+        let packed = ToolRun(["flash", image, "--usb-framing", "packed"], debuggers: provider)
+        #expect(packed.status == 1)
+        #expect(packed.diagnostics.contains("the debugger stalled a packed burst"), "\(packed.diagnostics)")
+        #expect(packed.diagnostics.contains("run again without --usb-framing packed"))
+        let proven = ToolRun(["flash", image], debuggers: provider)
+        #expect(proven.status == 0, "\(proven.diagnostics)")
+    }
+}
