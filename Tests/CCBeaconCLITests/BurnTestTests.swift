@@ -1,4 +1,3 @@
-import BoardSupport
 import CCDebugger
 import CCDebuggerEmulator
 import Foundation

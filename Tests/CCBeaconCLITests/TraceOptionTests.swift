@@ -1,4 +1,3 @@
-import BoardSupport
 import CCDebugger
 import CCDebuggerEmulator
 import Foundation
@@ -159,7 +158,7 @@ struct TraceOptionTests {
         }
         let debugger = EmulatedDebugger()
         let session = CC254xSession(
-            transport: TracingTransport(debugger, trace: trace, bus: 1, device: 2), chips: try bundledChips())
+            transport: TracingTransport(debugger, trace: trace, bus: 1, device: 2), chips: try BundledData.boards().chips)
         let state = try session.open()
         _ = try session.connect(targetID: state.targetID)
         #expect(trace.failure == "No space left on device")
@@ -193,4 +192,3 @@ struct TraceOptionTests {
     }
 }
 
-func bundledChips() throws -> [Chip] { try BundledData.boards().chips }
