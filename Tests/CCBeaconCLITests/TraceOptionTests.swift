@@ -158,7 +158,8 @@ struct TraceOptionTests {
         }
         let debugger = EmulatedDebugger()
         let session = CC254xSession(
-            transport: TracingTransport(debugger, trace: trace, bus: 1, device: 2), chips: try BundledData.boards().chips)
+            transport: TracingTransport(debugger, trace: trace, bus: 1, device: 2),
+            chips: try BundledData.boards().chips)
         let state = try session.open()
         _ = try session.connect(targetID: state.targetID)
         #expect(trace.failure == "No space left on device")
@@ -191,4 +192,3 @@ struct TraceOptionTests {
         #expect(USBTrace.status(for: .pipe) == -32 && USBTrace.status(for: .timeout) == -2)
     }
 }
-
