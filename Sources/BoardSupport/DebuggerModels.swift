@@ -53,4 +53,15 @@ public struct DebuggerModel: Sendable, Equatable {
     }
 
     static func hex4(_ value: UInt16) -> String { HexText.digits(value, width: 4) }
+
+    /// The debugger firmware revisions GET_STATE has been seen to report on debuggers that open
+    /// clients program with (first-contact.md: 0x0027, 0x0032, 0x0044).
+    public static let seenFirmwareRevisions: [UInt16] = [0x0027, 0x0032, 0x0044]
+
+    /// What to say about a firmware revision no report has mentioned; nil for a seen one.
+    public static func firmwareNote(revision: UInt16) -> String? {
+        guard !seenFirmwareRevisions.contains(revision) else { return nil }
+        return
+            "firmware revision \(HexText.address(Int(revision))) has not been seen with open clients (seen: \(seenFirmwareRevisions.map { HexText.address(Int($0)) }.joined(separator: ", "))); if the burn test fails, update it with TI's SmartRF Flash Programmer and report the revision"
+    }
 }

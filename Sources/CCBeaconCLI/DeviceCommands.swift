@@ -108,8 +108,7 @@ enum DeviceSupport {
                 ? "the chip is left partly written; replug the debugger, press its reset button and run 'ccbeacon flash' again (it starts with a chip erase)"
                 : "replug the debugger, press its reset button and try again"
         case .noTarget, .targetNotResponding:
-            hint =
-                "check the wiring (DD, DC, RESET_N, GND) and that the target is powered (VDD sense); then press the debugger's reset button until its LED is green"
+            hint = DeviceSupport.noTargetHint
         case .targetLocked: hint = "the chip is debug-locked; 'ccbeacon erase' unlocks it (and clears the whole flash)"
         case .unsupportedTarget(_, let known):
             hint = "ccbeacon programs the " + known.joined(separator: " and ") + " (the chips of boards/chips.json)"
@@ -127,6 +126,11 @@ enum DeviceSupport {
         failure.hintLines = hintLines
         return failure
     }
+
+    /// What to do when a debugger sees no target. The reset button first: a CC Debugger often
+    /// reports no target until it is pressed with the target powered (first-contact.md).
+    static let noTargetHint =
+        "press the debugger's reset button with the target powered (a CC Debugger often sees no target until it is pressed; its LED turns green); if it stays red, check the wiring (DD, DC, RESET_N, GND) and the target's power (VDD sense)"
 
     /// What to do about a stall while programming with the packed framing: this debugger's
     /// firmware may take a burst only alone in its transfer, as every known client sends it.
@@ -171,6 +175,7 @@ enum DevicesCommand {
         let devices = try DeviceSupport.listDevices(provider)
         var rows: [[String]] = []
         var json: [JSONValue] = []
+        var notes: [String] = []
         for device in devices {
             var target = "?"
             var firmware = "?"
@@ -180,6 +185,7 @@ enum DevicesCommand {
                 target = state.targetID == 0 ? "none" : "CC" + HexText.digits(state.targetID)
                 firmware =
                     "\(HexText.address(state.firmwareID)) rev \(HexText.address(state.firmwareRevision))"
+                if let note = DebuggerModel.firmwareNote(revision: state.firmwareRevision) { notes.append(note) }
             } catch {
                 target = "error: \(error)"
             }
@@ -196,6 +202,10 @@ enum DevicesCommand {
                     ("target", .string(target)),
                 ]))
         }
+        if rows.contains(where: { $0[6] == "none" }) {
+            console.diagnostics(line: "hint: a debugger shows no target: \(DeviceSupport.noTargetHint)")
+        }
+        for note in Set(notes).sorted() { console.diagnostics(line: "note: \(note)") }
         if command.isSet(Options.json) {
             console.data(JSONValue.array(json).rendered() + "\n")
         } else if devices.isEmpty {

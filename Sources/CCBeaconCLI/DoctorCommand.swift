@@ -190,10 +190,16 @@ enum DoctorCommand {
                     findings.append(
                         Finding(
                             status: .warning, subject: subject, detail: "opens, but sees no target chip",
-                            fix:
-                                "check the wiring (DD, DC, RESET_N, GND) and that the target is powered (VDD sense); then press the debugger's reset button until its LED is green"
-                        ))
+                            fix: DeviceSupport.noTargetHint))
                     continue
+                }
+                if let note = DebuggerModel.firmwareNote(revision: state.firmwareRevision) {
+                    findings.append(
+                        Finding(
+                            status: .warning, subject: subject,
+                            detail:
+                                "firmware \(HexText.address(Int(state.firmwareID))) rev \(HexText.address(Int(state.firmwareRevision)))",
+                            fix: note))
                 }
                 guard !chips.isEmpty else {
                     findings.append(

@@ -61,6 +61,16 @@ public final class EmulatedDebugger: DebuggerTransport, Sendable {
         get { machine.withLock { $0.firmware } }
         set { machine.withLock { $0.firmware = newValue } }
     }
+    /// Models the first-contact trap: the debugger reports no target (GET_STATE) until its reset
+    /// button is pressed (`pressResetButton()`), whatever is attached.
+    public var seesTargetOnlyAfterResetButton: Bool {
+        get { machine.withLock { $0.waitingForResetButton } }
+        set { machine.withLock { $0.waitingForResetButton = newValue } }
+    }
+
+    /// The operator presses the debugger's reset button: it looks for its target again.
+    public func pressResetButton() { machine.withLock { $0.waitingForResetButton = false } }
+
     /// The target ID GET_STATE reports while a chip is attached (0x2541; others model foreign chips).
     public var targetID: UInt16 {
         get { machine.withLock { $0.targetID } }
@@ -202,6 +212,7 @@ struct Machine: Sendable {
     var log: [(kind: String, bytes: [UInt8])] = []
     var logging = false
     var takesBurstsOnlyAlone = false
+    var waitingForResetButton = false
     var onResetToRun: (@Sendable (EmulatedDebugger) -> Void)?
     var chipArriving: EmulatedCC2541?
     var slots = [UInt8](repeating: 0, count: 8)
@@ -269,7 +280,7 @@ struct Machine: Sendable {
         if logging { log.append(("ctrl-in \(String(request, radix: 16))", [])) }
         switch request {
         case Frames.Request.getState:
-            let target: UInt16 = chip == nil ? 0 : targetID
+            let target: UInt16 = chip == nil || waitingForResetButton ? 0 : targetID
             if chip == nil, let arriving = chipArriving {
                 // The operator's hands: the socket was empty for this look; the next finds the chip.
                 chip = arriving

@@ -101,16 +101,35 @@ static int string_descriptor(int device, int index, uint8_t *out, int capacity) 
         length = 4;
     } else {
         text = index == 1 ? infos[device].manufacturer : index == 2 ? infos[device].product : infos[device].serial;
-        if (!text) return -EPIPE;
-        int characters = (int)strlen(text);
-        if (characters > 126) characters = 126;
-        length = 2 + 2 * characters;
+        if (!text || index > 3) return -EPIPE;
+        // UTF-8 to UTF-16LE (a clone's strings may hold any character), at most 126 units.
+        int units = 0;
+        const unsigned char *p = (const unsigned char *)text;
+        while (*p && units < 126) {
+            uint32_t scalar;
+            int extra = *p >= 0xF0 ? 3 : *p >= 0xE0 ? 2 : *p >= 0xC0 ? 1 : 0;
+            scalar = extra == 3 ? *p & 0x07 : extra == 2 ? *p & 0x0F : extra == 1 ? *p & 0x1F : *p;
+            p++;
+            for (int i = 0; i < extra && (*p & 0xC0) == 0x80; i++, p++) scalar = scalar << 6 | (*p & 0x3F);
+            if (scalar >= 0x10000) {
+                if (units > 124) break;
+                scalar -= 0x10000;
+                uint16_t high = (uint16_t)(0xD800 | scalar >> 10), low = (uint16_t)(0xDC00 | (scalar & 0x3FF));
+                buffer[2 + 2 * units] = (uint8_t)high;
+                buffer[3 + 2 * units] = (uint8_t)(high >> 8);
+                units++;
+                buffer[2 + 2 * units] = (uint8_t)low;
+                buffer[3 + 2 * units] = (uint8_t)(low >> 8);
+                units++;
+            } else {
+                buffer[2 + 2 * units] = (uint8_t)scalar;
+                buffer[3 + 2 * units] = (uint8_t)(scalar >> 8);
+                units++;
+            }
+        }
+        length = 2 + 2 * units;
         buffer[0] = (uint8_t)length;
         buffer[1] = 3;
-        for (int i = 0; i < characters; i++) {
-            buffer[2 + 2 * i] = (uint8_t)text[i];
-            buffer[3 + 2 * i] = 0;
-        }
     }
     if (length > capacity) length = capacity;
     memcpy(out, buffer, (size_t)length);
@@ -293,7 +312,7 @@ static GString *descriptors_hex(const usbemu_device_info *info) {
     uint8_t bytes[] = {
         18, 1, 0x00, 0x02, 0x00, 0x00, 0x00, 64, (uint8_t)info->vendor_id, (uint8_t)(info->vendor_id >> 8),
         (uint8_t)info->product_id, (uint8_t)(info->product_id >> 8), (uint8_t)info->bcd_device,
-        (uint8_t)(info->bcd_device >> 8), 1, 2, 3, 1,
+        (uint8_t)(info->bcd_device >> 8), 1, 2, info->serial ? 3 : 0, 1,
         9, 2, 32, 0, 1, 1, 0, 0x80, 50,
         9, 4, 0, 0, 2, 0xFF, 0, 0, 0,
         7, 5, 0x84, 2, 64, 0, 0,
@@ -316,6 +335,15 @@ int usbemu_start(int count, const usbemu_device_info *devices, usbemu_callbacks 
     for (int i = 0; i < count; i++) {
         infos[i] = devices[i];
         int address = 2 + i;
+        // The sysfs attributes are lines of umockdev's description: a control character in a
+        // clone's string would end one early, so it is shown as '?' there (the descriptor keeps it).
+        gchar *attributes[3];
+        const char *texts[3] = {devices[i].manufacturer, devices[i].product, devices[i].serial ? devices[i].serial : ""};
+        for (int k = 0; k < 3; k++) {
+            attributes[k] = g_strdup(texts[k]);
+            for (char *c = attributes[k]; *c; c++)
+                if ((unsigned char)*c < 0x20 || *c == 0x7F || *c == '\\') *c = '?';
+        }
         GString *hex = descriptors_hex(&devices[i]);
         gchar *description = g_strdup_printf(
             "P: /devices/pci0000:00/0000:00:14.0/usb1/1-%d\n"
@@ -344,9 +372,10 @@ int usbemu_start(int count, const usbemu_device_info *devices, usbemu_callbacks 
             "A: bNumConfigurations=1\\n\n"
             "H: descriptors=%s\n",
             1 + i, address, address, devices[i].vendor_id, devices[i].product_id, devices[i].bcd_device, address, address,
-            address, address, devices[i].vendor_id, devices[i].product_id, devices[i].bcd_device, devices[i].manufacturer,
-            devices[i].product, devices[i].serial ? devices[i].serial : "", hex->str);
+            address, address, devices[i].vendor_id, devices[i].product_id, devices[i].bcd_device, attributes[0],
+            attributes[1], attributes[2], hex->str);
         g_string_free(hex, TRUE);
+        for (int k = 0; k < 3; k++) g_free(attributes[k]);
         GError *failure = NULL;
         gboolean added = umockdev_testbed_add_from_string(testbed, description, &failure);
         g_free(description);

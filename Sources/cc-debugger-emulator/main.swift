@@ -33,6 +33,16 @@ let usage = """
       --locked                  the chips' debug interface is locked
       --bursts-alone            model a debugger firmware that takes a BURST_WRITE only as the one
                                 frame of its bulk OUT (a packed transfer stalls the endpoint)
+      --model M                 the USB identity: cc-debugger (0451:16A2, the default),
+                                smartrf05eb (0451:16A0) or smartrf04eb (11A0:DB20)
+      --manufacturer TEXT, --product TEXT, --serial TEXT|none
+                                the string descriptors (a clone's; UTF-8; default: TI's, EMU001…)
+      --firmware-id HEX, --firmware-revision HEX
+                                what GET_STATE reports (0x05CC, 0x0044; 0x0027 and 0x0032 are seen too)
+      --no-target-until-reset   the debugger reports no target until its reset button is pressed
+                                (it never is here: the first-contact trap)
+      --debug-clock-khz N       with --timing hardware: the debug clock (1000; users' timings
+                                imply about 150)
       --fault F                 unplug-after=N | timeout-at=N (transfers) | stuck-busy |
                                 corrupt=ADDR:MASK (hex: bits stuck at 0) | no-target; repeatable
       --save-flash FILE         write each chip's flash at the end (FILE.N with several debuggers;
@@ -78,6 +88,14 @@ var bench = false
 var chipLimit = Int.max
 var swapSeconds: Double?
 var timingName = "none"
+var modelName = "cc-debugger"
+var manufacturer = "Texas Instruments"
+var productName: String?
+var serialText: String?
+var firmwareID: UInt16 = 0x05CC
+var firmwareRevision: UInt16 = 0x0044
+var noTargetUntilReset = false
+var debugClockKilohertz: Int?
 var index = 0
 @MainActor func value() -> String {
     index += 1
@@ -106,16 +124,50 @@ while index < arguments.count {
     case "--swap-seconds": swapSeconds = Double(value()) ?? -1
     case "--timing": timingName = value()
     case "--chips": chipLimit = Int(value()) ?? 0
+    case "--model": modelName = value().lowercased()
+    case "--manufacturer": manufacturer = value()
+    case "--product": productName = value()
+    case "--serial": serialText = value()
+    case "--firmware-id", "--firmware-revision":
+        let option = arguments[index]
+        let text = value()
+        guard let number = UInt16(text.hasPrefix("0x") ? String(text.dropFirst(2)) : text, radix: 16) else {
+            fail("\(option) takes a 16-bit hex number, not '\(text)'")
+        }
+        if option == "--firmware-id" { firmwareID = number } else { firmwareRevision = number }
+    case "--no-target-until-reset": noTargetUntilReset = true
+    case "--debug-clock-khz":
+        guard let kilohertz = Int(value()), (1...100_000).contains(kilohertz) else {
+            fail("--debug-clock-khz takes kilohertz, 1…100000")
+        }
+        debugClockKilohertz = kilohertz
     default: fail("unknown option \(arguments[index])")
     }
     index += 1
 }
 guard (1...16).contains(deviceCount) else { fail("--devices must be 1…16") }
-let timing: DeviceTiming?
+var timing: DeviceTiming?
 switch timingName {
 case "hardware": timing = .hardware
 case "none": timing = nil
 default: fail("--timing takes hardware or none, not '\(timingName)'")
+}
+if let debugClockKilohertz {
+    guard timing != nil else { fail("--debug-clock-khz is for --timing hardware") }
+    timing?.debugClockHertz = debugClockKilohertz * 1000
+}
+let models = [
+    "cc-debugger": DebuggerModel.supported[0], "smartrf05eb": DebuggerModel.supported[1],
+    "smartrf04eb": DebuggerModel.supported[2],
+]
+guard let model = models[modelName] else {
+    fail("--model takes cc-debugger, smartrf05eb or smartrf04eb, not '\(modelName)'")
+}
+for (name, text) in [
+    ("--manufacturer", manufacturer), ("--product", productName ?? ""), ("--serial", serialText ?? ""),
+]
+where text.utf16.count > 126 || text.utf8.contains(0) {
+    fail("\(name) takes at most 126 UTF-16 units and no NUL")
 }
 if let swapSeconds {
     guard bench else { fail("--swap-seconds is for --bench") }
@@ -144,6 +196,8 @@ let debuggers: [EmulatedDebugger] = (0..<deviceCount).map { number in
     if locked { chip.setDebugLockBit() }
     let debugger = EmulatedDebugger(chip: chip, timing: timing)
     debugger.takesBurstsOnlyAlone = burstsAlone
+    debugger.firmware = (firmwareID, firmwareRevision)
+    debugger.seesTargetOnlyAfterResetButton = noTargetUntilReset
     // umockdev's one worker thread serves every device: it must not sleep. The device's time is
     // kept all the same, and each URB reaped only when the device is done with it (Bridge.swift).
     debugger.waitsForDevice = false
@@ -200,10 +254,10 @@ let callbacks = bridgeCallbacks(logging: logPath != nil)
 let names = (0..<deviceCount).map { strdup("EMU\(String(repeating: "0", count: 3 - String($0 + 1).count))\($0 + 1)") }
 let infos = (0..<deviceCount).map { number in
     usbemu_device_info(
-        vendor_id: DebuggerModel.ccDebugger.vendorID, product_id: DebuggerModel.ccDebugger.productID,
-        bcd_device: debuggers[number].debuggerID,
-        manufacturer: UnsafePointer(strdup("Texas Instruments")), product: UnsafePointer(strdup("CC Debugger")),
-        serial: UnsafePointer(names[number]))
+        vendor_id: model.vendorID, product_id: model.productID, bcd_device: debuggers[number].debuggerID,
+        manufacturer: UnsafePointer(strdup(manufacturer)), product: UnsafePointer(strdup(productName ?? model.name)),
+        // --serial none: a device without a serial number string (index 0), as some clones are.
+        serial: serialText == "none" ? nil : UnsafePointer(serialText.map { strdup($0) } ?? names[number]))
 }
 var startError: UnsafePointer<CChar>?
 guard usbemu_start(Int32(deviceCount), infos, callbacks, &startError) == 0 else {

@@ -628,7 +628,9 @@ struct EmulatorOptionTests {
     @Test(arguments: [
         ["--fault", ""], ["--fault", "="], ["--bench", "--swap-seconds", "1e300"],
         ["--bench", "--swap-seconds", "nan"],
-        ["--timing", "bogus"], ["--save-chips", "/nonexistent/chips"],
+        ["--timing", "bogus"], ["--save-chips", "/nonexistent/chips"], ["--model", "smartrf06eb"],
+        ["--firmware-revision", "0xZZ"], ["--firmware-id", "123456"], ["--debug-clock-khz", "150"],
+        ["--timing", "hardware", "--debug-clock-khz", "0"], ["--product", String(repeating: "x", count: 127)],
     ])
     func anOptionThatCannotBeServedIsRefused(options: [String]) throws {
         let work = try Workspace()
