@@ -336,6 +336,18 @@ struct RealHardwareTests {
         // The BLE stack is not in this image, so nothing but the image should be in flash.
         #expect(try work.bytes("read.bin") == flash)
     }
+
+    /// The burn test on the real debugger, its report kept where CCBEACON_HARDWARE_REPORT says
+    /// (to send with a bug report), else in the scratch folder.
+    @Test func theBurnTestPassesOnARealDebugger() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let report = ProcessInfo.processInfo.environment["CCBEACON_HARDWARE_REPORT"] ?? work.path("report")
+        let run = try Self.ccbeacon(
+            ["doctor", "--burn-test", "--yes", "--report", report, "--trace", work.path("doctor.pcap")], in: work.url)
+        #expect(run.status == 0, "\(run.output)\n\(run.errors)")
+        #expect(run.output.contains("proven framing: works"), "\(run.output)")
+    }
 }
 
 @Suite(.serialized, .enabled(if: Tools.available, "needs umockdev and the built executables"))
