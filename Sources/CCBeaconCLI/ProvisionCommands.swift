@@ -543,12 +543,20 @@ enum ProvisionCommand {
         // Hook runs an earlier run left pending go first.
         hookRunner?.deliverPending()
         hookRunner?.start()
+        let packed = options.usbFraming == .packed
         let run = ProvisioningRun(
             template: template, ledger: ledger, options: options, stopRequested: { stopSignals.requested }
         ) { event in
             // Names and reasons come from lists and ledgers: the live status and the console
             // make what would not show visible.
-            let line = Self.describe(event)
+            var line = Self.describe(event)
+            if packed, case .finished(_, _, _, _, let reason?) = event,
+                reason.contains(TransportError.pipe.description),
+                let hint = DeviceSupport.framingHint(
+                    .transport(.pipe, during: .programming(address: nil)), framing: .packed)
+            {
+                line = line.map { "\($0); hint: \(hint)" }
+            }
             if let live {
                 live.handle(event, log: line)
             } else if let line {

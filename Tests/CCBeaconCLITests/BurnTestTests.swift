@@ -177,3 +177,21 @@ struct PackedStallHintTests {
         #expect(proven.status == 0, "\(proven.diagnostics)")
     }
 }
+
+extension PackedStallHintTests {
+    /// provision says it too, on the failed burn's line.
+    @Test func provisionSuggestsTheProvenFraming() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        _ = try scratch.write("list.csv", "name,uuid,major,minor\nA,\(DeviceCommandTests.uuid),1,1\n")
+        let provider = EmulatorProvider()
+        provider.debuggers[0].takesBurstsOnlyAlone = true
+        let run = ToolRun(
+            [
+                "provision", scratch.path("list.csv"), "--template", "cc2541-ibeacon", "--ledger",
+                scratch.path("l.sqlite"), "--yes", "--usb-framing", "packed", "--retries", "0",
+            ], debuggers: provider)
+        #expect(run.status != 0)
+        #expect(run.diagnostics.contains("hint: the debugger stalled a packed burst"), "\(run.diagnostics)")
+    }
+}
