@@ -159,7 +159,11 @@ enum Options {
 
     /// One debugger.
     static let device = Option<String>(
-        "--device", value: "SEL", help: "debugger as BUS:ADDRESS, port:BUS-PORT or serial (see 'ccbeacon devices')")
+        "--device", value: "SEL", help: "debugger as BUS:ADDRESS, port:BUS-PORT or serial (see 'ccbeacon devices')"
+    ) { text throws(CommandFailure) in
+        if let problem = DeviceSelection.problem(with: text) { throw .usage("--device '\(visible: text)' \(problem)") }
+        return text
+    }
     /// How programming lays out frames in USB transfers.
     static let usbFraming = Option<USBFraming>(
         "--usb-framing", value: "proven|packed",

@@ -278,6 +278,11 @@ enum ProvisionCommand {
             for (index, selector) in selectors.enumerated() where selectors[..<index].contains(selector) {
                 throw .usage("--devices '\(visible: text)' names '\(visible: selector)' twice; name each debugger once")
             }
+            for selector in selectors {
+                if let problem = DeviceSelection.problem(with: selector) {
+                    throw .usage("--devices '\(visible: selector)' \(problem)")
+                }
+            }
             self = .named(selectors)
         }
     }

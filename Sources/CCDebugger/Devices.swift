@@ -145,6 +145,23 @@ public enum DeviceSelectionError: Error, Sendable, Equatable, CustomStringConver
 
 /// Chooses the debugger a command works with.
 public enum DeviceSelection {
+    /// Why `selector` can name no debugger, or nil: it is empty, `port:` with no path, or a port
+    /// path that is not `BUS-PORT[.PORT…]` in decimal, as Linux names ports and `devices` lists
+    /// them. (Anything else may be a serial number.)
+    public static func problem(with selector: String) -> String? {
+        guard !selector.isEmpty else { return "needs a debugger (BUS:ADDRESS, port:BUS-PORT or a serial number)" }
+        guard selector.hasPrefix("port:") else { return nil }
+        let path = selector.dropFirst("port:".count)
+        guard !path.isEmpty else { return "names no port (port:BUS-PORT[.PORT…], as 'ccbeacon devices' lists it)" }
+        let parts = path.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        let numbers =
+            parts.count == 2 ? [parts[0]] + parts[1].split(separator: ".", omittingEmptySubsequences: false) : []
+        guard !numbers.isEmpty,
+            numbers.allSatisfy({ !$0.isEmpty && $0.count <= 3 && $0.allSatisfy { $0.isASCII && $0.isNumber } })
+        else { return "is not a port path (port:BUS-PORT[.PORT…], as 'ccbeacon devices' lists it)" }
+        return nil
+    }
+
     /// The device `selector` (`bus:address`, `port:BUS-PORT[.PORT…]` or a serial number) names, or
     /// the only one attached. A serial number two debuggers share names neither (CC Debuggers often
     /// share one): the port tells them apart.

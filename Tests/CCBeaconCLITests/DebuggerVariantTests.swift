@@ -67,3 +67,32 @@ struct DebuggerVariantTests {
 enum HexTextShown {
     static func address(_ value: UInt16) -> String { "0x" + String(value, radix: 16, uppercase: true) }
 }
+
+/// A selector that can name no debugger is a usage error before anything is opened: an empty
+/// port (`port:`), a port path that is not one (`port:1-x`), an empty selector.
+struct SelectorTests {
+    @Test(arguments: [
+        (["info", "--device", "port:"], "--device 'port:' names no port"),
+        (["info", "--device", "port:1-x"], "--device 'port:1-x' is not a port path"),
+        (["info", "--device", ""], "--device '' needs a debugger"),
+        (
+            ["provision", "LIST", "--template", "cc2541-ibeacon", "--yes", "--devices", "port:"],
+            "--devices 'port:' names no port"
+        ),
+        (
+            ["provision", "LIST", "--template", "cc2541-ibeacon", "--yes", "--devices", "1:10,port:2-"],
+            "--devices 'port:2-' is not a port path"
+        ),
+    ])
+    func aSelectorThatNamesNothingIsRefused(arguments: [String], message: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("list.csv", "name,uuid,major,minor\nA,\(DeviceCommandTests.uuid),1,1\n")
+        let provider = EmulatorProvider()
+        provider.debuggers[0].logging = true
+        let run = ToolRun(arguments.map { $0 == "LIST" ? list : $0 }, debuggers: provider)
+        #expect(run.status == 64, "\(run.diagnostics)")
+        #expect(run.diagnostics.contains(message), "\(run.diagnostics)")
+        #expect(provider.debuggers[0].log.isEmpty)
+    }
+}
