@@ -145,6 +145,8 @@ struct ReadmeExampleTests {
         "ccbeacon boards": Scene(),
         "ccbeacon completions bash > ccbeacon.bash": Scene(),
         "ccbeacon doctor --ledger provisioning.sqlite": Scene(setup: { bench in try bench.provision() }, debuggers: 2),
+        "ccbeacon doctor --burn-test --yes --report first-burn": Scene(debuggers: 1),
+        "ccbeacon flash out/Hall_A.hex --trace flash.pcap": Scene(setup: { bench in try bench.batch() }, debuggers: 1),
         "ccbeacon man-pages -o man": Scene(),
         "ccbeacon encode --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 2 --power -51": Scene(),
         "ccbeacon encode --type altbeacon --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 2 --power -51":
