@@ -1,4 +1,5 @@
 import CCDebugger
+import Storage
 
 #if canImport(Glibc)
     import Glibc
@@ -55,15 +56,8 @@ final class TraceFile {
         return false
     }
 
-    /// Writes all of `bytes`; nil, or why it could not.
+    /// Writes all of `bytes` (`Files.writeAll`); nil, or why it could not.
     static func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> String? {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0, errno == EINTR { continue }
-            if written <= 0 { return written < 0 ? String(cString: strerror(errno)) : "the write took no bytes" }
-            offset += written
-        }
-        return nil
+        bytes.withUnsafeBytes { Files.writeAll($0, to: descriptor) }.map { String(cString: strerror($0)) }
     }
 }
