@@ -336,7 +336,8 @@ final class Bench: Sendable {
     /// File arguments made paths in this folder: positionals and the values of file options.
     func paths(_ arguments: [String]) -> [String] {
         let fileOptions: Set<String> = [
-            "-o", "--stations", "--ledger", "--list", "--rssi", "--from", "--templates", "--events",
+            "-o", "--stations", "--ledger", "--list", "--rssi", "--from", "--templates", "--events", "--trace",
+            "--report",
         ]
         let command =
             arguments.first == "ledger" || arguments.first == "template"
