@@ -31,56 +31,128 @@ enum BurnTestCommand {
         var reportFolder: String?
     }
 
-    /// The options read and checked: `--yes`, `--report` and `--device` belong to `--burn-test`;
-    /// the report folder is new, empty or an earlier report; without `--yes` there must be a
-    /// terminal to ask on.
-    static func request(_ command: ParsedCommand, console: Console) throws(CommandFailure) -> Request? {
-        let selector = try command.value(Options.device)
+    /// The options' combination, checked before anything is opened (a trace included):
+    /// `--yes`, `--report` and `--device` belong to `--burn-test`; its report holds its trace, so
+    /// `--trace` is not given beside `--report`; the report folder is new, empty or an earlier
+    /// report.
+    @Sendable static func validate(_ command: ParsedCommand) throws(CommandFailure) {
         let folder = try command.value(report)
         guard command.isSet(burnTest) else {
             for (given, name) in [
                 (command.isSet(yes), yes.spec.name), (folder != nil, report.spec.name),
-                (selector != nil, Options.device.spec.name),
+                (command.values[Options.device.spec.name] != nil, Options.device.spec.name),
             ] where given {
                 throw .usage("\(name) is for --burn-test")
             }
-            return nil
+            return
         }
         if command.isSet(Options.json) {
             throw .usage("--json is not for --burn-test; its summary in JSON is summary.json in --report DIR")
         }
+        if folder != nil, command.values[Options.trace.spec.name] != nil {
+            throw .usage("--report DIR holds the trace of the burn test (DIR/trace.pcap); leave out --trace")
+        }
         if let folder { try checkFolder(folder) }
+    }
+
+    /// The request, once `validate` passed: without `--yes` there must be a terminal to ask on.
+    static func request(_ command: ParsedCommand, console: Console) throws(CommandFailure) -> Request? {
+        guard command.isSet(burnTest) else { return nil }
         let confirmed = command.isSet(yes)
         if !confirmed, !(console.diagnosticsIsTerminal && isatty(0) == 1) {
             throw .usage("the burn test erases the chip; with no terminal to ask on, confirm with --yes")
         }
-        return Request(selector: selector, confirmed: confirmed, reportFolder: folder)
+        return Request(
+            selector: try command.value(Options.device), confirmed: confirmed, reportFolder: try command.value(report))
     }
 
     /// A report folder: absent (it is made, in an existing folder), or a folder that holds nothing
-    /// but an earlier report's files (they are replaced). Never a link.
+    /// but an earlier report's files (they are replaced; each a regular file) and what a killed
+    /// report left (its temporary files). Never a link.
     static func checkFolder(_ folder: String) throws(CommandFailure) {
+        let name = folder
         guard !folder.isEmpty else { throw .usage("--report needs a folder") }
         var info = stat()
         guard lstat(folder, &info) == 0 else {
             let parent = Files.directory(of: folder).isEmpty ? "." : Files.directory(of: folder)
             guard Files.isWritableDirectory(parent) else {
-                throw .usage("--report \(folder): \(parent) is not a folder this user may write")
+                throw .usage("--report \(name): \(parent) is not a folder this user may write")
             }
             return
         }
         guard info.st_mode & S_IFMT == S_IFDIR else {
-            throw .usage("--report \(folder) is not a folder (a file or a link); give a new folder")
+            throw .usage("--report \(name) is not a folder (a file or a link); give a new folder")
         }
+        try checkContents(folder, shownAs: name)
+    }
+
+    /// What a report folder (`folder`, which may be a pinned folder's path) holds: an earlier
+    /// report's files, each a regular file, and a killed report's temporary files — nothing else.
+    static func checkContents(_ folder: String, shownAs name: String) throws(CommandFailure) {
         let names = (try? Files.list(folder)) ?? []
-        let foreign = names.filter { !reportFiles.contains($0) }
+        let leftovers = reportFiles.map { "." + $0 + Files.temporaryMarker }
+        let foreign = names.filter { name in
+            !reportFiles.contains(name) && !leftovers.contains { name.hasPrefix($0) }
+        }
         guard foreign.isEmpty else {
             throw .usage(
-                "--report \(folder) holds other files (\(foreign.prefix(3).map { "'\(visible: $0)'" }.joined(separator: ", "))); give a new folder, or one an earlier burn test wrote"
+                "--report \(name) holds other files (\(foreign.prefix(3).map { "'\(visible: $0)'" }.joined(separator: ", "))); give a new folder, or one an earlier burn test wrote"
             )
         }
+        for file in reportFiles where names.contains(file) {
+            var entry = stat()
+            guard lstat(Files.join(folder, file), &entry) == 0 else { continue }
+            switch entry.st_mode & S_IFMT {
+            case S_IFREG: continue
+            case S_IFLNK: throw .usage("--report \(name)/\(file) is a link; give a new folder")
+            case S_IFDIR: throw .usage("--report \(name)/\(file) is a folder; give a new folder")
+            default: throw .usage("--report \(name)/\(file) is not a regular file; give a new folder")
+            }
+        }
         guard Files.isWritableDirectory(folder) else {
-            throw .usage("--report \(folder) is not a folder this user may write")
+            throw .usage("--report \(name) is not a folder this user may write")
+        }
+    }
+
+    /// The report folder once the test may begin: made if absent, held open (`PinnedDirectory`)
+    /// so that a folder swapped for a link meanwhile is never written through, checked again
+    /// through that hold, cleared of a killed report's leftovers, its trace open.
+    struct ReportFolder {
+        let folder: String
+        let pinned: PinnedDirectory
+        let trace: TraceFile
+
+        init(_ folder: String) throws(CommandFailure) {
+            let made = mkdir(folder, 0o755) == 0
+            if !made, errno != EEXIST {
+                throw CommandFailure(
+                    .failure, "cannot make the report folder \(folder): \(String(cString: strerror(errno)))")
+            }
+            do throws(CommandFailure) {
+                do { pinned = try PinnedDirectory(folder) } catch {
+                    throw CommandFailure(
+                        .failure,
+                        "the report folder \(folder) changed since it was checked (\(error.reason)); nothing was written",
+                        hint: "give a new folder")
+                }
+                try BurnTestCommand.checkContents(pinned.path, shownAs: folder)
+                _ = Files.removeAbandonedTemporaryFiles(in: pinned.path)
+                trace = try TraceFile(
+                    path: Files.join(pinned.path, "trace.pcap"), shownAs: Files.join(folder, "trace.pcap"),
+                    option: "--report")
+            } catch {
+                // A folder this run made and could not use goes with it.
+                if made { rmdir(folder) }
+                throw error
+            }
+            self.folder = folder
+        }
+
+        /// Writes one of the report's text files whole.
+        func write(_ name: String, _ text: String) throws(CommandFailure) {
+            do { try Files.writeAtomically(Array(text.utf8), to: Files.join(pinned.path, name)) } catch {
+                throw CommandFailure(.failure, "cannot write the report \(folder)/\(name): \(error.reason)")
+            }
         }
     }
 
@@ -90,7 +162,7 @@ enum BurnTestCommand {
         throws(CommandFailure)
     {
         var provider = try DeviceSupport.provider(debuggers)
-        let device = try DeviceSupport.choose(try DeviceSupport.listDevices(provider), selector: request.selector)
+        var device = try DeviceSupport.choose(try DeviceSupport.listDevices(provider), selector: request.selector)
         let name =
             "debugger \(device.selector)" + (device.portPath.map { " (port \($0))" } ?? "")
             + (device.serial.map { ", serial \($0)" } ?? "")
@@ -98,49 +170,84 @@ enum BurnTestCommand {
             try ProvisionCommand.confirm(
                 "The burn test erases the chip behind \(name) (its whole flash). Erase it? [y/N] ", console: console)
         }
-        var traceFile: TraceFile?
-        if let folder = request.reportFolder {
-            if !Files.exists(folder) {
-                do { try Files.createDirectory(folder) } catch {
-                    throw CommandFailure(.failure, "cannot make the report folder: \(error.description)")
-                }
-            }
-            let file = try TraceFile(path: Files.join(folder, "trace.pcap"))
-            provider = TracingProvider(provider, trace: file.trace)
-            traceFile = file
+        let folder = try request.reportFolder.map { (path) throws(CommandFailure) in try ReportFolder(path) }
+        var succeeded = false
+        defer { folder?.trace.finish(succeeded: succeeded) }
+        if let folder {
+            // Listed again through the report's trace: its descriptor requests are in it too.
+            provider = TracingProvider(provider, trace: folder.trace.trace)
+            device = try DeviceSupport.choose(try DeviceSupport.listDevices(provider), selector: device.selector)
         }
         let opened = provider
+        let chosen = device
         let reporters = ProgressBoard(console: console)
         let test = BurnTest(
             open: { () throws(DebuggerError) in
-                let counting = CountingTransport(try opened.open(device))
+                let counting = CountingTransport(try opened.open(chosen))
                 return (CC254xSession(transport: counting, chips: chips), counting)
             },
             progress: { step, progress in reporters.update(step, progress) })
-        let result: BurnTest.Report
-        do { result = try test.run() } catch { throw DeviceSupport.failure(error) }
-        let lines = summary(result, device: device)
-        console.output(lines: lines)
-        if let folder = request.reportFolder {
-            try write(result, lines: lines, device: device, into: folder, trace: traceFile)
+        let outcome: Result<BurnTest.Report, BurnTest.CannotBegin>
+        do { outcome = .success(try test.run()) } catch { outcome = .failure(error) }
+        let lines = summary(outcome, device: device, trace: folder?.trace.trace)
+        if case .success = outcome { console.output(lines: lines) }
+        if let folder {
+            try write(outcome, lines: lines, device: device, into: folder)
             console.output(
-                line: "report: \(folder)/ (\(reportFiles.joined(separator: ", "))); attach it to a bug report")
+                line: "report: \(folder.folder)/ (\(reportFiles.joined(separator: ", "))); attach it to a bug report")
         }
-        guard result.passed else {
+        succeeded = true
+        switch outcome {
+        case .failure(let notBegun): throw DeviceSupport.failure(notBegun.error)
+        case .success(let result) where !result.passed:
             throw CommandFailure(
                 .failure, "the burn test failed: \(firstProblem(result))",
                 hint:
                     "see the summary above; the trace (--report) shows every transfer. The First hardware section of the README says what to send"
             )
+        case .success: break
         }
     }
 
-    /// The summary, one fact per line.
-    static func summary(_ result: BurnTest.Report, device: DebuggerDevice) -> [String] {
+    /// The summary, one fact per line: what the test found, or why it could not begin.
+    static func summary(
+        _ outcome: Result<BurnTest.Report, BurnTest.CannotBegin>, device: DebuggerDevice, trace: USBTrace?
+    ) -> [String] {
+        let state: DebuggerState? =
+            switch outcome {
+            case .success(let result): result.state
+            case .failure(let notBegun): notBegun.state
+            }
         var lines = [
             "burn test on debugger \(device.selector)\(device.portPath.map { " (port \($0))" } ?? ""): \(device.product) \(device.usbID)"
-                + "\(device.serial.map { ", serial \($0)" } ?? ""), firmware \(HexText.address(Int(result.state.firmwareID))) rev \(HexText.address(Int(result.state.firmwareRevision)))",
-            "  chip: \(result.chip.name) (chip ID \(HexText.address(Int(result.identity.chipID))), revision \(HexText.address(Int(result.identity.revision)))), IEEE address \(result.primaryAddress.map(HexText.colonSeparated) ?? "unknown"), secondary address \(result.secondaryAddress.map(HexText.colonSeparated) ?? "none")",
+                + "\(device.serial.map { ", serial \($0)" } ?? "")"
+                + (state.map {
+                    ", firmware \(HexText.address(Int($0.firmwareID))) rev \(HexText.address(Int($0.firmwareRevision)))"
+                } ?? ", firmware unknown")
+        ]
+        if let note = state.flatMap({ DebuggerModel.firmwareNote(revision: $0.firmwareRevision) }) {
+            lines.append("  note: \(note)")
+        }
+        switch outcome {
+        case .failure(let notBegun):
+            lines.append("  the burn test could not begin: \(notBegun.error.description)")
+        case .success(let result):
+            lines += findings(result)
+        }
+        if let trace, let failure = trace.failure {
+            lines.append("  trace.pcap stopped after \(trace.records) records: \(failure)")
+        }
+        return lines
+    }
+
+    /// The lines of a test that ran: the chip, each pass, the final erase, the framings.
+    static func findings(_ result: BurnTest.Report) -> [String] {
+        let secondary =
+            result.wasLocked
+            ? "unknown (the chip was locked; its erase cleared the page)"
+            : result.secondaryAddress.map(HexText.colonSeparated) ?? "none"
+        var lines = [
+            "  chip: \(result.chip.name) (chip ID \(HexText.address(Int(result.identity.chipID))), revision \(HexText.address(Int(result.identity.revision)))), IEEE address \(result.primaryAddress.map(HexText.colonSeparated) ?? "unknown"), secondary address \(secondary)"
         ]
         for pass in result.passes { lines.append("  " + describe(pass)) }
         if result.leftErased {
@@ -150,9 +257,17 @@ enum BurnTestCommand {
                 "  the chip could NOT be left erased: \(result.finalError?.description ?? "?"); run 'ccbeacon erase'")
         }
         let works = result.passes.filter(\.outcome.works).map(\.framing.rawValue)
+        // A byte read back wrong may be the flash as much as the framing: neither verdict.
+        let undecided = result.passes.filter {
+            if case .readBackDiffers = $0.outcome { return true } else { return false }
+        }.map(\.framing.rawValue)
         lines.append(
             "  framings that work on this debugger: \(works.isEmpty ? "none" : works.joined(separator: ", "))"
-                + (works.contains(USBFraming.proven.rawValue) ? " (proven is the default)" : ""))
+                + (works.contains(USBFraming.proven.rawValue) ? " (proven is the default)" : "")
+                + (undecided.isEmpty
+                    ? ""
+                    : "; undecided: \(undecided.joined(separator: ", ")) (its read-back differed: a flash fault as likely as the framing)")
+        )
         return lines
     }
 
@@ -185,7 +300,7 @@ enum BurnTestCommand {
                 return
                     "the read-back differs at \(HexText.address(address)) (wrote \(HexText.address(Int(wrote))), read \(HexText.address(Int(read)))) with the \(pass.framing.rawValue) framing"
             case .failed(let step, let error):
-                if case .transport = error, pass.framing != .proven { continue }
+                if pass.framing != .proven, pass.outcome.refusesTheFraming { continue }
                 return "\(step) with the \(pass.framing.rawValue) framing: \(error.description)"
             case .imageRefused(let reason): return reason
             }
@@ -196,34 +311,23 @@ enum BurnTestCommand {
     /// summary.txt, summary.json and descriptors.txt, each written whole (trace.pcap was written
     /// as the test ran).
     static func write(
-        _ result: BurnTest.Report, lines: [String], device: DebuggerDevice, into folder: String, trace: TraceFile?
+        _ outcome: Result<BurnTest.Report, BurnTest.CannotBegin>, lines: [String], device: DebuggerDevice,
+        into folder: ReportFolder
     ) throws(CommandFailure) {
-        let passes = result.passes.map { pass -> JSONValue in
-            var fields: [(String, JSONValue)] = [
-                ("framing", .string(pass.framing.rawValue)), ("works", .bool(pass.outcome.works)),
-                ("seconds", .number(pass.seconds)), ("transfers", .integer(pass.transfers)),
-                ("bytesWritten", .integer(pass.bytesWritten)),
-            ]
-            switch pass.outcome {
-            case .works: break
-            case .readBackDiffers(let address, let wrote, let read):
-                fields.append(
-                    (
-                        "firstDifference",
-                        .object([
-                            ("address", .integer(address)), ("wrote", .integer(Int(wrote))),
-                            ("read", .integer(Int(read))),
-                        ])
-                    ))
-            case .failed(let step, let error):
-                fields += [("step", .string(step)), ("error", .string(error.description))]
-            case .imageRefused(let reason): fields.append(("error", .string(reason)))
-            }
-            return .object(fields)
-        }
-        let json = JSONValue.object([
+        let trace = folder.trace.trace
+        var state: DebuggerState?
+        var fields: [(String, JSONValue)] = [
             ("schema", .integer(1)), ("ccbeacon", .string(CommandLineTool.version)),
-            ("passed", .bool(result.passed)),
+        ]
+        switch outcome {
+        case .failure(let notBegun):
+            state = notBegun.state
+            fields += [("passed", .bool(false)), ("error", .string(notBegun.error.description))]
+        case .success(let result):
+            state = result.state
+            fields.append(("passed", .bool(result.passed)))
+        }
+        fields.append(
             (
                 "debugger",
                 .object([
@@ -231,41 +335,69 @@ enum BurnTestCommand {
                     ("usbID", .string(device.usbID)), ("product", .string(device.product)),
                     ("serial", device.serial.map(JSONValue.string) ?? .null),
                     ("bcdDevice", .integer(Int(device.debuggerID))),
-                    ("firmwareID", .integer(Int(result.state.firmwareID))),
-                    ("firmwareRevision", .integer(Int(result.state.firmwareRevision))),
-                    ("targetID", .integer(Int(result.state.targetID))),
+                    ("firmwareID", state.map { .integer(Int($0.firmwareID)) } ?? .null),
+                    ("firmwareRevision", state.map { .integer(Int($0.firmwareRevision)) } ?? .null),
+                    ("targetID", state.map { .integer(Int($0.targetID)) } ?? .null),
                 ])
-            ),
-            (
-                "chip",
-                .object([
-                    ("name", .string(result.chip.name)), ("chipID", .integer(Int(result.identity.chipID))),
-                    ("revision", .integer(Int(result.identity.revision))),
-                    ("flashSize", .integer(result.chip.flashSize)),
-                    ("primaryAddress", result.primaryAddress.map { .string(HexText.colonSeparated($0)) } ?? .null),
-                    ("secondaryAddress", result.secondaryAddress.map { .string(HexText.colonSeparated($0)) } ?? .null),
-                ])
-            ),
-            ("passes", .array(passes)), ("leftErased", .bool(result.leftErased)),
-            ("traceRecords", .integer(trace?.trace.records ?? 0)),
-        ])
+            ))
+        if case .success(let result) = outcome {
+            fields += [
+                (
+                    "chip",
+                    .object([
+                        ("name", .string(result.chip.name)), ("chipID", .integer(Int(result.identity.chipID))),
+                        ("revision", .integer(Int(result.identity.revision))),
+                        ("flashSize", .integer(result.chip.flashSize)), ("wasLocked", .bool(result.wasLocked)),
+                        ("primaryAddress", result.primaryAddress.map { .string(HexText.colonSeparated($0)) } ?? .null),
+                        (
+                            "secondaryAddress",
+                            result.secondaryAddress.map { .string(HexText.colonSeparated($0)) } ?? .null
+                        ),
+                    ])
+                ),
+                ("passes", .array(result.passes.map(passJSON))), ("leftErased", .bool(result.leftErased)),
+            ]
+        }
+        fields += [
+            ("traceRecords", .integer(trace.records)), ("traceFailure", trace.failure.map(JSONValue.string) ?? .null),
+        ]
         let descriptors = [
             "USB device \(device.usbID) (idVendor \(HexText.address(Int(device.vendorID))), idProduct \(HexText.address(Int(device.productID))))",
             "bcdDevice \(HexText.address(Int(device.debuggerID)))",
             "product '\(device.product)'", "serial \(device.serial.map { "'\($0)'" } ?? "none")",
             "bus \(device.bus), address \(device.address), port \(device.portPath ?? "unknown")",
-            "GET_STATE: target \(HexText.address(Int(result.state.targetID))), firmware \(HexText.address(Int(result.state.firmwareID))), revision \(HexText.address(Int(result.state.firmwareRevision)))",
-            "(the string descriptor requests and their answers are in trace.pcap)",
+            state.map {
+                "GET_STATE: target \(HexText.address(Int($0.targetID))), firmware \(HexText.address(Int($0.firmwareID))), revision \(HexText.address(Int($0.firmwareRevision)))"
+            } ?? "GET_STATE: no answer",
+            "(the descriptor requests made while listing the debuggers, and their answers, are in trace.pcap)",
         ]
-        let files: [(String, String)] = [
-            ("summary.txt", lines.joined(separator: "\n") + "\n"), ("summary.json", json.rendered() + "\n"),
-            ("descriptors.txt", descriptors.joined(separator: "\n") + "\n"),
+        try folder.write("summary.txt", lines.joined(separator: "\n") + "\n")
+        try folder.write("summary.json", JSONValue.object(fields).rendered() + "\n")
+        try folder.write("descriptors.txt", descriptors.joined(separator: "\n") + "\n")
+    }
+
+    /// One pass in summary.json.
+    static func passJSON(_ pass: BurnTest.Pass) -> JSONValue {
+        var fields: [(String, JSONValue)] = [
+            ("framing", .string(pass.framing.rawValue)), ("works", .bool(pass.outcome.works)),
+            ("seconds", .number(pass.seconds)), ("transfers", .integer(pass.transfers)),
+            ("bytesWritten", .integer(pass.bytesWritten)),
         ]
-        for (name, text) in files {
-            do { try Files.writeAtomically(Array(text.utf8), to: Files.join(folder, name)) } catch {
-                throw CommandFailure(.failure, "cannot write the report: \(error.description)")
-            }
+        switch pass.outcome {
+        case .works: break
+        case .readBackDiffers(let address, let wrote, let read):
+            fields.append(
+                (
+                    "firstDifference",
+                    .object([
+                        ("address", .integer(address)), ("wrote", .integer(Int(wrote))), ("read", .integer(Int(read))),
+                    ])
+                ))
+        case .failed(let step, let error):
+            fields += [("step", .string(step)), ("error", .string(error.description))]
+        case .imageRefused(let reason): fields.append(("error", .string(reason)))
         }
+        return .object(fields)
     }
 }
 

@@ -92,15 +92,19 @@ public enum CommandLineTool {
         for option in entry.spec.table.options {
             if let text = command.values[option.name], let check = option.check { try check(text) }
         }
+        try entry.validate?(command)
         guard let path = command.values[Options.trace.spec.name], let debuggers = hardware.debuggers else {
             return try entry.run(command, console, hardware)
         }
         // Every debugger the command reaches is traced, whatever it does with it; the trace is
         // a diagnosis, so a trace that cannot be written is said but changes no outcome.
-        let file = try TraceFile(path: path)
+        let others = command.positionals + command.values.filter { $0.key != Options.trace.spec.name }.map(\.value)
+        let file = try TraceFile(path: path, arguments: others)
         var traced = hardware
         traced.debuggers = TracingProvider(debuggers, trace: file.trace)
+        var succeeded = false
         defer {
+            file.finish(succeeded: succeeded)
             if let failure = file.trace.failure {
                 console.diagnostics(
                     line:
@@ -109,6 +113,7 @@ public enum CommandLineTool {
             }
         }
         try entry.run(command, console, traced)
+        succeeded = true
     }
 
     /// `ccbeacon CMD: message`, the usage, and where to read more.
@@ -203,6 +208,8 @@ struct Command: Sendable {
     let spec: CommandSpec
     /// Runs a command line the parser accepted against `spec`.
     let run: @Sendable (ParsedCommand, Console, Hardware) throws(CommandFailure) -> Void
+    /// Checks the combination of options before anything is opened (a trace included).
+    var validate: (@Sendable (ParsedCommand) throws(CommandFailure) -> Void)?
 
     /// A command that needs no debugger.
     init(_ spec: CommandSpec, run: @escaping @Sendable (ParsedCommand, Console) throws(CommandFailure) -> Void) {
@@ -210,13 +217,15 @@ struct Command: Sendable {
         self.run = { command, console, _ throws(CommandFailure) in try run(command, console) }
     }
 
-    /// A command that talks to debuggers.
+    /// A command that talks to debuggers; `validate` checks its options' combination first.
     init(
         _ spec: CommandSpec,
         runWithDebuggers run:
-            @escaping @Sendable (ParsedCommand, Console, (any DebuggerProvider)?) throws(CommandFailure) -> Void
+            @escaping @Sendable (ParsedCommand, Console, (any DebuggerProvider)?) throws(CommandFailure) -> Void,
+        validate: (@Sendable (ParsedCommand) throws(CommandFailure) -> Void)? = nil
     ) {
         self.spec = spec
+        self.validate = validate
         self.run = { command, console, hardware throws(CommandFailure) in try run(command, console, hardware.debuggers)
         }
     }

@@ -134,10 +134,12 @@ enum DeviceSupport {
 
     /// What to do about a stall while programming with the packed framing: this debugger's
     /// firmware may take a burst only alone in its transfer, as every known client sends it.
-    static func framingHint(_ error: DebuggerError, framing: USBFraming) -> String? {
+    /// `traced`: the command wrote a trace already (it is what to send).
+    static func framingHint(_ error: DebuggerError, framing: USBFraming, traced: Bool) -> String? {
         guard framing == .packed, case .transport(.pipe, .programming) = error else { return nil }
+        let report = traced ? "please report it with the trace you took" : "please report it with a --trace"
         return
-            "the debugger stalled a packed burst: its firmware may take a burst only alone in its transfer; run again without --usb-framing packed (the default, proven, sends it alone), and please report it with a --trace (see First hardware in the README)"
+            "the debugger stalled a packed burst: its firmware may take a burst only alone in its transfer; run again without --usb-framing packed (the default, proven, sends it alone), and \(report) (see First hardware in the README)"
     }
 
     static func progress(_ console: Console) -> (FlashProgress) -> Void {
@@ -408,7 +410,10 @@ enum FlashCommand {
                     throw CommandFailure(
                         failure.exitCode, failure.message, hint: failure.hint.map { "\(changed); \($0)" } ?? changed)
                 }
-                if let framingHint = DeviceSupport.framingHint(debuggerError, framing: connection.session.framing) {
+                if let framingHint = DeviceSupport.framingHint(
+                    debuggerError, framing: connection.session.framing,
+                    traced: command.values[Options.trace.spec.name] != nil)
+                {
                     throw CommandFailure(.failure, debuggerError.description, hint: "\(changed); \(framingHint)")
                 }
                 throw CommandFailure(

@@ -46,7 +46,7 @@ enum DoctorCommand {
             ledger.spec, Options.json.spec, Options.trace.spec, BurnTestCommand.burnTest.spec, BurnTestCommand.yes.spec,
             BurnTestCommand.report.spec, Options.device.spec,
         ])
-    static let command = Command(spec, runWithDebuggers: run)
+    static let command = Command(spec, runWithDebuggers: run, validate: BurnTestCommand.validate)
 
     static let ledger = Option<String>(
         "--ledger", value: "FILE|URL", help: "also check this ledger (a file, or postgresql://…)")
@@ -175,7 +175,7 @@ enum DoctorCommand {
         findings.append(
             Finding(
                 status: devices.isEmpty ? .warning : .ok, subject: "USB",
-                detail: "\(provider.backend); \(devices.count) CC Debugger(s) attached",
+                detail: "\(provider.backend); \(devices.count) debugger(s) attached",
                 fix: devices.isEmpty
                     ? "plug a CC Debugger in (lsusb lists it as 0451:16a2); a SmartRF05EB or SmartRF04EB works too"
                     : nil))

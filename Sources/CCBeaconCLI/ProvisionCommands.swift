@@ -549,6 +549,7 @@ enum ProvisionCommand {
         hookRunner?.deliverPending()
         hookRunner?.start()
         let packed = options.usbFraming == .packed
+        let traced = command.values[Options.trace.spec.name] != nil
         let run = ProvisioningRun(
             template: template, ledger: ledger, options: options, stopRequested: { stopSignals.requested }
         ) { event in
@@ -558,7 +559,7 @@ enum ProvisionCommand {
             if packed, case .finished(_, _, _, _, let reason?) = event,
                 reason.contains(TransportError.pipe.description),
                 let hint = DeviceSupport.framingHint(
-                    .transport(.pipe, during: .programming(address: nil)), framing: .packed)
+                    .transport(.pipe, during: .programming(address: nil)), framing: .packed, traced: traced)
             {
                 line = line.map { "\($0); hint: \(hint)" }
             }

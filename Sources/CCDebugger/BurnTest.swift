@@ -38,6 +38,25 @@ public struct BurnTest {
 
         /// Whether the framing works on this debugger.
         public var works: Bool { self == .works }
+
+        /// Whether this says the framing itself is refused by the debugger's firmware — a stall
+        /// or a timeout on the USB side — rather than that the debugger, the chip or its flash
+        /// failed (an unplug, an I/O error, a byte read back wrong), which fails the test.
+        public var refusesTheFraming: Bool {
+            switch self {
+            case .failed(_, .transport(.pipe, _)), .failed(_, .transport(.timeout, _)): return true
+            default: return false
+            }
+        }
+    }
+
+    /// Why the test could not begin (no target, a chip the data does not describe), with the
+    /// debugger's answer to GET_STATE when it gave one: a report is still written from it.
+    public struct CannotBegin: Error, Sendable {
+        /// GET_STATE's answer, if the debugger gave one.
+        public var state: DebuggerState?
+        /// What stopped it.
+        public var error: DebuggerError
     }
 
     /// What the test found.
@@ -50,8 +69,11 @@ public struct BurnTest {
         public var identity: ChipIdentity
         /// The factory IEEE address (info page), MSB first.
         public var primaryAddress: [UInt8]?
-        /// The secondary address the last page held before the test erased it, MSB first.
+        /// The secondary address the last page held before the test erased it, MSB first
+        /// (unknown when the chip was locked: its erase came first).
         public var secondaryAddress: [UInt8]?
+        /// Whether the chip was debug-locked when the test found it.
+        public var wasLocked: Bool
         /// One per framing, in the order run.
         public var passes: [Pass]
         /// Whether the chip was erased at the end and read as erased (by CRC); nil when that
@@ -61,17 +83,11 @@ public struct BurnTest {
         public var finalError: DebuggerError?
 
         /// Nothing disagreed: every read-back equal, the default framing works, the chip left
-        /// erased. (A non-default framing that fails on the USB side is a finding, not a failure.)
+        /// erased. (A non-default framing the firmware refuses is a finding, not a failure.)
         public var passed: Bool {
             leftErased
                 && passes.allSatisfy { pass in
-                    switch pass.outcome {
-                    case .works: return true
-                    case .readBackDiffers, .imageRefused: return false
-                    case .failed(_, let error):
-                        if case .transport = error { return pass.framing != .proven }
-                        return false
-                    }
+                    pass.outcome.works || (pass.framing != .proven && pass.outcome.refusesTheFraming)
                 }
         }
     }
@@ -111,28 +127,31 @@ public struct BurnTest {
     /// Runs the test. Throws only when it cannot begin (no target, a chip the data does not
     /// describe, a locked chip's identity unknown after its erase); whatever happens after the
     /// first erase is in the report.
-    public func run() throws(DebuggerError) -> Report {
+    public func run() throws(CannotBegin) -> Report {
+        var state: DebuggerState?
+        do throws(DebuggerError) {
+            return try run(state: &state)
+        } catch {
+            throw CannotBegin(state: state, error: error)
+        }
+    }
+
+    func run(state found: inout DebuggerState?) throws(DebuggerError) -> Report {
         var (session, counting) = try open()
         let state = try session.open()
+        found = state
         guard state.targetID != 0 else { throw .noTarget }
         var identity = try session.connect(targetID: state.targetID)
-        var primary: [UInt8]?
-        var secondary: [UInt8]?
-        var chip = Chip.reporting(targetID: state.targetID, flashSizeCode: identity.flashSizeCode, in: session.chips)
-        if !identity.locked, let known = chip {
-            primary = try session.primaryAddress(chip: known)
-            secondary = try session.secondaryAddress(chip: known)
-        }
-        if chip == nil {
-            // A locked chip hides its size: the erase unlocks it, then it tells.
-            identity = try session.chipErase(targetID: state.targetID)
-            chip = Chip.reporting(targetID: state.targetID, flashSizeCode: identity.flashSizeCode, in: session.chips)
-            guard let known = chip else {
-                throw .unsupportedTarget(state.targetID, known: CC254xSession.families(session.chips))
-            }
-            primary = try session.primaryAddress(chip: known)
-        }
-        guard let chip else { throw .unsupportedTarget(state.targetID, known: CC254xSession.families(session.chips)) }
+        // A locked chip hides its size and its flash: the erase unlocks it, then it tells (the
+        // secondary address in its last page is gone with the erase).
+        let wasLocked = identity.locked
+        if wasLocked { identity = try session.chipErase(targetID: state.targetID) }
+        guard
+            let chip = Chip.reporting(
+                targetID: state.targetID, flashSizeCode: identity.flashSizeCode, in: session.chips)
+        else { throw .unsupportedTarget(state.targetID, known: CC254xSession.families(session.chips)) }
+        let primary = try session.primaryAddress(chip: chip)
+        let secondary = wasLocked ? nil : try session.secondaryAddress(chip: chip)
         var passes: [Pass] = []
         for (number, framing) in Self.framings.enumerated() {
             let pass = self.pass(
@@ -160,7 +179,7 @@ public struct BurnTest {
         }
         return Report(
             state: state, chip: chip, identity: identity, primaryAddress: primary, secondaryAddress: secondary,
-            passes: passes, leftErased: leftErased, finalError: finalError)
+            wasLocked: wasLocked, passes: passes, leftErased: leftErased, finalError: finalError)
     }
 
     func reopen(state: DebuggerState) throws(DebuggerError) -> (session: CC254xSession, counting: CountingTransport) {

@@ -24,6 +24,7 @@ public final class USBTrace: Sendable {
     struct State {
         var nextID: UInt64 = 1
         var records = 0
+        var headerWritten = false
         var failure: String?
     }
 
@@ -33,22 +34,52 @@ public final class USBTrace: Sendable {
 
     /// A trace whose bytes go to `sink`, which returns `nil` on success or why it could not write
     /// (the first such reason is kept in `failure`; later records are not written). The pcap file
-    /// header goes out at once. `clock`: wall-clock time of a record (tests fix it).
+    /// header goes out with the first record (or `start()`), so a command that never reaches a
+    /// debugger writes nothing. `clock`: wall-clock time of a record (tests fix it).
     public init(
         sink: @escaping @Sendable ([UInt8]) -> String?,
         clock: @escaping @Sendable () -> (seconds: Int64, microseconds: Int32) = USBTrace.wallClock
     ) {
         self.sink = sink
         self.clock = clock
-        let failure = sink(Self.fileHeader)
-        state.withLock { $0.failure = failure }
     }
 
-    /// The pcap file header: little-endian, microsecond times, version 2.4, link type 220.
+    /// Writes the file header if nothing is written yet: a trace of no transfers is still a
+    /// file the dissectors open.
+    public func start() { write(nil) }
+
+    /// The pcap file header: little-endian, microsecond times, version 2.4, link type 220, and
+    /// ccbeacon's mark (`writerMark`) where pcap keeps a field every reader ignores.
     public static let fileHeader: [UInt8] =
         littleEndian(UInt32(0xA1B2_C3D4)) + littleEndian(UInt16(2)) + littleEndian(UInt16(4))
-        + littleEndian(UInt32(0)) + littleEndian(UInt32(0)) + littleEndian(UInt32(USBTrace.snapLength))
+        + littleEndian(UInt32(0)) + writerMark + littleEndian(UInt32(USBTrace.snapLength))
         + littleEndian(UInt32(220))
+
+    /// "ccbt" in the header's `sigfigs` field, which the pcap format says writers set to 0 and
+    /// readers ignore: it tells a trace ccbeacon wrote (which a new trace may replace) from a
+    /// capture someone made with tcpdump or Wireshark (which it never replaces).
+    public static let writerMark: [UInt8] = Array("ccbt".utf8)
+
+    /// What a file's first 24 bytes say it is.
+    public enum FileKind: Sendable, Equatable {
+        /// A trace ccbeacon wrote.
+        case ccbeaconTrace
+        /// A pcap capture (any link type, either byte order) without ccbeacon's mark.
+        case otherCapture
+        /// Anything else.
+        case notACapture
+    }
+
+    /// Classifies a file by its first bytes (`header`, at most 24 of them).
+    public static func kind(ofFileStartingWith header: [UInt8]) -> FileKind {
+        guard header.count >= 24 else { return .notACapture }
+        let magic = Array(header[0..<4])
+        let magics: [[UInt8]] = [
+            [0xD4, 0xC3, 0xB2, 0xA1], [0xA1, 0xB2, 0xC3, 0xD4], [0x4D, 0x3C, 0xB2, 0xA1], [0xA1, 0xB2, 0x3C, 0x4D],
+        ]
+        guard magics.contains(magic) else { return .notACapture }
+        return Array(header[0..<24]) == fileHeader ? .ccbeaconTrace : .otherCapture
+    }
 
     /// The most data bytes a record carries (more than any transfer ccbeacon makes).
     public static let snapLength = 65_536
@@ -98,12 +129,15 @@ public final class USBTrace: Sendable {
                 status: status, length: length, data: isIn ? data : nil, time: clock()))
     }
 
-    private func write(_ record: [UInt8]) {
-        // One sink call per record, in the order of the calls: the lock keeps records whole and
-        // ordered when several workers record at once.
+    private func write(_ record: [UInt8]?) {
+        // One sink call per record (the first with the file header), in the order of the calls:
+        // the lock keeps records whole and ordered when several workers record at once.
         state.withLock { state in
-            guard state.failure == nil else { return }
-            if let failure = sink(record) { state.failure = failure } else { state.records += 1 }
+            guard state.failure == nil, record != nil || !state.headerWritten else { return }
+            let bytes = (state.headerWritten ? [] : Self.fileHeader) + (record ?? [])
+            if let failure = sink(bytes) { return state.failure = failure }
+            state.headerWritten = true
+            if record != nil { state.records += 1 }
         }
     }
 
@@ -154,8 +188,16 @@ public final class USBTrace: Sendable {
         case .accessDenied: return -13  // EACCES
         case .busy: return -16  // EBUSY
         case .shortTransfer: return 0  // completed, with fewer bytes
+        case .libusb(let code) where code.rawValue == -8: return -75  // LIBUSB_ERROR_OVERFLOW: EOVERFLOW
         case .libusb, .other: return -71  // EPROTO
         }
+    }
+
+    /// The bytes a transfer that ended with `error` moved: what came of a short one, none of any
+    /// other.
+    public static func bytesMoved(by error: TransportError) -> Int {
+        if case .shortTransfer(_, let actual) = error { return actual }
+        return 0
     }
 
     /// The 8 setup bytes of a vendor request (bmRequestType 0xC0 in, 0x40 out).
@@ -208,7 +250,8 @@ public final class TracingTransport: DebuggerTransport {
             return reply
         } catch {
             trace.complete(
-                id, .control, endpoint: 0x80, bus: bus, device: device, status: USBTrace.status(for: error), length: 0)
+                id, .control, endpoint: 0x80, bus: bus, device: device, status: USBTrace.status(for: error),
+                length: USBTrace.bytesMoved(by: error))
             throw error
         }
     }
@@ -227,7 +270,8 @@ public final class TracingTransport: DebuggerTransport {
             trace.complete(id, .control, endpoint: 0x00, bus: bus, device: device, status: 0, length: data.count)
         } catch {
             trace.complete(
-                id, .control, endpoint: 0x00, bus: bus, device: device, status: USBTrace.status(for: error), length: 0)
+                id, .control, endpoint: 0x00, bus: bus, device: device, status: USBTrace.status(for: error),
+                length: USBTrace.bytesMoved(by: error))
             throw error
         }
     }
@@ -241,7 +285,8 @@ public final class TracingTransport: DebuggerTransport {
             trace.complete(id, .bulk, endpoint: endpoint, bus: bus, device: device, status: 0, length: data.count)
         } catch {
             trace.complete(
-                id, .bulk, endpoint: endpoint, bus: bus, device: device, status: USBTrace.status(for: error), length: 0)
+                id, .bulk, endpoint: endpoint, bus: bus, device: device, status: USBTrace.status(for: error),
+                length: USBTrace.bytesMoved(by: error))
             throw error
         }
     }
@@ -257,7 +302,8 @@ public final class TracingTransport: DebuggerTransport {
             return reply
         } catch {
             trace.complete(
-                id, .bulk, endpoint: endpoint, bus: bus, device: device, status: USBTrace.status(for: error), length: 0)
+                id, .bulk, endpoint: endpoint, bus: bus, device: device, status: USBTrace.status(for: error),
+                length: USBTrace.bytesMoved(by: error))
             throw error
         }
     }

@@ -353,16 +353,27 @@ public enum Files {
         public var group: UInt32
     }
 
-    /// Writes all of `buffer` to `descriptor` (again after an interrupted or short write);
-    /// returns `errno` when a write fails, `nil` when all is written.
-    public static func writeAll(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32? {
+    /// Writes all of `buffer` to `descriptor` (again after an interrupted or short write), at
+    /// the descriptor's offset or, given `offset`, at that offset (`pwrite`, which leaves the
+    /// descriptor's own); returns `errno` when a write fails, `nil` when all is written.
+    public static func writeAll(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32, at offset: Int64? = nil)
+        -> Int32?
+    {
         var written = 0
         while written < buffer.count {
-            let result = write(descriptor, buffer.baseAddress! + written, buffer.count - written)
+            let start = buffer.baseAddress! + written
+            let result =
+                if let offset {
+                    pwrite(descriptor, start, buffer.count - written, off_t(offset) + off_t(written))
+                } else {
+                    write(descriptor, start, buffer.count - written)
+                }
             if result < 0 {
                 if errno == EINTR { continue }
                 return errno
             }
+            // A write that takes nothing would loop for ever: the device is full in all but name.
+            if result == 0 { return ENOSPC }
             written += result
         }
         return nil
@@ -590,4 +601,25 @@ public final class PreparedRewrite {
         settled = true
         unlink(temporary)
     }
+}
+
+/// A folder held open by its descriptor, so that what is written "into it" goes into the folder
+/// that was checked even if its name is swapped for a link or another folder meanwhile: `path`
+/// (`/proc/self/fd/N`) leads to the open folder itself, whatever its name now leads to. Linux
+/// only (it needs /proc), as the rest of the tool.
+public final class PinnedDirectory: Sendable {
+    /// A path that leads into the pinned folder (`Files.join(path, name)` names a file in it).
+    public let path: String
+    private let descriptor: Int32
+
+    /// Opens the folder at `folder`, never through a link (a link there is refused with ELOOP,
+    /// a file with ENOTDIR).
+    public init(_ folder: String) throws(FileError) {
+        let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { throw Files.systemError(.list, folder) }
+        self.descriptor = descriptor
+        path = "/proc/self/fd/\(descriptor)"
+    }
+
+    deinit { close(descriptor) }
 }

@@ -30,6 +30,11 @@ for descriptor: Int32 in 0...2 where fcntl(descriptor, F_GETFD) == -1 && errno =
     _ = open("/dev/null", O_RDONLY | O_CLOEXEC)
 }
 
+// A file-size limit (`ulimit -f`) would kill the process mid-burn with SIGXFSZ, the chip half
+// written and nothing said: ignored, a write past the limit fails with EFBIG and is reported as
+// any failed write is (a ledger's transaction rolls back, a trace stops on a whole record).
+signal(SIGXFSZ, SIG_IGN)
+
 let console = Console(
     writingOutput: { text throws(OutputError) in try writeAll(text, to: 1) },
     diagnostics: { text in try? writeAll(text, to: 2) }, diagnosticsIsTerminal: isatty(2) == 1,

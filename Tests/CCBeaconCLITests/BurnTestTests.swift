@@ -2,6 +2,7 @@ import CCDebugger
 import CCDebuggerEmulator
 import Foundation
 import Storage
+import Synchronization
 import TestSupport
 import Testing
 
@@ -120,6 +121,8 @@ struct BurnTestTests {
         (["--burn-test", "--yes", "--report", "FILE"], "is not a folder (a file or a link)"),
         (["--burn-test", "--yes", "--report", "LINK"], "is not a folder (a file or a link)"),
         (["--burn-test", "--yes", "--report", "NOPARENT"], "is not a folder this user may write"),
+        (["--burn-test", "--yes", "--report", "LINKEDTRACE"], "--report LINKEDTRACE/trace.pcap is a link"),
+        (["--burn-test", "--yes", "--report", "FOLDERSUMMARY"], "--report FOLDERSUMMARY/summary.txt is a folder"),
     ])
     func refusedBeforeAnythingIsTouched(arguments: [String], message: String) throws {
         let scratch = try Scratch()
@@ -129,19 +132,154 @@ struct BurnTestTests {
         _ = try scratch.write("file", "keep\n")
         try FileManager.default.createSymbolicLink(
             atPath: scratch.path("link"), withDestinationPath: scratch.path("foreign"))
+        // An earlier report whose trace.pcap is now a link to the list, and one whose
+        // summary.txt is a folder.
+        try FileManager.default.createDirectory(atPath: scratch.path("linkedtrace"), withIntermediateDirectories: false)
+        try FileManager.default.createSymbolicLink(
+            atPath: scratch.path("linkedtrace/trace.pcap"), withDestinationPath: scratch.path("foreign/stations.csv"))
+        try FileManager.default.createDirectory(
+            atPath: scratch.path("foldersummary/summary.txt"), withIntermediateDirectories: true)
         let places = [
             "REPORT": scratch.path("r"), "FOREIGN": scratch.path("foreign"), "FILE": scratch.path("file"),
             "LINK": scratch.path("link"), "NOPARENT": scratch.path("no/such/report"),
+            "LINKEDTRACE": scratch.path("linkedtrace"), "FOLDERSUMMARY": scratch.path("foldersummary"),
         ]
         let provider = EmulatorProvider()
         provider.debuggers[0].logging = true
         let flash = provider.debuggers[0].chip!.flash
         let run = ToolRun(["doctor"] + arguments.map { places[$0] ?? $0 }, debuggers: provider)
         #expect(run.status == 64, "\(run.diagnostics)")
-        #expect(run.diagnostics.contains(message), "\(run.diagnostics)")
+        let expected = arguments.reduce(message) { $0.replacingOccurrences(of: $1, with: places[$1] ?? $1) }
+        #expect(run.diagnostics.contains(expected), "\(run.diagnostics)")
         #expect(provider.debuggers[0].log.isEmpty, "no debugger touched")
         #expect(provider.debuggers[0].chip!.flash == flash)
         #expect(try scratch.text("foreign/stations.csv") == "name\n" && scratch.text("file") == "keep\n")
+    }
+
+    /// A report folder an earlier, killed burn test left half-written (a temporary file of a
+    /// dead writer) is taken: the leftover goes, the report is written.
+    @Test func aKilledReportsLeftoversAreCleared() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(atPath: scratch.path("r"), withIntermediateDirectories: false)
+        // A process ID that runs no process: the writer is dead.
+        let leftover = ".summary.txt\(Files.temporaryMarker)999999999.42"
+        _ = try scratch.write("r/" + leftover, "half")
+        let run = ToolRun(
+            ["doctor", "--burn-test", "--yes", "--report", scratch.path("r")], debuggers: EmulatorProvider())
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(
+            try Files.list(scratch.path("r")).sorted() == [
+                "descriptors.txt", "summary.json", "summary.txt", "trace.pcap",
+            ])
+    }
+
+    /// The report folder is pinned once the test may begin: a folder swapped for a link while
+    /// the test runs (or while it asks) is never written through; the report lands in the folder
+    /// that was checked.
+    @Test func aReportFolderSwappedForALinkIsNotWrittenThrough() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(atPath: scratch.path("victim"), withIntermediateDirectories: false)
+        _ = try scratch.write("victim/summary.txt", "someone else's\n")
+        let report = scratch.path("r")
+        let swapped = Mutex(false)
+        let provider = HookedProvider(EmulatorProvider()) { data in
+            // At the first burst: the test has begun.
+            guard data.count >= 1027 else { return }
+            swapped.withLock { done in
+                guard !done else { return }
+                done = true
+                try? FileManager.default.moveItem(atPath: report, toPath: scratch.path("moved"))
+                try? FileManager.default.createSymbolicLink(atPath: report, withDestinationPath: scratch.path("victim"))
+            }
+        }
+        let run = ToolRun(["doctor", "--burn-test", "--yes", "--report", report], debuggers: provider)
+        #expect(swapped.withLock { $0 })
+        #expect(try scratch.text("victim/summary.txt") == "someone else's\n")
+        #expect(try Files.list(scratch.path("victim")) == ["summary.txt"])
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(
+            try Files.list(scratch.path("moved")).sorted() == [
+                "descriptors.txt", "summary.json", "summary.txt", "trace.pcap",
+            ])
+    }
+
+    /// A test that cannot begin (no target) still leaves its report: what was found, the error,
+    /// the descriptors and the trace of the attempt.
+    @Test func aTestThatCannotBeginStillWritesItsReport() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip = nil
+        let run = ToolRun(["doctor", "--burn-test", "--yes", "--report", scratch.path("r")], debuggers: provider)
+        #expect(run.status == 1)
+        #expect(run.diagnostics.contains("press the debugger's reset button"), "\(run.diagnostics)")
+        #expect(
+            try Files.list(scratch.path("r")).sorted() == [
+                "descriptors.txt", "summary.json", "summary.txt", "trace.pcap",
+            ])
+        let text = try scratch.text("r/summary.txt")
+        #expect(text.contains("the burn test could not begin: the debugger sees no target chip"), "\(text)")
+        let summary = try #require(
+            try JSONSerialization.jsonObject(with: Data(try scratch.bytes("r/summary.json"))) as? [String: Any])
+        #expect(summary["passed"] as? Bool == false)
+        #expect((summary["error"] as? String)?.contains("sees no target") == true)
+        #expect(try scratch.text("r/descriptors.txt").contains("GET_STATE: target 0x0"))
+        #expect(try !PcapReader(try scratch.bytes("r/trace.pcap")).records.isEmpty)
+    }
+
+    /// A debugger lost during the packed pass is a failure, not a finding about framings: only a
+    /// stall or a timeout says the firmware refuses the packed layout.
+    @Test func aDebuggerLostDuringThePackedPassFailsTheTest() throws {
+        // Unplugged at the first transfer longer than a burst alone once the proven pass wrote
+        // its 256 blocks: the packed pass's first block.
+        let bursts = Mutex(0)
+        let provider = HookedProvider(EmulatorProvider()) { data throws(TransportError) in
+            if data.count == 1027, data.prefix(2) == [0xEE, 0x84] { bursts.withLock { $0 += 1 } }
+            let packedBurst =
+                data.count > 1027 && data.indices.dropLast(2).contains { data[$0...].starts(with: [0xEE, 0x84, 0x00]) }
+            if packedBurst, bursts.withLock({ $0 }) >= 256 { throw .noDevice }
+        }
+        let run = ToolRun(["doctor", "--burn-test", "--yes"], debuggers: provider)
+        #expect(run.status == 1, "\(run.output)")
+        #expect(run.output.contains("packed framing: FAILED while writing: the debugger is gone"), "\(run.output)")
+        #expect(run.diagnostics.contains("the burn test failed: writing with the packed framing: the debugger is gone"))
+        #expect(!run.output.contains("takes a burst only alone"))
+    }
+
+    /// A read-back that differs in one pass says nothing about that pass's framing: it is
+    /// undecided, not "does not work".
+    @Test func aFlashFaultIsNotBlamedOnAFraming() throws {
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip!.stuckAtZero[0x1234] = 0x01
+        let run = ToolRun(["doctor", "--burn-test", "--yes"], debuggers: provider)
+        #expect(run.status == 1)
+        #expect(
+            run.output.contains(
+                "framings that work on this debugger: proven (proven is the default); undecided: packed (its read-back differed: a flash fault as likely as the framing)"
+            ), "\(run.output)")
+    }
+
+    /// A locked chip hides its secondary address until the erase clears it: unknown, not none.
+    @Test func aLockedChipsSecondaryAddressIsUnknown() throws {
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip!.setDebugLockBit()
+        let run = ToolRun(["doctor", "--burn-test", "--yes"], debuggers: provider)
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.output.contains("secondary address unknown (the chip was locked; its erase cleared the page)"))
+    }
+
+    /// A firmware revision no report has mentioned is noted in the summary the user sends.
+    @Test func anUnseenFirmwareRevisionIsNotedInTheSummary() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let provider = EmulatorProvider()
+        provider.debuggers[0].firmware = (0x05CC, 0x0051)
+        let run = ToolRun(["doctor", "--burn-test", "--yes", "--report", scratch.path("r")], debuggers: provider)
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(
+            try scratch.text("r/summary.txt").contains("firmware revision 0x51 has not been seen with open clients"))
     }
 
     @Test func noTargetOrSeveralDebuggersSayWhatToDo() throws {

@@ -30,7 +30,7 @@ struct DoctorTests {
         let run = ToolRun(["doctor"], debuggers: provider)
         #expect(run.status == 0, "\(run.output)\(run.diagnostics)")
         #expect(run.output.contains("ok     data: 4 boards and the bundled templates in "))
-        #expect(run.output.contains("ok     USB: emulated (in process); 2 CC Debugger(s) attached"))
+        #expect(run.output.contains("ok     USB: emulated (in process); 2 debugger(s) attached"))
         #expect(
             run.output.contains(
                 "ok     debugger 1:10 (port 1-1), serial EMU001: opens; target CC2541F256 (256 KiB), IEEE address 00:12:4B:00:25:41"

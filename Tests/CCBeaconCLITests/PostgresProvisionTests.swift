@@ -282,12 +282,13 @@ struct PostgresProvisionTests {
     }
 }
 
-/// Emulated debuggers whose bulk OUT transfers (commands and flash data) call `hook` first.
+/// Emulated debuggers whose bulk OUT transfers (commands and flash data) call `hook` first; a hook
+/// that throws fails the transfer (an unplug, a stall) before the debugger sees it.
 final class HookedProvider: DebuggerProvider, Sendable {
     let base: EmulatorProvider
-    let hook: @Sendable ([UInt8]) -> Void
+    let hook: @Sendable ([UInt8]) throws(TransportError) -> Void
 
-    init(_ base: EmulatorProvider, hook: @escaping @Sendable ([UInt8]) -> Void) {
+    init(_ base: EmulatorProvider, hook: @escaping @Sendable ([UInt8]) throws(TransportError) -> Void) {
         self.base = base
         self.hook = hook
     }
@@ -302,9 +303,9 @@ final class HookedProvider: DebuggerProvider, Sendable {
 /// An emulated debugger's transport with `hook` before each bulk OUT.
 final class HookedTransport: DebuggerTransport, @unchecked Sendable {
     let base: any DebuggerTransport
-    let hook: @Sendable ([UInt8]) -> Void
+    let hook: @Sendable ([UInt8]) throws(TransportError) -> Void
 
-    init(base: any DebuggerTransport, hook: @escaping @Sendable ([UInt8]) -> Void) {
+    init(base: any DebuggerTransport, hook: @escaping @Sendable ([UInt8]) throws(TransportError) -> Void) {
         self.base = base
         self.hook = hook
     }
@@ -324,7 +325,7 @@ final class HookedTransport: DebuggerTransport, @unchecked Sendable {
     }
 
     func bulkOut(_ data: [UInt8], timeoutMilliseconds: Int) throws(TransportError) {
-        hook(data)
+        try hook(data)
         try base.bulkOut(data, timeoutMilliseconds: timeoutMilliseconds)
     }
 

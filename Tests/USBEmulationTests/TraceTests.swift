@@ -17,6 +17,8 @@ enum TShark {
         var endpoint: Int
         var status: Int
         var data: [UInt8]
+        /// bRequest of a control submission (6: GET_DESCRIPTOR), nil for anything else.
+        var request: Int? = nil
     }
 
     /// Every record of `file`, and tshark's diagnostics.
@@ -27,7 +29,7 @@ enum TShark {
             [
                 "-r", file, "-T", "fields", "-E", "separator=|", "-e", "usb.urb_id", "-e", "usb.urb_type", "-e",
                 "usb.transfer_type", "-e", "usb.endpoint_address", "-e", "usb.urb_status", "-e", "usb.capdata",
-                "-e", "usb.data_fragment",
+                "-e", "usb.data_fragment", "-e", "usb.setup.bRequest",
             ], in: directory, timeout: 60)
         let records = run.output.split(separator: "\n").compactMap { line -> Record? in
             let fields = line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
@@ -37,7 +39,8 @@ enum TShark {
             return Record(
                 id: fields[0], event: fields[1].replacingOccurrences(of: "'", with: ""),
                 transferType: Int(fields[2].dropFirst(2), radix: 16) ?? -1,
-                endpoint: Int(fields[3].dropFirst(2), radix: 16) ?? -1, status: Int(fields[4]) ?? -999, data: bytes)
+                endpoint: Int(fields[3].dropFirst(2), radix: 16) ?? -1, status: Int(fields[4]) ?? -999, data: bytes,
+                request: fields.count > 7 ? Int(fields[7]) : nil)
         }
         return (records, run.errors, run.status)
     }
@@ -154,6 +157,56 @@ struct USBTraceTests {
     }
 }
 
+/// A trace the disk cannot hold: `ulimit -f` stands in for a full disk.
+@Suite(
+    .serialized,
+    .enabled(if: Tools.available && TShark.path != nil, "needs umockdev and tshark (scripts/test installs both)"))
+struct TraceWriteFailureTests {
+    /// The flash goes on and succeeds; the trace stops on a whole record, which tshark reads to
+    /// its end, and stderr says where it stopped.
+    @Test func aTraceTheDiskCannotHoldStopsOnAWholeRecord() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let (station, _) = try work.station()
+        let trace = work.path("full.pcap")
+        let run = try Tools.run(
+            [],
+            ["/bin/bash", "-c", "ulimit -f 8; exec \"$0\" \"$@\"", Tools.ccbeacon, "flash", station, "--trace", trace],
+            in: work.url)
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.errors.contains("warning: the trace \(trace) stopped after"), "\(run.errors)")
+        #expect(run.errors.contains("File too large"), "\(run.errors)")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: trace)[.size] as? Int)
+        #expect(size > 0 && size <= 8 * 1024)
+        let (records, errors, status) = try TShark.records(trace, in: work.url)
+        #expect(status == 0 && !errors.contains("cut short"), "\(errors)")
+        #expect(records.count > 10)
+    }
+
+    /// The burn test's report says its trace stopped (summary.txt and summary.json), and the
+    /// test's own outcome stands.
+    @Test func aBurnTestReportSaysItsTraceStopped() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let run = try Tools.run(
+            [],
+            [
+                "/bin/bash", "-c", "ulimit -f 200; exec \"$0\" \"$@\"", Tools.ccbeacon, "doctor", "--burn-test",
+                "--yes",
+                "--report", work.path("r"),
+            ], in: work.url)
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(try work.text("r/summary.txt").contains("trace.pcap stopped after"))
+        let summary = try #require(
+            try JSONSerialization.jsonObject(with: Data(try work.bytes("r/summary.json"))) as? [String: Any])
+        #expect((summary["traceFailure"] as? String)?.contains("File too large") == true)
+        #expect(summary["passed"] as? Bool == true)
+        let (records, errors, status) = try TShark.records(work.path("r/trace.pcap"), in: work.url)
+        #expect(status == 0 && !errors.contains("cut short"), "\(errors)")
+        #expect(records.count == summary["traceRecords"] as? Int)
+    }
+}
+
 /// `doctor --burn-test` through real libusb, as a user with a new debugger runs it.
 @Suite(.serialized, .enabled(if: Tools.available, "needs umockdev and the built executables"))
 struct BurnTestThroughLibUSBTests {
@@ -170,6 +223,9 @@ struct BurnTestThroughLibUSBTests {
         let (records, errors, status) = try TShark.records(work.path("report/trace.pcap"), in: work.url)
         #expect(status == 0 && !errors.contains("cut short"), "\(errors)")
         #expect(records.count > 2000)
+        // The debugger was listed again through the report's trace: its descriptor requests
+        // (GET_DESCRIPTOR, for the strings descriptors.txt names) are in it.
+        #expect(records.contains { $0.event == "S" && $0.transferType == 2 && $0.request == 6 })
     }
 
     @Test func aDebuggerThatTakesBurstsOnlyAloneIsTold() throws {
