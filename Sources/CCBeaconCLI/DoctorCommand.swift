@@ -36,7 +36,8 @@ enum DoctorCommand {
             debugger's firmware ID and revision, and leaves the chip erased. It says which framings
             work on this debugger, and fails (exit 1) naming the first address that read back
             differently. --report DIR writes summary.txt, summary.json, the USB trace (trace.pcap)
-            and the debugger's descriptors into DIR, for a bug report.
+            and the debugger's descriptors into DIR, for a bug report: a new folder or an earlier
+            report's (it holds the trace, so --trace is not given with it).
 
             Examples:
               ccbeacon doctor --ledger provisioning.sqlite

@@ -178,7 +178,8 @@ enum Options {
     /// A USB trace of every transfer with the debuggers (usbmon pcap; `TraceFile`).
     static let trace = Option<String>(
         "--trace", value: "FILE",
-        help: "write every USB transfer with the debuggers to FILE (pcap, usbmon; Wireshark and tshark read it)")
+        help:
+            "write every USB transfer with the debuggers to FILE (pcap, usbmon; Wireshark and tshark read it): a new file or an earlier ccbeacon trace")
     /// The ledger file.
     static func ledger(help: String) -> Option<String> { Option<String>("--ledger", value: "FILE", help: help) }
 }
