@@ -179,7 +179,8 @@ enum Options {
     static let trace = Option<String>(
         "--trace", value: "FILE",
         help:
-            "write every USB transfer with the debuggers to FILE (pcap, usbmon; Wireshark and tshark read it): a new file or an earlier ccbeacon trace")
+            "write every USB transfer with the debuggers to FILE (pcap, usbmon; Wireshark and tshark read it): a new file or an earlier ccbeacon trace"
+    )
     /// The ledger file.
     static func ledger(help: String) -> Option<String> { Option<String>("--ledger", value: "FILE", help: help) }
 }
