@@ -1,0 +1,210 @@
+import BeaconPayload
+import BeaconScan
+import CCDebugger
+import FirmwareTemplate
+import PostgresLedger
+import Provisioning
+import StationLedger
+import Storage
+import StructuredText
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension ProvisionCommand {
+    /// The ledger a run writes and the lock that makes the run the only one of its kind: for a
+    /// file, one run per ledger (`lockForOneRun`); for a server, one run per bench — a lock on the
+    /// bench's journal here, and one live run per bench name in the ledger's runs — with the
+    /// outcomes a previous run journaled recorded first.
+    static func openForRun(
+        _ path: String, listPath: String, bench given: String?, serverWait: Double?,
+        leaseSeconds: Double = RunLease.defaultSeconds, process: RunIdentity = .current,
+        hooks: Set<AttemptOutcome> = [], console: Console
+    ) throws(CommandFailure) -> (ledger: any ProvisioningLedger & Sendable, lock: FolderLock) {
+        guard PostgresURL.isURL(path) else {
+            if serverWait != nil {
+                throw .usage("--server-wait applies to a PostgreSQL ledger (--ledger postgresql://…)")
+            }
+            // The ledger is opened by the very path that was locked: resolved again, a symbolic
+            // link retargeted in between would lead to a ledger another run holds.
+            let (lock, lockedPath) = try lockForOneRun(path)
+            return (
+                try openLedger(lockedPath, bench: given, hooks: hooks, leaseSeconds: leaseSeconds, process: process),
+                lock
+            )
+        }
+        guard let bench = given else { throw .usage("a shared ledger needs this bench's name: give --bench NAME") }
+        let shown = PostgresURL.shown(path)
+        let journal = OutcomeJournal(path: OutcomeJournal.journalPath(bench: bench, listPath: listPath))
+        let lock = try lockBeside(
+            journal.path,
+            failed: { error in
+                CommandFailure(
+                    .failure, "cannot lock bench '\(visible: bench)' for this run: \(error)",
+                    hint: "the bench keeps its journal beside the station list: that folder must be writable")
+            },
+            held: { holder in
+                CommandFailure(
+                    .failure,
+                    "another provision\(holder) is running as bench '\(visible: bench)' here; one run per bench",
+                    hint: "let it finish, or give this run its own --bench NAME")
+            })
+        let server: PostgresLedger
+        do {
+            server = try PostgresLedger(
+                url: path, bench: bench, creating: true, serverWait: serverWait ?? 60, exclusive: true, hooks: hooks,
+                leaseSeconds: leaseSeconds, identity: process)
+        } catch {
+            lock.release()
+            if case .refused = error.kind { throw ledgerFailure(error, path: shown) }
+            throw CommandFailure(
+                .failure, error.description,
+                hint: "check the URL, that the server runs and that this user may connect; nothing was burned")
+        }
+        return (JournalingLedger(server, journal: journal, ledgerID: server.ledgerID, bench: bench), lock)
+    }
+
+    /// The run stopped because the server stayed away: what it burned, and where the outcomes it
+    /// could not record wait for the next run.
+    static func journaledFailure(
+        _ ledger: JournalingLedger, summary: ProvisionSummary, server: String, console: Console
+    ) -> CommandFailure {
+        let kept = ledger.journaled
+        var lines = [
+            "provisioned \(summary.verified.count) station(s) in this run; the ledger server \(server) stopped answering"
+        ]
+        for entry in kept {
+            lines.append(
+                "  kept in the journal, not yet on the server: '\(visible: entry.station)' on chip \(entry.chip): \(entry.outcome.rawValue)"
+            )
+        }
+        console.output(lines: lines)
+        return CommandFailure(
+            .failure,
+            "the ledger server did not answer; \(kept.count) outcome(s) are kept in the journal \(ledger.journal.path)",
+            hint:
+                "when the server answers again, run the same provision on this bench: it records the journal first, then goes on"
+        )
+    }
+
+    /// One run per ledger: another run's burns in progress would look like a crash's to this one
+    /// (and with --release-interrupted their stations would go to other chips). The lock (flock on
+    /// a hidden file beside the ledger) dies with the process. It sits beside the ledger's real
+    /// path: through a symbolic link a second run would otherwise take a lock of its own.
+    /// Returns the lock and the real path it guards.
+    static func lockForOneRun(_ path: String) throws(CommandFailure) -> (FolderLock, String) {
+        try refuseServer(path)
+        let realPath = SQLiteLedger.realPath(path)
+        let lock = try lockBeside(
+            realPath,
+            failed: { error in
+                CommandFailure(
+                    .failure, "cannot lock the ledger \(path) for this run: \(error)",
+                    hint: "provisioning writes the ledger: its folder must be writable")
+            },
+            held: { holder in
+                CommandFailure(
+                    .failure, "another provision\(holder) is using the ledger \(path); one run per ledger",
+                    hint:
+                        "let it finish (or stop it with Ctrl-C); to burn on more debuggers at once, give one run --devices all"
+                )
+            })
+        return (lock, realPath)
+    }
+
+    /// The run lock on a hidden file beside `path` (`.NAME.lock`; it dies with the process), taken
+    /// without waiting: `held` says what to do when another process holds it (given ` (process
+    /// PID)` or nothing), `failed` when it cannot be taken at all.
+    static func lockBeside(
+        _ path: String, failed: (FolderLock.Failure) -> CommandFailure, held: (String) -> CommandFailure
+    ) throws(CommandFailure) -> FolderLock {
+        do {
+            return try FolderLock.acquire(
+                Files.directory(of: path), name: ".\(Files.lastComponent(path)).lock", wait: false)
+        } catch {
+            guard case .held(_, let holder) = error else { throw failed(error) }
+            throw held(holder.map { " (process \($0))" } ?? "")
+        }
+    }
+
+    /// Registers the list, marks what a crash left in progress as interrupted (and says so), and
+    /// with `releasing` lets the list's held stations go to new chips.
+    static func prepare(
+        _ ledger: any ProvisioningLedger & Sendable, stations: [Station], releasing: Bool, path: String,
+        console: Console
+    ) throws(CommandFailure) {
+        do {
+            try ledger.register(stations)
+        } catch {
+            if case .refused = error.kind { throw ledgerFailure(error, path: path) }
+            if error.isConnectionLost { throw ledgerFailure(error, path: path) }
+            // A station with another identity or power than the ledger's: the list does not fit
+            // this ledger, as another list does not fit a pool (65); a failing database is 1.
+            throw CommandFailure(
+                error.isConstraint ? .dataError : .failure, error.description,
+                hint: "the ledger refused the list; see the message")
+        }
+        // What a bench burned while its server was away is recorded first — once the list is
+        // known to be the pool's, and before its attempts left in progress count as interrupted.
+        if let journaling = ledger as? JournalingLedger { try replay(journaling, path: path, console: console) }
+        do {
+            for interrupted in try ledger.recoverInterrupted() {
+                let bench = interrupted.bench.map { " of bench '\($0)'" } ?? ""
+                console.diagnostics(
+                    line:
+                        "interrupted earlier: station '\(interrupted.station)' on chip \(interrupted.chip) (\(interrupted.debugger))\(bench); chip \(interrupted.chip) may carry its identity, so it is held until that chip is attached again"
+                )
+            }
+            if releasing {
+                for (station, chip) in try ledger.releaseHeld(in: Set(stations.map(\.name))) {
+                    console.diagnostics(
+                        line:
+                            "released '\(station)' (was interrupted on chip \(chip)); chip \(chip) may still carry its identity: erase it (ccbeacon erase) or set it aside"
+                    )
+                }
+            }
+        } catch {
+            if case .refused = error.kind { throw ledgerFailure(error, path: path) }
+            if error.isConnectionLost { throw ledgerFailure(error, path: path) }
+            throw CommandFailure(.failure, error.description, hint: "the ledger refused the list; see the message")
+        }
+    }
+
+    /// Records a bench's journal on its ledger and says so.
+    static func replay(_ ledger: JournalingLedger, path: String, console: Console) throws(CommandFailure) {
+        do {
+            let replay = try ledger.replay()
+            for entry in replay.recorded {
+                console.diagnostics(
+                    line:
+                        "recorded from the journal: '\(visible: entry.station)' on chip \(entry.chip): \(entry.outcome.rawValue)"
+                )
+            }
+            if !replay.alreadyRecorded.isEmpty {
+                console.diagnostics(
+                    line:
+                        "journal: \(replay.alreadyRecorded.count) outcome(s) were already on the server; journal removed"
+                )
+            }
+        } catch {
+            if error.isConnectionLost {
+                throw CommandFailure(
+                    .failure, error.description,
+                    hint:
+                        "the journal \(ledger.journal.path) holds outcomes burned while the server was away; run again when the server answers — nothing is burned before they are recorded"
+                )
+            }
+            throw CommandFailure(.failure, error.description, hint: "the journal is kept as it was; nothing was burned")
+        }
+    }
+
+    /// The list's progress, a ledger failure as the command's.
+    static func progress(_ ledger: any ProvisioningLedger & Sendable, _ listed: Set<String>, path: String)
+        throws(CommandFailure)
+        -> ListProgress
+    {
+        do { return try ledger.progress(of: listed) } catch { throw ledgerFailure(error, path: path) }
+    }
+}

@@ -1,0 +1,211 @@
+public import BoardSupport
+import Checksums
+import HexText
+public import IntelHex
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What the debugger reports about itself (GET_STATE).
+public struct DebuggerState: Sendable, Equatable {
+    /// Target ID the debugger detected (0x2541…), 0 when none.
+    public var targetID: UInt16
+    /// Debugger firmware ID (0x05CC on CC Debuggers).
+    public var firmwareID: UInt16
+    /// Debugger firmware revision.
+    public var firmwareRevision: UInt16
+}
+
+/// What the chip reports once connected.
+public struct ChipIdentity: Sendable, Equatable {
+    /// CHIPID (0x41 CC2541, 0x8D CC2540).
+    public var chipID: UInt8
+    /// CHVER.
+    public var revision: UInt8
+    /// CHIPINFO0.FLASHSIZE as the chip reports it (0 when locked).
+    public var flashSizeCode: UInt8
+    /// The flash size that code means for the session's chip with this target ID, in bytes; 0
+    /// when none of its chips has the code.
+    public var flashSize: Int
+    /// RAM size from CHIPINFO1, bytes.
+    public var ramSize: Int
+    /// True when the debug lock is set (only an erase helps).
+    public var locked: Bool
+}
+
+/// A flashing operation that failed, with what the user can do about it.
+public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A USB transfer failed.
+    case transport(TransportError, during: DebuggerOperation)
+    /// The debugger sees no target.
+    case noTarget
+    /// The target is not a CC2540/CC2541.
+    case unsupportedTarget(UInt16, known: [String])
+    /// The target does not answer in debug mode.
+    case targetNotResponding(status: UInt8)
+    /// The debug interface is locked.
+    case targetLocked
+    /// The chip erase did not finish in time.
+    case eraseTimeout
+    /// The chip is still locked after an erase.
+    case stillLockedAfterErase
+    /// The flash controller stayed busy.
+    case flashBusy(address: Int)
+    /// The flash controller aborted a write (locked page).
+    case writeAborted(address: Int)
+    /// The CRC DMA did not complete.
+    case dmaTimeout(address: Int)
+    /// Verification found different bytes in this range: a chunk whose CRC did not match (it
+    /// starts where its segment or 1 KiB step starts, not at a KiB boundary), or the one byte a
+    /// full read found different.
+    case verifyMismatch(in: Range<Int>)
+    /// The station's identity bytes read back differ from the image at this address.
+    case identityMismatch(address: Int)
+    /// The debug lock bits were written and read back, but after a reset the debug interface
+    /// was not locked.
+    case lockNotTaken
+
+    /// Plain-words reason.
+    public var description: String {
+        switch self {
+        case .transport(let error, let during): return "\(error) while \(during)"
+        case .noTarget: return "the debugger sees no target chip"
+        case .unsupportedTarget(let id, let known):
+            return
+                "the target is a CC\(HexText.digits(id)), not a \(known.isEmpty ? "chip of boards/chips.json" : known.joined(separator: "/"))"
+        case .targetNotResponding(let status):
+            return "the target does not answer in debug mode (status \(HexText.address(status)))"
+        case .targetLocked: return "the target's debug interface is locked"
+        case .lockNotTaken:
+            return "the debug lock bits were written, but after a reset the debug interface was not locked"
+        case .eraseTimeout: return "the chip erase did not finish within 8 s"
+        case .stillLockedAfterErase: return "the target is still locked after a chip erase"
+        case .flashBusy(let address): return "the flash controller stayed busy writing at \(hex(address))"
+        case .writeAborted(let address):
+            return "the flash controller aborted the write at \(hex(address)) (page locked?)"
+        case .dmaTimeout(let address): return "the CRC DMA did not complete for \(hex(address))"
+        case .verifyMismatch(let range) where range.count == 1:
+            return "verification failed: flash differs from the image at \(hex(range.lowerBound))"
+        case .verifyMismatch(let range):
+            return
+                "verification failed: flash differs from the image somewhere in \(hex(range.lowerBound))-\(hex(range.upperBound - 1)) (the chip's CRC over those \(range.count) bytes did not match)"
+        case .identityMismatch(let address):
+            return
+                "verification failed: the identity bytes did not read back as written (flash differs from the image at \(hex(address)))"
+        }
+    }
+}
+
+/// Progress of a long operation, for bars and logs.
+public struct FlashProgress: Sendable, Equatable {
+    /// The phase.
+    public enum Phase: String, Sendable { case erase, program, verify, read }
+    /// Which phase.
+    public var phase: Phase
+    /// Bytes done.
+    public var done: Int
+    /// Bytes in all.
+    public var total: Int
+
+    /// `done` of `total` bytes of `phase`.
+    public init(phase: Phase, done: Int, total: Int) {
+        self.phase = phase
+        self.done = done
+        self.total = total
+    }
+}
+
+/// The flash blocks an image needs written: 1 KiB blocks that hold at least one byte other than
+/// 0xFF (an erased chip already reads 0xFF elsewhere).
+public struct FlashPlan: Sendable, Equatable {
+    /// Block size.
+    public static let blockSize = 1024
+    /// (address, 1024 bytes) in address order.
+    public var blocks: [(address: Int, bytes: [UInt8])]
+    /// The image the plan came from (for verification).
+    public var image: MemoryImage
+
+    /// Equal when the blocks are equal.
+    public static func == (lhs: FlashPlan, rhs: FlashPlan) -> Bool {
+        lhs.image == rhs.image && lhs.blocks.map(\.address) == rhs.blocks.map(\.address)
+    }
+
+    /// The image with the last page's secondary address (MSB first, as printed) and/or the debug
+    /// lock bit set, ready for `FlashPlan(image:chip:allowLastPage: true)`.
+    public static func withLastPage(
+        _ image: MemoryImage, chip: Chip, secondaryAddress: [UInt8]?, lockDebug: Bool
+    ) throws(FlashPlanError) -> MemoryImage {
+        var result = image
+        if let secondaryAddress {
+            guard secondaryAddress.count == chip.secondaryAddress.count else {
+                throw .badAddressLength(secondaryAddress.count, expected: chip.secondaryAddress.count)
+            }
+            try? result.write(secondaryAddress.reversed(), at: chip.secondaryAddress.lowerBound)
+        }
+        if lockDebug {
+            var lock = [UInt8](repeating: 0xFF, count: chip.lockBits.count)
+            lock[lock.count - 1] = 0x7F  // DBGLOCK is bit 7 of the last lock byte; 0 locks
+            try? result.write(lock, at: chip.lockBits.lowerBound)
+        }
+        return result
+    }
+
+    /// Plans `image` for `chip`; refuses data beyond the flash, and data in the lock-bit page
+    /// unless `allowLastPage` (writing it by accident can lock the chip).
+    public init(image: MemoryImage, chip: Chip, allowLastPage: Bool = false) throws(FlashPlanError) {
+        if let end = image.endAddress, end > chip.flashSize {
+            throw .tooLarge(end: end, flashSize: chip.flashSize)
+        }
+        if !allowLastPage, let inLastPage = image.segments.first(where: { $0.range.overlaps(chip.lastPageRange) }) {
+            throw .lastPage(address: max(inLastPage.start, chip.lastPageRange.lowerBound))
+        }
+        self.image = image
+        var blocks: [(Int, [UInt8])] = []
+        guard let end = image.endAddress else {
+            self.blocks = []
+            return
+        }
+        var address = 0
+        while address < end {
+            let bytes = image.bytes(in: address..<(address + Self.blockSize), fill: 0xFF)
+            if bytes.contains(where: { $0 != 0xFF }) { blocks.append((address, bytes)) }
+            address += Self.blockSize
+        }
+        self.blocks = blocks
+    }
+}
+
+/// An image that cannot be flashed as it is.
+public enum FlashPlanError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The image reaches beyond the flash.
+    case tooLarge(end: Int, flashSize: Int)
+    /// The image has data in the last page (secondary address and lock bits).
+    case lastPage(address: Int)
+    /// A secondary address of the wrong length.
+    case badAddressLength(Int, expected: Int)
+
+    /// Plain-words reason.
+    public var description: String {
+        switch self {
+        case .tooLarge(let end, let flashSize):
+            return "the image reaches \(hex(end - 1)), beyond the chip's \(flashSize / 1024) KiB of flash"
+        case .lastPage(let address):
+            return
+                "the image has data at \(hex(address)), in the last flash page, which holds the lock bits and the secondary address; writing it can lock the chip"
+        case .badAddressLength(let count, let expected):
+            return "the address has \(count) bytes; this chip's secondary address has \(expected)"
+        }
+    }
+}
+
+/// How debugger frames are laid out in bulk OUT transfers while programming.
+public enum USBFraming: String, Sendable, CaseIterable {
+    /// What every known client sends and real debuggers are known to take: a BURST_WRITE frame is
+    /// the only frame of its transfer (../shared/docs/first-contact.md); other frames may share one.
+    case proven
+    /// Frames packed around the burst (start the previous block's write, arm the burst channel,
+    /// BURST_WRITE the block, read FCTL — one transfer per block): fewer transfers, but no known
+    /// client sends a frame after a burst's data, so it is unconfirmed on real hardware.
+    case packed
+}

@@ -1,0 +1,178 @@
+import BeaconPayload
+import StructuredText
+import Synchronization
+
+extension LedgerCore {
+    // MARK: - Outcomes
+
+    /// Ends an attempt: one of this run's in progress, or one interrupted (nobody's until settled;
+    /// it becomes this run's). One settled meanwhile keeps what it says and this outcome is
+    /// refused; one that belongs to another run now (taken over after this run's lease ran out)
+    /// is `Kind.leaseLost`. With a hook for the outcome, its hook run is recorded with it.
+    package func finish(
+        _ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?,
+        debugLocked: Bool
+    ) throws(LedgerError) {
+        let operation = "recording an outcome"
+        try beginRun(exclusive: false)
+        try driver.inTransaction(operation) { () throws(LedgerError) in
+            // Repeated after a lost COMMIT: the first try may have recorded it.
+            if driver.isRepeating, let id = lease.runID,
+                let row = try driver.rows(
+                    "SELECT outcome, run FROM attempts WHERE id = ?", [.integer(attemptID)], operation
+                ).first, row[0].string == outcome.rawValue, row[1].string == id
+            {
+                return
+            }
+            let run = try fence(operation)
+            let changed = try driver.rows(
+                "UPDATE attempts SET outcome = ?, reason = ?, read_back = ?, heard = ?, rssi_count = ?, rssi_median = ?, debug_locked = ?, finished_at = \(now), run = ? WHERE id = ? AND (outcome = 'interrupted' OR (outcome = 'in-progress' AND run = ?)) RETURNING station",
+                Self.outcomeValues(outcome, reason, readBack, onAir, debugLocked) + [
+                    .text(run), .integer(attemptID), .text(run),
+                ], operation)
+            guard changed.count == 1, let station = changed[0][0].string else {
+                throw try refusal(attemptID, outcome: outcome, run: run)
+            }
+            try retake(station)
+            try recordHookRun(attemptID, outcome: outcome)
+        }
+    }
+
+    /// Records an outcome a run of this bench kept in its journal (`JournalingLedger`): the
+    /// attempt must still be open and still the journaling run's (a journal of a build before runs
+    /// names none: then only an attempt of no run, recorded before ledgers kept runs). No lease is
+    /// asked for: the journaling run burned it while its lease held.
+    package func recordJournaled(
+        _ attemptID: Int, run: String?, outcome: AttemptOutcome, reason: String?, readBack: String?,
+        onAir: OnAirCheck?, debugLocked: Bool
+    ) throws(LedgerError) {
+        let operation = "recording an outcome from the journal"
+        try driver.inTransaction(operation) { () throws(LedgerError) in
+            let changed = try driver.rows(
+                "UPDATE attempts SET outcome = ?, reason = ?, read_back = ?, heard = ?, rssi_count = ?, rssi_median = ?, debug_locked = ?, finished_at = \(now) WHERE id = ? AND outcome IN ('in-progress', 'interrupted') AND coalesce(run, '') = coalesce(?, '') RETURNING station",
+                Self.outcomeValues(outcome, reason, readBack, onAir, debugLocked) + [
+                    .integer(attemptID), run.map { .text($0) } ?? .null,
+                ], operation)
+            guard changed.count == 1 else {
+                let now = try driver.rows(
+                    "SELECT outcome FROM attempts WHERE id = ?", [.integer(attemptID)], operation
+                ).first?.first?.string
+                if driver.isRepeating, now == outcome.rawValue { return }
+                throw LedgerRefusal.settled(attemptID, as: now, outcome: outcome)
+            }
+            if let station = changed[0][0].string { try retake(station) }
+            try recordHookRun(attemptID, outcome: outcome)
+        }
+    }
+
+    static func outcomeValues(
+        _ outcome: AttemptOutcome, _ reason: String?, _ readBack: String?, _ onAir: OnAirCheck?, _ debugLocked: Bool
+    ) -> [SQLValue] {
+        [
+            .text(outcome.rawValue), reason.map { .text($0) } ?? .null, readBack.map { .text($0) } ?? .null,
+            onAir.map { .integer($0.heard ? 1 : 0) } ?? .null, onAir.map { .integer($0.rssiCount) } ?? .null,
+            onAir?.rssiMedian.map { .integer($0) } ?? .null, debugLocked ? .integer(1) : .null,
+        ]
+    }
+
+    func recordHookRun(_ attemptID: Int, outcome: AttemptOutcome) throws(LedgerError) {
+        guard hookOutcomes.contains(outcome) else { return }
+        try driver.rows(
+            "INSERT INTO hook_runs(event_id, attempt, hook, bench, created_at) VALUES (\(dialect.randomID), ?, ?, ?, \(now))",
+            [.integer(attemptID), .text(outcome.rawValue), bench.map { .text($0) } ?? .null],
+            "recording the hook run of an outcome")
+    }
+
+    /// Why an outcome for `attemptID` could not be recorded by run `run`.
+    func refusal(_ attemptID: Int, outcome: AttemptOutcome, run: String) throws(LedgerError) -> LedgerError {
+        let row = try driver.rows(
+            "SELECT outcome, run FROM attempts WHERE id = ?", [.integer(attemptID)], "recording an outcome"
+        ).first
+        if let row, row[0].string == AttemptOutcome.inProgress.rawValue, row[1].string != run {
+            return .leaseLost(
+                "recording the outcome of attempt \(attemptID)", "the attempt belongs to another run now")
+        }
+        return LedgerRefusal.settled(attemptID, as: row?[0].string, outcome: outcome)
+    }
+
+    // MARK: - Recovery
+
+    /// Marks as interrupted the attempts in progress of every run that is over (see the type's
+    /// rule), ending those runs; returns the attempts. Attempts recorded before ledgers kept runs
+    /// are recovered by a run of their own bench (or by a sole runner).
+    package func recoverInterrupted() throws(LedgerError) -> [Attempt] {
+        try beginRun(exclusive: false)
+        let operation = "recovering interrupted attempts"
+        return try driver.inTransaction(operation) { () throws(LedgerError) -> [Attempt] in
+            let me = try fence(operation)
+            // Live runs are never locked (a paused one holding its row would stop this run, and
+            // through it every other): only a run that looks over is locked — skipped when its
+            // owner is inside a change right now — and judged again under the lock.
+            let open = try driver.rows(
+                "SELECT \(Self.runColumns), lease_until - \(epoch) FROM runs WHERE ended_at IS NULL AND id <> ?",
+                [.text(me)], operation)
+            for row in open where try overBecause(row) != nil {
+                guard
+                    let locked = try driver.rows(
+                        "SELECT \(Self.runColumns), lease_until - \(epoch) FROM runs WHERE id = ? AND ended_at IS NULL \(dialect.forUpdateSkipLocked)",
+                        [row[0]], operation
+                    ).first, let because = try overBecause(locked)
+                else { continue }
+                try end(try Self.run(locked).id, because: because)
+            }
+            let interrupt =
+                "UPDATE attempts SET outcome = 'interrupted', finished_at = \(now), reason = 'the run stopped while burning' WHERE outcome = 'in-progress'"
+            var recovered = try driver.rows(
+                "\(interrupt) AND (? = 1 OR run IN (SELECT id FROM runs WHERE ended_at IS NOT NULL)) RETURNING \(attemptSelect)",
+                [.integer(soleRunner ? 1 : 0)], operation)
+            // Attempts of an earlier ccbeacon (no run): only once no process of theirs runs — its
+            // bench's session lock, which those builds held while they ran, is free.
+            if let free = dialect.legacyBenchFree {
+                let benches = try driver.rows(
+                    "SELECT DISTINCT bench FROM attempts WHERE outcome = 'in-progress' AND run IS NULL", [], operation)
+                for row in benches where try driver.rows(free, [row[0]], operation).first?.first?.int == 1 {
+                    recovered += try driver.rows(
+                        "\(interrupt) AND run IS NULL AND bench = ? RETURNING \(attemptSelect)", [row[0]], operation)
+                }
+            }
+            // What an earlier ccbeacon wrote into a ledger migrated under it lacks each station's
+            // state: put right here, once per run.
+            try driver.rows(Self.retakeAll, [], "recording each station's state")
+            return try recovered.map(Self.attempt).sorted { $0.id < $1.id }
+        }
+    }
+
+    /// Why the run of `row` (`runColumns` and its lease's seconds left) is over, or `nil` while it
+    /// may still run.
+    func overBecause(_ row: [SQLValue]) throws(LedgerError) -> String? {
+        let other = try Self.run(row)
+        if (row[10].double ?? 0) <= 0 { return "its lease ran out" }
+        if identity.isGone(other) { return "its process ended (found by a run of the same machine)" }
+        if soleRunner { return "found over by the next run on this ledger file (whose one-run lock it held)" }
+        return nil
+    }
+
+    /// Releases a held station: its interrupted attempt becomes failed and the station pending.
+    package func release(station: String) throws(LedgerError) {
+        try beginRun(exclusive: false)
+        try driver.inTransaction("releasing a held station") { () throws(LedgerError) in
+            try fence("releasing a held station")
+            try driver.rows(
+                "UPDATE attempts SET outcome = 'failed', reason = 'released after an interruption' WHERE station = ? AND outcome = 'interrupted'",
+                [.text(station)], "releasing \(station)")
+            try retake(station)
+        }
+    }
+
+    /// Marks the verified attempt of a chip superseded, saying why.
+    package func supersede(chip: String, reason: String) throws(LedgerError) {
+        try beginRun(exclusive: false)
+        try driver.inTransaction("superseding a chip's station") { () throws(LedgerError) in
+            try fence("superseding a chip's station")
+            let superseded = try driver.rows(
+                "UPDATE attempts SET outcome = 'superseded', reason = ? WHERE chip = ? AND outcome = 'verified' RETURNING station",
+                [.text(reason), .text(chip)], "superseding a chip's station")
+            for row in superseded { if let station = row[0].string { try retake(station) } }
+        }
+    }
+}
