@@ -14,6 +14,11 @@ public struct OptionSpec: Sendable, Equatable {
     public var help: String
     /// Whether the command line must give it (the parser says "missing …" otherwise).
     public var isRequired: Bool
+    /// The words a choice option takes (`Option(_:choosing:default:help:)`), which completion
+    /// offers; nil for any other option.
+    public var choices: [String]?
+    /// The default, where the option has one the declaration states.
+    public var defaultValue: String?
     /// Converts a given value and throws what is wrong with it (the declaration's `convert`), so
     /// that every value is checked before a command touches a file, a ledger or a device; nil for
     /// a flag.
@@ -67,12 +72,55 @@ struct Option<Value: Sendable>: Sendable {
 
     /// The same option, required: the parser refuses a command line without it.
     var required: RequiredOption<Value> { RequiredOption(self) }
+
+    /// An option of `spec` that `convert` converts (the converter already checks through `spec`).
+    init(spec: OptionSpec, convert: @escaping @Sendable (String) throws(CommandFailure) -> Value) {
+        self.spec = spec
+        self.convert = convert
+    }
 }
 
 extension Option where Value == String {
     /// Declares an option whose value is its text as given (a path, a name).
     init(_ name: String, short: String? = nil, value valueName: String, help: String) {
         self.init(name, short: short, value: valueName, help: help) { text throws(CommandFailure) in text }
+    }
+}
+
+/// A value of a choice option: the word that names it on the command line.
+protocol OptionChoice: Sendable, Equatable {
+    /// The word (`crc`, `packed`).
+    var word: String { get }
+}
+
+extension OptionChoice where Self: RawRepresentable, RawValue == String {
+    /// The raw value.
+    var word: String { rawValue }
+}
+
+extension Option where Value: OptionChoice {
+    /// An option whose value is one of `choices`, declared once: the placeholder (`crc|read`),
+    /// the help's list ("crc (default) or read" after `help`), the completion and the message for
+    /// any other word all come from the list.
+    init(_ name: String, choosing choices: [Value], default defaultChoice: Value? = nil, help: String) {
+        let words = choices.map(\.word)
+        let listed = words.map { $0 == defaultChoice?.word ? "\($0) (default)" : $0 }
+        self.init(name, value: words.joined(separator: "|"), help: "\(help): \(Self.alternatives(listed))") {
+            text throws(CommandFailure) in
+            guard let choice = choices.first(where: { $0.word == text }) else {
+                throw .usage("\(name) must be \(Self.alternatives(words)), not '\(visible: text)'")
+            }
+            return choice
+        }
+        var spec = self.spec
+        spec.choices = words
+        spec.defaultValue = defaultChoice?.word
+        self = Option(spec: spec, convert: convert)
+    }
+
+    /// `a`, `a or b`, `a, b or c`.
+    static func alternatives(_ words: [String]) -> String {
+        words.count < 2 ? words.joined() : words.dropLast().joined(separator: ", ") + " or " + words.last!
     }
 }
 

@@ -335,13 +335,8 @@ enum FlashCommand {
         groups: [OptionGroup([mac.spec.name, preserveMAC.spec.name])])
     static let command = Command(spec, runWithDebuggers: run)
 
-    static let verify = Option<VerifyMode>("--verify", value: "crc|read|none", help: "crc (default), read or none") {
-        text throws(CommandFailure) in
-        guard let mode = VerifyMode(rawValue: text) else {
-            throw .usage("--verify '\(visible: text)' must be crc, read or none")
-        }
-        return mode
-    }
+    static let verify = Option<VerifyMode>(
+        "--verify", choosing: VerifyMode.allCases, default: .crc, help: "how the burn is checked")
     static let mac = Option<[UInt8]>(
         "--mac", value: "XX:…", help: "write this secondary address (6 bytes, MSB first)"
     ) { text throws(CommandFailure) in

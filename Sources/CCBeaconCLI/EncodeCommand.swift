@@ -118,27 +118,16 @@ enum EncodeCommand {
         }
     }
     static let url = Option<String>("--url", value: "URL", help: "Eddystone-URL URL")
-    static let format = Option<Format>("--format", value: "hex|c|json|air", help: "hex (default), c, json or air") {
-        text throws(CommandFailure) in
-        guard let format = Format(rawValue: text) else {
-            throw .usage("--format '\(visible: text)' is not a format; use hex, c, json or air")
-        }
-        return format
-    }
+    static let format = Option<Format>("--format", choosing: Format.allCases, default: .hex, help: "what to print")
     static let address = Option<RandomStaticAddress>(
         "--address", value: "XX:…", help: "random static advertiser address (--format air)"
     ) { text throws(CommandFailure) in
         do { return try RandomStaticAddress(parsing: text) } catch { throw .usage("--address: \(error)") }
     }
-    static let channel = Option<Int>("--channel", value: "37|38|39", help: "advertising channel (--format air)") {
-        text throws(CommandFailure) in
-        guard let channel = Int(text), AdvertisingAirPacket.channels.contains(channel) else {
-            throw .usage("--channel '\(visible: text)' is not an advertising channel; use 37, 38 or 39")
-        }
-        return channel
-    }
+    static let channel = Option<Int>(
+        "--channel", choosing: Array(AdvertisingAirPacket.channels), help: "advertising channel (--format air)")
 
-    enum Format: String, CaseIterable { case hex, c, json, air }
+    enum Format: String, CaseIterable, OptionChoice { case hex, c, json, air }
 
     /// A payload ready to print.
     struct Encoded {

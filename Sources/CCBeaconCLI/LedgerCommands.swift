@@ -22,16 +22,13 @@ enum LedgerCommand {
 
     static let ledger = Option<String>(
         "--ledger", value: "FILE|URL", help: "ledger file (default ./provisioning.sqlite) or postgresql://… server")
-    static let format = Option<ExportFormat>("--format", value: "csv|json", help: "output format (default csv)") {
-        text throws(CommandFailure) in
-        guard let format = ExportFormat(rawValue: text) else { throw .usage("--format must be csv or json") }
-        return format
-    }
+    static let format = Option<ExportFormat>(
+        "--format", choosing: ExportFormat.allCases, default: .csv, help: "output format")
     static let output = Options.output("FILE", help: "write to FILE (default: standard output)")
     static let checkJSON = Flag("--json", help: "machine-readable report")
 
     /// What `ledger export` writes.
-    enum ExportFormat: String {
+    enum ExportFormat: String, CaseIterable, OptionChoice {
         case csv, json
     }
 

@@ -42,6 +42,12 @@ enum Manual {
         case free
     }
 
+    /// The kind of an option's value: the words of a choice option as declared, else what its
+    /// placeholder says.
+    static func kind(of option: OptionSpec) -> ValueKind {
+        option.choices.map(ValueKind.choices) ?? kind(of: option.valueName)
+    }
+
     /// The kind of `placeholder`: files when an alternative names a file, a folder or has an
     /// extension; else the alternatives that are lower-case words (`crc|read`, `template|secondary`,
     /// the `all` of `all|SEL,…`); else anything.
@@ -268,7 +274,7 @@ enum Manual {
             var freeValues: [String] = []
             for option in spec.options {
                 let names = [option.name] + (option.short.map { [$0] } ?? [])
-                switch kind(of: option.valueName) {
+                switch kind(of: option) {
                 case .choices(let choices):
                     values +=
                         "                    \(names.joined(separator: "|"))) COMPREPLY=($(compgen -W \"\(choices.joined(separator: " "))\" -- \"$cur\")); return ;;\n"
@@ -325,7 +331,7 @@ enum Manual {
             for option in spec.options {
                 let names = [option.name] + (option.short.map { [$0] } ?? [])
                 let action: String
-                switch kind(of: option.valueName) {
+                switch kind(of: option) {
                 case .choices(let choices):
                     action = ":\(escaped(option.valueName ?? "value")):(\(choices.joined(separator: " ")))"
                 case .files: action = ":\(escaped(option.valueName ?? "file")):_files"
@@ -441,7 +447,7 @@ enum Manual {
             for option in spec.options {
                 var line = "complete -c ccbeacon -n \(quoted(condition)) -l \(option.name.dropFirst(2))"
                 if let short = option.short { line += " -s \(short.dropFirst())" }
-                switch kind(of: option.valueName) {
+                switch kind(of: option) {
                 case .choices(let choices): line += " -x -a \(quoted(choices.joined(separator: " ")))"
                 case .files: line += " -r -F"
                 case .free: if option.valueName != nil { line += " -x" }

@@ -166,15 +166,10 @@ enum Options {
     }
     /// How programming lays out frames in USB transfers.
     static let usbFraming = Option<USBFraming>(
-        "--usb-framing", value: "proven|packed",
+        "--usb-framing", choosing: USBFraming.allCases, default: .proven,
         help:
-            "proven (default: a burst alone in its transfer, as every known client) or packed (fewer transfers, unconfirmed on hardware)"
-    ) { text throws(CommandFailure) in
-        guard let framing = USBFraming(rawValue: text) else {
-            throw .usage("--usb-framing '\(visible: text)' must be proven or packed")
-        }
-        return framing
-    }
+            "how bursts travel (proven: alone in their transfer, as every known client; packed: fewer transfers, unconfirmed on hardware)"
+    )
     /// A USB trace of every transfer with the debuggers (usbmon pcap; `TraceFile`).
     static let trace = Option<String>(
         "--trace", value: "FILE",
@@ -183,4 +178,13 @@ enum Options {
     )
     /// The ledger file.
     static func ledger(help: String) -> Option<String> { Option<String>("--ledger", value: "FILE", help: help) }
+}
+
+/// The choice options' values from other modules, named on the command line by their raw value.
+extension VerifyMode: OptionChoice {}
+extension USBFraming: OptionChoice {}
+
+extension Int: OptionChoice {
+    /// The number in decimal.
+    var word: String { String(self) }
 }

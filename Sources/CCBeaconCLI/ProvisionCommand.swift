@@ -159,22 +159,11 @@ enum ProvisionCommand {
             self = .named(selectors)
         }
     }
-    static let verify = Option<VerifyMode>("--verify", value: "crc|read", help: "crc (default) or read") {
-        text throws(CommandFailure) in
-        guard let method = VerifyMode(rawValue: text), method != .none else {
-            throw .usage("--verify must be crc or read")
-        }
-        return method
-    }
+    static let verify = Option<VerifyMode>(
+        "--verify", choosing: [.crc, .read], default: .crc, help: "how each burn is checked")
     static let chipID = Option<ChipIdentitySource>(
-        "--chip-id", value: "primary|secondary",
-        help: "name chips whose IEEE address is erased by their secondary address (default primary)"
-    ) { text throws(CommandFailure) in
-        guard let source = ChipIdentitySource(rawValue: text) else {
-            throw .usage("--chip-id must be primary or secondary")
-        }
-        return source
-    }
+        "--chip-id", choosing: ChipIdentitySource.allCases, default: .primary,
+        help: "the address that names a chip (secondary: for chips whose IEEE address is erased)")
     static let retries = Options.count(
         "--retries", help: "further attempts after a failure (default 1)", in: 0...100
     ) { _ in "--retries must be 0…100" }
@@ -203,16 +192,12 @@ enum ProvisionCommand {
     ) { text throws(CommandFailure) in try Values.seconds(text, option: "--hook-timeout", in: 0.1...3600) }
     static let lockDebug = Flag(
         "--lock-debug", help: "lock each chip's debug interface after its verified burn (recorded in the ledger)")
-    static let addressMode = Option<Bool>(
-        "--address-mode", value: "template|secondary",
-        help: "where a station's address goes: the template's field (default) or the chip's secondary address"
-    ) { text throws(CommandFailure) in
-        switch text {
-        case "template": return false
-        case "secondary": return true
-        default: throw .usage("--address-mode must be template or secondary")
-        }
-    }
+    static let addressMode = Option<AddressMode>(
+        "--address-mode", choosing: AddressMode.allCases, default: .template,
+        help: "where a station's address goes (template: the template's field; secondary: the chip's secondary address)"
+    )
+    /// Where a station's advertiser address is written.
+    enum AddressMode: String, CaseIterable, OptionChoice { case template, secondary }
 
     /// A hook's command: not empty, no NUL (it is run as `sh -c CMD`, the user's own shell text).
     static func hookCommand(_ text: String, option: String) throws(CommandFailure) -> String {
@@ -230,3 +215,6 @@ enum ProvisionCommand {
         help: "how long a PostgreSQL ledger's server may be away before the bench stops (default 60)"
     ) { text throws(CommandFailure) in try Values.seconds(text, option: "--server-wait", in: 0...3600) }
 }
+
+/// Named on the command line by its raw value.
+extension ChipIdentitySource: OptionChoice {}

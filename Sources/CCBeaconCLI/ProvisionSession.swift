@@ -367,7 +367,7 @@ extension ProvisionCommand {
         if let source = try command.value(chipID) { options.chipIdentity = source }
         options.lockDebug = command.isSet(lockDebug)
         options.usbFraming = try command.value(Options.usbFraming) ?? .proven
-        options.secondaryAddresses = try command.value(addressMode) ?? false
+        options.secondaryAddresses = try command.value(addressMode) == .secondary
         if options.secondaryAddresses, options.chipIdentity == .secondary {
             throw .usage(
                 "--address-mode secondary writes each station's address over the chip's secondary address, by which --chip-id secondary names chips: use one of them"

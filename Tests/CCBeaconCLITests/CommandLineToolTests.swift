@@ -76,7 +76,10 @@ struct EncodeCommandTests {
         (["--format", "air", "--address", "00:FF:EE:12:34:56"], "is not a random static address"),
         (["--format", "air", "--address", "C0:FF:EE:12:34"], "write 6 bytes as XX:XX:XX:XX:XX:XX"),
         (["--format", "air", "--address", "FF:FF:FF:FF:FF:FF"], "its 46 random bits must not be all 0 or all 1"),
-        (["--format", "air", "--address", "C0:FF:EE:12:34:56", "--channel", "36"], "is not an advertising channel"),
+        (
+            ["--format", "air", "--address", "C0:FF:EE:12:34:56", "--channel", "36"],
+            "--channel must be 37, 38 or 39, not '36'"
+        ),
         (["--channel", "37"], "--channel applies to --format air only"),
     ])
     func refusesBadAirOptions(extra: [String], message: String) {
@@ -159,7 +162,7 @@ struct EncodeCommandTests {
             ["--type", "bluetooth"], 64,
             "ccbeacon encode: --type 'bluetooth' is not a beacon type; use ibeacon, altbeacon, eddystone-uid or eddystone-url\n"
         ),
-        (["--format", "xml"], 64, "ccbeacon encode: --format 'xml' is not a format; use hex, c, json or air\n"),
+        (["--format", "xml"], 64, "ccbeacon encode: --format must be hex, c, json or air, not 'xml'\n"),
         (
             ["--type", "eddystone-url", "--url", "https://example.com/a-very-long-path"], 65,
             "ccbeacon encode: error: cannot encode 'https://example.com/a-very-long-path' as an Eddystone-URL: it needs 24 bytes after compression, at most 17 fit; use a URL shortener\n"

@@ -73,13 +73,28 @@ struct CommandTableTests {
     /// touched (found by a review: these were taken, or silently ignored).
     @Test(arguments: [
         (["templates", "--templates", "/nonexistent-ccbeacon-folder"], "is not a folder"),
-        (["provision", "l.csv", "--template", "t", "--wait", "0x10"], "--wait '0x10' must be a number of seconds"),
-        (["provision", "l.csv", "--template", "t", "--wait", "inf"], "--wait 'inf' must be a number of seconds"),
+        (
+            ["provision", "l.csv", "--template", "t", "--wait", "0x10"],
+            "--wait '0x10' must be a number of seconds"
+        ),
+        (
+            ["provision", "l.csv", "--template", "t", "--wait", "inf"],
+            "--wait 'inf' must be a number of seconds"
+        ),
         (["provision", "l.csv", "--template", "t", "--wait", "86401"], "0…86400"),
         // The example a refusal gives is one the option takes (it offered 0.5 for 1…3600).
-        (["provision", "l.csv", "--template", "t", "--lease", "0.5"], "1…3600 (decimal, e.g. 10 or 1.5)"),
-        (["provision", "l.csv", "--template", "t", "--lease", "nan"], "--lease 'nan' must be a number of seconds"),
-        (["provision", "l.csv", "--template", "t", "--server-wait", "-1"], "--server-wait '-1' must be a number"),
+        (
+            ["provision", "l.csv", "--template", "t", "--lease", "0.5"],
+            "1…3600 (decimal, e.g. 10 or 1.5)"
+        ),
+        (
+            ["provision", "l.csv", "--template", "t", "--lease", "nan"],
+            "--lease 'nan' must be a number of seconds"
+        ),
+        (
+            ["provision", "l.csv", "--template", "t", "--server-wait", "-1"],
+            "--server-wait '-1' must be a number"
+        ),
         (["flash", "x.hex", "--mac", "FF:FF:FF:FF:FF:FF"], "all 00 and all FF (an erased page) are refused"),
         (["flash", "x.hex", "--mac", "00:00:00:00:00:00"], "all 00 and all FF (an erased page) are refused"),
     ])
@@ -87,5 +102,48 @@ struct CommandTableTests {
         let run = ToolRun(arguments)
         #expect(run.status == 64, "\(arguments): \(run.diagnostics)")
         #expect(run.diagnostics.contains(message), "\(run.diagnostics)")
+    }
+}
+
+/// A choice option is declared once: its placeholder, help, completion and the message for any
+/// other word come from the one list, and each message is exactly this.
+struct ChoiceOptionTests {
+    @Test(arguments: [
+        (["encode", "--format", "xml"], "ccbeacon encode: --format must be hex, c, json or air, not 'xml'"),
+        (["flash", "x.hex", "--verify", "all"], "ccbeacon flash: --verify must be crc, read or none, not 'all'"),
+        (
+            ["provision", "l.csv", "--template", "cc2541-ibeacon", "--verify", "none"],
+            "ccbeacon provision: --verify must be crc or read, not 'none'"
+        ),
+        (
+            ["provision", "l.csv", "--template", "cc2541-ibeacon", "--chip-id", "ieee"],
+            "ccbeacon provision: --chip-id must be primary or secondary, not 'ieee'"
+        ),
+        (
+            ["provision", "l.csv", "--template", "cc2541-ibeacon", "--address-mode", "primary"],
+            "ccbeacon provision: --address-mode must be template or secondary, not 'primary'"
+        ),
+        (["ledger", "export", "--format", "xml"], "ccbeacon ledger export: --format must be csv or json, not 'xml'"),
+        (
+            ["flash", "x.hex", "--usb-framing", "fast"],
+            "ccbeacon flash: --usb-framing must be proven or packed, not 'fast'"
+        ),
+    ])
+    func anyOtherWordIsRefusedNamingTheChoices(arguments: [String], message: String) {
+        let run = ToolRun(arguments)
+        #expect(run.status == 64)
+        #expect(run.diagnostics.split(separator: "\n").first.map(String.init) == message, "\(run.diagnostics)")
+    }
+
+    @Test func everyChoiceOptionSpellsItsWordsOnce() {
+        let options = CommandLineTool.commands.flatMap(\.options).filter { $0.choices != nil }
+        #expect(options.count >= 8)
+        for option in options {
+            let words = option.choices ?? []
+            #expect(option.valueName == words.joined(separator: "|"))
+            let listed = words.map { $0 == option.defaultValue ? "\($0) (default)" : $0 }
+            #expect(option.help.hasSuffix(": " + Option<Int>.alternatives(listed)), "\(option.help)")
+            #expect(Manual.kind(of: option) == .choices(words))
+        }
     }
 }
