@@ -36,7 +36,7 @@ enum BurnTestCommand {
     /// `--trace` is not given beside `--report`; the report folder is new, empty or an earlier
     /// report.
     @Sendable static func validate(_ command: ParsedCommand) throws(CommandFailure) {
-        let folder = try command.value(report)
+        let folder = try command.value(report).map(Files.withoutTrailingSlashes)
         guard command.isSet(burnTest) else {
             for (given, name) in [
                 (command.isSet(yes), yes.spec.name), (folder != nil, report.spec.name),
@@ -63,7 +63,8 @@ enum BurnTestCommand {
             throw .usage("the burn test erases the chip; with no terminal to ask on, confirm with --yes")
         }
         return Request(
-            selector: try command.value(Options.device), confirmed: confirmed, reportFolder: try command.value(report))
+            selector: try command.value(Options.device), confirmed: confirmed,
+            reportFolder: try command.value(report).map(Files.withoutTrailingSlashes))
     }
 
     /// A report folder: absent (it is made, in an existing folder), or a folder that holds nothing
@@ -89,7 +90,12 @@ enum BurnTestCommand {
     /// What a report folder (`folder`, which may be a pinned folder's path) holds: an earlier
     /// report's files, each a regular file, and a killed report's temporary files — nothing else.
     static func checkContents(_ folder: String, shownAs name: String) throws(CommandFailure) {
-        let names = (try? Files.list(folder)) ?? []
+        let names: [String]
+        do { names = try Files.list(folder) } catch {
+            throw .usage(
+                "--report \(name): cannot see what the folder holds (\(error.reason)); give a folder this user may read"
+            )
+        }
         let leftovers = reportFiles.map { "." + $0 + Files.temporaryMarker }
         let foreign = names.filter { name in
             !reportFiles.contains(name) && !leftovers.contains { name.hasPrefix($0) }
@@ -123,36 +129,29 @@ enum BurnTestCommand {
         let trace: TraceFile
 
         init(_ folder: String) throws(CommandFailure) {
-            let made = mkdir(folder, 0o755) == 0
-            if !made, errno != EEXIST {
+            if mkdir(folder, 0o755) != 0, errno != EEXIST {
                 throw CommandFailure(
                     .failure, "cannot make the report folder \(folder): \(String(cString: strerror(errno)))")
             }
-            do throws(CommandFailure) {
-                do { pinned = try PinnedDirectory(folder) } catch {
-                    throw CommandFailure(
-                        .failure,
-                        "the report folder \(folder) changed since it was checked (\(error.reason)); nothing was written",
-                        hint: "give a new folder")
-                }
-                try BurnTestCommand.checkContents(pinned.path, shownAs: folder)
-                _ = Files.removeAbandonedTemporaryFiles(in: pinned.path)
-                trace = try TraceFile(
-                    path: Files.join(pinned.path, "trace.pcap"), shownAs: Files.join(folder, "trace.pcap"),
-                    option: "--report")
-            } catch {
-                // A folder this run made and could not use goes with it.
-                if made { rmdir(folder) }
-                throw error
+            // A folder made here and then refused stays (empty): removing it by name could remove
+            // the one another run has just begun to use.
+            do { pinned = try PinnedDirectory(folder) } catch {
+                throw CommandFailure(
+                    .failure,
+                    "the report folder \(folder) changed since it was checked (\(error.reason)); nothing was written",
+                    hint: "give a new folder")
             }
+            try BurnTestCommand.checkContents(pinned.path, shownAs: folder)
+            _ = Files.removeAbandonedTemporaryFiles(in: pinned.path)
+            trace = try TraceFile(
+                path: Files.join(pinned.path, "trace.pcap"), shownAs: Files.join(folder, "trace.pcap"),
+                option: "--report")
             self.folder = folder
         }
 
         /// Writes one of the report's text files whole.
-        func write(_ name: String, _ text: String) throws(CommandFailure) {
-            do { try Files.writeAtomically(Array(text.utf8), to: Files.join(pinned.path, name)) } catch {
-                throw CommandFailure(.failure, "cannot write the report \(folder)/\(name): \(error.reason)")
-            }
+        func write(_ name: String, _ text: String) throws(FileError) {
+            try Files.writeAtomically(Array(text.utf8), to: Files.join(pinned.path, name))
         }
     }
 
@@ -192,7 +191,17 @@ enum BurnTestCommand {
         let lines = summary(outcome, device: device, trace: folder?.trace.trace)
         if case .success = outcome { console.output(lines: lines) }
         if let folder {
-            try write(outcome, lines: lines, device: device, into: folder)
+            do { try write(outcome, lines: lines, device: device, into: folder) } catch {
+                // The trace may have taken the room the summaries need: they matter more than its
+                // last records, which are cut (whole) to make room, once.
+                guard error.code == ENOSPC || error.code == EDQUOT,
+                    case let cut = folder.trace.makeRoom(bytes: 1 << 18), cut > 0
+                else { throw CommandFailure(.failure, "cannot write the report: \(error.description)") }
+                let note = "  trace.pcap: its last \(cut) records were cut to make room for the summaries (a full disk)"
+                do { try write(outcome, lines: lines + [note], device: device, into: folder) } catch {
+                    throw CommandFailure(.failure, "cannot write the report: \(error.description)")
+                }
+            }
             console.output(
                 line: "report: \(folder.folder)/ (\(reportFiles.joined(separator: ", "))); attach it to a bug report")
         }
@@ -313,7 +322,7 @@ enum BurnTestCommand {
     static func write(
         _ outcome: Result<BurnTest.Report, BurnTest.CannotBegin>, lines: [String], device: DebuggerDevice,
         into folder: ReportFolder
-    ) throws(CommandFailure) {
+    ) throws(FileError) {
         let trace = folder.trace.trace
         var state: DebuggerState?
         var fields: [(String, JSONValue)] = [
@@ -359,7 +368,8 @@ enum BurnTestCommand {
             ]
         }
         fields += [
-            ("traceRecords", .integer(trace.records)), ("traceFailure", trace.failure.map(JSONValue.string) ?? .null),
+            ("traceRecords", .integer(folder.trace.recordsKept)),
+            ("traceFailure", trace.failure.map(JSONValue.string) ?? .null),
         ]
         let descriptors = [
             "USB device \(device.usbID) (idVendor \(HexText.address(Int(device.vendorID))), idProduct \(HexText.address(Int(device.productID))))",

@@ -6,17 +6,19 @@ import Synchronization
     import Glibc
 #endif
 
-/// The file a USB trace goes to (`--trace FILE`, a burn test's `DIR/trace.pcap`): a new file, or
-/// a trace ccbeacon wrote earlier — never anything else (a list, a ledger, an image given by
-/// mistake, a capture the user made with tcpdump), never through a link, never a file the same
-/// command reads or writes otherwise, and never by two writers at once (an exclusive `flock`
-/// held while the trace is open).
+/// The file a USB trace goes to (`--trace FILE`, a burn test's `DIR/trace.pcap`): a name where
+/// nothing is yet, or a trace ccbeacon wrote earlier — never anything else (a list, a ledger, an
+/// empty file, a capture the user made with tcpdump), never through a link, never a file the
+/// same command names otherwise or writes its output to, and never by two writers at once (an
+/// exclusive `flock` held while the trace is open).
 ///
-/// The file is checked and locked through the one descriptor that writes it, so nothing can be
-/// swapped in between; it is emptied only when the first record comes. A command that never
-/// reaches a debugger leaves an earlier trace as it was, and removes a file it created. Records
-/// are written whole as they happen (`USBTrace`): a killed command leaves whole records, and a
-/// write that fails part-way (a full disk, `ulimit -f`) is cut back to the last whole record.
+/// An earlier trace is checked and locked through the one descriptor that writes it, and emptied
+/// only when the first record comes. A new file is made only when the first record comes, and only
+/// if nothing has appeared under its name meanwhile (a database's journal, another run's trace):
+/// what a program makes in between is never written over. A command that never reaches a
+/// debugger leaves everything as it was. Records are written whole as they happen (`USBTrace`):
+/// a killed command leaves whole records, and a write that fails part-way (a full disk,
+/// `ulimit -f`) is cut back to the last whole record.
 final class TraceFile: Sendable {
     /// The trace the debuggers record into.
     let trace: USBTrace
@@ -24,93 +26,132 @@ final class TraceFile: Sendable {
     let path: String
     private let writer: Writer
 
-    /// Checks and opens `path` (shown as `shownAs`, by default the path itself) for the trace
-    /// of `option`; `arguments`: every other value the command was given, none of which may name
-    /// the same file.
+    /// Checks `path` (shown as `shownAs`, by default the path itself) for the trace of `option`;
+    /// `arguments`: every other value the command was given, none of which may name the same
+    /// file. Refusals are usage errors (64), but a trace another run is writing (1).
     init(path: String, shownAs: String? = nil, option: String = "--trace", arguments: [String] = [])
         throws(CommandFailure)
     {
         let name = shownAs ?? path
         guard !path.isEmpty else { throw .usage("\(option) needs a file name") }
-        var created = true
-        var descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0o644)
-        if descriptor < 0, errno == EEXIST {
-            created = false
-            descriptor = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+        let notAFile = CommandFailure.usage(
+            "\(option) \(name) is not a regular file (a link, a folder, a device or a pipe); give a new file, or a trace ccbeacon wrote"
+        )
+        guard !path.hasSuffix("/") else { throw notAFile }
+        for argument in arguments where !argument.isEmpty && Self.sameFile(argument, path) {
+            throw .usage(
+                "\(option) \(name) is also an argument of this command ('\(visible: argument)'); give the trace a file of its own"
+            )
         }
-        guard descriptor >= 0 else { throw Self.openFailure(errno, option: option, name: name, path: path) }
+        // Looked at without opening it for reading or writing: a pipe or a device is never
+        // opened (which would wake whoever waits on it).
+        let probe = open(path, Self.pathOnly | O_NOFOLLOW | O_CLOEXEC)
+        guard probe >= 0 else {
+            let code = errno
+            guard code == ENOENT else { throw Self.openFailure(code, option: option, name: name, notAFile: notAFile) }
+            try Self.checkFolder(of: path, option: option, name: name)
+            writer = Writer(path: path, existing: nil)
+            self.path = name
+            let writer = writer
+            trace = USBTrace { bytes in writer.append(bytes) }
+            return
+        }
+        defer { close(probe) }
         var info = stat()
-        fstat(descriptor, &info)
+        fstat(probe, &info)
+        guard info.st_mode & S_IFMT == S_IFREG else { throw notAFile }
+        for standard: Int32 in [1, 2] {
+            var other = stat()
+            if fstat(standard, &other) == 0, other.st_dev == info.st_dev, other.st_ino == info.st_ino {
+                throw .usage(
+                    "\(option) \(name) is where this command's \(standard == 1 ? "output" : "errors") go; give the trace a file of its own"
+                )
+            }
+        }
+        let descriptor = open("/proc/self/fd/\(probe)", O_RDWR | O_CLOEXEC | O_NOCTTY)
+        guard descriptor >= 0 else { throw Self.openFailure(errno, option: option, name: name, notAFile: notAFile) }
         func refuse(_ failure: CommandFailure) -> CommandFailure {
-            if created { unlink(path) }
             close(descriptor)
             return failure
-        }
-        guard info.st_mode & S_IFMT == S_IFREG else {
-            throw refuse(
-                .usage(
-                    "\(option) \(name) is not a regular file (a link, a folder or a device); give a new file, or a trace ccbeacon wrote"
-                ))
-        }
-        for argument in arguments where !argument.isEmpty {
-            var other = stat()
-            if stat(argument, &other) == 0, other.st_dev == info.st_dev, other.st_ino == info.st_ino {
-                throw refuse(
-                    .usage(
-                        "\(option) \(name) is also an argument of this command ('\(visible: argument)'); give the trace a file of its own"
-                    ))
-            }
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             throw refuse(
                 CommandFailure(
-                    .failure, "another ccbeacon is writing the trace \(name)",
-                    hint: "give each run its own trace file"))
+                    .failure, "another ccbeacon is writing the trace \(name)", hint: "give each run its own trace file")
+            )
         }
-        if info.st_size > 0 {
-            var head = [UInt8](repeating: 0, count: 24)
-            let count = pread(descriptor, &head, head.count, 0)
-            switch USBTrace.kind(ofFileStartingWith: Array(head.prefix(max(0, count)))) {
-            case .ccbeaconTrace: break
-            case .otherCapture:
-                throw refuse(
-                    .usage(
-                        "\(option) \(name) is a capture ccbeacon did not write; it would be replaced, so give a new file"
-                    ))
-            case .notACapture:
-                throw refuse(
-                    .usage(
-                        "\(option) \(name) is a file that does not hold a USB trace; it would be replaced, so give a new file or a trace ccbeacon wrote"
-                    ))
-            }
+        var head = [UInt8](repeating: 0, count: 24)
+        let count = pread(descriptor, &head, head.count, 0)
+        switch USBTrace.kind(ofFileStartingWith: Array(head.prefix(max(0, count)))) {
+        case .ccbeaconTrace: break
+        case .otherCapture:
+            throw refuse(
+                .usage(
+                    "\(option) \(name) is a capture ccbeacon did not write; it would be replaced, so give a new file"))
+        case .notACapture:
+            throw refuse(
+                .usage(
+                    "\(option) \(name) is \(info.st_size == 0 ? "an empty file" : "a file that does not hold a USB trace"); it would be replaced, so give a new file or a trace ccbeacon wrote"
+                ))
         }
-        let writer = Writer(descriptor: descriptor, path: path, created: created, identity: (info.st_dev, info.st_ino))
+        let writer = Writer(path: path, existing: descriptor)
         self.writer = writer
         self.path = name
         trace = USBTrace { bytes in writer.append(bytes) }
     }
 
-    deinit { writer.close(keepingAnEmptyFile: false) }
+    deinit { writer.close() }
 
     /// Ends the trace: a command that `succeeded` without a single transfer still leaves a
-    /// trace (its header); one that failed before any leaves the file as it found it (removed if
-    /// it made it). Closing releases the lock.
+    /// trace (its header); one that failed before any leaves the file as it found it. Closing
+    /// releases the lock.
     func finish(succeeded: Bool) {
         if succeeded { trace.start() }
-        writer.close(keepingAnEmptyFile: succeeded)
+        writer.close()
     }
 
-    /// Why `open` failed, for `option`: the user's mistake (64) where the path cannot be a trace.
-    static func openFailure(_ code: Int32, option: String, name: String, path: String) -> CommandFailure {
+    /// Cuts whole records off the end of the trace until at least `bytes` are freed (or none is
+    /// left), to make room for what must be written after it; returns the records cut.
+    func makeRoom(bytes: Int) -> Int { writer.cutBack(bytes: bytes) }
+
+    /// The records the file holds: those written, less those cut to make room.
+    var recordsKept: Int { trace.records - writer.recordsCut }
+
+    /// Linux's O_PATH (the same on x86-64 and arm64), which Glibc's Swift overlay does not
+    /// export: a descriptor that names a file without opening it for reading or writing.
+    static let pathOnly: Int32 = 0o10_000_000
+
+    /// Whether `a` and `b` name one file: the same inode if both exist, else the same path once
+    /// each folder is resolved (`d.bin`, `./d.bin` and `/abs/d.bin` before `-o` makes it).
+    static func sameFile(_ a: String, _ b: String) -> Bool {
+        var first = stat()
+        var second = stat()
+        if stat(a, &first) == 0, stat(b, &second) == 0 {
+            return first.st_dev == second.st_dev && first.st_ino == second.st_ino
+        }
+        func resolved(_ path: String) -> String? {
+            guard let folder = realpath(Files.directory(of: path), nil) else { return nil }
+            defer { free(folder) }
+            return String(cString: folder) + "/" + Files.lastComponent(path)
+        }
+        return resolved(a).map { $0 == resolved(b) } ?? false
+    }
+
+    /// A new file's folder: it exists and this user may make a file in it.
+    static func checkFolder(of path: String, option: String, name: String) throws(CommandFailure) {
+        let folder = Files.directory(of: path)
+        let shown = Files.directory(of: name)
+        guard Files.isDirectory(folder) else { throw .usage("\(option) \(name): the folder \(shown) does not exist") }
+        guard access(folder, W_OK | X_OK) == 0 else {
+            throw .usage("\(option) \(name): this user may not make a file in \(shown)")
+        }
+    }
+
+    /// Why opening failed, for `option`.
+    static func openFailure(_ code: Int32, option: String, name: String, notAFile: CommandFailure) -> CommandFailure {
         switch code {
-        case ELOOP:
-            return .usage(
-                "\(option) \(name) is not a regular file (a link, a folder or a device); give a new file, or a trace ccbeacon wrote"
-            )
-        case EISDIR: return .usage("\(option) \(name) is a folder; give a file")
-        case ENOENT, ENOTDIR:
-            let folder = Files.directory(of: path).isEmpty ? "." : Files.directory(of: path)
-            return .usage("\(option) \(name): the folder \(folder) does not exist")
+        case ELOOP, EISDIR, ENXIO: return notAFile
+        case ENOTDIR: return .usage("\(option) \(name): a folder on its path is a file")
         case EACCES, EPERM, EROFS:
             return .usage("\(option) \(name): \(String(cString: strerror(code))); give a file this user may write")
         default:
@@ -118,71 +159,95 @@ final class TraceFile: Sendable {
         }
     }
 
-    /// Whether the file at `path` is a trace ccbeacon wrote (read without following a link).
-    static func holdsATrace(_ path: String) -> Bool {
-        let file = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard file >= 0 else { return false }
-        defer { Glibc.close(file) }
-        var head = [UInt8](repeating: 0, count: 24)
-        guard read(file, &head, head.count) == head.count else { return false }
-        return USBTrace.kind(ofFileStartingWith: head) == .ccbeaconTrace
-    }
-
-    /// The open file: what was written whole so far, so that a failed write is cut back to it.
+    /// The file being written: made at the first record when it was new; what was written whole
+    /// so far (the end of each record), so that a failed write is cut back to it.
     final class Writer: Sendable {
         struct State {
             var descriptor: Int32
+            var made = false
             var started = false
-            var committed: off_t = 0
+            var closed = false
+            var recordEnds: [Int64] = []
+            var recordsCut = 0
+            var committed: Int64 { recordEnds.last ?? 0 }
         }
 
         private let state: Mutex<State>
         let path: String
-        let created: Bool
-        let identity: (device: dev_t, inode: ino_t)
 
-        init(descriptor: Int32, path: String, created: Bool, identity: (dev_t, ino_t)) {
-            state = Mutex(State(descriptor: descriptor))
+        /// A writer for the new file `path` (`existing` nil) or the earlier trace open and locked
+        /// on `existing`.
+        init(path: String, existing: Int32?) {
             self.path = path
-            self.created = created
-            self.identity = identity
+            state = Mutex(State(descriptor: existing ?? -1))
         }
 
         /// Appends `bytes` whole, or none of them: nil, or why it could not.
         func append(_ bytes: [UInt8]) -> String? {
             state.withLock { state in
-                guard state.descriptor >= 0 else { return "the trace is closed" }
+                guard !state.closed else { return "the trace is closed" }
                 if !state.started {
-                    // The earlier trace goes only now, when this one has something to say.
-                    guard ftruncate(state.descriptor, 0) == 0 else { return String(cString: strerror(errno)) }
+                    if state.descriptor < 0 {
+                        // Made only now, and only if nothing has appeared under the name since
+                        // it was checked: that belongs to whoever made it.
+                        let made = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0o644)
+                        guard made >= 0 else {
+                            return errno == EEXIST
+                                ? "a file appeared under its name since it was checked (another program made it); it is left alone"
+                                : String(cString: strerror(errno))
+                        }
+                        _ = flock(made, LOCK_EX | LOCK_NB)
+                        state.descriptor = made
+                        state.made = true
+                    } else {
+                        // The earlier trace goes only now, when this one has something to say.
+                        guard ftruncate(state.descriptor, 0) == 0 else { return String(cString: strerror(errno)) }
+                    }
                     state.started = true
                 }
+                let start = state.committed
                 let failure = bytes.withUnsafeBytes { buffer in
-                    Files.writeAll(buffer, to: state.descriptor, at: Int64(state.committed))
+                    Files.writeAll(buffer, to: state.descriptor, at: start)
                 }
                 if let failure {
                     // A record cut short would end the file in the middle of one.
-                    _ = ftruncate(state.descriptor, state.committed)
+                    _ = ftruncate(state.descriptor, off_t(start))
                     return String(cString: strerror(failure))
                 }
-                state.committed += off_t(bytes.count)
+                state.recordEnds.append(start + Int64(bytes.count))
                 return nil
             }
         }
 
-        /// Closes the file; one never written is removed if this trace made it and an empty one
-        /// is not wanted (only if the name still leads to it).
-        func close(keepingAnEmptyFile: Bool) {
+        /// See `TraceFile.makeRoom(bytes:)`.
+        func cutBack(bytes: Int) -> Int {
             state.withLock { state in
-                guard state.descriptor >= 0 else { return }
-                if !state.started, created, !keepingAnEmptyFile {
-                    var info = stat()
-                    if lstat(path, &info) == 0, info.st_dev == identity.device, info.st_ino == identity.inode {
-                        unlink(path)
-                    }
+                guard state.descriptor >= 0, !state.recordEnds.isEmpty else { return 0 }
+                let goal = state.committed - Int64(bytes)
+                var cut = 0
+                // The first entry is the header with the first record: it stays.
+                while state.recordEnds.count > 1, state.committed > goal {
+                    state.recordEnds.removeLast()
+                    cut += 1
                 }
+                _ = ftruncate(state.descriptor, off_t(state.committed))
+                state.recordsCut += cut
+                return cut
+            }
+        }
+
+        /// Records cut by `cutBack`.
+        var recordsCut: Int { state.withLock { $0.recordsCut } }
+
+        /// Closes the file; one this trace made and never wrote whole is removed (it holds the
+        /// lock, so it is still its own).
+        func close() {
+            state.withLock { state in
+                guard !state.closed else { return }
+                state.closed = true
+                guard state.descriptor >= 0 else { return }
+                if state.made, state.recordEnds.isEmpty { unlink(path) }
                 Glibc.close(state.descriptor)
-                state.descriptor = -1
             }
         }
     }

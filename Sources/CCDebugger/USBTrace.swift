@@ -64,7 +64,7 @@ public final class USBTrace: Sendable {
     public enum FileKind: Sendable, Equatable {
         /// A trace ccbeacon wrote.
         case ccbeaconTrace
-        /// A pcap capture (any link type, either byte order) without ccbeacon's mark.
+        /// A pcap or pcapng capture (any link type, either byte order) without ccbeacon's mark.
         case otherCapture
         /// Anything else.
         case notACapture
@@ -76,6 +76,7 @@ public final class USBTrace: Sendable {
         let magic = Array(header[0..<4])
         let magics: [[UInt8]] = [
             [0xD4, 0xC3, 0xB2, 0xA1], [0xA1, 0xB2, 0xC3, 0xD4], [0x4D, 0x3C, 0xB2, 0xA1], [0xA1, 0xB2, 0x3C, 0x4D],
+            [0x0A, 0x0D, 0x0D, 0x0A],  // pcapng's section header
         ]
         guard magics.contains(magic) else { return .notACapture }
         return Array(header[0..<24]) == fileHeader ? .ccbeaconTrace : .otherCapture

@@ -511,6 +511,14 @@ public enum Files {
         unlink(path)
     }
 
+    /// `path` without the slashes that end it (`dir/` is `dir`; `/` stays): a trailing slash
+    /// would make the system follow a link there that a check of the name refuses.
+    public static func withoutTrailingSlashes(_ path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        return String(trimmed)
+    }
+
     /// The directory part of a path (`.` when there is none).
     public static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }

@@ -120,6 +120,7 @@ struct BurnTestTests {
         (["--burn-test", "--yes", "--report", "FOREIGN"], "holds other files ('stations.csv')"),
         (["--burn-test", "--yes", "--report", "FILE"], "is not a folder (a file or a link)"),
         (["--burn-test", "--yes", "--report", "LINK"], "is not a folder (a file or a link)"),
+        (["--burn-test", "--yes", "--report", "SLASHEDLINK"], "is not a folder (a file or a link)"),
         (["--burn-test", "--yes", "--report", "NOPARENT"], "is not a folder this user may write"),
         (["--burn-test", "--yes", "--report", "LINKEDTRACE"], "--report LINKEDTRACE/trace.pcap is a link"),
         (["--burn-test", "--yes", "--report", "FOLDERSUMMARY"], "--report FOLDERSUMMARY/summary.txt is a folder"),
@@ -143,6 +144,7 @@ struct BurnTestTests {
             "REPORT": scratch.path("r"), "FOREIGN": scratch.path("foreign"), "FILE": scratch.path("file"),
             "LINK": scratch.path("link"), "NOPARENT": scratch.path("no/such/report"),
             "LINKEDTRACE": scratch.path("linkedtrace"), "FOLDERSUMMARY": scratch.path("foldersummary"),
+            "SLASHEDLINK": scratch.path("link") + "/",
         ]
         let provider = EmulatorProvider()
         provider.debuggers[0].logging = true

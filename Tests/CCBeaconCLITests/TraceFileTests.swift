@@ -181,4 +181,96 @@ struct TraceFileTests {
         #expect(completions.map { $0.status } == [0, -75])
         #expect(completions.map { $0.length } == [1, 0])
     }
+
+    /// A name the command's ledger uses for its journal (SQLite's -wal and -shm, made when the
+    /// ledger opens) is never written as the trace, though it did not exist when the trace was
+    /// checked: the trace is made at its first record, only where nothing has appeared since.
+    @Test(arguments: ["-wal", "-shm", "-journal"])
+    func aLedgersJournalIsNeverTheTrace(suffix: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        _ = try scratch.write("list.csv", "name,uuid,major,minor\nA,\(DeviceCommandTests.uuid),1,1\n")
+        let ledger = scratch.path("l.sqlite")
+        let run = ToolRun(
+            [
+                "provision", scratch.path("list.csv"), "--template", "cc2541-ibeacon", "--yes", "--ledger", ledger,
+                "--trace", ledger + suffix,
+            ], debuggers: EmulatorProvider())
+        #expect(run.status == 0, "\(run.diagnostics)")
+        let check = ToolRun(["ledger", "check", "--ledger", ledger])
+        #expect(check.status == 0, "\(check.output)\(check.diagnostics)")
+        // SQLite keeps -wal and -shm while the ledger is open (made before the first record),
+        // and removes them when it closes; a rollback journal (-journal) a WAL ledger never uses,
+        // so the trace may be written there.
+        if suffix != "-journal" {
+            #expect(
+                run.diagnostics.contains("a file appeared under its name since it was checked"), "\(run.diagnostics)")
+            if FileManager.default.fileExists(atPath: ledger + suffix) {
+                let head = Array(try scratch.bytes("l.sqlite" + suffix).prefix(24))
+                #expect(USBTrace.kind(ofFileStartingWith: head) != .ccbeaconTrace)
+            }
+        }
+    }
+
+    /// What another program makes under the trace's name between the check and the first record
+    /// is its own: left as it is, the command goes on, a warning says why there is no trace.
+    @Test func aFileThatAppearsBeforeTheFirstRecordIsLeftAlone() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("t.pcap")
+        let provider = ListingHook(EmulatorProvider()) {
+            _ = FileManager.default.createFile(atPath: path, contents: Data("theirs\n".utf8))
+        }
+        let run = ToolRun(["info", "--trace", path], debuggers: provider)
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(try scratch.text("t.pcap") == "theirs\n")
+        #expect(run.diagnostics.contains("warning: the trace \(path) stopped after 0 records: a file appeared"))
+    }
+
+    /// Two runs that both found the name free: the first to record makes the file; the second
+    /// writes nothing and, ending, removes nothing — the first's trace stays whole.
+    @Test func twoRunsOnOneNewNameLeaveTheFirstsTrace() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("t.pcap")
+        let first = try TraceFile(path: path)
+        let second = try TraceFile(path: path)
+        let id = first.trace.submit(.bulk, endpoint: 0x84, bus: 1, device: 2, length: 4)
+        first.trace.complete(id, .bulk, endpoint: 0x84, bus: 1, device: 2, status: 0, data: [1, 2, 3, 4], length: 4)
+        _ = second.trace.submit(.bulk, endpoint: 0x84, bus: 1, device: 3, length: 4)
+        #expect(second.trace.failure?.contains("a file appeared") == true)
+        second.finish(succeeded: false)
+        first.finish(succeeded: true)
+        let pcap = try PcapReader(try scratch.bytes("t.pcap"))
+        #expect(pcap.records.count == 2 && pcap.records.allSatisfy { $0.device == 2 })
+    }
+
+    /// An empty file is not a trace ccbeacon wrote (a shell's `> t.pcap` makes one for the
+    /// command's own output): refused.
+    @Test func anEmptyFileIsRefused() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        _ = try scratch.write("empty.pcap", "")
+        let run = ToolRun(["info", "--trace", scratch.path("empty.pcap")], debuggers: EmulatorProvider())
+        #expect(run.status == 64)
+        #expect(run.diagnostics.contains("is an empty file"), "\(run.diagnostics)")
+    }
+}
+
+/// A provider that runs `beforeListing` each time the debuggers are listed.
+final class ListingHook: DebuggerProvider, Sendable {
+    let inner: EmulatorProvider
+    let beforeListing: @Sendable () -> Void
+
+    init(_ inner: EmulatorProvider, beforeListing: @escaping @Sendable () -> Void) {
+        self.inner = inner
+        self.beforeListing = beforeListing
+    }
+
+    func devices() throws(DebuggerError) -> [DebuggerDevice] {
+        beforeListing()
+        return try inner.devices()
+    }
+
+    func open(_ device: DebuggerDevice) throws(DebuggerError) -> any DebuggerTransport { try inner.open(device) }
 }

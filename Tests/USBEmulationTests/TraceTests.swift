@@ -207,6 +207,47 @@ struct TraceWriteFailureTests {
     }
 }
 
+/// A burn test whose report folder is on a disk too small for its trace: the trace stops, and
+/// its last records are cut to make room for the summaries, which are written; the outcome stands.
+/// A 256 KiB tmpfs in a mount namespace of the test's own (root only).
+@Suite(
+    .serialized,
+    .enabled(
+        if: Tools.available && TShark.path != nil && getuid() == 0
+            && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"),
+        "needs umockdev, tshark, root and unshare(1) for a small disk of its own"))
+struct FullDiskReportTests {
+    @Test func theSummariesAreWrittenWhenTheTraceFilledTheDisk() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        try FileManager.default.createDirectory(atPath: work.path("small"), withIntermediateDirectories: false)
+        let script = """
+            mount -t tmpfs -o size=256k none "$1" && "$2" -- "$3" doctor --burn-test --yes --report "$1/r"
+            status=$?
+            cp -r "$1/r" "$4/copy"
+            exit $status
+            """
+        let run = try ChildProcess.run(
+            "/usr/bin/unshare",
+            [
+                "-m", "/bin/bash", "-c", script, "bash", work.path("small"), Tools.emulator, Tools.ccbeacon,
+                work.path(""),
+            ],
+            in: work.url)
+        #expect(run.status == 0, "\(run.errors)")
+        let summary = try work.text("copy/summary.txt")
+        #expect(summary.contains("trace.pcap stopped after"), "\(summary)")
+        #expect(summary.contains("records were cut to make room for the summaries"), "\(summary)")
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(try work.bytes("copy/summary.json"))) as? [String: Any])
+        #expect(json["passed"] as? Bool == true)
+        let (records, errors, status) = try TShark.records(work.path("copy/trace.pcap"), in: work.url)
+        #expect(status == 0 && !errors.contains("cut short"), "\(errors)")
+        #expect(records.count == json["traceRecords"] as? Int)
+        #expect(try work.text("copy/descriptors.txt").contains("GET_STATE"))
+    }
+}
+
 /// `doctor --burn-test` through real libusb, as a user with a new debugger runs it.
 @Suite(.serialized, .enabled(if: Tools.available, "needs umockdev and the built executables"))
 struct BurnTestThroughLibUSBTests {
