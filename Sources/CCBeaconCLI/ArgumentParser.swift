@@ -19,6 +19,8 @@ public struct OptionSpec: Sendable, Equatable {
     public var choices: [String]?
     /// The default, where the option has one the declaration states.
     public var defaultValue: String?
+    /// What its value completes to (nothing for a flag).
+    public var completion: ValueCompletion = .anything
     /// Converts a given value and throws what is wrong with it (the declaration's `convert`), so
     /// that every value is checked before a command touches a file, a ledger or a device; nil for
     /// a flag.
@@ -62,9 +64,11 @@ struct Option<Value: Sendable>: Sendable {
     /// Declares an option whose value `convert` makes from the text.
     init(
         _ name: String, short: String? = nil, value valueName: String, help: String,
+        completion: ValueCompletion = .anything,
         convert: @escaping @Sendable (String) throws(CommandFailure) -> Value
     ) {
         var spec = OptionSpec(name, short: short, value: valueName, help: help)
+        spec.completion = completion
         spec.check = { text throws(CommandFailure) in _ = try convert(text) }
         self.spec = spec
         self.convert = convert
@@ -82,8 +86,13 @@ struct Option<Value: Sendable>: Sendable {
 
 extension Option where Value == String {
     /// Declares an option whose value is its text as given (a path, a name).
-    init(_ name: String, short: String? = nil, value valueName: String, help: String) {
-        self.init(name, short: short, value: valueName, help: help) { text throws(CommandFailure) in text }
+    init(
+        _ name: String, short: String? = nil, value valueName: String, help: String,
+        completion: ValueCompletion = .anything
+    ) {
+        self.init(name, short: short, value: valueName, help: help, completion: completion) {
+            text throws(CommandFailure) in text
+        }
     }
 }
 
@@ -114,6 +123,7 @@ extension Option where Value: OptionChoice {
         }
         var spec = self.spec
         spec.choices = words
+        spec.completion = .words(words)
         spec.defaultValue = defaultChoice?.word
         self = Option(spec: spec, convert: convert)
     }
@@ -169,6 +179,17 @@ public struct OptionGroup: Sendable, Equatable {
     }
 }
 
+/// What a value completes to in the shells: fixed words, files, or anything (no completion).
+/// Each option and positional says it where it is declared, never guessed from its placeholder.
+public enum ValueCompletion: Sendable, Equatable {
+    /// These words (a choice option's, or the fixed words of a value that also takes others).
+    case words([String])
+    /// Paths (files and folders).
+    case files
+    /// Anything: the shell offers nothing.
+    case anything
+}
+
 /// A positional argument: how messages name it (`IMAGE`) and how the usage line shows it
 /// (`IMAGE.hex|IMAGE.bin`).
 public struct PositionalSpec: Sendable, Equatable {
@@ -178,12 +199,17 @@ public struct PositionalSpec: Sendable, Equatable {
     public var placeholder: String
     /// Whether it must be given (the required ones come first).
     public var isRequired: Bool
+    /// What it completes to.
+    public var completion: ValueCompletion
 
     /// Creates a positional argument.
-    public init(_ name: String, usage placeholder: String? = nil, required: Bool = true) {
+    public init(
+        _ name: String, usage placeholder: String? = nil, required: Bool = true, completion: ValueCompletion
+    ) {
         self.name = name
         self.placeholder = placeholder ?? name
         self.isRequired = required
+        self.completion = completion
     }
 }
 

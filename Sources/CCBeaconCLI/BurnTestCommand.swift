@@ -19,7 +19,8 @@ enum BurnTestCommand {
     static let yes = Flag("--yes", help: "with --burn-test: do not ask before erasing the chip")
     static let report = Option<String>(
         "--report", value: "DIR",
-        help: "with --burn-test: write summary.txt, summary.json, trace.pcap and descriptors.txt into DIR")
+        help: "with --burn-test: write summary.txt, summary.json, trace.pcap and descriptors.txt into DIR",
+        completion: .files)
 
     /// The files a report folder holds: a folder holding anything else is never written into.
     static let reportFiles = ["summary.txt", "summary.json", "trace.pcap", "descriptors.txt"]

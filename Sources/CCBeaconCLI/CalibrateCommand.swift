@@ -46,18 +46,19 @@ enum CalibrateCommand {
     static let command = Command(spec, run: run)
 
     static let rssi = Option<String>(
-        "--rssi", value: "FILE", help: "RSSI samples: one per line, or a CSV with an rssi column")
+        "--rssi", value: "FILE", help: "RSSI samples: one per line, or a CSV with an rssi column", completion: .files)
     static let from = Option<String>(
-        "--from", value: "CAPTURE", help: "a btsnoop capture (btmon -w, Android HCI snoop log)")
+        "--from", value: "CAPTURE", help: "a btsnoop capture (btmon -w, Android HCI snoop log)", completion: .files)
     static let address = Option<[UInt8]>(
         "--address", value: "XX:…", help: "the station's advertiser address in the capture (with --from)"
     ) { text throws(CommandFailure) in try Values.deviceAddress(text, option: "--address") }
     static let station = Option<String>("--station", value: "NAME", help: "the station calibrated")
     static let stations = Option<String>(
-        "--stations", value: "FILE", help: "a batch record (stations.json): the station's address")
+        "--stations", value: "FILE", help: "a batch record (stations.json): the station's address", completion: .files)
     static let ledger = Options.ledger(help: "a ledger: the station's address; with --write, a calibration row")
     static let list = Option<String>(
-        "--list", value: "FILE", help: "a station list: its address column; with --write, its power column")
+        "--list", value: "FILE", help: "a station list: its address column; with --write, its power column",
+        completion: .files)
     static let write = Flag("--write", help: "record the value for --station in --list and/or --ledger")
     static let force = Flag(
         "--force", help: "take a measured power more than 25 dB from the station's registered power")

@@ -56,7 +56,8 @@ enum TemplatesCommand {
         options: [templates.spec, Options.json.spec])
     static let command = Command(spec, run: run)
 
-    static let templates = Option<String>("--templates", value: "DIR", help: "also list the templates in DIR")
+    static let templates = Option<String>(
+        "--templates", value: "DIR", help: "also list the templates in DIR", completion: .files)
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let locations = try DataLocations.find(templatesOption: try command.value(templates))
@@ -134,7 +135,7 @@ enum TemplateImportCommand {
         options: [
             name.spec, chip.spec, address.spec, Options.base.spec, description.spec, output.spec, force.spec,
         ],
-        positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin")])
+        positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin", completion: .files)])
     static let command = Command(spec, run: run)
 
     static let name = Option<String>("--name", value: "NAME", help: "template name (letters, digits, - _ .)") {

@@ -21,7 +21,8 @@ enum InspectCommand {
               ccbeacon inspect out/hall-a.hex --template cc2541-ibeacon
             """,
         options: [Options.base.spec, Options.json.spec] + Options.templateOptions,
-        positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin")], groups: [Options.optionalTemplate])
+        positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin", completion: .files)],
+        groups: [Options.optionalTemplate])
     static let command = Command(spec, run: run)
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
@@ -173,7 +174,8 @@ enum VerifyCommand {
         options: Options.expectedIdentityOptions + Options.templateOptions + Options.settingOptions + [
             Options.base.spec, Options.json.spec,
         ],
-        positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin")], groups: [Options.optionalTemplate])
+        positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin", completion: .files)],
+        groups: [Options.optionalTemplate])
     static let command = Command(spec, run: run)
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {

@@ -29,7 +29,7 @@ enum ConvertCommand {
               ccbeacon convert firmware.hex -o firmware.bin --range 0:0x40000
             """,
         options: [output.spec, Options.base.spec, range.spec, fill.spec, recordLength.spec],
-        positionals: [PositionalSpec("IN file", usage: "IN.hex|IN.bin")])
+        positionals: [PositionalSpec("IN file", usage: "IN.hex|IN.bin", completion: .files)])
     static let command = Command(spec, run: run)
 
     static let output = Options.output("OUT", help: "output file (.hex or .bin)").required

@@ -331,7 +331,7 @@ enum FlashCommand {
             Options.device.spec, Options.base.spec, verify.spec, mac.spec, preserveMAC.spec, lockDebug.spec,
             allowLastPage.spec, Options.usbFraming.spec, Options.trace.spec,
         ],
-        positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin")],
+        positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin", completion: .files)],
         groups: [OptionGroup([mac.spec.name, preserveMAC.spec.name])])
     static let command = Command(spec, runWithDebuggers: run)
 

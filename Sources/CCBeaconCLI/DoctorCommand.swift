@@ -50,7 +50,7 @@ enum DoctorCommand {
     static let command = Command(spec, runWithDebuggers: run, validate: BurnTestCommand.validate)
 
     static let ledger = Option<String>(
-        "--ledger", value: "FILE|URL", help: "also check this ledger (a file, or postgresql://…)")
+        "--ledger", value: "FILE|URL", help: "also check this ledger (a file, or postgresql://…)", completion: .files)
 
     /// One finding.
     struct Finding {

@@ -90,7 +90,8 @@ enum EncodeCommand {
     static let power = Option<String>("--power", value: "DBM", help: "measured power (1 m; 0 m for Eddystone)")
     /// `nil` inside: `none`, the Flags structure left out.
     static let flags = Option<UInt8?>(
-        "--flags", value: "0xNN|none", help: "Flags AD value (default 0x06) or none to omit it"
+        "--flags", value: "0xNN|none", help: "Flags AD value (default 0x06) or none to omit it",
+        completion: .words(["none"])
     ) { text throws(CommandFailure) in
         if text == "none" { return nil }
         return try Options.identityValue { () throws(IdentityError) in try IdentityParser.uint8(text, field: .flags) }

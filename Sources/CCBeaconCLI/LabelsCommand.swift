@@ -53,18 +53,22 @@ enum LabelsCommand {
         options: Options.templateOptions + [
             ledger.spec, all.spec, output.spec, sheet.spec, labelSize.spec, margin.spec, gap.spec,
         ],
-        positionals: [PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json", required: false)],
+        positionals: [
+            PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json", required: false, completion: .files)
+        ],
         groups: [Options.optionalTemplate])
     static let command = Command(spec, run: run)
 
     static let ledger = Option<String>(
-        "--ledger", value: "FILE|URL", help: "label a ledger's stations instead of a list's (file or postgresql://…)")
+        "--ledger", value: "FILE|URL", help: "label a ledger's stations instead of a list's (file or postgresql://…)",
+        completion: .files)
     static let all = Flag("--all", help: "with --ledger: every station, not only the verified ones")
     static let output = Options.output("OUT.svg", help: "the SVG (OUT-1.svg, OUT-2.svg, … for several pages)")
         .required
     static let sheet = Option<String>(
-        "--sheet", value: "a4-3x8|a4-3x7|single|PAGE:GRID",
-        help: "the sheet: a4-3x8 (default), a4-3x7, single, or PAGE:GRID such as 210x297:3x8")
+        "--sheet", value: (LabelSheet.names + ["PAGE:GRID"]).joined(separator: "|"),
+        help: "the sheet: a4-3x8 (default), a4-3x7, single, or PAGE:GRID such as 210x297:3x8",
+        completion: .words(LabelSheet.names))
     static let labelSize = Option<String>(
         "--label-size", value: "WxH", help: "label size in mm (single: required; PAGE:GRID: default fills the page)")
     static let margin = Option<String>(

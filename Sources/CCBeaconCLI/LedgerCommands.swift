@@ -21,7 +21,8 @@ enum LedgerCommand {
     static let check = Command(checkSpec, run: check)
 
     static let ledger = Option<String>(
-        "--ledger", value: "FILE|URL", help: "ledger file (default ./provisioning.sqlite) or postgresql://… server")
+        "--ledger", value: "FILE|URL", help: "ledger file (default ./provisioning.sqlite) or postgresql://… server",
+        completion: .files)
     static let format = Option<ExportFormat>(
         "--format", choosing: ExportFormat.allCases, default: .csv, help: "output format")
     static let output = Options.output("FILE", help: "write to FILE (default: standard output)")

@@ -34,41 +34,6 @@ enum Manual {
         return words + ["help"]
     }
 
-    /// What a value placeholder says about its completion: a fixed set (`crc|read`), files
-    /// (`FILE`, `OUT.hex`, `DIR`…), or anything (`N`, `UUID`).
-    enum ValueKind: Equatable {
-        case choices([String])
-        case files
-        case free
-    }
-
-    /// The kind of an option's value: the words of a choice option as declared, else what its
-    /// placeholder says.
-    static func kind(of option: OptionSpec) -> ValueKind {
-        option.choices.map(ValueKind.choices) ?? kind(of: option.valueName)
-    }
-
-    /// The kind of `placeholder`: files when an alternative names a file, a folder or has an
-    /// extension; else the alternatives that are lower-case words (`crc|read`, `template|secondary`,
-    /// the `all` of `all|SEL,…`); else anything.
-    static func kind(of placeholder: String?) -> ValueKind {
-        guard let placeholder else { return .free }
-        let alternatives = placeholder.split(separator: "|").map(String.init)
-        let word = { (text: String) in
-            !text.isEmpty
-                && text.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
-        }
-        let fileWords = ["FILE", "DIR", "OUT", "IMAGE", "PATH", "STATIONS", "LEDGER", "TEMPLATE", "FOLDER"]
-        if alternatives.contains(where: { alternative in
-            fileWords.contains { alternative.contains($0) } || alternative.contains(".")
-        }) {
-            return .files
-        }
-        // The fixed words of a set that also takes other values (`a4-3x8|…|PAGE:GRID`, `all|SEL,…`).
-        let words = alternatives.filter(word)
-        return words.isEmpty ? .free : .choices(words)
-    }
-
     /// What a first word does: a command's summary, a group's subcommands, or `help`'s.
     static func summary(of word: String) -> String {
         if let spec = commands.first(where: { $0.name == word }) { return spec.summary }
@@ -274,14 +239,14 @@ enum Manual {
             var freeValues: [String] = []
             for option in spec.options {
                 let names = [option.name] + (option.short.map { [$0] } ?? [])
-                switch kind(of: option) {
-                case .choices(let choices):
+                switch option.completion {
+                case .words(let choices):
                     values +=
                         "                    \(names.joined(separator: "|"))) COMPREPLY=($(compgen -W \"\(choices.joined(separator: " "))\" -- \"$cur\")); return ;;\n"
                 case .files:
                     values +=
                         "                    \(names.joined(separator: "|"))) mapfile -t COMPREPLY < <(compgen -f -- \"$cur\"); return ;;\n"
-                case .free:
+                case .anything:
                     if option.valueName != nil { freeValues += names }
                 }
             }
@@ -292,10 +257,10 @@ enum Manual {
             // What a word that is not an option completes to: the positional's fixed words, or
             // files (whole, spaces and all).
             let positional: String
-            switch kind(of: spec.positionals.first?.placeholder) {
-            case .choices(let choices):
+            switch spec.positionals.first?.completion ?? .anything {
+            case .words(let choices):
                 positional = "COMPREPLY=($(compgen -W \"\(choices.joined(separator: " "))\" -- \"$cur\"))"
-            case .files, .free:
+            case .files, .anything:
                 positional = spec.positionals.isEmpty ? "" : "mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")"
             }
             script += """
@@ -331,19 +296,19 @@ enum Manual {
             for option in spec.options {
                 let names = [option.name] + (option.short.map { [$0] } ?? [])
                 let action: String
-                switch kind(of: option) {
-                case .choices(let choices):
+                switch option.completion {
+                case .words(let choices):
                     action = ":\(escaped(option.valueName ?? "value")):(\(choices.joined(separator: " ")))"
                 case .files: action = ":\(escaped(option.valueName ?? "file")):_files"
-                case .free: action = option.valueName.map { ":\(escaped($0)): " } ?? ""
+                case .anything: action = option.valueName.map { ":\(escaped($0)): " } ?? ""
                 }
                 for name in names { specs.append(quoted("\(name)[\(escaped(option.help))]\(action)")) }
             }
             specs.append(quoted("(- *)--help[show the help]"))
-            switch kind(of: spec.positionals.first?.placeholder) {
-            case .choices(let choices):
+            switch spec.positionals.first?.completion ?? .anything {
+            case .words(let choices):
                 specs.append(quoted("1:\(escaped(spec.positionals[0].name)):(\(choices.joined(separator: " ")))"))
-            case .files, .free: if !spec.positionals.isEmpty { specs.append(quoted("*:file:_files")) }
+            case .files, .anything: if !spec.positionals.isEmpty { specs.append(quoted("*:file:_files")) }
             }
             return "_arguments -s " + specs.joined(separator: " \\\n                ")
         }
@@ -447,14 +412,14 @@ enum Manual {
             for option in spec.options {
                 var line = "complete -c ccbeacon -n \(quoted(condition)) -l \(option.name.dropFirst(2))"
                 if let short = option.short { line += " -s \(short.dropFirst())" }
-                switch kind(of: option) {
-                case .choices(let choices): line += " -x -a \(quoted(choices.joined(separator: " ")))"
+                switch option.completion {
+                case .words(let choices): line += " -x -a \(quoted(choices.joined(separator: " ")))"
                 case .files: line += " -r -F"
-                case .free: if option.valueName != nil { line += " -x" }
+                case .anything: if option.valueName != nil { line += " -x" }
                 }
                 script += line + " -d \(quoted(option.help))\n"
             }
-            if case .choices(let choices) = kind(of: spec.positionals.first?.placeholder) {
+            if case .words(let choices) = spec.positionals.first?.completion {
                 script += "complete -c ccbeacon -n \(quoted(condition)) -a \(quoted(choices.joined(separator: " ")))\n"
             } else if !spec.positionals.isEmpty {
                 script += "complete -c ccbeacon -n \(quoted(condition)) -F\n"
@@ -482,16 +447,25 @@ enum CompletionsCommand {
             Example:
               ccbeacon completions bash > ~/.local/share/bash-completion/completions/ccbeacon
             """,
-        options: [], positionals: [PositionalSpec("SHELL", usage: "bash|zsh|fish")])
+        options: [],
+        positionals: [
+            PositionalSpec(
+                "SHELL", usage: shells.joined(separator: "|"), completion: .words(shells))
+        ])
     static let command = Command(spec, run: run)
 
+    /// The shells a script is made for, each with its maker.
+    static let scripts: [(shell: String, make: @Sendable () -> String)] = [
+        ("bash", Manual.bash), ("zsh", Manual.zsh), ("fish", Manual.fish),
+    ]
+    static let shells = scripts.map(\.shell)
+
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        switch command.positionals[0] {
-        case "bash": console.data(Manual.bash())
-        case "zsh": console.data(Manual.zsh())
-        case "fish": console.data(Manual.fish())
-        case let other: throw .usage("no completion for '\(visible: other)'; give bash, zsh or fish")
+        guard let script = scripts.first(where: { $0.shell == command.positionals[0] }) else {
+            throw .usage(
+                "no completion for '\(visible: command.positionals[0])'; give \(Option<Int>.alternatives(shells))")
         }
+        console.data(script.make())
     }
 }
 
@@ -509,7 +483,7 @@ enum ManPagesCommand {
             """,
         options: [output.spec])
     static let output = Option<String>(
-        "--output", short: "-o", value: "DIR", help: "the folder for the pages (made if missing)"
+        "--output", short: "-o", value: "DIR", help: "the folder for the pages (made if missing)", completion: .files
     ).required
     static let command = Command(spec, run: run)
 

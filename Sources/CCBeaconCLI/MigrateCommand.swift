@@ -9,9 +9,11 @@ import StructuredText
 enum LedgerMigrateCommand {
     static let command = Command(spec, run: run)
 
-    static let from = Option<String>("--from", value: "FILE|URL", help: "the ledger to copy (only read)")
+    static let from = Option<String>(
+        "--from", value: "FILE|URL", help: "the ledger to copy (only read)", completion: .files)
     static let to = Option<String>(
-        "--to", value: "FILE|URL", help: "where to copy it: a path where no file is, or an empty database")
+        "--to", value: "FILE|URL", help: "where to copy it: a path where no file is, or an empty database",
+        completion: .files)
 
     static let spec = CommandSpec(
         name: "ledger migrate", summary: "copy a ledger with its history between a file and a PostgreSQL server"

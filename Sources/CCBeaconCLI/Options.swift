@@ -74,7 +74,8 @@ enum Options {
         "--board", value: "B", help: "use the board's default template (see 'ccbeacon boards')")
     /// A further folder of templates.
     static let templates = Option<String>(
-        "--templates", value: "DIR", help: "also look for templates in DIR (or set CCBEACON_TEMPLATES)")
+        "--templates", value: "DIR", help: "also look for templates in DIR (or set CCBEACON_TEMPLATES)",
+        completion: .files)
     /// The template options, in help order.
     static let templateOptions = [template.spec, board.spec, templates.spec]
     /// --template or --board, one of them required.
@@ -152,7 +153,7 @@ enum Options {
     }
     /// The output file or folder, `-o`.
     static func output(_ placeholder: String, help: String) -> Option<String> {
-        Option<String>("--output", short: "-o", value: placeholder, help: help)
+        Option<String>("--output", short: "-o", value: placeholder, help: help, completion: .files)
     }
 
     // MARK: Debuggers and ledgers
@@ -174,10 +175,12 @@ enum Options {
     static let trace = Option<String>(
         "--trace", value: "FILE",
         help:
-            "write every USB transfer with the debuggers to FILE (pcap, usbmon; Wireshark and tshark read it): a new file or an earlier ccbeacon trace"
-    )
+            "write every USB transfer with the debuggers to FILE (pcap, usbmon; Wireshark and tshark read it): a new file or an earlier ccbeacon trace",
+        completion: .files)
     /// The ledger file.
-    static func ledger(help: String) -> Option<String> { Option<String>("--ledger", value: "FILE", help: help) }
+    static func ledger(help: String) -> Option<String> {
+        Option<String>("--ledger", value: "FILE", help: help, completion: .files)
+    }
 }
 
 /// The choice options' values from other modules, named on the command line by their raw value.

@@ -17,7 +17,7 @@ enum PatchCommand {
             Example:
               ccbeacon patch template.hex --at 0x333 --bytes 7634A48517324B7DAB44D505D8A24C6000030004C5 -o station.hex
             """,
-        options: [at.spec, bytes.spec, output.spec], positionals: [PositionalSpec("IN.hex")])
+        options: [at.spec, bytes.spec, output.spec], positionals: [PositionalSpec("IN.hex", completion: .files)])
     static let command = Command(spec, run: run)
 
     static let output = Options.output("OUT.hex", help: "output HEX file").required

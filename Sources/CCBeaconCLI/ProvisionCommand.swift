@@ -95,7 +95,7 @@ enum ProvisionCommand {
             hookTimeout.spec,
             lockDebug.spec, addressMode.spec, Options.usbFraming.spec, Options.trace.spec,
         ],
-        positionals: [PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json")],
+        positionals: [PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json", completion: .files)],
         groups: [Options.requiredTemplate],
         refusedOptions: [
             "--address":
@@ -106,7 +106,7 @@ enum ProvisionCommand {
 
     static let ledger = Option<String>(
         "--ledger", value: "FILE|URL",
-        help: "ledger file (default provisioning.sqlite beside the list) or postgresql://… server")
+        help: "ledger file (default provisioning.sqlite beside the list) or postgresql://… server", completion: .files)
     static let scanVerify = Option<String>(
         "--scan-verify", value: "hciN", help: "listen on air for each station after its burn (needs CAP_NET_RAW)"
     ) { text throws(CommandFailure) in
@@ -121,7 +121,8 @@ enum ProvisionCommand {
     static let retryUnheard = Flag(
         "--retry-unheard", help: "a station --scan-verify did not hear goes to the next chip (default: next run)")
     static let devices = Option<DevicesSelection>(
-        "--devices", value: "all|SEL,…", help: "debuggers to use (default: the only one attached)"
+        "--devices", value: "all|SEL,…", help: "debuggers to use (default: the only one attached)",
+        completion: .words(["all"])
     ) { text throws(CommandFailure) in try DevicesSelection(text) }
 
     /// `--devices`: every attached debugger, or the ones named, each once (checked as written,
@@ -179,7 +180,8 @@ enum ProvisionCommand {
         "--bench", value: "NAME", help: "this bench's name, recorded on its attempts (default the host name)"
     ) { text throws(CommandFailure) in try Values.benchName(text, option: "--bench") }
     static let events = Option<String>(
-        "--events", value: "FILE|-", help: "every event as a JSON line, appended to FILE (- standard output)")
+        "--events", value: "FILE|-", help: "every event as a JSON line, appended to FILE (- standard output)",
+        completion: .files)
     static let onVerified = Option<String>(
         "--on-verified", value: "CMD",
         help: "run CMD (sh -c) after each verified outcome is recorded; the facts in CCBEACON_* variables"

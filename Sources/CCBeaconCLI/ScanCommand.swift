@@ -57,7 +57,7 @@ enum ScanCommand {
     static let command = Command(spec, runWithHardware: run)
 
     static let from = Option<String>(
-        "--from", value: "CAPTURE", help: "a btsnoop capture (btmon -w, Android HCI snoop log)")
+        "--from", value: "CAPTURE", help: "a btsnoop capture (btmon -w, Android HCI snoop log)", completion: .files)
     static let hci = Option<String>("--hci", value: "hciN", help: "scan with this controller (needs CAP_NET_RAW)") {
         text throws(CommandFailure) in
         guard HCIController.index(text) != nil else {
@@ -68,7 +68,8 @@ enum ScanCommand {
     static let seconds = Option<Double>("--seconds", value: "N", help: "how long --hci listens (default 10)") {
         text throws(CommandFailure) in try Values.seconds(text, option: "--seconds", in: 0.1...3600)
     }
-    static let stations = Option<String>("--stations", value: "FILE", help: "the stations.json a batch wrote")
+    static let stations = Option<String>(
+        "--stations", value: "FILE", help: "the stations.json a batch wrote", completion: .files)
     static let ledger = Options.ledger(help: "a provisioning ledger: its verified stations are expected")
 
     /// Where the reports came from, for the report's first line and the JSON.

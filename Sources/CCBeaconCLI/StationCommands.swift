@@ -29,7 +29,8 @@ enum GenerateCommand {
     static let command = Command(spec, run: run)
 
     static let output = Options.output("OUT.hex", help: "the station's HEX file").required
-    static let bin = Option<String>("--bin", value: "OUT.bin", help: "also write a flat binary from address 0")
+    static let bin = Option<String>(
+        "--bin", value: "OUT.bin", help: "also write a flat binary from address 0", completion: .files)
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let output = try command.value(output)
@@ -117,7 +118,7 @@ enum BatchCommand {
         options: Options.templateOptions + Options.listSettingOptions + [
             output.spec, bin.spec, jobs.spec, noWait.spec,
         ],
-        positionals: [PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json")],
+        positionals: [PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json", completion: .files)],
         groups: [Options.requiredTemplate],
         refusedOptions: [
             "--address":

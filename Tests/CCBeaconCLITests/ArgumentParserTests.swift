@@ -8,10 +8,16 @@ struct ArgumentParserTests {
         options: [
             OptionSpec("--uuid", value: "UUID", help: ""), OptionSpec("--power", value: "DBM", help: ""),
             OptionSpec("--output", short: "-o", value: "OUT", help: ""), OptionSpec("--bin", help: ""),
-        ], positionals: [PositionalSpec("IN file"), PositionalSpec("EXTRA", required: false)])
+        ],
+        positionals: [
+            PositionalSpec("IN file", completion: .files),
+            PositionalSpec("EXTRA", required: false, completion: .anything),
+        ])
     static let commands = [
         demo, CommandSpec(name: "other", summary: "", details: "", options: []),
-        CommandSpec(name: "group add", summary: "", details: "", options: [], positionals: [PositionalSpec("X")]),
+        CommandSpec(
+            name: "group add", summary: "", details: "", options: [],
+            positionals: [PositionalSpec("X", completion: .anything)]),
         CommandSpec(name: "group remove", summary: "", details: "", options: []),
         CommandSpec(
             name: "needs", summary: "", details: "",

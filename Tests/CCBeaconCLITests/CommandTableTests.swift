@@ -143,7 +143,34 @@ struct ChoiceOptionTests {
             #expect(option.valueName == words.joined(separator: "|"))
             let listed = words.map { $0 == option.defaultValue ? "\($0) (default)" : $0 }
             #expect(option.help.hasSuffix(": " + Option<Int>.alternatives(listed)), "\(option.help)")
-            #expect(Manual.kind(of: option) == .choices(words))
+            #expect(option.completion == .words(words))
         }
+    }
+}
+
+/// Completion is declared with each option, not guessed from its placeholder: every value that
+/// names a path completes files (the guess once missed `--from CAPTURE`), and nothing else does.
+struct CompletionDeclarationTests {
+    static let pathWords = ["FILE", "DIR", "CAPTURE", "OUT", "IMAGE", "STATIONS", "IN"]
+
+    @Test func everyPathValueCompletesFilesAndOnlyThose() {
+        for spec in CommandLineTool.commands {
+            for option in spec.options where option.valueName != nil {
+                let namesAPath =
+                    Self.pathWords.contains { option.valueName!.contains($0) } || option.valueName!.contains(".")
+                #expect(
+                    (option.completion == .files) == namesAPath, "\(spec.name) \(option.name) \(option.valueName!)")
+            }
+            for positional in spec.positionals {
+                let namesAPath = Self.pathWords.contains { positional.placeholder.contains($0) }
+                #expect((positional.completion == .files) == namesAPath, "\(spec.name) \(positional.name)")
+            }
+        }
+    }
+
+    @Test func aCaptureCompletesFilesInEveryShell() {
+        #expect(Manual.bash().contains(#"--from) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;"#))
+        #expect(Manual.zsh().contains("CAPTURE:_files"))
+        #expect(Manual.fish().contains("-l from -r -F"))
     }
 }
