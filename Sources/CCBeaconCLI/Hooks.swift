@@ -153,9 +153,9 @@ final class HookRunner: Sendable {
             guard let command = hooks.command(for: run.hook) else { continue }
             let fresh = state.withLock { state in state.tried.insert(run.eventID).inserted }
             guard fresh else { continue }
-            Self.killForTest(Self.killBeforeHook, after: false)
+            CrashPoint.beforeHook.pass()
             let outcome = Self.execute(command, environment: environment(for: run), timeout: hooks.timeout)
-            Self.killForTest(Self.killAfterHook, after: true)
+            CrashPoint.afterHook.pass()
             var result = Try(
                 eventID: run.eventID, hook: "on-\(run.hook.rawValue)", station: run.attempt.station,
                 chip: run.attempt.chip, number: run.tries + 1, status: outcome.status, delivered: outcome.exitedZero,
@@ -201,33 +201,6 @@ final class HookRunner: Sendable {
         deliverPending()
         let untried = (try? hooks.pending(in: ledger, bench: bench).runnable) ?? []
         state.withLock { state in state.counts.notRun = untried.filter { !state.tried.contains($0.eventID) }.count }
-    }
-
-    /// Fault injection for the delivery tests: with `CCBEACON_TEST_KILL_BEFORE_HOOK=N` the process
-    /// kills itself (SIGKILL) just before its Nth hook runs — after the outcome was committed —
-    /// and with `CCBEACON_TEST_KILL_AFTER_HOOK=N` just after its Nth hook ran, before the try is
-    /// recorded: the two moments a kill from outside only hits by luck. Debug builds only.
-    #if DEBUG
-        static let killBeforeHook = Int(Files.environment("CCBEACON_TEST_KILL_BEFORE_HOOK") ?? "")
-        static let killAfterHook = Int(Files.environment("CCBEACON_TEST_KILL_AFTER_HOOK") ?? "")
-    #else
-        static let killBeforeHook: Int? = nil
-        static let killAfterHook: Int? = nil
-    #endif
-    private static let hookCounts = Mutex((before: 0, after: 0))
-
-    /// Kills this process when this is the `at`th hook (before it runs, or after it ran).
-    static func killForTest(_ at: Int?, after: Bool) {
-        guard let at else { return }
-        let count = hookCounts.withLock { counts in
-            if after {
-                counts.after += 1
-                return counts.after
-            }
-            counts.before += 1
-            return counts.before
-        }
-        if count == at { raise(SIGKILL) }
     }
 
     /// The facts a hook gets, by variable name.

@@ -102,23 +102,6 @@ public enum BatchGenerator {
     /// interrupted and the files no longer match any record.
     public static let incompleteMarkerName = ".stations.json.incomplete"
 
-    /// Fault injection for the crash-safety tests: with `CCBEACON_TEST_KILL_IN_BATCH=N` the
-    /// process kills itself (SIGKILL) at its Nth durable step (set the record aside, each file
-    /// renamed into place, the record written, the marker removed) — moments a kill from outside
-    /// only hits by luck. Deterministic with one job. Compiled into debug builds only: a release
-    /// binary has no way to kill itself.
-    #if DEBUG
-        static let killAtStep: Int? = Files.environment("CCBEACON_TEST_KILL_IN_BATCH").flatMap { Int($0) }
-    #else
-        static let killAtStep: Int? = nil
-    #endif
-    static let steps = Atomic<Int>(0)
-
-    static func step() {
-        guard let killAtStep else { return }
-        if steps.add(1, ordering: .relaxed).newValue == killAtStep { kill(getpid(), SIGKILL) }
-    }
-
     /// Writes `DIR/<station>.hex` (and `.bin`) for every station, then `DIR/stations.json`.
     ///
     /// One batch at a time per folder: the folder is locked (`FolderLock`); with `wait` a second
@@ -170,7 +153,7 @@ public enum BatchGenerator {
         } catch {
             throw BatchError(.file(error), completed: 0)
         }
-        step()
+        CrashPoint.batchStep.pass()
         let results = Mutex<[BatchEntry?]>([BatchEntry?](repeating: nil, count: stations.count))
         let failure = Mutex<FileError?>(nil)
         let next = Atomic<Int>(0)
@@ -196,9 +179,9 @@ public enum BatchGenerator {
         do {
             let text = manifest(entries: entries, template: template).rendered() + "\n"
             try Files.writeAtomically(Array(text.utf8), to: record)
-            step()
+            CrashPoint.batchStep.pass()
             try Files.removeDurably(marker)
-            step()
+            CrashPoint.batchStep.pass()
         } catch {
             throw BatchError(.file(error), completed: entries.count)
         }
@@ -238,7 +221,7 @@ public enum BatchGenerator {
         let existing = try? Files.read(path)
         if existing == bytes { return .unchanged }
         try Files.writeAtomically(bytes, to: path)
-        step()
+        CrashPoint.batchStep.pass()
         return existing == nil ? .written : .replaced
     }
 

@@ -245,11 +245,7 @@ enum LedgerFile {
             if errno == EEXIST { return }
             throw systemError("creating \(path)")
         }
-        #if DEBUG
-            // Fault injection for the crash-safety tests: the moment between the link and the
-            // removal of the temporary name, which a kill from outside only hits by luck.
-            if Files.environment("CCBEACON_TEST_KILL_AFTER_LEDGER_LINK") != nil { raise(SIGKILL) }
-        #endif
+        CrashPoint.afterLedgerLink.pass()
         // The new name made durable; a folder that cannot be synced leaves it as durable as the
         // file system makes it, which is no reason to refuse the ledger.
         try? Files.syncDirectory(Files.directory(of: path))

@@ -1,4 +1,5 @@
 import CSQLite
+import Storage
 
 #if canImport(Glibc)
     import Glibc
@@ -34,20 +35,8 @@ final class SQLiteDatabase: @unchecked Sendable {
     let path: String
     let lock = RecursiveLock()
     /// Write transactions run so far on this connection (guarded by `lock`).
-    private var transactionCount = 0
     /// Transactions open (guarded by `lock`): 1 inside one.
     private var depth = 0
-
-    /// Fault injection for the crash-safety tests: with `CCBEACON_TEST_KILL_IN_LEDGER_WRITE=N` the
-    /// process kills itself (SIGKILL) inside its Nth write transaction, after the writes and before
-    /// COMMIT — a moment that a kill from outside only hits by luck. Debug builds only.
-    #if DEBUG
-        static let killInLedgerWrite: Int? = getenv("CCBEACON_TEST_KILL_IN_LEDGER_WRITE").flatMap {
-            Int(String(cString: $0))
-        }
-    #else
-        static let killInLedgerWrite: Int? = nil
-    #endif
 
     /// SQLite's "destructor" constant telling it to copy bound text.
     static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
@@ -169,8 +158,7 @@ final class SQLiteDatabase: @unchecked Sendable {
             try execute("BEGIN IMMEDIATE", [], operation)
             do throws(LedgerError) {
                 let result = try body()
-                transactionCount += 1
-                if transactionCount == Self.killInLedgerWrite { raise(SIGKILL) }
+                CrashPoint.inLedgerWrite.pass()
                 try execute("COMMIT", [], operation)
                 return result
             } catch {

@@ -439,7 +439,7 @@ struct BatchFolderTests {
             let list = lists[(round + 1) % 2]
             let killed = try ChildProcess.run(
                 BuiltTools.ccbeacon, Self.batch(list, folder, ["--jobs", "1"]), in: scratch.url,
-                environment: ["CCBEACON_TEST_KILL_IN_BATCH": String(step)], timeout: 60)
+                environment: CrashPoint.batchStep.armed(at: step), timeout: 60)
             #expect(killed.status == (step <= 15 ? 128 + SIGKILL : 0), "step \(step): \(killed.errors)")
             let (problems, _) = try Self.recordProblems(folder)
             #expect(problems.isEmpty, "after a kill at step \(step): \(problems)")
@@ -612,5 +612,26 @@ struct VerifiedMeansReadBackTests {
         let refused = ToolRun(["flash", bin], debuggers: locked)
         #expect(refused.status == 65, "\(refused.diagnostics)")
         #expect(ToolRun(["info"], debuggers: locked).output.contains("LOCKED"), "nothing was erased")
+    }
+}
+
+/// The one fault-injection mechanism: `CCBEACON_TEST_KILL=POINT:N`, read strictly (a typo arms
+/// nothing rather than something else).
+struct CrashPointTests {
+    @Test(arguments: [
+        ("in-ledger-write:3", CrashPoint.inLedgerWrite, 3), ("before-hook:1", .beforeHook, 1),
+        ("batch-step:16", .batchStep, 16), ("after-ledger-link:1", .afterLedgerLink, 1),
+    ])
+    func aPointAndACountArmIt(text: String, point: CrashPoint, at: Int) {
+        let armed = CrashPoint.parse(text)
+        #expect(armed?.point == point && armed?.at == at)
+        #expect(point.armed(at: at) == [CrashPoint.variable: text])
+    }
+
+    @Test(arguments: [
+        nil, "", "in-ledger-write", "in-ledger-write:0", "in-ledger-write:-1", "ledger-write:2", "in-ledger-write:x",
+    ])
+    func anythingElseArmsNothing(text: String?) {
+        #expect(CrashPoint.parse(text) == nil)
     }
 }

@@ -324,7 +324,7 @@ struct MigrationKillTests {
             "--yes",
         ]
         let killed = try ChildProcess.run(
-            builtCCBeacon, arguments, in: scratch.url, environment: ["CCBEACON_TEST_KILL_IN_LEDGER_WRITE": "1"],
+            builtCCBeacon, arguments, in: scratch.url, environment: ["CCBEACON_TEST_KILL": "in-ledger-write:1"],
             timeout: 60)
         #expect(killed.status == 128 + SIGKILL, "\(killed.errors)")
         do {

@@ -488,7 +488,7 @@ struct ProvisioningThroughLibUSBTests {
         // temporary name: the ledger then has a second name, which the next runs must know for
         // ccbeacon's own leftover (they refused the ledger as someone's hard link, for good).
         let creation = try startBench(
-            ieee: "00:12:4B:FF:00:00", environment: ["CCBEACON_TEST_KILL_AFTER_LEDGER_LINK": "1"])
+            ieee: "00:12:4B:FF:00:00", environment: ["CCBEACON_TEST_KILL": "after-ledger-link:1"])
         #expect(creation.wait() == 128 + SIGKILL, "killed after linking the new ledger")
         for round in 0..<10 {
             let bench = try startBench(ieee: String(format: "00:12:4B:%02X:00:00", round + 1))
@@ -503,7 +503,7 @@ struct ProvisioningThroughLibUSBTests {
         for (round, transaction) in [2, 3, 5, 8, 13, 21].enumerated() {
             let bench = try startBench(
                 ieee: String(format: "00:12:4B:%02X:00:00", 0x40 + round),
-                environment: ["CCBEACON_TEST_KILL_IN_LEDGER_WRITE": String(transaction)])
+                environment: ["CCBEACON_TEST_KILL": "in-ledger-write:\(transaction)"])
             let processStatus = bench.wait()
             #expect(processStatus == 128 + SIGKILL, "killed in write transaction \(transaction)")
             let (exported, _) = try Self.ledger(work)
