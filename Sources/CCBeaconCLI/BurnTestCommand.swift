@@ -37,7 +37,7 @@ enum BurnTestCommand {
     /// `--trace` is not given beside `--report`; the report folder is new, empty or an earlier
     /// report.
     @Sendable static func validate(_ command: ParsedCommand) throws(CommandFailure) {
-        let folder = try command.value(report).map(Files.withoutTrailingSlashes)
+        let folder = try command.value(report).map(Files.withoutTrailingSeparators)
         guard command.isSet(burnTest) else {
             for (given, name) in [
                 (command.isSet(yes), yes.spec.name), (folder != nil, report.spec.name),
@@ -65,7 +65,7 @@ enum BurnTestCommand {
         }
         return Request(
             selector: try command.value(Options.device), confirmed: confirmed,
-            reportFolder: try command.value(report).map(Files.withoutTrailingSlashes))
+            reportFolder: try command.value(report).map(Files.withoutTrailingSeparators))
     }
 
     /// A report folder: absent (it is made, in an existing folder), or a folder that holds nothing
@@ -119,6 +119,14 @@ enum BurnTestCommand {
         guard Files.isWritableDirectory(folder) else {
             throw .usage("--report \(name) is not a folder this user may write")
         }
+        // An earlier report's trace is checked as --trace's would be (an earlier trace, not
+        // where the output goes), before anything is touched.
+        if names.contains("trace.pcap"),
+            let earlier = try TraceFile.inspect(
+                Files.join(folder, "trace.pcap"), shownAs: "\(name)/trace.pcap", option: "--report", arguments: [])
+        {
+            close(earlier)
+        }
     }
 
     /// The report folder once the test may begin: made if absent, held open (`PinnedDirectory`)
@@ -141,6 +149,13 @@ enum BurnTestCommand {
                     .failure,
                     "the report folder \(folder) changed since it was checked (\(error.reason)); nothing was written",
                     hint: "give a new folder")
+            }
+            // One burn test at a time writes into a folder: a second one would replace the
+            // first's report with its own and take its temporary files for a dead writer's.
+            guard pinned.lockExclusively() else {
+                throw CommandFailure(
+                    .failure, "another burn test is writing its report into \(folder)",
+                    hint: "give each burn test its own --report folder")
             }
             try BurnTestCommand.checkContents(pinned.path, shownAs: folder)
             _ = Files.removeAbandonedTemporaryFiles(in: pinned.path)

@@ -175,7 +175,7 @@ enum Options {
     static let trace = Option<String>(
         "--trace", value: "FILE",
         help:
-            "write every USB transfer with the debuggers to FILE (pcap, usbmon; Wireshark and tshark read it): a new file or an earlier ccbeacon trace",
+            "write every USB transfer with the debuggers to FILE (pcap, usbmon; Wireshark and tshark read it): a new *.pcap or an earlier ccbeacon trace",
         completion: .files)
     /// The ledger file.
     static func ledger(help: String) -> Option<String> {

@@ -6,11 +6,11 @@ import Synchronization
     import Glibc
 #endif
 
-/// The file a USB trace goes to (`--trace FILE`, a burn test's `DIR/trace.pcap`): a name where
-/// nothing is yet, or a trace ccbeacon wrote earlier — never anything else (a list, a ledger, an
-/// empty file, a capture the user made with tcpdump), never through a link, never a file the
-/// same command names otherwise or writes its output to, and never by two writers at once (an
-/// exclusive `flock` held while the trace is open).
+/// The file a USB trace goes to (`--trace FILE`, a burn test's `DIR/trace.pcap`): a `*.pcap`
+/// name where nothing is yet, an empty file, or a trace ccbeacon wrote earlier — never anything
+/// else (a list, a ledger or its journal, a capture the user made with tcpdump), never through a
+/// link, never a file the same command names otherwise or writes its output to, and never by two
+/// writers at once (an exclusive `flock` held while the trace is open).
 ///
 /// An earlier trace is checked and locked through the one descriptor that writes it, and emptied
 /// only when the first record comes. A new file is made only when the first record comes, and only
@@ -26,35 +26,55 @@ final class TraceFile: Sendable {
     let path: String
     private let writer: Writer
 
-    /// Checks `path` (shown as `shownAs`, by default the path itself) for the trace of `option`;
-    /// `arguments`: every other value the command was given, none of which may name the same
-    /// file. Refusals are usage errors (64), but a trace another run is writing (1).
+    /// Checks `path` (shown as `shownAs`, by default the path itself) for the trace of `option`
+    /// (`inspect`), and locks an earlier trace there. Refusals are usage errors (64), but a trace
+    /// another run is writing (1).
     init(path: String, shownAs: String? = nil, option: String = "--trace", arguments: [String] = [])
         throws(CommandFailure)
     {
         let name = shownAs ?? path
+        let existing = try Self.inspect(path, shownAs: name, option: option, arguments: arguments)
+        if let existing, flock(existing, LOCK_EX | LOCK_NB) != 0 {
+            close(existing)
+            throw CommandFailure(
+                .failure, "another ccbeacon is writing the trace \(name)", hint: "give each run its own trace file")
+        }
+        let writer = Writer(path: path, existing: existing)
+        self.writer = writer
+        self.path = name
+        trace = USBTrace { bytes in writer.append(bytes) }
+    }
+
+    /// What `path` may be: a name where nothing is yet, in a folder this user may write, or a
+    /// trace ccbeacon wrote (or an empty file) — a regular file, not where the command's output or
+    /// errors go; named `*.pcap` (so never a database's journal, a lock or a list: a name rule
+    /// that needs no knowledge of who else opens what); no other argument of the command
+    /// (`arguments`) names it. Returns the earlier file opened for reading and writing (not yet
+    /// locked), nil for a new name. Nothing is opened that is not a regular file.
+    static func inspect(_ path: String, shownAs name: String, option: String, arguments: [String])
+        throws(CommandFailure) -> Int32?
+    {
         guard !path.isEmpty else { throw .usage("\(option) needs a file name") }
         let notAFile = CommandFailure.usage(
             "\(option) \(name) is not a regular file (a link, a folder, a device or a pipe); give a new file, or a trace ccbeacon wrote"
         )
         guard !path.hasSuffix("/") else { throw notAFile }
-        for argument in arguments where !argument.isEmpty && Self.sameFile(argument, path) {
+        let wrongName = CommandFailure.usage(
+            "\(option) \(name): a trace's name ends in .pcap (as Wireshark's do); give one that does")
+        for argument in arguments where !argument.isEmpty && sameFile(argument, path) {
             throw .usage(
                 "\(option) \(name) is also an argument of this command ('\(visible: argument)'); give the trace a file of its own"
             )
         }
         // Looked at without opening it for reading or writing: a pipe or a device is never
         // opened (which would wake whoever waits on it).
-        let probe = open(path, Self.pathOnly | O_NOFOLLOW | O_CLOEXEC)
+        let probe = open(path, pathOnly | O_NOFOLLOW | O_CLOEXEC)
         guard probe >= 0 else {
             let code = errno
-            guard code == ENOENT else { throw Self.openFailure(code, option: option, name: name, notAFile: notAFile) }
-            try Self.checkFolder(of: path, option: option, name: name)
-            writer = Writer(path: path, existing: nil)
-            self.path = name
-            let writer = writer
-            trace = USBTrace { bytes in writer.append(bytes) }
-            return
+            guard code == ENOENT else { throw openFailure(code, option: option, name: name, notAFile: notAFile) }
+            guard path.hasSuffix(".pcap") else { throw wrongName }
+            try checkFolder(of: path, option: option, name: name)
+            return nil
         }
         defer { close(probe) }
         var info = stat()
@@ -64,40 +84,31 @@ final class TraceFile: Sendable {
             var other = stat()
             if fstat(standard, &other) == 0, other.st_dev == info.st_dev, other.st_ino == info.st_ino {
                 throw .usage(
-                    "\(option) \(name) is where this command's \(standard == 1 ? "output" : "errors") go; give the trace a file of its own"
+                    "\(option) \(name) is where this command's \(standard == 1 ? "output goes" : "errors go"); give the trace a file of its own"
                 )
             }
         }
         let descriptor = open("/proc/self/fd/\(probe)", O_RDWR | O_CLOEXEC | O_NOCTTY)
-        guard descriptor >= 0 else { throw Self.openFailure(errno, option: option, name: name, notAFile: notAFile) }
-        func refuse(_ failure: CommandFailure) -> CommandFailure {
-            close(descriptor)
-            return failure
-        }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            throw refuse(
-                CommandFailure(
-                    .failure, "another ccbeacon is writing the trace \(name)", hint: "give each run its own trace file")
-            )
-        }
+        guard descriptor >= 0 else { throw openFailure(errno, option: option, name: name, notAFile: notAFile) }
         var head = [UInt8](repeating: 0, count: 24)
         let count = pread(descriptor, &head, head.count, 0)
-        switch USBTrace.kind(ofFileStartingWith: Array(head.prefix(max(0, count)))) {
-        case .ccbeaconTrace: break
-        case .otherCapture:
-            throw refuse(
+        let refusal: CommandFailure? =
+            switch USBTrace.kind(ofFileStartingWith: Array(head.prefix(max(0, count)))) {
+            case .ccbeaconTrace: path.hasSuffix(".pcap") ? nil : wrongName
+            case _ where info.st_size == 0: path.hasSuffix(".pcap") ? nil : wrongName
+            case .otherCapture:
                 .usage(
-                    "\(option) \(name) is a capture ccbeacon did not write; it would be replaced, so give a new file"))
-        case .notACapture:
-            throw refuse(
+                    "\(option) \(name) is a capture ccbeacon did not write; it would be replaced, so give a new file")
+            case .notACapture:
                 .usage(
-                    "\(option) \(name) is \(info.st_size == 0 ? "an empty file" : "a file that does not hold a USB trace"); it would be replaced, so give a new file or a trace ccbeacon wrote"
-                ))
+                    "\(option) \(name) is a file that does not hold a USB trace; it would be replaced, so give a new file or a trace ccbeacon wrote"
+                )
+            }
+        if let refusal {
+            close(descriptor)
+            throw refusal
         }
-        let writer = Writer(path: path, existing: descriptor)
-        self.writer = writer
-        self.path = name
-        trace = USBTrace { bytes in writer.append(bytes) }
+        return descriptor
     }
 
     deinit { writer.close() }

@@ -511,12 +511,20 @@ public enum Files {
         unlink(path)
     }
 
-    /// `path` without the slashes that end it (`dir/` is `dir`; `/` stays): a trailing slash
-    /// would make the system follow a link there that a check of the name refuses.
-    public static func withoutTrailingSlashes(_ path: String) -> String {
+    /// `path` without what may follow its last real component — slashes and `.` (`dir/`,
+    /// `dir/.` and `dir/./` are `dir`; `/` and `.` stay): either would make the system follow a
+    /// link at `dir` that a check of the name (`lstat`, `O_NOFOLLOW`) refuses.
+    public static func withoutTrailingSeparators(_ path: String) -> String {
         var trimmed = Substring(path)
-        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
-        return String(trimmed)
+        while true {
+            if trimmed.count > 1, trimmed.hasSuffix("/") {
+                trimmed = trimmed.dropLast()
+            } else if trimmed.count > 2, trimmed.hasSuffix("/.") {
+                trimmed = trimmed.dropLast(2)
+            } else {
+                return String(trimmed)
+            }
+        }
     }
 
     /// The directory part of a path (`.` when there is none).
@@ -628,6 +636,10 @@ public final class PinnedDirectory: Sendable {
         self.descriptor = descriptor
         path = "/proc/self/fd/\(descriptor)"
     }
+
+    /// Takes the folder's exclusive lock (`flock`, held until this is released), without
+    /// waiting: false when another process holds it.
+    public func lockExclusively() -> Bool { flock(descriptor, LOCK_EX | LOCK_NB) == 0 }
 
     deinit { close(descriptor) }
 }

@@ -121,6 +121,11 @@ struct BurnTestTests {
         (["--burn-test", "--yes", "--report", "FILE"], "is not a folder (a file or a link)"),
         (["--burn-test", "--yes", "--report", "LINK"], "is not a folder (a file or a link)"),
         (["--burn-test", "--yes", "--report", "SLASHEDLINK"], "is not a folder (a file or a link)"),
+        (["--burn-test", "--yes", "--report", "DOTTEDLINK"], "is not a folder (a file or a link)"),
+        (
+            ["--burn-test", "--yes", "--report", "FOREIGNTRACE"],
+            "FOREIGNTRACE/trace.pcap is a capture ccbeacon did not write"
+        ),
         (["--burn-test", "--yes", "--report", "NOPARENT"], "is not a folder this user may write"),
         (["--burn-test", "--yes", "--report", "LINKEDTRACE"], "--report LINKEDTRACE/trace.pcap is a link"),
         (["--burn-test", "--yes", "--report", "FOLDERSUMMARY"], "--report FOLDERSUMMARY/summary.txt is a folder"),
@@ -140,11 +145,18 @@ struct BurnTestTests {
             atPath: scratch.path("linkedtrace/trace.pcap"), withDestinationPath: scratch.path("foreign/stations.csv"))
         try FileManager.default.createDirectory(
             atPath: scratch.path("foldersummary/summary.txt"), withIntermediateDirectories: true)
+        // An earlier report whose trace.pcap is a tcpdump capture (pcap, no ccbeacon mark).
+        try FileManager.default.createDirectory(
+            atPath: scratch.path("foreigntrace"), withIntermediateDirectories: false)
+        let capture: [UInt8] =
+            [0xD4, 0xC3, 0xB2, 0xA1, 2, 0, 4, 0] + [UInt8](repeating: 0, count: 8) + [0, 0, 4, 0, 220, 0, 0, 0]
+        try Data(capture).write(to: URL(fileURLWithPath: scratch.path("foreigntrace/trace.pcap")))
         let places = [
             "REPORT": scratch.path("r"), "FOREIGN": scratch.path("foreign"), "FILE": scratch.path("file"),
             "LINK": scratch.path("link"), "NOPARENT": scratch.path("no/such/report"),
             "LINKEDTRACE": scratch.path("linkedtrace"), "FOLDERSUMMARY": scratch.path("foldersummary"),
-            "SLASHEDLINK": scratch.path("link") + "/",
+            "SLASHEDLINK": scratch.path("link") + "/", "DOTTEDLINK": scratch.path("link") + "/./.",
+            "FOREIGNTRACE": scratch.path("foreigntrace"),
         ]
         let provider = EmulatorProvider()
         provider.debuggers[0].logging = true
@@ -205,6 +217,23 @@ struct BurnTestTests {
             try Files.list(scratch.path("moved")).sorted() == [
                 "descriptors.txt", "summary.json", "summary.txt", "trace.pcap",
             ])
+    }
+
+    /// Two burn tests never write one report folder: the second, finding it held, stops before
+    /// its test begins (the chip untouched).
+    @Test func aSecondBurnTestIntoOneFolderIsRefused() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(atPath: scratch.path("r"), withIntermediateDirectories: false)
+        let first = try PinnedDirectory(scratch.path("r"))
+        #expect(first.lockExclusively())
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip!.flash[0x100] = 0x42
+        let run = ToolRun(["doctor", "--burn-test", "--yes", "--report", scratch.path("r")], debuggers: provider)
+        #expect(run.status == 1)
+        #expect(run.diagnostics.contains("another burn test is writing its report into"), "\(run.diagnostics)")
+        #expect(provider.debuggers[0].chip!.flash[0x100] == 0x42, "not erased")
+        #expect(try Files.list(scratch.path("r")).isEmpty)
     }
 
     /// A test that cannot begin (no target) still leaves its report: what was found, the error,

@@ -102,16 +102,16 @@ struct TraceFileTests {
         try FileManager.default.linkItem(atPath: scratch.path("old.pcap"), toPath: scratch.path("hard.pcap"))
         let earlier = try scratch.bytes("old.pcap")
         let places = [
-            "SAME": scratch.path("same"), "LIST": scratch.path("list.csv"), "HARDLINK": scratch.path("hard.pcap"),
+            "SAME": scratch.path("same.pcap"), "LIST": scratch.path("list.csv"), "HARDLINK": scratch.path("hard.pcap"),
         ]
-        let trace = arguments.contains("HARDLINK") ? scratch.path("old.pcap") : scratch.path("same")
+        let trace = arguments.contains("HARDLINK") ? scratch.path("old.pcap") : scratch.path("same.pcap")
         let provider = EmulatorProvider()
         provider.debuggers[0].logging = true
         let run = ToolRun(arguments.map { places[$0] ?? $0 } + ["--trace", trace], debuggers: provider)
         #expect(run.status == 64, "\(run.diagnostics)")
         #expect(run.diagnostics.contains("is also an argument of this command"), "\(run.diagnostics)")
         #expect(provider.debuggers[0].log.isEmpty, "no debugger touched")
-        #expect(!FileManager.default.fileExists(atPath: scratch.path("same")))
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("same.pcap")))
         #expect(try scratch.bytes("old.pcap") == earlier)
     }
 
@@ -182,34 +182,38 @@ struct TraceFileTests {
         #expect(completions.map { $0.length } == [1, 0])
     }
 
-    /// A name the command's ledger uses for its journal (SQLite's -wal and -shm, made when the
-    /// ledger opens) is never written as the trace, though it did not exist when the trace was
-    /// checked: the trace is made at its first record, only where nothing has appeared since.
-    @Test(arguments: ["-wal", "-shm", "-journal"])
+    /// A trace's name ends in .pcap: so it is never a ledger's journal (SQLite's -wal, -shm,
+    /// -journal) or lock, whether nothing is there yet or an earlier trace was moved there — both
+    /// refused before anything is touched, and the ledger stays whole.
+    @Test(arguments: ["-wal", "-shm", "-journal", "X.lock"])
     func aLedgersJournalIsNeverTheTrace(suffix: String) throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         _ = try scratch.write("list.csv", "name,uuid,major,minor\nA,\(DeviceCommandTests.uuid),1,1\n")
         let ledger = scratch.path("l.sqlite")
-        let run = ToolRun(
-            [
-                "provision", scratch.path("list.csv"), "--template", "cc2541-ibeacon", "--yes", "--ledger", ledger,
-                "--trace", ledger + suffix,
-            ], debuggers: EmulatorProvider())
-        #expect(run.status == 0, "\(run.diagnostics)")
-        let check = ToolRun(["ledger", "check", "--ledger", ledger])
-        #expect(check.status == 0, "\(check.output)\(check.diagnostics)")
-        // SQLite keeps -wal and -shm while the ledger is open (made before the first record),
-        // and removes them when it closes; a rollback journal (-journal) a WAL ledger never uses,
-        // so the trace may be written there.
-        if suffix != "-journal" {
-            #expect(
-                run.diagnostics.contains("a file appeared under its name since it was checked"), "\(run.diagnostics)")
-            if FileManager.default.fileExists(atPath: ledger + suffix) {
-                let head = Array(try scratch.bytes("l.sqlite" + suffix).prefix(24))
-                #expect(USBTrace.kind(ofFileStartingWith: head) != .ccbeaconTrace)
-            }
+        let name = suffix == "X.lock" ? scratch.path(".l.sqlite.lock") : ledger + suffix
+        func provision(_ list: String) -> ToolRun {
+            ToolRun(
+                [
+                    "provision", scratch.path(list), "--template", "cc2541-ibeacon", "--yes", "--ledger", ledger,
+                    "--trace", name,
+                ], debuggers: EmulatorProvider())
         }
+        let new = provision("list.csv")
+        #expect(new.status == 64)
+        #expect(new.diagnostics.contains("a trace's name ends in .pcap"), "\(new.diagnostics)")
+        // An earlier trace moved to that name.
+        #expect(ToolRun(["info", "--trace", scratch.path("t.pcap")], debuggers: EmulatorProvider()).status == 0)
+        try FileManager.default.moveItem(atPath: scratch.path("t.pcap"), toPath: name)
+        let earlier = provision("list.csv")
+        #expect(earlier.status == 64, "\(earlier.diagnostics)")
+        #expect(earlier.diagnostics.contains("a trace's name ends in .pcap"), "\(earlier.diagnostics)")
+        let check = ToolRun(
+            ["provision", scratch.path("list.csv"), "--template", "cc2541-ibeacon", "--yes", "--ledger", ledger],
+            debuggers: EmulatorProvider())
+        #expect(check.status == 0, "\(check.diagnostics)")
+        let audit = ToolRun(["ledger", "check", "--ledger", ledger])
+        #expect(audit.status == 0, "\(audit.output)\(audit.diagnostics)")
     }
 
     /// What another program makes under the trace's name between the check and the first record
@@ -245,15 +249,19 @@ struct TraceFileTests {
         #expect(pcap.records.count == 2 && pcap.records.allSatisfy { $0.device == 2 })
     }
 
-    /// An empty file is not a trace ccbeacon wrote (a shell's `> t.pcap` makes one for the
-    /// command's own output): refused.
-    @Test func anEmptyFileIsRefused() throws {
+    /// An empty .pcap holds nothing to lose (a trace whose first write failed, `touch t.pcap`):
+    /// taken. Where this command's output goes (`> t.pcap` makes it empty) is refused.
+    @Test func anEmptyPcapIsTakenUnlessItIsTheOutput() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         _ = try scratch.write("empty.pcap", "")
         let run = ToolRun(["info", "--trace", scratch.path("empty.pcap")], debuggers: EmulatorProvider())
-        #expect(run.status == 64)
-        #expect(run.diagnostics.contains("is an empty file"), "\(run.diagnostics)")
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(try !PcapReader(try scratch.bytes("empty.pcap")).records.isEmpty)
+        _ = try scratch.write("empty.csv", "")
+        let named = ToolRun(["info", "--trace", scratch.path("empty.csv")], debuggers: EmulatorProvider())
+        #expect(named.status == 64)
+        #expect(named.diagnostics.contains("a trace's name ends in .pcap"))
     }
 }
 
