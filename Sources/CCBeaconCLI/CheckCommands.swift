@@ -28,7 +28,7 @@ enum InspectCommand {
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let path = command.positionals[0]
         let memory = try CommandSupport.loadImage(path, base: try command.value(Options.base)).memory
-        let found = BeaconScanner.scan(memory)
+        let found = PayloadFinder.find(memory)
         let oad = OADHeader.detect(in: memory)
         let computedCRC = oad?.computeCRC(memory)
         var templateReport: (StationTemplate, VerificationReport)?
@@ -200,7 +200,7 @@ enum VerifyCommand {
                 throw .usage(
                     "--address, --interval and --tx-power need --template or --board (they live at its addresses)")
             }
-            report = BeaconScanner.verify(memory, expected: expected, checkPower: checkPower)
+            report = PayloadFinder.verify(memory, expected: expected, checkPower: checkPower)
         }
         if command.isSet(Options.json) {
             // Only what was asked for is expected: without --power the identity above carries

@@ -25,7 +25,7 @@ public enum IdentityBytes {
         if let template = templates.first(where: { $0.isStation(memory) }) {
             return (template.identityRanges, .template(template.manifest.name))
         }
-        let payloads = BeaconScanner.scan(memory).map { $0.address..<($0.address + $0.length) }
+        let payloads = PayloadFinder.find(memory).map { $0.address..<($0.address + $0.length) }
         let header = OADHeader.detect(in: memory).map { [$0.address..<($0.address + oadHeaderLength)] } ?? []
         guard !payloads.isEmpty || !header.isEmpty else { return ([], .none) }
         return (payloads + header, .scanned(payloads: payloads.count, oadHeader: !header.isEmpty))

@@ -61,7 +61,7 @@ public enum ImportError: Error, Sendable, Equatable, CustomStringConvertible {
 public enum TemplateImport {
     /// Every iBeacon block of `memory`, each marked eligible or refused for `chip`.
     public static func candidates(in memory: MemoryImage, chip: Chip) -> [ImportCandidate] {
-        BeaconScanner.scan(memory).filter(\.isIBeacon).map { beacon in
+        PayloadFinder.find(memory).filter(\.isIBeacon).map { beacon in
             let range = beacon.address..<(beacon.address + beacon.length)
             let refusal: String? =
                 range.upperBound > chip.flashSize

@@ -26,7 +26,7 @@ struct CorpusScanTests {
 
     @Test(arguments: iBeaconImages)
     func findsTheIBeaconBlock(name: String, address: Int, uuid: String) throws {
-        let found = BeaconScanner.scan(try SharedFixtures.corpusMemory(name)).filter(\.isIBeacon)
+        let found = PayloadFinder.find(try SharedFixtures.corpusMemory(name)).filter(\.isIBeacon)
         let block = try #require(found.first { $0.address == address }, "\(name): \(found.map(\.address))")
         #expect(block.layout == .iBeaconAdvertisingData(flags: 0x06))
         #expect(block.iBeacon?.uuid.uuidString == uuid)
@@ -35,11 +35,11 @@ struct CorpusScanTests {
 
     @Test(arguments: ["04_bjoerke-HM10-broadcaster-custom-v1_1.bin", "15_kilianc-BLE112-ibeacon-bgscript-CC2540.hex"])
     func negativeControlsHaveNoBlock(name: String) throws {
-        #expect(BeaconScanner.scan(try SharedFixtures.corpusMemory(name)).filter(\.isIBeacon).isEmpty)
+        #expect(PayloadFinder.find(try SharedFixtures.corpusMemory(name)).filter(\.isIBeacon).isEmpty)
     }
 
     @Test func findsTheUriBeaconIsNotAnIBeacon() throws {
-        let found = BeaconScanner.scan(
+        let found = PayloadFinder.find(
             try SharedFixtures.corpusMemory("34_google-UriBeacon-SimpleBLEBroadcaster-CC2541.hex"))
         #expect(found.allSatisfy { !$0.isIBeacon })
     }

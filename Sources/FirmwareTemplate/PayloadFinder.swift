@@ -40,14 +40,15 @@ public struct FoundBeacon: Sendable, Equatable {
     public var isIBeacon: Bool { iBeacon != nil }
 }
 
-/// Finds beacon payloads in the bytes a chip will hold. It searches the memory image, never the
+/// Finds beacon payloads in the bytes a chip will hold (in an image; the on-air scanner is
+/// `BeaconScan`). It searches the memory image, never the
 /// HEX text, because IAR images split payloads across records; a pattern never matches across a
 /// gap.
-public enum BeaconScanner {
+public enum PayloadFinder {
     static let iBeaconPrefix: [UInt8] = [0x4C, 0x00, 0x02, 0x15]
 
     /// Every iBeacon, AltBeacon and Eddystone block in `memory`, by address.
-    public static func scan(_ memory: MemoryImage) -> [FoundBeacon] {
+    public static func find(_ memory: MemoryImage) -> [FoundBeacon] {
         var found: [FoundBeacon] = []
         for hit in memory.addresses(of: iBeaconPrefix) {
             // `1A FF` before the company ID makes it a manufacturer AD; 21 bytes must follow.
@@ -97,11 +98,11 @@ public enum BeaconScanner {
     }
 }
 
-extension BeaconScanner {
+extension PayloadFinder {
     /// Checks an image without a template: it must hold exactly one iBeacon block, carrying
     /// `expected` (power ignored unless `checkPower`).
     public static func verify(_ memory: MemoryImage, expected: IBeacon, checkPower: Bool) -> VerificationReport {
-        let blocks = scan(memory).filter(\.isIBeacon)
+        let blocks = find(memory).filter(\.isIBeacon)
         guard blocks.count == 1, let block = blocks.first, let found = block.iBeacon else {
             let problem =
                 blocks.isEmpty
