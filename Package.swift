@@ -64,10 +64,21 @@ let package = Package(
             dependencies: ["BeaconPayload", "StructuredText", "Storage", "CSQLite", "HexText"],
             swiftSettings: strictSettings
         ),
+        // Station lists, the address plan, the power edit and batch: what a list says and the
+        // images it makes, no debugger.
+        .target(
+            name: "Stations",
+            dependencies: [
+                "FirmwareTemplate", "BeaconPayload", "IntelHex", "StructuredText", "Storage", "Checksums", "HexText",
+                "StationLedger",
+            ],
+            swiftSettings: strictSettings
+        ),
+        // The provisioning run: debuggers, the ledger, resume, on-air checks.
         .target(
             name: "Provisioning",
             dependencies: [
-                "FirmwareTemplate", "BeaconPayload", "IntelHex", "StructuredText", "Storage", "CCDebugger",
+                "Stations", "FirmwareTemplate", "BeaconPayload", "IntelHex", "StructuredText", "Storage", "CCDebugger",
                 "Checksums", "HexText", "StationLedger",
             ],
             swiftSettings: strictSettings
@@ -80,6 +91,7 @@ let package = Package(
             name: "CCBeaconCLI",
             dependencies: [
                 "IntelHex", "BeaconPayload", "StructuredText", "Storage", "FirmwareTemplate", "Provisioning",
+                "Stations",
                 "CCDebugger", "BoardSupport", "HexText", "BeaconScan", "PostgresLedger", "BeaconLabels",
                 "StationLedger",
             ],
@@ -150,7 +162,8 @@ let package = Package(
         .testTarget(
             name: "ProvisioningTests",
             dependencies: [
-                "Provisioning", "FirmwareTemplate", "BeaconPayload", "StructuredText", "IntelHex", "Storage",
+                "Provisioning", "Stations", "FirmwareTemplate", "BeaconPayload", "StructuredText", "IntelHex",
+                "Storage",
                 "TestSupport", "CCDebugger", "CCDebuggerEmulator", "Checksums", "PostgresLedger", "StationLedger",
             ],
             swiftSettings: strictSettings
@@ -159,7 +172,8 @@ let package = Package(
             name: "CCBeaconCLITests",
             dependencies: [
                 "CCDebuggerEmulator", "CCDebugger", "CCBeaconCLI", "IntelHex", "BeaconPayload", "FirmwareTemplate",
-                "TestSupport", "StructuredText", "Storage", "Provisioning", "Checksums", "BeaconScan", "HexText",
+                "TestSupport", "StructuredText", "Storage", "Provisioning", "Stations", "Checksums", "BeaconScan",
+                "HexText",
                 "CFileAttributes", "PostgresLedger", "StationLedger",
             ],
             exclude: ["Fixtures"],

@@ -3,6 +3,7 @@ import BeaconScan
 import HexText
 import Provisioning
 import StationLedger
+import Stations
 import Storage
 import StructuredText
 

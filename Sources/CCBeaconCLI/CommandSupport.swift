@@ -5,6 +5,7 @@ import HexText
 import IntelHex
 import Provisioning
 import StationLedger
+import Stations
 import Storage
 import StructuredText
 

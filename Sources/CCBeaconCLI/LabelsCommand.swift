@@ -4,6 +4,7 @@ import FirmwareTemplate
 import PostgresLedger
 import Provisioning
 import StationLedger
+import Stations
 import Storage
 import StructuredText
 

@@ -3,6 +3,7 @@ import BeaconScan
 import FirmwareTemplate
 import HexText
 import Provisioning
+import Stations
 import StructuredText
 
 #if canImport(FoundationEssentials)

@@ -3,6 +3,7 @@ import BoardSupport
 import FirmwareTemplate
 import IntelHex
 import Provisioning
+import Stations
 import Storage
 import StructuredText
 

@@ -3,6 +3,7 @@ import CCDebuggerEmulator
 import Foundation
 import Provisioning
 import StationLedger
+import Stations
 import StructuredText
 import Synchronization
 import TestSupport

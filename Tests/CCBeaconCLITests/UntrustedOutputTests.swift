@@ -1,5 +1,6 @@
 import Foundation
 import Provisioning
+import Stations
 import StructuredText
 import TestSupport
 import Testing

@@ -11,6 +11,7 @@ import Testing
 
 @testable import Provisioning
 @testable import StationLedger
+@testable import Stations
 
 struct BatchTests {
     static let catalog = try! BundledData.boards()

@@ -3,6 +3,7 @@ import Testing
 
 @testable import Provisioning
 @testable import StationLedger
+@testable import Stations
 @testable import StructuredText
 
 struct StationListTests {
