@@ -186,6 +186,8 @@ public enum ValueCompletion: Sendable, Equatable {
     case words([String])
     /// Paths (files and folders).
     case files
+    /// Folders only.
+    case folders
     /// Anything: the shell offers nothing.
     case anything
 }

@@ -20,7 +20,7 @@ enum BurnTestCommand {
     static let report = Option<String>(
         "--report", value: "DIR",
         help: "with --burn-test: write summary.txt, summary.json, trace.pcap and descriptors.txt into DIR",
-        completion: .files)
+        completion: .folders)
 
     /// The files a report folder holds: a folder holding anything else is never written into.
     static let reportFiles = ["summary.txt", "summary.json", "trace.pcap", "descriptors.txt"]
@@ -157,11 +157,24 @@ enum BurnTestCommand {
                     .failure, "another burn test is writing its report into \(folder)",
                     hint: "give each burn test its own --report folder")
             }
-            try BurnTestCommand.checkContents(pinned.path, shownAs: folder)
-            _ = Files.removeAbandonedTemporaryFiles(in: pinned.path)
-            trace = try TraceFile(
-                path: Files.join(pinned.path, "trace.pcap"), shownAs: Files.join(folder, "trace.pcap"),
-                option: "--report")
+            // Checked before the prompt; what is wrong now changed since (not the command line's
+            // fault: exit 1).
+            do throws(CommandFailure) {
+                try BurnTestCommand.checkContents(pinned.path, shownAs: folder)
+                _ = Files.removeAbandonedTemporaryFiles(in: pinned.path)
+                trace = try TraceFile(
+                    path: Files.join(pinned.path, "trace.pcap"), shownAs: Files.join(folder, "trace.pcap"),
+                    option: "--report")
+            } catch  where error.exitCode == .usage {
+                throw CommandFailure(
+                    .failure, "the report folder changed since it was checked: \(error.message)",
+                    hint: "give a new folder")
+            }
+            // An earlier report's summaries go now: a run killed from here on leaves its own
+            // trace, never beside summaries of another run.
+            for name in BurnTestCommand.reportFiles where name != "trace.pcap" {
+                unlink(Files.join(pinned.path, name))
+            }
             self.folder = folder
         }
 

@@ -57,7 +57,7 @@ enum TemplatesCommand {
     static let command = Command(spec, run: run)
 
     static let templates = Option<String>(
-        "--templates", value: "DIR", help: "also list the templates in DIR", completion: .files)
+        "--templates", value: "DIR", help: "also list the templates in DIR", completion: .folders)
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         let locations = try DataLocations.find(templatesOption: try command.value(templates))
@@ -159,7 +159,7 @@ enum TemplateImportCommand {
         }
         return text
     }
-    static let output = Options.output("DIR", help: "template folder to create (default ./NAME)")
+    static let output = Options.output("DIR", help: "template folder to create (default ./NAME)", completion: .folders)
     static let force = Flag("--force", help: "replace an existing template.json or image.hex in DIR")
 
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {

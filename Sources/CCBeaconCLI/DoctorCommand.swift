@@ -50,7 +50,11 @@ enum DoctorCommand {
     static let command = Command(spec, runWithDebuggers: run, validate: BurnTestCommand.validate)
 
     static let ledger = Option<String>(
-        "--ledger", value: "FILE|URL", help: "also check this ledger (a file, or postgresql://…)", completion: .files)
+        "--ledger", value: "FILE|URL", help: "also check this ledger (a file, or postgresql://…)", completion: .files
+    ) { text throws(CommandFailure) in
+        guard !text.isEmpty else { throw .usage("--ledger needs a file or a postgresql:// URL") }
+        return text
+    }
 
     /// One finding.
     struct Finding {
@@ -92,7 +96,6 @@ enum DoctorCommand {
         findings.append(udevRule())
         findings += devices(debuggers, chips: chips)
         if let path = try command.value(ledger) {
-            guard !path.isEmpty else { throw .usage("--ledger needs a file or a postgresql:// URL") }
             findings.append(ledgerFinding(path))
         }
         report(findings, json: command.isSet(Options.json), console: console)

@@ -246,6 +246,9 @@ enum Manual {
                 case .files:
                     values +=
                         "                    \(names.joined(separator: "|"))) mapfile -t COMPREPLY < <(compgen -f -- \"$cur\"); return ;;\n"
+                case .folders:
+                    values +=
+                        "                    \(names.joined(separator: "|"))) mapfile -t COMPREPLY < <(compgen -d -- \"$cur\"); return ;;\n"
                 case .anything:
                     if option.valueName != nil { freeValues += names }
                 }
@@ -260,7 +263,7 @@ enum Manual {
             switch spec.positionals.first?.completion ?? .anything {
             case .words(let choices):
                 positional = "COMPREPLY=($(compgen -W \"\(choices.joined(separator: " "))\" -- \"$cur\"))"
-            case .files, .anything:
+            case .files, .folders, .anything:
                 positional = spec.positionals.isEmpty ? "" : "mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")"
             }
             script += """
@@ -300,6 +303,7 @@ enum Manual {
                 case .words(let choices):
                     action = ":\(escaped(option.valueName ?? "value")):(\(choices.joined(separator: " ")))"
                 case .files: action = ":\(escaped(option.valueName ?? "file")):_files"
+                case .folders: action = ":\(escaped(option.valueName ?? "folder")):_files -/"
                 case .anything: action = option.valueName.map { ":\(escaped($0)): " } ?? ""
                 }
                 for name in names { specs.append(quoted("\(name)[\(escaped(option.help))]\(action)")) }
@@ -308,7 +312,7 @@ enum Manual {
             switch spec.positionals.first?.completion ?? .anything {
             case .words(let choices):
                 specs.append(quoted("1:\(escaped(spec.positionals[0].name)):(\(choices.joined(separator: " ")))"))
-            case .files, .anything: if !spec.positionals.isEmpty { specs.append(quoted("*:file:_files")) }
+            case .files, .folders, .anything: if !spec.positionals.isEmpty { specs.append(quoted("*:file:_files")) }
             }
             return "_arguments -s " + specs.joined(separator: " \\\n                ")
         }
@@ -415,6 +419,7 @@ enum Manual {
                 switch option.completion {
                 case .words(let choices): line += " -x -a \(quoted(choices.joined(separator: " ")))"
                 case .files: line += " -r -F"
+                case .folders: line += " -x -a '(__fish_complete_directories)'"
                 case .anything: if option.valueName != nil { line += " -x" }
                 }
                 script += line + " -d \(quoted(option.help))\n"
@@ -483,7 +488,7 @@ enum ManPagesCommand {
             """,
         options: [output.spec])
     static let output = Option<String>(
-        "--output", short: "-o", value: "DIR", help: "the folder for the pages (made if missing)", completion: .files
+        "--output", short: "-o", value: "DIR", help: "the folder for the pages (made if missing)", completion: .folders
     ).required
     static let command = Command(spec, run: run)
 

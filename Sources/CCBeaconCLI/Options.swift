@@ -75,7 +75,7 @@ enum Options {
     /// A further folder of templates.
     static let templates = Option<String>(
         "--templates", value: "DIR", help: "also look for templates in DIR (or set CCBEACON_TEMPLATES)",
-        completion: .files)
+        completion: .folders)
     /// The template options, in help order.
     static let templateOptions = [template.spec, board.spec, templates.spec]
     /// --template or --board, one of them required.
@@ -152,8 +152,8 @@ enum Options {
         }
     }
     /// The output file or folder, `-o`.
-    static func output(_ placeholder: String, help: String) -> Option<String> {
-        Option<String>("--output", short: "-o", value: placeholder, help: help, completion: .files)
+    static func output(_ placeholder: String, help: String, completion: ValueCompletion = .files) -> Option<String> {
+        Option<String>("--output", short: "-o", value: placeholder, help: help, completion: completion)
     }
 
     // MARK: Debuggers and ledgers

@@ -128,7 +128,7 @@ enum BatchCommand {
 
     static let command = Command(spec, run: run)
 
-    static let output = Options.output("DIR", help: "output folder (created if missing)").required
+    static let output = Options.output("DIR", help: "output folder (created if missing)", completion: .folders).required
     static let bin = Flag("--bin", help: "also write a .bin per station")
     static let jobs = Options.count(
         "--jobs", help: "stations generated in parallel (default: the processor count)", in: 1...256

@@ -41,7 +41,8 @@ public enum CrashPoint: String, CaseIterable, Sendable {
     public static func parse(_ text: String?) -> (point: CrashPoint, at: Int)? {
         guard let text, let colon = text.lastIndex(of: ":"),
             let point = CrashPoint(rawValue: String(text[..<colon])),
-            let at = Int(text[text.index(after: colon)...]), at > 0
+            case let digits = text[text.index(after: colon)...], !digits.isEmpty,
+            digits.allSatisfy({ ("0"..."9").contains($0) }), digits.first != "0", let at = Int(digits)
         else { return nil }
         return (point, at)
     }

@@ -122,6 +122,7 @@ struct BurnTestTests {
         (["--burn-test", "--yes", "--report", "LINK"], "is not a folder (a file or a link)"),
         (["--burn-test", "--yes", "--report", "SLASHEDLINK"], "is not a folder (a file or a link)"),
         (["--burn-test", "--yes", "--report", "DOTTEDLINK"], "is not a folder (a file or a link)"),
+        (["--ledger", ""], "--ledger needs a file or a postgresql:// URL"),
         (
             ["--burn-test", "--yes", "--report", "FOREIGNTRACE"],
             "FOREIGNTRACE/trace.pcap is a capture ccbeacon did not write"
@@ -234,6 +235,40 @@ struct BurnTestTests {
         #expect(run.diagnostics.contains("another burn test is writing its report into"), "\(run.diagnostics)")
         #expect(provider.debuggers[0].chip!.flash[0x100] == 0x42, "not erased")
         #expect(try Files.list(scratch.path("r")).isEmpty)
+    }
+
+    /// A folder that changes after its check (here: a foreign file made while the debuggers are
+    /// listed) is refused when it is pinned — a failure (1), not the command line's fault, and
+    /// before the test begins.
+    @Test func aReportFolderThatChangedSinceItsCheckIsAFailure() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(atPath: scratch.path("r"), withIntermediateDirectories: false)
+        let foreign = scratch.path("r/foreign.txt")
+        let inner = EmulatorProvider()
+        inner.debuggers[0].chip!.flash[0x100] = 0x42
+        let provider = ListingHook(inner) { _ = FileManager.default.createFile(atPath: foreign, contents: Data()) }
+        let run = ToolRun(["doctor", "--burn-test", "--yes", "--report", scratch.path("r")], debuggers: provider)
+        #expect(run.status == 1, "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("the report folder changed since it was checked"), "\(run.diagnostics)")
+        #expect(inner.debuggers[0].chip!.flash[0x100] == 0x42, "not erased")
+    }
+
+    /// An earlier report's summaries go before the test begins: a run killed mid-test leaves its
+    /// own trace, never beside another run's "works".
+    @Test func anEarlierReportsSummariesGoBeforeTheTestBegins() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let report = scratch.path("r")
+        #expect(
+            ToolRun(["doctor", "--burn-test", "--yes", "--report", report], debuggers: EmulatorProvider()).status == 0)
+        let seen = Mutex<[String]?>(nil)
+        let provider = HookedProvider(EmulatorProvider()) { data in
+            guard data.count >= 1027 else { return }
+            seen.withLock { if $0 == nil { $0 = (try? Files.list(report)) ?? [] } }
+        }
+        #expect(ToolRun(["doctor", "--burn-test", "--yes", "--report", report], debuggers: provider).status == 0)
+        #expect(seen.withLock { $0 } == ["trace.pcap"])
     }
 
     /// A test that cannot begin (no target) still leaves its report: what was found, the error,

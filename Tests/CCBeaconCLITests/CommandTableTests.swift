@@ -158,14 +158,24 @@ struct CompletionDeclarationTests {
             for option in spec.options where option.valueName != nil {
                 let namesAPath =
                     Self.pathWords.contains { option.valueName!.contains($0) } || option.valueName!.contains(".")
+                // A folder's value completes folders; any other path, files.
+                let expected: ValueCompletion? =
+                    option.valueName == "DIR" ? .folders : namesAPath ? .files : nil
                 #expect(
-                    (option.completion == .files) == namesAPath, "\(spec.name) \(option.name) \(option.valueName!)")
+                    expected.map { option.completion == $0 } ?? ![.files, .folders].contains(option.completion),
+                    "\(spec.name) \(option.name) \(option.valueName!)")
             }
             for positional in spec.positionals {
                 let namesAPath = Self.pathWords.contains { positional.placeholder.contains($0) }
                 #expect((positional.completion == .files) == namesAPath, "\(spec.name) \(positional.name)")
             }
         }
+    }
+
+    @Test func aFolderCompletesFoldersInEveryShell() {
+        #expect(Manual.bash().contains(#"--report) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;"#))
+        #expect(Manual.zsh().contains("DIR:_files -/"))
+        #expect(Manual.fish().contains("-l report -x -a '(__fish_complete_directories)'"))
     }
 
     @Test func aCaptureCompletesFilesInEveryShell() {

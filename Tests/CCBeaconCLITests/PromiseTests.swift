@@ -630,6 +630,7 @@ struct CrashPointTests {
 
     @Test(arguments: [
         nil, "", "in-ledger-write", "in-ledger-write:0", "in-ledger-write:-1", "ledger-write:2", "in-ledger-write:x",
+        "before-hook:+1", "before-hook:007", "before-hook: 1",
     ])
     func anythingElseArmsNothing(text: String?) {
         #expect(CrashPoint.parse(text) == nil)
