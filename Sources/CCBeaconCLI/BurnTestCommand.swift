@@ -130,8 +130,9 @@ enum BurnTestCommand {
     }
 
     /// The report folder once the test may begin: made if absent, held open (`PinnedDirectory`)
-    /// so that a folder swapped for a link meanwhile is never written through, checked again
-    /// through that hold, cleared of a killed report's leftovers, its trace open.
+    /// so that a folder swapped for a link meanwhile is never written through, locked against a
+    /// second burn test, checked again through that hold, cleared of a killed report's leftovers
+    /// and of an earlier report's summaries, its trace open.
     struct ReportFolder {
         let folder: String
         let pinned: PinnedDirectory
@@ -165,7 +166,7 @@ enum BurnTestCommand {
                 trace = try TraceFile(
                     path: Files.join(pinned.path, "trace.pcap"), shownAs: Files.join(folder, "trace.pcap"),
                     option: "--report")
-            } catch  where error.exitCode == .usage {
+            } catch where error.exitCode == .usage {
                 throw CommandFailure(
                     .failure, "the report folder changed since it was checked: \(error.message)",
                     hint: "give a new folder")
