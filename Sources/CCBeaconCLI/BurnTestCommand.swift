@@ -166,7 +166,7 @@ enum BurnTestCommand {
                 trace = try TraceFile(
                     path: Files.join(pinned.path, "trace.pcap"), shownAs: Files.join(folder, "trace.pcap"),
                     option: "--report")
-            } catch where error.exitCode == .usage {
+            } catch  where error.exitCode == .usage {
                 throw CommandFailure(
                     .failure, "the report folder changed since it was checked: \(error.message)",
                     hint: "give a new folder")
