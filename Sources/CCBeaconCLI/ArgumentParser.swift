@@ -268,12 +268,18 @@ public struct CommandSpec: Sendable {
     public var summary: String
     /// The options, positionals and help, made on first use (a command's `static let` table).
     let makeTable: @Sendable () -> CommandTable
+    /// The man page's examples and reference, made on first use (only the manual reads them).
+    let makeManual: @Sendable () -> ManualPage
 
-    /// A command whose table `table` returns.
-    public init(name: String, summary: String, table: @escaping @Sendable () -> CommandTable) {
+    /// A command whose table `table` returns, and whose man page adds `manual`.
+    public init(
+        name: String, summary: String, manual: @autoclosure @escaping @Sendable () -> ManualPage = ManualPage(),
+        table: @escaping @Sendable () -> CommandTable
+    ) {
         self.name = name
         self.summary = summary
         makeTable = table
+        makeManual = manual
     }
 
     /// A command with its table given at once.
@@ -290,6 +296,8 @@ public struct CommandSpec: Sendable {
 
     /// The table.
     public var table: CommandTable { makeTable() }
+    /// The man page's examples and reference sections beyond the help.
+    public var manual: ManualPage { makeManual() }
     /// Longer help shown by `help COMMAND` and `COMMAND --help`.
     public var details: String { table.details }
     /// Options, in the order help and the usage line list them.

@@ -9,7 +9,9 @@ import StructuredText
 
 /// `ccbeacon calibrate`: a station's measured power from RSSI samples taken 1 m away.
 enum CalibrateCommand {
-    static let spec = CommandSpec(name: "calibrate", summary: "measured power from RSSI samples taken 1 m away") {
+    static let spec = CommandSpec(
+        name: "calibrate", summary: "measured power from RSSI samples taken 1 m away", manual: manual
+    ) {
         table
     }
     static let table = CommandTable(

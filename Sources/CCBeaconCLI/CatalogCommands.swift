@@ -5,7 +5,9 @@ import StructuredText
 
 /// `ccbeacon boards`: the bundled boards and their chips.
 enum BoardsCommand {
-    static let spec = CommandSpec(name: "boards", summary: "list the supported boards and modules") { table }
+    static let spec = CommandSpec(name: "boards", summary: "list the supported boards and modules", manual: manual) {
+        table
+    }
     static let table = CommandTable(
         details: """
             Lists every board file of the bundled boards/ folder: its name (for --board), the chip it
@@ -43,7 +45,7 @@ enum BoardsCommand {
 
 /// `ccbeacon templates`: bundled and user templates, each checked.
 enum TemplatesCommand {
-    static let spec = CommandSpec(name: "templates", summary: "list the firmware templates") { table }
+    static let spec = CommandSpec(name: "templates", summary: "list the firmware templates", manual: manual) { table }
     static let table = CommandTable(
         details: """
             Lists the templates in the user folders (--templates DIR, then $CCBEACON_TEMPLATES) and the
@@ -111,7 +113,7 @@ enum TemplatesCommand {
 /// `ccbeacon template import`: turn a firmware image into a template.
 enum TemplateImportCommand {
     static let spec = CommandSpec(
-        name: "template import", summary: "make a template from a firmware image with an iBeacon block"
+        name: "template import", summary: "make a template from a firmware image with an iBeacon block", manual: manual
     ) { table }
     static let table = CommandTable(
         details: """

@@ -7,7 +7,9 @@ import StructuredText
 
 /// `ccbeacon inspect`: what beacon payloads an image carries.
 enum InspectCommand {
-    static let spec = CommandSpec(name: "inspect", summary: "find and decode every beacon payload in an image") {
+    static let spec = CommandSpec(
+        name: "inspect", summary: "find and decode every beacon payload in an image", manual: manual
+    ) {
         table
     }
     static let table = CommandTable(
@@ -153,7 +155,7 @@ enum InspectCommand {
 /// `ccbeacon verify`: exit 0 only if the image carries exactly this identity.
 enum VerifyCommand {
     static let spec = CommandSpec(
-        name: "verify", summary: "check that an image carries exactly one identity (the CI gate)"
+        name: "verify", summary: "check that an image carries exactly one identity (the CI gate)", manual: manual
     ) { table }
     static let table = CommandTable(
         details: """

@@ -198,6 +198,8 @@ public enum CommandLineTool {
             options:
             \(options.joined(separator: "\n"))
 
+            the whole reference, with examples: man \(Manual.pageName(spec.name))
+
             """
     }
 }

@@ -4,7 +4,9 @@ import StructuredText
 
 /// `ccbeacon convert`: HEX ↔ .bin, and HEX re-emit with a chosen record length, range or fill.
 enum ConvertCommand {
-    static let spec = CommandSpec(name: "convert", summary: "convert between Intel HEX and .bin, crop, fill, re-emit") {
+    static let spec = CommandSpec(
+        name: "convert", summary: "convert between Intel HEX and .bin, crop, fill, re-emit", manual: manual
+    ) {
         table
     }
     static let table = CommandTable(

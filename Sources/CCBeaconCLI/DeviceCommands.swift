@@ -154,7 +154,9 @@ enum DeviceSupport {
 
 /// `ccbeacon devices`.
 enum DevicesCommand {
-    static let spec = CommandSpec(name: "devices", summary: "list the attached CC Debuggers and the chips they see") {
+    static let spec = CommandSpec(
+        name: "devices", summary: "list the attached CC Debuggers and the chips they see", manual: manual
+    ) {
         table
     }
     static let table = CommandTable(
@@ -223,7 +225,7 @@ enum DevicesCommand {
 /// `ccbeacon info`.
 enum InfoCommand {
     static let spec = CommandSpec(
-        name: "info", summary: "identify the target chip: ID, flash, lock state, IEEE addresses"
+        name: "info", summary: "identify the target chip: ID, flash, lock state, IEEE addresses", manual: manual
     ) { table }
     static let table = CommandTable(
         details: """
@@ -284,7 +286,9 @@ enum InfoCommand {
 
 /// `ccbeacon erase`.
 enum EraseCommand {
-    static let spec = CommandSpec(name: "erase", summary: "erase the whole chip (also clears the lock bits)") { table }
+    static let spec = CommandSpec(
+        name: "erase", summary: "erase the whole chip (also clears the lock bits)", manual: manual
+    ) { table }
     static let table = CommandTable(
         details: """
             Resets the target into debug mode, runs a chip erase, waits for it (at most 8 s) and checks
@@ -311,7 +315,9 @@ enum EraseCommand {
 
 /// `ccbeacon flash`.
 enum FlashCommand {
-    static let spec = CommandSpec(name: "flash", summary: "erase, program, verify and start a chip") { table }
+    static let spec = CommandSpec(name: "flash", summary: "erase, program, verify and start a chip", manual: manual) {
+        table
+    }
     static let table = CommandTable(
         details: """
             Chip erase, then the image's 1 KiB blocks (blocks that are all 0xFF are skipped: erased
@@ -451,7 +457,8 @@ enum FlashCommand {
 
 /// `ccbeacon read`.
 enum ReadCommand {
-    static let spec = CommandSpec(name: "read", summary: "read the chip's flash to a HEX or .bin file") { table }
+    static let spec = CommandSpec(name: "read", summary: "read the chip's flash to a HEX or .bin file", manual: manual)
+    { table }
     static let table = CommandTable(
         details: """
             Reads the whole flash (all banks; or --range, END exclusive) and writes it as Intel HEX

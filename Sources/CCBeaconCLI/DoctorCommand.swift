@@ -15,7 +15,8 @@ import StructuredText
 /// rule, libusb, every CC Debugger (may this user open it? a target behind it?) and the ledger.
 enum DoctorCommand {
     static let spec = CommandSpec(
-        name: "doctor", summary: "check this machine for burning: data, udev rule, debuggers, chips, ledger"
+        name: "doctor", summary: "check this machine for burning: data, udev rule, debuggers, chips, ledger",
+        manual: manual
     ) { table }
     static let table = CommandTable(
         details: """

@@ -3,7 +3,9 @@ import StructuredText
 
 /// `ccbeacon encode`: an identity in, advertising data bytes out.
 enum EncodeCommand {
-    static let spec = CommandSpec(name: "encode", summary: "encode a beacon identity as BLE advertising data") { table }
+    static let spec = CommandSpec(
+        name: "encode", summary: "encode a beacon identity as BLE advertising data", manual: manual
+    ) { table }
     static let table = CommandTable(
         details: """
             Prints the advertising data a beacon sends, for pasting into firmware or checking by eye.

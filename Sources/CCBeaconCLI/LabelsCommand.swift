@@ -10,7 +10,9 @@ import StructuredText
 
 /// `ccbeacon labels`: a label with a QR code for every station, as SVG pages to print.
 enum LabelsCommand {
-    static let spec = CommandSpec(name: "labels", summary: "print a label with a QR code for every station (SVG)") {
+    static let spec = CommandSpec(
+        name: "labels", summary: "print a label with a QR code for every station (SVG)", manual: manual
+    ) {
         table
     }
     static let table = CommandTable(

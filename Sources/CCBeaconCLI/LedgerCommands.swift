@@ -33,7 +33,9 @@ enum LedgerCommand {
         case csv, json
     }
 
-    static let showSpec = CommandSpec(name: "ledger show", summary: "progress of a station list: done, held, pending") {
+    static let showSpec = CommandSpec(
+        name: "ledger show", summary: "progress of a station list: done, held, pending", manual: showManual
+    ) {
         showTable
     }
     static let showTable = CommandTable(
@@ -49,7 +51,7 @@ enum LedgerCommand {
         options: [ledger.spec, Options.json.spec])
 
     static let exportSpec = CommandSpec(
-        name: "ledger export", summary: "the registry of burned stations as CSV or JSON"
+        name: "ledger export", summary: "the registry of burned stations as CSV or JSON", manual: exportManual
     ) { exportTable }
     static let exportTable = CommandTable(
         details: """
@@ -72,7 +74,8 @@ enum LedgerCommand {
         options: [ledger.spec, format.spec, output.spec])
 
     static let checkSpec = CommandSpec(
-        name: "ledger check", summary: "check a ledger's integrity and promises without trusting its indexes"
+        name: "ledger check", summary: "check a ledger's integrity and promises without trusting its indexes",
+        manual: checkManual
     ) { checkTable }
     static let checkTable = CommandTable(
         details: """

@@ -66,6 +66,7 @@ enum Manual {
                 ".TP\n.B " + text(spec.name) + "\n" + text(spec.summary) + " (see \\fB" + text(pageName(spec.name))
                 + "\\fR(1))\n"
         }
+        page += sections(overviewSections)
         page += exitStatus + files + seeAlso(except: "ccbeacon")
         return page
     }
@@ -89,8 +90,15 @@ enum Manual {
             page += text(option.help) + (option.isRequired ? " (required)" : "") + "\n"
         }
         page += ".TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\nshow the help\n"
-        page += exitStatus + seeAlso(except: pageName(spec.name))
+        page += sections(spec.manual.sections) + exitStatus
+        if !spec.manual.examples.isEmpty { page += ".SH EXAMPLES\n" + roff(markdown: spec.manual.examples) }
+        page += seeAlso(except: pageName(spec.name))
         return page
+    }
+
+    /// Reference sections as roff, each under its upper-case heading.
+    static func sections(_ sections: [ManualSection]) -> String {
+        sections.map { ".SH " + text($0.title.uppercased()) + "\n" + roff(markdown: $0.text) }.joined()
     }
 
     /// `ledger show` → `ccbeacon-ledger-show`.
@@ -441,7 +449,9 @@ extension StringProtocol {
 
 /// `ccbeacon completions bash|zsh|fish`.
 enum CompletionsCommand {
-    static let spec = CommandSpec(name: "completions", summary: "print a shell completion script") { table }
+    static let spec = CommandSpec(name: "completions", summary: "print a shell completion script", manual: manual) {
+        table
+    }
     static let table = CommandTable(
         details: """
             Prints the completion script for bash, zsh or fish, made from the same option tables as
@@ -476,7 +486,9 @@ enum CompletionsCommand {
 
 /// `ccbeacon man-pages -o DIR`.
 enum ManPagesCommand {
-    static let spec = CommandSpec(name: "man-pages", summary: "write the man pages into a folder") { table }
+    static let spec = CommandSpec(name: "man-pages", summary: "write the man pages into a folder", manual: manual) {
+        table
+    }
     static let table = CommandTable(
         details: """
             Writes ccbeacon.1 and one page per command (ccbeacon-provision.1, ccbeacon-ledger-show.1,

@@ -16,7 +16,8 @@ enum LedgerMigrateCommand {
         completion: .files)
 
     static let spec = CommandSpec(
-        name: "ledger migrate", summary: "copy a ledger with its history between a file and a PostgreSQL server"
+        name: "ledger migrate", summary: "copy a ledger with its history between a file and a PostgreSQL server",
+        manual: manual
     ) { table }
     static let table = CommandTable(
         details: """

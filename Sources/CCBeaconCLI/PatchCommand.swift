@@ -3,7 +3,7 @@ import IntelHex
 /// `ccbeacon patch`: change bytes in a HEX file and keep every other line exactly.
 enum PatchCommand {
     static let spec = CommandSpec(
-        name: "patch", summary: "change bytes in a HEX file, rewriting only the records that hold them"
+        name: "patch", summary: "change bytes in a HEX file, rewriting only the records that hold them", manual: manual
     ) { table }
     static let table = CommandTable(
         details: """

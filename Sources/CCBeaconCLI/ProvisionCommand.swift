@@ -16,7 +16,7 @@ import Synchronization
 /// `ccbeacon provision`.
 enum ProvisionCommand {
     static let spec = CommandSpec(
-        name: "provision", summary: "burn a station list into chips, one after another, with a ledger"
+        name: "provision", summary: "burn a station list into chips, one after another, with a ledger", manual: manual
     ) { table }
     static let table = CommandTable(
         details: """

@@ -15,7 +15,7 @@ import StructuredText
 /// `ccbeacon scan`: what a capture heard, against the stations that should be on air.
 enum ScanCommand {
     static let spec = CommandSpec(
-        name: "scan", summary: "check what is on air (a capture, or a controller) against the stations"
+        name: "scan", summary: "check what is on air (a capture, or a controller) against the stations", manual: manual
     ) {
         table
     }

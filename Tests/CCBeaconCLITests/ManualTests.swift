@@ -49,6 +49,30 @@ struct ManualTests {
         }
     }
 
+    /// The Markdown of the man pages' examples and reference sections, as roff: each construct
+    /// of the subset with the exact request it becomes.
+    @Test(arguments: [
+        ("one\ntwo", ".PP\none two\n"),
+        ("a\n\nb", ".PP\na\n.PP\nb\n"),
+        ("`--json` for **machines**", ".PP\n\\fB\\-\\-json\\fR for \\fBmachines\\fR\n"),
+        ("**`ledger check`** on a server", ".PP\n\\fBledger check\\fR on a server\n"),
+        ("code `across\nlines` ok", ".PP\ncode \\fBacross lines\\fR ok\n"),
+        ("a lone ` stays", ".PP\na lone ` stays\n"),
+        ("see [Testing](docs/testing.md).", ".PP\nsee Testing.\n"),
+        (". not a request", ".PP\n\\&. not a request\n"),
+        ("- first\n  goes on\n- second", ".IP \\(bu 2\nfirst goes on\n.IP \\(bu 2\nsecond\n"),
+        ("### Title", ".SS Title\n"),
+        ("```console\n$ ccbeacon x --y\n.dot\n```", ".PP\n.nf\n.RS 2\n$ ccbeacon x \\-\\-y\n\\&.dot\n.RE\n.fi\n"),
+        (
+            "| option | accepts | default |\n|---|---|---|\n| `--a` | 1 \\| 2 | `x|y` |",
+            ".TP\n\\fB\\-\\-a\\fR\n1 | 2; default: \\fBx|y\\fR\n"
+        ),
+        ("text\n| h | i |\n|---|---|\n| a | b |\nafter", ".PP\ntext\n.TP\na\nb\n.PP\nafter\n"),
+    ])
+    func markdownBecomesRoff(markdown: String, roff: String) {
+        #expect(Manual.roff(markdown: markdown) == roff)
+    }
+
     /// `man` escaping: what could end a line's text early or start a request is written so that
     /// the text reads as given.
     @Test func roffTextIsEscaped() {

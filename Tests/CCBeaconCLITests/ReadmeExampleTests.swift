@@ -12,19 +12,23 @@ import Testing
 
 @testable import CCBeaconCLI
 
-/// Every `$ ccbeacon …` example of the README's console blocks runs as shown: each in a fresh
+/// Every `$ ccbeacon …` example of the README's console blocks and of the man pages (each
+/// command's EXAMPLES and reference sections, and `ccbeacon(1)`'s) runs as shown: each in a fresh
 /// folder holding what it needs (the fixtures in `Fixtures/readme`, and earlier steps such as a
 /// batch or a provisioning run), with emulated debuggers and a scripted controller where it talks
 /// to hardware. Its exit status must be the one the example implies and every output line shown
 /// under it must appear, in order (`…` stands for any text). File arguments are given as paths in
 /// that folder and the folder is taken out of the output again, as if the command ran there.
-/// An example without a scene here, or a scene whose command left the README, fails the test.
+/// An example without a scene here, or a scene whose command left the README and the manual,
+/// fails the test. A line `$ cc-debugger-emulator OPTIONS -- ccbeacon …` runs its ccbeacon
+/// command on the scene's emulated debuggers.
 struct ReadmeExampleTests {
-    /// One example: the command line and the lines shown under it.
+    /// One example: where it is shown, the command line and the lines shown under it.
     struct Example: Sendable, CustomTestStringConvertible {
+        let source: String
         let command: String
         let shown: [String]
-        var testDescription: String { command }
+        var testDescription: String { "\(source): \(command)" }
     }
 
     /// What an example needs and expects.
@@ -45,17 +49,31 @@ struct ReadmeExampleTests {
         (try? String(contentsOf: SharedFixtures.checkout.appendingPathComponent("README.md"), encoding: .utf8)) ?? ""
     }()
 
-    /// The README's console examples of ccbeacon itself (`sudo` dropped; btmon and scripts are
-    /// not ours).
-    static let examples: [Example] = {
+    /// The texts that hold examples: the README, then each man page's Markdown.
+    static let sources: [(name: String, text: String)] = {
+        var result = [(name: "README.md", text: readme)]
+        result.append((name: "ccbeacon(1)", text: Manual.overviewSections.map(\.text).joined(separator: "\n\n")))
+        for spec in CommandLineTool.commands {
+            result.append((name: Manual.pageName(spec.name) + "(1)", text: spec.manual.texts.joined(separator: "\n\n")))
+        }
+        return result
+    }()
+
+    /// The console examples of ccbeacon itself (`sudo` dropped; btmon and scripts are not ours).
+    static let examples: [Example] = sources.flatMap { examples(in: $0.text, source: $0.name) }
+
+    /// The examples of one text's ` ```console ` blocks.
+    static func examples(in text: String, source: String) -> [Example] {
         var result: [Example] = []
         var inConsole = false
         var current: (String, [String])?
         func flush() {
-            if let (command, shown) = current { result.append(Example(command: command, shown: shown)) }
+            if let (command, shown) = current {
+                result.append(Example(source: source, command: command, shown: shown))
+            }
             current = nil
         }
-        for line in readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
             if line.hasPrefix("```") {
                 flush()
                 inConsole = line == "```console"
@@ -66,7 +84,7 @@ struct ReadmeExampleTests {
                 flush()
                 var command = String(line.dropFirst(2))
                 if command.hasPrefix("sudo ") { command = String(command.dropFirst(5)) }
-                guard command.hasPrefix("ccbeacon ") else { continue }
+                guard command.hasPrefix("ccbeacon ") || command.hasPrefix("cc-debugger-emulator ") else { continue }
                 current = (command, [])
             } else if current != nil {
                 current!.1.append(line)
@@ -74,7 +92,16 @@ struct ReadmeExampleTests {
         }
         flush()
         return result
-    }()
+    }
+
+    /// Every man page shows at least one example the tests run.
+    @Test func everyManPageHasAnExample() {
+        for spec in CommandLineTool.commands {
+            let shown = Self.examples(in: spec.manual.examples, source: spec.name)
+            #expect(!shown.isEmpty, "\(Manual.pageName(spec.name))(1) has no example")
+            #expect(Manual.page(spec).contains(".SH EXAMPLES"))
+        }
+    }
 
     static let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
     static let corpus01 = "01_ghostyu-SimpleBLEPeripheral-ibeacon-CC2541-IAR.hex"
@@ -104,6 +131,8 @@ struct ReadmeExampleTests {
             Scene(status: 1) { bench in try bench.batch() },
         "ccbeacon inspect 01_ghostyu-SimpleBLEPeripheral-ibeacon-CC2541-IAR.hex": Scene(corpus: [corpus01: corpus01]),
         "ccbeacon provision stations.csv --board hm10 --devices all --yes": Scene(debuggers: 2),
+        "cc-debugger-emulator --devices 2 --bench --chips 8 -- ccbeacon provision stations.csv --board hm10 --devices all --yes":
+            Scene(debuggers: 2),
         "ccbeacon ledger show --ledger provisioning.sqlite": Scene { bench in try bench.provision() },
         "ccbeacon ledger export --ledger provisioning.sqlite --format csv > registry.csv": Scene { bench in
             try bench.provision()
@@ -132,6 +161,7 @@ struct ReadmeExampleTests {
         "ccbeacon devices": Scene(debuggers: 1),
         "ccbeacon flash out/Hall_A.hex": Scene(setup: { bench in try bench.batch() }, debuggers: 1),
         "ccbeacon info": Scene(debuggers: 1),
+        "ccbeacon erase": Scene(debuggers: 1),
         "ccbeacon read -o dump.hex": Scene(debuggers: 1),
         "ccbeacon template import SimpleBLEPeripheral_ibeacon.hex --name lab13 -o my-templates/lab13": Scene(
             corpus: [corpus01: "SimpleBLEPeripheral_ibeacon.hex"]),
@@ -162,12 +192,14 @@ struct ReadmeExampleTests {
     ]
 
     @Test func everyExampleHasAScene() {
-        #expect(!Self.examples.isEmpty, "the README is read")
+        #expect(Self.examples.contains { $0.source == "README.md" }, "the README is read")
         for example in Self.examples {
             #expect(Self.scenes[example.command] != nil, "no scene for: \(example.command)")
         }
         for command in Self.scenes.keys {
-            #expect(Self.examples.contains { $0.command == command }, "not in the README any more: \(command)")
+            #expect(
+                Self.examples.contains { $0.command == command }, "not in the README or the manual any more: \(command)"
+            )
         }
     }
 
@@ -283,6 +315,10 @@ final class Bench: Sendable {
     /// Runs a README command line here.
     func run(_ line: String) -> (status: Int32, text: String) {
         var words = Bench.words(line)
+        if words.first == "cc-debugger-emulator", let end = words.firstIndex(of: "--") {
+            // The emulated debuggers are the scene's.
+            words.removeSubrange(...end)
+        }
         var redirect: String?
         if let index = words.firstIndex(of: ">"), index + 1 < words.count {
             redirect = words[index + 1]

@@ -1,0 +1,172 @@
+/// The part of a command's man page beyond its help (`details`): worked examples and reference
+/// sections, written in the small Markdown subset `Manual.roff(markdown:)` renders. Every
+/// ` ```console ` block in them is run by the tests (`ReadmeExampleTests`), as the README's are.
+public struct ManualPage: Sendable {
+    /// The EXAMPLES section: paragraphs and console blocks.
+    public var examples: String
+    /// Further sections after OPTIONS, in order (EVENTS, ENVIRONMENT, FILES, …).
+    public var sections: [ManualSection]
+
+    /// A page part; empty when the help says everything.
+    public init(examples: String = "", sections: [ManualSection] = []) {
+        self.examples = examples
+        self.sections = sections
+    }
+
+    /// Every text of the page part, examples first.
+    var texts: [String] { [examples] + sections.map(\.text) }
+}
+
+/// One section of a man page: its title (upper case on the page) and its text in Markdown.
+public struct ManualSection: Sendable {
+    /// The heading, as `.SH` shows it.
+    public var title: String
+    /// The body, in the subset `Manual.roff(markdown:)` renders.
+    public var text: String
+
+    /// A section called `title`.
+    public init(_ title: String, _ text: String) {
+        self.title = title
+        self.text = text
+    }
+}
+
+extension Manual {
+    /// `markdown` as roff. The subset: paragraphs parted by blank lines; ` ``` ` fenced blocks
+    /// (shown as they are); `### Title` subsections; `- ` bullets (indented lines continue
+    /// them); tables of `|` rows, the first row the header (each row becomes a tagged paragraph:
+    /// the first cell as tag, the second as text, later cells as `Header: cell`); inline
+    /// `` `code` `` and `**strong**` in bold, `[text](link)` as its text.
+    static func roff(markdown: String) -> String {
+        var result = ""
+        var fenced = false
+        var table: [[String]] = []
+        // The paragraph or bullet being gathered: its request and its text so far (inline markup
+        // may span its lines, so it is rendered whole).
+        var running: (request: String, text: String)?
+        func flush() {
+            if let (request, text) = running { result += request + inline(text) + "\n" }
+            running = nil
+            guard table.count > 1 else {
+                table = []
+                return
+            }
+            let header = table[0]
+            for row in table.dropFirst(2) {
+                var text = row.count > 1 ? row[1] : ""
+                for (index, cell) in row.enumerated().dropFirst(2) where !cell.isEmpty {
+                    text += "; " + (index < header.count ? header[index] + ": " : "") + cell
+                }
+                result += ".TP\n" + inline(row.first ?? "") + "\n" + inline(text) + "\n"
+            }
+            table = []
+        }
+        for line in markdown.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("```") {
+                flush()
+                result += fenced ? ".RE\n.fi\n" : ".PP\n.nf\n.RS 2\n"
+                fenced.toggle()
+            } else if fenced {
+                result += text(line) + "\n"
+            } else if line.hasPrefix("|") {
+                if running != nil { flush() }
+                table.append(cells(of: line))
+            } else if line.allSatisfy(\.isWhitespace) {
+                flush()
+            } else if line.hasPrefix("### ") {
+                flush()
+                result += ".SS " + text(line.dropFirst(4)) + "\n"
+            } else if line.hasPrefix("- ") {
+                flush()
+                running = (".IP \\(bu 2\n", String(line.dropFirst(2)))
+            } else if let gathered = running {
+                running = (gathered.request, gathered.text + " " + line.drop { $0 == " " })
+            } else {
+                flush()
+                running = (".PP\n", String(line))
+            }
+        }
+        flush()
+        if fenced { result += ".RE\n.fi\n" }
+        return result
+    }
+
+    /// A table row's cells, trimmed; a `|` inside backticks, or written `\\|`, belongs to the cell.
+    static func cells<S: StringProtocol>(of line: S) -> [String] {
+        var cells: [String] = []
+        var current = ""
+        var inCode = false
+        var escaped = false
+        for character in line.dropFirst() {
+            if escaped {
+                current.append(character)
+                escaped = false
+                continue
+            }
+            if character == "\\", !inCode {
+                escaped = true
+                continue
+            }
+            if character == "`" { inCode.toggle() }
+            if character == "|", !inCode {
+                cells.append(String(current.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()))
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        return cells
+    }
+
+    /// Running text: code and strong text in bold, links as their text, the rest
+    /// escaped as `text` does.
+    static func inline<S: StringProtocol>(_ line: S) -> String {
+        var result = ""
+        var plain = ""
+        var open: String?
+        var characters = Substring(line)
+        func flushPlain() {
+            result += escaped(plain)
+            plain = ""
+        }
+        while let character = characters.first {
+            if character == "`" || characters.hasPrefix("**") {
+                let marker = character == "`" ? "`" : "**"
+                if let open, open != marker {
+                    // Code inside strong text (or the reverse) is bold already.
+                    characters = characters.dropFirst(marker.count)
+                    continue
+                }
+                // A marker opens bold only when it closes on this line; a lone one, or the other
+                // marker inside an open one, is text.
+                if open == marker || (open == nil && characters.dropFirst(marker.count).firstRange(of: marker) != nil) {
+                    flushPlain()
+                    result += open == nil ? "\\fB" : "\\fR"
+                    open = open == nil ? marker : nil
+                    characters = characters.dropFirst(marker.count)
+                    continue
+                }
+            }
+            if character == "[", let close = characters.firstIndex(of: "]"),
+                characters[characters.index(after: close)...].hasPrefix("("),
+                let end = characters[close...].firstIndex(of: ")")
+            {
+                plain += characters[characters.index(after: characters.startIndex)..<close]
+                characters = characters[characters.index(after: end)...]
+                continue
+            }
+            plain.append(character)
+            characters = characters.dropFirst()
+        }
+        flushPlain()
+        if open != nil { result += "\\fR" }
+        if result.hasPrefix(".") || result.hasPrefix("'") { result = "\\&" + result }
+        return result
+    }
+
+    /// `piece` escaped as `text` does, without its rule for a line's first character.
+    static func escaped(_ piece: String) -> String {
+        let result = text(piece)
+        return result.hasPrefix("\\&") ? String(result.dropFirst(2)) : result
+    }
+}

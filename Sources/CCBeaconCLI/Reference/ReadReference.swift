@@ -1,0 +1,9 @@
+extension ReadCommand {
+    /// The man page's examples and reference beyond the help (every console example runs in the tests).
+    static let manual = ManualPage(
+        examples: #"""
+            ```console
+            $ ccbeacon read -o dump.hex
+            ```
+            """#)
+}
