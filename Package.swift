@@ -87,10 +87,13 @@ let package = Package(
         .target(
             name: "PostgresLedger", dependencies: ["StationLedger", "CLibPQ", "BeaconPayload", "StructuredText"],
             swiftSettings: strictSettings),
+        // The command line of any tool: option tables, parser, console, man pages and completions.
+        .target(name: "CommandLineKit", dependencies: ["StructuredText"], swiftSettings: strictSettings),
         .target(
             name: "CCBeaconCLI",
             dependencies: [
-                "IntelHex", "BeaconPayload", "StructuredText", "Storage", "FirmwareTemplate", "Provisioning",
+                "CommandLineKit", "IntelHex", "BeaconPayload", "StructuredText", "Storage", "FirmwareTemplate",
+                "Provisioning",
                 "Stations",
                 "CCDebugger", "BoardSupport", "HexText", "BeaconScan", "PostgresLedger", "BeaconLabels",
                 "StationLedger",
@@ -102,7 +105,7 @@ let package = Package(
         .plugin(name: "VersionFile", capability: .buildTool()),
         .executableTarget(
             name: "ccbeacon",
-            dependencies: ["CCBeaconCLI", "CCDebuggerUSB", "HCISocket"],
+            dependencies: ["CCBeaconCLI", "CommandLineKit", "CCDebuggerUSB", "HCISocket"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -156,7 +159,10 @@ let package = Package(
         .testTarget(name: "USBEmulationTests", dependencies: ["TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "FirmwareSimulationTests",
-            dependencies: ["TestSupport", "CCBeaconCLI", "FirmwareTemplate", "BeaconPayload", "IntelHex", "Checksums"],
+            dependencies: [
+                "TestSupport", "CCBeaconCLI", "CommandLineKit", "FirmwareTemplate", "BeaconPayload", "IntelHex",
+                "Checksums",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -171,7 +177,8 @@ let package = Package(
         .testTarget(
             name: "CCBeaconCLITests",
             dependencies: [
-                "CCDebuggerEmulator", "CCDebugger", "CCBeaconCLI", "IntelHex", "BeaconPayload", "FirmwareTemplate",
+                "CCDebuggerEmulator", "CCDebugger", "CCBeaconCLI", "CommandLineKit", "IntelHex", "BeaconPayload",
+                "FirmwareTemplate",
                 "TestSupport", "StructuredText", "Storage", "Provisioning", "Stations", "Checksums", "BeaconScan",
                 "HexText",
                 "CFileAttributes", "PostgresLedger", "StationLedger",

@@ -1,5 +1,6 @@
 import BoardSupport
 import CCDebugger
+import CommandLineKit
 import HexText
 import Storage
 import StructuredText

@@ -1,5 +1,6 @@
 import BeaconPayload
 import BeaconScan
+import CommandLineKit
 import HexText
 import Provisioning
 import StationLedger

@@ -1,3 +1,4 @@
+import CommandLineKit
 import FirmwareTemplate
 import IntelHex
 import Storage

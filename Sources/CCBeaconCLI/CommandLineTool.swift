@@ -1,5 +1,6 @@
 public import BeaconScan
 public import CCDebugger
+public import CommandLineKit
 import Provisioning
 public import StationLedger
 import StructuredText
@@ -198,7 +199,7 @@ public enum CommandLineTool {
             options:
             \(options.joined(separator: "\n"))
 
-            the whole reference, with examples: man \(Manual.pageName(spec.name))
+            the whole reference, with examples: man \(manual.pageName(spec.name))
 
             """
     }

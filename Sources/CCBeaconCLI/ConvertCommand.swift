@@ -1,3 +1,4 @@
+import CommandLineKit
 import HexText
 import IntelHex
 import StructuredText

@@ -1,4 +1,5 @@
 import BoardSupport
+import CommandLineKit
 import FirmwareTemplate
 import Storage
 import StructuredText

@@ -1,4 +1,5 @@
 import BeaconPayload
+import CommandLineKit
 import StructuredText
 
 /// `ccbeacon encode`: an identity in, advertising data bytes out.

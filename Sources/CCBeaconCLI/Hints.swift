@@ -1,5 +1,6 @@
 import BoardSupport
 import CCDebugger
+import CommandLineKit
 import FirmwareTemplate
 
 // What the user can do about each library error. The libraries say what went wrong; only the

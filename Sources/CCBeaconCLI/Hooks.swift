@@ -1,4 +1,5 @@
 import CCDebugger
+import CommandLineKit
 import Dispatch
 import Provisioning
 import StationLedger

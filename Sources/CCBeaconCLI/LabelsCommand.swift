@@ -1,5 +1,6 @@
 import BeaconLabels
 import BeaconPayload
+import CommandLineKit
 import FirmwareTemplate
 import PostgresLedger
 import Provisioning

@@ -1,3 +1,4 @@
+import CommandLineKit
 import PostgresLedger
 import Provisioning
 import StationLedger

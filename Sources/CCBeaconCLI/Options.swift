@@ -1,5 +1,6 @@
 import BeaconPayload
 import CCDebugger
+import CommandLineKit
 import FirmwareTemplate
 import IntelHex
 import StructuredText

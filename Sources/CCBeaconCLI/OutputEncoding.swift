@@ -1,3 +1,4 @@
+import CommandLineKit
 import HexText
 
 /// Text from outside (URLs, names, notes) made safe for the C source ccbeacon writes. One encoder

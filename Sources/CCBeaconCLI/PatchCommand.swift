@@ -1,3 +1,4 @@
+import CommandLineKit
 import IntelHex
 
 /// `ccbeacon patch`: change bytes in a HEX file and keep every other line exactly.

@@ -1,3 +1,4 @@
+import CommandLineKit
 import Synchronization
 
 /// Draws progress on standard error: a bar redrawn in place on a terminal; piped, a plain line

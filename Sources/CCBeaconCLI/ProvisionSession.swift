@@ -1,6 +1,7 @@
 import BeaconPayload
 import BeaconScan
 import CCDebugger
+import CommandLineKit
 import FirmwareTemplate
 import PostgresLedger
 import Provisioning

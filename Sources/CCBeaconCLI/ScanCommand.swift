@@ -1,5 +1,6 @@
 import BeaconPayload
 import BeaconScan
+import CommandLineKit
 import FirmwareTemplate
 import HexText
 import Provisioning

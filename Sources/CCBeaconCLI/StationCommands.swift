@@ -1,5 +1,6 @@
 import BeaconPayload
 import BoardSupport
+import CommandLineKit
 import FirmwareTemplate
 import IntelHex
 import Provisioning

@@ -1,4 +1,5 @@
 import CCDebugger
+import CommandLineKit
 import Storage
 import Synchronization
 

@@ -1,4 +1,5 @@
 import BeaconPayload
+import CommandLineKit
 import HexText
 import IntelHex
 import Provisioning

@@ -1,5 +1,6 @@
 import CCBeaconCLI
 import CCDebuggerUSB
+import CommandLineKit
 import HCISocket
 
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 struct ArgumentParserTests {
     static let demo = CommandSpec(

@@ -7,6 +7,7 @@ import TestSupport
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 /// `doctor --burn-test`: the first burn on a new bench, against the emulated debuggers.
 struct BurnTestTests {

@@ -7,6 +7,7 @@ import TestSupport
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 /// `ccbeacon calibrate` from an RSSI file (one per line, or a CSV column) and from a capture with
 /// several stations and foreign advertisers mixed in.

@@ -9,6 +9,7 @@ import TestSupport
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 @testable import IntelHex
 
 /// Runs the tool in process with captured stdout and stderr.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 /// The registry's tables are what the parser, `--help` and the usage lines read: these checks keep
 /// each table whole, so that no option can be accepted yet missing from the usage, or named twice.
@@ -173,14 +174,18 @@ struct CompletionDeclarationTests {
     }
 
     @Test func aFolderCompletesFoldersInEveryShell() {
-        #expect(Manual.bash().contains(#"--report) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;"#))
-        #expect(Manual.zsh().contains("DIR:_files -/"))
-        #expect(Manual.fish().contains("-l report -x -a '(__fish_complete_directories)'"))
+        #expect(
+            CommandLineTool.manual.bash().contains(
+                #"--report) mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;"#))
+        #expect(CommandLineTool.manual.zsh().contains("DIR:_files -/"))
+        #expect(CommandLineTool.manual.fish().contains("-l report -x -a '(__fish_complete_directories)'"))
     }
 
     @Test func aCaptureCompletesFilesInEveryShell() {
-        #expect(Manual.bash().contains(#"--from) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;"#))
-        #expect(Manual.zsh().contains("CAPTURE:_files"))
-        #expect(Manual.fish().contains("-l from -r -F"))
+        #expect(
+            CommandLineTool.manual.bash().contains(
+                #"--from) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;"#))
+        #expect(CommandLineTool.manual.zsh().contains("CAPTURE:_files"))
+        #expect(CommandLineTool.manual.fish().contains("-l from -r -F"))
     }
 }

@@ -4,6 +4,7 @@ import Foundation
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 /// The debuggers people own, as far as they are known (first-contact.md): firmware revisions
 /// seen in the wild, the first-contact trap of a debugger that sees no target until its reset

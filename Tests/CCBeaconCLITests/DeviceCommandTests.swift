@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 /// The device commands against emulated debuggers (in process; the same commands run against the
 /// real USB stack in the umockdev tests).

@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 /// A debugger provider whose debuggers this user may not open (as without the udev rule).
 final class DeniedProvider: DebuggerProvider, Sendable {

@@ -10,6 +10,7 @@ import TestSupport
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 #if canImport(FoundationXML)
     import FoundationXML

@@ -7,6 +7,7 @@ import TestSupport
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 /// The stations the label tests print: 30 of them, most with names a list may hold and a markup,
 /// URL or shell would choke on, under a few UUIDs; some with the list's own address.

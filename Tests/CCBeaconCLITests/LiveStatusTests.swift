@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 /// A terminal of fixed width that understands what the live status writes: printable text, CR,
 /// LF, cursor up (ESC [ n A) and erase to the end of the line (ESC [ K).

@@ -3,6 +3,7 @@ import TestSupport
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 /// The man pages and completions come from the option tables: every command and option is in
 /// them, groff finds nothing to warn about, and the shells read the scripts — bash's is driven
@@ -18,8 +19,9 @@ struct ManualTests {
         let pages = try FileManager.default.contentsOfDirectory(atPath: scratch.path("man")).sorted()
         #expect(pages.count == CommandLineTool.commands.count + 1)
         for spec in CommandLineTool.commands {
-            let page = try String(contentsOfFile: scratch.path("man/\(Manual.pageName(spec.name)).1"), encoding: .utf8)
-            #expect(page.contains(".TH \(Manual.text(Manual.pageName(spec.name).uppercased())) 1"))
+            let page = try String(
+                contentsOfFile: scratch.path("man/\(CommandLineTool.manual.pageName(spec.name)).1"), encoding: .utf8)
+            #expect(page.contains(".TH \(Manual.text(CommandLineTool.manual.pageName(spec.name).uppercased())) 1"))
             #expect(page.contains(Manual.text(spec.summary)))
             for option in spec.options {
                 #expect(page.contains("\\fB\(Manual.text(option.name))\\fR"), "\(spec.name): \(option.name)")
@@ -118,9 +120,9 @@ struct ManualTests {
 
     /// Every option of every command is offered after its command, in all three scripts.
     @Test func everyOptionIsInEveryScript() {
-        let bash = Manual.bash()
-        let zsh = Manual.zsh()
-        let fish = Manual.fish()
+        let bash = CommandLineTool.manual.bash()
+        let zsh = CommandLineTool.manual.zsh()
+        let fish = CommandLineTool.manual.fish()
         for spec in CommandLineTool.commands {
             // The command's own case in the bash script: its options' word list.
             let section =

@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 @testable import Provisioning
 @testable import StationLedger
 

@@ -8,6 +8,7 @@ import TestSupport
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 /// The production line's promises, in process on emulated debuggers: hooks run once per outcome
 /// after it is committed (at least once, kept in the ledger until delivered), `--lock-debug`

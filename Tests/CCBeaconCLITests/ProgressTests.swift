@@ -2,6 +2,7 @@ import Synchronization
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 struct ProgressTests {
     static func render(terminal: Bool, total: Int) -> String {

@@ -9,6 +9,7 @@ import Testing
 
 @testable import CCBeaconCLI
 @testable import CCDebugger
+@testable import CommandLineKit
 
 /// "Nothing a user gave us is ever damaged; bad input never crashes or half-writes." Each test
 /// tries to break that promise the way a user (or an adversary) could.

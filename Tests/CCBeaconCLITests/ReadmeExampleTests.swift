@@ -11,6 +11,7 @@ import TestSupport
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 /// Every `$ ccbeacon …` example of the README's console blocks and of the man pages (each
 /// command's EXAMPLES and reference sections, and `ccbeacon(1)`'s) runs as shown: each in a fresh
@@ -52,9 +53,14 @@ struct ReadmeExampleTests {
     /// The texts that hold examples: the README, then each man page's Markdown.
     static let sources: [(name: String, text: String)] = {
         var result = [(name: "README.md", text: readme)]
-        result.append((name: "ccbeacon(1)", text: Manual.overviewSections.map(\.text).joined(separator: "\n\n")))
+        result.append(
+            (name: "ccbeacon(1)", text: CommandLineTool.overviewSections.map(\.text).joined(separator: "\n\n")))
         for spec in CommandLineTool.commands {
-            result.append((name: Manual.pageName(spec.name) + "(1)", text: spec.manual.texts.joined(separator: "\n\n")))
+            result.append(
+                (
+                    name: CommandLineTool.manual.pageName(spec.name) + "(1)",
+                    text: spec.manual.texts.joined(separator: "\n\n")
+                ))
         }
         return result
     }()
@@ -98,8 +104,8 @@ struct ReadmeExampleTests {
     @Test func everyManPageHasAnExample() {
         for spec in CommandLineTool.commands {
             let shown = Self.examples(in: spec.manual.examples, source: spec.name)
-            #expect(!shown.isEmpty, "\(Manual.pageName(spec.name))(1) has no example")
-            #expect(Manual.page(spec).contains(".SH EXAMPLES"))
+            #expect(!shown.isEmpty, "\(CommandLineTool.manual.pageName(spec.name))(1) has no example")
+            #expect(CommandLineTool.manual.page(spec).contains(".SH EXAMPLES"))
         }
     }
 

@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 /// What the adversarial review of issue 26's fixes found (each failed before its fix): usage
 /// errors that still left something behind, a batch record read more loosely than its list, and

@@ -9,6 +9,7 @@ import TestSupport
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 /// `ccbeacon scan --from CAPTURE --stations stations.json` on captures built byte by byte.
 struct ScanCommandTests {

@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 /// A result that cannot reach standard output is a failure: a full disk, a closed descriptor or a
 /// file-size limit used to leave a cut or empty result behind exit status 0.

@@ -6,6 +6,7 @@ import StructuredText
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 /// The template, station and check commands, run in process against the bundled boards/ and
 /// firmware-templates/ (found by walking up from the test executable to the checkout).

@@ -7,6 +7,7 @@ import TestSupport
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 /// What `--trace FILE` may and may not do to a file: it writes one trace, ccbeacon's own or a
 /// new file, by one writer at a time; a command that never reached a debugger leaves the file as

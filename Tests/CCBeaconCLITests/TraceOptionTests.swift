@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 /// A usbmon pcap read with nothing of ours: the layout of Linux's `struct usbmon_packet`
 /// (64 bytes, little-endian here) after pcap's 16-byte record header.

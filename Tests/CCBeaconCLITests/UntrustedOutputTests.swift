@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 /// Issue 17, first part: names a list can no longer bring in (escape sequences, bidirectional
 /// overrides, formula prefixes) may still sit in an old or hand-edited ledger. Whatever it holds,

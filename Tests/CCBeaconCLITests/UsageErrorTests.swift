@@ -6,6 +6,7 @@ import TestSupport
 import Testing
 
 @testable import CCBeaconCLI
+@testable import CommandLineKit
 
 /// A usage error changes nothing: every command, with an invalid value of each option that
 /// takes one, exits 64 (or 65) and leaves its folder — inputs, outputs, ledgers and their lock

@@ -8,6 +8,8 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import CommandLineKit
+
 /// The reference firmware (firmware-templates/cc2541-ibeacon) built with SDCC and run in s51:
 /// what it writes to the radio, per channel and per event, against the on-air model and the
 /// register table of stackfree-ble.md — for the template itself and for images `ccbeacon generate`

@@ -12,7 +12,6 @@ import Testing
 @testable import Provisioning
 @testable import StationLedger
 
-
 struct ProvisioningRunTests {
     static let template = try! BundledData.template()
 

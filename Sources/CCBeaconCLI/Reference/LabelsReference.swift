@@ -1,3 +1,5 @@
+import CommandLineKit
+
 extension LabelsCommand {
     /// The man page's examples and reference beyond the help (every console example runs in the tests).
     static let manual = ManualPage(

@@ -1,4 +1,6 @@
-extension Manual {
+import CommandLineKit
+
+extension CommandLineTool {
     /// The sections of `ccbeacon(1)` that hold for every command.
     static let overviewSections: [ManualSection] = [
         ManualSection(

@@ -24,7 +24,7 @@ public struct OptionSpec: Sendable, Equatable {
     /// Converts a given value and throws what is wrong with it (the declaration's `convert`), so
     /// that every value is checked before a command touches a file, a ledger or a device; nil for
     /// a flag.
-    var check: (@Sendable (String) throws(CommandFailure) -> Void)? = nil
+    package var check: (@Sendable (String) throws(CommandFailure) -> Void)? = nil
 
     /// Creates an option.
     public init(
@@ -44,25 +44,25 @@ public struct OptionSpec: Sendable, Equatable {
     }
 
     /// How the usage line writes it: `-o OUT.hex`, `--uuid UUID`, `--json`.
-    var usageText: String {
+    package var usageText: String {
         (short ?? name) + (valueName.map { " " + $0 } ?? "")
     }
 
     /// The message for a command line that lacks it: `missing -o OUT: output file (.hex or .bin)`.
-    var missingMessage: String { "missing \(usageText): \(help)" }
+    package var missingMessage: String { "missing \(usageText): \(help)" }
 }
 
 /// An option that takes a value and may be left out: its table entry and how its text becomes a
 /// `Value`. Commands read it with `ParsedCommand.value(_:)`, which runs `convert`, so a bad value
 /// is reported in the same words wherever the option is used.
-struct Option<Value: Sendable>: Sendable {
+package struct Option<Value: Sendable>: Sendable {
     /// The table entry (names, placeholder, help).
-    let spec: OptionSpec
+    package let spec: OptionSpec
     /// Turns the text given on the command line into the value, or says what is wrong with it.
-    let convert: @Sendable (String) throws(CommandFailure) -> Value
+    package let convert: @Sendable (String) throws(CommandFailure) -> Value
 
     /// Declares an option whose value `convert` makes from the text.
-    init(
+    package init(
         _ name: String, short: String? = nil, value valueName: String, help: String,
         completion: ValueCompletion = .anything,
         convert: @escaping @Sendable (String) throws(CommandFailure) -> Value
@@ -75,10 +75,10 @@ struct Option<Value: Sendable>: Sendable {
     }
 
     /// The same option, required: the parser refuses a command line without it.
-    var required: RequiredOption<Value> { RequiredOption(self) }
+    package var required: RequiredOption<Value> { RequiredOption(self) }
 
     /// An option of `spec` that `convert` converts (the converter already checks through `spec`).
-    init(spec: OptionSpec, convert: @escaping @Sendable (String) throws(CommandFailure) -> Value) {
+    package init(spec: OptionSpec, convert: @escaping @Sendable (String) throws(CommandFailure) -> Value) {
         self.spec = spec
         self.convert = convert
     }
@@ -86,7 +86,7 @@ struct Option<Value: Sendable>: Sendable {
 
 extension Option where Value == String {
     /// Declares an option whose value is its text as given (a path, a name).
-    init(
+    package init(
         _ name: String, short: String? = nil, value valueName: String, help: String,
         completion: ValueCompletion = .anything
     ) {
@@ -97,21 +97,21 @@ extension Option where Value == String {
 }
 
 /// A value of a choice option: the word that names it on the command line.
-protocol OptionChoice: Sendable, Equatable {
+package protocol OptionChoice: Sendable, Equatable {
     /// The word (`crc`, `packed`).
     var word: String { get }
 }
 
 extension OptionChoice where Self: RawRepresentable, RawValue == String {
     /// The raw value.
-    var word: String { rawValue }
+    package var word: String { rawValue }
 }
 
 extension Option where Value: OptionChoice {
     /// An option whose value is one of `choices`, declared once: the placeholder (`crc|read`),
     /// the help's list ("crc (default) or read" after `help`), the completion and the message for
     /// any other word all come from the list.
-    init(_ name: String, choosing choices: [Value], default defaultChoice: Value? = nil, help: String) {
+    package init(_ name: String, choosing choices: [Value], default defaultChoice: Value? = nil, help: String) {
         let words = choices.map(\.word)
         let listed = words.map { $0 == defaultChoice?.word ? "\($0) (default)" : $0 }
         self.init(name, value: words.joined(separator: "|"), help: "\(help): \(Self.alternatives(listed))") {
@@ -129,20 +129,20 @@ extension Option where Value: OptionChoice {
     }
 
     /// `a`, `a or b`, `a, b or c`.
-    static func alternatives(_ words: [String]) -> String {
+    package static func alternatives(_ words: [String]) -> String {
         words.count < 2 ? words.joined() : words.dropLast().joined(separator: ", ") + " or " + words.last!
     }
 }
 
 /// An option the command line must give (see `Option`).
-struct RequiredOption<Value: Sendable>: Sendable {
+package struct RequiredOption<Value: Sendable>: Sendable {
     /// The table entry, marked required.
-    let spec: OptionSpec
+    package let spec: OptionSpec
     /// See `Option.convert`.
-    let convert: @Sendable (String) throws(CommandFailure) -> Value
+    package let convert: @Sendable (String) throws(CommandFailure) -> Value
 
     /// The required form of `option`.
-    init(_ option: Option<Value>) {
+    package init(_ option: Option<Value>) {
         var spec = option.spec
         spec.isRequired = true
         self.spec = spec
@@ -151,12 +151,12 @@ struct RequiredOption<Value: Sendable>: Sendable {
 }
 
 /// An option without a value: present or not.
-struct Flag: Sendable {
+package struct Flag: Sendable {
     /// The table entry.
-    let spec: OptionSpec
+    package let spec: OptionSpec
 
     /// Declares a flag.
-    init(_ name: String, help: String) {
+    package init(_ name: String, help: String) {
         spec = OptionSpec(name, help: help)
     }
 }
@@ -267,9 +267,9 @@ public struct CommandSpec: Sendable {
     /// One line for the command list.
     public var summary: String
     /// The options, positionals and help, made on first use (a command's `static let` table).
-    let makeTable: @Sendable () -> CommandTable
+    package let makeTable: @Sendable () -> CommandTable
     /// The man page's examples and reference, made on first use (only the manual reads them).
-    let makeManual: @Sendable () -> ManualPage
+    package let makeManual: @Sendable () -> ManualPage
 
     /// A command whose table `table` returns, and whose man page adds `manual`.
     public init(
@@ -312,18 +312,19 @@ public struct CommandSpec: Sendable {
     public var refusedOptions: [String: String] { table.refusedOptions }
 
     /// How many positional arguments must be given.
-    var requiredPositionals: Int { positionals.filter(\.isRequired).count }
+    package var requiredPositionals: Int { positionals.filter(\.isRequired).count }
 
-    /// The usage line(s), without `usage: `, generated from the table: positionals, then the
-    /// options in table order, optional ones bracketed, a group where its first member stands.
-    public var usage: String {
+    /// The usage line(s) of the command as `program NAME …`, without `usage: `, generated from the
+    /// table: positionals, then the options in table order, optional ones bracketed, a group
+    /// where its first member stands.
+    public func usage(of program: String) -> String {
         let lines = forms.isEmpty ? [generatedForm] : forms.map { $0.map(Self.render) }
-        return lines.map { (["ccbeacon", name] + $0).joined(separator: " ") }
+        return lines.map { ([program, name] + $0).joined(separator: " ") }
             .joined(separator: "\n       ")
     }
 
     /// The usage terms for the table as it is.
-    var generatedForm: [String] {
+    package var generatedForm: [String] {
         var words = positionals.map { $0.isRequired ? $0.placeholder : "[\($0.placeholder)]" }
         var placedGroups: Set<Int> = []
         for option in options {
@@ -340,7 +341,7 @@ public struct CommandSpec: Sendable {
         return words
     }
 
-    static func render(_ term: UsageTerm) -> String {
+    package static func render(_ term: UsageTerm) -> String {
         switch term {
         case .option(let option, let optional): return optional ? "[\(option.usageText)]" : option.usageText
         case .fixed(let option, let value): return "\(option.short ?? option.name) \(value)"
@@ -372,26 +373,26 @@ public struct ParsedCommand: Sendable, Equatable {
     }
 
     /// The value of `option`, converted by its declaration; `nil` when it was not given.
-    func value<Value>(_ option: Option<Value>) throws(CommandFailure) -> Value? {
+    package func value<Value>(_ option: Option<Value>) throws(CommandFailure) -> Value? {
         guard let text = values[option.spec.name] else { return nil }
         return try option.convert(text)
     }
 
     /// The value of a required `option` (the parser has refused a command line without it).
-    func value<Value>(_ option: RequiredOption<Value>) throws(CommandFailure) -> Value {
+    package func value<Value>(_ option: RequiredOption<Value>) throws(CommandFailure) -> Value {
         guard let text = values[option.spec.name] else { throw .usage(option.spec.missingMessage) }
         return try option.convert(text)
     }
 
     /// Whether `option` was given, whatever its value.
-    func isGiven<Value>(_ option: Option<Value>) -> Bool { values[option.spec.name] != nil }
+    package func isGiven<Value>(_ option: Option<Value>) -> Bool { values[option.spec.name] != nil }
 
     /// Whether `flag` was given.
-    func isSet(_ flag: Flag) -> Bool { flags.contains(flag.spec.name) }
+    package func isSet(_ flag: Flag) -> Bool { flags.contains(flag.spec.name) }
 
     /// The long names of every option and flag given, sorted (for checks of which options go
     /// together).
-    var givenOptionNames: [String] { (Array(values.keys) + flags).sorted() }
+    package var givenOptionNames: [String] { (Array(values.keys) + flags).sorted() }
 }
 
 /// What the command line asks for.
@@ -472,7 +473,7 @@ public enum ArgumentParser {
     }
 
     /// The first words of the two-word commands (`ledger`, `template`), in command order.
-    static func groups(in commands: [CommandSpec]) -> [String] {
+    package static func groups(in commands: [CommandSpec]) -> [String] {
         var seen: [String] = []
         for spec in commands {
             guard let space = spec.name.firstIndex(of: " ") else { continue }
@@ -484,11 +485,11 @@ public enum ArgumentParser {
 
     /// The commands of `group` ("ledger show", "ledger export" for "ledger"); empty for a word
     /// that names no group.
-    static func subcommands(of group: String, in commands: [CommandSpec]) -> [CommandSpec] {
+    package static func subcommands(of group: String, in commands: [CommandSpec]) -> [CommandSpec] {
         commands.filter { $0.name.hasPrefix(group + " ") }
     }
 
-    static func parseCommand(_ spec: CommandSpec, _ arguments: [String]) -> Result<Invocation, UsageError> {
+    package static func parseCommand(_ spec: CommandSpec, _ arguments: [String]) -> Result<Invocation, UsageError> {
         var parsed = ParsedCommand(command: spec.name)
         var index = 0
         var optionsEnded = false
@@ -568,14 +569,14 @@ public enum ArgumentParser {
 
     /// Whether `word` would be read as an option rather than a value: anything starting with `-`
     /// except `-` itself and a negative number (`-59`, `-0.5`).
-    static func looksLikeAnOption(_ word: String) -> Bool {
+    package static func looksLikeAnOption(_ word: String) -> Bool {
         guard word.hasPrefix("-"), word != "-" else { return false }
         let rest = word.dropFirst()
         return !(rest.first.map { $0.isASCII && ($0.isNumber || $0 == ".") } ?? false)
     }
 
     /// Whether `word` names one of `spec`'s options or help (`--name`, `-o`, `--name=…`).
-    static func isOption(_ word: String, of spec: CommandSpec) -> Bool {
+    package static func isOption(_ word: String, of spec: CommandSpec) -> Bool {
         guard word.hasPrefix("-"), word != "-" else { return false }
         let name = word.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
         if word == "-h" || name == "--help" { return true }
@@ -583,13 +584,13 @@ public enum ArgumentParser {
     }
 
     /// ` (did you mean 'x'?)` when one candidate is within two edits, else empty.
-    static func suggestion(_ word: String, among candidates: [String]) -> String {
+    package static func suggestion(_ word: String, among candidates: [String]) -> String {
         let scored = candidates.map { ($0, editDistance(word, $0)) }.filter { $0.1 <= 2 }
         guard let best = scored.min(by: { $0.1 < $1.1 }) else { return "" }
         return " (did you mean '\(best.0)'?)"
     }
 
-    static func editDistance(_ a: String, _ b: String) -> Int {
+    package static func editDistance(_ a: String, _ b: String) -> Int {
         let a = Array(a)
         let b = Array(b)
         if a.isEmpty || b.isEmpty { return max(a.count, b.count) }

@@ -14,7 +14,7 @@ public struct ManualPage: Sendable {
     }
 
     /// Every text of the page part, examples first.
-    var texts: [String] { [examples] + sections.map(\.text) }
+    package var texts: [String] { [examples] + sections.map(\.text) }
 }
 
 /// One section of a man page: its title (upper case on the page) and its text in Markdown.
@@ -37,7 +37,7 @@ extension Manual {
     /// them); tables of `|` rows, the first row the header (each row becomes a tagged paragraph:
     /// the first cell as tag, the second as text, later cells as `Header: cell`); inline
     /// `` `code` `` and `**strong**` in bold, `[text](link)` as its text.
-    static func roff(markdown: String) -> String {
+    package static func roff(markdown: String) -> String {
         var result = ""
         var fenced = false
         var table: [[String]] = []
@@ -92,7 +92,7 @@ extension Manual {
     }
 
     /// A table row's cells, trimmed; a `|` inside backticks, or written `\\|`, belongs to the cell.
-    static func cells<S: StringProtocol>(of line: S) -> [String] {
+    package static func cells<S: StringProtocol>(of line: S) -> [String] {
         var cells: [String] = []
         var current = ""
         var inCode = false
@@ -120,7 +120,7 @@ extension Manual {
 
     /// Running text: code and strong text in bold, links as their text, the rest
     /// escaped as `text` does.
-    static func inline<S: StringProtocol>(_ line: S) -> String {
+    package static func inline<S: StringProtocol>(_ line: S) -> String {
         var result = ""
         var plain = ""
         var open: String?
@@ -165,7 +165,7 @@ extension Manual {
     }
 
     /// `piece` escaped as `text` does, without its rule for a line's first character.
-    static func escaped(_ piece: String) -> String {
+    package static func escaped(_ piece: String) -> String {
         let result = text(piece)
         return result.hasPrefix("\\&") ? String(result.dropFirst(2)) : result
     }

@@ -80,7 +80,7 @@ public struct Console: Sendable {
     public func diagnostics(line: String) { writeDiagnostics(VisibleText.escaped(line) + "\n") }
 
     /// Writes a question to standard error, made visible whole, not ended (the answer follows it).
-    func diagnostics(prompt: String) { writeDiagnostics(VisibleText.escaped(prompt)) }
+    package func diagnostics(prompt: String) { writeDiagnostics(VisibleText.escaped(prompt)) }
 
     /// Writes text of several lines that ccbeacon laid out itself to standard error (a usage
     /// message, a list of problems whose values are made visible); see `output(composed:)`.
@@ -93,13 +93,13 @@ public struct Console: Sendable {
 
     /// Writes the progress bar's and the live status's drawing to standard error as it is: the
     /// cursor movements are ours, and the drawers make the text they draw visible themselves.
-    func drawing(_ text: String) { writeDiagnostics(text) }
+    package func drawing(_ text: String) { writeDiagnostics(text) }
 
     /// The first write to standard output that failed, if any.
     public var outputFailure: OutputError? { failure.error }
 
     /// The same console writing its output to standard error (while the events take stdout).
-    var outputToDiagnostics: Console {
+    package var outputToDiagnostics: Console {
         var console = self
         console.writeOutput = writeDiagnostics
         console.outputIsTerminal = diagnosticsIsTerminal
@@ -111,9 +111,9 @@ public struct Console: Sendable {
 private final class FirstOutputFailure: Sendable {
     private let first = Mutex<OutputError?>(nil)
 
-    var error: OutputError? { first.withLock { $0 } }
+    package var error: OutputError? { first.withLock { $0 } }
 
-    func keep(_ error: OutputError) { first.withLock { $0 = $0 ?? error } }
+    package func keep(_ error: OutputError) { first.withLock { $0 = $0 ?? error } }
 }
 
 /// Process exit statuses (design.md, after sysexits.h).
@@ -131,18 +131,18 @@ public enum ExitCode: Int32, Sendable {
 }
 
 /// A command that could not do its job: what happened, what to do, and the exit status.
-struct CommandFailure: Error {
-    var exitCode: ExitCode
+package struct CommandFailure: Error {
+    package var exitCode: ExitCode
     /// One line: a line feed in it is shown `\x0a`.
-    var message: String
+    package var message: String
     /// Lines shown under the message, indented (each problem of a list).
-    var details: [String]
+    package var details: [String]
     /// What to do, one line.
-    var hint: String?
+    package var hint: String?
     /// Lines shown under the hint, indented (a udev rule to install).
-    var hintLines: [String] = []
+    package var hintLines: [String] = []
 
-    init(_ exitCode: ExitCode, _ message: String, details: [String] = [], hint: String? = nil) {
+    package init(_ exitCode: ExitCode, _ message: String, details: [String] = [], hint: String? = nil) {
         self.exitCode = exitCode
         self.message = message
         self.details = details
@@ -151,13 +151,13 @@ struct CommandFailure: Error {
 
     /// A failure told in `lines`: the first is the message, the others its details (their own
     /// indentation dropped: details are shown indented).
-    init(_ exitCode: ExitCode, lines: [String], hint: String? = nil) {
+    package init(_ exitCode: ExitCode, lines: [String], hint: String? = nil) {
         self.init(
             exitCode, lines.first ?? "", details: lines.dropFirst().map { String($0.drop { $0 == " " }) }, hint: hint)
     }
 
-    static func usage(_ message: String) -> CommandFailure { CommandFailure(.usage, message) }
-    static func data(_ message: String, hint: String? = nil) -> CommandFailure {
+    package static func usage(_ message: String) -> CommandFailure { CommandFailure(.usage, message) }
+    package static func data(_ message: String, hint: String? = nil) -> CommandFailure {
         CommandFailure(.dataError, message, hint: hint)
     }
 }

@@ -1,17 +1,73 @@
-import HexText
-import Storage
-import StructuredText
+/// A tool as its manual describes it: its name (letters and digits: it names shell functions),
+/// version, one-line summary, description, commands, and what its overview page says of all
+/// of them.
+public struct ToolDescription: Sendable {
+    /// The program's name, as typed.
+    public var name: String
+    /// The version the pages and scripts carry.
+    public var version: String
+    /// One line, for the overview page's NAME.
+    public var summary: String
+    /// The overview page's DESCRIPTION, in the help's paragraphs.
+    public var description: String
+    /// Every command, in the order the overview lists them.
+    public var commands: [CommandSpec]
+    /// The overview page's sections that hold for every command (Markdown).
+    public var overviewSections: [ManualSection]
+    /// Every page's EXIT STATUS.
+    public var exitStatuses: [ManualEntry]
+    /// The overview page's FILES.
+    public var files: [ManualEntry]
+    /// Other programs' pages every page points to.
+    public var seeAlso: [String]
+
+    /// A tool's description.
+    public init(
+        name: String, version: String, summary: String, description: String, commands: [CommandSpec],
+        overviewSections: [ManualSection] = [], exitStatuses: [ManualEntry] = [], files: [ManualEntry] = [],
+        seeAlso: [String] = []
+    ) {
+        self.name = name
+        self.version = version
+        self.summary = summary
+        self.description = description
+        self.commands = commands
+        self.overviewSections = overviewSections
+        self.exitStatuses = exitStatuses
+        self.files = files
+        self.seeAlso = seeAlso
+    }
+}
+
+/// A term and what it means: an exit status, a file.
+public struct ManualEntry: Sendable {
+    /// The status or path.
+    public var term: String
+    /// One line.
+    public var meaning: String
+
+    /// An entry.
+    public init(_ term: String, _ meaning: String) {
+        self.term = term
+        self.meaning = meaning
+    }
+}
 
 /// The man pages and shell completions, made from the very option tables the parser and `--help`
 /// read: a command, an option or a fixed set of values is written once, in its table, and every
 /// one of these follows.
-enum Manual {
-    /// The commands with a page and a completion: the registry's, plus the group words
-    /// (`ledger`, `template`) whose subcommands they are.
-    static var commands: [CommandSpec] { CommandLineTool.commands }
+public struct Manual: Sendable {
+    /// The tool the pages and scripts are of.
+    public let tool: ToolDescription
+
+    /// The manual of `tool`.
+    public init(_ tool: ToolDescription) { self.tool = tool }
+
+    /// The commands with a page and a completion.
+    public var commands: [CommandSpec] { tool.commands }
 
     /// The groups (`ledger`) and their subcommands' names (`show`, `export`, …).
-    static var groups: [(name: String, subcommands: [String])] {
+    public var groups: [(name: String, subcommands: [String])] {
         var result: [(String, [String])] = []
         for spec in commands where spec.name.contains(" ") {
             let parts = spec.name.split(separator: " ", maxSplits: 1).map(String.init)
@@ -25,7 +81,7 @@ enum Manual {
     }
 
     /// The words that may follow `ccbeacon`: the commands without a group, the groups, `help`.
-    static var firstWords: [String] {
+    public var firstWords: [String] {
         var words: [String] = []
         for spec in commands {
             let first = String(spec.name.split(separator: " ")[0])
@@ -35,7 +91,7 @@ enum Manual {
     }
 
     /// What a first word does: a command's summary, a group's subcommands, or `help`'s.
-    static func summary(of word: String) -> String {
+    public func summary(of word: String) -> String {
         if let spec = commands.first(where: { $0.name == word }) { return spec.summary }
         if let group = groups.first(where: { $0.name == word }) {
             return "subcommands: " + group.subcommands.joined(separator: ", ")
@@ -45,113 +101,87 @@ enum Manual {
 
     // MARK: - Man pages
 
-    /// The page of `ccbeacon` itself: every command with its summary.
-    static func overviewPage() -> String {
-        var page = header(
-            title: "CCBEACON", name: "ccbeacon",
-            summary: "turn one CC2541 firmware image into a fleet of iBeacon stations")
-        page += ".SH SYNOPSIS\n.B ccbeacon\n.I COMMAND\n[\\fIOPTIONS\\fR]\n"
-        page += ".br\n.B ccbeacon help\n.I COMMAND\n.br\n.B ccbeacon \\-\\-version\n"
-        page += ".SH DESCRIPTION\n"
-        page += paragraphs(
-            """
-            ccbeacon encodes each station's iBeacon identity (UUID, major, minor, measured power), patches
-            it into a CC2541 firmware template (Intel HEX), writes Intel HEX or .bin for any flasher, and
-            burns each station itself through a TI CC Debugger \u{2014} verified, and recorded in a ledger so
-            that no identity is burned twice.
-            """)
+    /// The page of the tool itself: its description, every command with its summary, and the
+    /// sections that hold for every command.
+    public func overviewPage() -> String {
+        let name = Self.text(tool.name)
+        var page = header(title: tool.name.uppercased(), name: tool.name, summary: tool.summary)
+        page += ".SH SYNOPSIS\n.B \(name)\n.I COMMAND\n[\\fIOPTIONS\\fR]\n"
+        page += ".br\n.B \(name) help\n.I COMMAND\n.br\n.B \(name) \\-\\-version\n"
+        page += ".SH DESCRIPTION\n" + Self.paragraphs(tool.description)
         page += ".SH COMMANDS\n"
         for spec in commands {
             page +=
-                ".TP\n.B " + text(spec.name) + "\n" + text(spec.summary) + " (see \\fB" + text(pageName(spec.name))
+                ".TP\n.B " + Self.text(spec.name) + "\n" + Self.text(spec.summary) + " (see \\fB"
+                + Self.text(pageName(spec.name))
                 + "\\fR(1))\n"
         }
-        page += sections(overviewSections)
-        page += exitStatus + files + seeAlso(except: "ccbeacon")
+        page += Self.sections(tool.overviewSections)
+        page += exitStatus + Self.entries("FILES", tool.files, tag: "I") + seeAlso(except: tool.name)
         return page
     }
 
     /// The page of one command: usage, the details of its help, every option.
-    static func page(_ spec: CommandSpec) -> String {
+    public func page(_ spec: CommandSpec) -> String {
         var page = header(
             title: pageName(spec.name).uppercased(), name: pageName(spec.name), summary: spec.summary)
         page += ".SH SYNOPSIS\n"
-        for (index, line) in spec.usage.split(separator: "\n").enumerated() {
+        for (index, line) in spec.usage(of: tool.name).split(separator: "\n").enumerated() {
             if index > 0 { page += ".br\n" }
-            page += text(line.trimmingLeadingSpaces()) + "\n"
+            page += Self.text(line.trimmingLeadingSpaces()) + "\n"
         }
-        page += ".SH DESCRIPTION\n" + paragraphs(spec.details)
+        page += ".SH DESCRIPTION\n" + Self.paragraphs(spec.details)
         page += ".SH OPTIONS\n"
         for option in spec.options {
-            let names = [option.short, option.name].compactMap { $0 }.map { "\\fB" + text($0) + "\\fR" }
+            let names = [option.short, option.name].compactMap { $0 }.map { "\\fB" + Self.text($0) + "\\fR" }
             page +=
                 ".TP\n" + names.joined(separator: ", ")
-                + (option.valueName.map { " \\fI" + text($0) + "\\fR" } ?? "") + "\n"
-            page += text(option.help) + (option.isRequired ? " (required)" : "") + "\n"
+                + (option.valueName.map { " \\fI" + Self.text($0) + "\\fR" } ?? "") + "\n"
+            page += Self.text(option.help) + (option.isRequired ? " (required)" : "") + "\n"
         }
         page += ".TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\nshow the help\n"
-        page += sections(spec.manual.sections) + exitStatus
-        if !spec.manual.examples.isEmpty { page += ".SH EXAMPLES\n" + roff(markdown: spec.manual.examples) }
+        page += Self.sections(spec.manual.sections) + exitStatus
+        if !spec.manual.examples.isEmpty { page += ".SH EXAMPLES\n" + Self.roff(markdown: spec.manual.examples) }
         page += seeAlso(except: pageName(spec.name))
         return page
     }
 
     /// Reference sections as roff, each under its upper-case heading.
-    static func sections(_ sections: [ManualSection]) -> String {
-        sections.map { ".SH " + text($0.title.uppercased()) + "\n" + roff(markdown: $0.text) }.joined()
+    package static func sections(_ sections: [ManualSection]) -> String {
+        sections.map { ".SH " + Self.text($0.title.uppercased()) + "\n" + Self.roff(markdown: $0.text) }.joined()
     }
 
     /// `ledger show` → `ccbeacon-ledger-show`.
-    static func pageName(_ command: String) -> String {
-        "ccbeacon-" + command.replacing(" ", with: "-")
+    public func pageName(_ command: String) -> String {
+        tool.name + "-" + command.replacing(" ", with: "-")
     }
 
-    static func header(title: String, name: String, summary: String) -> String {
-        ".\\\" Generated by 'ccbeacon man-pages' from the option tables; do not edit.\n"
-            + ".TH \(text(title)) 1 \"\" \"ccbeacon \(CommandLineTool.version)\" \"ccbeacon manual\"\n"
-            + ".SH NAME\n\(text(name)) \\- \(text(summary))\n"
+    /// The page's first lines: the generator's note, .TH and NAME.
+    package func header(title: String, name: String, summary: String) -> String {
+        ".\\\" Generated by '\(tool.name) man-pages' from the option tables; do not edit.\n"
+            + ".TH \(Self.text(title)) 1 \"\" \"\(Self.text(tool.name)) \(Self.text(tool.version))\" \"\(Self.text(tool.name)) manual\"\n"
+            + ".SH NAME\n\(Self.text(name)) \\- \(Self.text(summary))\n"
     }
 
-    static let exitStatus = """
-        .SH EXIT STATUS
-        .TP
-        .B 0
-        success
-        .TP
-        .B 1
-        the operation failed (a device, a file, a hook)
-        .TP
-        .B 3
-        provision only: it stopped with stations of the list left
-        .TP
-        .B 64
-        usage error
-        .TP
-        .B 65
-        bad input data (a list, a template, a ledger), with the file, line and column
+    /// The EXIT STATUS section, the same on every page.
+    package var exitStatus: String { Self.entries("EXIT STATUS", tool.exitStatuses, tag: "B") }
 
-        """
+    /// A section of tagged paragraphs: each tag in bold (`B`) or italics (`I`), its meaning below.
+    package static func entries(_ title: String, _ entries: [ManualEntry], tag: String) -> String {
+        guard !entries.isEmpty else { return "" }
+        return ".SH " + Self.text(title) + "\n"
+            + entries.map { ".TP\n.\(tag) " + Self.text($0.term) + "\n" + Self.text($0.meaning) + "\n" }.joined()
+    }
 
-    static let files = """
-        .SH FILES
-        .TP
-        .I /usr/share/ccbeacon
-        the bundled boards/ and firmware\\-templates/ (or \\fBCCBEACON_DATA\\fR)
-        .TP
-        .I /usr/lib/udev/rules.d/70\\-ccbeacon.rules
-        access to CC Debuggers for the logged\\-in user
-
-        """
-
-    static func seeAlso(except: String) -> String {
-        let others = (["ccbeacon"] + commands.map { pageName($0.name) }).filter { $0 != except }
-        return ".SH SEE ALSO\n" + others.map { "\\fB\(text($0))\\fR(1)" }.joined(separator: ",\n")
-            + ",\n\\fBcc\\-tool\\fR(1)\n"
+    /// SEE ALSO: every other page of the tool, and the other programs' pages.
+    package func seeAlso(except: String) -> String {
+        let others = ([tool.name] + commands.map { pageName($0.name) }).filter { $0 != except } + tool.seeAlso
+        return ".SH SEE ALSO\n" + others.map { "\\fB\(Self.text($0))\\fR(1)" }.joined(separator: ",\n") + "\n"
     }
 
     /// A help text's paragraphs as roff: blank lines part paragraphs; indented lines (examples,
     /// lists) are kept as they are, without filling.
-    static func paragraphs(_ details: String) -> String {
+    package static func paragraphs(_ details: String) -> String {
         var result = ".PP\n"
         var literal = false
         for line in details.split(separator: "\n", omittingEmptySubsequences: false) {
@@ -168,13 +198,13 @@ enum Manual {
                 }
                 // The block's own indentation (a table's hanging lines) is kept; the first two
                 // spaces are the .RS.
-                result += text(line.dropFirst(2)) + "\n"
+                result += Self.text(line.dropFirst(2)) + "\n"
             } else {
                 if literal {
                     result += ".RE\n.fi\n"
                     literal = false
                 }
-                result += text(line) + "\n"
+                result += Self.text(line) + "\n"
             }
         }
         if literal { result += ".RE\n.fi\n" }
@@ -184,7 +214,7 @@ enum Manual {
     /// `line` as roff text: backslashes and dashes escaped, a leading `.` or `'` kept from being
     /// read as a request, and every character beyond ASCII written as `\[uXXXX]` (so the page is
     /// ASCII and reads the same whatever the reader's locale).
-    static func text<S: StringProtocol>(_ line: S) -> String {
+    package static func text<S: StringProtocol>(_ line: S) -> String {
         var result = ""
         for scalar in line.unicodeScalars {
             switch scalar {
@@ -192,7 +222,9 @@ enum Manual {
             case "-": result += "\\-"
             case " "..."~": result.unicodeScalars.append(scalar)
             case "\t": result += " "
-            default: result += "\\[u" + HexText.digits(scalar.value, width: 4) + "]"
+            default:
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                result += "\\[u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + "]"
             }
         }
         if result.hasPrefix(".") || result.hasPrefix("'") { result = "\\&" + result }
@@ -203,10 +235,10 @@ enum Manual {
 
     /// The bash completion: one function that completes the command (and a group's subcommand),
     /// then options, the values of options with a fixed set, and files where files go.
-    static func bash() -> String {
+    public func bash() -> String {
         var script = """
-            # bash completion for ccbeacon \(CommandLineTool.version), made by 'ccbeacon completions bash' from its option tables.
-            _ccbeacon() {
+            # bash completion for \(tool.name) \(tool.version), made by '\(tool.name) completions bash' from its option tables.
+            _\(tool.name)() {
                 local cur prev command offset
                 COMPREPLY=()
                 cur="${COMP_WORDS[COMP_CWORD]}"
@@ -289,14 +321,14 @@ enum Manual {
                 esac
                 : "$offset"
             }
-            complete -o filenames -o bashdefault -F _ccbeacon ccbeacon
+            complete -o filenames -o bashdefault -F _\(tool.name) \(tool.name)
 
             """
         return script
     }
 
-    /// The zsh completion (`#compdef ccbeacon`): `_arguments` per command, with each option's help.
-    static func zsh() -> String {
+    /// The zsh completion (`#compdef \(tool.name)`): `_arguments` per command, with each option's help.
+    public func zsh() -> String {
         func quoted(_ text: String) -> String { "'" + text.replacing("'", with: "'\\''") + "'" }
         func escaped(_ text: String) -> String {
             text.replacing("\\", with: "\\\\").replacing("[", with: "\\[").replacing("]", with: "\\]")
@@ -325,9 +357,9 @@ enum Manual {
             return "_arguments -s " + specs.joined(separator: " \\\n                ")
         }
         var script = """
-            #compdef ccbeacon
-            # zsh completion for ccbeacon \(CommandLineTool.version), made by 'ccbeacon completions zsh' from its option tables.
-            _ccbeacon() {
+            #compdef \(tool.name)
+            # zsh completion for \(tool.name) \(tool.version), made by '\(tool.name) completions zsh' from its option tables.
+            _\(tool.name)() {
                 local -a commands
                 commands=(
 
@@ -374,23 +406,23 @@ enum Manual {
                     help) _values 'command' \(firstWords.filter { $0 != "help" }.joined(separator: " ")) ;;
                 esac
             }
-            _ccbeacon "$@"
+            _\(tool.name) "$@"
 
             """
         return script
     }
 
     /// The fish completion: `complete` lines per command and option.
-    static func fish() -> String {
+    public func fish() -> String {
         func quoted(_ text: String) -> String {
             "'" + text.replacing("\\", with: "\\\\").replacing("'", with: "\\'") + "'"
         }
         let groupNames = groups.map(\.name).joined(separator: " ")
         var script = """
-            # fish completion for ccbeacon \(CommandLineTool.version), made by 'ccbeacon completions fish' from its option tables.
-            # The command is the word after ccbeacon (and a group's subcommand the next one): an
+            # fish completion for \(tool.name) \(tool.version), made by '\(tool.name) completions fish' from its option tables.
+            # The command is the word after \(tool.name) (and a group's subcommand the next one): an
             # option's value that happens to be a command's name is not taken for one.
-            function __ccbeacon_command
+            function __\(tool.name)_command
                 set -l tokens (commandline -opc)
                 test (count $tokens) -ge 2; or return
                 if contains -- $tokens[2] \(groupNames); and test (count $tokens) -ge 3
@@ -399,30 +431,31 @@ enum Manual {
                     echo $tokens[2]
                 end
             end
-            function __ccbeacon_is
-                test "$(__ccbeacon_command)" = "$argv"
+            function __\(tool.name)_is
+                test "$(__\(tool.name)_command)" = "$argv"
             end
-            function __ccbeacon_needs_command
+            function __\(tool.name)_needs_command
                 test (count (commandline -opc)) -eq 1
             end
-            complete -c ccbeacon -f
+            complete -c \(tool.name) -f
 
             """
         for word in firstWords {
             let summary = summary(of: word)
-            script += "complete -c ccbeacon -n '__ccbeacon_needs_command' -a \(quoted(word)) -d \(quoted(summary))\n"
+            script +=
+                "complete -c \(tool.name) -n '__\(tool.name)_needs_command' -a \(quoted(word)) -d \(quoted(summary))\n"
         }
         for group in groups {
             let subs = group.subcommands.joined(separator: " ")
-            script += "complete -c ccbeacon -n '__ccbeacon_is \(group.name)' -a \(quoted(subs))\n"
+            script += "complete -c \(tool.name) -n '__\(tool.name)_is \(group.name)' -a \(quoted(subs))\n"
         }
         script +=
-            "complete -c ccbeacon -n '__ccbeacon_is help' -a \(quoted(firstWords.filter { $0 != "help" }.joined(separator: " ")))\n"
+            "complete -c \(tool.name) -n '__\(tool.name)_is help' -a \(quoted(firstWords.filter { $0 != "help" }.joined(separator: " ")))\n"
         for spec in commands {
             let parts = spec.name.split(separator: " ").map(String.init)
-            let condition = "__ccbeacon_is \(parts.joined(separator: " "))"
+            let condition = "__\(tool.name)_is \(parts.joined(separator: " "))"
             for option in spec.options {
-                var line = "complete -c ccbeacon -n \(quoted(condition)) -l \(option.name.dropFirst(2))"
+                var line = "complete -c \(tool.name) -n \(quoted(condition)) -l \(option.name.dropFirst(2))"
                 if let short = option.short { line += " -s \(short.dropFirst())" }
                 switch option.completion {
                 case .words(let choices): line += " -x -a \(quoted(choices.joined(separator: " ")))"
@@ -433,9 +466,10 @@ enum Manual {
                 script += line + " -d \(quoted(option.help))\n"
             }
             if case .words(let choices) = spec.positionals.first?.completion {
-                script += "complete -c ccbeacon -n \(quoted(condition)) -a \(quoted(choices.joined(separator: " ")))\n"
+                script +=
+                    "complete -c \(tool.name) -n \(quoted(condition)) -a \(quoted(choices.joined(separator: " ")))\n"
             } else if !spec.positionals.isEmpty {
-                script += "complete -c ccbeacon -n \(quoted(condition)) -F\n"
+                script += "complete -c \(tool.name) -n \(quoted(condition)) -F\n"
             }
         }
         return script
@@ -444,81 +478,5 @@ enum Manual {
 
 extension StringProtocol {
     /// The text without its leading spaces.
-    func trimmingLeadingSpaces() -> String { String(drop { $0 == " " }) }
-}
-
-/// `ccbeacon completions bash|zsh|fish`.
-enum CompletionsCommand {
-    static let spec = CommandSpec(name: "completions", summary: "print a shell completion script", manual: manual) {
-        table
-    }
-    static let table = CommandTable(
-        details: """
-            Prints the completion script for bash, zsh or fish, made from the same option tables as
-            the parser and --help: commands, options, the values of options that take a fixed set
-            (--verify crc|read), and files where files go. The packages install them; from a
-            checkout:
-
-            Example:
-              ccbeacon completions bash > ~/.local/share/bash-completion/completions/ccbeacon
-            """,
-        options: [],
-        positionals: [
-            PositionalSpec(
-                "SHELL", usage: shells.joined(separator: "|"), completion: .words(shells))
-        ])
-    static let command = Command(spec, run: run)
-
-    /// The shells a script is made for, each with its maker.
-    static let scripts: [(shell: String, make: @Sendable () -> String)] = [
-        ("bash", Manual.bash), ("zsh", Manual.zsh), ("fish", Manual.fish),
-    ]
-    static let shells = scripts.map(\.shell)
-
-    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        guard let script = scripts.first(where: { $0.shell == command.positionals[0] }) else {
-            throw .usage(
-                "no completion for '\(visible: command.positionals[0])'; give \(Option<Int>.alternatives(shells))")
-        }
-        console.data(script.make())
-    }
-}
-
-/// `ccbeacon man-pages -o DIR`.
-enum ManPagesCommand {
-    static let spec = CommandSpec(name: "man-pages", summary: "write the man pages into a folder", manual: manual) {
-        table
-    }
-    static let table = CommandTable(
-        details: """
-            Writes ccbeacon.1 and one page per command (ccbeacon-provision.1, ccbeacon-ledger-show.1,
-            …) into the folder, made from the same option tables as the parser and --help. The
-            packages install them (scripts/package runs this); each file is written whole.
-
-            Example:
-              ccbeacon man-pages -o man/
-            """,
-        options: [output.spec])
-    static let output = Option<String>(
-        "--output", short: "-o", value: "DIR", help: "the folder for the pages (made if missing)", completion: .folders
-    ).required
-    static let command = Command(spec, run: run)
-
-    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        let folder = try command.value(output)
-        do {
-            if !Files.isDirectory(folder) { try Files.createDirectory(folder) }
-            var written = 0
-            try Files.writeAtomically(Array(Manual.overviewPage().utf8), to: Files.join(folder, "ccbeacon.1"))
-            written += 1
-            for spec in Manual.commands {
-                try Files.writeAtomically(
-                    Array(Manual.page(spec).utf8), to: Files.join(folder, Manual.pageName(spec.name) + ".1"))
-                written += 1
-            }
-            console.output(line: "wrote \(written) man pages into \(folder)")
-        } catch {
-            throw CommandFailure(.failure, "\(error)", hint: "give -o a folder this user may write")
-        }
-    }
+    package func trimmingLeadingSpaces() -> String { String(drop { $0 == " " }) }
 }

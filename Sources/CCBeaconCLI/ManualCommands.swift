@@ -1,0 +1,115 @@
+import CommandLineKit
+import Storage
+import StructuredText
+
+extension CommandSpec {
+    /// The usage line(s) of the command as ccbeacon's, without `usage: `.
+    var usage: String { usage(of: "ccbeacon") }
+}
+
+extension CommandLineTool {
+    /// ccbeacon's man pages and completions, made from the command registry.
+    static let manual = Manual(
+        ToolDescription(
+            name: "ccbeacon", version: version,
+            summary: "turn one CC2541 firmware image into a fleet of iBeacon stations",
+            description: """
+                ccbeacon encodes each station's iBeacon identity (UUID, major, minor, measured power), patches
+                it into a CC2541 firmware template (Intel HEX), writes Intel HEX or .bin for any flasher, and
+                burns each station itself through a TI CC Debugger \u{2014} verified, and recorded in a ledger so
+                that no identity is burned twice.
+                """,
+            commands: commands, overviewSections: overviewSections,
+            exitStatuses: [
+                ManualEntry("0", "success"),
+                ManualEntry("1", "the operation failed (a device, a file, a hook)"),
+                ManualEntry("3", "provision only: it stopped with stations of the list left"),
+                ManualEntry("64", "usage error"),
+                ManualEntry("65", "bad input data (a list, a template, a ledger), with the file, line and column"),
+            ],
+            files: [
+                ManualEntry("/usr/share/ccbeacon", "the bundled boards/ and firmware-templates/ (or CCBEACON_DATA)"),
+                ManualEntry(
+                    "/usr/lib/udev/rules.d/70-ccbeacon.rules", "access to CC Debuggers for the logged-in user"),
+            ],
+            seeAlso: ["cc-tool"]))
+}
+
+/// `ccbeacon completions bash|zsh|fish`.
+enum CompletionsCommand {
+    static let spec = CommandSpec(name: "completions", summary: "print a shell completion script", manual: manual) {
+        table
+    }
+    static let table = CommandTable(
+        details: """
+            Prints the completion script for bash, zsh or fish, made from the same option tables as
+            the parser and --help: commands, options, the values of options that take a fixed set
+            (--verify crc|read), and files where files go. The packages install them; from a
+            checkout:
+
+            Example:
+              ccbeacon completions bash > ~/.local/share/bash-completion/completions/ccbeacon
+            """,
+        options: [],
+        positionals: [
+            PositionalSpec(
+                "SHELL", usage: shells.joined(separator: "|"), completion: .words(shells))
+        ])
+    static let command = Command(spec, run: run)
+
+    /// The shells a script is made for, each with its maker.
+    static let scripts: [(shell: String, make: @Sendable () -> String)] = [
+        ("bash", CommandLineTool.manual.bash), ("zsh", CommandLineTool.manual.zsh),
+        ("fish", CommandLineTool.manual.fish),
+    ]
+    static let shells = scripts.map(\.shell)
+
+    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+        guard let script = scripts.first(where: { $0.shell == command.positionals[0] }) else {
+            throw .usage(
+                "no completion for '\(visible: command.positionals[0])'; give \(Option<Int>.alternatives(shells))")
+        }
+        console.data(script.make())
+    }
+}
+
+/// `ccbeacon man-pages -o DIR`.
+enum ManPagesCommand {
+    static let spec = CommandSpec(name: "man-pages", summary: "write the man pages into a folder", manual: manual) {
+        table
+    }
+    static let table = CommandTable(
+        details: """
+            Writes ccbeacon.1 and one page per command (ccbeacon-provision.1, ccbeacon-ledger-show.1,
+            …) into the folder, made from the same option tables as the parser and --help. The
+            packages install them (scripts/package runs this); each file is written whole.
+
+            Example:
+              ccbeacon man-pages -o man/
+            """,
+        options: [output.spec])
+    static let output = Option<String>(
+        "--output", short: "-o", value: "DIR", help: "the folder for the pages (made if missing)", completion: .folders
+    ).required
+    static let command = Command(spec, run: run)
+
+    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+        let folder = try command.value(output)
+        do {
+            if !Files.isDirectory(folder) { try Files.createDirectory(folder) }
+            var written = 0
+            try Files.writeAtomically(
+                Array(CommandLineTool.manual.overviewPage().utf8), to: Files.join(folder, "ccbeacon.1"))
+            written += 1
+            for spec in CommandLineTool.manual.commands {
+                try Files.writeAtomically(
+                    Array(CommandLineTool.manual.page(spec).utf8),
+                    to: Files.join(folder, CommandLineTool.manual.pageName(spec.name) + ".1"))
+                written += 1
+            }
+            console.output(line: "wrote \(written) man pages into \(folder)")
+        } catch {
+            throw CommandFailure(.failure, "\(error)", hint: "give -o a folder this user may write")
+        }
+    }
+}
