@@ -22,6 +22,8 @@ let package = Package(
         .target(name: "StructuredText", swiftSettings: strictSettings),
         // <sys/xattr.h> for Storage (the Glibc module does not export it).
         .target(name: "CFileAttributes"),
+        // The C library's wcwidth in a UTF-8 locale, for the column widths of text.
+        .target(name: "CTextWidth"),
         .target(name: "Storage", dependencies: ["CFileAttributes", "StructuredText"], swiftSettings: strictSettings),
         // Leaf data: checksums, and the chip and board facts every layer reads.
         // SHA-256 with the x86 SHA extensions when the processor has them (C: intrinsics).
@@ -55,7 +57,8 @@ let package = Package(
         // Station labels: the QR string, QR codes through libqrencode, and the SVG sheets we write.
         .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         .target(
-            name: "BeaconLabels", dependencies: ["CQREncode", "BeaconPayload", "HexText", "StructuredText"],
+            name: "BeaconLabels",
+            dependencies: ["CQREncode", "CTextWidth", "BeaconPayload", "HexText", "StructuredText"],
             swiftSettings: strictSettings),
         // The ledger's contract written once (schema, statements, runs and leases, checks, history)
         // over two thin drivers: SQLite here, PostgreSQL in PostgresLedger. Nothing above it: no flasher, no templates.
@@ -177,7 +180,8 @@ let package = Package(
         .testTarget(
             name: "CCBeaconCLITests",
             dependencies: [
-                "CCDebuggerEmulator", "CCDebugger", "CCBeaconCLI", "CommandLineKit", "IntelHex", "BeaconPayload",
+                "CCDebuggerEmulator", "CCDebugger", "CCBeaconCLI", "CommandLineKit", "BeaconLabels", "IntelHex",
+                "BeaconPayload",
                 "FirmwareTemplate",
                 "TestSupport", "StructuredText", "Storage", "Provisioning", "Stations", "Checksums", "BeaconScan",
                 "HexText",

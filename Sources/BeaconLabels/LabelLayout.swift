@@ -1,3 +1,5 @@
+import CTextWidth
+
 /// Where the QR code and the lines of text go inside one label, from its size alone (so every
 /// label of a sheet looks the same). All lengths in mm from the label's top left corner.
 ///
@@ -72,24 +74,21 @@ public struct LabelLayout: Sendable, Equatable {
 
 /// How many columns of a monospaced font text takes, and text cut to fit.
 public enum TextWidth {
-    /// The columns `character` takes: none for combining marks and other zero-width characters,
-    /// two for East Asian wide and full-width ones and emoji (monospaced fonts draw them twice
-    /// as wide, or fall back to a font that does), else one. A guess that errs wide, so the cut
-    /// text never runs past its line.
+    /// The columns `character` takes, as the C library's `wcwidth` counts them in a UTF-8
+    /// locale (Unicode's East Asian Width and emoji presentation: two for wide and full-width
+    /// characters and emoji, none for combining marks and other zero-width characters): what a
+    /// terminal and a monospaced font draw. One rule for the labels and the live status.
     public static func columns(_ character: Character) -> Int {
         character.unicodeScalars.reduce(0) { $0 + columns($1) }
     }
 
-    static func columns(_ scalar: Unicode.Scalar) -> Int {
-        switch scalar.properties.generalCategory {
-        case .nonspacingMark, .enclosingMark, .format, .control: return 0
-        default: break
-        }
-        let wide: [ClosedRange<UInt32>] = [
-            0x1100...0x115F, 0x231A...0x231B, 0x2E80...0xA4CF, 0xA960...0xA97F, 0xAC00...0xD7A3, 0xF900...0xFAFF,
-            0xFE10...0xFE6F, 0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x1F000...0x1FAFF, 0x20000...0x3FFFD,
-        ]
-        return wide.contains { $0.contains(scalar.value) } ? 2 : 1
+    /// The columns of one scalar; a character `wcwidth` does not know (a control, an unassigned
+    /// code point) counts one, so that a cut errs wide. Without the C.UTF-8 locale (a C library
+    /// without it) every character counts one.
+    public static func columns(_ scalar: Unicode.Scalar) -> Int {
+        if scalar.value >= 0x20, scalar.value < 0x7F { return 1 }
+        let width = Int(text_width_of(scalar.value))
+        return width < 0 ? 1 : width
     }
 
     /// `text` as it fits in `limit` columns: whole when it does, else cut after the last whole

@@ -1,3 +1,4 @@
+import BeaconLabels
 import CCDebugger
 import CommandLineKit
 import Provisioning
@@ -210,11 +211,8 @@ final class LiveStatus: Sendable {
             let scalars = Array(line.unicodeScalars)
             for index in scalars.indices {
                 // Blanked rather than escaped: the row keeps its width.
-                let shown: Unicode.Scalar = HiddenCharacters.isHidden(scalars, at: index) ? " " : scalars[index]
-                // An emoji shown as text by default takes two columns when a presentation selector
-                // follows (❤️).
-                let selected = index + 1 < scalars.count && scalars[index + 1] == "\u{FE0F}" && shown.properties.isEmoji
-                let columns = selected ? 2 : Self.columns(shown)
+                let shown: Unicode.Scalar = HiddenCharacters.isHidden(scalars[index]) ? " " : scalars[index]
+                let columns = TextWidth.columns(shown)
                 guard used + columns <= state.width - 1 else { break }
                 used += columns
                 kept.append(shown)
@@ -222,26 +220,6 @@ final class LiveStatus: Sendable {
             return String(kept)
         }
     }
-
-    /// The terminal columns a character takes: two for East Asian wide and full-width ones and
-    /// emoji, none for combining marks and other zero-width ones, else one.
-    static func columns(_ scalar: Unicode.Scalar) -> Int {
-        switch scalar.properties.generalCategory {
-        case .nonspacingMark, .enclosingMark, .format: return 0
-        default: break
-        }
-        // Emoji shown as emoji by default (✅, 🚀, 🫠) take two columns wherever they stand.
-        if scalar.properties.isEmojiPresentation { return 2 }
-        return wide.contains { $0.contains(scalar.value) } ? 2 : 1
-    }
-
-    /// East Asian Wide and Fullwidth: the blocks glibc's wcwidth draws two columns wide.
-    static let wide: [ClosedRange<UInt32>] = [
-        0x1100...0x115F, 0x2329...0x232A, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF,
-        0xA000...0xA4CF, 0xA960...0xA97F, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE10...0xFE19, 0xFE30...0xFE6F,
-        0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x16FE0...0x16FFF, 0x17000...0x18CFF, 0x18D00...0x18D8F, 0x1AFF0...0x1B2FF,
-        0x1F200...0x1F2FF, 0x1F300...0x1F64F, 0x1F900...0x1F9FF, 0x1FA70...0x1FAFF, 0x20000...0x3FFFD,
-    ]
 
     /// `12.5`, one decimal.
     static func decimal(_ value: Double) -> String {

@@ -53,11 +53,8 @@ public enum JSONValue: Equatable, Sendable {
     }
 
     static func quote(_ text: String) -> String {
-        // The scalars are copied for the hidden characters' judgement only when one may be there.
-        let scalars =
-            text.unicodeScalars.contains(where: HiddenCharacters.mayBeHidden) ? Array(text.unicodeScalars) : nil
         var result = "\""
-        for (index, scalar) in text.unicodeScalars.enumerated() {
+        for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": result += "\\\""
             case "\\": result += "\\\\"
@@ -68,7 +65,7 @@ public enum JSONValue: Equatable, Sendable {
             // separators JavaScript takes for line ends, bidirectional controls and the other
             // invisible ones) as \u escapes, a pair for those above U+FFFF: a JSON line stays one
             // line, a terminal showing it never receives a raw control, and the data is kept whole.
-            case _ where scalars.map({ HiddenCharacters.isHidden($0, at: index) }) ?? false:
+            case _ where HiddenCharacters.isHidden(scalar):
                 for unit in String(scalar).utf16 {
                     let digits = String(unit, radix: 16)
                     result += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits

@@ -41,9 +41,8 @@ public enum VisibleText {
     /// return only when a line feed follows it) left as they are.
     static func escaped(_ text: String, keeping: Set<String>) -> String {
         // Most text holds nothing that could be hidden: known in one pass, returned uncopied.
-        guard text.unicodeScalars.contains(where: HiddenCharacters.mayBeHidden) else { return text }
         let scalars = Array(text.unicodeScalars)
-        guard let first = HiddenCharacters.firstIndex(in: scalars) else { return text }
+        guard let first = scalars.firstIndex(where: HiddenCharacters.isHidden) else { return text }
         var result = String(String.UnicodeScalarView(scalars[..<first]))
         for index in first..<scalars.count {
             let scalar = scalars[index]
@@ -52,7 +51,7 @@ public enum VisibleText {
                 (value == 0x0A && keeping.contains("\n")) || (value == 0x09 && keeping.contains("\t"))
                 || (value == 0x0D && keeping.contains("\r\n") && index + 1 < scalars.count
                     && scalars[index + 1] == "\n")
-            if kept || !HiddenCharacters.isHidden(scalars, at: index) {
+            if kept || !HiddenCharacters.isHidden(scalar) {
                 result.unicodeScalars.append(scalar)
             } else if value < 0x20 || value == 0x7F {
                 result += "\\x" + hex(value, width: 2).lowercased()

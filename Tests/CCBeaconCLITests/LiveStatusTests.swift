@@ -1,3 +1,4 @@
+import BeaconLabels
 import CCDebugger
 import Provisioning
 import Synchronization
@@ -156,7 +157,7 @@ struct LiveStatusTests {
         capture.handle(.started(debugger: "EMU001", station: station, chip: "00:12:4B:00:25:41"), log: nil)
         let drawn = lines.withLock { $0 }.joined().replacingOccurrences(of: "\u{1B}[K", with: "").split(separator: "\n")
         for line in drawn {
-            #expect(line.unicodeScalars.reduce(0) { $0 + LiveStatus.columns($1) } < max(20, width), "\(line)")
+            #expect(line.unicodeScalars.reduce(0) { $0 + TextWidth.columns($1) } < max(20, width), "\(line)")
         }
     }
 

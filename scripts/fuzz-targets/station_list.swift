@@ -54,30 +54,10 @@ func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
         || properties.isDefaultIgnorableCodePoint || scalar.value == 0x2800
 }
 
-/// Whether `scalar` is a joiner or variation selector, allowed beside visible characters.
-func isJoinerOrSelector(_ scalar: Unicode.Scalar) -> Bool {
-    let value = scalar.value
-    return value == 0x200C || value == 0x200D || (0xFE00...0xFE0F).contains(value)
-        || (0xE0100...0xE01EF).contains(value) || (0x180B...0x180D).contains(value) || value == 0x180F
-}
-
-/// The invisible characters of `text` that may not stand where they stand: all but joiners and
-/// selectors, and those too when first, or a joiner when last, or either beside a space or an
-/// invisible character other than a selector.
+/// Whether `text` holds a character that would not show (a tab allowed where `allowingTab`):
+/// the rule is context-free, so a joiner or selector is one wherever it stands.
 func misplacedInvisible(_ text: String, allowingTab: Bool) -> Bool {
-    let scalars = Array(text.unicodeScalars)
-    for (index, scalar) in scalars.enumerated() where isInvisible(scalar) && !(allowingTab && scalar == "\t") {
-        guard isJoinerOrSelector(scalar), index > 0 else { return true }
-        let before = scalars[index - 1]
-        if before.properties.isWhitespace || (isInvisible(before) && !isJoinerOrSelector(before)) { return true }
-        if before.value == 0x200C || before.value == 0x200D { return true }
-        if scalar.value == 0x200C || scalar.value == 0x200D {
-            guard index + 1 < scalars.count else { return true }
-            let after = scalars[index + 1]
-            if after.properties.isWhitespace || isInvisible(after) { return true }
-        }
-    }
-    return false
+    text.unicodeScalars.contains { isInvisible($0) && !(allowingTab && $0 == "\t") }
 }
 
 /// The input policy and the encoders' promises, on one accepted name or note.
