@@ -203,10 +203,15 @@ struct ProductionLineTests {
             Int32(
                 try String(contentsOfFile: scratch.path("child"), encoding: .utf8).trimmingCharacters(
                     in: .whitespacesAndNewlines)))
-        usleep(100_000)
-        // Gone, or a zombie its new parent has not reaped yet: not running either way.
-        let state = (try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8))?.split(separator: ")").last?
-            .split(separator: " ").first
+        // Gone, or a zombie its new parent has not reaped yet: not running either way. (SIGKILL
+        // takes effect asynchronously: wait for the process's state, not for time.)
+        func state() -> Substring? {
+            (try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8))?.split(separator: ")").last?
+                .split(separator: " ").first
+        }
+        let deadline = MonotonicClock.now + 10
+        while MonotonicClock.now < deadline, let now = state(), now != "Z" { usleep(5_000) }
+        let state = state()
         #expect(state == nil || state == "Z", "the hook's background child was killed too (state \(state ?? "gone"))")
     }
 

@@ -193,6 +193,24 @@ public final class ChildProcess: Sendable {
 
     /// Everything the child wrote to standard error so far.
     public var errors: String { String(decoding: (try? scratch.bytes("stderr")) ?? [], as: UTF8.self) }
+
+    /// Waits until `text` has appeared `count` times in what the child wrote (standard output and
+    /// error together), or it ended, or `timeout` seconds passed; whether it appeared so often.
+    /// A wait on what the child says, not on time.
+    @discardableResult
+    public func waitUntil(_ text: String, appears count: Int = 1, timeout: Double = 60) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if occurrences(of: text) >= count { return true }
+            if !isRunning || Date() > deadline { return occurrences(of: text) >= count }
+            usleep(5_000)
+        }
+    }
+
+    /// How many times `text` stands in what the child wrote so far.
+    public func occurrences(of text: String) -> Int {
+        (output + errors).components(separatedBy: text).count - 1
+    }
 }
 
 /// A child process standing for a command a test runs inside its own process: alive while the

@@ -66,8 +66,14 @@ struct ProductionLineUSBTests {
         let (exported, _) = try ProvisioningThroughLibUSBTests.ledger(work)
         let verified = Set(exported.compactMap { $0["name"] as? String })
         #expect(verified.count == 30)
-        // A hook killed with its bench may still be writing: give it a moment.
-        usleep(200_000)
+        // A hook whose bench was killed may still be running (it has a process group of its
+        // own): wait until no hook process is left before reading their log.
+        let hookLeft = Date().addingTimeInterval(30)
+        while Date() < hookLeft,
+            (try? ChildProcess.run("/usr/bin/pgrep", ["-f", work.path("hooks.log")], in: work.url).status) == 0
+        {
+            usleep(10_000)
+        }
         let log = try Self.hookLog(work)
         let stationOf = Dictionary(grouping: log, by: \.event).mapValues { Set($0.map(\.station)) }
         #expect(stationOf.values.allSatisfy { $0.count == 1 }, "an event id names one station")

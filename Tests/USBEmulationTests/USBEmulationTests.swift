@@ -541,11 +541,8 @@ struct InterruptTests {
         let list = try ProvisioningThroughLibUSBTests.list(work, count: 200)
         let arguments = [Tools.ccbeacon, "provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.5"]
         let bench = try ChildProcess(Tools.emulator, ["--bench", "--chips", "400", "--"] + arguments, in: work.url)
-        // Wait until ccbeacon runs and has a ledger, then let it burn a little before Ctrl-C.
-        for _ in 0..<200 where !FileManager.default.fileExists(atPath: work.path("provisioning.sqlite")) {
-            usleep(20_000)
-        }
-        usleep(300_000)
+        // Wait until ccbeacon has burned a station, then stop it.
+        #expect(bench.waitUntil("verified"), "\(bench.output)\n\(bench.errors)")
         // Only this test's ccbeacon: other tests run ccbeacon at the same time.
         _ = try ChildProcess.run(
             "/usr/bin/pkill", ["-\(signal)", "-f", "^\(Tools.ccbeacon) provision \(list) "], in: work.url)
@@ -574,13 +571,13 @@ struct InterruptTests {
         let arguments = [Tools.ccbeacon, "provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.5"]
         let bench = try ChildProcess(
             "/usr/bin/nohup", [Tools.emulator, "--bench", "--chips", "400", "--"] + arguments, in: work.url)
-        for _ in 0..<200 where !FileManager.default.fileExists(atPath: work.path("provisioning.sqlite")) {
-            usleep(20_000)
-        }
-        usleep(200_000)
+        #expect(bench.waitUntil("verified"), "\(bench.errors)")
         let pattern = "^\(Tools.ccbeacon) provision \(list) "
         _ = try ChildProcess.run("/usr/bin/pkill", ["-HUP", "-f", pattern], in: work.url)
-        usleep(300_000)
+        // Still burning after the signal: two more stations verified (a stop would have ended it
+        // after the chip in hand).
+        let before = bench.occurrences(of: "verified")
+        #expect(bench.waitUntil("verified", appears: before + 2), "SIGHUP under nohup stopped the run: \(bench.output)")
         #expect(bench.isRunning, "SIGHUP under nohup stopped the run: \(bench.output)")
         _ = try ChildProcess.run("/usr/bin/pkill", ["-TERM", "-f", pattern], in: work.url)
         let status = bench.wait(timeout: 60)
@@ -627,7 +624,7 @@ struct InterruptTests {
                 "--devices", "2", "--bench", "--chips", "80", "--", Tools.ccbeacon, "provision", list, "--template",
                 "cc2541-ibeacon", "--devices", "all", "--yes", "--wait", "0.5",
             ], in: work.url)
-        for _ in 0..<200 where !bench.errors.contains("verified") { usleep(10_000) }
+        #expect(bench.waitUntil("verified"), "\(bench.errors)")
         bench.signal(SIGKILL)  // the emulator alone
         bench.wait(timeout: 30)
         #expect(Self.members(ofGroup: bench.processID).isEmpty)
