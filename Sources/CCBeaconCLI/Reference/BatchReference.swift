@@ -30,7 +30,7 @@ extension BatchCommand {
                 it with ASCII letters, digits, `.`, `-` and `_` kept and every other character written `_`, so a
                 name needs at least one ASCII letter or digit: `東京 1` and `大阪 1` would share `___1`), invalid UTF-8 (at its first bad
                 byte, never replaced by U+FFFD), and hidden characters in names and notes (a NUL, a line break,
-                any C0 or C1 control, U+2028/U+2029, bidirectional controls and other invisible characters; a note
+                any C0 or C1 control, U+2028/U+2029, bidirectional controls, joiners, variation selectors and other invisible characters; a note
                 may hold tabs), which would cut, break or disguise the name in the ledger, the record and the
                 tables, and names or notes too long (see docs/untrusted-input.md in the source). In a JSON list, `name`, `uuid`,
                 `address` and `note` must be strings and `major`, `minor` and `power` numbers or strings; a required
