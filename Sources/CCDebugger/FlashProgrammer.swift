@@ -222,9 +222,7 @@ public struct FlashProgrammer {
                 verify: options.verify, events: events)
             // The lock bits take effect at the next reset: read the lock back there, as
             // provisioning does, so "locked" is never said of a chip that is not.
-            if options.lockDebug, !(try session.connect(targetID: chip.debuggerTargetID).locked) {
-                throw DebuggerError.lockNotTaken
-            }
+            if options.lockDebug { try confirmLocked(chip) }
             if options.resetToRun {
                 try session.resetAndRun()
                 events(.running)
@@ -257,6 +255,26 @@ public struct FlashProgrammer {
         }
         events(.verified(verify))
         return merged
+    }
+
+    /// Locks the debug interface of the chip on the debugger, whose flash was programmed and
+    /// verified before: the lock bits are written (over the last page as it is: writing ones
+    /// changes nothing), read back, and a reset into debug mode must then find the interface
+    /// locked (`DebuggerError.lockNotTaken` otherwise). Nothing else of the flash changes.
+    public func lockDebugInterface(chip: Chip) throws(DebuggerError) {
+        guard
+            let lock = try? FlashPlan.withLastPage(MemoryImage(), chip: chip, secondaryAddress: nil, lockDebug: true),
+            let plan = try? FlashPlan(image: lock, chip: chip, allowLastPage: true)
+        else { throw .lockNotTaken }
+        try session.program(plan)
+        try session.verifyRanges([chip.lockBits], of: lock)
+        try confirmLocked(chip)
+    }
+
+    /// The lock bits take effect at the next reset: the lock is read back there, so "locked" is
+    /// never said of a chip that is not.
+    func confirmLocked(_ chip: Chip) throws(DebuggerError) {
+        guard try session.connect(targetID: chip.debuggerTargetID).locked else { throw .lockNotTaken }
     }
 
     /// The plan for `image` on `chip` with the last page as the options say.

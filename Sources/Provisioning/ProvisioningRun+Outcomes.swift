@@ -18,7 +18,7 @@ extension ProvisioningRun {
     /// interrupted attempt on it, or burns the next pending station into it.
     func handle(
         chip: String, secondaryAddress: [UInt8]?, erasedOnArrival: Bool, session: CC254xSession, debugger: String,
-        failures: inout [String: Int], givenUp: inout Set<String>, locked: inout Bool
+        tally: inout RetryTally, locked: inout Bool
     ) throws(ProvisioningError) -> ChipDisposition {
         // The station whose burn (or check) is on this chip now: if the lease is lost before its
         // outcome is recorded, the chip is erased so that the identity is only where the ledger
@@ -26,7 +26,7 @@ extension ProvisioningRun {
         var inHand: String?
         do {
             let outside = outsideList.withLock { $0 }
-            var skipping = givenUp.union(outside)
+            var skipping = tally.givenUp.union(outside)
             var reprovisioning = false
             var burningAgain: String?
             let carried = try ledger.verifiedStation(forChip: chip)
@@ -66,22 +66,20 @@ extension ProvisioningRun {
                 // Only a chip that may hold the interrupted station is erased when the lease is
                 // lost; one that still carries another verified station keeps it.
                 if carried == nil { inHand = interrupted.station }
-                switch try resume(interrupted, carrying: carried, session: session, debugger: debugger, locked: &locked)
+                switch try resume(
+                    interrupted, carrying: carried, session: session, debugger: debugger, tally: &tally, locked: &locked
+                )
                 {
                 case .verified, .leftHeld: return .release
                 case .notOnChip:
                     // A burn that was cut off (a failed transfer, a crash) and left the chip
                     // without the station counts as a failure of it: a debugger that cuts off
                     // every burn of it must not burn it again without end.
-                    failures[interrupted.station, default: 0] += 1
-                    if failures[interrupted.station, default: 0] > options.retries {
-                        givenUp.insert(interrupted.station)
+                    if tally.failed(interrupted.station, retries: options.retries) {
                         skipping.insert(interrupted.station)
                     }
                 case .notHeard(let station, let erased):
-                    failures[station, default: 0] += 1
-                    if !options.retryUnheard || failures[station, default: 0] > options.retries {
-                        givenUp.insert(station)
+                    if tally.failed(station, retries: options.retries, mayRetry: options.retryUnheard) {
                         skipping.insert(station)
                     }
                     // A chip not erased may carry the identity (or is another chip now): nothing
@@ -150,7 +148,7 @@ extension ProvisioningRun {
                 if let burnError {
                     throw try failBurn(
                         burnError, attempt: attempt, station: station.name, chip: chip, session: session,
-                        debugger: debugger, failures: &failures, givenUp: &givenUp)
+                        debugger: debugger, tally: &tally)
                 }
                 var onAir: OnAirCheck?
                 if let listener = options.onAir {
@@ -162,10 +160,7 @@ extension ProvisioningRun {
                         try ledger.finish(
                             attempt.id, outcome: heard.erased ? .failed : .interrupted, reason: reason,
                             readBack: burned?.readBackText, onAir: heard.check)
-                        failures[station.name, default: 0] += 1
-                        if !options.retryUnheard || failures[station.name, default: 0] > options.retries {
-                            givenUp.insert(station.name)
-                        }
+                        tally.failed(station.name, retries: options.retries, mayRetry: options.retryUnheard)
                         note { $0.failed[station.name] = reason }
                         events(
                             .finished(
@@ -188,8 +183,7 @@ extension ProvisioningRun {
                     } catch {
                         throw try failBurn(
                             error, attempt: attempt, station: station.name, chip: chip, session: session,
-                            debugger: debugger, failures: &failures, givenUp: &givenUp,
-                            step: "locking the debug interface")
+                            debugger: debugger, tally: &tally, step: "locking the debug interface")
                     }
                 }
                 try ledger.finish(
@@ -275,7 +269,7 @@ extension ProvisioningRun {
     /// what meanwhile.
     func failBurn(
         _ burnError: DebuggerError, attempt: Attempt, station: String, chip: String, session: CC254xSession,
-        debugger: String, failures: inout [String: Int], givenUp: inout Set<String>, step: String? = nil
+        debugger: String, tally: inout RetryTally, step: String? = nil
     ) throws(LedgerError) -> DebuggerError {
         var cause = burnError
         var erased = false
@@ -296,10 +290,7 @@ extension ProvisioningRun {
             ? "\(what)\(burnError.description)\(eraseFailed ? "; erasing it then failed: \(cause)" : ""); the chip may carry the identity, so the station is held until it is attached again"
             : "\(what)\(burnError.description); the chip was erased"
         try ledger.finish(attempt.id, outcome: unknown ? .interrupted : .failed, reason: reason)
-        if !unknown {
-            failures[station, default: 0] += 1
-            if failures[station, default: 0] > options.retries { givenUp.insert(station) }
-        }
+        if !unknown { tally.failed(station, retries: options.retries) }
         note { $0.failed[station] = reason }
         events(
             .finished(
@@ -310,10 +301,9 @@ extension ProvisioningRun {
         return cause
     }
 
-    /// Locks the debug interface of `chip`, whose burn was just verified: the lock bits are
-    /// written (over the last page as it is: writing ones changes nothing) and read back, and a
-    /// reset into debug mode must then find the interface locked. A chip heard running (with an
-    /// on-air check) is halted first and must still be `chip`; when another is attached, nothing
+    /// Locks the debug interface of `chip`, whose burn was just verified
+    /// (`FlashProgrammer.lockDebugInterface`). A chip heard running (with an on-air check) is
+    /// halted first and must still be `chip`; when another is attached, nothing
     /// is written and the reason is returned (the station stays verified on the chip that left,
     /// unlocked). `nil`: locked.
     func lockDebugInterface(chip: String, session: CC254xSession) throws(DebuggerError) -> String? {
@@ -328,14 +318,7 @@ extension ProvisioningRun {
                 return "the chip was taken off before its debug interface could be locked (\(attached) is attached now)"
             }
         }
-        guard
-            let lock = try? FlashPlan.withLastPage(
-                MemoryImage(), chip: template.chip, secondaryAddress: nil, lockDebug: true),
-            let plan = try? FlashPlan(image: lock, chip: template.chip, allowLastPage: true)
-        else { throw .lockNotTaken }
-        try session.program(plan)
-        try session.verifyRanges([template.chip.lockBits], of: lock)
-        guard try session.connect(targetID: targetID).locked else { throw .lockNotTaken }
+        try FlashProgrammer(session: session).lockDebugInterface(chip: template.chip)
         return nil
     }
 

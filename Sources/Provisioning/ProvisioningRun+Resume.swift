@@ -32,7 +32,8 @@ extension ProvisioningRun {
     /// A chip whose burn was interrupted came back: check what it holds. `carried`: the station
     /// the ledger records as verified on it, if any.
     func resume(
-        _ attempt: Attempt, carrying carried: String?, session: CC254xSession, debugger: String, locked: inout Bool
+        _ attempt: Attempt, carrying carried: String?, session: CC254xSession, debugger: String,
+        tally: inout RetryTally, locked: inout Bool
     ) throws -> ResumeOutcome {
         guard let station = try ledger.station(named: attempt.station) else { return .notOnChip }
         if let carried, carried != attempt.station {
@@ -134,11 +135,10 @@ extension ProvisioningRun {
                     readBack.append(template.chip.lockBits)
                 }
             } catch {
-                var failures: [String: Int] = [:]
-                var givenUp: Set<String> = []
+                // Counted toward --retries as a fresh burn's failure is.
                 throw try failBurn(
                     error, attempt: attempt, station: station.name, chip: attempt.chip, session: session,
-                    debugger: debugger, failures: &failures, givenUp: &givenUp, step: "locking the debug interface")
+                    debugger: debugger, tally: &tally, step: "locking the debug interface")
             }
         }
         try ledger.finish(

@@ -164,8 +164,7 @@ public final class ProvisioningRun: Sendable {
         var waitingSince: Double?
         var lastWorkCheck = 0.0
         var sawTargetWhileWaiting = false
-        var failures: [String: Int] = [:]
-        var givenUp: Set<String> = []
+        var tally = RetryTally()
         var session: CC254xSession?
         var transportFailures = 0
         // A chip whose outcome is recorded but whose reset to run failed: reset before anything else.
@@ -247,8 +246,8 @@ public final class ProvisioningRun: Sendable {
                     // take the last stations meanwhile, and then this one has nothing to wait for.
                     if waitingSince == nil || now - lastWorkCheck >= 1 {
                         lastWorkCheck = now
-                        if !workLeft(givenUp: givenUp) {
-                            stop(debugger.name, Self.nothingLeft(givenUp: givenUp))
+                        if !workLeft(givenUp: tally.givenUp) {
+                            stop(debugger.name, Self.nothingLeft(givenUp: tally.givenUp))
                             return
                         }
                     }
@@ -275,10 +274,10 @@ public final class ProvisioningRun: Sendable {
                 var locked = false
                 let disposition = try handle(
                     chip: chip, secondaryAddress: secondary, erasedOnArrival: erasedOnArrival, session: active,
-                    debugger: debugger.name, failures: &failures, givenUp: &givenUp, locked: &locked)
+                    debugger: debugger.name, tally: &tally, locked: &locked)
                 lastChipLocked = locked
                 guard case .release = disposition else {
-                    stop(debugger.name, Self.nothingLeft(givenUp: givenUp))
+                    stop(debugger.name, Self.nothingLeft(givenUp: tally.givenUp))
                     return
                 }
                 lastChip = chip

@@ -259,3 +259,23 @@ public struct ProvisioningDebugger: Sendable {
         self.open = open
     }
 }
+
+/// What one debugger's worker counts of the stations that failed on its chips — how often each
+/// failed, and which it gave up on — so that every failure, a fresh burn's or a resumed chip's,
+/// counts toward `--retries` alike.
+struct RetryTally {
+    /// Failures per station on this debugger.
+    private(set) var failures: [String: Int] = [:]
+    /// The stations this debugger no longer takes.
+    private(set) var givenUp: Set<String> = []
+
+    /// Counts a failure of `station`: it is given up once it failed more than `retries` times,
+    /// or at once when it may not be retried (a station not heard, without `--retry-unheard`).
+    /// Whether it is given up now.
+    @discardableResult
+    mutating func failed(_ station: String, retries: Int, mayRetry: Bool = true) -> Bool {
+        failures[station, default: 0] += 1
+        if !mayRetry || failures[station, default: 0] > retries { givenUp.insert(station) }
+        return givenUp.contains(station)
+    }
+}

@@ -99,6 +99,35 @@ struct ResumeEraseTests {
         #expect(try ledger.attempts().map(\.outcome) == [.failed])
     }
 
+    /// A lock that fails while a resumed chip is confirmed counts toward `--retries` as a fresh
+    /// burn's does: with `--retries 0` the station is given up, not burned on the next chip
+    /// (the resume used to count the failure in a tally of its own and drop it).
+    @Test func aLockThatFailsOnAResumedChipCountsTowardTheRetries() throws {
+        let template = ProvisioningRunTests.template
+        let sqlite = try SQLiteLedger(path: temporaryLedgerPath())
+        try sqlite.register([Station(name: "a", identity: identity(1))])
+        let debugger = EmulatedDebugger()
+        // The first run burns and verifies a, and fails to record it: the attempt is left in
+        // progress, the chip holds the recorded image.
+        let first = ProvisioningRun(
+            template: template, ledger: LedgerFailingOnFinish(sqlite),
+            options: ProvisioningRunTests.benchOptions(wait: 0.2)
+        ) { _ in }
+        _ = first.run([ProvisioningDebugger(name: "emu") { () throws(DebuggerError) in debugger }])
+        _ = try sqlite.recoverInterrupted()
+        #expect(try sqlite.attempts().map(\.outcome) == [.interrupted])
+        // The chip comes back to a run that locks chips; its lock does not take.
+        debugger.chip!.ignoresDebugLock = true
+        var options = ProvisioningRunTests.benchOptions(wait: 0.2)
+        options.lockDebug = true
+        options.retries = 0
+        let summary = ProvisioningRun(template: template, ledger: sqlite, options: options) { _ in }
+            .run([ProvisioningDebugger(name: "emu") { () throws(DebuggerError) in debugger }])
+        #expect(try sqlite.attempts().map(\.outcome) == [.failed])
+        #expect(
+            summary.stopped["emu"]?.contains("1 given up after failing (a") == true, "\(summary.stopped)")
+    }
+
     /// A ledger with stations a and b, a burned and verified into the emulated debugger's chip
     /// (still attached), and what the chip holds; `interruptedWithB`: a run then claimed b for
     /// this chip and was killed before superseding a (b is interrupted on it).
