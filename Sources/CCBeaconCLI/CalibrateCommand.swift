@@ -11,10 +11,7 @@ import StructuredText
 /// `ccbeacon calibrate`: a station's measured power from RSSI samples taken 1 m away.
 enum CalibrateCommand {
     static let spec = CommandSpec(
-        name: "calibrate", summary: "measured power from RSSI samples taken 1 m away", manual: manual
-    ) {
-        table
-    }
+        name: "calibrate", summary: "measured power from RSSI samples taken 1 m away", manual: manual, table: table)
     static let table = CommandTable(
         details: """
             Phones estimate a station's distance from its measured power, the RSSI expected 1 m away.

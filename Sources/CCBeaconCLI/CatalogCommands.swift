@@ -6,9 +6,8 @@ import StructuredText
 
 /// `ccbeacon boards`: the bundled boards and their chips.
 enum BoardsCommand {
-    static let spec = CommandSpec(name: "boards", summary: "list the supported boards and modules", manual: manual) {
-        table
-    }
+    static let spec = CommandSpec(
+        name: "boards", summary: "list the supported boards and modules", manual: manual, table: table)
     static let table = CommandTable(
         details: """
             Lists every board file of the bundled boards/ folder: its name (for --board), the chip it
@@ -46,7 +45,8 @@ enum BoardsCommand {
 
 /// `ccbeacon templates`: bundled and user templates, each checked.
 enum TemplatesCommand {
-    static let spec = CommandSpec(name: "templates", summary: "list the firmware templates", manual: manual) { table }
+    static let spec = CommandSpec(
+        name: "templates", summary: "list the firmware templates", manual: manual, table: table)
     static let table = CommandTable(
         details: """
             Lists the templates in the user folders (--templates DIR, then $CCBEACON_TEMPLATES) and the
@@ -114,8 +114,8 @@ enum TemplatesCommand {
 /// `ccbeacon template import`: turn a firmware image into a template.
 enum TemplateImportCommand {
     static let spec = CommandSpec(
-        name: "template import", summary: "make a template from a firmware image with an iBeacon block", manual: manual
-    ) { table }
+        name: "template import", summary: "make a template from a firmware image with an iBeacon block", manual: manual,
+        table: table)
     static let table = CommandTable(
         details: """
             Searches the image's memory (not its text) for the iBeacon advertising block: the 30 bytes

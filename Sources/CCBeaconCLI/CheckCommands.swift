@@ -9,10 +9,7 @@ import StructuredText
 /// `ccbeacon inspect`: what beacon payloads an image carries.
 enum InspectCommand {
     static let spec = CommandSpec(
-        name: "inspect", summary: "find and decode every beacon payload in an image", manual: manual
-    ) {
-        table
-    }
+        name: "inspect", summary: "find and decode every beacon payload in an image", manual: manual, table: table)
     static let table = CommandTable(
         details: """
             Searches the image's memory for iBeacon, AltBeacon and Eddystone payloads and prints each
@@ -156,8 +153,8 @@ enum InspectCommand {
 /// `ccbeacon verify`: exit 0 only if the image carries exactly this identity.
 enum VerifyCommand {
     static let spec = CommandSpec(
-        name: "verify", summary: "check that an image carries exactly one identity (the CI gate)", manual: manual
-    ) { table }
+        name: "verify", summary: "check that an image carries exactly one identity (the CI gate)", manual: manual,
+        table: table)
     static let table = CommandTable(
         details: """
             With --template (or --board): the identity at the template's payload address must match,

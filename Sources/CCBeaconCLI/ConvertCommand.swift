@@ -6,10 +6,8 @@ import StructuredText
 /// `ccbeacon convert`: HEX ↔ .bin, and HEX re-emit with a chosen record length, range or fill.
 enum ConvertCommand {
     static let spec = CommandSpec(
-        name: "convert", summary: "convert between Intel HEX and .bin, crop, fill, re-emit", manual: manual
-    ) {
-        table
-    }
+        name: "convert", summary: "convert between Intel HEX and .bin, crop, fill, re-emit", manual: manual,
+        table: table)
     static let table = CommandTable(
         details: """
             Formats follow the file extensions (.hex, .ihx, .ihex for Intel HEX; .bin for raw binary).

@@ -156,10 +156,7 @@ enum DeviceSupport {
 /// `ccbeacon devices`.
 enum DevicesCommand {
     static let spec = CommandSpec(
-        name: "devices", summary: "list the attached CC Debuggers and the chips they see", manual: manual
-    ) {
-        table
-    }
+        name: "devices", summary: "list the attached CC Debuggers and the chips they see", manual: manual, table: table)
     static let table = CommandTable(
         details: """
             Lists every \(DebuggerModel.listed)
@@ -226,8 +223,8 @@ enum DevicesCommand {
 /// `ccbeacon info`.
 enum InfoCommand {
     static let spec = CommandSpec(
-        name: "info", summary: "identify the target chip: ID, flash, lock state, IEEE addresses", manual: manual
-    ) { table }
+        name: "info", summary: "identify the target chip: ID, flash, lock state, IEEE addresses", manual: manual,
+        table: table)
     static let table = CommandTable(
         details: """
             Resets the target into debug mode and reports the chip ID and revision, flash and RAM size,
@@ -288,8 +285,7 @@ enum InfoCommand {
 /// `ccbeacon erase`.
 enum EraseCommand {
     static let spec = CommandSpec(
-        name: "erase", summary: "erase the whole chip (also clears the lock bits)", manual: manual
-    ) { table }
+        name: "erase", summary: "erase the whole chip (also clears the lock bits)", manual: manual, table: table)
     static let table = CommandTable(
         details: """
             Resets the target into debug mode, runs a chip erase, waits for it (at most 8 s) and checks
@@ -316,9 +312,8 @@ enum EraseCommand {
 
 /// `ccbeacon flash`.
 enum FlashCommand {
-    static let spec = CommandSpec(name: "flash", summary: "erase, program, verify and start a chip", manual: manual) {
-        table
-    }
+    static let spec = CommandSpec(
+        name: "flash", summary: "erase, program, verify and start a chip", manual: manual, table: table)
     static let table = CommandTable(
         details: """
             Chip erase, then the image's 1 KiB blocks (blocks that are all 0xFF are skipped: erased
@@ -458,8 +453,8 @@ enum FlashCommand {
 
 /// `ccbeacon read`.
 enum ReadCommand {
-    static let spec = CommandSpec(name: "read", summary: "read the chip's flash to a HEX or .bin file", manual: manual)
-    { table }
+    static let spec = CommandSpec(
+        name: "read", summary: "read the chip's flash to a HEX or .bin file", manual: manual, table: table)
     static let table = CommandTable(
         details: """
             Reads the whole flash (all banks; or --range, END exclusive) and writes it as Intel HEX

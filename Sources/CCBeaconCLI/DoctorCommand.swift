@@ -17,8 +17,7 @@ import StructuredText
 enum DoctorCommand {
     static let spec = CommandSpec(
         name: "doctor", summary: "check this machine for burning: data, udev rule, debuggers, chips, ledger",
-        manual: manual
-    ) { table }
+        manual: manual, table: table)
     static let table = CommandTable(
         details: """
             Checks, in order: this ccbeacon and where it found its boards and templates; the udev

@@ -5,8 +5,7 @@ import StructuredText
 /// `ccbeacon encode`: an identity in, advertising data bytes out.
 enum EncodeCommand {
     static let spec = CommandSpec(
-        name: "encode", summary: "encode a beacon identity as BLE advertising data", manual: manual
-    ) { table }
+        name: "encode", summary: "encode a beacon identity as BLE advertising data", manual: manual, table: table)
     static let table = CommandTable(
         details: """
             Prints the advertising data a beacon sends, for pasting into firmware or checking by eye.

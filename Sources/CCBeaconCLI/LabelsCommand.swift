@@ -12,10 +12,7 @@ import StructuredText
 /// `ccbeacon labels`: a label with a QR code for every station, as SVG pages to print.
 enum LabelsCommand {
     static let spec = CommandSpec(
-        name: "labels", summary: "print a label with a QR code for every station (SVG)", manual: manual
-    ) {
-        table
-    }
+        name: "labels", summary: "print a label with a QR code for every station (SVG)", manual: manual, table: table)
     static let table = CommandTable(
         details: """
             One label per station — its name, UUID, major, minor, advertiser address and a QR code

@@ -35,10 +35,8 @@ enum LedgerCommand {
     }
 
     static let showSpec = CommandSpec(
-        name: "ledger show", summary: "progress of a station list: done, held, pending", manual: showManual
-    ) {
-        showTable
-    }
+        name: "ledger show", summary: "progress of a station list: done, held, pending", manual: showManual,
+        table: showTable)
     static let showTable = CommandTable(
         details: """
             Lists every station of the ledger with its state: done (chip and time), held (interrupted
@@ -52,8 +50,8 @@ enum LedgerCommand {
         options: [ledger.spec, Options.json.spec])
 
     static let exportSpec = CommandSpec(
-        name: "ledger export", summary: "the registry of burned stations as CSV or JSON", manual: exportManual
-    ) { exportTable }
+        name: "ledger export", summary: "the registry of burned stations as CSV or JSON", manual: exportManual,
+        table: exportTable)
     static let exportTable = CommandTable(
         details: """
             One row per verified station: name, UUID, major, minor, the measured power burned,
@@ -76,8 +74,7 @@ enum LedgerCommand {
 
     static let checkSpec = CommandSpec(
         name: "ledger check", summary: "check a ledger's integrity and promises without trusting its indexes",
-        manual: checkManual
-    ) { checkTable }
+        manual: checkManual, table: checkTable)
     static let checkTable = CommandTable(
         details: """
             Runs SQLite's full integrity check and the ledger's own invariants, each by a query that

@@ -37,9 +37,8 @@ extension CommandLineTool {
 
 /// `ccbeacon completions bash|zsh|fish`.
 enum CompletionsCommand {
-    static let spec = CommandSpec(name: "completions", summary: "print a shell completion script", manual: manual) {
-        table
-    }
+    static let spec = CommandSpec(
+        name: "completions", summary: "print a shell completion script", manual: manual, table: table)
     static let table = CommandTable(
         details: """
             Prints the completion script for bash, zsh or fish, made from the same option tables as
@@ -75,9 +74,8 @@ enum CompletionsCommand {
 
 /// `ccbeacon man-pages -o DIR`.
 enum ManPagesCommand {
-    static let spec = CommandSpec(name: "man-pages", summary: "write the man pages into a folder", manual: manual) {
-        table
-    }
+    static let spec = CommandSpec(
+        name: "man-pages", summary: "write the man pages into a folder", manual: manual, table: table)
     static let table = CommandTable(
         details: """
             Writes ccbeacon.1 and one page per command (ccbeacon-provision.1, ccbeacon-ledger-show.1,

@@ -18,8 +18,7 @@ enum LedgerMigrateCommand {
 
     static let spec = CommandSpec(
         name: "ledger migrate", summary: "copy a ledger with its history between a file and a PostgreSQL server",
-        manual: manual
-    ) { table }
+        manual: manual, table: table)
     static let table = CommandTable(
         details: """
             Copies every station (list order, current power), every attempt (its id, bench, outcome,

@@ -4,8 +4,8 @@ import IntelHex
 /// `ccbeacon patch`: change bytes in a HEX file and keep every other line exactly.
 enum PatchCommand {
     static let spec = CommandSpec(
-        name: "patch", summary: "change bytes in a HEX file, rewriting only the records that hold them", manual: manual
-    ) { table }
+        name: "patch", summary: "change bytes in a HEX file, rewriting only the records that hold them", manual: manual,
+        table: table)
     static let table = CommandTable(
         details: """
             Writes the bytes at ADDR and rewrites only the records that hold a changed byte (their data

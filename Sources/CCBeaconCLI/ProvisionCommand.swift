@@ -17,8 +17,8 @@ import Synchronization
 /// `ccbeacon provision`.
 enum ProvisionCommand {
     static let spec = CommandSpec(
-        name: "provision", summary: "burn a station list into chips, one after another, with a ledger", manual: manual
-    ) { table }
+        name: "provision", summary: "burn a station list into chips, one after another, with a ledger", manual: manual,
+        table: table)
     static let table = CommandTable(
         details: """
             Checks the list and the template, records the stations in the ledger (an SQLite file,

@@ -16,10 +16,8 @@ import StructuredText
 /// `ccbeacon scan`: what a capture heard, against the stations that should be on air.
 enum ScanCommand {
     static let spec = CommandSpec(
-        name: "scan", summary: "check what is on air (a capture, or a controller) against the stations", manual: manual
-    ) {
-        table
-    }
+        name: "scan", summary: "check what is on air (a capture, or a controller) against the stations", manual: manual,
+        table: table)
     static let table = CommandTable(
         details: """
             Listens to what is on air — a btsnoop capture (--from: what 'btmon -w FILE' records, or

@@ -10,8 +10,8 @@ import StructuredText
 
 /// `ccbeacon generate`: one station image.
 enum GenerateCommand {
-    static let spec = CommandSpec(name: "generate", summary: "make one station's image from a template", manual: manual)
-    { table }
+    static let spec = CommandSpec(
+        name: "generate", summary: "make one station's image from a template", manual: manual, table: table)
     static let table = CommandTable(
         details: """
             Checks the template (image sha256, placeholder bytes) and patches the identity into it.
@@ -82,9 +82,8 @@ enum GenerateCommand {
 
 /// `ccbeacon batch`: one image per station of a list.
 enum BatchCommand {
-    static let spec = CommandSpec(name: "batch", summary: "make an image for every station of a list", manual: manual) {
-        table
-    }
+    static let spec = CommandSpec(
+        name: "batch", summary: "make an image for every station of a list", manual: manual, table: table)
     static let table = CommandTable(
         details: """
             The list is a CSV with a header row name,uuid,major,minor[,power][,address][,note]

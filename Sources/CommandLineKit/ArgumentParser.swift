@@ -271,10 +271,11 @@ public struct CommandSpec: Sendable {
     /// The man page's examples and reference, made on first use (only the manual reads them).
     package let makeManual: @Sendable () -> ManualPage
 
-    /// A command whose table `table` returns, and whose man page adds `manual`.
+    /// A command whose table is `table`, and whose man page adds `manual`: both made when first
+    /// needed (a command's `static let`s), so a run builds only its own command's table.
     public init(
         name: String, summary: String, manual: @autoclosure @escaping @Sendable () -> ManualPage = ManualPage(),
-        table: @escaping @Sendable () -> CommandTable
+        table: @autoclosure @escaping @Sendable () -> CommandTable
     ) {
         self.name = name
         self.summary = summary
@@ -291,7 +292,7 @@ public struct CommandSpec: Sendable {
         let table = CommandTable(
             details: details, options: options, positionals: positionals, groups: groups, forms: forms,
             refusedOptions: refusedOptions)
-        self.init(name: name, summary: summary) { table }
+        self.init(name: name, summary: summary, table: table)
     }
 
     /// The table.
