@@ -170,7 +170,8 @@ public enum CommandLineTool {
             \(list.joined(separator: "\n"))
 
             'ccbeacon help COMMAND' or 'ccbeacon COMMAND --help' shows a command's options.
-            Exit status: 0 success, 1 operation failed, 64 usage error, 65 bad input data.
+            Exit status: 0 success, 1 operation failed, 3 provision stopped with stations left, 64 usage error,
+            65 bad input data.
 
             """
     }

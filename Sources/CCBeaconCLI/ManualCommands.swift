@@ -32,7 +32,7 @@ extension CommandLineTool {
                 ManualEntry(
                     "/usr/lib/udev/rules.d/70-ccbeacon.rules", "access to CC Debuggers for the logged-in user"),
             ],
-            seeAlso: ["cc-tool"]))
+            seeAlso: ["cc-tool"], examples: overviewExamples))
 }
 
 /// `ccbeacon completions bash|zsh|fish`.

@@ -20,12 +20,14 @@ public struct ToolDescription: Sendable {
     public var files: [ManualEntry]
     /// Other programs' pages every page points to.
     public var seeAlso: [String]
+    /// The overview page's EXAMPLES (Markdown, console blocks).
+    public var examples: String
 
     /// A tool's description.
     public init(
         name: String, version: String, summary: String, description: String, commands: [CommandSpec],
         overviewSections: [ManualSection] = [], exitStatuses: [ManualEntry] = [], files: [ManualEntry] = [],
-        seeAlso: [String] = []
+        seeAlso: [String] = [], examples: String = ""
     ) {
         self.name = name
         self.version = version
@@ -36,6 +38,7 @@ public struct ToolDescription: Sendable {
         self.exitStatuses = exitStatuses
         self.files = files
         self.seeAlso = seeAlso
+        self.examples = examples
     }
 }
 
@@ -117,7 +120,9 @@ public struct Manual: Sendable {
                 + "\\fR(1))\n"
         }
         page += Self.sections(tool.overviewSections)
-        page += exitStatus + Self.entries("FILES", tool.files, tag: "I") + seeAlso(except: tool.name)
+        page += exitStatus + Self.entries("FILES", tool.files, tag: "I")
+        if !tool.examples.isEmpty { page += ".SH EXAMPLES\n" + Self.roff(markdown: tool.examples) }
+        page += seeAlso(except: tool.name)
         return page
     }
 

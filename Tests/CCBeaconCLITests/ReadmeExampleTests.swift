@@ -54,7 +54,11 @@ struct ReadmeExampleTests {
     static let sources: [(name: String, text: String)] = {
         var result = [(name: "README.md", text: readme)]
         result.append(
-            (name: "ccbeacon(1)", text: CommandLineTool.overviewSections.map(\.text).joined(separator: "\n\n")))
+            (
+                name: "ccbeacon(1)",
+                text: ([CommandLineTool.overviewExamples] + CommandLineTool.overviewSections.map(\.text)).joined(
+                    separator: "\n\n")
+            ))
         for spec in CommandLineTool.commands {
             result.append(
                 (
@@ -107,6 +111,8 @@ struct ReadmeExampleTests {
             #expect(!shown.isEmpty, "\(CommandLineTool.manual.pageName(spec.name))(1) has no example")
             #expect(CommandLineTool.manual.page(spec).contains(".SH EXAMPLES"))
         }
+        #expect(!Self.examples(in: CommandLineTool.overviewExamples, source: "ccbeacon(1)").isEmpty)
+        #expect(CommandLineTool.manual.overviewPage().contains(".SH EXAMPLES"), "ccbeacon(1) too")
     }
 
     static let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
@@ -168,6 +174,7 @@ struct ReadmeExampleTests {
         "ccbeacon flash out/Hall_A.hex": Scene(setup: { bench in try bench.batch() }, debuggers: 1),
         "ccbeacon info": Scene(debuggers: 1),
         "ccbeacon erase": Scene(debuggers: 1),
+        "ccbeacon help ledger": Scene(),
         "ccbeacon read -o dump.hex": Scene(debuggers: 1),
         "ccbeacon template import SimpleBLEPeripheral_ibeacon.hex --name lab13 -o my-templates/lab13": Scene(
             corpus: [corpus01: "SimpleBLEPeripheral_ibeacon.hex"]),
@@ -377,6 +384,8 @@ final class Bench: Sendable {
 
     /// File arguments made paths in this folder: positionals and the values of file options.
     func paths(_ arguments: [String]) -> [String] {
+        // `help` names commands, not files.
+        if arguments.first == "help" { return arguments }
         let fileOptions: Set<String> = [
             "-o", "--stations", "--ledger", "--list", "--rssi", "--from", "--templates", "--events", "--trace",
             "--report",

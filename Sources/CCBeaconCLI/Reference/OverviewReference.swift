@@ -1,6 +1,27 @@
 import CommandLineKit
 
 extension CommandLineTool {
+    /// The EXAMPLES of `ccbeacon(1)`: a station's advertising data, and finding a command.
+    static let overviewExamples = #"""
+        The advertising data of one iBeacon identity, as every command encodes it:
+
+        ```console
+        $ ccbeacon encode --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 2 --power -51
+        02 01 06 1A FF 4C 00 02 15 76 34 A4 85 17 32 4B 7D AB 44 D5 05 D8 A2 4C 60 00 01 00 02 CD
+        ```
+
+        The commands of a group, and where a subcommand's options are:
+
+        ```console
+        $ ccbeacon help ledger
+        ccbeacon ledger: subcommands show, export, check, migrate
+        …
+          check    check a ledger's integrity and promises without trusting its indexes
+        …
+        'ccbeacon help ledger SUBCOMMAND' or 'ccbeacon ledger SUBCOMMAND --help' shows a subcommand's options.
+        ```
+        """#
+
     /// The sections of `ccbeacon(1)` that hold for every command.
     static let overviewSections: [ManualSection] = [
         ManualSection(
