@@ -82,13 +82,14 @@ public enum TextWidth {
         character.unicodeScalars.reduce(0) { $0 + columns($1) }
     }
 
-    /// The columns of one scalar; a character `wcwidth` does not know (a control, an unassigned
-    /// code point) counts one, so that a cut errs wide. Without the C.UTF-8 locale (a C library
-    /// without it) every character counts one.
+    /// The columns of one scalar. A character the C library's tables do not know (newer than
+    /// them, as the Unicode 15 emoji are to glibc 2.36's; or a control, which every caller has
+    /// made visible or blank before) counts two, so that a cut errs wide and never runs past its
+    /// line. Without the C.UTF-8 locale every character but ASCII counts two alike.
     public static func columns(_ scalar: Unicode.Scalar) -> Int {
         if scalar.value >= 0x20, scalar.value < 0x7F { return 1 }
         let width = Int(text_width_of(scalar.value))
-        return width < 0 ? 1 : width
+        return width < 0 ? 2 : width
     }
 
     /// `text` as it fits in `limit` columns: whole when it does, else cut after the last whole

@@ -121,6 +121,11 @@ struct LabelSheetTests {
         #expect(TextWidth.fitted("東京駅東京駅", columns: 7) == "東京駅…")
         #expect(TextWidth.fitted("e\u{301}e\u{301}e\u{301}e\u{301}", columns: 3) == "e\u{301}e\u{301}…")
         #expect(TextWidth.columns(Character("🎉")) == 2 && TextWidth.columns(Character("e\u{301}")) == 1)
+        // An emoji newer than the C library's tables still takes two columns: the cut never runs
+        // past its line.
+        #expect(
+            TextWidth.fitted(String(repeating: "\u{1FAE8}", count: 20), columns: 10) == String(
+                repeating: "\u{1FAE8}", count: 4) + "…")
         for limit in 1...12 {
             let cut = TextWidth.fitted("Küche 東京 café naïve 🎉", columns: limit)
             #expect(cut.reduce(0) { $0 + TextWidth.columns($1) } <= limit)

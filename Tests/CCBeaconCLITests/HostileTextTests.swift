@@ -531,6 +531,8 @@ struct HostileTextReviewTests {
         // Emoji, and (fourth review) kana supplement, Tangut and Hangul Jamo extended-A.
         for emoji: Unicode.Scalar in [
             "\u{2705}", "\u{1F680}", "\u{1FAE0}", "\u{1F600}", "\u{1B002}", "\u{17000}", "\u{A960}", "\u{1F200}",
+            // Unicode 15 emoji, newer than the C library's tables (found by the review of issue 28).
+            "\u{1FAE8}", "\u{1F6DC}", "\u{1FA89}",
         ] {
             #expect(TextWidth.columns(emoji) == 2, "\(emoji)")
         }
