@@ -34,9 +34,10 @@ public struct ManualSection: Sendable {
 extension Manual {
     /// `markdown` as roff. The subset: paragraphs parted by blank lines; ` ``` ` fenced blocks
     /// (shown as they are); `### Title` subsections; `- ` bullets (indented lines continue
-    /// them); tables of `|` rows, the first row the header (each row becomes a tagged paragraph:
-    /// the first cell as tag, the second as text, later cells as `Header: cell`); inline
-    /// `` `code` `` and `**strong**` in bold, `[text](link)` as its text.
+    /// them); `1. ` numbered items; tables of `|` rows after a header row and a `|---|` delimiter
+    /// row (each row becomes a tagged paragraph: the first cell as tag, the second as text, later
+    /// cells as `Header: cell`; a `|` line without them is text); inline `` `code` `` (as it
+    /// is) and `**strong**` in bold, `[text](link)` as its text, `\*` as `*`.
     package static func roff(markdown: String) -> String {
         var result = ""
         var fenced = false
@@ -61,14 +62,20 @@ extension Manual {
             }
             table = []
         }
-        for line in markdown.split(separator: "\n", omittingEmptySubsequences: false) {
+        let lines = markdown.split(separator: "\n", omittingEmptySubsequences: false)
+        for (number, line) in lines.enumerated() {
+            // A `|` line is a table's only where one is open or a delimiter row follows it
+            // (`|---|`); else it is text.
+            let delimiterFollows =
+                number + 1 < lines.count && lines[number + 1].hasPrefix("|") && lines[number + 1].contains("---")
+            let listNumber = line.prefix { $0.isASCII && $0.isNumber }
             if line.hasPrefix("```") {
                 flush()
                 result += fenced ? ".RE\n.fi\n" : ".PP\n.nf\n.RS 2\n"
                 fenced.toggle()
             } else if fenced {
                 result += text(line) + "\n"
-            } else if line.hasPrefix("|") {
+            } else if line.hasPrefix("|"), !table.isEmpty || delimiterFollows {
                 if running != nil { flush() }
                 table.append(cells(of: line))
             } else if line.allSatisfy(\.isWhitespace) {
@@ -79,6 +86,9 @@ extension Manual {
             } else if line.hasPrefix("- ") {
                 flush()
                 running = (".IP \\(bu 2\n", String(line.dropFirst(2)))
+            } else if !listNumber.isEmpty, line.dropFirst(listNumber.count).hasPrefix(". ") {
+                flush()
+                running = (".IP \(listNumber). 4\n", String(line.dropFirst(listNumber.count + 2)))
             } else if let gathered = running {
                 running = (gathered.request, gathered.text + " " + line.drop { $0 == " " })
             } else {
@@ -123,29 +133,37 @@ extension Manual {
     package static func inline<S: StringProtocol>(_ line: S) -> String {
         var result = ""
         var plain = ""
-        var open: String?
+        var strong = false
         var characters = Substring(line)
         func flushPlain() {
             result += escaped(plain)
             plain = ""
         }
         while let character = characters.first {
-            if character == "`" || characters.hasPrefix("**") {
-                let marker = character == "`" ? "`" : "**"
-                if let open, open != marker {
-                    // Code inside strong text (or the reverse) is bold already.
-                    characters = characters.dropFirst(marker.count)
-                    continue
-                }
-                // A marker opens bold only when it closes on this line; a lone one, or the other
-                // marker inside an open one, is text.
-                if open == marker || (open == nil && characters.dropFirst(marker.count).firstRange(of: marker) != nil) {
-                    flushPlain()
-                    result += open == nil ? "\\fB" : "\\fR"
-                    open = open == nil ? marker : nil
-                    characters = characters.dropFirst(marker.count)
-                    continue
-                }
+            // Code is shown as it is (no markup inside it), in bold — already bold inside strong
+            // text. A lone backtick is text.
+            if character == "`", let close = characters.dropFirst().firstIndex(of: "`") {
+                flushPlain()
+                let code = escaped(String(characters[characters.index(after: characters.startIndex)..<close]))
+                result += strong ? code : "\\fB" + code + "\\fR"
+                characters = characters[characters.index(after: close)...]
+                continue
+            }
+            // Strong text opens only where it closes in the same text; a lone `**` is text.
+            if characters.hasPrefix("**"), strong || characters.dropFirst(2).firstRange(of: "**") != nil {
+                flushPlain()
+                result += strong ? "\\fR" : "\\fB"
+                strong.toggle()
+                characters = characters.dropFirst(2)
+                continue
+            }
+            // A backslash before punctuation shows that character (`\*`, `\|`).
+            if character == "\\", let next = characters.dropFirst().first, next.isASCII,
+                next.isPunctuation || next.isSymbol
+            {
+                plain.append(next)
+                characters = characters.dropFirst(2)
+                continue
             }
             if character == "[", let close = characters.firstIndex(of: "]"),
                 characters[characters.index(after: close)...].hasPrefix("("),
@@ -159,7 +177,7 @@ extension Manual {
             characters = characters.dropFirst()
         }
         flushPlain()
-        if open != nil { result += "\\fR" }
+        if strong { result += "\\fR" }
         if result.hasPrefix(".") || result.hasPrefix("'") { result = "\\&" + result }
         return result
     }

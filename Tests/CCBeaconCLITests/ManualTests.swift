@@ -70,6 +70,13 @@ struct ManualTests {
             ".TP\n\\fB\\-\\-a\\fR\n1 | 2; default: \\fBx|y\\fR\n"
         ),
         ("text\n| h | i |\n|---|---|\n| a | b |\nafter", ".PP\ntext\n.TP\na\nb\n.PP\nafter\n"),
+        // Found by the review: code keeps its stars and brackets; a line starting with `|` that
+        // is no table stays text; numbered lists; a backslash escape shows its character.
+        ("`**/*.hex` and `2**8`", ".PP\n\\fB**/*.hex\\fR and \\fB2**8\\fR\n"),
+        ("`a[0](b)`", ".PP\n\\fBa[0](b)\\fR\n"),
+        ("Some text\n| tee out.log\nand more", ".PP\nSome text | tee out.log and more\n"),
+        ("1. one\n2. two\n   goes on", ".IP 1. 4\none\n.IP 2. 4\ntwo goes on\n"),
+        ("a \\* b", ".PP\na * b\n"),
     ])
     func markdownBecomesRoff(markdown: String, roff: String) {
         #expect(Manual.roff(markdown: markdown) == roff)
