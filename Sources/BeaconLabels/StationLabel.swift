@@ -25,7 +25,7 @@ public struct StationLabel: Sendable, Equatable {
         self.address = address
     }
 
-    /// The text the QR code carries, documented in the README and meant to be parsed by other
+    /// The text the QR code carries, documented on the labels man page (THE QR STRING) and meant to be parsed by other
     /// programs:
     ///
     ///     ibeacon:UUID/MAJOR/MINOR?name=NAME&addr=ADDRESS

@@ -266,7 +266,7 @@ enum DoctorCommand {
                         "\(shown): a ccbeacon ledger, schema version \(server.databaseVersion), \((try? server.states().count) ?? 0) stations"
                 )
             } catch {
-                // An empty database is what the README's setup makes: the first provision sets it
+                // An empty database is what the setup in ccbeacon-provision(1) makes: the first provision sets it
                 // up, as it creates a missing file.
                 if case .refused(.notALedger(tables: [])) = error.kind {
                     return Finding(

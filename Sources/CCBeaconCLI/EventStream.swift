@@ -14,7 +14,7 @@ import Synchronization
 /// programs (a dashboard, a line controller). Every object has `schema` (1), `run` (the run's id in
 /// the ledger), `seq` (1, 2, … in the order written), `time` (UTC, ISO 8601 with milliseconds), `elapsed` (seconds since the run
 /// started, monotonic) and `event`; then the facts that apply: `debugger`, `station`, `chip`,
-/// and the event's own. The schema is in the README ("Events"). Each line is written whole with
+/// and the event's own. The schema is on the provision man page (EVENTS). Each line is written whole with
 /// one write, in order, from any debugger's thread.
 final class EventStream: Sendable {
     /// The schema version every object carries.

@@ -55,7 +55,7 @@ extension DeviceSelectionError {
         switch self {
         case .noDebugger:
             return
-                "is it plugged in? 'lsusb' should list \(DebuggerModel.ccDebugger.usbID.lowercased()); if it does, check the udev rule (see the README)"
+                "is it plugged in? 'lsusb' should list \(DebuggerModel.ccDebugger.usbID.lowercased()); if it does, check the udev rule (ccbeacon doctor says which)"
         case .notFound: return "run 'ccbeacon devices' to list them (with their ports)"
         case .sharedSerial: return "run 'ccbeacon devices' to see which port is which"
         case .ambiguous(_, let selector):

@@ -1,6 +1,6 @@
 /// A parsed Intel HEX file: its exact text, its records, and the memory image they describe.
 ///
-/// Reading rules (see the README's "Intel HEX rules" for the user-facing version):
+/// Reading rules (see docs/intel-hex.md for the user-facing version):
 /// - Record types 00–05, digits in either case, LF or CRLF line endings, records in any order.
 /// - Blank lines (empty, or only spaces, tabs and a carriage return) are allowed anywhere and kept;
 ///   spaces and tabs after a record's checksum are ignored.

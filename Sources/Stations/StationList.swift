@@ -254,7 +254,7 @@ public enum StationListReader {
     public static let maximumNoteLength = 1000
 
     /// What is wrong with `name` as a station's name, in words, or `nil` when it is a good one: the
-    /// list policy (README "Untrusted input"), also used by `ledger check` on names another program
+    /// list policy (docs/untrusted-input.md), also used by `ledger check` on names another program
     /// wrote. A name quoted in the words is made visible; one too long or holding a hidden
     /// character is not quoted at all.
     public static func nameProblem(_ name: String) -> String? {

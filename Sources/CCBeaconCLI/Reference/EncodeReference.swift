@@ -33,7 +33,7 @@ extension EncodeCommand {
             its CRC-24 (polynomial 0x00065B, preset 0x555555) and the PDU + CRC whitened (PN7, seeded with the
             channel index) for channels 37, 38 and 39 — or only `--channel N`'s. Bytes are in air order, each
             sent least significant bit first; the values are checked against the known answers of
-            `shared/docs/stackfree-ble.md` §4.4:
+            the stack-free BLE notes the firmware was built from (§4.4):
 
             ```console
             $ ccbeacon encode --uuid E2C56DB5-DFFB-48D2-B060-D0F5A71096E0 --major 1 --minor 2 --format air --address C0:FF:EE:12:34:56 --channel 37

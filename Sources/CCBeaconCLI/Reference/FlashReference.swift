@@ -53,7 +53,7 @@ extension FlashCommand {
                 "USB framing",
                 #"""
                 By default `flash` and `provision` send only what real debuggers are known to
-                take (`../shared/docs/first-contact.md`): each 1 KiB BURST_WRITE is the one frame of its bulk OUT,
+                take: each 1 KiB BURST_WRITE is the one frame of its bulk OUT,
                 as cc-tool and every other known client send it; other frames share transfers. `--usb-framing
                 packed` puts the frames around the burst into the same transfer (start the previous block's
                 write, arm the burst channel, burst, read FCTL): about 40 % fewer transfers, but no known client
