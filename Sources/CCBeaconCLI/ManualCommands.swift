@@ -2,6 +2,11 @@ import CommandLineKit
 import Storage
 import StructuredText
 
+extension ExitCode {
+    /// `provision` stopped with stations of the list left: pending (failed ones included) or held.
+    static let stationsLeft = ExitCode(rawValue: 3)
+}
+
 extension CommandSpec {
     /// The usage line(s) of the command as ccbeacon's, without `usage: `.
     var usage: String { usage(of: "ccbeacon") }

@@ -116,18 +116,22 @@ private final class FirstOutputFailure: Sendable {
     package func keep(_ error: OutputError) { first.withLock { $0 = $0 ?? error } }
 }
 
-/// Process exit statuses (design.md, after sysexits.h).
-public enum ExitCode: Int32, Sendable {
+/// Process exit statuses, after sysexits.h (design.md).
+public struct ExitCode: RawRepresentable, Sendable, Equatable {
+    /// The status the process exits with.
+    public let rawValue: Int32
+
+    /// A status; a tool names its own beyond these as static constants.
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
     /// Success.
-    case success = 0
+    public static let success = ExitCode(rawValue: 0)
     /// The operation failed (device error, verify mismatch, file cannot be read or written).
-    case failure = 1
-    /// `provision` stopped with stations of the list left: pending (failed ones included) or held.
-    case stationsLeft = 3
+    public static let failure = ExitCode(rawValue: 1)
     /// The command line is wrong.
-    case usage = 64
-    /// The input data is wrong (malformed HEX, bad identity, bad station list).
-    case dataError = 65
+    public static let usage = ExitCode(rawValue: 64)
+    /// The input data is wrong (malformed input, with its position).
+    public static let dataError = ExitCode(rawValue: 65)
 }
 
 /// A command that could not do its job: what happened, what to do, and the exit status.
