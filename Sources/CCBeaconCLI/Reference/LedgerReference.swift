@@ -6,6 +6,12 @@ extension LedgerCommand {
         examples: #"""
             ```console
             $ ccbeacon ledger show --ledger provisioning.sqlite
+            STATION    MAJOR/MINOR  ATTEMPTS  BENCH  STATE
+            Entrance   1/1          1         …  done      00:12:4B:00:25:41 …
+            Hall A     1/2          1         …  done      00:12:4B:00:25:42 …
+            …
+            8 of 8 done
+            bench …: 8 done, 0 held, 0 burning, 0 failed attempt(s)
             ```
 
             On a shared ledger:

@@ -6,6 +6,8 @@ extension ReadCommand {
         examples: #"""
             ```console
             $ ccbeacon read -o dump.hex
+            …
+            read 256 KiB from the CC2541F256 on 1:10 to dump.hex
             ```
             """#)
 }
