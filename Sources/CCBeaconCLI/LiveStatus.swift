@@ -208,10 +208,9 @@ final class LiveStatus: Sendable {
         return lines.map { line in
             var used = 0
             var kept = String.UnicodeScalarView()
-            let scalars = Array(line.unicodeScalars)
-            for index in scalars.indices {
+            for scalar in line.unicodeScalars {
                 // Blanked rather than escaped: the row keeps its width.
-                let shown: Unicode.Scalar = HiddenCharacters.isHidden(scalars[index]) ? " " : scalars[index]
+                let shown: Unicode.Scalar = HiddenCharacters.isHidden(scalar) ? " " : scalar
                 let columns = TextWidth.columns(shown)
                 guard used + columns <= state.width - 1 else { break }
                 used += columns

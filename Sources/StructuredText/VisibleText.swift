@@ -40,9 +40,10 @@ public enum VisibleText {
     /// `text` escaped, with the controls in `keeping` (`"\n"`, `"\t"`, `"\r\n"`: a carriage
     /// return only when a line feed follows it) left as they are.
     static func escaped(_ text: String, keeping: Set<String>) -> String {
-        // Most text holds nothing that could be hidden: known in one pass, returned uncopied.
+        // Most text holds nothing hidden: known in one pass, returned uncopied.
+        guard text.unicodeScalars.contains(where: HiddenCharacters.isHidden) else { return text }
         let scalars = Array(text.unicodeScalars)
-        guard let first = scalars.firstIndex(where: HiddenCharacters.isHidden) else { return text }
+        let first = scalars.firstIndex(where: HiddenCharacters.isHidden) ?? scalars.count
         var result = String(String.UnicodeScalarView(scalars[..<first]))
         for index in first..<scalars.count {
             let scalar = scalars[index]
