@@ -71,16 +71,12 @@ public struct Manual: Sendable {
 
     /// The groups (`ledger`) and their subcommands' names (`show`, `export`, …).
     public var groups: [(name: String, subcommands: [String])] {
-        var result: [(String, [String])] = []
-        for spec in commands where spec.name.contains(" ") {
-            let parts = spec.name.split(separator: " ", maxSplits: 1).map(String.init)
-            if let index = result.firstIndex(where: { $0.0 == parts[0] }) {
-                result[index].1.append(parts[1])
-            } else {
-                result.append((parts[0], [parts[1]]))
-            }
+        ArgumentParser.groups(in: commands).map { group in
+            (
+                group,
+                ArgumentParser.subcommands(of: group, in: commands).map { String($0.name.dropFirst(group.count + 1)) }
+            )
         }
-        return result
     }
 
     /// The words that may follow `ccbeacon`: the commands without a group, the groups, `help`.
