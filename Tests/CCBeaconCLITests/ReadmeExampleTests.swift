@@ -74,34 +74,9 @@ struct ReadmeExampleTests {
 
     /// The examples of one text's ` ```console ` blocks.
     static func examples(in text: String, source: String) -> [Example] {
-        var result: [Example] = []
-        var inConsole = false
-        var current: (String, [String])?
-        func flush() {
-            if let (command, shown) = current {
-                result.append(Example(source: source, command: command, shown: shown))
-            }
-            current = nil
+        ConsoleExample.all(in: text, running: ["ccbeacon ", "cc-debugger-emulator "]).map {
+            Example(source: source, command: $0.command, shown: $0.shown)
         }
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
-            if line.hasPrefix("```") {
-                flush()
-                inConsole = line == "```console"
-                continue
-            }
-            guard inConsole else { continue }
-            if line.hasPrefix("$ ") {
-                flush()
-                var command = String(line.dropFirst(2))
-                if command.hasPrefix("sudo ") { command = String(command.dropFirst(5)) }
-                guard command.hasPrefix("ccbeacon ") || command.hasPrefix("cc-debugger-emulator ") else { continue }
-                current = (command, [])
-            } else if current != nil {
-                current!.1.append(line)
-            }
-        }
-        flush()
-        return result
     }
 
     /// Every man page shows at least one example the tests run.
@@ -232,31 +207,9 @@ struct ReadmeExampleTests {
         try scene.setup(bench)
         let run = bench.run(example.command)
         #expect(run.status == scene.status, "\(run.text)")
-        let actual = run.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        var next = 0
-        for line in example.shown where !line.isEmpty {
-            guard let found = actual[next...].firstIndex(where: { Self.matches($0, shown: line) }) else {
-                Issue.record("not in the output (after line \(next)): \(line)\n--- output:\n\(run.text)")
-                break
-            }
-            next = found + 1
+        if let missing = ConsoleExample(command: example.command, shown: example.shown).firstMissing(in: run.text) {
+            Issue.record("not in the output: \(missing)\n--- output:\n\(run.text)")
         }
-    }
-
-    /// Whether `line` is what the README shows, `…` standing for any text. A path the README
-    /// writes `./NAME` (as a command run there prints it) is `NAME` here.
-    static func matches(_ given: String, shown given_: String) -> Bool {
-        let line = given.replacing(" ./", with: " ")
-        let shown = given_.replacing(" ./", with: " ")
-        let pieces = shown.components(separatedBy: "…")
-        guard pieces.count > 1 else { return line == shown }
-        guard line.hasPrefix(pieces[0]), line.hasSuffix(pieces[pieces.count - 1]) else { return false }
-        var rest = line.dropFirst(pieces[0].count)
-        for piece in pieces.dropFirst().dropLast() where !piece.isEmpty {
-            guard let range = rest.range(of: piece) else { return false }
-            rest = rest[range.upperBound...]
-        }
-        return rest.count >= pieces[pieces.count - 1].count
     }
 }
 
