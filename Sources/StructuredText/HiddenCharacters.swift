@@ -70,9 +70,9 @@ public enum HiddenCharacters {
         0x3164: "Hangul filler", 0xFEFF: "zero-width no-break space", 0xFFA0: "halfwidth Hangul filler",
     ]
 
-    /// Whether `value` is a variation selector: U+FE00–U+FE0F, U+E0100–U+E01EF or a Mongolian free
-    /// variation selector.
-    public static func isVariationSelector(_ value: UInt32) -> Bool {
+    /// Whether `value` is a variation selector (U+FE00–U+FE0F, U+E0100–U+E01EF, the Mongolian
+    /// free variation selectors), named as such in `describeFirst`.
+    static func isVariationSelector(_ value: UInt32) -> Bool {
         (0xFE00...0xFE0F).contains(value) || (0xE0100...0xE01EF).contains(value) || (0x180B...0x180D).contains(value)
             || value == 0x180F
     }
