@@ -13,7 +13,7 @@ import Synchronization
     import Glibc
 #endif
 
-extension ProvisioningRun {
+extension DebuggerWorker {
     /// What checking a chip from an interrupted run found.
     enum ResumeOutcome: Equatable {
         /// It holds the image (and was heard, with `--scan-verify`): the attempt is verified.
@@ -32,8 +32,7 @@ extension ProvisioningRun {
     /// A chip whose burn was interrupted came back: check what it holds. `carried`: the station
     /// the ledger records as verified on it, if any.
     func resume(
-        _ attempt: Attempt, carrying carried: String?, session: CC254xSession, debugger: String,
-        tally: inout RetryTally, locked: inout Bool
+        _ attempt: Attempt, carrying carried: String?, session: CC254xSession
     ) throws -> ResumeOutcome {
         guard let station = try ledger.station(named: attempt.station) else { return .notOnChip }
         if let carried, carried != attempt.station {
@@ -44,10 +43,10 @@ extension ProvisioningRun {
             try ledger.finish(attempt.id, outcome: .failed, reason: reason, readBack: nil, onAir: nil)
             events(
                 .finished(
-                    debugger: debugger, station: station.name, chip: attempt.chip, outcome: .failed, reason: reason))
+                    debugger: name, station: station.name, chip: attempt.chip, outcome: .failed, reason: reason))
             return .notOnChip
         }
-        let image = image(for: station)
+        let image = run.image(for: station)
         var verified = false
         var readBack = template.identityRanges
         var memory = image.file.memory
@@ -65,7 +64,9 @@ extension ProvisioningRun {
             memory = withAddress
             readBack.append(template.chip.secondaryAddress)
         }
-        if SHA256.hexDigest(image.file.text) == attempt.imageSHA256, recorded == writtenSecondaryAddress(for: station) {
+        if SHA256.hexDigest(image.file.text) == attempt.imageSHA256,
+            recorded == run.writtenSecondaryAddress(for: station)
+        {
             // The same proof as a fresh burn: identity bytes read back, then the CRC of the rest.
             do {
                 _ = try FlashProgrammer(session: session).check(memory, readBack: readBack, verify: .crc)
@@ -79,9 +80,9 @@ extension ProvisioningRun {
         var onAir: OnAirCheck?
         if verified, let listener = options.onAir {
             // Confirmed on the chip, and with --scan-verify on air too, as a fresh burn is.
-            let heard = try hear(
+            let heard = try run.hear(
                 image, with: listener, station: station.name, chip: attempt.chip,
-                secondary: writtenSecondaryAddress(for: station), session: session, debugger: debugger)
+                secondary: run.writtenSecondaryAddress(for: station), session: session, debugger: name)
             guard case .heard(let check) = heard.result else {
                 // A chip that could not be erased stays interrupted: its station stays held.
                 if heard.erased {
@@ -90,7 +91,7 @@ extension ProvisioningRun {
                 }
                 events(
                     .finished(
-                        debugger: debugger, station: station.name, chip: attempt.chip,
+                        debugger: name, station: station.name, chip: attempt.chip,
                         outcome: heard.erased ? .failed : .interrupted, reason: heard.reason))
                 if let failure = heard.failure { throw failure }
                 return .notHeard(station: station.name, erased: heard.erased)
@@ -105,19 +106,19 @@ extension ProvisioningRun {
             do throws(DebuggerError) {
                 // The chip checked must still be the one attached: a chip swapped in meanwhile is
                 // another one (it may carry a station of its own) and is not erased.
-                guard try attachedChip(session, expecting: attempt.chip) == attempt.chip else {
+                guard try run.attachedChip(session, expecting: attempt.chip) == attempt.chip else {
                     events(
                         .finished(
-                            debugger: debugger, station: station.name, chip: attempt.chip, outcome: .interrupted,
+                            debugger: name, station: station.name, chip: attempt.chip, outcome: .interrupted,
                             reason: "the chip was taken off during its check; the station stays held for it"))
                     return .leftHeld
                 }
-                try erase(attempt.chip, session: session)
+                try run.erase(attempt.chip, session: session)
             } catch {
                 if case .transport = error { throw error }
                 events(
                     .finished(
-                        debugger: debugger, station: station.name, chip: attempt.chip, outcome: .interrupted,
+                        debugger: name, station: station.name, chip: attempt.chip, outcome: .interrupted,
                         reason:
                             "the chip does not hold the recorded image, and erasing it failed (\(error)); the station stays held"
                     ))
@@ -128,17 +129,17 @@ extension ProvisioningRun {
         if verified, options.lockDebug {
             // Locked as a fresh burn would be.
             do throws(DebuggerError) {
-                if let gone = try lockDebugInterface(chip: attempt.chip, session: session) {
+                if let gone = try run.lockDebugInterface(chip: attempt.chip, session: session) {
                     lockNote = "; \(gone)"
                 } else {
-                    locked = true
+                    lockedTheChip = true
                     readBack.append(template.chip.lockBits)
                 }
             } catch {
                 // Counted toward --retries as a fresh burn's failure is.
                 throw try failBurn(
                     error, attempt: attempt, station: station.name, chip: attempt.chip, session: session,
-                    debugger: debugger, tally: &tally, step: "locking the debug interface")
+                    step: "locking the debug interface")
             }
         }
         try ledger.finish(
@@ -146,8 +147,8 @@ extension ProvisioningRun {
             reason: verified
                 ? "confirmed on the chip after the interruption\(lockNote)"
                 : "the chip did not hold the recorded image after the interruption; it was erased",
-            readBack: verified ? BurnReport.describe(readBack) : nil, onAir: onAir, debugLocked: locked)
-        events(.resumed(debugger: debugger, station: station.name, chip: attempt.chip, verified: verified))
+            readBack: verified ? BurnReport.describe(readBack) : nil, onAir: onAir, debugLocked: lockedTheChip)
+        events(.resumed(debugger: name, station: station.name, chip: attempt.chip, verified: verified))
         if verified { note { $0.verified.append(station.name) } }
         return verified ? .verified : .notOnChip
     }
