@@ -29,7 +29,7 @@ let package = Package(
         // SHA-256 with the x86 SHA extensions when the processor has them (C: intrinsics).
         .target(name: "CSHA256"),
         .target(name: "Checksums", dependencies: ["CSHA256"], swiftSettings: strictSettings),
-        .target(name: "BoardSupport", dependencies: ["StructuredText", "HexText"], swiftSettings: strictSettings),
+        .target(name: "TargetData", dependencies: ["StructuredText", "HexText"], swiftSettings: strictSettings),
         // What is on air: btsnoop captures and the advertising reports in them.
         .target(name: "BeaconScan", dependencies: ["BeaconPayload", "HexText"], swiftSettings: strictSettings),
         // A live controller through BlueZ's raw HCI socket (Linux), behind BeaconScan's HCITransport.
@@ -37,18 +37,18 @@ let package = Package(
         .target(
             name: "FirmwareTemplate",
             dependencies: [
-                "IntelHex", "BeaconPayload", "StructuredText", "Storage", "BoardSupport", "Checksums", "HexText",
+                "IntelHex", "BeaconPayload", "StructuredText", "Storage", "TargetData", "Checksums", "HexText",
             ],
             swiftSettings: strictSettings
         ),
         .target(
-            name: "CCDebugger", dependencies: ["IntelHex", "BoardSupport", "Checksums", "HexText", "StructuredText"],
+            name: "CCDebugger", dependencies: ["IntelHex", "TargetData", "Checksums", "HexText", "StructuredText"],
             swiftSettings: strictSettings),
         .target(
-            name: "CCDebuggerEmulator", dependencies: ["CCDebugger", "BoardSupport"], swiftSettings: strictSettings),
+            name: "CCDebuggerEmulator", dependencies: ["CCDebugger", "TargetData"], swiftSettings: strictSettings),
         .systemLibrary(name: "CLibUSB", pkgConfig: "libusb-1.0", providers: [.apt(["libusb-1.0-0-dev"])]),
         .target(
-            name: "CCDebuggerUSB", dependencies: ["CCDebugger", "CLibUSB", "BoardSupport"],
+            name: "CCDebuggerUSB", dependencies: ["CCDebugger", "CLibUSB", "TargetData"],
             swiftSettings: strictSettings),
         .systemLibrary(name: "CUMockdev", pkgConfig: "umockdev-1.0", providers: [.apt(["libumockdev-dev"])]),
         .target(name: "CUSBEmulation", dependencies: ["CUMockdev"]),
@@ -98,7 +98,7 @@ let package = Package(
                 "CommandLineKit", "IntelHex", "BeaconPayload", "StructuredText", "Storage", "FirmwareTemplate",
                 "Provisioning",
                 "Stations",
-                "CCDebugger", "BoardSupport", "HexText", "BeaconScan", "PostgresLedger", "BeaconLabels",
+                "CCDebugger", "TargetData", "HexText", "BeaconScan", "PostgresLedger", "BeaconLabels",
                 "StationLedger",
             ],
             swiftSettings: strictSettings,
@@ -113,20 +113,20 @@ let package = Package(
         ),
         .executableTarget(
             name: "cc-debugger-emulator",
-            dependencies: ["CCDebugger", "CCDebuggerEmulator", "CUSBEmulation", "IntelHex", "Storage", "BoardSupport"],
+            dependencies: ["CCDebugger", "CCDebuggerEmulator", "CUSBEmulation", "IntelHex", "Storage", "TargetData"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "ccbeacon-bench",
             dependencies: [
                 "IntelHex", "CCDebugger", "CCDebuggerEmulator", "FirmwareTemplate", "Provisioning", "BeaconPayload",
-                "BoardSupport", "PostgresLedger", "StationLedger",
+                "TargetData", "PostgresLedger", "StationLedger",
             ],
             swiftSettings: strictSettings
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["IntelHex", "FirmwareTemplate", "Storage", "BoardSupport", "BeaconScan"],
+            dependencies: ["IntelHex", "FirmwareTemplate", "Storage", "TargetData", "BeaconScan"],
             path: "Tests/TestSupport",
             swiftSettings: strictSettings),
         .testTarget(name: "IntelHexTests", dependencies: ["TestSupport", "IntelHex"], swiftSettings: strictSettings),
@@ -150,7 +150,7 @@ let package = Package(
             name: "FirmwareTemplateTests",
             dependencies: [
                 "TestSupport", "FirmwareTemplate", "IntelHex", "BeaconPayload", "StructuredText", "Storage",
-                "BoardSupport", "Checksums",
+                "TargetData", "Checksums",
             ],
             swiftSettings: strictSettings
         ),

@@ -1,9 +1,9 @@
-import BoardSupport
 import CCDebugger
 import CommandLineKit
 import HexText
 import Storage
 import StructuredText
+import TargetData
 
 #if canImport(Glibc)
     import Glibc

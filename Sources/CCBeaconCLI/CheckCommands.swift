@@ -1,10 +1,10 @@
 import BeaconPayload
-import BoardSupport
 import CommandLineKit
 import FirmwareTemplate
 import HexText
 import IntelHex
 import StructuredText
+import TargetData
 
 /// `ccbeacon inspect`: what beacon payloads an image carries.
 enum InspectCommand {

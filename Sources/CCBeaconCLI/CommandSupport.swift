@@ -1,5 +1,4 @@
 import BeaconPayload
-import BoardSupport
 import CommandLineKit
 import FirmwareTemplate
 import HexText
@@ -9,6 +8,7 @@ import StationLedger
 import Stations
 import Storage
 import StructuredText
+import TargetData
 
 /// Options and steps several commands share.
 enum CommandSupport {

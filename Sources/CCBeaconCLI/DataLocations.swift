@@ -1,8 +1,8 @@
-import BoardSupport
 import CommandLineKit
 import FirmwareTemplate
 import Storage
 import StructuredText
+import TargetData
 
 /// Where ccbeacon finds its bundled `boards/` and `firmware-templates/` folders and the user's
 /// templates.

@@ -1,10 +1,10 @@
-import BoardSupport
 import CCDebugger
 import CommandLineKit
 import FirmwareTemplate
 import HexText
 import IntelHex
 import StructuredText
+import TargetData
 
 /// The udev rule that lets ordinary users open the debuggers (shipped as scripts/udev/70-ccbeacon.rules).
 let udevRule = DebuggerModel.udevRule

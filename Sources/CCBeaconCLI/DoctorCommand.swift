@@ -1,4 +1,3 @@
-import BoardSupport
 import CCDebugger
 import CommandLineKit
 import HexText
@@ -7,6 +6,7 @@ import Provisioning
 import StationLedger
 import Storage
 import StructuredText
+import TargetData
 
 #if canImport(Glibc)
     import Glibc

@@ -1,7 +1,7 @@
-import BoardSupport
 import CCDebugger
 import CommandLineKit
 import FirmwareTemplate
+import TargetData
 
 // What the user can do about each library error. The libraries say what went wrong; only the
 // command line knows its own commands and options, so every hint that names one lives here.

@@ -1,5 +1,4 @@
 import BeaconPayload
-import BoardSupport
 import CommandLineKit
 import FirmwareTemplate
 import IntelHex
@@ -7,6 +6,7 @@ import Provisioning
 import Stations
 import Storage
 import StructuredText
+import TargetData
 
 /// `ccbeacon generate`: one station image.
 enum GenerateCommand {

@@ -1,5 +1,5 @@
-public import BoardSupport
 public import IntelHex
+public import TargetData
 
 /// The burn test for a debugger and chip that have never been used together: on the attached
 /// chip, for each USB framing in turn, erase, write an image that covers every flash page with

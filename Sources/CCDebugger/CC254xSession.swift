@@ -1,7 +1,7 @@
-public import BoardSupport
 import Checksums
 import HexText
 public import IntelHex
+public import TargetData
 
 #if canImport(Glibc)
     import Glibc

@@ -1,6 +1,6 @@
-import BoardSupport
 import HexText
 import StructuredText
+import TargetData
 
 /// One debugger on the USB bus.
 public struct DebuggerDevice: Sendable, Equatable {

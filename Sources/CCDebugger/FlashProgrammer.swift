@@ -1,6 +1,6 @@
-public import BoardSupport
 import HexText
 public import IntelHex
+public import TargetData
 
 /// What a flash job does with the last page's secondary address.
 public enum SecondaryAddressAction: Sendable, Equatable {

@@ -1,5 +1,5 @@
-import BoardSupport
 public import CCDebugger
+import TargetData
 
 /// Several emulated debuggers on an imaginary USB bus, for tests of commands that select one.
 public final class EmulatorProvider: DebuggerProvider {

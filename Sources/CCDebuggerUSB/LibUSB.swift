@@ -1,7 +1,7 @@
-import BoardSupport
 public import CCDebugger
 import CLibUSB
 import Synchronization
+import TargetData
 
 /// CC Debuggers on the real USB bus, through libusb-1.0. This module is the only code that
 /// touches libusb.

@@ -1,5 +1,5 @@
 public import BeaconPayload
-public import BoardSupport
+public import TargetData
 
 /// A station's measured power and why it is that.
 public struct MeasuredPowerChoice: Sendable, Equatable {

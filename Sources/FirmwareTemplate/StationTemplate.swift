@@ -1,9 +1,9 @@
 public import BeaconPayload
-public import BoardSupport
 import Checksums
 public import IntelHex
 public import Storage
 public import StructuredText
+public import TargetData
 
 /// An advertising setting a template may carry (see `StationSettings`).
 public enum StationSetting: String, Sendable, Equatable, CaseIterable, CustomStringConvertible {

@@ -1,5 +1,5 @@
-public import BoardSupport
 import Storage
+public import TargetData
 
 /// A template as a folder on disk: `template.json` and the image it names. The file reading lives
 /// here, beside `StationTemplate`, which only checks and patches what it is given.

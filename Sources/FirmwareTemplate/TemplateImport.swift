@@ -1,6 +1,6 @@
-public import BoardSupport
 import Checksums
 public import IntelHex
+public import TargetData
 
 /// A beacon block found while importing, and why it cannot be the template's field (if it cannot).
 public struct ImportCandidate: Sendable, Equatable {

@@ -1,13 +1,13 @@
-// cc-debugger-emulator: runs a command with N emulated CC Debuggers (each with its own CC2541)
-// visible to it as real USB devices through umockdev, so unmodified libusb programs (ccbeacon,
-// cc-tool) drive them. Serves the transfers with the same Swift emulator as the in-process tests.
-// Every option is in `usage` below (printed by --help).
-import BoardSupport
 import CCDebugger
 import CCDebuggerEmulator
 import CUSBEmulation
 import IntelHex
 import Storage
+// cc-debugger-emulator: runs a command with N emulated CC Debuggers (each with its own CC2541)
+// visible to it as real USB devices through umockdev, so unmodified libusb programs (ccbeacon,
+// cc-tool) drive them. Serves the transfers with the same Swift emulator as the in-process tests.
+// Every option is in `usage` below (printed by --help).
+import TargetData
 
 #if canImport(Glibc)
     import Glibc

@@ -1,8 +1,8 @@
-import BoardSupport
 import CCDebugger
 import CCDebuggerEmulator
 import Foundation
 import IntelHex
+import TargetData
 
 /// A benchmark that cannot go on, in words.
 struct BenchFailure: Error, CustomStringConvertible {

@@ -1,9 +1,9 @@
-import BoardSupport
 import CCDebugger
 import CCDebuggerEmulator
 import FirmwareTemplate
 import Foundation
 import IntelHex
+import TargetData
 
 /// `ccbeacon-bench transfers IMAGE.hex [proven|packed]`: USB transfers and bytes per KiB for
 /// program and CRC verify of an image with `framing`, through the in-process emulator, as JSON.

@@ -1,5 +1,5 @@
-import BoardSupport
 import StructuredText
+import TargetData
 import TestSupport
 import Testing
 

@@ -1,5 +1,5 @@
 import BeaconPayload
-import BoardSupport
+import TargetData
 import TestSupport
 import Testing
 

@@ -1,10 +1,10 @@
 import BeaconPayload
-import BoardSupport
 import Checksums
 import Foundation
 import IntelHex
 import Storage
 import StructuredText
+import TargetData
 import TestSupport
 import Testing
 
