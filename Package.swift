@@ -24,7 +24,7 @@ let package = Package(
         .target(name: "CFileAttributes"),
         // The C library's wcwidth in a UTF-8 locale, for the column widths of text.
         .target(name: "CTextWidth"),
-        .target(name: "Storage", dependencies: ["CFileAttributes", "StructuredText"], swiftSettings: strictSettings),
+        .target(name: "Storage", dependencies: ["CFileAttributes"], swiftSettings: strictSettings),
         // Leaf data: checksums, and the chip and board facts every layer reads.
         // SHA-256 with the x86 SHA extensions when the processor has them (C: intrinsics).
         .target(name: "CSHA256"),
@@ -81,14 +81,14 @@ let package = Package(
         .target(
             name: "Provisioning",
             dependencies: [
-                "Stations", "FirmwareTemplate", "BeaconPayload", "IntelHex", "StructuredText", "Storage", "CCDebugger",
+                "Stations", "FirmwareTemplate", "BeaconPayload", "IntelHex", "Storage", "CCDebugger",
                 "Checksums", "HexText", "StationLedger",
             ],
             swiftSettings: strictSettings
         ),
         // The shared ledger on a PostgreSQL server (libpq): StationLedger's core over a libpq driver.
         .target(
-            name: "PostgresLedger", dependencies: ["StationLedger", "CLibPQ", "BeaconPayload", "StructuredText"],
+            name: "PostgresLedger", dependencies: ["StationLedger", "CLibPQ", "BeaconPayload"],
             swiftSettings: strictSettings),
         // The command line of any tool: option tables, parser, console, man pages and completions.
         .target(name: "CommandLineKit", dependencies: ["StructuredText"], swiftSettings: strictSettings),

@@ -9,7 +9,7 @@ public struct LabelError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// One sentence (the name made visible: it may hold anything).
     public var description: String {
-        "the QR code of station '\(VisibleText.excerpt(station, limit: 100))' cannot be made: \(problem)"
+        "the QR code of station '\(station.excerpt(limit: 100))' cannot be made: \(problem)"
     }
 }
 

@@ -1,5 +1,3 @@
-import StructuredText
-
 /// A width and a height in millimetres.
 public struct Millimetres: Sendable, Equatable, CustomStringConvertible {
     /// Width (mm).
@@ -155,7 +153,7 @@ public struct LabelSheet: Sendable, Equatable {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2 else {
             throw LabelSheetError(
-                "--sheet '\(visible: text)' is not a sheet; give \(names.joined(separator: ", ")) or PAGE:GRID such as 210x297:3x8 (a page of 210×297 mm holding 3 columns and 8 rows)"
+                "--sheet '\(text)' is not a sheet; give \(names.joined(separator: ", ")) or PAGE:GRID such as 210x297:3x8 (a page of 210×297 mm holding 3 columns and 8 rows)"
             )
         }
         let page = try size(String(parts[0]), option: "--sheet's page")
@@ -225,7 +223,7 @@ public struct LabelSheet: Sendable, Equatable {
     ) throws(LabelSheetError) -> (Value, Value) {
         let parts = text.split(separator: separator, omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 2, let first = value(parts[0]), let second = value(parts[1]) else {
-            throw LabelSheetError("\(option) '\(visible: text)' must be \(accepts)")
+            throw LabelSheetError("\(option) '\(text)' must be \(accepts)")
         }
         return (first, second)
     }

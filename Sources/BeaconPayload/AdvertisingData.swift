@@ -93,7 +93,7 @@ public enum AdvertisingDataError: Error, Sendable, Equatable, CustomStringConver
         case .fieldOutOfRange(let format, let field, let value, let allowed):
             return "\(format) \(field) \(value) is out of range; allowed: \(allowed)"
         case .urlNotEncodable(let url, let reason):
-            return "cannot encode '\(VisibleText.excerpt(url))' as an Eddystone-URL: \(reason)"
+            return "cannot encode '\(url.excerpt())' as an Eddystone-URL: \(reason)"
         }
     }
 }

@@ -20,13 +20,13 @@ public enum AdvertisingSettingError: Error, Sendable, Equatable, CustomStringCon
     public var description: String {
         switch self {
         case .addressSyntax(let text):
-            "'\(VisibleText.excerpt(text))' is not a device address; write 6 bytes as XX:XX:XX:XX:XX:XX (most significant first)"
+            "'\(text.excerpt())' is not a device address; write 6 bytes as XX:XX:XX:XX:XX:XX (most significant first)"
         case .notRandomStatic(let text):
-            "'\(VisibleText.excerpt(text))' is not a random static address: its two top bits must be 1 (first byte C0…FF)"
+            "'\(text.excerpt())' is not a random static address: its two top bits must be 1 (first byte C0…FF)"
         case .reservedAddress(let text):
-            "'\(VisibleText.excerpt(text))' is not a valid random static address: its 46 random bits must not be all 0 or all 1"
+            "'\(text.excerpt())' is not a valid random static address: its 46 random bits must not be all 0 or all 1"
         case .intervalSyntax(let text):
-            "'\(VisibleText.excerpt(text))' is not an interval in milliseconds (e.g. 100 or 152.5)"
+            "'\(text.excerpt())' is not an interval in milliseconds (e.g. 100 or 152.5)"
         case .intervalOutOfRange(let text):
             "advertising interval \(text) ms is outside the BLE range of 20 ms to 10240 ms"
         case .intervalNotAStep(let text, let below, let above):

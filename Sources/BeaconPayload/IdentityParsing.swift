@@ -33,7 +33,7 @@ public struct IdentityError: Error, Sendable, Equatable, CustomStringConvertible
 
     /// `major: '70000' is out of range; allowed: 0…65535, or 0x0000…0xFFFF`.
     public var description: String {
-        "\(field.rawValue): '\(VisibleText.excerpt(input))' \(problem); allowed: \(allowed)"
+        "\(field.rawValue): '\(input.excerpt())' \(problem); allowed: \(allowed)"
     }
 }
 
@@ -140,7 +140,7 @@ public enum IdentityParser {
                 guard let nibble = nibble(character) else {
                     throw IdentityError(
                         field: field, input: text,
-                        problem: "contains '\(visible: String(character))', which is not a hex digit",
+                        problem: "contains '\(String(character))', which is not a hex digit",
                         allowed: allowed)
                 }
                 value = value << 4 | Int(nibble)
@@ -159,7 +159,7 @@ public enum IdentityParser {
                 throw IdentityError(
                     field: field, input: text,
                     problem:
-                        "is not a number ('\(visible: String(character))' is not a decimal digit; hex needs a 0x prefix)",
+                        "is not a number ('\(String(character))' is not a decimal digit; hex needs a 0x prefix)",
                     allowed: allowed)
             }
             value = value * 10 + digit
@@ -190,7 +190,7 @@ public enum IdentityParser {
                 throw IdentityError(
                     field: field, input: text,
                     problem:
-                        "contains '\(visible: String(character))' at position \(leading + offset + 1), which is not a hex digit",
+                        "contains '\(String(character))' at position \(leading + offset + 1), which is not a hex digit",
                     allowed: allowed)
             }
             nibbles.append(value)

@@ -104,7 +104,7 @@ enum BurnTestCommand {
         }
         guard foreign.isEmpty else {
             throw .usage(
-                "--report \(name) holds other files (\(foreign.prefix(3).map { "'\(visible: $0)'" }.joined(separator: ", "))); give a new folder, or one an earlier burn test wrote"
+                "--report \(name) holds other files (\(foreign.prefix(3).map { "'\($0)'" }.joined(separator: ", "))); give a new folder, or one an earlier burn test wrote"
             )
         }
         for file in reportFiles where names.contains(file) {
@@ -180,9 +180,15 @@ enum BurnTestCommand {
             self.folder = folder
         }
 
-        /// Writes one of the report's text files whole.
+        /// Writes one of the report's files whole.
         func write(_ name: String, _ text: String) throws(FileError) {
             try Files.writeAtomically(Array(text.utf8), to: Files.join(pinned.path, name))
+        }
+
+        /// Writes one of the report's text files for people, each line made visible whole as on
+        /// a terminal (`VisibleText`): a device's strings may hold anything.
+        func write(_ name: String, lines: [String]) throws(FileError) {
+            try write(name, lines.map { VisibleText.escaped($0) + "\n" }.joined())
         }
     }
 
@@ -412,9 +418,9 @@ enum BurnTestCommand {
             } ?? "GET_STATE: no answer",
             "(the descriptor requests made while listing the debuggers, and their answers, are in trace.pcap)",
         ]
-        try folder.write("summary.txt", lines.joined(separator: "\n") + "\n")
+        try folder.write("summary.txt", lines: lines)
         try folder.write("summary.json", JSONValue.object(fields).rendered() + "\n")
-        try folder.write("descriptors.txt", descriptors.joined(separator: "\n") + "\n")
+        try folder.write("descriptors.txt", lines: descriptors)
     }
 
     /// One pass in summary.json.

@@ -73,7 +73,7 @@ enum CalibrateCommand {
             guard let name else { throw .usage("--write needs --station NAME, the station calibrated") }
             guard listPath != nil || ledgerPath != nil else {
                 throw .usage(
-                    "--write needs --list FILE (its power column) or --ledger FILE (a calibration row) for '\(visible: name)'"
+                    "--write needs --list FILE (its power column) or --ledger FILE (a calibration row) for '\(name)'"
                 )
             }
         }
@@ -124,7 +124,7 @@ enum CalibrateCommand {
             if let distance = calibration.distance(from: predicted) {
                 let what =
                     registered != nil
-                    ? "the \(predicted) dBm registered for '\(visible: name ?? "")' (its board's figure at its TX power, or the list's)"
+                    ? "the \(predicted) dBm registered for '\(name ?? "")' (its board's figure at its TX power, or the list's)"
                     : "the \(predicted) dBm a beacon gives 1 m away at 0 dBm TX power"
                 throw .data(
                     "\(source): measured power \(calibration.measuredPower) dBm is \(distance) dB from \(what); a calibration 1 m away lands within \(Calibration.plausibleDistance) dB; nothing was written",
@@ -177,7 +177,7 @@ enum CalibrateCommand {
             throw .usage(
                 looked.isEmpty
                     ? "--from with --station needs --stations, --ledger or --list to find its address, or give --address"
-                    : "no advertiser address of '\(visible: name)' in \(looked.joined(separator: " or ")); give --address XX:XX:XX:XX:XX:XX"
+                    : "no advertiser address of '\(name)' in \(looked.joined(separator: " or ")); give --address XX:XX:XX:XX:XX:XX"
             )
         }
         return bytes
@@ -229,7 +229,7 @@ enum CalibrateCommand {
                 edited = try ListPowerEdit.settingPower(
                     calibration.measuredPower, of: station, inCSV: original, file: listPath)
             } catch {
-                throw .data(error.description, hint: "give the CSV station list that holds '\(visible: station)'")
+                throw .data(error.description, hint: "give the CSV station list that holds '\(station)'")
             }
             // The new list must read as the old one with this one power changed, or nothing is written.
             let after = try? StationListReader.read(edited.bytes, file: listPath)
@@ -245,7 +245,7 @@ enum CalibrateCommand {
             else {
                 throw CommandFailure(
                     .failure,
-                    "\(listPath): setting the power of '\(visible: station)' would change more than that; nothing was written",
+                    "\(listPath): setting the power of '\(station)' would change more than that; nothing was written",
                     hint: "set the power column by hand")
             }
             if edited.bytes == original {
@@ -282,7 +282,7 @@ enum CalibrateCommand {
                     hint: "check the station's name ('ccbeacon ledger show')")
             }
             written.append(
-                "\(ledgerPath): calibration of '\(visible: station)', \(calibration.measuredPower) dBm from \(calibration.sampleCount) samples"
+                "\(ledgerPath): calibration of '\(station)', \(calibration.measuredPower) dBm from \(calibration.sampleCount) samples"
             )
         }
         if let listEdit {
@@ -301,7 +301,7 @@ enum CalibrateCommand {
                 : listEdit.edited.addedColumn
                     ? "power column added, \(calibration.measuredPower) dBm"
                     : "power \(listEdit.edited.previous.map { $0.isEmpty ? "(empty)" : $0 } ?? "") → \(calibration.measuredPower) dBm"
-            written.append("\(listEdit.path):\(listEdit.edited.line): '\(visible: station)', \(change)")
+            written.append("\(listEdit.path):\(listEdit.edited.line): '\(station)', \(change)")
         }
         return written
     }
@@ -340,7 +340,7 @@ enum CalibrateCommand {
             let range = Calibration.rssiRange
             guard let value = Int(text), range.contains(value) else {
                 throw .data(
-                    "\(file):\(cell.line):\(cell.column): '\(visible: text)' is not an RSSI; give a whole number of dBm, \(range.lowerBound)…\(range.upperBound)"
+                    "\(file):\(cell.line):\(cell.column): '\(text)' is not an RSSI; give a whole number of dBm, \(range.lowerBound)…\(range.upperBound)"
                 )
             }
             return value

@@ -66,7 +66,7 @@ enum TemplatesCommand {
         let locations = try DataLocations.find(templatesOption: try command.value(templates))
         if let folder = Files.environment("CCBEACON_TEMPLATES"), !Files.isDirectory(folder) {
             console.diagnostics(
-                line: "note: CCBEACON_TEMPLATES is '\(visible: folder)', which is not a folder; it is not searched")
+                line: "note: CCBEACON_TEMPLATES is '\(folder)', which is not a folder; it is not searched")
         }
         let catalog = try locations.loadBoards()
         var rows: [[String]] = []
@@ -144,7 +144,7 @@ enum TemplateImportCommand {
     static let name = Option<String>("--name", value: "NAME", help: "template name (letters, digits, - _ .)") {
         text throws(CommandFailure) in
         guard TemplateManifest.isSafeName(text) else {
-            throw .usage("--name '\(visible: text)' must be letters, digits, '-', '_' or '.', not starting with '.'")
+            throw .usage("--name '\(text)' must be letters, digits, '-', '_' or '.', not starting with '.'")
         }
         return text
     }.required
@@ -172,7 +172,7 @@ enum TemplateImportCommand {
         let chipName = try command.value(chip) ?? "CC2541F256"
         guard let chip = catalog.chip(named: chipName) else {
             throw .usage(
-                "--chip '\(visible: chipName)' is unknown; the chips are \(catalog.chips.map(\.name).joined(separator: ", "))"
+                "--chip '\(chipName)' is unknown; the chips are \(catalog.chips.map(\.name).joined(separator: ", "))"
             )
         }
         let address = try command.value(address)
@@ -209,7 +209,7 @@ enum TemplateImportCommand {
         try FileAccess.writeAtomically(imageText, to: imageOutput)
         try FileAccess.writeAtomically(Array((manifest.json().rendered() + "\n").utf8), to: manifestPath)
         var lines = [
-            "template '\(visible: name)' written to \(directory)/",
+            "template '\(name)' written to \(directory)/",
             "  payload: \(chosen.summary) at \(CommandSupport.hexAddress(chosen.address))",
         ]
         if let oad = manifest.oad {
@@ -233,7 +233,7 @@ extension TemplateImportCommand {
         throws(CommandFailure)
     {
         if Files.exists(directory), !Files.isDirectory(directory) {
-            throw .usage("-o '\(visible: directory)' is not a folder; name the template folder to create")
+            throw .usage("-o '\(directory)' is not a folder; name the template folder to create")
         }
         try CommandSupport.checkOutputs(
             outputs, against: [CommandSupport.Input(role: "the image being imported", path: imagePath)],
@@ -241,11 +241,11 @@ extension TemplateImportCommand {
         guard !force else { return }
         let hint = "choose another -o DIR, or add --force to replace it"
         if Files.isFile(Files.join(directory, "template.json")) {
-            throw CommandFailure(.failure, "'\(visible: directory)' already holds a template", hint: hint)
+            throw CommandFailure(.failure, "'\(directory)' already holds a template", hint: hint)
         }
         if let existing = outputs.first(where: Files.exists) {
             throw CommandFailure(
-                .failure, "'\(visible: directory)' already holds \(Files.lastComponent(existing))", hint: hint)
+                .failure, "'\(directory)' already holds \(Files.lastComponent(existing))", hint: hint)
         }
     }
 }

@@ -113,7 +113,7 @@ enum InspectCommand {
         }
         if let (template, report) = templateReport {
             lines.append(
-                "template '\(visible: template.manifest.name)': payload at \(CommandSupport.hexAddress(report.address)) is "
+                "template '\(template.manifest.name)': payload at \(CommandSupport.hexAddress(report.address)) is "
                     + (report.found.map { "iBeacon \($0)" } ?? "not an iBeacon"))
             lines += template.describe(template.foundSettings(in: memory)).map { "  \($0)" }
             if let power { lines.append("  \(power.line)") }

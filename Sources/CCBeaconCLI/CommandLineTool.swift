@@ -54,7 +54,7 @@ public enum CommandLineTool {
     ) -> Int32 {
         switch invocation {
         case .failure(let error):
-            console.diagnostics(composed: usageMessage(error))
+            console.diagnostics(lines: usageMessage(error))
             return ExitCode.usage.rawValue
         case .success(.version):
             console.output(line: "ccbeacon \(version)")
@@ -72,7 +72,7 @@ public enum CommandLineTool {
                 // detail under it.
                 let message = error.message
                 if error.exitCode == .usage {
-                    console.diagnostics(composed: usageMessage(UsageError(message, command: command.command)))
+                    console.diagnostics(lines: usageMessage(UsageError(message, command: command.command)))
                 } else {
                     console.diagnostics(line: "ccbeacon \(command.command): error: \(message)")
                 }
@@ -86,7 +86,7 @@ public enum CommandLineTool {
 
     static func execute(_ command: ParsedCommand, console: Console, hardware: Hardware) throws(CommandFailure) {
         guard let entry = registry.first(where: { $0.spec.name == command.command }) else {
-            throw .usage("unknown command '\(visible: command.command)'")
+            throw .usage("unknown command '\(command.command)'")
         }
         // Every value given is converted before the command runs: a usage error leaves every
         // file, ledger and device as it was, wherever the command reads that option.
@@ -117,14 +117,18 @@ public enum CommandLineTool {
         succeeded = true
     }
 
-    /// `ccbeacon CMD: message`, the usage, and where to read more.
-    static func usageMessage(_ error: UsageError) -> String {
+    /// `ccbeacon CMD: message`, the usage, and where to read more, as lines: the console makes
+    /// each visible whole, so a line feed in a quoted argument stays on the message's line.
+    static func usageMessage(_ error: UsageError) -> [String] {
         guard let name = error.command, let usage = usage(of: name) else {
-            return
-                "ccbeacon: \(visible: error.message)\nusage: ccbeacon COMMAND [OPTIONS]\nrun 'ccbeacon help' for the commands\n"
+            return [
+                "ccbeacon: \(error.message)", "usage: ccbeacon COMMAND [OPTIONS]",
+                "run 'ccbeacon help' for the commands",
+            ]
         }
-        // The message quotes arguments: made visible whole, it stays on its line.
-        return "ccbeacon \(name): \(visible: error.message)\nusage: \(usage)\nrun 'ccbeacon help \(name)' for details\n"
+        return ["ccbeacon \(name): \(error.message)"]
+            + "usage: \(usage)".split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            + ["run 'ccbeacon help \(name)' for details"]
     }
 
     /// The usage of a command, or of every subcommand of a group one under the other; `nil` for

@@ -34,7 +34,7 @@ enum CommandSupport {
         } else if let boardName = try command.value(Options.board) {
             guard let board = catalog.board(named: boardName) else {
                 throw .usage(
-                    "no board '\(visible: boardName)'; the boards are \(catalog.boards.map(\.name).joined(separator: ", ")) (see 'ccbeacon boards')"
+                    "no board '\(boardName)'; the boards are \(catalog.boards.map(\.name).joined(separator: ", ")) (see 'ccbeacon boards')"
                 )
             }
             reference = board.defaultTemplate
@@ -164,7 +164,7 @@ enum CommandSupport {
         case .bin:
             let address = base ?? 0
             do { return LoadedImage(memory: try MemoryImage(bytes: bytes, at: address), hexText: nil) } catch {
-                throw .data("'\(visible: path)' loaded at \(hexAddress(address)): \(error)")
+                throw .data("'\(path)' loaded at \(hexAddress(address)): \(error)")
             }
         }
     }
@@ -184,7 +184,7 @@ enum CommandSupport {
         for output in outputs {
             if let input = inputs.first(where: { PathIdentity.same(output, $0.path) }) {
                 throw .usage(
-                    "writing '\(visible: output)' would overwrite \(input.role) '\(visible: input.path)', an input of this run; choose another output"
+                    "writing '\(output)' would overwrite \(input.role) '\(input.path)', an input of this run; choose another output"
                 )
             }
         }
@@ -192,7 +192,7 @@ enum CommandSupport {
 
     /// The inputs a template brings (its manifest and image).
     static func inputs(of template: StationTemplate) -> [Input] {
-        template.files.map { Input(role: "the template '\(visible: template.manifest.name)' file", path: $0) }
+        template.files.map { Input(role: "the template '\(template.manifest.name)' file", path: $0) }
     }
 
     /// Where a command's outputs go, for `checkOutputs`.
@@ -222,26 +222,26 @@ enum CommandSupport {
             if let kind = Files.nonFileKind(output) {
                 throw .usage(
                     kind == "a directory"
-                        ? "'\(visible: output)' is a folder; name a file to write, or move the folder away"
-                        : "'\(visible: output)' is \(kind), not a regular file; name a file to write, or move it away")
+                        ? "'\(output)' is a folder; name a file to write, or move the folder away"
+                        : "'\(output)' is \(kind), not a regular file; name a file to write, or move it away")
             }
             let directory = Files.directory(of: output)
             if folder != .batch, let record = BatchRecord.read(in: directory),
                 record.files.contains(Files.lastComponent(output))
             {
                 throw .usage(
-                    "'\(visible: output)' belongs to the batch recorded in '\(visible: record.path)', which would no longer agree with its files; write elsewhere, or rerun batch to change that folder"
+                    "'\(output)' belongs to the batch recorded in '\(record.path)', which would no longer agree with its files; write elsewhere, or rerun batch to change that folder"
                 )
             }
             if folder != .existing, !Files.exists(directory) { continue }
             guard Files.isDirectory(directory) else {
                 throw CommandFailure(
-                    .failure, "cannot write '\(visible: output)': the folder '\(visible: directory)' does not exist",
+                    .failure, "cannot write '\(output)': the folder '\(directory)' does not exist",
                     hint: "create it first, or choose another output path; nothing was written")
             }
             guard Files.isWritableDirectory(directory) else {
                 throw CommandFailure(
-                    .failure, "cannot write '\(visible: output)': the folder '\(visible: directory)' is not writable",
+                    .failure, "cannot write '\(output)': the folder '\(directory)' is not writable",
                     hint: "choose another output path; nothing was written")
             }
         }

@@ -69,7 +69,7 @@ enum ConvertCommand {
             do {
                 bytes = try memory.binary(range: range, fill: fill ?? 0xFF)
             } catch {
-                throw .data("cannot make '\(visible: output)': \(error)", hint: "give --range START:END")
+                throw .data("cannot make '\(output)': \(error)", hint: "give --range START:END")
             }
         case .hex:
             if let fill, let span = range ?? memory.lowestAddress.flatMap({ low in memory.endAddress.map { low..<$0 } })

@@ -22,7 +22,7 @@ struct DataLocations {
     static func find(templatesOption: String?) throws(CommandFailure) -> DataLocations {
         // A folder of templates that is not there is a mistake to tell, not a place to skip.
         if let folder = templatesOption, !Files.isDirectory(folder) {
-            throw .usage("--templates '\(visible: folder)' is not a folder; give the folder that holds your templates")
+            throw .usage("--templates '\(folder)' is not a folder; give the folder that holds your templates")
         }
         // A stale CCBEACON_TEMPLATES must not stop a flash or an erase: it is searched when it
         // is a folder, and `templates` says when it is not.
@@ -31,7 +31,7 @@ struct DataLocations {
         if let root = Files.environment("CCBEACON_DATA") {
             guard Files.isFile(Files.join(root, "boards/chips.json")) else {
                 throw CommandFailure(
-                    .failure, "CCBEACON_DATA is '\(visible: root)', which holds no boards/chips.json",
+                    .failure, "CCBEACON_DATA is '\(root)', which holds no boards/chips.json",
                     hint: "point it at the folder that holds boards/ and firmware-templates/, or unset it")
             }
             return DataLocations(dataRoot: root, userTemplateDirectories: user)
@@ -81,7 +81,7 @@ struct DataLocations {
         if reference.contains("/") || Files.isDirectory(reference) {
             guard Files.isFile(Files.join(reference, "template.json")) else {
                 throw .usage(
-                    "'\(visible: reference)' is not a template folder (it has no template.json); \(templateList())")
+                    "'\(reference)' is not a template folder (it has no template.json); \(templateList())")
             }
             return reference
         }

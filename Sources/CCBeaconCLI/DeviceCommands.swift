@@ -346,7 +346,7 @@ enum FlashCommand {
         // All FF is what an erased page reads (no address); all 00 names no chip either.
         guard bytes.contains(where: { $0 != 0 }), bytes.contains(where: { $0 != 0xFF }) else {
             throw .usage(
-                "--mac '\(visible: text)' cannot tell a chip apart: all 00 and all FF (an erased page) are refused")
+                "--mac '\(text)' cannot tell a chip apart: all 00 and all FF (an erased page) are refused")
         }
         return bytes
     }
@@ -429,7 +429,7 @@ enum FlashCommand {
         let identityNote: String
         switch identitySource {
         case .template(let name):
-            identityNote = "identity bytes \(result.report.readBackText) read back (template '\(visible: name)')"
+            identityNote = "identity bytes \(result.report.readBackText) read back (template '\(name)')"
         case .scanned:
             identityNote = "identity bytes \(result.report.readBackText) read back (found by scanning the image)"
         case .none:

@@ -83,7 +83,7 @@ enum EncodeCommand {
     ) { text throws(CommandFailure) in
         guard let type = BeaconType(rawValue: text) else {
             throw .usage(
-                "--type '\(visible: text)' is not a beacon type; use ibeacon, altbeacon, eddystone-uid or eddystone-url"
+                "--type '\(text)' is not a beacon type; use ibeacon, altbeacon, eddystone-uid or eddystone-url"
             )
         }
         return type

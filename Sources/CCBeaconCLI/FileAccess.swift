@@ -13,7 +13,7 @@ enum ImageFormat: String {
         case "bin": return .bin
         default:
             throw .usage(
-                "cannot tell the format of \(role) '\(visible: path)' from its extension; use .hex (Intel HEX) or .bin")
+                "cannot tell the format of \(role) '\(path)' from its extension; use .hex (Intel HEX) or .bin")
         }
     }
 }
@@ -25,11 +25,11 @@ enum FileAccess {
             return try Files.read(path)
         } catch {
             if error.isNotRegularFile {
-                throw .usage("cannot read '\(visible: path)': \(error.reason); give the path of a file")
+                throw .usage("cannot read '\(path)': \(error.reason); give the path of a file")
             }
             if error.isTooLarge {
                 throw .usage(
-                    "cannot read '\(visible: path)': \(error.reason); give the path of a firmware image or station list"
+                    "cannot read '\(path)': \(error.reason); give the path of a firmware image or station list"
                 )
             }
             if error.isOutOfMemory {
@@ -38,7 +38,7 @@ enum FileAccess {
                 )
             }
             throw CommandFailure(
-                .failure, error.isMissing ? "cannot read '\(visible: path)': no such file" : error.description,
+                .failure, error.isMissing ? "cannot read '\(path)': no such file" : error.description,
                 hint: error.isMissing ? "check the path" : "check that it is a readable file")
         }
     }

@@ -182,7 +182,7 @@ enum LabelsCommand {
         let bare = labels.filter { $0.address == nil }.count
         if bare > 0 {
             notes.append(
-                "template '\(visible: template.manifest.name)' has no advertiser-address field: \(bare) label\(bare == 1 ? "" : "s") without an address (the list gives none for \(bare == 1 ? "it" : "them"))"
+                "template '\(template.manifest.name)' has no advertiser-address field: \(bare) label\(bare == 1 ? "" : "s") without an address (the list gives none for \(bare == 1 ? "it" : "them"))"
             )
         }
         return Source(
@@ -205,7 +205,7 @@ enum LabelsCommand {
             let (template, _, _) = try CommandSupport.template(command)
             guard template.manifest.name == made else {
                 throw .usage(
-                    "\(path) was made with template '\(visible: made)', not '\(visible: template.manifest.name)': leave out --template and --board, a record's labels follow its own template"
+                    "\(path) was made with template '\(made)', not '\(template.manifest.name)': leave out --template and --board, a record's labels follow its own template"
                 )
             }
         }
@@ -260,7 +260,7 @@ enum LabelsCommand {
             if let recorded {
                 do { address = try RandomStaticAddress(parsing: recorded) } catch {
                     throw .data(
-                        "\(shown): station '\(visible: station.name)' has the advertiser address '\(visible: recorded)' recorded, which is not one: \(error)",
+                        "\(shown): station '\(station.name)' has the advertiser address '\(recorded)' recorded, which is not one: \(error)",
                         hint:
                             "ccbeacon never records such a value: another program or a hand edit wrote it; correct that row (sqlite3, psql) or label from the station list; no label was written"
                     )

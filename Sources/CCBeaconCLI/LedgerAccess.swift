@@ -49,7 +49,7 @@ func openLedger(
             access == .readWrite
             ? "a writable ccbeacon ledger in a writable folder"
             : "readable (a ledger with a -wal file beside it also needs its -shm file, or a folder where SQLite may create one)"
-        throw CommandFailure(.failure, error.description, hint: "check that '\(visible: path)' is \(need)")
+        throw CommandFailure(.failure, error.description, hint: "check that '\(path)' is \(need)")
     }
 }
 
@@ -78,7 +78,7 @@ func serverHint(_ problem: LedgerFileProblem) -> String {
         return "do not provision with it: run 'ccbeacon ledger check --ledger URL' for the full report"
     case .benchRunning(let bench):
         return
-            "give this bench its own name with --bench NAME (the host name is the default), or stop the other run of '\(visible: bench)' first; a run that was paused or cut off is over once its lease runs out (--lease)"
+            "give this bench its own name with --bench NAME (the host name is the default), or stop the other run of '\(bench)' first; a run that was paused or cut off is over once its lease runs out (--lease)"
     case .otherList:
         return
             "start every bench of a pool with the list the pool was registered with; another list needs a database of its own"
@@ -107,7 +107,7 @@ func ledgerHint(_ problem: LedgerFileProblem, path: String) -> String {
             "do not provision with it: run 'ccbeacon ledger check --ledger \(path)' for the full report, and restore the ledger from a backup"
     case .benchRunning(let bench):
         return
-            "give this bench its own name with --bench NAME (the host name is the default), or stop the other run of '\(visible: bench)' first"
+            "give this bench its own name with --bench NAME (the host name is the default), or stop the other run of '\(bench)' first"
     case .otherList:
         return "start every bench of a pool with the same list; another list needs a ledger of its own"
     }

@@ -126,7 +126,7 @@ enum LedgerCommand {
         try refuseServer(path)
         guard Files.isFile(path) else {
             throw CommandFailure(
-                .failure, "no ledger at '\(visible: path)'",
+                .failure, "no ledger at '\(path)'",
                 hint: "give --ledger FILE (provision writes it beside the station list)")
         }
         return try openLedger(path, access: access)
@@ -273,9 +273,9 @@ enum LedgerCommand {
             let kinds = Dictionary(grouping: runs, by: \.hook).sorted { $0.key.rawValue < $1.key.rawValue }
                 .map { "\($0.value.count) on-\($0.key.rawValue)" }.joined(separator: ", ")
             let tried = runs.filter { $0.tries > 0 }
-            return "hook runs pending for bench \(visible: bench): \(kinds)"
+            return "hook runs pending for bench \(bench): \(kinds)"
                 + (tried.isEmpty
-                    ? "" : "; \(tried.count) tried and failed (last: \(visible: tried.last?.lastStatus ?? "?"))")
+                    ? "" : "; \(tried.count) tried and failed (last: \(tried.last?.lastStatus ?? "?"))")
                 + "; its next provision with the hook runs them first"
         }
     }
@@ -319,7 +319,7 @@ enum LedgerCommand {
                     }
                 }
                 return
-                    "bench \(visible: bench): \(done) done, \(held) held, \(burning) burning, \(failed[bench, default: 0]) failed attempt(s)"
+                    "bench \(bench): \(done) done, \(held) held, \(burning) burning, \(failed[bench, default: 0]) failed attempt(s)"
             }
         }
     }

@@ -190,7 +190,7 @@ final class LiveStatus: Sendable {
             var line =
                 row.debugger.padding(toLength: nameWidth) + "  " + row.port.padding(toLength: portWidth) + "  "
                 + row.state
-            if let station = row.station { line += "  '\(visible: station)'" }
+            if let station = row.station { line += "  '\(station)'" }
             if let chip = row.chip { line += " \(chip)" }
             return line
         }

@@ -71,7 +71,7 @@ enum CompletionsCommand {
     static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
         guard let script = scripts.first(where: { $0.shell == command.positionals[0] }) else {
             throw .usage(
-                "no completion for '\(visible: command.positionals[0])'; give \(Option<Int>.alternatives(shells))")
+                "no completion for '\(command.positionals[0])'; give \(Option<Int>.alternatives(shells))")
         }
         console.data(script.make())
     }

@@ -66,7 +66,7 @@ enum LedgerMigrateCommand {
         } else {
             guard Files.isFile(source) else {
                 throw CommandFailure(
-                    .failure, "no ledger at '\(visible: source)'", hint: "give --from the ledger file to copy")
+                    .failure, "no ledger at '\(source)'", hint: "give --from the ledger file to copy")
             }
             let (runLock, lockedPath) = try ProvisionCommand.lockForOneRun(source)
             lock = runLock

@@ -109,7 +109,7 @@ enum Options {
         "--tx-power", value: "DBM", help: "radio output power, one of the chip's steps (0, -2 … -20, -23)"
     ) { text throws(CommandFailure) in
         guard let dBm = Int(text), (-40...20).contains(dBm) else {
-            throw .usage("--tx-power '\(visible: text)' must be a whole number of dBm, e.g. 0 or -6")
+            throw .usage("--tx-power '\(text)' must be a whole number of dBm, e.g. 0 or -6")
         }
         return dBm
     }
@@ -163,7 +163,7 @@ enum Options {
     static let device = Option<String>(
         "--device", value: "SEL", help: "debugger as BUS:ADDRESS, port:BUS-PORT or serial (see 'ccbeacon devices')"
     ) { text throws(CommandFailure) in
-        if let problem = DeviceSelection.problem(with: text) { throw .usage("--device '\(visible: text)' \(problem)") }
+        if let problem = DeviceSelection.problem(with: text) { throw .usage("--device '\(text)' \(problem)") }
         return text
     }
     /// How programming lays out frames in USB transfers.

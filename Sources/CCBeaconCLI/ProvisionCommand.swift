@@ -140,22 +140,22 @@ enum ProvisionCommand {
             }
             let selectors = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             guard !selectors.allSatisfy(\.isEmpty) else {
-                throw .usage("--devices '\(visible: text)' names no debugger; give all, or SEL,SEL")
+                throw .usage("--devices '\(text)' names no debugger; give all, or SEL,SEL")
             }
             guard !selectors.contains("") else {
                 throw .usage(
-                    "--devices '\(visible: text)' has an empty name between commas; name each debugger once, SEL,SEL")
+                    "--devices '\(text)' has an empty name between commas; name each debugger once, SEL,SEL")
             }
             guard !selectors.contains("all") else {
                 throw .usage(
-                    "--devices '\(visible: text)': all stands alone (every attached debugger); or name each, SEL,SEL")
+                    "--devices '\(text)': all stands alone (every attached debugger); or name each, SEL,SEL")
             }
             for (index, selector) in selectors.enumerated() where selectors[..<index].contains(selector) {
-                throw .usage("--devices '\(visible: text)' names '\(visible: selector)' twice; name each debugger once")
+                throw .usage("--devices '\(text)' names '\(selector)' twice; name each debugger once")
             }
             for selector in selectors {
                 if let problem = DeviceSelection.problem(with: selector) {
-                    throw .usage("--devices '\(visible: selector)' \(problem)")
+                    throw .usage("--devices '\(selector)' \(problem)")
                 }
             }
             self = .named(selectors)

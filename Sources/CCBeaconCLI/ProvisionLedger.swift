@@ -43,13 +43,13 @@ extension ProvisionCommand {
             journal.path,
             failed: { error in
                 CommandFailure(
-                    .failure, "cannot lock bench '\(visible: bench)' for this run: \(error)",
+                    .failure, "cannot lock bench '\(bench)' for this run: \(error)",
                     hint: "the bench keeps its journal beside the station list: that folder must be writable")
             },
             held: { holder in
                 CommandFailure(
                     .failure,
-                    "another provision\(holder) is running as bench '\(visible: bench)' here; one run per bench",
+                    "another provision\(holder) is running as bench '\(bench)' here; one run per bench",
                     hint: "let it finish, or give this run its own --bench NAME")
             })
         let server: PostgresLedger
@@ -78,7 +78,7 @@ extension ProvisionCommand {
         ]
         for entry in kept {
             lines.append(
-                "  kept in the journal, not yet on the server: '\(visible: entry.station)' on chip \(entry.chip): \(entry.outcome.rawValue)"
+                "  kept in the journal, not yet on the server: '\(entry.station)' on chip \(entry.chip): \(entry.outcome.rawValue)"
             )
         }
         console.output(lines: lines)
@@ -180,7 +180,7 @@ extension ProvisionCommand {
             for entry in replay.recorded {
                 console.diagnostics(
                     line:
-                        "recorded from the journal: '\(visible: entry.station)' on chip \(entry.chip): \(entry.outcome.rawValue)"
+                        "recorded from the journal: '\(entry.station)' on chip \(entry.chip): \(entry.outcome.rawValue)"
                 )
             }
             if !replay.alreadyRecorded.isEmpty {

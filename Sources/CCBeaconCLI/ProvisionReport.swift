@@ -113,7 +113,7 @@ extension ProvisionCommand {
     static func describe(_ tried: HookRunner.Try) -> String {
         if tried.number == 0 { return "hooks: \(tried.status); the hook runs stay pending in the ledger" }
         let what =
-            "hook \(tried.hook) for '\(visible: tried.station)' (chip \(tried.chip), event \(tried.eventID), try \(tried.number))"
+            "hook \(tried.hook) for '\(tried.station)' (chip \(tried.chip), event \(tried.eventID), try \(tried.number))"
         var line =
             tried.delivered
             ? "\(what): delivered"
@@ -172,21 +172,21 @@ extension ProvisionCommand {
         case .waitingForChip(let debugger): return "\(debugger): waiting for a chip — attach the next one"
         case .chipAttached(let debugger, let chip): return "\(debugger): chip \(chip) attached"
         case .started(let debugger, let station, let chip):
-            return "\(debugger): burning '\(visible: station)' into \(chip)"
+            return "\(debugger): burning '\(station)' into \(chip)"
         case .finished(let debugger, let station, let chip, let outcome, let reason):
-            return "\(debugger): '\(visible: station)' on \(chip): \(outcome.rawValue)"
+            return "\(debugger): '\(station)' on \(chip): \(outcome.rawValue)"
                 + (reason.map { " (\($0))" } ?? "")
         case .refused(let debugger, let chip, let carries):
             return
-                "\(debugger): chip \(chip) already carries '\(visible: carries)'; left alone (--reprovision to burn it again)"
+                "\(debugger): chip \(chip) already carries '\(carries)'; left alone (--reprovision to burn it again)"
         case .erasedOnArrival(let debugger, let chip, let station):
             return
-                "\(debugger): chip \(chip) arrived debug-locked and carried '\(visible: station)'; unlocking erased it, so '\(visible: station)' is pending again"
+                "\(debugger): chip \(chip) arrived debug-locked and carried '\(station)'; unlocking erased it, so '\(station)' is pending again"
         case .interruptedForAnotherList(let debugger, let chip, let station):
             return
-                "\(debugger): chip \(chip) was interrupted with '\(visible: station)', a station of another list; left alone (a run of that list checks it)"
+                "\(debugger): chip \(chip) was interrupted with '\(station)', a station of another list; left alone (a run of that list checks it)"
         case .resumed(let debugger, let station, let chip, let verified):
-            return "\(debugger): chip \(chip) from an interrupted run: '\(visible: station)' "
+            return "\(debugger): chip \(chip) from an interrupted run: '\(station)' "
                 + (verified ? "confirmed" : "not on it (the chip was erased); the station is pending again")
         case .debuggerStopped(let debugger, let reason): return "\(debugger): stopped: \(reason)"
         case .setAside(let debugger, let address, let reason):
@@ -211,10 +211,10 @@ extension ProvisionCommand {
                 "\(debugger): chip \(chip) is recorded but could not be reset to run (\(reason)); opening the debugger again to retry"
         case .burningAgain(let debugger, let station, let chip, let burned, let calibrated):
             return
-                "\(debugger): chip \(chip) carries '\(visible: station)' burned with \(burned) dBm; its calibration says \(calibrated) dBm: burning it again"
+                "\(debugger): chip \(chip) carries '\(station)' burned with \(burned) dBm; its calibration says \(calibrated) dBm: burning it again"
         case .listening(let debugger, let station, let chip, let seconds):
             return
-                "\(debugger): '\(visible: station)' on \(chip) burned and read back; listening on air for it (up to \(ProvisioningRun.seconds(seconds)) s)"
+                "\(debugger): '\(station)' on \(chip) burned and read back; listening on air for it (up to \(ProvisioningRun.seconds(seconds)) s)"
         }
     }
 }

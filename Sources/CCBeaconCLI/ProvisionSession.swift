@@ -61,7 +61,7 @@ extension ProvisionCommand {
         if let warning = CommandSupport.powerWarning(farPower) { console.diagnostics(line: warning) }
         if options.secondaryAddresses, template.manifest.field(.advertiserAddress) != nil {
             throw .usage(
-                "template '\(visible: template.manifest.name)' advertises with the address in its own advertiser-address field, so it would never use the chip's secondary address: leave out --address-mode secondary (each station's address goes into the template's field)"
+                "template '\(template.manifest.name)' advertises with the address in its own advertiser-address field, so it would never use the chip's secondary address: leave out --address-mode secondary (each station's address goes into the template's field)"
             )
         }
         options.addresses = try CommandSupport.addresses(
@@ -180,7 +180,7 @@ extension ProvisionCommand {
         }
         if !command.isSet(yes), console.diagnosticsIsTerminal, isatty(0) == 1 {
             try confirm(
-                "\(before.pending) station(s) pending, template '\(visible: template.manifest.name)', ledger \(shown), debuggers \(chosen.map(\.selector).joined(separator: ", ")). Start? [y/N] ",
+                "\(before.pending) station(s) pending, template '\(template.manifest.name)', ledger \(shown), debuggers \(chosen.map(\.selector).joined(separator: ", ")). Start? [y/N] ",
                 console: console)
         }
 

@@ -240,7 +240,7 @@ enum ScanCommand {
                 guard !result.contains(where: { $0.name == name }) else {
                     throw DataFileError(
                         file: file, line: node.line, column: node.column, keyPath: "stations[\(index)].name",
-                        message: "station '\(visible: name)' is listed twice; names must be unique")
+                        message: "station '\(name)' is listed twice; names must be unique")
                 }
                 var address: String?
                 if let text = try station.optionalString("address") {
@@ -253,7 +253,7 @@ enum ScanCommand {
                         throw DataFileError(
                             file: file, line: node.line, column: node.column, keyPath: "stations[\(index)].address",
                             message:
-                                "station '\(visible: name)' has the same address \(address ?? "") as '\(visible: other.name)'; every beacon needs its own"
+                                "station '\(name)' has the same address \(address ?? "") as '\(other.name)'; every beacon needs its own"
                         )
                     }
                 }
@@ -290,7 +290,7 @@ enum ScanCommand {
                 else {
                     throw DataFileError(
                         file: file, line: node.line, column: node.column, keyPath: "stations[\(index)]",
-                        message: "the identity of '\(visible: name)' is listed twice; a record holds each station once")
+                        message: "the identity of '\(name)' is listed twice; a record holds each station once")
                 }
                 result.append(
                     ExpectedStation(

@@ -57,7 +57,7 @@ enum GenerateCommand {
             [output] + (bin.map { [$0] } ?? []), against: CommandSupport.inputs(of: template))
         try FileAccess.writeAtomically(station.file.text, to: output)
         var lines = [
-            "wrote \(output): iBeacon \(identity) at \(CommandSupport.hexAddress(station.payloadAddress)), template '\(visible: template.manifest.name)', rewrote line\(station.rewrittenLines.count == 1 ? "" : "s") \(station.rewrittenLines.map(String.init).joined(separator: ", "))"
+            "wrote \(output): iBeacon \(identity) at \(CommandSupport.hexAddress(station.payloadAddress)), template '\(template.manifest.name)', rewrote line\(station.rewrittenLines.count == 1 ? "" : "s") \(station.rewrittenLines.map(String.init).joined(separator: ", "))"
         ]
         lines += template.describe(station.settings)
         lines.append("measured power \(power.explanation)")
@@ -153,7 +153,7 @@ enum BatchCommand {
         _ = try CommandSupport.addresses(
             stations, template: template, listPath: listPath, consequence: "nothing was written")
         if Files.exists(directory), !Files.isDirectory(directory) {
-            throw .usage("-o '\(visible: directory)' is not a folder")
+            throw .usage("-o '\(directory)' is not a folder")
         }
         let writeBinary = command.isSet(bin)
         var outputs = [BatchGenerator.manifestName, BatchGenerator.incompleteMarkerName, FolderLock.fileName]
@@ -203,12 +203,12 @@ enum BatchCommand {
             )
         }
         var lines = [
-            "\(stations.count) station\(stations.count == 1 ? "" : "s") from template '\(visible: template.manifest.name)' in \(directory)/: "
+            "\(stations.count) station\(stations.count == 1 ? "" : "s") from template '\(template.manifest.name)' in \(directory)/: "
                 + "\(summary.count(.written)) written, \(summary.count(.replaced)) replaced, \(summary.count(.unchanged)) unchanged; record in \(directory)/\(BatchGenerator.manifestName)"
         ]
         if let previous = summary.previousTemplate {
             lines.append(
-                "note: the previous \(BatchGenerator.manifestName) was for template '\(visible: previous)'; it now describes this batch"
+                "note: the previous \(BatchGenerator.manifestName) was for template '\(previous)'; it now describes this batch"
             )
         }
         if !summary.strayFiles.isEmpty {

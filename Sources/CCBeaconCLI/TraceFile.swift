@@ -64,7 +64,7 @@ final class TraceFile: Sendable {
             "\(option) \(name): a trace's name ends in .pcap (as Wireshark's do); give one that does")
         for argument in arguments where !argument.isEmpty && sameFile(argument, path) {
             throw .usage(
-                "\(option) \(name) is also an argument of this command ('\(visible: argument)'); give the trace a file of its own"
+                "\(option) \(name) is also an argument of this command ('\(argument)'); give the trace a file of its own"
             )
         }
         // Looked at without opening it for reading or writing: a pipe or a device is never

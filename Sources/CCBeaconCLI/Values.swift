@@ -23,7 +23,7 @@ enum Values {
             let examples = [10, 0.5, 1.5, range.upperBound].filter(range.contains).prefix(2)
                 .map(ProvisioningRun.seconds).joined(separator: " or ")
             throw .usage(
-                "\(option) '\(visible: text)' must be a number of seconds, \(ProvisioningRun.seconds(range.lowerBound))…\(ProvisioningRun.seconds(range.upperBound)) (decimal, e.g. \(examples))"
+                "\(option) '\(text)' must be a number of seconds, \(ProvisioningRun.seconds(range.lowerBound))…\(ProvisioningRun.seconds(range.upperBound)) (decimal, e.g. \(examples))"
             )
         }
         return value
@@ -32,7 +32,7 @@ enum Values {
     /// A BLE device address written `XX:XX:XX:XX:XX:XX`, most significant byte first.
     static func deviceAddress(_ text: String, option: String) throws(CommandFailure) -> [UInt8] {
         guard let bytes = RandomStaticAddress.bytes(parsing: text) else {
-            throw .usage("\(option) '\(visible: text)' must be 6 bytes as XX:XX:XX:XX:XX:XX (most significant first)")
+            throw .usage("\(option) '\(text)' must be 6 bytes as XX:XX:XX:XX:XX:XX (most significant first)")
         }
         return bytes
     }
@@ -42,7 +42,7 @@ enum Values {
         let limit = allowEnd ? MemoryImage.addressLimit : MemoryImage.addressLimit - 1
         guard let value = integer(text), value <= limit else {
             throw .usage(
-                "\(option) '\(visible: text)' is not an address; use decimal or 0x hex from 0 to \(HexText.address(limit))"
+                "\(option) '\(text)' is not an address; use decimal or 0x hex from 0 to \(HexText.address(limit))"
             )
         }
         return value
@@ -53,12 +53,12 @@ enum Values {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2 else {
             throw .usage(
-                "\(option) '\(visible: text)' is not a range; write START:END with END exclusive, e.g. 0:0x40000")
+                "\(option) '\(text)' is not a range; write START:END with END exclusive, e.g. 0:0x40000")
         }
         let start = try address(String(parts[0]), option: option)
         let end = try address(String(parts[1]), option: option, allowEnd: true)
         guard start < end else {
-            throw .usage("\(option) '\(visible: text)' is empty; END is exclusive and must be greater than START")
+            throw .usage("\(option) '\(text)' is empty; END is exclusive and must be greater than START")
         }
         return start..<end
     }
@@ -66,7 +66,7 @@ enum Values {
     /// A byte: decimal 0…255 or `0x` hex.
     static func byte(_ text: String, option: String) throws(CommandFailure) -> UInt8 {
         guard let value = integer(text), value <= 0xFF else {
-            throw .usage("\(option) '\(visible: text)' is not a byte; use 0…255 or 0x00…0xFF")
+            throw .usage("\(option) '\(text)' is not a byte; use 0…255 or 0x00…0xFF")
         }
         return UInt8(value)
     }
@@ -81,7 +81,7 @@ enum Values {
         for character in clean {
             guard let nibble = character.hexDigitValue, character.isASCII else {
                 throw .usage(
-                    "\(option) '\(visible: text)' contains '\(visible: String(character))', which is not a hex digit")
+                    "\(option) '\(text)' contains '\(String(character))', which is not a hex digit")
             }
             if let high = pending {
                 result.append(high << 4 | UInt8(nibble))
@@ -92,7 +92,7 @@ enum Values {
         }
         guard pending == nil, !result.isEmpty else {
             throw .usage(
-                "\(option) '\(visible: text)' must be a whole number of bytes (an even count of hex digits, at least 2)"
+                "\(option) '\(text)' must be a whole number of bytes (an even count of hex digits, at least 2)"
             )
         }
         return result
@@ -114,7 +114,7 @@ enum Values {
             first.properties.isAlphabetic || ("0"..."9").contains(first)
         else {
             throw .usage(
-                "\(option) '\(VisibleText.excerpt(text))' is not a bench name: 1–63 letters, digits, '.', '_' or '-', starting with a letter or digit"
+                "\(option) '\(text.excerpt())' is not a bench name: 1–63 letters, digits, '.', '_' or '-', starting with a letter or digit"
             )
         }
         return text

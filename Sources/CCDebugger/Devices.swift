@@ -12,9 +12,9 @@ public struct DebuggerDevice: Sendable, Equatable {
     public var vendorID: UInt16
     /// USB product ID.
     public var productID: UInt16
-    /// Product name (string descriptor, else the known name of the ID), made visible.
+    /// Product name (string descriptor, else the known name of the ID), as the device gave it.
     public var product: String
-    /// Serial number string, when the device has one, made visible.
+    /// Serial number string, when the device has one, as the device gave it.
     public var serial: String?
     /// bcdDevice, which the reference client prints as the "Debugger ID".
     public var debuggerID: UInt16
@@ -24,9 +24,9 @@ public struct DebuggerDevice: Sendable, Equatable {
     /// system does not say.
     public var portPath: String?
 
-    /// Creates a device record. The strings come from the device, which may say anything: what
-    /// would not show in them (a line break, an escape sequence) is made visible here, once
-    /// (`VisibleText`), so that no terminal line, ledger row or selector ever holds it raw.
+    /// Creates a device record. The strings are kept as the device gave them, whatever they hold
+    /// (a line break, an escape sequence): each way out encodes them (the console makes them
+    /// visible, JSON escapes them), and a serial number selects as given or as shown.
     public init(
         bus: Int, address: Int, vendorID: UInt16, productID: UInt16, product: String, serial: String?,
         debuggerID: UInt16, portPath: String? = nil
@@ -36,8 +36,8 @@ public struct DebuggerDevice: Sendable, Equatable {
         self.address = address
         self.vendorID = vendorID
         self.productID = productID
-        self.product = VisibleText.escaped(product)
-        self.serial = serial.map(VisibleText.escaped)
+        self.product = product
+        self.serial = serial
         self.debuggerID = debuggerID
     }
 
@@ -119,7 +119,7 @@ public enum DeviceSelectionError: Error, Sendable, Equatable, CustomStringConver
             ]
         case .notFound(let selector, let devices):
             return [
-                "no debugger '\(visible: selector)'; attached: "
+                "no debugger '\(selector)'; attached: "
                     + (devices.isEmpty
                         ? "none"
                         : devices.map { "\($0.selector)\($0.portSelector.map { " " + $0 } ?? "") (\($0.product))" }
@@ -134,7 +134,7 @@ public enum DeviceSelectionError: Error, Sendable, Equatable, CustomStringConver
                 }
         case .sharedSerial(let serial, let devices):
             return [
-                "\(devices.count) debuggers share the serial number '\(visible: serial)': "
+                "\(devices.count) debuggers share the serial number '\(serial)': "
                     + devices.map { $0.portSelector ?? $0.selector }.joined(separator: ", ")
                     + "; name each by its port (port:BUS-PORT) or bus:address"
             ]
@@ -162,8 +162,9 @@ public enum DeviceSelection {
         return nil
     }
 
-    /// The device `selector` (`bus:address`, `port:BUS-PORT[.PORT…]` or a serial number) names, or
-    /// the only one attached. A serial number two debuggers share names neither (CC Debuggers often
+    /// The device `selector` (`bus:address`, `port:BUS-PORT[.PORT…]` or a serial number, as the
+    /// device gives it or as ccbeacon shows it: `VisibleText.escaped`) names, or the only one
+    /// attached. A serial number two debuggers share names neither (CC Debuggers often
     /// share one): the port tells them apart.
     /// `option` is how the running command selects, for the message when several are attached.
     public static func choose(
@@ -179,7 +180,9 @@ public enum DeviceSelection {
             throw .notFound(selector: selector, devices: devices)
         }
         if let match = devices.first(where: { $0.selector == selector }) { return match }
-        let serials = devices.filter { $0.serial != nil && $0.serial == selector }
+        let serials = devices.filter { device in
+            device.serial.map { $0 == selector || VisibleText.escaped($0) == selector } ?? false
+        }
         if serials.count > 1 { throw .sharedSerial(selector, serials) }
         if let match = serials.first { return match }
         throw .notFound(selector: selector, devices: devices)

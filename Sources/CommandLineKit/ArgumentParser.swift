@@ -117,7 +117,7 @@ extension Option where Value: OptionChoice {
         self.init(name, value: words.joined(separator: "|"), help: "\(help): \(Self.alternatives(listed))") {
             text throws(CommandFailure) in
             guard let choice = choices.first(where: { $0.word == text }) else {
-                throw .usage("\(name) must be \(Self.alternatives(words)), not '\(visible: text)'")
+                throw .usage("\(name) must be \(Self.alternatives(words)), not '\(text)'")
             }
             return choice
         }
@@ -437,13 +437,13 @@ public enum ArgumentParser {
             // A group ("ledger") is a topic too: its help lists the subcommands.
             let topics = commands.map(\.name) + groups(in: commands)
             guard topics.contains(topic) else {
-                return .failure(UsageError("no command named '\(visible: topic)'\(suggestion(topic, among: topics))"))
+                return .failure(UsageError("no command named '\(topic)'\(suggestion(topic, among: topics))"))
             }
             return .success(.help(command: topic))
         default: break
         }
         if first.hasPrefix("-") {
-            return .failure(UsageError("unknown option '\(visible: first)'; options come after the command"))
+            return .failure(UsageError("unknown option '\(first)'; options come after the command"))
         }
         // Two-word commands ("template import"): the first word names a group.
         let group = subcommands(of: first, in: commands)
@@ -455,7 +455,7 @@ public enum ArgumentParser {
                 }
                 return .failure(
                     UsageError(
-                        "'\(visible: first)' needs a subcommand: \(subcommands.joined(separator: ", "))", command: first
+                        "'\(first)' needs a subcommand: \(subcommands.joined(separator: ", "))", command: first
                     ))
             }
             guard let spec = group.first(where: { $0.name == first + " " + arguments[1] }) else {
@@ -468,7 +468,7 @@ public enum ArgumentParser {
         }
         guard let spec = commands.first(where: { $0.name == first }) else {
             return .failure(
-                UsageError("unknown command '\(visible: first)'\(suggestion(first, among: commands.map(\.name)))"))
+                UsageError("unknown command '\(first)'\(suggestion(first, among: commands.map(\.name)))"))
         }
         return parseCommand(spec, Array(arguments.dropFirst()))
     }
@@ -521,10 +521,10 @@ public enum ArgumentParser {
                     return fail("\(name) does not apply to \(spec.name): \(instead)")
                 }
                 let names = spec.options.map(\.name) + ["--help"]
-                return fail("unknown option '\(visible: name)'\(suggestion(name, among: names))")
+                return fail("unknown option '\(name)'\(suggestion(name, among: names))")
             }
             guard parsed.values[option.name] == nil, !parsed.flags.contains(option.name) else {
-                return fail("option '\(visible: option.name)' is given more than once")
+                return fail("option '\(option.name)' is given more than once")
             }
             if let valueName = option.valueName {
                 if let inlineValue {
@@ -537,16 +537,16 @@ public enum ArgumentParser {
                     if looksLikeAnOption(next) {
                         let what = isOption(next, of: spec) ? "is an option" : "looks like an option"
                         return fail(
-                            "option '\(visible: name)' needs a value (\(option.name) \(valueName)), and '\(visible: next)' \(what); to give that text as the value, write \(option.name)=\(next)"
+                            "option '\(name)' needs a value (\(option.name) \(valueName)), and '\(next)' \(what); to give that text as the value, write \(option.name)=\(next)"
                         )
                     }
                     parsed.values[option.name] = next
                     index += 1
                 } else {
-                    return fail("option '\(visible: name)' needs a value (\(option.name) \(valueName))")
+                    return fail("option '\(name)' needs a value (\(option.name) \(valueName))")
                 }
             } else {
-                if inlineValue != nil { return fail("option '\(visible: option.name)' takes no value") }
+                if inlineValue != nil { return fail("option '\(option.name)' takes no value") }
                 parsed.flags.insert(option.name)
             }
         }

@@ -79,12 +79,13 @@ public struct Console: Sendable {
     /// Writes one line to standard error, made visible whole (see `output(line:)`).
     public func diagnostics(line: String) { writeDiagnostics(VisibleText.escaped(line) + "\n") }
 
+    /// Writes lines to standard error, each made visible whole (see `output(line:)`).
+    package func diagnostics(lines: [String]) {
+        writeDiagnostics(lines.map { VisibleText.escaped($0) + "\n" }.joined())
+    }
+
     /// Writes a question to standard error, made visible whole, not ended (the answer follows it).
     package func diagnostics(prompt: String) { writeDiagnostics(VisibleText.escaped(prompt)) }
-
-    /// Writes text of several lines that ccbeacon laid out itself to standard error (a usage
-    /// message, a list of problems whose values are made visible); see `output(composed:)`.
-    public func diagnostics(composed text: String) { writeDiagnostics(VisibleText.escapedLines(text)) }
 
     /// Writes a document to standard output (CSV, JSON, HEX, C, a script): as it is into a file
     /// or a pipe, whose reader wants the data whole; made visible on a terminal

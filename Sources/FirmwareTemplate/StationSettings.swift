@@ -1,7 +1,6 @@
 public import BeaconPayload
 import Checksums
 public import IntelHex
-import StructuredText
 
 /// Advertising settings a station image carries besides its identity, for templates that expose
 /// them (the reference firmware does). `nil` keeps the template's value, except the address: a
@@ -38,7 +37,7 @@ public struct CheckedSettings: Sendable, Equatable {
     /// identity). Only for templates with an address field: check that first (`acceptsAddress`).
     public func with(address: RandomStaticAddress?) -> CheckedSettings {
         precondition(
-            address == nil || acceptsAddress, "template '\(visible: templateName)' has no advertiser-address field")
+            address == nil || acceptsAddress, "template '\(templateName)' has no advertiser-address field")
         var settings = settings
         settings.address = address
         return CheckedSettings(settings: settings, templateName: templateName, acceptsAddress: acceptsAddress)

@@ -58,7 +58,7 @@ public enum TemplateError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .notFound(let name, let searched):
             return
-                "no template '\(visible: name)' (searched: \(searched.isEmpty ? "nothing" : searched.joined(separator: ", ")))"
+                "no template '\(name)' (searched: \(searched.isEmpty ? "nothing" : searched.joined(separator: ", ")))"
         case .manifest(let error): return error.description
         case .file(let error): return error.description
         case .image(let error): return error.description
@@ -66,20 +66,20 @@ public enum TemplateError: Error, Sendable, Equatable, CustomStringConvertible {
             return
                 "\(path) has changed since the template was made: its sha256 is \(actual), template.json says \(expected)"
         case .unknownChip(let name, let known):
-            return "chip '\(visible: name)' is not in boards/chips.json (known: \(known.joined(separator: ", ")))"
+            return "chip '\(name)' is not in boards/chips.json (known: \(known.joined(separator: ", ")))"
         case .fieldNotInImage(let field, let address):
-            return "field '\(visible: field)' at \(hex(address)) is not (wholly) in the image"
+            return "field '\(field)' at \(hex(address)) is not (wholly) in the image"
         case .placeholderMismatch(let field, let address, let expected, let found):
             return
-                "the image does not hold field '\(visible: field)''s placeholder at \(hex(address)): expected \(expected.map(hex2).joined(separator: " ")), found \(found.map(hex2).joined(separator: " "))"
+                "the image does not hold field '\(field)''s placeholder at \(hex(address)): expected \(expected.map(hex2).joined(separator: " ")), found \(found.map(hex2).joined(separator: " "))"
         case .reservedArea(let field, let address, let use):
-            return "field '\(visible: field)' at \(hex(address)) lies in \(use); patching it there is refused"
+            return "field '\(field)' at \(hex(address)) lies in \(use); patching it there is refused"
         case .beyondFlash(let what, let address, let flashSize):
             return "\(what) at \(hex(address)) lies beyond the chip's \(flashSize / 1024) KiB of flash"
         case .oadHeaderInvalid(let address):
             return "template.json declares an OAD header at \(hex(address)) but the image's CRC does not match it"
         case .settingNotSupported(let setting, let template):
-            return "template '\(visible: template)' has no field for \(setting)"
+            return "template '\(template)' has no field for \(setting)"
         case .txPowerNotAStep(let dBm, let chip, let steps):
             return steps.isEmpty
                 ? "boards/chips.json gives no TX power steps for the \(chip), so a TX power of \(dBm) dBm cannot be mapped"
@@ -160,7 +160,7 @@ public struct StationTemplate: Sendable {
         for field in manifest.fields {
             guard field.range.upperBound <= chip.flashSize else {
                 throw .beyondFlash(
-                    what: "field '\(visible: field.name)'", address: field.address, flashSize: chip.flashSize)
+                    what: "field '\(field.name)'", address: field.address, flashSize: chip.flashSize)
             }
             if let use = field.range.lazy.compactMap({ chip.reservedUse(of: $0) }).first {
                 throw .reservedArea(field: field.name, address: field.address, use: use)
@@ -268,7 +268,7 @@ public struct StationTemplate: Sendable {
         }
         if let difference = Self.firstDifference(memory, expectedMemory, ignoring: field.range) {
             problems.append(
-                "the image differs from template '\(visible: manifest.name)' outside the payload: \(difference)")
+                "the image differs from template '\(manifest.name)' outside the payload: \(difference)")
         }
         if let oadHeader, let header = OADHeader.read(memory, at: oadHeader.address, layout: oadHeader.layout),
             header.computeCRC(memory) != header.crc0

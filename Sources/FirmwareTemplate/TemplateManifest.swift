@@ -134,7 +134,7 @@ public struct TemplateManifest: Sendable, Equatable {
         let name = try root.string("name")
         guard isSafeName(name) else {
             throw root.error(
-                "name", "'\(visible: name)' must be letters, digits, '-', '_' or '.', not starting with '.'")
+                "name", "'\(name)' must be letters, digits, '-', '_' or '.', not starting with '.'")
         }
         let description = try root.string("description")
         let chip = try root.string("chip")
@@ -148,7 +148,7 @@ public struct TemplateManifest: Sendable, Equatable {
         guard let payloadFormat = PayloadFormat(rawValue: formatName) else {
             throw root.error(
                 "payloadFormat",
-                "'\(visible: formatName)' is not supported by this ccbeacon; supported: \(PayloadFormat.allCases.map(\.rawValue).joined(separator: ", "))"
+                "'\(formatName)' is not supported by this ccbeacon; supported: \(PayloadFormat.allCases.map(\.rawValue).joined(separator: ", "))"
             )
         }
         var fields: [PatchField] = []
@@ -159,7 +159,7 @@ public struct TemplateManifest: Sendable, Equatable {
             guard let kind = PatchField.Kind(rawValue: kindName) else {
                 throw field.error(
                     "kind",
-                    "'\(visible: kindName)' is not a field kind; known: \(PatchField.Kind.allCases.map(\.rawValue).joined(separator: ", "))"
+                    "'\(kindName)' is not a field kind; known: \(PatchField.Kind.allCases.map(\.rawValue).joined(separator: ", "))"
                 )
             }
             let address = try field.integer("address", in: 0...0xFFFF_FFFF)
@@ -194,7 +194,7 @@ public struct TemplateManifest: Sendable, Equatable {
         }
         for (index, field) in fields.enumerated() {
             for other in fields[(index + 1)...] where field.range.overlaps(other.range) {
-                throw root.error("fields", "fields '\(visible: field.name)' and '\(visible: other.name)' overlap")
+                throw root.error("fields", "fields '\(field.name)' and '\(other.name)' overlap")
             }
         }
         var oad: OADSpec?
@@ -203,7 +203,7 @@ public struct TemplateManifest: Sendable, Equatable {
             let layoutName = try object.string("layout")
             guard let layout = OADHeader.Layout(rawValue: layoutName) else {
                 throw object.error(
-                    "layout", "'\(visible: layoutName)' is not an OAD layout; known: contiguous, bim-image-a")
+                    "layout", "'\(layoutName)' is not an OAD layout; known: contiguous, bim-image-a")
             }
             try object.finish()
             oad = OADSpec(headerAddress: address, layout: layout)

@@ -1,5 +1,4 @@
 public import StationLedger
-import StructuredText
 
 extension PostgresLedger {
     /// Checks the ledger on the server without trusting its indexes: the schema's indexes and
@@ -76,7 +75,7 @@ extension PostgresLedger {
     /// schema's name.
     static func schemaShape(temporary: Bool, on connection: PostgresConnection) throws(LedgerError) -> Set<String> {
         let tables = "ARRAY['ledger_meta', 'stations', 'attempts', 'calibrations', 'hook_runs', 'runs']"
-        let schema = temporary ? "pg_my_temp_schema()" : "'\(visible: schemaName)'::regnamespace"
+        let schema = temporary ? "pg_my_temp_schema()" : "'\(schemaName)'::regnamespace"
         let columns = try connection.execute(
             "SELECT c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = \(schema) AND c.relname = ANY(\(tables)) AND a.attnum > 0 AND NOT a.attisdropped",
             [], "reading the columns")

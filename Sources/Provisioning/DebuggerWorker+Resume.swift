@@ -6,7 +6,6 @@ import FirmwareTemplate
 import HexText
 import IntelHex
 import StationLedger
-import StructuredText
 import Synchronization
 
 #if canImport(Glibc)
@@ -39,7 +38,7 @@ extension DebuggerWorker {
             // Reprovisioning claims the new station first and supersedes the old one before it
             // burns: an attempt interrupted while the old one is still recorded never reached
             // the chip, which still holds the old station. Nothing is erased.
-            let reason = "interrupted before its burn began; the chip still carries '\(visible: carried)'"
+            let reason = "interrupted before its burn began; the chip still carries '\(carried)'"
             try ledger.finish(attempt.id, outcome: .failed, reason: reason, readBack: nil, onAir: nil)
             events(
                 .finished(

@@ -2,7 +2,6 @@ import CCDebugger
 import FirmwareTemplate
 import HexText
 import StationLedger
-import StructuredText
 
 #if canImport(Glibc)
     import Glibc

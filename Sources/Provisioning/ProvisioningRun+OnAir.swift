@@ -6,7 +6,6 @@ import FirmwareTemplate
 import HexText
 import IntelHex
 import StationLedger
-import StructuredText
 import Synchronization
 
 #if canImport(Glibc)

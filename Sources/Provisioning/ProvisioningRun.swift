@@ -6,7 +6,6 @@ public import FirmwareTemplate
 import HexText
 import IntelHex
 public import StationLedger
-import StructuredText
 import Synchronization
 
 #if canImport(Glibc)

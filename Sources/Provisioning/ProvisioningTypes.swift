@@ -6,7 +6,6 @@ public import FirmwareTemplate
 import HexText
 import IntelHex
 public import StationLedger
-import StructuredText
 import Synchronization
 
 #if canImport(Glibc)
@@ -36,14 +35,14 @@ public enum ProvisioningError: Error, Sendable, Equatable, CustomStringConvertib
         switch self {
         case .debugger(let error): return error.description
         case .ledger(let error): return error.description
-        case .image(let station, let error): return "the image of '\(visible: station)' cannot be flashed: \(error)"
+        case .image(let station, let error): return "the image of '\(station)' cannot be flashed: \(error)"
         case .leaseLost(let error, let station, let chip, let erased):
             let inHand: String
             if let station, let chip {
                 inHand =
                     erased
-                    ? "; '\(visible: station)' was not recorded on chip \(chip), so the chip was erased (the station stays where the ledger has it)"
-                    : "; chip \(chip) may carry '\(visible: station)' unrecorded and could not be erased: set it aside and erase it (ccbeacon erase) before it is used"
+                    ? "; '\(station)' was not recorded on chip \(chip), so the chip was erased (the station stays where the ledger has it)"
+                    : "; chip \(chip) may carry '\(station)' unrecorded and could not be erased: set it aside and erase it (ccbeacon erase) before it is used"
             } else {
                 inHand = ""
             }

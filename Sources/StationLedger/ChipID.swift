@@ -1,5 +1,3 @@
-import StructuredText
-
 /// The rule for the chip ids a ledger records: a chip's primary IEEE address as ccbeacon reads it
 /// from the info page, `XX:XX:XX:XX:XX:XX` in upper-case hex, most significant byte first.
 ///

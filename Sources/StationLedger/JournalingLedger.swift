@@ -1,5 +1,4 @@
 import Storage
-import StructuredText
 import Synchronization
 
 /// A shared ledger with the bench's outcome journal beside it: every call goes to the ledger,
@@ -64,12 +63,12 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
                 throw LedgerError(
                     operation: "recording the journal \(journal.path)",
                     message:
-                        "its outcome of attempt \(entry.attempt) ('\(visible: entry.station)' on chip \(entry.chip), bench '\(visible: entry.bench)') is not this ledger's: "
+                        "its outcome of attempt \(entry.attempt) ('\(entry.station)' on chip \(entry.chip), bench '\(entry.bench)') is not this ledger's: "
                         + (entry.ledger != ledgerID
                             ? "the journal was written for another ledger (id \(entry.ledger), this one is \(ledgerID))"
                             : entry.bench != bench
-                                ? "it was written by bench '\(visible: entry.bench)', this is '\(visible: bench)'"
-                                : "the ledger's attempt \(entry.attempt) is \(recorded.map { "'\(visible: $0.station)' on chip \(visible: $0.chip), bench '\(visible: $0.bench ?? "?")'" } ?? "not there")")
+                                ? "it was written by bench '\(entry.bench)', this is '\(bench)'"
+                                : "the ledger's attempt \(entry.attempt) is \(recorded.map { "'\($0.station)' on chip \($0.chip), bench '\($0.bench ?? "?")'" } ?? "not there")")
                         + "; the journal is kept: run this bench against the ledger it was written for",
                     kind: .constraint)
             }
@@ -85,7 +84,7 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
                     throw LedgerError(
                         operation: "recording the journal \(journal.path)",
                         message:
-                            "attempt \(entry.attempt) ('\(visible: entry.station)' on chip \(entry.chip)) was burned \(entry.outcome.rawValue), but the ledger now records it \(now.map { "as \($0.outcome.rawValue) ('\($0.station)' on \($0.chip))" } ?? "not at all") — settled otherwise while the outcome waited (released with --release-interrupted, or another process ran as this bench?); the journal is kept: check chip \(entry.chip), then remove its line from the journal",
+                            "attempt \(entry.attempt) ('\(entry.station)' on chip \(entry.chip)) was burned \(entry.outcome.rawValue), but the ledger now records it \(now.map { "as \($0.outcome.rawValue) ('\($0.station)' on \($0.chip))" } ?? "not at all") — settled otherwise while the outcome waited (released with --release-interrupted, or another process ran as this bench?); the journal is kept: check chip \(entry.chip), then remove its line from the journal",
                         kind: .constraint)
                 }
                 result.alreadyRecorded.append(entry)
@@ -128,7 +127,7 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
             try journal.append(entry)
             kept.withLock { $0.append(entry) }
             var stopped = LedgerError(
-                operation: "recording the outcome of '\(visible: station)' on chip \(chip)",
+                operation: "recording the outcome of '\(station)' on chip \(chip)",
                 message:
                     "\(error.message); the outcome (\(outcome.rawValue)) is kept in the journal \(journal.path), and the next run of this bench records it on the server before anything else",
                 kind: .database)

@@ -1,6 +1,5 @@
 import BeaconPayload
 import Storage
-import StructuredText
 
 /// How an attempt to burn a station ended.
 public enum AttemptOutcome: String, Sendable, Equatable, CaseIterable {

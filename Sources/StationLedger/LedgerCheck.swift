@@ -1,5 +1,3 @@
-import StructuredText
-
 /// One problem `SQLiteLedger.check()` found.
 public struct LedgerProblem: Sendable, Equatable {
     /// What was checked.

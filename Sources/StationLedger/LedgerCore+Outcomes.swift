@@ -1,5 +1,4 @@
 import BeaconPayload
-import StructuredText
 import Synchronization
 
 extension LedgerCore {

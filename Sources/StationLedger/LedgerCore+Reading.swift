@@ -1,5 +1,4 @@
 import BeaconPayload
-import StructuredText
 import Synchronization
 
 extension LedgerCore {
@@ -51,7 +50,7 @@ extension LedgerCore {
         try driver.reading("reading a station") { () throws(LedgerError) -> Station? in
             try driver.rows(
                 "SELECT name, uuid, major, minor, power, note FROM stations WHERE name = ?", [.text(name)],
-                "reading station '\(visible: name)'"
+                "reading station '\(name)'"
             ).first.map(Self.station)
         }
     }
@@ -84,7 +83,7 @@ extension LedgerCore {
                 let identity = station.identity
                 if let row = try driver.rows(
                     "SELECT uuid, major, minor, power FROM stations WHERE name = ?", [.text(station.name)],
-                    "reading station '\(visible: station.name)'"
+                    "reading station '\(station.name)'"
                 ).first {
                     guard
                         row[0].string == identity.uuid.uuidString && row[1].int == Int(identity.major)
@@ -110,7 +109,7 @@ extension LedgerCore {
                             .integer(count + index), .text(station.name), .text(identity.uuid.uuidString),
                             .integer(Int(identity.major)), .integer(Int(identity.minor)),
                             .integer(Int(identity.measuredPower)), station.note.map { .text($0) } ?? .null,
-                        ], "registering station '\(visible: station.name)'")
+                        ], "registering station '\(station.name)'")
                 } catch  where error.isConstraint {
                     throw LedgerRefusal.identityTaken(station.name, identity)
                 }
@@ -164,7 +163,7 @@ extension LedgerCore {
     /// Records a calibration and makes its power the station's, in one transaction; a station the
     /// ledger does not know is refused.
     package func recordCalibration(_ calibration: CalibrationRecord) throws(LedgerError) {
-        let operation = "recording a calibration of '\(visible: calibration.station)'"
+        let operation = "recording a calibration of '\(calibration.station)'"
         try driver.inTransaction(operation) { () throws(LedgerError) in
             let updated = try driver.rows(
                 "UPDATE stations SET power = ? WHERE name = ? RETURNING name",

@@ -1,5 +1,4 @@
 import BeaconPayload
-import StructuredText
 import Synchronization
 
 /// The tables a ledger may lack (an earlier schema, read without migrating it).
@@ -120,9 +119,9 @@ package final class LedgerCore: Sendable {
                 // its bench's session lock instead of a run.
                 guard try driver.rows(free, [.text(bench)], "starting a run").first?.first?.int == 1 else {
                     throw LedgerError(
-                        operation: "starting bench '\(visible: bench)'",
+                        operation: "starting bench '\(bench)'",
                         message:
-                            "another process is running as bench '\(visible: bench)' on this ledger (an earlier ccbeacon, which holds the bench's lock); one process per bench name",
+                            "another process is running as bench '\(bench)' on this ledger (an earlier ccbeacon, which holds the bench's lock); one process per bench name",
                         kind: .refused(.benchRunning(bench: bench)))
                 }
             }
@@ -135,9 +134,9 @@ package final class LedgerCore: Sendable {
                     let left = Int((row[10].double ?? 0).rounded(.up))
                     guard identity.isGone(other) else {
                         throw LedgerError(
-                            operation: "starting bench '\(visible: bench)'",
+                            operation: "starting bench '\(bench)'",
                             message:
-                                "another process is running as bench '\(visible: bench)' on this ledger (\(other.described), its lease holds for \(left) s more unless renewed); one process per bench name",
+                                "another process is running as bench '\(bench)' on this ledger (\(other.described), its lease holds for \(left) s more unless renewed); one process per bench name",
                             kind: .refused(.benchRunning(bench: bench)))
                     }
                     try end(other.id, because: "its process ended (found by a run of the same machine)")
@@ -375,7 +374,7 @@ package final class LedgerCore: Sendable {
         } catch  where error.kind == .invalidChipID {
             throw LedgerError(
                 operation: error.operation,
-                message: "chip id '\(visible: chip)' cannot identify a chip (\(ChipID.refusal)); set the chip aside",
+                message: "chip id '\(chip)' cannot identify a chip (\(ChipID.refusal)); set the chip aside",
                 kind: .invalidChipID)
         }
     }
@@ -385,7 +384,7 @@ package final class LedgerCore: Sendable {
     func retake(_ station: String) throws(LedgerError) {
         try driver.rows(
             "UPDATE stations SET taken = CASE WHEN EXISTS (SELECT 1 FROM attempts WHERE station = ? AND outcome IN ('verified', 'in-progress', 'interrupted')) THEN 1 ELSE 0 END WHERE name = ?",
-            [.text(station), .text(station)], "recording the state of '\(visible: station)'")
+            [.text(station), .text(station)], "recording the state of '\(station)'")
     }
 
     /// Clears `taken` where no attempt verified, in progress or interrupted says it (a hand-made
@@ -406,7 +405,7 @@ package final class LedgerCore: Sendable {
     package func latestCalibration(of station: String) throws(LedgerError) -> Int? {
         try driver.rows(
             "SELECT power FROM calibrations WHERE station = ? ORDER BY id DESC LIMIT 1", [.text(station)],
-            "reading the calibration of '\(visible: station)'"
+            "reading the calibration of '\(station)'"
         ).first?.first?.int
     }
 }

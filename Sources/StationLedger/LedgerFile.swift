@@ -1,6 +1,5 @@
 import HexText
 import Storage
-import StructuredText
 
 #if canImport(Glibc)
     import Glibc
@@ -139,7 +138,7 @@ enum LedgerFile {
                 "it is a damaged ccbeacon ledger: " + report.prefix(3).joined(separator: "; ")
                 + (report.count > 3 ? "; …" : "")
         case .benchRunning(let bench):
-            what = "another process is running as bench '\(visible: bench)' on it"
+            what = "another process is running as bench '\(bench)' on it"
         case .otherList:
             what = "its pool was registered with another station list"
         }

@@ -1,5 +1,4 @@
 import Storage
-import StructuredText
 
 #if canImport(Glibc)
     import Glibc
@@ -102,7 +101,7 @@ extension LedgerCore {
                         .integer(position), .text(station.name), .text(identity.uuid.uuidString),
                         .integer(Int(identity.major)), .integer(Int(identity.minor)),
                         .integer(Int(identity.measuredPower)), text(station.note),
-                    ], "copying station '\(visible: station.name)'")
+                    ], "copying station '\(station.name)'")
             }
             for run in history.runs {
                 try driver.rows(
@@ -143,7 +142,7 @@ extension LedgerCore {
                     [
                         .text(calibration.station), .text(calibration.recordedAt), .integer(calibration.power),
                         .integer(calibration.samples), .integer(calibration.used), .text(calibration.source),
-                    ], "copying a calibration of '\(visible: calibration.station)'")
+                    ], "copying a calibration of '\(calibration.station)'")
             }
         }
     }

@@ -1,5 +1,3 @@
-import StructuredText
-
 /// One of the ledger's invariants as `ledger check` tests it, written once for both databases: a
 /// query for the rows that break it, over tables read without their indexes (the unique indexes
 /// are what could be damaged or missing, so they must not be the ones answering).

@@ -1,5 +1,4 @@
 public import BeaconPayload
-import StructuredText
 
 /// The refusals every ledger backend gives, worded once, so the SQLite file and the PostgreSQL
 /// server say the same things about the same broken promises.
@@ -7,7 +6,7 @@ public enum LedgerRefusal {
     /// A known station listed with another identity.
     public static func otherIdentity(_ station: String) -> LedgerError {
         LedgerError(
-            operation: "registering station '\(visible: station)'",
+            operation: "registering station '\(station)'",
             message:
                 "the ledger already has this station with another identity; a station keeps its identity for life",
             kind: .constraint)
@@ -16,7 +15,7 @@ public enum LedgerRefusal {
     /// A new station whose identity another station of the ledger has.
     public static func identityTaken(_ station: String, _ identity: IBeacon) -> LedgerError {
         LedgerError(
-            operation: "registering station '\(visible: station)'",
+            operation: "registering station '\(station)'",
             message:
                 "another station in the ledger already has UUID \(identity.uuid.uuidString), major \(identity.major), minor \(identity.minor)",
             kind: .constraint)
@@ -44,14 +43,14 @@ public enum LedgerRefusal {
         LedgerError(
             operation: "recording the outcome of attempt \(attemptID)",
             message: now.map {
-                "the attempt was settled meanwhile as \($0) (another run used this ledger); '\(visible: outcome.rawValue)' was not recorded"
+                "the attempt was settled meanwhile as \($0) (another run used this ledger); '\(outcome.rawValue)' was not recorded"
             } ?? "no such attempt", kind: .constraint)
     }
 
     /// A calibration of a station the ledger does not have.
     public static func unknownStation(calibrating station: String) -> LedgerError {
         LedgerError(
-            operation: "recording a calibration of '\(visible: station)'",
+            operation: "recording a calibration of '\(station)'",
             message: "the ledger has no station of that name",
             kind: .constraint)
     }

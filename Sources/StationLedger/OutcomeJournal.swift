@@ -180,7 +180,7 @@ public struct OutcomeJournal: Sendable {
         let chip = try reader.anyString("chip")
         let outcomeText = try reader.anyString("outcome")
         guard let outcome = AttemptOutcome(rawValue: outcomeText), Self.journaled.contains(outcome) else {
-            throw reader.error("outcome", "'\(visible: outcomeText)' is not an outcome a burn ends with")
+            throw reader.error("outcome", "'\(outcomeText)' is not an outcome a burn ends with")
         }
         let reason = try reader.optionalAnyString("reason")
         let readBack = try reader.optionalAnyString("readBack")

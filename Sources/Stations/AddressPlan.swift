@@ -20,7 +20,7 @@ public enum AddressPlan {
                     DataFileError(
                         file: file, line: station.line, column: 1,
                         message:
-                            "station '\(visible: station.name)' has an address, but template '\(visible: template.manifest.name)' has no advertiser-address field to put it in"
+                            "station '\(station.name)' has an address, but template '\(template.manifest.name)' has no advertiser-address field to put it in"
                     ))
             }
             if !problems.isEmpty { throw StationListProblems(problems: problems) }
@@ -35,7 +35,7 @@ public enum AddressPlan {
                     DataFileError(
                         file: file, line: station.line, column: 1,
                         message:
-                            "stations '\(visible: earlier.name)' (line \(earlier.line)) and '\(visible: station.name)' would both advertise as \(address); give one of them another address"
+                            "stations '\(earlier.name)' (line \(earlier.line)) and '\(station.name)' would both advertise as \(address); give one of them another address"
                     ))
             } else {
                 owners[address] = station

@@ -40,8 +40,8 @@ public enum ListPowerEdit {
             throw DataFileError(
                 file: file, line: 1, column: 1,
                 message: matches.isEmpty
-                    ? "has no station named '\(visible: station)'"
-                    : "has \(matches.count) stations named '\(visible: station)'")
+                    ? "has no station named '\(station)'"
+                    : "has \(matches.count) stations named '\(station)'")
         }
         let text = Array(String(power).utf8)
         var edited = bytes

@@ -81,13 +81,13 @@ public enum StationListReader {
                     DataFileError(
                         file: file, line: field.line, column: field.column,
                         message:
-                            "unknown column '\(VisibleText.excerpt(field.text))'; the columns are \(columns.joined(separator: ", "))"
+                            "unknown column '\(field.text.excerpt())'; the columns are \(columns.joined(separator: ", "))"
                     ))
             } else if names.contains(name) {
                 problems.append(
                     DataFileError(
                         file: file, line: field.line, column: field.column,
-                        message: "column '\(visible: name)' appears twice"))
+                        message: "column '\(name)' appears twice"))
             }
             names.append(name)
         }
@@ -150,7 +150,7 @@ public enum StationListReader {
             for member in members {
                 guard columns.contains(member.key) else {
                     // The key is quoted short: it may be of any length.
-                    let keyPath = "\(path).\(VisibleText.excerpt(member.key))"
+                    let keyPath = "\(path).\(member.key.excerpt())"
 
                     problems.append(
                         DataFileError(
@@ -207,7 +207,7 @@ public enum StationListReader {
             do {
                 return try parse(cell.text)
             } catch {
-                report(column, "'\(VisibleText.excerpt(error.input))' \(error.problem); allowed: \(error.allowed)")
+                report(column, "'\(error.input.excerpt())' \(error.problem); allowed: \(error.allowed)")
                 return nil
             }
         }
@@ -267,22 +267,22 @@ public enum StationListReader {
             return tooLong + " (put the rest in the note)"
         }
         if name.first?.isWhitespace == true || name.last?.isWhitespace == true {
-            return "'\(visible: name)' begins or ends with a space; remove it (it would make two names look alike)"
+            return "'\(name)' begins or ends with a space; remove it (it would make two names look alike)"
         }
         let scalars = Array(name.unicodeScalars)
         if let index = scalars.indices.dropFirst().first(where: {
             scalars[$0].properties.isWhitespace && scalars[$0 - 1].properties.isWhitespace
         }) {
             return
-                "'\(visible: name)' has two spaces in a row at character \(index); use one (two look like one, and a long run of them can push text onto a line of its own)"
+                "'\(name)' has two spaces in a row at character \(index); use one (two look like one, and a long run of them can push text onto a line of its own)"
         }
         if let first = name.unicodeScalars.first, "=+-@".unicodeScalars.contains(first) {
             return
-                "'\(visible: name)' begins with '\(first)', which a spreadsheet opening the registry takes for a formula; begin it with a letter or digit"
+                "'\(name)' begins with '\(first)', which a spreadsheet opening the registry takes for a formula; begin it with a letter or digit"
         }
         if Station.fileStem(for: name).allSatisfy({ $0 == "_" }) {
             return
-                "'\(visible: name)' has no ASCII letter or digit to make a file name from (station files are named in ASCII, which every flasher opens); add one"
+                "'\(name)' has no ASCII letter or digit to make a file name from (station files are named in ASCII, which every flasher opens); add one"
         }
         return nil
     }
@@ -317,14 +317,14 @@ public enum StationListReader {
                     DataFileError(
                         file: file, line: location.line, column: location.column, keyPath: nameCell?.keyPath ?? "name",
                         message:
-                            "station '\(visible: station.name)' is already on line \(earlier.line); names must be unique"
+                            "station '\(station.name)' is already on line \(earlier.line); names must be unique"
                     ))
             } else if let earlier = stems[station.fileStem.lowercased()] {
                 problems.append(
                     DataFileError(
                         file: file, line: location.line, column: location.column, keyPath: nameCell?.keyPath ?? "name",
                         message:
-                            "'\(visible: station.name)' and '\(visible: earlier.name)' (line \(earlier.line)) would share the file name \(station.fileStem); rename one"
+                            "'\(station.name)' and '\(earlier.name)' (line \(earlier.line)) would share the file name \(station.fileStem); rename one"
                     ))
             }
             names[station.name] = names[station.name] ?? station
@@ -335,7 +335,7 @@ public enum StationListReader {
                     DataFileError(
                         file: file, line: station.line, column: 1,
                         message:
-                            "station '\(visible: station.name)' has the same UUID, major and minor as '\(visible: earlier.name)' on line \(earlier.line); scanners could not tell them apart"
+                            "station '\(station.name)' has the same UUID, major and minor as '\(earlier.name)' on line \(earlier.line); scanners could not tell them apart"
                     ))
             } else {
                 identities[key] = station
@@ -348,7 +348,7 @@ public enum StationListReader {
                             file: file, line: cell?.line ?? station.line, column: cell?.column ?? 1,
                             keyPath: cell?.keyPath ?? "address",
                             message:
-                                "station '\(visible: station.name)' has the same address \(address) as '\(visible: earlier.name)' on line \(earlier.line); every beacon needs its own"
+                                "station '\(station.name)' has the same address \(address) as '\(earlier.name)' on line \(earlier.line); every beacon needs its own"
                         ))
                 } else {
                     addresses[address] = station

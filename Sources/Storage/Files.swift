@@ -1,5 +1,4 @@
 import CFileAttributes
-import StructuredText
 
 #if canImport(Glibc)
     import Glibc
@@ -49,7 +48,7 @@ public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isOutOfMemory: Bool { code == ENOMEM }
 
     /// `cannot read 'x': no such file`.
-    public var description: String { "cannot \(operation.rawValue) '\(visible: path)': \(reason)" }
+    public var description: String { "cannot \(operation.rawValue) '\(path)': \(reason)" }
 }
 
 /// File reading, atomic writing and directory listing over POSIX calls. (Plain POSIX keeps full
@@ -330,7 +329,7 @@ public enum Files {
             throw FileError(
                 .write, path: path,
                 reason:
-                    "its folder '\(visible: folder)' may not be written (\(describe(code))), and the new file goes there first",
+                    "its folder '\(folder)' may not be written (\(describe(code))), and the new file goes there first",
                 code: code)
         }
         for (what, name) in [("it", target), ("its folder", folder)] where protectionFlags(name) != 0 {

@@ -1,5 +1,3 @@
-import StructuredText
-
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -26,7 +24,7 @@ public final class FolderLock {
             switch self {
             case .held(let directory, let holder):
                 return
-                    "another ccbeacon\(holder.map { " (process \($0))" } ?? "") is writing into '\(visible: directory)'"
+                    "another ccbeacon\(holder.map { " (process \($0))" } ?? "") is writing into '\(directory)'"
             case .file(let error): return error.description
             }
         }

@@ -24,17 +24,9 @@ public enum VisibleText {
         escaped(text, keeping: ["\n", "\t", "\r\n"])
     }
 
-    /// At most `limit` characters of `text` (and at most `limit` code points: one character may
-    /// carry any number of marks), escaped, and `… (N characters)` when it was longer: for a
-    /// message that quotes a value which may be of any length.
+    /// `text.excerpt(limit:)`, escaped: a value of any length quoted short where it is shown.
     public static func excerpt(_ text: String, limit: Int = 40) -> String {
-        let scalars = text.unicodeScalars
-        guard text.count > limit || scalars.count > limit else { return escaped(text) }
-        // `limit` code points are at most `limit` characters.
-        let kept = String(String.UnicodeScalarView(scalars.prefix(limit)))
-        let size =
-            text.count > limit ? "\(text.count) characters" : "\(scalars.count) code points"
-        return escaped(kept) + "… (\(size))"
+        escaped(text.excerpt(limit: limit))
     }
 
     /// `text` escaped, with the controls in `keeping` (`"\n"`, `"\t"`, `"\r\n"`: a carriage

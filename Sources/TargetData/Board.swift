@@ -119,17 +119,17 @@ public struct BoardCatalog: Sendable {
             guard let chip = chips.first(where: { $0.name == chipName }) else {
                 throw object.error(
                     "chip",
-                    "'\(visible: chipName)' is not in chips.json; known: \(chips.map(\.name).joined(separator: ", "))")
+                    "'\(chipName)' is not in chips.json; known: \(chips.map(\.name).joined(separator: ", "))")
             }
             var debugger = try object.object("debugger")
             let debuggerName = try debugger.string("name")
             let usb = try debugger.string("usb")
             guard isUSBID(usb) else {
-                throw debugger.error("usb", "'\(visible: usb)' is not a USB ID; write VVVV:PPPP in hex")
+                throw debugger.error("usb", "'\(usb)' is not a USB ID; write VVVV:PPPP in hex")
             }
             guard DebuggerModel.supported.contains(where: { $0.usbID == usb.uppercased() }) else {
                 throw debugger.error(
-                    "usb", "'\(visible: usb)' is not a debugger ccbeacon drives; it drives \(DebuggerModel.listed)")
+                    "usb", "'\(usb)' is not a debugger ccbeacon drives; it drives \(DebuggerModel.listed)")
             }
             try debugger.finish()
             let defaultTemplate = try object.string("defaultTemplate")

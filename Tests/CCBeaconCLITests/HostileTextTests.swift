@@ -430,8 +430,24 @@ struct HostileTextReviewTests {
         }
         let json = ToolRun(["devices", "--json"], debuggers: HostileStrings())
         let devices = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
-        #expect(
-            devices.first?["serial"] as? String == #"S\x1b]0;t\x07\x0aFAKE serial"#, "made visible once, at the source")
+        // Kept as the device gave it; the JSON writer escapes it.
+        #expect(devices.first?["serial"] as? String == "S\u{1B}]0;t\u{07}\nFAKE serial", "\(json.output)")
+        #expect(json.output.contains(#""S\u001b]0;t\u0007\nFAKE serial""#), "\(json.output)")
+    }
+
+    /// A serial number selects as the device gives it (a script reading `devices --json`) or as
+    /// ccbeacon shows it (a person copying it from the terminal), and nothing else.
+    @Test(arguments: ["S\u{1B}]0;t\u{07}\nFAKE serial", #"S\x1b]0;t\x07\x0aFAKE serial"#])
+    func aSerialSelectsAsGivenOrAsShown(selector: String) {
+        let run = ToolRun(["info", "--device", selector], debuggers: HostileStrings())
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(HostileTextTests.raw(run.output + run.diagnostics).isEmpty, "\(run.output)")
+    }
+
+    @Test func aSerialThatIsNeitherSelectsNothing() {
+        let run = ToolRun(["info", "--device", "S]0;t\nFAKE serial"], debuggers: HostileStrings())
+        #expect(run.status != 0)
+        #expect(run.diagnostics.contains(#"no debugger 'S]0;t\x0aFAKE serial'"#), "\(run.diagnostics)")
     }
 
     @Test func anArgumentsLineFeedStaysInItsMessage() {

@@ -94,6 +94,16 @@ struct HiddenCharactersTests {
         #expect(zalgo.unicodeScalars.count < 100 && zalgo.hasSuffix("… (50001 code points)"), "\(zalgo)")
     }
 
+    /// The raw excerpt cuts alike and keeps what it keeps as it is: the way out encodes it.
+    @Test func aRawExcerptCutsAlikeAndEscapesNothing() {
+        let long = String(repeating: "\u{1B}A", count: 5_000)
+        #expect(long.excerpt() == String(repeating: "\u{1B}A", count: 20) + "… (10000 characters)")
+        #expect(VisibleText.excerpt(long) == VisibleText.escaped(long.excerpt()))
+        #expect("a\u{202E}b".excerpt() == "a\u{202E}b")
+        #expect(
+            ("Z" + String(repeating: "\u{301}", count: 50)).excerpt(limit: 3) == "Z\u{301}\u{301}… (51 code points)")
+    }
+
     /// The JSON writer escapes every hidden character (surrogate pairs above U+FFFF) and leaves
     /// real writing as it is; what it writes parses back to the same text.
     @Test func theJSONWriterEscapesHiddenCharactersAndKeepsTheText() throws {
