@@ -27,46 +27,48 @@ enum BurnTestCommand {
     static let reportFiles = ["summary.txt", "summary.json", "trace.pcap", "descriptors.txt"]
 
     /// Everything the options say, checked before any debugger is touched.
-    struct Request {
+    struct Request: Sendable {
         var selector: String?
         var confirmed: Bool
         var reportFolder: String?
+    }
+
+    /// The burn test's options of `doctor`'s arguments: the request when `--burn-test` is given.
+    static func request(_ command: ParsedCommand) throws(CommandFailure) -> Request? {
+        guard command.isSet(burnTest) else { return nil }
+        return Request(
+            selector: try command.value(Options.device), confirmed: command.isSet(yes),
+            reportFolder: try command.value(report).map(Files.withoutTrailingSeparators))
     }
 
     /// The options' combination, checked before anything is opened (a trace included):
     /// `--yes`, `--report` and `--device` belong to `--burn-test`; its report holds its trace, so
     /// `--trace` is not given beside `--report`; the report folder is new, empty or an earlier
     /// report.
-    @Sendable static func validate(_ command: ParsedCommand) throws(CommandFailure) {
-        let folder = try command.value(report).map(Files.withoutTrailingSeparators)
-        guard command.isSet(burnTest) else {
+    static func validate(_ arguments: DoctorCommand.Arguments) throws(CommandFailure) {
+        guard let request = arguments.burnTest else {
             for (given, name) in [
-                (command.isSet(yes), yes.spec.name), (folder != nil, report.spec.name),
-                (command.values[Options.device.spec.name] != nil, Options.device.spec.name),
+                (arguments.confirmed, yes.spec.name), (arguments.reportGiven, report.spec.name),
+                (arguments.deviceGiven, Options.device.spec.name),
             ] where given {
                 throw .usage("\(name) is for --burn-test")
             }
             return
         }
-        if command.isSet(Options.json) {
+        if arguments.json {
             throw .usage("--json is not for --burn-test; its summary in JSON is summary.json in --report DIR")
         }
-        if folder != nil, command.values[Options.trace.spec.name] != nil {
+        if request.reportFolder != nil, arguments.traced {
             throw .usage("--report DIR holds the trace of the burn test (DIR/trace.pcap); leave out --trace")
         }
-        if let folder { try checkFolder(folder) }
+        if let folder = request.reportFolder { try checkFolder(folder) }
     }
 
-    /// The request, once `validate` passed: without `--yes` there must be a terminal to ask on.
-    static func request(_ command: ParsedCommand, console: Console) throws(CommandFailure) -> Request? {
-        guard command.isSet(burnTest) else { return nil }
-        let confirmed = command.isSet(yes)
-        if !confirmed, !(console.diagnosticsIsTerminal && isatty(0) == 1) {
+    /// Without `--yes` there must be a terminal to ask on.
+    static func checkConfirmation(_ request: Request, console: Console) throws(CommandFailure) {
+        if !request.confirmed, !(console.diagnosticsIsTerminal && isatty(0) == 1) {
             throw .usage("the burn test erases the chip; with no terminal to ask on, confirm with --yes")
         }
-        return Request(
-            selector: try command.value(Options.device), confirmed: confirmed,
-            reportFolder: try command.value(report).map(Files.withoutTrailingSeparators))
     }
 
     /// A report folder: absent (it is made, in an existing folder), or a folder that holds nothing

@@ -44,7 +44,7 @@ enum CalibrateCommand {
             OptionGroup(
                 [rssi.spec.name, from.spec.name], required: true, missing: "give --rssi FILE or --from CAPTURE")
         ])
-    static let command = Command(spec, run: run)
+    static let command = Command(spec, Arguments.self, run: run)
 
     static let rssi = Option<String>(
         "--rssi", value: "FILE", help: "RSSI samples: one per line, or a CSV with an rssi column", completion: .files)
@@ -64,39 +64,77 @@ enum CalibrateCommand {
     static let force = Flag(
         "--force", help: "take a measured power more than 25 dB from the station's registered power")
 
-    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        let name = try command.value(station)
-        let writing = command.isSet(write)
-        let listPath = try command.value(list)
-        let ledgerPath = try command.value(ledger)
-        if writing {
-            guard let name else { throw .usage("--write needs --station NAME, the station calibrated") }
-            guard listPath != nil || ledgerPath != nil else {
-                throw .usage(
-                    "--write needs --list FILE (its power column) or --ledger FILE (a calibration row) for '\(name)'"
-                )
+    /// Where calibrate's RSSI samples come from.
+    enum SampleSource: Sendable {
+        case rssi(String)
+        case capture(String)
+    }
+
+    /// What `calibrate` was asked.
+    struct Arguments: CommandArguments {
+        var name: String?
+        var writing: Bool
+        var listPath: String?
+        var ledgerPath: String?
+        var stationsPath: String?
+        /// Where the samples come from: --rssi FILE or --from CAPTURE.
+        var samples: SampleSource
+        var address: [UInt8]?
+        var force: Bool
+        var json: Bool
+
+        init(_ command: ParsedCommand) throws(CommandFailure) {
+            name = try command.value(station)
+            writing = command.isSet(write)
+            listPath = try command.value(list)
+            ledgerPath = try command.value(ledger)
+            stationsPath = try command.value(stations)
+            if let path = try command.value(rssi) {
+                samples = .rssi(path)
+            } else {
+                samples = .capture(try command.value(from.required))
             }
+            address = try command.value(CalibrateCommand.address)
+            force = command.isSet(CalibrateCommand.force)
+            json = command.isSet(Options.json)
         }
-        if name == nil, command.isGiven(stations) || command.isGiven(ledger) || command.isGiven(list) {
-            throw .usage("--stations, --ledger and --list are where --station NAME is found; give --station")
+
+        func validate() throws(CommandFailure) {
+            if writing {
+                guard let name else { throw .usage("--write needs --station NAME, the station calibrated") }
+                guard listPath != nil || ledgerPath != nil else {
+                    throw .usage(
+                        "--write needs --list FILE (its power column) or --ledger FILE (a calibration row) for '\(name)'"
+                    )
+                }
+            }
+            if name == nil, stationsPath != nil || ledgerPath != nil || listPath != nil {
+                throw .usage("--stations, --ledger and --list are where --station NAME is found; give --station")
+            }
+            if case .rssi = samples, address != nil { throw .usage("--address applies to --from only") }
         }
+    }
+
+    static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
+        let (name, writing, listPath, ledgerPath) = (
+            arguments.name, arguments.writing, arguments.listPath, arguments.ledgerPath
+        )
         // The station as the record, ledger and list given know it: read once, when first needed.
         var lookup: (stations: [ExpectedStation], looked: [String])?
         func lookedUp(_ name: String) throws(CommandFailure) -> (stations: [ExpectedStation], looked: [String]) {
             if let lookup { return lookup }
-            let found = try known(command, name: name)
+            let found = try known(arguments, name: name)
             lookup = found
             return found
         }
         let samples: [Int]
         let source: String
-        if let path = try command.value(rssi) {
-            if command.isGiven(address) { throw .usage("--address applies to --from only") }
+        switch arguments.samples {
+        case .rssi(let path):
             samples = try rssiSamples(try FileAccess.read(path), file: path)
             source = path
-        } else {
-            let path = try command.value(from.required)
-            let wanted = try stationAddress(command, name: name, lookUp: lookedUp)
+        case .capture(let path):
+            let wanted = try stationAddress(arguments, name: name, lookUp: lookedUp)
             samples = try captureSamples(try FileAccess.read(path), file: path, address: wanted)
             source = "\(path), \(HexText.colonSeparated(wanted))"
             if samples.isEmpty {
@@ -114,7 +152,7 @@ enum CalibrateCommand {
             }
             throw .data("\(source): \(error.description)", hint: "take more samples 1 m from the station")
         }
-        if !command.isSet(force) {
+        if !arguments.force {
             // What the station's board and TX power predict (its registered power), or the
             // generic 1 m figure when the station cannot be looked up.
             let registered = try name.flatMap { name throws(CommandFailure) in
@@ -138,7 +176,7 @@ enum CalibrateCommand {
             written = try record(
                 calibration, station: name, source: source, listPath: listPath, ledgerPath: ledgerPath)
         }
-        if command.isSet(Options.json) {
+        if arguments.json {
             console.data(
                 JSONValue.object([
                     ("station", name.map { .string($0) } ?? .null),
@@ -161,10 +199,10 @@ enum CalibrateCommand {
     /// The advertiser address the capture is filtered to: `--address`, or the station's in the
     /// record, ledger or list given (`lookUp`: `known`).
     static func stationAddress(
-        _ command: ParsedCommand, name: String?,
+        _ arguments: Arguments, name: String?,
         lookUp: (String) throws(CommandFailure) -> (stations: [ExpectedStation], looked: [String])
     ) throws(CommandFailure) -> [UInt8] {
-        if let given = try command.value(address) { return given }
+        if let given = arguments.address { return given }
         guard let name else {
             throw .usage(
                 "--from needs the station's advertiser address: --address XX:XX:XX:XX:XX:XX, or --station NAME with --stations, --ledger or --list"
@@ -185,20 +223,20 @@ enum CalibrateCommand {
 
     /// The station `name` as each source given knows it — the batch record, the ledger (as
     /// burned), the list, in that order — and the sources looked in.
-    static func known(_ command: ParsedCommand, name: String) throws(CommandFailure) -> (
+    static func known(_ arguments: Arguments, name: String) throws(CommandFailure) -> (
         stations: [ExpectedStation], looked: [String]
     ) {
         var found: [ExpectedStation] = []
         var looked: [String] = []
-        if let path = try command.value(stations) {
+        if let path = arguments.stationsPath {
             looked.append(path)
             found += try ScanCommand.record(try FileAccess.read(path), file: path).filter { $0.name == name }
         }
-        if let path = try command.value(ledger) {
+        if let path = arguments.ledgerPath {
             looked.append(path)
             found += try ScanCommand.verifiedStations(path, requireAny: false).filter { $0.name == name }
         }
-        if let path = try command.value(list) {
+        if let path = arguments.listPath {
             looked.append(path)
             found += try CommandSupport.stations(path, consequence: "nothing was calibrated").filter {
                 $0.name == name

@@ -17,11 +17,11 @@ enum BoardsCommand {
               ccbeacon boards
             """,
         options: [Options.json.spec])
-    static let command = Command(spec, run: run)
+    static let command = Command(spec, JSONArgument.self, run: run)
 
-    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+    static func run(_ arguments: JSONArgument, console: Console) throws(CommandFailure) {
         let catalog = try DataLocations.find(templatesOption: nil).loadBoards()
-        if command.isSet(Options.json) {
+        if arguments.json {
             let boards = catalog.boards.map { board -> JSONValue in
                 .object([
                     ("name", .string(board.name)), ("title", .string(board.title)), ("chip", .string(board.chip.name)),
@@ -57,13 +57,24 @@ enum TemplatesCommand {
               ccbeacon templates --templates ~/beacon-templates
             """,
         options: [templates.spec, Options.json.spec])
-    static let command = Command(spec, run: run)
+    static let command = Command(spec, Arguments.self, run: run)
 
     static let templates = Option<String>(
         "--templates", value: "DIR", help: "also list the templates in DIR", completion: .folders)
 
-    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        let locations = try DataLocations.find(templatesOption: try command.value(templates))
+    /// What `templates` was asked.
+    struct Arguments: CommandArguments {
+        var templatesFolder: String?
+        var json: Bool
+
+        init(_ command: ParsedCommand) throws(CommandFailure) {
+            templatesFolder = try command.value(templates)
+            json = command.isSet(Options.json)
+        }
+    }
+
+    static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
+        let locations = try DataLocations.find(templatesOption: arguments.templatesFolder)
         if let folder = Files.environment("CCBEACON_TEMPLATES"), !Files.isDirectory(folder) {
             console.diagnostics(
                 line: "note: CCBEACON_TEMPLATES is '\(folder)', which is not a folder; it is not searched")
@@ -100,7 +111,7 @@ enum TemplatesCommand {
                     ]))
             }
         }
-        if command.isSet(Options.json) {
+        if arguments.json {
             console.data(JSONValue.array(json).rendered() + "\n")
         } else if rows.isEmpty {
             console.output(line: "no templates found in \(locations.templateDirectories.joined(separator: ", "))")
@@ -139,7 +150,7 @@ enum TemplateImportCommand {
             name.spec, chip.spec, address.spec, Options.base.spec, description.spec, output.spec, force.spec,
         ],
         positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin", completion: .files)])
-    static let command = Command(spec, run: run)
+    static let command = Command(spec, Arguments.self, run: run)
 
     static let name = Option<String>("--name", value: "NAME", help: "template name (letters, digits, - _ .)") {
         text throws(CommandFailure) in
@@ -148,7 +159,8 @@ enum TemplateImportCommand {
         }
         return text
     }.required
-    static let chip = Option<String>("--chip", value: "C", help: "chip (default CC2541F256; see boards/chips.json)")
+    static let chip = Option<String>("--chip", value: "C", help: "chip (see boards/chips.json)").defaulting(
+        to: "CC2541F256")
     static let address = Option<Int>(
         "--address", value: "A", help: "address of the block to use when there are several"
     ) { text throws(CommandFailure) in try Values.address(text, option: "--address") }
@@ -165,18 +177,43 @@ enum TemplateImportCommand {
     static let output = Options.output("DIR", help: "template folder to create (default ./NAME)", completion: .folders)
     static let force = Flag("--force", help: "replace an existing template.json or image.hex in DIR")
 
-    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        let imagePath = command.positionals[0]
-        let name = try command.value(name)
+    /// What `template import` was asked.
+    struct Arguments: CommandArguments {
+        var imagePath: String
+        var name: String
+        var chipName: String
+        var address: Int?
+        var base: Int?
+        /// Without a trailing slash; `./NAME` when not given.
+        var directory: String
+        var force: Bool
+        var description: String?
+
+        init(_ command: ParsedCommand) throws(CommandFailure) {
+            imagePath = command.positionals[0]
+            name = try command.value(TemplateImportCommand.name)
+            chipName = try command.value(chip)
+            address = try command.value(TemplateImportCommand.address)
+            base = try command.value(Options.base)
+            let given = try command.value(output) ?? name
+            directory = given.count > 1 && given.hasSuffix("/") ? String(given.dropLast()) : given
+            force = command.isSet(TemplateImportCommand.force)
+            description = try command.value(TemplateImportCommand.description)
+        }
+    }
+
+    static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
+        let (imagePath, name, chipName, directory) = (
+            arguments.imagePath, arguments.name, arguments.chipName, arguments.directory
+        )
         let catalog = try DataLocations.find(templatesOption: nil).loadBoards()
-        let chipName = try command.value(chip) ?? "CC2541F256"
         guard let chip = catalog.chip(named: chipName) else {
             throw .usage(
                 "--chip '\(chipName)' is unknown; the chips are \(catalog.chips.map(\.name).joined(separator: ", "))"
             )
         }
-        let address = try command.value(address)
-        let loaded = try CommandSupport.loadImage(imagePath, base: try command.value(Options.base))
+        let address = arguments.address
+        let loaded = try CommandSupport.loadImage(imagePath, base: arguments.base)
         let (memory, hexText) = (loaded.memory, loaded.hexText)
         let chosen: FoundBeacon
         do {
@@ -185,17 +222,15 @@ enum TemplateImportCommand {
             throw CommandFailure(
                 .dataError, lines: ["\(imagePath): \(error.lines[0])"] + error.lines.dropFirst(), hint: error.hint)
         }
-        let given = try command.value(output) ?? name
-        let directory = given.count > 1 && given.hasSuffix("/") ? String(given.dropLast()) : given
         let manifestPath = Files.join(directory, "template.json")
         let imageOutput = Files.join(directory, "image.hex")
         try checkOutputs(
             directory: directory, [imageOutput, manifestPath], importing: imagePath,
-            force: command.isSet(force))
+            force: arguments.force)
         let imageText = hexText ?? TemplateImport.hexText(forBinary: memory, pageSize: chip.pageSize)
         let manifest = TemplateImport.manifest(
             name: name,
-            description: try command.value(description) ?? "imported from \(Files.lastComponent(imagePath))",
+            description: arguments.description ?? "imported from \(Files.lastComponent(imagePath))",
             chip: chip, imageFileName: "image.hex", imageBytes: imageText, beacon: chosen, memory: memory)
         // Check the result exactly as generate will before writing anything.
         do {

@@ -23,18 +23,33 @@ enum InspectCommand {
         options: [Options.base.spec, Options.json.spec] + Options.templateOptions,
         positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin", completion: .files)],
         groups: [Options.optionalTemplate])
-    static let command = Command(spec, run: run)
+    static let command = Command(spec, Arguments.self, run: run)
 
-    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        let path = command.positionals[0]
-        let memory = try CommandSupport.loadImage(path, base: try command.value(Options.base)).memory
+    /// What `inspect` was asked.
+    struct Arguments: CommandArguments {
+        var path: String
+        var base: Int?
+        var template: TemplateChoice
+        var json: Bool
+
+        init(_ command: ParsedCommand) throws(CommandFailure) {
+            path = command.positionals[0]
+            base = try command.value(Options.base)
+            template = try TemplateChoice(command)
+            json = command.isSet(Options.json)
+        }
+    }
+
+    static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
+        let path = arguments.path
+        let memory = try CommandSupport.loadImage(path, base: arguments.base).memory
         let found = PayloadFinder.find(memory)
         let oad = OADHeader.detect(in: memory)
         let computedCRC = oad?.computeCRC(memory)
         var templateReport: (StationTemplate, VerificationReport)?
         var power: (line: String, json: JSONValue)?
-        if command.isGiven(Options.template) || command.isGiven(Options.board) {
-            let (template, _, board) = try CommandSupport.template(command)
+        if arguments.template.isMade {
+            let (template, _, board) = try arguments.template.resolve()
             let field = template.beaconField
             let current = memory.contiguousBytes(in: field.range).flatMap {
                 IBeacon(payload: $0[field.kind.identityOffset...])
@@ -46,7 +61,7 @@ enum InspectCommand {
                 CommandSupport.powerReport($0.measuredPower, in: memory, template: template, board: board)
             }
         }
-        if command.isSet(Options.json) {
+        if arguments.json {
             var members: [(String, JSONValue)] = [
                 ("image", .string(path)),
                 (
@@ -176,20 +191,40 @@ enum VerifyCommand {
         ],
         positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin", completion: .files)],
         groups: [Options.optionalTemplate])
-    static let command = Command(spec, run: run)
+    static let command = Command(spec, Arguments.self, run: run)
 
-    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        let path = command.positionals[0]
-        let expected = try Options.identity(command, power: Options.expectedPower)
-        let settings = try Options.settings(command)
-        let checkPower = command.isGiven(Options.expectedPower)
-        let memory = try CommandSupport.loadImage(path, base: try command.value(Options.base)).memory
+    /// What `verify` was asked.
+    struct Arguments: CommandArguments {
+        var path: String
+        var expected: IBeacon
+        var settings: StationSettings
+        var checkPower: Bool
+        var base: Int?
+        var template: TemplateChoice
+        var json: Bool
+
+        init(_ command: ParsedCommand) throws(CommandFailure) {
+            path = command.positionals[0]
+            expected = try Options.identity(command, power: Options.expectedPower)
+            settings = try Options.settings(command)
+            checkPower = command.isGiven(Options.expectedPower)
+            base = try command.value(Options.base)
+            template = try TemplateChoice(command)
+            json = command.isSet(Options.json)
+        }
+    }
+
+    static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
+        let (path, expected, settings, checkPower) = (
+            arguments.path, arguments.expected, arguments.settings, arguments.checkPower
+        )
+        let memory = try CommandSupport.loadImage(path, base: arguments.base).memory
         let report: VerificationReport
         // Where the image's measured power stands against the board's expectation (a note: verify
         // checks only what it is asked).
         var power: (line: String, json: JSONValue)?
-        if command.isGiven(Options.template) || command.isGiven(Options.board) {
-            let (template, _, board) = try CommandSupport.template(command)
+        if arguments.template.isMade {
+            let (template, _, board) = try arguments.template.resolve()
             _ = try CommandSupport.check(settings, for: template)
             report = template.verify(memory, expected: expected, checkPower: checkPower, settings: settings)
             power = report.found.map {
@@ -202,7 +237,7 @@ enum VerifyCommand {
             }
             report = PayloadFinder.verify(memory, expected: expected, checkPower: checkPower)
         }
-        if command.isSet(Options.json) {
+        if arguments.json {
             // Only what was asked for is expected: without --power the identity above carries
             // the encoder's default, which verify does not check; "found" has the image's power.
             let expectedFields = EncodeCommand.identityFields(expected).filter { checkPower || $0.0 != "power" }

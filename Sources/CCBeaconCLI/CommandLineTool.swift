@@ -93,13 +93,18 @@ public enum CommandLineTool {
         for option in entry.spec.table.options {
             if let text = command.values[option.name], let check = option.check { try check(text) }
         }
-        try entry.validate?(command)
-        guard let path = command.values[Options.trace.spec.name], let debuggers = hardware.debuggers else {
-            return try entry.run(command, console, hardware)
+        let tracePath = command.values[Options.trace.spec.name]
+        let others = command.positionals + command.values.filter { $0.key != Options.trace.spec.name }.map(\.value)
+        if let tracePath {
+            try TraceFile.refuseArgument(
+                naming: tracePath, shownAs: tracePath, option: Options.trace.spec.name, arguments: others)
+        }
+        let prepared = try entry.prepare(command)
+        guard let path = tracePath, let debuggers = hardware.debuggers else {
+            return try prepared(console, hardware)
         }
         // Every debugger the command reaches is traced, whatever it does with it; the trace is
         // a diagnosis, so a trace that cannot be written is said but changes no outcome.
-        let others = command.positionals + command.values.filter { $0.key != Options.trace.spec.name }.map(\.value)
         let file = try TraceFile(path: path, arguments: others)
         var traced = hardware
         traced.debuggers = TracingProvider(debuggers, trace: file.trace)
@@ -113,7 +118,7 @@ public enum CommandLineTool {
                 )
             }
         }
-        try entry.run(command, console, traced)
+        try prepared(console, traced)
         succeeded = true
     }
 
@@ -210,41 +215,36 @@ public enum CommandLineTool {
     }
 }
 
-/// A command of the registry: its table and what runs it.
+/// A command of the registry: its table, how its arguments are decoded, and what runs it.
 struct Command: Sendable {
+    /// What runs a command once its arguments are decoded and checked.
+    typealias Prepared = @Sendable (Console, Hardware) throws(CommandFailure) -> Void
+
     /// The grammar and help.
     let spec: CommandSpec
-    /// Runs a command line the parser accepted against `spec`.
-    let run: @Sendable (ParsedCommand, Console, Hardware) throws(CommandFailure) -> Void
-    /// Checks the combination of options before anything is opened (a trace included).
-    var validate: (@Sendable (ParsedCommand) throws(CommandFailure) -> Void)?
+    /// Decodes a command line the parser accepted against `spec` into the command's arguments
+    /// and checks them (`CommandArguments`), before anything is opened (a trace included).
+    let prepare: @Sendable (ParsedCommand) throws(CommandFailure) -> Prepared
 
-    /// A command that needs no debugger.
-    init(_ spec: CommandSpec, run: @escaping @Sendable (ParsedCommand, Console) throws(CommandFailure) -> Void) {
-        self.spec = spec
-        self.run = { command, console, _ throws(CommandFailure) in try run(command, console) }
-    }
-
-    /// A command that talks to debuggers; `validate` checks its options' combination first.
-    init(
-        _ spec: CommandSpec,
-        runWithDebuggers run:
-            @escaping @Sendable (ParsedCommand, Console, (any DebuggerProvider)?) throws(CommandFailure) -> Void,
-        validate: (@Sendable (ParsedCommand) throws(CommandFailure) -> Void)? = nil
+    /// A command that decodes its `Arguments` and runs on them, with the hardware it may reach.
+    init<Arguments: CommandArguments>(
+        _ spec: CommandSpec, _ arguments: Arguments.Type,
+        run: @escaping @Sendable (Arguments, Console, Hardware) throws(CommandFailure) -> Void
     ) {
         self.spec = spec
-        self.validate = validate
-        self.run = { command, console, hardware throws(CommandFailure) in try run(command, console, hardware.debuggers)
+        prepare = { command throws(CommandFailure) in
+            let decoded = try Arguments(command)
+            try decoded.validate()
+            return { console, hardware throws(CommandFailure) in try run(decoded, console, hardware) }
         }
     }
 
-    /// A command that talks to debuggers or Bluetooth controllers.
-    init(
-        _ spec: CommandSpec,
-        runWithHardware run: @escaping @Sendable (ParsedCommand, Console, Hardware) throws(CommandFailure) -> Void
+    /// A command that decodes its `Arguments` and needs no hardware.
+    init<Arguments: CommandArguments>(
+        _ spec: CommandSpec, _ arguments: Arguments.Type,
+        run: @escaping @Sendable (Arguments, Console) throws(CommandFailure) -> Void
     ) {
-        self.spec = spec
-        self.run = run
+        self.init(spec, arguments) { decoded, console, _ throws(CommandFailure) in try run(decoded, console) }
     }
 }
 

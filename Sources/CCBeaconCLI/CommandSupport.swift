@@ -20,32 +20,6 @@ enum CommandSupport {
             "note: \(interval) ms is below 100 ms, the Bluetooth 4.x minimum for non-connectable advertising; scanners built to Bluetooth 5.0 or later accept it"
     }
 
-    /// The template named by --template, or the default template of --board, with the board
-    /// (`nil` for --template: its measured power is then the generic default).
-    static func template(_ command: ParsedCommand) throws(CommandFailure) -> (
-        template: StationTemplate, locations: DataLocations, board: Board?
-    ) {
-        let locations = try DataLocations.find(templatesOption: try command.value(Options.templates))
-        let catalog = try locations.loadBoards()
-        let reference: String
-        var chosenBoard: Board?
-        if let template = try command.value(Options.template) {
-            reference = template
-        } else if let boardName = try command.value(Options.board) {
-            guard let board = catalog.board(named: boardName) else {
-                throw .usage(
-                    "no board '\(boardName)'; the boards are \(catalog.boards.map(\.name).joined(separator: ", ")) (see 'ccbeacon boards')"
-                )
-            }
-            reference = board.defaultTemplate
-            chosenBoard = board
-        } else {
-            // The parser refuses a command whose table requires the group; this is for the others.
-            throw .usage(Options.requiredTemplate.missing)
-        }
-        return (try locations.loadTemplate(reference, catalog: catalog), locations, chosenBoard)
-    }
-
     /// The stations with the measured power each gets: the list's, else the board's default at
     /// the station's TX power (`MeasuredPowerRule`); and those whose list value lies more than
     /// 10 dB from that expectation, for a warning.
@@ -245,5 +219,47 @@ enum CommandSupport {
                     hint: "choose another output path; nothing was written")
             }
         }
+    }
+}
+
+/// Which template a command uses: --template NAME, or the default template of --board NAME
+/// (searched with --templates DIR too); decoded with the arguments, loaded when the command runs.
+struct TemplateChoice: Sendable, Equatable {
+    var templatesFolder: String?
+    var template: String?
+    var board: String?
+
+    /// The choice the command line makes.
+    init(_ command: ParsedCommand) throws(CommandFailure) {
+        templatesFolder = try command.value(Options.templates)
+        template = try command.value(Options.template)
+        board = try command.value(Options.board)
+    }
+
+    /// Whether --template or --board was given.
+    var isMade: Bool { template != nil || board != nil }
+
+    /// The template named by --template, or the default template of --board, with the board
+    /// (`nil` for --template: its measured power is then the generic default).
+    func resolve() throws(CommandFailure) -> (template: StationTemplate, locations: DataLocations, board: Board?) {
+        let locations = try DataLocations.find(templatesOption: templatesFolder)
+        let catalog = try locations.loadBoards()
+        let reference: String
+        var chosenBoard: Board?
+        if let template {
+            reference = template
+        } else if let boardName = board {
+            guard let board = catalog.board(named: boardName) else {
+                throw .usage(
+                    "no board '\(boardName)'; the boards are \(catalog.boards.map(\.name).joined(separator: ", ")) (see 'ccbeacon boards')"
+                )
+            }
+            reference = board.defaultTemplate
+            chosenBoard = board
+        } else {
+            // The parser refuses a command whose table requires the group; this is for the others.
+            throw .usage(Options.requiredTemplate.missing)
+        }
+        return (try locations.loadTemplate(reference, catalog: catalog), locations, chosenBoard)
     }
 }

@@ -31,7 +31,7 @@ enum ConvertCommand {
             """,
         options: [output.spec, Options.base.spec, range.spec, fill.spec, recordLength.spec],
         positionals: [PositionalSpec("IN file", usage: "IN.hex|IN.bin", completion: .files)])
-    static let command = Command(spec, run: run)
+    static let command = Command(spec, Arguments.self, run: run)
 
     static let output = Options.output("OUT", help: "output file (.hex or .bin)").required
     static let range = Options.range(help: "keep only these addresses (END exclusive)")
@@ -39,32 +39,54 @@ enum ConvertCommand {
         text throws(CommandFailure) in try Values.byte(text, option: "--fill")
     }
     static let recordLength = Options.count(
-        "--record-length", help: "data bytes per HEX record, 1…255 (default 16)", in: 1...255
-    ) { "--record-length '\($0)' must be 1…255 (16 and 32 are usual)" }
+        "--record-length", help: "data bytes per HEX record, 1…255", in: 1...255
+    ) { "--record-length '\($0)' must be 1…255 (16 and 32 are usual)" }.defaulting(to: 16)
 
-    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        let input = command.positionals[0]
-        let output = try command.value(output)
-        let inputFormat = try ImageFormat.of(input, role: "input")
-        let outputFormat = try ImageFormat.of(output, role: "output")
-        let range = try command.value(range)
-        let fill = try command.value(fill)
-        let recordLength = try command.value(recordLength) ?? 16
-        if command.isGiven(Self.recordLength), outputFormat != .hex {
-            throw .usage("--record-length applies to .hex output only")
-        }
-        if command.isGiven(Options.base), inputFormat != .bin {
-            throw .usage("--base applies to .bin input only; a HEX file carries its own addresses")
+    /// What `convert` was asked.
+    struct Arguments: CommandArguments {
+        var input: String
+        var output: String
+        var inputFormat: ImageFormat
+        var outputFormat: ImageFormat
+        var range: Range<Int>?
+        /// `nil`: 0xFF for .bin output, no filling for HEX.
+        var fill: UInt8?
+        var recordLength: Int
+        var recordLengthGiven: Bool
+        var base: Int?
+
+        init(_ command: ParsedCommand) throws(CommandFailure) {
+            input = command.positionals[0]
+            output = try command.value(ConvertCommand.output)
+            inputFormat = try ImageFormat.of(input, role: "input")
+            outputFormat = try ImageFormat.of(output, role: "output")
+            range = try command.value(ConvertCommand.range)
+            fill = try command.value(ConvertCommand.fill)
+            recordLength = try command.value(ConvertCommand.recordLength)
+            recordLengthGiven = command.isGiven(ConvertCommand.recordLength)
+            base = try command.value(Options.base)
         }
 
+        func validate() throws(CommandFailure) {
+            if recordLengthGiven, outputFormat != .hex {
+                throw .usage("--record-length applies to .hex output only")
+            }
+            if base != nil, inputFormat != .bin {
+                throw .usage("--base applies to .bin input only; a HEX file carries its own addresses")
+            }
+        }
+    }
+
+    static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
+        let (input, output, range, fill) = (arguments.input, arguments.output, arguments.range, arguments.fill)
         try CommandSupport.checkOutputs([output], against: [CommandSupport.Input(role: "the input image", path: input)])
-        let loaded = try CommandSupport.loadImage(input, base: try command.value(Options.base), format: inputFormat)
+        let loaded = try CommandSupport.loadImage(input, base: arguments.base, format: arguments.inputFormat)
         var memory = loaded.memory
         let start = loaded.startAddress
         if let range { memory = memory.cropped(to: range) }
 
         let bytes: [UInt8]
-        switch outputFormat {
+        switch arguments.outputFormat {
         case .bin:
             do {
                 bytes = try memory.binary(range: range, fill: fill ?? 0xFF)
@@ -82,7 +104,7 @@ enum ConvertCommand {
                 }
                 try? memory.fillGaps(in: span, with: fill)  // span lies within 4 GiB by construction
             }
-            bytes = HexWriter(recordLength: recordLength).text(for: memory, startAddress: start)
+            bytes = HexWriter(recordLength: arguments.recordLength).text(for: memory, startAddress: start)
         }
         try FileAccess.writeAtomically(bytes, to: output)
         console.output(line: "wrote \(output): \(describe(memory)), \(bytes.count) bytes")

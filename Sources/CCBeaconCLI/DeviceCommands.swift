@@ -35,14 +35,14 @@ enum DeviceSupport {
         return debuggers
     }
 
-    /// Opens the selected debugger and connects to its target, for the chips of `catalog` (read
+    /// Opens the debugger `selector` names (the only one when `nil`) and connects to its target, for the chips of `catalog` (read
     /// from boards/ when the caller has not read it already).
     static func connect(
-        _ command: ParsedCommand, debuggers: (any DebuggerProvider)?, catalog: BoardCatalog? = nil
+        selector: String?, debuggers: (any DebuggerProvider)?, catalog: BoardCatalog? = nil
     ) throws(CommandFailure) -> Connection {
         let provider = try provider(debuggers)
         let devices = try listDevices(provider)
-        let device = try choose(devices, selector: try command.value(Options.device))
+        let device = try choose(devices, selector: selector)
         // The chip facts come from boards/chips.json; a folder that cannot be read is reported,
         // never taken for a chip it does not describe.
         let chips: [Chip]
@@ -168,9 +168,11 @@ enum DevicesCommand {
               ccbeacon devices
             """,
         options: [Options.json.spec, Options.trace.spec])
-    static let command = Command(spec, runWithDebuggers: run)
+    static let command = Command(spec, JSONArgument.self) { arguments, console, hardware throws(CommandFailure) in
+        try run(arguments, console: console, debuggers: hardware.debuggers)
+    }
 
-    static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
+    static func run(_ arguments: JSONArgument, console: Console, debuggers: (any DebuggerProvider)?)
         throws(CommandFailure)
     {
         let provider = try DeviceSupport.provider(debuggers)
@@ -208,7 +210,7 @@ enum DevicesCommand {
             console.diagnostics(line: "hint: a debugger shows no target: \(DeviceSupport.noTargetHint)")
         }
         for note in Set(notes).sorted() { console.diagnostics(line: "note: \(note)") }
-        if command.isSet(Options.json) {
+        if arguments.json {
             console.data(JSONValue.array(json).rendered() + "\n")
         } else if devices.isEmpty {
             console.output(line: "no debuggers attached")
@@ -235,12 +237,14 @@ enum InfoCommand {
               ccbeacon info --device 1:7
             """,
         options: [Options.device.spec, Options.json.spec, Options.trace.spec])
-    static let command = Command(spec, runWithDebuggers: run)
+    static let command = Command(spec, DeviceArguments.self) { arguments, console, hardware throws(CommandFailure) in
+        try run(arguments, console: console, debuggers: hardware.debuggers)
+    }
 
-    static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
+    static func run(_ arguments: DeviceArguments, console: Console, debuggers: (any DebuggerProvider)?)
         throws(CommandFailure)
     {
-        let connection = try DeviceSupport.connect(command, debuggers: debuggers)
+        let connection = try DeviceSupport.connect(selector: arguments.selector, debuggers: debuggers)
         let identity = connection.identity
         var primary: [UInt8]?
         var secondary: [UInt8]?
@@ -251,7 +255,7 @@ enum InfoCommand {
             } catch { throw DeviceSupport.failure(error) }
         }
         let name = connection.chip?.name ?? "CC" + HexText.digits(connection.state.targetID)
-        if command.isSet(Options.json) {
+        if arguments.json {
             console.data(
                 JSONValue.object([
                     ("device", .string(connection.device.selector)), ("chip", .string(name)),
@@ -296,12 +300,14 @@ enum EraseCommand {
               ccbeacon erase --device 1:7
             """,
         options: [Options.device.spec, Options.trace.spec])
-    static let command = Command(spec, runWithDebuggers: run)
+    static let command = Command(spec, DeviceArguments.self) { arguments, console, hardware throws(CommandFailure) in
+        try run(arguments, console: console, debuggers: hardware.debuggers)
+    }
 
-    static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
+    static func run(_ arguments: DeviceArguments, console: Console, debuggers: (any DebuggerProvider)?)
         throws(CommandFailure)
     {
-        let connection = try DeviceSupport.connect(command, debuggers: debuggers)
+        let connection = try DeviceSupport.connect(selector: arguments.selector, debuggers: debuggers)
         do {
             _ = try connection.session.chipErase(targetID: connection.state.targetID)
             try connection.session.resetAndRun()
@@ -335,9 +341,11 @@ enum FlashCommand {
         ],
         positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin", completion: .files)],
         groups: [OptionGroup([mac.spec.name, preserveMAC.spec.name])])
-    static let command = Command(spec, runWithDebuggers: run)
+    static let command = Command(spec, Arguments.self) { arguments, console, hardware throws(CommandFailure) in
+        try run(arguments, console: console, debuggers: hardware.debuggers)
+    }
 
-    static let verify = Option<VerifyMode>(
+    static let verify = DefaultedOption<VerifyMode>(
         "--verify", choosing: VerifyMode.allCases, default: .crc, help: "how the burn is checked")
     static let mac = Option<[UInt8]>(
         "--mac", value: "XX:…", help: "write this secondary address (6 bytes, MSB first)"
@@ -354,25 +362,50 @@ enum FlashCommand {
     static let lockDebug = Flag("--lock-debug", help: "lock the debug interface after programming")
     static let allowLastPage = Flag("--allow-last-page", help: "allow image data in the lock-bit page")
 
-    static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
+    /// What `flash` was asked.
+    struct Arguments: CommandArguments {
+        var path: String
+        var base: Int?
+        var selector: String?
+        var verify: VerifyMode
+        var mac: [UInt8]?
+        var preserveMAC: Bool
+        var lockDebug: Bool
+        var allowLastPage: Bool
+        var framing: USBFraming
+        var traced: Bool
+
+        init(_ command: ParsedCommand) throws(CommandFailure) {
+            path = command.positionals[0]
+            base = try command.value(Options.base)
+            selector = try command.value(Options.device)
+            verify = try command.value(FlashCommand.verify)
+            mac = try command.value(FlashCommand.mac)
+            preserveMAC = command.isSet(FlashCommand.preserveMAC)
+            lockDebug = command.isSet(FlashCommand.lockDebug)
+            allowLastPage = command.isSet(FlashCommand.allowLastPage)
+            framing = try command.value(Options.usbFraming)
+            traced = try command.value(Options.trace) != nil
+        }
+    }
+
+    static func run(_ arguments: Arguments, console: Console, debuggers: (any DebuggerProvider)?)
         throws(CommandFailure)
     {
-        let path = command.positionals[0]
-        let verifyMode = try command.value(verify) ?? .crc
-        let mac = try command.value(mac)
-        let image = try CommandSupport.loadImage(path, base: try command.value(Options.base)).memory
+        let mac = arguments.mac
+        let image = try CommandSupport.loadImage(arguments.path, base: arguments.base).memory
         let locations = try DataLocations.find(templatesOption: nil)
         let catalog = try locations.loadBoards()
         let (identityRanges, identitySource) = IdentityBytes.locate(
             in: image, templates: locations.loadAllTemplates(catalog: catalog))
-        let connection = try DeviceSupport.connect(command, debuggers: debuggers, catalog: catalog)
-        connection.session.framing = try command.value(Options.usbFraming) ?? .proven
+        let connection = try DeviceSupport.connect(selector: arguments.selector, debuggers: debuggers, catalog: catalog)
+        connection.session.framing = arguments.framing
         let report = DeviceSupport.progress(console)
         var options = FlashOptions(
-            verify: verifyMode, readBack: identityRanges, allowLastPage: command.isSet(allowLastPage),
-            lockDebug: command.isSet(lockDebug))
+            verify: arguments.verify, readBack: identityRanges, allowLastPage: arguments.allowLastPage,
+            lockDebug: arguments.lockDebug)
         if let mac { options.secondaryAddress = .write(mac) }
-        if command.isSet(preserveMAC) { options.secondaryAddress = .preserve }
+        if arguments.preserveMAC { options.secondaryAddress = .preserve }
         let result: FlashResult
         do {
             result = try FlashProgrammer(session: connection.session).flash(
@@ -397,7 +430,7 @@ enum FlashCommand {
                         "the image is for a larger chip, or holds data at a wrong address; 'ccbeacon inspect' shows where"
                 case .badAddressLength: hint = "give the secondary address as 6 bytes, XX:XX:XX:XX:XX:XX"
                 }
-                throw .data("\(path): \(planError)", hint: hint)
+                throw .data("\(arguments.path): \(planError)", hint: hint)
             case .debugger(let debuggerError): throw DeviceSupport.failure(debuggerError)
             case .flashChanged(let debuggerError):
                 // The erase had begun: whatever failed, the chip may no longer hold what it held.
@@ -409,7 +442,7 @@ enum FlashCommand {
                 }
                 if let framingHint = DeviceSupport.framingHint(
                     debuggerError, framing: connection.session.framing,
-                    traced: command.values[Options.trace.spec.name] != nil)
+                    traced: arguments.traced)
                 {
                     throw CommandFailure(.failure, debuggerError.description, hint: "\(changed); \(framingHint)")
                 }
@@ -436,15 +469,16 @@ enum FlashCommand {
             identityNote = "no identity bytes found in the image to read back"
         }
         let verified =
-            verifyMode == .none ? "not verified beyond that" : "the whole image verified (\(verifyMode.rawValue))"
+            arguments.verify == .none
+            ? "not verified beyond that" : "the whole image verified (\(arguments.verify.rawValue))"
         var lines = [
-            "flashed \(path) to the \(result.chip.name) on \(connection.device.selector): \(result.report.blocksWritten) KiB written, "
+            "flashed \(arguments.path) to the \(result.chip.name) on \(connection.device.selector): \(result.report.blocksWritten) KiB written, "
                 + "\(identityNote), \(verified); the target is running"
         ]
         if let secondary = result.secondaryAddress {
             lines.append("secondary address: \(HexText.colonSeparated(secondary))")
         }
-        if command.isSet(lockDebug) {
+        if arguments.lockDebug {
             lines.append("debug interface locked (only a chip erase unlocks it)")
         }
         console.output(lines: lines)
@@ -464,21 +498,38 @@ enum ReadCommand {
               ccbeacon read -o dump.hex --device 1:7
             """,
         options: [output.spec, Options.device.spec, range.spec, Options.trace.spec])
-    static let command = Command(spec, runWithDebuggers: run)
+    static let command = Command(spec, Arguments.self) { arguments, console, hardware throws(CommandFailure) in
+        try run(arguments, console: console, debuggers: hardware.debuggers)
+    }
 
     static let output = Options.output("DUMP.hex|DUMP.bin", help: "output file (.hex or .bin)").required
     static let range = Options.range(help: "only these addresses (END exclusive)")
 
-    static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
+    /// What `read` was asked.
+    struct Arguments: CommandArguments {
+        var output: String
+        var format: ImageFormat
+        /// `nil`: the whole flash.
+        var range: Range<Int>?
+        var selector: String?
+
+        init(_ command: ParsedCommand) throws(CommandFailure) {
+            output = try command.value(ReadCommand.output)
+            format = try ImageFormat.of(output, role: "output")
+            range = try command.value(ReadCommand.range)
+            selector = try command.value(Options.device)
+        }
+    }
+
+    static func run(_ arguments: Arguments, console: Console, debuggers: (any DebuggerProvider)?)
         throws(CommandFailure)
     {
-        let output = try command.value(output)
-        let format = try ImageFormat.of(output, role: "output")
+        let (output, format) = (arguments.output, arguments.format)
         try CommandSupport.checkOutputs([output], against: [])
-        let connection = try DeviceSupport.connect(command, debuggers: debuggers)
+        let connection = try DeviceSupport.connect(selector: arguments.selector, debuggers: debuggers)
         guard !connection.identity.locked else { throw DeviceSupport.failure(.targetLocked) }
         let chip = try DeviceSupport.chip(connection)
-        let range = try command.value(range) ?? 0..<chip.flashSize
+        let range = arguments.range ?? 0..<chip.flashSize
         guard range.upperBound <= chip.flashSize else {
             throw .usage("--range ends beyond the chip's \(chip.flashSize / 1024) KiB of flash")
         }

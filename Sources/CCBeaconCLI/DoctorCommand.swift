@@ -48,7 +48,34 @@ enum DoctorCommand {
             ledger.spec, Options.json.spec, Options.trace.spec, BurnTestCommand.burnTest.spec, BurnTestCommand.yes.spec,
             BurnTestCommand.report.spec, Options.device.spec,
         ])
-    static let command = Command(spec, runWithDebuggers: run, validate: BurnTestCommand.validate)
+    static let command = Command(spec, Arguments.self) { arguments, console, hardware throws(CommandFailure) in
+        try run(arguments, console: console, debuggers: hardware.debuggers)
+    }
+
+    /// What `doctor` was asked.
+    struct Arguments: CommandArguments {
+        /// With `--burn-test`: its request.
+        var burnTest: BurnTestCommand.Request?
+        /// The burn test's options as given, for the message when `--burn-test` is not.
+        var confirmed: Bool
+        var reportGiven: Bool
+        var deviceGiven: Bool
+        var json: Bool
+        var traced: Bool
+        var ledger: String?
+
+        init(_ command: ParsedCommand) throws(CommandFailure) {
+            burnTest = try BurnTestCommand.request(command)
+            confirmed = command.isSet(BurnTestCommand.yes)
+            reportGiven = try command.value(BurnTestCommand.report) != nil
+            deviceGiven = try command.value(Options.device) != nil
+            json = command.isSet(Options.json)
+            traced = try command.value(Options.trace) != nil
+            ledger = try command.value(DoctorCommand.ledger)
+        }
+
+        func validate() throws(CommandFailure) { try BurnTestCommand.validate(self) }
+    }
 
     static let ledger = Option<String>(
         "--ledger", value: "FILE|URL", help: "also check this ledger (a file, or postgresql://…)", completion: .files
@@ -70,11 +97,12 @@ enum DoctorCommand {
         var fixLines: [String] = []
     }
 
-    static func run(_ command: ParsedCommand, console: Console, debuggers: (any DebuggerProvider)?)
+    static func run(_ arguments: Arguments, console: Console, debuggers: (any DebuggerProvider)?)
         throws(CommandFailure)
     {
-        // The burn test's options are checked before anything is looked at.
-        let burnTest = try BurnTestCommand.request(command, console: console)
+        // The burn test's confirmation is checked before anything is looked at.
+        let burnTest = arguments.burnTest
+        if let burnTest { try BurnTestCommand.checkConfirmation(burnTest, console: console) }
         var findings: [Finding] = []
         findings.append(
             Finding(
@@ -96,10 +124,10 @@ enum DoctorCommand {
         }
         findings.append(udevRule())
         findings += devices(debuggers, chips: chips)
-        if let path = try command.value(ledger) {
+        if let path = arguments.ledger {
             findings.append(ledgerFinding(path))
         }
-        report(findings, json: command.isSet(Options.json), console: console)
+        report(findings, json: arguments.json, console: console)
         if let burnTest { try BurnTestCommand.run(burnTest, debuggers: debuggers, chips: chips, console: console) }
         if findings.contains(where: { $0.status == .failed }) {
             throw CommandFailure(

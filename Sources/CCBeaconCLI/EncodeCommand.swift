@@ -1,6 +1,13 @@
 import BeaconPayload
 import CommandLineKit
+import HexText
 import StructuredText
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials  // UUID
+#else
+    import Foundation
+#endif
 
 /// `ccbeacon encode`: an identity in, advertising data bytes out.
 enum EncodeCommand {
@@ -69,7 +76,7 @@ enum EncodeCommand {
                 .option(format.spec, optional: true),
             ],
         ])
-    static let command = Command(spec, run: run)
+    static let command = Command(spec, Arguments.self, run: run)
 
     /// The frames encode makes.
     enum BeaconType: String, CaseIterable {
@@ -92,22 +99,21 @@ enum EncodeCommand {
     static let power = Option<String>("--power", value: "DBM", help: "measured power (1 m; 0 m for Eddystone)")
     /// `nil` inside: `none`, the Flags structure left out.
     static let flags = Option<UInt8?>(
-        "--flags", value: "0xNN|none", help: "Flags AD value (default 0x06) or none to omit it",
-        completion: .words(["none"])
+        "--flags", value: "0xNN|none", help: "Flags AD value, or none to omit it", completion: .words(["none"])
     ) { text throws(CommandFailure) in
         if text == "none" { return nil }
         return try Options.identityValue { () throws(IdentityError) in try IdentityParser.uint8(text, field: .flags) }
-    }
+    }.defaulting(to: IBeacon.defaultFlags, shown: "0x" + HexText.digits(IBeacon.defaultFlags, width: 2))
     static let company = Option<UInt16>(
-        "--company", value: "0xNNNN", help: "AltBeacon company ID (default 0x0118)"
+        "--company", value: "0xNNNN", help: "AltBeacon company ID"
     ) { text throws(CommandFailure) in
         try Options.identityValue { () throws(IdentityError) in try IdentityParser.uint16(text, field: .company) }
-    }
+    }.defaulting(to: AltBeacon.defaultCompanyID, shown: "0x" + HexText.digits(AltBeacon.defaultCompanyID, width: 4))
     static let reserved = Option<UInt8>(
-        "--reserved", value: "0xNN", help: "AltBeacon manufacturer-reserved byte (default 0x00)"
+        "--reserved", value: "0xNN", help: "AltBeacon manufacturer-reserved byte"
     ) { text throws(CommandFailure) in
         try Options.identityValue { () throws(IdentityError) in try IdentityParser.uint8(text, field: .reserved) }
-    }
+    }.defaulting(to: 0, shown: "0x00")
     static let namespace = Option<[UInt8]>("--namespace", value: "HEX20", help: "Eddystone-UID namespace, 10 bytes") {
         text throws(CommandFailure) in
         try Options.identityValue { () throws(IdentityError) in
@@ -121,7 +127,8 @@ enum EncodeCommand {
         }
     }
     static let url = Option<String>("--url", value: "URL", help: "Eddystone-URL URL")
-    static let format = Option<Format>("--format", choosing: Format.allCases, default: .hex, help: "what to print")
+    static let format = DefaultedOption<Format>(
+        "--format", choosing: Format.allCases, default: .hex, help: "what to print")
     static let address = Option<RandomStaticAddress>(
         "--address", value: "XX:…", help: "random static advertiser address (--format air)"
     ) { text throws(CommandFailure) in
@@ -157,42 +164,89 @@ enum EncodeCommand {
     /// The options only `--format air` takes.
     static let airOptions = [address.spec, channel.spec]
 
-    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        let type = try command.value(type) ?? .ibeacon
-        let format = try command.value(format) ?? .hex
-        let allowed = Set((optionsByType[type] ?? []).map(\.name))
-        let airOnly = Set(airOptions.map(\.name))
-        let always = [Self.type.spec.name, Self.format.spec.name]
-        for name in command.givenOptionNames
-        where !always.contains(name) && !allowed.contains(name) && !airOnly.contains(name) {
-            throw .usage("\(name) does not apply to --type \(type.rawValue)")
+    /// What `encode` was asked: the options as given, converted; which apply depends on the type.
+    struct Arguments: CommandArguments {
+        var type: BeaconType
+        var format: Format
+        var givenOptionNames: [String]
+        var uuid: UUID?
+        var major: UInt16?
+        var minor: UInt16?
+        /// Converted once the type says what it means (`iBeaconPower`, `eddystonePower`).
+        var power: String?
+        /// `nil`: --flags none.
+        var flags: UInt8?
+        var company: UInt16
+        var reserved: UInt8
+        var namespace: [UInt8]?
+        var instance: [UInt8]?
+        var url: String?
+        var address: RandomStaticAddress?
+        var channel: Int?
+
+        init(_ command: ParsedCommand) throws(CommandFailure) {
+            type = try command.value(EncodeCommand.type) ?? .ibeacon
+            format = try command.value(EncodeCommand.format)
+            givenOptionNames = command.givenOptionNames
+            uuid = try command.value(Options.uuid)
+            major = try command.value(Options.major)
+            minor = try command.value(Options.minor)
+            power = try command.value(EncodeCommand.power)
+            flags = try command.value(EncodeCommand.flags)
+            company = try command.value(EncodeCommand.company)
+            reserved = try command.value(EncodeCommand.reserved)
+            namespace = try command.value(EncodeCommand.namespace)
+            instance = try command.value(EncodeCommand.instance)
+            url = try command.value(EncodeCommand.url)
+            address = try command.value(EncodeCommand.address)
+            channel = try command.value(EncodeCommand.channel)
         }
-        if format != .air, let name = command.givenOptionNames.first(where: airOnly.contains) {
-            throw .usage("\(name) applies to --format air only")
+
+        /// Each type takes its own options, and only `--format air` the air options.
+        func validate() throws(CommandFailure) {
+            let allowed = Set((optionsByType[type] ?? []).map(\.name))
+            let airOnly = Set(airOptions.map(\.name))
+            let always = [EncodeCommand.type.spec.name, EncodeCommand.format.spec.name]
+            for name in givenOptionNames
+            where !always.contains(name) && !allowed.contains(name) && !airOnly.contains(name) {
+                throw .usage("\(name) does not apply to --type \(type.rawValue)")
+            }
+            if format != .air, let name = givenOptionNames.first(where: airOnly.contains) {
+                throw .usage("\(name) applies to --format air only")
+            }
         }
-        let encoded = try encode(type: type, command)
-        if format == .air {
-            console.data(try air(encoded, command))
-        } else {
-            console.data(render(encoded, format: format))
+
+        /// `value`, which this type needs: a usage error naming `option` when it was left out.
+        func needed<Value>(_ value: Value?, _ option: Option<Value>) throws(CommandFailure) -> Value {
+            guard let value else { throw .usage(option.required.spec.missingMessage) }
+            return value
         }
     }
 
-    static func encode(type: BeaconType, _ command: ParsedCommand) throws(CommandFailure) -> Encoded {
+    static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
+        let encoded = try encode(arguments)
+        if arguments.format == .air {
+            console.data(try air(encoded, arguments))
+        } else {
+            console.data(render(encoded, format: arguments.format))
+        }
+    }
+
+    static func encode(_ arguments: Arguments) throws(CommandFailure) -> Encoded {
+        let type = arguments.type
         // `nil` inside is --flags none: no Flags structure.
-        let flags: UInt8? = try command.value(flags) ?? IBeacon.defaultFlags
+        let flags = arguments.flags
         do {
             switch type {
             case .ibeacon:
-                let identity = try identity(command, power: try iBeaconPower(command))
+                let identity = try identity(arguments, power: try iBeaconPower(arguments))
                 return Encoded(
                     type: type.rawValue, summary: "iBeacon \(identity)", fields: identityFields(identity),
                     bytes: identity.advertisingData(flags: flags), flags: flags)
             case .altbeacon:
-                let identity = try identity(command, power: try iBeaconPower(command))
+                let identity = try identity(arguments, power: try iBeaconPower(arguments))
                 let beacon = AltBeacon(
-                    identity: identity, companyID: try command.value(company) ?? AltBeacon.defaultCompanyID,
-                    reserved: try command.value(reserved) ?? 0)
+                    identity: identity, companyID: arguments.company, reserved: arguments.reserved)
                 return Encoded(
                     type: type.rawValue, summary: beacon.description,
                     fields: identityFields(identity) + [
@@ -203,21 +257,20 @@ enum EncodeCommand {
                         ("reserved", .integer(Int(beacon.reserved))),
                     ], bytes: beacon.advertisingData(flags: flags), flags: flags)
             case .eddystoneUID:
-                let power = try eddystonePower(command)
+                let power = try eddystonePower(arguments)
                 let frame: EddystoneUID
-                if command.isGiven(namespace) || command.isGiven(instance) {
-                    guard !command.isGiven(Options.uuid), !command.isGiven(Options.major),
-                        !command.isGiven(Options.minor)
-                    else {
+                if arguments.namespace != nil || arguments.instance != nil {
+                    guard arguments.uuid == nil, arguments.major == nil, arguments.minor == nil else {
                         throw CommandFailure.usage(
                             "give either --namespace and --instance, or --uuid, --major and --minor")
                     }
                     frame = try EddystoneUID(
-                        txPower: power, namespace: try command.value(namespace.required),
-                        instance: try command.value(instance.required))
+                        txPower: power, namespace: try arguments.needed(arguments.namespace, namespace),
+                        instance: try arguments.needed(arguments.instance, instance))
                 } else {
                     // --power is the 0 m value here, so the identity is mapped without it.
-                    let mapped = try EddystoneUID(identity: try identity(command, power: IBeacon.defaultMeasuredPower))
+                    let mapped = try EddystoneUID(
+                        identity: try identity(arguments, power: IBeacon.defaultMeasuredPower))
                     frame = try EddystoneUID(txPower: power, namespace: mapped.namespace, instance: mapped.instance)
                 }
                 return Encoded(
@@ -228,7 +281,8 @@ enum EncodeCommand {
                         ("txPower", .integer(Int(frame.txPower))),
                     ], bytes: frame.advertisingData(flags: flags), flags: flags)
             case .eddystoneURL:
-                let frame = try EddystoneURL(url: try command.value(url.required), txPower: try eddystonePower(command))
+                let frame = try EddystoneURL(
+                    url: try arguments.needed(arguments.url, url), txPower: try eddystonePower(arguments))
                 return Encoded(
                     type: type.rawValue, summary: frame.description,
                     fields: [("url", .string(frame.url)), ("txPower", .integer(Int(frame.txPower)))],
@@ -244,15 +298,16 @@ enum EncodeCommand {
     }
 
     /// The identity from --uuid, --major and --minor, each required here, with `power`.
-    static func identity(_ command: ParsedCommand, power: Int8) throws(CommandFailure) -> IBeacon {
+    static func identity(_ arguments: Arguments, power: Int8) throws(CommandFailure) -> IBeacon {
         IBeacon(
-            uuid: try command.value(Options.uuid.required), major: try command.value(Options.major.required),
-            minor: try command.value(Options.minor.required), measuredPower: power)
+            uuid: try arguments.needed(arguments.uuid, Options.uuid),
+            major: try arguments.needed(arguments.major, Options.major),
+            minor: try arguments.needed(arguments.minor, Options.minor), measuredPower: power)
     }
 
     /// --power as the measured power at 1 m (iBeacon, AltBeacon).
-    static func iBeaconPower(_ command: ParsedCommand) throws(CommandFailure) -> Int8 {
-        guard let text = try command.value(power) else { return IBeacon.defaultMeasuredPower }
+    static func iBeaconPower(_ arguments: Arguments) throws(CommandFailure) -> Int8 {
+        guard let text = arguments.power else { return IBeacon.defaultMeasuredPower }
         return try Options.dBm(text)
     }
 
@@ -264,8 +319,8 @@ enum EncodeCommand {
     }
 
     /// --power as the calibrated TX power at 0 m (Eddystone), -59 + 41 dBm when left out.
-    static func eddystonePower(_ command: ParsedCommand) throws(CommandFailure) -> Int8 {
-        guard let text = try command.value(power) else {
+    static func eddystonePower(_ arguments: Arguments) throws(CommandFailure) -> Int8 {
+        guard let text = arguments.power else {
             return Int8(Int(IBeacon.defaultMeasuredPower) + Eddystone.oneMeterToZeroMeterOffset)
         }
         return try Options.identityValue { () throws(IdentityError) in
@@ -298,11 +353,11 @@ enum EncodeCommand {
     }
 
     /// The on-air packet of `encoded`: PDU, CRC and whitened bytes per channel (or --channel's).
-    static func air(_ encoded: Encoded, _ command: ParsedCommand) throws(CommandFailure) -> String {
-        guard let address = try command.value(address) else {
+    static func air(_ encoded: Encoded, _ arguments: Arguments) throws(CommandFailure) -> String {
+        guard let address = arguments.address else {
             throw .usage("--format air needs --address XX:XX:XX:XX:XX:XX (random static)")
         }
-        let chosen = try command.value(channel)
+        let chosen = arguments.channel
         let channels = chosen.map { [$0] } ?? AdvertisingAirPacket.channels
         do {
             let packet = try AdvertisingAirPacket(

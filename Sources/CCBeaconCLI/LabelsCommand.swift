@@ -58,7 +58,7 @@ enum LabelsCommand {
             PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json", required: false, completion: .files)
         ],
         groups: [Options.optionalTemplate])
-    static let command = Command(spec, run: run)
+    static let command = Command(spec, Arguments.self, run: run)
 
     static let ledger = Option<String>(
         "--ledger", value: "FILE|URL", help: "label a ledger's stations instead of a list's (file or postgresql://…)",
@@ -83,34 +83,65 @@ enum LabelsCommand {
         var notes: [String]
     }
 
-    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        let output = try command.value(output)
-        guard Files.pathExtension(output).lowercased() == "svg", Files.lastComponent(output).count > 4 else {
-            throw .usage("-o must name an .svg file, such as labels.svg (several pages go to labels-1.svg, …)")
-        }
-        let (named, size, margin, gap) = (
-            try command.value(sheet) ?? "a4-3x8", try command.value(labelSize), try command.value(margin),
-            try command.value(gap)
-        )
-        let sheet: LabelSheet
-        do throws(LabelSheetError) {
-            sheet = try LabelSheet.named(named, labelSize: size, margin: margin, gap: gap)
-        } catch { throw .usage(error.description) }
-        let source: Source
-        switch (command.positionals.first, try command.value(ledger)) {
-        case (nil, nil):
-            throw .usage("give a station list (STATIONS.csv or STATIONS.json) or --ledger FILE|URL")
-        case (.some, .some):
-            throw .usage("give a station list or --ledger, not both")
-        case (let list?, nil):
-            if command.isSet(all) { throw .usage("--all applies to --ledger: a list's labels are all its stations") }
-            source = try fromList(list, command: command)
-        case (nil, .some):
-            if let given = Options.templateOptions.first(where: { command.values[$0.name] != nil }) {
-                throw .usage(
-                    "\(given.name) applies to a station list: a ledger's labels carry the addresses it recorded")
+    /// What `labels` was asked.
+    struct Arguments: CommandArguments {
+        var output: String
+        var sheet: LabelSheet
+        var list: String?
+        var ledger: LedgerChoice?
+        var everyStation: Bool
+        var template: TemplateChoice
+        /// The first of --template, --board and --templates given, if any.
+        var templateOptionGiven: String?
+
+        init(_ command: ParsedCommand) throws(CommandFailure) {
+            output = try command.value(LabelsCommand.output)
+            guard Files.pathExtension(output).lowercased() == "svg", Files.lastComponent(output).count > 4 else {
+                throw .usage("-o must name an .svg file, such as labels.svg (several pages go to labels-1.svg, …)")
             }
-            source = try fromLedger(command)
+            let (named, size, margin, gap) = (
+                try command.value(LabelsCommand.sheet) ?? "a4-3x8", try command.value(labelSize),
+                try command.value(LabelsCommand.margin), try command.value(LabelsCommand.gap)
+            )
+            do throws(LabelSheetError) {
+                sheet = try LabelSheet.named(named, labelSize: size, margin: margin, gap: gap)
+            } catch { throw .usage(error.description) }
+            list = command.positionals.first
+            ledger = try command.value(LabelsCommand.ledger) == nil ? nil : try LedgerChoice(command)
+            everyStation = command.isSet(all)
+            template = try TemplateChoice(command)
+            templateOptionGiven = Options.templateOptions.first(where: { command.values[$0.name] != nil })?.name
+        }
+
+        /// A list or a ledger, and the options each takes.
+        func validate() throws(CommandFailure) {
+            switch (list, ledger) {
+            case (nil, nil):
+                throw .usage("give a station list (STATIONS.csv or STATIONS.json) or --ledger FILE|URL")
+            case (.some, .some):
+                throw .usage("give a station list or --ledger, not both")
+            case (.some, nil):
+                if everyStation {
+                    throw .usage("--all applies to --ledger: a list's labels are all its stations")
+                }
+            case (nil, .some):
+                if let given = templateOptionGiven {
+                    throw .usage(
+                        "\(given) applies to a station list: a ledger's labels carry the addresses it recorded")
+                }
+            }
+        }
+    }
+
+    static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
+        let (output, sheet) = (arguments.output, arguments.sheet)
+        let source: Source
+        if let list = arguments.list {
+            source = try fromList(list, arguments: arguments)
+        } else if let ledger = arguments.ledger {
+            source = try fromLedger(ledger, everyStation: arguments.everyStation)
+        } else {
+            return  // refused by `validate`
         }
         do { try LabelDocument.check(source.labels, on: sheet) } catch {
             throw .data(
@@ -158,20 +189,20 @@ enum LabelsCommand {
 
     /// The labels of a station list: every station, with the list's address or the one derived
     /// from its identity when the template has an address field.
-    static func fromList(_ list: String, command: ParsedCommand) throws(CommandFailure) -> Source {
+    static func fromList(_ list: String, arguments: Arguments) throws(CommandFailure) -> Source {
         // batch's record (a JSON object; a list is an array or CSV) names its template and holds
         // the addresses batch gave.
         let bytes = try FileAccess.read(list)
         if StationListReader.firstSignificantByte(bytes) == UInt8(ascii: "{") {
-            return try fromRecord(list, bytes: bytes, command: command)
+            return try fromRecord(list, bytes: bytes, template: arguments.template)
         }
-        guard command.isGiven(Options.template) || command.isGiven(Options.board) else {
+        guard arguments.template.isMade else {
             throw .usage(
                 "a list's labels need the template its stations are burned with, for their advertiser addresses: \(Options.requiredTemplate.missing)"
             )
         }
         let stations = try CommandSupport.stations(list, consequence: "no label was written")
-        let (template, _, _) = try CommandSupport.template(command)
+        let (template, _, _) = try arguments.template.resolve()
         let derives = template.manifest.field(.advertiserAddress) != nil
         let labels = stations.map { station in
             StationLabel(
@@ -193,7 +224,9 @@ enum LabelsCommand {
 
     /// The labels of a batch record (`stations.json`): its stations with the addresses batch gave
     /// them. A template given must be the one the record was made with.
-    static func fromRecord(_ path: String, bytes: [UInt8], command: ParsedCommand) throws(CommandFailure) -> Source {
+    static func fromRecord(_ path: String, bytes: [UInt8], template choice: TemplateChoice) throws(CommandFailure)
+        -> Source
+    {
         let stations = try ScanCommand.record(bytes, file: path)
         let made: String
         do {
@@ -201,8 +234,8 @@ enum LabelsCommand {
             var template = try root.object("template")
             made = try template.string("name")
         } catch { throw .data(error.description, hint: "give the stations.json batch wrote, or a station list") }
-        if command.isGiven(Options.template) || command.isGiven(Options.board) {
-            let (template, _, _) = try CommandSupport.template(command)
+        if choice.isMade {
+            let (template, _, _) = try choice.resolve()
             guard template.manifest.name == made else {
                 throw .usage(
                     "\(path) was made with template '\(made)', not '\(template.manifest.name)': leave out --template and --board, a record's labels follow its own template"
@@ -226,11 +259,9 @@ enum LabelsCommand {
 
     /// The labels of a ledger: its verified stations with the address their verified attempt
     /// recorded, or with `--all` every station (the others with their latest attempt's address).
-    static func fromLedger(_ command: ParsedCommand) throws(CommandFailure) -> Source {
-        let path = try LedgerCommand.path(command)
-        let shown = try LedgerCommand.shownPath(command)
-        let ledger = try LedgerCommand.openForReading(command)
-        let everyStation = command.isSet(all)
+    static func fromLedger(_ choice: LedgerChoice, everyStation: Bool) throws(CommandFailure) -> Source {
+        let (path, shown) = (choice.path, choice.shown)
+        let ledger = try choice.openForReading()
         var entries: [(station: Station, address: String?)] = []
         do {
             if everyStation {

@@ -17,14 +17,14 @@ import Synchronization
 /// `ccbeacon ledger show`, `ccbeacon ledger export` and `ccbeacon ledger check`: they open the
 /// ledger read-only and never write to it.
 enum LedgerCommand {
-    static let show = Command(showSpec, run: show)
-    static let export = Command(exportSpec, run: export)
-    static let check = Command(checkSpec, run: check)
+    static let show = Command(showSpec, Arguments.self, run: show)
+    static let export = Command(exportSpec, Arguments.self, run: export)
+    static let check = Command(checkSpec, Arguments.self, run: check)
 
     static let ledger = Option<String>(
         "--ledger", value: "FILE|URL", help: "ledger file (default ./provisioning.sqlite) or postgresql://… server",
         completion: .files)
-    static let format = Option<ExportFormat>(
+    static let format = DefaultedOption<ExportFormat>(
         "--format", choosing: ExportFormat.allCases, default: .csv, help: "output format")
     static let output = Options.output("FILE", help: "write to FILE (default: standard output)")
     static let checkJSON = Flag("--json", help: "machine-readable report")
@@ -94,79 +94,57 @@ enum LedgerCommand {
             """,
         options: [ledger.spec, checkJSON.spec])
 
-    /// The ledger file the command names (`--ledger`, else ./provisioning.sqlite).
-    static func path(_ command: ParsedCommand) throws(CommandFailure) -> String {
-        ledgerPath(try command.value(ledger), listPath: nil)
-    }
+    /// What a `ledger` command was asked (each takes the options its table lists).
+    struct Arguments: CommandArguments {
+        var ledger: LedgerChoice
+        /// `--json` (show, check).
+        var json: Bool
+        var format: ExportFormat
+        var output: String?
 
-    /// The ledger as messages name it: a server's URL without its password.
-    static func shownPath(_ command: ParsedCommand) throws(CommandFailure) -> String {
-        let path = try path(command)
-        return PostgresURL.isURL(path) ? PostgresURL.shown(path) : path
-    }
-
-    /// The ledger a reading command names: a SQLite file, or a PostgreSQL server by its URL
-    /// (`postgresql://…`; opened without creating anything).
-    static func openForReading(_ command: ParsedCommand) throws(CommandFailure) -> any ProvisioningLedger & Sendable {
-        let path = try path(command)
-        guard PostgresURL.isURL(path) else { return try open(command) }
-        do { return try PostgresLedger(url: path, bench: "", creating: false) } catch {
-            if case .refused = error.kind {
-                throw .data(error.description, hint: "give --ledger the URL of a database that holds a ccbeacon ledger")
-            }
-            throw CommandFailure(
-                .failure, error.description, hint: "check the URL, that the server runs and that this user may connect")
+        init(_ command: ParsedCommand) throws(CommandFailure) {
+            ledger = try LedgerChoice(command)
+            json = command.isSet(Options.json) || command.isSet(checkJSON)
+            format = try command.value(LedgerCommand.format)
+            output = try command.value(LedgerCommand.output)
         }
     }
 
-    static func open(_ command: ParsedCommand, access: LedgerAccess = .readOnly) throws(CommandFailure)
-        -> SQLiteLedger
-    {
-        let path = try path(command)
-        try refuseServer(path)
-        guard Files.isFile(path) else {
-            throw CommandFailure(
-                .failure, "no ledger at '\(path)'",
-                hint: "give --ledger FILE (provision writes it beside the station list)")
-        }
-        return try openLedger(path, access: access)
-    }
-
-    static func check(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        if PostgresURL.isURL(try path(command)) {
-            try checkServer(command, console: console)
+    static func check(_ arguments: Arguments, console: Console) throws(CommandFailure) {
+        if PostgresURL.isURL(arguments.ledger.path) {
+            try checkServer(arguments, console: console)
             return
         }
-        let path = try path(command)
-        let ledger = try open(command, access: .inspection)
+        let path = arguments.ledger.path
+        let ledger = try arguments.ledger.open(access: .inspection)
         // An earlier ccbeacon's ledger has no triggers to check until provision migrates it.
         let ok =
             ledger.fileSchemaVersion < SQLiteLedger.schemaVersion
             ? "integrity and every invariant checked; schema version \(ledger.fileSchemaVersion), from an earlier ccbeacon: provision migrates it to version \(SQLiteLedger.schemaVersion)"
             : "integrity, schema and every invariant checked"
         try report(
-            ledger.check(), ledger: path, schemaVersion: ledger.fileSchemaVersion, ok: ok, command: command,
+            ledger.check(), ledger: path, schemaVersion: ledger.fileSchemaVersion, ok: ok, json: arguments.json,
             console: console)
     }
 
     /// `ledger check` of a ledger on a server: its schema against the one ccbeacon makes, and
     /// every invariant by a query that scans the tables.
-    static func checkServer(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        let shown = try shownPath(command)
-        guard let ledger = try openForReading(command) as? PostgresLedger else { return }
+    static func checkServer(_ arguments: Arguments, console: Console) throws(CommandFailure) {
+        let shown = arguments.ledger.shown
+        guard let ledger = try arguments.ledger.openForReading() as? PostgresLedger else { return }
         let (problems, notes) = ledger.checkReport()
         try report(
             problems, ledger: shown, schemaVersion: ledger.databaseVersion,
             ok: notes.isEmpty ? "schema and every invariant checked" : notes.joined(separator: "; "),
-            command: command, console: console)
+            json: arguments.json, console: console)
     }
 
     /// The problems `ledger check` found, in text or `--json`; a ledger with problems fails (65).
     static func report(
-        _ problems: [LedgerProblem], ledger: String, schemaVersion: Int, ok: String, command: ParsedCommand,
+        _ problems: [LedgerProblem], ledger: String, schemaVersion: Int, ok: String, json: Bool,
         console: Console
     ) throws(CommandFailure) {
-        if command.isSet(checkJSON) {
+        if json {
             console.data(
                 JSONValue.object([
                     ("ledger", .string(ledger)), ("ok", .bool(problems.isEmpty)),
@@ -198,24 +176,24 @@ enum LedgerCommand {
         }
     }
 
-    static func show(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
+    static func show(_ arguments: Arguments, console: Console) throws(CommandFailure) {
         let states: [StationState]
         let burnAgain: [String: String]
         let attempts: [Attempt]
         let pendingHooks: [HookRun]
-        let ledger = try openForReading(command)
+        let ledger = try arguments.ledger.openForReading()
         do {
             states = try ledger.states()
             burnAgain = try ledger.recalibratedStations()
             attempts = try ledger.attempts()
             pendingHooks = try ledger.hookRuns(pendingOnly: true)
         } catch {
-            throw ledgerFailure(error, path: try shownPath(command))
+            throw ledgerFailure(error, path: arguments.ledger.shown)
         }
         let benches = BenchGroups(attempts)
         let locked = Set(attempts.filter { $0.outcome == .verified && $0.debugLocked }.map(\.station))
         let hooksOf = Dictionary(grouping: pendingHooks, by: \.attempt.station)
-        if command.isSet(Options.json) {
+        if arguments.json {
             console.data(
                 JSONValue.array(
                     states.map { state in
@@ -324,12 +302,11 @@ enum LedgerCommand {
         }
     }
 
-    static func export(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        let format = try command.value(format) ?? .csv
-        let output = try command.value(output)
-        if let output, !PostgresURL.isURL(try path(command)) {
+    static func export(_ arguments: Arguments, console: Console) throws(CommandFailure) {
+        let (format, output) = (arguments.format, arguments.output)
+        if let output, !PostgresURL.isURL(arguments.ledger.path) {
             // The journal sits beside the ledger's real name, whatever name it was given by.
-            let ledgerFile = PathIdentity.resolved(try path(command))
+            let ledgerFile = PathIdentity.resolved(arguments.ledger.path)
             try CommandSupport.checkOutputs(
                 [output],
                 against: ["", "-wal", "-shm"].map { CommandSupport.Input(role: "the ledger", path: ledgerFile + $0) })
@@ -343,7 +320,7 @@ enum LedgerCommand {
                 console.data(text)
             }
         }
-        let ledger = try openForReading(command)
+        let ledger = try arguments.ledger.openForReading()
         let rows: [(Station, Attempt)]
         do {
             // Each station with the power on its chip.
@@ -352,7 +329,7 @@ enum LedgerCommand {
                 station.identity = burned.carried
                 return (station, burned.attempt)
             }
-        } catch { throw ledgerFailure(error, path: try shownPath(command)) }
+        } catch { throw ledgerFailure(error, path: arguments.ledger.shown) }
         if format == .json {
             try emit(
                 JSONValue.array(
@@ -395,5 +372,44 @@ enum LedgerCommand {
                 ].joined(separator: ",") + "\n"
         }
         try emit(text)
+    }
+}
+
+/// The ledger a command names: `--ledger FILE|URL`, else ./provisioning.sqlite; decoded with the
+/// arguments, opened when the command runs.
+struct LedgerChoice: Sendable, Equatable {
+    /// The file or the server's URL.
+    var path: String
+
+    /// The ledger the command line names.
+    init(_ command: ParsedCommand) throws(CommandFailure) {
+        path = ledgerPath(try command.value(LedgerCommand.ledger), listPath: nil)
+    }
+
+    /// The ledger as messages name it: a server's URL without its password.
+    var shown: String { PostgresURL.isURL(path) ? PostgresURL.shown(path) : path }
+
+    /// The ledger for reading: a SQLite file, or a PostgreSQL server by its URL (`postgresql://…`;
+    /// opened without creating anything).
+    func openForReading() throws(CommandFailure) -> any ProvisioningLedger & Sendable {
+        guard PostgresURL.isURL(path) else { return try open() }
+        do { return try PostgresLedger(url: path, bench: "", creating: false) } catch {
+            if case .refused = error.kind {
+                throw .data(error.description, hint: "give --ledger the URL of a database that holds a ccbeacon ledger")
+            }
+            throw CommandFailure(
+                .failure, error.description, hint: "check the URL, that the server runs and that this user may connect")
+        }
+    }
+
+    /// The SQLite ledger file, which must exist (a server's URL is refused).
+    func open(access: LedgerAccess = .readOnly) throws(CommandFailure) -> SQLiteLedger {
+        try refuseServer(path)
+        guard Files.isFile(path) else {
+            throw CommandFailure(
+                .failure, "no ledger at '\(path)'",
+                hint: "give --ledger FILE (provision writes it beside the station list)")
+        }
+        return try openLedger(path, access: access)
     }
 }

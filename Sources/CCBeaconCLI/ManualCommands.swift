@@ -59,7 +59,7 @@ enum CompletionsCommand {
             PositionalSpec(
                 "SHELL", usage: shells.joined(separator: "|"), completion: .words(shells))
         ])
-    static let command = Command(spec, run: run)
+    static let command = Command(spec, Arguments.self, run: run)
 
     /// The shells a script is made for, each with its maker.
     static let scripts: [(shell: String, make: @Sendable () -> String)] = [
@@ -68,12 +68,21 @@ enum CompletionsCommand {
     ]
     static let shells = scripts.map(\.shell)
 
-    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        guard let script = scripts.first(where: { $0.shell == command.positionals[0] }) else {
-            throw .usage(
-                "no completion for '\(command.positionals[0])'; give \(Option<Int>.alternatives(shells))")
+    /// What `completions` was asked: the shell's script.
+    struct Arguments: CommandArguments {
+        var make: @Sendable () -> String
+
+        init(_ command: ParsedCommand) throws(CommandFailure) {
+            guard let script = scripts.first(where: { $0.shell == command.positionals[0] }) else {
+                throw .usage(
+                    "no completion for '\(command.positionals[0])'; give \(Option<Int>.alternatives(shells))")
+            }
+            make = script.make
         }
-        console.data(script.make())
+    }
+
+    static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
+        console.data(arguments.make())
     }
 }
 
@@ -94,10 +103,19 @@ enum ManPagesCommand {
     static let output = Option<String>(
         "--output", short: "-o", value: "DIR", help: "the folder for the pages (made if missing)", completion: .folders
     ).required
-    static let command = Command(spec, run: run)
+    static let command = Command(spec, Arguments.self, run: run)
 
-    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        let folder = try command.value(output)
+    /// What `man-pages` was asked: the folder.
+    struct Arguments: CommandArguments {
+        var folder: String
+
+        init(_ command: ParsedCommand) throws(CommandFailure) {
+            folder = try command.value(output)
+        }
+    }
+
+    static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
+        let folder = arguments.folder
         do {
             if !Files.isDirectory(folder) { try Files.createDirectory(folder) }
             var written = 0

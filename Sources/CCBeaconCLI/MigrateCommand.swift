@@ -8,7 +8,7 @@ import StructuredText
 /// `ccbeacon ledger migrate`: copies a ledger with its whole history between a file and a
 /// PostgreSQL server (either way, or file to file as a checked copy).
 enum LedgerMigrateCommand {
-    static let command = Command(spec, run: run)
+    static let command = Command(spec, Arguments.self, run: run)
 
     static let from = Option<String>(
         "--from", value: "FILE|URL", help: "the ledger to copy (only read)", completion: .files)
@@ -44,10 +44,21 @@ enum LedgerMigrateCommand {
             """,
         options: [from.spec, to.spec])
 
-    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        guard let source = try command.value(from), let target = try command.value(to) else {
-            throw .usage("ledger migrate needs --from FILE|URL and --to FILE|URL")
+    /// What `ledger migrate` was asked: both ledgers, each a file or a server's URL.
+    struct Arguments: CommandArguments {
+        var source: String
+        var target: String
+
+        init(_ command: ParsedCommand) throws(CommandFailure) {
+            guard let source = try command.value(from), let target = try command.value(to) else {
+                throw .usage("ledger migrate needs --from FILE|URL and --to FILE|URL")
+            }
+            (self.source, self.target) = (source, target)
         }
+    }
+
+    static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
+        let (source, target) = (arguments.source, arguments.target)
         let sourceName = shownLedger(source)
         let targetName = shownLedger(target)
         // A file target that cannot be made is refused before the source is locked or read.

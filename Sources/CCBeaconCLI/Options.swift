@@ -3,6 +3,7 @@ import CCDebugger
 import CommandLineKit
 import FirmwareTemplate
 import IntelHex
+import Provisioning
 import StructuredText
 
 #if canImport(FoundationEssentials)
@@ -12,8 +13,8 @@ import StructuredText
 #endif
 
 /// The options several commands share, each declared once: its names, placeholder, help and the
-/// conversion from text to value. A command lists the ones it takes in its `CommandSpec` and reads
-/// them with `ParsedCommand.value(_:)` or `isSet(_:)`; nothing reads an option by its name.
+/// conversion from text to value. A command lists the ones it takes in its `CommandSpec` and
+/// decodes them into its `Arguments` with `ParsedCommand.value(_:)` or `isSet(_:)`.
 enum Options {
     // MARK: Identity
 
@@ -167,7 +168,7 @@ enum Options {
         return text
     }
     /// How programming lays out frames in USB transfers.
-    static let usbFraming = Option<USBFraming>(
+    static let usbFraming = DefaultedOption<USBFraming>(
         "--usb-framing", choosing: USBFraming.allCases, default: .proven,
         help:
             "how bursts travel (proven: alone in their transfer, as every known client; packed: fewer transfers, unconfirmed on hardware)"
@@ -191,4 +192,33 @@ extension USBFraming: OptionChoice {}
 extension Int: OptionChoice {
     /// The number in decimal.
     var word: String { String(self) }
+}
+
+/// The arguments of a command whose only option is `--json`.
+struct JSONArgument: CommandArguments {
+    var json: Bool
+
+    init(_ command: ParsedCommand) throws(CommandFailure) {
+        json = command.isSet(Options.json)
+    }
+}
+
+/// The arguments of a command that works on the one debugger `--device` selects.
+struct DeviceArguments: CommandArguments {
+    /// `--device`; `nil`: the only one attached.
+    var selector: String?
+    var json: Bool
+
+    init(_ command: ParsedCommand) throws(CommandFailure) {
+        selector = try command.value(Options.device)
+        json = command.isSet(Options.json)
+    }
+}
+
+extension Option where Value == Double {
+    /// The same option, standing for `seconds` when not given, shown as the user writes seconds
+    /// (`600`, `0.5`).
+    func defaulting(seconds: Double) -> DefaultedOption<Double> {
+        defaulting(to: seconds, shown: ProvisioningRun.seconds(seconds))
+    }
 }

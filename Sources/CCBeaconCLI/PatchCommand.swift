@@ -19,7 +19,7 @@ enum PatchCommand {
               ccbeacon patch template.hex --at 0x333 --bytes 7634A48517324B7DAB44D505D8A24C6000030004C5 -o station.hex
             """,
         options: [at.spec, bytes.spec, output.spec], positionals: [PositionalSpec("IN.hex", completion: .files)])
-    static let command = Command(spec, run: run)
+    static let command = Command(spec, Arguments.self, run: run)
 
     static let output = Options.output("OUT.hex", help: "output HEX file").required
     static let at = Option<Int>("--at", value: "ADDR", help: "address of the first byte") {
@@ -29,15 +29,27 @@ enum PatchCommand {
         try Values.hexBytes(text, option: "--bytes")
     }.required
 
-    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        let input = command.positionals[0]
-        let output = try command.value(output)
-        guard try ImageFormat.of(input, role: "input") == .hex, try ImageFormat.of(output, role: "output") == .hex
-        else {
-            throw .usage("patch works on Intel HEX files (.hex); for .bin use 'convert' first")
+    /// What `patch` was asked.
+    struct Arguments: CommandArguments {
+        var input: String
+        var output: String
+        var address: Int
+        var bytes: [UInt8]
+
+        init(_ command: ParsedCommand) throws(CommandFailure) {
+            input = command.positionals[0]
+            output = try command.value(PatchCommand.output)
+            guard try ImageFormat.of(input, role: "input") == .hex, try ImageFormat.of(output, role: "output") == .hex
+            else {
+                throw .usage("patch works on Intel HEX files (.hex); for .bin use 'convert' first")
+            }
+            address = try command.value(at)
+            bytes = try command.value(PatchCommand.bytes)
         }
-        let address = try command.value(at)
-        let bytes = try command.value(bytes)
+    }
+
+    static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
+        let (input, output, address, bytes) = (arguments.input, arguments.output, arguments.address, arguments.bytes)
         try CommandSupport.checkOutputs([output], against: [CommandSupport.Input(role: "the input image", path: input)])
         let file = try ConvertCommand.parseHex(try FileAccess.read(input), path: input)
         let patched: PatchedHexFile

@@ -103,7 +103,7 @@ enum ProvisionCommand {
                 "one address would go to every station alike; give each station its own in the list's address column, or leave it empty for one derived from its identity"
         ])
 
-    static let command = Command(spec, runWithHardware: run)
+    static let command = Command(spec, Arguments.self, run: run)
 
     static let ledger = Option<String>(
         "--ledger", value: "FILE|URL",
@@ -117,8 +117,9 @@ enum ProvisionCommand {
         return text
     }
     static let scanSeconds = Option<Double>(
-        "--scan-seconds", value: "N", help: "how long --scan-verify listens for each station (default 5)"
+        "--scan-seconds", value: "N", help: "how long --scan-verify listens for each station"
     ) { text throws(CommandFailure) in try Values.seconds(text, option: "--scan-seconds", in: 0.5...120) }
+    .defaulting(seconds: ProvisionOptions().scanSeconds)
     static let retryUnheard = Flag(
         "--retry-unheard", help: "a station --scan-verify did not hear goes to the next chip (default: next run)")
     static let devices = Option<DevicesSelection>(
@@ -161,21 +162,22 @@ enum ProvisionCommand {
             self = .named(selectors)
         }
     }
-    static let verify = Option<VerifyMode>(
-        "--verify", choosing: [.crc, .read], default: .crc, help: "how each burn is checked")
-    static let chipID = Option<ChipIdentitySource>(
-        "--chip-id", choosing: ChipIdentitySource.allCases, default: .primary,
+    static let verify = DefaultedOption<VerifyMode>(
+        "--verify", choosing: [.crc, .read], default: ProvisionOptions().verify, help: "how each burn is checked")
+    static let chipID = DefaultedOption<ChipIdentitySource>(
+        "--chip-id", choosing: ChipIdentitySource.allCases, default: ProvisionOptions().chipIdentity,
         help: "the address that names a chip (secondary: for chips whose IEEE address is erased)")
     static let retries = Options.count(
-        "--retries", help: "further attempts after a failure (default 1)", in: 0...100
-    ) { _ in "--retries must be 0…100" }
+        "--retries", help: "further attempts after a failure", in: 0...100
+    ) { _ in "--retries must be 0…100" }.defaulting(to: ProvisionOptions().retries)
     static let reprovision = Flag("--reprovision", help: "burn chips that already carry a verified station")
     static let releaseInterrupted = Flag(
         "--release-interrupted", help: "let stations interrupted earlier go to new chips")
     static let yes = Flag("--yes", help: "unattended: no questions")
     static let wait = Option<Double>(
-        "--wait", value: "SECONDS", help: "how long a debugger waits for a new chip (default 600)"
+        "--wait", value: "SECONDS", help: "how long a debugger waits for a new chip"
     ) { text throws(CommandFailure) in try Values.seconds(text, option: "--wait", in: 0...86_400) }
+    .defaulting(seconds: ProvisionOptions().targetTimeoutSeconds)
     static let json = Flag("--json", help: "machine-readable summary")
     static let bench = Option<String>(
         "--bench", value: "NAME", help: "this bench's name, recorded on its attempts (default the host name)"
@@ -191,11 +193,12 @@ enum ProvisionCommand {
         "--on-failed", value: "CMD", help: "run CMD (sh -c) after each failed outcome is recorded"
     ) { text throws(CommandFailure) in try hookCommand(text, option: "--on-failed") }
     static let hookTimeout = Option<Double>(
-        "--hook-timeout", value: "SECONDS", help: "how long a hook may run before it is killed (default 30)"
+        "--hook-timeout", value: "SECONDS", help: "how long a hook may run before it is killed"
     ) { text throws(CommandFailure) in try Values.seconds(text, option: "--hook-timeout", in: 0.1...3600) }
+    .defaulting(seconds: HookRunner.Hooks().timeout)
     static let lockDebug = Flag(
         "--lock-debug", help: "lock each chip's debug interface after its verified burn (recorded in the ledger)")
-    static let addressMode = Option<AddressMode>(
+    static let addressMode = DefaultedOption<AddressMode>(
         "--address-mode", choosing: AddressMode.allCases, default: .template,
         help: "where a station's address goes (template: the template's field; secondary: the chip's secondary address)"
     )
@@ -211,8 +214,9 @@ enum ProvisionCommand {
 
     static let lease = Option<Double>(
         "--lease", value: "SECONDS",
-        help: "how long this run's lease in the ledger lasts unless renewed (default 90)"
+        help: "how long this run's lease in the ledger lasts unless renewed"
     ) { text throws(CommandFailure) in try Values.seconds(text, option: "--lease", in: 1...3600) }
+    .defaulting(seconds: RunLease.defaultSeconds)
     static let serverWait = Option<Double>(
         "--server-wait", value: "SECONDS",
         help: "how long a PostgreSQL ledger's server may be away before the bench stops (default 60)"

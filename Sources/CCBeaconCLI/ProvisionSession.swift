@@ -15,20 +15,81 @@ import Synchronization
 #endif
 
 extension ProvisionCommand {
-    static func run(_ command: ParsedCommand, console given: Console, hardware: Hardware) throws(CommandFailure) {
-        let eventsPath = try command.value(events)
-        if eventsPath == "-", command.isSet(json) {
-            throw .usage(
-                "--events - writes the events to standard output, where the run-finished event is the summary: leave out --json, or give --events a file"
-            )
+    /// What `provision` was asked.
+    struct Arguments: CommandArguments {
+        var listPath: String
+        /// `--ledger`, else provisioning.sqlite beside the list.
+        var ledgerPath: String
+        var eventsPath: String?
+        var json: Bool
+        /// The run's options, but for what the list and the template decide (stations, addresses,
+        /// settings).
+        var options: ProvisionOptions
+        var scanSecondsGiven: Bool
+        var settings: StationSettings
+        var template: TemplateChoice
+        var hooks: HookRunner.Hooks
+        var hookTimeoutGiven: Bool
+        var bench: String?
+        var serverWait: Double?
+        var lease: Double
+        var releasing: Bool
+        var devices: DevicesSelection?
+        var scanVerify: String?
+        var confirmed: Bool
+        var traced: Bool
+
+        init(_ command: ParsedCommand) throws(CommandFailure) {
+            listPath = command.positionals[0]
+            ledgerPath = CCBeaconCLI.ledgerPath(try command.value(ledger), listPath: listPath)
+            eventsPath = try command.value(events)
+            json = command.isSet(ProvisionCommand.json)
+            options = try runOptions(command)
+            scanSecondsGiven = command.isGiven(scanSeconds)
+            settings = try Options.settings(command)
+            template = try TemplateChoice(command)
+            hooks = HookRunner.Hooks(
+                verified: try command.value(onVerified), failed: try command.value(onFailed),
+                timeout: try command.value(hookTimeout))
+            hookTimeoutGiven = command.isGiven(hookTimeout)
+            bench = try command.value(ProvisionCommand.bench)
+            serverWait = try command.value(ProvisionCommand.serverWait)
+            lease = try command.value(ProvisionCommand.lease)
+            releasing = command.isSet(releaseInterrupted)
+            devices = try command.value(ProvisionCommand.devices)
+            scanVerify = try command.value(ProvisionCommand.scanVerify)
+            confirmed = command.isSet(yes)
+            traced = try command.value(Options.trace) != nil
         }
+
+        func validate() throws(CommandFailure) {
+            if eventsPath == "-", json {
+                throw .usage(
+                    "--events - writes the events to standard output, where the run-finished event is the summary: leave out --json, or give --events a file"
+                )
+            }
+            if scanSecondsGiven || options.retryUnheard, scanVerify == nil {
+                throw .usage("--scan-seconds and --retry-unheard apply to --scan-verify only")
+            }
+            if options.secondaryAddresses, options.chipIdentity == .secondary {
+                throw .usage(
+                    "--address-mode secondary writes each station's address over the chip's secondary address, by which --chip-id secondary names chips: use one of them"
+                )
+            }
+            if hookTimeoutGiven, hooks.verified == nil, hooks.failed == nil {
+                throw .usage("--hook-timeout applies to --on-verified and --on-failed")
+            }
+        }
+    }
+
+    static func run(_ arguments: Arguments, console given: Console, hardware: Hardware) throws(CommandFailure) {
+        let eventsPath = arguments.eventsPath
         if let eventsPath {
             try EventStream.check(eventsPath)
             // Appended to, so never a file the run reads or writes: the list, the ledger.
-            let ledgerFile = PathIdentity.resolved(
-                ledgerPath(try command.value(ledger), listPath: command.positionals[0]))
+            let ledgerFile = PathIdentity.resolved(arguments.ledgerPath)
             let inputs =
-                [CommandSupport.Input(role: "the station list", path: command.positionals[0])]
+                [CommandSupport.Input(role: "the station list", path: arguments.listPath)]
                 + ["", "-wal", "-shm"].map { CommandSupport.Input(role: "the ledger", path: ledgerFile + $0) }
             if eventsPath != "-" {
                 try CommandSupport.checkOutputs([eventsPath], against: inputs)
@@ -45,15 +106,12 @@ extension ProvisionCommand {
         // write fails instead, and the run finishes the chip in hand.
         signal(SIGPIPE, SIG_IGN)
         let debuggers = hardware.debuggers
-        let listPath = command.positionals[0]
-        var options = try runOptions(command)
-        // Every option's value is checked before anything is read.
-        let serverWaitSeconds = try command.value(serverWait)
-        let leaseSeconds = try command.value(lease) ?? RunLease.defaultSeconds
+        let listPath = arguments.listPath
+        var options = arguments.options
         // The list and the template are checked before anything else.
         let listStations = try CommandSupport.stations(listPath, consequence: "nothing was burned")
-        let (template, _, board) = try CommandSupport.template(command)
-        let settings = try Options.settings(command)
+        let (template, _, board) = try arguments.template.resolve()
+        let settings = arguments.settings
         if !settings.isEmpty { options.settings = try CommandSupport.check(settings, for: template) }
         // The ledger records each station with the power it is burned with.
         let (stations, farPower) = CommandSupport.resolvePower(
@@ -67,15 +125,15 @@ extension ProvisionCommand {
         options.addresses = try CommandSupport.addresses(
             stations, template: template, listPath: listPath, consequence: "nothing was burned",
             secondary: options.secondaryAddresses)
-        let hooks = try hooks(command)
+        let hooks = arguments.hooks
         // The ledger may hold other lists too: this run burns, releases and counts its own.
         let listed = Set(stations.map(\.name))
         options.stations = listed
-        let path = ledgerPath(try command.value(ledger), listPath: listPath)
+        let path = arguments.ledgerPath
         // The host name names the bench unless --bench does; a host name that cannot name one is
         // an error only where a bench must be named (a shared ledger), a file ledger records none.
         let benchName: String?
-        if let given = try command.value(bench) {
+        if let given = arguments.bench {
             benchName = given
         } else {
             do { benchName = try Values.hostBenchName() } catch {
@@ -84,14 +142,14 @@ extension ProvisionCommand {
             }
         }
         let opened = try openForRun(
-            path, listPath: listPath, bench: benchName, serverWait: serverWaitSeconds,
-            leaseSeconds: leaseSeconds, process: hardware.process,
+            path, listPath: listPath, bench: benchName, serverWait: arguments.serverWait,
+            leaseSeconds: arguments.lease, process: hardware.process,
             hooks: hooks.outcomes, console: console)
         defer { opened.lock.release() }
         let ledger = opened.ledger
         let shown = shownLedger(path)
         try prepare(
-            ledger, stations: stations, releasing: command.isSet(releaseInterrupted), path: shown,
+            ledger, stations: stations, releasing: arguments.releasing, path: shown,
             console: console)
         let before = try progress(ledger, listed, path: shown)
         // The list's stations calibrated since their burn: asked before the run and after it.
@@ -157,7 +215,7 @@ extension ProvisionCommand {
             stream?.emit(
                 "run-finished",
                 Self.finished(ProvisionSummary(), before, why: "nothing to burn", status: hooksLeft ? 1 : 0))
-            if command.isSet(json) {
+            if arguments.json {
                 try report(
                     ProvisionSummary(), progress: before, path: shown, hooks: runner?.counts, json: true,
                     console: console, why: "nothing to burn")
@@ -172,13 +230,13 @@ extension ProvisionCommand {
             return
         }
         let provider = try DeviceSupport.provider(debuggers)
-        let chosen = try chooseDebuggers(try command.value(devices), from: try DeviceSupport.listDevices(provider))
-        if let controller = try command.value(scanVerify) {
+        let chosen = try chooseDebuggers(arguments.devices, from: try DeviceSupport.listDevices(provider))
+        if let controller = arguments.scanVerify {
             // The radio is tried before any chip is burned: a missing permission or controller is
             // told now, not after the first burn.
             options.onAir = try ControllerListener.open(controller, radios: hardware.radios)
         }
-        if !command.isSet(yes), console.diagnosticsIsTerminal, isatty(0) == 1 {
+        if !arguments.confirmed, console.diagnosticsIsTerminal, isatty(0) == 1 {
             try confirm(
                 "\(before.pending) station(s) pending, template '\(template.manifest.name)', ledger \(shown), debuggers \(chosen.map(\.selector).joined(separator: ", ")). Start? [y/N] ",
                 console: console)
@@ -207,7 +265,7 @@ extension ProvisionCommand {
         hookRunner?.deliverPending()
         hookRunner?.start()
         let packed = options.usbFraming == .packed
-        let traced = command.values[Options.trace.spec.name] != nil
+        let traced = arguments.traced
         let run = ProvisioningRun(
             template: template, ledger: ledger, options: options, stopRequested: { stopSignals.requested }
         ) { event in
@@ -297,7 +355,7 @@ extension ProvisionCommand {
         do {
             try report(
                 summary, progress: after, burnAgain: stillToBurnAgain, burningElsewhere: elsewhere, path: shown,
-                hooks: hookRunner?.counts, json: command.isSet(json), console: console)
+                hooks: hookRunner?.counts, json: arguments.json, console: console)
         } catch {
             throw eventsLost ?? error
         }
@@ -353,38 +411,20 @@ extension ProvisionCommand {
         ]
     }
 
-    /// The run's settings from the command's options.
+    /// The run's settings from the command's options (their combinations: `Arguments.validate`).
     static func runOptions(_ command: ParsedCommand) throws(CommandFailure) -> ProvisionOptions {
         var options = ProvisionOptions()
-        if let verify = try command.value(verify) { options.verify = verify }
-        if let retries = try command.value(retries) { options.retries = retries }
-        if let wait = try command.value(wait) { options.targetTimeoutSeconds = wait }
+        options.verify = try command.value(verify)
+        options.retries = try command.value(retries)
+        options.targetTimeoutSeconds = try command.value(wait)
         options.reprovision = command.isSet(reprovision)
-        if command.isGiven(scanSeconds) || command.isSet(retryUnheard), !command.isGiven(scanVerify) {
-            throw .usage("--scan-seconds and --retry-unheard apply to --scan-verify only")
-        }
-        if let seconds = try command.value(scanSeconds) { options.scanSeconds = seconds }
+        options.scanSeconds = try command.value(scanSeconds)
         options.retryUnheard = command.isSet(retryUnheard)
-        if let source = try command.value(chipID) { options.chipIdentity = source }
+        options.chipIdentity = try command.value(chipID)
         options.lockDebug = command.isSet(lockDebug)
-        options.usbFraming = try command.value(Options.usbFraming) ?? .proven
+        options.usbFraming = try command.value(Options.usbFraming)
         options.secondaryAddresses = try command.value(addressMode) == .secondary
-        if options.secondaryAddresses, options.chipIdentity == .secondary {
-            throw .usage(
-                "--address-mode secondary writes each station's address over the chip's secondary address, by which --chip-id secondary names chips: use one of them"
-            )
-        }
-        if command.isGiven(hookTimeout), !command.isGiven(onVerified), !command.isGiven(onFailed) {
-            throw .usage("--hook-timeout applies to --on-verified and --on-failed")
-        }
         return options
-    }
-
-    /// The hooks the command gives.
-    static func hooks(_ command: ParsedCommand) throws(CommandFailure) -> HookRunner.Hooks {
-        HookRunner.Hooks(
-            verified: try command.value(onVerified), failed: try command.value(onFailed),
-            timeout: try command.value(hookTimeout) ?? 30)
     }
 
     /// The debuggers `--devices` names: none given, the only one attached; `all`; or a list.

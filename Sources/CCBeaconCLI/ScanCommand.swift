@@ -54,7 +54,7 @@ enum ScanCommand {
                 [stations.spec.name, ledger.spec.name, Options.uuid.spec.name], required: true,
                 missing: "give --stations FILE, --ledger FILE or --uuid UUID"),
         ])
-    static let command = Command(spec, runWithHardware: run)
+    static let command = Command(spec, Arguments.self, run: run)
 
     static let from = Option<String>(
         "--from", value: "CAPTURE", help: "a btsnoop capture (btmon -w, Android HCI snoop log)", completion: .files)
@@ -65,15 +65,15 @@ enum ScanCommand {
         }
         return text
     }
-    static let seconds = Option<Double>("--seconds", value: "N", help: "how long --hci listens (default 10)") {
+    static let seconds = Option<Double>("--seconds", value: "N", help: "how long --hci listens") {
         text throws(CommandFailure) in try Values.seconds(text, option: "--seconds", in: 0.1...3600)
-    }
+    }.defaulting(to: 10, shown: "10")
     static let stations = Option<String>(
         "--stations", value: "FILE", help: "the stations.json a batch wrote", completion: .files)
     static let ledger = Options.ledger(help: "a provisioning ledger: its verified stations are expected")
 
     /// Where the reports came from, for the report's first line and the JSON.
-    enum Source {
+    enum Source: Sendable {
         case capture(String)
         case controller(String, seconds: Double)
 
@@ -92,34 +92,61 @@ enum ScanCommand {
         }
     }
 
-    static func run(_ command: ParsedCommand, console: Console, hardware: Hardware) throws(CommandFailure) {
-        var expected: [ExpectedStation]
-        if command.isGiven(Options.major) || command.isGiven(Options.minor), !command.isGiven(Options.uuid) {
-            throw .usage("--major and --minor narrow --uuid; with --stations or --ledger every station is expected")
+    /// What `scan` was asked.
+    struct Arguments: CommandArguments {
+        /// What is heard: a capture (--from) or a controller (--hci, for --seconds).
+        var source: Source
+        var secondsGiven: Bool
+        var stationsFile: String?
+        var ledger: String?
+        var uuid: UUID?
+        var major: UInt16?
+        var minor: UInt16?
+        var json: Bool
+
+        init(_ command: ParsedCommand) throws(CommandFailure) {
+            if let name = try command.value(hci) {
+                source = .controller(name, seconds: try command.value(seconds))
+            } else {
+                source = .capture(try command.value(from.required))
+            }
+            secondsGiven = command.isGiven(seconds)
+            stationsFile = try command.value(stations)
+            ledger = try command.value(ScanCommand.ledger)
+            uuid = try command.value(Options.uuid)
+            major = try command.value(Options.major)
+            minor = try command.value(Options.minor)
+            json = command.isSet(Options.json)
         }
-        if command.isGiven(seconds), !command.isGiven(hci) { throw .usage("--seconds applies to --hci only") }
-        if let path = try command.value(stations) {
+
+        func validate() throws(CommandFailure) {
+            if major != nil || minor != nil, uuid == nil {
+                throw .usage("--major and --minor narrow --uuid; with --stations or --ledger every station is expected")
+            }
+            if secondsGiven, case .capture = source { throw .usage("--seconds applies to --hci only") }
+        }
+    }
+
+    static func run(_ arguments: Arguments, console: Console, hardware: Hardware) throws(CommandFailure) {
+        var expected: [ExpectedStation]
+        if let path = arguments.stationsFile {
             expected = try record(try FileAccess.read(path), file: path)
-        } else if let path = try command.value(ledger) {
+        } else if let path = arguments.ledger {
             expected = try verifiedStations(path)
         } else {
             expected = []
         }
-        let source: Source
+        let source = arguments.source
         let reports: [AdvertisingReport]
-        if let name = try command.value(hci) {
-            let duration = try command.value(seconds) ?? 10
-            source = .controller(name, seconds: duration)
+        switch source {
+        case .controller(let name, let duration):
             reports = try listen(name, seconds: duration, radios: hardware.radios)
-        } else {
-            let capturePath = try command.value(from.required)
-            source = .capture(capturePath)
+        case .capture(let capturePath):
             reports = try heard(try FileAccess.read(capturePath), file: capturePath)
         }
-        if let uuid = try command.value(Options.uuid) {
+        if let uuid = arguments.uuid {
             // Every iBeacon of that UUID (and major, minor) heard is expected once.
-            let major = try command.value(Options.major)
-            let minor = try command.value(Options.minor)
+            let (major, minor) = (arguments.major, arguments.minor)
             var seen: [IBeacon] = []
             var seenKeys: Set<UInt32> = []
             for report in reports {
@@ -132,7 +159,7 @@ enum ScanCommand {
             expected = seen.map { ExpectedStation(name: "\($0.major)/\($0.minor)", identity: $0) }
             if seen.isEmpty {
                 // A machine reading --json still gets its answer on standard output.
-                if command.isSet(Options.json) {
+                if arguments.json {
                     console.data(
                         json(
                             ScanMatch(reports: [], expected: []), source: source, reports: reports.count,
@@ -147,7 +174,7 @@ enum ScanCommand {
             }
         }
         let match = ScanMatch(reports: reports, expected: expected)
-        if command.isSet(Options.json) {
+        if arguments.json {
             console.data(json(match, source: source, reports: reports.count, heardAny: true).rendered() + "\n")
         } else {
             console.output(lines: text(match, source: source, reports: reports.count))

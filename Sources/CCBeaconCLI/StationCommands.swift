@@ -29,27 +29,45 @@ enum GenerateCommand {
             """,
         options: Options.templateOptions + Options.identityOptions + Options.settingOptions + [output.spec, bin.spec],
         groups: [Options.requiredTemplate])
-    static let command = Command(spec, run: run)
+    static let command = Command(spec, Arguments.self, run: run)
 
     static let output = Options.output("OUT.hex", help: "the station's HEX file").required
     static let bin = Option<String>(
         "--bin", value: "OUT.bin", help: "also write a flat binary from address 0", completion: .files)
 
-    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        let output = try command.value(output)
-        guard try ImageFormat.of(output, role: "output") == .hex else {
-            throw .usage("-o must name a .hex file; use --bin OUT.bin for a binary as well")
+    /// What `generate` was asked.
+    struct Arguments: CommandArguments {
+        var output: String
+        var bin: String?
+        /// With the measured power given, else -59 dBm (the power is chosen by `MeasuredPowerRule`).
+        var identity: IBeacon
+        var power: Int8?
+        var settings: StationSettings
+        var template: TemplateChoice
+
+        init(_ command: ParsedCommand) throws(CommandFailure) {
+            output = try command.value(GenerateCommand.output)
+            guard try ImageFormat.of(output, role: "output") == .hex else {
+                throw .usage("-o must name a .hex file; use --bin OUT.bin for a binary as well")
+            }
+            bin = try command.value(GenerateCommand.bin)
+            if let bin, try ImageFormat.of(bin, role: "--bin output") != .bin {
+                throw .usage("--bin must name a .bin file")
+            }
+            identity = try Options.identity(command)
+            power = try command.value(Options.power)
+            settings = try Options.settings(command)
+            template = try TemplateChoice(command)
         }
-        let bin = try command.value(bin)
-        if let bin, try ImageFormat.of(bin, role: "--bin output") != .bin {
-            throw .usage("--bin must name a .bin file")
-        }
-        var identity = try Options.identity(command)
-        let settings = try Options.settings(command)
-        let (template, _, board) = try CommandSupport.template(command)
+    }
+
+    static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
+        let (output, bin, settings) = (arguments.output, arguments.bin, arguments.settings)
+        var identity = arguments.identity
+        let (template, _, board) = try arguments.template.resolve()
         let checked = try CommandSupport.check(settings, for: template)
         let power = MeasuredPowerRule.choose(
-            given: try command.value(Options.power).map { (dBm: $0, origin: .explicit) }, board: board,
+            given: arguments.power.map { (dBm: $0, origin: .explicit) }, board: board,
             txPower: MeasuredPowerRule.txPower(of: template, settings: settings))
         identity.measuredPower = power.dBm
         let station = template.stationImage(for: identity, settings: checked)
@@ -129,7 +147,7 @@ enum BatchCommand {
                 "one address would go to every station alike; give each station its own in the list's address column, or leave it empty for one derived from its identity"
         ])
 
-    static let command = Command(spec, run: run)
+    static let command = Command(spec, Arguments.self, run: run)
 
     static let output = Options.output("DIR", help: "output folder (created if missing)", completion: .folders).required
     static let bin = Flag("--bin", help: "also write a .bin per station")
@@ -138,15 +156,37 @@ enum BatchCommand {
     ) { "--jobs '\($0)' must be 1…256" }
     static let noWait = Flag("--no-wait", help: "fail at once when another batch is writing into DIR (default: wait)")
 
-    static func run(_ command: ParsedCommand, console: Console) throws(CommandFailure) {
-        let listPath = command.positionals[0]
-        let given = try command.value(output)
-        // "out/" and "out" are the same folder; keep messages free of doubled slashes.
-        let directory = given.count > 1 && given.hasSuffix("/") ? String(given.dropLast()) : given
-        let jobs = try command.value(jobs) ?? Files.processorCount()
+    /// What `batch` was asked.
+    struct Arguments: CommandArguments {
+        var listPath: String
+        /// Without a trailing slash ("out/" and "out" are the same folder; messages stay free of
+        /// doubled slashes).
+        var directory: String
+        /// `nil`: the processor count.
+        var jobs: Int?
+        var settings: StationSettings
+        var template: TemplateChoice
+        var writeBinary: Bool
+        var wait: Bool
+
+        init(_ command: ParsedCommand) throws(CommandFailure) {
+            listPath = command.positionals[0]
+            let given = try command.value(BatchCommand.output)
+            directory = given.count > 1 && given.hasSuffix("/") ? String(given.dropLast()) : given
+            jobs = try command.value(BatchCommand.jobs)
+            settings = try Options.settings(command)
+            template = try TemplateChoice(command)
+            writeBinary = command.isSet(bin)
+            wait = !command.isSet(noWait)
+        }
+    }
+
+    static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
+        let (listPath, directory, writeBinary) = (arguments.listPath, arguments.directory, arguments.writeBinary)
+        let jobs = arguments.jobs ?? Files.processorCount()
         let listed = try CommandSupport.stations(listPath, consequence: "nothing was written")
-        let (template, _, board) = try CommandSupport.template(command)
-        let settings = try CommandSupport.check(try Options.settings(command), for: template)
+        let (template, _, board) = try arguments.template.resolve()
+        let settings = try CommandSupport.check(arguments.settings, for: template)
         let (stations, farPower) = CommandSupport.resolvePower(
             listed, template: template, settings: settings.settings, board: board)
         if let warning = CommandSupport.powerWarning(farPower) { console.diagnostics(line: warning) }
@@ -155,7 +195,6 @@ enum BatchCommand {
         if Files.exists(directory), !Files.isDirectory(directory) {
             throw .usage("-o '\(directory)' is not a folder")
         }
-        let writeBinary = command.isSet(bin)
         var outputs = [BatchGenerator.manifestName, BatchGenerator.incompleteMarkerName, FolderLock.fileName]
         for station in stations {
             outputs.append(station.fileStem + ".hex")
@@ -173,7 +212,7 @@ enum BatchCommand {
         do {
             summary = try BatchGenerator.run(
                 stations: stations, template: template, settings: settings, directory: directory,
-                writeBinary: writeBinary, jobs: jobs, wait: !command.isSet(noWait),
+                writeBinary: writeBinary, jobs: jobs, wait: arguments.wait,
                 waiting: { holder in
                     console.diagnostics(
                         line:

@@ -46,6 +46,18 @@ final class TraceFile: Sendable {
         trace = USBTrace { bytes in writer.append(bytes) }
     }
 
+    /// Refuses a trace that is also one of the command's `arguments` (its input, its output): a
+    /// usage error found before the command decodes the rest, and again when the trace is made.
+    static func refuseArgument(naming path: String, shownAs name: String, option: String, arguments: [String])
+        throws(CommandFailure)
+    {
+        for argument in arguments where !argument.isEmpty && sameFile(argument, path) {
+            throw .usage(
+                "\(option) \(name) is also an argument of this command ('\(argument)'); give the trace a file of its own"
+            )
+        }
+    }
+
     /// What `path` may be: a name where nothing is yet, in a folder this user may write, or a
     /// trace ccbeacon wrote (or an empty file) — a regular file, not where the command's output or
     /// errors go; named `*.pcap` (so never a database's journal, a lock or a list: a name rule
@@ -62,11 +74,7 @@ final class TraceFile: Sendable {
         guard !path.hasSuffix("/") else { throw notAFile }
         let wrongName = CommandFailure.usage(
             "\(option) \(name): a trace's name ends in .pcap (as Wireshark's do); give one that does")
-        for argument in arguments where !argument.isEmpty && sameFile(argument, path) {
-            throw .usage(
-                "\(option) \(name) is also an argument of this command ('\(argument)'); give the trace a file of its own"
-            )
-        }
+        try refuseArgument(naming: path, shownAs: name, option: option, arguments: arguments)
         // Looked at without opening it for reading or writing: a pipe or a device is never
         // opened (which would wake whoever waits on it).
         let probe = open(path, pathOnly | O_NOFOLLOW | O_CLOEXEC)

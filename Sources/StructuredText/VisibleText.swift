@@ -60,12 +60,3 @@ public enum VisibleText {
         return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
 }
-
-extension DefaultStringInterpolation {
-    /// `'\(visible: name)'`: a value from outside (a ledger, a device, an argument) quoted inside
-    /// a line of ours, made visible whole (`VisibleText.escaped`) — a line break in it included,
-    /// which would otherwise start a line of its own that the reader takes for ours.
-    public mutating func appendInterpolation(visible text: String) {
-        appendLiteral(VisibleText.escaped(text))
-    }
-}

@@ -1,3 +1,4 @@
+import Provisioning
 import Testing
 
 @testable import CCBeaconCLI
@@ -146,6 +147,50 @@ struct ChoiceOptionTests {
             #expect(option.help.hasSuffix(": " + Option<Int>.alternatives(listed)), "\(option.help)")
             #expect(option.completion == .words(words))
         }
+    }
+}
+
+/// A default is declared once, with its option: the help says it once, and a command left
+/// without the option runs with exactly that value.
+struct OptionDefaultTests {
+    @Test func aDefaultedOptionSaysItsDefaultAndStandsForIt() throws {
+        let count = Option<Int>("--count", value: "N", help: "how many") { text throws(CommandFailure) in
+            guard let value = Int(text) else { throw .usage("--count '\(text)' is not a number") }
+            return value
+        }.defaulting(to: 16)
+        #expect(count.spec.help == "how many (default 16)")
+        #expect(count.spec.defaultValue == "16")
+        #expect(try ParsedCommand(command: "x").value(count) == 16)
+        #expect(try ParsedCommand(command: "x", values: ["--count": "3"]).value(count) == 3)
+        #expect(throws: CommandFailure.self) { try ParsedCommand(command: "x", values: ["--count": "y"]).value(count) }
+    }
+
+    /// No help states a default twice, or states one the declaration does not hold.
+    @Test func everyDeclaredDefaultIsSaidOnce() {
+        let defaulted = CommandLineTool.commands.flatMap(\.options).filter { $0.defaultValue != nil }
+        #expect(defaulted.count >= 15, "\(defaulted.map(\.name))")
+        for option in defaulted {
+            #expect(option.help.components(separatedBy: "default").count == 2, "\(option.name): \(option.help)")
+        }
+    }
+
+    /// The run's own defaults are what the options say.
+    @Test(arguments: [
+        ("--retries", "1"), ("--wait", "600"), ("--scan-seconds", "5"), ("--hook-timeout", "30"), ("--lease", "90"),
+        ("--verify", "crc"), ("--chip-id", "primary"), ("--address-mode", "template"), ("--usb-framing", "proven"),
+    ])
+    func provisionSaysItsDefault(option: String, shown: String) throws {
+        let spec = try #require(ProvisionCommand.spec.options.first { $0.name == option })
+        #expect(spec.defaultValue == shown)
+    }
+
+    @Test func provisionWithoutOptionsRunsWithTheRunsDefaults() throws {
+        let options = try ProvisionCommand.runOptions(ParsedCommand(command: "provision", positionals: ["s.csv"]))
+        let run = ProvisionOptions()
+        #expect(options.retries == run.retries && options.targetTimeoutSeconds == run.targetTimeoutSeconds)
+        #expect(options.scanSeconds == run.scanSeconds && options.verify == run.verify)
+        #expect(options.chipIdentity == run.chipIdentity && options.usbFraming == .proven)
+        #expect((run.retries, run.targetTimeoutSeconds, run.scanSeconds) == (1, 600, 5))
     }
 }
 
