@@ -11,39 +11,39 @@ import StructuredText
 /// `ccbeacon calibrate`: a station's measured power from RSSI samples taken 1 m away.
 enum CalibrateCommand {
     static let spec = CommandSpec(
-        name: "calibrate", summary: "measured power from RSSI samples taken 1 m away", manual: manual, table: table)
-    static let table = CommandTable(
-        details: """
-            Phones estimate a station's distance from its measured power, the RSSI expected 1 m away.
-            Take at least 20 RSSI samples with a phone (or a Linux scanner) 1 m from the station,
-            then give them here: the lowest and highest tenth are dropped, the rest averaged and
-            rounded to the nearest dBm. Fewer than 20 samples are refused, with how many more.
+        name: "calibrate", summary: "measured power from RSSI samples taken 1 m away", manual: manual,
+        table: CommandTable(
+            details: """
+                Phones estimate a station's distance from its measured power, the RSSI expected 1 m away.
+                Take at least 20 RSSI samples with a phone (or a Linux scanner) 1 m from the station,
+                then give them here: the lowest and highest tenth are dropped, the rest averaged and
+                rounded to the nearest dBm. Fewer than 20 samples are refused, with how many more.
 
-            Samples: --rssi FILE, one value per line or a CSV with an "rssi" column (as phone apps
-            export), or --from CAPTURE.btsnoop (btmon -w, Android's HCI snoop log) filtered to the
-            station's advertiser address: --address, or --station NAME looked up in a batch record
-            (--stations), a ledger (--ledger: the address it was burned with) or a list with an
-            address column (--list).
+                Samples: --rssi FILE, one value per line or a CSV with an "rssi" column (as phone apps
+                export), or --from CAPTURE.btsnoop (btmon -w, Android's HCI snoop log) filtered to the
+                station's advertiser address: --address, or --station NAME looked up in a batch record
+                (--stations), a ledger (--ledger: the address it was burned with) or a list with an
+                address column (--list).
 
-            --write records the value for --station NAME: in the list (--list FILE, CSV: its power
-            cell is replaced and every other byte kept; a list without a power column gets one,
-            empty for the other stations) and/or in the ledger (--ledger FILE: a calibration row,
-            and the station's power from then on). batch burns the list's value; provision burns
-            the ledger's, and with --reprovision burns a station again on its chip when its
-            calibrated power differs from the one it carries.
+                --write records the value for --station NAME: in the list (--list FILE, CSV: its power
+                cell is replaced and every other byte kept; a list without a power column gets one,
+                empty for the other stations) and/or in the ledger (--ledger FILE: a calibration row,
+                and the station's power from then on). batch burns the list's value; provision burns
+                the ledger's, and with --reprovision burns a station again on its chip when its
+                calibrated power differs from the one it carries.
 
-            Examples:
-              ccbeacon calibrate --rssi hall-a-1m.csv
-              ccbeacon calibrate --from bench.btsnoop --station "Hall A" --ledger provisioning.sqlite --write
-            """,
-        options: [
-            rssi.spec, from.spec, address.spec, station.spec, stations.spec, ledger.spec, list.spec, write.spec,
-            force.spec, Options.json.spec,
-        ],
-        groups: [
-            OptionGroup(
-                [rssi.spec.name, from.spec.name], required: true, missing: "give --rssi FILE or --from CAPTURE")
-        ])
+                Examples:
+                  ccbeacon calibrate --rssi hall-a-1m.csv
+                  ccbeacon calibrate --from bench.btsnoop --station "Hall A" --ledger provisioning.sqlite --write
+                """,
+            options: [
+                rssi.spec, from.spec, address.spec, station.spec, stations.spec, ledger.spec, list.spec, write.spec,
+                force.spec, Options.json.spec,
+            ],
+            groups: [
+                OptionGroup(
+                    [rssi.spec.name, from.spec.name], required: true, missing: "give --rssi FILE or --from CAPTURE")
+            ]))
     static let command = Command(spec, Arguments.self, run: run)
 
     static let rssi = Option<String>(

@@ -7,16 +7,16 @@ import StructuredText
 /// `ccbeacon boards`: the bundled boards and their chips.
 enum BoardsCommand {
     static let spec = CommandSpec(
-        name: "boards", summary: "list the supported boards and modules", manual: manual, table: table)
-    static let table = CommandTable(
-        details: """
-            Lists every board file of the bundled boards/ folder: its name (for --board), the chip it
-            carries, how it is debugged, and the template generate uses for it by default.
+        name: "boards", summary: "list the supported boards and modules", manual: manual,
+        table: CommandTable(
+            details: """
+                Lists every board file of the bundled boards/ folder: its name (for --board), the chip it
+                carries, how it is debugged, and the template generate uses for it by default.
 
-            Example:
-              ccbeacon boards
-            """,
-        options: [Options.json.spec])
+                Example:
+                  ccbeacon boards
+                """,
+            options: [Options.json.spec]))
     static let command = Command(spec, JSONArgument.self, run: run)
 
     static func run(_ arguments: JSONArgument, console: Console) throws(CommandFailure) {
@@ -46,17 +46,17 @@ enum BoardsCommand {
 /// `ccbeacon templates`: bundled and user templates, each checked.
 enum TemplatesCommand {
     static let spec = CommandSpec(
-        name: "templates", summary: "list the firmware templates", manual: manual, table: table)
-    static let table = CommandTable(
-        details: """
-            Lists the templates in the user folders (--templates DIR, then $CCBEACON_TEMPLATES) and the
-            bundled firmware-templates/ folder. Each one is loaded and checked (image sha256,
-            placeholder bytes, chip); a broken template is listed with the reason.
+        name: "templates", summary: "list the firmware templates", manual: manual,
+        table: CommandTable(
+            details: """
+                Lists the templates in the user folders (--templates DIR, then $CCBEACON_TEMPLATES) and the
+                bundled firmware-templates/ folder. Each one is loaded and checked (image sha256,
+                placeholder bytes, chip); a broken template is listed with the reason.
 
-            Example:
-              ccbeacon templates --templates ~/beacon-templates
-            """,
-        options: [templates.spec, Options.json.spec])
+                Example:
+                  ccbeacon templates --templates ~/beacon-templates
+                """,
+            options: [templates.spec, Options.json.spec]))
     static let command = Command(spec, Arguments.self, run: run)
 
     static let templates = Option<String>(
@@ -126,30 +126,29 @@ enum TemplatesCommand {
 enum TemplateImportCommand {
     static let spec = CommandSpec(
         name: "template import", summary: "make a template from a firmware image with an iBeacon block", manual: manual,
-        table: table)
-    static let table = CommandTable(
-        details: """
-            Searches the image's memory (not its text) for the iBeacon advertising block: the 30 bytes
-            02 01 xx 1A FF 4C 00 02 15 + UUID, major, minor, power, or the 27-byte manufacturer AD
-            alone. Exactly one block must be found outside the NV pages and the last (lock-bit) page;
-            otherwise every block is listed with its address and identity, and --address chooses.
-            The bytes found become the placeholder that generate checks before patching.
+        table: CommandTable(
+            details: """
+                Searches the image's memory (not its text) for the iBeacon advertising block: the 30 bytes
+                02 01 xx 1A FF 4C 00 02 15 + UUID, major, minor, power, or the 27-byte manufacturer AD
+                alone. Exactly one block must be found outside the NV pages and the last (lock-bit) page;
+                otherwise every block is listed with its address and identity, and --address chooses.
+                The bytes found become the placeholder that generate checks before patching.
 
-            Writes DIR/template.json and DIR/image.hex (DIR defaults to ./NAME). Both paths are
-            checked before either is written, and a file already at either is replaced only with
-            --force (an image.hex without a template.json is someone's file too). A HEX image is
-            stored byte for byte, so stations differ from it only in the payload records. A .bin
-            image (loaded at --base, default 0) is stored as HEX without its all-0xFF pages.
-            An OAD image header (TI boot image manager) is detected by its CRC and recorded, so
-            generate keeps the CRC valid.
+                Writes DIR/template.json and DIR/image.hex (DIR defaults to ./NAME). Both paths are
+                checked before either is written, and a file already at either is replaced only with
+                --force (an image.hex without a template.json is someone's file too). A HEX image is
+                stored byte for byte, so stations differ from it only in the payload records. A .bin
+                image (loaded at --base, default 0) is stored as HEX without its all-0xFF pages.
+                An OAD image header (TI boot image manager) is detected by its CRC and recorded, so
+                generate keeps the CRC valid.
 
-            Example:
-              ccbeacon template import SimpleBLEPeripheral_ibeacon.hex --name lab13 --chip CC2541F256
-            """,
-        options: [
-            name.spec, chip.spec, address.spec, Options.base.spec, description.spec, output.spec, force.spec,
-        ],
-        positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin", completion: .files)])
+                Example:
+                  ccbeacon template import SimpleBLEPeripheral_ibeacon.hex --name lab13 --chip CC2541F256
+                """,
+            options: [
+                name.spec, chip.spec, address.spec, Options.base.spec, description.spec, output.spec, force.spec,
+            ],
+            positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin", completion: .files)]))
     static let command = Command(spec, Arguments.self, run: run)
 
     static let name = Option<String>("--name", value: "NAME", help: "template name (letters, digits, - _ .)") {

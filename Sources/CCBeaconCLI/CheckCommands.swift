@@ -9,20 +9,20 @@ import TargetData
 /// `ccbeacon inspect`: what beacon payloads an image carries.
 enum InspectCommand {
     static let spec = CommandSpec(
-        name: "inspect", summary: "find and decode every beacon payload in an image", manual: manual, table: table)
-    static let table = CommandTable(
-        details: """
-            Searches the image's memory for iBeacon, AltBeacon and Eddystone payloads and prints each
-            with its address. It also reports an OAD header and whether its CRC holds. With
-            --template it shows the identity at the template's payload address and whether the rest
-            of the image equals the template.
+        name: "inspect", summary: "find and decode every beacon payload in an image", manual: manual,
+        table: CommandTable(
+            details: """
+                Searches the image's memory for iBeacon, AltBeacon and Eddystone payloads and prints each
+                with its address. It also reports an OAD header and whether its CRC holds. With
+                --template it shows the identity at the template's payload address and whether the rest
+                of the image equals the template.
 
-            Example:
-              ccbeacon inspect out/hall-a.hex --template cc2541-ibeacon
-            """,
-        options: [Options.base.spec, Options.json.spec] + Options.templateOptions,
-        positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin", completion: .files)],
-        groups: [Options.optionalTemplate])
+                Example:
+                  ccbeacon inspect out/hall-a.hex --template cc2541-ibeacon
+                """,
+            options: [Options.base.spec, Options.json.spec] + Options.templateOptions,
+            positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin", completion: .files)],
+            groups: [Options.optionalTemplate]))
     static let command = Command(spec, Arguments.self, run: run)
 
     /// What `inspect` was asked.
@@ -169,28 +169,27 @@ enum InspectCommand {
 enum VerifyCommand {
     static let spec = CommandSpec(
         name: "verify", summary: "check that an image carries exactly one identity (the CI gate)", manual: manual,
-        table: table)
-    static let table = CommandTable(
-        details: """
-            With --template (or --board): the identity at the template's payload address must match,
-            the payload header must be the template's, every other byte must equal the template, and
-            an OAD header's CRC must hold. Without a template: the image must hold exactly one iBeacon
-            block, and it must match. Without --power the measured power is not checked.
+        table: CommandTable(
+            details: """
+                With --template (or --board): the identity at the template's payload address must match,
+                the payload header must be the template's, every other byte must equal the template, and
+                an OAD header's CRC must hold. Without a template: the image must hold exactly one iBeacon
+                block, and it must match. Without --power the measured power is not checked.
 
-            A template's advertiser address, interval and TX power are checked when --address,
-            --interval or --tx-power are given; otherwise they only have to be valid (a random static
-            address, a TX power step of the chip) and are listed as notes.
+                A template's advertiser address, interval and TX power are checked when --address,
+                --interval or --tx-power are given; otherwise they only have to be valid (a random static
+                address, a TX power step of the chip) and are listed as notes.
 
-            Exit status 0 when it matches, 1 with each difference listed when it does not.
+                Exit status 0 when it matches, 1 with each difference listed when it does not.
 
-            Example:
-              ccbeacon verify out/hall-a.hex --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 2
-            """,
-        options: Options.expectedIdentityOptions + Options.templateOptions + Options.settingOptions + [
-            Options.base.spec, Options.json.spec,
-        ],
-        positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin", completion: .files)],
-        groups: [Options.optionalTemplate])
+                Example:
+                  ccbeacon verify out/hall-a.hex --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 2
+                """,
+            options: Options.expectedIdentityOptions + Options.templateOptions + Options.settingOptions + [
+                Options.base.spec, Options.json.spec,
+            ],
+            positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin", completion: .files)],
+            groups: [Options.optionalTemplate]))
     static let command = Command(spec, Arguments.self, run: run)
 
     /// What `verify` was asked.

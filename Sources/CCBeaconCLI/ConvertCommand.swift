@@ -7,30 +7,29 @@ import StructuredText
 enum ConvertCommand {
     static let spec = CommandSpec(
         name: "convert", summary: "convert between Intel HEX and .bin, crop, fill, re-emit", manual: manual,
-        table: table)
-    static let table = CommandTable(
-        details: """
-            Formats follow the file extensions (.hex, .ihx, .ihex for Intel HEX; .bin for raw binary).
+        table: CommandTable(
+            details: """
+                Formats follow the file extensions (.hex, .ihx, .ihex for Intel HEX; .bin for raw binary).
 
-              HEX → .bin   the bytes from the lowest to the highest address (or --range), gaps filled
-                           with --fill (default 0xFF, erased flash).
-              .bin → HEX   the file loaded at --base (default 0); records of --record-length bytes
-                           (default 16), an 04 record per 64 KiB page when above 64 KiB.
-              HEX → HEX    re-emitted: aligned records, sorted, start address kept. To change bytes
-                           and keep every other line, use 'ccbeacon patch' instead.
+                  HEX → .bin   the bytes from the lowest to the highest address (or --range), gaps filled
+                               with --fill (default 0xFF, erased flash).
+                  .bin → HEX   the file loaded at --base (default 0); records of --record-length bytes
+                               (default 16), an 04 record per 64 KiB page when above 64 KiB.
+                  HEX → HEX    re-emitted: aligned records, sorted, start address kept. To change bytes
+                               and keep every other line, use 'ccbeacon patch' instead.
 
-            --range START:END keeps only that part (END exclusive, e.g. 0:0x40000 for 256 KiB).
-            --fill on HEX output fills the gaps inside the range (or between lowest and highest
-            address) so the output has no holes.
+                --range START:END keeps only that part (END exclusive, e.g. 0:0x40000 for 256 KiB).
+                --fill on HEX output fills the gaps inside the range (or between lowest and highest
+                address) so the output has no holes.
 
-            A malformed input stops with its file, line and column, and exit status 65.
-            The output is written atomically: it is complete or not there at all.
+                A malformed input stops with its file, line and column, and exit status 65.
+                The output is written atomically: it is complete or not there at all.
 
-            Example:
-              ccbeacon convert firmware.hex -o firmware.bin --range 0:0x40000
-            """,
-        options: [output.spec, Options.base.spec, range.spec, fill.spec, recordLength.spec],
-        positionals: [PositionalSpec("IN file", usage: "IN.hex|IN.bin", completion: .files)])
+                Example:
+                  ccbeacon convert firmware.hex -o firmware.bin --range 0:0x40000
+                """,
+            options: [output.spec, Options.base.spec, range.spec, fill.spec, recordLength.spec],
+            positionals: [PositionalSpec("IN file", usage: "IN.hex|IN.bin", completion: .files)]))
     static let command = Command(spec, Arguments.self, run: run)
 
     static let output = Options.output("OUT", help: "output file (.hex or .bin)").required

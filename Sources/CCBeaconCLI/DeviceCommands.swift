@@ -156,18 +156,18 @@ enum DeviceSupport {
 /// `ccbeacon devices`.
 enum DevicesCommand {
     static let spec = CommandSpec(
-        name: "devices", summary: "list the attached CC Debuggers and the chips they see", manual: manual, table: table)
-    static let table = CommandTable(
-        details: """
-            Lists every \(DebuggerModel.listed)
-            with its --device selector (BUS:ADDRESS), its port path (select it with port:BUS-PORT; it
-            stays when the debugger is replugged into the same socket), serial number, firmware and
-            the target it detects.
+        name: "devices", summary: "list the attached CC Debuggers and the chips they see", manual: manual,
+        table: CommandTable(
+            details: """
+                Lists every \(DebuggerModel.listed)
+                with its --device selector (BUS:ADDRESS), its port path (select it with port:BUS-PORT; it
+                stays when the debugger is replugged into the same socket), serial number, firmware and
+                the target it detects.
 
-            Example:
-              ccbeacon devices
-            """,
-        options: [Options.json.spec, Options.trace.spec])
+                Example:
+                  ccbeacon devices
+                """,
+            options: [Options.json.spec, Options.trace.spec]))
     static let command = Command(spec, JSONArgument.self) { arguments, console, hardware throws(CommandFailure) in
         try run(arguments, console: console, debuggers: hardware.debuggers)
     }
@@ -226,17 +226,16 @@ enum DevicesCommand {
 enum InfoCommand {
     static let spec = CommandSpec(
         name: "info", summary: "identify the target chip: ID, flash, lock state, IEEE addresses", manual: manual,
-        table: table)
-    static let table = CommandTable(
-        details: """
-            Resets the target into debug mode and reports the chip ID and revision, flash and RAM size,
-            whether the debug interface is locked, the factory (primary) IEEE address from the info
-            page and the secondary address from the last flash page. The chip is left halted.
+        table: CommandTable(
+            details: """
+                Resets the target into debug mode and reports the chip ID and revision, flash and RAM size,
+                whether the debug interface is locked, the factory (primary) IEEE address from the info
+                page and the secondary address from the last flash page. The chip is left halted.
 
-            Example:
-              ccbeacon info --device 1:7
-            """,
-        options: [Options.device.spec, Options.json.spec, Options.trace.spec])
+                Example:
+                  ccbeacon info --device 1:7
+                """,
+            options: [Options.device.spec, Options.json.spec, Options.trace.spec]))
     static let command = Command(spec, DeviceArguments.self) { arguments, console, hardware throws(CommandFailure) in
         try run(arguments, console: console, debuggers: hardware.debuggers)
     }
@@ -289,17 +288,17 @@ enum InfoCommand {
 /// `ccbeacon erase`.
 enum EraseCommand {
     static let spec = CommandSpec(
-        name: "erase", summary: "erase the whole chip (also clears the lock bits)", manual: manual, table: table)
-    static let table = CommandTable(
-        details: """
-            Resets the target into debug mode, runs a chip erase, waits for it (at most 8 s) and checks
-            that the chip is unlocked afterwards. Everything in flash is gone, including the secondary
-            address and the lock bits.
+        name: "erase", summary: "erase the whole chip (also clears the lock bits)", manual: manual,
+        table: CommandTable(
+            details: """
+                Resets the target into debug mode, runs a chip erase, waits for it (at most 8 s) and checks
+                that the chip is unlocked afterwards. Everything in flash is gone, including the secondary
+                address and the lock bits.
 
-            Example:
-              ccbeacon erase --device 1:7
-            """,
-        options: [Options.device.spec, Options.trace.spec])
+                Example:
+                  ccbeacon erase --device 1:7
+                """,
+            options: [Options.device.spec, Options.trace.spec]))
     static let command = Command(spec, DeviceArguments.self) { arguments, console, hardware throws(CommandFailure) in
         try run(arguments, console: console, debuggers: hardware.debuggers)
     }
@@ -319,28 +318,28 @@ enum EraseCommand {
 /// `ccbeacon flash`.
 enum FlashCommand {
     static let spec = CommandSpec(
-        name: "flash", summary: "erase, program, verify and start a chip", manual: manual, table: table)
-    static let table = CommandTable(
-        details: """
-            Chip erase, then the image's 1 KiB blocks (blocks that are all 0xFF are skipped: erased
-            flash already reads so), then verification: by the chip's own CRC unit (default, fast), by
-            reading every byte back (--verify read), or none. Finally the target is reset and runs.
+        name: "flash", summary: "erase, program, verify and start a chip", manual: manual,
+        table: CommandTable(
+            details: """
+                Chip erase, then the image's 1 KiB blocks (blocks that are all 0xFF are skipped: erased
+                flash already reads so), then verification: by the chip's own CRC unit (default, fast), by
+                reading every byte back (--verify read), or none. Finally the target is reset and runs.
 
-            The last flash page holds the lock bits and the secondary address; an image with data there
-            is refused unless --allow-last-page. --mac writes a secondary BLE address (MSB first),
-            --preserve-mac keeps the one the chip has, --lock-debug locks the debug interface at the end
-            (only a chip erase undoes it) and reads the lock back after a reset: a lock that did not
-            take fails the command (exit 1).
+                The last flash page holds the lock bits and the secondary address; an image with data there
+                is refused unless --allow-last-page. --mac writes a secondary BLE address (MSB first),
+                --preserve-mac keeps the one the chip has, --lock-debug locks the debug interface at the end
+                (only a chip erase undoes it) and reads the lock back after a reset: a lock that did not
+                take fails the command (exit 1).
 
-            Example:
-              ccbeacon flash out/Hall_A.hex --device 1:7
-            """,
-        options: [
-            Options.device.spec, Options.base.spec, verify.spec, mac.spec, preserveMAC.spec, lockDebug.spec,
-            allowLastPage.spec, Options.usbFraming.spec, Options.trace.spec,
-        ],
-        positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin", completion: .files)],
-        groups: [OptionGroup([mac.spec.name, preserveMAC.spec.name])])
+                Example:
+                  ccbeacon flash out/Hall_A.hex --device 1:7
+                """,
+            options: [
+                Options.device.spec, Options.base.spec, verify.spec, mac.spec, preserveMAC.spec, lockDebug.spec,
+                allowLastPage.spec, Options.usbFraming.spec, Options.trace.spec,
+            ],
+            positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin", completion: .files)],
+            groups: [OptionGroup([mac.spec.name, preserveMAC.spec.name])]))
     static let command = Command(spec, Arguments.self) { arguments, console, hardware throws(CommandFailure) in
         try run(arguments, console: console, debuggers: hardware.debuggers)
     }
@@ -488,16 +487,16 @@ enum FlashCommand {
 /// `ccbeacon read`.
 enum ReadCommand {
     static let spec = CommandSpec(
-        name: "read", summary: "read the chip's flash to a HEX or .bin file", manual: manual, table: table)
-    static let table = CommandTable(
-        details: """
-            Reads the whole flash (all banks; or --range, END exclusive) and writes it as Intel HEX
-            (16-byte records, 04 records per 64 KiB) or as a flat binary.
+        name: "read", summary: "read the chip's flash to a HEX or .bin file", manual: manual,
+        table: CommandTable(
+            details: """
+                Reads the whole flash (all banks; or --range, END exclusive) and writes it as Intel HEX
+                (16-byte records, 04 records per 64 KiB) or as a flat binary.
 
-            Example:
-              ccbeacon read -o dump.hex --device 1:7
-            """,
-        options: [output.spec, Options.device.spec, range.spec, Options.trace.spec])
+                Example:
+                  ccbeacon read -o dump.hex --device 1:7
+                """,
+            options: [output.spec, Options.device.spec, range.spec, Options.trace.spec]))
     static let command = Command(spec, Arguments.self) { arguments, console, hardware throws(CommandFailure) in
         try run(arguments, console: console, debuggers: hardware.debuggers)
     }

@@ -17,37 +17,38 @@ import TargetData
 enum DoctorCommand {
     static let spec = CommandSpec(
         name: "doctor", summary: "check this machine for burning: data, udev rule, debuggers, chips, ledger",
-        manual: manual, table: table)
-    static let table = CommandTable(
-        details: """
-            Checks, in order: this ccbeacon and where it found its boards and templates; the udev
-            rule that lets a user open the CC Debugger (installed? early enough for systemd's
-            uaccess?); the USB library; every CC Debugger attached, with its port, whether this user
-            may open it and the chip behind it; and with --ledger, whether the ledger can be used
-            (a file: readable, its folder writable; a server: reachable, a ccbeacon ledger). Each
-            problem is printed with its fix. Each chip is halted to be read and then reset to run.
-            Exit status 0 when nothing fails (warnings allowed: no debugger, no rule, no chip), 1
-            otherwise.
+        manual: manual,
+        table: CommandTable(
+            details: """
+                Checks, in order: this ccbeacon and where it found its boards and templates; the udev
+                rule that lets a user open the CC Debugger (installed? early enough for systemd's
+                uaccess?); the USB library; every CC Debugger attached, with its port, whether this user
+                may open it and the chip behind it; and with --ledger, whether the ledger can be used
+                (a file: readable, its folder writable; a server: reachable, a ccbeacon ledger). Each
+                problem is printed with its fix. Each chip is halted to be read and then reset to run.
+                Exit status 0 when nothing fails (warnings allowed: no debugger, no rule, no chip), 1
+                otherwise.
 
-            --burn-test is the first burn on a new bench: after asking (or with --yes), on the chip
-            behind the debugger (--device when several are attached) it erases, writes every flash
-            page but the lock bits with address-dependent bytes, reads every byte back and runs
-            the CRC verify — once with each USB framing (proven, then packed, which writes the
-            complement, so every bit is written as 0 once) — reads the IEEE addresses and the
-            debugger's firmware ID and revision, and leaves the chip erased. It says which framings
-            work on this debugger, and fails (exit 1) naming the first address that read back
-            differently. --report DIR writes summary.txt, summary.json, the USB trace (trace.pcap)
-            and the debugger's descriptors into DIR, for a bug report: a new folder or an earlier
-            report's (it holds the trace, so --trace is not given with it).
+                --burn-test is the first burn on a new bench: after asking (or with --yes), on the chip
+                behind the debugger (--device when several are attached) it erases, writes every flash
+                page but the lock bits with address-dependent bytes, reads every byte back and runs
+                the CRC verify — once with each USB framing (proven, then packed, which writes the
+                complement, so every bit is written as 0 once) — reads the IEEE addresses and the
+                debugger's firmware ID and revision, and leaves the chip erased. It says which framings
+                work on this debugger, and fails (exit 1) naming the first address that read back
+                differently. --report DIR writes summary.txt, summary.json, the USB trace (trace.pcap)
+                and the debugger's descriptors into DIR, for a bug report: a new folder or an earlier
+                report's (it holds the trace, so --trace is not given with it).
 
-            Examples:
-              ccbeacon doctor --ledger provisioning.sqlite
-              ccbeacon doctor --burn-test --report first-burn
-            """,
-        options: [
-            ledger.spec, Options.json.spec, Options.trace.spec, BurnTestCommand.burnTest.spec, BurnTestCommand.yes.spec,
-            BurnTestCommand.report.spec, Options.device.spec,
-        ])
+                Examples:
+                  ccbeacon doctor --ledger provisioning.sqlite
+                  ccbeacon doctor --burn-test --report first-burn
+                """,
+            options: [
+                ledger.spec, Options.json.spec, Options.trace.spec, BurnTestCommand.burnTest.spec,
+                BurnTestCommand.yes.spec,
+                BurnTestCommand.report.spec, Options.device.spec,
+            ]))
     static let command = Command(spec, Arguments.self) { arguments, console, hardware throws(CommandFailure) in
         try run(arguments, console: console, debuggers: hardware.debuggers)
     }

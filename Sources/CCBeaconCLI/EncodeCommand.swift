@@ -12,70 +12,71 @@ import StructuredText
 /// `ccbeacon encode`: an identity in, advertising data bytes out.
 enum EncodeCommand {
     static let spec = CommandSpec(
-        name: "encode", summary: "encode a beacon identity as BLE advertising data", manual: manual, table: table)
-    static let table = CommandTable(
-        details: """
-            Prints the advertising data a beacon sends, for pasting into firmware or checking by eye.
+        name: "encode", summary: "encode a beacon identity as BLE advertising data", manual: manual,
+        table: CommandTable(
+            details: """
+                Prints the advertising data a beacon sends, for pasting into firmware or checking by eye.
 
-            Identity spellings: UUID as 8-4-4-4-12 or 32 hex digits in any case; major and minor as
-            decimal 0…65535 or 0x hex; power as signed dBm (-59) or a 0x byte (0xC5 = -59).
+                Identity spellings: UUID as 8-4-4-4-12 or 32 hex digits in any case; major and minor as
+                decimal 0…65535 or 0x hex; power as signed dBm (-59) or a 0x byte (0xC5 = -59).
 
-            --power is the measured power at 1 m for iBeacon and AltBeacon (default -59 dBm), and the
-            calibrated TX power at 0 m for Eddystone frames (-100…20, default -18, i.e. -59 + 41).
-            For eddystone-uid, --uuid/--major/--minor map to namespace = the UUID's first 4 and last
-            6 bytes and instance = 00 00 major minor (ccbeacon's convention, not a standard).
+                --power is the measured power at 1 m for iBeacon and AltBeacon (default -59 dBm), and the
+                calibrated TX power at 0 m for Eddystone frames (-100…20, default -18, i.e. -59 + 41).
+                For eddystone-uid, --uuid/--major/--minor map to namespace = the UUID's first 4 and last
+                6 bytes and instance = 00 00 major minor (ccbeacon's convention, not a standard).
 
-            Formats: hex (spaced bytes, the default), c (a C array for firmware source), json, and
-            air: the BLE link-layer ADV_NONCONN_IND packet with --address, a random static advertiser
-            address (two top bits set, TxAdd = 1, header 0x42) — the PDU and its CRC-24, and the
-            whitened bytes per advertising channel (only --channel's when given), all in air order
-            with each byte sent least significant bit first.
+                Formats: hex (spaced bytes, the default), c (a C array for firmware source), json, and
+                air: the BLE link-layer ADV_NONCONN_IND packet with --address, a random static advertiser
+                address (two top bits set, TxAdd = 1, header 0x42) — the PDU and its CRC-24, and the
+                whitened bytes per advertising channel (only --channel's when given), all in air order
+                with each byte sent least significant bit first.
 
-            Example:
-              ccbeacon encode --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 2 --power -51
-              02 01 06 1A FF 4C 00 02 15 76 34 A4 85 17 32 4B 7D AB 44 D5 05 D8 A2 4C 60 00 01 00 02 CD
-            """,
-        options: [
-            type.spec, Options.uuid.spec, Options.major.spec, Options.minor.spec, power.spec, flags.spec,
-            company.spec, reserved.spec, namespace.spec, instance.spec, url.spec, format.spec, address.spec,
-            channel.spec,
-        ],
-        forms: [
-            [
-                .option(Options.uuid.spec, optional: false), .option(Options.major.spec, optional: false),
-                .option(Options.minor.spec, optional: false), .option(power.spec, optional: true),
-                .option(flags.spec, optional: true), .option(format.spec, optional: true),
+                Example:
+                  ccbeacon encode --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 2 --power -51
+                  02 01 06 1A FF 4C 00 02 15 76 34 A4 85 17 32 4B 7D AB 44 D5 05 D8 A2 4C 60 00 01 00 02 CD
+                """,
+            options: [
+                type.spec, Options.uuid.spec, Options.major.spec, Options.minor.spec, power.spec, flags.spec,
+                company.spec, reserved.spec, namespace.spec, instance.spec, url.spec, format.spec, address.spec,
+                channel.spec,
             ],
-            [
-                .ellipsis, .fixed(format.spec, Format.air.rawValue), .option(address.spec, optional: false),
-                .option(channel.spec, optional: true),
-            ],
-            [
-                .fixed(type.spec, BeaconType.altbeacon.rawValue), .option(Options.uuid.spec, optional: false),
-                .option(Options.major.spec, optional: false), .option(Options.minor.spec, optional: false),
-                .option(power.spec, optional: true), .option(company.spec, optional: true),
-                .option(reserved.spec, optional: true), .option(flags.spec, optional: true),
-                .option(format.spec, optional: true),
-            ],
-            [
-                .fixed(type.spec, BeaconType.eddystoneUID.rawValue),
-                .choice(
-                    [
-                        [.option(namespace.spec, optional: false), .option(instance.spec, optional: false)],
+            forms: [
+                [
+                    .option(Options.uuid.spec, optional: false), .option(Options.major.spec, optional: false),
+                    .option(Options.minor.spec, optional: false), .option(power.spec, optional: true),
+                    .option(flags.spec, optional: true), .option(format.spec, optional: true),
+                ],
+                [
+                    .ellipsis, .fixed(format.spec, Format.air.rawValue), .option(address.spec, optional: false),
+                    .option(channel.spec, optional: true),
+                ],
+                [
+                    .fixed(type.spec, BeaconType.altbeacon.rawValue), .option(Options.uuid.spec, optional: false),
+                    .option(Options.major.spec, optional: false), .option(Options.minor.spec, optional: false),
+                    .option(power.spec, optional: true), .option(company.spec, optional: true),
+                    .option(reserved.spec, optional: true), .option(flags.spec, optional: true),
+                    .option(format.spec, optional: true),
+                ],
+                [
+                    .fixed(type.spec, BeaconType.eddystoneUID.rawValue),
+                    .choice(
                         [
-                            .option(Options.uuid.spec, optional: false), .option(Options.major.spec, optional: false),
-                            .option(Options.minor.spec, optional: false),
-                        ],
-                    ], optional: false),
-                .option(power.spec, optional: true), .option(flags.spec, optional: true),
-                .option(format.spec, optional: true),
-            ],
-            [
-                .fixed(type.spec, BeaconType.eddystoneURL.rawValue), .option(url.spec, optional: false),
-                .option(power.spec, optional: true), .option(flags.spec, optional: true),
-                .option(format.spec, optional: true),
-            ],
-        ])
+                            [.option(namespace.spec, optional: false), .option(instance.spec, optional: false)],
+                            [
+                                .option(Options.uuid.spec, optional: false),
+                                .option(Options.major.spec, optional: false),
+                                .option(Options.minor.spec, optional: false),
+                            ],
+                        ], optional: false),
+                    .option(power.spec, optional: true), .option(flags.spec, optional: true),
+                    .option(format.spec, optional: true),
+                ],
+                [
+                    .fixed(type.spec, BeaconType.eddystoneURL.rawValue), .option(url.spec, optional: false),
+                    .option(power.spec, optional: true), .option(flags.spec, optional: true),
+                    .option(format.spec, optional: true),
+                ],
+            ]))
     static let command = Command(spec, Arguments.self, run: run)
 
     /// The frames encode makes.

@@ -12,52 +12,53 @@ import StructuredText
 /// `ccbeacon labels`: a label with a QR code for every station, as SVG pages to print.
 enum LabelsCommand {
     static let spec = CommandSpec(
-        name: "labels", summary: "print a label with a QR code for every station (SVG)", manual: manual, table: table)
-    static let table = CommandTable(
-        details: """
-            One label per station — its name, UUID, major, minor, advertiser address and a QR code
-            — from a station list or from a ledger, on sheets of labels or one label per page.
+        name: "labels", summary: "print a label with a QR code for every station (SVG)", manual: manual,
+        table: CommandTable(
+            details: """
+                One label per station — its name, UUID, major, minor, advertiser address and a QR code
+                — from a station list or from a ledger, on sheets of labels or one label per page.
 
-            The QR code holds the text
-              ibeacon:UUID/MAJOR/MINOR?name=NAME&addr=ADDRESS
-            with the UUID in upper case (8-4-4-4-12), major and minor in decimal, the whole name
-            percent-encoded (letters, digits and - . _ ~ as they are, every other UTF-8 byte as
-            %XX) and &addr= only when the address is known (AA:BB:CC:DD:EE:FF). A name too long
-            for its line is cut with … on the label; the code always holds all of it.
+                The QR code holds the text
+                  ibeacon:UUID/MAJOR/MINOR?name=NAME&addr=ADDRESS
+                with the UUID in upper case (8-4-4-4-12), major and minor in decimal, the whole name
+                percent-encoded (letters, digits and - . _ ~ as they are, every other UTF-8 byte as
+                %XX) and &addr= only when the address is known (AA:BB:CC:DD:EE:FF). A name too long
+                for its line is cut with … on the label; the code always holds all of it.
 
-            From a list, the stations are every row (the list checked whole first); the address is
-            the list's, or else the one batch and provision derive from the identity — when the
-            template (--template or --board, as for batch) has an advertiser-address field. With
-            a template without one, a label has an address only where the list gives one.
-            From batch's record (OUT/stations.json): its stations with the addresses batch gave
-            them, under the template the record names (--template or --board may name the same one,
-            no other).
-            From a ledger (a file, read only, or a postgresql://… server): the verified stations,
-            each with the address recorded on its verified attempt; with --all every station, the
-            others with the address of their latest attempt (none if never attempted).
+                From a list, the stations are every row (the list checked whole first); the address is
+                the list's, or else the one batch and provision derive from the identity — when the
+                template (--template or --board, as for batch) has an advertiser-address field. With
+                a template without one, a label has an address only where the list gives one.
+                From batch's record (OUT/stations.json): its stations with the addresses batch gave
+                them, under the template the record names (--template or --board may name the same one,
+                no other).
+                From a ledger (a file, read only, or a postgresql://… server): the verified stations,
+                each with the address recorded on its verified attempt; with --all every station, the
+                others with the address of their latest attempt (none if never attempted).
 
-            Sheets: a4-3x8 (the default: A4, 3 × 8 labels of 70 × 37.125 mm, edge to edge),
-            a4-3x7 (A4, 3 × 7 labels of 70 × 42.3 mm, 0.45 mm from the top), single (one label per
-            page, of --label-size), or a sheet of your own, PAGE:GRID (--sheet 210x297:3x8: a page
-            of 210 × 297 mm holding 3 columns and 8 rows), its labels --label-size (default: as
-            large as the page allows), --gap apart, the first at --margin (default: the grid
-            centred). Sizes in mm. Print at 100 % ("actual size"), never "fit to page".
+                Sheets: a4-3x8 (the default: A4, 3 × 8 labels of 70 × 37.125 mm, edge to edge),
+                a4-3x7 (A4, 3 × 7 labels of 70 × 42.3 mm, 0.45 mm from the top), single (one label per
+                page, of --label-size), or a sheet of your own, PAGE:GRID (--sheet 210x297:3x8: a page
+                of 210 × 297 mm holding 3 columns and 8 rows), its labels --label-size (default: as
+                large as the page allows), --gap apart, the first at --margin (default: the grid
+                centred). Sizes in mm. Print at 100 % ("actual size"), never "fit to page".
 
-            One page is written to OUT.svg; more pages to OUT-1.svg, OUT-2.svg, … (numbers padded
-            to the same width: OUT-01.svg … OUT-12.svg), each listed as it is written. Files an
-            earlier run left under those names are listed, never removed.
+                One page is written to OUT.svg; more pages to OUT-1.svg, OUT-2.svg, … (numbers padded
+                to the same width: OUT-01.svg … OUT-12.svg), each listed as it is written. Files an
+                earlier run left under those names are listed, never removed.
 
-            Examples:
-              ccbeacon labels stations.csv --board hm10 -o labels.svg
-              ccbeacon labels --ledger provisioning.sqlite --sheet single --label-size 62x29 -o labels.svg
-            """,
-        options: Options.templateOptions + [
-            ledger.spec, all.spec, output.spec, sheet.spec, labelSize.spec, margin.spec, gap.spec,
-        ],
-        positionals: [
-            PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json", required: false, completion: .files)
-        ],
-        groups: [Options.optionalTemplate])
+                Examples:
+                  ccbeacon labels stations.csv --board hm10 -o labels.svg
+                  ccbeacon labels --ledger provisioning.sqlite --sheet single --label-size 62x29 -o labels.svg
+                """,
+            options: Options.templateOptions + [
+                ledger.spec, all.spec, output.spec, sheet.spec, labelSize.spec, margin.spec, gap.spec,
+            ],
+            positionals: [
+                PositionalSpec(
+                    "STATIONS file", usage: "STATIONS.csv|STATIONS.json", required: false, completion: .files)
+            ],
+            groups: [Options.optionalTemplate]))
     static let command = Command(spec, Arguments.self, run: run)
 
     static let ledger = Option<String>(

@@ -43,22 +43,22 @@ extension CommandLineTool {
 /// `ccbeacon completions bash|zsh|fish`.
 enum CompletionsCommand {
     static let spec = CommandSpec(
-        name: "completions", summary: "print a shell completion script", manual: manual, table: table)
-    static let table = CommandTable(
-        details: """
-            Prints the completion script for bash, zsh or fish, made from the same option tables as
-            the parser and --help: commands, options, the values of options that take a fixed set
-            (--verify crc|read), and files where files go. The packages install them; from a
-            checkout:
+        name: "completions", summary: "print a shell completion script", manual: manual,
+        table: CommandTable(
+            details: """
+                Prints the completion script for bash, zsh or fish, made from the same option tables as
+                the parser and --help: commands, options, the values of options that take a fixed set
+                (--verify crc|read), and files where files go. The packages install them; from a
+                checkout:
 
-            Example:
-              ccbeacon completions bash > ~/.local/share/bash-completion/completions/ccbeacon
-            """,
-        options: [],
-        positionals: [
-            PositionalSpec(
-                "SHELL", usage: shells.joined(separator: "|"), completion: .words(shells))
-        ])
+                Example:
+                  ccbeacon completions bash > ~/.local/share/bash-completion/completions/ccbeacon
+                """,
+            options: [],
+            positionals: [
+                PositionalSpec(
+                    "SHELL", usage: shells.joined(separator: "|"), completion: .words(shells))
+            ]))
     static let command = Command(spec, Arguments.self, run: run)
 
     /// The shells a script is made for, each with its maker.
@@ -89,17 +89,17 @@ enum CompletionsCommand {
 /// `ccbeacon man-pages -o DIR`.
 enum ManPagesCommand {
     static let spec = CommandSpec(
-        name: "man-pages", summary: "write the man pages into a folder", manual: manual, table: table)
-    static let table = CommandTable(
-        details: """
-            Writes ccbeacon.1 and one page per command (ccbeacon-provision.1, ccbeacon-ledger-show.1,
-            …) into the folder, made from the same option tables as the parser and --help. The
-            packages install them (scripts/package runs this); each file is written whole.
+        name: "man-pages", summary: "write the man pages into a folder", manual: manual,
+        table: CommandTable(
+            details: """
+                Writes ccbeacon.1 and one page per command (ccbeacon-provision.1, ccbeacon-ledger-show.1,
+                …) into the folder, made from the same option tables as the parser and --help. The
+                packages install them (scripts/package runs this); each file is written whole.
 
-            Example:
-              ccbeacon man-pages -o man/
-            """,
-        options: [output.spec])
+                Example:
+                  ccbeacon man-pages -o man/
+                """,
+            options: [output.spec]))
     static let output = Option<String>(
         "--output", short: "-o", value: "DIR", help: "the folder for the pages (made if missing)", completion: .folders
     ).required

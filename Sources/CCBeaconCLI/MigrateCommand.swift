@@ -18,31 +18,31 @@ enum LedgerMigrateCommand {
 
     static let spec = CommandSpec(
         name: "ledger migrate", summary: "copy a ledger with its history between a file and a PostgreSQL server",
-        manual: manual, table: table)
-    static let table = CommandTable(
-        details: """
-            Copies every station (list order, current power), every attempt (its id, bench, outcome,
-            read-back and on-air check) and every calibration from --from to --to. The source is
-            checked first (as ledger check does) and only read: a file under the lock provision
-            takes, so no run changes it meanwhile; a server in one snapshot, benches may go on.
+        manual: manual,
+        table: CommandTable(
+            details: """
+                Copies every station (list order, current power), every attempt (its id, bench, outcome,
+                read-back and on-air check) and every calibration from --from to --to. The source is
+                checked first (as ledger check does) and only read: a file under the lock provision
+                takes, so no run changes it meanwhile; a server in one snapshot, benches may go on.
 
-            The target must be empty: for a file, a path where no file is (the copy is built under
-            a temporary name beside it and linked into place only once checked); for a server, a
-            database with no tables or an empty ccbeacon ledger (the copy is one transaction). The
-            target's own rules check every row on the way in; then it is checked as ledger check
-            does and read back, and must equal the source.
+                The target must be empty: for a file, a path where no file is (the copy is built under
+                a temporary name beside it and linked into place only once checked); for a server, a
+                database with no tables or an empty ccbeacon ledger (the copy is one transaction). The
+                target's own rules check every row on the way in; then it is checked as ledger check
+                does and read back, and must equal the source.
 
-            A file ledger of an earlier ccbeacon recorded no bench: on a server its attempts get
-            the bench 'unrecorded'.
+                A file ledger of an earlier ccbeacon recorded no bench: on a server its attempts get
+                the bench 'unrecorded'.
 
-            Exit status: 0 when copied and checked; 65 when the source has problems or the target
-            is not empty; 1 when a database failed.
+                Exit status: 0 when copied and checked; 65 when the source has problems or the target
+                is not empty; 1 when a database failed.
 
-            Examples:
-              ccbeacon ledger migrate --from provisioning.sqlite --to postgresql://bench@db.example/beacons
-              ccbeacon ledger migrate --from postgresql://bench@db.example/beacons --to backup.sqlite
-            """,
-        options: [from.spec, to.spec])
+                Examples:
+                  ccbeacon ledger migrate --from provisioning.sqlite --to postgresql://bench@db.example/beacons
+                  ccbeacon ledger migrate --from postgresql://bench@db.example/beacons --to backup.sqlite
+                """,
+            options: [from.spec, to.spec]))
 
     /// What `ledger migrate` was asked: both ledgers, each a file or a server's URL.
     struct Arguments: CommandArguments {

@@ -5,20 +5,19 @@ import IntelHex
 enum PatchCommand {
     static let spec = CommandSpec(
         name: "patch", summary: "change bytes in a HEX file, rewriting only the records that hold them", manual: manual,
-        table: table)
-    static let table = CommandTable(
-        details: """
-            Writes the bytes at ADDR and rewrites only the records that hold a changed byte (their data
-            digits and checksum). Everything else stays byte for byte: line endings, digit case, record
-            order and lengths, blank lines, the start record. The bytes must already be in the file:
-            a patch cannot add records. Prints the rewritten line numbers.
+        table: CommandTable(
+            details: """
+                Writes the bytes at ADDR and rewrites only the records that hold a changed byte (their data
+                digits and checksum). Everything else stays byte for byte: line endings, digit case, record
+                order and lengths, blank lines, the start record. The bytes must already be in the file:
+                a patch cannot add records. Prints the rewritten line numbers.
 
-            --bytes takes hex digits, optionally 0x-prefixed, with spaces, ':' or '-' between bytes.
+                --bytes takes hex digits, optionally 0x-prefixed, with spaces, ':' or '-' between bytes.
 
-            Example:
-              ccbeacon patch template.hex --at 0x333 --bytes 7634A48517324B7DAB44D505D8A24C6000030004C5 -o station.hex
-            """,
-        options: [at.spec, bytes.spec, output.spec], positionals: [PositionalSpec("IN.hex", completion: .files)])
+                Example:
+                  ccbeacon patch template.hex --at 0x333 --bytes 7634A48517324B7DAB44D505D8A24C6000030004C5 -o station.hex
+                """,
+            options: [at.spec, bytes.spec, output.spec], positionals: [PositionalSpec("IN.hex", completion: .files)]))
     static let command = Command(spec, Arguments.self, run: run)
 
     static let output = Options.output("OUT.hex", help: "output HEX file").required

@@ -18,90 +18,89 @@ import Synchronization
 enum ProvisionCommand {
     static let spec = CommandSpec(
         name: "provision", summary: "burn a station list into chips, one after another, with a ledger", manual: manual,
-        table: table)
-    static let table = CommandTable(
-        details: """
-            Checks the list and the template, records the stations in the ledger (an SQLite file,
-            default provisioning.sqlite beside the list), then on every selected debugger in parallel:
-            waits for a chip (a new chip is told by its IEEE address), takes the next pending station,
-            records the attempt, erases, programs, verifies, records the outcome and resets the chip
-            to run. Swap the chip when the debugger says it is waiting.
+        table: CommandTable(
+            details: """
+                Checks the list and the template, records the stations in the ledger (an SQLite file,
+                default provisioning.sqlite beside the list), then on every selected debugger in parallel:
+                waits for a chip (a new chip is told by its IEEE address), takes the next pending station,
+                records the attempt, erases, programs, verifies, records the outcome and resets the chip
+                to run. Swap the chip when the debugger says it is waiting.
 
-            Never twice: the ledger refuses one identity on two chips and two stations on one chip.
-            A chip that already carries a verified station is refused (listed with its station)
-            unless --reprovision. If a run is killed while burning, the next run shows what was
-            interrupted and holds that station until its chip is attached again (its flash is then
-            checked) or --release-interrupted lets it go to a new chip.
+                Never twice: the ledger refuses one identity on two chips and two stations on one chip.
+                A chip that already carries a verified station is refused (listed with its station)
+                unless --reprovision. If a run is killed while burning, the next run shows what was
+                interrupted and holds that station until its chip is attached again (its flash is then
+                checked) or --release-interrupted lets it go to a new chip.
 
-            A chip is known by its factory IEEE address. A chip whose address is erased
-            (FF:FF:FF:FF:FF:FF) or all zero cannot be told apart from others: it is not burned, and
-            the bench is told to set it aside. With --chip-id secondary such a chip is named by its
-            secondary address (last flash page) when that one is usable; the burn keeps it, and every
-            erase of the run writes it back.
+                A chip is known by its factory IEEE address. A chip whose address is erased
+                (FF:FF:FF:FF:FF:FF) or all zero cannot be told apart from others: it is not burned, and
+                the bench is told to set it aside. With --chip-id secondary such a chip is named by its
+                secondary address (last flash page) when that one is usable; the burn keeps it, and every
+                erase of the run writes it back.
 
-            Ctrl-C finishes the chip in progress, records it and stops; a second Ctrl-C stops at once
-            (the next run recovers). A failed station is retried --retries times (default 1) on a
-            fresh chip. Signals: SIGTERM and SIGHUP stop like Ctrl-C.
+                Ctrl-C finishes the chip in progress, records it and stops; a second Ctrl-C stops at once
+                (the next run recovers). A failed station is retried --retries times (default 1) on a
+                fresh chip. Signals: SIGTERM and SIGHUP stop like Ctrl-C.
 
-            Exit status: 0 when every station of the list is done (also at once when nothing is
-            left to burn); 3 when the run stopped with stations left — pending (failed ones
-            included) or held — and the summary says why it stopped (no new chip within --wait,
-            a signal, every debugger failed); 1 when it could not start.
+                Exit status: 0 when every station of the list is done (also at once when nothing is
+                left to burn); 3 when the run stopped with stations left — pending (failed ones
+                included) or held — and the summary says why it stopped (no new chip within --wait,
+                a signal, every debugger failed); 1 when it could not start.
 
-            --interval and --tx-power apply to every station as in batch (templates that expose them);
-            every station gets its own advertiser address: the list's address column, or one derived
-            from its identity, and its measured power: the list's power column, or the board's
-            figure at 1 m shifted by the TX power (recorded in the ledger as burned). The ledger records each image's sha256, so a chip interrupted under
-            other settings is burned again. A station calibrated in the ledger since it was burned
-            (calibrate --write --ledger) is burned again on its own chip with --reprovision.
+                --interval and --tx-power apply to every station as in batch (templates that expose them);
+                every station gets its own advertiser address: the list's address column, or one derived
+                from its identity, and its measured power: the list's power column, or the board's
+                figure at 1 m shifted by the TX power (recorded in the ledger as burned). The ledger records each image's sha256, so a chip interrupted under
+                other settings is burned again. A station calibrated in the ledger since it was burned
+                (calibrate --write --ledger) is burned again on its own chip with --reprovision.
 
-            A shared ledger on a PostgreSQL server (--ledger postgresql://USER@HOST/DB?…) serves
-            several benches at once from one list: each bench runs under its own --bench NAME
-            (default the host name; one process per name), a second bench must start with the same
-            list, and a server that goes away is waited for up to --server-wait seconds (default
-            60); beyond that the outcome of the chip in hand goes to the bench's journal
-            (ccbeacon-journal-NAME.jsonl beside the list), the bench stops, and its next run
-            records the journal first.
+                A shared ledger on a PostgreSQL server (--ledger postgresql://USER@HOST/DB?…) serves
+                several benches at once from one list: each bench runs under its own --bench NAME
+                (default the host name; one process per name), a second bench must start with the same
+                list, and a server that goes away is waited for up to --server-wait seconds (default
+                60); beyond that the outcome of the chip in hand goes to the bench's journal
+                (ccbeacon-journal-NAME.jsonl beside the list), the bench stops, and its next run
+                records the journal first.
 
-            Every run registers itself in the ledger with a lease (--lease, default 90 s), renewed
-            by a heartbeat; each change of an attempt is recorded only while the lease holds. A
-            run whose lease ran out (paused, or cut off from the server for longer) records and
-            burns nothing more: it erases the chip in hand, says which station and chip, and stops
-            (exit 1). Attempts left in progress are taken for interrupted only once their run is
-            over — its lease ran out, or its process on this machine is gone — so another bench,
-            or --release-interrupted, never takes a live burn for a crashed one.
+                Every run registers itself in the ledger with a lease (--lease, default 90 s), renewed
+                by a heartbeat; each change of an attempt is recorded only while the lease holds. A
+                run whose lease ran out (paused, or cut off from the server for longer) records and
+                burns nothing more: it erases the chip in hand, says which station and chip, and stops
+                (exit 1). Attempts left in progress are taken for interrupted only once their run is
+                over — its lease ran out, or its process on this machine is gone — so another bench,
+                or --release-interrupted, never takes a live burn for a crashed one.
 
-            --scan-verify hci0: after each burn is read back, the chip is reset to run and the
-            controller listens (up to --scan-seconds, default 5) for the station's address sending
-            exactly its image's advertising data; heard or not and the RSSI go into the ledger and
-            the export. A station not heard is failed and its chip erased; it waits for the next
-            run unless --retry-unheard lets it go to the next chip. Needs CAP_NET_RAW (see scan);
-            never run against a real controller yet.
+                --scan-verify hci0: after each burn is read back, the chip is reset to run and the
+                controller listens (up to --scan-seconds, default 5) for the station's address sending
+                exactly its image's advertising data; heard or not and the RSSI go into the ledger and
+                the export. A station not heard is failed and its chip erased; it waits for the next
+                run unless --retry-unheard lets it go to the next chip. Needs CAP_NET_RAW (see scan);
+                never run against a real controller yet.
 
-            --on-verified CMD / --on-failed CMD run sh -c CMD after each outcome is recorded, the
-            facts in CCBEACON_* variables (never in the command line); a hook that fails or passes
-            --hook-timeout (default 30 s) stays pending in the ledger and the next run of the bench
-            runs it first (the event id, CCBEACON_EVENT_ID, is the same on every try). --lock-debug
-            locks each verified chip's debug interface (read back, recorded). --address-mode
-            secondary writes each station's address as the chip's secondary address (templates
-            without an address field: TI's stack).
+                --on-verified CMD / --on-failed CMD run sh -c CMD after each outcome is recorded, the
+                facts in CCBEACON_* variables (never in the command line); a hook that fails or passes
+                --hook-timeout (default 30 s) stays pending in the ledger and the next run of the bench
+                runs it first (the event id, CCBEACON_EVENT_ID, is the same on every try). --lock-debug
+                locks each verified chip's debug interface (read back, recorded). --address-mode
+                secondary writes each station's address as the chip's secondary address (templates
+                without an address field: TI's stack).
 
-            Example:
-              ccbeacon provision stations.csv --board hm10 --devices all --yes
-            """,
-        options: Options.templateOptions + Options.listSettingOptions + [
-            ledger.spec, devices.spec, verify.spec, chipID.spec, retries.spec, reprovision.spec,
-            releaseInterrupted.spec, scanVerify.spec, scanSeconds.spec, retryUnheard.spec, yes.spec, wait.spec,
-            json.spec, bench.spec, serverWait.spec, lease.spec, events.spec, onVerified.spec, onFailed.spec,
-            hookTimeout.spec,
-            lockDebug.spec, addressMode.spec, Options.usbFraming.spec, Options.trace.spec,
-        ],
-        positionals: [PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json", completion: .files)],
-        groups: [Options.requiredTemplate],
-        refusedOptions: [
-            "--address":
-                "one address would go to every station alike; give each station its own in the list's address column, or leave it empty for one derived from its identity"
-        ])
+                Example:
+                  ccbeacon provision stations.csv --board hm10 --devices all --yes
+                """,
+            options: Options.templateOptions + Options.listSettingOptions + [
+                ledger.spec, devices.spec, verify.spec, chipID.spec, retries.spec, reprovision.spec,
+                releaseInterrupted.spec, scanVerify.spec, scanSeconds.spec, retryUnheard.spec, yes.spec, wait.spec,
+                json.spec, bench.spec, serverWait.spec, lease.spec, events.spec, onVerified.spec, onFailed.spec,
+                hookTimeout.spec,
+                lockDebug.spec, addressMode.spec, Options.usbFraming.spec, Options.trace.spec,
+            ],
+            positionals: [PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json", completion: .files)],
+            groups: [Options.requiredTemplate],
+            refusedOptions: [
+                "--address":
+                    "one address would go to every station alike; give each station its own in the list's address column, or leave it empty for one derived from its identity"
+            ]))
 
     static let command = Command(spec, Arguments.self, run: run)
 

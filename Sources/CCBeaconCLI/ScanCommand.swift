@@ -17,43 +17,43 @@ import StructuredText
 enum ScanCommand {
     static let spec = CommandSpec(
         name: "scan", summary: "check what is on air (a capture, or a controller) against the stations", manual: manual,
-        table: table)
-    static let table = CommandTable(
-        details: """
-            Listens to what is on air — a btsnoop capture (--from: what 'btmon -w FILE' records, or
-            Android's Bluetooth HCI snoop log), or a controller itself (--hci hci0: a passive LE
-            scan for --seconds) — and matches the LE advertising reports (legacy and extended)
-            against what should be on air: the stations of a batch record (--stations
-            out/stations.json), the stations a ledger records as verified (--ledger), or every
-            iBeacon of one UUID (--uuid, narrowed by --major and --minor).
+        table: CommandTable(
+            details: """
+                Listens to what is on air — a btsnoop capture (--from: what 'btmon -w FILE' records, or
+                Android's Bluetooth HCI snoop log), or a controller itself (--hci hci0: a passive LE
+                scan for --seconds) — and matches the LE advertising reports (legacy and extended)
+                against what should be on air: the stations of a batch record (--stations
+                out/stations.json), the stations a ledger records as verified (--ledger), or every
+                iBeacon of one UUID (--uuid, narrowed by --major and --minor).
 
-            For each expected station: heard or not, from which address, whether the advertising
-            data is exactly the bytes ccbeacon burned (as the batch record gives them; the iBeacon
-            data with flags 02 01 06 for older records, --ledger and --uuid), the PDU types, and
-            the RSSI (count, min, median, max). Also flagged: one identity from two addresses, an
-            address it was not burned with, and an iBeacon of the same UUID that is no expected
-            station; other beacons (iBeacon, AltBeacon, Eddystone) are counted (--json lists
-            them). Exit status 0 only when every expected station was heard with exactly its bytes
-            from one address; 1 otherwise.
+                For each expected station: heard or not, from which address, whether the advertising
+                data is exactly the bytes ccbeacon burned (as the batch record gives them; the iBeacon
+                data with flags 02 01 06 for older records, --ledger and --uuid), the PDU types, and
+                the RSSI (count, min, median, max). Also flagged: one identity from two addresses, an
+                address it was not burned with, and an iBeacon of the same UUID that is no expected
+                station; other beacons (iBeacon, AltBeacon, Eddystone) are counted (--json lists
+                them). Exit status 0 only when every expected station was heard with exactly its bytes
+                from one address; 1 otherwise.
 
-            --hci sends LE scan commands through BlueZ's raw HCI socket, which needs CAP_NET_RAW
-            (root, or 'sudo setcap cap_net_raw+ep ccbeacon'). It has not run on a real controller
-            yet; the tests drive it with a scripted one.
+                --hci sends LE scan commands through BlueZ's raw HCI socket, which needs CAP_NET_RAW
+                (root, or 'sudo setcap cap_net_raw+ep ccbeacon'). It has not run on a real controller
+                yet; the tests drive it with a scripted one.
 
-            Examples:
-              ccbeacon scan --from scan.btsnoop --stations out/stations.json
-              sudo ccbeacon scan --hci hci0 --seconds 10 --ledger provisioning.sqlite
-            """,
-        options: [
-            from.spec, hci.spec, seconds.spec, stations.spec, ledger.spec, Options.uuid.spec, Options.major.spec,
-            Options.minor.spec, Options.json.spec,
-        ],
-        groups: [
-            OptionGroup([from.spec.name, hci.spec.name], required: true, missing: "give --from CAPTURE or --hci hci0"),
-            OptionGroup(
-                [stations.spec.name, ledger.spec.name, Options.uuid.spec.name], required: true,
-                missing: "give --stations FILE, --ledger FILE or --uuid UUID"),
-        ])
+                Examples:
+                  ccbeacon scan --from scan.btsnoop --stations out/stations.json
+                  sudo ccbeacon scan --hci hci0 --seconds 10 --ledger provisioning.sqlite
+                """,
+            options: [
+                from.spec, hci.spec, seconds.spec, stations.spec, ledger.spec, Options.uuid.spec, Options.major.spec,
+                Options.minor.spec, Options.json.spec,
+            ],
+            groups: [
+                OptionGroup(
+                    [from.spec.name, hci.spec.name], required: true, missing: "give --from CAPTURE or --hci hci0"),
+                OptionGroup(
+                    [stations.spec.name, ledger.spec.name, Options.uuid.spec.name], required: true,
+                    missing: "give --stations FILE, --ledger FILE or --uuid UUID"),
+            ]))
     static let command = Command(spec, Arguments.self, run: run)
 
     static let from = Option<String>(

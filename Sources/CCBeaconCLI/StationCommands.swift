@@ -11,24 +11,26 @@ import TargetData
 /// `ccbeacon generate`: one station image.
 enum GenerateCommand {
     static let spec = CommandSpec(
-        name: "generate", summary: "make one station's image from a template", manual: manual, table: table)
-    static let table = CommandTable(
-        details: """
-            Checks the template (image sha256, placeholder bytes) and patches the identity into it.
-            OUT.hex differs from the template only in the records that hold the payload (and the OAD
-            header's CRC, for OAD templates); line endings, record layout and everything else are
-            kept. --bin also writes the image as a flat binary from address 0, gaps 0xFF.
+        name: "generate", summary: "make one station's image from a template", manual: manual,
+        table: CommandTable(
+            details: """
+                Checks the template (image sha256, placeholder bytes) and patches the identity into it.
+                OUT.hex differs from the template only in the records that hold the payload (and the OAD
+                header's CRC, for OAD templates); line endings, record layout and everything else are
+                kept. --bin also writes the image as a flat binary from address 0, gaps 0xFF.
 
-            Templates that expose them (the bundled cc2541-ibeacon does) also take the advertiser
-            address (random static; by default one derived from the identity, so every station has
-            its own), the advertising interval and the TX power; the others keep the template's.
+                Templates that expose them (the bundled cc2541-ibeacon does) also take the advertiser
+                address (random static; by default one derived from the identity, so every station has
+                its own), the advertising interval and the TX power; the others keep the template's.
 
-            Example:
-              ccbeacon generate --template cc2541-ibeacon --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 \\
-                  --major 1 --minor 2 --power -59 --interval 250 --tx-power -6 -o hall-a.hex
-            """,
-        options: Options.templateOptions + Options.identityOptions + Options.settingOptions + [output.spec, bin.spec],
-        groups: [Options.requiredTemplate])
+                Example:
+                  ccbeacon generate --template cc2541-ibeacon --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 \\
+                      --major 1 --minor 2 --power -59 --interval 250 --tx-power -6 -o hall-a.hex
+                """,
+            options: Options.templateOptions + Options.identityOptions + Options.settingOptions + [
+                output.spec, bin.spec,
+            ],
+            groups: [Options.requiredTemplate]))
     static let command = Command(spec, Arguments.self, run: run)
 
     static let output = Options.output("OUT.hex", help: "the station's HEX file").required
@@ -101,51 +103,51 @@ enum GenerateCommand {
 /// `ccbeacon batch`: one image per station of a list.
 enum BatchCommand {
     static let spec = CommandSpec(
-        name: "batch", summary: "make an image for every station of a list", manual: manual, table: table)
-    static let table = CommandTable(
-        details: """
-            The list is a CSV with a header row name,uuid,major,minor[,power][,address][,note]
-            (columns in any order; an empty power is the board's measured power at the TX power,
-            see generate) or a JSON array of objects with those
-            keys. The whole list is checked first; every bad row, duplicate name, duplicate (UUID,
-            major, minor), duplicate address and file-name clash is reported with its line and
-            column, and then nothing is written.
+        name: "batch", summary: "make an image for every station of a list", manual: manual,
+        table: CommandTable(
+            details: """
+                The list is a CSV with a header row name,uuid,major,minor[,power][,address][,note]
+                (columns in any order; an empty power is the board's measured power at the TX power,
+                see generate) or a JSON array of objects with those
+                keys. The whole list is checked first; every bad row, duplicate name, duplicate (UUID,
+                major, minor), duplicate address and file-name clash is reported with its line and
+                column, and then nothing is written.
 
-            Writes DIR/<name>.hex per station (names made file-safe), with --bin also DIR/<name>.bin,
-            and DIR/stations.json: each station's identity, file and sha256, and the template with
-            its sha256 and payload address.
+                Writes DIR/<name>.hex per station (names made file-safe), with --bin also DIR/<name>.bin,
+                and DIR/stations.json: each station's identity, file and sha256, and the template with
+                its sha256 and payload address.
 
-            Every output path is checked first: a folder (or anything but a regular file) where a
-            station file or stations.json goes is refused before anything changes.
+                Every output path is checked first: a folder (or anything but a regular file) where a
+                station file or stations.json goes is refused before anything changes.
 
-            Running it again over the same DIR is safe: files that already hold exactly the new
-            content are left alone, changed ones are replaced atomically, and files that belong to no
-            station of the list are never touched (they are listed). Every file is written to a
-            temporary file, flushed to disk and renamed into place; stations.json is written only
-            after all of them, and is set aside (as .stations.json.incomplete) while files change, so
-            the folder never holds a record that disagrees with its files. A run killed part-way is
-            reported by the next one, which also removes the temporary files it left.
+                Running it again over the same DIR is safe: files that already hold exactly the new
+                content are left alone, changed ones are replaced atomically, and files that belong to no
+                station of the list are never touched (they are listed). Every file is written to a
+                temporary file, flushed to disk and renamed into place; stations.json is written only
+                after all of them, and is set aside (as .stations.json.incomplete) while files change, so
+                the folder never holds a record that disagrees with its files. A run killed part-way is
+                reported by the next one, which also removes the temporary files it left.
 
-            One batch at a time per folder: a second one waits for the first (or, with --no-wait,
-            fails at once).
+                One batch at a time per folder: a second one waits for the first (or, with --no-wait,
+                fails at once).
 
-            With a template that exposes them, --interval and --tx-power apply to every station, and
-            every station gets its own random static advertiser address: the list's address column,
-            or one derived from its identity (recorded in stations.json). Two stations with one
-            address are refused.
+                With a template that exposes them, --interval and --tx-power apply to every station, and
+                every station gets its own random static advertiser address: the list's address column,
+                or one derived from its identity (recorded in stations.json). Two stations with one
+                address are refused.
 
-            Example:
-              ccbeacon batch stations.csv --board hm10 -o out/ --jobs 4
-            """,
-        options: Options.templateOptions + Options.listSettingOptions + [
-            output.spec, bin.spec, jobs.spec, noWait.spec,
-        ],
-        positionals: [PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json", completion: .files)],
-        groups: [Options.requiredTemplate],
-        refusedOptions: [
-            "--address":
-                "one address would go to every station alike; give each station its own in the list's address column, or leave it empty for one derived from its identity"
-        ])
+                Example:
+                  ccbeacon batch stations.csv --board hm10 -o out/ --jobs 4
+                """,
+            options: Options.templateOptions + Options.listSettingOptions + [
+                output.spec, bin.spec, jobs.spec, noWait.spec,
+            ],
+            positionals: [PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json", completion: .files)],
+            groups: [Options.requiredTemplate],
+            refusedOptions: [
+                "--address":
+                    "one address would go to every station alike; give each station its own in the list's address column, or leave it empty for one derived from its identity"
+            ]))
 
     static let command = Command(spec, Arguments.self, run: run)
 
