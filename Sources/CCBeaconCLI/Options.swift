@@ -116,6 +116,15 @@ enum Options {
     }
     /// The settings a template may expose (the reference firmware does).
     static let settingOptions = [address.spec, interval.spec, txPower.spec]
+    /// The station list a list run (batch, provision) takes.
+    static let stationList = PositionalSpec(
+        "STATIONS file", usage: "STATIONS.csv|STATIONS.json", completion: .files)
+    /// What a list run refuses: one address would go to every station.
+    static let listRefusedOptions = [
+        "--address":
+            "one address would go to every station alike; give each station its own in the list's address column, or leave it empty for one derived from its identity"
+    ]
+
     /// The settings a list run takes for all its stations (addresses come from the list).
     static let listSettingOptions = [interval.spec, txPower.spec]
 

@@ -95,12 +95,8 @@ enum ProvisionCommand {
                 hookTimeout.spec,
                 lockDebug.spec, addressMode.spec, Options.usbFraming.spec, Options.trace.spec,
             ],
-            positionals: [PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json", completion: .files)],
-            groups: [Options.requiredTemplate],
-            refusedOptions: [
-                "--address":
-                    "one address would go to every station alike; give each station its own in the list's address column, or leave it empty for one derived from its identity"
-            ]))
+            positionals: [Options.stationList], groups: [Options.requiredTemplate],
+            refusedOptions: Options.listRefusedOptions))
 
     static let command = Command(spec, Arguments.self, run: run)
 

@@ -370,16 +370,19 @@ extension ProvisionCommand {
         return (Int(size.ws_col), Int(size.ws_row))
     }
 
-    /// The debuggers' names in the run's log, events and ledger: each one's serial number when no
-    /// other chosen debugger has it, else its port (`port:1-2`), else its `bus:address`; a name
-    /// that would still be another's (a serial that reads like a port) is its `bus:address`.
+    /// The debuggers' names in the run's log, events and ledger: each one's serial number when it
+    /// is plain (shown as it is given: nothing hidden in it), reads like no selector
+    /// (`BUS:ADDRESS`, `port:…`) and no other chosen debugger shows the same; else its port
+    /// (`port:1-2`), else its `bus:address`. A name says which debugger it was, and shows as it is.
     static func names(of chosen: [DebuggerDevice]) -> [String] {
-        let first = chosen.map { device in
-            if let serial = device.serial, chosen.filter({ $0.serial == serial }).count == 1 { return serial }
+        let shown = chosen.map { $0.serial.map(VisibleText.escaped) }
+        return zip(chosen, shown).map { device, serialShown in
+            if let serial = device.serial, serialShown == serial, shown.filter({ $0 == serial }).count == 1,
+                !DeviceSelection.readsAsSelector(serial)
+            {
+                return serial
+            }
             return device.portSelector ?? device.selector
-        }
-        return zip(first, chosen).map { name, device in
-            first.filter { $0 == name }.count == 1 ? name : device.selector
         }
     }
 

@@ -142,12 +142,8 @@ enum BatchCommand {
             options: Options.templateOptions + Options.listSettingOptions + [
                 output.spec, bin.spec, jobs.spec, noWait.spec,
             ],
-            positionals: [PositionalSpec("STATIONS file", usage: "STATIONS.csv|STATIONS.json", completion: .files)],
-            groups: [Options.requiredTemplate],
-            refusedOptions: [
-                "--address":
-                    "one address would go to every station alike; give each station its own in the list's address column, or leave it empty for one derived from its identity"
-            ]))
+            positionals: [Options.stationList], groups: [Options.requiredTemplate],
+            refusedOptions: Options.listRefusedOptions))
 
     static let command = Command(spec, Arguments.self, run: run)
 

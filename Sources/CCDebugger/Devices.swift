@@ -162,8 +162,16 @@ public enum DeviceSelection {
         return nil
     }
 
-    /// The device `selector` (`bus:address`, `port:BUS-PORT[.PORT…]` or a serial number, as the
-    /// device gives it or as ccbeacon shows it: `VisibleText.escaped`) names, or the only one
+    /// Whether `text` has the form of a `bus:address` or `port:…` selector (a serial number of
+    /// that form names nothing: the selector it reads as comes first).
+    public static func readsAsSelector(_ text: String) -> Bool {
+        if text.hasPrefix("port:") { return true }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        return parts.count == 2 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }
+    }
+
+    /// The device `selector` (`bus:address`, `port:BUS-PORT[.PORT…]` or a serial number: as the
+    /// device gives it, else as ccbeacon shows it, `VisibleText.escaped`) names, or the only one
     /// attached. A serial number two debuggers share names neither (CC Debuggers often
     /// share one): the port tells them apart.
     /// `option` is how the running command selects, for the message when several are attached.
@@ -180,9 +188,10 @@ public enum DeviceSelection {
             throw .notFound(selector: selector, devices: devices)
         }
         if let match = devices.first(where: { $0.selector == selector }) { return match }
-        let serials = devices.filter { device in
-            device.serial.map { $0 == selector || VisibleText.escaped($0) == selector } ?? false
-        }
+        // As given first: a serial written like another's escape (`A\x1b`) selects its own.
+        let given = devices.filter { $0.serial == selector }
+        let serials =
+            given.isEmpty ? devices.filter { $0.serial.map(VisibleText.escaped) == selector } : given
         if serials.count > 1 { throw .sharedSerial(selector, serials) }
         if let match = serials.first { return match }
         throw .notFound(selector: selector, devices: devices)

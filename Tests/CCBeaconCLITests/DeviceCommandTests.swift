@@ -134,6 +134,45 @@ struct DeviceCommandTests {
         #expect(Set(names).count == 3, "\(names)")
     }
 
+    /// A debugger whose serial is `serial`, at `1:address` on port `1-port`.
+    static func debugger(_ address: Int, port: Int, serial: String?) -> DebuggerDevice {
+        DebuggerDevice(
+            bus: 1, address: address, vendorID: 0x0451, productID: 0x16A2, product: "CC Debugger", serial: serial,
+            debuggerID: 0x8662, portPath: "1-\(port)")
+    }
+
+    /// A name in the log, the events and the ledger says which debugger it was and shows as it is:
+    /// a serial that holds what would not show, shows like another's, or reads like a selector
+    /// names nobody; the port does.
+    @Test(
+        arguments: [
+            (["A\u{1B}", #"A\x1b"#], ["port:1-1", "port:1-2"]),
+            (["X\u{1B}[31mFAKE\nccbeacon: forged", "B"], ["port:1-1", "B"]),
+            (["1:11", nil], ["port:1-1", "port:1-2"]),
+            (["port:1-2", "X"], ["port:1-1", "X"]),
+            (["EMU001", "EMU002"], ["EMU001", "EMU002"]),
+        ] as [([String?], [String])])
+    func aDebuggersNameIsPlainAndItsOwn(serials: [String?], names: [String]) {
+        let chosen = serials.enumerated().map { Self.debugger(10 + $0.offset, port: 1 + $0.offset, serial: $0.element) }
+        #expect(ProvisionCommand.names(of: chosen) == names)
+    }
+
+    /// A serial selects the debugger that gives it; only when none does, the one that shows it
+    /// (`devices` as a person copies it), so a serial written like another's escape still
+    /// selects its own debugger.
+    @Test func aSerialSelectsAsGivenBeforeAsShown() throws {
+        let escape = Self.debugger(10, port: 1, serial: "A\u{1B}")
+        let literal = Self.debugger(11, port: 2, serial: #"A\x1b"#)
+        let option = DeviceSelector(option: "--device", takesSeveral: false)
+        #expect(try DeviceSelection.choose([escape, literal], selector: #"A\x1b"#, option: option) == literal)
+        #expect(try DeviceSelection.choose([escape, literal], selector: "A\u{1B}", option: option) == escape)
+        #expect(try DeviceSelection.choose([escape], selector: #"A\x1b"#, option: option) == escape)
+        #expect(throws: DeviceSelectionError.self) {
+            try DeviceSelection.choose(
+                [escape, Self.debugger(12, port: 3, serial: "A\u{1B}")], selector: #"A\x1b"#, option: option)
+        }
+    }
+
     /// `read` reports the bytes it read: a whole number of KiB as KiB, anything else in bytes.
     @Test(arguments: [
         ("0x7F00:0x7F30", "48 bytes"), ("0x7C00:0x8000", "1 KiB"), ("0:0x8000", "32 KiB"), ("0:0x500", "1280 bytes"),

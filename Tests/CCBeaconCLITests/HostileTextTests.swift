@@ -435,6 +435,24 @@ struct HostileTextReviewTests {
         #expect(json.output.contains(#""S\u001b]0;t\u0007\nFAKE serial""#), "\(json.output)")
     }
 
+    /// A debugger's USB strings never reach the ledger: a serial that holds what would not show
+    /// does not name its debugger in the log, the events or the ledger; its port does.
+    @Test func aDevicesStringsNeverReachTheLedger() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("stations.csv", "name,uuid,major,minor\nHall A,\(DeviceCommandTests.uuid),1,1\n")
+        let ledger = scratch.path("l.sqlite")
+        let run = ToolRun(
+            ["provision", list, "--template", "cc2541-ibeacon", "--ledger", ledger, "--yes", "--wait", "0.2"],
+            debuggers: HostileStrings())
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("port:1-1: burning 'Hall A'"), "\(run.diagnostics)")
+        let export = ToolRun(["ledger", "export", "--ledger", ledger])
+        #expect(export.status == 0, "\(export.diagnostics)")
+        #expect(export.output.contains(",port:1-1,"), "\(export.output)")
+        #expect(!export.output.contains("FAKE"), "\(export.output)")
+    }
+
     /// A serial number selects as the device gives it (a script reading `devices --json`) or as
     /// ccbeacon shows it (a person copying it from the terminal), and nothing else.
     @Test(arguments: ["S\u{1B}]0;t\u{07}\nFAKE serial", #"S\x1b]0;t\x07\x0aFAKE serial"#])

@@ -21,7 +21,10 @@ extension DevicesCommand {
                 names the socket, so it stays when a debugger is replugged there, while the address changes; CC
                 Debuggers often share one serial number or have none, and a serial two attached debuggers share
                 names neither (the message lists their ports). In `provision`'s log, events and ledger a debugger
-                is named by its serial number when that is unique among the chosen ones, else by its port. Every failure says what to do: no debugger (is it plugged in, the udev
+                is named by its serial number when that is plain (nothing hidden in it), reads like no selector
+                and is unique among the chosen ones as shown, else by its port. A serial selects as the device
+                gives it (`devices --json`), else as `devices` shows it. Every failure says what to do: no
+                debugger (is it plugged in, the udev
                 rule), no target (wiring and power, the debugger's reset button), a locked chip (`erase`), a
                 timeout or an unplugged cable in the middle of a write (the chip is left partly written: run
                 `flash` again, which starts with an erase), a failed verification.
