@@ -10,6 +10,7 @@ import Synchronization
 /// A chip is one object however many hold it — a debugger's socket, a bench's drawer, a test
 /// that looks at its flash after a burn — so it is a class; its state sits behind a lock, as a
 /// test's thread may read it while a worker's transfer runs.
+@dynamicMemberLookup
 public final class EmulatedCC2541: Sendable {
     let model: Mutex<CC2541Model>
 
@@ -34,52 +35,13 @@ public final class EmulatedCC2541: Sendable {
     public var halted: Bool { model.withLock { $0.halted } }
     /// True while the debug interface is locked (evaluated at reset).
     public var debugLocked: Bool { model.withLock { $0.debugLocked } }
-    /// The chip revision (CHVER).
-    public var revision: UInt8 {
-        get { model.withLock { $0.revision } }
-        set { model.withLock { $0.revision = newValue } }
-    }
-    /// Fault: the flash controller never finishes.
-    public var flashStuckBusy: Bool {
-        get { model.withLock { $0.flashStuckBusy } }
-        set { model.withLock { $0.flashStuckBusy = newValue } }
-    }
-    /// Fault: the chip ignores a cleared DBGLOCK bit at reset (a failing part): locking it never
-    /// takes.
-    public var ignoresDebugLock: Bool {
-        get { model.withLock { $0.ignoresDebugLock } }
-        set { model.withLock { $0.ignoresDebugLock = newValue } }
+    /// What a test may set about the chip (`Settings`), read and written as the chip's own
+    /// properties: `chip.busyPolls = 3`, `chip.stuckAtZero[0x1234] = 0x01`.
+    public subscript<Value: Sendable>(dynamicMember setting: WritableKeyPath<Settings, Value>) -> Value {
+        get { model.withLock { $0.settings[keyPath: setting] } }
+        set { model.withLock { $0.settings[keyPath: setting] = newValue } }
     }
 
-    /// Fault: a chip erase completes with the debug interface locked (a failing part): every
-    /// erase ends in "still locked".
-    public var eraseLeavesLocked: Bool {
-        get { model.withLock { $0.eraseLeavesLocked } }
-        set { model.withLock { $0.eraseLeavesLocked = newValue } }
-    }
-    /// Fault: flash cells whose bits read as 0 whatever is written (address → mask of stuck bits).
-    public var stuckAtZero: [Int: UInt8] {
-        get { model.withLock { $0.stuckAtZero } }
-        set { model.withLock { $0.stuckAtZero = newValue } }
-    }
-    /// The CHIPINFO0.FLASHSIZE code the chip reports (set it to model a part ccbeacon does not
-    /// know).
-    public var flashSizeCode: UInt8 {
-        get { model.withLock { $0.flashSizeCode } }
-        set { model.withLock { $0.flashSizeCode = newValue } }
-    }
-    /// Polls a chip erase or a flash write stays busy, so hosts must poll (untimed; on device
-    /// time the durations come from `DeviceTiming`).
-    public var busyPolls: Int {
-        get { model.withLock { $0.busyPolls } }
-        set { model.withLock { $0.busyPolls = newValue } }
-    }
-    /// Reads of DMAIRQ after a manual DMA trigger that still show channel 0 busy (untimed: a CRC
-    /// DMA that the host finds not done yet and must poll for).
-    public var dmaBusyReads: Int {
-        get { model.withLock { $0.dmaBusyReads } }
-        set { model.withLock { $0.dmaBusyReads = newValue } }
-    }
     /// The factory address, MSB first.
     public var ieeeAddress: [UInt8] { model.withLock { $0.ieeeAddress } }
 
@@ -111,12 +73,40 @@ public final class EmulatedCC2541: Sendable {
     func burstWrite(_ bytes: ArraySlice<UInt8>) { model.withLock { $0.burstWrite(bytes) } }
 }
 
+extension EmulatedCC2541 {
+    /// What a test may set about a chip: the facts that make it another part, and its faults.
+    public struct Settings: Sendable, Equatable {
+        /// The chip revision (CHVER).
+        public var revision: UInt8 = 0x13
+        /// The CHIPINFO0.FLASHSIZE code the chip reports (set it to model a part ccbeacon does
+        /// not know).
+        public var flashSizeCode: UInt8
+        /// Fault: the flash controller never finishes.
+        public var flashStuckBusy = false
+        /// Fault: the chip ignores a cleared DBGLOCK bit at reset (a failing part): locking it
+        /// never takes.
+        public var ignoresDebugLock = false
+        /// Fault: a chip erase completes with the debug interface locked (a failing part): every
+        /// erase ends in "still locked".
+        public var eraseLeavesLocked = false
+        /// Fault: flash cells whose bits read as 0 whatever is written (address → mask of stuck
+        /// bits).
+        public var stuckAtZero: [Int: UInt8] = [:]
+        /// Polls a chip erase or a flash write stays busy, so hosts must poll (untimed; on device
+        /// time the durations come from `DeviceTiming`).
+        public var busyPolls = 1
+        /// Reads of DMAIRQ after a manual DMA trigger that still show channel 0 busy (untimed: a
+        /// CRC DMA that the host finds not done yet and must poll for).
+        public var dmaBusyReads = 0
+    }
+}
+
 /// The chip's state and behaviour, used under `EmulatedCC2541`'s lock.
 struct CC2541Model: Sendable {
     /// Flash size in bytes.
     let flashSize: Int
-    /// CHIPINFO0.FLASHSIZE.
-    var flashSizeCode: UInt8
+    /// What a test set (`EmulatedCC2541.Settings`).
+    var settings: EmulatedCC2541.Settings
     /// Flash contents (0xFF = erased).
     var flash: [UInt8]
     /// The 2 KiB information page (read-only to the debugger).
@@ -140,8 +130,6 @@ struct CC2541Model: Sendable {
     /// The device time of the command being run, nil when untimed: busy flags then come from
     /// `DeviceTiming` rather than from counted polls.
     var moment: DeviceMoment?
-    /// The chip revision (CHVER).
-    var revision: UInt8 = 0x13
 
     // Flash controller.
     var fctl: UInt8 = 0x04  // CM = 01
@@ -152,15 +140,8 @@ struct CC2541Model: Sendable {
     /// 32-bit words the flash controller has written (their count times a write's duration).
     var wordsWritten = 0
     var wordBuffer: [UInt8] = []
-    /// Fault: the flash controller never finishes.
-    var flashStuckBusy = false
-    /// Fault: flash cells whose bits read as 0 whatever is written (address → mask of stuck bits).
-    var stuckAtZero: [Int: UInt8] = [:]
-    var eraseLeavesLocked = false
     /// Set by an erase under `eraseLeavesLocked`: the lock survives every reset from then on.
     var lockedByErase = false
-    /// See `EmulatedCC2541.ignoresDebugLock`.
-    var ignoresDebugLock = false
 
     // CRC unit (RNDL/RNDH).
     var crc: UInt16 = 0
@@ -178,16 +159,13 @@ struct CC2541Model: Sendable {
     }
     var channels = [Channel](repeating: Channel(), count: 5)
 
-    /// Polls a chip erase or a flash write stays busy, so hosts must poll.
-    var busyPolls = 1
-    var dmaBusyReads = 0
     var dmaBusyReadsLeft = 0
 
     /// A blank (erased) chip with `ieee` as its factory address (MSB first, as printed).
     init(flashSize: Int = 256 * 1024, ieee: [UInt8] = [0x00, 0x12, 0x4B, 0x00, 0x25, 0x41]) {
         self.flashSize = flashSize
         // SWRU191's CHIPINFO0 codes for the CC254x: 1 32 KB, 2 64 KB, 3 128 KB, 4 256 KB.
-        flashSizeCode = [32: 1, 64: 2, 128: 3, 256: 4][flashSize / 1024] ?? 0
+        settings = EmulatedCC2541.Settings(flashSizeCode: [32: 1, 64: 2, 128: 3, 256: 4][flashSize / 1024] ?? 0)
         flash = [UInt8](repeating: 0xFF, count: flashSize)
         infoPage = [UInt8](repeating: 0xFF, count: 0x800)
         for (offset, byte) in ieee.reversed().enumerated() { infoPage[0x0E + offset] = byte }
@@ -206,7 +184,7 @@ struct CC2541Model: Sendable {
     /// Reset: into debug mode (halted) or running.
     mutating func reset(halt: Bool) {
         halted = halt
-        debugLocked = lockedByErase || (!ignoresDebugLock && flash[flashSize - 1] & 0x80 == 0)
+        debugLocked = lockedByErase || (!settings.ignoresDebugLock && flash[flashSize - 1] & 0x80 == 0)
         sfr = [UInt8](repeating: 0, count: 0x80)
         for channel in channels.indices { channels[channel].armed = false }
         fctl = 0x04
@@ -224,7 +202,7 @@ struct CC2541Model: Sendable {
 
     /// A chip erase ends: a failing part comes out of it locked.
     mutating func finishErase() {
-        lockedByErase = lockedByErase || eraseLeavesLocked
+        lockedByErase = lockedByErase || settings.eraseLeavesLocked
         debugLocked = lockedByErase
     }
 
@@ -248,7 +226,7 @@ struct CC2541Model: Sendable {
             if let moment {
                 eraseDoneAt = moment.now + moment.timing.chipErase
             } else {
-                chipEraseRemaining = busyPolls
+                chipEraseRemaining = settings.busyPolls
             }
             return [status]
         case 0x18:  // WR_CONFIG
@@ -267,7 +245,7 @@ struct CC2541Model: Sendable {
             guard halted, !debugLocked else { return [0] }
             execute(Array(command.dropFirst()))
             return [sfr[0xE0 - 0x80]]
-        case 0x68: return [0x41, revision]  // GET_CHIP_ID
+        case 0x68: return [0x41, settings.revision]  // GET_CHIP_ID
         default: return [status]
         }
     }
@@ -346,7 +324,7 @@ struct CC2541Model: Sendable {
             sfr[Int(address) - 0x80] = value
         case 0xD7:  // DMAREQ: manual trigger
             for channel in 0..<5 where value & (1 << channel) != 0 && channels[channel].armed { runManual(channel) }
-            if value & 0x01 != 0 { dmaBusyReadsLeft = dmaBusyReads }
+            if value & 0x01 != 0 { dmaBusyReadsLeft = settings.dmaBusyReads }
         default:
             sfr[Int(address) - 0x80] = value
         }
@@ -370,13 +348,13 @@ struct CC2541Model: Sendable {
     mutating func readXdata(_ address: Int) -> UInt8 {
         switch address {
         case 0x0000..<0x2000: return sram[address]
-        case 0x6249: return revision
+        case 0x6249: return settings.revision
         case 0x624A: return 0x41
         case 0x6260: return 0
         case 0x6270: return readFCTL()
         case 0x6271: return UInt8(faddr & 0xFF)
         case 0x6272: return UInt8((faddr >> 8) & 0xFF)
-        case 0x6276: return flashSizeCode << 4  // CHIPINFO0: FLASHSIZE in bits 6..4, no USB
+        case 0x6276: return settings.flashSizeCode << 4  // CHIPINFO0: FLASHSIZE in bits 6..4, no USB
         case 0x6277: return 0x07  // 8 KB SRAM
         case 0x7080..<0x7100: return readSFR(UInt8(address - 0x7000))
         case 0x7800..<0x8000: return infoPage[address - 0x7800]
@@ -409,15 +387,15 @@ struct CC2541Model: Sendable {
 
     mutating func readFlash(_ address: Int) -> UInt8 {
         guard address < flashSize else { return 0xFF }
-        return flash[address] & ~(stuckAtZero[address] ?? 0)
+        return flash[address] & ~(settings.stuckAtZero[address] ?? 0)
     }
 
     // MARK: - Flash controller
 
     mutating func readFCTL() -> UInt8 {
         if let done = flashDoneAt, isOver(done) { flashDoneAt = nil }
-        if flashBusyPolls > 0, !flashStuckBusy { flashBusyPolls -= 1 }
-        return fctl | (flashBusyPolls > 0 || flashDoneAt != nil || flashStuckBusy ? 0x80 : 0)
+        if flashBusyPolls > 0, !settings.flashStuckBusy { flashBusyPolls -= 1 }
+        return fctl | (flashBusyPolls > 0 || flashDoneAt != nil || settings.flashStuckBusy ? 0x80 : 0)
     }
 
     /// The flash controller is busy for `duration` of device time from now, or for `busyPolls`
@@ -426,7 +404,7 @@ struct CC2541Model: Sendable {
         if let moment {
             flashDoneAt = moment.now + duration(moment.timing)
         } else {
-            flashBusyPolls = busyPolls
+            flashBusyPolls = settings.busyPolls
         }
     }
 
