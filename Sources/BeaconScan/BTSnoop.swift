@@ -122,13 +122,6 @@ public struct CaptureError: Error, Sendable, Equatable, CustomStringConvertible 
     /// What is wrong there.
     public var problem: String
 
-    /// Creates an error.
-    public init(file: String, offset: Int, problem: String) {
-        self.file = file
-        self.offset = offset
-        self.problem = problem
-    }
-
     /// `file: at byte N: problem`.
     public var description: String { "\(file): at byte \(offset): \(problem)" }
 }

@@ -369,7 +369,8 @@ struct BatchFolderTests {
         let first = try FolderLock.acquire(folder, wait: false)
         let child = fork()
         if child == 0 {
-            // Only async-signal-safe calls in the child of a threaded process.
+            // Only async-signal-safe calls in the child of a threaded process. It lives on while
+            // the parent lets go and takes the lock again: the point of the test is that moment.
             usleep(200_000)
             _exit(0)
         }

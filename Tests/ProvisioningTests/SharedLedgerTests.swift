@@ -147,6 +147,7 @@ struct SharedLedgerTests {
         try ledger.register(Self.stations)
         let (_, attempt) = try Self.claim(ledger, chip: Self.chips[0])
         try outage.begin()
+        // The outage is the scenario: the server stays away 1.5 s, well within the 30 s wait.
         let back = Thread {
             usleep(1_500_000); outage.restore()
         }
