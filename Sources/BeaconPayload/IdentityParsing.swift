@@ -11,7 +11,26 @@ import StructuredText
 public struct IdentityError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The fields a user spells out on the command line or in a station list.
     public enum Field: String, Sendable, Equatable {
-        case uuid, major, minor, power, flags, company, reserved, namespace, instance, url
+        /// The proximity UUID.
+        case uuid
+        /// The major number.
+        case major
+        /// The minor number.
+        case minor
+        /// A power in dBm (measured power, TX power).
+        case power
+        /// The Flags AD value.
+        case flags
+        /// AltBeacon's company ID.
+        case company
+        /// AltBeacon's manufacturer-reserved byte.
+        case reserved
+        /// Eddystone-UID's namespace.
+        case namespace
+        /// Eddystone-UID's instance.
+        case instance
+        /// Eddystone-URL's URL.
+        case url
     }
 
     /// Which field.
