@@ -14,6 +14,11 @@ let package = Package(
         .executable(name: "ccbeacon", targets: ["ccbeacon"]),
         .library(name: "IntelHex", targets: ["IntelHex"]),
         .library(name: "BeaconPayload", targets: ["BeaconPayload"]),
+        .library(name: "FirmwareTemplate", targets: ["FirmwareTemplate"]),
+        .library(name: "CCDebugger", targets: ["CCDebugger"]),
+        .library(name: "CCDebuggerUSB", targets: ["CCDebuggerUSB"]),
+        .library(name: "CCDebuggerEmulator", targets: ["CCDebuggerEmulator"]),
+        .library(name: "BeaconScan", targets: ["BeaconScan"]),
     ],
     targets: [
         .target(name: "HexText", swiftSettings: strictSettings),

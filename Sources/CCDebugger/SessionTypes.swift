@@ -100,7 +100,16 @@ public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
 /// Progress of a long operation, for bars and logs.
 public struct FlashProgress: Sendable, Equatable {
     /// The phase.
-    public enum Phase: String, Sendable { case erase, program, verify, read }
+    public enum Phase: String, Sendable {
+        /// Erasing the flash.
+        case erase
+        /// Writing the image.
+        case program
+        /// Checking what was written (CRC or read-back).
+        case verify
+        /// Reading the flash out.
+        case read
+    }
     /// Which phase.
     public var phase: Phase
     /// Bytes done.
