@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "ccbeacon", targets: ["ccbeacon"]),
         .library(name: "IntelHex", targets: ["IntelHex"]),
         .library(name: "BeaconPayload", targets: ["BeaconPayload"]),
+        .library(name: "TargetData", targets: ["TargetData"]),
         .library(name: "FirmwareTemplate", targets: ["FirmwareTemplate"]),
         .library(name: "CCDebugger", targets: ["CCDebugger"]),
         .library(name: "CCDebuggerUSB", targets: ["CCDebuggerUSB"]),

@@ -453,3 +453,42 @@ struct BenchError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }
+
+/// The README's Swift is the example package's: the dependency it shows is the one
+/// `Examples/StationImage` declares, and every line of its core is a line of the example, which
+/// `scripts/test` builds and runs.
+struct ReadmeSwiftExampleTests {
+    static func swiftBlocks(in text: String) -> [[String]] {
+        var blocks: [[String]] = []
+        var current: [String]?
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            if current == nil, line == "```swift" {
+                current = []
+            } else if current != nil, line == "```" {
+                blocks.append(current ?? [])
+                current = nil
+            } else {
+                current?.append(line)
+            }
+        }
+        return blocks
+    }
+
+    static func read(_ path: String) throws -> String {
+        try String(contentsOf: SharedFixtures.checkout.appendingPathComponent(path), encoding: .utf8)
+    }
+
+    @Test func theReadmesSwiftIsTheExamplePackages() throws {
+        let blocks = Self.swiftBlocks(in: ReadmeExampleTests.readme)
+        try #require(blocks.count == 2, "the dependency lines and the core")
+        let manifest = try Self.read("Examples/StationImage/Package.swift")
+        #expect(manifest.contains(#".package(name: "ccbeacon", path: "../..")"#))
+        #expect(blocks[0].first == #"dependencies: [.package(name: "ccbeacon", path: "../ccbeacon")],"#)
+        #expect(manifest.contains(#".product(name: $0, package: "ccbeacon")"#))
+        let example = try Self.read("Examples/StationImage/Sources/station-image/main.swift")
+        let lines = Set(example.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
+        for line in blocks[1] {
+            #expect(lines.contains(line.trimmingCharacters(in: .whitespaces)), "not in the example: \(line)")
+        }
+    }
+}
