@@ -43,10 +43,14 @@ let package = Package(
         .target(
             name: "FirmwareTemplate",
             dependencies: [
-                "IntelHex", "BeaconPayload", "StructuredText", "Storage", "TargetData", "Checksums", "HexText",
+                "IntelHex", "BeaconPayload", "StructuredText", "TargetData", "Checksums", "HexText",
             ],
             swiftSettings: strictSettings
         ),
+        // Templates as folders on disk (Linux file access), apart from the portable FirmwareTemplate.
+        .target(
+            name: "TemplateFiles", dependencies: ["FirmwareTemplate", "Storage", "TargetData"],
+            swiftSettings: strictSettings),
         .target(
             name: "CCDebugger", dependencies: ["IntelHex", "TargetData", "Checksums", "HexText", "StructuredText"],
             swiftSettings: strictSettings),
@@ -102,6 +106,7 @@ let package = Package(
             name: "CCBeaconCLI",
             dependencies: [
                 "CommandLineKit", "IntelHex", "BeaconPayload", "StructuredText", "Storage", "FirmwareTemplate",
+                "TemplateFiles",
                 "Provisioning",
                 "Stations",
                 "CCDebugger", "TargetData", "HexText", "BeaconScan", "PostgresLedger", "BeaconLabels",
@@ -125,14 +130,14 @@ let package = Package(
         .executableTarget(
             name: "ccbeacon-bench",
             dependencies: [
-                "IntelHex", "CCDebugger", "CCDebuggerEmulator", "FirmwareTemplate", "Provisioning", "BeaconPayload",
-                "TargetData", "PostgresLedger", "StationLedger",
+                "IntelHex", "CCDebugger", "CCDebuggerEmulator", "FirmwareTemplate", "TemplateFiles", "Provisioning",
+                "BeaconPayload", "TargetData", "PostgresLedger", "StationLedger",
             ],
             swiftSettings: strictSettings
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["IntelHex", "FirmwareTemplate", "Storage", "TargetData", "BeaconScan"],
+            dependencies: ["IntelHex", "FirmwareTemplate", "TemplateFiles", "Storage", "TargetData", "BeaconScan"],
             path: "Tests/TestSupport",
             swiftSettings: strictSettings),
         .testTarget(name: "IntelHexTests", dependencies: ["TestSupport", "IntelHex"], swiftSettings: strictSettings),
@@ -155,8 +160,8 @@ let package = Package(
         .testTarget(
             name: "FirmwareTemplateTests",
             dependencies: [
-                "TestSupport", "FirmwareTemplate", "IntelHex", "BeaconPayload", "StructuredText", "Storage",
-                "TargetData", "Checksums",
+                "TestSupport", "FirmwareTemplate", "TemplateFiles", "IntelHex", "BeaconPayload", "StructuredText",
+                "Storage", "TargetData", "Checksums",
             ],
             swiftSettings: strictSettings
         ),

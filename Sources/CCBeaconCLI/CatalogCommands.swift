@@ -3,6 +3,7 @@ import FirmwareTemplate
 import IntelHex
 import Storage
 import StructuredText
+import TemplateFiles
 
 /// `ccbeacon boards`: the bundled boards and their chips.
 enum BoardsCommand {

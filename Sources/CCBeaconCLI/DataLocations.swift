@@ -3,6 +3,7 @@ import FirmwareTemplate
 import Storage
 import StructuredText
 import TargetData
+import TemplateFiles
 
 /// Where ccbeacon finds its bundled `boards/` and `firmware-templates/` folders and the user's
 /// templates.

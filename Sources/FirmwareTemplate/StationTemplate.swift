@@ -1,7 +1,6 @@
 public import BeaconPayload
 import Checksums
 public import IntelHex
-public import Storage
 public import StructuredText
 public import TargetData
 
@@ -30,8 +29,8 @@ public enum TemplateError: Error, Sendable, Equatable, CustomStringConvertible {
     case notFound(name: String, searched: [String])
     /// `template.json` is malformed.
     case manifest(DataFileError)
-    /// A file could not be read.
-    case file(FileError)
+    /// A file could not be read: what the file system said (`cannot read 'PATH': REASON`).
+    case file(String)
     /// The image is not valid Intel HEX.
     case image(HexReadError)
     /// The image file's SHA-256 differs from the manifest's.
@@ -60,7 +59,7 @@ public enum TemplateError: Error, Sendable, Equatable, CustomStringConvertible {
             return
                 "no template '\(name)' (searched: \(searched.isEmpty ? "nothing" : searched.joined(separator: ", ")))"
         case .manifest(let error): return error.description
-        case .file(let error): return error.description
+        case .file(let reason): return reason
         case .image(let error): return error.description
         case .imageChanged(let path, let expected, let actual):
             return
@@ -137,7 +136,10 @@ public struct StationTemplate: Sendable {
     public var beaconField: PatchField { manifest.beaconField! }
 
     /// The files the template was loaded from (its manifest and image), which no output may replace.
-    public var files: [String] { [Files.join(directory, "template.json"), Files.join(directory, manifest.image)] }
+    public var files: [String] {
+        let folder = directory.hasSuffix("/") ? directory : directory + "/"
+        return [folder + "template.json", folder + manifest.image]
+    }
 
     /// Checks a manifest against its image: the image's SHA-256, a known chip, the image inside the
     /// chip's flash, every field wholly in the image, outside reserved flash and holding exactly its

@@ -7,6 +7,7 @@ import PostgresLedger
 import Provisioning
 import StationLedger
 import Synchronization
+import TemplateFiles
 
 /// `ccbeacon-bench pool-scaling LIST BURNED [URL]`: the host's cost per station as the pool grows.
 /// A ledger holding a list of LIST stations, half of them verified already (copied in as a

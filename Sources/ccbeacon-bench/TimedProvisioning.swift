@@ -7,6 +7,7 @@ import PostgresLedger
 import Provisioning
 import StationLedger
 import Synchronization
+import TemplateFiles
 
 /// `ccbeacon-bench provision-timed DEBUGGERS STATIONS SWAP-SECONDS [BENCHES URL]`: provisioning the
 /// bundled template on timed emulated debuggers (`DeviceTiming.hardware`, really waited for), each

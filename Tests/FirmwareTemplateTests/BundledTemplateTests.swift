@@ -2,6 +2,7 @@ import BeaconPayload
 import Foundation
 import IntelHex
 import Storage
+import TemplateFiles
 import TestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 public import FirmwareTemplate
 import Storage
 public import TargetData
+import TemplateFiles
 
 /// The checkout's own `boards/` and `firmware-templates/`, loaded as ccbeacon loads them, so tests
 /// use the shipped chip facts and templates rather than copies of them.

@@ -26,10 +26,17 @@ let files = names.filter { $0.hasSuffix(".json") }.sorted().compactMap { name in
 }
 let catalog: BoardCatalog
 do { catalog = try BoardCatalog.load(files: files, directory: boards.path) } catch { fail("\(error)") }
+// A template is its manifest and its image, given as bytes (here read from the checkout's
+// folder; an app may bundle them as resources).
+let folder = checkout.appendingPathComponent("firmware-templates/cc2541-ibeacon")
 let template: StationTemplate
 do {
-    template = try TemplateFolder.load(
-        checkout.appendingPathComponent("firmware-templates/cc2541-ibeacon").path, catalog: catalog)
+    let manifestURL = folder.appendingPathComponent("template.json")
+    let manifest = try TemplateManifest.read([UInt8](try Data(contentsOf: manifestURL)), file: manifestURL.path)
+    let imageURL = folder.appendingPathComponent(manifest.image)
+    template = try StationTemplate(
+        manifest: manifest, imageBytes: [UInt8](try Data(contentsOf: imageURL)), imagePath: imageURL.path,
+        directory: folder.path, catalog: catalog)
 } catch { fail("\(error)") }
 
 // 2. The station image: only the records that hold the identity are rewritten.
