@@ -80,24 +80,24 @@ struct DataLocations {
     func templateDirectory(_ reference: String) throws(CommandFailure) -> String {
         if reference.hasSuffix("template.json") { return Files.directory(of: reference) }
         if reference.contains("/") || Files.isDirectory(reference) {
-            guard Files.isFile(Files.join(reference, "template.json")) else {
+            guard Files.exists(Files.join(reference, "template.json")) else {
                 throw .usage(
                     "'\(reference)' is not a template folder (it has no template.json); \(templateList())")
             }
             return reference
         }
-        for directory in templateDirectories where Files.isFile(Files.join(directory, "\(reference)/template.json")) {
+        for directory in templateDirectories where Files.exists(Files.join(directory, "\(reference)/template.json")) {
             return Files.join(directory, reference)
         }
         throw .usage(
             "\(TemplateError.notFound(name: reference, searched: templateDirectories)); \(templateList())")
     }
 
-    /// Every template folder (one holding a template.json) of the template directories, in search
-    /// order, by name.
+    /// Every template folder (one holding an entry named template.json, whatever it is: loading
+    /// it says what is wrong with it) of the template directories, in search order, by name.
     func templateFolders() -> [(directory: String, name: String)] {
         templateDirectories.flatMap { directory in
-            ((try? Files.list(directory)) ?? []).filter { Files.isFile(Files.join(directory, "\($0)/template.json")) }
+            ((try? Files.list(directory)) ?? []).filter { Files.exists(Files.join(directory, "\($0)/template.json")) }
                 .map { (directory: directory, name: $0) }
         }
     }

@@ -48,6 +48,28 @@ struct TemplateCommandTests {
         #expect(run.output.contains("cc2541-ibeacon"))
     }
 
+    /// A template.json that is there but is no regular file (a folder, a FIFO) is said as such,
+    /// and its template listed as broken: "it has no template.json" was not true.
+    @Test func aTemplateJSONThatIsNoFileIsSaidSo() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(
+            atPath: scratch.path("odd/template.json"), withIntermediateDirectories: true)
+        let run = ToolRun([
+            "generate", "--template", scratch.path("odd"), "--uuid", "7634A485-1732-4B7D-AB44-D505D8A24C60",
+            "--major", "1", "--minor", "1", "-o", scratch.path("x.hex"),
+        ])
+        #expect(run.status == 1, "\(run.diagnostics)")
+        #expect(
+            run.diagnostics.hasPrefix(
+                "ccbeacon generate: error: cannot read '\(scratch.path("odd"))/template.json': it is a directory"),
+            "\(run.diagnostics)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("x.hex")))
+        let list = ToolRun(["templates", "--templates", scratch.url.path])
+        #expect(list.status == 0)
+        #expect(list.output.contains("BROKEN: cannot read '\(scratch.path("odd"))/template.json'"), "\(list.output)")
+    }
+
     @Test func importGenerateVerifyInspectRoundTrip() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
