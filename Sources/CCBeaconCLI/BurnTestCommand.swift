@@ -126,7 +126,7 @@ enum BurnTestCommand {
         // where the output goes), before anything is touched.
         if names.contains("trace.pcap"),
             let earlier = try TraceFile.inspect(
-                Files.join(folder, "trace.pcap"), shownAs: "\(name)/trace.pcap", option: "--report", arguments: [])
+                Files.join(folder, "trace.pcap"), shownAs: "\(name)/trace.pcap", option: "--report")
         {
             close(earlier)
         }

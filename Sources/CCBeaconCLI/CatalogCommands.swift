@@ -195,8 +195,7 @@ enum TemplateImportCommand {
             chipName = try command.value(chip)
             address = try command.value(TemplateImportCommand.address)
             base = try command.value(Options.base)
-            let given = try command.value(output) ?? name
-            directory = given.count > 1 && given.hasSuffix("/") ? String(given.dropLast()) : given
+            directory = Values.folder(try command.value(output) ?? name)
             force = command.isSet(TemplateImportCommand.force)
             description = try command.value(TemplateImportCommand.description)
         }

@@ -94,8 +94,8 @@ public enum CommandLineTool {
             if let text = command.values[option.name], let check = option.check { try check(text) }
         }
         let tracePath = command.values[Options.trace.spec.name]
-        let others = command.positionals + command.values.filter { $0.key != Options.trace.spec.name }.map(\.value)
         if let tracePath {
+            let others = command.positionals + command.values.filter { $0.key != Options.trace.spec.name }.map(\.value)
             try TraceFile.refuseArgument(
                 naming: tracePath, shownAs: tracePath, option: Options.trace.spec.name, arguments: others)
         }
@@ -105,7 +105,7 @@ public enum CommandLineTool {
         }
         // Every debugger the command reaches is traced, whatever it does with it; the trace is
         // a diagnosis, so a trace that cannot be written is said but changes no outcome.
-        let file = try TraceFile(path: path, arguments: others)
+        let file = try TraceFile(path: path)
         var traced = hardware
         traced.debuggers = TracingProvider(debuggers, trace: file.trace)
         var succeeded = false

@@ -384,7 +384,7 @@ enum FlashCommand {
             lockDebug = command.isSet(FlashCommand.lockDebug)
             allowLastPage = command.isSet(FlashCommand.allowLastPage)
             framing = try command.value(Options.usbFraming)
-            traced = try command.value(Options.trace) != nil
+            traced = command.isGiven(Options.trace)
         }
     }
 

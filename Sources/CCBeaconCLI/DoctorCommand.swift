@@ -71,7 +71,7 @@ enum DoctorCommand {
             reportGiven = try command.value(BurnTestCommand.report) != nil
             deviceGiven = try command.value(Options.device) != nil
             json = command.isSet(Options.json)
-            traced = try command.value(Options.trace) != nil
+            traced = command.isGiven(Options.trace)
             ledger = try command.value(DoctorCommand.ledger)
         }
 

@@ -88,12 +88,16 @@ enum LabelsCommand {
     struct Arguments: CommandArguments {
         var output: String
         var sheet: LabelSheet
-        var list: String?
-        var ledger: LedgerChoice?
-        var everyStation: Bool
+        /// What the labels are made from: a list (its template chosen with it), or a ledger
+        /// (`--all`: every station, not only the verified ones).
+        var input: Input
         var template: TemplateChoice
-        /// The first of --template, --board and --templates given, if any.
-        var templateOptionGiven: String?
+
+        /// A station list or a ledger, never both.
+        enum Input {
+            case list(String)
+            case ledger(LedgerChoice, everyStation: Bool)
+        }
 
         init(_ command: ParsedCommand) throws(CommandFailure) {
             output = try command.value(LabelsCommand.output)
@@ -107,29 +111,25 @@ enum LabelsCommand {
             do throws(LabelSheetError) {
                 sheet = try LabelSheet.named(named, labelSize: size, margin: margin, gap: gap)
             } catch { throw .usage(error.description) }
-            list = command.positionals.first
-            ledger = try command.value(LabelsCommand.ledger) == nil ? nil : try LedgerChoice(command)
-            everyStation = command.isSet(all)
             template = try TemplateChoice(command)
-            templateOptionGiven = Options.templateOptions.first(where: { command.values[$0.name] != nil })?.name
-        }
-
-        /// A list or a ledger, and the options each takes.
-        func validate() throws(CommandFailure) {
-            switch (list, ledger) {
+            // A list or a ledger, and the options each takes.
+            let everyStation = command.isSet(all)
+            switch (command.positionals.first, try command.value(LabelsCommand.ledger)) {
             case (nil, nil):
                 throw .usage("give a station list (STATIONS.csv or STATIONS.json) or --ledger FILE|URL")
             case (.some, .some):
                 throw .usage("give a station list or --ledger, not both")
-            case (.some, nil):
+            case (let list?, nil):
                 if everyStation {
                     throw .usage("--all applies to --ledger: a list's labels are all its stations")
                 }
+                input = .list(list)
             case (nil, .some):
-                if let given = templateOptionGiven {
+                if let given = Options.templateOptions.first(where: { command.values[$0.name] != nil }) {
                     throw .usage(
-                        "\(given) applies to a station list: a ledger's labels carry the addresses it recorded")
+                        "\(given.name) applies to a station list: a ledger's labels carry the addresses it recorded")
                 }
+                input = .ledger(try LedgerChoice(command), everyStation: everyStation)
             }
         }
     }
@@ -137,12 +137,9 @@ enum LabelsCommand {
     static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
         let (output, sheet) = (arguments.output, arguments.sheet)
         let source: Source
-        if let list = arguments.list {
-            source = try fromList(list, arguments: arguments)
-        } else if let ledger = arguments.ledger {
-            source = try fromLedger(ledger, everyStation: arguments.everyStation)
-        } else {
-            return  // refused by `validate`
+        switch arguments.input {
+        case .list(let list): source = try fromList(list, template: arguments.template)
+        case .ledger(let ledger, let everyStation): source = try fromLedger(ledger, everyStation: everyStation)
         }
         do { try LabelDocument.check(source.labels, on: sheet) } catch {
             throw .data(
@@ -190,20 +187,20 @@ enum LabelsCommand {
 
     /// The labels of a station list: every station, with the list's address or the one derived
     /// from its identity when the template has an address field.
-    static func fromList(_ list: String, arguments: Arguments) throws(CommandFailure) -> Source {
+    static func fromList(_ list: String, template choice: TemplateChoice) throws(CommandFailure) -> Source {
         // batch's record (a JSON object; a list is an array or CSV) names its template and holds
         // the addresses batch gave.
         let bytes = try FileAccess.read(list)
         if StationListReader.firstSignificantByte(bytes) == UInt8(ascii: "{") {
-            return try fromRecord(list, bytes: bytes, template: arguments.template)
+            return try fromRecord(list, bytes: bytes, template: choice)
         }
-        guard arguments.template.isMade else {
+        guard choice.isMade else {
             throw .usage(
                 "a list's labels need the template its stations are burned with, for their advertiser addresses: \(Options.requiredTemplate.missing)"
             )
         }
         let stations = try CommandSupport.stations(list, consequence: "no label was written")
-        let (template, _, _) = try arguments.template.resolve()
+        let (template, _, _) = try choice.resolve()
         let derives = template.manifest.field(.advertiserAddress) != nil
         let labels = stations.map { station in
             StationLabel(

@@ -59,7 +59,7 @@ extension ProvisionCommand {
             devices = try command.value(ProvisionCommand.devices)
             scanVerify = try command.value(ProvisionCommand.scanVerify)
             confirmed = command.isSet(yes)
-            traced = try command.value(Options.trace) != nil
+            traced = command.isGiven(Options.trace)
         }
 
         func validate() throws(CommandFailure) {

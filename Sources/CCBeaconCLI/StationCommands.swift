@@ -169,8 +169,7 @@ enum BatchCommand {
 
         init(_ command: ParsedCommand) throws(CommandFailure) {
             listPath = command.positionals[0]
-            let given = try command.value(BatchCommand.output)
-            directory = given.count > 1 && given.hasSuffix("/") ? String(given.dropLast()) : given
+            directory = Values.folder(try command.value(BatchCommand.output))
             jobs = try command.value(BatchCommand.jobs)
             settings = try Options.settings(command)
             template = try TemplateChoice(command)

@@ -29,12 +29,11 @@ final class TraceFile: Sendable {
 
     /// Checks `path` (shown as `shownAs`, by default the path itself) for the trace of `option`
     /// (`inspect`), and locks an earlier trace there. Refusals are usage errors (64), but a trace
-    /// another run is writing (1).
-    init(path: String, shownAs: String? = nil, option: String = "--trace", arguments: [String] = [])
-        throws(CommandFailure)
-    {
+    /// another run is writing (1). That no argument of the command names it was checked first
+    /// (`refuseArgument`), before the command decoded its arguments.
+    init(path: String, shownAs: String? = nil, option: String = "--trace") throws(CommandFailure) {
         let name = shownAs ?? path
-        let existing = try Self.inspect(path, shownAs: name, option: option, arguments: arguments)
+        let existing = try Self.inspect(path, shownAs: name, option: option)
         if let existing, flock(existing, LOCK_EX | LOCK_NB) != 0 {
             close(existing)
             throw CommandFailure(
@@ -47,7 +46,7 @@ final class TraceFile: Sendable {
     }
 
     /// Refuses a trace that is also one of the command's `arguments` (its input, its output): a
-    /// usage error found before the command decodes the rest, and again when the trace is made.
+    /// usage error found before the command decodes the rest.
     static func refuseArgument(naming path: String, shownAs name: String, option: String, arguments: [String])
         throws(CommandFailure)
     {
@@ -61,12 +60,10 @@ final class TraceFile: Sendable {
     /// What `path` may be: a name where nothing is yet, in a folder this user may write, or a
     /// trace ccbeacon wrote (or an empty file) — a regular file, not where the command's output or
     /// errors go; named `*.pcap` (so never a database's journal, a lock or a list: a name rule
-    /// that needs no knowledge of who else opens what); no other argument of the command
-    /// (`arguments`) names it. Returns the earlier file opened for reading and writing (not yet
-    /// locked), nil for a new name. Nothing is opened that is not a regular file.
-    static func inspect(_ path: String, shownAs name: String, option: String, arguments: [String])
-        throws(CommandFailure) -> Int32?
-    {
+    /// that needs no knowledge of who else opens what). Returns the earlier file opened for
+    /// reading and writing (not yet locked), nil for a new name. Nothing is opened that is not a
+    /// regular file.
+    static func inspect(_ path: String, shownAs name: String, option: String) throws(CommandFailure) -> Int32? {
         guard !path.isEmpty else { throw .usage("\(option) needs a file name") }
         let notAFile = CommandFailure.usage(
             "\(option) \(name) is not a regular file (a link, a folder, a device or a pipe); give a new file, or a trace ccbeacon wrote"
@@ -74,7 +71,6 @@ final class TraceFile: Sendable {
         guard !path.hasSuffix("/") else { throw notAFile }
         let wrongName = CommandFailure.usage(
             "\(option) \(name): a trace's name ends in .pcap (as Wireshark's do); give one that does")
-        try refuseArgument(naming: path, shownAs: name, option: option, arguments: arguments)
         // Looked at without opening it for reading or writing: a pipe or a device is never
         // opened (which would wake whoever waits on it).
         let probe = open(path, pathOnly | O_NOFOLLOW | O_CLOEXEC)

@@ -98,6 +98,12 @@ enum Values {
         return result
     }
 
+    /// An output folder as messages name it: "out/" and "out" are the same folder, and a message
+    /// that appends "/NAME" must not double the slash.
+    static func folder(_ given: String) -> String {
+        given.count > 1 && given.hasSuffix("/") ? String(given.dropLast()) : given
+    }
+
     /// Decimal or `0x` hex without sign; `nil` for anything else (a sign included).
     static func integer(_ text: String) -> Int? {
         guard !text.hasPrefix("-") else { return nil }
