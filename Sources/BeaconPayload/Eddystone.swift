@@ -17,8 +17,10 @@ public enum Eddystone {
             + ADStructure(type: ADStructure.Kind.serviceData16, data: serviceUUID + frame).bytes
     }
 
-    /// The frame (service data after the UUID) of Eddystone advertising data.
-    static func frame(in advertisingData: [UInt8], format: String) throws(AdvertisingDataError) -> [UInt8] {
+    /// The frame (service data after the UUID) of Eddystone advertising data, refused unless its
+    /// first byte is `type`.
+    static func frame(in advertisingData: [UInt8], format: String, type: UInt8) throws(AdvertisingDataError) -> [UInt8]
+    {
         guard advertisingData.count <= maximumAdvertisingDataLength else {
             throw .tooLong(length: advertisingData.count)
         }
@@ -30,7 +32,11 @@ public enum Eddystone {
         else {
             throw .missingStructure(format: format, expected: "Eddystone service data (16 AA FE)")
         }
-        return Array(serviceData.data.dropFirst(2))
+        let frame = Array(serviceData.data.dropFirst(2))
+        guard frame.first == type else {
+            throw .notThisFormat(format: format, reason: "frame type is not 0x\(hex2(type))")
+        }
+        return frame
     }
 
     static func checkTxPower(_ value: Int8, format: String) throws(AdvertisingDataError) {
@@ -89,10 +95,7 @@ public struct EddystoneUID: Sendable, Equatable, CustomStringConvertible {
 
     /// Decodes Eddystone-UID advertising data (also the older form without the two RFU bytes).
     public init(advertisingData: [UInt8]) throws(AdvertisingDataError) {
-        let frame = try Eddystone.frame(in: advertisingData, format: "Eddystone-UID")
-        guard frame.first == Eddystone.uidFrameType else {
-            throw .notThisFormat(format: "Eddystone-UID", reason: "frame type is not 0x00")
-        }
+        let frame = try Eddystone.frame(in: advertisingData, format: "Eddystone-UID", type: Eddystone.uidFrameType)
         guard frame.count == 20 || frame.count == 18 else {
             throw .notThisFormat(format: "Eddystone-UID", reason: "frame is \(frame.count) bytes, expected 20")
         }
@@ -182,10 +185,7 @@ public struct EddystoneURL: Sendable, Equatable, CustomStringConvertible {
 
     /// Decodes Eddystone-URL advertising data back into the full URL.
     public init(advertisingData: [UInt8]) throws(AdvertisingDataError) {
-        let frame = try Eddystone.frame(in: advertisingData, format: "Eddystone-URL")
-        guard frame.first == Eddystone.urlFrameType else {
-            throw .notThisFormat(format: "Eddystone-URL", reason: "frame type is not 0x10")
-        }
+        let frame = try Eddystone.frame(in: advertisingData, format: "Eddystone-URL", type: Eddystone.urlFrameType)
         guard frame.count >= 3, frame.count - 3 <= Self.maximumEncodedLength else {
             throw .notThisFormat(format: "Eddystone-URL", reason: "frame is \(frame.count) bytes, expected 3…20")
         }

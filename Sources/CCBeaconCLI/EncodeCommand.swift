@@ -1,13 +1,8 @@
 import BeaconPayload
 import CommandLineKit
+import Foundation  // UUID
 import HexText
 import StructuredText
-
-#if canImport(FoundationEssentials)
-    import FoundationEssentials  // UUID
-#else
-    import Foundation
-#endif
 
 /// `ccbeacon encode`: an identity in, advertising data bytes out.
 enum EncodeCommand {

@@ -2,15 +2,10 @@ import BeaconPayload
 import CCDebugger
 import CommandLineKit
 import FirmwareTemplate
+import Foundation  // UUID
 import IntelHex
 import Provisioning
 import StructuredText
-
-#if canImport(FoundationEssentials)
-    import FoundationEssentials  // UUID
-#else
-    import Foundation
-#endif
 
 /// The options several commands share, each declared once: its names, placeholder, help and the
 /// conversion from text to value. A command lists the ones it takes in its `CommandSpec` and

@@ -2,16 +2,11 @@ import BeaconPayload
 import BeaconScan
 import CommandLineKit
 import FirmwareTemplate
+import Foundation  // UUID
 import HexText
 import Provisioning
 import Stations
 import StructuredText
-
-#if canImport(FoundationEssentials)
-    import FoundationEssentials  // UUID
-#else
-    import Foundation
-#endif
 
 /// `ccbeacon scan`: what a capture heard, against the stations that should be on air.
 enum ScanCommand {

@@ -5,6 +5,8 @@ public import TargetData
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// One connection to a CC254x through a CC Debugger: the operations of
@@ -444,9 +446,9 @@ func hex(_ value: Int) -> String { HexText.address(value) }
 
 /// The one clock deadlines and waits are measured with: monotonic seconds (never set back by
 /// NTP or the user, unlike the wall clock).
-public enum MonotonicClock {
+package enum MonotonicClock {
     /// Seconds since an arbitrary start.
-    public static var now: Double {
+    package static var now: Double {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9

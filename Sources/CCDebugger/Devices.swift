@@ -81,21 +81,21 @@ extension DebuggerProvider {
 
 /// The command-line option through which the running command selects debuggers. Messages name
 /// it, so that each command suggests its own option (`flash --device`, `provision --devices`).
-public struct DeviceSelector: Sendable, Equatable {
+package struct DeviceSelector: Sendable, Equatable {
     /// The option, e.g. `--device`.
-    public var option: String
+    package var option: String
     /// Whether it takes several debuggers (`all`, or a comma-separated list).
-    public var takesSeveral: Bool
+    package var takesSeveral: Bool
 
     /// Creates a selector description.
-    public init(option: String, takesSeveral: Bool) {
+    package init(option: String, takesSeveral: Bool) {
         self.option = option
         self.takesSeveral = takesSeveral
     }
 }
 
 /// Why no single debugger could be chosen.
-public enum DeviceSelectionError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum DeviceSelectionError: Error, Sendable, Equatable, CustomStringConvertible {
     /// None attached.
     case noDebugger
     /// The selector names none of them.
@@ -106,10 +106,10 @@ public enum DeviceSelectionError: Error, Sendable, Equatable, CustomStringConver
     case sharedSerial(String, [DebuggerDevice])
 
     /// Plain-words reason, with the debuggers listed where it helps (`lines`, one per line).
-    public var description: String { lines.joined(separator: "\n") }
+    package var description: String { lines.joined(separator: "\n") }
 
     /// The reason as lines: the first says what is wrong, the others (indented) list the debuggers.
-    public var lines: [String] {
+    package var lines: [String] {
         switch self {
         case .noDebugger:
             let models = DebuggerModel.supported
@@ -144,11 +144,11 @@ public enum DeviceSelectionError: Error, Sendable, Equatable, CustomStringConver
 }
 
 /// Chooses the debugger a command works with.
-public enum DeviceSelection {
+package enum DeviceSelection {
     /// Why `selector` can name no debugger, or nil: it is empty, `port:` with no path, or a port
     /// path that is not `BUS-PORT[.PORT…]` in decimal, as Linux names ports and `devices` lists
     /// them. (Anything else may be a serial number.)
-    public static func problem(with selector: String) -> String? {
+    package static func problem(with selector: String) -> String? {
         guard !selector.isEmpty else { return "needs a debugger (BUS:ADDRESS, port:BUS-PORT or a serial number)" }
         guard selector.hasPrefix("port:") else { return nil }
         let path = selector.dropFirst("port:".count)
@@ -164,7 +164,7 @@ public enum DeviceSelection {
 
     /// Whether `text` has the form of a `bus:address` or `port:…` selector (a serial number of
     /// that form names nothing: the selector it reads as comes first).
-    public static func readsAsSelector(_ text: String) -> Bool {
+    package static func readsAsSelector(_ text: String) -> Bool {
         if text.hasPrefix("port:") { return true }
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         return parts.count == 2 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }
@@ -175,7 +175,7 @@ public enum DeviceSelection {
     /// attached. A serial number two debuggers share names neither (CC Debuggers often
     /// share one): the port tells them apart.
     /// `option` is how the running command selects, for the message when several are attached.
-    public static func choose(
+    package static func choose(
         _ devices: [DebuggerDevice], selector: String?, option: DeviceSelector
     ) throws(DeviceSelectionError) -> DebuggerDevice {
         guard let selector else {

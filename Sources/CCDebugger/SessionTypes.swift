@@ -5,6 +5,8 @@ public import TargetData
 
 #if canImport(Glibc)
     import Glibc
+#elseif canImport(Darwin)
+    import Darwin
 #endif
 
 /// What the debugger reports about itself (GET_STATE).

@@ -46,26 +46,33 @@ public final class EmulatedDebugger: DebuggerTransport, Sendable {
         self.machine = Mutex(machine)
     }
 
+    /// A field of the machine, read or written under its lock: what a test sets on the debugger
+    /// while a client may be using it.
+    private subscript<Value: Sendable>(locked field: WritableKeyPath<Machine, Value>) -> Value {
+        get { machine.withLock { $0[keyPath: field] } }
+        set { machine.withLock { $0[keyPath: field] = newValue } }
+    }
+
     /// The attached chip, or `nil` for "no target".
     public var chip: EmulatedCC2541? {
-        get { machine.withLock { $0.chip } }
-        set { machine.withLock { $0.chip = newValue } }
+        get { self[locked: \.chip] }
+        set { self[locked: \.chip] = newValue }
     }
     /// Faults to inject.
     public var faults: EmulatorFaults {
-        get { machine.withLock { $0.faults } }
-        set { machine.withLock { $0.faults = newValue } }
+        get { self[locked: \.faults] }
+        set { self[locked: \.faults] = newValue }
     }
     /// Firmware ID and revision reported by GET_STATE.
     public var firmware: (id: UInt16, revision: UInt16) {
-        get { machine.withLock { $0.firmware } }
-        set { machine.withLock { $0.firmware = newValue } }
+        get { self[locked: \.firmware] }
+        set { self[locked: \.firmware] = newValue }
     }
     /// Models the first-contact trap: the debugger reports no target (GET_STATE) until its reset
     /// button is pressed (`pressResetButton()`), whatever is attached.
     public var seesTargetOnlyAfterResetButton: Bool {
-        get { machine.withLock { $0.waitingForResetButton } }
-        set { machine.withLock { $0.waitingForResetButton = newValue } }
+        get { self[locked: \.waitingForResetButton] }
+        set { self[locked: \.waitingForResetButton] = newValue }
     }
 
     /// The operator presses the debugger's reset button: it looks for its target again.
@@ -73,49 +80,49 @@ public final class EmulatedDebugger: DebuggerTransport, Sendable {
 
     /// The target ID GET_STATE reports while a chip is attached (0x2541; others model foreign chips).
     public var targetID: UInt16 {
-        get { machine.withLock { $0.targetID } }
-        set { machine.withLock { $0.targetID = newValue } }
+        get { self[locked: \.targetID] }
+        set { self[locked: \.targetID] = newValue }
     }
     /// Every transfer, for protocol tests: direction tag and bytes.
     public var log: [(kind: String, bytes: [UInt8])] { machine.withLock { $0.log } }
     /// Keep `log` (off for big images).
     public var logging: Bool {
-        get { machine.withLock { $0.logging } }
-        set { machine.withLock { $0.logging = newValue } }
+        get { self[locked: \.logging] }
+        set { self[locked: \.logging] = newValue }
     }
     /// Called after the target is reset to run, once the transfer is done: lets a bench swap in
     /// the next chip.
     public var onResetToRun: (@Sendable (EmulatedDebugger) -> Void)? {
-        get { machine.withLock { $0.onResetToRun } }
-        set { machine.withLock { $0.onResetToRun = newValue } }
+        get { self[locked: \.onResetToRun] }
+        set { self[locked: \.onResetToRun] = newValue }
     }
     /// A chip being put in by hand: while `chip` is nil, the next GET_STATE still reports no
     /// target and attaches this one, so a bench can model a swap that takes a moment (a host
     /// sees the empty socket in between, as with a person swapping chips).
     public var chipArriving: EmulatedCC2541? {
-        get { machine.withLock { $0.chipArriving } }
-        set { machine.withLock { $0.chipArriving = newValue } }
+        get { self[locked: \.chipArriving] }
+        set { self[locked: \.chipArriving] = newValue }
     }
 
     /// The device-time model transfers are charged with; nil (the default) answers at once.
     public var timing: DeviceTiming? {
-        get { machine.withLock { $0.timing } }
-        set { machine.withLock { $0.timing = newValue } }
+        get { self[locked: \.timing] }
+        set { self[locked: \.timing] = newValue }
     }
     /// Whether a transfer returns only once the device is done with it (the default). A USB
     /// bridge, which serves every device from one thread, turns it off: it completes each URB at
     /// `busyUntil` instead of sleeping.
     public var waitsForDevice: Bool {
-        get { machine.withLock { $0.waitsForDevice } }
-        set { machine.withLock { $0.waitsForDevice = newValue } }
+        get { self[locked: \.waitsForDevice] }
+        set { self[locked: \.waitsForDevice] = newValue }
     }
     /// Models a debugger firmware that takes a BURST_WRITE only as the one frame of its bulk OUT
     /// (what every known client sends; first-contact.md): a transfer with any other frame before
     /// or after a burst stalls the endpoint, the burst not taken. Off by default (the firmware
     /// that takes frames packed around a burst, which no hardware has confirmed).
     public var takesBurstsOnlyAlone: Bool {
-        get { machine.withLock { $0.takesBurstsOnlyAlone } }
-        set { machine.withLock { $0.takesBurstsOnlyAlone = newValue } }
+        get { self[locked: \.takesBurstsOnlyAlone] }
+        set { self[locked: \.takesBurstsOnlyAlone] = newValue }
     }
     /// When the device is done with the last transfer, on `clock`'s time line (nil until a timed
     /// transfer has run).

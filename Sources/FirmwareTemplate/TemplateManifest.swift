@@ -215,7 +215,7 @@ public struct TemplateManifest: Sendable, Equatable {
     }
 
     /// The manifest as JSON, in the key order people read it.
-    public func json() -> JSONValue {
+    package func json() -> JSONValue {
         var members: [(String, JSONValue)] = [
             ("format", .integer(Self.formatVersion)), ("name", .string(name)), ("description", .string(description)),
             ("chip", .string(chip)), ("image", .string(image)), ("imageSha256", .string(imageSHA256)),

@@ -126,6 +126,32 @@ public enum JSONParser {
             }
         }
 
+        /// Reads the elements of an object or array, the opening byte under `offset`: `element`
+        /// reads one, whitespace skipped around it, until `closing` (none at all when it comes first).
+        mutating func elements(
+            closedBy closing: Unicode.Scalar, container: String, _ element: (inout Self) throws(DataFileError) -> Void
+        ) throws(DataFileError) {
+            offset += 1
+            skipWhitespace()
+            if offset < bytes.count, bytes[offset] == UInt8(ascii: closing) {
+                offset += 1
+                return
+            }
+            while true {
+                skipWhitespace()
+                try element(&self)
+                skipWhitespace()
+                guard offset < bytes.count else { throw error("the file ends inside \(container)") }
+                if bytes[offset] == UInt8(ascii: ",") {
+                    offset += 1
+                    continue
+                }
+                guard bytes[offset] == UInt8(ascii: closing) else { throw error("expected ',' or '\(closing)'") }
+                offset += 1
+                return
+            }
+        }
+
         mutating func value(depth: Int) throws(DataFileError) -> JSONNode {
             guard depth < JSONParser.maximumDepth else { throw error("nesting deeper than \(JSONParser.maximumDepth)") }
             guard offset < bytes.count else { throw error("the file ends where a value should start") }
@@ -135,64 +161,35 @@ public enum JSONParser {
             }
             switch bytes[offset] {
             case UInt8(ascii: "{"):
-                offset += 1
                 var members: [JSONNode.Member] = []
                 var seen = Set<String>()
-                skipWhitespace()
-                if offset < bytes.count, bytes[offset] == UInt8(ascii: "}") {
-                    offset += 1
-                    return node(.object([]))
-                }
-                while true {
-                    skipWhitespace()
-                    guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else {
-                        throw error("expected a quoted key")
+                try elements(closedBy: "}", container: "an object") { (parser: inout Self) throws(DataFileError) in
+                    guard parser.offset < parser.bytes.count, parser.bytes[parser.offset] == UInt8(ascii: "\"") else {
+                        throw parser.error("expected a quoted key")
                     }
-                    let (keyLine, keyColumn) = (line, column)
-                    let key = try string()
+                    let (keyLine, keyColumn) = (parser.line, parser.column)
+                    let key = try parser.string()
                     guard !seen.contains(key) else {
                         throw DataFileError(
-                            file: file, line: keyLine, column: keyColumn, message: "key \"\(key)\" appears twice")
+                            file: parser.file, line: keyLine, column: keyColumn, message: "key \"\(key)\" appears twice"
+                        )
                     }
                     seen.insert(key)
-                    skipWhitespace()
-                    guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else {
-                        throw error("expected ':' after the key")
+                    parser.skipWhitespace()
+                    guard parser.offset < parser.bytes.count, parser.bytes[parser.offset] == UInt8(ascii: ":") else {
+                        throw parser.error("expected ':' after the key")
                     }
-                    offset += 1
-                    skipWhitespace()
-                    members.append(JSONNode.Member(key: key, value: try value(depth: depth + 1)))
-                    skipWhitespace()
-                    guard offset < bytes.count else { throw error("the file ends inside an object") }
-                    if bytes[offset] == UInt8(ascii: ",") {
-                        offset += 1
-                        continue
-                    }
-                    guard bytes[offset] == UInt8(ascii: "}") else { throw error("expected ',' or '}'") }
-                    offset += 1
-                    return node(.object(members))
+                    parser.offset += 1
+                    parser.skipWhitespace()
+                    members.append(JSONNode.Member(key: key, value: try parser.value(depth: depth + 1)))
                 }
+                return node(.object(members))
             case UInt8(ascii: "["):
-                offset += 1
-                var elements: [JSONNode] = []
-                skipWhitespace()
-                if offset < bytes.count, bytes[offset] == UInt8(ascii: "]") {
-                    offset += 1
-                    return node(.array([]))
+                var items: [JSONNode] = []
+                try elements(closedBy: "]", container: "an array") { (parser: inout Self) throws(DataFileError) in
+                    items.append(try parser.value(depth: depth + 1))
                 }
-                while true {
-                    skipWhitespace()
-                    elements.append(try value(depth: depth + 1))
-                    skipWhitespace()
-                    guard offset < bytes.count else { throw error("the file ends inside an array") }
-                    if bytes[offset] == UInt8(ascii: ",") {
-                        offset += 1
-                        continue
-                    }
-                    guard bytes[offset] == UInt8(ascii: "]") else { throw error("expected ',' or ']'") }
-                    offset += 1
-                    return node(.array(elements))
-                }
+                return node(.array(items))
             case UInt8(ascii: "\""):
                 return node(.string(try string()))
             case UInt8(ascii: "t"):

@@ -3,10 +3,13 @@ import TestSupport
 import Testing
 
 /// The products an iOS or macOS app may use import nothing Linux-only, through any module they
-/// import: no Glibc, and none of this package's modules that use it. (Never built for those
-/// platforms here: this checks the imports, the one thing that can be checked on Linux.)
+/// import: no C library at all, and none of this package's modules that use one. The flasher and
+/// the emulator use the POSIX C library only where macOS has it too (`Darwin` beside `Glibc`).
+/// (Never built for those platforms here: this checks the imports, the one thing that can be
+/// checked on Linux.)
 struct PortabilityTests {
     static let portable = ["IntelHex", "BeaconPayload", "TargetData", "FirmwareTemplate", "BeaconScan"]
+    static let posix = ["CCDebugger", "CCDebuggerEmulator"]
     static let linuxOnly: Set = ["Glibc", "Musl", "Storage", "CFileAttributes", "CLibUSB", "HCISocket", "CTextWidth"]
 
     /// The modules `module`'s files import, each with the file that does.
@@ -14,13 +17,16 @@ struct PortabilityTests {
         let folder = SharedFixtures.checkout.appendingPathComponent("Sources/\(module)")
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".swift") }
         return try names.flatMap { name in
-            try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
-                .split(separator: "\n").compactMap { line -> (module: String, file: String)? in
-                    let words = line.split(separator: " ").filter { !["public", "package", "@testable"].contains($0) }
-                    if line.contains("canImport(Glibc)") { return ("Glibc", "\(module)/\(name)") }
-                    guard words.count == 2, words[0] == "import" else { return nil }
-                    return (String(words[1]), "\(module)/\(name)")
-                }
+            let text = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+            // The C library where each platform has it: POSIX, unless macOS's is missing.
+            let cLibrary = text.contains("canImport(Darwin)") ? "POSIX" : "Glibc"
+            return text.split(separator: "\n").compactMap { line -> (module: String, file: String)? in
+                let words = line.split(separator: " ").filter { !["public", "package", "@testable"].contains($0) }
+                if line.contains("canImport(Glibc)") { return (cLibrary, "\(module)/\(name)") }
+                guard words.count == 2, words[0] == "import" else { return nil }
+                let imported = ["Glibc", "Darwin"].contains(words[1]) ? cLibrary : String(words[1])
+                return (imported, "\(module)/\(name)")
+            }
         }
     }
 
@@ -44,13 +50,21 @@ struct PortabilityTests {
     @Test(arguments: portable) func importsNothingLinuxOnly(product: String) throws {
         let found = try Self.importsThroughout(product)
         #expect(!found.isEmpty)
+        for imported in found where Self.linuxOnly.contains(imported.module) || imported.module == "POSIX" {
+            Issue.record("\(product): \(imported.file) imports \(imported.module)")
+        }
+    }
+
+    @Test(arguments: posix) func importsOnlyWhatMacOSHasToo(product: String) throws {
+        let found = try Self.importsThroughout(product)
+        #expect(found.contains { $0.module == "POSIX" })
         for imported in found where Self.linuxOnly.contains(imported.module) {
             Issue.record("\(product): \(imported.file) imports \(imported.module)")
         }
     }
 
     /// The check sees what it looks for: the modules that are not portable are caught.
-    @Test(arguments: ["CCDebugger", "TemplateFiles", "Storage"]) func aLinuxModuleIsCaught(module: String) throws {
+    @Test(arguments: ["CCDebuggerUSB", "TemplateFiles", "Storage"]) func aLinuxModuleIsCaught(module: String) throws {
         #expect(try Self.importsThroughout(module).contains { Self.linuxOnly.contains($0.module) })
     }
 }
