@@ -167,7 +167,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CCDebuggerTests",
-            dependencies: ["CCDebugger", "CCDebuggerEmulator", "TestSupport", "IntelHex", "FirmwareTemplate"],
+            dependencies: [
+                "CCDebugger", "CCDebuggerEmulator", "TestSupport", "IntelHex", "FirmwareTemplate", "TargetData",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "USBEmulationTests", dependencies: ["TestSupport"], swiftSettings: strictSettings),

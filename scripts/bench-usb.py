@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """ccbeacon against cc-tool on the same emulated CC Debugger (cc-debugger-emulator, real libusb
-through umockdev): erase + program + verify of the same images, wall time (median of N runs),
-USB transfers and bytes (from the emulator's transfer log), side by side. Benchmark-only code."""
+through umockdev): erase + program + verify of the same images, one per chip family, wall time
+(median of N runs), USB transfers and bytes (from the emulator's transfer log) and the modelled
+device time (one run with --timing hardware), side by side. Benchmark-only code."""
 import os
 import statistics
 import subprocess
@@ -18,8 +19,8 @@ CCBEACON = os.path.join(RELEASE, "ccbeacon")
 RUNS = int(os.environ.get("BENCH_USB_RUNS", "5"))
 
 
-def run(command, log=None):
-    options = ["--log", log] if log else []
+def run(command, chip, log=None, timed=False):
+    options = chip + (["--log", log] if log else []) + (["--timing", "hardware"] if timed else [])
     start = time.perf_counter()
     done = subprocess.run([EMULATOR] + options + ["--"] + command, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE)
@@ -49,14 +50,21 @@ def main():
     subprocess.run([CCBEACON, "generate", "--template", "cc2541-ibeacon", "--uuid",
                     "7634A485-1732-4B7D-AB44-D505D8A24C60", "--major", "1", "--minor", "2", "-o", station],
                    check=True, stdout=subprocess.DEVNULL)
-    images = [("small: our station image", station, [])]
+    images = [("CC2541: our station image", station, [], [])]
     if os.path.isdir(CORPUS):
-        images.append(("TI sample: corpus 16 SimpleBLEPeripheral",
-                       os.path.join(CORPUS, "16_TI-BLE140-CC2541_SmartRF_SimpleBLEPeripheral.hex"), []))
-        images.append(("full 256 KiB: corpus 05 HMSoft dump",
-                       os.path.join(CORPUS, "05_HMSoft-HM10-CC2541-V540-full.bin"), ["--allow-last-page"]))
+        images.append(("CC2541: corpus 16 SimpleBLEPeripheral",
+                       os.path.join(CORPUS, "16_TI-BLE140-CC2541_SmartRF_SimpleBLEPeripheral.hex"), [], []))
+        images.append(("CC2541, full 256 KiB: corpus 05 HMSoft dump",
+                       os.path.join(CORPUS, "05_HMSoft-HM10-CC2541-V540-full.bin"), ["--allow-last-page"], []))
+        images.append(("CC2540F256: corpus 02 GhostYu iBeacon",
+                       os.path.join(CORPUS, "02_ghostyu-SimpleBLEPeripheral-ibeacon-CC2540-IAR.hex"), [], ["--chip", "CC2540F256"]))
+        images.append(("CC2530F256: corpus 39 Z-Stack ZNP",
+                       os.path.join(CORPUS, "39_koenkk-ZStack-CC2530ZNP-Prod.hex"), ["--allow-last-page"],
+                       ["--chip", "CC2530F256"]))
+        images.append(("CC2531F256: corpus 40 Z-Stack router",
+                       os.path.join(CORPUS, "40_koenkk-ZStack-router-cc2531-std.hex"), [], ["--chip", "CC2531F256"]))
     rows = []
-    for label, image, extra in images:
+    for label, image, extra, chip in images:
         tools = {
             "ccbeacon": [CCBEACON, "flash", image] + extra,
             "ccbeacon --usb-framing packed": [CCBEACON, "flash", image, "--usb-framing", "packed"] + extra,
@@ -65,21 +73,22 @@ def main():
         result = {}
         for name, command in tools.items():
             log = os.path.join(work, name + ".log")
-            run(command, log)  # warm-up, and the transfer log
-            times = [run(command) for _ in range(RUNS)]
-            result[name] = (statistics.median(times),) + traffic(log)
+            run(command, chip, log)  # warm-up, and the transfer log
+            times = [run(command, chip) for _ in range(RUNS)]
+            result[name] = (statistics.median(times),) + traffic(log) + (run(command, chip, timed=True),)
         rows.append((label, result))
     out = ["erase + program + verify on the emulated debugger through real libusb; median of %d runs; "
            "ccbeacon's default framing sends each burst alone in its transfer (proven), packed is the option\n" % RUNS,
-           "| image | tool | seconds | transfers | bytes out | bytes in | against cc-tool |",
-           "|---|---|---|---|---|---|---|"]
+           "| image | tool | seconds | transfers | bytes out | bytes in | device seconds | against cc-tool |",
+           "|---|---|---|---|---|---|---|---|"]
     for label, result in rows:
         theirs = result["cc-tool"]
         for name, values in result.items():
-            verdict = "-" if name == "cc-tool" else "**%.1fx faster, %.2fx its transfers**" % (
-                theirs[0] / values[0], values[1] / theirs[1])
-            out.append("| %s | %s | %.3f | %d | %d | %d | %s |" % (label, name, values[0], values[1], values[2],
-                                                                  values[3], verdict))
+            verdict = "-" if name == "cc-tool" else (
+                "**%.1fx faster, %.2fx its transfers, %.1fx faster on device time**" % (
+                    theirs[0] / values[0], values[1] / theirs[1], theirs[4] / values[4]))
+            out.append("| %s | %s | %.3f | %d | %d | %d | %.2f | %s |" % (
+                label, name, values[0], values[1], values[2], values[3], values[4], verdict))
     text = "\n".join(out)
     print(text)
     bench_results.save("usb", text)

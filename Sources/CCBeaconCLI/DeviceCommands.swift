@@ -398,6 +398,15 @@ enum FlashCommand {
         let (identityRanges, identitySource) = IdentityBytes.locate(
             in: image, templates: locations.loadAllTemplates(catalog: catalog))
         let connection = try DeviceSupport.connect(selector: arguments.selector, debuggers: debuggers, catalog: catalog)
+        if case .template(let name, let madeFor) = identitySource, let target = connection.chip, target != madeFor {
+            // Its addresses, NV pages and radio settings are the template chip's (a debug-locked
+            // target tells its part only after the erase, too late to refuse: not checked then).
+            throw .data(
+                "\(arguments.path): a station of template '\(name)', made for the \(madeFor.name); the target is a \(target.name)",
+                hint:
+                    "flash it to a \(madeFor.name), or make the station from a template for the \(target.name) ('ccbeacon templates' lists them)"
+            )
+        }
         connection.session.framing = arguments.framing
         let report = DeviceSupport.progress(console)
         var options = FlashOptions(
@@ -460,7 +469,7 @@ enum FlashCommand {
         }
         let identityNote: String
         switch identitySource {
-        case .template(let name):
+        case .template(let name, _):
             identityNote = "identity bytes \(result.report.readBackText) read back (template '\(name)')"
         case .scanned:
             identityNote = "identity bytes \(result.report.readBackText) read back (found by scanning the image)"

@@ -15,7 +15,7 @@ public struct EmulatorFaults: Sendable, Equatable {
     }
 }
 
-/// A CC Debugger (0451:16A2, firmware 0x05CC) with an optional CC2541 attached, behind
+/// A CC Debugger (0451:16A2, firmware 0x05CC) with an optional chip (`EmulatedChip`) attached, behind
 /// `DebuggerTransport`. Bulk OUT transfers are decoded frame by frame with the header rules of
 /// cc-debugger-protocol.md §3.2; replies collect in an output queue and are sent when a frame
 /// asks for a flush.
@@ -37,7 +37,7 @@ public final class EmulatedDebugger: DebuggerTransport, Sendable {
 
     /// A debugger with `chip` attached; with `timing`, transfers take device time on `clock`.
     public init(
-        chip: EmulatedCC2541? = EmulatedCC2541(), timing: DeviceTiming? = nil,
+        chip: EmulatedChip? = EmulatedChip(), timing: DeviceTiming? = nil,
         clock: any DeviceClock = MonotonicDeviceClock()
     ) {
         self.clock = clock
@@ -54,7 +54,7 @@ public final class EmulatedDebugger: DebuggerTransport, Sendable {
     }
 
     /// The attached chip, or `nil` for "no target".
-    public var chip: EmulatedCC2541? {
+    public var chip: EmulatedChip? {
         get { self[locked: \.chip] }
         set { self[locked: \.chip] = newValue }
     }
@@ -78,8 +78,9 @@ public final class EmulatedDebugger: DebuggerTransport, Sendable {
     /// The operator presses the debugger's reset button: it looks for its target again.
     public func pressResetButton() { machine.withLock { $0.waitingForResetButton = false } }
 
-    /// The target ID GET_STATE reports while a chip is attached (0x2541; others model foreign chips).
-    public var targetID: UInt16 {
+    /// The target ID GET_STATE reports while a chip is attached, when set (to model a chip the
+    /// debugger names otherwise); `nil` (the default): the attached chip's own.
+    public var targetID: UInt16? {
         get { self[locked: \.targetID] }
         set { self[locked: \.targetID] = newValue }
     }
@@ -99,7 +100,7 @@ public final class EmulatedDebugger: DebuggerTransport, Sendable {
     /// A chip being put in by hand: while `chip` is nil, the next GET_STATE still reports no
     /// target and attaches this one, so a bench can model a swap that takes a moment (a host
     /// sees the empty socket in between, as with a person swapping chips).
-    public var chipArriving: EmulatedCC2541? {
+    public var chipArriving: EmulatedChip? {
         get { self[locked: \.chipArriving] }
         set { self[locked: \.chipArriving] = newValue }
     }
@@ -133,7 +134,7 @@ public final class EmulatedDebugger: DebuggerTransport, Sendable {
 
     /// The operator's hand: the socket is empty now, and `chip` is in it `delay` after the device
     /// is done with its last transfer (a host polling GET_STATE meanwhile sees no target).
-    public func insertChip(_ chip: EmulatedCC2541?, after delay: Duration) {
+    public func insertChip(_ chip: EmulatedChip?, after delay: Duration) {
         let now = clock.now
         machine.withLock { machine in
             machine.chip = nil
@@ -212,23 +213,23 @@ public final class EmulatedDebugger: DebuggerTransport, Sendable {
 /// The debugger's state and behaviour, always used under `EmulatedDebugger`'s lock (a chip's own
 /// lock is taken inside it, never the other way round).
 struct Machine: Sendable {
-    var chip: EmulatedCC2541?
+    var chip: EmulatedChip?
     var faults = EmulatorFaults()
     var firmware: (id: UInt16, revision: UInt16) = (0x05CC, 0x0044)
-    var targetID: UInt16 = 0x2541
+    var targetID: UInt16?
     var log: [(kind: String, bytes: [UInt8])] = []
     var logging = false
     var takesBurstsOnlyAlone = false
     var waitingForResetButton = false
     var onResetToRun: (@Sendable (EmulatedDebugger) -> Void)?
-    var chipArriving: EmulatedCC2541?
+    var chipArriving: EmulatedChip?
     var slots = [UInt8](repeating: 0, count: 8)
     var queue: [UInt8] = []
     var sendable: [UInt8] = []
     var transfers = 0
     var unplugged = false
     /// A chip the operator puts in at a time on the debugger's clock (`insertChip`).
-    var scheduledChip: (chip: EmulatedCC2541?, at: Duration)?
+    var scheduledChip: (chip: EmulatedChip?, at: Duration)?
 
     // Device time (see `DeviceTiming`).
     var timing: DeviceTiming?
@@ -239,7 +240,7 @@ struct Machine: Sendable {
     var transferStart: Duration?
     var cursor: Duration?
 
-    init(chip: EmulatedCC2541?) { self.chip = chip }
+    init(chip: EmulatedChip?) { self.chip = chip }
 
     /// Counts the transfer and applies the faults; then starts its device time at `now` (or when
     /// the previous transfer is done), `usbBytes` of data crossing USB first.
@@ -287,7 +288,7 @@ struct Machine: Sendable {
         if logging { log.append(("ctrl-in \(String(request, radix: 16))", [])) }
         switch request {
         case Frames.Request.getState:
-            let target: UInt16 = chip == nil || waitingForResetButton ? 0 : targetID
+            let target: UInt16 = waitingForResetButton ? 0 : chip.map { targetID ?? $0.part.targetID } ?? 0
             if chip == nil, let arriving = chipArriving {
                 // The operator's hands: the socket was empty for this look; the next finds the chip.
                 chip = arriving

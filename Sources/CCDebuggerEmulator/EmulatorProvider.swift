@@ -16,7 +16,7 @@ public final class EmulatorProvider: DebuggerProvider {
     public init(count: Int = 1, timing: DeviceTiming? = nil, clock: any DeviceClock = MonotonicDeviceClock()) {
         debuggers = (0..<count).map { index in
             EmulatedDebugger(
-                chip: EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x25, UInt8(0x41 + index)]), timing: timing,
+                chip: EmulatedChip(ieee: [0x00, 0x12, 0x4B, 0x00, 0x25, UInt8(0x41 + index)]), timing: timing,
                 clock: clock)
         }
         serials = (0..<count).map { "EMU\(String(repeating: "0", count: 3 - String($0 + 1).count))\($0 + 1)" }

@@ -1,4 +1,5 @@
 public import IntelHex
+public import TargetData
 
 /// The flash bytes that make an image one particular station — what a burn must read back byte
 /// for byte before it may call the chip verified (a CRC over the rest can be fooled; a byte
@@ -6,8 +7,9 @@ public import IntelHex
 public enum IdentityBytes {
     /// Where the ranges came from.
     public enum Source: Sendable, Equatable {
-        /// The image is a station of this template: its fields and OAD header.
-        case template(String)
+        /// The image is a station of the template called `name`, made for `chip` (the one chip it
+        /// runs on): its fields and OAD header.
+        case template(name: String, chip: Chip)
         /// Found by scanning the image: this many beacon payloads, and an OAD header if one matched.
         case scanned(payloads: Int, oadHeader: Bool)
         /// Nothing in the image looks like an identity.
@@ -23,7 +25,7 @@ public enum IdentityBytes {
         ranges: [Range<Int>], source: Source
     ) {
         if let template = templates.first(where: { $0.isStation(memory) }) {
-            return (template.identityRanges, .template(template.manifest.name))
+            return (template.identityRanges, .template(name: template.manifest.name, chip: template.chip))
         }
         let payloads = PayloadFinder.find(memory).map { $0.address..<($0.address + $0.length) }
         let header = OADHeader.detect(in: memory).map { [$0.address..<($0.address + oadHeaderLength)] } ?? []

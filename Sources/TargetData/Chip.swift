@@ -29,8 +29,9 @@ public struct Chip: Sendable, Equatable {
     public var secondaryAddress: Range<Int>
     /// The lock bits: the last 16 bytes of flash (0 = locked; bit 127 is the debug lock).
     public var lockBits: Range<Int>
-    /// Flash pages the BLE stack writes at first boot (non-volatile storage).
-    public var nvPages: ClosedRange<Int>
+    /// Flash pages the BLE stack writes at first boot (non-volatile storage); `nil` on chips whose
+    /// images ccbeacon does not make (no station template runs on them).
+    public var nvPages: ClosedRange<Int>?
     /// The radio's output power steps: dBm and the TXPOWER register value, strongest first
     /// (empty when `chips.json` gives none for this chip).
     public var txPowerSteps: [TXPowerStep] = []
@@ -39,7 +40,7 @@ public struct Chip: Sendable, Equatable {
     public init(
         name: String, family: String, chipID: UInt8, debuggerTargetID: UInt16, flashSize: Int, flashSizeCode: UInt8,
         pageSize: Int, ramSize: Int, primaryAddress: (xdata: Int, length: Int), secondaryAddress: Range<Int>,
-        lockBits: Range<Int>, nvPages: ClosedRange<Int>
+        lockBits: Range<Int>, nvPages: ClosedRange<Int>?
     ) {
         self.name = name
         self.family = family
@@ -69,8 +70,11 @@ public struct Chip: Sendable, Equatable {
 
     /// Number of flash pages.
     public var pageCount: Int { flashSize / pageSize }
-    /// Flash addresses of the NV pages.
-    public var nvRange: Range<Int> { (nvPages.lowerBound * pageSize)..<((nvPages.upperBound + 1) * pageSize) }
+    /// Flash addresses of the NV pages (empty when the chip has none listed).
+    public var nvRange: Range<Int> {
+        guard let nvPages else { return 0..<0 }
+        return (nvPages.lowerBound * pageSize)..<((nvPages.upperBound + 1) * pageSize)
+    }
     /// Flash addresses of the last page, which holds the secondary address and the lock bits.
     public var lastPageRange: Range<Int> { (flashSize - pageSize)..<flashSize }
 
@@ -117,10 +121,16 @@ public struct Chip: Sendable, Equatable {
         let lockStart = try lock.integer("address", in: 0...(1 << 20))
         let lockLength = try lock.integer("length", in: 1...64)
         try lock.finish()
-        var nv = try object.object("nvPages")
-        let nvFirst = try nv.integer("first", in: 0...4096)
-        let nvCount = try nv.integer("count", in: 1...64)
-        try nv.finish()
+        var nvPages: ClosedRange<Int>?
+        if var nv = try object.optionalObject("nvPages") {
+            let first = try nv.integer("first", in: 0...4096)
+            let count = try nv.integer("count", in: 1...64)
+            try nv.finish()
+            guard (first + count) * pageSize <= flashSize - pageSize else {
+                throw object.error("nvPages", "must lie below the last page (page \(flashSize / pageSize - 1))")
+            }
+            nvPages = first...(first + count - 1)
+        }
         var steps: [TXPowerStep] = []
         for (index, node) in (try object.optionalArray("txPower") ?? []).enumerated() {
             var step = try JSONObjectReader(node, file: file, path: object.path(of: "txPower[\(index)]"))
@@ -144,15 +154,12 @@ public struct Chip: Sendable, Equatable {
         guard secondaryStart + secondaryLength == lockStart else {
             throw object.error("secondaryAddress", "must sit directly below the lock bits (end at \(hex(lockStart)))")
         }
-        guard (nvFirst + nvCount) * pageSize <= flashSize - pageSize else {
-            throw object.error("nvPages", "must lie below the last page (page \(flashSize / pageSize - 1))")
-        }
         var chip = Chip(
             name: name, family: family, chipID: chipID, debuggerTargetID: targetID, flashSize: flashSize,
             flashSizeCode: flashSizeCode, pageSize: pageSize, ramSize: ramSize,
             primaryAddress: (primaryXdata, primaryLength),
             secondaryAddress: secondaryStart..<(secondaryStart + secondaryLength),
-            lockBits: lockStart..<(lockStart + lockLength), nvPages: nvFirst...(nvFirst + nvCount - 1))
+            lockBits: lockStart..<(lockStart + lockLength), nvPages: nvPages)
         chip.txPowerSteps = steps.sorted { $0.dBm > $1.dBm }
         return chip
     }

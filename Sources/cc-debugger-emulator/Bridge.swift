@@ -18,6 +18,8 @@ struct BridgeState {
     var chipsIssued = 0
     /// The IEEE address the next chip gets (`--ieee` sets the first; each chip gets the next number).
     var nextIEEE: [UInt8] = [0x00, 0x12, 0x4B, 0x00, 0x25, 0x41]
+    /// What every chip is (`--chip`).
+    var part = EmulatedPart.cc2541F256
 }
 
 /// The one bridge state. A callback takes what it needs under the lock and drives the emulated
@@ -28,12 +30,12 @@ let bridge = Mutex(BridgeState())
 func bridgeDebugger(_ device: Int32) -> EmulatedDebugger { bridge.withLock { $0.debuggers[Int(device)] } }
 
 /// A blank chip with the next IEEE address, or nil once `limit` chips have been handed out.
-func freshChip(limit: Int = .max) -> EmulatedCC2541? {
+func freshChip(limit: Int = .max) -> EmulatedChip? {
     bridge.withLock { state in
         guard state.chipsIssued < limit else { return nil }
         state.chipsIssued += 1
-        let chip = EmulatedCC2541(ieee: state.nextIEEE)
-        for index in stride(from: 5, through: 0, by: -1) {
+        let chip = EmulatedChip(part: state.part, ieee: state.nextIEEE)
+        for index in stride(from: state.nextIEEE.count - 1, through: 0, by: -1) {
             state.nextIEEE[index] &+= 1
             if state.nextIEEE[index] != 0 { break }
         }

@@ -10,7 +10,7 @@ import Synchronization
 /// or when the command ends, as `00-12-4B-00-25-41.bin` (its IEEE address): the flash up to its
 /// last programmed byte, so a test can read what each chip carries after a whole run. A chip in
 /// hand when the emulator is killed is lost with it, as on a bench whose power is cut.
-func saveChip(_ chip: EmulatedCC2541, in folder: String) {
+func saveChip(_ chip: EmulatedChip, in folder: String) {
     let name = chip.ieeeAddress.map { byte in
         let digits = String(byte, radix: 16, uppercase: true)
         return digits.count == 1 ? "0" + digits : digits

@@ -22,14 +22,19 @@ func fail(_ message: String, status: Int32 = 64) -> Never {
 let usage = """
     usage: cc-debugger-emulator [OPTIONS] -- COMMAND ARGS…
 
-    Runs COMMAND with emulated CC Debuggers (0451:16A2), each with a CC2541F256, that it sees as
-    USB devices through umockdev. Exits with COMMAND's status.
+    Runs COMMAND with emulated CC Debuggers (0451:16A2), each with a chip (--chip; a CC2541F256 by
+    default), that it sees as USB devices through umockdev. Exits with COMMAND's status.
 
     Options:
       --devices N               emulated debuggers, 1…16 (1)
-      --chip cc2541f256         the emulated chip (the only one)
+      --chip NAME               the emulated chip: CC2530F32…F256, CC2531F128/F256, CC2533F32…F96,
+                                CC2540F128/F256, CC2541F128/F256, or a family for its largest
+                                part (CC2541 = CC2541F256, the default)
       --flash IMAGE             flash every chip with IMAGE (.hex, or .bin at 0) before the start
-      --ieee XX:XX:XX:XX:XX:XX  the first chip's IEEE address; each further chip gets the next
+      --ieee XX:XX:XX:XX:XX:XX[:XX:XX]
+                                the first chip's IEEE address (6 or 8 bytes, fitted to the
+                                part's length after the OUI: 00:12:4B:00:00:00:25:41 for a 6-byte
+                                00:12:4B:00:25:41); each further chip gets the next
       --locked                  the chips' debug interface is locked
       --bursts-alone            model a debugger firmware that takes a BURST_WRITE only as the one
                                 frame of its bulk OUT (a packed transfer stalls the endpoint)
@@ -106,11 +111,19 @@ while index < arguments.count {
     switch arguments[index] {
     case "--devices": deviceCount = Int(value()) ?? 0
     case "--chip":
-        guard value().lowercased() == "cc2541f256" else { fail("only --chip cc2541f256 is emulated") }
+        let name = value()
+        guard let part = EmulatedPart.named(name) else {
+            fail(
+                "--chip takes one of \(EmulatedPart.all.map(\.name).joined(separator: ", ")) (or a family for its largest), not '\(name)'"
+            )
+        }
+        bridge.withLock { $0.part = part }
     case "--flash": flashImage = value()
     case "--ieee":
         let parts = value().split(separator: ":").compactMap { UInt8($0, radix: 16) }
-        guard parts.count == 6 else { fail("--ieee takes 6 bytes, XX:XX:XX:XX:XX:XX") }
+        guard parts.count == 6 || parts.count == 8 else {
+            fail("--ieee takes 6 or 8 bytes, XX:XX:XX:XX:XX:XX[:XX:XX]")
+        }
         ieee = parts
         bridge.withLock { $0.nextIEEE = parts }
     case "--locked": locked = true

@@ -48,9 +48,9 @@ func poolScalingBenchmark(list count: Int, url: String?, burned: Int) throws {
         ledger = file
     }
     let issued = Atomic<Int>(0)
-    let newChip = { @Sendable () -> EmulatedCC2541 in
+    let newChip = { @Sendable () -> EmulatedChip in
         let number = issued.add(1, ordering: .relaxed).newValue
-        return EmulatedCC2541(ieee: [
+        return EmulatedChip(ieee: [
             0x00, 0x12, 0x4B, UInt8(number >> 16), UInt8((number >> 8) & 0xFF), UInt8(number & 0xFF),
         ])
     }

@@ -281,10 +281,10 @@ struct DeviceCommandTests {
         #expect(run.diagnostics.contains("verification failed"))
         #expect(ToolRun(["devices"]).diagnostics.contains("built without USB support"))
         let foreign = EmulatorProvider()
-        foreign.debuggers[0].targetID = 0x2530
+        foreign.debuggers[0].targetID = 0x2650
         run = ToolRun(["info"], debuggers: foreign)
         #expect(run.status == 1)
-        #expect(run.diagnostics.contains("the target is a CC2530, not a CC2540/CC2541"))
+        #expect(run.diagnostics.contains("the target is a CC2650, not a CC2530/CC2531/CC2533/CC2540/CC2541"))
     }
 
     @Test func imagesLargerThanTheFlashAreRefusedBeforeTouchingTheChip() throws {
@@ -330,11 +330,31 @@ struct DeviceCommandTests {
         #expect(locked.status == 1)
         #expect(locked.diagnostics.contains("so it was erased (its flash is blank now)"), "\(locked.diagnostics)")
         let small = EmulatorProvider()
-        small.debuggers[0].chip = EmulatedCC2541(flashSize: 128 * 1024)
+        small.debuggers[0].chip = EmulatedChip(part: .named("CC2541F128")!)
         let smallInfo = ToolRun(["info"], debuggers: small)
         #expect(
             smallInfo.output.contains("target: CC2541F128") && smallInfo.output.contains("flash: 128 KiB"),
             "\(smallInfo.output)")
+    }
+
+    /// A station made from a template runs only on the template's chip: on another part (another
+    /// family, or another size of the same one) it is refused before the chip is touched.
+    @Test(arguments: ["CC2530F256", "CC2531F256", "CC2540F256", "CC2541F128"])
+    func aStationIsRefusedOnAnotherChip(part: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try Self.station(scratch)
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip = EmulatedChip(part: .named(part)!)
+        provider.debuggers[0].chip!.flash[0x100] = 0x5A  // what the chip holds stays
+        let run = ToolRun(["flash", image], debuggers: provider)
+        #expect(run.status == 65, "\(run.diagnostics)")
+        #expect(
+            run.diagnostics.contains(
+                "\(image): a station of template 'cc2541-ibeacon', made for the CC2541F256; the target is a \(part)"),
+            "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("hint: flash it to a CC2541F256"), "\(run.diagnostics)")
+        #expect(provider.debuggers[0].chip!.flash[0x100] == 0x5A)
     }
 
     /// A debugger lost once the chip erase has begun leaves the chip's flash changed, and the
@@ -438,7 +458,7 @@ struct ProvisionStopReasonTests {
         let next = Atomic<UInt8>(0x50)
         provider.debuggers[0].onResetToRun = { debugger in
             let number = next.add(1, ordering: .relaxed).newValue
-            debugger.chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x77, number])
+            debugger.chip = EmulatedChip(ieee: [0x00, 0x12, 0x4B, 0x00, 0x77, number])
         }
         return provider
     }

@@ -30,7 +30,7 @@ struct EventStreamTests {
         for (index, debugger) in provider.debuggers.enumerated() {
             let next = Atomic<UInt8>(0)
             debugger.onResetToRun = { debugger in
-                debugger.chip = EmulatedCC2541(ieee: [
+                debugger.chip = EmulatedChip(ieee: [
                     0x00, 0x12, 0x4B, 0x0E, UInt8(index), next.add(1, ordering: .relaxed).newValue,
                 ])
             }

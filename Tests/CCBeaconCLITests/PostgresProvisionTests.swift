@@ -23,10 +23,10 @@ struct PostgresProvisionTests {
     /// reset to run.
     static func bench(first: UInt8) -> EmulatorProvider {
         let provider = EmulatorProvider()
-        provider.debuggers[0].chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, first, 0])
+        provider.debuggers[0].chip = EmulatedChip(ieee: [0x00, 0x12, 0x4B, 0x00, first, 0])
         let next = Atomic<UInt8>(0)
         provider.debuggers[0].onResetToRun = { debugger in
-            debugger.chip = EmulatedCC2541(ieee: [
+            debugger.chip = EmulatedChip(ieee: [
                 0x00, 0x12, 0x4B, 0x00, first, next.add(1, ordering: .relaxed).newValue,
             ])
         }
@@ -59,7 +59,7 @@ struct PostgresProvisionTests {
         let count = Atomic<Int>(0)
         first.debuggers[0].onResetToRun = { debugger in
             let number = count.add(1, ordering: .relaxed).newValue
-            debugger.chip = number < 4 ? EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0xA0, UInt8(number)]) : nil
+            debugger.chip = number < 4 ? EmulatedChip(ieee: [0x00, 0x12, 0x4B, 0x00, 0xA0, UInt8(number)]) : nil
         }
         let a = Self.provision(list, url, bench: "bench-a", debuggers: first)
         #expect(a.status == 3, "\(a.diagnostics)")

@@ -25,14 +25,14 @@ struct ProductionLineTests {
         let taken = Taken()
 
         final class Taken: Sendable {
-            let chips = Mutex<[EmulatedCC2541]>([])
+            let chips = Mutex<[EmulatedChip]>([])
         }
 
         /// The chips taken off so far.
-        var gone: [EmulatedCC2541] { taken.chips.withLock { $0 } }
+        var gone: [EmulatedChip] { taken.chips.withLock { $0 } }
 
-        init(first: UInt8, chips: Int = 100, fault: (@Sendable (EmulatedCC2541, Int) -> Void)? = nil) {
-            let first0 = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, first, 0])
+        init(first: UInt8, chips: Int = 100, fault: (@Sendable (EmulatedChip, Int) -> Void)? = nil) {
+            let first0 = EmulatedChip(ieee: [0x00, 0x12, 0x4B, 0x00, first, 0])
             fault?(first0, 0)
             provider.debuggers[0].chip = first0
             let next = Atomic<Int>(0)
@@ -44,7 +44,7 @@ struct ProductionLineTests {
                     debugger.chip = nil
                     return
                 }
-                let chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, first, UInt8(number)])
+                let chip = EmulatedChip(ieee: [0x00, 0x12, 0x4B, 0x00, first, UInt8(number)])
                 fault?(chip, number)
                 debugger.chip = chip
             }
@@ -291,7 +291,7 @@ struct ProductionLineTests {
         defer { scratch.remove() }
         var list = try Self.list(scratch, ["a"])
         let stays = EmulatorProvider()
-        let chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x50, 0x01])
+        let chip = EmulatedChip(ieee: [0x00, 0x12, 0x4B, 0x00, 0x50, 0x01])
         stays.debuggers[0].chip = chip
         let run = ToolRun(
             [

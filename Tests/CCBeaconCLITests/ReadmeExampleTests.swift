@@ -235,11 +235,11 @@ final class Bench: Sendable {
         }
         provider = EmulatorProvider(count: debuggers == 0 ? 2 : debuggers)
         for (index, debugger) in provider.debuggers.enumerated() {
-            debugger.chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x25, 0x41 + UInt8(index)])
+            debugger.chip = EmulatedChip(ieee: [0x00, 0x12, 0x4B, 0x00, 0x25, 0x41 + UInt8(index)])
             let next = Atomic<UInt8>(0)
             debugger.onResetToRun = { debugger in
                 let number = next.add(1, ordering: .relaxed).newValue
-                debugger.chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x01 + UInt8(index), 0x00, number])
+                debugger.chip = EmulatedChip(ieee: [0x00, 0x12, 0x4B, 0x01 + UInt8(index), 0x00, number])
             }
         }
         radios = radio ? Bench.radio(ledger: scratch.path("provisioning.sqlite")) : nil

@@ -112,7 +112,7 @@ struct ScanVerifyTests {
         let next = Atomic<UInt8>(0x50)
         provider.debuggers[0].onResetToRun = { debugger in
             guard debugger.chip?.flash.allSatisfy({ $0 == 0xFF }) == true else { return }
-            debugger.chip = EmulatedCC2541(ieee: [
+            debugger.chip = EmulatedChip(ieee: [
                 0x00, 0x12, 0x4B, 0x00, 0x77, next.add(1, ordering: .relaxed).newValue,
             ])
         }
@@ -150,12 +150,12 @@ struct ScanVerifyTests {
         defer { scratch.remove() }
         let list = try scratch.write("s.csv", "name,uuid,major,minor\na,\(Self.uuid),1,1\n")
         let provider = EmulatorProvider()
-        let burned = Mutex<EmulatedCC2541?>(nil)
+        let burned = Mutex<EmulatedChip?>(nil)
         provider.debuggers[0].onResetToRun = { debugger in
             // At the reset before listening (the burned chip holds the firmware): swapped at once.
             guard let chip = debugger.chip, chip.flash[0x7F00] == 0x42 else { return }
             burned.withLock { $0 = chip }
-            debugger.chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x77, 0x01])
+            debugger.chip = EmulatedChip(ieee: [0x00, 0x12, 0x4B, 0x00, 0x77, 0x01])
         }
         let run = Self.provision(
             list, ["--scan-seconds", "1"], provider: provider, radios: Self.radio(Self.onAir(provider)))
@@ -198,7 +198,7 @@ struct ScanVerifyTests {
         let swapped = Atomic<Bool>(false)
         provider.debuggers[0].onResetToRun = { debugger in
             guard debugger.chip?.flash[0x7F00] == 0x42, !swapped.exchange(true, ordering: .relaxed) else { return }
-            debugger.chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x77, 0x01])
+            debugger.chip = EmulatedChip(ieee: [0x00, 0x12, 0x4B, 0x00, 0x77, 0x01])
         }
         let run = Self.provision(list, ["--scan-seconds", "1"], provider: provider, radios: radios)
         #expect(run.status == 3, "\(run.diagnostics)")
@@ -288,7 +288,7 @@ struct ScanVerifyTests {
         let plain = Self.provision(list, [], provider: provider, radios: radios)
         #expect(
             plain.diagnostics.contains("note: calibrated since burned (run with --reprovision"), "\(plain.diagnostics)")
-        provider.debuggers[0].chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x77, 0x02])
+        provider.debuggers[0].chip = EmulatedChip(ieee: [0x00, 0x12, 0x4B, 0x00, 0x77, 0x02])
         let waiting = Self.provision(list, ["--reprovision"], provider: provider, radios: radios)
         #expect(waiting.status == 3, "\(waiting.diagnostics)")
         #expect(waiting.output.contains("calibrated, to burn again (attach their chips): a"), "\(waiting.output)")

@@ -130,7 +130,7 @@ struct UsageErrorTests {
             }
             let before = try Self.snapshot(folder)
             let provider = EmulatorProvider()
-            provider.debuggers[0].chip = EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x00, 0x42])
+            provider.debuggers[0].chip = EmulatedChip(ieee: [0x00, 0x12, 0x4B, 0x00, 0x00, 0x42])
             let flash = provider.debuggers[0].chip?.flash
             let run = ToolRun(given, debuggers: provider)
             #expect([64, 65].contains(run.status), "\(given): exit \(run.status): \(run.diagnostics)")

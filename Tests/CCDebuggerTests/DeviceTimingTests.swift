@@ -167,7 +167,7 @@ struct DeviceTimingTests {
     }
 
     @Test func aChipPutInByHandAppearsAfterItsDelay() throws {
-        debugger.insertChip(EmulatedCC2541(), after: .seconds(2))
+        debugger.insertChip(EmulatedChip(), after: .seconds(2))
         let state = {
             try self.debugger.controlIn(
                 request: Frames.Request.getState, value: 0, index: 0, length: 8, timeoutMilliseconds: 0)

@@ -87,7 +87,12 @@ struct BoardCatalogTests {
 
     @Test func everyBundledBoardAndChipLoads() throws {
         let catalog = try Self.loadBundled()
-        #expect(catalog.chips.map(\.name) == ["CC2541F256", "CC2541F128", "CC2540F256", "CC2540F128"])
+        #expect(
+            catalog.chips.map(\.name) == [
+                "CC2530F32", "CC2530F64", "CC2530F128", "CC2530F256", "CC2531F128", "CC2531F256", "CC2533F32",
+                "CC2533F64",
+                "CC2533F96", "CC2541F256", "CC2541F128", "CC2540F256", "CC2540F128",
+            ])
         #expect(catalog.boards.map(\.name) == ["cc2541-keyfob", "cc2541-sensortag", "hm10", "smartrf05eb-cc2541em"])
         let f256 = try #require(catalog.chip(named: "cc2541f256"))
         #expect(f256.secondaryAddress == 0x3FFEA..<0x3FFF0)

@@ -184,7 +184,7 @@ final class Bench: Sendable {
         }
     }
 
-    static func ieee(_ chip: EmulatedCC2541) -> String {
+    static func ieee(_ chip: EmulatedChip) -> String {
         chip.ieeeAddress.map { String(format: "%02X", $0) }.joined(separator: ":")
     }
 
@@ -193,14 +193,14 @@ final class Bench: Sendable {
         dealt.withLock { $0.generators[index].next() % bound }
     }
 
-    func makeChip(for index: Int) -> EmulatedCC2541? {
+    func makeChip(for index: Int) -> EmulatedChip? {
         let issued = dealt.withLock { dealt -> Int? in
             guard dealt.chipsIssued[index] < chipsPerDebugger else { return nil }
             dealt.chipsIssued[index] += 1
             return dealt.chipsIssued[index]
         }
         guard let number = issued else { return nil }
-        let chip = EmulatedCC2541(
+        let chip = EmulatedChip(
             ieee: addressOverrides[number] ?? [
                 0x00, 0x12, 0x4B, UInt8(index + 1), UInt8(number >> 8), UInt8(number & 0xFF),
             ])

@@ -88,7 +88,7 @@ struct ProvisioningRunTests {
         let ledger = try SQLiteLedger(path: temporaryLedgerPath())
         try ledger.register(stations)
         let debuggers = (0..<8).map { index in
-            EmulatedDebugger(chip: EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x88, UInt8(index)]))
+            EmulatedDebugger(chip: EmulatedChip(ieee: [0x00, 0x12, 0x4B, 0x00, 0x88, UInt8(index)]))
         }
         for debugger in debuggers { debugger.onResetToRun = { $0.chip = nil } }  // one chip each
         let run = ProvisioningRun(template: Self.template, ledger: ledger, options: Self.benchOptions(wait: 60)) {
@@ -107,10 +107,10 @@ struct ProvisioningRunTests {
     @Test func anIdleDebuggerStopsOnceTheOthersTookTheLastStation() throws {
         let ledger = try SQLiteLedger(path: temporaryLedgerPath())
         try ledger.register((0..<2).map { Station(name: "station-\($0)", identity: identity($0)) })
-        let first = EmulatedDebugger(chip: EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x89, 0x00]))
+        let first = EmulatedDebugger(chip: EmulatedChip(ieee: [0x00, 0x12, 0x4B, 0x00, 0x89, 0x00]))
         // The second debugger's chip comes half a second later: the first one is waiting by then.
         let second = EmulatedDebugger(chip: nil)
-        second.insertChip(EmulatedCC2541(ieee: [0x00, 0x12, 0x4B, 0x00, 0x89, 0x01]), after: .milliseconds(500))
+        second.insertChip(EmulatedChip(ieee: [0x00, 0x12, 0x4B, 0x00, 0x89, 0x01]), after: .milliseconds(500))
         for debugger in [first, second] { debugger.onResetToRun = { $0.chip = nil } }
         let run = ProvisioningRun(template: Self.template, ledger: ledger, options: Self.benchOptions(wait: 30)) { _ in
         }
@@ -161,7 +161,7 @@ struct ProvisioningRunTests {
         bench.addressOverrides = [2: erased, 3: [0, 0, 0, 0, 0, 0], 4: erased]
         bench.swapsByHand = true  // chips with one address are told apart by the empty socket between them
         // The first chip came with the bench: give it an erased address too, and a secondary one.
-        let first = EmulatedCC2541(ieee: erased)
+        let first = EmulatedChip(ieee: erased)
         let chip = Self.template.chip
         first.flash.replaceSubrange(chip.secondaryAddress, with: [0x66, 0x55, 0x44, 0x33, 0x22, 0x11])
         bench.debuggers[0].chip = first
@@ -191,7 +191,7 @@ struct ProvisioningRunTests {
         let bench = Bench(debuggers: 1, chips: 2, seed: 1, faultyChips: false)
         bench.swapsByHand = true
         let chip = Self.template.chip
-        let first = EmulatedCC2541(ieee: [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])
+        let first = EmulatedChip(ieee: [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])
         let name: [UInt8] = [0x66, 0x55, 0x44, 0x33, 0x22, 0x11]
         first.flash.replaceSubrange(chip.secondaryAddress, with: name)
         first.stuckAtZero[0x7F28] = 0xFF  // verification fails: the burn fails and the chip is erased
@@ -318,7 +318,7 @@ struct ProvisioningRunTests {
     func aChipOfAnotherSizeIsSetAsideUnburned(locked: Bool) throws {
         let ledger = try SQLiteLedger(path: temporaryLedgerPath())
         try ledger.register([Station(name: "a", identity: identity(1))])
-        let small = EmulatedCC2541(flashSize: 128 * 1024)
+        let small = EmulatedChip(part: .named("CC2541F128")!)
         if locked { small.setDebugLockBit() }
         let debugger = EmulatedDebugger(chip: small)
         let events = EventLog()

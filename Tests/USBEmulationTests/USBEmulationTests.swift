@@ -182,7 +182,7 @@ struct CCBeaconThroughLibUSBTests {
     .serialized,
     .enabled(if: Tools.available && Tools.ccTool != nil, "needs cc-tool (Debian package; scripts/test installs it)"))
 struct ReferenceClientTests {
-    @Test func ccToolIdentifiesTheEmulatedCC2541() throws {
+    @Test func ccToolIdentifiesTheEmulatedChip() throws {
         let work = try Workspace()
         defer { work.remove() }
         let run = try Tools.run([], [Tools.ccTool!, "--test"], in: work.url)

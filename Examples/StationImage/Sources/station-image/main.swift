@@ -52,7 +52,7 @@ guard report.passed else { fail("the image does not carry the identity: \(report
 print("payload checked: iBeacon \(identity)")
 
 // 4. Flashed into an emulated chip, the identity read back and the whole image CRC-verified.
-let debugger = EmulatedDebugger(chip: EmulatedCC2541())
+let debugger = EmulatedDebugger(chip: EmulatedChip())
 let session = CC254xSession(transport: debugger, chips: catalog.chips)
 do {
     let state = try session.open()

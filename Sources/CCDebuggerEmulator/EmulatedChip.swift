@@ -1,8 +1,9 @@
 import Synchronization
 
-/// A model of a CC2541F256 as seen through its debug interface: the halted 8051 executing single
-/// instructions, XDATA with SRAM, XREGs, the SFR mirror, the information page and the banked
-/// flash window, the DMA controller, the flash controller and the CRC unit.
+/// A model of a chip of the CC253x/CC254x family (`EmulatedPart`; a CC2541F256 unless told
+/// otherwise) as seen through its debug interface: the halted 8051 executing single instructions,
+/// XDATA with SRAM, XREGs, the SFR mirror, the information page and the banked flash window, the
+/// DMA controller, the flash controller and the CRC unit.
 ///
 /// Only what the debug interface can reach is modelled; facts from cc-debugger-protocol.md §4–§7
 /// and SWRU191 as quoted there.
@@ -11,16 +12,20 @@ import Synchronization
 /// that looks at its flash after a burn — so it is a class; its state sits behind a lock, as a
 /// test's thread may read it while a worker's transfer runs.
 @dynamicMemberLookup
-public final class EmulatedCC2541: Sendable {
-    let model: Mutex<CC2541Model>
+public final class EmulatedChip: Sendable {
+    let model: Mutex<ChipModel>
 
-    /// A blank (erased) chip with `ieee` as its factory address (MSB first, as printed).
-    public init(flashSize: Int = 256 * 1024, ieee: [UInt8] = [0x00, 0x12, 0x4B, 0x00, 0x25, 0x41]) {
-        model = Mutex(CC2541Model(flashSize: flashSize, ieee: ieee))
+    /// A blank (erased) `part` with `ieee` as its factory address (MSB first, as printed), fitted to
+    /// the part's length after TI's OUI (the first three bytes): a 6-byte 00:12:4B:00:25:41 is
+    /// 00:12:4B:00:00:00:25:41 on a part whose address has 8 bytes, and the other way round.
+    public init(part: EmulatedPart = .cc2541F256, ieee: [UInt8]? = nil) {
+        model = Mutex(ChipModel(part: part, ieee: ieee ?? [0x00, 0x12, 0x4B, 0x00, 0x25, 0x41]))
     }
 
+    /// What the chip is.
+    public var part: EmulatedPart { model.withLock { $0.part } }
     /// Flash size in bytes.
-    public var flashSize: Int { model.withLock { $0.flashSize } }
+    public var flashSize: Int { model.withLock { $0.part.flashSize } }
     /// Flash contents (0xFF = erased).
     public var flash: [UInt8] {
         get { model.withLock { $0.flash } }
@@ -42,7 +47,7 @@ public final class EmulatedCC2541: Sendable {
         set { model.withLock { $0.settings[keyPath: setting] = newValue } }
     }
 
-    /// The factory address, MSB first.
+    /// The factory address, MSB first (empty on a part that has none).
     public var ieeeAddress: [UInt8] { model.withLock { $0.ieeeAddress } }
 
     /// Locks the debug interface, as firmware writing the lock bits would (takes effect at reset).
@@ -73,7 +78,7 @@ public final class EmulatedCC2541: Sendable {
     func burstWrite(_ bytes: ArraySlice<UInt8>) { model.withLock { $0.burstWrite(bytes) } }
 }
 
-extension EmulatedCC2541 {
+extension EmulatedChip {
     /// What a test may set about a chip: the facts that make it another part, and its faults.
     public struct Settings: Sendable, Equatable {
         /// The chip revision (CHVER).
@@ -101,12 +106,14 @@ extension EmulatedCC2541 {
     }
 }
 
-/// The chip's state and behaviour, used under `EmulatedCC2541`'s lock.
-struct CC2541Model: Sendable {
+/// The chip's state and behaviour, used under `EmulatedChip`'s lock.
+struct ChipModel: Sendable {
+    /// What the chip is.
+    let part: EmulatedPart
     /// Flash size in bytes.
-    let flashSize: Int
-    /// What a test set (`EmulatedCC2541.Settings`).
-    var settings: EmulatedCC2541.Settings
+    var flashSize: Int { part.flashSize }
+    /// What a test set (`EmulatedChip.Settings`).
+    var settings: EmulatedChip.Settings
     /// Flash contents (0xFF = erased).
     var flash: [UInt8]
     /// The 2 KiB information page (read-only to the debugger).
@@ -161,20 +168,31 @@ struct CC2541Model: Sendable {
 
     var dmaBusyReadsLeft = 0
 
-    /// A blank (erased) chip with `ieee` as its factory address (MSB first, as printed).
-    init(flashSize: Int = 256 * 1024, ieee: [UInt8] = [0x00, 0x12, 0x4B, 0x00, 0x25, 0x41]) {
-        self.flashSize = flashSize
-        // SWRU191's CHIPINFO0 codes for the CC254x: 1 32 KB, 2 64 KB, 3 128 KB, 4 256 KB.
-        settings = EmulatedCC2541.Settings(flashSizeCode: [32: 1, 64: 2, 128: 3, 256: 4][flashSize / 1024] ?? 0)
-        flash = [UInt8](repeating: 0xFF, count: flashSize)
+    /// A blank (erased) `part` with `ieee` as its factory address (MSB first, fitted to the part's
+    /// length after the OUI, as `EmulatedChip.init` says).
+    init(part: EmulatedPart, ieee: [UInt8]) {
+        self.part = part
+        settings = EmulatedChip.Settings(flashSizeCode: part.flashSizeCode)
+        flash = [UInt8](repeating: 0xFF, count: part.flashSize)
         infoPage = [UInt8](repeating: 0xFF, count: 0x800)
-        for (offset, byte) in ieee.reversed().enumerated() { infoPage[0x0E + offset] = byte }
+        if let start = part.ieeeOffset {
+            // Fitted after TI's OUI (the first three bytes): zeros put in, or bytes left out, there.
+            let oui = Array(ieee.prefix(3))
+            let rest = Array(ieee.dropFirst(3))
+            let fill = [UInt8](repeating: 0, count: max(0, part.ieeeLength - ieee.count))
+            let fitted = Array(
+                (oui + fill + rest.suffix(part.ieeeLength - oui.count - fill.count)).prefix(part.ieeeLength))
+            for (offset, byte) in fitted.reversed().enumerated() { infoPage[start + offset] = byte }
+        }
         sfr[0xC7 - 0x80] = 0  // MEMCTR
         sfr[0x9F - 0x80] = 0  // FMAP
     }
 
     /// The factory address, MSB first.
-    var ieeeAddress: [UInt8] { Array(infoPage[0x0E..<0x14].reversed()) }
+    var ieeeAddress: [UInt8] {
+        guard let start = part.ieeeOffset else { return [] }
+        return Array(infoPage[start..<(start + part.ieeeLength)].reversed())
+    }
 
     /// Locks the debug interface, as firmware writing the lock bits would (takes effect at reset).
     mutating func setDebugLockBit() { flash[flashSize - 1] &= 0x7F }
@@ -245,7 +263,7 @@ struct CC2541Model: Sendable {
             guard halted, !debugLocked else { return [0] }
             execute(Array(command.dropFirst()))
             return [sfr[0xE0 - 0x80]]
-        case 0x68: return [0x41, settings.revision]  // GET_CHIP_ID
+        case 0x68: return [part.chipID, settings.revision]  // GET_CHIP_ID
         default: return [status]
         }
     }
@@ -347,15 +365,15 @@ struct CC2541Model: Sendable {
     /// The XDATA map (cc-debugger-protocol.md §5.1).
     mutating func readXdata(_ address: Int) -> UInt8 {
         switch address {
-        case 0x0000..<0x2000: return sram[address]
+        case 0x0000..<part.ramSize: return sram[address]
         case 0x6249: return settings.revision
-        case 0x624A: return 0x41
+        case 0x624A: return part.chipID
         case 0x6260: return 0
         case 0x6270: return readFCTL()
         case 0x6271: return UInt8(faddr & 0xFF)
         case 0x6272: return UInt8((faddr >> 8) & 0xFF)
-        case 0x6276: return settings.flashSizeCode << 4  // CHIPINFO0: FLASHSIZE in bits 6..4, no USB
-        case 0x6277: return 0x07  // 8 KB SRAM
+        case 0x6276: return settings.flashSizeCode << 4 | (part.hasUSB ? 0x08 : 0)  // CHIPINFO0: FLASHSIZE, USB
+        case 0x6277: return UInt8(part.ramSize / 1024 - 1)  // CHIPINFO1: SRAM in KiB − 1
         case 0x7080..<0x7100: return readSFR(UInt8(address - 0x7000))
         case 0x7800..<0x8000: return infoPage[address - 0x7800]
         case 0x8000..<0x10000:
@@ -368,7 +386,7 @@ struct CC2541Model: Sendable {
     /// Writes through the XDATA map; read-only areas ignore the write.
     mutating func writeXdata(_ address: Int, _ value: UInt8) {
         switch address {
-        case 0x0000..<0x2000: sram[address] = value
+        case 0x0000..<part.ramSize: sram[address] = value
         case 0x6270: writeFCTL(value)
         case 0x6271: faddr = faddr & 0xFF00 | Int(value)
         case 0x6272: faddr = faddr & 0x00FF | Int(value) << 8
@@ -410,19 +428,19 @@ struct CC2541Model: Sendable {
 
     mutating func pageLocked(_ page: Int) -> Bool {
         let lockBase = flashSize - 16
-        guard page < flashSize / 2048 - 1 else { return false }  // the lock page has no bit of its own
+        guard page < flashSize / part.pageSize - 1 else { return false }  // the lock page has no bit of its own
         return flash[lockBase + page / 8] & (1 << UInt8(page % 8)) == 0
     }
 
     mutating func writeFCTL(_ value: UInt8) {
         fctl = value & 0x0C | (fctl & 0x20)
         if value & 0x01 != 0 {  // page erase
-            let page = (faddr >> 9) & 0x7F
-            if pageLocked(page) {
+            let page = faddr * 4 / part.pageSize
+            if page >= flashSize / part.pageSize || pageLocked(page) {
                 fctl |= 0x20
             } else {
                 fctl &= ~0x20
-                for address in (page * 2048)..<((page + 1) * 2048) { flash[address] = 0xFF }
+                for address in (page * part.pageSize)..<((page + 1) * part.pageSize) { flash[address] = 0xFF }
             }
             flashBusy { $0.pageErase }
         } else if value & 0x02 != 0 {  // write: pull data through DMA channels triggered by FLASH
@@ -442,7 +460,7 @@ struct CC2541Model: Sendable {
         wordBuffer.append(value)
         guard wordBuffer.count == 4 else { return }
         let address = faddr * 4
-        let page = address / 2048
+        let page = address / part.pageSize
         if address + 4 <= flashSize, !pageLocked(page) {
             for offset in 0..<4 { flash[address + offset] &= wordBuffer[offset] }
         } else {

@@ -1,0 +1,88 @@
+/// A part of the CC Debugger's chip family as its silicon presents itself through the debug
+/// interface: what GET_STATE, GET_CHIP_ID, CHIPID and CHIPINFO report, how its flash is laid out and
+/// where its factory address sits.
+///
+/// The emulator keeps this table of its own rather than reading `boards/chips.json`: the flasher
+/// reads the catalog, and an emulator built from the same file would agree with any mistake in it.
+/// The unmodified cc-tool, with chip tables of its own, checks both (cc-debugger-protocol.md §6.1,
+/// chip-family.md).
+public struct EmulatedPart: Sendable, Equatable, CustomStringConvertible {
+    /// The part name with its flash size, as `ccbeacon info` prints it: `CC2541F256`.
+    public var name: String
+    /// The family the debugger names by `targetID`: `CC2541`.
+    public var family: String
+    /// What the debugger's GET_STATE reports while the chip is attached (0x2541).
+    public var targetID: UInt16
+    /// CHIPID, also the first byte of GET_CHIP_ID's reply (0x41 on a CC2541).
+    public var chipID: UInt8
+    /// Flash size in bytes.
+    public var flashSize: Int
+    /// CHIPINFO0's FLASHSIZE field (bits 6..4); its meaning differs between families.
+    public var flashSizeCode: UInt8
+    /// The flash page (erase unit) in bytes.
+    public var pageSize: Int
+    /// SRAM in bytes, from XDATA 0x0000; CHIPINFO1 bits 2..0 report it as KiB − 1.
+    public var ramSize: Int
+    /// Whether the part has a USB controller (CHIPINFO0 bit 3).
+    public var hasUSB: Bool
+    /// Where the factory IEEE address starts in the 2 KiB information page, least significant byte
+    /// first; `nil` on parts that have none.
+    public var ieeeOffset: Int?
+    /// The factory address's length: 8 bytes on CC253x, 6 on CC2540/41.
+    public var ieeeLength: Int
+
+    /// A part; `EmulatedPart.all` lists the ones the emulator models.
+    public init(
+        name: String, family: String, targetID: UInt16, chipID: UInt8, flashSize: Int, flashSizeCode: UInt8,
+        pageSize: Int, ramSize: Int, hasUSB: Bool, ieeeOffset: Int?, ieeeLength: Int
+    ) {
+        self.name = name
+        self.family = family
+        self.targetID = targetID
+        self.chipID = chipID
+        self.flashSize = flashSize
+        self.flashSizeCode = flashSizeCode
+        self.pageSize = pageSize
+        self.ramSize = ramSize
+        self.hasUSB = hasUSB
+        self.ieeeOffset = ieeeOffset
+        self.ieeeLength = ieeeLength
+    }
+
+    /// The name.
+    public var description: String { name }
+
+    /// The part every emulated debugger holds unless told otherwise.
+    public static let cc2541F256 = all.first { $0.name == "CC2541F256" }!
+
+    /// The parts modelled: the CC253x/CC254x family, which CHIPINFO0 tells apart by size.
+    /// Sources: cc-debugger-protocol.md §6.1–§6.3 (cc-tool's chip table, SWRU191), chip-family.md.
+    public static let all: [EmulatedPart] = {
+        // family, target ID, CHIPID, USB, IEEE offset and length, (size KiB, FLASHSIZE code, page, RAM KiB)
+        let families: [(String, UInt16, UInt8, Bool, Int?, Int, [(Int, UInt8, Int, Int)])] = [
+            (
+                "CC2530", 0x2530, 0xA5, false, 0x0C, 8,
+                [(32, 1, 2048, 8), (64, 2, 2048, 8), (128, 3, 2048, 8), (256, 4, 2048, 8)]
+            ),
+            ("CC2531", 0x2531, 0xB5, true, 0x0C, 8, [(128, 3, 2048, 8), (256, 4, 2048, 8)]),
+            ("CC2533", 0x2533, 0x95, false, 0x0C, 8, [(32, 1, 1024, 4), (64, 2, 1024, 4), (96, 3, 1024, 6)]),
+            ("CC2540", 0x2540, 0x8D, true, 0x0E, 6, [(128, 3, 2048, 8), (256, 4, 2048, 8)]),
+            ("CC2541", 0x2541, 0x41, false, 0x0E, 6, [(128, 3, 2048, 8), (256, 4, 2048, 8)]),
+        ]
+        return families.flatMap { family, targetID, chipID, usb, ieeeOffset, ieeeLength, sizes in
+            sizes.map { kib, code, page, ram in
+                EmulatedPart(
+                    name: "\(family)F\(kib)", family: family, targetID: targetID, chipID: chipID,
+                    flashSize: kib * 1024, flashSizeCode: code, pageSize: page, ramSize: ram * 1024, hasUSB: usb,
+                    ieeeOffset: ieeeOffset, ieeeLength: ieeeLength)
+            }
+        }
+    }()
+
+    /// The part called `name` (any case): a full name (`CC2541F128`), or a family's name alone for
+    /// its largest part (`CC2541` is a CC2541F256).
+    public static func named(_ name: String) -> EmulatedPart? {
+        let wanted = name.uppercased()
+        return all.first { $0.name == wanted } ?? all.filter { $0.family == wanted }.max { $0.flashSize < $1.flashSize }
+    }
+}

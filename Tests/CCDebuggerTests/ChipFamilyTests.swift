@@ -1,0 +1,91 @@
+import CCDebuggerEmulator
+import IntelHex
+import TargetData
+import TestSupport
+import Testing
+
+@testable import CCDebugger
+
+/// Every part the emulator models, flashed by the one flash programmer with the catalog's facts:
+/// the emulator's table of parts and `boards/chips.json` are two statements of the same silicon
+/// facts, written apart, and must agree.
+struct ChipFamilyTests {
+    static let parts = EmulatedPart.all
+
+    /// Code at 0, data in the middle of the flash, and data just below the last page: every bank a
+    /// part has is written on the larger parts.
+    static func image(for part: EmulatedPart) throws -> MemoryImage {
+        var image = try MemoryImage(bytes: (0..<3000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }, at: 0)
+        try image.write((0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) }, at: part.flashSize / 2 + 123)
+        let nearTop = part.flashSize - part.pageSize - 700
+        try image.write((0..<600).map { UInt8(truncatingIfNeeded: $0 &* 3 &+ 0x40) }, at: nearTop)
+        return image
+    }
+
+    @Test(arguments: parts) func theCatalogSaysWhatTheSiliconReports(part: EmulatedPart) throws {
+        let chip = try BundledData.chip(part.name)
+        #expect(chip.family == part.family)
+        #expect(chip.debuggerTargetID == part.targetID)
+        #expect(chip.chipID == part.chipID)
+        #expect(chip.flashSize == part.flashSize)
+        #expect(chip.flashSizeCode == part.flashSizeCode)
+        #expect(chip.pageSize == part.pageSize)
+        #expect(chip.ramSize == part.ramSize)
+        #expect(chip.primaryAddress.xdata == 0x7800 + (part.ieeeOffset ?? -1))
+        #expect(chip.primaryAddress.length == part.ieeeLength)
+        #expect(chip.secondaryAddress.count == part.ieeeLength)
+    }
+
+    @Test func everyChipOfTheCatalogIsEmulated() throws {
+        let catalog = try BundledData.boards().chips.map(\.name)
+        #expect(Set(catalog) == Set(Self.parts.map(\.name)))
+    }
+
+    @Test(arguments: parts) func identifiesFlashesVerifiesAndReads(part: EmulatedPart) throws {
+        let ieee: [UInt8] = [0x00, 0x12, 0x4B, 0x00, 0x01, 0x02, 0x03, 0x04].suffix(part.ieeeLength)
+        let debugger = EmulatedDebugger(chip: EmulatedChip(part: part, ieee: Array(ieee)))
+        let chips = try BundledData.boards().chips
+        let session = CC254xSession(transport: debugger, chips: chips)
+        let state = try session.open()
+        #expect(state.targetID == part.targetID)
+        let identity = try session.connect(targetID: state.targetID)
+        #expect(identity.chipID == part.chipID)
+        #expect(identity.flashSize == part.flashSize)
+        #expect(identity.ramSize == part.ramSize)
+        let chip = try #require(
+            Chip.reporting(targetID: state.targetID, flashSizeCode: identity.flashSizeCode, in: chips))
+        #expect(chip.name == part.name)
+        #expect(try session.primaryAddress(chip: chip) == Array(ieee))
+
+        let image = try Self.image(for: part)
+        let secondary = (0..<part.ieeeLength).map { UInt8(0xA0 + $0) }
+        for verify in [VerifyMode.crc, .read] {
+            let result = try FlashProgrammer(session: session).flash(
+                image, targetID: state.targetID, identity: identity,
+                options: FlashOptions(verify: verify, secondaryAddress: .write(secondary), resetToRun: false))
+            #expect(result.secondaryAddress == secondary)
+        }
+        let flash = try session.readFlash(0..<part.flashSize)
+        var expected = image.bytes(in: 0..<part.flashSize, fill: 0xFF)
+        expected.replaceSubrange(chip.secondaryAddress, with: secondary.reversed())
+        #expect(flash == expected)
+        #expect(debugger.chip!.flash == expected)
+        #expect(try session.secondaryAddress(chip: chip) == secondary)
+
+        // Locked, it shows as locked; a chip erase unlocks and clears it.
+        _ = try FlashProgrammer(session: session).flash(
+            image, targetID: state.targetID, identity: identity, options: FlashOptions(lockDebug: true))
+        #expect(try session.connect(targetID: state.targetID).locked)
+        let erased = try session.chipErase(targetID: state.targetID)
+        #expect(!erased.locked && erased.flashSize == part.flashSize)
+        #expect(debugger.chip!.flash.allSatisfy { $0 == 0xFF })
+    }
+
+    @Test func aFamilyNameMeansItsLargestPart() {
+        #expect(EmulatedPart.named("cc2541")?.name == "CC2541F256")
+        #expect(EmulatedPart.named("CC2533")?.name == "CC2533F96")
+        #expect(EmulatedPart.named("cc2530f64")?.name == "CC2530F64")
+        #expect(EmulatedPart.named("CC2650") == nil)
+        #expect(EmulatedPart.named("CC2541F512") == nil)
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Every part of the CC253x/CC254x family through real libusb: ccbeacon identifies, erases,
+/// flashes, verifies and reads each emulated part, and the unmodified cc-tool — with chip tables of
+/// its own — identifies, programs and reads the same part; the two agree byte for byte.
+@Suite(
+    .serialized,
+    .enabled(if: Tools.available && Tools.ccTool != nil, "needs umockdev and cc-tool (scripts/test installs them)"))
+struct ChipFamilyThroughLibUSBTests {
+    /// A part as `cc-tool --test` and `ccbeacon info` name it.
+    struct Part: Sendable, CustomStringConvertible {
+        var name: String
+        var targetID: String
+        var chipID: String
+        var flashKiB: Int
+        var ramKiB: Int
+        var pageSize: Int
+        var description: String { name }
+    }
+
+    /// The family, as cc-debugger-protocol.md §6.1 lists it (one more statement of it: the test's own).
+    static let parts: [Part] = [
+        Part(name: "CC2530F32", targetID: "2530", chipID: "0xA5", flashKiB: 32, ramKiB: 8, pageSize: 2048),
+        Part(name: "CC2530F64", targetID: "2530", chipID: "0xA5", flashKiB: 64, ramKiB: 8, pageSize: 2048),
+        Part(name: "CC2530F128", targetID: "2530", chipID: "0xA5", flashKiB: 128, ramKiB: 8, pageSize: 2048),
+        Part(name: "CC2530F256", targetID: "2530", chipID: "0xA5", flashKiB: 256, ramKiB: 8, pageSize: 2048),
+        Part(name: "CC2531F128", targetID: "2531", chipID: "0xB5", flashKiB: 128, ramKiB: 8, pageSize: 2048),
+        Part(name: "CC2531F256", targetID: "2531", chipID: "0xB5", flashKiB: 256, ramKiB: 8, pageSize: 2048),
+        Part(name: "CC2533F32", targetID: "2533", chipID: "0x95", flashKiB: 32, ramKiB: 4, pageSize: 1024),
+        Part(name: "CC2533F64", targetID: "2533", chipID: "0x95", flashKiB: 64, ramKiB: 4, pageSize: 1024),
+        Part(name: "CC2533F96", targetID: "2533", chipID: "0x95", flashKiB: 96, ramKiB: 6, pageSize: 1024),
+        Part(name: "CC2540F128", targetID: "2540", chipID: "0x8D", flashKiB: 128, ramKiB: 8, pageSize: 2048),
+        Part(name: "CC2540F256", targetID: "2540", chipID: "0x8D", flashKiB: 256, ramKiB: 8, pageSize: 2048),
+        Part(name: "CC2541F128", targetID: "2541", chipID: "0x41", flashKiB: 128, ramKiB: 8, pageSize: 2048),
+        Part(name: "CC2541F256", targetID: "2541", chipID: "0x41", flashKiB: 256, ramKiB: 8, pageSize: 2048),
+    ]
+
+    /// Intel HEX of `segments` (address, bytes): 16-byte records, an 04 record per 64 KiB.
+    static func hex(_ segments: [(Int, [UInt8])]) -> String {
+        var lines: [String] = []
+        func record(_ type: UInt8, _ address: Int, _ data: [UInt8]) {
+            let bytes = [UInt8(data.count), UInt8(address >> 8 & 0xFF), UInt8(address & 0xFF), type] + data
+            let sum = UInt8(truncatingIfNeeded: 0x100 - Int(bytes.reduce(UInt8(0), &+)))
+            lines.append(":" + (bytes + [sum]).map { String(format: "%02X", $0) }.joined())
+        }
+        var page = -1
+        for (start, data) in segments {
+            for offset in stride(from: 0, to: data.count, by: 16) {
+                let address = start + offset
+                if address >> 16 != page {
+                    page = address >> 16
+                    record(4, 0, [UInt8(page >> 8), UInt8(page & 0xFF)])
+                }
+                record(0, address & 0xFFFF, Array(data[offset..<min(offset + 16, data.count)]))
+            }
+        }
+        record(1, 0, [])
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Code at 0, data across the middle, data just below the last page.
+    static func image(for part: Part) -> String {
+        let size = part.flashKiB * 1024
+        return hex([
+            (0, (0..<2000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }),
+            (size / 2 - 512, (0..<1024).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) }),
+            (size - part.pageSize - 512, (0..<512).map { UInt8(truncatingIfNeeded: $0 &* 3 &+ 0x40) }),
+        ])
+    }
+
+    @Test(arguments: parts) func bothToolsIdentifyProgramAndReadThePart(part: Part) throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let chip = ["--chip", part.name]
+        let test = try Tools.run(chip, [Tools.ccTool!, "--test"], in: work.url)
+        #expect(test.status == 0)
+        for line in [
+            "Name: \(part.name.prefix(6))", "Internal ID: \(part.chipID)", "ID: 0x\(part.targetID)",
+            "Flash size: \(part.flashKiB) KB", "RAM size: \(part.ramKiB) KB",
+        ] {
+            #expect(test.output.contains(line), "cc-tool --test on \(part): \(line)\n\(test.output)")
+        }
+        let info = try Tools.ccbeacon(["info"], options: chip, in: work.url)
+        #expect(info.status == 0, "\(info.errors)")
+        #expect(info.output.contains("target: \(part.name) (chip ID \(part.chipID)"), "\(info.output)")
+        #expect(info.output.contains("flash: \(part.flashKiB) KiB, RAM: \(part.ramKiB) KiB, debug lock: off"))
+
+        let image = try work.write("image.hex", Self.image(for: part))
+        let written = try Tools.run(
+            chip + ["--save-flash", work.path("cc.bin")], [Tools.ccTool!, "-e", "-w", image, "-v"], in: work.url)
+        #expect(written.status == 0 && !written.output.contains("Failed"), "\(written.output)")
+        let flashed = try Tools.ccbeacon(
+            ["flash", image, "--verify", "read"], options: chip + ["--save-flash", work.path("ours.bin")], in: work.url)
+        #expect(flashed.status == 0, "\(flashed.errors)")
+        #expect(flashed.output.contains("to the \(part.name) on"))
+        let ours = try work.bytes("ours.bin")
+        #expect(ours.count == part.flashKiB * 1024)
+        #expect(try work.bytes("cc.bin") == ours, "cc-tool and ccbeacon leave the same flash")
+
+        // Each reads what the other wrote, the whole flash.
+        let ccToolRead = try Tools.run(
+            chip + ["--flash", work.path("ours.bin")], [Tools.ccTool!, "-r", work.path("cc-read.bin")], in: work.url)
+        #expect(ccToolRead.status == 0)
+        #expect(try work.bytes("cc-read.bin") == ours)
+        let oursRead = try Tools.ccbeacon(
+            ["read", "-o", work.path("ours-read.bin")], options: chip + ["--flash", work.path("cc.bin")], in: work.url)
+        #expect(oursRead.status == 0, "\(oursRead.errors)")
+        #expect(try work.bytes("ours-read.bin") == ours)
+
+        let erase = try Tools.ccbeacon(
+            ["erase"], options: chip + ["--flash", work.path("cc.bin"), "--save-flash", work.path("erased.bin")],
+            in: work.url)
+        #expect(erase.status == 0, "\(erase.errors)")
+        #expect(try work.bytes("erased.bin").allSatisfy { $0 == 0xFF })
+    }
+
+    /// The Z-Stack images of the shared corpus, written by both tools, verified by both, equal: a
+    /// CC2530 ZNP with a lock byte at 0x3FFF0 that protects its boot pages (refused until
+    /// `--allow-last-page` says it is meant), and a CC2531 router that ends at 0x2F8FF.
+    @Test(arguments: [
+        ("CC2530F256", "39_koenkk-ZStack-CC2530ZNP-Prod.hex", true),
+        ("CC2531F256", "40_koenkk-ZStack-router-cc2531-std.hex", false),
+    ])
+    func zStackImagesAreFlashedAndVerified(part: String, file: String, locksBootPages: Bool) throws {
+        let corpus = SharedFixtures.files(in: "corpus", withExtension: "hex").first { $0.lastPathComponent == file }
+        guard let corpus else { return }  // ../shared is not beside the checkout
+        let work = try Workspace()
+        defer { work.remove() }
+        let chip = ["--chip", part]
+        if locksBootPages {
+            let refused = try Tools.ccbeacon(["flash", corpus.path], options: chip, in: work.url)
+            #expect(refused.status == 65)
+            #expect(
+                refused.errors.contains("the image has data at 0x3FFF0, in the last flash page"), "\(refused.errors)")
+        }
+        let flashed = try Tools.ccbeacon(
+            ["flash", corpus.path] + (locksBootPages ? ["--allow-last-page"] : []),
+            options: chip + ["--save-flash", work.path("ours.bin")], in: work.url)
+        #expect(flashed.status == 0, "\(flashed.errors)")
+        #expect(flashed.output.contains("the whole image verified (crc)"), "\(flashed.output)")
+        let written = try Tools.run(
+            chip + ["--save-flash", work.path("cc.bin")], [Tools.ccTool!, "-e", "-w", corpus.path, "-v"], in: work.url)
+        #expect(written.status == 0 && !written.output.contains("Failed"), "\(written.output)")
+        #expect(try work.bytes("cc.bin") == work.bytes("ours.bin"))
+        #expect(try work.bytes("ours.bin")[0x3FFF0] == (locksBootPages ? 0xF0 : 0xFF))
+    }
+}
