@@ -89,7 +89,8 @@ enum DeviceSupport {
     }
 
     /// What to do about a target boards/chips.json does not describe.
-    static let unknownChipHint = "ccbeacon programs the CC2540 and CC2541 with 128 or 256 KiB"
+    static let unknownChipHint =
+        "ccbeacon programs the parts of boards/chips.json (CC2530/31/33, CC2540/41 and CC2543/44/45, each size listed); another part needs its facts added there"
 
     /// A debugger error as a message, a hint and exit status 1.
     static func failure(_ error: DebuggerError) -> CommandFailure {
@@ -247,7 +248,7 @@ enum InfoCommand {
         let identity = connection.identity
         var primary: [UInt8]?
         var secondary: [UInt8]?
-        if !identity.locked, let chip = connection.chip {
+        if !identity.locked, let chip = connection.chip, chip.primaryAddress != nil {
             do {
                 primary = try connection.session.primaryAddress(chip: chip)
                 secondary = try connection.session.secondaryAddress(chip: chip)
@@ -277,9 +278,15 @@ enum InfoCommand {
                     ? "flash: unknown (CHIPINFO0.FLASHSIZE \(identity.flashSizeCode) is none of the chips of boards/chips.json)"
                     : "flash: \(identity.flashSize / 1024) KiB")
                     + ", RAM: \(identity.ramSize / 1024) KiB, debug lock: off",
-                "primary IEEE address: \(primary.map { HexText.colonSeparated($0) } ?? "?")",
-                "secondary address: \(secondary.map { HexText.colonSeparated($0) } ?? "none (erased)")",
             ]
+            if connection.chip.map({ $0.primaryAddress == nil }) == true {
+                lines.append("IEEE address: none (the \(name) has none)")
+            } else {
+                lines += [
+                    "primary IEEE address: \(primary.map { HexText.colonSeparated($0) } ?? "?")",
+                    "secondary address: \(secondary.map { HexText.colonSeparated($0) } ?? "none (erased)")",
+                ]
+            }
         }
         console.output(lines: lines)
     }
@@ -347,9 +354,13 @@ enum FlashCommand {
     static let verify = DefaultedOption<VerifyMode>(
         "--verify", choosing: VerifyMode.allCases, default: .crc, help: "how the burn is checked")
     static let mac = Option<[UInt8]>(
-        "--mac", value: "XX:…", help: "write this secondary address (6 bytes, MSB first)"
+        "--mac", value: "XX:…", help: "write this secondary address (MSB first; 6 bytes on CC2540/41, 8 on CC253x)"
     ) { text throws(CommandFailure) in
-        let bytes = try Values.deviceAddress(text, option: "--mac")
+        guard let bytes = HexText.parseColonSeparated(text, count: 6) ?? HexText.parseColonSeparated(text, count: 8)
+        else {
+            throw .usage(
+                "--mac '\(text)' must be 6 bytes (CC2540/41) or 8 (CC253x) as XX:XX:…, most significant first")
+        }
         // All FF is what an erased page reads (no address); all 00 names no chip either.
         guard bytes.contains(where: { $0 != 0 }), bytes.contains(where: { $0 != 0xFF }) else {
             throw .usage(
@@ -388,6 +399,11 @@ enum FlashCommand {
         }
     }
 
+    /// `bytes` in KiB, with a half where 512-byte blocks leave one.
+    static func kibibytes(_ bytes: Int) -> String {
+        bytes % 1024 == 0 ? "\(bytes / 1024)" : "\(bytes / 1024).\(bytes % 1024 * 10 / 1024)"
+    }
+
     static func run(_ arguments: Arguments, console: Console, debuggers: (any DebuggerProvider)?)
         throws(CommandFailure)
     {
@@ -395,18 +411,16 @@ enum FlashCommand {
         let image = try CommandSupport.loadImage(arguments.path, base: arguments.base).memory
         let locations = try DataLocations.find(templatesOption: nil)
         let catalog = try locations.loadBoards()
-        let (identityRanges, identitySource) = IdentityBytes.locate(
-            in: image, templates: locations.loadAllTemplates(catalog: catalog))
         let connection = try DeviceSupport.connect(selector: arguments.selector, debuggers: debuggers, catalog: catalog)
-        if case .template(let name, let madeFor) = identitySource, let target = connection.chip, target != madeFor {
-            // Its addresses, NV pages and radio settings are the template chip's (a debug-locked
-            // target tells its part only after the erase, too late to refuse: not checked then).
-            throw .data(
-                "\(arguments.path): a station of template '\(name)', made for the \(madeFor.name); the target is a \(target.name)",
-                hint:
-                    "flash it to a \(madeFor.name), or make the station from a template for the \(target.name) ('ccbeacon templates' lists them)"
-            )
+        // A station is its template's, for the template's chip: where templates share an image,
+        // one for the target's part (or family, while a lock hides the part) is taken first.
+        let templates = locations.loadAllTemplates(catalog: catalog)
+        let fitsTarget = { (template: StationTemplate) in
+            connection.chip.map { template.chip == $0 }
+                ?? (template.chip.debuggerTargetID == connection.state.targetID)
         }
+        let (identityRanges, identitySource) = IdentityBytes.locate(
+            in: image, templates: templates.filter(fitsTarget) + templates.filter { !fitsTarget($0) })
         connection.session.framing = arguments.framing
         let report = DeviceSupport.progress(console)
         var options = FlashOptions(
@@ -414,6 +428,9 @@ enum FlashCommand {
             lockDebug: arguments.lockDebug)
         if let mac { options.secondaryAddress = .write(mac) }
         if arguments.preserveMAC { options.secondaryAddress = .preserve }
+        // Its addresses, NV pages and radio settings are the template chip's.
+        if case .template(_, let chip) = identitySource { options.madeFor = chip }
+        var erased = false
         let result: FlashResult
         do {
             result = try FlashProgrammer(session: connection.session).flash(
@@ -421,6 +438,7 @@ enum FlashCommand {
             ) { event in
                 switch event {
                 case .erasing(let progress), .programming(let progress), .verifying(let progress): report(progress)
+                case .erased: erased = true
                 case .started(_, _, let unlockedByErase) where unlockedByErase:
                     console.diagnostics(line: "the target was debug-locked; the chip erase unlocked it")
                 default: break
@@ -436,7 +454,19 @@ enum FlashCommand {
                 case .tooLarge:
                     hint =
                         "the image is for a larger chip, or holds data at a wrong address; 'ccbeacon inspect' shows where"
-                case .badAddressLength: hint = "give the secondary address as 6 bytes, XX:XX:XX:XX:XX:XX"
+                case .badAddressLength(_, let expected):
+                    // About --mac, not the image.
+                    throw CommandFailure(
+                        .usage, "--mac: \(planError)", hint: "give this chip's secondary address as \(expected) bytes")
+                case .noSecondaryAddress:
+                    throw CommandFailure(.usage, "--mac: \(planError)", hint: "run without --mac")
+                }
+                guard !erased else {
+                    // A debug-locked chip tells its part only once erased: the image fits none
+                    // of that part's pages, and the chip is blank now.
+                    throw .data(
+                        "\(arguments.path): \(planError); the target was debug-locked, so it was erased to tell its part (\(connection.session.chip?.name ?? "unknown")): its flash is blank now",
+                        hint: hint)
                 }
                 throw .data("\(arguments.path): \(planError)", hint: hint)
             case .debugger(let debuggerError): throw DeviceSupport.failure(debuggerError)
@@ -461,6 +491,16 @@ enum FlashCommand {
                 )
             case .unknownChip, .unknownChipAfterErase:
                 throw CommandFailure(.failure, error.description, hint: DeviceSupport.unknownChipHint)
+            case .notMadeFor(let chip, let target, let wasErased):
+                let template: String
+                if case .template(let name, _) = identitySource { template = name } else { template = "?" }
+                throw .data(
+                    "\(arguments.path): a station of template '\(template)', made for the \(chip); the target is a \(target)"
+                        + (wasErased
+                            ? " (it was debug-locked, so it was erased to tell its part: its flash is blank now)" : ""),
+                    hint:
+                        "flash it to a \(chip); a station for the \(target) needs a template made for that chip ('ccbeacon template import')"
+                )
             case .cannotPreserveOnLockedChip:
                 throw CommandFailure(
                     .failure, error.description,
@@ -480,7 +520,7 @@ enum FlashCommand {
             arguments.verify == .none
             ? "not verified beyond that" : "the whole image verified (\(arguments.verify.rawValue))"
         var lines = [
-            "flashed \(arguments.path) to the \(result.chip.name) on \(connection.device.selector): \(result.report.blocksWritten) KiB written, "
+            "flashed \(arguments.path) to the \(result.chip.name) on \(connection.device.selector): \(Self.kibibytes(result.report.bytesWritten)) KiB written, "
                 + "\(identityNote), \(verified); the target is running"
         ]
         if let secondary = result.secondaryAddress {

@@ -30,6 +30,9 @@ public final class CC254xSession {
     public var busyTimeoutSeconds = 2.0
     /// How programming lays out its frames (`proven` unless asked otherwise).
     public var framing = USBFraming.proven
+    /// The chip the last `connect` identified (`nil` before, and while the chip is debug-locked or
+    /// unknown): where its SRAM holds DMA descriptors.
+    public private(set) var chip: Chip?
 
     /// Wraps a transport, for the chips the catalog describes.
     public init(transport: any DebuggerTransport, chips: [Chip]) {
@@ -119,6 +122,7 @@ public final class CC254xSession {
             .sendingChipInfo)
         try control(Frames.Request.reset, index: 1, .resettingIntoDebugMode)
         let status = try readStatus()
+        chip = nil
         if status & Frames.Status.debugLocked != 0 {
             return ChipIdentity(chipID: 0, revision: 0, flashSizeCode: 0, flashSize: 0, ramSize: 0, locked: true)
         }
@@ -131,6 +135,7 @@ public final class CC254xSession {
         let info = try input(4, .identifying)
         let code = ChipInfo.flashSizeCode(chipinfo0: info[0])
         let chip = Chip.reporting(targetID: targetID, flashSizeCode: code, in: chips)
+        self.chip = chip
         return ChipIdentity(
             chipID: info[3], revision: info[2], flashSizeCode: code, flashSize: chip?.flashSize ?? 0,
             ramSize: ChipInfo.ramSize(chipinfo1: info[1]), locked: false)
@@ -161,46 +166,59 @@ public final class CC254xSession {
 
     // MARK: - Program
 
-    static let descriptorBase: UInt16 = 0x0800
-    /// The two 1 KiB SRAM buffers blocks pass through on their way to flash.
-    static let buffers: [UInt16] = [0x0000, 0x0400]
-    /// Channels 1–4: burst → buffer 0/1 (trigger DBG_BW, destination incremented), buffer 0/1 →
-    /// flash (trigger FLASH, source incremented, high priority); cc-debugger-protocol.md §8.
-    static let descriptors: [UInt8] =
-        buffers.flatMap { buffer in
+    /// Where the DMA descriptors sit in the connected chip's SRAM (`FlashWriting`; the CC253x/4x
+    /// place until a chip is known).
+    var descriptorBase: UInt16 { UInt16((chip?.flashWriting ?? .burst).descriptorAddress) }
+
+    /// The burst path's four descriptors: channels 1–2 take a burst into buffer 0/1 (trigger
+    /// DBG_BW, destination incremented), channels 3–4 feed the flash from buffer 0/1 (trigger
+    /// FLASH, source incremented, high priority); cc-debugger-protocol.md §8.
+    static func burstDescriptors(_ writing: FlashWriting) -> [UInt8] {
+        writing.buffers.flatMap { buffer in
             DMADescriptor(
-                source: XREG.dbgdata, destination: buffer, length: FlashPlan.blockSize, mode: 0x1F, flags: 0x11
+                source: XREG.dbgdata, destination: UInt16(buffer), length: writing.blockSize, mode: 0x1F, flags: 0x11
             ).bytes
         }
-        + buffers.flatMap { buffer in
-            DMADescriptor(
-                source: buffer, destination: XREG.fwdata, length: FlashPlan.blockSize, mode: 0x12, flags: 0x42
-            ).bytes
-        }
+            + writing.buffers.flatMap { buffer in
+                DMADescriptor(
+                    source: UInt16(buffer), destination: XREG.fwdata, length: writing.blockSize, mode: 0x12,
+                    flags: 0x42
+                ).bytes
+            }
+    }
     /// DMAARM bits: channel 1 or 2 takes the burst into buffer 0 or 1; channel 3 or 4 feeds the
     /// flash from it.
     static func burstChannel(buffer: Int) -> UInt8 { buffer == 0 ? 0x02 : 0x04 }
     static func flashChannel(buffer: Int) -> UInt8 { buffer == 0 ? 0x08 : 0x10 }
 
-    /// Writes the plan's blocks into erased flash; FCTL.ABORT is checked for every block; blocks
-    /// that are all 0xFF are skipped. Per block, `framing` `.proven`: one bulk OUT that starts the
-    /// previous block's flash write and arms the burst channel, the BURST_WRITE alone in the next,
-    /// FCTL read in a third, one bulk IN; `.packed`: all four in one bulk OUT, one bulk IN. The
-    /// first block has no FCTL read (no write is running yet).
+    /// Writes the plan's blocks into erased flash, on the plan's path (`FlashWriting`); FCTL.ABORT
+    /// is checked for every block; blocks that are all 0xFF are skipped.
     public func program(_ plan: FlashPlan, progress: (FlashProgress) -> Void = { _ in }) throws(DebuggerError) {
         guard !plan.blocks.isEmpty else { return }
-        let total = plan.blocks.count * FlashPlan.blockSize
+        switch plan.writing.path {
+        case .burst: try programInBursts(plan, progress: progress)
+        case .xdata: try programThroughXdata(plan, progress: progress)
+        }
+    }
+
+    /// The burst path. Per block, `framing` `.proven`: one bulk OUT that starts the previous
+    /// block's flash write and arms the burst channel, the BURST_WRITE alone in the next, FCTL read
+    /// in a third, one bulk IN; `.packed`: all four in one bulk OUT, one bulk IN. The first block
+    /// has no FCTL read (no write is running yet).
+    func programInBursts(_ plan: FlashPlan, progress: (FlashProgress) -> Void) throws(DebuggerError) {
+        let writing = plan.writing
+        let base = UInt16(writing.descriptorAddress)
+        let total = plan.blocks.count * writing.blockSize
         try out(
-            Frames.writeXdata(Self.descriptorBase, Self.descriptors)
-                + Self.setSFR(SFR.dma1cfgl, UInt8(Self.descriptorBase & 0xFF))
-                + Self.setSFR(SFR.dma1cfgh, UInt8(Self.descriptorBase >> 8)),
+            Frames.writeXdata(base, Self.burstDescriptors(writing))
+                + Self.setSFR(SFR.dma1cfgl, UInt8(base & 0xFF)) + Self.setSFR(SFR.dma1cfgh, UInt8(base >> 8)),
             .settingUpDMA)
         var nextWordAddress = -1  // where FADDR points after the last started write
         var pending: (address: Int, buffer: Int)?
         for (index, block) in plan.blocks.enumerated() {
             let buffer = index % 2
             let arming =
-                startWrite(pending, nextWordAddress: &nextWordAddress)
+                startWrite(pending, blockSize: writing.blockSize, nextWordAddress: &nextWordAddress)
                 + Self.setSFR(SFR.dmaarm, Self.burstChannel(buffer: buffer))
             let burst = Frames.burstWrite1024(block.bytes)
             // Until a flash write has been started there is nothing to wait for.
@@ -216,24 +234,54 @@ public final class CC254xSession {
                 try waitForFlash(firstReply: try input(1, .programming(address: nil)), address: pending.address)
             }
             pending = (block.address, buffer)
-            progress(FlashProgress(phase: .program, done: (index + 1) * FlashPlan.blockSize, total: total))
+            progress(FlashProgress(phase: .program, done: (index + 1) * writing.blockSize, total: total))
         }
         try out(
-            startWrite(pending, nextWordAddress: &nextWordAddress) + Self.readList([XREG.fctl]),
+            startWrite(pending, blockSize: writing.blockSize, nextWordAddress: &nextWordAddress)
+                + Self.readList([XREG.fctl]),
             .programming(address: nil))
         try waitForFlash(firstReply: try input(1, .programming(address: nil)), address: pending?.address ?? 0)
     }
 
+    /// The XDATA path (cc-debugger-protocol.md §7.4): channel 0 feeds the flash controller from
+    /// the one buffer at 0x0000. Per block one bulk OUT — the block into the buffer, FADDR when
+    /// it does not follow the previous block, arm, start the write, read FCTL — and one bulk IN,
+    /// then FCTL polled until the write is done: the buffer is free only then.
+    func programThroughXdata(_ plan: FlashPlan, progress: (FlashProgress) -> Void) throws(DebuggerError) {
+        let writing = plan.writing
+        let base = UInt16(writing.descriptorAddress)
+        let total = plan.blocks.count * writing.blockSize
+        let descriptor = DMADescriptor(
+            source: 0x0000, destination: XREG.fwdata, length: writing.blockSize, mode: 0x12, flags: 0x42)
+        try out(
+            Frames.writeXdata(base, descriptor.bytes)
+                + Self.setSFR(SFR.dma0cfgl, UInt8(base & 0xFF)) + Self.setSFR(SFR.dma0cfgh, UInt8(base >> 8)),
+            .settingUpDMA)
+        var nextWordAddress = -1
+        for (index, block) in plan.blocks.enumerated() {
+            var frames = Frames.writeXdata(0x0000, block.bytes)
+            let word = block.address / 4
+            if word != nextWordAddress {
+                frames += Frames.writeXdata(XREG.faddrl, [UInt8(word & 0xFF), UInt8(word >> 8)])
+            }
+            nextWordAddress = word + writing.blockSize / 4
+            frames += Self.setSFR(SFR.dmaarm, 0x01) + Frames.writeXdata(XREG.fctl, [FlashControl.startWrite])
+            try out(frames + Self.readList([XREG.fctl]), .programming(address: block.address))
+            try waitForFlash(firstReply: try input(1, .programming(address: nil)), address: block.address)
+            progress(FlashProgress(phase: .program, done: (index + 1) * writing.blockSize, total: total))
+        }
+    }
+
     /// Frames that start the flash write of the block waiting in `pending`'s buffer (setting
     /// FADDR first when the block does not follow the previous one).
-    func startWrite(_ pending: (address: Int, buffer: Int)?, nextWordAddress: inout Int) -> [UInt8] {
+    func startWrite(_ pending: (address: Int, buffer: Int)?, blockSize: Int, nextWordAddress: inout Int) -> [UInt8] {
         guard let pending else { return [] }
         var frames: [UInt8] = []
         let word = pending.address / 4
         if word != nextWordAddress {
             frames += Frames.writeXdata(XREG.faddrl, [UInt8(word & 0xFF), UInt8(word >> 8)])
         }
-        nextWordAddress = word + FlashPlan.blockSize / 4
+        nextWordAddress = word + blockSize / 4
         frames += Self.setSFR(SFR.dmaarm, Self.flashChannel(buffer: pending.buffer))
         frames += Frames.writeXdata(XREG.fctl, [FlashControl.startWrite])
         return frames
@@ -283,15 +331,15 @@ public final class CC254xSession {
         if chunk.lowerBound / 0x8000 != bank {
             bank = chunk.lowerBound / 0x8000
             frames += Self.setSFR(SFR.memctr, UInt8(bank))
-            frames += Self.setSFR(SFR.dma0cfgl, UInt8(Self.descriptorBase & 0xFF))
-            frames += Self.setSFR(SFR.dma0cfgh, UInt8(Self.descriptorBase >> 8))
+            frames += Self.setSFR(SFR.dma0cfgl, UInt8(descriptorBase & 0xFF))
+            frames += Self.setSFR(SFR.dma0cfgh, UInt8(descriptorBase >> 8))
         }
         let source = 0x8000 + chunk.lowerBound % 0x8000
         // Channel 0 feeds the chunk, read through the XDATA bank window, into RNDH as one block
         // transfer started by DMAREQ.
         let descriptor = DMADescriptor(
             source: UInt16(source), destination: SFR.mirror(SFR.rndh), length: chunk.count, mode: 0x20, flags: 0x42)
-        frames += Frames.writeXdata(Self.descriptorBase, descriptor.bytes)
+        frames += Frames.writeXdata(descriptorBase, descriptor.bytes)
         frames += Self.setSFR(SFR.dmairq, 0x00) + Self.setSFR(SFR.rndl, 0xFF) + Self.setSFR(SFR.rndl, 0xFF)
         frames += Self.setSFR(SFR.dmaarm, 0x01) + Self.setSFR(SFR.dmareq, 0x01)
         return frames
@@ -410,14 +458,17 @@ public final class CC254xSession {
         return result
     }
 
-    /// The factory address from the info page, MSB first.
+    /// The factory address from the info page, MSB first (empty on a chip that has none).
     public func primaryAddress(chip: Chip) throws(DebuggerError) -> [UInt8] {
-        Array(try readXdata(chip.primaryAddress.xdata, count: chip.primaryAddress.length).reversed())
+        guard let place = chip.primaryAddress else { return [] }
+        return Array(try readXdata(place.lowerBound, count: place.count).reversed())
     }
 
-    /// The secondary address in the last flash page, MSB first; `nil` when it is erased (all 0xFF).
+    /// The secondary address in the last flash page, MSB first; `nil` when it is erased (all 0xFF)
+    /// or the chip has no place for one.
     public func secondaryAddress(chip: Chip) throws(DebuggerError) -> [UInt8]? {
-        let bytes = try readFlash(chip.secondaryAddress)
+        guard let place = chip.secondaryAddress else { return nil }
+        let bytes = try readFlash(place)
         return bytes.allSatisfy { $0 == 0xFF } ? nil : Array(bytes.reversed())
     }
 
@@ -476,8 +527,10 @@ public enum VerifyMode: String, Sendable, CaseIterable {
 
 /// What a finished burn did.
 public struct BurnReport: Sendable, Equatable {
-    /// 1 KiB blocks written.
+    /// Blocks written (of the chip's write block size, `FlashWriting.blockSize`).
     public var blocksWritten: Int
+    /// Bytes written: the blocks times their size.
+    public var bytesWritten: Int
     /// How the whole image was checked.
     public var verify: VerifyMode
     /// The ranges that were read back byte for byte and matched (merged, in address order).

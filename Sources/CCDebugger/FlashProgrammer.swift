@@ -30,6 +30,11 @@ public struct FlashOptions: Sendable, Equatable {
     /// Whether the target is reset to run at the end. Provisioning records the outcome first and
     /// resets afterwards.
     public var resetToRun = true
+    /// The one chip the image runs on (a station's, made from a template for that chip), when it
+    /// is known: any other target is refused — before it changes when its target ID already tells
+    /// (`FlashError.notMadeFor`), or right after the erase that a debug-locked one needs to tell
+    /// its part.
+    public var madeFor: Chip?
 
     /// The defaults.
     public init() {}
@@ -112,6 +117,9 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownChipAfterErase(targetID: UInt16, flashSizeCode: UInt8)
     /// `.preserve` on a debug-locked chip: the lock hides the address.
     case cannotPreserveOnLockedChip
+    /// The image is made for `chip` (`FlashOptions.madeFor`) and the target is another part;
+    /// `erased`: it was debug-locked and told its part only once erased (its flash is blank now).
+    case notMadeFor(chip: String, target: String, erased: Bool)
 
     /// Plain-words reason.
     public var description: String {
@@ -126,6 +134,9 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
                 "the target was debug-locked, which hides its size, so it was erased (its flash is blank now); unlocked, it (ID \(HexText.address(targetID)), CHIPINFO0.FLASHSIZE \(code)) is none of the chips of boards/chips.json"
         case .cannotPreserveOnLockedChip:
             return "the target is locked, so its secondary address cannot be read to preserve it"
+        case .notMadeFor(let chip, let target, let erased):
+            return "the image is made for the \(chip); the target is a \(target)"
+                + (erased ? " (it was debug-locked, so it was erased to tell its part: its flash is blank now)" : "")
         }
     }
 }
@@ -148,7 +159,23 @@ public struct FlashProgrammer {
         _ image: MemoryImage, targetID: UInt16, identity: ChipIdentity, options: FlashOptions,
         events: (FlashEvent) -> Void = { _ in }
     ) throws(FlashError) -> FlashResult {
-        let candidates = session.chips.filter { $0.debuggerTargetID == targetID }
+        var candidates = session.chips.filter { $0.debuggerTargetID == targetID }
+        if let madeFor = options.madeFor {
+            // Another family says so by its target ID alone, locked or not: nothing is touched
+            // (an unlocked one is named by its part).
+            if !identity.locked,
+                let chip = Chip.reporting(targetID: targetID, flashSizeCode: identity.flashSizeCode, in: session.chips),
+                chip != madeFor
+            {
+                throw .notMadeFor(chip: madeFor.name, target: chip.name, erased: false)
+            }
+            guard madeFor.debuggerTargetID == targetID else {
+                throw .notMadeFor(
+                    chip: madeFor.name, target: candidates.first?.family ?? "CC" + HexText.digits(targetID),
+                    erased: false)
+            }
+            candidates = candidates.filter { $0 == madeFor }
+        }
         guard identity.locked else {
             guard
                 let chip = Chip.reporting(
@@ -182,6 +209,9 @@ public struct FlashProgrammer {
             let chip = Chip.reporting(targetID: targetID, flashSizeCode: unlocked.flashSizeCode, in: session.chips)
         else {
             throw .unknownChipAfterErase(targetID: targetID, flashSizeCode: unlocked.flashSizeCode)
+        }
+        if let madeFor = options.madeFor, madeFor != chip {
+            throw .notMadeFor(chip: madeFor.name, target: chip.name, erased: true)
         }
         return try flash(image, chip: chip, options: options, erased: true, unlockedByErase: true, events: events)
     }
@@ -218,7 +248,8 @@ public struct FlashProgrammer {
             }
             try session.program(flashPlan) { events(.programming($0)) }
             let readBack = try check(
-                flashPlan.image, readBack: options.readBack + (secondary == nil ? [] : [chip.secondaryAddress]),
+                flashPlan.image,
+                readBack: options.readBack + (secondary == nil ? [] : [chip.secondaryAddress].compactMap { $0 }),
                 verify: options.verify, events: events)
             // The lock bits take effect at the next reset: read the lock back there, as
             // provisioning does, so "locked" is never said of a chip that is not.
@@ -229,7 +260,10 @@ public struct FlashProgrammer {
             }
             let result = FlashResult(
                 chip: chip,
-                report: BurnReport(blocksWritten: flashPlan.blocks.count, verify: options.verify, readBack: readBack),
+                report: BurnReport(
+                    blocksWritten: flashPlan.blocks.count,
+                    bytesWritten: flashPlan.blocks.count * flashPlan.writing.blockSize, verify: options.verify,
+                    readBack: readBack),
                 secondaryAddress: secondary, unlockedByErase: unlockedByErase)
             events(.finished(result))
             return result

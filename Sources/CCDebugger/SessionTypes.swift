@@ -127,19 +127,22 @@ public struct FlashProgress: Sendable, Equatable {
     }
 }
 
-/// The flash blocks an image needs written: 1 KiB blocks that hold at least one byte other than
-/// 0xFF (an erased chip already reads 0xFF elsewhere).
+/// The flash blocks an image needs written: blocks of the chip's write size (`FlashWriting`) that
+/// hold at least one byte other than 0xFF (an erased chip already reads 0xFF elsewhere).
 public struct FlashPlan: Sendable, Equatable {
-    /// Block size.
+    /// The unit verification compares (`CC254xSession.verifiedSpans`): 1 KiB, a whole number of
+    /// write blocks on every chip.
     public static let blockSize = 1024
-    /// (address, 1024 bytes) in address order.
+    /// How the chip is written: the path and its block size.
+    public var writing: FlashWriting
+    /// (address, `writing.blockSize` bytes) in address order.
     public var blocks: [(address: Int, bytes: [UInt8])]
     /// The image the plan came from (for verification).
     public var image: MemoryImage
 
     /// Equal when the blocks are equal.
     public static func == (lhs: FlashPlan, rhs: FlashPlan) -> Bool {
-        lhs.image == rhs.image && lhs.blocks.map(\.address) == rhs.blocks.map(\.address)
+        lhs.image == rhs.image && lhs.writing == rhs.writing && lhs.blocks.map(\.address) == rhs.blocks.map(\.address)
     }
 
     /// The image with the last page's secondary address (MSB first, as printed) and/or the debug
@@ -149,10 +152,11 @@ public struct FlashPlan: Sendable, Equatable {
     ) throws(FlashPlanError) -> MemoryImage {
         var result = image
         if let secondaryAddress {
-            guard secondaryAddress.count == chip.secondaryAddress.count else {
-                throw .badAddressLength(secondaryAddress.count, expected: chip.secondaryAddress.count)
+            guard let place = chip.secondaryAddress else { throw .noSecondaryAddress(chip: chip.name) }
+            guard secondaryAddress.count == place.count else {
+                throw .badAddressLength(secondaryAddress.count, expected: place.count)
             }
-            try? result.write(secondaryAddress.reversed(), at: chip.secondaryAddress.lowerBound)
+            try? result.write(secondaryAddress.reversed(), at: place.lowerBound)
         }
         if lockDebug {
             var lock = [UInt8](repeating: 0xFF, count: chip.lockBits.count)
@@ -172,6 +176,8 @@ public struct FlashPlan: Sendable, Equatable {
             throw .lastPage(address: max(inLastPage.start, chip.lastPageRange.lowerBound))
         }
         self.image = image
+        writing = chip.flashWriting
+        let blockSize = writing.blockSize
         var blocks: [(Int, [UInt8])] = []
         guard let end = image.endAddress else {
             self.blocks = []
@@ -179,9 +185,9 @@ public struct FlashPlan: Sendable, Equatable {
         }
         var address = 0
         while address < end {
-            let bytes = image.bytes(in: address..<(address + Self.blockSize), fill: 0xFF)
+            let bytes = image.bytes(in: address..<(address + blockSize), fill: 0xFF)
             if bytes.contains(where: { $0 != 0xFF }) { blocks.append((address, bytes)) }
-            address += Self.blockSize
+            address += blockSize
         }
         self.blocks = blocks
     }
@@ -195,6 +201,8 @@ public enum FlashPlanError: Error, Sendable, Equatable, CustomStringConvertible 
     case lastPage(address: Int)
     /// A secondary address of the wrong length.
     case badAddressLength(Int, expected: Int)
+    /// A secondary address for a chip that has no place for one (no factory address either).
+    case noSecondaryAddress(chip: String)
 
     /// Plain-words reason.
     public var description: String {
@@ -206,6 +214,8 @@ public enum FlashPlanError: Error, Sendable, Equatable, CustomStringConvertible 
                 "the image has data at \(hex(address)), in the last flash page, which holds the lock bits and the secondary address; writing it can lock the chip"
         case .badAddressLength(let count, let expected):
             return "the address has \(count) bytes; this chip's secondary address has \(expected)"
+        case .noSecondaryAddress(let chip):
+            return "the \(chip) has no IEEE address, and no place for a secondary one"
         }
     }
 }

@@ -518,8 +518,10 @@ struct ChipModel: Sendable {
     /// The byte BURST_WRITE just put in DBGDATA.
     var pendingBurstByte: UInt8 = 0
 
-    /// BURST_WRITE: each byte goes to DBGDATA and raises DMA trigger 31 (DBG_BW).
+    /// BURST_WRITE: each byte goes to DBGDATA and raises DMA trigger 31 (DBG_BW); a part without
+    /// it (`EmulatedPart.hasBurstWrite`) takes nothing.
     mutating func burstWrite(_ bytes: ArraySlice<UInt8>) {
+        guard part.hasBurstWrite else { return }
         for byte in bytes {
             pendingBurstByte = byte
             for channel in 0..<5 where channels[channel].armed && channels[channel].trigger == 31 {

@@ -30,11 +30,16 @@ public struct EmulatedPart: Sendable, Equatable, CustomStringConvertible {
     public var ieeeOffset: Int?
     /// The factory address's length: 8 bytes on CC253x, 6 on CC2540/41.
     public var ieeeLength: Int
+    /// Whether the debug interface takes BURST_WRITE (DBGDATA with its DMA trigger). The
+    /// CC2543/44/45 are modelled without it: cc-tool never sends it to them, TI's older debug
+    /// specification has none, and no source says they have it — a client that bursts to one
+    /// writes nothing, and its verify fails.
+    public var hasBurstWrite: Bool
 
     /// A part; `EmulatedPart.all` lists the ones the emulator models.
     public init(
         name: String, family: String, targetID: UInt16, chipID: UInt8, flashSize: Int, flashSizeCode: UInt8,
-        pageSize: Int, ramSize: Int, hasUSB: Bool, ieeeOffset: Int?, ieeeLength: Int
+        pageSize: Int, ramSize: Int, hasUSB: Bool, ieeeOffset: Int?, ieeeLength: Int, hasBurstWrite: Bool = true
     ) {
         self.name = name
         self.family = family
@@ -47,6 +52,7 @@ public struct EmulatedPart: Sendable, Equatable, CustomStringConvertible {
         self.hasUSB = hasUSB
         self.ieeeOffset = ieeeOffset
         self.ieeeLength = ieeeLength
+        self.hasBurstWrite = hasBurstWrite
     }
 
     /// The name.
@@ -55,26 +61,31 @@ public struct EmulatedPart: Sendable, Equatable, CustomStringConvertible {
     /// The part every emulated debugger holds unless told otherwise.
     public static let cc2541F256 = all.first { $0.name == "CC2541F256" }!
 
-    /// The parts modelled: the CC253x/CC254x family, which CHIPINFO0 tells apart by size.
+    /// The parts modelled: the CC253x/CC254x family, which CHIPINFO0 tells apart by size (the
+    /// CC2543/44/45 code 18 KiB as 1 and 32 KiB as 7).
     /// Sources: cc-debugger-protocol.md §6.1–§6.3 (cc-tool's chip table, SWRU191), chip-family.md.
     public static let all: [EmulatedPart] = {
-        // family, target ID, CHIPID, USB, IEEE offset and length, (size KiB, FLASHSIZE code, page, RAM KiB)
-        let families: [(String, UInt16, UInt8, Bool, Int?, Int, [(Int, UInt8, Int, Int)])] = [
+        // family, target ID, CHIPID, USB, BURST_WRITE, IEEE offset and length,
+        // (size KiB, FLASHSIZE code, page, RAM KiB)
+        let families: [(String, UInt16, UInt8, Bool, Bool, Int?, Int, [(Int, UInt8, Int, Int)])] = [
             (
-                "CC2530", 0x2530, 0xA5, false, 0x0C, 8,
+                "CC2530", 0x2530, 0xA5, false, true, 0x0C, 8,
                 [(32, 1, 2048, 8), (64, 2, 2048, 8), (128, 3, 2048, 8), (256, 4, 2048, 8)]
             ),
-            ("CC2531", 0x2531, 0xB5, true, 0x0C, 8, [(128, 3, 2048, 8), (256, 4, 2048, 8)]),
-            ("CC2533", 0x2533, 0x95, false, 0x0C, 8, [(32, 1, 1024, 4), (64, 2, 1024, 4), (96, 3, 1024, 6)]),
-            ("CC2540", 0x2540, 0x8D, true, 0x0E, 6, [(128, 3, 2048, 8), (256, 4, 2048, 8)]),
-            ("CC2541", 0x2541, 0x41, false, 0x0E, 6, [(128, 3, 2048, 8), (256, 4, 2048, 8)]),
+            ("CC2531", 0x2531, 0xB5, true, true, 0x0C, 8, [(128, 3, 2048, 8), (256, 4, 2048, 8)]),
+            ("CC2533", 0x2533, 0x95, false, true, 0x0C, 8, [(32, 1, 1024, 4), (64, 2, 1024, 4), (96, 3, 1024, 6)]),
+            ("CC2543", 0x2543, 0x43, false, false, nil, 0, [(18, 1, 1024, 1), (32, 7, 1024, 1)]),
+            ("CC2544", 0x2544, 0x44, true, false, nil, 0, [(32, 7, 1024, 2)]),
+            ("CC2545", 0x2545, 0x45, false, false, nil, 0, [(18, 1, 1024, 1), (32, 7, 1024, 1)]),
+            ("CC2540", 0x2540, 0x8D, true, true, 0x0E, 6, [(128, 3, 2048, 8), (256, 4, 2048, 8)]),
+            ("CC2541", 0x2541, 0x41, false, true, 0x0E, 6, [(128, 3, 2048, 8), (256, 4, 2048, 8)]),
         ]
-        return families.flatMap { family, targetID, chipID, usb, ieeeOffset, ieeeLength, sizes in
+        return families.flatMap { family, targetID, chipID, usb, burst, ieeeOffset, ieeeLength, sizes in
             sizes.map { kib, code, page, ram in
                 EmulatedPart(
                     name: "\(family)F\(kib)", family: family, targetID: targetID, chipID: chipID,
                     flashSize: kib * 1024, flashSizeCode: code, pageSize: page, ramSize: ram * 1024, hasUSB: usb,
-                    ieeeOffset: ieeeOffset, ieeeLength: ieeeLength)
+                    ieeeOffset: ieeeOffset, ieeeLength: ieeeLength, hasBurstWrite: burst)
             }
         }
     }()

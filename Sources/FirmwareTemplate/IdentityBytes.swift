@@ -41,21 +41,22 @@ extension StationTemplate {
             + (manifest.oad.map { [$0.headerAddress..<($0.headerAddress + IdentityBytes.oadHeaderLength)] } ?? [])
     }
 
-    /// True when `memory` is a station image of this template: data at exactly the template's
-    /// addresses, equal to the template everywhere but in its fields and OAD header.
+    /// True when `memory` is a station image of this template: on an erased chip the two leave the
+    /// same flash, the template's fields and OAD header aside (whatever the layout: a HEX of other
+    /// records, a flat `.bin` with 0xFF between, a byte range a HEX leaves out that the template has
+    /// as 0xFF).
     public func isStation(_ memory: MemoryImage) -> Bool {
         let own = image.memory
-        guard memory.segments.map(\.range) == own.segments.map(\.range) else { return false }
-        let masked = identityRanges
-        for (station, template) in zip(memory.segments, own.segments) {
-            var bytes = station.bytes
-            for range in masked where range.overlaps(station.range) {
-                let start = max(range.lowerBound, station.start)
-                let end = min(range.upperBound, station.end)
-                for address in start..<end { bytes[address - station.start] = template.bytes[address - station.start] }
+        let segments = own.segments + memory.segments
+        guard !memory.segments.isEmpty, let low = segments.map(\.start).min(), let high = segments.map(\.end).max()
+        else { return false }
+        let template = own.bytes(in: low..<high, fill: 0xFF)
+        var station = memory.bytes(in: low..<high, fill: 0xFF)
+        for field in identityRanges {
+            for address in max(field.lowerBound, low)..<max(min(field.upperBound, high), max(field.lowerBound, low)) {
+                station[address - low] = template[address - low]
             }
-            if bytes != template.bytes { return false }
         }
-        return true
+        return station == template
     }
 }

@@ -55,13 +55,13 @@ extension DebuggerWorker {
         let recorded =
             template.manifest.field(.advertiserAddress) == nil
             ? attempt.advertiserAddress.flatMap(RandomStaticAddress.bytes(parsing:)) : nil
-        if let recorded,
+        if let recorded, let place = template.chip.secondaryAddress,
             let withAddress = try? FlashPlan.withLastPage(
                 memory, chip: template.chip, secondaryAddress: recorded, lockDebug: false)
         {
             // The station's address is on the chip too: read back like its identity.
             memory = withAddress
-            readBack.append(template.chip.secondaryAddress)
+            readBack.append(place)
         }
         if SHA256.hexDigest(image.file.text) == attempt.imageSHA256,
             recorded == run.writtenSecondaryAddress(for: station)

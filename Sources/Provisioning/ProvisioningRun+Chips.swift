@@ -41,7 +41,7 @@ extension ProvisioningRun {
 
     /// See `erase`.
     func writeBackName(_ chip: String, session: CC254xSession) throws(DebuggerError) {
-        guard options.chipIdentity == .secondary,
+        guard options.chipIdentity == .secondary, let place = template.chip.secondaryAddress,
             !ChipID.isValid(HexText.colonSeparated(try session.primaryAddress(chip: template.chip))),
             let name = HexText.parseColonSeparated(chip, count: 6),
             let image = try? FlashPlan.withLastPage(
@@ -49,7 +49,7 @@ extension ProvisioningRun {
             let plan = try? FlashPlan(image: image, chip: template.chip, allowLastPage: true)
         else { return }
         try session.program(plan)
-        try session.verifyRanges([template.chip.secondaryAddress], of: image)
+        try session.verifyRanges([place], of: image)
     }
 
     /// Locks the debug interface of `chip`, whose burn was just verified

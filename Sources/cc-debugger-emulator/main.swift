@@ -28,8 +28,9 @@ let usage = """
     Options:
       --devices N               emulated debuggers, 1…16 (1)
       --chip NAME               the emulated chip: CC2530F32…F256, CC2531F128/F256, CC2533F32…F96,
-                                CC2540F128/F256, CC2541F128/F256, or a family for its largest
-                                part (CC2541 = CC2541F256, the default)
+                                CC2540F128/F256, CC2541F128/F256, CC2543F18/F32, CC2544F32,
+                                CC2545F18/F32, or a family for its largest part (CC2541 =
+                                CC2541F256, the default)
       --flash IMAGE             flash every chip with IMAGE (.hex, or .bin at 0) before the start
       --ieee XX:XX:XX:XX:XX:XX[:XX:XX]
                                 the first chip's IEEE address (6 or 8 bytes, fitted to the
@@ -120,8 +121,9 @@ while index < arguments.count {
         bridge.withLock { $0.part = part }
     case "--flash": flashImage = value()
     case "--ieee":
-        let parts = value().split(separator: ":").compactMap { UInt8($0, radix: 16) }
-        guard parts.count == 6 || parts.count == 8 else {
+        let groups = value().split(separator: ":", omittingEmptySubsequences: false)
+        let parts = groups.compactMap { $0.utf8.count == 2 ? UInt8($0, radix: 16) : nil }
+        guard parts.count == groups.count, parts.count == 6 || parts.count == 8 else {
             fail("--ieee takes 6 or 8 bytes, XX:XX:XX:XX:XX:XX[:XX:XX]")
         }
         ieee = parts

@@ -338,23 +338,69 @@ struct DeviceCommandTests {
     }
 
     /// A station made from a template runs only on the template's chip: on another part (another
-    /// family, or another size of the same one) it is refused before the chip is touched.
-    @Test(arguments: ["CC2530F256", "CC2531F256", "CC2540F256", "CC2541F128"])
-    func aStationIsRefusedOnAnotherChip(part: String) throws {
+    /// family, or another size of the same one) it is refused, whatever its layout (the HEX
+    /// `generate` writes, or its flat `.bin`), before the chip is touched. A debug-locked chip of
+    /// another family is refused by its target ID alone; one of the same family tells its size only
+    /// once erased, and the refusal says the chip is blank now.
+    @Test(arguments: ["CC2530F256", "CC2531F256", "CC2533F96", "CC2540F256", "CC2541F128"], [false, true])
+    func aStationIsRefusedOnAnotherChip(part: String, flat: Bool) throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let image = try Self.station(scratch)
-        let provider = EmulatorProvider()
-        provider.debuggers[0].chip = EmulatedChip(part: .named(part)!)
-        provider.debuggers[0].chip!.flash[0x100] = 0x5A  // what the chip holds stays
-        let run = ToolRun(["flash", image], debuggers: provider)
-        #expect(run.status == 65, "\(run.diagnostics)")
+        var image = try Self.station(scratch)
+        if flat {
+            let bin = scratch.path("station.bin")
+            #expect(ToolRun(["convert", image, "-o", bin]).status == 0)
+            image = bin
+        }
+        for locked in [false, true] {
+            let provider = EmulatorProvider()
+            provider.debuggers[0].chip = EmulatedChip(part: .named(part)!)
+            provider.debuggers[0].chip!.flash[0x100] = 0x5A  // what the chip holds stays
+            if locked { provider.debuggers[0].chip!.setDebugLockBit() }
+            let run = ToolRun(["flash", image], debuggers: provider)
+            #expect(run.status == 65, "\(run.diagnostics)")
+            let sameFamily = part.hasPrefix("CC2541")
+            let target = locked && !sameFamily ? String(part.prefix(6)) : part
+            #expect(
+                run.diagnostics.contains(
+                    "\(image): a station of template 'cc2541-ibeacon', made for the CC2541F256; the target is a \(target)"
+                ),
+                "\(run.diagnostics)")
+            #expect(run.diagnostics.contains("hint: flash it to a CC2541F256"), "\(run.diagnostics)")
+            if locked && sameFamily {
+                #expect(run.diagnostics.contains("it was debug-locked, so it was erased to tell its part"))
+                #expect(provider.debuggers[0].chip!.flash.allSatisfy { $0 == 0xFF })
+            } else {
+                #expect(provider.debuggers[0].chip!.flash[0x100] == 0x5A, "locked: \(locked)")
+            }
+        }
+    }
+
+    /// The secondary address has the chip's length: 8 bytes on a CC253x, 6 on a CC2540/41; a
+    /// part without a factory address has no place for one.
+    @Test func theSecondaryAddressHasTheChipsLength() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try scratch.write("small.hex", ":040000001122334452\n:00000001FF\n")
+        let eight = "11:22:33:44:55:66:77:88"
+        let cc2530 = EmulatorProvider()
+        cc2530.debuggers[0].chip = EmulatedChip(part: .named("CC2530F32")!)
+        let written = ToolRun(["flash", image, "--mac", eight], debuggers: cc2530)
+        #expect(written.status == 0, "\(written.diagnostics)")
         #expect(
-            run.diagnostics.contains(
-                "\(image): a station of template 'cc2541-ibeacon', made for the CC2541F256; the target is a \(part)"),
-            "\(run.diagnostics)")
-        #expect(run.diagnostics.contains("hint: flash it to a CC2541F256"), "\(run.diagnostics)")
-        #expect(provider.debuggers[0].chip!.flash[0x100] == 0x5A)
+            Array(cc2530.debuggers[0].chip!.flash[0x7FE8..<0x7FF0]) == [0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11])
+        let six = ToolRun(["flash", image, "--mac", "11:22:33:44:55:66"], debuggers: cc2530)
+        #expect(six.status == 64)
+        #expect(six.diagnostics.contains("--mac: the address has 6 bytes; this chip's secondary address has 8"))
+        #expect(six.diagnostics.contains("hint: give this chip's secondary address as 8 bytes"))
+        let cc2543 = EmulatorProvider()
+        cc2543.debuggers[0].chip = EmulatedChip(part: .named("CC2543F32")!)
+        let none = ToolRun(["flash", image, "--mac", "11:22:33:44:55:66"], debuggers: cc2543)
+        #expect(none.status == 64)
+        #expect(none.diagnostics.contains("--mac: the CC2543F32 has no IEEE address, and no place for a secondary one"))
+        #expect(
+            ToolRun(["flash", image, "--mac", "11:22:33:44:55"]).diagnostics.contains(
+                "must be 6 bytes (CC2540/41) or 8"))
     }
 
     /// A debugger lost once the chip erase has begun leaves the chip's flash changed, and the

@@ -31,9 +31,9 @@ struct ChipFamilyTests {
         #expect(chip.flashSizeCode == part.flashSizeCode)
         #expect(chip.pageSize == part.pageSize)
         #expect(chip.ramSize == part.ramSize)
-        #expect(chip.primaryAddress.xdata == 0x7800 + (part.ieeeOffset ?? -1))
-        #expect(chip.primaryAddress.length == part.ieeeLength)
-        #expect(chip.secondaryAddress.count == part.ieeeLength)
+        #expect(chip.primaryAddress == part.ieeeOffset.map { (0x7800 + $0)..<(0x7800 + $0 + part.ieeeLength) })
+        #expect(chip.secondaryAddress?.count == part.ieeeOffset.map { _ in part.ieeeLength })
+        #expect(chip.flashWriting.path == (part.hasBurstWrite ? .burst : .xdata))
     }
 
     @Test func everyChipOfTheCatalogIsEmulated() throws {
@@ -58,19 +58,32 @@ struct ChipFamilyTests {
         #expect(try session.primaryAddress(chip: chip) == Array(ieee))
 
         let image = try Self.image(for: part)
-        let secondary = (0..<part.ieeeLength).map { UInt8(0xA0 + $0) }
+        // A secondary address where the part has a place for one (beside its factory address).
+        let secondary = chip.secondaryAddress.map { place in place.map { UInt8(0xA0 + $0 - place.lowerBound) } }
         for verify in [VerifyMode.crc, .read] {
             let result = try FlashProgrammer(session: session).flash(
                 image, targetID: state.targetID, identity: identity,
-                options: FlashOptions(verify: verify, secondaryAddress: .write(secondary), resetToRun: false))
+                options: FlashOptions(
+                    verify: verify, secondaryAddress: secondary.map { .write($0) } ?? .leave, resetToRun: false))
             #expect(result.secondaryAddress == secondary)
         }
         let flash = try session.readFlash(0..<part.flashSize)
         var expected = image.bytes(in: 0..<part.flashSize, fill: 0xFF)
-        expected.replaceSubrange(chip.secondaryAddress, with: secondary.reversed())
+        if let place = chip.secondaryAddress, let secondary {
+            expected.replaceSubrange(place, with: secondary.reversed())
+        }
         #expect(flash == expected)
         #expect(debugger.chip!.flash == expected)
         #expect(try session.secondaryAddress(chip: chip) == secondary)
+        if chip.secondaryAddress == nil {
+            // No place for one: refused before the chip is touched.
+            #expect(throws: FlashError.plan(.noSecondaryAddress(chip: part.name))) {
+                try FlashProgrammer(session: session).flash(
+                    image, targetID: state.targetID, identity: identity,
+                    options: FlashOptions(secondaryAddress: .write([1, 2, 3, 4, 5, 6])))
+            }
+            #expect(debugger.chip!.flash == expected)
+        }
 
         // Locked, it shows as locked; a chip erase unlocks and clears it.
         _ = try FlashProgrammer(session: session).flash(
@@ -81,9 +94,52 @@ struct ChipFamilyTests {
         #expect(debugger.chip!.flash.allSatisfy { $0 == 0xFF })
     }
 
+    /// The write path comes from the chip's data: told to burst to a part whose debug interface
+    /// takes no BURST_WRITE, the programmer writes nothing, and the verify says so.
+    @Test(arguments: parts.filter { !$0.hasBurstWrite })
+    func theWrongPathIsCaughtByTheVerify(part: EmulatedPart) throws {
+        let debugger = EmulatedDebugger(chip: EmulatedChip(part: part))
+        var chips = try BundledData.boards().chips
+        let index = try #require(chips.firstIndex { $0.name == part.name })
+        chips[index].flashWriting = FlashWriting(path: .burst, blockSize: 1024, descriptorAddress: 0x0800)
+        let session = CC254xSession(transport: debugger, chips: chips)
+        let state = try session.open()
+        let identity = try session.connect(targetID: state.targetID)
+        #expect(throws: (any Error).self) {
+            try FlashProgrammer(session: session).flash(
+                try Self.image(for: part), targetID: state.targetID, identity: identity,
+                options: FlashOptions(resetToRun: false))
+        }
+        #expect(debugger.chip!.flash.allSatisfy { $0 == 0xFF }, "nothing reached the flash")
+    }
+
+    /// A way of writing fits the chip's SRAM: buffers below the descriptors, descriptors inside it,
+    /// blocks of whole words that fill pages evenly.
+    @Test(
+        arguments: [
+            (FlashWriting.burst, 8192, 2048, nil),
+            (FlashWriting(path: .burst, blockSize: 1024, descriptorAddress: 0x07FF), 8192, 2048, "overlap"),
+            (FlashWriting.burst, 2048, 1024, "beyond"),
+            (FlashWriting(path: .xdata, blockSize: 512, descriptorAddress: 0x0200), 1024, 1024, nil),
+            (FlashWriting(path: .xdata, blockSize: 512, descriptorAddress: 0x03F8), 1024, 1024, nil),
+            (FlashWriting(path: .xdata, blockSize: 512, descriptorAddress: 0x01F8), 1024, 1024, "overlap"),
+            (FlashWriting(path: .xdata, blockSize: 512, descriptorAddress: 0x03F9), 1024, 1024, "beyond"),
+            (FlashWriting(path: .xdata, blockSize: 510, descriptorAddress: 0x0200), 1024, 1020, "whole words"),
+            (FlashWriting(path: .xdata, blockSize: 768, descriptorAddress: 0x0300), 2048, 1024, "divide the page"),
+        ] as [(FlashWriting, Int, Int, String?)])
+    func aWayOfWritingFitsTheChip(writing: FlashWriting, ramSize: Int, pageSize: Int, problem: String?) {
+        let found = writing.problem(ramSize: ramSize, pageSize: pageSize)
+        if let problem {
+            #expect(found?.contains(problem) == true, "\(String(describing: found))")
+        } else {
+            #expect(found == nil)
+        }
+    }
+
     @Test func aFamilyNameMeansItsLargestPart() {
         #expect(EmulatedPart.named("cc2541")?.name == "CC2541F256")
         #expect(EmulatedPart.named("CC2533")?.name == "CC2533F96")
+        #expect(EmulatedPart.named("cc2544")?.name == "CC2544F32")
         #expect(EmulatedPart.named("cc2530f64")?.name == "CC2530F64")
         #expect(EmulatedPart.named("CC2650") == nil)
         #expect(EmulatedPart.named("CC2541F512") == nil)

@@ -391,14 +391,14 @@ struct FlashProgrammerTests {
                 options: FlashOptions(secondaryAddress: .write(address), lockDebug: false)
             ) { events.append($0) }
             #expect(written.secondaryAddress == address)
-            #expect(events.contains(.identityReadBack([cc2541.secondaryAddress])))
+            #expect(events.contains(.identityReadBack([cc2541.secondaryAddress!])))
         }
         let (programmer, state, identity) = try Self.connected(debugger)
         let kept = try programmer.flash(
             try sampleImage(), targetID: state.targetID, identity: identity,
             options: FlashOptions(secondaryAddress: .preserve))
         #expect(kept.secondaryAddress == address)
-        #expect(Array(debugger.chip!.flash[cc2541.secondaryAddress]) == address.reversed())
+        #expect(Array(debugger.chip!.flash[cc2541.secondaryAddress!]) == address.reversed())
     }
 }
 

@@ -52,8 +52,8 @@ struct FrameTests {
         #expect(text.count == 0x30)
         #expect(
             String(decoding: text, as: UTF8.self) == "CC2541          DID: 8662" + String(repeating: " ", count: 23))
-        #expect(CC254xSession.descriptors.prefix(8) == Self.bytes("62 60 00 00 04 00 1F 11")[...])
-        #expect(CC254xSession.descriptors[16..<24] == Self.bytes("00 00 62 73 04 00 12 42")[...])
+        #expect(CC254xSession.burstDescriptors(.burst).prefix(8) == Self.bytes("62 60 00 00 04 00 1F 11")[...])
+        #expect(CC254xSession.burstDescriptors(.burst)[16..<24] == Self.bytes("00 00 62 73 04 00 12 42")[...])
         #expect(CC254xSession.crc(Array("123456789".utf8)) == 0xAEE7)  // CRC-16/CMS, as the chip seeds it
     }
 

@@ -90,8 +90,8 @@ struct BoardCatalogTests {
         #expect(
             catalog.chips.map(\.name) == [
                 "CC2530F32", "CC2530F64", "CC2530F128", "CC2530F256", "CC2531F128", "CC2531F256", "CC2533F32",
-                "CC2533F64",
-                "CC2533F96", "CC2541F256", "CC2541F128", "CC2540F256", "CC2540F128",
+                "CC2533F64", "CC2533F96", "CC2543F18", "CC2543F32", "CC2544F32", "CC2545F18", "CC2545F32",
+                "CC2541F256", "CC2541F128", "CC2540F256", "CC2540F128",
             ])
         #expect(catalog.boards.map(\.name) == ["cc2541-keyfob", "cc2541-sensortag", "hm10", "smartrf05eb-cc2541em"])
         let f256 = try #require(catalog.chip(named: "cc2541f256"))
@@ -180,6 +180,30 @@ struct BoardCatalogTests {
             (error as? DataFileError)?.message == "must lie below the last page (page 127)"
         }
         #expect(throws: DataFileError.self) { try BoardCatalog.load(files: [], directory: "boards") }
+    }
+
+    /// How a chip is written is checked where it is written down, with its place in the file.
+    @Test(arguments: [
+        (
+            #"{"path": "dma", "blockSize": 1024, "descriptor": "0x0800"}"#,
+            "chips[0].flashWrite.path: must be burst or xdata, not 'dma'"
+        ),
+        (
+            #"{"path": "burst", "blockSize": 1024, "descriptor": "0x2000"}"#,
+            "chips[0].flashWrite: the descriptors at 0x2000 lie beyond the chip's 8192 bytes of SRAM"
+        ),
+        (
+            #"{"path": "xdata", "blockSize": 512, "descriptor": "0x0100"}"#,
+            "chips[0].flashWrite: the descriptors at 0x100 overlap the block buffers (up to 0x200)"
+        ),
+        (#"{"path": "xdata", "blockSize": 512}"#, "chips[0].flashWrite.descriptor: is missing"),
+    ])
+    func aWrongWayOfWritingIsSaidWhere(flashWrite: String, message: String) {
+        let chips = Self.goodChips.replacingOccurrences(
+            of: "\"nvPages\"", with: "\"flashWrite\": \(flashWrite), \"nvPages\"")
+        #expect { try Self.load(chips: chips, boards: [:]) } throws: { error in
+            "\(error)".hasPrefix("boards/chips.json:") && "\(error)".hasSuffix(message)
+        }
     }
 
     /// The debugger tells chips apart by target ID and CHIPINFO0.FLASHSIZE code: a second chip

@@ -163,7 +163,7 @@ struct ProvisioningRunTests {
         // The first chip came with the bench: give it an erased address too, and a secondary one.
         let first = EmulatedChip(ieee: erased)
         let chip = Self.template.chip
-        first.flash.replaceSubrange(chip.secondaryAddress, with: [0x66, 0x55, 0x44, 0x33, 0x22, 0x11])
+        first.flash.replaceSubrange(chip.secondaryAddress!, with: [0x66, 0x55, 0x44, 0x33, 0x22, 0x11])
         bench.debuggers[0].chip = first
         var options = Self.benchOptions(wait: 0.2)
         options.chipIdentity = source
@@ -178,7 +178,7 @@ struct ProvisioningRunTests {
         if source == .secondary {
             #expect(chips.first == "11:22:33:44:55:66", "named by its secondary address (MSB first)")
             #expect(
-                Array(first.flash[chip.secondaryAddress]) == [0x66, 0x55, 0x44, 0x33, 0x22, 0x11], "kept by the burn")
+                Array(first.flash[chip.secondaryAddress!]) == [0x66, 0x55, 0x44, 0x33, 0x22, 0x11], "kept by the burn")
         }
     }
 
@@ -193,7 +193,7 @@ struct ProvisioningRunTests {
         let chip = Self.template.chip
         let first = EmulatedChip(ieee: [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])
         let name: [UInt8] = [0x66, 0x55, 0x44, 0x33, 0x22, 0x11]
-        first.flash.replaceSubrange(chip.secondaryAddress, with: name)
+        first.flash.replaceSubrange(chip.secondaryAddress!, with: name)
         first.stuckAtZero[0x7F28] = 0xFF  // verification fails: the burn fails and the chip is erased
         bench.debuggers[0].chip = first
         var options = Self.benchOptions(wait: 0.2)
@@ -204,9 +204,9 @@ struct ProvisioningRunTests {
         let attempts = try ledger.attempts()
         #expect(attempts.first?.chip == "11:22:33:44:55:66" && attempts.first?.outcome == .failed, "\(attempts)")
         #expect(attempts.first?.reason?.contains("the chip was erased") == true, "\(attempts)")
-        #expect(Array(first.flash[chip.secondaryAddress]) == name, "the chip's name was written back")
+        #expect(Array(first.flash[chip.secondaryAddress!]) == name, "the chip's name was written back")
         #expect(
-            first.flash.enumerated().allSatisfy { chip.secondaryAddress.contains($0.offset) || $0.element == 0xFF },
+            first.flash.enumerated().allSatisfy { chip.secondaryAddress!.contains($0.offset) || $0.element == 0xFF },
             "nothing else was written back: the identity is gone")
     }
 

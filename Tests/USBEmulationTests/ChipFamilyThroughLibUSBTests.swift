@@ -2,8 +2,9 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Every part of the CC253x/CC254x family through real libusb: ccbeacon identifies, erases,
-/// flashes, verifies and reads each emulated part, and the unmodified cc-tool — with chip tables of
+/// Every part of the CC253x/CC254x family through real libusb (the burst path of the CC2530/31/33/
+/// 40/41 and the XDATA path of the CC2543/44/45): ccbeacon identifies, erases, flashes, verifies
+/// and reads each emulated part, and the unmodified cc-tool — with chip tables of
 /// its own — identifies, programs and reads the same part; the two agree byte for byte.
 @Suite(
     .serialized,
@@ -31,6 +32,11 @@ struct ChipFamilyThroughLibUSBTests {
         Part(name: "CC2533F32", targetID: "2533", chipID: "0x95", flashKiB: 32, ramKiB: 4, pageSize: 1024),
         Part(name: "CC2533F64", targetID: "2533", chipID: "0x95", flashKiB: 64, ramKiB: 4, pageSize: 1024),
         Part(name: "CC2533F96", targetID: "2533", chipID: "0x95", flashKiB: 96, ramKiB: 6, pageSize: 1024),
+        Part(name: "CC2543F18", targetID: "2543", chipID: "0x43", flashKiB: 18, ramKiB: 1, pageSize: 1024),
+        Part(name: "CC2543F32", targetID: "2543", chipID: "0x43", flashKiB: 32, ramKiB: 1, pageSize: 1024),
+        Part(name: "CC2544F32", targetID: "2544", chipID: "0x44", flashKiB: 32, ramKiB: 2, pageSize: 1024),
+        Part(name: "CC2545F18", targetID: "2545", chipID: "0x45", flashKiB: 18, ramKiB: 1, pageSize: 1024),
+        Part(name: "CC2545F32", targetID: "2545", chipID: "0x45", flashKiB: 32, ramKiB: 1, pageSize: 1024),
         Part(name: "CC2540F128", targetID: "2540", chipID: "0x8D", flashKiB: 128, ramKiB: 8, pageSize: 2048),
         Part(name: "CC2540F256", targetID: "2540", chipID: "0x8D", flashKiB: 256, ramKiB: 8, pageSize: 2048),
         Part(name: "CC2541F128", targetID: "2541", chipID: "0x41", flashKiB: 128, ramKiB: 8, pageSize: 2048),
