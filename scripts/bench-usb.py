@@ -51,6 +51,11 @@ def main():
                     "7634A485-1732-4B7D-AB44-D505D8A24C60", "--major", "1", "--minor", "2", "-o", station],
                    check=True, stdout=subprocess.DEVNULL)
     images = [("CC2541: our station image", station, [], [])]
+    # The XDATA path (CC2543/44/45): no image of these chips is public; 24 KiB of a fixed pattern.
+    pattern = os.path.join(work, "cc2543-pattern.bin")
+    with open(pattern, "wb") as out:
+        out.write(bytes((i * 7 + (i >> 8)) & 0xFF for i in range(24 * 1024)))
+    images.append(("CC2543F32: 24 KiB pattern (XDATA path)", pattern, [], ["--chip", "CC2543F32"]))
     if os.path.isdir(CORPUS):
         images.append(("CC2541: corpus 16 SimpleBLEPeripheral",
                        os.path.join(CORPUS, "16_TI-BLE140-CC2541_SmartRF_SimpleBLEPeripheral.hex"), [], []))
