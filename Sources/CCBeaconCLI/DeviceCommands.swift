@@ -328,15 +328,17 @@ enum FlashCommand {
         name: "flash", summary: "erase, program, verify and start a chip", manual: manual,
         table: CommandTable(
             details: """
-                Chip erase, then the image's 1 KiB blocks (blocks that are all 0xFF are skipped: erased
-                flash already reads so), then verification: by the chip's own CRC unit (default, fast), by
+                Chip erase, then the image's blocks — 1 KiB bursts, or 512-byte blocks through RAM on the
+                CC2543/44/45, as boards/chips.json says (blocks that are all 0xFF are skipped: erased flash
+                already reads so) — then verification: by the chip's own CRC unit (default, fast), by
                 reading every byte back (--verify read), or none. Finally the target is reset and runs.
 
                 The last flash page holds the lock bits and the secondary address; an image with data there
-                is refused unless --allow-last-page. --mac writes a secondary BLE address (MSB first),
+                is refused unless --allow-last-page. --mac writes a secondary address (MSB first),
                 --preserve-mac keeps the one the chip has, --lock-debug locks the debug interface at the end
                 (only a chip erase undoes it) and reads the lock back after a reset: a lock that did not
-                take fails the command (exit 1).
+                take fails the command (exit 1). A station (an image made from a template) runs only on its
+                template's chip: on any other part it is refused before the chip is touched.
 
                 Example:
                   ccbeacon flash out/Hall_A.hex --device 1:7

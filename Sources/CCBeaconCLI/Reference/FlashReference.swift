@@ -34,16 +34,21 @@ extension FlashCommand {
                 `provision` first read back, byte for byte, every byte the template marks as a field (payload
                 block, advertiser address, interval, TX power) and the OAD header, and only then accept the rest
                 by CRC. `flash` finds the fields by matching the image against the templates it knows (bundled and
-                `$CCBEACON_TEMPLATES`: the image equals a template everywhere but in its fields); for other images
-                it reads back every beacon payload and OAD header it finds by scanning, and says so — or that it
-                found none. A debug-locked chip hides its flash size; `flash` checks the image fits a chip with
+                `$CCBEACON_TEMPLATES`: on an erased chip the image leaves the same flash as a template everywhere
+                but in its fields, whatever its layout — HEX or `.bin`); for other images it reads back every
+                beacon payload and OAD header it finds by scanning, and says so — or that it found none. A station
+                runs only on its template's chip: on any other part it is refused (exit 65) before the chip is
+                touched — a debug-locked one of another family too, by its target ID; a locked one of the same
+                family tells its size only once erased, and the refusal then says its flash is blank.
+                A debug-locked chip hides its flash size; `flash` checks the image fits a chip with
                 that target ID, erases it (which clears the lock, as cc-tool does), then identifies and programs
                 it. An image that fits only the larger part (say 256 KiB of data on what turns out to be a
                 CC2541F128) is refused after that erase: the size is not known before it, and a locked chip's
                 firmware is lost to any flashing anyway. A failure once the erase has begun says that the flash
                 was erased. `info` still reports a locked chip as locked.
                 An image with data in the last flash page (lock bits, secondary address) is refused unless
-                `--allow-last-page`; `--mac XX:XX:XX:XX:XX:XX` writes a secondary BLE address, `--preserve-mac`
+                `--allow-last-page`; `--mac XX:…` writes a secondary address (6 bytes on a CC2540/41, 8 on a CC2530/31/33; the
+                CC2543/44/45 have no IEEE address and no place for one), `--preserve-mac`
                 keeps the chip's own, `--lock-debug` locks the debug interface at the end and reads the lock back after a reset (a chip
                 whose lock does not take: exit 1, never "locked"). `info` prints the chip
                 ID, revision, flash and RAM size, lock state and both IEEE addresses; `read` dumps the flash (all
@@ -96,7 +101,8 @@ extension FlashCommand {
                 transfers per KiB instead of 15 (proven framing: per 1 KiB block an OUT that starts the previous
                 block's flash write and arms the DMA, the 1 KiB burst alone, an OUT that reads the flash status and
                 its IN; a 4 KiB CRC DMA per round trip), about 2.5 with `--usb-framing packed`. See benchmarks/README.md in the source. **This path is tested against an emulated CC Debugger
-                and CC2541 (see docs/testing.md in the source), not yet against hardware: see "First hardware" in the README.**
+                and every chip of boards/chips.json (see docs/testing.md in the source; the README's "Chips" says which),
+                not yet against hardware: see "First hardware" in the README.**
                 """#),
         ])
 }
