@@ -411,6 +411,9 @@ enum FlashCommand {
     {
         let mac = arguments.mac
         let image = try CommandSupport.loadImage(arguments.path, base: arguments.base).memory
+        guard !image.segments.isEmpty else {
+            throw .data("\(arguments.path): the image holds no data", hint: "'ccbeacon erase' erases a chip")
+        }
         let locations = try DataLocations.find(templatesOption: nil)
         let catalog = try locations.loadBoards()
         let connection = try DeviceSupport.connect(selector: arguments.selector, debuggers: debuggers, catalog: catalog)
@@ -421,8 +424,12 @@ enum FlashCommand {
             connection.chip.map { template.chip == $0 }
                 ?? (template.chip.debuggerTargetID == connection.state.targetID)
         }
-        let (identityRanges, identitySource) = IdentityBytes.locate(
-            in: image, templates: templates.filter(fitsTarget) + templates.filter { !fitsTarget($0) })
+        let ordered = templates.filter(fitsTarget) + templates.filter { !fitsTarget($0) }
+        let (located, identitySource) = IdentityBytes.locate(in: image, templates: ordered)
+        // Every template the image is a station of: its chip is one the image runs on, and its
+        // fields are read back (a locked chip tells which part it is only once erased).
+        let stationOf = ordered.filter { $0.isStation(image) }
+        let identityRanges = stationOf.isEmpty ? located : stationOf.flatMap(\.identityRanges)
         connection.session.framing = arguments.framing
         let report = DeviceSupport.progress(console)
         var options = FlashOptions(
@@ -431,7 +438,7 @@ enum FlashCommand {
         if let mac { options.secondaryAddress = .write(mac) }
         if arguments.preserveMAC { options.secondaryAddress = .preserve }
         // Its addresses, NV pages and radio settings are the template chip's.
-        if case .template(_, let chip) = identitySource { options.madeFor = chip }
+        options.madeFor = stationOf.map(\.chip)
         var erased = false
         let result: FlashResult
         do {
@@ -493,15 +500,14 @@ enum FlashCommand {
                 )
             case .unknownChip, .unknownChipAfterErase:
                 throw CommandFailure(.failure, error.description, hint: DeviceSupport.unknownChipHint)
-            case .notMadeFor(let chip, let target, let wasErased):
-                let template: String
-                if case .template(let name, _) = identitySource { template = name } else { template = "?" }
+            case .notMadeFor(let chips, let target, let wasErased):
+                let names = stationOf.map { "'\($0.manifest.name)'" }.joined(separator: " or ")
                 throw .data(
-                    "\(arguments.path): a station of template '\(template)', made for the \(chip); the target is a \(target)"
+                    "\(arguments.path): a station of template \(names), made for the \(chips.joined(separator: " or the ")); the target is a \(target)"
                         + (wasErased
                             ? " (it was debug-locked, so it was erased to tell its part: its flash is blank now)" : ""),
                     hint:
-                        "flash it to a \(chip); a station for the \(target) needs a template made for that chip ('ccbeacon template import')"
+                        "flash it to a \(chips.joined(separator: " or ")); a station for the \(target) needs a template made for that chip ('ccbeacon template import')"
                 )
             case .cannotPreserveOnLockedChip:
                 throw CommandFailure(

@@ -111,6 +111,14 @@ extension ProvisionCommand {
         // The list and the template are checked before anything else.
         let listStations = try CommandSupport.stations(listPath, consequence: "nothing was burned")
         let (template, _, board) = try arguments.template.resolve()
+        guard template.chip.primaryAddress != nil else {
+            // The ledger names each chip by its factory address; a chip without one could never
+            // be told apart from the next.
+            throw CommandFailure(
+                .dataError,
+                "template '\(template.manifest.name)' is for the \(template.chip.name), which has no IEEE address: provision names every chip by it, so it cannot tell these chips apart",
+                hint: "burn them with 'ccbeacon flash' (no ledger), one station image each ('ccbeacon batch')")
+        }
         let settings = arguments.settings
         if !settings.isEmpty { options.settings = try CommandSupport.check(settings, for: template) }
         // The ledger records each station with the power it is burned with.

@@ -30,11 +30,11 @@ public struct FlashOptions: Sendable, Equatable {
     /// Whether the target is reset to run at the end. Provisioning records the outcome first and
     /// resets afterwards.
     public var resetToRun = true
-    /// The one chip the image runs on (a station's, made from a template for that chip), when it
-    /// is known: any other target is refused — before it changes when its target ID already tells
-    /// (`FlashError.notMadeFor`), or right after the erase that a debug-locked one needs to tell
-    /// its part.
-    public var madeFor: Chip?
+    /// The chips the image runs on (a station's: the chips of the templates it is a station of),
+    /// when they are known (empty: any): any other target is refused — before it changes when its
+    /// target ID already tells (`FlashError.notMadeFor`), or right after the erase that a
+    /// debug-locked one needs to tell its part.
+    public var madeFor: [Chip] = []
 
     /// The defaults.
     public init() {}
@@ -117,9 +117,9 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownChipAfterErase(targetID: UInt16, flashSizeCode: UInt8)
     /// `.preserve` on a debug-locked chip: the lock hides the address.
     case cannotPreserveOnLockedChip
-    /// The image is made for `chip` (`FlashOptions.madeFor`) and the target is another part;
+    /// The image is made for `chips` (`FlashOptions.madeFor`) and the target is another part;
     /// `erased`: it was debug-locked and told its part only once erased (its flash is blank now).
-    case notMadeFor(chip: String, target: String, erased: Bool)
+    case notMadeFor(chips: [String], target: String, erased: Bool)
 
     /// Plain-words reason.
     public var description: String {
@@ -134,8 +134,8 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
                 "the target was debug-locked, which hides its size, so it was erased (its flash is blank now); unlocked, it (ID \(HexText.address(targetID)), CHIPINFO0.FLASHSIZE \(code)) is none of the chips of boards/chips.json"
         case .cannotPreserveOnLockedChip:
             return "the target is locked, so its secondary address cannot be read to preserve it"
-        case .notMadeFor(let chip, let target, let erased):
-            return "the image is made for the \(chip); the target is a \(target)"
+        case .notMadeFor(let chips, let target, let erased):
+            return "the image is made for the \(chips.joined(separator: " or the ")); the target is a \(target)"
                 + (erased ? " (it was debug-locked, so it was erased to tell its part: its flash is blank now)" : "")
         }
     }
@@ -160,21 +160,22 @@ public struct FlashProgrammer {
         events: (FlashEvent) -> Void = { _ in }
     ) throws(FlashError) -> FlashResult {
         var candidates = session.chips.filter { $0.debuggerTargetID == targetID }
-        if let madeFor = options.madeFor {
+        let madeFor = options.madeFor
+        if !madeFor.isEmpty {
+            let names = madeFor.map(\.name)
             // Another family says so by its target ID alone, locked or not: nothing is touched
             // (an unlocked one is named by its part).
             if !identity.locked,
                 let chip = Chip.reporting(targetID: targetID, flashSizeCode: identity.flashSizeCode, in: session.chips),
-                chip != madeFor
+                !madeFor.contains(chip)
             {
-                throw .notMadeFor(chip: madeFor.name, target: chip.name, erased: false)
+                throw .notMadeFor(chips: names, target: chip.name, erased: false)
             }
-            guard madeFor.debuggerTargetID == targetID else {
+            guard madeFor.contains(where: { $0.debuggerTargetID == targetID }) else {
                 throw .notMadeFor(
-                    chip: madeFor.name, target: candidates.first?.family ?? "CC" + HexText.digits(targetID),
-                    erased: false)
+                    chips: names, target: candidates.first?.family ?? "CC" + HexText.digits(targetID), erased: false)
             }
-            candidates = candidates.filter { $0 == madeFor }
+            candidates = candidates.filter { madeFor.contains($0) }
         }
         guard identity.locked else {
             guard
@@ -191,10 +192,14 @@ public struct FlashProgrammer {
         }
         // The image must fit one of the chips it could be before the erase destroys anything;
         // when it fits none, the largest one's reason is the one to tell.
+        // A secondary address to write is checked too (its length is the family's): a wrong one
+        // must not cost the chip its contents.
+        var written: [UInt8]?
+        if case .write(let address) = options.secondaryAddress { written = address }
         var planError: FlashError?
         for candidate in candidates.sorted(by: { $0.flashSize > $1.flashSize }) {
             do {
-                _ = try plan(image, chip: candidate, options: options, secondary: nil)
+                _ = try plan(image, chip: candidate, options: options, secondary: written)
                 planError = nil
                 break
             } catch { planError = planError ?? error }
@@ -210,8 +215,8 @@ public struct FlashProgrammer {
         else {
             throw .unknownChipAfterErase(targetID: targetID, flashSizeCode: unlocked.flashSizeCode)
         }
-        if let madeFor = options.madeFor, madeFor != chip {
-            throw .notMadeFor(chip: madeFor.name, target: chip.name, erased: true)
+        if !madeFor.isEmpty, !madeFor.contains(chip) {
+            throw .notMadeFor(chips: madeFor.map(\.name), target: chip.name, erased: true)
         }
         return try flash(image, chip: chip, options: options, erased: true, unlockedByErase: true, events: events)
     }

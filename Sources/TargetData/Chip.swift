@@ -127,7 +127,9 @@ public struct Chip: Sendable, Equatable {
             try secondary.finish()
         }
         var flashWriting = FlashWriting.burst
+        var givenWriting = false
         if var writing = try object.optionalObject("flashWrite") {
+            givenWriting = true
             let pathName = try writing.string("path")
             guard let path = FlashWriting.Path(rawValue: pathName) else {
                 let names = FlashWriting.Path.allCases.map(\.rawValue).joined(separator: " or ")
@@ -179,7 +181,8 @@ public struct Chip: Sendable, Equatable {
             throw object.error("secondaryAddress", "is given exactly when primaryAddress is")
         }
         if let problem = flashWriting.problem(ramSize: ramSize, pageSize: pageSize) {
-            throw object.error("flashWrite", problem)
+            throw object.error(
+                "flashWrite", (givenWriting ? "" : "not given, so the default (burst) is taken: ") + problem)
         }
         var chip = Chip(
             name: name, family: family, chipID: chipID, debuggerTargetID: targetID, flashSize: flashSize,
@@ -246,6 +249,9 @@ public struct FlashWriting: Sendable, Equatable {
     /// `pageSize`, or `nil`: blocks of whole 32-bit words that fill pages evenly, the buffers below the
     /// descriptors, the descriptors inside SRAM.
     public func problem(ramSize: Int, pageSize: Int) -> String? {
+        guard path != .burst || blockSize == 1024 else {
+            return "the burst path writes 1024-byte blocks (what one BURST_WRITE carries), not \(blockSize)"
+        }
         guard blockSize % 4 == 0, pageSize % blockSize == 0 else {
             return "blockSize \(blockSize) must be whole words and divide the page (\(pageSize) bytes)"
         }

@@ -122,7 +122,9 @@ while index < arguments.count {
     case "--flash": flashImage = value()
     case "--ieee":
         let groups = value().split(separator: ":", omittingEmptySubsequences: false)
-        let parts = groups.compactMap { $0.utf8.count == 2 ? UInt8($0, radix: 16) : nil }
+        let parts = groups.compactMap { group in
+            group.utf8.count == 2 && group.allSatisfy(\.isHexDigit) ? UInt8(group, radix: 16) : nil
+        }
         guard parts.count == groups.count, parts.count == 6 || parts.count == 8 else {
             fail("--ieee takes 6 or 8 bytes, XX:XX:XX:XX:XX:XX[:XX:XX]")
         }

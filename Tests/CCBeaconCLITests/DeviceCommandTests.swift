@@ -4,6 +4,7 @@ import Foundation
 import IntelHex
 import Provisioning
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import CCBeaconCLI
@@ -374,6 +375,57 @@ struct DeviceCommandTests {
                 #expect(provider.debuggers[0].chip!.flash[0x100] == 0x5A, "locked: \(locked)")
             }
         }
+    }
+
+    /// A wrong --mac on a debug-locked chip is refused before the erase that would unlock it: the
+    /// family (its target ID) settles the length. An image without data is refused before the
+    /// chip is touched.
+    @Test(arguments: [
+        ("CC2541F256", "11:22:33:44:55:66:77:88"), ("CC2530F256", "11:22:33:44:55:66"),
+        ("CC2543F32", "11:22:33:44:55:66"),
+    ])
+    func aWrongMacLeavesALockedChipAsItWas(part: String, mac: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try scratch.write("small.hex", ":040000001122334452\n:00000001FF\n")
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip = EmulatedChip(part: .named(part)!)
+        provider.debuggers[0].chip!.flash[0x100] = 0x5A
+        provider.debuggers[0].chip!.setDebugLockBit()
+        let run = ToolRun(["flash", image, "--mac", mac], debuggers: provider)
+        #expect(run.status == 64, "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("--mac: "), "\(run.diagnostics)")
+        #expect(provider.debuggers[0].chip!.flash[0x100] == 0x5A, "the chip was not erased")
+        let empty = try scratch.write("empty.hex", ":00000001FF\n")
+        let nothing = ToolRun(["flash", empty], debuggers: provider)
+        #expect(nothing.status == 65)
+        #expect(nothing.diagnostics.contains("\(empty): the image holds no data"))
+        #expect(provider.debuggers[0].chip!.flash[0x100] == 0x5A)
+    }
+
+    /// A template for a chip without an IEEE address cannot drive provisioning (the ledger names
+    /// chips by it): refused before anything is recorded or burned.
+    @Test func provisionRefusesATemplateForAChipWithoutAnAddress() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        // A small image with an iBeacon advertising block at 0x100 (a CC2543 has 32 KiB at most).
+        let block: [UInt8] =
+            [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + [UInt8](repeating: 0x11, count: 16)
+            + [0, 1, 0, 2, 0xC5]
+        let bin = scratch.path("c43.bin")
+        try Data([UInt8](repeating: 0x00, count: 0x100) + block).write(to: URL(fileURLWithPath: bin))
+        let imported = ToolRun([
+            "template", "import", bin, "--name", "t43", "--chip", "CC2543F32", "-o", scratch.path("templates/t43"),
+        ])
+        #expect(imported.status == 0, "\(imported.diagnostics)")
+        let list = try scratch.write("list.csv", "name,uuid,major,minor\na,\(Self.uuid),1,2\n")
+        let run = ToolRun([
+            "provision", list, "--template", "t43", "--templates", scratch.path("templates"), "--yes",
+            "--ledger", scratch.path("l.sqlite"),
+        ])
+        #expect(run.status == 65, "\(run.diagnostics)")
+        #expect(run.diagnostics.contains("is for the CC2543F32, which has no IEEE address"), "\(run.diagnostics)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("l.sqlite")))
     }
 
     /// The secondary address has the chip's length: 8 bytes on a CC253x, 6 on a CC2540/41; a

@@ -126,6 +126,8 @@ struct ChipFamilyTests {
             (FlashWriting(path: .xdata, blockSize: 512, descriptorAddress: 0x03F9), 1024, 1024, "beyond"),
             (FlashWriting(path: .xdata, blockSize: 510, descriptorAddress: 0x0200), 1024, 1020, "whole words"),
             (FlashWriting(path: .xdata, blockSize: 768, descriptorAddress: 0x0300), 2048, 1024, "divide the page"),
+            (FlashWriting(path: .burst, blockSize: 512, descriptorAddress: 0x0800), 8192, 2048, "1024-byte blocks"),
+            (FlashWriting(path: .burst, blockSize: 2048, descriptorAddress: 0x1000), 8192, 2048, "1024-byte blocks"),
         ] as [(FlashWriting, Int, Int, String?)])
     func aWayOfWritingFitsTheChip(writing: FlashWriting, ramSize: Int, pageSize: Int, problem: String?) {
         let found = writing.problem(ramSize: ramSize, pageSize: pageSize)
@@ -133,6 +135,35 @@ struct ChipFamilyTests {
             #expect(found?.contains(problem) == true, "\(String(describing: found))")
         } else {
             #expect(found == nil)
+        }
+    }
+
+    /// An image that is a station of templates for several parts runs on any of them: a locked
+    /// chip that turns out, once erased, to be one of them is flashed; one that is none is refused.
+    @Test(arguments: [("CC2541F256", true), ("CC2541F128", true), ("CC2540F256", false)])
+    func anImageForSeveralPartsRunsOnAnyOfThem(part: String, runs: Bool) throws {
+        let debugger = EmulatedDebugger(chip: EmulatedChip(part: .named(part)!))
+        debugger.chip!.setDebugLockBit()
+        let chips = try BundledData.boards().chips
+        let session = CC254xSession(transport: debugger, chips: chips)
+        let state = try session.open()
+        let identity = try session.connect(targetID: state.targetID)
+        #expect(identity.locked)
+        var options = FlashOptions(resetToRun: false)
+        options.madeFor = chips.filter { $0.family == "CC2541" }
+        let image = try MemoryImage(bytes: [1, 2, 3, 4], at: 0x100)
+        if runs {
+            let result = try FlashProgrammer(session: session).flash(
+                image, targetID: state.targetID, identity: identity, options: options)
+            #expect(result.chip.name == part)
+        } else {
+            #expect(
+                throws: FlashError.notMadeFor(chips: ["CC2541F256", "CC2541F128"], target: "CC2540", erased: false)
+            ) {
+                try FlashProgrammer(session: session).flash(
+                    image, targetID: state.targetID, identity: identity, options: options)
+            }
+            #expect(debugger.chip!.debugLocked, "refused by its target ID, before the erase")
         }
     }
 

@@ -267,3 +267,42 @@ struct TemplateValidationTests {
         }
     }
 }
+
+/// What is a station of a template: whatever leaves the same flash on an erased chip, fields
+/// aside, with an identity in its beacon field — and nothing else.
+struct StationRecognitionTests {
+    enum Variant: String, CaseIterable, Sendable {
+        case asGenerated, flatBinary, fieldsErased, extraByte, empty, fieldsOnly, templateItself
+    }
+
+    @Test(arguments: Variant.allCases) func aStationIsRecognisedWhateverItsLayout(variant: Variant) throws {
+        let template = try BundledData.template()
+        let identity = IBeacon(
+            uuid: UUID(uuidString: "7634A485-1732-4B7D-AB44-D505D8A24C60")!, major: 1, minor: 2, measuredPower: -59)
+        let station = template.stationImage(for: identity).file.memory
+        let end = try #require(station.endAddress)
+        let field = try #require(template.manifest.beaconField).range
+        var memory: MemoryImage
+        let expected: Bool
+        switch variant {
+        case .asGenerated: (memory, expected) = (station, true)
+        case .flatBinary:
+            (memory, expected) = (try MemoryImage(bytes: station.bytes(in: 0..<end, fill: 0xFF), at: 0), true)
+        case .fieldsErased:
+            memory = station
+            try memory.write([UInt8](repeating: 0xFF, count: field.count), at: field.lowerBound)
+            expected = false
+        case .extraByte:
+            memory = station
+            try memory.write([0x12], at: end + 0x100)
+            expected = false
+        case .empty: (memory, expected) = (MemoryImage(), false)
+        case .fieldsOnly:
+            (memory, expected) = (
+                try MemoryImage(bytes: station.bytes(in: field, fill: 0xFF), at: field.lowerBound), false
+            )
+        case .templateItself: (memory, expected) = (template.image.memory, true)
+        }
+        #expect(template.isStation(memory) == expected)
+    }
+}
