@@ -436,7 +436,14 @@ enum FlashCommand {
             verify: arguments.verify, readBack: identityRanges, allowLastPage: arguments.allowLastPage,
             lockDebug: arguments.lockDebug)
         if let mac { options.secondaryAddress = .write(mac) }
-        if arguments.preserveMAC { options.secondaryAddress = .preserve }
+        if arguments.preserveMAC {
+            // A family without a factory address has no secondary one to keep, locked or not.
+            let family = catalog.chips.filter { $0.debuggerTargetID == connection.state.targetID }
+            if let first = family.first, family.allSatisfy({ $0.secondaryAddress == nil }) {
+                throw .usage("--preserve-mac: the \(first.family) has no IEEE address, and no secondary one to keep")
+            }
+            options.secondaryAddress = .preserve
+        }
         // Its addresses, NV pages and radio settings are the template chip's.
         options.madeFor = stationOf.map(\.chip)
         var erased = false

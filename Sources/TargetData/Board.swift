@@ -83,7 +83,11 @@ public struct BoardCatalog: Sendable {
         var root = try JSONObjectReader(try JSONParser.parse(chipsFile.bytes, file: chipsPath), file: chipsPath)
         try checkFormat(&root)
         var chips: [Chip] = []
-        for (index, node) in try root.array("chips").enumerated() {
+        let chipNodes = try root.array("chips")
+        guard !chipNodes.isEmpty else {
+            throw root.error("chips", "lists no chip; ccbeacon programs only the chips listed here")
+        }
+        for (index, node) in chipNodes.enumerated() {
             let chip = try Chip.read(node, file: chipsPath, path: "chips[\(index)]")
             guard !chips.contains(where: { $0.name.lowercased() == chip.name.lowercased() }) else {
                 throw DataFileError(

@@ -453,6 +453,16 @@ struct DeviceCommandTests {
         #expect(
             ToolRun(["flash", image, "--mac", "11:22:33:44:55"]).diagnostics.contains(
                 "must be 6 bytes (CC2540/41) or 8"))
+        cc2543.debuggers[0].chip!.flash[0x100] = 0x5A
+        for locked in [false, true] {
+            if locked { cc2543.debuggers[0].chip!.setDebugLockBit() }
+            let keep = ToolRun(["flash", image, "--preserve-mac"], debuggers: cc2543)
+            #expect(keep.status == 64, "locked: \(locked)")
+            #expect(
+                keep.diagnostics.contains(
+                    "--preserve-mac: the CC2543 has no IEEE address, and no secondary one to keep"))
+            #expect(cc2543.debuggers[0].chip!.flash[0x100] == 0x5A, "the chip is left as it was")
+        }
     }
 
     /// A debugger lost once the chip erase has begun leaves the chip's flash changed, and the

@@ -180,6 +180,9 @@ struct BoardCatalogTests {
             (error as? DataFileError)?.message == "must lie below the last page (page 127)"
         }
         #expect(throws: DataFileError.self) { try BoardCatalog.load(files: [], directory: "boards") }
+        #expect { try Self.load(chips: #"{"format": 1, "chips": []}"#, boards: [:]) } throws: { error in
+            (error as? DataFileError)?.message == "lists no chip; ccbeacon programs only the chips listed here"
+        }
     }
 
     /// How a chip is written is checked where it is written down, with its place in the file.
