@@ -172,7 +172,8 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "USBEmulationTests", dependencies: ["TestSupport"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "USBEmulationTests", dependencies: ["TestSupport", "IntelHex"], swiftSettings: strictSettings),
         .testTarget(
             name: "FirmwareSimulationTests",
             dependencies: [

@@ -88,6 +88,13 @@ enum DeviceSupport {
         return chip
     }
 
+    /// `32 KiB` for a whole number of KiB, else the exact count in bytes (`48 bytes`, `20992 bytes`
+    /// where 512-byte blocks leave half a KiB), so a size is never shown as 0 KiB or rounded.
+    static func size(_ count: Int) -> String {
+        if count > 0, count % 1024 == 0 { return "\(count / 1024) KiB" }
+        return count == 1 ? "1 byte" : "\(count) bytes"
+    }
+
     /// What to do about a target boards/chips.json does not describe.
     static let unknownChipHint =
         "ccbeacon programs the parts of boards/chips.json (CC2530/31/33, CC2540/41 and CC2543/44/45, each size listed); another part needs its facts added there"
@@ -401,11 +408,6 @@ enum FlashCommand {
         }
     }
 
-    /// `bytes` in KiB, with a half where 512-byte blocks leave one.
-    static func kibibytes(_ bytes: Int) -> String {
-        bytes % 1024 == 0 ? "\(bytes / 1024)" : "\(bytes / 1024).\(bytes % 1024 * 10 / 1024)"
-    }
-
     static func run(_ arguments: Arguments, console: Console, debuggers: (any DebuggerProvider)?)
         throws(CommandFailure)
     {
@@ -424,11 +426,11 @@ enum FlashCommand {
             connection.chip.map { template.chip == $0 }
                 ?? (template.chip.debuggerTargetID == connection.state.targetID)
         }
-        let ordered = templates.filter(fitsTarget) + templates.filter { !fitsTarget($0) }
-        let (located, identitySource) = IdentityBytes.locate(in: image, templates: ordered)
         // Every template the image is a station of: its chip is one the image runs on, and its
         // fields are read back (a locked chip tells which part it is only once erased).
-        let stationOf = ordered.filter { $0.isStation(image) }
+        let stationOf = (templates.filter(fitsTarget) + templates.filter { !fitsTarget($0) })
+            .filter { $0.isStation(image) }
+        let (located, identitySource) = IdentityBytes.locate(in: image, templates: stationOf)
         let identityRanges = stationOf.isEmpty ? located : stationOf.flatMap(\.identityRanges)
         connection.session.framing = arguments.framing
         let report = DeviceSupport.progress(console)
@@ -535,7 +537,7 @@ enum FlashCommand {
             arguments.verify == .none
             ? "not verified beyond that" : "the whole image verified (\(arguments.verify.rawValue))"
         var lines = [
-            "flashed \(arguments.path) to the \(result.chip.name) on \(connection.device.selector): \(Self.kibibytes(result.report.bytesWritten)) KiB written, "
+            "flashed \(arguments.path) to the \(result.chip.name) on \(connection.device.selector): \(DeviceSupport.size(result.report.bytesWritten)) written, "
                 + "\(identityNote), \(verified); the target is running"
         ]
         if let secondary = result.secondaryAddress {
@@ -609,13 +611,8 @@ enum ReadCommand {
             try FileAccess.writeAtomically(HexWriter().text(for: image), to: output)
         }
         console.output(
-            line: "read \(size(bytes.count)) from the \(chip.name) on \(connection.device.selector) to \(output)")
-    }
-
-    /// `32 KiB` for a whole number of KiB, else the exact count in bytes (`48 bytes`), so a
-    /// short range is never shown as 0 KiB or rounded.
-    static func size(_ count: Int) -> String {
-        if count > 0, count % 1024 == 0 { return "\(count / 1024) KiB" }
-        return count == 1 ? "1 byte" : "\(count) bytes"
+            line:
+                "read \(DeviceSupport.size(bytes.count)) from the \(chip.name) on \(connection.device.selector) to \(output)"
+        )
     }
 }

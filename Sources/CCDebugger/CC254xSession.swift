@@ -259,13 +259,10 @@ public final class CC254xSession {
             .settingUpDMA)
         var nextWordAddress = -1
         for (index, block) in plan.blocks.enumerated() {
-            var frames = Frames.writeXdata(0x0000, block.bytes)
-            let word = block.address / 4
-            if word != nextWordAddress {
-                frames += Frames.writeXdata(XREG.faddrl, [UInt8(word & 0xFF), UInt8(word >> 8)])
-            }
-            nextWordAddress = word + writing.blockSize / 4
-            frames += Self.setSFR(SFR.dmaarm, 0x01) + Frames.writeXdata(XREG.fctl, [FlashControl.startWrite])
+            let frames =
+                Frames.writeXdata(0x0000, block.bytes)
+                + Self.pointFlash(at: block.address, blockSize: writing.blockSize, nextWordAddress: &nextWordAddress)
+                + Self.setSFR(SFR.dmaarm, 0x01) + Frames.writeXdata(XREG.fctl, [FlashControl.startWrite])
             try out(frames + Self.readList([XREG.fctl]), .programming(address: block.address))
             try waitForFlash(firstReply: try input(1, .programming(address: nil)), address: block.address)
             progress(FlashProgress(phase: .program, done: (index + 1) * writing.blockSize, total: total))
@@ -276,15 +273,17 @@ public final class CC254xSession {
     /// FADDR first when the block does not follow the previous one).
     func startWrite(_ pending: (address: Int, buffer: Int)?, blockSize: Int, nextWordAddress: inout Int) -> [UInt8] {
         guard let pending else { return [] }
-        var frames: [UInt8] = []
-        let word = pending.address / 4
-        if word != nextWordAddress {
-            frames += Frames.writeXdata(XREG.faddrl, [UInt8(word & 0xFF), UInt8(word >> 8)])
-        }
-        nextWordAddress = word + blockSize / 4
-        frames += Self.setSFR(SFR.dmaarm, Self.flashChannel(buffer: pending.buffer))
-        frames += Frames.writeXdata(XREG.fctl, [FlashControl.startWrite])
-        return frames
+        return Self.pointFlash(at: pending.address, blockSize: blockSize, nextWordAddress: &nextWordAddress)
+            + Self.setSFR(SFR.dmaarm, Self.flashChannel(buffer: pending.buffer))
+            + Frames.writeXdata(XREG.fctl, [FlashControl.startWrite])
+    }
+
+    /// FADDR set to the word of `address`, unless the previous block's write left it there
+    /// (`nextWordAddress`, which then moves past this block).
+    static func pointFlash(at address: Int, blockSize: Int, nextWordAddress: inout Int) -> [UInt8] {
+        let word = address / 4
+        defer { nextWordAddress = word + blockSize / 4 }
+        return word == nextWordAddress ? [] : Frames.writeXdata(XREG.faddrl, [UInt8(word & 0xFF), UInt8(word >> 8)])
     }
 
     /// Polls FCTL until BUSY clears (bounded); fails on ABORT.

@@ -1,4 +1,5 @@
 import Foundation
+import IntelHex
 import TestSupport
 import Testing
 
@@ -43,37 +44,13 @@ struct ChipFamilyThroughLibUSBTests {
         Part(name: "CC2541F256", targetID: "2541", chipID: "0x41", flashKiB: 256, ramKiB: 8, pageSize: 2048),
     ]
 
-    /// Intel HEX of `segments` (address, bytes): 16-byte records, an 04 record per 64 KiB.
-    static func hex(_ segments: [(Int, [UInt8])]) -> String {
-        var lines: [String] = []
-        func record(_ type: UInt8, _ address: Int, _ data: [UInt8]) {
-            let bytes = [UInt8(data.count), UInt8(address >> 8 & 0xFF), UInt8(address & 0xFF), type] + data
-            let sum = UInt8(truncatingIfNeeded: 0x100 - Int(bytes.reduce(UInt8(0), &+)))
-            lines.append(":" + (bytes + [sum]).map { String(format: "%02X", $0) }.joined())
-        }
-        var page = -1
-        for (start, data) in segments {
-            for offset in stride(from: 0, to: data.count, by: 16) {
-                let address = start + offset
-                if address >> 16 != page {
-                    page = address >> 16
-                    record(4, 0, [UInt8(page >> 8), UInt8(page & 0xFF)])
-                }
-                record(0, address & 0xFFFF, Array(data[offset..<min(offset + 16, data.count)]))
-            }
-        }
-        record(1, 0, [])
-        return lines.joined(separator: "\n") + "\n"
-    }
-
-    /// Code at 0, data across the middle, data just below the last page.
-    static func image(for part: Part) -> String {
+    /// Code at 0, data across the middle, data just below the last page, as Intel HEX.
+    static func image(for part: Part) throws -> String {
         let size = part.flashKiB * 1024
-        return hex([
-            (0, (0..<2000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }),
-            (size / 2 - 512, (0..<1024).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) }),
-            (size - part.pageSize - 512, (0..<512).map { UInt8(truncatingIfNeeded: $0 &* 3 &+ 0x40) }),
-        ])
+        var image = try MemoryImage(bytes: (0..<2000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }, at: 0)
+        try image.write((0..<1024).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) }, at: size / 2 - 512)
+        try image.write((0..<512).map { UInt8(truncatingIfNeeded: $0 &* 3 &+ 0x40) }, at: size - part.pageSize - 512)
+        return String(decoding: HexWriter().text(for: image), as: UTF8.self)
     }
 
     @Test(arguments: parts) func bothToolsIdentifyProgramAndReadThePart(part: Part) throws {
@@ -93,7 +70,7 @@ struct ChipFamilyThroughLibUSBTests {
         #expect(info.output.contains("target: \(part.name) (chip ID \(part.chipID)"), "\(info.output)")
         #expect(info.output.contains("flash: \(part.flashKiB) KiB, RAM: \(part.ramKiB) KiB, debug lock: off"))
 
-        let image = try work.write("image.hex", Self.image(for: part))
+        let image = try work.write("image.hex", try Self.image(for: part))
         let written = try Tools.run(
             chip + ["--save-flash", work.path("cc.bin")], [Tools.ccTool!, "-e", "-w", image, "-v"], in: work.url)
         #expect(written.status == 0 && !written.output.contains("Failed"), "\(written.output)")
