@@ -56,6 +56,8 @@ def main():
     with open(pattern, "wb") as out:
         out.write(bytes((i * 7 + (i >> 8)) & 0xFF for i in range(24 * 1024)))
     images.append(("CC2543F32: 24 KiB pattern (XDATA path)", pattern, [], ["--chip", "CC2543F32"]))
+    # The older register map (CC251x/111x), which reports no size: ccbeacon is told it.
+    images.append(("CC2510F32: 24 KiB pattern (older map)", pattern, ["--flash-size", "32"], ["--chip", "CC2510F32"]))
     if os.path.isdir(CORPUS):
         images.append(("CC2541: corpus 16 SimpleBLEPeripheral",
                        os.path.join(CORPUS, "16_TI-BLE140-CC2541_SmartRF_SimpleBLEPeripheral.hex"), [], []))

@@ -37,8 +37,10 @@ enum DeviceSupport {
 
     /// Opens the debugger `selector` names (the only one when `nil`) and connects to its target, for the chips of `catalog` (read
     /// from boards/ when the caller has not read it already).
+    /// `flashSize` (`--flash-size`) names the size of a chip that does not report its own; on one
+    /// that does, it must agree.
     static func connect(
-        selector: String?, debuggers: (any DebuggerProvider)?, catalog: BoardCatalog? = nil
+        selector: String?, debuggers: (any DebuggerProvider)?, catalog: BoardCatalog? = nil, flashSize: Int? = nil
     ) throws(CommandFailure) -> Connection {
         let provider = try provider(debuggers)
         let devices = try listDevices(provider)
@@ -51,17 +53,46 @@ enum DeviceSupport {
         } else {
             chips = try DataLocations.find(templatesOption: nil).loadBoards().chips
         }
+        let connection: Connection
         do {
             let session = CC254xSession(transport: try provider.open(device), chips: chips)
+            session.assumedFlashSize = flashSize
             let state = try session.open()
             let identity = try session.connect(targetID: state.targetID, debuggerID: device.debuggerID)
-            return Connection(
+            connection = Connection(
                 device: device, session: session, state: state, identity: identity,
-                chip: identity.locked
-                    ? nil : Chip.reporting(targetID: state.targetID, flashSizeCode: identity.flashSizeCode, in: chips))
+                chip: identity.chip(targetID: state.targetID, in: chips))
         } catch {
             throw failure(error)
         }
+        if let flashSize {
+            let family = chips.filter { $0.debuggerTargetID == connection.state.targetID }
+            let name = family.first?.family ?? "target"
+            if family.contains(where: { $0.flashSizeCode != 0 }) {
+                if let chip = connection.chip, chip.flashSize != flashSize {
+                    throw .usage("--flash-size \(size(flashSize)): the \(chip.name) reports \(size(chip.flashSize))")
+                }
+            } else if !family.contains(where: { $0.flashSize == flashSize }) {
+                throw .usage("--flash-size \(size(flashSize)): the \(name) comes in \(kibList(family)) KiB")
+            }
+        }
+        return connection
+    }
+
+    /// The flash sizes of `chips` in KiB, smallest first: `8, 16 or 32`.
+    static func kibList(_ chips: [Chip]) -> String {
+        let sizes = chips.map { String($0.flashSize / 1024) }
+        guard sizes.count > 1 else { return sizes.first ?? "" }
+        return sizes.dropLast().joined(separator: ", ") + " or " + sizes.last!
+    }
+
+    /// What to do about a chip that does not report its size when none was given, or `nil` when
+    /// the target reports its size.
+    static func flashSizeHint(targetID: UInt16, chips: [Chip]) -> String? {
+        let family = chips.filter { $0.debuggerTargetID == targetID }
+        guard let first = family.first, family.allSatisfy({ $0.flashSizeCode == 0 }) else { return nil }
+        return
+            "the \(first.family) does not report its flash size: give it with --flash-size \(kibList(family)) (the part's marking says: \(first.name) has \(first.flashSize / 1024))"
     }
 
     /// One debugger of `devices` by `selector` (see `DeviceSelection.choose`); why none could be
@@ -83,7 +114,10 @@ enum DeviceSupport {
         guard let chip = connection.chip else {
             let unknown = FlashError.unknownChip(
                 targetID: connection.state.targetID, flashSizeCode: connection.identity.flashSizeCode)
-            throw CommandFailure(.failure, unknown.description, hint: unknownChipHint)
+            throw CommandFailure(
+                .failure, unknown.description,
+                hint: flashSizeHint(targetID: connection.state.targetID, chips: connection.session.chips)
+                    ?? unknownChipHint)
         }
         return chip
     }
@@ -97,7 +131,7 @@ enum DeviceSupport {
 
     /// What to do about a target boards/chips.json does not describe.
     static let unknownChipHint =
-        "ccbeacon programs the parts of boards/chips.json (CC2530/31/33, CC2540/41 and CC2543/44/45, each size listed); another part needs its facts added there"
+        "ccbeacon programs the parts of boards/chips.json (CC2530/31/33, CC2540/41, CC2543/44/45, CC2510/11 and CC1110/11, each size listed); another part needs its facts added there"
 
     /// A debugger error as a message, a hint and exit status 1.
     static func failure(_ error: DebuggerError) -> CommandFailure {
@@ -238,12 +272,14 @@ enum InfoCommand {
             details: """
                 Resets the target into debug mode and reports the chip ID and revision, flash and RAM size,
                 whether the debug interface is locked, the factory (primary) IEEE address from the info
-                page and the secondary address from the last flash page. The chip is left halted.
+                page and the secondary address from the last flash page. The chip is left halted. A chip
+                that does not report its flash size (CC2510/11, CC1110/11) is named by its family until
+                --flash-size gives it.
 
                 Example:
                   ccbeacon info --device 1:7
                 """,
-            options: [Options.device.spec, Options.json.spec, Options.trace.spec]))
+            options: [Options.device.spec, Options.flashSize.spec, Options.json.spec, Options.trace.spec]))
     static let command = Command(spec, DeviceArguments.self) { arguments, console, hardware throws(CommandFailure) in
         try run(arguments, console: console, debuggers: hardware.debuggers)
     }
@@ -251,8 +287,11 @@ enum InfoCommand {
     static func run(_ arguments: DeviceArguments, console: Console, debuggers: (any DebuggerProvider)?)
         throws(CommandFailure)
     {
-        let connection = try DeviceSupport.connect(selector: arguments.selector, debuggers: debuggers)
+        let connection = try DeviceSupport.connect(
+            selector: arguments.selector, debuggers: debuggers, flashSize: arguments.flashSize)
         let identity = connection.identity
+        let sizeHint = DeviceSupport.flashSizeHint(
+            targetID: connection.state.targetID, chips: connection.session.chips)
         var primary: [UInt8]?
         var secondary: [UInt8]?
         if !identity.locked, let chip = connection.chip, chip.primaryAddress != nil {
@@ -268,7 +307,9 @@ enum InfoCommand {
                     ("device", .string(connection.device.selector)), ("chip", .string(name)),
                     ("chipId", .integer(Int(identity.chipID))), ("revision", .integer(Int(identity.revision))),
                     ("flashSize", connection.chip == nil ? .null : .integer(identity.flashSize)),
-                    ("flashSizeCode", .integer(Int(identity.flashSizeCode))), ("ramSize", .integer(identity.ramSize)),
+                    ("flashSizeCode", .integer(Int(identity.flashSizeCode))),
+                    ("flashSizeReported", .bool(sizeHint == nil)),
+                    ("ramSize", connection.chip == nil && sizeHint != nil ? .null : .integer(identity.ramSize)),
                     ("locked", .bool(identity.locked)),
                     ("primaryAddress", primary.map { .string(HexText.colonSeparated($0)) } ?? .null),
                     ("secondaryAddress", secondary.map { .string(HexText.colonSeparated($0)) } ?? .null),
@@ -279,15 +320,25 @@ enum InfoCommand {
         if identity.locked {
             lines.append("target: \(name), debug interface LOCKED (only 'ccbeacon erase' can unlock it)")
         } else {
+            let flash: String
+            switch (connection.chip, sizeHint) {
+            case (let chip?, nil):
+                flash = "flash: \(DeviceSupport.size(chip.flashSize)), RAM: \(DeviceSupport.size(identity.ramSize))"
+            case (let chip?, _?):
+                flash =
+                    "flash: \(DeviceSupport.size(chip.flashSize)) (as --flash-size says; the chip does not report it), RAM: \(DeviceSupport.size(chip.ramSize))"
+            case (nil, let hint?): flash = "flash: not reported (\(hint))"
+            case (nil, nil):
+                flash =
+                    "flash: unknown (CHIPINFO0.FLASHSIZE \(identity.flashSizeCode) is none of the chips of boards/chips.json), RAM: \(DeviceSupport.size(identity.ramSize))"
+            }
             lines += [
-                "target: \(name) (chip ID \(HexText.address(identity.chipID)), revision \(HexText.address(identity.revision)))",
-                (connection.chip == nil
-                    ? "flash: unknown (CHIPINFO0.FLASHSIZE \(identity.flashSizeCode) is none of the chips of boards/chips.json)"
-                    : "flash: \(identity.flashSize / 1024) KiB")
-                    + ", RAM: \(identity.ramSize / 1024) KiB, debug lock: off",
+                "target: \(name) (chip ID \(HexText.address(identity.chipID, width: 2)), revision \(HexText.address(identity.revision, width: 2)))",
+                flash + ", debug lock: off",
             ]
-            if connection.chip.map({ $0.primaryAddress == nil }) == true {
-                lines.append("IEEE address: none (the \(name) has none)")
+            let family = connection.session.chips.filter { $0.debuggerTargetID == connection.state.targetID }
+            if connection.chip.map({ $0.primaryAddress == nil }) ?? family.allSatisfy({ $0.primaryAddress == nil }) {
+                lines.append("IEEE address: none (the \(connection.chip?.family ?? name) has none)")
             } else {
                 lines += [
                     "primary IEEE address: \(primary.map { HexText.colonSeparated($0) } ?? "?")",
@@ -336,8 +387,8 @@ enum FlashCommand {
         table: CommandTable(
             details: """
                 Chip erase, then the image's blocks — 1 KiB bursts, or 512-byte blocks through RAM on the
-                CC2543/44/45, as boards/chips.json says (blocks that are all 0xFF are skipped: erased flash
-                already reads so) — then verification: by the chip's own CRC unit (default, fast), by
+                CC2543/44/45 and CC2510/11/CC1110/11, as boards/chips.json says (blocks that are all 0xFF are
+                skipped: erased flash already reads so) — then verification: by the chip's own CRC unit (default, fast), by
                 reading every byte back (--verify read), or none. Finally the target is reset and runs.
 
                 The last flash page holds the lock bits and the secondary address; an image with data there
@@ -345,13 +396,16 @@ enum FlashCommand {
                 --preserve-mac keeps the one the chip has, --lock-debug locks the debug interface at the end
                 (only a chip erase undoes it) and reads the lock back after a reset: a lock that did not
                 take fails the command (exit 1). A station (an image made from a template) runs only on its
-                template's chip: on any other part it is refused before the chip is touched.
+                template's chip: on any other part it is refused before the chip is touched. The CC2510/11
+                and CC1110/11 do not report their flash size: --flash-size gives it (8, 16 or 32, as the
+                part's marking says); their lock is one byte in the information page.
 
                 Example:
                   ccbeacon flash out/Hall_A.hex --device 1:7
                 """,
             options: [
-                Options.device.spec, Options.base.spec, verify.spec, mac.spec, preserveMAC.spec, lockDebug.spec,
+                Options.device.spec, Options.flashSize.spec, Options.base.spec, verify.spec, mac.spec, preserveMAC.spec,
+                lockDebug.spec,
                 allowLastPage.spec, Options.usbFraming.spec, Options.trace.spec,
             ],
             positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin", completion: .files)],
@@ -386,6 +440,7 @@ enum FlashCommand {
         var path: String
         var base: Int?
         var selector: String?
+        var flashSize: Int?
         var verify: VerifyMode
         var mac: [UInt8]?
         var preserveMAC: Bool
@@ -398,6 +453,7 @@ enum FlashCommand {
             path = command.positionals[0]
             base = try command.value(Options.base)
             selector = try command.value(Options.device)
+            flashSize = try command.value(Options.flashSize)
             verify = try command.value(FlashCommand.verify)
             mac = try command.value(FlashCommand.mac)
             preserveMAC = command.isSet(FlashCommand.preserveMAC)
@@ -418,7 +474,8 @@ enum FlashCommand {
         }
         let locations = try DataLocations.find(templatesOption: nil)
         let catalog = try locations.loadBoards()
-        let connection = try DeviceSupport.connect(selector: arguments.selector, debuggers: debuggers, catalog: catalog)
+        let connection = try DeviceSupport.connect(
+            selector: arguments.selector, debuggers: debuggers, catalog: catalog, flashSize: arguments.flashSize)
         // A station is its template's, for the template's chip: where templates share an image,
         // one for the target's part (or family, while a lock hides the part) is taken first.
         let templates = locations.loadAllTemplates(catalog: catalog)
@@ -508,7 +565,10 @@ enum FlashCommand {
                         "\(changed); replug the debugger, press its reset button and run 'ccbeacon flash' again (it starts with a chip erase)"
                 )
             case .unknownChip, .unknownChipAfterErase:
-                throw CommandFailure(.failure, error.description, hint: DeviceSupport.unknownChipHint)
+                throw CommandFailure(
+                    .failure, error.description,
+                    hint: DeviceSupport.flashSizeHint(targetID: connection.state.targetID, chips: catalog.chips)
+                        ?? DeviceSupport.unknownChipHint)
             case .notMadeFor(let chips, let target, let wasErased):
                 let names = stationOf.map { "'\($0.manifest.name)'" }.joined(separator: " or ")
                 throw .data(
@@ -562,7 +622,7 @@ enum ReadCommand {
                 Example:
                   ccbeacon read -o dump.hex --device 1:7
                 """,
-            options: [output.spec, Options.device.spec, range.spec, Options.trace.spec]))
+            options: [output.spec, Options.device.spec, Options.flashSize.spec, range.spec, Options.trace.spec]))
     static let command = Command(spec, Arguments.self) { arguments, console, hardware throws(CommandFailure) in
         try run(arguments, console: console, debuggers: hardware.debuggers)
     }
@@ -577,12 +637,14 @@ enum ReadCommand {
         /// `nil`: the whole flash.
         var range: Range<Int>?
         var selector: String?
+        var flashSize: Int?
 
         init(_ command: ParsedCommand) throws(CommandFailure) {
             output = try command.value(ReadCommand.output)
             format = try ImageFormat.of(output, role: "output")
             range = try command.value(ReadCommand.range)
             selector = try command.value(Options.device)
+            flashSize = try command.value(Options.flashSize)
         }
     }
 
@@ -591,7 +653,8 @@ enum ReadCommand {
     {
         let (output, format) = (arguments.output, arguments.format)
         try CommandSupport.checkOutputs([output], against: [])
-        let connection = try DeviceSupport.connect(selector: arguments.selector, debuggers: debuggers)
+        let connection = try DeviceSupport.connect(
+            selector: arguments.selector, debuggers: debuggers, flashSize: arguments.flashSize)
         guard !connection.identity.locked else { throw DeviceSupport.failure(.targetLocked) }
         let chip = try DeviceSupport.chip(connection)
         let range = arguments.range ?? 0..<chip.flashSize

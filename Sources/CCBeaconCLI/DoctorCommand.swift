@@ -257,7 +257,7 @@ enum DoctorCommand {
                         ))
                     continue
                 }
-                let chip = Chip.reporting(targetID: state.targetID, flashSizeCode: identity.flashSizeCode, in: chips)
+                let chip = identity.chip(targetID: state.targetID, in: chips)
                 let address = chip.flatMap { try? session.primaryAddress(chip: $0) }.map(HexText.colonSeparated)
                 findings.append(
                     Finding(

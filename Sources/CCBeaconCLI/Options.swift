@@ -171,6 +171,17 @@ enum Options {
         if let problem = DeviceSelection.problem(with: text) { throw .usage("--device '\(text)' \(problem)") }
         return text
     }
+    /// The flash size of a chip that does not report its own, in KiB (held in bytes).
+    static let flashSize = Option<Int>(
+        "--flash-size", value: "KIB",
+        help: "flash size of a chip that does not report it (CC2510/11, CC1110/11: 8, 16 or 32)"
+    ) { text throws(CommandFailure) in
+        guard let kib = Values.integer(text), (1...1024).contains(kib) else {
+            throw .usage(
+                "--flash-size '\(text.excerpt())' is not a size in KiB (8, 16 or 32 on the chips that need it)")
+        }
+        return kib * 1024
+    }
     /// How programming lays out frames in USB transfers.
     static let usbFraming = DefaultedOption<USBFraming>(
         "--usb-framing", choosing: USBFraming.allCases, default: .proven,
@@ -212,10 +223,13 @@ struct DeviceArguments: CommandArguments {
     /// `--device`; `nil`: the only one attached.
     var selector: String?
     var json: Bool
+    /// `--flash-size` in bytes, where the command takes it.
+    var flashSize: Int?
 
     init(_ command: ParsedCommand) throws(CommandFailure) {
         selector = try command.value(Options.device)
         json = command.isSet(Options.json)
+        flashSize = try command.value(Options.flashSize)
     }
 }
 

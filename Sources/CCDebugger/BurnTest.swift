@@ -104,9 +104,10 @@ public struct BurnTest {
         return pass % 2 == 0 ? byte : ~byte
     }
 
-    /// The image pass `pass` writes on `chip`: every byte below the lock bits.
+    /// The image pass `pass` writes on `chip`: every byte below the lock bits (all of the flash
+    /// on a chip whose lock byte is elsewhere).
     public static func image(for chip: Chip, pass: Int) -> MemoryImage {
-        let bytes = (0..<chip.lockBits.lowerBound).map { patternByte(at: $0, pass: pass) }
+        let bytes = (0..<(chip.lockBits?.lowerBound ?? chip.flashSize)).map { patternByte(at: $0, pass: pass) }
         return (try? MemoryImage(bytes: bytes, at: 0)) ?? MemoryImage()
     }
 
@@ -147,8 +148,7 @@ public struct BurnTest {
         let wasLocked = identity.locked
         if wasLocked { identity = try session.chipErase(targetID: state.targetID) }
         guard
-            let chip = Chip.reporting(
-                targetID: state.targetID, flashSizeCode: identity.flashSizeCode, in: session.chips)
+            let chip = identity.chip(targetID: state.targetID, in: session.chips)
         else { throw .unsupportedTarget(state.targetID, known: CC254xSession.families(session.chips)) }
         let primary = try session.primaryAddress(chip: chip)
         let secondary = wasLocked ? nil : try session.secondaryAddress(chip: chip)
@@ -195,7 +195,7 @@ public struct BurnTest {
         counting: CountingTransport
     ) -> Pass {
         let image = Self.image(for: chip, pass: number)
-        let written = chip.lockBits.lowerBound
+        let written = chip.lockBits?.lowerBound ?? chip.flashSize
         let start = MonotonicClock.now
         counting.reset()
         session.framing = framing

@@ -1,3 +1,5 @@
+import TargetData
+
 /// The CC253x/CC254x registers the debugger drives through the debug interface, each named once
 /// as TI's CC253x/CC2540/41 User's Guide (SWRU191) names it, with the guide's chapter. The
 /// addresses and bits used here are collected in cc-debugger-protocol.md §5.2–§5.3 and §8.
@@ -27,9 +29,6 @@ enum SFR {
     static let dmaarm: UInt8 = 0xD6
     /// DMAREQ: bit n triggers channel n by hand.
     static let dmareq: UInt8 = 0xD7
-
-    /// The XDATA address through which an SFR is read (the SFR mirror at 0x7080–0x70FF).
-    static func mirror(_ sfr: UInt8) -> UInt16 { 0x7000 + UInt16(sfr) }
 }
 
 /// XDATA-mapped registers (XREG), from the same guide.
@@ -90,4 +89,48 @@ struct DMADescriptor: Equatable {
             UInt8(length >> 8), UInt8(length & 0xFF), mode, flags,
         ]
     }
+}
+
+/// The addresses a session drives on the chip's register map (`RegisterMap`): the flash
+/// controller, the SFRs as XDATA sees them, the write command and the sense of READ_STATUS bit 7.
+/// The SFR numbers themselves (DMA, CRC, DPS) are one 8051 core's and the same on every map.
+struct Registers: Equatable {
+    /// FCTL, FADDRL (FADDRH follows it) and FWDATA in XDATA.
+    var fctl: UInt16
+    var faddrl: UInt16
+    var fwdata: UInt16
+    /// Where XDATA shows SFR 0x00 (the SFRs sit at this plus their number).
+    var sfrBase: UInt16
+    /// FCTL's value that starts a write (WRITE, with cache mode 01 on the CC253x/4x).
+    var startWrite: UInt8
+    /// Where the chip's flash shows in XDATA for the CRC DMA: the MEMCTR bank window at 0x8000, or
+    /// all of it from 0x0000 (no banks).
+    var banksFlashWindow: Bool
+    /// Whether READ_STATUS bit 7 set means the chip erase is done (the older map) rather than busy.
+    var eraseBitMeansDone: Bool
+
+    /// The XDATA address through which an SFR is read.
+    func mirror(_ sfr: UInt8) -> UInt16 { sfrBase + UInt16(sfr) }
+
+    /// Whether a chip erase still runs, by READ_STATUS.
+    func eraseBusy(status: UInt8) -> Bool { (status & Frames.Status.chipEraseBusy != 0) != eraseBitMeansDone }
+
+    /// The CC253x/4x (SWRU191; cc-debugger-protocol.md §5.2–§5.3).
+    static let xreg = Registers(
+        fctl: XREG.fctl, faddrl: XREG.faddrl, fwdata: XREG.fwdata, sfrBase: 0x7000,
+        startWrite: FlashControl.startWrite, banksFlashWindow: true, eraseBitMeansDone: false)
+    /// The CC251x/111x (SWRA124; SDCC's cc2510fx.h: FADDRL 0xAC, FCTL 0xAE, FWDATA 0xAF, seen at
+    /// 0xDF00 + SFR; write command 0x02; chip-family.md §1 for the erase bit).
+    static let sfr = Registers(
+        fctl: 0xDFAE, faddrl: 0xDFAC, fwdata: 0xDFAF, sfrBase: 0xDF00, startWrite: 0x02, banksFlashWindow: false,
+        eraseBitMeansDone: true)
+
+    /// The registers of `map`.
+    static func of(_ map: RegisterMap) -> Registers { map == .xreg ? .xreg : .sfr }
+}
+
+/// The older map's ID registers (SDCC's cc2510fx.h): PARTNUM, then VERSION.
+enum OlderIDRegisters {
+    static let partnum: UInt16 = 0xDF36
+    static let version: UInt16 = 0xDF37
 }

@@ -33,6 +33,9 @@ public final class CC254xSession {
     /// The chip the last `connect` identified (`nil` before, and while the chip is debug-locked or
     /// unknown): where its SRAM holds DMA descriptors.
     public private(set) var chip: Chip?
+    /// The flash size the user gave (`--flash-size`, bytes) for a chip that does not report its
+    /// own (`RegisterMap.sfr`): `connect` takes the chip of that size.
+    public var assumedFlashSize: Int?
 
     /// Wraps a transport, for the chips the catalog describes.
     public init(transport: any DebuggerTransport, chips: [Chip]) {
@@ -85,6 +88,14 @@ public final class CC254xSession {
 
     // MARK: - Connect and identify
 
+    /// The register map of the chips with `targetID` (one family shares one map).
+    func registers(targetID: UInt16) -> Registers {
+        .of(chips.first { $0.debuggerTargetID == targetID }?.registerMap ?? .xreg)
+    }
+
+    /// The connected chip's registers.
+    var registers: Registers { .of(chip?.registerMap ?? .xreg) }
+
     /// The chip families of `chips`, each once, in order (CC2540, CC2541).
     public static func families(_ chips: [Chip]) -> [String] {
         Array(Set(chips.map(\.family))).sorted()
@@ -127,6 +138,19 @@ public final class CC254xSession {
             return ChipIdentity(chipID: 0, revision: 0, flashSizeCode: 0, flashSize: 0, ramSize: 0, locked: true)
         }
         guard status & Frames.Status.cpuHalted != 0 else { throw .targetNotResponding(status: status) }
+        if registers(targetID: targetID) == .sfr {
+            // No CHIPINFO: PARTNUM and VERSION, and the size the user named.
+            try out(
+                Frames.writeConfig(0x22) + Self.setSFR(SFR.dps, 0)
+                    + Self.readList([OlderIDRegisters.partnum, OlderIDRegisters.version]),
+                .identifying)
+            let id = try input(2, .identifying)
+            let chip = Chip.reporting(targetID: targetID, flashSizeCode: 0, flashSize: assumedFlashSize, in: chips)
+            self.chip = chip
+            return ChipIdentity(
+                chipID: id[0], revision: id[1], flashSizeCode: 0, flashSize: chip?.flashSize ?? 0,
+                ramSize: chip?.ramSize ?? 0, locked: false)
+        }
         // Debug config 0x22 (DMA not paused) and DPTR0 selected; then CHIPINFO0/1, CHVER, CHIPID.
         try out(
             Frames.writeConfig(0x22) + Self.setSFR(SFR.dps, 0)
@@ -153,7 +177,8 @@ public final class CC254xSession {
         progress(FlashProgress(phase: .erase, done: 0, total: 1))
         var polls = 0
         let deadline = MonotonicClock.now + eraseTimeoutSeconds
-        while try readStatus() & Frames.Status.chipEraseBusy != 0 {
+        let registers = registers(targetID: targetID)
+        while registers.eraseBusy(status: try readStatus()) {
             polls += 1
             if polls >= maximumErasePolls || MonotonicClock.now > deadline { throw .eraseTimeout }
             PollBackoff.pause(afterPolls: polls)
@@ -244,15 +269,17 @@ public final class CC254xSession {
     }
 
     /// The XDATA path (cc-debugger-protocol.md §7.4): channel 0 feeds the flash controller from
-    /// the one buffer at 0x0000. Per block one bulk OUT — the block into the buffer, FADDR when
-    /// it does not follow the previous block, arm, start the write, read FCTL — and one bulk IN,
-    /// then FCTL polled until the write is done: the buffer is free only then.
+    /// the one buffer at the start of SRAM. Per block one bulk OUT — the block into the buffer,
+    /// FADDR when it does not follow the previous block, arm, start the write, read FCTL — and
+    /// one bulk IN, then FCTL polled until the write is done: the buffer is free only then.
     func programThroughXdata(_ plan: FlashPlan, progress: (FlashProgress) -> Void) throws(DebuggerError) {
         let writing = plan.writing
         let base = UInt16(writing.descriptorAddress)
+        let buffer = UInt16(writing.bufferAddress)
         let total = plan.blocks.count * writing.blockSize
+        let registers = registers
         let descriptor = DMADescriptor(
-            source: 0x0000, destination: XREG.fwdata, length: writing.blockSize, mode: 0x12, flags: 0x42)
+            source: buffer, destination: registers.fwdata, length: writing.blockSize, mode: 0x12, flags: 0x42)
         try out(
             Frames.writeXdata(base, descriptor.bytes)
                 + Self.setSFR(SFR.dma0cfgl, UInt8(base & 0xFF)) + Self.setSFR(SFR.dma0cfgh, UInt8(base >> 8)),
@@ -260,10 +287,10 @@ public final class CC254xSession {
         var nextWordAddress = -1
         for (index, block) in plan.blocks.enumerated() {
             let frames =
-                Frames.writeXdata(0x0000, block.bytes)
-                + Self.pointFlash(at: block.address, blockSize: writing.blockSize, nextWordAddress: &nextWordAddress)
-                + Self.setSFR(SFR.dmaarm, 0x01) + Frames.writeXdata(XREG.fctl, [FlashControl.startWrite])
-            try out(frames + Self.readList([XREG.fctl]), .programming(address: block.address))
+                Frames.writeXdata(buffer, block.bytes)
+                + pointFlash(at: block.address, blockSize: writing.blockSize, nextWordAddress: &nextWordAddress)
+                + Self.setSFR(SFR.dmaarm, 0x01) + Frames.writeXdata(registers.fctl, [registers.startWrite])
+            try out(frames + Self.readList([registers.fctl]), .programming(address: block.address))
             try waitForFlash(firstReply: try input(1, .programming(address: nil)), address: block.address)
             progress(FlashProgress(phase: .program, done: (index + 1) * writing.blockSize, total: total))
         }
@@ -273,17 +300,43 @@ public final class CC254xSession {
     /// FADDR first when the block does not follow the previous one).
     func startWrite(_ pending: (address: Int, buffer: Int)?, blockSize: Int, nextWordAddress: inout Int) -> [UInt8] {
         guard let pending else { return [] }
-        return Self.pointFlash(at: pending.address, blockSize: blockSize, nextWordAddress: &nextWordAddress)
+        return pointFlash(at: pending.address, blockSize: blockSize, nextWordAddress: &nextWordAddress)
             + Self.setSFR(SFR.dmaarm, Self.flashChannel(buffer: pending.buffer))
             + Frames.writeXdata(XREG.fctl, [FlashControl.startWrite])
     }
 
-    /// FADDR set to the word of `address`, unless the previous block's write left it there
-    /// (`nextWordAddress`, which then moves past this block).
-    static func pointFlash(at address: Int, blockSize: Int, nextWordAddress: inout Int) -> [UInt8] {
-        let word = address / 4
-        defer { nextWordAddress = word + blockSize / 4 }
-        return word == nextWordAddress ? [] : Frames.writeXdata(XREG.faddrl, [UInt8(word & 0xFF), UInt8(word >> 8)])
+    /// FADDR set to the word of `address` (the connected chip's words), unless the previous
+    /// block's write left it there (`nextWordAddress`, which then moves past this block).
+    func pointFlash(at address: Int, blockSize: Int, nextWordAddress: inout Int) -> [UInt8] {
+        let wordSize = chip?.flashWordSize ?? 4
+        let word = address / wordSize
+        defer { nextWordAddress = word + blockSize / wordSize }
+        return word == nextWordAddress
+            ? [] : Frames.writeXdata(registers.faddrl, [UInt8(word & 0xFF), UInt8(word >> 8)])
+    }
+
+    /// Writes the older map's lock byte (`RegisterMap.sfr`): with the debug configuration's
+    /// SEL_FLASH_INFO_PAGE set, the word at information page offset 0 becomes 0xFF and `lock`
+    /// (byte 1, where cc-tool and the Glasgow project put it; chip-family.md §6), then the
+    /// configuration is restored. It takes effect at the next reset.
+    public func writeLockByte(_ lock: UInt8) throws(DebuggerError) {
+        guard let chip, chip.registerMap == .sfr else { throw .lockNotTaken }
+        let registers = registers
+        let writing = chip.flashWriting
+        let word = [0xFF, lock] + [UInt8](repeating: 0xFF, count: max(0, chip.flashWordSize - 2))
+        let descriptor = DMADescriptor(
+            source: UInt16(writing.bufferAddress), destination: registers.fwdata, length: word.count, mode: 0x12,
+            flags: 0x42)
+        let base = UInt16(writing.descriptorAddress)
+        try out(
+            Frames.writeConfig(0x23) + Frames.writeXdata(base, descriptor.bytes)
+                + Self.setSFR(SFR.dma0cfgl, UInt8(base & 0xFF)) + Self.setSFR(SFR.dma0cfgh, UInt8(base >> 8))
+                + Frames.writeXdata(UInt16(writing.bufferAddress), word) + Frames.writeXdata(registers.faddrl, [0, 0])
+                + Self.setSFR(SFR.dmaarm, 0x01) + Frames.writeXdata(registers.fctl, [registers.startWrite])
+                + Self.readList([registers.fctl]),
+            .programming(address: nil))
+        try waitForFlash(firstReply: try input(1, .programming(address: nil)), address: 0)
+        try out(Frames.writeConfig(0x22), .programming(address: nil))
     }
 
     /// Polls FCTL until BUSY clears (bounded); fails on ABORT.
@@ -295,7 +348,7 @@ public final class CC254xSession {
             polls += 1
             if polls >= maximumPolls || MonotonicClock.now > deadline { throw .flashBusy(address: address) }
             PollBackoff.pause(afterPolls: polls)
-            try out(Self.readList([XREG.fctl]), .waitingForFlash)
+            try out(Self.readList([registers.fctl]), .waitingForFlash)
             fctl = try input(1, .waitingForFlash)[0]
         }
         if fctl & FlashControl.abort != 0 { throw .writeAborted(address: address) }
@@ -316,7 +369,7 @@ public final class CC254xSession {
         // One chunk per round trip: the DMA of 4 KiB may still run when its CRC is first read
         // (then polled), and one flushing read per transfer is what known clients send.
         for chunk in chunks {
-            try out(crcFrames(chunk, bank: &bank) + Self.crcReadList, .verifying(address: chunk.lowerBound))
+            try out(crcFrames(chunk, bank: &bank) + crcReadList, .verifying(address: chunk.lowerBound))
             try checkCRC(chunk, of: image, reply: try input(3, .verifying(address: chunk.lowerBound)))
             done += chunk.count
             progress(FlashProgress(phase: .verify, done: done, total: total))
@@ -324,20 +377,22 @@ public final class CC254xSession {
     }
 
     /// The frames that run the CRC DMA over `chunk` (switching the bank window first when `bank`
-    /// is another one).
+    /// is another one; a chip without banks shows all its flash from XDATA 0x0000).
     func crcFrames(_ chunk: Range<Int>, bank: inout Int) -> [UInt8] {
         var frames: [UInt8] = []
+        let registers = registers
         if chunk.lowerBound / 0x8000 != bank {
             bank = chunk.lowerBound / 0x8000
-            frames += Self.setSFR(SFR.memctr, UInt8(bank))
+            if registers.banksFlashWindow { frames += Self.setSFR(SFR.memctr, UInt8(bank)) }
             frames += Self.setSFR(SFR.dma0cfgl, UInt8(descriptorBase & 0xFF))
             frames += Self.setSFR(SFR.dma0cfgh, UInt8(descriptorBase >> 8))
         }
-        let source = 0x8000 + chunk.lowerBound % 0x8000
-        // Channel 0 feeds the chunk, read through the XDATA bank window, into RNDH as one block
+        let source = registers.banksFlashWindow ? 0x8000 + chunk.lowerBound % 0x8000 : chunk.lowerBound
+        // Channel 0 feeds the chunk, read through the XDATA flash window, into RNDH as one block
         // transfer started by DMAREQ.
         let descriptor = DMADescriptor(
-            source: UInt16(source), destination: SFR.mirror(SFR.rndh), length: chunk.count, mode: 0x20, flags: 0x42)
+            source: UInt16(source), destination: registers.mirror(SFR.rndh), length: chunk.count, mode: 0x20,
+            flags: 0x42)
         frames += Frames.writeXdata(descriptorBase, descriptor.bytes)
         frames += Self.setSFR(SFR.dmairq, 0x00) + Self.setSFR(SFR.rndl, 0xFF) + Self.setSFR(SFR.rndl, 0xFF)
         frames += Self.setSFR(SFR.dmaarm, 0x01) + Self.setSFR(SFR.dmareq, 0x01)
@@ -354,7 +409,7 @@ public final class CC254xSession {
             polls += 1
             if polls >= maximumPolls || MonotonicClock.now > deadline { throw .dmaTimeout(address: chunk.lowerBound) }
             PollBackoff.pause(afterPolls: polls)
-            try out(Self.crcReadList, .waitingForCRC)
+            try out(crcReadList, .waitingForCRC)
             reply = try input(3, .waitingForCRC)
         }
         let crc = UInt16(reply[1]) | UInt16(reply[2]) << 8
@@ -362,7 +417,9 @@ public final class CC254xSession {
     }
 
     /// Reads DMAIRQ (channel 0 done?) and the CRC, RNDL then RNDH.
-    static let crcReadList = readList([SFR.mirror(SFR.dmairq), SFR.mirror(SFR.rndl), SFR.mirror(SFR.rndh)])
+    var crcReadList: [UInt8] {
+        Self.readList([registers.mirror(SFR.dmairq), registers.mirror(SFR.rndl), registers.mirror(SFR.rndh)])
+    }
 
     /// The most bytes one CRC DMA covers. The descriptor's LEN has 13 bits (up to 8,191 bytes,
     /// SWRU191 "DMA Controller"); the reference client feeds 1 KiB per round trip. 4 KiB per

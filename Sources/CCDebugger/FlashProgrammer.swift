@@ -126,6 +126,9 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .plan(let error): return error.description
         case .debugger(let error), .flashChanged(let error): return error.description
+        case .unknownChip(let targetID, 0):
+            return
+                "the target (ID \(HexText.address(targetID))) does not report its flash size, and none was given"
         case .unknownChip(let targetID, let code):
             return
                 "the target (ID \(HexText.address(targetID)), CHIPINFO0.FLASHSIZE \(code)) is none of the chips of boards/chips.json"
@@ -166,7 +169,7 @@ public struct FlashProgrammer {
             // Another family says so by its target ID alone, locked or not: nothing is touched
             // (an unlocked one is named by its part).
             if !identity.locked,
-                let chip = Chip.reporting(targetID: targetID, flashSizeCode: identity.flashSizeCode, in: session.chips),
+                let chip = identity.chip(targetID: targetID, in: session.chips),
                 !madeFor.contains(chip)
             {
                 throw .notMadeFor(chips: names, target: chip.name, erased: false)
@@ -178,15 +181,14 @@ public struct FlashProgrammer {
             candidates = candidates.filter { madeFor.contains($0) }
         }
         guard identity.locked else {
-            guard
-                let chip = Chip.reporting(
-                    targetID: targetID, flashSizeCode: identity.flashSizeCode, in: session.chips)
-            else {
+            guard let chip = identity.chip(targetID: targetID, in: session.chips) else {
                 throw .unknownChip(targetID: targetID, flashSizeCode: identity.flashSizeCode)
             }
             return try flash(image, chip: chip, options: options, events: events)
         }
         if options.secondaryAddress == .preserve { throw .cannotPreserveOnLockedChip }
+        // A chip that reports no size is the one of the size the user gave, or none.
+        candidates = candidates.filter { $0.flashSizeCode != 0 || $0.flashSize == session.assumedFlashSize }
         guard !candidates.isEmpty else {
             throw .unknownChip(targetID: targetID, flashSizeCode: identity.flashSizeCode)
         }
@@ -210,9 +212,7 @@ public struct FlashProgrammer {
             unlocked = try session.chipErase(targetID: targetID) { events(.erasing($0)) }
         } catch { throw .flashChanged(error) }
         events(.erased)
-        guard
-            let chip = Chip.reporting(targetID: targetID, flashSizeCode: unlocked.flashSizeCode, in: session.chips)
-        else {
+        guard let chip = unlocked.chip(targetID: targetID, in: session.chips) else {
             throw .unknownChipAfterErase(targetID: targetID, flashSizeCode: unlocked.flashSizeCode)
         }
         if !madeFor.isEmpty, !madeFor.contains(chip) {
@@ -258,7 +258,10 @@ public struct FlashProgrammer {
                 verify: options.verify, events: events)
             // The lock bits take effect at the next reset: read the lock back there, as
             // provisioning does, so "locked" is never said of a chip that is not.
-            if options.lockDebug { try confirmLocked(chip) }
+            if options.lockDebug {
+                if chip.lockBits == nil { try session.writeLockByte(Self.debugLockByte) }
+                try confirmLocked(chip)
+            }
             if options.resetToRun {
                 try session.resetAndRun()
                 events(.running)
@@ -301,14 +304,22 @@ public struct FlashProgrammer {
     /// changes nothing), read back, and a reset into debug mode must then find the interface
     /// locked (`DebuggerError.lockNotTaken` otherwise). Nothing else of the flash changes.
     public func lockDebugInterface(chip: Chip) throws(DebuggerError) {
+        guard let lockBits = chip.lockBits else {
+            try session.writeLockByte(Self.debugLockByte)
+            return try confirmLocked(chip)
+        }
         guard
             let lock = try? FlashPlan.withLastPage(MemoryImage(), chip: chip, secondaryAddress: nil, lockDebug: true),
             let plan = try? FlashPlan(image: lock, chip: chip, allowLastPage: true)
         else { throw .lockNotTaken }
         try session.program(plan)
-        try session.verifyRanges([chip.lockBits], of: lock)
+        try session.verifyRanges([lockBits], of: lock)
         try confirmLocked(chip)
     }
+
+    /// The older map's lock byte with only the debug lock (bit 0) cleared: the boot page and
+    /// flash-size locks stay as erased, unlocked (chip-family.md §6).
+    static let debugLockByte: UInt8 = 0xFE
 
     /// The lock bits take effect at the next reset: the lock is read back there, so "locked" is
     /// never said of a chip that is not.

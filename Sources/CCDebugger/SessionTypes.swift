@@ -36,6 +36,16 @@ public struct ChipIdentity: Sendable, Equatable {
     public var locked: Bool
 }
 
+extension ChipIdentity {
+    /// The chip of `chips` this identity names on a debugger reporting `targetID`: by its
+    /// FLASHSIZE code, or — on a chip that reports none — by the size the session was told
+    /// (`CC254xSession.assumedFlashSize`, which `connect` put in `flashSize`). `nil` while locked.
+    public func chip(targetID: UInt16, in chips: [Chip]) -> Chip? {
+        guard !locked else { return nil }
+        return Chip.reporting(targetID: targetID, flashSizeCode: flashSizeCode, flashSize: flashSize, in: chips)
+    }
+}
+
 /// A flashing operation that failed, with what the user can do about it.
 public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A USB transfer failed.
@@ -158,10 +168,12 @@ public struct FlashPlan: Sendable, Equatable {
             }
             try? result.write(secondaryAddress.reversed(), at: place.lowerBound)
         }
-        if lockDebug {
-            var lock = [UInt8](repeating: 0xFF, count: chip.lockBits.count)
+        // A chip whose lock byte is in the information page gets it written apart
+        // (`CC254xSession.writeLockByte`).
+        if lockDebug, let lockBits = chip.lockBits {
+            var lock = [UInt8](repeating: 0xFF, count: lockBits.count)
             lock[lock.count - 1] = 0x7F  // DBGLOCK is bit 7 of the last lock byte; 0 locks
-            try? result.write(lock, at: chip.lockBits.lowerBound)
+            try? result.write(lock, at: lockBits.lowerBound)
         }
         return result
     }
@@ -172,7 +184,9 @@ public struct FlashPlan: Sendable, Equatable {
         if let end = image.endAddress, end > chip.flashSize {
             throw .tooLarge(end: end, flashSize: chip.flashSize)
         }
-        if !allowLastPage, let inLastPage = image.segments.first(where: { $0.range.overlaps(chip.lastPageRange) }) {
+        if !allowLastPage, chip.lockBits != nil,
+            let inLastPage = image.segments.first(where: { $0.range.overlaps(chip.lastPageRange) })
+        {
             throw .lastPage(address: max(inLastPage.start, chip.lastPageRange.lowerBound))
         }
         self.image = image

@@ -118,8 +118,8 @@ struct ChipModel: Sendable {
     var flash: [UInt8]
     /// The 2 KiB information page (read-only to the debugger).
     var infoPage: [UInt8]
-    /// 8 KiB SRAM at XDATA 0x0000.
-    var sram = [UInt8](repeating: 0, count: 0x2000)
+    /// The SRAM, at `part.ram` in XDATA.
+    var sram: [UInt8]
     /// SFRs 0x80–0xFF, indexed by address − 0x80.
     var sfr = [UInt8](repeating: 0, count: 0x80)
     /// Internal RAM 0x00–0x7F.
@@ -174,6 +174,7 @@ struct ChipModel: Sendable {
         self.part = part
         settings = EmulatedChip.Settings(flashSizeCode: part.flashSizeCode)
         flash = [UInt8](repeating: 0xFF, count: part.flashSize)
+        sram = [UInt8](repeating: 0, count: part.ramSize)
         infoPage = [UInt8](repeating: 0xFF, count: 0x800)
         if let start = part.ieeeOffset {
             // Fitted after TI's OUI (the first three bytes): zeros put in, or bytes left out, there.
@@ -195,24 +196,39 @@ struct ChipModel: Sendable {
     }
 
     /// Locks the debug interface, as firmware writing the lock bits would (takes effect at reset).
-    mutating func setDebugLockBit() { flash[flashSize - 1] &= 0x7F }
+    mutating func setDebugLockBit() {
+        if part.hasOlderRegisterMap { infoPage[Self.lockByteOffset] &= 0xFE } else { flash[flashSize - 1] &= 0x7F }
+    }
+
+    /// Where the older parts keep their lock byte in the information page: byte 1, where cc-tool
+    /// and the Glasgow project write it (the latter notes it is "contrary to the data sheet";
+    /// chip-family.md §6); bit 0 clear locks the debug interface.
+    static let lockByteOffset = 1
+
+    /// Whether the lock says the debug interface is locked (the last flash byte's bit 7, or the
+    /// older parts' lock byte's bit 0).
+    var lockBitCleared: Bool {
+        part.hasOlderRegisterMap ? infoPage[Self.lockByteOffset] & 0x01 == 0 : flash[flashSize - 1] & 0x80 == 0
+    }
 
     // MARK: - Reset and status
 
     /// Reset: into debug mode (halted) or running.
     mutating func reset(halt: Bool) {
         halted = halt
-        debugLocked = lockedByErase || (!settings.ignoresDebugLock && flash[flashSize - 1] & 0x80 == 0)
+        debugLocked = lockedByErase || (!settings.ignoresDebugLock && lockBitCleared)
         sfr = [UInt8](repeating: 0, count: 0x80)
         for channel in channels.indices { channels[channel].armed = false }
-        fctl = 0x04
+        fctl = part.hasOlderRegisterMap ? 0 : 0x04
         flashBusyPolls = 0
         flashDoneAt = nil
     }
 
     var status: UInt8 {
         var value: UInt8 = 0x02  // oscillator stable
-        if chipEraseRemaining > 0 || eraseDoneAt != nil { value |= 0x80 }
+        // Bit 7 is CHIP_ERASE_BUSY on the CC253x/4x, CHIP_ERASE_DONE on the older parts.
+        let erasing = chipEraseRemaining > 0 || eraseDoneAt != nil
+        if erasing != part.hasOlderRegisterMap { value |= 0x80 }
         if halted { value |= 0x20 }
         if debugLocked { value |= 0x04 }
         return value
@@ -241,6 +257,9 @@ struct ChipModel: Sendable {
             // SWRU191 disables CHIP_ERASE after other commands, yet the reference client issues
             // them first and erases CC254x fine (§4.1); the model follows the silicon's practice.
             flash = [UInt8](repeating: 0xFF, count: flashSize)
+            // The older parts' lock byte goes with the erase (their information page holds
+            // nothing else the model knows).
+            if part.hasOlderRegisterMap { infoPage = [UInt8](repeating: 0xFF, count: infoPage.count) }
             if let moment {
                 eraseDoneAt = moment.now + moment.timing.chipErase
             } else {
@@ -319,6 +338,14 @@ struct ChipModel: Sendable {
     // MARK: - SFRs
 
     mutating func readSFR(_ address: UInt8) -> UInt8 {
+        if part.hasOlderRegisterMap {  // the flash controller is SFRs there
+            switch address {
+            case 0xAC: return UInt8(faddr & 0xFF)
+            case 0xAD: return UInt8((faddr >> 8) & 0xFF)
+            case 0xAE: return readFCTL()
+            default: break
+            }
+        }
         switch address {
         case 0xBC: return UInt8(crc & 0xFF)  // RNDL
         case 0xBD: return UInt8(crc >> 8)  // RNDH
@@ -330,6 +357,16 @@ struct ChipModel: Sendable {
     }
 
     mutating func writeSFR(_ address: UInt8, _ value: UInt8) {
+        if part.hasOlderRegisterMap {
+            switch address {
+            case 0xAC: faddr = faddr & 0xFF00 | Int(value)
+            case 0xAD: faddr = faddr & 0x00FF | Int(value) << 8
+            case 0xAE: writeFCTL(value)
+            case 0xAF: feedFlashWord(value)
+            default: break
+            }
+            if (0xAC...0xAF).contains(address) { return }
+        }
         switch address {
         case 0xBC: crc = crc << 8 | UInt16(value)  // RNDL: seed, one byte at a time
         case 0xBD: crc = Self.crcStep(crc, value)  // RNDH: feed a byte through the CRC
@@ -362,8 +399,9 @@ struct ChipModel: Sendable {
 
     // MARK: - XDATA and CODE maps
 
-    /// The XDATA map (cc-debugger-protocol.md §5.1).
+    /// The XDATA map (cc-debugger-protocol.md §5.1; the older parts' in `readOlderXdata`).
     mutating func readXdata(_ address: Int) -> UInt8 {
+        if part.hasOlderRegisterMap { return readOlderXdata(address) }
         switch address {
         case 0x0000..<part.ramSize: return sram[address]
         case 0x6249: return settings.revision
@@ -383,8 +421,29 @@ struct ChipModel: Sendable {
         }
     }
 
+    /// The older parts' XDATA map (SDCC's cc2510fx.h, chip-family.md): flash from 0x0000, the
+    /// radio and ID registers at 0xDF00–0xDF7F, the SFRs at 0xDF80–0xDFFF, SRAM up to 0xFFFF.
+    mutating func readOlderXdata(_ address: Int) -> UInt8 {
+        switch address {
+        case 0..<flashSize: return readFlash(address)
+        case 0xDF36: return part.chipID  // PARTNUM
+        case 0xDF37: return settings.revision  // VERSION
+        case 0xDF80..<0xE000: return readSFR(UInt8(address - 0xDF00))
+        case part.ram: return sram[address - part.ram.lowerBound]
+        default: return 0
+        }
+    }
+
     /// Writes through the XDATA map; read-only areas ignore the write.
     mutating func writeXdata(_ address: Int, _ value: UInt8) {
+        if part.hasOlderRegisterMap {
+            switch address {
+            case 0xDF80..<0xE000: writeSFR(UInt8(address - 0xDF00), value)
+            case part.ram: sram[address - part.ram.lowerBound] = value
+            default: break
+            }
+            return
+        }
         switch address {
         case 0x0000..<part.ramSize: sram[address] = value
         case 0x6270: writeFCTL(value)
@@ -427,6 +486,9 @@ struct ChipModel: Sendable {
     }
 
     mutating func pageLocked(_ page: Int) -> Bool {
+        // The older parts' lock byte protects a size from the top (LSIZE), not modelled: no page
+        // is locked there.
+        guard !part.hasOlderRegisterMap else { return false }
         let lockBase = flashSize - 16
         guard page < flashSize / part.pageSize - 1 else { return false }  // the lock page has no bit of its own
         return flash[lockBase + page / 8] & (1 << UInt8(page % 8)) == 0
@@ -435,7 +497,7 @@ struct ChipModel: Sendable {
     mutating func writeFCTL(_ value: UInt8) {
         fctl = value & 0x0C | (fctl & 0x20)
         if value & 0x01 != 0 {  // page erase
-            let page = faddr * 4 / part.pageSize
+            let page = faddr * part.flashWordSize / part.pageSize
             if page >= flashSize / part.pageSize || pageLocked(page) {
                 fctl |= 0x20
             } else {
@@ -455,14 +517,22 @@ struct ChipModel: Sendable {
         }
     }
 
-    /// FWDATA receives a byte; every fourth completes a word written at FADDR.
+    /// FWDATA receives a byte; every word's last completes a word written at FADDR (into the
+    /// information page on an older part while the debug configuration selects it).
     mutating func feedFlashWord(_ value: UInt8) {
         wordBuffer.append(value)
-        guard wordBuffer.count == 4 else { return }
-        let address = faddr * 4
+        let size = part.flashWordSize
+        guard wordBuffer.count == size else { return }
+        let address = faddr * size
         let page = address / part.pageSize
-        if address + 4 <= flashSize, !pageLocked(page) {
-            for offset in 0..<4 { flash[address + offset] &= wordBuffer[offset] }
+        if part.hasOlderRegisterMap, debugConfig & 0x01 != 0 {  // SEL_FLASH_INFO_PAGE
+            if address + size <= part.pageSize {
+                for offset in 0..<size { infoPage[address + offset] &= wordBuffer[offset] }
+            } else {
+                fctl |= 0x20
+            }
+        } else if address + size <= flashSize, !pageLocked(page) {
+            for offset in 0..<size { flash[address + offset] &= wordBuffer[offset] }
         } else {
             fctl |= 0x20  // ABORT
         }

@@ -35,11 +35,20 @@ public struct EmulatedPart: Sendable, Equatable, CustomStringConvertible {
     /// specification has none, and no source says they have it — a client that bursts to one
     /// writes nothing, and its verify fails.
     public var hasBurstWrite: Bool
+    /// Whether the part has the older register map of TI's first debug specification (SWRA124:
+    /// CC251x/111x): flash controller and DMA as SFRs seen at XDATA 0xDF00–0xDFFF, PARTNUM/VERSION
+    /// at 0xDF36/0xDF37, flash at XDATA 0x0000, SRAM ending at 0xFFFF, 2-byte flash words, no
+    /// CHIPINFO, the lock byte in the information page, and READ_STATUS bit 7 set when a chip
+    /// erase is done rather than while it runs.
+    public var hasOlderRegisterMap: Bool
+    /// Bytes in one flash word (FADDR counts words): 4, or 2 on the CC251x/111x.
+    public var flashWordSize: Int
 
     /// A part; `EmulatedPart.all` lists the ones the emulator models.
     public init(
         name: String, family: String, targetID: UInt16, chipID: UInt8, flashSize: Int, flashSizeCode: UInt8,
-        pageSize: Int, ramSize: Int, hasUSB: Bool, ieeeOffset: Int?, ieeeLength: Int, hasBurstWrite: Bool = true
+        pageSize: Int, ramSize: Int, hasUSB: Bool, ieeeOffset: Int?, ieeeLength: Int, hasBurstWrite: Bool = true,
+        hasOlderRegisterMap: Bool = false
     ) {
         self.name = name
         self.family = family
@@ -53,7 +62,14 @@ public struct EmulatedPart: Sendable, Equatable, CustomStringConvertible {
         self.ieeeOffset = ieeeOffset
         self.ieeeLength = ieeeLength
         self.hasBurstWrite = hasBurstWrite
+        self.hasOlderRegisterMap = hasOlderRegisterMap
+        flashWordSize = hasOlderRegisterMap ? 2 : 4
     }
+
+    /// The XDATA addresses of the SRAM: from 0x0000 on the CC253x/4x, up to 0xFFFF on the older
+    /// parts (whose smaller variants are modelled with nothing below their SRAM: whether the
+    /// silicon mirrors it lower is not in our sources).
+    public var ram: Range<Int> { hasOlderRegisterMap ? (0x10000 - ramSize)..<0x10000 : 0..<ramSize }
 
     /// The name.
     public var description: String { name }
@@ -62,8 +78,10 @@ public struct EmulatedPart: Sendable, Equatable, CustomStringConvertible {
     public static let cc2541F256 = all.first { $0.name == "CC2541F256" }!
 
     /// The parts modelled: the CC253x/CC254x family, which CHIPINFO0 tells apart by size (the
-    /// CC2543/44/45 code 18 KiB as 1 and 32 KiB as 7).
-    /// Sources: cc-debugger-protocol.md §6.1–§6.3 (cc-tool's chip table, SWRU191), chip-family.md.
+    /// CC2543/44/45 code 18 KiB as 1 and 32 KiB as 7), and the CC251x/111x, which report no size
+    /// (code 0 here; 8, 16 or 32 KiB with 1, 2 or 4 KiB of SRAM).
+    /// Sources: cc-debugger-protocol.md §6.1–§6.3 (cc-tool's chip table, SWRU191), chip-family.md,
+    /// SDCC's cc2510fx.h (PARTNUM/VERSION at 0xDF36/0xDF37, the flash SFRs at 0xAB–0xAF).
     public static let all: [EmulatedPart] = {
         // family, target ID, CHIPID, USB, BURST_WRITE, IEEE offset and length,
         // (size KiB, FLASHSIZE code, page, RAM KiB)
@@ -80,7 +98,7 @@ public struct EmulatedPart: Sendable, Equatable, CustomStringConvertible {
             ("CC2540", 0x2540, 0x8D, true, true, 0x0E, 6, [(128, 3, 2048, 8), (256, 4, 2048, 8)]),
             ("CC2541", 0x2541, 0x41, false, true, 0x0E, 6, [(128, 3, 2048, 8), (256, 4, 2048, 8)]),
         ]
-        return families.flatMap { family, targetID, chipID, usb, burst, ieeeOffset, ieeeLength, sizes in
+        let current = families.flatMap { family, targetID, chipID, usb, burst, ieeeOffset, ieeeLength, sizes in
             sizes.map { kib, code, page, ram in
                 EmulatedPart(
                     name: "\(family)F\(kib)", family: family, targetID: targetID, chipID: chipID,
@@ -88,6 +106,20 @@ public struct EmulatedPart: Sendable, Equatable, CustomStringConvertible {
                     ieeeOffset: ieeeOffset, ieeeLength: ieeeLength, hasBurstWrite: burst)
             }
         }
+        // family, target ID, PARTNUM, USB; each in 8, 16 and 32 KiB with 1, 2 and 4 KiB of SRAM.
+        let older: [(String, UInt16, UInt8, Bool)] = [
+            ("CC2510", 0x2510, 0x81, false), ("CC2511", 0x2511, 0x91, true),
+            ("CC1110", 0x1110, 0x01, false), ("CC1111", 0x1111, 0x11, true),
+        ]
+        return current
+            + older.flatMap { family, targetID, partNumber, usb in
+                [(8, 1), (16, 2), (32, 4)].map { kib, ram in
+                    EmulatedPart(
+                        name: "\(family)F\(kib)", family: family, targetID: targetID, chipID: partNumber,
+                        flashSize: kib * 1024, flashSizeCode: 0, pageSize: 1024, ramSize: ram * 1024, hasUSB: usb,
+                        ieeeOffset: nil, ieeeLength: 0, hasBurstWrite: false, hasOlderRegisterMap: true)
+                }
+            }
     }()
 
     /// The part called `name` (any case): a full name (`CC2541F128`), or a family's name alone for

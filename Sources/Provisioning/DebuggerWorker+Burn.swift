@@ -175,7 +175,7 @@ extension DebuggerWorker {
                         if let gone = try run.lockDebugInterface(chip: chip, session: session) {
                             verifiedReason = gone
                         } else {
-                            readBack.append(template.chip.lockBits)
+                            readBack += [template.chip.lockBits].compactMap { $0 }
                         }
                     } catch {
                         throw try failBurn(

@@ -132,7 +132,7 @@ extension DebuggerWorker {
                     lockNote = "; \(gone)"
                 } else {
                     lockedTheChip = true
-                    readBack.append(template.chip.lockBits)
+                    readBack += [template.chip.lockBits].compactMap { $0 }
                 }
             } catch {
                 // Counted toward --retries as a fresh burn's failure is.

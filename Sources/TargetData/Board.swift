@@ -94,15 +94,16 @@ public struct BoardCatalog: Sendable {
                     file: chipsPath, line: node.line, column: node.column, keyPath: "chips[\(index)].name",
                     message: "chip \(chip.name) is defined twice")
             }
-            // The debugger tells a chip by its target ID and FLASHSIZE code: two chips alike
-            // there could not be told apart on the bench.
+            // The debugger tells a chip by its target ID and FLASHSIZE code (or, where the chip
+            // reports none, by the size the user gives): two chips alike there could not be told
+            // apart on the bench.
             if let twin = Chip.reporting(
-                targetID: chip.debuggerTargetID, flashSizeCode: chip.flashSizeCode, in: chips)
-            {
+                targetID: chip.debuggerTargetID, flashSizeCode: chip.flashSizeCode, flashSize: chip.flashSize, in: chips
+            ) {
                 throw DataFileError(
                     file: chipsPath, line: node.line, column: node.column, keyPath: "chips[\(index)]",
                     message:
-                        "chip \(chip.name) has the debugger target ID and FLASHSIZE code of \(twin.name); a debugger could not tell them apart"
+                        "chip \(chip.name) has the debugger target ID and \(chip.flashSizeCode == 0 ? "flash size" : "FLASHSIZE code") of \(twin.name); a debugger could not tell them apart"
                 )
             }
             chips.append(chip)

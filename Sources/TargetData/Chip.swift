@@ -16,8 +16,14 @@ public struct Chip: Sendable, Equatable {
     public var flashSize: Int
     /// The FLASHSIZE field of CHIPINFO0 (bits 6..4) on this chip, which tells the flash size
     /// through the debug interface; its meaning differs between families (3 is 128 KiB on a
-    /// CC2541, 96 KiB on a CC2533), so it is data, not a formula.
+    /// CC2541, 96 KiB on a CC2533), so it is data, not a formula. 0 on chips that do not report
+    /// their size (`RegisterMap.sfr`): the user names it (`reporting(…flashSize:…)`).
     public var flashSizeCode: UInt8
+    /// Where the chip's flash controller, DMA and ID registers sit in XDATA.
+    public var registerMap: RegisterMap = .xreg
+    /// The flash controller's word in bytes: FADDR counts words, writes come in whole words
+    /// (4 on the CC253x/4x, 2 on the CC251x/111x).
+    public var flashWordSize = 4
     /// Flash page (erase unit) size in bytes.
     public var pageSize: Int
     /// RAM size in bytes.
@@ -28,8 +34,9 @@ public struct Chip: Sendable, Equatable {
     /// The optional secondary address in the last flash page, directly below the lock bits; `nil`
     /// on chips without a factory address.
     public var secondaryAddress: Range<Int>?
-    /// The lock bits: the last 16 bytes of flash (0 = locked; bit 127 is the debug lock).
-    public var lockBits: Range<Int>
+    /// The lock bits: the last 16 bytes of flash (0 = locked; bit 127 is the debug lock); `nil`
+    /// on chips that keep a lock byte in the information page instead (`RegisterMap.sfr`).
+    public var lockBits: Range<Int>?
     /// Flash pages the BLE stack writes at first boot (non-volatile storage); `nil` where
     /// `chips.json` lists none (the chips no bundled template is made for).
     public var nvPages: ClosedRange<Int>?
@@ -43,7 +50,7 @@ public struct Chip: Sendable, Equatable {
     public init(
         name: String, family: String, chipID: UInt8, debuggerTargetID: UInt16, flashSize: Int, flashSizeCode: UInt8,
         pageSize: Int, ramSize: Int, primaryAddress: Range<Int>?, secondaryAddress: Range<Int>?,
-        lockBits: Range<Int>, nvPages: ClosedRange<Int>?, flashWriting: FlashWriting = .burst
+        lockBits: Range<Int>?, nvPages: ClosedRange<Int>?, flashWriting: FlashWriting = .burst
     ) {
         self.name = name
         self.family = family
@@ -61,10 +68,19 @@ public struct Chip: Sendable, Equatable {
     }
 
     /// The chip of `chips` that a debugger reporting `targetID` and CHIPINFO0.FLASHSIZE `code`
-    /// has attached (the two tell chips apart; `BoardCatalog.load` refuses two alike).
-    public static func reporting(targetID: UInt16, flashSizeCode code: UInt8, in chips: [Chip]) -> Chip? {
-        chips.first { $0.debuggerTargetID == targetID && $0.flashSizeCode == code }
+    /// has attached (the two tell chips apart; `BoardCatalog.load` refuses two alike). A chip that
+    /// reports no size (code 0 in `chips.json`) is told by `flashSize`, which the user gives.
+    public static func reporting(
+        targetID: UInt16, flashSizeCode code: UInt8, flashSize: Int? = nil, in chips: [Chip]
+    ) -> Chip? {
+        chips.first {
+            $0.debuggerTargetID == targetID && $0.flashSizeCode == code && (code != 0 || $0.flashSize == flashSize)
+        }
     }
+
+    /// The XDATA addresses of the chip's SRAM: from 0x0000 on the CC253x/4x, ending at 0xFFFF on
+    /// the CC251x/111x.
+    public var ram: Range<Int> { registerMap == .xreg ? 0..<ramSize : (0x10000 - ramSize)..<0x10000 }
 
     /// The TXPOWER register value for `dBm`, when the chip has that step.
     public func txPowerRegister(dBm: Int) -> UInt8? { txPowerSteps.first { $0.dBm == dBm }?.register }
@@ -90,14 +106,17 @@ public struct Chip: Sendable, Equatable {
             && lhs.pageSize == rhs.pageSize && lhs.ramSize == rhs.ramSize
             && lhs.primaryAddress == rhs.primaryAddress && lhs.secondaryAddress == rhs.secondaryAddress
             && lhs.lockBits == rhs.lockBits && lhs.nvPages == rhs.nvPages && lhs.txPowerSteps == rhs.txPowerSteps
-            && lhs.flashWriting == rhs.flashWriting
+            && lhs.flashWriting == rhs.flashWriting && lhs.registerMap == rhs.registerMap
+            && lhs.flashWordSize == rhs.flashWordSize
     }
 
     /// What an address of this chip's flash is used for, when it is special.
     public func reservedUse(of address: Int) -> String? {
-        if lockBits.contains(address) { return "the lock bits" }
+        if lockBits?.contains(address) == true { return "the lock bits" }
         if secondaryAddress?.contains(address) == true { return "the secondary address" }
-        if lastPageRange.contains(address) { return "the last page (secondary address and lock bits)" }
+        if lockBits != nil, lastPageRange.contains(address) {
+            return "the last page (secondary address and lock bits)"
+        }
         if nvRange.contains(address) { return "the NV pages the BLE stack writes at first boot" }
         return nil
     }
@@ -110,8 +129,25 @@ public struct Chip: Sendable, Equatable {
         let chipID = UInt8(try object.integer("chipId", in: 0...0xFF))
         let targetID = UInt16(try object.integer("debuggerTargetId", in: 0...0xFFFF))
         let flashSize = try object.integer("flashSize", in: 1024...(1 << 20))
-        // 0 is what a debug-locked chip reports: no chip can be told by it.
-        let flashSizeCode = UInt8(try object.integer("flashSizeCode", in: 1...7))
+        let registerMap: RegisterMap
+        switch try object.optionalString("registers") {
+        case nil: registerMap = .xreg
+        case let name?:
+            guard let map = RegisterMap(rawValue: name) else {
+                let names = RegisterMap.allCases.map(\.rawValue).joined(separator: " or ")
+                throw object.error("registers", "must be \(names), not '\(name.excerpt())'")
+            }
+            registerMap = map
+        }
+        // 0 is what a debug-locked chip reports: no chip can be told by it. A chip that reports
+        // no size has none.
+        var flashSizeCode: UInt8 = 0
+        if registerMap == .xreg {
+            flashSizeCode = UInt8(try object.integer("flashSizeCode", in: 1...7))
+        } else if object.optionalNode("flashSizeCode") != nil {
+            throw object.error("flashSizeCode", "a chip with registers \"sfr\" does not report its flash size")
+        }
+        let wordSize = try object.optionalInteger("wordSize", in: 2...4) ?? 4
         let pageSize = try object.integer("pageSize", in: 256...(1 << 16))
         let ramSize = try object.integer("ramSize", in: 256...(1 << 16))
         var primaryAddress: Range<Int>?
@@ -137,13 +173,24 @@ public struct Chip: Sendable, Equatable {
             }
             flashWriting = FlashWriting(
                 path: path, blockSize: try writing.integer("blockSize", in: 256...2048),
-                descriptorAddress: try writing.integer("descriptor", in: 0...0xFFFF))
+                descriptorAddress: try writing.integer("descriptor", in: 0...0xFFFF),
+                bufferAddress: try writing.optionalInteger("buffer", in: 0...0xFFFF) ?? 0)
             try writing.finish()
         }
-        var lock = try object.object("lockBits")
-        let lockStart = try lock.integer("address", in: 0...(1 << 20))
-        let lockLength = try lock.integer("length", in: 1...64)
-        try lock.finish()
+        var lockBits: Range<Int>?
+        if registerMap == .xreg {
+            var lock = try object.object("lockBits")
+            let lockStart = try lock.integer("address", in: 0...(1 << 20))
+            let lockLength = try lock.integer("length", in: 1...64)
+            try lock.finish()
+            guard lockStart + lockLength == flashSize else {
+                throw object.error(
+                    "lockBits", "must be the last \(lockLength) bytes of flash (end at \(hex(flashSize)))")
+            }
+            lockBits = lockStart..<(lockStart + lockLength)
+        } else if object.optionalNode("lockBits") != nil {
+            throw object.error("lockBits", "a chip with registers \"sfr\" keeps its lock byte in the information page")
+        }
         var nvPages: ClosedRange<Int>?
         if var nv = try object.optionalObject("nvPages") {
             let first = try nv.integer("first", in: 0...4096)
@@ -171,16 +218,15 @@ public struct Chip: Sendable, Equatable {
         guard flashSize % pageSize == 0 else {
             throw object.error("flashSize", "must be a whole number of pages (\(pageSize) bytes)")
         }
-        guard lockStart + lockLength == flashSize else {
-            throw object.error("lockBits", "must be the last \(lockLength) bytes of flash (end at \(hex(flashSize)))")
-        }
-        if let secondaryAddress, secondaryAddress.upperBound != lockStart {
-            throw object.error("secondaryAddress", "must sit directly below the lock bits (end at \(hex(lockStart)))")
+        if let secondaryAddress, secondaryAddress.upperBound != lockBits?.lowerBound {
+            throw object.error(
+                "secondaryAddress", "must sit directly below the lock bits (end at \(hex(lockBits?.lowerBound ?? 0)))")
         }
         if (primaryAddress == nil) != (secondaryAddress == nil) {
             throw object.error("secondaryAddress", "is given exactly when primaryAddress is")
         }
-        if let problem = flashWriting.problem(ramSize: ramSize, pageSize: pageSize) {
+        let ram = registerMap == .xreg ? 0..<ramSize : (0x10000 - ramSize)..<0x10000
+        if let problem = flashWriting.problem(ram: ram, pageSize: pageSize, wordSize: wordSize) {
             throw object.error(
                 "flashWrite", (givenWriting ? "" : "not given, so the default (burst) is taken: ") + problem)
         }
@@ -188,7 +234,9 @@ public struct Chip: Sendable, Equatable {
             name: name, family: family, chipID: chipID, debuggerTargetID: targetID, flashSize: flashSize,
             flashSizeCode: flashSizeCode, pageSize: pageSize, ramSize: ramSize,
             primaryAddress: primaryAddress, secondaryAddress: secondaryAddress,
-            lockBits: lockStart..<(lockStart + lockLength), nvPages: nvPages, flashWriting: flashWriting)
+            lockBits: lockBits, nvPages: nvPages, flashWriting: flashWriting)
+        chip.registerMap = registerMap
+        chip.flashWordSize = wordSize
         chip.txPowerSteps = steps.sorted { $0.dBm > $1.dBm }
         return chip
     }
@@ -208,9 +256,24 @@ public struct TXPowerStep: Sendable, Equatable {
     }
 }
 
+/// Where a chip's registers sit in XDATA (TI's user's guides for each family).
+public enum RegisterMap: String, Sendable, Equatable, CaseIterable {
+    /// The CC253x/4x: flash controller and chip ID in the XREG area (0x6200–0x62FF), SFRs mirrored
+    /// at 0x7080, the information page at 0x7800, CHIPINFO0/1 telling flash and RAM size; the
+    /// lock bits are the last 16 bytes of flash; READ_STATUS bit 7 means a chip erase is busy.
+    case xreg
+    /// The CC251x/111x (TI's older debug specification, SWRA124): the flash controller is SFRs
+    /// (FADDRL/H 0xAC/0xAD, FCTL 0xAE, FWDATA 0xAF; write command 0x02), seen with all SFRs at
+    /// XDATA 0xDF00–0xDFFF; PARTNUM and VERSION at 0xDF36/0xDF37; flash at XDATA 0x0000 (no
+    /// banks), SRAM ending at 0xFFFF; no size report; one lock byte in the information page
+    /// (bit 0 = debug lock) written through the debug configuration's SEL_FLASH_INFO_PAGE;
+    /// READ_STATUS bit 7 means a chip erase is *done*.
+    case sfr
+}
+
 /// How the flash programmer moves an image into a chip's flash: the path, the block it hands the
-/// flash controller at a time, and where in the chip's SRAM its DMA descriptors sit (block buffers
-/// start at XDATA 0x0000, below them). All of it must fit the chip's SRAM.
+/// flash controller at a time, where in the chip's SRAM its buffers and DMA descriptors sit. All
+/// of it must fit the chip's SRAM.
 public struct FlashWriting: Sendable, Equatable {
     /// The two write paths (cc-debugger-protocol.md §7.3–§7.4).
     public enum Path: String, Sendable, Equatable, CaseIterable {
@@ -218,8 +281,8 @@ public struct FlashWriting: Sendable, Equatable {
         /// feeds the flash controller (CC2530/31/33/40/41): four descriptors.
         case burst
         /// Each block written into one RAM buffer with debug instructions, then one DMA channel
-        /// feeds the flash controller (CC2543/44/45, whose debug interface cc-tool never bursts to
-        /// and whose 1–2 KiB of SRAM hold no second buffer): one descriptor.
+        /// feeds the flash controller (CC2543/44/45 and CC251x/111x, whose debug interface has no
+        /// burst and whose 1–4 KiB of SRAM hold no second buffer): one descriptor.
         case xdata
     }
 
@@ -229,38 +292,47 @@ public struct FlashWriting: Sendable, Equatable {
     public var blockSize: Int
     /// The XDATA address of the DMA descriptors (in SRAM, above the buffers).
     public var descriptorAddress: Int
+    /// The XDATA address of the first block buffer (the start of SRAM).
+    public var bufferAddress: Int
 
     /// A way of writing.
-    public init(path: Path, blockSize: Int, descriptorAddress: Int) {
+    public init(path: Path, blockSize: Int, descriptorAddress: Int, bufferAddress: Int = 0) {
         self.path = path
         self.blockSize = blockSize
         self.descriptorAddress = descriptorAddress
+        self.bufferAddress = bufferAddress
     }
 
     /// The CC253x/CC254x fast path: 1 KiB bursts, two buffers at 0x0000 and 0x0400, descriptors at 0x0800.
     public static let burst = FlashWriting(path: .burst, blockSize: 1024, descriptorAddress: 0x0800)
 
     /// The RAM buffers blocks pass through.
-    public var buffers: [Int] { path == .burst ? [0, blockSize] : [0] }
+    public var buffers: [Int] { path == .burst ? [bufferAddress, bufferAddress + blockSize] : [bufferAddress] }
     /// Descriptors: four on the burst path (channels 1–4), one on the XDATA path (channel 0).
     public var descriptorCount: Int { path == .burst ? 4 : 1 }
 
-    /// What is wrong with this way of writing on a chip with `ramSize` bytes of SRAM and pages of
-    /// `pageSize`, or `nil`: blocks of whole 32-bit words that fill pages evenly, the buffers below the
-    /// descriptors, the descriptors inside SRAM.
-    public func problem(ramSize: Int, pageSize: Int) -> String? {
+    /// What is wrong with this way of writing on a chip whose SRAM is `ram` (XDATA addresses),
+    /// with pages of `pageSize` and flash words of `wordSize`, or `nil`: blocks of whole words that
+    /// fill pages evenly, the buffers inside SRAM and below the descriptors, the descriptors inside
+    /// SRAM.
+    public func problem(ram: Range<Int>, pageSize: Int, wordSize: Int = 4) -> String? {
         guard path != .burst || blockSize == 1024 else {
             return "the burst path writes 1024-byte blocks (what one BURST_WRITE carries), not \(blockSize)"
         }
-        guard blockSize % 4 == 0, pageSize % blockSize == 0 else {
+        guard blockSize % wordSize == 0, pageSize % blockSize == 0 else {
             return "blockSize \(blockSize) must be whole words and divide the page (\(pageSize) bytes)"
         }
-        guard buffers.count * blockSize <= descriptorAddress else {
+        let buffersEnd = bufferAddress + buffers.count * blockSize
+        guard ram.contains(bufferAddress) else {
             return
-                "the descriptors at \(hex(descriptorAddress)) overlap the block buffers (up to \(hex(buffers.count * blockSize)))"
+                "the buffer at \(hex(bufferAddress)) lies outside the chip's SRAM (\(hex(ram.lowerBound))–\(hex(ram.upperBound - 1)))"
         }
-        guard descriptorAddress + 8 * descriptorCount <= ramSize else {
-            return "the descriptors at \(hex(descriptorAddress)) lie beyond the chip's \(ramSize) bytes of SRAM"
+        guard buffersEnd <= descriptorAddress else {
+            return
+                "the descriptors at \(hex(descriptorAddress)) overlap the block buffers (up to \(hex(buffersEnd)))"
+        }
+        guard descriptorAddress + 8 * descriptorCount <= ram.upperBound else {
+            return "the descriptors at \(hex(descriptorAddress)) lie beyond the chip's \(ram.count) bytes of SRAM"
         }
         return nil
     }

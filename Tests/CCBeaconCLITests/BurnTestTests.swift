@@ -18,7 +18,7 @@ struct BurnTestTests {
         let chip = try BundledData.chip("CC2541F256")
         let first = BurnTest.image(for: chip, pass: 0)
         let second = BurnTest.image(for: chip, pass: 1)
-        #expect(first.segments.count == 1 && first.segments[0].range == 0..<chip.lockBits.lowerBound)
+        #expect(first.segments.count == 1 && first.segments[0].range == 0..<chip.lockBits!.lowerBound)
         #expect(try FlashPlan(image: first, chip: chip, allowLastPage: true).blocks.count == chip.flashSize / 1024)
         #expect(zip(first.segments[0].bytes, second.segments[0].bytes).allSatisfy { $0 == ~$1 })
         let blocks = stride(from: 0, to: chip.flashSize - 1024, by: 1024).map {

@@ -285,7 +285,10 @@ struct DeviceCommandTests {
         foreign.debuggers[0].targetID = 0x2650
         run = ToolRun(["info"], debuggers: foreign)
         #expect(run.status == 1)
-        #expect(run.diagnostics.contains("the target is a CC2650, not a CC2530/CC2531/CC2533/CC2540/CC2541"))
+        #expect(
+            run.diagnostics.contains(
+                "the target is a CC2650, not a CC1110/CC1111/CC2510/CC2511/CC2530/CC2531/CC2533/CC2540/CC2541/CC2543/CC2544/CC2545"
+            ), "\(run.diagnostics)")
     }
 
     @Test func imagesLargerThanTheFlashAreRefusedBeforeTouchingTheChip() throws {
@@ -343,7 +346,8 @@ struct DeviceCommandTests {
     /// `generate` writes, or its flat `.bin`), before the chip is touched. A debug-locked chip of
     /// another family is refused by its target ID alone; one of the same family tells its size only
     /// once erased, and the refusal says the chip is blank now.
-    @Test(arguments: ["CC2530F256", "CC2531F256", "CC2533F96", "CC2540F256", "CC2541F128"], [false, true])
+    @Test(
+        arguments: ["CC2530F256", "CC2531F256", "CC2533F96", "CC2540F256", "CC2541F128", "CC2510F32"], [false, true])
     func aStationIsRefusedOnAnotherChip(part: String, flat: Bool) throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
@@ -361,7 +365,8 @@ struct DeviceCommandTests {
             let run = ToolRun(["flash", image], debuggers: provider)
             #expect(run.status == 65, "\(run.diagnostics)")
             let sameFamily = part.hasPrefix("CC2541")
-            let target = locked && !sameFamily ? String(part.prefix(6)) : part
+            // A chip that reports no size (the CC2510) is named by its family, as a locked one is.
+            let target = (locked || part.hasPrefix("CC251")) && !sameFamily ? String(part.prefix(6)) : part
             #expect(
                 run.diagnostics.contains(
                     "\(image): a station of template 'cc2541-ibeacon', made for the CC2541F256; the target is a \(target)"
@@ -375,6 +380,69 @@ struct DeviceCommandTests {
                 #expect(provider.debuggers[0].chip!.flash[0x100] == 0x5A, "locked: \(locked)")
             }
         }
+    }
+
+    /// A chip that reports no flash size (the CC251x/111x) is told it with --flash-size, as its
+    /// marking says: without it `info` says what to give, and `flash` and `read` refuse before the
+    /// chip is touched; a size the family does not come in is a usage error, as is one that
+    /// disagrees with a chip that reports its own. Flashed with --lock-debug, the lock byte in the
+    /// information page takes, and `info` shows the chip locked.
+    @Test func aChipThatReportsNoSizeIsToldIt() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try scratch.write("image.hex", ":0400000001020304F2\n:00000001FF\n")
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip = EmulatedChip(part: .named("CC2510F16")!)
+        provider.debuggers[0].chip!.flash[0x100] = 0x5A
+
+        let info = ToolRun(["info"], debuggers: provider)
+        #expect(info.status == 0, "\(info.diagnostics)")
+        #expect(info.output.contains("target: CC2510 (chip ID 0x81, revision 0x13)"), "\(info.output)")
+        #expect(
+            info.output.contains(
+                "flash: not reported (the CC2510 does not report its flash size: give it with --flash-size 8, 16 or 32"),
+            "\(info.output)")
+        #expect(info.output.contains("IEEE address: none (the CC2510 has none)"))
+        let sized = ToolRun(["info", "--flash-size", "16"], debuggers: provider)
+        #expect(sized.status == 0)
+        #expect(sized.output.contains("target: CC2510F16 (chip ID 0x81, revision 0x13)"))
+        #expect(sized.output.contains("flash: 16 KiB (as --flash-size says; the chip does not report it), RAM: 2 KiB"))
+
+        for (arguments, message) in [
+            (["info", "--flash-size", "64"], "--flash-size 64 KiB: the CC2510 comes in 8, 16 or 32 KiB"),
+            (["info", "--flash-size", "16k"], "--flash-size '16k' is not a size in KiB"),
+            (["read", "-o", scratch.path("r.bin"), "--flash-size", "0"], "--flash-size '0' is not a size in KiB"),
+        ] {
+            let run = ToolRun(arguments, debuggers: provider)
+            #expect(run.status == 64, "\(arguments)")
+            #expect(run.diagnostics.contains(message), "\(run.diagnostics)")
+        }
+        for arguments in [["flash", image], ["read", "-o", scratch.path("r.bin")]] {
+            let run = ToolRun(arguments, debuggers: provider)
+            #expect(run.status == 1, "\(arguments)")
+            #expect(
+                run.diagnostics.contains("the target (ID 0x2510) does not report its flash size, and none was given"),
+                "\(run.diagnostics)")
+            #expect(
+                run.diagnostics.contains("hint: the CC2510 does not report its flash size: give it with --flash-size"))
+            #expect(provider.debuggers[0].chip!.flash[0x100] == 0x5A)
+        }
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("r.bin")))
+
+        let flashed = ToolRun(["flash", image, "--flash-size", "16", "--lock-debug"], debuggers: provider)
+        #expect(flashed.status == 0, "\(flashed.diagnostics)")
+        #expect(flashed.output.contains("flashed \(image) to the CC2510F16 on"), "\(flashed.output)")
+        #expect(provider.debuggers[0].chip!.flash.prefix(4) == [1, 2, 3, 4])
+        #expect(provider.debuggers[0].chip!.infoPage[1] == 0xFE)
+        let locked = ToolRun(["info"], debuggers: provider)
+        #expect(locked.output.contains("target: CC2510, debug interface LOCKED"), "\(locked.output)")
+
+        // A chip that reports its size needs no --flash-size, and one that disagrees is refused.
+        let reporting = EmulatorProvider()
+        let disagreeing = ToolRun(["info", "--flash-size", "128"], debuggers: reporting)
+        #expect(disagreeing.status == 64)
+        #expect(disagreeing.diagnostics.contains("--flash-size 128 KiB: the CC2541F256 reports 256 KiB"))
+        #expect(ToolRun(["info", "--flash-size", "256"], debuggers: reporting).status == 0)
     }
 
     /// A wrong --mac on a debug-locked chip is refused before the erase that would unlock it: the

@@ -34,6 +34,10 @@ struct ChipFamilyTests {
         #expect(chip.primaryAddress == part.ieeeOffset.map { (0x7800 + $0)..<(0x7800 + $0 + part.ieeeLength) })
         #expect(chip.secondaryAddress?.count == part.ieeeOffset.map { _ in part.ieeeLength })
         #expect(chip.flashWriting.path == (part.hasBurstWrite ? .burst : .xdata))
+        #expect(chip.registerMap == (part.hasOlderRegisterMap ? .sfr : .xreg))
+        #expect(chip.flashWordSize == part.flashWordSize)
+        #expect(chip.ram == part.ram)
+        #expect((chip.lockBits == nil) == part.hasOlderRegisterMap)
     }
 
     @Test func everyChipOfTheCatalogIsEmulated() throws {
@@ -46,14 +50,15 @@ struct ChipFamilyTests {
         let debugger = EmulatedDebugger(chip: EmulatedChip(part: part, ieee: Array(ieee)))
         let chips = try BundledData.boards().chips
         let session = CC254xSession(transport: debugger, chips: chips)
+        // A part that reports no size is told it, as `--flash-size` does.
+        if part.hasOlderRegisterMap { session.assumedFlashSize = part.flashSize }
         let state = try session.open()
         #expect(state.targetID == part.targetID)
         let identity = try session.connect(targetID: state.targetID)
         #expect(identity.chipID == part.chipID)
         #expect(identity.flashSize == part.flashSize)
         #expect(identity.ramSize == part.ramSize)
-        let chip = try #require(
-            Chip.reporting(targetID: state.targetID, flashSizeCode: identity.flashSizeCode, in: chips))
+        let chip = try #require(identity.chip(targetID: state.targetID, in: chips))
         #expect(chip.name == part.name)
         #expect(try session.primaryAddress(chip: chip) == Array(ieee))
 
@@ -89,6 +94,11 @@ struct ChipFamilyTests {
         _ = try FlashProgrammer(session: session).flash(
             image, targetID: state.targetID, identity: identity, options: FlashOptions(lockDebug: true))
         #expect(try session.connect(targetID: state.targetID).locked)
+        if part.hasOlderRegisterMap {
+            // The lock byte in the information page, only its debug bit cleared; nothing in flash.
+            #expect(debugger.chip!.infoPage.prefix(4) == [0xFF, 0xFE, 0xFF, 0xFF])
+            #expect(debugger.chip!.flash == image.bytes(in: 0..<part.flashSize, fill: 0xFF))
+        }
         let erased = try session.chipErase(targetID: state.targetID)
         #expect(!erased.locked && erased.flashSize == part.flashSize)
         #expect(debugger.chip!.flash.allSatisfy { $0 == 0xFF })
@@ -103,6 +113,7 @@ struct ChipFamilyTests {
         let index = try #require(chips.firstIndex { $0.name == part.name })
         chips[index].flashWriting = FlashWriting(path: .burst, blockSize: 1024, descriptorAddress: 0x0800)
         let session = CC254xSession(transport: debugger, chips: chips)
+        session.assumedFlashSize = part.flashSize
         let state = try session.open()
         let identity = try session.connect(targetID: state.targetID)
         #expect(throws: (any Error).self) {
@@ -130,7 +141,35 @@ struct ChipFamilyTests {
             (FlashWriting(path: .burst, blockSize: 2048, descriptorAddress: 0x1000), 8192, 2048, "1024-byte blocks"),
         ] as [(FlashWriting, Int, Int, String?)])
     func aWayOfWritingFitsTheChip(writing: FlashWriting, ramSize: Int, pageSize: Int, problem: String?) {
-        let found = writing.problem(ramSize: ramSize, pageSize: pageSize)
+        let found = writing.problem(ram: 0..<ramSize, pageSize: pageSize)
+        if let problem {
+            #expect(found?.contains(problem) == true, "\(String(describing: found))")
+        } else {
+            #expect(found == nil)
+        }
+    }
+
+    /// On the older map SRAM ends at 0xFFFF and words have 2 bytes: a buffer below SRAM (cc-tool's
+    /// 0xF000 on a part with 1 KiB) is refused, a block of whole 2-byte words is not.
+    @Test(
+        arguments: [
+            (FlashWriting(path: .xdata, blockSize: 512, descriptorAddress: 0xFE00, bufferAddress: 0xFC00), 1024, nil),
+            (
+                FlashWriting(path: .xdata, blockSize: 512, descriptorAddress: 0xFF00, bufferAddress: 0xF000), 1024,
+                "outside"
+            ),
+            (FlashWriting(path: .xdata, blockSize: 512, descriptorAddress: 0xFF00, bufferAddress: 0xF000), 4096, nil),
+            (
+                FlashWriting(path: .xdata, blockSize: 512, descriptorAddress: 0xFFF9, bufferAddress: 0xFC00), 1024,
+                "beyond"
+            ),
+            (
+                FlashWriting(path: .xdata, blockSize: 258, descriptorAddress: 0xFE00, bufferAddress: 0xFC00), 1024,
+                "divide"
+            ),
+        ] as [(FlashWriting, Int, String?)])
+    func aWayOfWritingFitsAnOlderChip(writing: FlashWriting, ramSize: Int, problem: String?) {
+        let found = writing.problem(ram: (0x10000 - ramSize)..<0x10000, pageSize: 1024, wordSize: 2)
         if let problem {
             #expect(found?.contains(problem) == true, "\(String(describing: found))")
         } else {
@@ -167,11 +206,54 @@ struct ChipFamilyTests {
         }
     }
 
+    /// READ_STATUS bit 7 means busy on the CC253x/4x and done on the older parts: the erase is
+    /// waited for either way, so the chip reports it finished when `chipErase` returns.
+    @Test(arguments: ["CC2541F256", "CC2530F64", "CC2510F32", "CC1111F8"])
+    func theEraseIsWaitedForWhateverItsStatusBitMeans(name: String) throws {
+        let part = try #require(EmulatedPart.named(name))
+        let chip = EmulatedChip(part: part)
+        chip.busyPolls = 4
+        let session = CC254xSession(transport: EmulatedDebugger(chip: chip), chips: try BundledData.boards().chips)
+        session.assumedFlashSize = part.flashSize
+        let state = try session.open()
+        _ = try session.chipErase(targetID: state.targetID)
+        let doneBit = try session.readStatus() & 0x80 != 0
+        #expect(doneBit == part.hasOlderRegisterMap, "the erase had finished")
+    }
+
+    /// A part that reports no size is no chip until one is named: flashing it is refused before
+    /// anything changes, locked or not; named, it is the part of that size.
+    @Test(arguments: [false, true])
+    func aChipThatReportsNoSizeWaitsForOne(locked: Bool) throws {
+        let part = try #require(EmulatedPart.named("CC2510F16"))
+        let debugger = EmulatedDebugger(chip: EmulatedChip(part: part))
+        debugger.chip!.flash = [UInt8](repeating: 0x5A, count: part.flashSize)
+        if locked { debugger.chip!.setDebugLockBit() }
+        let chips = try BundledData.boards().chips
+        let session = CC254xSession(transport: debugger, chips: chips)
+        let state = try session.open()
+        let identity = try session.connect(targetID: state.targetID)
+        #expect(identity.chip(targetID: state.targetID, in: chips) == nil)
+        #expect(throws: FlashError.unknownChip(targetID: 0x2510, flashSizeCode: 0)) {
+            try FlashProgrammer(session: session).flash(
+                try Self.image(for: part), targetID: state.targetID, identity: identity, options: FlashOptions())
+        }
+        #expect(debugger.chip!.flash.allSatisfy { $0 == 0x5A })
+        #expect(debugger.chip!.debugLocked == locked)
+        session.assumedFlashSize = 16 * 1024
+        let named = try session.connect(targetID: state.targetID)
+        #expect(named.chip(targetID: state.targetID, in: chips)?.name == (locked ? nil : "CC2510F16"))
+        _ = try FlashProgrammer(session: session).flash(
+            try Self.image(for: part), targetID: state.targetID, identity: named, options: FlashOptions())
+        #expect(debugger.chip!.flash == (try Self.image(for: part)).bytes(in: 0..<part.flashSize, fill: 0xFF))
+    }
+
     @Test func aFamilyNameMeansItsLargestPart() {
         #expect(EmulatedPart.named("cc2541")?.name == "CC2541F256")
         #expect(EmulatedPart.named("CC2533")?.name == "CC2533F96")
         #expect(EmulatedPart.named("cc2544")?.name == "CC2544F32")
         #expect(EmulatedPart.named("cc2530f64")?.name == "CC2530F64")
+        #expect(EmulatedPart.named("cc1111")?.name == "CC1111F32")
         #expect(EmulatedPart.named("CC2650") == nil)
         #expect(EmulatedPart.named("CC2541F512") == nil)
     }

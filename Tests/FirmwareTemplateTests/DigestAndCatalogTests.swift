@@ -91,7 +91,9 @@ struct BoardCatalogTests {
             catalog.chips.map(\.name) == [
                 "CC2530F32", "CC2530F64", "CC2530F128", "CC2530F256", "CC2531F128", "CC2531F256", "CC2533F32",
                 "CC2533F64", "CC2533F96", "CC2543F18", "CC2543F32", "CC2544F32", "CC2545F18", "CC2545F32",
-                "CC2541F256", "CC2541F128", "CC2540F256", "CC2540F128",
+                "CC2541F256", "CC2541F128", "CC2540F256", "CC2540F128", "CC2510F8", "CC2510F16", "CC2510F32",
+                "CC2511F8", "CC2511F16", "CC2511F32", "CC1110F8", "CC1110F16", "CC1110F32", "CC1111F8", "CC1111F16",
+                "CC1111F32",
             ])
         #expect(catalog.boards.map(\.name) == ["cc2541-keyfob", "cc2541-sensortag", "hm10", "smartrf05eb-cc2541em"])
         let f256 = try #require(catalog.chip(named: "cc2541f256"))
@@ -229,5 +231,68 @@ struct BoardCatalogTests {
             of: "\"CC2541X\", \"family\": \"CC2541\", \"chipId\": \"0x41\", \"debuggerTargetId\": \"0x2541\"",
             with: "\"CC2541X\", \"family\": \"CC2541\", \"chipId\": \"0x41\", \"debuggerTargetId\": \"0x2542\"")
         #expect(try Self.load(chips: distinct, boards: [:]).chips.count == 2)
+    }
+
+    /// A chip with the older register map (the CC251x/111x): told by target ID and the size the
+    /// user gives, its SRAM at the top of XDATA, its lock byte not in flash.
+    static func olderChip(_ name: String = "CC2510F16", size: String = "0x4000", extra: String = "") -> String {
+        """
+        {"name": "\(name)", "family": "CC2510", "chipId": "0x81", "debuggerTargetId": "0x2510", "registers": "sfr",
+        "wordSize": 2, "flashSize": "\(size)", "pageSize": 1024, "ramSize": 2048\(extra),
+        "flashWrite": {"path": "xdata", "blockSize": 512, "buffer": "0xF800", "descriptor": "0xFA00"}}
+        """
+    }
+
+    @Test func anOlderChipLoads() throws {
+        let catalog = try Self.load(
+            chips: #"{"format": 1, "chips": ["# + Self.olderChip() + ", " + Self.olderChip("CC2510F32", size: "0x8000")
+                + "]}",
+            boards: [:])
+        let chip = catalog.chips[0]
+        #expect(chip.registerMap == .sfr && chip.flashWordSize == 2 && chip.flashSizeCode == 0)
+        #expect(chip.lockBits == nil && chip.ram == 0xF800..<0x10000)
+        #expect(chip.flashWriting.buffers == [0xF800])
+        #expect(chip.reservedUse(of: 0x3FFF) == nil, "no last page is reserved without lock bits in flash")
+        #expect(
+            Chip.reporting(targetID: 0x2510, flashSizeCode: 0, flashSize: 0x8000, in: catalog.chips)?.name
+                == "CC2510F32")
+        #expect(Chip.reporting(targetID: 0x2510, flashSizeCode: 0, in: catalog.chips) == nil)
+    }
+
+    @Test(arguments: [
+        (#", "flashSizeCode": 2"#, "chips[0].flashSizeCode", "does not report its flash size"),
+        (#", "lockBits": {"address": "0x3FF0", "length": 16}"#, "chips[0].lockBits", "in the information page"),
+        (#", "registers": "banked""#, "chips[0].registers", "must be xreg or sfr"),
+    ])
+    func anOlderChipWithFactsOfTheOtherMapIsRefused(extra: String, keyPath: String, message: String) {
+        var chip = Self.olderChip(extra: extra)
+        if extra.contains("registers") { chip = chip.replacingOccurrences(of: #""registers": "sfr","#, with: "") }
+        #expect {
+            try Self.load(chips: #"{"format": 1, "chips": ["# + chip + "]}", boards: [:])
+        } throws: { error in
+            let error = error as? DataFileError
+            return error?.keyPath == keyPath && error?.message.contains(message) == true
+        }
+    }
+
+    @Test(arguments: [
+        (#""buffer": "0xF800", "descriptor": "0xFA00""#, #""buffer": "0xF000", "descriptor": "0xFA00""#, "outside"),
+        (#""wordSize": 2"#, #""wordSize": 3"#, "whole words"),
+        (#""descriptor": "0xFA00""#, #""descriptor": "0xFFFC""#, "beyond"),
+    ])
+    func anOlderChipsWritingMustFitItsSRAM(from: String, to: String, message: String) {
+        let chip = Self.olderChip().replacingOccurrences(of: from, with: to)
+        #expect {
+            try Self.load(chips: #"{"format": 1, "chips": ["# + chip + "]}", boards: [:])
+        } throws: { error in
+            (error as? DataFileError)?.message.contains(message) == true
+        }
+    }
+
+    @Test func twoOlderChipsOfOneSizeAreRefused() {
+        let twins = #"{"format": 1, "chips": ["# + Self.olderChip() + ", " + Self.olderChip("CC2510X") + "]}"
+        #expect { try Self.load(chips: twins, boards: [:]) } throws: { error in
+            (error as? DataFileError)?.message.contains("chip CC2510X has the debugger target ID") == true
+        }
     }
 }
