@@ -6,6 +6,7 @@ import FirmwareTemplate
 import PostgresLedger
 import Provisioning
 import StationLedger
+import Stations
 import Storage
 import StructuredText
 import Synchronization
@@ -32,6 +33,8 @@ enum LedgerCommand {
     /// What `ledger export` writes.
     enum ExportFormat: String, CaseIterable, OptionChoice {
         case csv, json
+        /// The fewest beacon regions that cover the registry, as `check-app` reads them.
+        case iosRegions = "ios-regions"
     }
 
     static let showSpec = CommandSpec(
@@ -62,7 +65,9 @@ enum LedgerCommand {
             (powerSource: calibration, or registered: the list's or the board's), whether the
             chip's debug interface was locked (debugLocked), and the bench and run that burned it
             (bench, run: on a shared pool, which line made the station) — what a backend needs to
-            map major/minor to places. The ledger is only read.
+            map major/minor to places. The ledger is only read. --format ios-regions writes instead the
+            fewest beacon regions that cover the registry (one per UUID, with the major when all its
+            stations share one), the regions file an iOS app starts from and `check-app` reads.
 
             With -o FILE the registry is written whole (temporary file, flushed, renamed) or not
             at all, and never over the ledger itself.
@@ -330,6 +335,10 @@ enum LedgerCommand {
                 return (station, burned.attempt)
             }
         } catch { throw ledgerFailure(error, path: arguments.ledger.shown) }
+        if format == .iosRegions {
+            try emit(AppRegions.file(AppRegions.covering(rows.map(\.0))))
+            return
+        }
         if format == .json {
             try emit(
                 JSONValue.array(

@@ -125,7 +125,10 @@ struct ChoiceOptionTests {
             ["provision", "l.csv", "--template", "cc2541-ibeacon", "--address-mode", "primary"],
             "ccbeacon provision: --address-mode must be template or secondary, not 'primary'"
         ),
-        (["ledger", "export", "--format", "xml"], "ccbeacon ledger export: --format must be csv or json, not 'xml'"),
+        (
+            ["ledger", "export", "--format", "xml"],
+            "ccbeacon ledger export: --format must be csv, json or ios-regions, not 'xml'"
+        ),
         (
             ["flash", "x.hex", "--usb-framing", "fast"],
             "ccbeacon flash: --usb-framing must be proven or packed, not 'fast'"
@@ -197,7 +200,7 @@ struct OptionDefaultTests {
 /// Completion is declared with each option, not guessed from its placeholder: every value that
 /// names a path completes files (the guess once missed `--from CAPTURE`), and nothing else does.
 struct CompletionDeclarationTests {
-    static let pathWords = ["FILE", "DIR", "CAPTURE", "OUT", "IMAGE", "STATIONS", "IN"]
+    static let pathWords = ["FILE", "DIR", "CAPTURE", "OUT", "IMAGE", "STATIONS", "IN", "REGIONS"]
 
     @Test func everyPathValueCompletesFilesAndOnlyThose() {
         for spec in CommandLineTool.commands {

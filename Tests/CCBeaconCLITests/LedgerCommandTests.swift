@@ -131,7 +131,8 @@ struct LedgerCommandTests {
         let commands: [[String]] = [
             ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.1"],
             ["ledger", "show"], ["ledger", "show", "--json"], ["ledger", "export", "--format", "json"],
-            ["ledger", "export"], ["ledger", "check"],
+            ["ledger", "export"], ["ledger", "export", "--format", "ios-regions"], ["ledger", "check"],
+            ["check-app", try scratch.write("regions.json", "[]")],
         ]
         for command in commands {
             let run = ToolRun(command + ["--ledger", path], debuggers: EmulatorProvider())
@@ -146,6 +147,53 @@ struct LedgerCommandTests {
             }
             #expect(try filesBeside(path) == before, "\(label) changed the file or left files beside it")
         }
+    }
+
+    /// The fewest regions that cover a ledger, exported, pass `check-app` against that ledger;
+    /// an app's regions with another vendor's UUID fail it (exit 1), with the reason; the same
+    /// holds against a station list; stations from both, or from neither, is a usage error.
+    @Test func exportedRegionsPassCheckAppAndAVendorsDefaultFailsIt() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("ledger.sqlite")
+        try LedgerFiles.sound(path)
+        let regions = scratch.path("regions.json")
+        let export = ToolRun(["ledger", "export", "--ledger", path, "--format", "ios-regions", "-o", regions])
+        #expect(export.status == 0, "\(export.diagnostics)")
+        #expect(
+            try String(contentsOfFile: regions, encoding: .utf8)
+                == "[\n  {\n    \"identifier\": \"ccbeacon-7634A485-1\",\n    \"uuid\": \"\(LedgerFiles.uuid)\",\n    \"major\": 1\n  }\n]\n"
+        )
+        let passed = ToolRun(["check-app", regions, "--ledger", path])
+        #expect(passed.status == 0, "\(passed.diagnostics)")
+        #expect(
+            passed.output
+                == "1 region in \(regions), 1 station in \(path)\nOK: every station is covered and every region matches a station\n"
+        )
+
+        let vendor = try scratch.write(
+            "vendor.json", #"[{"identifier": "store", "uuid": "B9407F30-F5F8-466E-AFF9-25556B57FE6D"}]"#)
+        let failed = ToolRun(["check-app", vendor, "--ledger", path, "--json"])
+        #expect(failed.status == 1)
+        #expect(failed.output.contains(#""passed": false"#))
+        #expect(failed.output.contains("its UUID is Estimote's factory default, which no station uses"))
+        #expect(failed.diagnostics.contains("error: the app's regions do not match the stations"))
+        let list = try scratch.write("list.csv", "name,uuid,major,minor\ns1,\(LedgerFiles.uuid),7,1\n")
+        let fromList = ToolRun(["check-app", vendor, list])
+        #expect(fromList.status == 1)
+        #expect(fromList.output.contains("uncovered: s1 (\(LedgerFiles.uuid) major 7 minor 1): no region covers it"))
+        for (arguments, message) in [
+            (["check-app", regions], "give the stations: a station list (STATIONS.csv) or --ledger FILE|URL"),
+            (["check-app", regions, list, "--ledger", path], "give a station list or --ledger, not both"),
+        ] {
+            let run = ToolRun(arguments)
+            #expect(run.status == 64)
+            #expect(run.diagnostics.contains(message), "\(run.diagnostics)")
+        }
+        let broken = try scratch.write("broken.json", #"[{"identifier": "a", "uuid": "x"}]"#)
+        let refused = ToolRun(["check-app", broken, list])
+        #expect(refused.status == 65)
+        #expect(refused.diagnostics.contains("broken.json:1:"), "\(refused.diagnostics)")
     }
 
     @Test func checkPassesASoundLedgerAndListsWhatIsBrokenBehindTheIndexes() throws {

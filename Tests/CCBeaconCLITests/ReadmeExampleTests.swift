@@ -125,6 +125,9 @@ struct ReadmeExampleTests {
             try bench.provision()
         },
         "ccbeacon ledger check --ledger provisioning.sqlite": Scene { bench in try bench.provision() },
+        "ccbeacon check-app regions.json --ledger provisioning.sqlite": Scene(status: 1) { bench in
+            try bench.provision()
+        },
         "ccbeacon provision stations.csv --board hm10 --devices all --yes --events events.jsonl": Scene(debuggers: 2),
         "ccbeacon provision stations.csv --board hm10 --devices all --yes --lock-debug --on-verified \"./print-label.sh\"":
             Scene(
@@ -228,7 +231,7 @@ final class Bench: Sendable {
     init(debuggers: Int, radio: Bool, server: String? = nil) throws {
         self.server = server
         scratch = try Scratch()
-        for name in ["stations.csv", "hall-a-1m.csv"] {
+        for name in ["stations.csv", "hall-a-1m.csv", "regions.json"] {
             let source = SharedFixtures.checkout.appendingPathComponent(
                 "Tests/CCBeaconCLITests/Fixtures/readme/\(name)")
             try FileManager.default.copyItem(at: source, to: scratch.url.appendingPathComponent(name))

@@ -1,0 +1,213 @@
+public import BeaconPayload
+public import StationLedger
+public import StructuredText
+
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
+
+/// One beacon region an iOS app monitors or ranges: what `CLBeaconIdentityConstraint` takes (a
+/// UUID, optionally a major, and a minor only beside a major) and the identifier it is registered
+/// under.
+public struct BeaconRegion: Sendable, Equatable {
+    /// The identifier the app registers the region under (Core Location replaces a region when
+    /// another is registered under the same identifier).
+    public var identifier: String
+    /// The proximity UUID.
+    public var uuid: UUID
+    /// The major, or `nil` for every major.
+    public var major: UInt16?
+    /// The minor (only with a major), or `nil` for every minor.
+    public var minor: UInt16?
+    /// The region's line in its file (0 for a region made here), for messages.
+    public var line: Int
+
+    /// A region.
+    public init(identifier: String, uuid: UUID, major: UInt16? = nil, minor: UInt16? = nil, line: Int = 0) {
+        self.identifier = identifier
+        self.uuid = uuid
+        self.major = major
+        self.minor = minor
+        self.line = line
+    }
+
+    /// Whether a station broadcasting `identity` is in this region.
+    public func covers(_ identity: IBeacon) -> Bool {
+        identity.uuid == uuid && major.map { $0 == identity.major } != false
+            && minor.map { $0 == identity.minor } != false
+    }
+
+    /// `7634A485-1732-4B7D-AB44-D505D8A24C60 major 1 minor 2`, as much as the region constrains.
+    public var constraint: String {
+        uuid.uuidString + (major.map { " major \($0)" } ?? "") + (minor.map { " minor \($0)" } ?? "")
+    }
+
+    /// The region as one object of a regions file.
+    public var json: JSONValue {
+        .object(
+            [("identifier", .string(identifier)), ("uuid", .string(uuid.uuidString))]
+                + (major.map { [("major", JSONValue.integer(Int($0)))] } ?? [])
+                + (minor.map { [("minor", JSONValue.integer(Int($0)))] } ?? []))
+    }
+}
+
+/// An app's beacon regions against the stations it is meant to hear: the regions file, the check
+/// and the smallest list that covers a registry.
+public enum AppRegions {
+    /// Core Location monitors at most 20 regions per app (beacon and circular regions together);
+    /// registering more fails for the extra ones.
+    public static let monitoringLimit = 20
+
+    /// UUIDs that ship as vendors' factory defaults or in Apple's sample code: a region with one
+    /// of them in an app for our stations is another vendor's setting left in.
+    public static let wellKnownUUIDs: [(uuid: String, owner: String)] = [
+        ("B9407F30-F5F8-466E-AFF9-25556B57FE6D", "Estimote's factory default"),
+        ("F7826DA6-4FA2-4E98-8024-BC5B71E0893E", "Kontakt.io's factory default"),
+        ("E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", "Apple's AirLocate sample code"),
+    ]
+
+    /// Reads a regions file: a JSON array of `{"identifier", "uuid", "major"?, "minor"?}` objects
+    /// (unknown keys, a minor without a major and values out of range are errors, with line and
+    /// column).
+    public static func read(_ bytes: [UInt8], file: String) throws(DataFileError) -> [BeaconRegion] {
+        let root = try JSONParser.parse(bytes, file: file)
+        guard case .array(let elements) = root.value else {
+            throw DataFileError(
+                file: file, line: root.line, column: root.column, keyPath: "",
+                message:
+                    "expected an array of regions ({\"identifier\": …, \"uuid\": …, \"major\": …, \"minor\": …}), found \(root.kindDescription)"
+            )
+        }
+        var regions: [BeaconRegion] = []
+        for (index, element) in elements.enumerated() {
+            var object = try JSONObjectReader(element, file: file, path: "[\(index)]")
+            let identifier = try object.string("identifier")
+            guard !identifier.isEmpty else { throw object.error("identifier", "is empty") }
+            let uuidText = try object.string("uuid")
+            let uuid: UUID
+            do { uuid = try IdentityParser.uuid(uuidText) } catch { throw object.error("uuid", error.description) }
+            let major = try object.optionalInteger("major", in: 0...0xFFFF).map { UInt16($0) }
+            let minor = try object.optionalInteger("minor", in: 0...0xFFFF).map { UInt16($0) }
+            if minor != nil, major == nil {
+                throw object.error(
+                    "minor", "needs a major beside it (a beacon identity constraint takes a minor only with one)")
+            }
+            try object.finish()
+            regions.append(
+                BeaconRegion(identifier: identifier, uuid: uuid, major: major, minor: minor, line: element.line))
+        }
+        return regions
+    }
+
+    /// The regions as a regions file (what `read` reads).
+    public static func file(_ regions: [BeaconRegion]) -> String {
+        JSONValue.array(regions.map(\.json)).rendered() + "\n"
+    }
+
+    /// The fewest regions that cover `stations`: one per UUID; a UUID whose stations share one
+    /// major gets that major too (as many regions, and the app does not wake for others' stations
+    /// that use the same UUID). Identifiers are the UUID's first block and the major.
+    public static func covering(_ stations: [Station]) -> [BeaconRegion] {
+        var majors: [UUID: Set<UInt16>] = [:]
+        var order: [UUID] = []
+        for station in stations {
+            if majors[station.identity.uuid] == nil { order.append(station.identity.uuid) }
+            majors[station.identity.uuid, default: []].insert(station.identity.major)
+        }
+        return order.sorted { $0.uuidString < $1.uuidString }.map { uuid in
+            let used = majors[uuid] ?? []
+            let major = used.count == 1 ? used.first : nil
+            let head = String(uuid.uuidString.prefix(8))
+            return BeaconRegion(
+                identifier: "ccbeacon-\(head)" + (major.map { "-\($0)" } ?? ""), uuid: uuid, major: major)
+        }
+    }
+
+    /// Checks `regions` against `stations` (see `RegionReport`).
+    public static func check(_ regions: [BeaconRegion], stations: [Station]) -> RegionReport {
+        var report = RegionReport(regionCount: regions.count, stationCount: stations.count)
+        report.uncovered = stations.filter { station in !regions.contains { $0.covers(station.identity) } }
+        var seen: [String: BeaconRegion] = [:]
+        for region in regions {
+            if let earlier = seen[region.identifier] { report.sharedIdentifiers.append((earlier, region)) }
+            seen[region.identifier] = region
+            guard !stations.contains(where: { region.covers($0.identity) }) else { continue }
+            report.unmatched.append((region, reason(region, stations: stations)))
+        }
+        return report
+    }
+
+    /// Why a region matches none of `stations`: another vendor's UUID, a UUID a few digits from
+    /// one the stations use, or the stations under its UUID with other majors or minors.
+    static func reason(_ region: BeaconRegion, stations: [Station]) -> String {
+        let sameUUID = stations.filter { $0.identity.uuid == region.uuid }
+        if !sameUUID.isEmpty {
+            if let major = region.major, !sameUUID.contains(where: { $0.identity.major == major }) {
+                let majors = Set(sameUUID.map(\.identity.major)).sorted().map(String.init)
+                return "no station under its UUID has major \(major) (majors in use: \(list(majors)))"
+            }
+            let minors = Set(sameUUID.filter { $0.identity.major == region.major }.map(\.identity.minor)).sorted()
+            return
+                "no station under its UUID and major has minor \(region.minor.map(String.init) ?? "") (minors in use: \(list(minors.map(String.init))))"
+        }
+        let known = wellKnownUUIDs.first { $0.uuid == region.uuid.uuidString }
+        let used = Array(Set(stations.map(\.identity.uuid))).sorted { $0.uuidString < $1.uuidString }
+        guard let closest = used.min(by: { digitsApart($0, region.uuid) < digitsApart($1, region.uuid) }) else {
+            return "there are no stations to match" + (known.map { "; its UUID is \($0.owner)" } ?? "")
+        }
+        let apart = digitsApart(closest, region.uuid)
+        if let known {
+            return "its UUID is \(known.owner), which no station uses; the stations use \(closest.uuidString)"
+                + (used.count > 1 ? " and \(used.count - 1) other UUID\(used.count > 2 ? "s" : "")" : "")
+        }
+        if apart <= 4 {
+            return
+                "no station uses its UUID; \(closest.uuidString) differs from it in \(apart) hex digit\(apart == 1 ? "" : "s") — a typo?"
+        }
+        return
+            "no station uses its UUID; the closest the stations use is \(closest.uuidString) (\(apart) of 32 hex digits differ: another vendor's UUID?)"
+    }
+
+    /// How many of the 32 hex digits of two UUIDs differ.
+    public static func digitsApart(_ first: UUID, _ second: UUID) -> Int {
+        let a = first.uuidString.filter(\.isHexDigit)
+        let b = second.uuidString.filter(\.isHexDigit)
+        return zip(a, b).filter { $0 != $1 }.count
+    }
+
+    static func list(_ items: [String]) -> String {
+        items.count <= 8 ? items.joined(separator: ", ") : items.prefix(8).joined(separator: ", ") + ", …"
+    }
+}
+
+/// What `AppRegions.check` found: stations no region covers, regions that cover no station (each
+/// with why), regions registered under one identifier, and whether there are more regions than
+/// an app may monitor.
+public struct RegionReport: Sendable {
+    /// How many regions were checked.
+    public var regionCount: Int
+    /// How many stations they were checked against.
+    public var stationCount: Int
+    /// Stations no region covers: the app never wakes for them.
+    public var uncovered: [Station] = []
+    /// Regions that cover no station, with the reason in words.
+    public var unmatched: [(region: BeaconRegion, reason: String)] = []
+    /// Pairs of regions with one identifier (the later replaces the earlier when registered).
+    public var sharedIdentifiers: [(earlier: BeaconRegion, later: BeaconRegion)] = []
+
+    /// A report of `regionCount` regions against `stationCount` stations, nothing found yet.
+    public init(regionCount: Int, stationCount: Int) {
+        self.regionCount = regionCount
+        self.stationCount = stationCount
+    }
+
+    /// More regions than Core Location monitors for one app.
+    public var tooManyToMonitor: Bool { regionCount > AppRegions.monitoringLimit }
+
+    /// Whether anything was found.
+    public var hasProblems: Bool {
+        !uncovered.isEmpty || !unmatched.isEmpty || !sharedIdentifiers.isEmpty || tooManyToMonitor
+    }
+}

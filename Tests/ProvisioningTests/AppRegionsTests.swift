@@ -1,0 +1,150 @@
+import BeaconPayload
+import Foundation
+import StationLedger
+import Stations
+import StructuredText
+import Testing
+
+/// An app's beacon regions against its stations: the regions file, what a region covers, what the
+/// check reports and the fewest regions that cover a registry.
+struct AppRegionsTests {
+    static let ours = UUID(uuidString: "7634A485-1732-4B7D-AB44-D505D8A24C60")!
+    static let estimote = UUID(uuidString: "B9407F30-F5F8-466E-AFF9-25556B57FE6D")!
+
+    static func station(_ name: String, _ uuid: UUID = ours, major: UInt16, minor: UInt16) -> Station {
+        Station(name: name, identity: IBeacon(uuid: uuid, major: major, minor: minor, measuredPower: -59))
+    }
+
+    static let site = [
+        station("Entrance", major: 1, minor: 1), station("Hall A", major: 1, minor: 2),
+        station("Floor 2", major: 2, minor: 1),
+    ]
+
+    /// A region covers a station when every field it gives is the station's.
+    @Test(arguments: [
+        (BeaconRegion(identifier: "all", uuid: ours), true),
+        (BeaconRegion(identifier: "site", uuid: ours, major: 1), true),
+        (BeaconRegion(identifier: "place", uuid: ours, major: 1, minor: 2), true),
+        (BeaconRegion(identifier: "other place", uuid: ours, major: 1, minor: 3), false),
+        (BeaconRegion(identifier: "other site", uuid: ours, major: 2), false),
+        (BeaconRegion(identifier: "vendor", uuid: estimote), false),
+    ])
+    func aRegionCoversWhatItsFieldsSay(region: BeaconRegion, covers: Bool) {
+        #expect(region.covers(Self.site[1].identity) == covers)
+    }
+
+    /// The paper's app: its region is Estimote's default UUID, its stations another; nothing is
+    /// covered, and the region is named as the vendor's default.
+    @Test func aVendorsDefaultUUIDIsNamed() {
+        let report = AppRegions.check([BeaconRegion(identifier: "store", uuid: Self.estimote)], stations: Self.site)
+        #expect(report.hasProblems)
+        #expect(report.uncovered.map(\.name) == ["Entrance", "Hall A", "Floor 2"])
+        #expect(report.unmatched.count == 1)
+        #expect(
+            report.unmatched.first?.reason
+                == "its UUID is Estimote's factory default, which no station uses; the stations use 7634A485-1732-4B7D-AB44-D505D8A24C60"
+        )
+    }
+
+    /// Why a region matches nothing: a typo (a few digits off), another UUID altogether, or
+    /// majors and minors the stations under its UUID do not use.
+    @Test(arguments: [
+        (
+            BeaconRegion(identifier: "typo", uuid: UUID(uuidString: "7634A485-1732-4B7D-AB44-D505D8A24C6F")!),
+            "no station uses its UUID; 7634A485-1732-4B7D-AB44-D505D8A24C60 differs from it in 1 hex digit — a typo?"
+        ),
+        (
+            BeaconRegion(identifier: "far", uuid: UUID(uuidString: "00000000-0000-0000-0000-000000000000")!),
+            "no station uses its UUID; the closest the stations use is 7634A485-1732-4B7D-AB44-D505D8A24C60 (30 of 32 hex digits differ: another vendor's UUID?)"
+        ),
+        (
+            BeaconRegion(identifier: "site 7", uuid: ours, major: 7),
+            "no station under its UUID has major 7 (majors in use: 1, 2)"
+        ),
+        (
+            BeaconRegion(identifier: "place 9", uuid: ours, major: 1, minor: 9),
+            "no station under its UUID and major has minor 9 (minors in use: 1, 2)"
+        ),
+    ])
+    func anUnmatchedRegionSaysWhy(region: BeaconRegion, reason: String) {
+        let report = AppRegions.check([BeaconRegion(identifier: "all", uuid: Self.ours), region], stations: Self.site)
+        #expect(report.uncovered.isEmpty)
+        #expect(report.unmatched.map(\.reason) == [reason])
+    }
+
+    /// Two regions under one identifier, and more than 20 regions, are problems even when every
+    /// station is covered; a region list that covers every station and matches one each is not.
+    @Test func sharedIdentifiersAndTooManyRegionsAreReported() {
+        let fine = AppRegions.check(
+            [
+                BeaconRegion(identifier: "a", uuid: Self.ours, major: 1),
+                BeaconRegion(identifier: "b", uuid: Self.ours, major: 2),
+            ],
+            stations: Self.site)
+        #expect(!fine.hasProblems)
+        let shared = AppRegions.check(
+            [
+                BeaconRegion(identifier: "a", uuid: Self.ours, major: 1, line: 2),
+                BeaconRegion(identifier: "a", uuid: Self.ours, major: 2, line: 3),
+            ], stations: Self.site)
+        #expect(shared.sharedIdentifiers.map { [$0.earlier.line, $0.later.line] } == [[2, 3]])
+        #expect(shared.hasProblems)
+        let places = (1...21).map { minor in
+            BeaconRegion(identifier: "place \(minor)", uuid: Self.ours, major: 1, minor: UInt16(minor))
+        }
+        let stations = (1...21).map { Self.station("P\($0)", major: 1, minor: UInt16($0)) }
+        let many = AppRegions.check(places, stations: stations)
+        #expect(many.uncovered.isEmpty && many.unmatched.isEmpty)
+        #expect(many.tooManyToMonitor && many.hasProblems)
+        #expect(!AppRegions.check(Array(places.prefix(20)), stations: Array(stations.prefix(20))).hasProblems)
+    }
+
+    /// The fewest regions: one per UUID, with the major when its stations share one; they cover
+    /// every station, match one each, and read back from their file as they were.
+    @Test func theFewestRegionsCoverTheRegistry() throws {
+        let stations = Self.site + [Self.station("Shop", Self.estimote, major: 4, minor: 1)]
+        let regions = AppRegions.covering(stations)
+        #expect(
+            regions == [
+                BeaconRegion(identifier: "ccbeacon-7634A485", uuid: Self.ours),
+                BeaconRegion(identifier: "ccbeacon-B9407F30-4", uuid: Self.estimote, major: 4),
+            ])
+        #expect(!AppRegions.check(regions, stations: stations).hasProblems)
+        let file = AppRegions.file(regions)
+        let read = try AppRegions.read(Array(file.utf8), file: "regions.json")
+        #expect(read.map(\.constraint) == regions.map(\.constraint))
+        #expect(read.map(\.identifier) == regions.map(\.identifier))
+        #expect(AppRegions.covering([]).isEmpty)
+    }
+
+    /// A regions file that is not what `CLBeaconIdentityConstraint` takes is refused where it goes
+    /// wrong.
+    @Test(arguments: [
+        (#"{"identifier": "a"}"#, "", "expected an array of regions"),
+        (#"[{"identifier": "a", "uuid": "7634A485"}]"#, "[0].uuid", "uuid: '7634A485'"),
+        (
+            #"[{"identifier": "a", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60", "minor": 2}]"#, "[0].minor",
+            "needs a major"
+        ),
+        (
+            #"[{"identifier": "a", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60", "major": 70000}]"#, "[0].major",
+            "65535"
+        ),
+        (#"[{"identifier": "", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60"}]"#, "[0].identifier", "is empty"),
+        (#"[{"identifier": "a\u202E", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60"}]"#, "[0].identifier", "holds"),
+        (
+            #"[{"identifier": "a", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60", "majr": 1}]"#, "[0].majr",
+            "unknown key"
+        ),
+        (#"[{"uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60"}]"#, "[0].identifier", "is missing"),
+        ("[", "", "the file ends where a value should start"),
+    ])
+    func aBadRegionsFileIsRefusedWhereItGoesWrong(text: String, keyPath: String, message: String) {
+        #expect {
+            try AppRegions.read(Array(text.utf8), file: "regions.json")
+        } throws: { error in
+            guard let error = error as? DataFileError else { return false }
+            return (keyPath.isEmpty || error.keyPath == keyPath) && error.description.contains(message)
+        }
+    }
+}
