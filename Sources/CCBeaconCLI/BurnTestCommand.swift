@@ -29,6 +29,8 @@ enum BurnTestCommand {
     /// Everything the options say, checked before any debugger is touched.
     struct Request: Sendable {
         var selector: String?
+        /// `--flash-size`, for a chip that does not report its own.
+        var flashSize: Int?
         var confirmed: Bool
         var reportFolder: String?
     }
@@ -37,7 +39,8 @@ enum BurnTestCommand {
     static func request(_ command: ParsedCommand) throws(CommandFailure) -> Request? {
         guard command.isSet(burnTest) else { return nil }
         return Request(
-            selector: try command.value(Options.device), confirmed: command.isSet(yes),
+            selector: try command.value(Options.device), flashSize: try command.value(Options.flashSize),
+            confirmed: command.isSet(yes),
             reportFolder: try command.value(report).map(Files.withoutTrailingSeparators))
     }
 
@@ -50,6 +53,7 @@ enum BurnTestCommand {
             for (given, name) in [
                 (arguments.confirmed, yes.spec.name), (arguments.reportGiven, report.spec.name),
                 (arguments.deviceGiven, Options.device.spec.name),
+                (arguments.flashSizeGiven, Options.flashSize.spec.name),
             ] where given {
                 throw .usage("\(name) is for --burn-test")
             }
@@ -222,7 +226,9 @@ enum BurnTestCommand {
         let test = BurnTest(
             open: { () throws(DebuggerError) in
                 let counting = CountingTransport(try opened.open(chosen))
-                return (CC254xSession(transport: counting, chips: chips), counting)
+                let session = CC254xSession(transport: counting, chips: chips)
+                session.assumedFlashSize = request.flashSize
+                return (session, counting)
             },
             progress: { step, progress in reporters.update(step, progress) })
         let outcome: Result<BurnTest.Report, BurnTest.CannotBegin>

@@ -68,10 +68,10 @@ enum DeviceSupport {
         if let flashSize {
             let family = chips.filter { $0.debuggerTargetID == connection.state.targetID }
             let name = family.first?.family ?? "target"
-            if family.contains(where: { $0.flashSizeCode != 0 }) {
-                if let chip = connection.chip, chip.flashSize != flashSize {
-                    throw .usage("--flash-size \(size(flashSize)): the \(chip.name) reports \(size(chip.flashSize))")
-                }
+            // A chip that reports its size must agree; any other size must be one of the family's
+            // (a debug-locked chip tells its size only once erased).
+            if let chip = connection.chip, chip.reportsFlashSize, chip.flashSize != flashSize {
+                throw .usage("--flash-size \(size(flashSize)): the \(chip.name) reports \(size(chip.flashSize))")
             } else if !family.contains(where: { $0.flashSize == flashSize }) {
                 throw .usage("--flash-size \(size(flashSize)): the \(name) comes in \(kibList(family)) KiB")
             }
@@ -81,7 +81,7 @@ enum DeviceSupport {
 
     /// The flash sizes of `chips` in KiB, smallest first: `8, 16 or 32`.
     static func kibList(_ chips: [Chip]) -> String {
-        let sizes = chips.map { String($0.flashSize / 1024) }
+        let sizes = chips.map(\.flashSize).sorted().map { String($0 / 1024) }
         guard sizes.count > 1 else { return sizes.first ?? "" }
         return sizes.dropLast().joined(separator: ", ") + " or " + sizes.last!
     }
@@ -90,7 +90,7 @@ enum DeviceSupport {
     /// the target reports its size.
     static func flashSizeHint(targetID: UInt16, chips: [Chip]) -> String? {
         let family = chips.filter { $0.debuggerTargetID == targetID }
-        guard let first = family.first, family.allSatisfy({ $0.flashSizeCode == 0 }) else { return nil }
+        guard let first = family.first, family.allSatisfy({ !$0.reportsFlashSize }) else { return nil }
         return
             "the \(first.family) does not report its flash size: give it with --flash-size \(kibList(family)) (the part's marking says: \(first.name) has \(first.flashSize / 1024))"
     }
@@ -156,11 +156,16 @@ enum DeviceSupport {
         case .unsupportedTarget(_, let known):
             hint = "ccbeacon programs the " + known.joined(separator: " and ") + " (the chips of boards/chips.json)"
         case .eraseTimeout, .stillLockedAfterErase: hint = "power-cycle the target and try again"
+        case .flashSizeNotGiven:
+            hint = "give it with --flash-size, as the part's marking says (a CC2510F16 has 16)"
+        case .flashSizeRefuted:
+            hint = "give --flash-size as the part's marking says (a CC2510F16 has 16); nothing was changed"
         case .lockNotTaken:
             hint = "the chip ignores its lock bits (a failing part?); 'ccbeacon erase' clears it, then try another chip"
         case .flashBusy, .dmaTimeout: hint = "power-cycle the target and run the command again"
         case .writeAborted:
-            hint = "a page is write-protected by lock bits; 'ccbeacon flash' erases first, so run it again"
+            hint =
+                "a page is write-protected by lock bits, or lies beyond the chip's flash; 'ccbeacon flash' erases first, so run it again (with the --flash-size the part's marking says, on a chip that reports none)"
         case .verifyMismatch, .identityMismatch:
             hint =
                 "the flash does not hold the image; run 'ccbeacon flash' again; if it repeats, the chip may be worn out"

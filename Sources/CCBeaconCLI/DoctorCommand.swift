@@ -47,7 +47,7 @@ enum DoctorCommand {
             options: [
                 ledger.spec, Options.json.spec, Options.trace.spec, BurnTestCommand.burnTest.spec,
                 BurnTestCommand.yes.spec,
-                BurnTestCommand.report.spec, Options.device.spec,
+                BurnTestCommand.report.spec, Options.device.spec, Options.flashSize.spec,
             ]))
     static let command = Command(spec, Arguments.self) { arguments, console, hardware throws(CommandFailure) in
         try run(arguments, console: console, debuggers: hardware.debuggers)
@@ -61,6 +61,7 @@ enum DoctorCommand {
         var confirmed: Bool
         var reportGiven: Bool
         var deviceGiven: Bool
+        var flashSizeGiven: Bool
         var json: Bool
         var traced: Bool
         var ledger: String?
@@ -70,6 +71,7 @@ enum DoctorCommand {
             confirmed = command.isSet(BurnTestCommand.yes)
             reportGiven = try command.value(BurnTestCommand.report) != nil
             deviceGiven = try command.value(Options.device) != nil
+            flashSizeGiven = try command.value(Options.flashSize) != nil
             json = command.isSet(Options.json)
             traced = command.isGiven(Options.trace)
             ledger = try command.value(DoctorCommand.ledger)
@@ -259,13 +261,16 @@ enum DoctorCommand {
                 }
                 let chip = identity.chip(targetID: state.targetID, in: chips)
                 let address = chip.flatMap { try? session.primaryAddress(chip: $0) }.map(HexText.colonSeparated)
+                // A chip that reports no size is known by its family until one is given.
+                let family = chips.first { $0.debuggerTargetID == state.targetID && !$0.reportsFlashSize }
                 findings.append(
                     Finding(
-                        status: chip == nil ? .warning : .ok, subject: subject,
+                        status: chip == nil && family == nil ? .warning : .ok, subject: subject,
                         detail: "opens; target "
                             + (chip.map { "\($0.name) (\($0.flashSize / 1024) KiB), IEEE address \(address ?? "?")" }
+                                ?? family.map { "\($0.family) (it does not report its flash size)" }
                                 ?? "\(HexText.address(Int(state.targetID))), not a chip of boards/chips.json"),
-                        fix: chip == nil ? DeviceSupport.unknownChipHint : nil))
+                        fix: chip == nil && family == nil ? DeviceSupport.unknownChipHint : nil))
             } catch {
                 let failure = DeviceSupport.failure(error)
                 var fix = failure.hint

@@ -146,6 +146,7 @@ public final class CC254xSession {
                 .identifying)
             let id = try input(2, .identifying)
             let chip = Chip.reporting(targetID: targetID, flashSizeCode: 0, flashSize: assumedFlashSize, in: chips)
+            if let chip { try checkSRAM(of: chip) }
             self.chip = chip
             return ChipIdentity(
                 chipID: id[0], revision: id[1], flashSizeCode: 0, flashSize: chip?.flashSize ?? 0,
@@ -163,6 +164,22 @@ public final class CC254xSession {
         return ChipIdentity(
             chipID: info[3], revision: info[2], flashSizeCode: code, flashSize: chip?.flashSize ?? 0,
             ramSize: ChipInfo.ramSize(chipinfo1: info[1]), locked: false)
+    }
+
+    /// The size a user gave for a chip that reports none, checked against the chip: the part of
+    /// that size has SRAM from `chip.ram.lowerBound` (where the flash programmer's buffer goes), and
+    /// a smaller part has none there (as the emulator models it; TI's data sheets put each part's
+    /// SRAM at the top of XDATA). Two bytes there are written, read back and restored: a chip that
+    /// does not keep them is refused before anything else is done to it.
+    func checkSRAM(of chip: Chip) throws(DebuggerError) {
+        let start = UInt16(chip.ram.lowerBound)
+        let probe: [UInt8] = [0x5A, 0xA5]
+        try out(Frames.setPointer(start) + Frames.readBody(count: 2), .identifying)
+        let kept = try input(2, .identifying)
+        try out(Frames.writeXdata(start, probe) + Frames.setPointer(start) + Frames.readBody(count: 2), .identifying)
+        let back = try input(2, .identifying)
+        try out(Frames.writeXdata(start, kept), .identifying)
+        guard back == probe else { throw .flashSizeRefuted(chip: chip.name, ramStart: chip.ram.lowerBound) }
     }
 
     // MARK: - Erase

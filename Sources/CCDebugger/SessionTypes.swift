@@ -77,6 +77,11 @@ public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The debug lock bits were written and read back, but after a reset the debug interface
     /// was not locked.
     case lockNotTaken
+    /// A chip that does not report its size was told one (`CC254xSession.assumedFlashSize`) whose
+    /// part has SRAM from `ramStart`, and the chip has none there: it is a smaller part.
+    case flashSizeRefuted(chip: String, ramStart: Int)
+    /// The chip does not report its flash size, and none was given (`CC254xSession.assumedFlashSize`).
+    case flashSizeNotGiven(family: String)
 
     /// Plain-words reason.
     public var description: String {
@@ -91,6 +96,11 @@ public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
         case .targetLocked: return "the target's debug interface is locked"
         case .lockNotTaken:
             return "the debug lock bits were written, but after a reset the debug interface was not locked"
+        case .flashSizeNotGiven(let family):
+            return "the \(family) does not report its flash size, and none was given"
+        case .flashSizeRefuted(let chip, let start):
+            return
+                "the target has no SRAM at \(HexText.address(start)), where a \(chip)'s starts: it is a smaller part than the flash size given"
         case .eraseTimeout: return "the chip erase did not finish within 8 s"
         case .stillLockedAfterErase: return "the target is still locked after a chip erase"
         case .flashBusy(let address): return "the flash controller stayed busy writing at \(hex(address))"

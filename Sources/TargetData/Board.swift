@@ -103,7 +103,18 @@ public struct BoardCatalog: Sendable {
                 throw DataFileError(
                     file: chipsPath, line: node.line, column: node.column, keyPath: "chips[\(index)]",
                     message:
-                        "chip \(chip.name) has the debugger target ID and \(chip.flashSizeCode == 0 ? "flash size" : "FLASHSIZE code") of \(twin.name); a debugger could not tell them apart"
+                        "chip \(chip.name) has the debugger target ID and \(chip.reportsFlashSize ? "FLASHSIZE code" : "flash size") of \(twin.name); a debugger could not tell them apart"
+                )
+            }
+            // One debugger target ID is one family, driven through one register map: the map is
+            // chosen by the ID before the chip can say more.
+            if let sibling = chips.first(where: { $0.debuggerTargetID == chip.debuggerTargetID }),
+                sibling.registerMap != chip.registerMap || sibling.flashWordSize != chip.flashWordSize
+            {
+                throw DataFileError(
+                    file: chipsPath, line: node.line, column: node.column, keyPath: "chips[\(index)].registers",
+                    message:
+                        "chip \(chip.name) has the debugger target ID of \(sibling.name) but other registers or flash words; one target ID is one family"
                 )
             }
             chips.append(chip)

@@ -74,13 +74,23 @@ public struct Chip: Sendable, Equatable {
         targetID: UInt16, flashSizeCode code: UInt8, flashSize: Int? = nil, in chips: [Chip]
     ) -> Chip? {
         chips.first {
-            $0.debuggerTargetID == targetID && $0.flashSizeCode == code && (code != 0 || $0.flashSize == flashSize)
+            $0.debuggerTargetID == targetID && $0.flashSizeCode == code
+                && ($0.reportsFlashSize || $0.flashSize == flashSize)
         }
     }
 
     /// The XDATA addresses of the chip's SRAM: from 0x0000 on the CC253x/4x, ending at 0xFFFF on
     /// the CC251x/111x.
-    public var ram: Range<Int> { registerMap == .xreg ? 0..<ramSize : (0x10000 - ramSize)..<0x10000 }
+    public var ram: Range<Int> { Self.ram(ramSize, map: registerMap) }
+
+    /// Where `size` bytes of SRAM sit in XDATA on `map`.
+    static func ram(_ size: Int, map: RegisterMap) -> Range<Int> {
+        map == .xreg ? 0..<size : (0x10000 - size)..<0x10000
+    }
+
+    /// Whether the chip tells its flash size through the debug interface (CHIPINFO0, the
+    /// CC253x/4x); one that does not is told it by the user (`reporting(…flashSize:…)`).
+    public var reportsFlashSize: Bool { registerMap == .xreg }
 
     /// The TXPOWER register value for `dBm`, when the chip has that step.
     public func txPowerRegister(dBm: Int) -> UInt8? { txPowerSteps.first { $0.dBm == dBm }?.register }
@@ -147,7 +157,19 @@ public struct Chip: Sendable, Equatable {
         } else if object.optionalNode("flashSizeCode") != nil {
             throw object.error("flashSizeCode", "a chip with registers \"sfr\" does not report its flash size")
         }
-        let wordSize = try object.optionalInteger("wordSize", in: 2...4) ?? 4
+        // The CC253x/4x flash word is 4 bytes; the older map's is the chip's to say (2 on the
+        // CC251x/111x), so it must say it.
+        let wordSize: Int
+        switch (registerMap, try object.optionalInteger("wordSize", in: 1...8)) {
+        case (.xreg, nil), (.xreg, 4?): wordSize = 4
+        case (.xreg, _?): throw object.error("wordSize", "the CC253x/4x flash word is 4 bytes")
+        case (.sfr, nil):
+            throw object.error(
+                "wordSize", "is missing; a chip with registers \"sfr\" says its flash word (2 on the CC251x/111x)")
+        case (.sfr, let size?):
+            guard [2, 4].contains(size) else { throw object.error("wordSize", "must be 2 or 4 bytes") }
+            wordSize = size
+        }
         let pageSize = try object.integer("pageSize", in: 256...(1 << 16))
         let ramSize = try object.integer("ramSize", in: 256...(1 << 16))
         var primaryAddress: Range<Int>?
@@ -222,10 +244,28 @@ public struct Chip: Sendable, Equatable {
             throw object.error(
                 "secondaryAddress", "must sit directly below the lock bits (end at \(hex(lockBits?.lowerBound ?? 0)))")
         }
+        if registerMap == .sfr, primaryAddress != nil || secondaryAddress != nil {
+            throw object.error(
+                primaryAddress != nil ? "primaryAddress" : "secondaryAddress",
+                "a chip with registers \"sfr\" has no factory address (and no lock bits for a secondary one to sit below)"
+            )
+        }
         if (primaryAddress == nil) != (secondaryAddress == nil) {
             throw object.error("secondaryAddress", "is given exactly when primaryAddress is")
         }
-        let ram = registerMap == .xreg ? 0..<ramSize : (0x10000 - ramSize)..<0x10000
+        // SRAM must not reach the registers: the XREG area at 0x6000, or the SFRs at 0xDF00.
+        guard registerMap == .xreg ? ramSize <= 0x6000 : ramSize <= 0x2000 else {
+            throw object.error(
+                "ramSize",
+                registerMap == .xreg
+                    ? "SRAM from 0x0000 would reach the registers at 0x6000: at most 24576 bytes"
+                    : "SRAM ending at 0xFFFF would reach the SFRs at 0xDF00–0xDFFF: at most 8192 bytes")
+        }
+        if registerMap == .sfr, flashWriting.path == .burst {
+            throw object.error(
+                "flashWrite", "a chip with registers \"sfr\" takes no BURST_WRITE: its path is \"xdata\"")
+        }
+        let ram = Self.ram(ramSize, map: registerMap)
         if let problem = flashWriting.problem(ram: ram, pageSize: pageSize, wordSize: wordSize) {
             throw object.error(
                 "flashWrite", (givenWriting ? "" : "not given, so the default (burst) is taken: ") + problem)
@@ -323,9 +363,9 @@ public struct FlashWriting: Sendable, Equatable {
             return "blockSize \(blockSize) must be whole words and divide the page (\(pageSize) bytes)"
         }
         let buffersEnd = bufferAddress + buffers.count * blockSize
-        guard ram.contains(bufferAddress) else {
+        guard ram.contains(bufferAddress), buffersEnd <= ram.upperBound else {
             return
-                "the buffer at \(hex(bufferAddress)) lies outside the chip's SRAM (\(hex(ram.lowerBound))–\(hex(ram.upperBound - 1)))"
+                "the buffers at \(hex(bufferAddress))–\(hex(buffersEnd - 1)) lie outside the chip's SRAM (\(hex(ram.lowerBound))–\(hex(ram.upperBound - 1)))"
         }
         guard buffersEnd <= descriptorAddress else {
             return

@@ -445,6 +445,67 @@ struct DeviceCommandTests {
         #expect(ToolRun(["info", "--flash-size", "256"], debuggers: reporting).status == 0)
     }
 
+    /// A size too large for the chip is refused before the chip is touched: the larger part's SRAM
+    /// (where the write buffer goes) is not there; on a chip that reports its size, a size the family
+    /// does not come in is a usage error even while a debug lock hides which part it is.
+    @Test func aWrongFlashSizeIsRefusedBeforeTheChipChanges() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try scratch.write("image.hex", ":0400000001020304F2\n:00000001FF\n")
+        for part in ["CC2510F16", "CC1111F8"] {
+            let provider = EmulatorProvider()
+            provider.debuggers[0].chip = EmulatedChip(part: .named(part)!)
+            provider.debuggers[0].chip!.flash[0x100] = 0x5A
+            for arguments in [
+                ["flash", image, "--flash-size", "32"], ["read", "-o", scratch.path("r.bin"), "--flash-size", "32"],
+            ] {
+                let run = ToolRun(arguments, debuggers: provider)
+                #expect(run.status == 1, "\(part) \(arguments)")
+                #expect(
+                    run.diagnostics.contains(
+                        "the target has no SRAM at 0xF000, where a \(part.prefix(6))F32's starts: it is a smaller part than the flash size given"
+                    ), "\(run.diagnostics)")
+                #expect(run.diagnostics.contains("hint: give --flash-size as the part's marking says"))
+                #expect(provider.debuggers[0].chip!.flash[0x100] == 0x5A, "\(part) \(arguments)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: scratch.path("r.bin")))
+        }
+        let locked = EmulatorProvider()
+        locked.debuggers[0].chip!.flash[0x100] = 0x5A
+        locked.debuggers[0].chip!.setDebugLockBit()
+        for arguments in [["flash", image, "--flash-size", "8"], ["info", "--flash-size", "8"]] {
+            let run = ToolRun(arguments, debuggers: locked)
+            #expect(run.status == 64, "\(arguments)")
+            #expect(
+                run.diagnostics.contains("--flash-size 8 KiB: the CC2541 comes in 128 or 256 KiB"), "\(run.diagnostics)"
+            )
+            #expect(locked.debuggers[0].chip!.flash[0x100] == 0x5A && locked.debuggers[0].chip!.debugLocked)
+        }
+    }
+
+    /// The burn test on a chip that reports no size takes --flash-size: without it a locked one is
+    /// refused before its erase, saying what to give; with it the test runs. `doctor` names the
+    /// family of such a chip rather than calling it unknown.
+    @Test func theBurnTestOnAChipThatReportsNoSizeIsToldIt() throws {
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip = EmulatedChip(part: .named("CC2510F16")!)
+        provider.debuggers[0].chip!.flash[0x100] = 0x5A
+        provider.debuggers[0].chip!.setDebugLockBit()
+        let refused = ToolRun(["doctor", "--burn-test", "--yes"], debuggers: provider)
+        #expect(refused.status == 1)
+        #expect(
+            refused.diagnostics.contains("the CC2510 does not report its flash size, and none was given"),
+            "\(refused.diagnostics)")
+        #expect(provider.debuggers[0].chip!.flash[0x100] == 0x5A && provider.debuggers[0].chip!.debugLocked)
+        let ran = ToolRun(["doctor", "--burn-test", "--yes", "--flash-size", "16"], debuggers: provider)
+        #expect(ran.status == 0, "\(ran.diagnostics)")
+        let doctor = ToolRun(["doctor"], debuggers: provider)
+        #expect(doctor.output.contains("opens; target CC2510 (it does not report its flash size)"), "\(doctor.output)")
+        let misplaced = ToolRun(["doctor", "--flash-size", "16"], debuggers: provider)
+        #expect(misplaced.status == 64)
+        #expect(misplaced.diagnostics.contains("--flash-size is for --burn-test"))
+    }
+
     /// A wrong --mac on a debug-locked chip is refused before the erase that would unlock it: the
     /// family (its target ID) settles the length. An image without data is refused before the
     /// chip is touched.

@@ -277,7 +277,7 @@ struct BoardCatalogTests {
 
     @Test(arguments: [
         (#""buffer": "0xF800", "descriptor": "0xFA00""#, #""buffer": "0xF000", "descriptor": "0xFA00""#, "outside"),
-        (#""wordSize": 2"#, #""wordSize": 3"#, "whole words"),
+        (#""blockSize": 512"#, #""blockSize": 384"#, "divide the page"),
         (#""descriptor": "0xFA00""#, #""descriptor": "0xFFFC""#, "beyond"),
     ])
     func anOlderChipsWritingMustFitItsSRAM(from: String, to: String, message: String) {
@@ -286,6 +286,58 @@ struct BoardCatalogTests {
             try Self.load(chips: #"{"format": 1, "chips": ["# + chip + "]}", boards: [:])
         } throws: { error in
             (error as? DataFileError)?.message.contains(message) == true
+        }
+    }
+
+    /// Facts no chip of the map could have are refused where they are written: a burst path or a
+    /// factory address on the older map, a flash word it does not state or one the CC253x/4x do not
+    /// have, SRAM that would reach the registers, buffers that run past SRAM's end.
+    @Test(arguments: [
+        (
+            olderChip().replacingOccurrences(of: #""path": "xdata""#, with: #""path": "burst""#)
+                .replacingOccurrences(of: #""blockSize": 512"#, with: #""blockSize": 1024"#), "chips[0].flashWrite",
+            "no BURST_WRITE"
+        ),
+        (olderChip().replacingOccurrences(of: #""wordSize": 2, "#, with: ""), "chips[0].wordSize", "is missing"),
+        (
+            olderChip().replacingOccurrences(of: #""wordSize": 2"#, with: #""wordSize": 3"#), "chips[0].wordSize",
+            "2 or 4"
+        ),
+        (
+            olderChip(extra: #", "primaryAddress": {"xdata": "0x780C", "length": 8}"#), "chips[0].primaryAddress",
+            "no factory address"
+        ),
+        (
+            olderChip().replacingOccurrences(of: #""ramSize": 2048"#, with: #""ramSize": 8448"#), "chips[0].ramSize",
+            "0xDF00"
+        ),
+        (
+            olderChip().replacingOccurrences(of: #""buffer": "0xF800""#, with: #""buffer": "0xFFFF""#),
+            "chips[0].flashWrite", "outside"
+        ),
+    ])
+    func factsNoChipOfItsMapHasAreRefused(chip: String, keyPath: String, message: String) {
+        #expect {
+            try Self.load(chips: #"{"format": 1, "chips": ["# + chip + "]}", boards: [:])
+        } throws: { error in
+            let error = error as? DataFileError
+            return error?.keyPath == keyPath && error?.message.contains(message) == true
+        }
+        let xreg = Self.goodChips.replacingOccurrences(
+            of: #""pageSize": 2048"#, with: #""wordSize": 2, "pageSize": 2048"#)
+        #expect { try Self.load(chips: xreg, boards: [:]) } throws: { error in
+            (error as? DataFileError)?.message == "the CC253x/4x flash word is 4 bytes"
+        }
+    }
+
+    /// One debugger target ID is one family: a chip of another register map under it is refused.
+    @Test func oneTargetIDIsOneRegisterMap() {
+        let mixed = Self.olderChip().replacingOccurrences(
+            of: #""debuggerTargetId": "0x2510""#, with: #""debuggerTargetId": "0x2541""#)
+        let chips = String(Self.goodChips.dropLast(2)) + ", " + mixed + "]}"
+        #expect { try Self.load(chips: chips, boards: [:]) } throws: { error in
+            (error as? DataFileError)?.message.contains("has the debugger target ID of CC2541F256 but other registers")
+                == true
         }
     }
 
