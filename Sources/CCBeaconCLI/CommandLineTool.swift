@@ -22,7 +22,8 @@ public enum CommandLineTool {
         TemplatesCommand.command, BoardsCommand.command, DevicesCommand.command, InfoCommand.command,
         FlashCommand.command, ReadCommand.command, EraseCommand.command, ProvisionCommand.command,
         LedgerCommand.show, LedgerCommand.export, LedgerCommand.check, LedgerMigrateCommand.command,
-        LabelsCommand.command, CheckAppCommand.command, CompletionsCommand.command, ManPagesCommand.command,
+        LabelsCommand.command, PlanCommand.command, CheckAppCommand.command, CompletionsCommand.command,
+        ManPagesCommand.command,
         DoctorCommand.command,
     ]
 

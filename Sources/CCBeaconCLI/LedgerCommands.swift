@@ -64,8 +64,9 @@ enum LedgerCommand {
             empty when nobody listened: provision --scan-verify), and where the power came from
             (powerSource: calibration, or registered: the list's or the board's), whether the
             chip's debug interface was locked (debugLocked), and the bench and run that burned it
-            (bench, run: on a shared pool, which line made the station) — what a backend needs to
-            map major/minor to places. The ledger is only read. --format ios-regions writes instead the
+            (bench, run: on a shared pool, which line made the station), then the station list's own
+            columns (floor, room, x, y: the stations' attributes, one column each; an object in JSON)
+            — what a backend needs to map major/minor to places. The ledger is only read. --format ios-regions writes instead the
             fewest beacon regions that cover the registry (one per UUID, with the major when all its
             stations share one), the regions file an iOS app starts from and `check-app` reads.
 
@@ -357,6 +358,7 @@ enum LedgerCommand {
                                 ("debugLocked", .bool(attempt.debugLocked)),
                                 ("bench", attempt.bench.map { .string($0) } ?? .null),
                                 ("run", attempt.run.map { .string($0) } ?? .null),
+                                ("attributes", station.attributesObject),
                             ])
                     }
                 ).rendered() + "\n")
@@ -365,9 +367,13 @@ enum LedgerCommand {
         // Every cell through the one CSV encoder: text quoted and kept from being a formula,
         // numbers as they are.
         let cell = CSVCell.text
+        // The stations' attributes follow, one column each, in the order the stations name them.
+        let attributeNames = StationAttribute.columns(of: rows.map(\.0))
         var text =
-            "name,uuid,major,minor,power,chip,debugger,at,address,readBack,heard,rssiCount,rssiMedian,powerSource,debugLocked,bench,run\n"
+            "name,uuid,major,minor,power,chip,debugger,at,address,readBack,heard,rssiCount,rssiMedian,powerSource,debugLocked,bench,run"
+            + attributeNames.map { "," + cell($0) }.joined() + "\n"
         for (station, attempt) in rows {
+            let attributes = attributeNames.map { "," + CSVCell.value(station.attribute($0)) }
             let identity = station.identity
             text +=
                 [
@@ -378,7 +384,7 @@ enum LedgerCommand {
                     attempt.onAir.map { CSVCell.number($0.rssiCount) } ?? "",
                     attempt.onAir?.rssiMedian.map(CSVCell.number) ?? "", cell(attempt.powerSource ?? ""),
                     attempt.debugLocked ? "yes" : "no", cell(attempt.bench ?? ""), cell(attempt.run ?? ""),
-                ].joined(separator: ",") + "\n"
+                ].joined(separator: ",") + attributes.joined() + "\n"
         }
         try emit(text)
     }

@@ -108,8 +108,8 @@ enum BatchCommand {
             details: """
                 The list is a CSV with a header row name,uuid,major,minor[,power][,address][,note]
                 (columns in any order; an empty power is the board's measured power at the TX power,
-                see generate) or a JSON array of objects with those
-                keys. The whole list is checked first; every bad row, duplicate name, duplicate (UUID,
+                see generate; any other column, such as floor or room, is kept as the stations'
+                attribute) or a JSON array of objects with those keys. The whole list is checked first; every bad row, duplicate name, duplicate (UUID,
                 major, minor), duplicate address and file-name clash is reported with its line and
                 column, and then nothing is written.
 

@@ -29,7 +29,7 @@ public final class PostgresLedger: SQLLedger, Sendable {
     /// The schema version this ccbeacon writes (`ledger_meta.schema_version`); a newer one is
     /// refused. 3: each attempt's debug lock, and the hook runs; 4: runs with leases
     /// (`RunRecord`), each attempt's run.
-    public static let schemaVersion = 4
+    public static let schemaVersion = 5
 
     /// The schema version of the database as opened: `schemaVersion` for a writer (an earlier one
     /// is migrated when it opens), possibly an earlier one for a reader, which writes nothing.
@@ -166,6 +166,7 @@ public final class PostgresLedger: SQLLedger, Sendable {
         var tables: LedgerTables = [.calibrations]
         if opened >= 3 { tables.insert(.hookRuns) }
         if opened >= 4 { tables.formUnion([.runs, .stationState]) }
+        if opened >= 5 { tables.insert(.stationAttributes) }
         core = LedgerCore(
             driver: connection, name: connection.name, bench: bench,
             present: Set(LedgerCore.attemptColumns).subtracting(
@@ -202,7 +203,7 @@ public final class PostgresLedger: SQLLedger, Sendable {
                 major integer NOT NULL CHECK (major BETWEEN 0 AND 65535),
                 minor integer NOT NULL CHECK (minor BETWEEN 0 AND 65535),
                 power integer NOT NULL CHECK (power BETWEEN -128 AND 127), note text,
-                taken integer NOT NULL DEFAULT 0 CHECK (taken IN (0, 1)), UNIQUE (uuid, major, minor))
+                taken integer NOT NULL DEFAULT 0 CHECK (taken IN (0, 1)), attributes text, UNIQUE (uuid, major, minor))
             """,
             """
             CREATE TABLE attempts(
@@ -259,7 +260,7 @@ public final class PostgresLedger: SQLLedger, Sendable {
         """
 
     /// Brings the ledger from schema `version` to this one (inside the caller's transaction, under
-    /// the schema's lock): 3 added each attempt's debug lock and the hook runs.
+    /// the schema's lock): 3 added each attempt's debug lock and the hook runs, 4 the runs, 5 each station's attributes.
     static func migrate(from version: Int, on connection: PostgresConnection) throws(LedgerError) {
         if version < 3 {
             try connection.execute(
@@ -275,6 +276,10 @@ public final class PostgresLedger: SQLLedger, Sendable {
                 "adding the stations' state")
             try connection.execute(LedgerCore.retakeAll, [], "recording each station's state")
             for statement in runIndexes { try connection.execute(statement, [], "adding the runs' indexes") }
+        }
+        if version < 5 {
+            try connection.execute(
+                "ALTER TABLE stations ADD COLUMN attributes text", [], "adding the stations' attributes")
         }
         try connection.execute(
             "UPDATE ledger_meta SET value = $1 WHERE key = 'schema_version'", [.text(String(schemaVersion))],

@@ -332,8 +332,8 @@ public final class SQLiteLedger: SQLLedger, Sendable {
     /// application id, `read_back`, and the chip-id triggers; 2: each attempt's measured power
     /// and on-air check, and the `calibrations` table; 3: each attempt's bench; 4: each attempt's
     /// debug lock, and the `hook_runs` table; 5: runs with leases (`RunRecord`), each attempt's
-    /// run. A newer version is refused.
-    public static let schemaVersion = 5
+    /// run; 6: each station's attributes (`Station.attributes`). A newer version is refused.
+    public static let schemaVersion = 6
 
     /// The path a ledger is opened by: symbolic links resolved (of the file, or of its folder
     /// while the file does not exist yet). Whatever is kept beside a ledger (SQLite's journal,
@@ -386,6 +386,7 @@ public final class SQLiteLedger: SQLLedger, Sendable {
         if shape.hasHookRuns { tables.insert(.hookRuns) }
         if shape.hasRuns { tables.insert(.runs) }
         if shape.hasTaken { tables.insert(.stationState) }
+        if shape.hasAttributes { tables.insert(.stationAttributes) }
         core = LedgerCore(
             driver: database, name: database.path, bench: bench, present: shape.attemptColumns, tables: tables,
             hookOutcomes: hooks, leaseSeconds: leaseSeconds, soleRunner: true, identity: identity)
@@ -403,7 +404,7 @@ public final class SQLiteLedger: SQLLedger, Sendable {
         """
         CREATE TABLE stations(
             position INTEGER NOT NULL, name TEXT PRIMARY KEY, uuid TEXT NOT NULL, major INTEGER NOT NULL,
-            minor INTEGER NOT NULL, power INTEGER NOT NULL, note TEXT, taken \(takenColumn),
+            minor INTEGER NOT NULL, power INTEGER NOT NULL, note TEXT, taken \(takenColumn), attributes TEXT,
             UNIQUE(uuid, major, minor))
         """,
         """

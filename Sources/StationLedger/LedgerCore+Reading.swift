@@ -1,4 +1,5 @@
 import BeaconPayload
+import StructuredText
 import Synchronization
 
 extension LedgerCore {
@@ -49,7 +50,7 @@ extension LedgerCore {
     package func station(named name: String) throws(LedgerError) -> Station? {
         try driver.reading("reading a station") { () throws(LedgerError) -> Station? in
             try driver.rows(
-                "SELECT name, uuid, major, minor, power, note FROM stations WHERE name = ?", [.text(name)],
+                "SELECT \(stationSelect) FROM stations WHERE name = ?", [.text(name)],
                 "reading station '\(name)'"
             ).first.map(Self.station)
         }
@@ -81,14 +82,25 @@ extension LedgerCore {
             var mismatches: [String] = []
             for (index, station) in stations.enumerated() {
                 let identity = station.identity
+                let keepsAttributes = tables.contains(.stationAttributes)
                 if let row = try driver.rows(
-                    "SELECT uuid, major, minor, power FROM stations WHERE name = ?", [.text(station.name)],
+                    "SELECT uuid, major, minor, power\(keepsAttributes ? ", attributes" : "") FROM stations WHERE name = ?",
+                    [.text(station.name)],
                     "reading station '\(station.name)'"
                 ).first {
                     guard
                         row[0].string == identity.uuid.uuidString && row[1].int == Int(identity.major)
                             && row[2].int == Int(identity.minor)
                     else { throw LedgerRefusal.otherIdentity(station.name) }
+                    // The list says where its stations are: their attributes follow it.
+                    if keepsAttributes, !station.attributes.isEmpty,
+                        row[4] != Self.attributesValue(station)
+                    {
+                        try driver.rows(
+                            "UPDATE stations SET attributes = ? WHERE name = ?",
+                            [Self.attributesValue(station), .text(station.name)],
+                            "recording the attributes of station '\(station.name)'")
+                    }
                     if let recorded = row[3].int, recorded != Int(identity.measuredPower) {
                         // A calibrated station keeps its calibrated power when the list gives it
                         // none of its own (the board's figure stands in for it).
@@ -103,13 +115,7 @@ extension LedgerCore {
                     continue
                 }
                 do throws(LedgerError) {
-                    try driver.rows(
-                        "INSERT INTO stations(position, name, uuid, major, minor, power, note) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        [
-                            .integer(count + index), .text(station.name), .text(identity.uuid.uuidString),
-                            .integer(Int(identity.major)), .integer(Int(identity.minor)),
-                            .integer(Int(identity.measuredPower)), station.note.map { .text($0) } ?? .null,
-                        ], "registering station '\(station.name)'")
+                    try insertStation(station, position: count + index, "registering station '\(station.name)'")
                 } catch  where error.isConstraint {
                     throw LedgerRefusal.identityTaken(station.name, identity)
                 }
@@ -154,7 +160,7 @@ extension LedgerCore {
         try driver.reading("reading the ledger") { () throws(LedgerError) -> [StationState] in
             if let snapshot = dialect.snapshot { try driver.rows(snapshot, [], "reading the ledger") }
             let stations = try driver.rows(
-                "SELECT name, uuid, major, minor, power, note FROM stations ORDER BY position", [], "reading stations"
+                "SELECT \(stationSelect) FROM stations ORDER BY position", [], "reading stations"
             ).map(Self.station)
             return StationState.states(of: stations, attempts: try attempts())
         }
@@ -224,6 +230,47 @@ extension LedgerCore {
         }
     }
 
+    /// Inserts `station` at `position`, with its attributes where the ledger keeps them.
+    package func insertStation(_ station: Station, position: Int, _ operation: String) throws(LedgerError) {
+        let identity = station.identity
+        let withAttributes = tables.contains(.stationAttributes)
+        try driver.rows(
+            "INSERT INTO stations(position, name, uuid, major, minor, power, note\(withAttributes ? ", attributes" : "")) VALUES (?, ?, ?, ?, ?, ?, ?\(withAttributes ? ", ?" : ""))",
+            [
+                .integer(position), .text(station.name), .text(identity.uuid.uuidString),
+                .integer(Int(identity.major)), .integer(Int(identity.minor)),
+                .integer(Int(identity.measuredPower)), station.note.map { .text($0) } ?? .null,
+            ] + (withAttributes ? [Self.attributesValue(station)] : []), operation)
+    }
+
+    /// Attributes as the ledger keeps them: a JSON object, members in the list's order (NULL for
+    /// none).
+    package static func attributesValue(_ station: Station) -> SQLValue {
+        station.attributes.isEmpty ? .null : .text(station.attributesObject.compact())
+    }
+
+    /// Attributes read back from `attributesValue`'s text; one that is no such object (a damaged
+    /// or hand-edited ledger) is an error naming the station.
+    package static func attributes(_ value: SQLValue, station: String) throws(LedgerError) -> [StationAttribute] {
+        guard let text = value.string else { return [] }
+        guard let node = try? JSONParser.parse(Array(text.utf8), file: "attributes"),
+            case .object(let members) = node.value
+        else {
+            throw unreadable(
+                "station \(station.debugDescription) has attributes \(text.debugDescription), not a JSON object")
+        }
+        var attributes: [StationAttribute] = []
+        for member in members {
+            guard case .string(let value) = member.value.value else {
+                throw unreadable(
+                    "station \(station.debugDescription) has attributes \(text.debugDescription), whose values are not all text"
+                )
+            }
+            attributes.append(StationAttribute(name: member.key, value: value))
+        }
+        return attributes
+    }
+
     /// A station row (name, uuid, major, minor, power, note); a row whose values cannot be a
     /// station (a damaged or hand-edited ledger: a major of 70000, a power of 200, no UUID) is an
     /// error naming it — never a crash, and never a station silently left out.
@@ -238,9 +285,11 @@ extension LedgerCore {
                 "station \(name.map(\.debugDescription) ?? "without a name") has \(row.prefix(5).map(text).joined(separator: ", ")), not a name, UUID, major and minor 0…65535 and power −128…127"
             )
         }
-        return Station(
+        var station = Station(
             name: name, identity: IBeacon(uuid: uuid, major: major, minor: minor, measuredPower: power),
             note: row[5].string)
+        if row.count > 6 { station.attributes = try attributes(row[6], station: name) }
+        return station
     }
 
     /// An attempt row in `attemptColumns`' order; one that cannot be an attempt is an error

@@ -13,6 +13,8 @@ package struct LedgerTables: OptionSet, Sendable {
     package static let runs = LedgerTables(rawValue: 4)
     /// `stations.taken` (SQLite 5, PostgreSQL 4 on).
     package static let stationState = LedgerTables(rawValue: 8)
+    /// Each station's attributes (`Station.attributes`; SQLite schema 6, PostgreSQL 5).
+    package static let stationAttributes = LedgerTables(rawValue: 16)
 }
 
 /// The ledger's contract for runs and attempts, written once over either database (`LedgerDriver`):
@@ -48,6 +50,9 @@ package final class LedgerCore: Sendable {
     /// The tables the ledger has beyond those every ledger has (an earlier schema read as it is
     /// lacks some).
     package let tables: LedgerTables
+    /// A station's columns as every read selects them (`station(_:)` reads them): the
+    /// attributes, or NULL where an earlier schema has none.
+    package let stationSelect: String
     /// The ledger's name in messages: a file's path, a server's URL as shown.
     package let name: String
     /// Held while the run begins: the process's threads (one per debugger) begin one run, not one each.
@@ -87,6 +92,9 @@ package final class LedgerCore: Sendable {
         lease = RunLease(seconds: leaseSeconds)
         attemptSelect = Self.attemptColumns.map { present.contains($0) ? $0 : "NULL AS \($0)" }
             .joined(separator: ", ")
+        stationSelect =
+            "name, uuid, major, minor, power, note, "
+            + (tables.contains(.stationAttributes) ? "attributes" : "NULL AS attributes")
     }
 
     var dialect: SQLDialect { driver.dialect }
@@ -259,7 +267,7 @@ package final class LedgerCore: Sendable {
                 guard
                     let row = try driver.rows(
                         """
-                        SELECT name, uuid, major, minor, power, note FROM stations s
+                        SELECT \(stationSelect) FROM stations s
                         WHERE taken = 0 AND \(dialect.notInList("s.name"))
                         ORDER BY position LIMIT 1 \(dialect.forUpdateSkipLocked)
                         """, [dialect.listParameter(passed.sorted())], "finding pending stations"
@@ -310,7 +318,7 @@ package final class LedgerCore: Sendable {
                 [.text(reason), .text(chip), .text(name)], "burning \(name) again")
             guard changed.count == 1,
                 let row = try driver.rows(
-                    "SELECT name, uuid, major, minor, power, note FROM stations WHERE name = ? \(dialect.forUpdate)",
+                    "SELECT \(stationSelect) FROM stations WHERE name = ? \(dialect.forUpdate)",
                     [.text(name)], "burning \(name) again"
                 ).first
             else {
@@ -334,7 +342,7 @@ package final class LedgerCore: Sendable {
                 [.text(run), .text(debugger), .text(chip)], "looking for a claim already made"
             ).map(Self.attempt).first,
             let row = try driver.rows(
-                "SELECT name, uuid, major, minor, power, note FROM stations WHERE name = ?", [.text(attempt.station)],
+                "SELECT \(stationSelect) FROM stations WHERE name = ?", [.text(attempt.station)],
                 "looking for a claim already made"
             ).first
         else { return nil }

@@ -76,6 +76,8 @@ enum LedgerFile {
         var hasRuns: Bool
         /// Whether its stations have `taken` (schema version 5 on).
         var hasTaken: Bool
+        /// Whether its stations have `attributes` (schema version 6 on).
+        var hasAttributes: Bool
     }
 
     static let magic = Array("SQLite format 3\0".utf8)
@@ -387,7 +389,9 @@ enum LedgerFile {
             }
             if isStamped, version > SQLiteLedger.schemaVersion { throw refusal(.newerSchema(version: version), path) }
             let stationColumns = try columns("stations", database, operation)
-            let requiredStationColumns = SQLiteLedger.stationColumns + (isStamped && version >= 5 ? ["taken"] : [])
+            let requiredStationColumns =
+                SQLiteLedger.stationColumns + (isStamped && version >= 5 ? ["taken"] : [])
+                + (isStamped && version >= 6 ? ["attributes"] : [])
             let attemptColumns = try columns("attempts", database, operation)
             // A stamped ledger has every column and table of its own version; later ones come with
             // the migration.
@@ -425,7 +429,7 @@ enum LedgerFile {
                 hasCalibrations: SQLiteLedger.calibrationColumns.allSatisfy(calibrationColumns.contains),
                 hasHookRuns: SQLiteLedger.hookRunColumns.allSatisfy(hookRunColumns.contains),
                 hasRuns: LedgerCore.runColumnNames.allSatisfy(runColumns.contains),
-                hasTaken: stationColumns.contains("taken"))
+                hasTaken: stationColumns.contains("taken"), hasAttributes: stationColumns.contains("attributes"))
         }
     }
 
@@ -499,6 +503,10 @@ enum LedgerFile {
                 try database.execute(
                     "ALTER TABLE stations ADD COLUMN taken \(SQLiteLedger.takenColumn)", [],
                     "adding the stations' state")
+            }
+            if !shape.hasAttributes {
+                try database.execute(
+                    "ALTER TABLE stations ADD COLUMN attributes TEXT", [], "adding the stations' attributes")
             }
             try database.execute(LedgerCore.retakeAll, [], "recording each station's state")
             for rule in SQLiteLedger.rules { try database.execute(rule.sql, [], "adding \(rule.name)") }

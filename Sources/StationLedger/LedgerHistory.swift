@@ -94,14 +94,7 @@ extension LedgerCore {
             }
             let text = { (value: String?) -> SQLValue in value.map { .text($0) } ?? .null }
             for (position, station) in history.stations.enumerated() {
-                let identity = station.identity
-                try driver.rows(
-                    "INSERT INTO stations(position, name, uuid, major, minor, power, note) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        .integer(position), .text(station.name), .text(identity.uuid.uuidString),
-                        .integer(Int(identity.major)), .integer(Int(identity.minor)),
-                        .integer(Int(identity.measuredPower)), text(station.note),
-                    ], "copying station '\(station.name)'")
+                try insertStation(station, position: position, "copying station '\(station.name)'")
             }
             for run in history.runs {
                 try driver.rows(

@@ -1,4 +1,5 @@
 public import BeaconPayload
+public import StructuredText
 
 /// One station of a list: a name, the identity it will carry, an optional note.
 public struct Station: Sendable, Equatable {
@@ -17,6 +18,9 @@ public struct Station: Sendable, Equatable {
     /// it gave none and the power is still the encoder's default, for the command to choose
     /// (`MeasuredPowerRule`) before anything is burned or written.
     public var powerOrigin: MeasuredPowerOrigin?
+    /// The list's other columns (floor, room, x, y, …) in the list's order: where the station is,
+    /// kept with it in the ledger and the registry so that a backend can map major/minor to places.
+    public var attributes: [StationAttribute] = []
 
     /// Creates a station.
     public init(
@@ -47,4 +51,39 @@ public struct Station: Sendable, Equatable {
         if stem.hasPrefix(".") { stem = "_" + stem.dropFirst() }
         return String(stem.prefix(100))
     }
+}
+
+/// One of a station's own columns beyond the identity (`Station.attributes`): `floor` = `2`.
+public struct StationAttribute: Sendable, Equatable, Hashable {
+    /// The column's name, as the list spells it.
+    public var name: String
+    /// The value, as text (`-12.5`, `Room 201`; possibly empty).
+    public var value: String
+
+    /// An attribute.
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+extension StationAttribute {
+    /// The attribute columns of `stations`, each once, in the order the stations first name them:
+    /// the columns a list or a registry of them has.
+    public static func columns(of stations: [Station]) -> [String] {
+        var names: [String] = []
+        for station in stations {
+            for attribute in station.attributes where !names.contains(attribute.name) { names.append(attribute.name) }
+        }
+        return names
+    }
+}
+
+extension Station {
+    /// The attributes as one JSON object, members in the list's order (the record's, the ledger's
+    /// and the export's form).
+    public var attributesObject: JSONValue { .object(attributes.map { ($0.name, .string($0.value)) }) }
+
+    /// The value of the attribute `name`, or `""` when the station has none.
+    public func attribute(_ name: String) -> String { attributes.first { $0.name == name }?.value ?? "" }
 }

@@ -274,6 +274,9 @@ public enum BatchGenerator {
                             members.append((key, .string(HexText.bytes(entry.beaconBytes))))
                         }
                         if let note = entry.station.note { members.append(("note", .string(note))) }
+                        if !entry.station.attributes.isEmpty {
+                            members.append(("attributes", entry.station.attributesObject))
+                        }
                         return .object(members)
                     })
             ),

@@ -12,9 +12,11 @@ public struct StationListProblems: Error, Sendable, Equatable, CustomStringConve
 }
 
 /// Reads station lists: CSV with a header row (`name,uuid,major,minor[,power][,address][,note]`,
-/// columns in any order) or a JSON array of objects with the same keys. The whole list is validated before
+/// columns in any order, and any other columns — floor, room, x, y — kept as each station's
+/// attributes) or a JSON array of objects with the same keys. The whole list is validated before
 /// anything uses it: every bad row, duplicate name, duplicate identity (UUID, major, minor) and
-/// file-name clash is reported, with line and column.
+/// file-name clash is reported, with line and column. A column one letter away from a known one
+/// (`mjor`, `powr`, `uid`) is taken for a typo, not an attribute.
 public enum StationListReader {
     /// The columns (and JSON keys) a list may have.
     public static let columns = ["name", "uuid", "major", "minor", "power", "address", "note"]
@@ -37,6 +39,16 @@ public enum StationListReader {
         let rows =
             first == UInt8(ascii: "[") || first == UInt8(ascii: "{")
             ? jsonRows(bytes, file: file, problems: &problems) : csvRows(bytes, file: file, problems: &problems)
+        let stations = stations(from: rows, file: file, problems: &problems)
+        guard problems.isEmpty else {
+            throw StationListProblems(problems: problems.sorted { ($0.line, $0.column) < ($1.line, $1.column) })
+        }
+        return stations
+    }
+
+    /// The stations of `rows`, each checked, then all together (names, file names, identities,
+    /// addresses unique); every problem goes to `problems`.
+    static func stations(from rows: [Row], file: String, problems: inout [DataFileError]) -> [Station] {
         var stations: [Station] = []
         for row in rows {
             let known = problems.count
@@ -52,9 +64,6 @@ public enum StationListReader {
             problems.append(DataFileError(file: file, line: 0, column: 0, message: "holds no stations"))
         }
         checkUniqueness(stations, rows: rows, file: file, problems: &problems)
-        guard problems.isEmpty else {
-            throw StationListProblems(problems: problems.sorted { ($0.line, $0.column) < ($1.line, $1.column) })
-        }
         return stations
     }
 
@@ -64,9 +73,78 @@ public enum StationListReader {
         var cells: [String: (text: String, line: Int, column: Int, keyPath: String)]
         /// True when reading the row already reported a problem with it.
         var reported = false
+        /// The cells of the attribute columns, in the list's order, by the column's own name.
+        var attributes: [(name: String, text: String, line: Int, column: Int, keyPath: String)] = []
     }
 
-    static func csvRows(_ bytes: [UInt8], file: String, problems: inout [DataFileError]) -> [Row] {
+    /// The known column `name` is a typo of (one letter added, left out, changed or two swapped,
+    /// any case; a plural `s` is no typo: `notes` is an attribute), or `nil`.
+    public static func typoOf(_ name: String) -> String? {
+        let lower = name.lowercased()
+        return columns.first { known in
+            lower != known && lower != known + "s" && editDistance(Array(lower), Array(known)) == 1
+        }
+    }
+
+    /// The optimal-string-alignment distance (insertions, deletions, substitutions and swaps of
+    /// neighbours), stopped early above 2: only "1" matters here.
+    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+        guard abs(a.count - b.count) <= 2 else { return 3 }
+        var previous2 = [Int](repeating: 0, count: b.count + 1)
+        var previous = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var current = [i] + [Int](repeating: 0, count: b.count)
+            for j in 1...max(b.count, 1) where !b.isEmpty {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    current[j] = min(current[j], previous2[j - 2] + 1)
+                }
+            }
+            previous2 = previous
+            previous = current
+        }
+        return a.isEmpty ? b.count : previous[b.count]
+    }
+
+    /// What is wrong with `name` as an attribute column, or `nil`: it must be visible text of at
+    /// most 100 characters that no spreadsheet takes for a formula, and no typo of a known column.
+    public static func attributeNameProblem(_ name: String) -> String? {
+        if name.isEmpty { return "a column without a name; name it or remove it" }
+        if let hidden = HiddenCharacters.describeFirst(in: name, allowingTab: false) {
+            return "a column name holds \(hidden)"
+        }
+        if let tooLong = lengthProblem(name, limit: maximumNameLength, what: "column name") { return tooLong }
+        if let typo = typoOf(name) {
+            return
+                "unknown column '\(name.excerpt())' — '\(typo)' misspelt? (the columns are \(columns.joined(separator: ", ")); any other is kept as the stations' attribute)"
+        }
+        if let first = name.unicodeScalars.first, "=+-@".unicodeScalars.contains(first) {
+            return "column '\(name.excerpt())' begins with '\(first)', which a spreadsheet takes for a formula"
+        }
+        return nil
+    }
+
+    /// What is wrong with an attribute's value, or `nil`: visible text (tabs allowed) of at most
+    /// 1000 characters; one that begins as a spreadsheet formula does (`=`, `+`, `-`, `@`) must be
+    /// a number (`-12.5`), so that the registry can be written without changing it.
+    public static func attributeValueProblem(_ value: String) -> String? {
+        if let hidden = HiddenCharacters.describeFirst(in: value, allowingTab: true) {
+            return
+                "holds \(hidden); attributes may hold tabs but no other control character, line break or invisible character"
+        }
+        if let tooLong = lengthProblem(value, limit: maximumNoteLength, what: "value") { return tooLong }
+        if let first = value.unicodeScalars.first, "=+-@".unicodeScalars.contains(first), Double(value) == nil {
+            return
+                "'\(value.excerpt())' begins with '\(first)', which a spreadsheet takes for a formula; only a number may (-12.5)"
+        }
+        return nil
+    }
+
+    /// The rows of a CSV list whose header must name `required` (a places file names only `name`).
+    static func csvRows(
+        _ bytes: [UInt8], file: String, problems: inout [DataFileError], requiring required: [String] = requiredColumns
+    ) -> [Row] {
         let table: [[CSVField]]
         do { table = try CSVTable.parse(bytes, file: file) } catch {
             problems.append(error)
@@ -74,24 +152,25 @@ public enum StationListReader {
         }
         guard let header = table.first else { return [] }
         var names: [String] = []
-        for field in header {
+        // Attribute columns by index, with their own spelling.
+        var attributeColumns: [Int: String] = [:]
+        for (index, field) in header.enumerated() {
             let name = field.text.lowercased()
-            if !columns.contains(name) {
+            if names.contains(name) {
                 problems.append(
                     DataFileError(
                         file: file, line: field.line, column: field.column,
-                        message:
-                            "unknown column '\(field.text.excerpt())'; the columns are \(columns.joined(separator: ", "))"
-                    ))
-            } else if names.contains(name) {
-                problems.append(
-                    DataFileError(
-                        file: file, line: field.line, column: field.column,
-                        message: "column '\(name)' appears twice"))
+                        message: "column '\(field.text.excerpt())' appears twice"))
+            } else if !columns.contains(name) {
+                if let problem = attributeNameProblem(field.text) {
+                    problems.append(DataFileError(file: file, line: field.line, column: field.column, message: problem))
+                } else {
+                    attributeColumns[index] = field.text
+                }
             }
             names.append(name)
         }
-        let missing = requiredColumns.filter { !names.contains($0) }
+        let missing = required.filter { !names.contains($0) }
         if !missing.isEmpty {
             problems.append(
                 DataFileError(
@@ -106,7 +185,7 @@ public enum StationListReader {
             let known = problems.count
             // Too many fields is an error; too few only when a required column is left out
             // (spreadsheets may drop empty trailing optional cells).
-            let lacksRequired = names.dropFirst(fields.count).contains { requiredColumns.contains($0) }
+            let lacksRequired = names.dropFirst(fields.count).contains { required.contains($0) }
             if fields.count > names.count || lacksRequired {
                 let at = fields.count > names.count ? fields[names.count] : fields[fields.count - 1]
                 problems.append(
@@ -115,8 +194,15 @@ public enum StationListReader {
                         message: "this row has \(fields.count) fields, the header has \(names.count)"))
             }
             var cells: [String: (String, Int, Int, String)] = [:]
-            for (name, field) in zip(names, fields) { cells[name] = (field.text, field.line, field.column, name) }
-            return Row(line: first.line, cells: cells, reported: problems.count > known)
+            var attributes: [(String, String, Int, Int, String)] = []
+            for (index, (name, field)) in zip(names, fields).enumerated() {
+                if let attribute = attributeColumns[index] {
+                    attributes.append((attribute, field.text, field.line, field.column, attribute))
+                } else if columns.contains(name) {
+                    cells[name] = (field.text, field.line, field.column, name)
+                }
+            }
+            return Row(line: first.line, cells: cells, reported: problems.count > known, attributes: attributes)
         }
     }
 
@@ -147,15 +233,30 @@ public enum StationListReader {
             }
             let known = problems.count
             var cells: [String: (String, Int, Int, String)] = [:]
+            var attributes: [(String, String, Int, Int, String)] = []
             for member in members {
                 guard columns.contains(member.key) else {
                     // The key is quoted short: it may be of any length.
                     let keyPath = "\(path).\(member.key.excerpt())"
-
-                    problems.append(
-                        DataFileError(
-                            file: file, line: member.value.line, column: member.value.column, keyPath: keyPath,
-                            message: "unknown key; the keys are \(columns.joined(separator: ", "))"))
+                    if let problem = attributeNameProblem(member.key) {
+                        problems.append(
+                            DataFileError(
+                                file: file, line: member.value.line, column: member.value.column, keyPath: keyPath,
+                                message: problem))
+                        continue
+                    }
+                    // Any other key is an attribute: text, or a number as written.
+                    switch member.value.value {
+                    case .string(let text), .number(let text):
+                        attributes.append((member.key, text, member.value.line, member.value.column, keyPath))
+                    case .null: continue
+                    default:
+                        problems.append(
+                            DataFileError(
+                                file: file, line: member.value.line, column: member.value.column, keyPath: keyPath,
+                                message:
+                                    "an attribute must be a string or a number, found \(member.value.kindDescription)"))
+                    }
                     continue
                 }
                 let keyPath = "\(path).\(member.key)"
@@ -182,7 +283,8 @@ public enum StationListReader {
                         file: file, line: element.line, column: element.column, keyPath: "\(path).\(key)",
                         message: "is missing"))
             }
-            rows.append(Row(line: element.line, cells: cells, reported: problems.count > known))
+            rows.append(
+                Row(line: element.line, cells: cells, reported: problems.count > known, attributes: attributes))
         }
         return rows
     }
@@ -240,11 +342,23 @@ public enum StationListReader {
         if let text = row.cells["address"]?.text, !text.isEmpty {
             do { address = try RandomStaticAddress(parsing: text) } catch { report("address", error.description) }
         }
+        var attributes: [StationAttribute] = []
+        for cell in row.attributes {
+            if let problem = attributeValueProblem(cell.text) {
+                problems.append(
+                    DataFileError(
+                        file: file, line: cell.line, column: cell.column, keyPath: cell.keyPath, message: problem))
+                failed = true
+            }
+            attributes.append(StationAttribute(name: cell.name, value: cell.text))
+        }
         guard !failed, let uuid, let major, let minor else { return nil }
         let note = row.cells["note"]?.text
-        return Station(
+        var station = Station(
             name: name, identity: IBeacon(uuid: uuid, major: major, minor: minor, measuredPower: power),
             note: note?.isEmpty == true ? nil : note, address: address, line: row.line, powerOrigin: powerOrigin)
+        station.attributes = attributes
+        return station
     }
 
     /// The longest name a station may have, in characters (and four times as many UTF-8 bytes):

@@ -24,6 +24,21 @@ public enum CSVCell {
         return "\"" + cell.replacing("\"", with: "\"\"") + "\""
     }
 
+    /// A cell of text that may be a number (an attribute: `-12.5`, `Room 201`): a number as it is
+    /// written, so that it reads back the same; any other text as `text` writes it.
+    public static func value(_ value: String) -> String {
+        Double(value) != nil && !value.contains(where: { $0.isWhitespace }) ? value : text(value)
+    }
+
+    /// A cell exactly as given, quoted only where CSV needs it (a comma, a quote, a line break): for
+    /// files ccbeacon reads back, which must read back what was written.
+    public static func verbatim(_ value: String) -> String {
+        guard value.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else {
+            return value
+        }
+        return "\"" + value.replacing("\"", with: "\"\"") + "\""
+    }
+
     /// A number cell.
     public static func number(_ value: some BinaryInteger) -> String { String(value) }
 }

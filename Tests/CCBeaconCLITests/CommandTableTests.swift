@@ -200,7 +200,7 @@ struct OptionDefaultTests {
 /// Completion is declared with each option, not guessed from its placeholder: every value that
 /// names a path completes files (the guess once missed `--from CAPTURE`), and nothing else does.
 struct CompletionDeclarationTests {
-    static let pathWords = ["FILE", "DIR", "CAPTURE", "OUT", "IMAGE", "STATIONS", "IN", "REGIONS"]
+    static let pathWords = ["FILE", "DIR", "CAPTURE", "OUT", "IMAGE", "STATIONS", "IN", "REGIONS", "PLACES"]
 
     @Test func everyPathValueCompletesFilesAndOnlyThose() {
         for spec in CommandLineTool.commands {

@@ -125,6 +125,7 @@ struct ReadmeExampleTests {
             try bench.provision()
         },
         "ccbeacon ledger check --ledger provisioning.sqlite": Scene { bench in try bench.provision() },
+        "ccbeacon plan places.csv --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 2 -o floor2.csv": Scene(),
         "ccbeacon check-app regions.json --ledger provisioning.sqlite": Scene(status: 1) { bench in
             try bench.provision()
         },
@@ -231,7 +232,7 @@ final class Bench: Sendable {
     init(debuggers: Int, radio: Bool, server: String? = nil) throws {
         self.server = server
         scratch = try Scratch()
-        for name in ["stations.csv", "hall-a-1m.csv", "regions.json"] {
+        for name in ["stations.csv", "hall-a-1m.csv", "regions.json", "places.csv"] {
             let source = SharedFixtures.checkout.appendingPathComponent(
                 "Tests/CCBeaconCLITests/Fixtures/readme/\(name)")
             try FileManager.default.copyItem(at: source, to: scratch.url.appendingPathComponent(name))

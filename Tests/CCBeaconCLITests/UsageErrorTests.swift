@@ -34,6 +34,8 @@ struct UsageErrorTests {
         ["ledger", "check", "--ledger", "%/ledger.sqlite"],
         ["ledger", "migrate", "--from", "%/ledger.sqlite", "--to", "%/copy.sqlite"],
         ["labels", "%/list.csv", "--board", "hm10", "-o", "%/labels.svg"],
+        ["plan", "%/places.csv", "--uuid", uuid, "--major", "1", "--ledger", "%/ledger.sqlite", "-o", "%/plan.csv"],
+        ["check-app", "%/regions.json", "%/list.csv"],
         ["completions", "bash"], ["man-pages", "-o", "%/man"],
         ["doctor", "--ledger", "%/ledger.sqlite"],
     ]
@@ -107,6 +109,8 @@ struct UsageErrorTests {
         let folder = scratch.url.path
         _ = try scratch.write("list.csv", "name,uuid,major,minor\nA,\(Self.uuid),1,1\nB,\(Self.uuid),1,2\n")
         _ = try scratch.write("rssi.txt", [String](repeating: "-60", count: 20).joined(separator: "\n"))
+        _ = try scratch.write("places.csv", "name,floor\nLobby,1\n")
+        _ = try scratch.write("regions.json", #"[{"identifier": "site", "uuid": "\#(Self.uuid)", "major": 1}]"#)
         try Data(BTSnoopFile.file([])).write(to: URL(fileURLWithPath: scratch.path("empty.btsnoop")))
         let generated = ToolRun([
             "generate", "--board", "hm10", "--uuid", Self.uuid, "--major", "1", "--minor", "1", "-o",

@@ -48,7 +48,8 @@ struct LedgerContractTests {
                 withHooks: { bench, hooks in try SQLiteLedger(path: path, bench: bench, hooks: hooks) },
                 reader: { try SQLiteLedger(path: path, access: .readOnly) },
                 downgrade: [
-                    "DROP TABLE hook_runs", "ALTER TABLE attempts DROP COLUMN debug_locked", "PRAGMA user_version = 3",
+                    "DROP TABLE hook_runs", "ALTER TABLE attempts DROP COLUMN debug_locked",
+                    "ALTER TABLE stations DROP COLUMN attributes", "PRAGMA user_version = 3",
                 ])
         )
     }
@@ -66,6 +67,7 @@ struct LedgerContractTests {
                 downgrade: [
                     "DROP TABLE hook_runs", "ALTER TABLE attempts DROP COLUMN debug_locked",
                     "ALTER TABLE attempts DROP COLUMN run", "DROP TABLE runs", "ALTER TABLE stations DROP COLUMN taken",
+                    "ALTER TABLE stations DROP COLUMN attributes",
                     "DROP INDEX interrupted_by_chip",
                     "UPDATE ledger_meta SET value = '2' WHERE key = 'schema_version'",
                 ])
@@ -83,6 +85,30 @@ struct LedgerContractTests {
         try ledger.claimNextStation(
             chip: chip, debugger: "d", template: "t", templateSHA256: "x", verifyMethod: "crc", skipping: skipping,
             image: { _ in ("sha", "C0:00:00:00:00:01") })
+    }
+
+    /// A station's attributes are kept, read back in the list's order, and follow the list when it
+    /// is registered again; a stored value that is no object of text (a hand edit) is an error
+    /// naming the station, never a station without them.
+    @Test(arguments: backends)
+    func aStationsAttributesAreKeptAndFollowTheList(_ backend: Backend) throws {
+        let (ledger, raw) = try backend.open("bench-a")
+        var stations = Self.stations
+        stations[0].attributes = [
+            StationAttribute(name: "floor", value: "2"), StationAttribute(name: "x", value: "-12.5"),
+        ]
+        try ledger.register(stations)
+        #expect(try ledger.states().map(\.station.attributes) == stations.map(\.attributes))
+        stations[0].attributes[0].value = "3"
+        try ledger.register(stations)
+        #expect(
+            try raw.reader().states().first?.station.attributes.first == StationAttribute(name: "floor", value: "3"))
+        try raw.execute(#"UPDATE stations SET attributes = '{"floor": 2}' WHERE name = 's2'"#)
+        #expect {
+            try raw.reader().states()
+        } throws: { error in
+            (error as? LedgerError)?.message.contains("station \"s2\" has attributes") == true
+        }
     }
 
     @Test(arguments: backends)

@@ -27,10 +27,14 @@ struct SharedLedgerTests {
     }
 
     /// A history with every kind of record: each outcome, a read-back, an on-air check, a
-    /// calibration, a note.
+    /// calibration, a note, a station's attributes.
     static func richHistory(_ ledger: any ProvisioningLedger) throws {
         var listed = stations
         listed[1].note = "hall A, \"north\" wall"
+        listed[2].attributes = [
+            StationAttribute(name: "floor", value: "2"), StationAttribute(name: "x", value: "-12.5"),
+            StationAttribute(name: "Room \"A\"", value: "by the door, left"),
+        ]
         try ledger.register(listed)
         let (_, verified) = try claim(ledger, chip: chips[0])
         try ledger.finish(

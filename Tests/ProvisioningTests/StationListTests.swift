@@ -133,8 +133,8 @@ struct StationListTests {
             "s.csv:1:1: the header row lacks minor; it must name name,uuid,major,minor[,power][,address][,note]"
         ),
         (
-            "name,uuid,major,minor,colour\nx,7634A485-1732-4B7D-AB44-D505D8A24C60,1,1,red\n",
-            "s.csv:1:23: unknown column 'colour'; the columns are name, uuid, major, minor, power, address, note"
+            "name,uuid,major,minor,powr\nx,7634A485-1732-4B7D-AB44-D505D8A24C60,1,1,-59\n",
+            "s.csv:1:23: unknown column 'powr' — 'power' misspelt? (the columns are name, uuid, major, minor, power, address, note; any other is kept as the stations' attribute)"
         ),
         ("name,uuid,major,minor,name\n", "s.csv:1:23: column 'name' appears twice"),
         ("", "s.csv: holds no stations"),
@@ -149,10 +149,42 @@ struct StationListTests {
         #expect(Self.problems(text).first == problem)
     }
 
+    /// Columns beyond the known ones are the stations' attributes, in the list's order and with
+    /// the list's spelling, from CSV and JSON alike (a JSON number as written); a value that would
+    /// be a spreadsheet formula must be a number, a hidden character is refused, one column twice
+    /// (any case) is refused, and a plural is no typo.
+    @Test func otherColumnsAreTheStationsAttributes() throws {
+        let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
+        let csv = try StationListReader.read(
+            Array(
+                "name,uuid,major,minor,Floor,room,x,notes\nA,\(uuid),1,1,2,Room 201,-12.5,by the door\nB,\(uuid),1,2,,,,\n"
+                    .utf8),
+            file: "s.csv")
+        #expect(
+            csv[0].attributes.map { [$0.name, $0.value] } == [
+                ["Floor", "2"], ["room", "Room 201"], ["x", "-12.5"], ["notes", "by the door"],
+            ])
+        #expect(csv[1].attributes.map(\.value) == ["", "", "", ""])
+        let json = try StationListReader.read(
+            Array(
+                #"[{"name": "A", "uuid": "\#(uuid)", "major": 1, "minor": 1, "floor": 2, "room": "Room 201", "x": null}]"#
+                    .utf8),
+            file: "s.json")
+        #expect(json[0].attributes.map { [$0.name, $0.value] } == [["floor", "2"], ["room", "Room 201"]])
+        for (text, problem) in [
+            ("name,uuid,major,minor,x\nA,\(uuid),1,1,=SUM(A1)\n", "s.csv:2:44: x: '=SUM(A1)' begins with '='"),
+            ("name,uuid,major,minor,room,Room\n", "s.csv:1:28: column 'Room' appears twice"),
+            ("name,uuid,major,minor,room\nA,\(uuid),1,1,\"a\u{202E}b\"\n", "s.csv:2:44: room: holds U+202E"),
+            ("name,uuid,major,minor,@x\n", "s.csv:1:23: column '@x' begins with '@'"),
+        ] {
+            #expect(Self.problems(text).first?.hasPrefix(problem) == true, "\(Self.problems(text))")
+        }
+    }
+
     @Test func reportsJSONProblemsWithKeyPaths() {
         let text = """
             [
-              {"name": "a", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60", "major": 1, "minor": 1, "colour": "red"},
+              {"name": "a", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60", "major": 1, "minor": 1, "mjor": "red"},
               {"name": "b", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60", "major": 1},
               {"name": "c", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60", "major": true, "minor": 70000},
               7
@@ -160,7 +192,7 @@ struct StationListTests {
             """
         #expect(
             Self.problems(text, file: "s.json") == [
-                "s.json:2:99: [0].colour: unknown key; the keys are name, uuid, major, minor, power, address, note",
+                "s.json:2:97: [0].mjor: unknown column 'mjor' — 'major' misspelt? (the columns are name, uuid, major, minor, power, address, note; any other is kept as the stations' attribute)",
                 "s.json:3:3: [1].minor: is missing",
                 "s.json:4:74: [2].major: expected a string or a number, found true/false",
                 "s.json:4:89: [2].minor: '70000' is out of range; allowed: 0…65535 (decimal) or 0x0000…0xFFFF (hex)",

@@ -36,7 +36,12 @@ extension BatchCommand {
                 `address` and `note` must be strings and `major`, `minor` and `power` numbers or strings; a required
                 key that is `null` or of another type is an error at its key path (`[1].uuid: expected a string,
                 found null`), never a station silently left out; `null` for an optional key means it is not given.
-                A list whose top level is an object gets a JSON error, not a CSV one. Output: `DIR/<name>.hex` per
+                A list whose top level is an object gets a JSON error, not a CSV one. Any other column or key
+                (floor, room, x, y, notes — what `ccbeacon plan` carries from a places file) is kept as each
+                station's attribute: in the record, in the ledger and in `ledger export`. A column one letter
+                away from a known one (`mjor`, `powr`, `uid`; a plural `s` aside) is refused as the typo it
+                is; an attribute's value follows a note's rules, and one that begins as a spreadsheet formula
+                does (`=`, `+`, `-`, `@`) must be a number (`-12.5`). Output: `DIR/<name>.hex` per
                 station (name made file-safe), `DIR/<name>.bin` with `--bin`, and `DIR/stations.json` with every
                 station's identity, file and sha256, and the template's name, sha256 and payload address. Running
                 it again over the same folder is safe: identical files are left alone, changed ones replaced

@@ -1,0 +1,111 @@
+import BeaconPayload
+import CommandLineKit
+import Foundation
+import PostgresLedger
+import StationLedger
+import Stations
+import Storage
+import StructuredText
+
+/// `ccbeacon plan`: a site's places made into a station list.
+enum PlanCommand {
+    static let spec = CommandSpec(
+        name: "plan", summary: "make a site's places into a station list: one UUID, a major, a minor each",
+        manual: manual,
+        table: CommandTable(
+            details: """
+                PLACES.csv has a name column and any others (floor, room, x, y, notes; note, power and
+                address as a station list takes them). Each place becomes a station with --uuid, --major
+                and the next minor from --first-minor (1) that no station of the ledger (--ledger) or of
+                the station lists (--list, comma-separated) has under that UUID and major; a place that
+                is already such a station (by name) keeps its minor, so planning a site again after
+                adding places keeps every minor given. The result is a station list that batch,
+                provision and labels take as it is, carrying the places' columns (the ledger keeps them,
+                ledger export writes them). A site too large for the minors left is refused, and nothing
+                is written.
+
+                Example:
+                  ccbeacon plan places.csv --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 2 -o floor2.csv
+                """,
+            options: [
+                Options.uuid.required.spec, Options.major.required.spec, firstMinor.spec, ledger.spec, lists.spec,
+                output.spec,
+            ],
+            positionals: [PositionalSpec("PLACES", usage: "PLACES.csv", completion: .files)]))
+    static let command = Command(spec, Arguments.self, run: run)
+
+    static let firstMinor = Option<UInt16>(
+        "--first-minor", value: "M", help: "the lowest minor to give (default 1)"
+    ) { text throws(CommandFailure) in
+        try Options.identityValue { () throws(IdentityError) in try IdentityParser.uint16(text, field: .minor) }
+    }
+    static let ledger = Option<String>(
+        "--ledger", value: "FILE|URL", help: "skip the identities this ledger holds (file or postgresql://…)",
+        completion: .files)
+    static let lists = Option<[String]>(
+        "--list", value: "FILE[,FILE…]", help: "skip the identities of these station lists", completion: .files
+    ) { text throws(CommandFailure) in
+        let files = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard !files.contains(where: \.isEmpty) else { throw .usage("--list names an empty file name in '\(text)'") }
+        return files
+    }
+    static let output = Options.output("STATIONS.csv", help: "the station list to write").required
+
+    /// What `plan` was asked.
+    struct Arguments: CommandArguments {
+        var placesPath: String
+        var uuid: UUID
+        var major: UInt16
+        var firstMinor: UInt16
+        var ledger: LedgerChoice?
+        var lists: [String]
+        var output: String
+
+        init(_ command: ParsedCommand) throws(CommandFailure) {
+            placesPath = command.positionals[0]
+            uuid = try command.value(Options.uuid.required)
+            major = try command.value(Options.major.required)
+            firstMinor = try command.value(PlanCommand.firstMinor) ?? 1
+            ledger = try command.value(PlanCommand.ledger) == nil ? nil : try LedgerChoice(command)
+            lists = try command.value(PlanCommand.lists) ?? []
+            output = try command.value(PlanCommand.output)
+        }
+    }
+
+    static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
+        let (places, output) = (arguments.placesPath, arguments.output)
+        var inputs = [CommandSupport.Input(role: "the places", path: places)]
+        inputs += arguments.lists.map { CommandSupport.Input(role: "the station list", path: $0) }
+        if let ledger = arguments.ledger, !PostgresURL.isURL(ledger.path) {
+            let file = PathIdentity.resolved(ledger.path)
+            inputs += ["", "-wal", "-shm"].map { CommandSupport.Input(role: "the ledger", path: file + $0) }
+        }
+        try CommandSupport.checkOutputs([output], against: inputs)
+        let bytes = try FileAccess.read(places)
+        var known: [Station] = []
+        for list in arguments.lists {
+            known += try CommandSupport.stations(list, consequence: "nothing was planned")
+        }
+        if let choice = arguments.ledger {
+            let opened = try choice.openForReading()
+            do { known += try opened.states().map(\.station) } catch { throw ledgerFailure(error, path: choice.shown) }
+        }
+        let stations: [Station]
+        do {
+            stations = try SitePlan.plan(
+                places: bytes, file: places, uuid: arguments.uuid, major: arguments.major,
+                firstMinor: arguments.firstMinor, known: known)
+        } catch {
+            let count = error.problems.count
+            throw CommandFailure(
+                .dataError, "\(places) has \(count) problem\(count == 1 ? "" : "s"); nothing was written:",
+                details: error.problems.map(\.description), hint: "fix the places (or the options) and run again")
+        }
+        try FileAccess.writeAtomically(Array(SitePlan.csv(stations).utf8), to: output)
+        let minors = stations.map(\.identity.minor)
+        console.output(
+            line:
+                "wrote \(output): \(stations.count) station\(stations.count == 1 ? "" : "s"), UUID \(arguments.uuid.uuidString) major \(arguments.major), minors \(minors.min() ?? 0)…\(minors.max() ?? 0)"
+        )
+    }
+}

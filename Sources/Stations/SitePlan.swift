@@ -1,0 +1,133 @@
+import BeaconPayload
+public import StationLedger
+import StructuredText
+
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
+
+/// A site's places made into stations: each place gets the site's UUID and major and the next
+/// minor no station already has, so that a backend maps major/minor back to the place.
+public enum SitePlan {
+    /// Plans `places` (CSV: a `name` column and any others — floor, room, x, y, notes; `note`,
+    /// `power` and `address` as a station list takes them) under `uuid` and `major`, minors from
+    /// `firstMinor` on. `known`: every station already planned or registered (a ledger's, other
+    /// lists'): their identities are skipped, and a place that is already one of them under this
+    /// UUID and major keeps its minor, so a site planned again (a place added) keeps the minors it
+    /// gave. The stations are checked as a station list is; every problem is reported at its place
+    /// in `file`, and none is planned while any remains — a site too large for the minors left
+    /// among them.
+    public static func plan(
+        places bytes: [UInt8], file: String, uuid: UUID, major: UInt16, firstMinor: UInt16, known: [Station]
+    ) throws(StationListProblems) -> [Station] {
+        var problems: [DataFileError] = []
+        let table: [[CSVField]]
+        do { table = try CSVTable.parse(bytes, file: file) } catch { throw StationListProblems(problems: [error]) }
+        guard let header = table.first else {
+            throw StationListProblems(problems: [
+                DataFileError(file: file, line: 0, column: 0, message: "holds no places")
+            ])
+        }
+        // The identity columns are the plan's to give.
+        for field in header where ["uuid", "major", "minor"].contains(field.text.lowercased()) {
+            problems.append(
+                DataFileError(
+                    file: file, line: field.line, column: field.column,
+                    message:
+                        "a '\(field.text.lowercased())' column: the plan gives each place its UUID, major and minor; remove it"
+                ))
+        }
+        guard header.contains(where: { $0.text.lowercased() == "name" }) else {
+            problems.append(
+                DataFileError(
+                    file: file, line: header[0].line, column: 1,
+                    message:
+                        "the header row lacks name; a places file names each place (and may have any other columns)"))
+            throw StationListProblems(problems: problems)
+        }
+        guard problems.isEmpty else { throw StationListProblems(problems: problems) }
+
+        // The place rows read as a list's rows, then given their identities.
+        var rows = StationListReader.csvRows(bytes, file: file, problems: &problems, requiring: ["name"])
+        let here = known.filter { $0.identity.uuid == uuid && $0.identity.major == major }
+        let kept = Dictionary(here.map { ($0.name, $0.identity.minor) }, uniquingKeysWith: { first, _ in first })
+        var taken = Set(here.map(\.identity.minor))
+        let elsewhere = Dictionary(
+            known.filter { !($0.identity.uuid == uuid && $0.identity.major == major) }.map { ($0.name, $0) },
+            uniquingKeysWith: { first, _ in first })
+        var next = Int(firstMinor)
+        var short = 0
+        for index in rows.indices {
+            let name = rows[index].cells["name"]
+            let at = (line: name?.line ?? rows[index].line, column: name?.column ?? 1)
+            let minor: Int
+            if let text = name?.text, let earlier = kept[text] {
+                minor = Int(earlier)
+            } else {
+                if let text = name?.text, let other = elsewhere[text] {
+                    problems.append(
+                        DataFileError(
+                            file: file, line: at.line, column: at.column, keyPath: "name",
+                            message:
+                                "'\(text)' is already a station of UUID \(other.identity.uuid.uuidString) major \(other.identity.major); rename the place, or plan it under that UUID and major"
+                        ))
+                }
+                while next <= 0xFFFF, taken.contains(UInt16(next)) { next += 1 }
+                guard next <= 0xFFFF else {
+                    short += 1
+                    rows[index].reported = true  // the shortage is said once, for the site
+                    continue
+                }
+                minor = next
+                taken.insert(UInt16(next))
+                next += 1
+            }
+            for (column, value) in [("uuid", uuid.uuidString), ("major", String(major)), ("minor", String(minor))] {
+                rows[index].cells[column] = (value, at.line, at.column, column)
+            }
+        }
+        if short > 0 {
+            problems.append(
+                DataFileError(
+                    file: file, line: 0, column: 0,
+                    message:
+                        "\(rows.count) places need minors; from \(firstMinor) on, UUID \(uuid.uuidString) major \(major) has \(rows.count - short) free that no other station holds: plan part of the site under another major"
+                ))
+        }
+        let stations = StationListReader.stations(from: rows, file: file, problems: &problems)
+        guard problems.isEmpty else {
+            throw StationListProblems(problems: problems.sorted { ($0.line, $0.column) < ($1.line, $1.column) })
+        }
+        return stations
+    }
+
+    /// The stations as a station list in CSV — `name,uuid,major,minor`, then `power`, `address`
+    /// and `note` where any station has one, then the attributes in the order the stations name
+    /// them — that `batch`, `provision` and `labels` read back as they are. Cells are quoted where
+    /// CSV needs it and otherwise written as they are (the list is read back, not reinterpreted).
+    public static func csv(_ stations: [Station]) -> String {
+        let attributeNames = StationAttribute.columns(of: stations)
+        let hasPower = stations.contains { $0.powerOrigin == .list }
+        let hasAddress = stations.contains { $0.address != nil }
+        let hasNote = stations.contains { $0.note != nil }
+        var header = ["name", "uuid", "major", "minor"]
+        if hasPower { header.append("power") }
+        if hasAddress { header.append("address") }
+        if hasNote { header.append("note") }
+        var text = (header + attributeNames).map(CSVCell.verbatim).joined(separator: ",") + "\n"
+        for station in stations {
+            var cells = [
+                station.name, station.identity.uuid.uuidString, String(station.identity.major),
+                String(station.identity.minor),
+            ]
+            if hasPower { cells.append(station.powerOrigin == .list ? String(station.identity.measuredPower) : "") }
+            if hasAddress { cells.append(station.address?.description ?? "") }
+            if hasNote { cells.append(station.note ?? "") }
+            cells += attributeNames.map(station.attribute)
+            text += cells.map(CSVCell.verbatim).joined(separator: ",") + "\n"
+        }
+        return text
+    }
+}

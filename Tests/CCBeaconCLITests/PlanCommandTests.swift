@@ -1,0 +1,79 @@
+import CCDebuggerEmulator
+import Foundation
+import TestSupport
+import Testing
+
+@testable import CCBeaconCLI
+
+/// `plan` through the command line: the list it writes is provisioned as it is, and the ledger's
+/// export carries the places' columns; what it cannot plan leaves no file.
+struct PlanCommandTests {
+    static let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
+
+    @Test func aPlannedListIsProvisionedAndItsColumnsReachTheRegistry() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let places = try scratch.write("places.csv", "name,floor,x\nLift lobby,2,-12.5\n")
+        let list = scratch.path("floor2.csv")
+        let plan = ToolRun(["plan", places, "--uuid", Self.uuid, "--major", "2", "--first-minor", "7", "-o", list])
+        #expect(plan.status == 0, "\(plan.diagnostics)")
+        #expect(plan.output == "wrote \(list): 1 station, UUID \(Self.uuid) major 2, minors 7…7\n")
+        #expect(
+            try String(contentsOfFile: list, encoding: .utf8)
+                == "name,uuid,major,minor,floor,x\nLift lobby,\(Self.uuid),2,7,2,-12.5\n")
+        let ledger = scratch.path("l.sqlite")
+        let provision = ToolRun(
+            ["provision", list, "--template", "cc2541-ibeacon", "--ledger", ledger, "--yes", "--wait", "0.2"],
+            debuggers: EmulatorProvider())
+        #expect(provision.status == 0, "\(provision.diagnostics)")
+        let csv = ToolRun(["ledger", "export", "--ledger", ledger])
+        #expect(
+            csv.output.hasPrefix(
+                "name,uuid,major,minor,power,chip,debugger,at,address,readBack,heard,rssiCount,rssiMedian,powerSource,debugLocked,bench,run,floor,x\n"
+            ))
+        #expect(csv.output.hasSuffix(",2,-12.5\n"), "\(csv.output)")
+        let json = ToolRun(["ledger", "export", "--ledger", ledger, "--format", "json"])
+        #expect(json.output.contains(#""attributes": {"#) && json.output.contains(#""x": "-12.5""#))
+
+        // Planned again against the ledger, with a place added: the first keeps minor 7.
+        try Data("name,floor,x\nNew desk,2,1\nLift lobby,2,-12.5\n".utf8).write(to: URL(fileURLWithPath: places))
+        let again = ToolRun(
+            [
+                "plan", places, "--uuid", Self.uuid, "--major", "2", "--first-minor", "7", "--ledger", ledger, "-o",
+                scratch.path("grown.csv"),
+            ])
+        #expect(again.status == 0, "\(again.diagnostics)")
+        #expect(
+            try String(contentsOfFile: scratch.path("grown.csv"), encoding: .utf8)
+                == "name,uuid,major,minor,floor,x\nNew desk,\(Self.uuid),2,8,2,1\nLift lobby,\(Self.uuid),2,7,2,-12.5\n"
+        )
+    }
+
+    /// Refused, with nothing written: a site too large, an output over an input, a list option
+    /// naming an empty file, a places file with an identity column.
+    @Test func whatCannotBePlannedWritesNothing() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let places = try scratch.write("places.csv", "name\nA\nB\n")
+        let out = scratch.path("out.csv")
+        for (arguments, status, message) in [
+            (["--first-minor", "65535"], 65, "2 places need minors; from 65535 on"),
+            (["-o", places], 64, "places.csv"),
+            (["--list", "a.csv,,b.csv"], 64, "--list names an empty file name in 'a.csv,,b.csv'"),
+        ] as [([String], Int32, String)] {
+            let run = ToolRun(
+                ["plan", places, "--uuid", Self.uuid, "--major", "1"] + (arguments.contains("-o") ? [] : ["-o", out])
+                    + arguments)
+            #expect(run.status == status, "\(arguments): \(run.diagnostics)")
+            #expect(run.diagnostics.contains(message), "\(run.diagnostics)")
+            #expect(!FileManager.default.fileExists(atPath: out))
+        }
+        #expect(try String(contentsOfFile: places, encoding: .utf8) == "name\nA\nB\n")
+        let identity = try scratch.write("identity.csv", "name,major\nA,1\n")
+        let refused = ToolRun(["plan", identity, "--uuid", Self.uuid, "--major", "1", "-o", out])
+        #expect(refused.status == 65)
+        #expect(
+            refused.diagnostics.contains(
+                "identity.csv:1:6: a 'major' column: the plan gives each place its UUID, major and minor"))
+    }
+}
