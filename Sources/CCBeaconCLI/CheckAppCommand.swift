@@ -88,7 +88,9 @@ enum CheckAppCommand {
         }
     }
 
-    static func name(_ region: BeaconRegion) -> String { "region '\(region.identifier)' (line \(region.line))" }
+    static func name(_ region: BeaconRegion) -> String {
+        "region [\(region.index)] '\(region.identifier)' (line \(region.line))"
+    }
 
     static func lines(_ report: RegionReport, regions: String, stations: String) -> [String] {
         var lines = [
@@ -104,7 +106,7 @@ enum CheckAppCommand {
         }
         for (earlier, later) in report.sharedIdentifiers {
             lines.append(
-                "shared identifier: \(name(later)) has the identifier of line \(earlier.line); registering it replaces the other"
+                "shared identifier: \(name(later)) has the identifier of region [\(earlier.index)]; registering it replaces the other"
             )
         }
         if report.tooManyToMonitor {
@@ -132,12 +134,15 @@ enum CheckAppCommand {
                 "unmatched",
                 .array(
                     report.unmatched.map { region, reason in
-                        .object([("line", .integer(region.line)), ("region", region.json), ("reason", .string(reason))])
+                        .object([
+                            ("index", .integer(region.index)), ("line", .integer(region.line)), ("region", region.json),
+                            ("reason", .string(reason)),
+                        ])
                     })
             ),
             (
                 "sharedIdentifiers",
-                .array(report.sharedIdentifiers.map { .array([.integer($0.earlier.line), .integer($0.later.line)]) })
+                .array(report.sharedIdentifiers.map { .array([.integer($0.earlier.index), .integer($0.later.index)]) })
             ),
             ("monitoringLimit", .integer(AppRegions.monitoringLimit)),
             ("tooManyToMonitor", .bool(report.tooManyToMonitor)),

@@ -369,11 +369,10 @@ enum LedgerCommand {
         let cell = CSVCell.text
         // The stations' attributes follow, one column each, in the order the stations name them.
         let attributeNames = StationAttribute.columns(of: rows.map(\.0))
-        var text =
-            "name,uuid,major,minor,power,chip,debugger,at,address,readBack,heard,rssiCount,rssiMedian,powerSource,debugLocked,bench,run"
-            + attributeNames.map { "," + cell($0) }.joined() + "\n"
+        var text = (Registry.columns + attributeNames.map(cell)).joined(separator: ",") + "\n"
         for (station, attempt) in rows {
-            let attributes = attributeNames.map { "," + CSVCell.value(station.attribute($0)) }
+            let values = station.attributeValues
+            let attributes = attributeNames.map { "," + CSVCell.value(values[$0] ?? "") }
             let identity = station.identity
             text +=
                 [

@@ -33,6 +33,9 @@ public struct LedgerProblem: Sendable, Equatable {
         /// Every station's `taken` says whether it has an attempt verified, in progress or
         /// interrupted (what claims find pending stations by).
         case stationState = "station-state"
+        /// Every station's attributes are an object of text as a list brings them in (no name
+        /// twice, no hidden character).
+        case stationAttributes = "station-attributes"
     }
 
     /// What was checked.

@@ -266,6 +266,16 @@ extension LedgerCore {
                     "station \(station.debugDescription) has attributes \(text.debugDescription), whose values are not all text"
                 )
             }
+            // What a list could never bring in (a hand edit) is refused where it is read: a name
+            // twice, or a hidden character, which would break or disguise the registry's rows.
+            if let hidden = HiddenCharacters.describeFirst(in: member.key, allowingTab: false)
+                ?? HiddenCharacters.describeFirst(in: value, allowingTab: true)
+            {
+                throw unreadable("station \(station.debugDescription) has an attribute that holds \(hidden)")
+            }
+            guard !attributes.contains(where: { $0.name.lowercased() == member.key.lowercased() }) else {
+                throw unreadable("station \(station.debugDescription) has the attribute '\(member.key)' twice")
+            }
             attributes.append(StationAttribute(name: member.key, value: value))
         }
         return attributes

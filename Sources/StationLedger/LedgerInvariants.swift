@@ -200,6 +200,23 @@ extension LedgerCore {
                 problems.append(LedgerProblem(check: invariant.check, detail: "cannot be checked: \(error.message)"))
             }
         }
+        // Attributes are JSON text: read as every command reads them, each station's on its own.
+        if tables.contains(.stationAttributes) {
+            do throws(LedgerError) {
+                let rows = try driver.reading("checking station-attributes") { () throws(LedgerError) -> [[SQLValue]] in
+                    try driver.rows(
+                        "SELECT name, attributes FROM stations WHERE attributes IS NOT NULL ORDER BY position", [],
+                        "checking station-attributes")
+                }
+                for row in rows {
+                    do throws(LedgerError) { _ = try Self.attributes(row[1], station: row[0].string ?? "") } catch {
+                        problems.append(LedgerProblem(check: .stationAttributes, detail: error.message))
+                    }
+                }
+            } catch {
+                problems.append(LedgerProblem(check: .stationAttributes, detail: "cannot be checked: \(error.message)"))
+            }
+        }
         return problems
     }
 }

@@ -72,8 +72,11 @@ extension StationAttribute {
     /// the columns a list or a registry of them has.
     public static func columns(of stations: [Station]) -> [String] {
         var names: [String] = []
+        var seen: Set<String> = []
         for station in stations {
-            for attribute in station.attributes where !names.contains(attribute.name) { names.append(attribute.name) }
+            for attribute in station.attributes where seen.insert(attribute.name).inserted {
+                names.append(attribute.name)
+            }
         }
         return names
     }
@@ -84,6 +87,20 @@ extension Station {
     /// and the export's form).
     public var attributesObject: JSONValue { .object(attributes.map { ($0.name, .string($0.value)) }) }
 
-    /// The value of the attribute `name`, or `""` when the station has none.
-    public func attribute(_ name: String) -> String { attributes.first { $0.name == name }?.value ?? "" }
+    /// The station's attributes by name (for rows of many columns: one lookup each).
+    public var attributeValues: [String: String] {
+        Dictionary(attributes.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+    }
+}
+
+/// The registry `ledger export` writes: one row per verified station.
+public enum Registry {
+    /// Its columns before the stations' attributes, in order (CSV; JSON has the same keys).
+    public static let columns = [
+        "name", "uuid", "major", "minor", "power", "chip", "debugger", "at", "address", "readBack", "heard",
+        "rssiCount", "rssiMedian", "powerSource", "debugLocked", "bench", "run",
+    ]
+    /// Every name the registry uses for its own fields (JSON adds `imageSha256` and `attributes`):
+    /// no attribute may take one, or the registry would have two columns of one name.
+    public static let reservedNames = Set((columns + ["imageSha256", "attributes"]).map { $0.lowercased() })
 }

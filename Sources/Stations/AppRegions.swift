@@ -23,14 +23,20 @@ public struct BeaconRegion: Sendable, Equatable {
     public var minor: UInt16?
     /// The region's line in its file (0 for a region made here), for messages.
     public var line: Int
+    /// The region's place in its file's array (from 0), for messages: a file on one line has
+    /// every region on line 1.
+    public var index: Int
 
     /// A region.
-    public init(identifier: String, uuid: UUID, major: UInt16? = nil, minor: UInt16? = nil, line: Int = 0) {
+    public init(
+        identifier: String, uuid: UUID, major: UInt16? = nil, minor: UInt16? = nil, line: Int = 0, index: Int = 0
+    ) {
         self.identifier = identifier
         self.uuid = uuid
         self.major = major
         self.minor = minor
         self.line = line
+        self.index = index
     }
 
     /// Whether a station broadcasting `identity` is in this region.
@@ -84,7 +90,9 @@ public enum AppRegions {
         for (index, element) in elements.enumerated() {
             var object = try JSONObjectReader(element, file: file, path: "[\(index)]")
             let identifier = try object.string("identifier")
-            guard !identifier.isEmpty else { throw object.error("identifier", "is empty") }
+            guard identifier.contains(where: { !$0.isWhitespace }) else {
+                throw object.error("identifier", "is empty or blank; name the region")
+            }
             let uuidText = try object.string("uuid")
             let uuid: UUID
             do { uuid = try IdentityParser.uuid(uuidText) } catch { throw object.error("uuid", error.description) }
@@ -96,7 +104,8 @@ public enum AppRegions {
             }
             try object.finish()
             regions.append(
-                BeaconRegion(identifier: identifier, uuid: uuid, major: major, minor: minor, line: element.line))
+                BeaconRegion(
+                    identifier: identifier, uuid: uuid, major: major, minor: minor, line: element.line, index: index))
         }
         return regions
     }
@@ -108,7 +117,8 @@ public enum AppRegions {
 
     /// The fewest regions that cover `stations`: one per UUID; a UUID whose stations share one
     /// major gets that major too (as many regions, and the app does not wake for others' stations
-    /// that use the same UUID). Identifiers are the UUID's first block and the major.
+    /// that use the same UUID). Identifiers are `ccbeacon-`, the whole UUID and the major: two
+    /// UUIDs alike in a block stay apart.
     public static func covering(_ stations: [Station]) -> [BeaconRegion] {
         var majors: [UUID: Set<UInt16>] = [:]
         var order: [UUID] = []
@@ -119,9 +129,8 @@ public enum AppRegions {
         return order.sorted { $0.uuidString < $1.uuidString }.map { uuid in
             let used = majors[uuid] ?? []
             let major = used.count == 1 ? used.first : nil
-            let head = String(uuid.uuidString.prefix(8))
             return BeaconRegion(
-                identifier: "ccbeacon-\(head)" + (major.map { "-\($0)" } ?? ""), uuid: uuid, major: major)
+                identifier: "ccbeacon-\(uuid.uuidString)" + (major.map { "-\($0)" } ?? ""), uuid: uuid, major: major)
         }
     }
 
@@ -129,10 +138,13 @@ public enum AppRegions {
     public static func check(_ regions: [BeaconRegion], stations: [Station]) -> RegionReport {
         var report = RegionReport(regionCount: regions.count, stationCount: stations.count)
         report.uncovered = stations.filter { station in !regions.contains { $0.covers(station.identity) } }
-        var seen: [String: BeaconRegion] = [:]
+        // Core Location compares identifiers as they are written (a precomposed é is not e and a
+        // combining accent): compared scalar by scalar, not as Swift's canonically equal strings.
+        var seen: [[Unicode.Scalar]: BeaconRegion] = [:]
         for region in regions {
-            if let earlier = seen[region.identifier] { report.sharedIdentifiers.append((earlier, region)) }
-            seen[region.identifier] = region
+            let key = Array(region.identifier.unicodeScalars)
+            if let earlier = seen[key] { report.sharedIdentifiers.append((earlier, region)) }
+            seen[key] = region
             guard !stations.contains(where: { region.covers($0.identity) }) else { continue }
             report.unmatched.append((region, reason(region, stations: stations)))
         }
@@ -146,11 +158,11 @@ public enum AppRegions {
         if !sameUUID.isEmpty {
             if let major = region.major, !sameUUID.contains(where: { $0.identity.major == major }) {
                 let majors = Set(sameUUID.map(\.identity.major)).sorted().map(String.init)
-                return "no station under its UUID has major \(major) (majors in use: \(list(majors)))"
+                return "no station under its UUID has major \(major) (the stations' majors: \(list(majors)))"
             }
             let minors = Set(sameUUID.filter { $0.identity.major == region.major }.map(\.identity.minor)).sorted()
             return
-                "no station under its UUID and major has minor \(region.minor.map(String.init) ?? "") (minors in use: \(list(minors.map(String.init))))"
+                "no station under its UUID and major has minor \(region.minor.map(String.init) ?? "") (the stations' minors: \(list(minors.map(String.init))))"
         }
         let known = wellKnownUUIDs.first { $0.uuid == region.uuid.uuidString }
         let used = Array(Set(stations.map(\.identity.uuid))).sorted { $0.uuidString < $1.uuidString }

@@ -51,9 +51,16 @@ public enum SitePlan {
 
         // The place rows read as a list's rows, then given their identities.
         var rows = StationListReader.csvRows(bytes, file: file, problems: &problems, requiring: ["name"])
+        if rows.isEmpty, problems.isEmpty {
+            throw StationListProblems(
+                problems: [DataFileError(file: file, line: 0, column: 0, message: "holds no places")])
+        }
         let here = known.filter { $0.identity.uuid == uuid && $0.identity.major == major }
         let kept = Dictionary(here.map { ($0.name, $0.identity.minor) }, uniquingKeysWith: { first, _ in first })
         var taken = Set(here.map(\.identity.minor))
+        // A place named as a known station but for case is refused: the list would then clash with
+        // it (names are told apart without case in file names).
+        let byLowercase = Dictionary(known.map { ($0.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
         let elsewhere = Dictionary(
             known.filter { !($0.identity.uuid == uuid && $0.identity.major == major) }.map { ($0.name, $0) },
             uniquingKeysWith: { first, _ in first })
@@ -65,6 +72,15 @@ public enum SitePlan {
             let minor: Int
             if let text = name?.text, let earlier = kept[text] {
                 minor = Int(earlier)
+            } else if let text = name?.text, let other = byLowercase[text.lowercased()], other.name != text {
+                problems.append(
+                    DataFileError(
+                        file: file, line: at.line, column: at.column, keyPath: "name",
+                        message:
+                            "'\(text)' differs only in case from the station '\(other.name)'; name the place as the station is named"
+                    ))
+                rows[index].reported = true
+                continue
             } else {
                 if let text = name?.text, let other = elsewhere[text] {
                     problems.append(
@@ -125,7 +141,8 @@ public enum SitePlan {
             if hasPower { cells.append(station.powerOrigin == .list ? String(station.identity.measuredPower) : "") }
             if hasAddress { cells.append(station.address?.description ?? "") }
             if hasNote { cells.append(station.note ?? "") }
-            cells += attributeNames.map(station.attribute)
+            let values = station.attributeValues
+            cells += attributeNames.map { values[$0] ?? "" }
             text += cells.map(CSVCell.verbatim).joined(separator: ",") + "\n"
         }
         return text

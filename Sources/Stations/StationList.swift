@@ -77,34 +77,31 @@ public enum StationListReader {
         var attributes: [(name: String, text: String, line: Int, column: Int, keyPath: String)] = []
     }
 
-    /// The known column `name` is a typo of (one letter added, left out, changed or two swapped,
-    /// any case; a plural `s` is no typo: `notes` is an attribute), or `nil`.
+    /// The known column `name` is a typo of, or `nil`: one letter left out or added, or two
+    /// neighbours swapped, in any case (`mjor`, `nmae`, `uuuid`). A changed letter is no typo here —
+    /// `tower`, `node` and `mayor` are words of their own — and neither is a plural, but for the
+    /// identity's columns (`minors` is no place's attribute; `notes` may be).
     public static func typoOf(_ name: String) -> String? {
-        let lower = name.lowercased()
+        let lower = Array(name.lowercased())
         return columns.first { known in
-            lower != known && lower != known + "s" && editDistance(Array(lower), Array(known)) == 1
+            let column = Array(known)
+            if lower == column { return false }
+            if lower == column + ["s"] { return requiredColumns.contains(known) }
+            return isSlip(lower, of: column)
         }
     }
 
-    /// The optimal-string-alignment distance (insertions, deletions, substitutions and swaps of
-    /// neighbours), stopped early above 2: only "1" matters here.
-    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
-        guard abs(a.count - b.count) <= 2 else { return 3 }
-        var previous2 = [Int](repeating: 0, count: b.count + 1)
-        var previous = Array(0...b.count)
-        for i in 1...max(a.count, 1) where !a.isEmpty {
-            var current = [i] + [Int](repeating: 0, count: b.count)
-            for j in 1...max(b.count, 1) where !b.isEmpty {
-                let cost = a[i - 1] == b[j - 1] ? 0 : 1
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
-                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
-                    current[j] = min(current[j], previous2[j - 2] + 1)
-                }
-            }
-            previous2 = previous
-            previous = current
+    /// Whether `a` is `b` with one character left out or added, or two neighbours swapped.
+    static func isSlip(_ a: [Character], of b: [Character]) -> Bool {
+        if a.count == b.count {
+            let differ = a.indices.filter { a[$0] != b[$0] }
+            return differ.count == 2 && differ[1] == differ[0] + 1 && a[differ[0]] == b[differ[1]]
+                && a[differ[1]] == b[differ[0]]
         }
-        return a.isEmpty ? b.count : previous[b.count]
+        let (long, short) = a.count > b.count ? (a, b) : (b, a)
+        guard long.count == short.count + 1 else { return false }
+        let start = zip(long, short).prefix { $0 == $1 }.count
+        return Array(long[(start + 1)...]) == Array(short[start...])
     }
 
     /// What is wrong with `name` as an attribute column, or `nil`: it must be visible text of at
@@ -119,8 +116,12 @@ public enum StationListReader {
             return
                 "unknown column '\(name.excerpt())' — '\(typo)' misspelt? (the columns are \(columns.joined(separator: ", ")); any other is kept as the stations' attribute)"
         }
-        if let first = name.unicodeScalars.first, "=+-@".unicodeScalars.contains(first) {
-            return "column '\(name.excerpt())' begins with '\(first)', which a spreadsheet takes for a formula"
+        if Registry.reservedNames.contains(name.lowercased()) {
+            return
+                "column '\(name.excerpt())' is a field of the registry 'ledger export' writes; name the attribute otherwise (say 'place \(name.excerpt())')"
+        }
+        if CSVCell.beginsAsFormula(name) {
+            return "column '\(name.excerpt())' begins as a spreadsheet formula does (=, +, -, @, a tab)"
         }
         return nil
     }
@@ -134,9 +135,9 @@ public enum StationListReader {
                 "holds \(hidden); attributes may hold tabs but no other control character, line break or invisible character"
         }
         if let tooLong = lengthProblem(value, limit: maximumNoteLength, what: "value") { return tooLong }
-        if let first = value.unicodeScalars.first, "=+-@".unicodeScalars.contains(first), Double(value) == nil {
+        if CSVCell.beginsAsFormula(value), !CSVCell.isPlainNumber(value) {
             return
-                "'\(value.excerpt())' begins with '\(first)', which a spreadsheet takes for a formula; only a number may (-12.5)"
+                "'\(value.excerpt())' begins as a spreadsheet formula does (=, +, -, @, a tab); only a plain number may (-12.5)"
         }
         return nil
     }
@@ -152,11 +153,12 @@ public enum StationListReader {
         }
         guard let header = table.first else { return [] }
         var names: [String] = []
+        var seen: Set<String> = []
         // Attribute columns by index, with their own spelling.
         var attributeColumns: [Int: String] = [:]
         for (index, field) in header.enumerated() {
             let name = field.text.lowercased()
-            if names.contains(name) {
+            if !seen.insert(name).inserted {
                 problems.append(
                     DataFileError(
                         file: file, line: field.line, column: field.column,
@@ -195,10 +197,13 @@ public enum StationListReader {
             }
             var cells: [String: (String, Int, Int, String)] = [:]
             var attributes: [(String, String, Int, Int, String)] = []
-            for (index, (name, field)) in zip(names, fields).enumerated() {
+            for (index, name) in names.enumerated() {
+                // A short row (a spreadsheet drops empty trailing cells) has empty attributes there.
+                let field = index < fields.count ? fields[index] : nil
                 if let attribute = attributeColumns[index] {
-                    attributes.append((attribute, field.text, field.line, field.column, attribute))
-                } else if columns.contains(name) {
+                    attributes.append(
+                        (attribute, field?.text ?? "", field?.line ?? first.line, field?.column ?? 1, attribute))
+                } else if let field, columns.contains(name) {
                     cells[name] = (field.text, field.line, field.column, name)
                 }
             }
@@ -234,7 +239,19 @@ public enum StationListReader {
             let known = problems.count
             var cells: [String: (String, Int, Int, String)] = [:]
             var attributes: [(String, String, Int, Int, String)] = []
-            for member in members {
+            var seen: Set<String> = []
+            for var member in members {
+                // Keys are read without case, as CSV headers are: `UUID` is `uuid`, twice is an error.
+                guard seen.insert(member.key.lowercased()).inserted else {
+                    problems.append(
+                        DataFileError(
+                            file: file, line: member.value.line, column: member.value.column,
+                            keyPath: "\(path).\(member.key.excerpt())",
+                            message:
+                                "key '\(member.key.excerpt())' appears twice (keys are read without regard to case)"))
+                    continue
+                }
+                if columns.contains(member.key.lowercased()) { member.key = member.key.lowercased() }
                 guard columns.contains(member.key) else {
                     // The key is quoted short: it may be of any length.
                     let keyPath = "\(path).\(member.key.excerpt())"
@@ -277,7 +294,7 @@ public enum StationListReader {
                         ))
                 }
             }
-            for key in requiredColumns where !members.contains(where: { $0.key == key }) {
+            for key in requiredColumns where !members.contains(where: { $0.key.lowercased() == key }) {
                 problems.append(
                     DataFileError(
                         file: file, line: element.line, column: element.column, keyPath: "\(path).\(key)",

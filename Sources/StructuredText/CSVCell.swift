@@ -24,16 +24,50 @@ public enum CSVCell {
         return "\"" + cell.replacing("\"", with: "\"\"") + "\""
     }
 
-    /// A cell of text that may be a number (an attribute: `-12.5`, `Room 201`): a number as it is
-    /// written, so that it reads back the same; any other text as `text` writes it.
-    public static func value(_ value: String) -> String {
-        Double(value) != nil && !value.contains(where: { $0.isWhitespace }) ? value : text(value)
+    /// Whether a spreadsheet takes `value` for a formula: it begins with one of `formulaStarts`.
+    public static func beginsAsFormula(_ value: String) -> Bool {
+        value.unicodeScalars.first.map(formulaStarts.contains) ?? false
     }
+
+    /// Whether `value` is a plain decimal number — an optional sign, digits with an optional
+    /// fraction, an optional exponent (`-12.5`, `+3`, `1e3`) — which a spreadsheet reads as that
+    /// number even though it may begin with `-` or `+` (`nan`, `inf` and hex are not).
+    public static func isPlainNumber(_ value: String) -> Bool {
+        var scalars = Substring(value).unicodeScalars[...]
+        func digits() -> Int {
+            let count = scalars.prefix { ("0"..."9").contains($0) }.count
+            scalars = scalars.dropFirst(count)
+            return count
+        }
+        if let sign = scalars.first, sign == "-" || sign == "+" { scalars = scalars.dropFirst() }
+        var mantissa = digits()
+        if scalars.first == "." {
+            scalars = scalars.dropFirst()
+            mantissa += digits()
+        }
+        guard mantissa > 0 else { return false }
+        if let e = scalars.first, e == "e" || e == "E" {
+            scalars = scalars.dropFirst()
+            if let sign = scalars.first, sign == "-" || sign == "+" { scalars = scalars.dropFirst() }
+            guard digits() > 0 else { return false }
+        }
+        return scalars.isEmpty
+    }
+
+    /// A cell of text that may be a number (an attribute: `-12.5`, `Room 201`): a plain number as
+    /// it is written, so that it reads back the same; any other text as `text` writes it.
+    public static func value(_ value: String) -> String { isPlainNumber(value) ? value : text(value) }
 
     /// A cell exactly as given, quoted only where CSV needs it (a comma, a quote, a line break): for
     /// files ccbeacon reads back, which must read back what was written.
     public static func verbatim(_ value: String) -> String {
-        guard value.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else {
+        // Spaces and tabs at either end are kept only inside quotes (a reader trims a bare cell).
+        let edges: Set<Unicode.Scalar> = [" ", "\t"]
+        guard
+            value.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
+                || value.unicodeScalars.first.map(edges.contains) == true
+                || value.unicodeScalars.last.map(edges.contains) == true
+        else {
             return value
         }
         return "\"" + value.replacing("\"", with: "\"\"") + "\""

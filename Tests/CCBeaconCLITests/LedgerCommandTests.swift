@@ -162,7 +162,7 @@ struct LedgerCommandTests {
         #expect(export.status == 0, "\(export.diagnostics)")
         #expect(
             try String(contentsOfFile: regions, encoding: .utf8)
-                == "[\n  {\n    \"identifier\": \"ccbeacon-7634A485-1\",\n    \"uuid\": \"\(LedgerFiles.uuid)\",\n    \"major\": 1\n  }\n]\n"
+                == "[\n  {\n    \"identifier\": \"ccbeacon-\(LedgerFiles.uuid)-1\",\n    \"uuid\": \"\(LedgerFiles.uuid)\",\n    \"major\": 1\n  }\n]\n"
         )
         let passed = ToolRun(["check-app", regions, "--ledger", path])
         #expect(passed.status == 0, "\(passed.diagnostics)")

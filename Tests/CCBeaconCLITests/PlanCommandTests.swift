@@ -58,7 +58,10 @@ struct PlanCommandTests {
         let out = scratch.path("out.csv")
         for (arguments, status, message) in [
             (["--first-minor", "65535"], 65, "2 places need minors; from 65535 on"),
-            (["-o", places], 64, "places.csv"),
+            (
+                ["-o", places], 64,
+                "would overwrite the places '\(places)', an input of this run; choose another output"
+            ),
             (["--list", "a.csv,,b.csv"], 64, "--list names an empty file name in 'a.csv,,b.csv'"),
         ] as [([String], Int32, String)] {
             let run = ToolRun(

@@ -59,11 +59,11 @@ struct AppRegionsTests {
         ),
         (
             BeaconRegion(identifier: "site 7", uuid: ours, major: 7),
-            "no station under its UUID has major 7 (majors in use: 1, 2)"
+            "no station under its UUID has major 7 (the stations' majors: 1, 2)"
         ),
         (
             BeaconRegion(identifier: "place 9", uuid: ours, major: 1, minor: 9),
-            "no station under its UUID and major has minor 9 (minors in use: 1, 2)"
+            "no station under its UUID and major has minor 9 (the stations' minors: 1, 2)"
         ),
     ])
     func anUnmatchedRegionSaysWhy(region: BeaconRegion, reason: String) {
@@ -88,6 +88,14 @@ struct AppRegionsTests {
                 BeaconRegion(identifier: "a", uuid: Self.ours, major: 2, line: 3),
             ], stations: Self.site)
         #expect(shared.sharedIdentifiers.map { [$0.earlier.line, $0.later.line] } == [[2, 3]])
+        // As Core Location compares them: scalar by scalar (a precomposed é and e + a combining
+        // accent are two identifiers).
+        let accents = AppRegions.check(
+            [
+                BeaconRegion(identifier: "caf\u{E9}", uuid: Self.ours, major: 1),
+                BeaconRegion(identifier: "cafe\u{301}", uuid: Self.ours, major: 2),
+            ], stations: Self.site)
+        #expect(accents.sharedIdentifiers.isEmpty && !accents.hasProblems)
         #expect(shared.hasProblems)
         let places = (1...21).map { minor in
             BeaconRegion(identifier: "place \(minor)", uuid: Self.ours, major: 1, minor: UInt16(minor))
@@ -106,8 +114,9 @@ struct AppRegionsTests {
         let regions = AppRegions.covering(stations)
         #expect(
             regions == [
-                BeaconRegion(identifier: "ccbeacon-7634A485", uuid: Self.ours),
-                BeaconRegion(identifier: "ccbeacon-B9407F30-4", uuid: Self.estimote, major: 4),
+                BeaconRegion(identifier: "ccbeacon-7634A485-1732-4B7D-AB44-D505D8A24C60", uuid: Self.ours),
+                BeaconRegion(
+                    identifier: "ccbeacon-B9407F30-F5F8-466E-AFF9-25556B57FE6D-4", uuid: Self.estimote, major: 4),
             ])
         #expect(!AppRegions.check(regions, stations: stations).hasProblems)
         let file = AppRegions.file(regions)
@@ -115,6 +124,12 @@ struct AppRegionsTests {
         #expect(read.map(\.constraint) == regions.map(\.constraint))
         #expect(read.map(\.identifier) == regions.map(\.identifier))
         #expect(AppRegions.covering([]).isEmpty)
+        // Two UUIDs alike in their first block get regions of their own names.
+        let alike = UUID(uuidString: "7634A485-0000-4B7D-AB44-D505D8A24C60")!
+        let twins = [Self.station("A", major: 1, minor: 1), Self.station("B", alike, major: 1, minor: 1)]
+        let named = AppRegions.covering(twins)
+        #expect(Set(named.map(\.identifier)).count == 2)
+        #expect(!AppRegions.check(named, stations: twins).hasProblems)
     }
 
     /// A regions file that is not what `CLBeaconIdentityConstraint` takes is refused where it goes
@@ -130,7 +145,14 @@ struct AppRegionsTests {
             #"[{"identifier": "a", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60", "major": 70000}]"#, "[0].major",
             "65535"
         ),
-        (#"[{"identifier": "", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60"}]"#, "[0].identifier", "is empty"),
+        (
+            #"[{"identifier": "", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60"}]"#, "[0].identifier",
+            "is empty or blank"
+        ),
+        (
+            #"[{"identifier": "  ", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60"}]"#, "[0].identifier",
+            "is empty or blank"
+        ),
         (#"[{"identifier": "a\u202E", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60"}]"#, "[0].identifier", "holds"),
         (
             #"[{"identifier": "a", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60", "majr": 1}]"#, "[0].majr",

@@ -109,6 +109,18 @@ struct LedgerContractTests {
         } throws: { error in
             (error as? LedgerError)?.message.contains("station \"s2\" has attributes") == true
         }
+        // The ledger's own check finds it, and a hidden character edited in, without trusting reads.
+        try raw.execute("UPDATE stations SET attributes = '{\"room\": \"a\u{202E}b\"}' WHERE name = 's3'")
+        #expect {
+            try raw.reader().states()
+        } throws: { error in
+            (error as? LedgerError)?.message.contains("station \"s2\" has attributes") == true
+        }
+        let reader = try raw.reader()
+        let problems = (reader as? SQLiteLedger)?.check() ?? (reader as? PostgresLedger)?.check() ?? []
+        let found = problems.filter { $0.check == .stationAttributes }.map(\.detail)
+        #expect(found.count == 2, "\(problems)")
+        #expect(found.contains { $0.contains("station \"s3\" has an attribute that holds U+202E") }, "\(found)")
     }
 
     @Test(arguments: backends)

@@ -50,6 +50,16 @@ struct SitePlanTests {
         #expect(read[2].attributes.last?.value == #"coffee, "tea""#)
     }
 
+    /// Values with spaces or tabs at their ends, quotes, commas and a short row come back from the
+    /// written list exactly (a reader trims only bare cells).
+    @Test func whatIsWrittenReadsBackExactly() throws {
+        let places = "name,v,w\nA,\"  padded  \",\"x, \"\"y\"\"\"\nB,\"t\t\"\nC\n"
+        let stations = try Self.plan(places)
+        #expect(stations.map { $0.attributes.map(\.value) } == [["  padded  ", #"x, "y""#], ["t\t", ""], ["", ""]])
+        let read = try StationListReader.read(Array(SitePlan.csv(stations).utf8), file: "out.csv")
+        #expect(read.map(\.attributes) == stations.map(\.attributes))
+    }
+
     /// Planned again with a place added, the places planned before keep their minors.
     @Test func aSitePlannedAgainKeepsItsMinors() throws {
         let first = try Self.plan(firstMinor: 10)
@@ -86,6 +96,13 @@ struct SitePlanTests {
             ]
         ),
         ("name\nA\nA\n", ["places.csv:3:1: name: station 'A' is already on line 2; names must be unique"]),
+        (
+            "name\nelsewhere\n",
+            [
+                "places.csv:2:1: name: 'elsewhere' differs only in case from the station 'Elsewhere'; name the place as the station is named"
+            ]
+        ),
+        ("name,floor\n", ["places.csv: holds no places"]),
         (
             "name\nA\nB\nC\n",
             [

@@ -172,13 +172,58 @@ struct StationListTests {
             file: "s.json")
         #expect(json[0].attributes.map { [$0.name, $0.value] } == [["floor", "2"], ["room", "Room 201"]])
         for (text, problem) in [
-            ("name,uuid,major,minor,x\nA,\(uuid),1,1,=SUM(A1)\n", "s.csv:2:44: x: '=SUM(A1)' begins with '='"),
+            (
+                "name,uuid,major,minor,x\nA,\(uuid),1,1,=SUM(A1)\n",
+                "s.csv:2:44: x: '=SUM(A1)' begins as a spreadsheet formula does"
+            ),
+            (
+                "name,uuid,major,minor,x\nA,\(uuid),1,1,-inf\n",
+                "s.csv:2:44: x: '-inf' begins as a spreadsheet formula does"
+            ),
+            ("name,uuid,major,minor,x\nA,\(uuid),1,1,\"\t=cmd\"\n", "s.csv:2:44: x: '"),
             ("name,uuid,major,minor,room,Room\n", "s.csv:1:28: column 'Room' appears twice"),
             ("name,uuid,major,minor,room\nA,\(uuid),1,1,\"a\u{202E}b\"\n", "s.csv:2:44: room: holds U+202E"),
-            ("name,uuid,major,minor,@x\n", "s.csv:1:23: column '@x' begins with '@'"),
+            ("name,uuid,major,minor,@x\n", "s.csv:1:23: column '@x' begins as a spreadsheet formula does"),
+            (
+                "name,uuid,major,minor,chip\n",
+                "s.csv:1:23: column 'chip' is a field of the registry 'ledger export' writes"
+            ),
+            ("name,uuid,major,minor,minors\n", "s.csv:1:23: unknown column 'minors' — 'minor' misspelt?"),
+            ("name,uuid,major,minor,nmae\n", "s.csv:1:23: unknown column 'nmae' — 'name' misspelt?"),
         ] {
             #expect(Self.problems(text).first?.hasPrefix(problem) == true, "\(Self.problems(text))")
         }
+        // Words a letter from a column are words of their own; a short row's attributes are empty.
+        let words = try StationListReader.read(
+            Array("name,uuid,major,minor,tower,node,mayor,notes,powers\nA,\(uuid),1,1,T\n".utf8), file: "s.csv")
+        #expect(words[0].attributes.map(\.name) == ["tower", "node", "mayor", "notes", "powers"])
+        #expect(words[0].attributes.map(\.value) == ["T", "", "", "", ""])
+    }
+
+    /// JSON keys are read without case, as CSV headers are: `UUID` is the UUID, `Note` the note, and
+    /// one key twice in two cases is refused.
+    @Test func jsonKeysAreReadWithoutCase() throws {
+        let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
+        let read = try StationListReader.read(
+            Array(#"[{"Name": "A", "UUID": "\#(uuid)", "Major": 1, "minor": 1, "Note": "hi", "Floor": "2"}]"#.utf8),
+            file: "s.json")
+        #expect(read[0].name == "A" && read[0].note == "hi")
+        #expect(read[0].attributes == [StationAttribute(name: "Floor", value: "2")])
+        let twice =
+            #"[{"name": "A", "uuid": "\#(uuid)", "UUID": "\#(uuid)", "major": 1, "minor": 1, "floor": 1, "Floor": 2}]"#
+        #expect(
+            Self.problems(twice, file: "s.json").filter { $0.contains("appears twice") }.count == 2,
+            "\(Self.problems(twice, file: "s.json"))")
+    }
+
+    /// A plain number is what a spreadsheet reads as that number: sign, digits, fraction, exponent.
+    @Test(arguments: [
+        ("-12.5", true), ("+3", true), ("1e3", true), ("-1E-3", true), ("0.5", true), (".5", true), ("3.", true),
+        ("-", false), ("-inf", false), ("nan", false), ("0x10", false), ("-0x1p3", false), ("1e", false),
+        ("- 1", false), ("", false), ("1,5", false),
+    ])
+    func aPlainNumberIsOnlyANumber(text: String, plain: Bool) {
+        #expect(CSVCell.isPlainNumber(text) == plain)
     }
 
     @Test func reportsJSONProblemsWithKeyPaths() {

@@ -38,10 +38,14 @@ extension BatchCommand {
                 found null`), never a station silently left out; `null` for an optional key means it is not given.
                 A list whose top level is an object gets a JSON error, not a CSV one. Any other column or key
                 (floor, room, x, y, notes — what `ccbeacon plan` carries from a places file) is kept as each
-                station's attribute: in the record, in the ledger and in `ledger export`. A column one letter
-                away from a known one (`mjor`, `powr`, `uid`; a plural `s` aside) is refused as the typo it
-                is; an attribute's value follows a note's rules, and one that begins as a spreadsheet formula
-                does (`=`, `+`, `-`, `@`) must be a number (`-12.5`). Output: `DIR/<name>.hex` per
+                station's attribute: in the record, in the ledger and in `ledger export`. Column names and JSON
+                keys are read without case (`UUID` is the UUID; `floor` and `Floor` together are refused). A
+                column a letter short or long of a known one, or with two letters swapped (`mjor`, `powwer`,
+                `nmae`), is refused as the typo it is, as is a plural of an identity column (`minors`); a
+                changed letter is a word of its own (`tower`, `node`). The registry's own field names (`chip`,
+                `at`, `run`, `bench`, …) are refused as attributes. An attribute's value follows a note's
+                rules, and one that begins as a spreadsheet formula does (`=`, `+`, `-`, `@`, a tab) must be a
+                plain number (`-12.5`, `1e3`; not `-inf` or hex). Output: `DIR/<name>.hex` per
                 station (name made file-safe), `DIR/<name>.bin` with `--bin`, and `DIR/stations.json` with every
                 station's identity, file and sha256, and the template's name, sha256 and payload address. Running
                 it again over the same folder is safe: identical files are left alone, changed ones replaced

@@ -10,8 +10,8 @@ extension CheckAppCommand {
             ```console
             $ ccbeacon check-app regions.json --ledger provisioning.sqlite
             3 regions in regions.json, 8 stations in provisioning.sqlite
-            unmatched: region 'store' (line 2), B9407F30-F5F8-466E-AFF9-25556B57FE6D: its UUID is Estimote's factory default, which no station uses; the stations use 7634A485-1732-4B7D-AB44-D505D8A24C60
-            unmatched: region 'hall' (line 4), 7634A485-1732-4B7D-AB44-D505D8A24C60 major 2: no station under its UUID has major 2 (majors in use: 1)
+            unmatched: region [0] 'store' (line 2), B9407F30-F5F8-466E-AFF9-25556B57FE6D: its UUID is Estimote's factory default, which no station uses; the stations use 7634A485-1732-4B7D-AB44-D505D8A24C60
+            unmatched: region [2] 'hall' (line 4), 7634A485-1732-4B7D-AB44-D505D8A24C60 major 2: no station under its UUID has major 2 (the stations' majors: 1)
             ```
             """#,
         sections: [
@@ -23,7 +23,9 @@ extension CheckAppCommand {
                 `CLBeaconIdentityConstraint` takes. Unknown keys, a minor without a major, values out of
                 range and hidden characters in an identifier are errors with line and column, and nothing
                 is checked. `ccbeacon ledger export --format ios-regions` writes this format: the fewest
-                regions that cover a ledger (one per UUID; with the major when all its stations share one).
+                regions that cover a ledger (one per UUID; with the major when all its stations share one), each
+                named `ccbeacon-` and its UUID (and `-` and its major). Regions are named in messages by their
+                place in the array (`region [0]`) and their line.
                 """#),
             ManualSection(
                 "What is reported",
@@ -34,7 +36,8 @@ extension CheckAppCommand {
                 UUID the stations use in a few hex digits (a typo); no station uses it at all (the closest,
                 and how many of 32 digits differ); or the stations under its UUID have other majors or minors
                 (those in use are listed). Two regions under one identifier (`shared identifier`): Core
-                Location keeps only the one registered last. More than 20 regions (`too many`): iOS monitors
+                Location keeps only the one registered last; identifiers are compared as written, character
+                code by character code (a precomposed é and e with a combining accent are two identifiers). More than 20 regions (`too many`): iOS monitors
                 at most 20 per app, beacon and geographic regions together — plan few UUIDs, a major per site
                 or floor, minors per place. `--json` gives the same for CI (`passed`, `uncovered`, `unmatched`,
                 `sharedIdentifiers`, `tooManyToMonitor`). Exit status 0 when nothing is reported, 1 when
