@@ -144,11 +144,10 @@ public struct BurnTest {
         guard state.targetID != 0 else { throw .noTarget }
         var identity = try session.connect(targetID: state.targetID)
         // A chip that reports no size needs one given, before a locked one is erased.
-        let family = session.chips.filter { $0.debuggerTargetID == state.targetID }
-        if let first = family.first, !first.reportsFlashSize,
-            !family.contains(where: { $0.flashSize == session.assumedFlashSize })
+        if session.possibleChips(targetID: state.targetID).isEmpty,
+            let family = session.chips.first(where: { $0.debuggerTargetID == state.targetID })?.family
         {
-            throw .flashSizeNotGiven(family: first.family)
+            throw .flashSizeNotGiven(family: family)
         }
         // A locked chip hides its size and its flash: the erase unlocks it, then it tells (the
         // secondary address in its last page is gone with the erase).

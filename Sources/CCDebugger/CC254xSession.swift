@@ -96,6 +96,12 @@ public final class CC254xSession {
     /// The connected chip's registers.
     var registers: Registers { .of(chip?.registerMap ?? .xreg) }
 
+    /// The chips with `targetID` the target may be: any of a family that reports its size (the
+    /// chip tells which), only the one of `assumedFlashSize` of a family that reports none.
+    public func possibleChips(targetID: UInt16) -> [Chip] {
+        chips.filter { $0.debuggerTargetID == targetID && ($0.reportsFlashSize || $0.flashSize == assumedFlashSize) }
+    }
+
     /// The chip families of `chips`, each once, in order (CC2540, CC2541).
     public static func families(_ chips: [Chip]) -> [String] {
         Array(Set(chips.map(\.family))).sorted()
@@ -291,26 +297,38 @@ public final class CC254xSession {
     /// one bulk IN, then FCTL polled until the write is done: the buffer is free only then.
     func programThroughXdata(_ plan: FlashPlan, progress: (FlashProgress) -> Void) throws(DebuggerError) {
         let writing = plan.writing
-        let base = UInt16(writing.descriptorAddress)
-        let buffer = UInt16(writing.bufferAddress)
         let total = plan.blocks.count * writing.blockSize
-        let registers = registers
-        let descriptor = DMADescriptor(
-            source: buffer, destination: registers.fwdata, length: writing.blockSize, mode: 0x12, flags: 0x42)
-        try out(
-            Frames.writeXdata(base, descriptor.bytes)
-                + Self.setSFR(SFR.dma0cfgl, UInt8(base & 0xFF)) + Self.setSFR(SFR.dma0cfgh, UInt8(base >> 8)),
-            .settingUpDMA)
+        try out(xdataChannel(writing, length: writing.blockSize), .settingUpDMA)
         var nextWordAddress = -1
         for (index, block) in plan.blocks.enumerated() {
-            let frames =
-                Frames.writeXdata(buffer, block.bytes)
-                + pointFlash(at: block.address, blockSize: writing.blockSize, nextWordAddress: &nextWordAddress)
-                + Self.setSFR(SFR.dmaarm, 0x01) + Frames.writeXdata(registers.fctl, [registers.startWrite])
-            try out(frames + Self.readList([registers.fctl]), .programming(address: block.address))
+            try out(
+                xdataBlock(block.bytes, at: block.address, writing, nextWordAddress: &nextWordAddress),
+                .programming(address: block.address))
             try waitForFlash(firstReply: try input(1, .programming(address: nil)), address: block.address)
             progress(FlashProgress(phase: .program, done: (index + 1) * writing.blockSize, total: total))
         }
+    }
+
+    /// The XDATA path's channel 0: a descriptor that feeds `length` bytes from the buffer into
+    /// FWDATA on the FLASH trigger, and DMA0CFG pointed at it.
+    func xdataChannel(_ writing: FlashWriting, length: Int) -> [UInt8] {
+        let base = UInt16(writing.descriptorAddress)
+        let descriptor = DMADescriptor(
+            source: UInt16(writing.bufferAddress), destination: registers.fwdata, length: length, mode: 0x12,
+            flags: 0x42)
+        return Frames.writeXdata(base, descriptor.bytes)
+            + Self.setSFR(SFR.dma0cfgl, UInt8(base & 0xFF)) + Self.setSFR(SFR.dma0cfgh, UInt8(base >> 8))
+    }
+
+    /// One block on the XDATA path: `bytes` into the buffer, FADDR when it does not follow the
+    /// previous block, channel 0 armed, the write started, FCTL read (one byte to come back).
+    func xdataBlock(_ bytes: [UInt8], at address: Int, _ writing: FlashWriting, nextWordAddress: inout Int)
+        -> [UInt8]
+    {
+        Frames.writeXdata(UInt16(writing.bufferAddress), bytes)
+            + pointFlash(at: address, blockSize: bytes.count, nextWordAddress: &nextWordAddress)
+            + Self.setSFR(SFR.dmaarm, 0x01) + Frames.writeXdata(registers.fctl, [registers.startWrite])
+            + Self.readList([registers.fctl])
     }
 
     /// Frames that start the flash write of the block waiting in `pending`'s buffer (setting
@@ -338,19 +356,11 @@ public final class CC254xSession {
     /// configuration is restored. It takes effect at the next reset.
     public func writeLockByte(_ lock: UInt8) throws(DebuggerError) {
         guard let chip, chip.registerMap == .sfr else { throw .lockNotTaken }
-        let registers = registers
-        let writing = chip.flashWriting
         let word = [0xFF, lock] + [UInt8](repeating: 0xFF, count: max(0, chip.flashWordSize - 2))
-        let descriptor = DMADescriptor(
-            source: UInt16(writing.bufferAddress), destination: registers.fwdata, length: word.count, mode: 0x12,
-            flags: 0x42)
-        let base = UInt16(writing.descriptorAddress)
+        var nextWordAddress = -1  // FADDR is set, to word 0
         try out(
-            Frames.writeConfig(0x23) + Frames.writeXdata(base, descriptor.bytes)
-                + Self.setSFR(SFR.dma0cfgl, UInt8(base & 0xFF)) + Self.setSFR(SFR.dma0cfgh, UInt8(base >> 8))
-                + Frames.writeXdata(UInt16(writing.bufferAddress), word) + Frames.writeXdata(registers.faddrl, [0, 0])
-                + Self.setSFR(SFR.dmaarm, 0x01) + Frames.writeXdata(registers.fctl, [registers.startWrite])
-                + Self.readList([registers.fctl]),
+            Frames.writeConfig(0x23) + xdataChannel(chip.flashWriting, length: word.count)
+                + xdataBlock(word, at: 0, chip.flashWriting, nextWordAddress: &nextWordAddress),
             .programming(address: nil))
         try waitForFlash(firstReply: try input(1, .programming(address: nil)), address: 0)
         try out(Frames.writeConfig(0x22), .programming(address: nil))

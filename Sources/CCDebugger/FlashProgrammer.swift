@@ -188,7 +188,7 @@ public struct FlashProgrammer {
         }
         if options.secondaryAddress == .preserve { throw .cannotPreserveOnLockedChip }
         // A chip that reports no size is the one of the size the user gave, or none.
-        candidates = candidates.filter { $0.reportsFlashSize || $0.flashSize == session.assumedFlashSize }
+        candidates = candidates.filter(session.possibleChips(targetID: targetID).contains)
         guard !candidates.isEmpty else {
             throw .unknownChip(targetID: targetID, flashSizeCode: identity.flashSizeCode)
         }

@@ -93,12 +93,10 @@ extension LedgerCore {
                             && row[2].int == Int(identity.minor)
                     else { throw LedgerRefusal.otherIdentity(station.name) }
                     // The list says where its stations are: their attributes follow it.
-                    if keepsAttributes, !station.attributes.isEmpty,
-                        row[4] != Self.attributesValue(station)
-                    {
+                    let attributes = Self.attributesValue(station)
+                    if keepsAttributes, !station.attributes.isEmpty, row[4] != attributes {
                         try driver.rows(
-                            "UPDATE stations SET attributes = ? WHERE name = ?",
-                            [Self.attributesValue(station), .text(station.name)],
+                            "UPDATE stations SET attributes = ? WHERE name = ?", [attributes, .text(station.name)],
                             "recording the attributes of station '\(station.name)'")
                     }
                     if let recorded = row[3].int, recorded != Int(identity.measuredPower) {
