@@ -30,6 +30,9 @@ public final class CC254xSession {
     public var busyTimeoutSeconds = 2.0
     /// How programming lays out its frames (`proven` unless asked otherwise).
     public var framing = USBFraming.proven
+    /// The clock the polls' deadlines are measured on (monotonic seconds; tests give a clock of
+    /// their own to model a host paused past a deadline).
+    var clock: () -> Double = { MonotonicClock.now }
     /// The chip the last `connect` identified (`nil` before, and while the chip is debug-locked or
     /// unknown): where its SRAM holds DMA descriptors.
     public private(set) var chip: Chip?
@@ -198,13 +201,10 @@ public final class CC254xSession {
         try control(Frames.Request.reset, index: 1, .resettingBeforeErase)
         try out(Frames.chipErase, .startingErase)
         progress(FlashProgress(phase: .erase, done: 0, total: 1))
-        var polls = 0
-        let deadline = MonotonicClock.now + eraseTimeoutSeconds
         let registers = registers(targetID: targetID)
+        var wait = BoundedWait(seconds: eraseTimeoutSeconds, polls: maximumErasePolls, clock: clock)
         while registers.eraseBusy(status: try readStatus()) {
-            polls += 1
-            if polls >= maximumErasePolls || MonotonicClock.now > deadline { throw .eraseTimeout }
-            PollBackoff.pause(afterPolls: polls)
+            guard wait.pollAgain() else { throw .eraseTimeout }
         }
         progress(FlashProgress(phase: .erase, done: 1, total: 1))
         let identity = try connect(targetID: targetID)
@@ -369,12 +369,9 @@ public final class CC254xSession {
     /// Polls FCTL until BUSY clears (bounded); fails on ABORT.
     func waitForFlash(firstReply: [UInt8], address: Int) throws(DebuggerError) {
         var fctl = firstReply[0]
-        var polls = 0
-        let deadline = MonotonicClock.now + busyTimeoutSeconds
+        var wait = BoundedWait(seconds: busyTimeoutSeconds, polls: maximumPolls, clock: clock)
         while fctl & FlashControl.busy != 0 {
-            polls += 1
-            if polls >= maximumPolls || MonotonicClock.now > deadline { throw .flashBusy(address: address) }
-            PollBackoff.pause(afterPolls: polls)
+            guard wait.pollAgain() else { throw .flashBusy(address: address) }
             try out(Self.readList([registers.fctl]), .waitingForFlash)
             fctl = try input(1, .waitingForFlash)[0]
         }
@@ -430,12 +427,9 @@ public final class CC254xSession {
     /// compares its CRC with the image's.
     func checkCRC(_ chunk: Range<Int>, of image: MemoryImage, reply first: [UInt8]) throws(DebuggerError) {
         var reply = first
-        var polls = 0
-        let deadline = MonotonicClock.now + busyTimeoutSeconds
+        var wait = BoundedWait(seconds: busyTimeoutSeconds, polls: maximumPolls, clock: clock)
         while reply[0] & 0x01 == 0 {
-            polls += 1
-            if polls >= maximumPolls || MonotonicClock.now > deadline { throw .dmaTimeout(address: chunk.lowerBound) }
-            PollBackoff.pause(afterPolls: polls)
+            guard wait.pollAgain() else { throw .dmaTimeout(address: chunk.lowerBound) }
             try out(crcReadList, .waitingForCRC)
             reply = try input(3, .waitingForCRC)
         }
@@ -589,12 +583,35 @@ package enum MonotonicClock {
     }
 }
 
-/// The back-off between status polls: the first polls go straight out (an operation is usually
-/// done by the next USB round trip), later ones leave the chip a millisecond so a long wait does
-/// not flood the bus.
-enum PollBackoff {
-    static func pause(afterPolls polls: Int) {
+/// A bounded wait for a busy chip. It gives up when the chip is still busy in the answer to a
+/// poll *asked* after the deadline, or after the last poll allowed. An answer is judged by when
+/// its question was asked, so a host paused past the deadline (SIGSTOP, a laptop's sleep, a
+/// starved process) asks once more rather than fail an operation that finished meanwhile.
+struct BoundedWait {
+    let deadline: Double
+    let maximumPolls: Int
+    let clock: () -> Double
+    private var polls = 0
+    /// When the poll whose answer is being judged was asked (the wait's start for the first).
+    private var lastAsked: Double
+
+    init(seconds: Double, polls: Int, clock: @escaping () -> Double) {
+        self.clock = clock
+        self.maximumPolls = polls
+        lastAsked = clock()
+        deadline = lastAsked + seconds
+    }
+
+    /// Called when the last answer said busy: `false` when the wait is over; otherwise it leaves
+    /// the chip a moment (the first polls go straight out, as an operation is usually done by
+    /// the next round trip; later ones a millisecond apart, not to flood the bus) and notes that
+    /// the next poll is asked now.
+    mutating func pollAgain() -> Bool {
+        polls += 1
+        guard polls < maximumPolls, lastAsked <= deadline else { return false }
         if polls > 3 { usleep(1000) }
+        lastAsked = clock()
+        return true
     }
 }
 
