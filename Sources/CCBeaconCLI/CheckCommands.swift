@@ -15,12 +15,14 @@ enum InspectCommand {
                 Searches the image's memory for iBeacon, AltBeacon and Eddystone payloads and prints each
                 with its address. It also reports an OAD header and whether its CRC holds. With
                 --template it shows the identity at the template's payload address and whether the rest
-                of the image equals the template.
+                of the image equals the template. With --battery (and a template) it estimates how long
+                that battery lasts the station, for images of ccbeacon's reference firmware (the model and
+                its sources: docs/battery-life.md); other images get the reason there is none.
 
                 Example:
-                  ccbeacon inspect out/hall-a.hex --template cc2541-ibeacon
+                  ccbeacon inspect out/hall-a.hex --template cc2541-ibeacon --battery cr2032
                 """,
-            options: [Options.base.spec, Options.json.spec] + Options.templateOptions,
+            options: [Options.base.spec, Options.json.spec, Options.battery.spec] + Options.templateOptions,
             positionals: [PositionalSpec("IMAGE", usage: "IMAGE.hex|IMAGE.bin", completion: .files)],
             groups: [Options.optionalTemplate]))
     static let command = Command(spec, Arguments.self, run: run)
@@ -31,12 +33,19 @@ enum InspectCommand {
         var base: Int?
         var template: TemplateChoice
         var json: Bool
+        var battery: Battery?
 
         init(_ command: ParsedCommand) throws(CommandFailure) {
             path = command.positionals[0]
             base = try command.value(Options.base)
             template = try TemplateChoice(command)
             json = command.isSet(Options.json)
+            battery = try command.value(Options.battery)
+            if battery != nil, !template.isMade {
+                throw .usage(
+                    "--battery needs --template or --board: the estimate reads the interval and TX power from the template's fields"
+                )
+            }
         }
     }
 
@@ -48,6 +57,7 @@ enum InspectCommand {
         let computedCRC = oad?.computeCRC(memory)
         var templateReport: (StationTemplate, VerificationReport)?
         var power: (line: String, json: JSONValue)?
+        var battery: (line: String, json: JSONValue)?
         if arguments.template.isMade {
             let (template, _, board) = try arguments.template.resolve()
             let field = template.beaconField
@@ -59,6 +69,11 @@ enum InspectCommand {
             templateReport = (template, report)
             power = current.map {
                 CommandSupport.powerReport($0.measuredPower, in: memory, template: template, board: board)
+            }
+            battery = arguments.battery.map {
+                CommandSupport.batteryReport(
+                    template, settings: template.foundSettings(in: memory), battery: $0,
+                    codeMatches: report.codeMatchesTemplate)
             }
         }
         if arguments.json {
@@ -103,6 +118,7 @@ enum InspectCommand {
                         ])
                     ))
             }
+            if let battery { members.append(("battery", battery.json)) }
             console.data(JSONValue.object(members).rendered() + "\n")
             return
         }
@@ -133,6 +149,7 @@ enum InspectCommand {
             lines += template.describe(template.foundSettings(in: memory)).map { "  \($0)" }
             if let power { lines.append("  \(power.line)") }
             lines += report.passed ? ["  the rest of the image equals the template"] : report.problems.map { "  \($0)" }
+            if let battery { lines.append("  \(battery.line)") }
         }
         console.output(lines: lines)
     }

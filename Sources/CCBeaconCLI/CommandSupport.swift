@@ -20,6 +20,33 @@ enum CommandSupport {
             "note: \(interval) ms is below 100 ms, the Bluetooth 4.x minimum for non-connectable advertising; scanners built to Bluetooth 5.0 or later accept it"
     }
 
+    /// The battery estimate of a station of `template` whose image holds `settings`, as a line for
+    /// people and a JSON object (`batteryLifeDays` null, with the reason, when there is none);
+    /// `codeMatches` false (an inspected image whose code is not the template's) gives none.
+    static func batteryReport(
+        _ template: StationTemplate, settings: FoundSettings, battery: Battery, codeMatches: Bool = true
+    ) -> (line: String, json: JSONValue) {
+        let result =
+            codeMatches
+            ? template.batteryEstimate(settings: settings, battery: battery)
+            : .failure(.codeDiffers(template: template.manifest.name))
+        switch result {
+        case .success(let estimate):
+            let json = JSONValue.object([
+                ("battery", .string(battery.name)), ("batteryLifeDays", .number((estimate.days * 10).rounded() / 10)),
+                ("averageMicroamps", .number((estimate.averageMicroamps * 10).rounded() / 10)),
+                ("periodMilliseconds", .number((estimate.periodMilliseconds * 10).rounded() / 10)),
+                ("txPowerDbm", .integer(estimate.txPowerDbm)), ("measured", .bool(false)),
+            ])
+            return (estimate.summary, json)
+        case .failure(let reason):
+            let json = JSONValue.object([
+                ("battery", .string(battery.name)), ("batteryLifeDays", .null), ("reason", .string(reason.description)),
+            ])
+            return (reason.description, json)
+        }
+    }
+
     /// The stations with the measured power each gets: the list's, else the board's default at
     /// the station's TX power (`MeasuredPowerRule`); and those whose list value lies more than
     /// 10 dB from that expectation, for a warning.

@@ -109,6 +109,16 @@ enum Options {
         }
         return dBm
     }
+    /// The battery the life estimate runs against.
+    static let battery = Option<Battery>(
+        "--battery", value: "cr2032|cr2450|2xaa|MAH",
+        help: "estimate the battery life on this battery or capacity in mAh (reference firmware only)"
+    ) { text throws(CommandFailure) in
+        guard let battery = Battery(parsing: text) else {
+            throw .usage("--battery '\(text)' must be cr2032, cr2450, 2xaa or a capacity in mAh (1…1000000)")
+        }
+        return battery
+    }
     /// The settings a template may expose (the reference firmware does).
     static let settingOptions = [address.spec, interval.spec, txPower.spec]
     /// The station list a list run (batch, provision) takes.

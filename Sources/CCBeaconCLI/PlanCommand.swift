@@ -1,5 +1,6 @@
 import BeaconPayload
 import CommandLineKit
+import FirmwareTemplate
 import Foundation
 import PostgresLedger
 import StationLedger
@@ -24,13 +25,17 @@ enum PlanCommand {
                 ledger export writes them). A site too large for the minors left is refused, and nothing
                 is written.
 
+                --battery estimates how long that battery lasts each station as batch and provision
+                would make it: with --template or --board (default cc2541-ibeacon), --interval and
+                --tx-power (default the template's); the model and its sources: docs/battery-life.md.
+
                 Example:
                   ccbeacon plan places.csv --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 2 -o floor2.csv
                 """,
             options: [
                 Options.uuid.required.spec, Options.major.required.spec, firstMinor.spec, ledger.spec, lists.spec,
-                output.spec,
-            ],
+                output.spec, Options.battery.spec,
+            ] + Options.templateOptions + Options.listSettingOptions,
             positionals: [PositionalSpec("PLACES", usage: "PLACES.csv", completion: .files)]))
     static let command = Command(spec, Arguments.self, run: run)
 
@@ -60,6 +65,10 @@ enum PlanCommand {
         var ledger: LedgerChoice?
         var lists: [String]
         var output: String
+        var battery: Battery?
+        /// The template and settings the estimate assumes (only with `battery`).
+        var template: TemplateChoice
+        var settings: StationSettings
 
         init(_ command: ParsedCommand) throws(CommandFailure) {
             placesPath = command.positionals[0]
@@ -69,6 +78,20 @@ enum PlanCommand {
             ledger = try command.value(PlanCommand.ledger) == nil ? nil : try LedgerChoice(command)
             lists = try command.value(PlanCommand.lists) ?? []
             output = try command.value(PlanCommand.output)
+            battery = try command.value(Options.battery)
+            template = try TemplateChoice(command)
+            settings = StationSettings(
+                interval: try command.value(Options.interval), txPower: try command.value(Options.txPower))
+            if battery == nil {
+                let estimateOnly = (Options.templateOptions + Options.listSettingOptions).map(\.name)
+                for name in command.givenOptionNames where estimateOnly.contains(name) {
+                    throw .usage(
+                        "\(name) is only for the --battery estimate; batch and provision take it when they make the images"
+                    )
+                }
+            } else if !template.isMade {
+                template.template = "cc2541-ibeacon"
+            }
         }
     }
 
@@ -101,11 +124,19 @@ enum PlanCommand {
                 .dataError, "\(places) has \(count) problem\(count == 1 ? "" : "s"); nothing was written:",
                 details: error.problems.map(\.description), hint: "fix the places (or the options) and run again")
         }
+        var battery: String?
+        if let chosen = arguments.battery, let first = stations.first {
+            let (template, _, _) = try arguments.template.resolve()
+            let checked = try CommandSupport.check(arguments.settings, for: template)
+            let image = template.stationImage(for: first.identity, settings: checked)
+            battery = CommandSupport.batteryReport(template, settings: image.settings, battery: chosen).line
+        }
         try FileAccess.writeAtomically(Array(SitePlan.csv(stations).utf8), to: output)
         let minors = stations.map(\.identity.minor)
         console.output(
             line:
                 "wrote \(output): \(stations.count) station\(stations.count == 1 ? "" : "s"), UUID \(arguments.uuid.uuidString) major \(arguments.major), minors \(minors.min() ?? 0)…\(minors.max() ?? 0)"
         )
+        if let battery { console.output(line: battery) }
     }
 }

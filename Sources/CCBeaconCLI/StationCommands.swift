@@ -23,12 +23,15 @@ enum GenerateCommand {
                 address (random static; by default one derived from the identity, so every station has
                 its own), the advertising interval and the TX power; the others keep the template's.
 
+                --battery estimates how long that battery lasts the station (reference firmware only;
+                the model and its sources: docs/battery-life.md).
+
                 Example:
                   ccbeacon generate --template cc2541-ibeacon --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 \\
                       --major 1 --minor 2 --power -59 --interval 250 --tx-power -6 -o hall-a.hex
                 """,
             options: Options.templateOptions + Options.identityOptions + Options.settingOptions + [
-                output.spec, bin.spec,
+                output.spec, bin.spec, Options.battery.spec,
             ],
             groups: [Options.requiredTemplate]))
     static let command = Command(spec, Arguments.self, run: run)
@@ -46,6 +49,7 @@ enum GenerateCommand {
         var power: Int8?
         var settings: StationSettings
         var template: TemplateChoice
+        var battery: Battery?
 
         init(_ command: ParsedCommand) throws(CommandFailure) {
             output = try command.value(GenerateCommand.output)
@@ -60,6 +64,7 @@ enum GenerateCommand {
             power = try command.value(Options.power)
             settings = try Options.settings(command)
             template = try TemplateChoice(command)
+            battery = try command.value(Options.battery)
         }
     }
 
@@ -89,6 +94,9 @@ enum GenerateCommand {
         }
         if template.oadHeader != nil {
             lines.append("OAD header CRC recomputed; the boot manager will accept the image")
+        }
+        if let battery = arguments.battery {
+            lines.append(CommandSupport.batteryReport(template, settings: station.settings, battery: battery).line)
         }
         console.output(lines: lines)
         if power.origin == .explicit, power.isFarFromExpected {

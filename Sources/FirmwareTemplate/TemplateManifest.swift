@@ -101,11 +101,14 @@ public struct TemplateManifest: Sendable, Equatable {
     public var fields: [PatchField]
     /// OAD header, when the image has one.
     public var oad: OADSpec?
+    /// What one advertising event costs, for the battery estimate (only the reference firmware says).
+    public var advertisingEvent: AdvertisingEventProfile?
 
     /// Creates a manifest.
     public init(
         name: String, description: String, chip: String, image: String, imageSHA256: String,
-        payloadFormat: PayloadFormat, fields: [PatchField], oad: OADSpec?
+        payloadFormat: PayloadFormat, fields: [PatchField], oad: OADSpec?,
+        advertisingEvent: AdvertisingEventProfile? = nil
     ) {
         self.name = name
         self.description = description
@@ -115,6 +118,7 @@ public struct TemplateManifest: Sendable, Equatable {
         self.payloadFormat = payloadFormat
         self.fields = fields
         self.oad = oad
+        self.advertisingEvent = advertisingEvent
     }
 
     /// The iBeacon field (a manifest read from a file always has exactly one).
@@ -208,10 +212,14 @@ public struct TemplateManifest: Sendable, Equatable {
             try object.finish()
             oad = OADSpec(headerAddress: address, layout: layout)
         }
+        var advertisingEvent: AdvertisingEventProfile?
+        if var object = try root.optionalObject("advertisingEvent") {
+            advertisingEvent = try AdvertisingEventProfile.read(&object)
+        }
         try root.finish()
         return TemplateManifest(
             name: name, description: description, chip: chip, image: image, imageSHA256: sha,
-            payloadFormat: payloadFormat, fields: fields, oad: oad)
+            payloadFormat: payloadFormat, fields: fields, oad: oad, advertisingEvent: advertisingEvent)
     }
 
     /// The manifest as JSON, in the key order people read it.
@@ -243,6 +251,7 @@ public struct TemplateManifest: Sendable, Equatable {
                     ])
                 ))
         }
+        if let advertisingEvent { members.append(("advertisingEvent", advertisingEvent.json)) }
         return .object(members)
     }
 

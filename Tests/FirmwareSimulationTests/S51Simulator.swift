@@ -147,6 +147,38 @@ enum S51 {
         return (stops, dump.map { values[$0] ?? 0 }, log)
     }
 
+    /// The CPU cycles of each whole advertising event of a `-DSIM` image (whose hardware waits
+    /// end at once): s51's clock count between consecutive entries into the power mode, divided by
+    /// the 12 clocks of a classic 8051 machine cycle (the CC2541's core runs one machine cycle per
+    /// clock, SWRS110). The image must reach the power mode at least three times before it stops.
+    static func eventCycles(image: URL) throws -> [Int] {
+        var script = traceScript(
+            image: image, setup: [], breakpoints: [("break \(hex(RadioExpectation.powerModeEntry))", [])],
+            run: Array(repeating: ["run", "state"], count: 8).flatMap { $0 })
+        // The trace's register breakpoints run on by themselves; only the power-mode entry stops.
+        script.removeAll { $0.hasPrefix("dump xram") || $0.hasPrefix("dump sfr") }
+        let log = try run(script)
+        var clocks: [Int] = []
+        var stoppedAtEntry = false
+        for line in log.split(separator: "\n") {
+            if line.hasPrefix("Stop at 0x\(String(format: "%06x", RadioExpectation.powerModeEntry))") {
+                stoppedAtEntry = true
+            } else if line.hasPrefix("Stop at") {
+                stoppedAtEntry = false
+            }
+            // "Total time since last reset= 0.012356770833335 sec (136656 clks)"
+            if line.hasPrefix("Total time since last reset="), stoppedAtEntry,
+                let open = line.lastIndex(of: "("),
+                let count = Int(line[line.index(after: open)...].prefix { $0.isNumber })
+            {
+                clocks.append(count)
+                stoppedAtEntry = false
+            }
+        }
+        guard clocks.count >= 3 else { throw SimulationError(message: "fewer than three power-mode entries:\n\(log)") }
+        return zip(clocks, clocks.dropFirst()).map { ($1 - $0) / 12 }
+    }
+
     /// Runs s51 with `script` (one command per line) and returns its console output.
     static func run(_ script: [String]) throws -> String {
         guard let s51 = FirmwareBuild.s51 else { throw SimulationError(message: "s51 is not installed") }

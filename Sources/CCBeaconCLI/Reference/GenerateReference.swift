@@ -12,6 +12,19 @@ extension GenerateCommand {
             TX power -6 dBm (TXPOWER 0xB1)
             measured power -65 dBm (generic default: -59 dBm at 0 dBm, shifted by the -6 dBm TX power)
             ```
+
+            How long a CR2032 lasts that station at one event a second (the model of docs/battery-life.md,
+            never measured on a board):
+
+            ```console
+            $ ccbeacon generate --template cc2541-ibeacon --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 2 --interval 1000 -o hall-a.hex --battery cr2032
+            wrote hall-a.hex: iBeacon 7634A485-1732-4B7D-AB44-D505D8A24C60 major 1 minor 2 power -59 dBm at 0x7F08, template 'cc2541-ibeacon', rewrote lines 111, 112, 113, 114
+            advertiser address C7:D5:60:AD:5D:5A (random static)
+            advertising interval 32753 ticks at 32753 Hz ≈ 1000.0 ms
+            TX power 0 dBm (TXPOWER 0xE1)
+            measured power -59 dBm (generic default: -59 dBm at 0 dBm, shifted by the 0 dBm TX power)
+            battery: about 243 days on CR2032, average 34.3 µA (an event every 1005.0 ms at 0 dBm; a model, never measured on a board)
+            ```
             """#,
         sections: [
             ManualSection(

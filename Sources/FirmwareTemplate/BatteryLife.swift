@@ -1,0 +1,227 @@
+import HexText
+import StructuredText
+
+/// What one advertising event of a template's firmware costs, as `template.json` states it in
+/// `advertisingEvent`. Only ccbeacon's reference firmware states it (its figures are measured in the
+/// s51 simulation of that firmware, and a test measures them again); an imported image's
+/// advertising is unknown, so it gets no battery estimate.
+public struct AdvertisingEventProfile: Sendable, Equatable {
+    /// CPU clock cycles of one event's own work (radio set-up, FIFO loads, scheduling), hardware
+    /// waits not counted.
+    public var cpuCycles: Int
+    /// Packets sent per event (one per advertising channel).
+    public var packets: Int
+    /// Time on air of one packet (preamble, access address, PDU and CRC at 1 Mbps).
+    public var airMicroseconds: Int
+    /// The firmware's mean random delay added to each interval (advDelay).
+    public var meanDelayMicroseconds: Int
+
+    /// Creates a profile.
+    public init(cpuCycles: Int, packets: Int, airMicroseconds: Int, meanDelayMicroseconds: Int) {
+        self.cpuCycles = cpuCycles
+        self.packets = packets
+        self.airMicroseconds = airMicroseconds
+        self.meanDelayMicroseconds = meanDelayMicroseconds
+    }
+
+    /// Reads `advertisingEvent` from `template.json`.
+    static func read(_ object: inout JSONObjectReader) throws(DataFileError) -> AdvertisingEventProfile {
+        let profile = AdvertisingEventProfile(
+            cpuCycles: try object.integer("cpuCycles", in: 1...100_000_000),
+            packets: try object.integer("packets", in: 1...3),
+            airMicroseconds: try object.integer("airMicroseconds", in: 1...10_000),
+            meanDelayMicroseconds: try object.integer("meanDelayMicroseconds", in: 0...10_000))
+        try object.finish()
+        return profile
+    }
+
+    /// The profile as `template.json` holds it.
+    var json: JSONValue {
+        .object([
+            ("cpuCycles", .integer(cpuCycles)), ("packets", .integer(packets)),
+            ("airMicroseconds", .integer(airMicroseconds)), ("meanDelayMicroseconds", .integer(meanDelayMicroseconds)),
+        ])
+    }
+}
+
+/// A battery the estimate runs against: what it holds and how much of it a beacon gets.
+public struct Battery: Sendable, Equatable {
+    /// How people name it (`CR2032`, `2×AA`, `1000 mAh`).
+    public var name: String
+    /// Rated capacity.
+    public var milliampHours: Double
+    /// The share of the rated capacity a CC2541 beacon draws before the voltage falls below what it
+    /// needs (2 V) under its pulses.
+    public var usableFraction: Double
+    /// Capacity lost per year on the shelf, as a share of the rated capacity.
+    public var selfDischargePerYear: Double
+
+    /// Creates a battery.
+    public init(name: String, milliampHours: Double, usableFraction: Double, selfDischargePerYear: Double) {
+        self.name = name
+        self.milliampHours = milliampHours
+        self.usableFraction = usableFraction
+        self.selfDischargePerYear = selfDischargePerYear
+    }
+
+    /// The batteries known by name (their figures and sources: docs/battery-life.md).
+    public static let known: [(key: String, battery: Battery)] = [
+        ("cr2032", Battery(name: "CR2032", milliampHours: 225, usableFraction: 0.9, selfDischargePerYear: 0.015)),
+        ("cr2450", Battery(name: "CR2450", milliampHours: 550, usableFraction: 0.9, selfDischargePerYear: 0.015)),
+        ("2xaa", Battery(name: "2×AA", milliampHours: 2500, usableFraction: 0.9, selfDischargePerYear: 0.04)),
+    ]
+
+    /// `cr2032`, `cr2450`, `2xaa` (any case), or a capacity in mAh (all of it usable, no
+    /// self-discharge); `nil` for anything else.
+    public init?(parsing text: String) {
+        if let entry = Self.known.first(where: { $0.key == text.lowercased() }) {
+            self = entry.battery
+            return
+        }
+        guard text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let capacity = Double(text),
+            capacity.isFinite, (1...1_000_000).contains(capacity)
+        else { return nil }
+        self.init(
+            name: capacity == capacity.rounded() ? "\(Int(capacity)) mAh" : "\(oneDecimal(capacity)) mAh",
+            milliampHours: capacity, usableFraction: 1,
+            selfDischargePerYear: 0)
+    }
+}
+
+/// The radio's current at one output power.
+public struct TransmitCurrent: Sendable, Equatable {
+    /// The output power.
+    public var dBm: Int
+    /// The supply current while transmitting at it.
+    public var milliamps: Double
+}
+
+/// The CC2541 currents the model multiplies its times by, each from TI's data sheets unless
+/// docs/battery-life.md marks it assumed.
+public struct ChipCurrents: Sendable, Equatable {
+    /// CPU running from the 32 MHz crystal, radio off.
+    public var cpuMilliamps: Double
+    /// Radio transmitting, by output power (dBm), from the highest power down.
+    public var transmitMilliamps: [TransmitCurrent]
+    /// Power mode 2: sleep timer running, RAM kept.
+    public var sleepMicroamps: Double
+    /// The crystal's start-up after each wake-up, spent at the CPU's current.
+    public var crystalStartMicroseconds: Double
+    /// The radio's start-up and synthesizer calibration before each packet, at the TX current.
+    public var radioStartMicroseconds: Double
+    /// The CPU clock the cycle counts run at.
+    public var cpuHz: Double
+
+    /// The CC2541's.
+    public static let cc2541 = ChipCurrents(
+        cpuMilliamps: 6.7, transmitMilliamps: [TransmitCurrent(dBm: 0, milliamps: 18.2)], sleepMicroamps: 1,
+        crystalStartMicroseconds: 250,
+        radioStartMicroseconds: 200, cpuHz: 32_000_000)
+
+    /// The TX current at `dBm`: linear between the data sheet's powers, and the nearest one's
+    /// outside them (an upper bound below the lowest, since less power never costs more).
+    public func transmit(dBm: Int) -> Double {
+        let points = transmitMilliamps.sorted { $0.dBm > $1.dBm }
+        guard let first = points.first else { return 0 }
+        if dBm >= first.dBm { return first.milliamps }
+        for (upper, lower) in zip(points, points.dropFirst()) where dBm >= lower.dBm {
+            let share = Double(upper.dBm - dBm) / Double(upper.dBm - lower.dBm)
+            return upper.milliamps + (lower.milliamps - upper.milliamps) * share
+        }
+        return points[points.count - 1].milliamps
+    }
+}
+
+/// How long a battery lasts a station, by the model in docs/battery-life.md.
+public struct BatteryEstimate: Sendable, Equatable {
+    /// The battery.
+    public var battery: Battery
+    /// The station's average current.
+    public var averageMicroamps: Double
+    /// Days until the battery's usable capacity is spent.
+    public var days: Double
+    /// The time from one event to the next, random delay included, on average.
+    public var periodMilliseconds: Double
+    /// The TX power the radio time was costed at.
+    public var txPowerDbm: Int
+
+    /// One line for people: days (and years past one), the average current, what it assumes.
+    public var summary: String {
+        let years = days >= 365 ? " (\(oneDecimal(days / 365.25)) years)" : ""
+        return
+            "battery: about \(Int(days.rounded())) days\(years) on \(battery.name), average \(oneDecimal(averageMicroamps)) µA "
+            + "(an event every \(oneDecimal(periodMilliseconds)) ms at \(txPowerDbm) dBm; a model, never measured on a board)"
+    }
+}
+
+/// Why an image gets no battery estimate.
+public enum NoBatteryEstimate: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The template does not state what its advertising costs (only the reference firmware does).
+    case unknownFirmware(template: String)
+    /// The model has no currents for the template's chip.
+    case unknownChip(String)
+    /// The template has no interval or TX power field to read the settings from.
+    case noSettingsField(template: String)
+    /// The TX power register holds no step of the chip.
+    case unknownTXPower(UInt8, chip: String)
+    /// The image's code differs from the template's, so the template's profile does not describe it.
+    case codeDiffers(template: String)
+
+    /// Why, in words for the command line.
+    public var description: String {
+        switch self {
+        case .unknownFirmware(let template):
+            "no battery estimate: template '\(template)' does not say what its advertising costs (only ccbeacon's reference firmware does)"
+        case .unknownChip(let chip):
+            "no battery estimate: the model knows the CC2541's currents, not the \(chip)'s"
+        case .noSettingsField(let template):
+            "no battery estimate: template '\(template)' has no interval or TX power field"
+        case .unknownTXPower(let register, let chip):
+            "no battery estimate: TX power register 0x\(HexText.byte(register)) is not a power step of the \(chip)"
+        case .codeDiffers(let template):
+            "no battery estimate: the image's code differs from template '\(template)', so its advertising is unknown"
+        }
+    }
+}
+
+extension StationTemplate {
+    /// How long `battery` lasts a station of this template with `settings` (read from its image):
+    /// per event the CPU's cycles, the crystal's start-up and each packet's radio start-up and
+    /// time on air, times the chip's currents, spread over the interval plus the mean random
+    /// delay, on top of the sleep current; against the battery's usable capacity less its
+    /// self-discharge.
+    public func batteryEstimate(
+        settings: FoundSettings, battery: Battery
+    ) -> Result<BatteryEstimate, NoBatteryEstimate> {
+        guard let profile = manifest.advertisingEvent else {
+            return .failure(.unknownFirmware(template: manifest.name))
+        }
+        guard chip.family == "CC2541" else { return .failure(.unknownChip(chip.family)) }
+        guard let interval = settings.intervalTicks, let register = settings.txPowerRegister else {
+            return .failure(.noSettingsField(template: manifest.name))
+        }
+        guard let dBm = chip.txPower(register: register) else {
+            return .failure(.unknownTXPower(register, chip: chip.family))
+        }
+        let currents = ChipCurrents.cc2541
+        let cpuSeconds = Double(profile.cpuCycles) / currents.cpuHz + currents.crystalStartMicroseconds / 1e6
+        let radioSeconds =
+            Double(profile.packets) * (currents.radioStartMicroseconds + Double(profile.airMicroseconds)) / 1e6
+        let eventMillicoulombs = cpuSeconds * currents.cpuMilliamps + radioSeconds * currents.transmit(dBm: dBm)
+        let periodSeconds = interval.milliseconds / 1000 + Double(profile.meanDelayMicroseconds) / 1e6
+        let averageMilliamps = eventMillicoulombs / periodSeconds + currents.sleepMicroamps / 1000
+        let usable = battery.milliampHours * battery.usableFraction
+        let lostPerHour = battery.milliampHours * battery.selfDischargePerYear / (365.25 * 24)
+        let days = usable / (averageMilliamps + lostPerHour) / 24
+        return .success(
+            BatteryEstimate(
+                battery: battery, averageMicroamps: averageMilliamps * 1000, days: days,
+                periodMilliseconds: periodSeconds * 1000, txPowerDbm: dBm))
+    }
+}
+
+/// `value` with one decimal (`12.0`, `0.5`): the precision a model of unmeasured currents deserves.
+func oneDecimal(_ value: Double) -> String {
+    let tenths = Int((value * 10).rounded())
+    return "\(tenths / 10).\(tenths % 10)"
+}

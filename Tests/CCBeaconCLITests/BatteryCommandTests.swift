@@ -1,0 +1,135 @@
+import FirmwareTemplate
+import Foundation
+import IntelHex
+import TestSupport
+import Testing
+
+@testable import CCBeaconCLI
+
+/// `--battery` through the command line: the estimate inspect, generate and plan print is the
+/// model's for the image's own settings, and every image the model does not describe gets the
+/// reason instead of a number.
+struct BatteryCommandTests {
+    static let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
+    static let identity = ["--uuid", uuid, "--major", "1", "--minor", "2"]
+
+    /// The model's line for a reference station of `milliseconds` and `dBm` on a CR2032.
+    static func modelLine(milliseconds: String, dBm: Int, battery: String = "cr2032") throws -> String {
+        let template = try BundledData.template()
+        let checked = try template.check(
+            StationSettings(interval: try .init(parsingMilliseconds: milliseconds), txPower: dBm))
+        let settings = template.stationImage(for: try .init(uuid: uuid, major: "1", minor: "2"), settings: checked)
+            .settings
+        return try template.batteryEstimate(settings: settings, battery: try #require(Battery(parsing: battery))).get()
+            .summary
+    }
+
+    @Test func generateAndInspectPrintTheModelsEstimateForTheImagesSettings() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = scratch.path("s.hex")
+        let generate = ToolRun(
+            ["generate", "--template", "cc2541-ibeacon"] + Self.identity + [
+                "--interval", "250", "--tx-power", "-6", "-o", image, "--battery", "cr2032",
+            ])
+        #expect(generate.status == 0, "\(generate.diagnostics)")
+        let line = try Self.modelLine(milliseconds: "250", dBm: -6)
+        #expect(generate.output.hasSuffix(line + "\n"), "\(generate.output)")
+        let inspect = ToolRun(["inspect", image, "--template", "cc2541-ibeacon", "--battery", "cr2032"])
+        #expect(inspect.status == 0)
+        #expect(inspect.output.hasSuffix("  " + line + "\n"), "\(inspect.output)")
+        let json = ToolRun(["inspect", image, "--template", "cc2541-ibeacon", "--battery", "cr2032", "--json"])
+        let battery = try #require(Self.batteryObject(json.output))
+        #expect(battery["battery"] as? String == "CR2032")
+        #expect(battery["measured"] as? Bool == false)
+        #expect(battery["txPowerDbm"] as? Int == -6)
+        let days = try #require(battery["batteryLifeDays"] as? Double, "\(json.output)")
+        #expect(line.contains("about \(Int(days.rounded())) days"), "\(days) vs \(line)")
+    }
+
+    /// An image the reference template's profile does not describe gets the reason, with exit 0
+    /// (the inspection itself succeeded): a hand-changed code byte, a TX power register that is no
+    /// step, an imported template's station.
+    @Test func imagesTheModelDoesNotDescribeGetTheReason() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = scratch.path("s.hex")
+        #expect(ToolRun(["generate", "--template", "cc2541-ibeacon"] + Self.identity + ["-o", image]).status == 0)
+        let file = try IntelHexFile(text: Array(try Data(contentsOf: URL(fileURLWithPath: image))))
+        for (address, byte, reason) in [
+            (
+                0x0100, UInt8(0xA5),
+                "no battery estimate: the image's code differs from template 'cc2541-ibeacon', so its advertising is unknown"
+            ),
+            (0x7F2C, UInt8(0x12), "no battery estimate: TX power register 0x12 is not a power step of the CC2541"),
+        ] {
+            let patched = try file.patchingRecords([MemoryPatch(address: address, bytes: [byte])]).file
+            let path = scratch.path("patched-\(address).hex")
+            try Data(patched.text).write(to: URL(fileURLWithPath: path))
+            let run = ToolRun(["inspect", path, "--template", "cc2541-ibeacon", "--battery", "2xaa"])
+            #expect(run.output.hasSuffix("  \(reason)\n"), "\(run.output)")
+            let json = ToolRun(["inspect", path, "--template", "cc2541-ibeacon", "--battery", "2xaa", "--json"])
+            let battery = try #require(Self.batteryObject(json.output))
+            #expect(battery["batteryLifeDays"] is NSNull)
+            #expect(battery["reason"] as? String == reason)
+        }
+        let firmware = try scratch.write("fw.hex", TemplateCommandTests.firmware())
+        #expect(ToolRun(["template", "import", firmware, "--name", "ti", "-o", scratch.path("ti")]).status == 0)
+        let station = scratch.path("ti.hex")
+        let generate = ToolRun(
+            ["generate", "--template", scratch.path("ti")] + Self.identity + ["-o", station, "--battery", "cr2450"])
+        #expect(generate.status == 0, "\(generate.diagnostics)")
+        let unknown =
+            "no battery estimate: template 'ti' does not say what its advertising costs (only ccbeacon's reference firmware does)"
+        #expect(generate.output.hasSuffix(unknown + "\n"), "\(generate.output)")
+        let inspect = ToolRun(["inspect", station, "--template", scratch.path("ti"), "--battery", "1000"])
+        #expect(inspect.output.hasSuffix("  " + unknown + "\n"), "\(inspect.output)")
+    }
+
+    /// plan estimates for the template and settings batch would burn (default: the bundled
+    /// template at its own interval and power); the estimate-only options without --battery, and
+    /// --battery on inspect without a template, are refused before anything is written.
+    @Test func planEstimatesForTheSettingsBatchWouldBurn() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let places = try scratch.write("places.csv", "name\nLobby\nLift\n")
+        let list = scratch.path("site.csv")
+        let plain = ToolRun(["plan", places, "--uuid", Self.uuid, "--major", "2", "-o", list, "--battery", "cr2032"])
+        #expect(plain.status == 0, "\(plain.diagnostics)")
+        #expect(plain.output.hasSuffix(try Self.modelLine(milliseconds: "100", dBm: 0) + "\n"), "\(plain.output)")
+        let slow = ToolRun(
+            [
+                "plan", places, "--uuid", Self.uuid, "--major", "2", "-o", list, "--battery", "cr2032", "--interval",
+                "2000", "--tx-power", "-20", "--board", "hm10",
+            ])
+        #expect(slow.output.hasSuffix(try Self.modelLine(milliseconds: "2000", dBm: -20) + "\n"), "\(slow.output)")
+        try FileManager.default.removeItem(atPath: list)
+        for (extra, message) in [
+            (["--interval", "500"], "--interval is only for the --battery estimate"),
+            (["--board", "hm10"], "--board is only for the --battery estimate"),
+            (["--battery", "cr2032", "--tx-power", "-5"], "-5 dBm is not a TX power step"),
+        ] {
+            let run = ToolRun(["plan", places, "--uuid", Self.uuid, "--major", "2", "-o", list] + extra)
+            #expect(run.status == 64, "\(extra): \(run.diagnostics)")
+            #expect(run.diagnostics.contains(message), "\(run.diagnostics)")
+            #expect(!FileManager.default.fileExists(atPath: list), "\(extra) wrote the list")
+        }
+        let inspect = ToolRun(["inspect", places, "--battery", "cr2032"])
+        #expect(inspect.status == 64)
+        #expect(
+            inspect.diagnostics.hasPrefix(
+                "ccbeacon inspect: --battery needs --template or --board: the estimate reads the interval and TX power from the template's fields\n"
+            ))
+        let bad = ToolRun(["inspect", places, "--template", "cc2541-ibeacon", "--battery", "cr2025"])
+        #expect(bad.status == 64)
+        #expect(
+            bad.diagnostics.hasPrefix(
+                "ccbeacon inspect: --battery 'cr2025' must be cr2032, cr2450, 2xaa or a capacity in mAh (1…1000000)\n"))
+    }
+
+    /// The `battery` member of an inspect --json document.
+    static func batteryObject(_ text: String) -> [String: Any]? {
+        let document = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        return document?["battery"] as? [String: Any]
+    }
+}
