@@ -15,24 +15,34 @@ public struct AdvertisingEventProfile: Sendable, Equatable {
     public var airMicroseconds: Int
     /// The firmware's mean random delay added to each interval (advDelay).
     public var meanDelayMicroseconds: Int
+    /// The interval field's values the firmware runs as they are; it runs any other as the nearer
+    /// end of this range.
+    public var intervalTicks: ClosedRange<Int>
 
     /// Creates a profile.
-    public init(cpuCycles: Int, packets: Int, airMicroseconds: Int, meanDelayMicroseconds: Int) {
+    public init(
+        cpuCycles: Int, packets: Int, airMicroseconds: Int, meanDelayMicroseconds: Int, intervalTicks: ClosedRange<Int>
+    ) {
         self.cpuCycles = cpuCycles
         self.packets = packets
         self.airMicroseconds = airMicroseconds
         self.meanDelayMicroseconds = meanDelayMicroseconds
+        self.intervalTicks = intervalTicks
     }
 
     /// Reads `advertisingEvent` from `template.json`.
     static func read(_ object: inout JSONObjectReader) throws(DataFileError) -> AdvertisingEventProfile {
-        let profile = AdvertisingEventProfile(
-            cpuCycles: try object.integer("cpuCycles", in: 1...100_000_000),
-            packets: try object.integer("packets", in: 1...3),
-            airMicroseconds: try object.integer("airMicroseconds", in: 1...10_000),
-            meanDelayMicroseconds: try object.integer("meanDelayMicroseconds", in: 0...10_000))
+        let cpuCycles = try object.integer("cpuCycles", in: 1...100_000_000)
+        let packets = try object.integer("packets", in: 1...3)
+        let airMicroseconds = try object.integer("airMicroseconds", in: 1...10_000)
+        let meanDelayMicroseconds = try object.integer("meanDelayMicroseconds", in: 0...10_000)
+        let least = try object.integer("minIntervalTicks", in: 1...0xFFFF_FFFF)
+        let most = try object.integer("maxIntervalTicks", in: 1...0xFFFF_FFFF)
+        guard least <= most else { throw object.error("maxIntervalTicks", "must not be below minIntervalTicks") }
         try object.finish()
-        return profile
+        return AdvertisingEventProfile(
+            cpuCycles: cpuCycles, packets: packets, airMicroseconds: airMicroseconds,
+            meanDelayMicroseconds: meanDelayMicroseconds, intervalTicks: least...most)
     }
 
     /// The profile as `template.json` holds it.
@@ -40,6 +50,8 @@ public struct AdvertisingEventProfile: Sendable, Equatable {
         .object([
             ("cpuCycles", .integer(cpuCycles)), ("packets", .integer(packets)),
             ("airMicroseconds", .integer(airMicroseconds)), ("meanDelayMicroseconds", .integer(meanDelayMicroseconds)),
+            ("minIntervalTicks", .integer(intervalTicks.lowerBound)),
+            ("maxIntervalTicks", .integer(intervalTicks.upperBound)),
         ])
     }
 }
@@ -208,7 +220,9 @@ extension StationTemplate {
         let radioSeconds =
             Double(profile.packets) * (currents.radioStartMicroseconds + Double(profile.airMicroseconds)) / 1e6
         let eventMillicoulombs = cpuSeconds * currents.cpuMilliamps + radioSeconds * currents.transmit(dBm: dBm)
-        let periodSeconds = interval.milliseconds / 1000 + Double(profile.meanDelayMicroseconds) / 1e6
+        // The firmware runs a field outside its range as the range's nearer end.
+        let ticks = min(max(Int(interval.ticks), profile.intervalTicks.lowerBound), profile.intervalTicks.upperBound)
+        let periodSeconds = Double(ticks) / Double(interval.tickHz) + Double(profile.meanDelayMicroseconds) / 1e6
         let averageMilliamps = eventMillicoulombs / periodSeconds + currents.sleepMicroamps / 1000
         let usable = battery.milliampHours * battery.usableFraction
         let lostPerHour = battery.milliampHours * battery.selfDischargePerYear / (365.25 * 24)

@@ -26,7 +26,7 @@ struct EventCostTests {
     }
 
     @Test(arguments: ["cc2541-ibeacon", "cc2541-ibeacon-prewhitened"])
-    func theTemplateStatesItsTimeOnAirAndMeanDelay(name: String) throws {
+    func theTemplateStatesItsTimeOnAirMeanDelayAndIntervalRange(name: String) throws {
         let template = try BundledData.template(name)
         let profile = try #require(template.manifest.advertisingEvent)
         let pdu = try AdvertisingAirPacket(
@@ -39,8 +39,15 @@ struct EventCostTests {
         #expect(profile.packets == 3)
         let source = try String(
             contentsOf: FirmwareBuild.source.appendingPathComponent("src/beacon.c"), encoding: .utf8)
-        let line = try #require(source.split(separator: "\n").first { $0.hasPrefix("#define ADV_DELAY_SPAN ") })
-        let span = try #require(Int(line.split(separator: " ").last!))
+        func defined(_ name: String) throws -> Int {
+            let line = try #require(source.split(separator: "\n").first { $0.hasPrefix("#define \(name) ") })
+            return try #require(Int(line.split(separator: " ").last!.filter(\.isNumber)))
+        }
+        let span = try defined("ADV_DELAY_SPAN")
+        // The firmware runs an interval field outside its range as the range's end (the
+        // simulation checks that in FirmwareSimulationTests.anIntervalOutsideTheRangeRunsAsItsEnd).
+        #expect(
+            profile.intervalTicks == (try defined("INTERVAL_MIN_TICKS"))...(try defined("INTERVAL_MAX_TICKS")))
         let tickHz = try #require(template.manifest.field(.advertisingInterval)?.tickHz)
         // advDelay is `x % span` ticks: 0 … span - 1, evenly.
         let mean = Double(span - 1) / 2 / Double(tickHz) * 1e6

@@ -78,6 +78,19 @@ struct BatteryLifeTests {
                 > Self.estimate(milliseconds: 100, battery: battery).days)
     }
 
+    /// An interval field outside the firmware's range is costed as the firmware runs it: as the
+    /// range's nearer end (656 or 335391 ticks).
+    @Test(arguments: [(UInt32(0), 656), (1, 656), (655, 656), (656, 656), (335_392, 335_391), (.max, 335_391)])
+    func anIntervalOutsideTheFirmwaresRangeIsCostedAsItsEnd(ticks: UInt32, runs: Int) throws {
+        var settings = try Self.settings(milliseconds: 100, dBm: 0)
+        settings.intervalTicks = IntervalTicks(ticks: ticks, tickHz: 32753)
+        let estimate = try Self.template.batteryEstimate(settings: settings, battery: Self.cr2032).get()
+        settings.intervalTicks = IntervalTicks(ticks: UInt32(runs), tickHz: 32753)
+        #expect(try Self.template.batteryEstimate(settings: settings, battery: Self.cr2032).get() == estimate)
+        #expect(estimate.days.isFinite && estimate.days > 0)
+        #expect(abs(estimate.periodMilliseconds - (Double(runs) / 32.753 + 4.992)) < 1e-9)
+    }
+
     /// The TX current is the data sheet's at 0 dBm and never more below it.
     @Test func theTransmitCurrentIsTheDataSheetsAndAnUpperBoundBelowIt() {
         let currents = ChipCurrents.cc2541
@@ -150,12 +163,15 @@ struct BatteryLifeTests {
         #expect(
             manifest.advertisingEvent
                 == AdvertisingEventProfile(
-                    cpuCycles: 3700, packets: 3, airMicroseconds: 368, meanDelayMicroseconds: 4992))
+                    cpuCycles: 3700, packets: 3, airMicroseconds: 368, meanDelayMicroseconds: 4992,
+                    intervalTicks: 656...335391))
         let text = Array(manifest.json().rendered().utf8)
         #expect(try TemplateManifest.read(text, file: "template.json") == manifest)
         for (damage, message) in [
             ("\"packets\": 3", "\"packets\": 0"), ("\"packets\": 3", "\"packets\": 3, \"extra\": 1"),
             ("\"cpuCycles\": 3700", "\"cpuCycles\": \"many\""),
+            ("\"maxIntervalTicks\": 335391", "\"maxIntervalTicks\": 655"),
+            ("\"minIntervalTicks\": 656", "\"minIntervalTicks\": 0"),
         ] {
             let damaged = manifest.json().rendered().replacingOccurrences(of: damage, with: message)
             #expect(throws: DataFileError.self) {
