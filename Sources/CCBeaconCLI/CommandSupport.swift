@@ -26,11 +26,7 @@ enum CommandSupport {
     static func batteryReport(
         _ template: StationTemplate, settings: FoundSettings, battery: Battery, codeMatches: Bool = true
     ) -> (line: String, json: JSONValue) {
-        let result =
-            codeMatches
-            ? template.batteryEstimate(settings: settings, battery: battery)
-            : .failure(.codeDiffers(template: template.manifest.name))
-        switch result {
+        switch template.batteryEstimate(settings: settings, battery: battery, codeMatchesTemplate: codeMatches) {
         case .success(let estimate):
             let json = JSONValue.object([
                 ("battery", .string(battery.name)), ("batteryLifeDays", .number((estimate.days * 10).rounded() / 10)),

@@ -36,7 +36,8 @@ enum PlanCommand {
                 Options.uuid.required.spec, Options.major.required.spec, firstMinor.spec, ledger.spec, lists.spec,
                 output.spec, Options.battery.spec,
             ] + Options.templateOptions + Options.listSettingOptions,
-            positionals: [PositionalSpec("PLACES", usage: "PLACES.csv", completion: .files)]))
+            positionals: [PositionalSpec("PLACES", usage: "PLACES.csv", completion: .files)],
+            groups: [Options.optionalTemplate]))
     static let command = Command(spec, Arguments.self, run: run)
 
     static let firstMinor = Option<UInt16>(

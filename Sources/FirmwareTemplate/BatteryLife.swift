@@ -94,7 +94,7 @@ public struct Battery: Sendable, Equatable {
             capacity.isFinite, (1...1_000_000).contains(capacity)
         else { return nil }
         self.init(
-            name: capacity == capacity.rounded() ? "\(Int(capacity)) mAh" : "\(oneDecimal(capacity)) mAh",
+            name: "\(capacity == capacity.rounded() ? String(Int(capacity)) : String(capacity)) mAh",
             milliampHours: capacity, usableFraction: 1,
             selfDischargePerYear: 0)
     }
@@ -159,9 +159,16 @@ public struct BatteryEstimate: Sendable, Equatable {
 
     /// One line for people: days (and years past one), the average current, what it assumes.
     public var summary: String {
-        let years = days >= 365 ? " (\(oneDecimal(days / 365.25)) years)" : ""
+        let whole = Int(days.rounded())
+        let span =
+            days < 0.5
+            ? "under a day"
+            : whole == 1
+                ? "about 1 day"
+                : "about \(whole) days"
+                    + (days >= 365 ? " (\(oneDecimal(days / 365.25)) years)" : "")
         return
-            "battery: about \(Int(days.rounded())) days\(years) on \(battery.name), average \(oneDecimal(averageMicroamps)) µA "
+            "battery: \(span) on \(battery.name), average \(oneDecimal(averageMicroamps)) µA "
             + "(an event every \(oneDecimal(periodMilliseconds)) ms at \(txPowerDbm) dBm; a model, never measured on a board)"
     }
 }
@@ -174,6 +181,10 @@ public enum NoBatteryEstimate: Error, Sendable, Equatable, CustomStringConvertib
     case unknownChip(String)
     /// The template has no interval or TX power field to read the settings from.
     case noSettingsField(template: String)
+    /// The image lacks the bytes of the template's interval or TX power field.
+    case settingsMissing(template: String)
+    /// The template says an event takes longer than the time from one event to the next.
+    case eventLongerThanPeriod(template: String, eventMilliseconds: Double, periodMilliseconds: Double)
     /// The TX power register holds no step of the chip.
     case unknownTXPower(UInt8, chip: String)
     /// The image's code differs from the template's, so the template's profile does not describe it.
@@ -188,6 +199,10 @@ public enum NoBatteryEstimate: Error, Sendable, Equatable, CustomStringConvertib
             "no battery estimate: the model knows the CC2541's currents, not the \(chip)'s"
         case .noSettingsField(let template):
             "no battery estimate: template '\(template)' has no interval or TX power field"
+        case .settingsMissing(let template):
+            "no battery estimate: the image holds no interval or TX power where template '\(template)' keeps them"
+        case .eventLongerThanPeriod(let template, let event, let period):
+            "no battery estimate: template '\(template)' says an event takes \(oneDecimal(event)) ms, longer than the \(oneDecimal(period)) ms from one event to the next"
         case .unknownTXPower(let register, let chip):
             "no battery estimate: TX power register 0x\(HexText.byte(register)) is not a power step of the \(chip)"
         case .codeDiffers(let template):
@@ -201,17 +216,22 @@ extension StationTemplate {
     /// per event the CPU's cycles, the crystal's start-up and each packet's radio start-up and
     /// time on air, times the chip's currents, spread over the interval plus the mean random
     /// delay, on top of the sleep current; against the battery's usable capacity less its
-    /// self-discharge.
+    /// self-discharge. `codeMatchesTemplate` false (an image whose code is not the template's)
+    /// gives no estimate, as the template's profile does not describe it.
     public func batteryEstimate(
-        settings: FoundSettings, battery: Battery
+        settings: FoundSettings, battery: Battery, codeMatchesTemplate: Bool = true
     ) -> Result<BatteryEstimate, NoBatteryEstimate> {
         guard let profile = manifest.advertisingEvent else {
             return .failure(.unknownFirmware(template: manifest.name))
         }
         guard chip.family == "CC2541" else { return .failure(.unknownChip(chip.family)) }
-        guard let interval = settings.intervalTicks, let register = settings.txPowerRegister else {
+        guard manifest.field(.advertisingInterval) != nil, manifest.field(.txPowerRegister) != nil else {
             return .failure(.noSettingsField(template: manifest.name))
         }
+        guard let interval = settings.intervalTicks, let register = settings.txPowerRegister else {
+            return .failure(.settingsMissing(template: manifest.name))
+        }
+        guard codeMatchesTemplate else { return .failure(.codeDiffers(template: manifest.name)) }
         guard let dBm = chip.txPower(register: register) else {
             return .failure(.unknownTXPower(register, chip: chip.family))
         }
@@ -223,6 +243,12 @@ extension StationTemplate {
         // The firmware runs a field outside its range as the range's nearer end.
         let ticks = min(max(Int(interval.ticks), profile.intervalTicks.lowerBound), profile.intervalTicks.upperBound)
         let periodSeconds = Double(ticks) / Double(interval.tickHz) + Double(profile.meanDelayMicroseconds) / 1e6
+        guard cpuSeconds + radioSeconds < periodSeconds else {
+            return .failure(
+                .eventLongerThanPeriod(
+                    template: manifest.name, eventMilliseconds: (cpuSeconds + radioSeconds) * 1000,
+                    periodMilliseconds: periodSeconds * 1000))
+        }
         let averageMilliamps = eventMillicoulombs / periodSeconds + currents.sleepMicroamps / 1000
         let usable = battery.milliampHours * battery.usableFraction
         let lostPerHour = battery.milliampHours * battery.selfDischargePerYear / (365.25 * 24)
@@ -236,6 +262,8 @@ extension StationTemplate {
 
 /// `value` with one decimal (`12.0`, `0.5`): the precision a model of unmeasured currents deserves.
 func oneDecimal(_ value: Double) -> String {
+    // Beyond what an Int holds in tenths (never for a sane model) Swift's own form is shown.
+    guard value.isFinite, value.magnitude < 1e15 else { return "\(value)" }
     let tenths = Int((value * 10).rounded())
     return "\(tenths / 10).\(tenths % 10)"
 }

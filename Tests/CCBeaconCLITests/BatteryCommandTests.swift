@@ -108,6 +108,7 @@ struct BatteryCommandTests {
             (["--interval", "500"], "--interval is only for the --battery estimate"),
             (["--board", "hm10"], "--board is only for the --battery estimate"),
             (["--battery", "cr2032", "--tx-power", "-5"], "-5 dBm is not a TX power step"),
+            (["--battery", "cr2032", "--template", "cc2541-ibeacon", "--board", "hm10"], "not both"),
         ] {
             let run = ToolRun(["plan", places, "--uuid", Self.uuid, "--major", "2", "-o", list] + extra)
             #expect(run.status == 64, "\(extra): \(run.diagnostics)")
@@ -125,6 +126,48 @@ struct BatteryCommandTests {
         #expect(
             bad.diagnostics.hasPrefix(
                 "ccbeacon inspect: --battery 'cr2025' must be cr2032, cr2450, 2xaa or a capacity in mAh (1…1000000)\n"))
+    }
+
+    /// A template folder whose profile cannot be (an event longer than its period, no random
+    /// delay) and an interval field of 0 ticks: every command says why there is no estimate, exits
+    /// 0 and writes what it was asked to (found by a review: this crashed before).
+    @Test func anImpossibleProfileIsAReasonNeverACrash() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let shipped = SharedFixtures.checkout.appendingPathComponent("firmware-templates/cc2541-ibeacon")
+        let folder = scratch.path("heavy")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            at: shipped.appendingPathComponent("image.hex"), to: URL(fileURLWithPath: folder + "/image.hex"))
+        let manifest = try String(contentsOf: shipped.appendingPathComponent("template.json"), encoding: .utf8)
+            .replacingOccurrences(of: "\"cpuCycles\": 3700", with: "\"cpuCycles\": 100000000")
+            .replacingOccurrences(of: "\"meanDelayMicroseconds\": 4992", with: "\"meanDelayMicroseconds\": 0")
+            .replacingOccurrences(of: "\"name\": \"cc2541-ibeacon\"", with: "\"name\": \"heavy\"")
+        try Data(manifest.utf8).write(to: URL(fileURLWithPath: folder + "/template.json"))
+        let reason = "no battery estimate: template 'heavy' says an event takes"
+        let image = scratch.path("s.hex")
+        let generate = ToolRun(
+            ["generate", "--template", folder] + Self.identity + [
+                "--interval", "20", "-o", image, "--battery", "cr2032",
+            ])
+        #expect(generate.status == 0, "\(generate.diagnostics)")
+        #expect(generate.output.contains(reason), "\(generate.output)")
+        let file = try IntelHexFile(text: Array(try Data(contentsOf: URL(fileURLWithPath: image))))
+        let zero = try file.patchingRecords([MemoryPatch(address: 0x7F28, bytes: [0, 0, 0, 0])]).file
+        try Data(zero.text).write(to: URL(fileURLWithPath: image))
+        for json in [false, true] {
+            let run = ToolRun(
+                ["inspect", image, "--template", folder, "--battery", "cr2032"] + (json ? ["--json"] : []))
+            #expect(run.status == 0, "\(run.diagnostics)")
+            #expect(run.output.contains(reason), "\(run.output)")
+        }
+        let places = try scratch.write("places.csv", "name\nLobby\n")
+        let plan = ToolRun(
+            ["plan", places, "--uuid", Self.uuid, "--major", "2", "-o", scratch.path("p.csv"), "--battery", "cr2032"]
+                + ["--template", folder])
+        #expect(plan.status == 0, "\(plan.diagnostics)")
+        #expect(plan.output.contains(reason), "\(plan.output)")
+        #expect(FileManager.default.fileExists(atPath: scratch.path("p.csv")))
     }
 
     /// The `battery` member of an inspect --json document.

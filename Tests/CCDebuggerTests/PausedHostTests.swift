@@ -134,4 +134,23 @@ struct PausedHostTests {
         #expect(throws: DebuggerError.eraseTimeout) { try eraseSession.chipErase(targetID: eraseTarget) }
         #expect(eraseHost.transfers - beforeErase <= 8, "\(eraseHost.transfers - beforeErase) transfers")
     }
+
+    /// A CRC DMA that never finishes is given up on the same way (found missing by a review).
+    @Test(arguments: parts)
+    func aCRCThatNeverFinishesIsStillGivenUpOn(name: String) throws {
+        let part = try #require(EmulatedPart.named(name))
+        let debugger = EmulatedDebugger(chip: EmulatedChip(part: part))
+        let (session, host, _, _) = try Self.session(part, debugger)
+        let image = try ChipFamilyTests.image(for: part)
+        try session.program(try FlashPlan(image: image, chip: try BundledData.chip(part.name)))
+        debugger.chip!.dmaBusyReads = 1_000_000
+        let before = host.transfers
+        #expect {
+            try session.verifyCRC(image)
+        } throws: { error in
+            guard case .dmaTimeout = error as? DebuggerError else { return false }
+            return true
+        }
+        #expect(host.transfers - before <= 8, "\(host.transfers - before) transfers")
+    }
 }

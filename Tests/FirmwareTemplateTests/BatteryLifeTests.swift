@@ -1,6 +1,7 @@
 import BeaconPayload
 import Foundation
 import IntelHex
+import Storage
 import StructuredText
 import TestSupport
 import Testing
@@ -109,6 +110,7 @@ struct BatteryLifeTests {
     @Test(arguments: [
         ("cr2032", "CR2032"), ("CR2032", "CR2032"), ("cr2450", "CR2450"), ("2xAA", "2×AA"), ("2XAA", "2×AA"),
         ("1000", "1000 mAh"), ("1500.5", "1500.5 mAh"), ("1", "1 mAh"), ("1000000", "1000000 mAh"),
+        ("1.04", "1.04 mAh"), ("999999.99", "999999.99 mAh"), ("0100", "100 mAh"),
     ])
     func batteriesAreReadByNameOrCapacity(text: String, name: String) throws {
         #expect(try #require(Battery(parsing: text)).name == name)
@@ -155,6 +157,49 @@ struct BatteryLifeTests {
         #expect(
             NoBatteryEstimate.unknownTXPower(0x12, chip: "CC2541").description
                 == "no battery estimate: TX power register 0x12 is not a power step of the CC2541")
+    }
+
+    /// Short lives read as words, never "1 days" or "0 days": under half a day, one day, days.
+    @Test(arguments: [("1", "battery: under a day on 1 mAh"), ("7.7", "battery: about 1 day on 7.7 mAh")])
+    func shortLivesReadAsWords(capacity: String, start: String) throws {
+        let estimate = try Self.estimate(milliseconds: 100, battery: try #require(Battery(parsing: capacity)))
+        #expect(estimate.summary.hasPrefix(start + ", average"), "\(estimate.summary)")
+    }
+
+    /// A profile whose event cannot fit between two events, and an image without the settings'
+    /// bytes, get their reasons; no figure is ever infinite or a trap.
+    @Test func anImpossibleProfileAndMissingBytesGetTheirReasons() throws {
+        let profile = try #require(Self.template.manifest.advertisingEvent)
+        var slow = profile
+        slow.cpuCycles = 100_000_000
+        slow.meanDelayMicroseconds = 0
+        let settings = try Self.settings(milliseconds: 100, dBm: 0)
+        let template = try Self.bundled { $0.advertisingEvent = slow }
+        guard case .failure(let reason) = template.batteryEstimate(settings: settings, battery: Self.cr2032) else {
+            Issue.record("an event of 3.1 s every 100 ms got an estimate")
+            return
+        }
+        #expect(
+            reason.description
+                == "no battery estimate: template 'cc2541-ibeacon' says an event takes 3127.0 ms, longer than the 100.0 ms from one event to the next"
+        )
+        #expect(
+            Self.template.batteryEstimate(settings: FoundSettings(), battery: Self.cr2032)
+                == .failure(.settingsMissing(template: "cc2541-ibeacon")))
+        #expect(oneDecimal(.infinity) == "inf")
+        #expect(oneDecimal(1e300) == "1e+300")
+        #expect(oneDecimal(-0.04) == "0.0")
+    }
+
+    /// The bundled template with its manifest edited (the image as it is).
+    static func bundled(_ edit: (inout TemplateManifest) -> Void) throws -> StationTemplate {
+        var manifest = template.manifest
+        edit(&manifest)
+        let directory = SharedFixtures.checkout.appendingPathComponent("firmware-templates/cc2541-ibeacon").path
+        let image = try Files.read(directory + "/image.hex")
+        return try StationTemplate(
+            manifest: manifest, imageBytes: image, imagePath: directory + "/image.hex", directory: directory,
+            catalog: try BundledData.boards())
     }
 
     /// `advertisingEvent` reads back as written, and a damaged one is refused with its key.
