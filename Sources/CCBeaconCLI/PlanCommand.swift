@@ -26,8 +26,8 @@ enum PlanCommand {
                 is written.
 
                 --battery estimates how long that battery lasts each station as batch and provision
-                would make it: with --template or --board (default cc2541-ibeacon), --interval and
-                --tx-power (default the template's); the model and its sources: docs/battery-life.md.
+                would make it: with --template or --board, --interval and --tx-power (default the
+                template's); the model and its sources: docs/battery-life.md.
 
                 Example:
                   ccbeacon plan places.csv --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 2 -o floor2.csv
@@ -68,7 +68,7 @@ enum PlanCommand {
         var output: String
         var battery: Battery?
         /// The template and settings the estimate assumes (only with `battery`).
-        var template: TemplateChoice
+        let template: TemplateChoice
         var settings: StationSettings
 
         init(_ command: ParsedCommand) throws(CommandFailure) {
@@ -91,7 +91,9 @@ enum PlanCommand {
                     )
                 }
             } else if !template.isMade {
-                template.template = "cc2541-ibeacon"
+                throw .usage(
+                    "--battery needs --template or --board (the one batch will burn): the estimate reads the interval and TX power from the template's fields"
+                )
             }
         }
     }

@@ -86,15 +86,17 @@ struct BatteryCommandTests {
         #expect(inspect.output.hasSuffix("  " + unknown + "\n"), "\(inspect.output)")
     }
 
-    /// plan estimates for the template and settings batch would burn (default: the bundled
-    /// template at its own interval and power); the estimate-only options without --battery, and
+    /// plan estimates for the template and settings batch would burn (the template's own interval
+    /// and power unless given); the estimate-only options without --battery, --battery without a
+    /// template, and
     /// --battery on inspect without a template, are refused before anything is written.
     @Test func planEstimatesForTheSettingsBatchWouldBurn() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let places = try scratch.write("places.csv", "name\nLobby\nLift\n")
         let list = scratch.path("site.csv")
-        let plain = ToolRun(["plan", places, "--uuid", Self.uuid, "--major", "2", "-o", list, "--battery", "cr2032"])
+        let plain = ToolRun(
+            ["plan", places, "--uuid", Self.uuid, "--major", "2", "-o", list, "--battery", "cr2032", "--board", "hm10"])
         #expect(plain.status == 0, "\(plain.diagnostics)")
         #expect(plain.output.hasSuffix(try Self.modelLine(milliseconds: "100", dBm: 0) + "\n"), "\(plain.output)")
         let slow = ToolRun(
@@ -107,8 +109,9 @@ struct BatteryCommandTests {
         for (extra, message) in [
             (["--interval", "500"], "--interval is only for the --battery estimate"),
             (["--board", "hm10"], "--board is only for the --battery estimate"),
-            (["--battery", "cr2032", "--tx-power", "-5"], "-5 dBm is not a TX power step"),
+            (["--battery", "cr2032", "--board", "hm10", "--tx-power", "-5"], "-5 dBm is not a TX power step"),
             (["--battery", "cr2032", "--template", "cc2541-ibeacon", "--board", "hm10"], "not both"),
+            (["--battery", "cr2032"], "--battery needs --template or --board (the one batch will burn)"),
         ] {
             let run = ToolRun(["plan", places, "--uuid", Self.uuid, "--major", "2", "-o", list] + extra)
             #expect(run.status == 64, "\(extra): \(run.diagnostics)")

@@ -126,7 +126,7 @@ struct ReadmeExampleTests {
         },
         "ccbeacon ledger check --ledger provisioning.sqlite": Scene { bench in try bench.provision() },
         "ccbeacon plan places.csv --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 2 -o floor2.csv": Scene(),
-        "ccbeacon plan places.csv --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 2 -o floor2.csv --battery cr2450 --interval 500":
+        "ccbeacon plan places.csv --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 2 -o floor2.csv --battery cr2450 --board hm10 --interval 500":
             Scene(),
         "ccbeacon generate --template cc2541-ibeacon --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 2 --interval 1000 -o hall-a.hex --battery cr2032":
             Scene(),

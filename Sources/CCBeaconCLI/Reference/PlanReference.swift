@@ -15,7 +15,7 @@ extension PlanCommand {
             The same site with the battery each station will need, at the interval batch will burn:
 
             ```console
-            $ ccbeacon plan places.csv --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 2 -o floor2.csv --battery cr2450 --interval 500
+            $ ccbeacon plan places.csv --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 2 -o floor2.csv --battery cr2450 --board hm10 --interval 500
             wrote floor2.csv: 3 stations, UUID 7634A485-1732-4B7D-AB44-D505D8A24C60 major 2, minors 1…3
             battery: about 302 days on CR2450, average 67.3 µA (an event every 505.0 ms at 0 dBm; a model, never measured on a board)
             ```
