@@ -15,9 +15,10 @@ enum InspectCommand {
                 Searches the image's memory for iBeacon, AltBeacon and Eddystone payloads and prints each
                 with its address. It also reports an OAD header and whether its CRC holds. With
                 --template it shows the identity at the template's payload address and whether the rest
-                of the image equals the template. With --battery (and a template) it estimates how long
-                that battery lasts the station, for images of ccbeacon's reference firmware (the model and
-                its sources: docs/battery-life.md); other images get the reason there is none.
+                of the image equals the template. With --battery it estimates how long that battery lasts
+                the station, for images of ccbeacon's reference firmware (the model and its sources:
+                docs/battery-life.md); without --template, for the first template the image is a station
+                of. Other images get the reason there is none.
 
                 Example:
                   ccbeacon inspect out/hall-a.hex --template cc2541-ibeacon --battery cr2032
@@ -41,11 +42,6 @@ enum InspectCommand {
             template = try TemplateChoice(command)
             json = command.isSet(Options.json)
             battery = try command.value(Options.battery)
-            if battery != nil, !template.isMade {
-                throw .usage(
-                    "--battery needs --template or --board: the estimate reads the interval and TX power from the template's fields"
-                )
-            }
         }
     }
 
@@ -58,6 +54,8 @@ enum InspectCommand {
         var templateReport: (StationTemplate, VerificationReport)?
         var power: (line: String, json: JSONValue)?
         var battery: (line: String, json: JSONValue)?
+        // Without --template, the template the image was found to be a station of.
+        var recognised: String?
         if arguments.template.isMade {
             let (template, _, board) = try arguments.template.resolve()
             let field = template.beaconField
@@ -75,6 +73,16 @@ enum InspectCommand {
                     template, settings: template.foundSettings(in: memory), battery: $0,
                     codeMatches: report.codeMatchesTemplate)
             }
+        } else if let chosen = arguments.battery {
+            // No template given: the first one (user folders first) the image is a station of.
+            let locations = try DataLocations.find(templatesOption: arguments.template.templatesFolder)
+            let template = locations.loadAllTemplates(catalog: try locations.loadBoards()).first {
+                $0.isStation(memory)
+            }
+            let report = CommandSupport.batteryReport(
+                template, settings: template?.foundSettings(in: memory) ?? FoundSettings(), battery: chosen)
+            recognised = template?.manifest.name
+            battery = report
         }
         if arguments.json {
             var members: [(String, JSONValue)] = [
@@ -150,6 +158,9 @@ enum InspectCommand {
             if let power { lines.append("  \(power.line)") }
             lines += report.passed ? ["  the rest of the image equals the template"] : report.problems.map { "  \($0)" }
             if let battery { lines.append("  \(battery.line)") }
+        } else if let battery {
+            if let recognised { lines.append("station of template '\(recognised)' (found by its code)") }
+            lines.append("  \(battery.line)")
         }
         console.output(lines: lines)
     }

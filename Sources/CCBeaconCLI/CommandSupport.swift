@@ -22,24 +22,29 @@ enum CommandSupport {
 
     /// The battery estimate of a station of `template` whose image holds `settings`, as a line for
     /// people and a JSON object (`batteryLifeDays` null, with the reason, when there is none);
-    /// `codeMatches` false (an inspected image whose code is not the template's) gives none.
+    /// `codeMatches` false (an inspected image whose code is not the template's) gives none, and so
+    /// does no template at all (an image that is a station of none).
     static func batteryReport(
-        _ template: StationTemplate, settings: FoundSettings, battery: Battery, codeMatches: Bool = true
+        _ template: StationTemplate?, settings: FoundSettings, battery: Battery, codeMatches: Bool = true
     ) -> (line: String, json: JSONValue) {
-        switch template.batteryEstimate(settings: settings, battery: battery, codeMatchesTemplate: codeMatches) {
+        let result =
+            template?.batteryEstimate(settings: settings, battery: battery, codeMatchesTemplate: codeMatches)
+            ?? .failure(.noTemplateFound)
+        var members: [(String, JSONValue)] = [
+            ("battery", .string(battery.name)), ("template", template.map { .string($0.manifest.name) } ?? .null),
+        ]
+        switch result {
         case .success(let estimate):
-            let json = JSONValue.object([
-                ("battery", .string(battery.name)), ("batteryLifeDays", .number((estimate.days * 10).rounded() / 10)),
+            members += [
+                ("batteryLifeDays", .number((estimate.days * 10).rounded() / 10)),
                 ("averageMicroamps", .number((estimate.averageMicroamps * 10).rounded() / 10)),
                 ("periodMilliseconds", .number((estimate.periodMilliseconds * 10).rounded() / 10)),
                 ("txPowerDbm", .integer(estimate.txPowerDbm)), ("measured", .bool(false)),
-            ])
-            return (estimate.summary, json)
+            ]
+            return (estimate.summary, .object(members))
         case .failure(let reason):
-            let json = JSONValue.object([
-                ("battery", .string(battery.name)), ("batteryLifeDays", .null), ("reason", .string(reason.description)),
-            ])
-            return (reason.description, json)
+            members += [("batteryLifeDays", .null), ("reason", .string(reason.description))]
+            return (reason.description, .object(members))
         }
     }
 

@@ -189,6 +189,8 @@ public enum NoBatteryEstimate: Error, Sendable, Equatable, CustomStringConvertib
     case unknownTXPower(UInt8, chip: String)
     /// The image's code differs from the template's, so the template's profile does not describe it.
     case codeDiffers(template: String)
+    /// No template was given, and the image is a station of none of those there are.
+    case noTemplateFound
 
     /// Why, in words for the command line.
     public var description: String {
@@ -207,6 +209,8 @@ public enum NoBatteryEstimate: Error, Sendable, Equatable, CustomStringConvertib
             "no battery estimate: TX power register 0x\(HexText.byte(register)) is not a power step of the \(chip)"
         case .codeDiffers(let template):
             "no battery estimate: the image's code differs from template '\(template)', so its advertising is unknown"
+        case .noTemplateFound:
+            "no battery estimate: the image is a station of no template here (see 'ccbeacon templates'), so its advertising is unknown"
         }
     }
 }

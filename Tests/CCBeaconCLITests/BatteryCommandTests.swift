@@ -47,6 +47,42 @@ struct BatteryCommandTests {
         #expect(line.contains("about \(Int(days.rounded())) days"), "\(days) vs \(line)")
     }
 
+    /// Without --template, inspect finds the template the image is a station of by its code; an
+    /// image that is a station of none gets the reason.
+    @Test func inspectFindsTheTemplateByTheImagesCode() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = scratch.path("s.hex")
+        let generate = ToolRun(
+            ["generate", "--template", "cc2541-ibeacon-prewhitened"] + Self.identity + [
+                "--interval", "500", "-o", image,
+            ])
+        #expect(generate.status == 0, "\(generate.diagnostics)")
+        let template = try BundledData.template("cc2541-ibeacon-prewhitened")
+        let file = try IntelHexFile(text: Array(try Data(contentsOf: URL(fileURLWithPath: image))))
+        let line = try template.batteryEstimate(
+            settings: template.foundSettings(in: file.memory), battery: try #require(Battery(parsing: "cr2450"))
+        ).get().summary
+        let run = ToolRun(["inspect", image, "--battery", "cr2450"])
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(
+            run.output.hasSuffix(
+                "station of template 'cc2541-ibeacon-prewhitened' (found by its code)\n  \(line)\n"), "\(run.output)")
+        let json = try #require(
+            Self.batteryObject(ToolRun(["inspect", image, "--battery", "cr2450", "--json"]).output))
+        #expect(json["template"] as? String == "cc2541-ibeacon-prewhitened")
+        let changed = try file.patchingRecords([MemoryPatch(address: 0x0100, bytes: [0xA5])]).file
+        try Data(changed.text).write(to: URL(fileURLWithPath: image))
+        let none = ToolRun(["inspect", image, "--battery", "cr2450", "--json"])
+        let reason = try #require(Self.batteryObject(none.output))
+        #expect(reason["template"] is NSNull)
+        #expect(reason["batteryLifeDays"] is NSNull)
+        #expect(
+            reason["reason"] as? String
+                == "no battery estimate: the image is a station of no template here (see 'ccbeacon templates'), so its advertising is unknown"
+        )
+    }
+
     /// An image the reference template's profile does not describe gets the reason, with exit 0
     /// (the inspection itself succeeded): a hand-changed code byte, a TX power register that is no
     /// step, an imported template's station.
@@ -118,12 +154,6 @@ struct BatteryCommandTests {
             #expect(run.diagnostics.contains(message), "\(run.diagnostics)")
             #expect(!FileManager.default.fileExists(atPath: list), "\(extra) wrote the list")
         }
-        let inspect = ToolRun(["inspect", places, "--battery", "cr2032"])
-        #expect(inspect.status == 64)
-        #expect(
-            inspect.diagnostics.hasPrefix(
-                "ccbeacon inspect: --battery needs --template or --board: the estimate reads the interval and TX power from the template's fields\n"
-            ))
         let bad = ToolRun(["inspect", places, "--template", "cc2541-ibeacon", "--battery", "cr2025"])
         #expect(bad.status == 64)
         #expect(

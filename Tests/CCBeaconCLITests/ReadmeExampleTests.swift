@@ -130,7 +130,7 @@ struct ReadmeExampleTests {
             Scene(),
         "ccbeacon generate --template cc2541-ibeacon --uuid 7634A485-1732-4B7D-AB44-D505D8A24C60 --major 1 --minor 2 --interval 1000 -o hall-a.hex --battery cr2032":
             Scene(),
-        "ccbeacon inspect out/Hall_A.hex --board hm10 --battery cr2032": Scene { bench in try bench.batch() },
+        "ccbeacon inspect out/Hall_A.hex --battery cr2032": Scene { bench in try bench.batch() },
         "ccbeacon check-app regions.json --ledger provisioning.sqlite": Scene(status: 1) { bench in
             try bench.provision()
         },

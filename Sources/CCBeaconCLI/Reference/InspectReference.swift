@@ -10,18 +10,14 @@ extension InspectCommand {
               0x32A: iBeacon E2C56DB5-DFFB-48D2-B060-D0F5A71096E0 major 1 minor 2 power -51 dBm (flags 0x06)
             ```
 
-            A station `batch` made (1000 ms, −8 dBm), with the battery life its interval and TX power give:
+            A station `batch` made (1000 ms, −8 dBm), with the battery life its interval and TX power give
+            (the template found by the image's code; `--template` or `--board` names it):
 
             ```console
-            $ ccbeacon inspect out/Hall_A.hex --board hm10 --battery cr2032
+            $ ccbeacon inspect out/Hall_A.hex --battery cr2032
             out/Hall_A.hex: 1840 data bytes, 0x0-0x7F2C
               0x7F08: iBeacon 7634A485-1732-4B7D-AB44-D505D8A24C60 major 1 minor 2 power -59 dBm (flags 0x06)
-            template 'cc2541-ibeacon': payload at 0x7F08 is iBeacon 7634A485-1732-4B7D-AB44-D505D8A24C60 major 1 minor 2 power -59 dBm
-              advertiser address C7:D5:60:AD:5D:5A (random static)
-              advertising interval 32753 ticks at 32753 Hz ≈ 1000.0 ms
-              TX power -8 dBm (TXPOWER 0xA1)
-              measured power -59 dBm: not the default -67 dBm for this TX power (board hm10: -59 dBm at 0 dBm, TX power -8 dBm); given or calibrated
-              the rest of the image equals the template
+            station of template 'cc2541-ibeacon' (found by its code)
               battery: about 243 days on CR2032, average 34.3 µA (an event every 1005.0 ms at -8 dBm; a model, never measured on a board)
             ```
             """#,
@@ -38,7 +34,7 @@ extension InspectCommand {
             ManualSection(
                 "Battery life",
                 #"""
-                `--battery cr2032|cr2450|2xaa|MAH` (inspect with a template, generate, plan) estimates how long the
+                `--battery cr2032|cr2450|2xaa|MAH` (inspect, generate, plan) estimates how long the
                 battery lasts a station of ccbeacon's reference firmware: per advertising event the CPU cycles
                 measured in the s51 simulation of that firmware (the template's `advertisingEvent`), the
                 crystal's start-up and three packets' radio start-up and time on air, times the CC2541's
@@ -47,8 +43,10 @@ extension InspectCommand {
                 capacity in mAh, all of it usable. The figures, which are from TI's data sheets and which are
                 assumed, are in docs/battery-life.md; the estimate has never been measured on a board. Images
                 of other firmware (imported templates), an image whose code is not the template's, or a TX
-                power register that is no step of the chip get no estimate, and the line says why; `--json`
-                gives `battery` with `batteryLifeDays` (null, with `reason`, when there is none).
+                power register that is no step of the chip get no estimate, and the line says why. Without
+                `--template`, inspect takes the first template (user folders first) the image is a station
+                of, found by its code. `--json` gives `battery` with `template` and `batteryLifeDays` (null,
+                with `reason`, when there is none).
                 """#),
         ])
 }
