@@ -71,7 +71,7 @@ enum InspectCommand {
             battery = arguments.battery.map {
                 CommandSupport.batteryReport(
                     template, settings: template.foundSettings(in: memory), battery: $0,
-                    codeMatches: report.codeMatchesTemplate)
+                    codeMatches: template.isStation(memory))
             }
         } else if let chosen = arguments.battery {
             // No template given: the first one (user folders first) the image is a station of.

@@ -22,8 +22,8 @@ enum CommandSupport {
 
     /// The battery estimate of a station of `template` whose image holds `settings`, as a line for
     /// people and a JSON object (`batteryLifeDays` null, with the reason, when there is none);
-    /// `codeMatches` false (an inspected image whose code is not the template's) gives none, and so
-    /// does no template at all (an image that is a station of none).
+    /// `codeMatches` false (an inspected image that is no station of the template,
+    /// `StationTemplate.isStation`) gives none, and so does no template at all.
     static func batteryReport(
         _ template: StationTemplate?, settings: FoundSettings, battery: Battery, codeMatches: Bool = true
     ) -> (line: String, json: JSONValue) {

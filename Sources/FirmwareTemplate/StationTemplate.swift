@@ -114,9 +114,6 @@ public struct VerificationReport: Sendable, Equatable {
     public var problems: [String]
     /// Notes that do not fail the check.
     public var notes: [String]
-    /// Whether every byte outside the template's fields (the code) is the template's; `false` also
-    /// when no template was checked against.
-    public var codeMatchesTemplate = false
 }
 
 /// A template ready for use: manifest, chip, parsed image, all checked against each other.
@@ -271,8 +268,7 @@ public struct StationTemplate: Sendable {
                 try? expectedMemory.write(patch.bytes, at: patch.address)
             }
         }
-        let difference = Self.firstDifference(memory, expectedMemory, ignoring: field.range)
-        if let difference {
+        if let difference = Self.firstDifference(memory, expectedMemory, ignoring: field.range) {
             problems.append(
                 "the image differs from template '\(manifest.name)' outside the payload: \(difference)")
         }
@@ -283,9 +279,7 @@ public struct StationTemplate: Sendable {
                 "the OAD header's CRC at \(hex(oadHeader.address)) does not match the image; the boot manager will reject it"
             )
         }
-        return VerificationReport(
-            address: field.address, found: found, problems: problems, notes: notes,
-            codeMatchesTemplate: difference == nil)
+        return VerificationReport(address: field.address, found: found, problems: problems, notes: notes)
     }
 
     /// One line per field that differs.
