@@ -114,10 +114,7 @@ enum Options {
         "--battery", value: "cr2032|cr2450|2xaa|MAH",
         help: "estimate the battery life on this battery or capacity in mAh (reference firmware only)"
     ) { text throws(CommandFailure) in
-        guard let battery = Battery(parsing: text) else {
-            throw .usage("--battery '\(text)' must be cr2032, cr2450, 2xaa or a capacity in mAh (1…1000000)")
-        }
-        return battery
+        do throws(BatteryError) { return try Battery(parsing: text) } catch { throw .usage("--battery \(error)") }
     }
     /// The settings a template may expose (the reference firmware does).
     static let settingOptions = [address.spec, interval.spec, txPower.spec]

@@ -83,20 +83,48 @@ public struct Battery: Sendable, Equatable {
         ("2xaa", Battery(name: "2×AA", milliampHours: 2500, usableFraction: 0.9, selfDischargePerYear: 0.04)),
     ]
 
-    /// `cr2032`, `cr2450`, `2xaa` (any case), or a capacity in mAh (all of it usable, no
-    /// self-discharge); `nil` for anything else.
-    public init?(parsing text: String) {
-        if let entry = Self.known.first(where: { $0.key == text.lowercased() }) {
+    /// `cr2032`, `cr2450`, `2xaa` (any case), or a capacity in mAh (`1000` or `1000mah`; all of it
+    /// usable, no self-discharge). A bare number that names a cell (`2032`) is refused as
+    /// ambiguous.
+    public init(parsing text: String) throws(BatteryError) {
+        let lowered = text.lowercased()
+        if let entry = Self.known.first(where: { $0.key == lowered }) {
             self = entry.battery
             return
         }
-        guard text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let capacity = Double(text),
-            capacity.isFinite, (1...1_000_000).contains(capacity)
-        else { return nil }
+        var digits = Substring(lowered)
+        let unit = digits.hasSuffix("mah")
+        if unit {
+            digits = digits.dropLast(3)
+            if digits.hasSuffix(" ") { digits = digits.dropLast() }
+        }
+        guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+            let capacity = Double(digits), capacity.isFinite, (1...1_000_000).contains(capacity)
+        else { throw .unknown(text) }
+        if !unit, let cell = Self.known.first(where: { $0.key.dropFirst(2) == digits }) {
+            throw .ambiguous(text, cell: cell.battery.name)
+        }
         self.init(
             name: "\(capacity == capacity.rounded() ? String(Int(capacity)) : String(capacity)) mAh",
-            milliampHours: capacity, usableFraction: 1,
-            selfDischargePerYear: 0)
+            milliampHours: capacity, usableFraction: 1, selfDischargePerYear: 0)
+    }
+}
+
+/// Why a battery was refused.
+public enum BatteryError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Neither a known battery nor a capacity of 1 to 1000000 mAh.
+    case unknown(String)
+    /// A bare number that is also a cell's name (`2032`).
+    case ambiguous(String, cell: String)
+
+    /// What is wrong, in words for the command line.
+    public var description: String {
+        switch self {
+        case .unknown(let text):
+            "'\(text)' is no battery: give cr2032, cr2450, 2xaa or a capacity of 1 to 1000000 mAh (1000 or 1000mah)"
+        case .ambiguous(let text, let cell):
+            "'\(text)' could be a \(cell) or \(text) mAh: write \(cell.lowercased()) for the cell or \(text)mah for a capacity"
+        }
     }
 }
 

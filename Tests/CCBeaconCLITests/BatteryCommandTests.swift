@@ -20,7 +20,7 @@ struct BatteryCommandTests {
             StationSettings(interval: try .init(parsingMilliseconds: milliseconds), txPower: dBm))
         let settings = template.stationImage(for: try .init(uuid: uuid, major: "1", minor: "2"), settings: checked)
             .settings
-        return try template.batteryEstimate(settings: settings, battery: try #require(Battery(parsing: battery))).get()
+        return try template.batteryEstimate(settings: settings, battery: try Battery(parsing: battery)).get()
             .summary
     }
 
@@ -61,7 +61,7 @@ struct BatteryCommandTests {
         let template = try BundledData.template("cc2541-ibeacon-prewhitened")
         let file = try IntelHexFile(text: Array(try Data(contentsOf: URL(fileURLWithPath: image))))
         let line = try template.batteryEstimate(
-            settings: template.foundSettings(in: file.memory), battery: try #require(Battery(parsing: "cr2450"))
+            settings: template.foundSettings(in: file.memory), battery: try Battery(parsing: "cr2450")
         ).get().summary
         let run = ToolRun(["inspect", image, "--battery", "cr2450"])
         #expect(run.status == 0, "\(run.diagnostics)")
@@ -158,7 +158,8 @@ struct BatteryCommandTests {
         #expect(bad.status == 64)
         #expect(
             bad.diagnostics.hasPrefix(
-                "ccbeacon inspect: --battery 'cr2025' must be cr2032, cr2450, 2xaa or a capacity in mAh (1…1000000)\n"))
+                "ccbeacon inspect: --battery 'cr2025' is no battery: give cr2032, cr2450, 2xaa or a capacity of 1 to 1000000 mAh (1000 or 1000mah)\n"
+            ))
     }
 
     /// A template folder whose profile cannot be (an event longer than its period, no random

@@ -13,7 +13,7 @@ import Testing
 struct BatteryLifeTests {
     static let template = try! BundledData.template()
     static let identity = try! IBeacon(uuid: "E2C56DB5-DFFB-48D2-B060-D0F5A71096E0", major: "1", minor: "2")
-    static let cr2032 = Battery(parsing: "cr2032")!
+    static let cr2032 = try! Battery(parsing: "cr2032")
 
     static func settings(milliseconds: Double, dBm: Int) throws -> FoundSettings {
         let interval = try AdvertisingInterval(
@@ -110,21 +110,32 @@ struct BatteryLifeTests {
     @Test(arguments: [
         ("cr2032", "CR2032"), ("CR2032", "CR2032"), ("cr2450", "CR2450"), ("2xAA", "2×AA"), ("2XAA", "2×AA"),
         ("1000", "1000 mAh"), ("1500.5", "1500.5 mAh"), ("1", "1 mAh"), ("1000000", "1000000 mAh"),
-        ("1.04", "1.04 mAh"), ("999999.99", "999999.99 mAh"), ("0100", "100 mAh"),
+        ("1.04", "1.04 mAh"), ("999999.99", "999999.99 mAh"), ("0100", "100 mAh"), ("2032mah", "2032 mAh"),
+        ("1000 mAh", "1000 mAh"), ("2450MAH", "2450 mAh"),
     ])
     func batteriesAreReadByNameOrCapacity(text: String, name: String) throws {
-        #expect(try #require(Battery(parsing: text)).name == name)
+        #expect(try Battery(parsing: text).name == name)
     }
 
     @Test(arguments: [
         "", "cr2025", "0", "0.5", "-5", "1e3", "inf", "nan", "1000001", "1,000", " 1000", "١٠٠٠", "2xaa ", "0x10", ".",
+        "mah", " mah", "1000  mah", "1000mahs",
     ])
     func anythingElseIsNoBattery(text: String) {
-        #expect(Battery(parsing: text) == nil)
+        #expect(throws: BatteryError.unknown(text)) { try Battery(parsing: text) }
+    }
+
+    /// A bare number that names a cell is neither guessed: the message says how to write each.
+    @Test func aNumberThatNamesACellIsAmbiguous() {
+        #expect(throws: BatteryError.ambiguous("2032", cell: "CR2032")) { try Battery(parsing: "2032") }
+        #expect(throws: BatteryError.ambiguous("2450", cell: "CR2450")) { try Battery(parsing: "2450") }
+        #expect(
+            BatteryError.ambiguous("2032", cell: "CR2032").description
+                == "'2032' could be a CR2032 or 2032 mAh: write cr2032 for the cell or 2032mah for a capacity")
     }
 
     @Test func aCapacityIsAllUsableAndNeverDischargesItself() throws {
-        let battery = try #require(Battery(parsing: "1000"))
+        let battery = try Battery(parsing: "1000")
         #expect(battery.milliampHours == 1000)
         #expect(battery.usableFraction == 1)
         #expect(battery.selfDischargePerYear == 0)
@@ -162,7 +173,7 @@ struct BatteryLifeTests {
     /// Short lives read as words, never "1 days" or "0 days": under half a day, one day, days.
     @Test(arguments: [("1", "battery: under a day on 1 mAh"), ("7.7", "battery: about 1 day on 7.7 mAh")])
     func shortLivesReadAsWords(capacity: String, start: String) throws {
-        let estimate = try Self.estimate(milliseconds: 100, battery: try #require(Battery(parsing: capacity)))
+        let estimate = try Self.estimate(milliseconds: 100, battery: try Battery(parsing: capacity))
         #expect(estimate.summary.hasPrefix(start + ", average"), "\(estimate.summary)")
     }
 

@@ -39,8 +39,9 @@ extension InspectCommand {
                 measured in the s51 simulation of that firmware (the template's `advertisingEvent`), the
                 crystal's start-up and three packets' radio start-up and time on air, times the CC2541's
                 currents, spread over the interval plus the firmware's mean random delay, on top of the PM2
-                sleep current; against the battery's usable capacity less its self-discharge. A number is a
-                capacity in mAh, all of it usable. The figures, which are from TI's data sheets and which are
+                sleep current; against the battery's usable capacity less its self-discharge. A number
+                (`1000`, `1000mah`) is a capacity in mAh, all of it usable; `2032` alone is refused as
+                ambiguous. The figures, which are from TI's data sheets and which are
                 assumed, are in docs/battery-life.md; the estimate has never been measured on a board. Images
                 of other firmware (imported templates), an image whose code is not the template's, or a TX
                 power register that is no step of the chip get no estimate, and the line says why. Without
