@@ -149,8 +149,8 @@ enum S51 {
 
     /// The CPU cycles of each whole advertising event of a `-DSIM` image (whose hardware waits
     /// end at once): s51's clock count between consecutive entries into the power mode, divided by
-    /// the 12 clocks of a classic 8051 machine cycle (the CC2541's core runs one machine cycle per
-    /// clock, SWRS110). The image must reach the power mode at least three times before it stops.
+    /// the 12 clocks of a classic 8051 machine cycle (counted as one CC2541 clock: an approximation,
+    /// docs/battery-life.md). The image must reach the power mode at least three times.
     static func eventCycles(image: URL) throws -> [Int] {
         var script = traceScript(
             image: image, setup: [], breakpoints: [("break \(hex(RadioExpectation.powerModeEntry))", [])],
