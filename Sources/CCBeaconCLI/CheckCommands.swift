@@ -3,6 +3,7 @@ import CommandLineKit
 import FirmwareTemplate
 import HexText
 import IntelHex
+import Storage
 import StructuredText
 import TargetData
 
@@ -17,8 +18,8 @@ enum InspectCommand {
                 --template it shows the identity at the template's payload address and whether the rest
                 of the image equals the template. With --battery it estimates how long that battery lasts
                 the station, for images of ccbeacon's reference firmware (the model and its sources:
-                docs/battery-life.md); without --template, for the first template the image is a station
-                of. Other images get the reason there is none.
+                docs/battery-life.md); without --template, for the template whose code the image holds,
+                shown as with --template. Other images get the reason there is none.
 
                 Example:
                   ccbeacon inspect out/hall-a.hex --template cc2541-ibeacon --battery cr2032
@@ -54,10 +55,35 @@ enum InspectCommand {
         var templateReport: (StationTemplate, VerificationReport)?
         var power: (line: String, json: JSONValue)?
         var battery: (line: String, json: JSONValue)?
-        // Without --template, the template the image was found to be a station of.
-        var recognised: String?
+        var chosen: (template: StationTemplate, board: Board?)?
+        // Without --template, the template found by the image's code, and its folder when it is
+        // a user's (two folders may hold templates of one name).
+        var recognised: (name: String, userFolder: String?)?
         if arguments.template.isMade {
             let (template, _, board) = try arguments.template.resolve()
+            chosen = (template, board)
+        } else if let wanted = arguments.battery {
+            let locations = try DataLocations.find(templatesOption: arguments.template.templatesFolder)
+            let templates = locations.loadAllTemplates(catalog: try locations.loadBoards())
+            let broken = locations.templateFolders().count - templates.count
+            if broken > 0 {
+                console.diagnostics(
+                    line:
+                        "note: \(broken) template folder\(broken == 1 ? "" : "s") could not be loaded and \(broken == 1 ? "was" : "were") not considered (see 'ccbeacon templates')"
+                )
+            }
+            // Of the templates whose code the image holds (user folders first), one that says what
+            // its advertising costs.
+            let matching = templates.filter { $0.hasCode(of: memory) }
+            if let template = matching.first(where: { $0.manifest.advertisingEvent != nil }) ?? matching.first {
+                chosen = (template, nil)
+                let bundled = Files.directory(of: template.directory) == locations.bundledTemplatesDirectory
+                recognised = (template.manifest.name, bundled ? nil : template.directory)
+            } else {
+                battery = CommandSupport.batteryReport(nil, settings: FoundSettings(), battery: wanted)
+            }
+        }
+        if let (template, board) = chosen {
             let field = template.beaconField
             let current = memory.contiguousBytes(in: field.range).flatMap {
                 IBeacon(payload: $0[field.kind.identityOffset...])
@@ -71,18 +97,8 @@ enum InspectCommand {
             battery = arguments.battery.map {
                 CommandSupport.batteryReport(
                     template, settings: template.foundSettings(in: memory), battery: $0,
-                    codeMatches: template.isStation(memory))
+                    codeMatches: template.hasCode(of: memory))
             }
-        } else if let chosen = arguments.battery {
-            // No template given: the first one (user folders first) the image is a station of.
-            let locations = try DataLocations.find(templatesOption: arguments.template.templatesFolder)
-            let template = locations.loadAllTemplates(catalog: try locations.loadBoards()).first {
-                $0.isStation(memory)
-            }
-            let report = CommandSupport.batteryReport(
-                template, settings: template?.foundSettings(in: memory) ?? FoundSettings(), battery: chosen)
-            recognised = template?.manifest.name
-            battery = report
         }
         if arguments.json {
             var members: [(String, JSONValue)] = [
@@ -116,7 +132,8 @@ enum InspectCommand {
                     (
                         "template",
                         .object([
-                            ("name", .string(template.manifest.name)),
+                            ("name", .string(template.manifest.name)), ("folder", .string(template.directory)),
+                            ("foundByCode", .bool(recognised != nil)),
                             ("payloadAddress", .string(CommandSupport.hexAddress(report.address))),
                             ("identity", report.found.map { .object(EncodeCommand.identityFields($0)) } ?? .null),
                             ("matchesTemplate", .bool(report.passed)),
@@ -150,6 +167,11 @@ enum InspectCommand {
                         : "does not match the image (computed \(HexText.address(computedCRC ?? 0))): a boot image manager will not start it")
             )
         }
+        if let recognised {
+            lines.append(
+                "found by the image's code: template '\(recognised.name)'"
+                    + (recognised.userFolder.map { " in \($0)" } ?? ""))
+        }
         if let (template, report) = templateReport {
             lines.append(
                 "template '\(template.manifest.name)': payload at \(CommandSupport.hexAddress(report.address)) is "
@@ -159,8 +181,7 @@ enum InspectCommand {
             lines += report.passed ? ["  the rest of the image equals the template"] : report.problems.map { "  \($0)" }
             if let battery { lines.append("  \(battery.line)") }
         } else if let battery {
-            if let recognised { lines.append("station of template '\(recognised)' (found by its code)") }
-            lines.append("  \(battery.line)")
+            lines.append(battery.line)
         }
         console.output(lines: lines)
     }

@@ -101,7 +101,8 @@ public struct Battery: Sendable, Equatable {
         guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
             let capacity = Double(digits), capacity.isFinite, (1...1_000_000).contains(capacity)
         else { throw .unknown(text) }
-        if !unit, let cell = Self.known.first(where: { $0.key.dropFirst(2) == digits }) {
+        // `2032`, `02032` and `2032.0` alike: the number, not its spelling, names the cell.
+        if !unit, let cell = Self.known.first(where: { Double($0.key.dropFirst(2)) == capacity }) {
             throw .ambiguous(text, cell: cell.battery.name)
         }
         self.init(
@@ -121,9 +122,9 @@ public enum BatteryError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unknown(let text):
-            "'\(text)' is no battery: give cr2032, cr2450, 2xaa or a capacity of 1 to 1000000 mAh (1000 or 1000mah)"
+            "'\(text.excerpt())' is no battery: give cr2032, cr2450, 2xaa or a capacity of 1 to 1000000 mAh (1000 or 1000mah)"
         case .ambiguous(let text, let cell):
-            "'\(text)' could be a \(cell) or \(text) mAh: write \(cell.lowercased()) for the cell or \(text)mah for a capacity"
+            "'\(text.excerpt())' could be a \(cell) or \(cell.dropFirst(2)) mAh: write \(cell.lowercased()) for the cell or \(cell.dropFirst(2))mah for a capacity"
         }
     }
 }
@@ -217,7 +218,7 @@ public enum NoBatteryEstimate: Error, Sendable, Equatable, CustomStringConvertib
     case unknownTXPower(UInt8, chip: String)
     /// The image's code differs from the template's, so the template's profile does not describe it.
     case codeDiffers(template: String)
-    /// No template was given, and the image is a station of none of those there are.
+    /// No template was given, and the image holds the code of none of those there are.
     case noTemplateFound
 
     /// Why, in words for the command line.
@@ -238,7 +239,7 @@ public enum NoBatteryEstimate: Error, Sendable, Equatable, CustomStringConvertib
         case .codeDiffers(let template):
             "no battery estimate: the image's code differs from template '\(template)', so its advertising is unknown"
         case .noTemplateFound:
-            "no battery estimate: the image is a station of no template here (see 'ccbeacon templates'), so its advertising is unknown"
+            "no battery estimate: the image holds the code of no template here (see 'ccbeacon templates'), so its advertising is unknown"
         }
     }
 }

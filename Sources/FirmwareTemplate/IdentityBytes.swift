@@ -41,15 +41,21 @@ extension StationTemplate {
             + (manifest.oad.map { [$0.headerAddress..<($0.headerAddress + IdentityBytes.oadHeaderLength)] } ?? [])
     }
 
-    /// True when `memory` is a station image of this template: on an erased chip the two leave the
-    /// same flash, the template's fields and OAD header aside (whatever the layout: a HEX of other
-    /// records, a flat `.bin` with 0xFF between, a byte range a HEX leaves out that the template has
-    /// as 0xFF), and its beacon field holds more than erased flash.
+    /// True when `memory` is a station image of this template: its code is the template's
+    /// (`hasCode`) and its beacon field holds more than erased flash.
     public func isStation(_ memory: MemoryImage) -> Bool {
         // A station carries an identity: its beacon field holds more than erased flash.
         guard let field = manifest.beaconField,
             memory.bytes(in: field.range, fill: 0xFF).contains(where: { $0 != 0xFF })
         else { return false }
+        return hasCode(of: memory)
+    }
+
+    /// True when `memory` holds this template's code: on an erased chip the two leave the same
+    /// flash, the template's fields and OAD header aside (whatever the layout: a HEX of other
+    /// records, a flat `.bin` with 0xFF between, a byte range a HEX leaves out that the template has
+    /// as 0xFF).
+    public func hasCode(of memory: MemoryImage) -> Bool {
         let own = image.memory
         let segments = own.segments + memory.segments
         guard !memory.segments.isEmpty, let low = segments.map(\.start).min(), let high = segments.map(\.end).max()

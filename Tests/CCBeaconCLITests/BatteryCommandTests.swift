@@ -65,9 +65,8 @@ struct BatteryCommandTests {
         ).get().summary
         let run = ToolRun(["inspect", image, "--battery", "cr2450"])
         #expect(run.status == 0, "\(run.diagnostics)")
-        #expect(
-            run.output.hasSuffix(
-                "station of template 'cc2541-ibeacon-prewhitened' (found by its code)\n  \(line)\n"), "\(run.output)")
+        #expect(run.output.contains("\nfound by the image's code: template 'cc2541-ibeacon-prewhitened'\n"))
+        #expect(run.output.hasSuffix("  the rest of the image equals the template\n  \(line)\n"), "\(run.output)")
         let json = try #require(
             Self.batteryObject(ToolRun(["inspect", image, "--battery", "cr2450", "--json"]).output))
         #expect(json["template"] as? String == "cc2541-ibeacon-prewhitened")
@@ -79,8 +78,60 @@ struct BatteryCommandTests {
         #expect(reason["batteryLifeDays"] is NSNull)
         #expect(
             reason["reason"] as? String
-                == "no battery estimate: the image is a station of no template here (see 'ccbeacon templates'), so its advertising is unknown"
+                == "no battery estimate: the image holds the code of no template here (see 'ccbeacon templates'), so its advertising is unknown"
         )
+    }
+
+    /// Found by a review of the template search: a user's template of a bundled one's name is
+    /// shown with its folder; of the templates whose code an image holds, one that says what its
+    /// advertising costs is taken before an imported one that does not; a folder that does not
+    /// load is noted; the payload's damage still shows; a station whose payload is erased but whose
+    /// code is the template's is no 'code differs'.
+    @Test func theTemplateSearchIsPlainAboutWhatItFound() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = scratch.path("s.hex")
+        #expect(
+            ToolRun(["generate", "--template", "cc2541-ibeacon"] + Self.identity + ["-o", image, "--interval", "500"])
+                .status == 0)
+        let users = scratch.path("users")
+        try FileManager.default.createDirectory(atPath: users, withIntermediateDirectories: true)
+        #expect(ToolRun(["template", "import", image, "--name", "x", "-o", users + "/x"]).status == 0)
+        try FileManager.default.createDirectory(atPath: users + "/broken", withIntermediateDirectories: true)
+        try Data("{".utf8).write(to: URL(fileURLWithPath: users + "/broken/template.json"))
+        let run = ToolRun(["inspect", image, "--battery", "cr2032", "--templates", users])
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.output.contains("\nfound by the image's code: template 'cc2541-ibeacon'\n"), "\(run.output)")
+        #expect(run.output.contains("  battery: about 125 days on CR2032"), "\(run.output)")
+        #expect(
+            run.diagnostics.contains(
+                "note: 1 template folder could not be loaded and was not considered (see 'ccbeacon templates')"),
+            "\(run.diagnostics)")
+
+        // A user's copy of the bundled template, name kept, shown with its folder.
+        let copy = users + "/copy"
+        try FileManager.default.copyItem(
+            atPath: SharedFixtures.checkout.appendingPathComponent("firmware-templates/cc2541-ibeacon").path,
+            toPath: copy)
+        let shadowed = ToolRun(["inspect", image, "--battery", "cr2032", "--templates", users])
+        #expect(
+            shadowed.output.contains("\nfound by the image's code: template 'cc2541-ibeacon' in \(copy)\n"),
+            "\(shadowed.output)")
+
+        // The payload erased: the template's lines say so, and the code is still the template's.
+        let file = try IntelHexFile(text: Array(try Data(contentsOf: URL(fileURLWithPath: image))))
+        let erased = try file.patchingRecords([
+            MemoryPatch(address: 0x7F11, bytes: [UInt8](repeating: 0xFF, count: 21))
+        ]).file
+        try Data(erased.text).write(to: URL(fileURLWithPath: image))
+        let damaged = ToolRun(["inspect", image, "--battery", "cr2032"])
+        #expect(damaged.output.contains("\nfound by the image's code: template 'cc2541-ibeacon'\n"))
+        #expect(
+            damaged.output.contains("payload at 0x7F08 is iBeacon FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF"),
+            "\(damaged.output)")
+        #expect(damaged.output.contains("  battery: about 125 days on CR2032"), "\(damaged.output)")
+        let named = ToolRun(["inspect", image, "--battery", "cr2032", "--template", "cc2541-ibeacon"])
+        #expect(named.output.contains("  battery: about 125 days on CR2032"), "\(named.output)")
     }
 
     /// An image the reference template's profile does not describe gets the reason, with exit 0

@@ -111,6 +111,7 @@ struct BatteryLifeTests {
         ("cr2032", "CR2032"), ("CR2032", "CR2032"), ("cr2450", "CR2450"), ("2xAA", "2×AA"), ("2XAA", "2×AA"),
         ("1000", "1000 mAh"), ("1500.5", "1500.5 mAh"), ("1", "1 mAh"), ("1000000", "1000000 mAh"),
         ("1.04", "1.04 mAh"), ("999999.99", "999999.99 mAh"), ("0100", "100 mAh"), ("2032mah", "2032 mAh"),
+        ("2032.5", "2032.5 mAh"), ("2033", "2033 mAh"),
         ("1000 mAh", "1000 mAh"), ("2450MAH", "2450 mAh"),
     ])
     func batteriesAreReadByNameOrCapacity(text: String, name: String) throws {
@@ -129,6 +130,14 @@ struct BatteryLifeTests {
     @Test func aNumberThatNamesACellIsAmbiguous() {
         #expect(throws: BatteryError.ambiguous("2032", cell: "CR2032")) { try Battery(parsing: "2032") }
         #expect(throws: BatteryError.ambiguous("2450", cell: "CR2450")) { try Battery(parsing: "2450") }
+        for spelling in ["2032.0", "2032.", "02032", "0002032", "2031.9999999999999999"] {
+            #expect(throws: BatteryError.ambiguous(spelling, cell: "CR2032")) { try Battery(parsing: spelling) }
+        }
+        #expect(
+            BatteryError.ambiguous("02032", cell: "CR2032").description
+                == "'02032' could be a CR2032 or 2032 mAh: write cr2032 for the cell or 2032mah for a capacity")
+        let long = String(repeating: "x", count: 100_000)
+        #expect(BatteryError.unknown(long).description.count < 200)
         #expect(
             BatteryError.ambiguous("2032", cell: "CR2032").description
                 == "'2032' could be a CR2032 or 2032 mAh: write cr2032 for the cell or 2032mah for a capacity")

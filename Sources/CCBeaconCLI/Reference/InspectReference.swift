@@ -17,7 +17,13 @@ extension InspectCommand {
             $ ccbeacon inspect out/Hall_A.hex --battery cr2032
             out/Hall_A.hex: 1840 data bytes, 0x0-0x7F2C
               0x7F08: iBeacon 7634A485-1732-4B7D-AB44-D505D8A24C60 major 1 minor 2 power -59 dBm (flags 0x06)
-            station of template 'cc2541-ibeacon' (found by its code)
+            found by the image's code: template 'cc2541-ibeacon'
+            template 'cc2541-ibeacon': payload at 0x7F08 is iBeacon 7634A485-1732-4B7D-AB44-D505D8A24C60 major 1 minor 2 power -59 dBm
+              advertiser address C7:D5:60:AD:5D:5A (random static)
+              advertising interval 32753 ticks at 32753 Hz ≈ 1000.0 ms
+              TX power -8 dBm (TXPOWER 0xA1)
+              measured power -59 dBm: not the default -67 dBm for this TX power (generic default: -59 dBm at 0 dBm, TX power -8 dBm); given or calibrated
+              the rest of the image equals the template
               battery: about 243 days on CR2032, average 34.3 µA (an event every 1005.0 ms at -8 dBm; a model, never measured on a board)
             ```
             """#,
@@ -45,9 +51,12 @@ extension InspectCommand {
                 assumed, are in docs/battery-life.md; the estimate has never been measured on a board. Images
                 of other firmware (imported templates), an image whose code is not the template's, or a TX
                 power register that is no step of the chip get no estimate, and the line says why. Without
-                `--template`, inspect takes the first template (user folders first) the image is a station
-                of, found by its code. `--json` gives `battery` with `template` and `batteryLifeDays` (null,
-                with `reason`, when there is none).
+                `--template`, inspect looks for the templates whose code the image holds (user folders
+                first; a folder that does not load is noted and skipped), takes one that says what its
+                advertising costs before one that does not, and shows it as with `--template` (its folder
+                too when it is a user's). `--json` gives `battery` with `template` and `batteryLifeDays`
+                (null, with `reason`, when there is none); the `template` object says `foundByCode` and
+                its `folder`.
                 """#),
         ])
 }
