@@ -326,7 +326,7 @@ enum BurnTestCommand {
     }
 
     static func describe(_ pass: BurnTest.Pass) -> String {
-        let cost = "\(pass.transfers) USB transfers, \(LiveStatus.decimal(pass.seconds)) s"
+        let cost = "\(pass.transfers) USB transfers, \(pass.seconds.oneDecimal) s"
         let measured = pass.outcome.works ? "\(pass.bytesWritten) bytes, \(cost)" : "after \(cost)"
         switch pass.outcome {
         case .works:

@@ -199,7 +199,7 @@ final class LiveStatus: Sendable {
         var totals =
             "done \(state.done) · pending \(max(0, state.pending)) · held \(state.held) · failed \(state.failed)"
         if state.verifiedNow > 0 {
-            totals += " · \(Self.decimal(rate))/min"
+            totals += " · \(rate.oneDecimal)/min"
             if state.pending > 0 { totals += " · ~\(Self.duration(Double(state.pending) / rate * 60)) left" }
         }
         lines.append(totals)
@@ -218,12 +218,6 @@ final class LiveStatus: Sendable {
             }
             return String(kept)
         }
-    }
-
-    /// `12.5`, one decimal.
-    static func decimal(_ value: Double) -> String {
-        let tenths = Int((value * 10).rounded())
-        return "\(tenths / 10).\(tenths % 10)"
     }
 
     /// `45 s`, `3 min`, `2 h 5 min`.

@@ -195,10 +195,10 @@ public struct BatteryEstimate: Sendable, Equatable {
             : whole == 1
                 ? "about 1 day"
                 : "about \(whole) days"
-                    + (days >= 365 ? " (\(oneDecimal(days / 365.25)) years)" : "")
+                    + (days >= 365 ? " (\((days / 365.25).oneDecimal) years)" : "")
         return
-            "battery: \(span) on \(battery.name), average \(oneDecimal(averageMicroamps)) µA "
-            + "(an event every \(oneDecimal(periodMilliseconds)) ms at \(txPowerDbm) dBm; a model, never measured on a board)"
+            "battery: \(span) on \(battery.name), average \(averageMicroamps.oneDecimal) µA "
+            + "(an event every \(periodMilliseconds.oneDecimal) ms at \(txPowerDbm) dBm; a model, never measured on a board)"
     }
 }
 
@@ -233,7 +233,7 @@ public enum NoBatteryEstimate: Error, Sendable, Equatable, CustomStringConvertib
         case .settingsMissing(let template):
             "no battery estimate: the image holds no interval or TX power where template '\(template)' keeps them"
         case .eventLongerThanPeriod(let template, let event, let period):
-            "no battery estimate: template '\(template)' says an event takes \(oneDecimal(event)) ms, longer than the \(oneDecimal(period)) ms from one event to the next"
+            "no battery estimate: template '\(template)' says an event takes \(event.oneDecimal) ms, longer than the \(period.oneDecimal) ms from one event to the next"
         case .unknownTXPower(let register, let chip):
             "no battery estimate: TX power register 0x\(HexText.byte(register)) is not a power step of the \(chip)"
         case .codeDiffers(let template):
@@ -291,12 +291,4 @@ extension StationTemplate {
                 battery: battery, averageMicroamps: averageMilliamps * 1000, days: days,
                 periodMilliseconds: periodSeconds * 1000, txPowerDbm: dBm))
     }
-}
-
-/// `value` with one decimal (`12.0`, `0.5`): the precision a model of unmeasured currents deserves.
-func oneDecimal(_ value: Double) -> String {
-    // Beyond what an Int holds in tenths (never for a sane model) Swift's own form is shown.
-    guard value.isFinite, value.magnitude < 1e15 else { return "\(value)" }
-    let tenths = Int((value * 10).rounded())
-    return "\(tenths / 10).\(tenths % 10)"
 }

@@ -206,9 +206,9 @@ struct BatteryLifeTests {
         #expect(
             Self.template.batteryEstimate(settings: FoundSettings(), battery: Self.cr2032)
                 == .failure(.settingsMissing(template: "cc2541-ibeacon")))
-        #expect(oneDecimal(.infinity) == "inf")
-        #expect(oneDecimal(1e300) == "1e+300")
-        #expect(oneDecimal(-0.04) == "0.0")
+        #expect(Double.infinity.oneDecimal == "inf")
+        #expect((1e300).oneDecimal == "1e+300")
+        #expect((-0.04).oneDecimal == "0.0")
     }
 
     /// The bundled template with its manifest edited (the image as it is).
