@@ -52,7 +52,7 @@ enum InspectCommand {
         let found = PayloadFinder.find(memory)
         let oad = OADHeader.detect(in: memory)
         let computedCRC = oad?.computeCRC(memory)
-        var templateReport: (StationTemplate, VerificationReport)?
+        var templateReport: (StationTemplate, VerificationReport, FoundSettings)?
         var power: (line: String, json: JSONValue)?
         var battery: (line: String, json: JSONValue)?
         var chosen: (template: StationTemplate, board: Board?)?
@@ -90,14 +90,16 @@ enum InspectCommand {
             }
             let report = template.verify(
                 memory, expected: current ?? IBeacon(uuid: .init(), major: 0, minor: 0), checkPower: true)
-            templateReport = (template, report)
+            let settings = template.foundSettings(in: memory)
+            templateReport = (template, report, settings)
             power = current.map {
                 CommandSupport.powerReport($0.measuredPower, in: memory, template: template, board: board)
             }
             battery = arguments.battery.map {
                 CommandSupport.batteryReport(
-                    template, settings: template.foundSettings(in: memory), battery: $0,
-                    codeMatches: template.hasCode(of: memory))
+                    template, settings: settings, battery: $0,
+                    // A template found by the image's code holds it by construction.
+                    codeMatches: recognised != nil || template.hasCode(of: memory))
             }
         }
         if arguments.json {
@@ -127,7 +129,7 @@ enum InspectCommand {
                         ])
                     ))
             }
-            if let (template, report) = templateReport {
+            if let (template, report, settings) = templateReport {
                 members.append(
                     (
                         "template",
@@ -138,7 +140,7 @@ enum InspectCommand {
                             ("identity", report.found.map { .object(EncodeCommand.identityFields($0)) } ?? .null),
                             ("matchesTemplate", .bool(report.passed)),
                             ("problems", .array(report.problems.map { .string($0) })),
-                            ("settings", settingsJSON(template.foundSettings(in: memory), chip: template.chip)),
+                            ("settings", settingsJSON(settings, chip: template.chip)),
                             ("measuredPower", power?.json ?? .null),
                         ])
                     ))
@@ -172,11 +174,11 @@ enum InspectCommand {
                 "found by the image's code: template '\(recognised.name)'"
                     + (recognised.userFolder.map { " in \($0)" } ?? ""))
         }
-        if let (template, report) = templateReport {
+        if let (template, report, settings) = templateReport {
             lines.append(
                 "template '\(template.manifest.name)': payload at \(CommandSupport.hexAddress(report.address)) is "
                     + (report.found.map { "iBeacon \($0)" } ?? "not an iBeacon"))
-            lines += template.describe(template.foundSettings(in: memory)).map { "  \($0)" }
+            lines += template.describe(settings).map { "  \($0)" }
             if let power { lines.append("  \(power.line)") }
             lines += report.passed ? ["  the rest of the image equals the template"] : report.problems.map { "  \($0)" }
             if let battery { lines.append("  \(battery.line)") }

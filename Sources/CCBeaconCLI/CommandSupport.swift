@@ -22,8 +22,8 @@ enum CommandSupport {
 
     /// The battery estimate of a station of `template` whose image holds `settings`, as a line for
     /// people and a JSON object (`batteryLifeDays` null, with the reason, when there is none);
-    /// `codeMatches` false (an inspected image that is no station of the template,
-    /// `StationTemplate.isStation`) gives none, and so does no template at all.
+    /// `codeMatches` false (an inspected image that does not hold the template's code,
+    /// `StationTemplate.hasCode`) gives none, and so does no template at all.
     static func batteryReport(
         _ template: StationTemplate?, settings: FoundSettings, battery: Battery, codeMatches: Bool = true
     ) -> (line: String, json: JSONValue) {
@@ -33,12 +33,13 @@ enum CommandSupport {
         var members: [(String, JSONValue)] = [
             ("battery", .string(battery.name)), ("template", template.map { .string($0.manifest.name) } ?? .null),
         ]
+        // The figures to tenths, as the line shows them.
+        func tenths(_ value: Double) -> JSONValue { .number((value * 10).rounded() / 10) }
         switch result {
         case .success(let estimate):
             members += [
-                ("batteryLifeDays", .number((estimate.days * 10).rounded() / 10)),
-                ("averageMicroamps", .number((estimate.averageMicroamps * 10).rounded() / 10)),
-                ("periodMilliseconds", .number((estimate.periodMilliseconds * 10).rounded() / 10)),
+                ("batteryLifeDays", tenths(estimate.days)), ("averageMicroamps", tenths(estimate.averageMicroamps)),
+                ("periodMilliseconds", tenths(estimate.periodMilliseconds)),
                 ("txPowerDbm", .integer(estimate.txPowerDbm)), ("measured", .bool(false)),
             ]
             return (estimate.summary, .object(members))
