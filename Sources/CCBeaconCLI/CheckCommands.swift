@@ -44,6 +44,10 @@ enum InspectCommand {
             json = command.isSet(Options.json)
             battery = try command.value(Options.battery)
         }
+
+        func validate() throws(CommandFailure) {
+            try template.refuseUnusedFolder(otherLookup: (Options.battery.spec.name, battery != nil))
+        }
     }
 
     static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
@@ -262,6 +266,8 @@ enum VerifyCommand {
             template = try TemplateChoice(command)
             json = command.isSet(Options.json)
         }
+
+        func validate() throws(CommandFailure) { try template.refuseUnusedFolder() }
     }
 
     static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {

@@ -268,6 +268,16 @@ struct TemplateChoice: Sendable, Equatable {
     /// Whether --template or --board was given.
     var isMade: Bool { template != nil || board != nil }
 
+    /// Refuses --templates DIR where nothing looks for a template (neither --template nor --board,
+    /// nor `otherLookup`, an option of the command's own that searches the templates, is given):
+    /// ignored, it would let a user believe their folder was used.
+    func refuseUnusedFolder(otherLookup: (name: String, given: Bool)? = nil) throws(CommandFailure) {
+        guard templatesFolder != nil, !isMade, otherLookup?.given != true else { return }
+        let named = otherLookup.map { "--template, --board or \($0.name)" } ?? "--template or --board"
+        throw .usage(
+            "--templates DIR says where \(named) look for templates; give one of them, or leave --templates out")
+    }
+
     /// The template named by --template, or the default template of --board, with the board
     /// (`nil` for --template: its measured power is then the generic default).
     func resolve() throws(CommandFailure) -> (template: StationTemplate, locations: DataLocations, board: Board?) {

@@ -52,6 +52,20 @@ struct MessageTableTests {
             message:
                 "ccbeacon generate: advertising interval 101 ms is not a multiple of 0.625 ms; the nearest are 100.625 and 101.25\n"
         ),
+        // --templates only says where templates are looked for: where nothing looks, it is refused
+        // rather than ignored.
+        Case(
+            arguments: ["inspect", "%/s.hex", "--templates", "%"], status: 64,
+            message:
+                "ccbeacon inspect: --templates DIR says where --template, --board or --battery look for templates; give one of them, or leave --templates out\n"
+        ),
+        Case(
+            arguments: [
+                "verify", "%/s.hex", "--uuid", uuid, "--major", "1", "--minor", "2", "--templates", "%",
+            ], status: 64,
+            message:
+                "ccbeacon verify: --templates DIR says where --template or --board look for templates; give one of them, or leave --templates out\n"
+        ),
         Case(
             arguments: ["encode", "--uuid", "x", "--major", "1", "--minor", "2"], status: 65,
             message:
