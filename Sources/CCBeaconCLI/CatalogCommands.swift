@@ -54,6 +54,11 @@ enum TemplatesCommand {
                 bundled firmware-templates/ folder. Each one is loaded and checked (image sha256,
                 placeholder bytes, chip); a broken template is listed with the reason.
 
+                The TEMPLATE column is what --template takes: the folder's name, or its path where a
+                folder of that name comes earlier in the search (a note says which one --template NAME
+                takes). Where the template.json names the template otherwise (the name records and
+                inspect show), the description says so. --json gives both, as reference and name.
+
                 Example:
                   ccbeacon templates --templates ~/beacon-templates
                 """,
@@ -83,32 +88,47 @@ enum TemplatesCommand {
         let catalog = try locations.loadBoards()
         var rows: [[String]] = []
         var json: [JSONValue] = []
+        // What --template takes to reach each folder: its name, unless a folder of that name
+        // comes earlier in the search (user folders first), and then its path.
+        var firstOfName: [String: String] = [:]
         for (directory, name) in locations.templateFolders() {
             let source = directory == locations.bundledTemplatesDirectory ? "bundled" : directory
             let folder = Files.join(directory, name)
+            var reference = name
+            if let first = firstOfName[name] {
+                reference = folder
+                console.diagnostics(
+                    line:
+                        "note: \(folder) is reached only by its folder: --template \(name) takes \(first), which comes first"
+                )
+            } else {
+                firstOfName[name] = folder
+            }
             do {
                 let template = try TemplateFolder.load(folder, catalog: catalog)
                 let field = template.beaconField
                 let oad = template.oadHeader.map { " OAD \($0.imageName)" } ?? ""
+                let named = template.manifest.name
+                let description =
+                    template.manifest.description + (named == name ? "" : " (its template.json names it '\(named)')")
                 rows.append([
-                    template.manifest.name, template.chip.name, CommandSupport.hexAddress(field.address) + oad,
-                    source,
-                    template.manifest.description,
+                    reference, template.chip.name, CommandSupport.hexAddress(field.address) + oad, source, description,
                 ])
                 json.append(
                     .object([
-                        ("name", .string(template.manifest.name)), ("chip", .string(template.chip.name)),
+                        ("name", .string(named)), ("reference", .string(reference)),
+                        ("chip", .string(template.chip.name)),
                         ("payloadAddress", .string(CommandSupport.hexAddress(field.address))),
                         ("oad", .bool(template.oadHeader != nil)), ("folder", .string(folder)),
                         ("source", .string(source)), ("description", .string(template.manifest.description)),
                         ("ok", .bool(true)),
                     ]))
             } catch {
-                rows.append([name, "-", "-", source, "BROKEN: \(error)"])
+                rows.append([reference, "-", "-", source, "BROKEN: \(error)"])
                 json.append(
                     .object([
-                        ("name", .string(name)), ("folder", .string(folder)), ("source", .string(source)),
-                        ("ok", .bool(false)), ("error", .string(error.description)),
+                        ("name", .string(name)), ("reference", .string(reference)), ("folder", .string(folder)),
+                        ("source", .string(source)), ("ok", .bool(false)), ("error", .string(error.description)),
                     ]))
             }
         }

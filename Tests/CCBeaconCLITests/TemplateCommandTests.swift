@@ -3,6 +3,7 @@ import FirmwareTemplate
 import Foundation
 import IntelHex
 import StructuredText
+import TestSupport
 import Testing
 
 @testable import CCBeaconCLI
@@ -35,6 +36,41 @@ struct TemplateCommandTests {
         #expect(templates.status == 0)
         #expect(templates.output.contains("\ncc2541-ibeacon              CC2541F256  0x7F08   bundled  "))
         #expect(templates.output.contains("\ncc2541-ibeacon-prewhitened  CC2541F256  0x7F08   bundled  "))
+    }
+
+    /// `templates` shows each template by what `--template` takes to reach it: its folder's name,
+    /// or its folder's path where a template of that name comes first in the search (a user's
+    /// folder shadows a bundled one). It listed every one by its manifest's name, so three rows
+    /// could read `cc2541-ibeacon` while `--template cc2541-ibeacon` took only the first.
+    @Test func eachTemplateIsListedByWhatTemplateTakes() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let bundled = SharedFixtures.checkout.appendingPathComponent("firmware-templates/cc2541-ibeacon").path
+        for folder in ["cc2541-ibeacon", "other"] {
+            try FileManager.default.copyItem(atPath: bundled, toPath: scratch.path("users/\(folder)"))
+        }
+        let users = scratch.path("users")
+        let run = ToolRun(["templates", "--templates", users])
+        #expect(run.status == 0, "\(run.diagnostics)")
+        let rows = run.output.split(separator: "\n").map(String.init)
+        let first = try #require(rows.first { $0.hasPrefix("cc2541-ibeacon ") }, "\(run.output)")
+        #expect(first.contains(" \(users) "))
+        let other = try #require(rows.first { $0.hasPrefix("other ") }, "\(run.output)")
+        #expect(other.hasSuffix("(its template.json names it 'cc2541-ibeacon')"))
+        #expect(rows.contains { $0.hasPrefix(bundled + " ") && $0.contains(" bundled ") }, "\(run.output)")
+        #expect(
+            run.diagnostics
+                == "note: \(bundled) is reached only by its folder: --template cc2541-ibeacon takes \(users)/cc2541-ibeacon, which comes first\n"
+        )
+        let json = ToolRun(["templates", "--templates", users, "--json"])
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
+        #expect(
+            list.compactMap { $0["reference"] as? String }
+                == ["cc2541-ibeacon", "other", bundled, "cc2541-ibeacon-prewhitened"])
+        #expect(
+            list.compactMap { $0["name"] as? String }.prefix(3) == [
+                "cc2541-ibeacon", "cc2541-ibeacon", "cc2541-ibeacon",
+            ])
     }
 
     @Test func brokenUserTemplatesAreListedWithTheReason() throws {
