@@ -144,6 +144,10 @@ public struct TemplateManifest: Sendable, Equatable {
         let chip = try root.string("chip")
         let image = try root.string("image")
         guard isSafeName(image) else { throw root.error("image", "must be a file name inside the template folder") }
+        guard image.lowercased() != "template.json" else {
+            throw root.error(
+                "image", "'\(image)' is this file, not a firmware image; give the image's file name (image.hex)")
+        }
         let sha = try root.string("imageSha256")
         guard sha.count == 64, sha.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else {
             throw root.error("imageSha256", "must be 64 lower-case hex digits (sha256sum's output)")

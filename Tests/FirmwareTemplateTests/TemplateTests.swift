@@ -253,6 +253,11 @@ struct TemplateValidationTests {
             #""image": "image.hex""#, #""image": "../image.hex""#,
             "image: must be a file name inside the template folder"
         ),
+        // The manifest itself was refused as an image that "has changed since the template was made".
+        (
+            #""image": "image.hex""#, #""image": "template.json""#,
+            "image: 'template.json' is this file, not a firmware image; give the image's file name (image.hex)"
+        ),
     ])
     func manifestErrorsNameTheKey(original: String, replacement: String, message: String) throws {
         let template = try Self.template()
