@@ -165,13 +165,18 @@ public struct LabelSheet: Sendable, Equatable {
         }
         let (columns, rows) = grid
         let spacing = try gap.map { text throws(LabelSheetError) in
-            try pair(text, separator: ",", option: "--gap", accepts: "ACROSS,DOWN in mm, such as 3,0") {
+            try pair(
+                text, separator: ",", option: "--gap", accepts: "ACROSS,DOWN in mm, such as 3,0 (0, or 0.001 to 1000)"
+            ) {
                 length($0, allowingZero: true)
             }
         }
         let between = Millimetres(width: spacing?.0 ?? 0, height: spacing?.1 ?? 0)
         let corner = try margin.map { text throws(LabelSheetError) in
-            try pair(text, separator: ",", option: "--margin", accepts: "TOP,LEFT in mm, such as 15.5,6.75") {
+            try pair(
+                text, separator: ",", option: "--margin",
+                accepts: "TOP,LEFT in mm, such as 15.5,6.75 (0, or 0.001 to 1000)"
+            ) {
                 length($0, allowingZero: true)
             }
         }
@@ -209,7 +214,7 @@ public struct LabelSheet: Sendable, Equatable {
     static func size(_ text: String, option: String) throws(LabelSheetError) -> Millimetres {
         let (width, height) = try pair(
             text, separator: "x", option: option,
-            accepts: "WIDTHxHEIGHT in mm, such as 62x29 (up to 1000, decimals with a point)"
+            accepts: "WIDTHxHEIGHT in mm, such as 62x29 (0.001 to 1000, decimals with a point)"
         ) {
             length($0, allowingZero: false)
         }
@@ -228,14 +233,15 @@ public struct LabelSheet: Sendable, Equatable {
         return (first, second)
     }
 
-    /// A length in mm written in decimal with a point (`37.125`), greater than 0 (or equal, when
-    /// `allowingZero`) and at most 1000; nil for anything else (signs, exponents, `inf`).
+    /// A length in mm written in decimal with a point (`37.125`), from 0.001 (the SVG is written
+    /// to 0.001 mm; 0 too when `allowingZero`) to 1000; nil for anything else (signs, exponents,
+    /// `inf`).
     static func length(_ text: String, allowingZero: Bool) -> Double? {
         let pieces = text.split(separator: ".", omittingEmptySubsequences: false)
         guard (1...2).contains(pieces.count), pieces.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCII) }),
             pieces.allSatisfy({ $0.allSatisfy(\.isNumber) }), let value = Double(text)
         else { return nil }
-        guard value <= 1000, allowingZero ? value >= 0 : value > 0 else { return nil }
+        guard value <= 1000, value >= 0.001 || (allowingZero && value == 0) else { return nil }
         return value
     }
 }

@@ -61,7 +61,7 @@ public struct BTSnoopCapture: Sendable, Equatable {
             record += 1
             guard bytes.count - offset >= 24 else {
                 throw fail(
-                    offset, "record \(record) is cut short: \(bytes.count - offset) bytes where its header needs 24")
+                    offset, "record \(record) is cut short after \(bytes.count - offset) of its header's 24 bytes")
             }
             let included = Int(Self.u32(bytes, offset + 4))
             let flags = Self.u32(bytes, offset + 8)

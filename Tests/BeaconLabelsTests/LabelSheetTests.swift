@@ -60,6 +60,9 @@ struct LabelSheetTests {
         ("single", "1001x29", nil, nil, "must be WIDTHxHEIGHT"),
         ("single", "62.x29", nil, nil, "must be WIDTHxHEIGHT"),
         ("single", "２x29", nil, nil, "must be WIDTHxHEIGHT"),
+        // Below the 0.001 mm the SVG is written in: it was refused as "labels of 0×0 mm".
+        ("single", "0.0001x0.0001", nil, nil, "--label-size '0.0001x0.0001' must be WIDTHxHEIGHT in mm"),
+        ("210x297:3x8", nil, "0.0001,0", nil, "--margin '0.0001,0' must be TOP,LEFT in mm"),
         ("single", "20x10", nil, nil, "labels of 20×10 mm are too small"),
         ("210x297", nil, nil, nil, "is not a sheet"),
         ("210x297:0x8", nil, nil, nil, "--sheet's grid '0x8' must be columns and rows"),

@@ -60,7 +60,10 @@ struct CaptureTests {
             (header + [1, 0], "at byte 10: ends after 10 bytes, inside the 16-byte btsnoop header"),
             (header + BTSnoopFile.u32(2) + BTSnoopFile.u32(1002), "at byte 8: is btsnoop version 2"),
             (header + BTSnoopFile.u32(1) + BTSnoopFile.u32(1001), "at byte 12: has datalink 1001"),
-            (BTSnoopFile.file([(3, [0x04, 0x3E, 0x00])]) + [0x00], "at byte 43: record 2 is cut short: 1 bytes"),
+            (
+                BTSnoopFile.file([(3, [0x04, 0x3E, 0x00])]) + [0x00],
+                "at byte 43: record 2 is cut short after 1 of its header's 24 bytes"
+            ),
             (cut, "at byte 20: record 1 says 5 bytes follow, but only 4 do"),
             (
                 BTSnoopFile.file([(3, [0x04, 0x3E, 0x05, 0x02])]),
