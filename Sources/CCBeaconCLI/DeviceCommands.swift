@@ -299,9 +299,9 @@ enum InfoCommand {
             targetID: connection.state.targetID, chips: connection.session.chips)
         var primary: [UInt8]?
         var secondary: [UInt8]?
-        if !identity.locked, let chip = connection.chip, chip.primaryAddress != nil {
+        if !identity.locked, let chip = connection.chip {
             do {
-                primary = try connection.session.primaryAddress(chip: chip)
+                if chip.primaryAddress != nil { primary = try connection.session.primaryAddress(chip: chip) }
                 secondary = try connection.session.secondaryAddress(chip: chip)
             } catch { throw DeviceSupport.failure(error) }
         }
@@ -342,13 +342,23 @@ enum InfoCommand {
                 flash + ", debug lock: off",
             ]
             let family = connection.session.chips.filter { $0.debuggerTargetID == connection.state.targetID }
-            if connection.chip.map({ $0.primaryAddress == nil }) ?? family.allSatisfy({ $0.primaryAddress == nil }) {
-                lines.append("IEEE address: none (the \(connection.chip?.family ?? name) has none)")
-            } else {
-                lines += [
-                    "primary IEEE address: \(primary.map { HexText.colonSeparated($0) } ?? "?")",
-                    "secondary address: \(secondary.map { HexText.colonSeparated($0) } ?? "none (erased)")",
-                ]
+            let familyName = connection.chip?.family ?? name
+            func has(_ place: KeyPath<Chip, Range<Int>?>) -> Bool {
+                connection.chip.map { $0[keyPath: place] != nil } ?? family.contains { $0[keyPath: place] != nil }
+            }
+            let secondaryLine =
+                "secondary address: \(secondary.map { HexText.colonSeparated($0) } ?? "none (erased)")"
+            switch (has(\.primaryAddress), has(\.secondaryAddress)) {
+            case (false, false): lines.append("IEEE address: none (the \(familyName) has none)")
+            case (false, true):
+                // The CC243x: no factory address; the one kept in the last bytes of flash.
+                lines.append("IEEE address: none in the chip (the \(familyName) keeps it in the last 8 bytes of flash)")
+                lines.append(
+                    connection.chip == nil
+                        ? "secondary address: not read (where it is depends on the flash size: give --flash-size)"
+                        : secondaryLine)
+            case (true, _):
+                lines += ["primary IEEE address: \(primary.map { HexText.colonSeparated($0) } ?? "?")", secondaryLine]
             }
         }
         console.output(lines: lines)
@@ -422,12 +432,13 @@ enum FlashCommand {
     static let verify = DefaultedOption<VerifyMode>(
         "--verify", choosing: VerifyMode.allCases, default: .crc, help: "how the burn is checked")
     static let mac = Option<[UInt8]>(
-        "--mac", value: "XX:…", help: "write this secondary address (MSB first; 6 bytes on CC2540/41, 8 on CC253x)"
+        "--mac", value: "XX:…",
+        help: "write this secondary address (MSB first; 6 bytes on CC2540/41, 8 on CC253x and CC243x)"
     ) { text throws(CommandFailure) in
         guard let bytes = HexText.parseColonSeparated(text, count: 6) ?? HexText.parseColonSeparated(text, count: 8)
         else {
             throw .usage(
-                "--mac '\(text)' must be 6 bytes (CC2540/41) or 8 (CC253x) as XX:XX:…, most significant first")
+                "--mac '\(text)' must be 6 bytes (CC2540/41) or 8 (CC253x, CC243x) as XX:XX:…, most significant first")
         }
         // All FF is what an erased page reads (no address); all 00 names no chip either.
         guard bytes.contains(where: { $0 != 0 }), bytes.contains(where: { $0 != 0xFF }) else {
@@ -599,8 +610,8 @@ enum FlashCommand {
             identityNote = "no identity bytes found in the image to read back"
         }
         let verified =
-            arguments.verify == .none
-            ? "not verified beyond that" : "the whole image verified (\(arguments.verify.rawValue))"
+            result.report.verify == .none
+            ? "not verified beyond that" : "the whole image verified (\(result.report.verify.rawValue))"
         var lines = [
             "flashed \(arguments.path) to the \(result.chip.name) on \(connection.device.selector): \(DeviceSupport.size(result.report.bytesWritten)) written, "
                 + "\(identityNote), \(verified); the target is running"

@@ -108,6 +108,10 @@ struct Registers: Equatable {
     var banksFlashWindow: Bool
     /// Whether READ_STATUS bit 7 set means the chip erase is done (the older map) rather than busy.
     var eraseBitMeansDone: Bool
+    /// Where the chip's ID and its revision are read in XDATA (CHIPID and CHVER; PARTNUM and
+    /// VERSION on the CC251x/111x).
+    var chipIDAddress: UInt16
+    var revisionAddress: UInt16
 
     /// The XDATA address through which an SFR is read.
     func mirror(_ sfr: UInt8) -> UInt16 { sfrBase + UInt16(sfr) }
@@ -118,19 +122,27 @@ struct Registers: Equatable {
     /// The CC253x/4x (SWRU191; cc-debugger-protocol.md §5.2–§5.3).
     static let xreg = Registers(
         fctl: XREG.fctl, faddrl: XREG.faddrl, fwdata: XREG.fwdata, sfrBase: 0x7000,
-        startWrite: FlashControl.startWrite, banksFlashWindow: true, eraseBitMeansDone: false)
+        startWrite: FlashControl.startWrite, banksFlashWindow: true, eraseBitMeansDone: false,
+        chipIDAddress: XREG.chipid, revisionAddress: XREG.chver)
     /// The CC251x/111x (SWRA124; SDCC's cc2510fx.h: FADDRL 0xAC, FCTL 0xAE, FWDATA 0xAF, seen at
-    /// 0xDF00 + SFR; write command 0x02; chip-family.md §1 for the erase bit).
+    /// 0xDF00 + SFR; write command 0x02; PARTNUM 0xDF36, VERSION 0xDF37; chip-family.md §1 for the
+    /// erase bit).
     static let sfr = Registers(
         fctl: 0xDFAE, faddrl: 0xDFAC, fwdata: 0xDFAF, sfrBase: 0xDF00, startWrite: 0x02, banksFlashWindow: false,
-        eraseBitMeansDone: true)
+        eraseBitMeansDone: true, chipIDAddress: 0xDF36, revisionAddress: 0xDF37)
+    /// The CC243x: the CC251x/111x's flash controller and SFRs (SDCC's cc2430.h has the same
+    /// addresses), CHIPID at 0xDF61 and CHVER at 0xDF60. Its flash is never read through XDATA
+    /// (`RegisterMap.verifiesByCRC`), so `banksFlashWindow` does not apply.
+    static let sfrBanked = Registers(
+        fctl: 0xDFAE, faddrl: 0xDFAC, fwdata: 0xDFAF, sfrBase: 0xDF00, startWrite: 0x02, banksFlashWindow: false,
+        eraseBitMeansDone: true, chipIDAddress: 0xDF61, revisionAddress: 0xDF60)
 
     /// The registers of `map`.
-    static func of(_ map: RegisterMap) -> Registers { map == .xreg ? .xreg : .sfr }
-}
-
-/// The older map's ID registers (SDCC's cc2510fx.h): PARTNUM, then VERSION.
-enum OlderIDRegisters {
-    static let partnum: UInt16 = 0xDF36
-    static let version: UInt16 = 0xDF37
+    static func of(_ map: RegisterMap) -> Registers {
+        switch map {
+        case .xreg: .xreg
+        case .sfr: .sfr
+        case .sfrBanked: .sfrBanked
+        }
+    }
 }

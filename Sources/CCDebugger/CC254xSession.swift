@@ -92,9 +92,12 @@ public final class CC254xSession {
     // MARK: - Connect and identify
 
     /// The register map of the chips with `targetID` (one family shares one map).
-    func registers(targetID: UInt16) -> Registers {
-        .of(chips.first { $0.debuggerTargetID == targetID }?.registerMap ?? .xreg)
+    func registerMap(targetID: UInt16) -> RegisterMap {
+        chips.first { $0.debuggerTargetID == targetID }?.registerMap ?? .xreg
     }
+
+    /// The registers of the chips with `targetID`.
+    func registers(targetID: UInt16) -> Registers { .of(registerMap(targetID: targetID)) }
 
     /// The connected chip's registers.
     var registers: Registers { .of(chip?.registerMap ?? .xreg) }
@@ -147,11 +150,12 @@ public final class CC254xSession {
             return ChipIdentity(chipID: 0, revision: 0, flashSizeCode: 0, flashSize: 0, ramSize: 0, locked: true)
         }
         guard status & Frames.Status.cpuHalted != 0 else { throw .targetNotResponding(status: status) }
-        if registers(targetID: targetID) == .sfr {
-            // No CHIPINFO: PARTNUM and VERSION, and the size the user named.
+        if registerMap(targetID: targetID).isOlder {
+            // No CHIPINFO: the ID and revision, and the size the user named.
+            let registers = registers(targetID: targetID)
             try out(
                 Frames.writeConfig(0x22) + Self.setSFR(SFR.dps, 0)
-                    + Self.readList([OlderIDRegisters.partnum, OlderIDRegisters.version]),
+                    + Self.readList([registers.chipIDAddress, registers.revisionAddress]),
                 .identifying)
             let id = try input(2, .identifying)
             let chip = Chip.reporting(targetID: targetID, flashSizeCode: 0, flashSize: assumedFlashSize, in: chips)
@@ -355,7 +359,7 @@ public final class CC254xSession {
     /// (byte 1, where cc-tool and the Glasgow project put it; chip-family.md §6), then the
     /// configuration is restored. It takes effect at the next reset.
     public func writeLockByte(_ lock: UInt8) throws(DebuggerError) {
-        guard let chip, chip.registerMap == .sfr else { throw .lockNotTaken }
+        guard let chip, chip.registerMap.isOlder else { throw .lockNotTaken }
         let word = [0xFF, lock] + [UInt8](repeating: 0xFF, count: max(0, chip.flashWordSize - 2))
         var nextWordAddress = -1  // FADDR is set, to word 0
         try out(
@@ -385,7 +389,10 @@ public final class CC254xSession {
 
     /// Verifies every byte of the image with the on-chip CRC: per chunk of ≤ 4 KiB inside one
     /// 32 KiB bank, one OUT (bank, descriptor, clear DMAIRQ, seed, arm, trigger, read back) and one IN.
+    /// On a chip whose flash the CRC cannot see (`VerifyMode.effective(on:)`), every byte is read
+    /// back instead (`verifyRead`).
     public func verifyCRC(_ image: MemoryImage, progress: (FlashProgress) -> Void = { _ in }) throws(DebuggerError) {
+        guard VerifyMode.crc.effective(on: chip) == .crc else { return try verifyRead(image, progress: progress) }
         let chunks = Self.verifyChunks(image)
         let total = chunks.reduce(0) { $0 + $1.count }
         var done = 0
@@ -623,6 +630,12 @@ public enum VerifyMode: String, Sendable, CaseIterable {
     case read
     /// Nothing beyond the identity read-back.
     case none
+
+    /// The mode that checks `chip`: `crc` is `read` on a chip whose flash the CRC DMA cannot see
+    /// (`RegisterMap.verifiesByCRC`, the CC243x); reading back is the stronger check.
+    public func effective(on chip: Chip?) -> VerifyMode {
+        self == .crc && chip?.registerMap.verifiesByCRC == false ? .read : self
+    }
 }
 
 /// What a finished burn did.

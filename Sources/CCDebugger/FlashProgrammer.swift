@@ -270,7 +270,8 @@ public struct FlashProgrammer {
                 chip: chip,
                 report: BurnReport(
                     blocksWritten: flashPlan.blocks.count,
-                    bytesWritten: flashPlan.blocks.count * flashPlan.writing.blockSize, verify: options.verify,
+                    bytesWritten: flashPlan.blocks.count * flashPlan.writing.blockSize,
+                    verify: options.verify.effective(on: chip),
                     readBack: readBack),
                 secondaryAddress: secondary, unlockedByErase: unlockedByErase)
             events(.finished(result))
@@ -290,6 +291,7 @@ public struct FlashProgrammer {
         let merged = CC254xSession.merged(readBack)
         try session.verifyRanges(merged, of: image)
         events(.identityReadBack(merged))
+        let verify = verify.effective(on: session.chip)
         switch verify {
         case .crc: try session.verifyCRC(image) { events(.verifying($0)) }
         case .read: try session.verifyRead(image) { events(.verifying($0)) }

@@ -421,13 +421,17 @@ struct ChipModel: Sendable {
         }
     }
 
-    /// The older parts' XDATA map (SDCC's cc2510fx.h, chip-family.md): flash from 0x0000, the
-    /// radio and ID registers at 0xDF00–0xDF7F, the SFRs at 0xDF80–0xDFFF, SRAM up to 0xFFFF.
+    /// The older parts' XDATA map (SDCC's cc2510fx.h and cc2430.h, chip-family.md): flash from
+    /// 0x0000 (on the CC243x, CODE space's view: bank 0, then the FMAP bank from 0x8000), the radio
+    /// and ID registers at 0xDF00–0xDF7F, the SFRs at 0xDF80–0xDFFF, SRAM up to 0xFFFF.
     mutating func readOlderXdata(_ address: Int) -> UInt8 {
         switch address {
-        case 0..<flashSize: return readFlash(address)
-        case 0xDF36: return part.chipID  // PARTNUM
-        case 0xDF37: return settings.revision  // VERSION
+        case 0..<0xDF00 where part.hasBankedOlderMap: return readCode(address)
+        case 0..<flashSize where !part.hasBankedOlderMap: return readFlash(address)
+        case 0xDF60 where part.hasBankedOlderMap: return settings.revision  // CHVER
+        case 0xDF61 where part.hasBankedOlderMap: return part.chipID  // CHIPID
+        case 0xDF36 where !part.hasBankedOlderMap: return part.chipID  // PARTNUM
+        case 0xDF37 where !part.hasBankedOlderMap: return settings.revision  // VERSION
         case 0xDF80..<0xE000: return readSFR(UInt8(address - 0xDF00))
         case part.ram: return sram[address - part.ram.lowerBound]
         default: return 0

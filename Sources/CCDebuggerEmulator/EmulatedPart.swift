@@ -41,6 +41,12 @@ public struct EmulatedPart: Sendable, Equatable, CustomStringConvertible {
     /// CHIPINFO, the lock byte in the information page, and READ_STATUS bit 7 set when a chip
     /// erase is done rather than while it runs.
     public var hasOlderRegisterMap: Bool
+    /// Whether the older map is the CC243x's (SDCC's cc2430.h, from TI's SWRS036): CHVER and CHIPID
+    /// at XDATA 0xDF60/0xDF61, the radio's IEEE_ADDR registers at 0xDF43–0xDF4A (set by firmware;
+    /// 0 after reset), up to 128 KiB of flash in 32 KiB banks that FMAP maps into CODE and XDATA
+    /// at 0x8000 (TI E2E 17664; XDATA shows only what lies below the registers at 0xDF00), bank 0
+    /// at 0x0000, and 4-byte flash words.
+    public var hasBankedOlderMap: Bool
     /// Bytes in one flash word (FADDR counts words): 4, or 2 on the CC251x/111x.
     public var flashWordSize: Int
 
@@ -48,7 +54,7 @@ public struct EmulatedPart: Sendable, Equatable, CustomStringConvertible {
     public init(
         name: String, family: String, targetID: UInt16, chipID: UInt8, flashSize: Int, flashSizeCode: UInt8,
         pageSize: Int, ramSize: Int, hasUSB: Bool, ieeeOffset: Int?, ieeeLength: Int, hasBurstWrite: Bool = true,
-        hasOlderRegisterMap: Bool = false
+        hasOlderRegisterMap: Bool = false, hasBankedOlderMap: Bool = false
     ) {
         self.name = name
         self.family = family
@@ -62,8 +68,9 @@ public struct EmulatedPart: Sendable, Equatable, CustomStringConvertible {
         self.ieeeOffset = ieeeOffset
         self.ieeeLength = ieeeLength
         self.hasBurstWrite = hasBurstWrite
-        self.hasOlderRegisterMap = hasOlderRegisterMap
-        flashWordSize = hasOlderRegisterMap ? 2 : 4
+        self.hasOlderRegisterMap = hasOlderRegisterMap || hasBankedOlderMap
+        self.hasBankedOlderMap = hasBankedOlderMap
+        flashWordSize = hasOlderRegisterMap && !hasBankedOlderMap ? 2 : 4
     }
 
     /// The XDATA addresses of the SRAM: from 0x0000 on the CC253x/4x, up to 0xFFFF on the older
@@ -79,9 +86,11 @@ public struct EmulatedPart: Sendable, Equatable, CustomStringConvertible {
 
     /// The parts modelled: the CC253x/CC254x family, which CHIPINFO0 tells apart by size (the
     /// CC2543/44/45 code 18 KiB as 1 and 32 KiB as 7), and the CC251x/111x, which report no size
-    /// (code 0 here; 8, 16 or 32 KiB with 1, 2 or 4 KiB of SRAM).
+    /// (code 0 here; 8, 16 or 32 KiB with 1, 2 or 4 KiB of SRAM), and the CC2430/31 (no size
+    /// either; 32, 64 or 128 KiB, 2 KiB pages, 8 KiB of SRAM).
     /// Sources: cc-debugger-protocol.md §6.1–§6.3 (cc-tool's chip table, SWRU191), chip-family.md,
-    /// SDCC's cc2510fx.h (PARTNUM/VERSION at 0xDF36/0xDF37, the flash SFRs at 0xAB–0xAF).
+    /// SDCC's cc2510fx.h (PARTNUM/VERSION at 0xDF36/0xDF37, the flash SFRs at 0xAB–0xAF) and
+    /// cc2430.h (CHVER/CHIPID at 0xDF60/0xDF61, FMAP 0x9F, the same flash SFRs).
     public static let all: [EmulatedPart] = {
         // family, target ID, CHIPID, USB, BURST_WRITE, IEEE offset and length,
         // (size KiB, FLASHSIZE code, page, RAM KiB)
@@ -111,6 +120,8 @@ public struct EmulatedPart: Sendable, Equatable, CustomStringConvertible {
             ("CC2510", 0x2510, 0x81, false), ("CC2511", 0x2511, 0x91, true),
             ("CC1110", 0x1110, 0x01, false), ("CC1111", 0x1111, 0x11, true),
         ]
+        // family, target ID, CHIPID; each in 32, 64 and 128 KiB with 8 KiB of SRAM.
+        let banked: [(String, UInt16, UInt8)] = [("CC2430", 0x2430, 0x85), ("CC2431", 0x2431, 0x89)]
         return current
             + older.flatMap { family, targetID, partNumber, usb in
                 [(8, 1), (16, 2), (32, 4)].map { kib, ram in
@@ -118,6 +129,14 @@ public struct EmulatedPart: Sendable, Equatable, CustomStringConvertible {
                         name: "\(family)F\(kib)", family: family, targetID: targetID, chipID: partNumber,
                         flashSize: kib * 1024, flashSizeCode: 0, pageSize: 1024, ramSize: ram * 1024, hasUSB: usb,
                         ieeeOffset: nil, ieeeLength: 0, hasBurstWrite: false, hasOlderRegisterMap: true)
+                }
+            }
+            + banked.flatMap { family, targetID, chipID in
+                [32, 64, 128].map { kib in
+                    EmulatedPart(
+                        name: "\(family)F\(kib)", family: family, targetID: targetID, chipID: chipID,
+                        flashSize: kib * 1024, flashSizeCode: 0, pageSize: 2048, ramSize: 8192, hasUSB: false,
+                        ieeeOffset: nil, ieeeLength: 0, hasBurstWrite: false, hasBankedOlderMap: true)
                 }
             }
     }()

@@ -144,7 +144,8 @@ public struct Chip: Sendable, Equatable {
         case nil: registerMap = .xreg
         case let name?:
             guard let map = RegisterMap(rawValue: name) else {
-                let names = RegisterMap.allCases.map(\.rawValue).joined(separator: " or ")
+                let all = RegisterMap.allCases.map(\.rawValue)
+                let names = all.dropLast().joined(separator: ", ") + " or " + (all.last ?? "")
                 throw object.error("registers", "must be \(names), not '\(name.excerpt())'")
             }
             registerMap = map
@@ -155,18 +156,21 @@ public struct Chip: Sendable, Equatable {
         if registerMap == .xreg {
             flashSizeCode = UInt8(try object.integer("flashSizeCode", in: 1...7))
         } else if object.optionalNode("flashSizeCode") != nil {
-            throw object.error("flashSizeCode", "a chip with registers \"sfr\" does not report its flash size")
+            throw object.error(
+                "flashSizeCode", "a chip with registers \"\(registerMap.rawValue)\" does not report its flash size")
         }
-        // The CC253x/4x flash word is 4 bytes; the older map's is the chip's to say (2 on the
-        // CC251x/111x), so it must say it.
+        // The CC253x/4x flash word is 4 bytes; the older maps' is the chip's to say (2 on the
+        // CC251x/111x, 4 on the CC243x), so it must say it.
         let wordSize: Int
         switch (registerMap, try object.optionalInteger("wordSize", in: 1...8)) {
         case (.xreg, nil), (.xreg, 4?): wordSize = 4
         case (.xreg, _?): throw object.error("wordSize", "the CC253x/4x flash word is 4 bytes")
-        case (.sfr, nil):
+        case (_, nil):
             throw object.error(
-                "wordSize", "is missing; a chip with registers \"sfr\" says its flash word (2 on the CC251x/111x)")
-        case (.sfr, let size?):
+                "wordSize",
+                "is missing; a chip with registers \"\(registerMap.rawValue)\" says its flash word (2 on the CC251x/111x, 4 on the CC243x)"
+            )
+        case (_, let size?):
             guard [2, 4].contains(size) else { throw object.error("wordSize", "must be 2 or 4 bytes") }
             wordSize = size
         }
@@ -211,7 +215,9 @@ public struct Chip: Sendable, Equatable {
             }
             lockBits = lockStart..<(lockStart + lockLength)
         } else if object.optionalNode("lockBits") != nil {
-            throw object.error("lockBits", "a chip with registers \"sfr\" keeps its lock byte in the information page")
+            throw object.error(
+                "lockBits",
+                "a chip with registers \"\(registerMap.rawValue)\" keeps its lock byte in the information page")
         }
         var nvPages: ClosedRange<Int>?
         if var nv = try object.optionalObject("nvPages") {
@@ -240,17 +246,25 @@ public struct Chip: Sendable, Equatable {
         guard flashSize % pageSize == 0 else {
             throw object.error("flashSize", "must be a whole number of pages (\(pageSize) bytes)")
         }
-        if let secondaryAddress, secondaryAddress.upperBound != lockBits?.lowerBound {
+        // The secondary address ends where the lock bits begin, or (the CC243x: no lock bits, no
+        // factory address; cc-tool keeps the IEEE address there) at the end of flash.
+        if let secondaryAddress, secondaryAddress.upperBound != lockBits?.lowerBound ?? flashSize {
             throw object.error(
-                "secondaryAddress", "must sit directly below the lock bits (end at \(hex(lockBits?.lowerBound ?? 0)))")
+                "secondaryAddress",
+                lockBits == nil
+                    ? "must be the last bytes of flash (end at \(hex(flashSize)))"
+                    : "must sit directly below the lock bits (end at \(hex(lockBits?.lowerBound ?? 0)))")
         }
-        if registerMap == .sfr, primaryAddress != nil || secondaryAddress != nil {
+        if registerMap.isOlder, primaryAddress != nil {
             throw object.error(
-                primaryAddress != nil ? "primaryAddress" : "secondaryAddress",
-                "a chip with registers \"sfr\" has no factory address (and no lock bits for a secondary one to sit below)"
-            )
+                "primaryAddress", "a chip with registers \"\(registerMap.rawValue)\" has no factory address")
         }
-        if (primaryAddress == nil) != (secondaryAddress == nil) {
+        if registerMap == .sfr, secondaryAddress != nil {
+            throw object.error(
+                "secondaryAddress",
+                "a chip with registers \"sfr\" keeps no address (no factory address, no place for one)")
+        }
+        if registerMap == .xreg, (primaryAddress == nil) != (secondaryAddress == nil) {
             throw object.error("secondaryAddress", "is given exactly when primaryAddress is")
         }
         // SRAM must not reach the registers: the XREG area at 0x6000, or the SFRs at 0xDF00.
@@ -261,9 +275,10 @@ public struct Chip: Sendable, Equatable {
                     ? "SRAM from 0x0000 would reach the registers at 0x6000: at most 24576 bytes"
                     : "SRAM ending at 0xFFFF would reach the SFRs at 0xDF00–0xDFFF: at most 8192 bytes")
         }
-        if registerMap == .sfr, flashWriting.path == .burst {
+        if registerMap.isOlder, flashWriting.path == .burst {
             throw object.error(
-                "flashWrite", "a chip with registers \"sfr\" takes no BURST_WRITE: its path is \"xdata\"")
+                "flashWrite",
+                "a chip with registers \"\(registerMap.rawValue)\" takes no BURST_WRITE: its path is \"xdata\"")
         }
         let ram = Self.ram(ramSize, map: registerMap)
         if let problem = flashWriting.problem(ram: ram, pageSize: pageSize, wordSize: wordSize) {
@@ -309,6 +324,20 @@ public enum RegisterMap: String, Sendable, Equatable, CaseIterable {
     /// (bit 0 = debug lock) written through the debug configuration's SEL_FLASH_INFO_PAGE;
     /// READ_STATUS bit 7 means a chip erase is *done*.
     case sfr
+    /// The CC243x: the older map of `sfr` (flash controller SFRs, no size report, the lock byte in
+    /// the information page, SRAM ending at 0xFFFF, READ_STATUS bit 7 set when an erase is done),
+    /// with CHVER and CHIPID at 0xDF60/0xDF61 and up to 128 KiB of flash in 32 KiB banks that FMAP
+    /// maps into CODE space at 0x8000 (SDCC's cc2430.h, TI E2E 17664). Where in XDATA the CRC DMA
+    /// would find each bank is not in our sources, so these chips are verified by reading back.
+    case sfrBanked = "sfr-banked"
+
+    /// Whether this is one of TI's older maps (`sfr`, `sfrBanked`), which share the flash
+    /// controller, the lock byte and the erase status of SWRA124.
+    public var isOlder: Bool { self != .xreg }
+
+    /// Whether the on-chip CRC can check the flash: its DMA reads the flash through XDATA, which is
+    /// known for the CC253x/4x (the MEMCTR bank window) and the CC251x/111x (all of it from 0x0000).
+    public var verifiesByCRC: Bool { self != .sfrBanked }
 }
 
 /// How the flash programmer moves an image into a chip's flash: the path, the block it hands the

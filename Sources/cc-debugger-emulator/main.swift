@@ -29,8 +29,9 @@ let usage = """
       --devices N               emulated debuggers, 1…16 (1)
       --chip NAME               the emulated chip: CC2530F32…F256, CC2531F128/F256, CC2533F32…F96,
                                 CC2540F128/F256, CC2541F128/F256, CC2543F18/F32, CC2544F32,
-                                CC2545F18/F32, CC2510/CC2511/CC1110/CC1111 F8/F16/F32, or a
-                                family for its largest part (CC2541 = CC2541F256, the default)
+                                CC2545F18/F32, CC2510/CC2511/CC1110/CC1111 F8/F16/F32,
+                                CC2430/CC2431 F32/F64/F128, or a family for its largest part
+                                (CC2541 = CC2541F256, the default)
       --flash IMAGE             flash every chip with IMAGE (.hex, or .bin at 0) before the start
       --ieee XX:XX:XX:XX:XX:XX[:XX:XX]
                                 the first chip's IEEE address (6 or 8 bytes, fitted to the

@@ -287,7 +287,7 @@ struct DeviceCommandTests {
         #expect(run.status == 1)
         #expect(
             run.diagnostics.contains(
-                "the target is a CC2650, not a CC1110/CC1111/CC2510/CC2511/CC2530/CC2531/CC2533/CC2540/CC2541/CC2543/CC2544/CC2545"
+                "the target is a CC2650, not a CC1110/CC1111/CC2430/CC2431/CC2510/CC2511/CC2530/CC2531/CC2533/CC2540/CC2541/CC2543/CC2544/CC2545"
             ), "\(run.diagnostics)")
     }
 

@@ -93,7 +93,7 @@ struct BoardCatalogTests {
                 "CC2533F64", "CC2533F96", "CC2543F18", "CC2543F32", "CC2544F32", "CC2545F18", "CC2545F32",
                 "CC2541F256", "CC2541F128", "CC2540F256", "CC2540F128", "CC2510F8", "CC2510F16", "CC2510F32",
                 "CC2511F8", "CC2511F16", "CC2511F32", "CC1110F8", "CC1110F16", "CC1110F32", "CC1111F8", "CC1111F16",
-                "CC1111F32",
+                "CC1111F32", "CC2430F32", "CC2430F64", "CC2430F128", "CC2431F32", "CC2431F64", "CC2431F128",
             ])
         #expect(catalog.boards.map(\.name) == ["cc2541-keyfob", "cc2541-sensortag", "hm10", "smartrf05eb-cc2541em"])
         let f256 = try #require(catalog.chip(named: "cc2541f256"))
@@ -259,10 +259,55 @@ struct BoardCatalogTests {
         #expect(Chip.reporting(targetID: 0x2510, flashSizeCode: 0, in: catalog.chips) == nil)
     }
 
+    /// A CC243x: the older map with banks; no factory address, its secondary one ending the flash
+    /// (no lock bits there), SRAM at 0xE000, verified by reading back.
+    static func bankedChip(extra: String = "", secondary: String = "0x7FF8") -> String {
+        """
+        {"name": "CC2430F32", "family": "CC2430", "chipId": "0x85", "debuggerTargetId": "0x2430",
+        "registers": "sfr-banked", "wordSize": 4, "flashSize": "0x8000", "pageSize": 2048, "ramSize": 8192,
+        "secondaryAddress": {"address": "\(secondary)", "length": 8}\(extra),
+        "flashWrite": {"path": "xdata", "blockSize": 1024, "buffer": "0xE000", "descriptor": "0xE400"}}
+        """
+    }
+
+    @Test func aBankedOlderChipLoads() throws {
+        let chip = try Self.load(chips: #"{"format": 1, "chips": ["# + Self.bankedChip() + "]}", boards: [:]).chips[0]
+        #expect(chip.registerMap == .sfrBanked && chip.registerMap.isOlder && !chip.registerMap.verifiesByCRC)
+        #expect(chip.secondaryAddress == 0x7FF8..<0x8000 && chip.primaryAddress == nil && chip.lockBits == nil)
+        #expect(chip.ram == 0xE000..<0x10000 && !chip.reportsFlashSize)
+        #expect(chip.reservedUse(of: 0x7FF9) == "the secondary address")
+        #expect(chip.reservedUse(of: 0x7FF7) == nil)
+    }
+
+    @Test(arguments: [
+        (
+            #""address": "0x7FF8""#, #""address": "0x7FF0""#, "chips[0].secondaryAddress",
+            "must be the last bytes of flash (end at 0x8000)"
+        ),
+        (
+            #""ramSize": 8192"#, #""ramSize": 8192, "primaryAddress": {"xdata": "0xDF43", "length": 8}"#,
+            "chips[0].primaryAddress", "has no factory address"
+        ),
+        (#""wordSize": 4, "#, "", "chips[0].wordSize", "4 on the CC243x"),
+    ])
+    func aBankedOlderChipWithFactsItCannotHaveIsRefused(from: String, to: String, keyPath: String, message: String) {
+        let chip = Self.bankedChip().replacingOccurrences(of: from, with: to)
+        #expect {
+            try Self.load(chips: #"{"format": 1, "chips": ["# + chip + "]}", boards: [:])
+        } throws: { error in
+            let error = error as? DataFileError
+            return error?.keyPath == keyPath && error?.message.contains(message) == true
+        }
+    }
+
     @Test(arguments: [
         (#", "flashSizeCode": 2"#, "chips[0].flashSizeCode", "does not report its flash size"),
         (#", "lockBits": {"address": "0x3FF0", "length": 16}"#, "chips[0].lockBits", "in the information page"),
-        (#", "registers": "banked""#, "chips[0].registers", "must be xreg or sfr"),
+        (#", "registers": "banked""#, "chips[0].registers", "must be xreg, sfr or sfr-banked, not 'banked'"),
+        (
+            #", "secondaryAddress": {"address": "0x3FF8", "length": 8}"#, "chips[0].secondaryAddress",
+            "keeps no address"
+        ),
     ])
     func anOlderChipWithFactsOfTheOtherMapIsRefused(extra: String, keyPath: String, message: String) {
         var chip = Self.olderChip(extra: extra)

@@ -5,14 +5,16 @@ import Testing
 
 /// Every part of the CC253x/CC254x family through real libusb (the burst path of the CC2530/31/33/
 /// 40/41 and the XDATA path of the CC2543/44/45), and of the CC251x/111x with their older register
-/// map: ccbeacon identifies, erases, flashes, verifies and reads each emulated part, and the
-/// unmodified cc-tool — with chip tables of its own — identifies, programs and reads the same
-/// part; the two agree byte for byte.
+/// map and of the CC243x with its banked variant: ccbeacon identifies, erases, flashes, verifies
+/// and reads each emulated part, and the unmodified cc-tool — with chip tables of its own —
+/// identifies, programs and reads the same part; the two agree byte for byte.
 ///
 /// cc-tool writes the CC251x/111x through a buffer at XDATA 0xF000, which is SRAM only on the
 /// parts with 4 KiB; the emulator models the smaller parts' SRAM at the top of XDATA alone (whether
 /// the silicon mirrors it lower is not in our sources), so there cc-tool only reads what ccbeacon
-/// wrote.
+/// wrote. It writes the CC243x through a buffer at XDATA 0x0000 with its DMA descriptor at 0x0800,
+/// where TI's memory map has flash, not SRAM (that ends the XDATA space from 0xE000): on the model
+/// its write takes nothing, and it says "Completed" over an erased chip.
 @Suite(
     .serialized,
     .enabled(if: Tools.available && Tools.ccTool != nil, "needs umockdev and cc-tool (scripts/test installs them)"))
@@ -26,14 +28,19 @@ struct ChipFamilyThroughLibUSBTests {
         var ramKiB: Int
         var pageSize: Int
         var description: String { name }
-        /// The CC251x/111x: no size report (`--flash-size`), no IEEE address.
-        var olderMap: Bool { ["2510", "2511", "1110", "1111"].contains(targetID) }
-        /// Whether cc-tool's write buffer at 0xF000 is SRAM on this part (see the suite's note).
-        var ccToolWrites: Bool { !olderMap || ramKiB == 4 }
+        /// The CC243x: the older map with banks, CHIPID at 0xDF61.
+        var bankedOlderMap: Bool { ["2430", "2431"].contains(targetID) }
+        /// The CC251x/111x and CC243x: no size report (`--flash-size`), no factory address.
+        var olderMap: Bool { ["2510", "2511", "1110", "1111"].contains(targetID) || bankedOlderMap }
+        /// Whether cc-tool's write buffer is SRAM on this part (see the suite's note).
+        var ccToolWrites: Bool { !olderMap || (ramKiB == 4 && !bankedOlderMap) }
     }
 
     /// The family, as cc-debugger-protocol.md §6.1 lists it (one more statement of it: the test's own).
-    static let parts: [Part] =
+    static let parts: [Part] = currentParts + olderParts + bankedParts
+
+    /// The CC253x/4x.
+    static let currentParts: [Part] =
         [
             Part(name: "CC2530F32", targetID: "2530", chipID: "0xA5", flashKiB: 32, ramKiB: 8, pageSize: 2048),
             Part(name: "CC2530F64", targetID: "2530", chipID: "0xA5", flashKiB: 64, ramKiB: 8, pageSize: 2048),
@@ -54,11 +61,24 @@ struct ChipFamilyThroughLibUSBTests {
             Part(name: "CC2541F128", targetID: "2541", chipID: "0x41", flashKiB: 128, ramKiB: 8, pageSize: 2048),
             Part(name: "CC2541F256", targetID: "2541", chipID: "0x41", flashKiB: 256, ramKiB: 8, pageSize: 2048),
         ]
-        + [("CC2510", "0x81"), ("CC2511", "0x91"), ("CC1110", "0x01"), ("CC1111", "0x11")].flatMap { family, chipID in
+
+    /// The CC251x/111x.
+    static let olderParts: [Part] =
+        [("CC2510", "0x81"), ("CC2511", "0x91"), ("CC1110", "0x01"), ("CC1111", "0x11")].flatMap { family, chipID in
             [(8, 1), (16, 2), (32, 4)].map { kib, ram in
                 Part(
                     name: "\(family)F\(kib)", targetID: String(family.dropFirst(2)), chipID: chipID, flashKiB: kib,
                     ramKiB: ram, pageSize: 1024)
+            }
+        }
+
+    /// The CC243x.
+    static let bankedParts: [Part] =
+        [("CC2430", "0x85"), ("CC2431", "0x89")].flatMap { family, chipID in
+            [32, 64, 128].map { kib in
+                Part(
+                    name: "\(family)F\(kib)", targetID: String(family.dropFirst(2)), chipID: chipID, flashKiB: kib,
+                    ramKiB: 8, pageSize: 2048)
             }
         }
 
@@ -77,10 +97,14 @@ struct ChipFamilyThroughLibUSBTests {
         let chip = ["--chip", part.name]
         let test = try Tools.run(chip, [Tools.ccTool!, "--test"], in: work.url)
         #expect(test.status == 0)
-        // cc-tool prints the older map's PARTNUM as "Revision" and VERSION as "Internal ID".
+        // cc-tool prints the CC251x/111x's PARTNUM as "Revision" and VERSION as "Internal ID"; the
+        // CC243x's CHVER and CHIPID the right way round.
         let expectedLines =
             part.olderMap
-            ? ["Name: \(part.name.prefix(6))", "Revision: \(part.chipID)", "ID: 0x\(part.targetID)", "Flash size: n/a"]
+            ? [
+                "Name: \(part.name.prefix(6))", "\(part.bankedOlderMap ? "Internal ID" : "Revision"): \(part.chipID)",
+                "ID: 0x\(part.targetID)", "Flash size: n/a",
+            ]
             : [
                 "Name: \(part.name.prefix(6))", "Internal ID: \(part.chipID)", "ID: 0x\(part.targetID)",
                 "Flash size: \(part.flashKiB) KB", "RAM size: \(part.ramKiB) KB",
@@ -110,6 +134,11 @@ struct ChipFamilyThroughLibUSBTests {
                 chip + ["--save-flash", work.path("cc.bin")], [Tools.ccTool!, "-e", "-w", image, "-v"], in: work.url)
             #expect(written.status == 0 && !written.output.contains("Failed"), "\(written.output)")
             #expect(try work.bytes("cc.bin") == ours, "cc-tool and ccbeacon leave the same flash")
+        } else if part.bankedOlderMap {
+            let written = try Tools.run(
+                chip + ["--save-flash", work.path("cc.bin")], [Tools.ccTool!, "-e", "-w", image], in: work.url)
+            #expect(written.status == 0, "\(written.output)")
+            #expect(try work.bytes("cc.bin").allSatisfy { $0 == 0xFF }, "cc-tool's buffer at 0x0000 is flash")
         }
 
         // Each reads what the other wrote, the whole flash (cc-tool reads the largest size of a

@@ -27,7 +27,8 @@ extension FlashCommand {
                 for byte, verifies the whole image (by the chip's own CRC unit by default, `--verify read` reads
                 every byte back, `--verify none`), and resets the target so it runs. Either verify compares the
                 whole 1 KiB blocks the image touches, as programming wrote them: a gap inside such a block must be
-                0xFF (erased) on the chip.
+                0xFF (erased) on the chip. On a CC2430/31 `--verify crc` reads every byte back instead (the report
+                says `read`): where in XDATA the CRC unit's DMA would find each flash bank is not in our sources.
 
                 "Verified" means the identity bytes were read back from the chip. A CRC-16 can be fooled: four
                 stuck-at-zero bits chosen well leave it unchanged. So whatever `--verify` says, `flash` and
