@@ -300,12 +300,16 @@ enum BurnTestCommand {
             result.wasLocked
             ? "unknown (the chip was locked; its erase cleared the page)"
             : result.secondaryAddress.map(HexText.colonSeparated) ?? "none"
+        let primary =
+            result.chip.primaryAddress == nil ? "none" : result.primaryAddress.map(HexText.colonSeparated) ?? "unknown"
+        // The CC243x's flash is checked by reading it back (`VerifyMode.effective(on:)`).
+        let byCRC = VerifyMode.crc.effective(on: result.chip) == .crc
         var lines = [
-            "  chip: \(result.chip.name) (chip ID \(HexText.address(Int(result.identity.chipID))), revision \(HexText.address(Int(result.identity.revision)))), IEEE address \(result.primaryAddress.map(HexText.colonSeparated) ?? "unknown"), secondary address \(secondary)"
+            "  chip: \(result.chip.name) (chip ID \(HexText.address(Int(result.identity.chipID))), revision \(HexText.address(Int(result.identity.revision)))), IEEE address \(primary), secondary address \(secondary)"
         ]
-        for pass in result.passes { lines.append("  " + describe(pass)) }
+        for pass in result.passes { lines.append("  " + describe(pass, byCRC: byCRC)) }
         if result.leftErased {
-            lines.append("  the chip is left erased (checked by CRC)")
+            lines.append("  the chip is left erased (checked by \(byCRC ? "CRC" : "reading it back"))")
         } else {
             lines.append(
                 "  the chip could NOT be left erased: \(result.finalError?.description ?? "?"); run 'ccbeacon erase'")
@@ -325,13 +329,13 @@ enum BurnTestCommand {
         return lines
     }
 
-    static func describe(_ pass: BurnTest.Pass) -> String {
+    static func describe(_ pass: BurnTest.Pass, byCRC: Bool) -> String {
         let cost = "\(pass.transfers) USB transfers, \(pass.seconds.oneDecimal) s"
         let measured = pass.outcome.works ? "\(pass.bytesWritten) bytes, \(cost)" : "after \(cost)"
         switch pass.outcome {
         case .works:
             return
-                "\(pass.framing.rawValue) framing: works (erased, written, every byte read back, CRC verified; \(measured))"
+                "\(pass.framing.rawValue) framing: works (erased, written, every byte read back\(byCRC ? ", CRC verified" : ""); \(measured))"
         case .readBackDiffers(let address, let wrote, let read):
             return
                 "\(pass.framing.rawValue) framing: READ-BACK DIFFERS at \(HexText.address(address)) (wrote \(HexText.address(Int(wrote))), read \(HexText.address(Int(read)))); \(measured)"

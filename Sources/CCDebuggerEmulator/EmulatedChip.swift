@@ -569,7 +569,9 @@ struct ChipModel: Sendable {
             channels[channel].armed = false
             return
         }
-        let value = state.source == 0x6260 ? pendingBurstByte : readXdata(state.source)
+        // DBGDATA (XDATA 0x6260) is the CC253x/4x's; on the older map that address is flash.
+        let fromDebugData = state.source == 0x6260 && !part.hasOlderRegisterMap
+        let value = fromDebugData ? pendingBurstByte : readXdata(state.source)
         writeXdata(state.destination, value)
         state.source += state.sourceIncrement
         state.destination += state.destinationIncrement

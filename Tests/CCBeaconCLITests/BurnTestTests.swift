@@ -66,6 +66,26 @@ struct BurnTestTests {
         #expect(again.status == 0, "\(again.diagnostics)")
     }
 
+    /// On a chip without a factory address the line says none (it printed an empty one), and on a
+    /// CC2430, whose flash is not checked by CRC, the test says it read back rather than "CRC
+    /// verified".
+    @Test(arguments: [("CC2510F32", true), ("CC2430F32", false)])
+    func whatTheTestCheckedIsWhatItSays(part: String, usesCRC: Bool) throws {
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip = EmulatedChip(part: .named(part)!)
+        let run = ToolRun(["doctor", "--burn-test", "--yes", "--flash-size", "32"], debuggers: provider)
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.output.contains("IEEE address none, secondary address none"), "\(run.output)")
+        #expect(
+            run.output.contains(
+                "proven framing: works (erased, written, every byte read back\(usesCRC ? ", CRC verified" : ""); "),
+            "\(run.output)")
+        #expect(
+            run.output.contains("the chip is left erased (checked by \(usesCRC ? "CRC" : "reading it back"))"),
+            "\(run.output)")
+        #expect(provider.debuggers[0].chip!.flash.allSatisfy { $0 == 0xFF }, "left erased")
+    }
+
     /// A debugger that takes a burst only alone: the packed framing stalls, the default works,
     /// the test says so, leaves the chip erased (on a fresh session) and passes.
     @Test func aFirmwareThatTakesBurstsOnlyAloneIsFoundOut() throws {

@@ -445,6 +445,54 @@ struct DeviceCommandTests {
         #expect(ToolRun(["info", "--flash-size", "256"], debuggers: reporting).status == 0)
     }
 
+    /// The CC2430/31 has no factory address: the one it is given (`--mac`, 8 bytes) is kept in the
+    /// last 8 bytes of flash, where `info` reads it once it knows the size, and `--preserve-mac`
+    /// keeps it. Its flash is verified by reading back, whatever `--verify crc` asks.
+    @Test func aCC2430KeepsItsAddressInTheLastBytesOfFlash() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try scratch.write("image.hex", ":0400000001020304F2\n:00000001FF\n")
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip = EmulatedChip(part: .named("CC2430F64")!)
+
+        let info = ToolRun(["info"], debuggers: provider)
+        #expect(info.status == 0, "\(info.diagnostics)")
+        #expect(
+            info.output.hasSuffix(
+                """
+                target: CC2430 (chip ID 0x85, revision 0x13)
+                flash: not reported (the CC2430 does not report its flash size: give it with --flash-size 32, 64 or 128 (the part's marking says: CC2430F32 has 32)), debug lock: off
+                IEEE address: none in the chip (the CC2430 keeps it in the last 8 bytes of flash)
+                secondary address: not read (where it is depends on the flash size: give --flash-size)
+
+                """), "\(info.output)")
+        let address = "00:12:4B:00:01:02:03:04"
+        let short = ToolRun(["flash", image, "--flash-size", "64", "--mac", "00:12:4B:01:02:03"], debuggers: provider)
+        #expect(short.status == 64, "\(short.diagnostics)")
+        #expect(short.diagnostics.contains("give this chip's secondary address as 8 bytes"), "\(short.diagnostics)")
+        #expect(provider.debuggers[0].chip!.flash.allSatisfy { $0 == 0xFF }, "refused before the chip changed")
+
+        let flashed = ToolRun(["flash", image, "--flash-size", "64", "--mac", address], debuggers: provider)
+        #expect(flashed.status == 0, "\(flashed.diagnostics)")
+        #expect(flashed.output.contains("the whole image verified (read)"), "\(flashed.output)")
+        #expect(flashed.output.contains("secondary address: \(address)"), "\(flashed.output)")
+        #expect(provider.debuggers[0].chip!.flash.suffix(8) == [0x04, 0x03, 0x02, 0x01, 0x00, 0x4B, 0x12, 0x00])
+        let sized = ToolRun(["info", "--flash-size", "64"], debuggers: provider)
+        #expect(sized.output.hasSuffix("secondary address: \(address)\n"), "\(sized.output)")
+        let json = ToolRun(["info", "--flash-size", "64", "--json"], debuggers: provider)
+        #expect(json.output.contains("\"secondaryAddress\": \"\(address)\""), "\(json.output)")
+        #expect(json.output.contains("\"primaryAddress\": null"), "\(json.output)")
+
+        let again = ToolRun(
+            ["flash", image, "--flash-size", "64", "--preserve-mac", "--verify", "none", "--lock-debug"],
+            debuggers: provider)
+        #expect(again.status == 0, "\(again.diagnostics)")
+        #expect(again.output.contains("secondary address: \(address)"), "\(again.output)")
+        #expect(provider.debuggers[0].chip!.flash.suffix(8) == [0x04, 0x03, 0x02, 0x01, 0x00, 0x4B, 0x12, 0x00])
+        #expect(provider.debuggers[0].chip!.infoPage[1] == 0xFE)
+        #expect(ToolRun(["info"], debuggers: provider).output.contains("target: CC2430, debug interface LOCKED"))
+    }
+
     /// A size too large for the chip is refused before the chip is touched: the larger part's SRAM
     /// (where the write buffer goes) is not there; on a chip that reports its size, a size the family
     /// does not come in is a usage error even while a debug lock hides which part it is.
