@@ -131,7 +131,7 @@ enum DeviceSupport {
 
     /// What to do about a target boards/chips.json does not describe.
     static let unknownChipHint =
-        "ccbeacon programs the parts of boards/chips.json (CC2530/31/33, CC2540/41, CC2543/44/45, CC2510/11 and CC1110/11, each size listed); another part needs its facts added there"
+        "ccbeacon programs the parts of boards/chips.json (CC2530/31/33, CC2540/41, CC2543/44/45, CC2510/11, CC1110/11 and CC2430/31, each size listed); another part needs its facts added there"
 
     /// A debugger error as a message, a hint and exit status 1.
     static func failure(_ error: DebuggerError) -> CommandFailure {
@@ -277,9 +277,10 @@ enum InfoCommand {
             details: """
                 Resets the target into debug mode and reports the chip ID and revision, flash and RAM size,
                 whether the debug interface is locked, the factory (primary) IEEE address from the info
-                page and the secondary address from the last flash page. The chip is left halted. A chip
-                that does not report its flash size (CC2510/11, CC1110/11) is named by its family until
-                --flash-size gives it.
+                page and the secondary address from the last flash page (the CC2430/31 have no factory
+                address: the one given them sits in the last 8 bytes of flash). The chip is left halted. A
+                chip that does not report its flash size (CC2510/11, CC1110/11, CC2430/31) is named by its
+                family until --flash-size gives it.
 
                 Example:
                   ccbeacon info --device 1:7
@@ -401,19 +402,21 @@ enum FlashCommand {
         name: "flash", summary: "erase, program, verify and start a chip", manual: manual,
         table: CommandTable(
             details: """
-                Chip erase, then the image's blocks — 1 KiB bursts, or 512-byte blocks through RAM on the
-                CC2543/44/45 and CC2510/11/CC1110/11, as boards/chips.json says (blocks that are all 0xFF are
-                skipped: erased flash already reads so) — then verification: by the chip's own CRC unit (default, fast), by
-                reading every byte back (--verify read), or none. Finally the target is reset and runs.
+                Chip erase, then the image's blocks — 1 KiB bursts, or blocks through RAM on the
+                CC2543/44/45, CC2510/11/CC1110/11 and CC2430/31, as boards/chips.json says (blocks that are all
+                0xFF are skipped: erased flash already reads so) — then verification: by the chip's own CRC
+                unit (default, fast; on the CC2430/31 it reads back instead), by reading every byte back
+                (--verify read), or none. Finally the target is reset and runs.
 
                 The last flash page holds the lock bits and the secondary address; an image with data there
                 is refused unless --allow-last-page. --mac writes a secondary address (MSB first),
                 --preserve-mac keeps the one the chip has, --lock-debug locks the debug interface at the end
                 (only a chip erase undoes it) and reads the lock back after a reset: a lock that did not
                 take fails the command (exit 1). A station (an image made from a template) runs only on its
-                template's chip: on any other part it is refused before the chip is touched. The CC2510/11
-                and CC1110/11 do not report their flash size: --flash-size gives it (8, 16 or 32, as the
-                part's marking says); their lock is one byte in the information page.
+                template's chip: on any other part it is refused before the chip is touched. The CC2510/11,
+                CC1110/11 and CC2430/31 do not report their flash size: --flash-size gives it (8, 16 or 32;
+                32, 64 or 128 on the CC2430/31, as the part's marking says); their lock is one byte in the
+                information page.
 
                 Example:
                   ccbeacon flash out/Hall_A.hex --device 1:7

@@ -181,7 +181,8 @@ enum Options {
     /// The flash size of a chip that does not report its own, in KiB (held in bytes).
     static let flashSize = Option<Int>(
         "--flash-size", value: "KIB",
-        help: "flash size of a chip that does not report it (CC2510/11, CC1110/11: 8, 16 or 32)"
+        help:
+            "flash size of a chip that does not report it (CC2510/11, CC1110/11: 8, 16 or 32; CC2430/31: 32, 64 or 128)"
     ) { text throws(CommandFailure) in
         guard let kib = Values.integer(text), (1...1024).contains(kib) else {
             throw .usage(

@@ -48,14 +48,16 @@ extension FlashCommand {
                 firmware is lost to any flashing anyway. A failure once the erase has begun says that the flash
                 was erased. `info` still reports a locked chip as locked.
                 An image with data in the last flash page (lock bits, secondary address) is refused unless
-                `--allow-last-page`; `--mac XX:…` writes a secondary address (6 bytes on a CC2540/41, 8 on a CC2530/31/33; the
-                CC2543/44/45 and CC251x/111x have no IEEE address and no place for one), `--preserve-mac`
+                `--allow-last-page`; `--mac XX:…` writes a secondary address (6 bytes on a CC2540/41, 8 on a CC2530/31/33 and on a
+                CC2430/31, where it is the last 8 bytes of flash; the CC2543/44/45 and CC251x/111x have no IEEE
+                address and no place for one), `--preserve-mac`
                 keeps the chip's own, `--lock-debug` locks the debug interface at the end and reads the lock back after a reset (a chip
                 whose lock does not take: exit 1, never "locked"). `info` prints the chip
                 ID, revision, flash and RAM size, lock state and both IEEE addresses; `read` dumps the flash (all
                 banks, or `--range`) to HEX or `.bin`; `erase` clears the chip and its lock bits.
-                The CC2510/11 and CC1110/11 report no flash size: `info`, `read` and `flash` take it as
-                `--flash-size 8|16|32` (KiB, from the part's marking); without it `info` says so and `read`
+                The CC2510/11, CC1110/11 and CC2430/31 report no flash size: `info`, `read` and `flash` take it as
+                `--flash-size 8|16|32` (`32|64|128` on the CC2430/31; KiB, from the part's marking); without it
+                `info` says so and `read`
                 and `flash` refuse (exit 1) before touching the chip; a size the family does not come in, or
                 one that disagrees with a chip that reports its own, is a usage error (exit 64). Their
                 `--lock-debug` writes the lock byte at information-page byte 1 with only its debug bit
