@@ -5,12 +5,6 @@ public struct Millimetres: Sendable, Equatable, CustomStringConvertible {
     /// Height (mm).
     public var height: Double
 
-    /// A size of `width` × `height` mm.
-    public init(width: Double, height: Double) {
-        self.width = width
-        self.height = height
-    }
-
     /// `70×37.125` (mm, as few decimals as needed).
     public var description: String { "\(SVGNumber.text(width))×\(SVGNumber.text(height))" }
 }

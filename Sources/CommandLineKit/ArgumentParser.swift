@@ -359,19 +359,11 @@ public struct ParsedCommand: Sendable, Equatable {
     /// The command name.
     public var command: String
     /// Option values keyed by long name (`--uuid`).
-    public var values: [String: String]
+    public var values: [String: String] = [:]
     /// Flags present, by long name.
-    public var flags: Set<String>
+    public var flags: Set<String> = []
     /// Positional arguments.
-    public var positionals: [String]
-
-    /// Creates a parsed command.
-    public init(command: String, values: [String: String] = [:], flags: Set<String> = [], positionals: [String] = []) {
-        self.command = command
-        self.values = values
-        self.flags = flags
-        self.positionals = positionals
-    }
+    public var positionals: [String] = []
 
     /// The value of `option`, converted by its declaration; `nil` when it was not given.
     package func value<Value>(_ option: Option<Value>) throws(CommandFailure) -> Value? {

@@ -118,13 +118,6 @@ public struct OnAirExpectation: Sendable, Equatable {
     /// is the manufacturer data alone) the advertising data must contain it.
     public var isWhole: Bool
 
-    /// An expectation.
-    public init(address: [UInt8]?, advertisingData: [UInt8], isWhole: Bool) {
-        self.address = address
-        self.advertisingData = advertisingData
-        self.isWhole = isWhole
-    }
-
     /// Whether an advertisement from `address` with `data` is the station's.
     public func matches(address heard: [UInt8], data: [UInt8]) -> Bool {
         guard address.map({ $0 == heard }) ?? true else { return false }

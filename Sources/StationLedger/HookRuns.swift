@@ -25,22 +25,6 @@ public struct HookRun: Sendable, Equatable {
     /// When a try exited 0; `nil` while pending.
     public var deliveredAt: String?
 
-    /// A hook run as a ledger read it.
-    public init(
-        eventID: String, hook: AttemptOutcome, attempt: Attempt, identity: IBeacon, bench: String?, createdAt: String,
-        tries: Int, lastStatus: String?, deliveredAt: String?
-    ) {
-        self.eventID = eventID
-        self.hook = hook
-        self.attempt = attempt
-        self.identity = identity
-        self.bench = bench
-        self.createdAt = createdAt
-        self.tries = tries
-        self.lastStatus = lastStatus
-        self.deliveredAt = deliveredAt
-    }
-
     /// Whether it still waits for a try that exits 0.
     public var isPending: Bool { deliveredAt == nil }
 

@@ -33,23 +33,6 @@ public struct RunRecord: Sendable, Equatable {
     /// Why it ended: `finished`, or how another run found it over.
     public var endedBecause: String?
 
-    /// A run as a ledger read it.
-    public init(
-        id: String, bench: String?, host: String, process: Int, machine: String, startedAt: String,
-        leaseSeconds: Double, leaseUntil: Double, endedAt: String?, endedBecause: String?
-    ) {
-        self.id = id
-        self.bench = bench
-        self.host = host
-        self.process = process
-        self.machine = machine
-        self.startedAt = startedAt
-        self.leaseSeconds = leaseSeconds
-        self.leaseUntil = leaseUntil
-        self.endedAt = endedAt
-        self.endedBecause = endedBecause
-    }
-
     /// The run in words for messages: `run 1f2e… of bench 'b' (pid 42 on host h)`.
     public var described: String {
         "run \(id.prefix(8)) of \(bench.map { "bench '\($0)'" } ?? "no bench") (process \(process) on host \(host))"

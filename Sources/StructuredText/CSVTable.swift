@@ -8,15 +8,8 @@ public struct CSVField: Sendable, Equatable {
     public var column: Int
     /// The field's bytes in the file, quotes and surrounding blanks included, up to the comma or
     /// line end after it: what to replace to change this one cell and nothing else.
-    public var bytes: Range<Int>
+    public var bytes: Range<Int> = 0..<0
 
-    /// Creates a field.
-    public init(text: String, line: Int, column: Int, bytes: Range<Int> = 0..<0) {
-        self.text = text
-        self.line = line
-        self.column = column
-        self.bytes = bytes
-    }
 }
 
 /// A CSV file as rows of fields (RFC 4180): comma-separated, fields optionally in double quotes

@@ -1,7 +1,8 @@
-import BeaconLabels
 import BeaconPayload
 import Foundation
 import Testing
+
+@testable import BeaconLabels
 
 /// Sheets by name, their geometry and their refusals; the layout inside a label; cutting names.
 struct LabelSheetTests {
