@@ -26,19 +26,17 @@ public enum AddressPlan {
             if !problems.isEmpty { throw StationListProblems(problems: problems) }
             return [:]
         }
-        var owners: [RandomStaticAddress: Station] = [:]
+        var owners = FirstClaims<RandomStaticAddress>()
         for station in stations {
             if let address = station.address { given[station.name] = address }
             let address = station.address ?? StationTemplate.derivedAddress(for: station.identity)
-            if let earlier = owners[address] {
+            if let earlier = owners.claim(address, by: station) {
                 problems.append(
                     DataFileError(
                         file: file, line: station.line, column: 1,
                         message:
                             "stations '\(earlier.name)' (line \(earlier.line)) and '\(station.name)' would both advertise as \(address); give one of them another address"
                     ))
-            } else {
-                owners[address] = station
             }
         }
         if !problems.isEmpty { throw StationListProblems(problems: problems) }

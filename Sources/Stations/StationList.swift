@@ -430,10 +430,10 @@ public enum StationListReader {
     }
 
     static func checkUniqueness(_ stations: [Station], rows: [Row], file: String, problems: inout [DataFileError]) {
-        var names: [String: Station] = [:]
-        var stems: [String: Station] = [:]
-        var identities: [String: Station] = [:]
-        var addresses: [RandomStaticAddress: Station] = [:]
+        var names = FirstClaims<String>()
+        var stems = FirstClaims<String>()
+        var identities = FirstClaims<String>()
+        var addresses = FirstClaims<RandomStaticAddress>()
         var nameCells: [Int: (text: String, line: Int, column: Int, keyPath: String)] = [:]
         var addressCells: [Int: (text: String, line: Int, column: Int, keyPath: String)] = [:]
         for row in rows {
@@ -443,14 +443,16 @@ public enum StationListReader {
         for station in stations {
             let nameCell = nameCells[station.line]
             let location = (line: nameCell?.line ?? station.line, column: nameCell?.column ?? 1)
-            if let earlier = names[station.name] {
+            let sameName = names.claim(station.name, by: station)
+            let sameStem = stems.claim(station.fileStem.lowercased(), by: station)
+            if let earlier = sameName {
                 problems.append(
                     DataFileError(
                         file: file, line: location.line, column: location.column, keyPath: nameCell?.keyPath ?? "name",
                         message:
                             "station '\(station.name)' is already on line \(earlier.line); names must be unique"
                     ))
-            } else if let earlier = stems[station.fileStem.lowercased()] {
+            } else if let earlier = sameStem {
                 problems.append(
                     DataFileError(
                         file: file, line: location.line, column: location.column, keyPath: nameCell?.keyPath ?? "name",
@@ -458,33 +460,38 @@ public enum StationListReader {
                             "'\(station.name)' and '\(earlier.name)' (line \(earlier.line)) would share the file name \(station.fileStem); rename one"
                     ))
             }
-            names[station.name] = names[station.name] ?? station
-            stems[station.fileStem.lowercased()] = stems[station.fileStem.lowercased()] ?? station
             let key = "\(station.identity.uuid.uuidString)/\(station.identity.major)/\(station.identity.minor)"
-            if let earlier = identities[key] {
+            if let earlier = identities.claim(key, by: station) {
                 problems.append(
                     DataFileError(
                         file: file, line: station.line, column: 1,
                         message:
                             "station '\(station.name)' has the same UUID, major and minor as '\(earlier.name)' on line \(earlier.line); scanners could not tell them apart"
                     ))
-            } else {
-                identities[key] = station
             }
-            if let address = station.address {
+            if let address = station.address, let earlier = addresses.claim(address, by: station) {
                 let cell = addressCells[station.line]
-                if let earlier = addresses[address] {
-                    problems.append(
-                        DataFileError(
-                            file: file, line: cell?.line ?? station.line, column: cell?.column ?? 1,
-                            keyPath: cell?.keyPath ?? "address",
-                            message:
-                                "station '\(station.name)' has the same address \(address) as '\(earlier.name)' on line \(earlier.line); every beacon needs its own"
-                        ))
-                } else {
-                    addresses[address] = station
-                }
+                problems.append(
+                    DataFileError(
+                        file: file, line: cell?.line ?? station.line, column: cell?.column ?? 1,
+                        keyPath: cell?.keyPath ?? "address",
+                        message:
+                            "station '\(station.name)' has the same address \(address) as '\(earlier.name)' on line \(earlier.line); every beacon needs its own"
+                    ))
             }
         }
+    }
+}
+
+/// The first station to claim each key (a name, an identity, an address): a later claim is
+/// answered with the station that came first, for a message that names both.
+struct FirstClaims<Key: Hashable> {
+    private var owners: [Key: Station] = [:]
+
+    /// `station`'s claim on `key`: `nil` when it is the first, else the station that was.
+    mutating func claim(_ key: Key, by station: Station) -> Station? {
+        if let earlier = owners[key] { return earlier }
+        owners[key] = station
+        return nil
     }
 }
