@@ -156,10 +156,14 @@ enum DeviceSupport {
         case .unsupportedTarget(_, let known):
             hint = "ccbeacon programs the " + known.joined(separator: " and ") + " (the chips of boards/chips.json)"
         case .eraseTimeout, .stillLockedAfterErase: hint = "power-cycle the target and try again"
-        case .flashSizeNotGiven:
-            hint = "give it with --flash-size, as the part's marking says (a CC2510F16 has 16)"
-        case .flashSizeRefuted:
-            hint = "give --flash-size as the part's marking says (a CC2510F16 has 16); nothing was changed"
+        // Every family that reports no size has a part of 32 KiB.
+        case .flashSizeNotGiven(let family):
+            hint = "give it with --flash-size, as the part's marking says (a \(family)F32 has 32)"
+        case .flashSizeRefuted(let chip, _):
+            hint = "give --flash-size as the part's marking says (a \(chip.prefix(6))F32 has 32); nothing was changed"
+        case .secondaryAddressDoubtful(let chip):
+            hint =
+                "check --flash-size against the part's marking (a \(chip.prefix(6))F32 has 32), or give the address with --mac; nothing was changed"
         case .lockNotTaken:
             hint = "the chip ignores its lock bits (a failing part?); 'ccbeacon erase' clears it, then try another chip"
         case .flashBusy, .dmaTimeout: hint = "power-cycle the target and run the command again"
@@ -300,10 +304,13 @@ enum InfoCommand {
             targetID: connection.state.targetID, chips: connection.session.chips)
         var primary: [UInt8]?
         var secondary: [UInt8]?
+        var secondaryDoubt: String?
         if !identity.locked, let chip = connection.chip {
             do {
                 if chip.primaryAddress != nil { primary = try connection.session.primaryAddress(chip: chip) }
                 secondary = try connection.session.secondaryAddress(chip: chip)
+            } catch .secondaryAddressDoubtful(let name) {
+                secondaryDoubt = "the last page of a \(name) holds data beside it: is --flash-size right?"
             } catch { throw DeviceSupport.failure(error) }
         }
         let name = connection.chip?.name ?? "CC" + HexText.digits(connection.state.targetID)
@@ -348,7 +355,9 @@ enum InfoCommand {
                 connection.chip.map { $0[keyPath: place] != nil } ?? family.contains { $0[keyPath: place] != nil }
             }
             let secondaryLine =
-                "secondary address: \(secondary.map { HexText.colonSeparated($0) } ?? "none (erased)")"
+                "secondary address: "
+                + (secondaryDoubt.map { "unknown (\($0))" } ?? secondary.map { HexText.colonSeparated($0) }
+                    ?? "none (erased)")
             switch (has(\.primaryAddress), has(\.secondaryAddress)) {
             case (false, false): lines.append("IEEE address: none (the \(familyName) has none)")
             case (false, true):

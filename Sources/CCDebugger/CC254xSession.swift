@@ -549,10 +549,23 @@ public final class CC254xSession {
     }
 
     /// The secondary address in the last flash page, MSB first; `nil` when it is erased (all 0xFF)
-    /// or the chip has no place for one.
+    /// or the chip has no place for one. On a chip whose size the user gave (all CC2430/31 sizes
+    /// have the same SRAM, so a size too small cannot be refuted), the rest of that page must be
+    /// erased: otherwise it may be the middle of a larger chip's firmware, and
+    /// `DebuggerError.secondaryAddressDoubtful` says so rather than take code for an address.
     public func secondaryAddress(chip: Chip) throws(DebuggerError) -> [UInt8]? {
         guard let place = chip.secondaryAddress else { return nil }
-        let bytes = try readFlash(place)
+        let page = chip.lastPageRange
+        let bytes: [UInt8]
+        if chip.reportsFlashSize {
+            bytes = try readFlash(place)
+        } else {
+            let read = try readFlash(page)
+            let offset = place.lowerBound - page.lowerBound
+            let beside = read[..<offset] + read[(offset + place.count)...]
+            guard beside.allSatisfy({ $0 == 0xFF }) else { throw .secondaryAddressDoubtful(chip: chip.name) }
+            bytes = Array(read[offset..<(offset + place.count)])
+        }
         return bytes.allSatisfy { $0 == 0xFF } ? nil : Array(bytes.reversed())
     }
 

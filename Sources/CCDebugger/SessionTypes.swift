@@ -82,6 +82,9 @@ public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
     case flashSizeRefuted(chip: String, ramStart: Int)
     /// The chip does not report its flash size, and none was given (`CC254xSession.assumedFlashSize`).
     case flashSizeNotGiven(family: String)
+    /// The last page of `chip` (whose size the user gave) holds data beside its secondary address:
+    /// the chip may be larger, that page inside its firmware, and those bytes no address.
+    case secondaryAddressDoubtful(chip: String)
 
     /// Plain-words reason.
     public var description: String {
@@ -98,6 +101,9 @@ public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the debug lock bits were written, but after a reset the debug interface was not locked"
         case .flashSizeNotGiven(let family):
             return "the \(family) does not report its flash size, and none was given"
+        case .secondaryAddressDoubtful(let chip):
+            return
+                "the last page of a \(chip) holds data beside its secondary address: the chip may be larger than the flash size given, and those bytes no address"
         case .flashSizeRefuted(let chip, let start):
             return
                 "the target has no SRAM at \(HexText.address(start)), where a \(chip)'s starts: it is a smaller part than the flash size given"
@@ -188,16 +194,18 @@ public struct FlashPlan: Sendable, Equatable {
         return result
     }
 
-    /// Plans `image` for `chip`; refuses data beyond the flash, and data in the lock-bit page
-    /// unless `allowLastPage` (writing it by accident can lock the chip).
+    /// Plans `image` for `chip`; refuses data beyond the flash, and data in the last page unless
+    /// `allowLastPage` where that page holds the lock bits or the secondary address (writing it by
+    /// accident can lock the chip, or give it another chip's address).
     public init(image: MemoryImage, chip: Chip, allowLastPage: Bool = false) throws(FlashPlanError) {
         if let end = image.endAddress, end > chip.flashSize {
             throw .tooLarge(end: end, flashSize: chip.flashSize)
         }
-        if !allowLastPage, chip.lockBits != nil,
+        if !allowLastPage, chip.lockBits != nil || chip.secondaryAddress != nil,
             let inLastPage = image.segments.first(where: { $0.range.overlaps(chip.lastPageRange) })
         {
-            throw .lastPage(address: max(inLastPage.start, chip.lastPageRange.lowerBound))
+            throw .lastPage(
+                address: max(inLastPage.start, chip.lastPageRange.lowerBound), holdsLockBits: chip.lockBits != nil)
         }
         self.image = image
         writing = chip.flashWriting
@@ -221,8 +229,9 @@ public struct FlashPlan: Sendable, Equatable {
 public enum FlashPlanError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The image reaches beyond the flash.
     case tooLarge(end: Int, flashSize: Int)
-    /// The image has data in the last page (secondary address and lock bits).
-    case lastPage(address: Int)
+    /// The image has data in the last page (the secondary address, and the lock bits where the
+    /// chip keeps them in flash).
+    case lastPage(address: Int, holdsLockBits: Bool = true)
     /// A secondary address of the wrong length.
     case badAddressLength(Int, expected: Int)
     /// A secondary address for a chip that has no place for one (no factory address either).
@@ -233,9 +242,12 @@ public enum FlashPlanError: Error, Sendable, Equatable, CustomStringConvertible 
         switch self {
         case .tooLarge(let end, let flashSize):
             return "the image reaches \(hex(end - 1)), beyond the chip's \(flashSize / 1024) KiB of flash"
-        case .lastPage(let address):
+        case .lastPage(let address, true):
             return
                 "the image has data at \(hex(address)), in the last flash page, which holds the lock bits and the secondary address; writing it can lock the chip"
+        case .lastPage(let address, false):
+            return
+                "the image has data at \(hex(address)), in the last flash page, which holds the secondary address; writing it gives this chip the address in the image"
         case .badAddressLength(let count, let expected):
             return "the address has \(count) bytes; this chip's secondary address has \(expected)"
         case .noSecondaryAddress(let chip):

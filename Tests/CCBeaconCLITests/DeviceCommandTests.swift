@@ -493,6 +493,42 @@ struct DeviceCommandTests {
         #expect(ToolRun(["info"], debuggers: provider).output.contains("target: CC2430, debug interface LOCKED"))
     }
 
+    /// All CC2430/31 sizes have the same SRAM, so a --flash-size too small cannot be refuted; the
+    /// "last page" it names is then inside the firmware. Its bytes are no address: `info` says the
+    /// address is unknown, and `--preserve-mac` refuses before the erase, leaving the real address
+    /// (at the true end of flash) where it is. It reported firmware bytes as the address it kept.
+    @Test func aCC2430ToldTooSmallASizeKeepsNoFirmwareAsItsAddress() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try scratch.write("image.hex", ":0400000001020304F2\n:00000001FF\n")
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip = EmulatedChip(part: .named("CC2430F128")!)
+        // Firmware up to its last page, as `flash` writes it (the last page is refused without
+        // --allow-last-page), and the address at the end.
+        for address in 0..<0x1F800 { provider.debuggers[0].chip!.flash[address] = UInt8(truncatingIfNeeded: address) }
+        let real: [UInt8] = [0xDD, 0xCC, 0xBB, 0xAA, 0x00, 0x4B, 0x12, 0x00]
+        provider.debuggers[0].chip!.flash.replaceSubrange(0x1FFF8..<0x20000, with: real)
+        let before = provider.debuggers[0].chip!.flash
+
+        let info = ToolRun(["info", "--flash-size", "32"], debuggers: provider)
+        #expect(info.status == 0, "\(info.diagnostics)")
+        #expect(
+            info.output.hasSuffix(
+                "secondary address: unknown (the last page of a CC2430F32 holds data beside it: is --flash-size right?)\n"
+            ),
+            "\(info.output)")
+        let preserved = ToolRun(["flash", image, "--flash-size", "32", "--preserve-mac"], debuggers: provider)
+        #expect(preserved.status == 1, "\(preserved.output)")
+        #expect(
+            preserved.diagnostics.contains(
+                "the last page of a CC2430F32 holds data beside its secondary address: the chip may be larger than the flash size given, and those bytes no address"
+            ), "\(preserved.diagnostics)")
+        #expect(provider.debuggers[0].chip!.flash == before, "refused before the erase")
+        #expect(
+            ToolRun(["info", "--flash-size", "128"], debuggers: provider).output.hasSuffix(
+                "secondary address: 00:12:4B:00:AA:BB:CC:DD\n"))
+    }
+
     /// A size too large for the chip is refused before the chip is touched: the larger part's SRAM
     /// (where the write buffer goes) is not there; on a chip that reports its size, a size the family
     /// does not come in is a usage error even while a debug lock hides which part it is.

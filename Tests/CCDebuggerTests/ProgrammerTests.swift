@@ -147,6 +147,26 @@ struct ProgrammerTests {
         #expect(try FlashPlan(image: lockPage, chip: cc2541, allowLastPage: true).blocks.count == 1)
     }
 
+    /// The CC2430/31 keep no lock bits in flash, but their last page holds the address given them:
+    /// an image with data there (a dump of another chip, say) is refused as on a CC2541, saying
+    /// what the page holds; a CC2510's last page holds nothing of ours and is taken.
+    @Test func theLastPageIsGuardedWhereverItHoldsSomethingOfTheChips() throws {
+        let cc2430 = try BundledData.chip("CC2430F64")
+        var dump = MemoryImage()
+        try dump.write([0xDD, 0xCC, 0xBB, 0xAA, 0x00, 0x4B, 0x12, 0x00], at: 0xFFF8)
+        #expect(throws: FlashPlanError.lastPage(address: 0xFFF8, holdsLockBits: false)) {
+            try FlashPlan(image: dump, chip: cc2430)
+        }
+        #expect(
+            FlashPlanError.lastPage(address: 0xFFF8, holdsLockBits: false).description
+                == "the image has data at 0xFFF8, in the last flash page, which holds the secondary address; writing it gives this chip the address in the image"
+        )
+        #expect(try FlashPlan(image: dump, chip: cc2430, allowLastPage: true).blocks.count == 1)
+        var top = MemoryImage()
+        try top.write([1], at: 0x7FFF)
+        #expect(try FlashPlan(image: top, chip: try BundledData.chip("CC2510F32")).blocks.count == 1)
+    }
+
     @Test func lockedChipIsReportedAndAnEraseUnlocksIt() throws {
         let debugger = EmulatedDebugger()
         debugger.chip!.flash[0x100] = 0x42
