@@ -170,9 +170,19 @@ public struct Chip: Sendable, Equatable {
                 "wordSize",
                 "is missing; a chip with registers \"\(registerMap.rawValue)\" says its flash word (2 on the CC251x/111x, 4 on the CC243x)"
             )
+        case (.sfrBanked, let size?):
+            guard size == 4 else { throw object.error("wordSize", "the CC243x flash word is 4 bytes") }
+            wordSize = size
         case (_, let size?):
             guard [2, 4].contains(size) else { throw object.error("wordSize", "must be 2 or 4 bytes") }
             wordSize = size
+        }
+        // FADDR (16 bits) counts flash words: no chip has more flash than it reaches.
+        let reach = 65536 * wordSize
+        guard flashSize <= reach else {
+            throw object.error(
+                "flashSize",
+                "FADDR reaches 65536 words of \(wordSize) bytes: at most \(hex(reach)), not \(hex(flashSize))")
         }
         let pageSize = try object.integer("pageSize", in: 256...(1 << 16))
         let ramSize = try object.integer("ramSize", in: 256...(1 << 16))

@@ -289,6 +289,12 @@ struct BoardCatalogTests {
             "chips[0].primaryAddress", "has no factory address"
         ),
         (#""wordSize": 4, "#, "", "chips[0].wordSize", "4 on the CC243x"),
+        (#""wordSize": 4"#, #""wordSize": 2"#, "chips[0].wordSize", "the CC243x flash word is 4 bytes"),
+        // FADDR counts 65536 words: 256 KiB of 4-byte words (a larger chip trapped the flasher).
+        (
+            #""flashSize": "0x8000""#, #""flashSize": "0x80000""#, "chips[0].flashSize",
+            "FADDR reaches 65536 words of 4 bytes: at most 0x40000"
+        ),
     ])
     func aBankedOlderChipWithFactsItCannotHaveIsRefused(from: String, to: String, keyPath: String, message: String) {
         let chip = Self.bankedChip().replacingOccurrences(of: from, with: to)
