@@ -88,21 +88,19 @@ enum TemplatesCommand {
         let catalog = try locations.loadBoards()
         var rows: [[String]] = []
         var json: [JSONValue] = []
-        // What --template takes to reach each folder: its name, unless a folder of that name
-        // comes earlier in the search (user folders first), and then its path.
-        var firstOfName: [String: String] = [:]
         for (directory, name) in locations.templateFolders() {
             let source = directory == locations.bundledTemplatesDirectory ? "bundled" : directory
             let folder = Files.join(directory, name)
+            // What --template takes to reach this folder: its name where the lookup leads there
+            // (not to an earlier folder of that name, or to a folder of the current directory),
+            // else its path.
             var reference = name
-            if let first = firstOfName[name] {
+            let reached = try? locations.templateDirectory(name)
+            if reached.map(PathIdentity.resolved) != PathIdentity.resolved(folder) {
                 reference = folder
                 console.diagnostics(
-                    line:
-                        "note: \(folder) is reached only by its folder: --template \(name) takes \(first), which comes first"
-                )
-            } else {
-                firstOfName[name] = folder
+                    line: "note: \(folder) is reached only by its folder: --template \(name) "
+                        + (reached.map { "takes \($0)" } ?? "is taken as a path"))
             }
             do {
                 let template = try TemplateFolder.load(folder, catalog: catalog)

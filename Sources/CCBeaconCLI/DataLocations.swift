@@ -18,7 +18,14 @@ struct DataLocations {
 
     var boardsDirectory: String { Files.join(dataRoot, "boards") }
     var bundledTemplatesDirectory: String { Files.join(dataRoot, "firmware-templates") }
-    var templateDirectories: [String] { userTemplateDirectories + [bundledTemplatesDirectory] }
+    /// The folders searched, in order, each once (one folder given twice, as --templates and as
+    /// $CCBEACON_TEMPLATES, or the bundled one again, is searched where it first comes).
+    var templateDirectories: [String] {
+        var seen: Set<String> = []
+        return (userTemplateDirectories + [bundledTemplatesDirectory]).filter {
+            seen.insert(PathIdentity.resolved($0)).inserted
+        }
+    }
 
     static func find(templatesOption: String?) throws(CommandFailure) -> DataLocations {
         // A folder of templates that is not there is a mistake to tell, not a place to skip.
@@ -78,7 +85,10 @@ struct DataLocations {
     /// name looked up in the user folders and then the bundled one. A reference that names no
     /// template is a usage error, like an unknown board, and the message lists the templates.
     func templateDirectory(_ reference: String) throws(CommandFailure) -> String {
-        if reference.hasSuffix("template.json") { return Files.directory(of: reference) }
+        // A manifest's path (a folder whose name merely ends so is a folder).
+        if reference == "template.json" || reference.hasSuffix("/template.json") {
+            return Files.directory(of: reference)
+        }
         if reference.contains("/") || Files.isDirectory(reference) {
             guard Files.exists(Files.join(reference, "template.json")) else {
                 throw .usage(
@@ -104,7 +114,8 @@ struct DataLocations {
 
     /// `the templates are a, b (see 'ccbeacon templates')`, for messages about a missing one.
     func templateList() -> String {
-        let names = templateFolders().map(\.name)
+        var seen: Set<String> = []
+        let names = templateFolders().map(\.name).filter { seen.insert($0).inserted }
         guard !names.isEmpty else { return "there are no templates; give a template folder" }
         return
             "the templates are \(names.joined(separator: ", ")) (see 'ccbeacon templates'), or give a template folder"

@@ -60,7 +60,7 @@ struct TemplateCommandTests {
         #expect(rows.contains { $0.hasPrefix(bundled + " ") && $0.contains(" bundled ") }, "\(run.output)")
         #expect(
             run.diagnostics
-                == "note: \(bundled) is reached only by its folder: --template cc2541-ibeacon takes \(users)/cc2541-ibeacon, which comes first\n"
+                == "note: \(bundled) is reached only by its folder: --template cc2541-ibeacon takes \(users)/cc2541-ibeacon\n"
         )
         let json = ToolRun(["templates", "--templates", users, "--json"])
         let list = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
@@ -71,6 +71,34 @@ struct TemplateCommandTests {
             list.compactMap { $0["name"] as? String }.prefix(3) == [
                 "cc2541-ibeacon", "cc2541-ibeacon", "cc2541-ibeacon",
             ])
+    }
+
+    /// What `templates` shows is what --template reaches: a folder whose name ends in
+    /// "template.json" is a folder, not a manifest's path; a folder searched twice (the bundled
+    /// one given again with --templates) is listed once, with no note against itself.
+    @Test func theListedReferenceIsWhatTheLookupReaches() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let bundled = SharedFixtures.checkout.appendingPathComponent("firmware-templates").path
+        try FileManager.default.copyItem(
+            atPath: bundled + "/cc2541-ibeacon", toPath: scratch.path("users/x-template.json"))
+        let run = ToolRun(["templates", "--templates", scratch.path("users")])
+        #expect(run.output.contains("\nx-template.json "), "\(run.output)")
+        let generated = ToolRun([
+            "generate", "--templates", scratch.path("users"), "--template", "x-template.json", "--uuid", Self.uuid,
+            "--major", "1", "--minor", "2", "-o", scratch.path("out.hex"),
+        ])
+        #expect(generated.status == 0, "\(generated.diagnostics)")
+        let twice = ToolRun(["templates", "--templates", bundled])
+        #expect(twice.status == 0 && twice.diagnostics.isEmpty, "\(twice.diagnostics)")
+        #expect(twice.output.split(separator: "\n").filter { $0.hasPrefix("cc2541-ibeacon ") }.count == 1)
+        let unknown = ToolRun([
+            "generate", "--templates", bundled, "--template", "nope", "--uuid", Self.uuid, "--major", "1", "--minor",
+            "2", "-o", scratch.path("out2.hex"),
+        ])
+        #expect(
+            unknown.diagnostics.contains("the templates are cc2541-ibeacon, cc2541-ibeacon-prewhitened (see"),
+            "\(unknown.diagnostics)")
     }
 
     @Test func brokenUserTemplatesAreListedWithTheReason() throws {
