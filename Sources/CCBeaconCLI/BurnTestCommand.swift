@@ -406,7 +406,12 @@ enum BurnTestCommand {
                         ("name", .string(result.chip.name)), ("chipID", .integer(Int(result.identity.chipID))),
                         ("revision", .integer(Int(result.identity.revision))),
                         ("flashSize", .integer(result.chip.flashSize)), ("wasLocked", .bool(result.wasLocked)),
-                        ("primaryAddress", result.primaryAddress.map { .string(HexText.colonSeparated($0)) } ?? .null),
+                        // null where the chip has no factory address, as where it is unknown.
+                        (
+                            "primaryAddress",
+                            result.primaryAddress.flatMap { $0.isEmpty ? nil : .string(HexText.colonSeparated($0)) }
+                                ?? .null
+                        ),
                         (
                             "secondaryAddress",
                             result.secondaryAddress.map { .string(HexText.colonSeparated($0)) } ?? .null

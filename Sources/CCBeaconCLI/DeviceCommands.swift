@@ -362,7 +362,10 @@ enum InfoCommand {
             case (false, false): lines.append("IEEE address: none (the \(familyName) has none)")
             case (false, true):
                 // The CC243x: no factory address; the one kept in the last bytes of flash.
-                lines.append("IEEE address: none in the chip (the \(familyName) keeps it in the last 8 bytes of flash)")
+                let kept =
+                    connection.chip?.secondaryAddress?.count ?? family.compactMap(\.secondaryAddress?.count).first ?? 8
+                lines.append(
+                    "IEEE address: none in the chip (the \(familyName) keeps it in the last \(kept) bytes of flash)")
                 lines.append(
                     connection.chip == nil
                         ? "secondary address: not read (where it is depends on the flash size: give --flash-size)"

@@ -232,6 +232,7 @@ enum LabelsCommand {
             var template = try root.object("template")
             made = try template.string("name")
         } catch { throw .data(error.description, hint: "give the stations.json batch wrote, or a station list") }
+        try choice.refuseUnusedFolder()
         if choice.isMade {
             let (template, _, _) = try choice.resolve()
             guard template.manifest.name == made else {

@@ -144,7 +144,7 @@ public struct TemplateManifest: Sendable, Equatable {
         let chip = try root.string("chip")
         let image = try root.string("image")
         guard isSafeName(image) else { throw root.error("image", "must be a file name inside the template folder") }
-        guard image.lowercased() != "template.json" else {
+        guard image != "template.json" else {
             throw root.error(
                 "image", "'\(image)' is this file, not a firmware image; give the image's file name (image.hex)")
         }

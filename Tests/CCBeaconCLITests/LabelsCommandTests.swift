@@ -268,6 +268,13 @@ struct LabelsCommandTests {
             other.status == 64 && other.diagnostics.contains("made with template 'cc2541-ibeacon'"),
             "\(other.diagnostics)")
         #expect(!FileManager.default.fileExists(atPath: scratch.path("other-1.svg")))
+        // --templates alone says where nothing looks: refused, not ignored (it was, even for a
+        // folder that does not exist).
+        for folder in [scratch.path("out"), scratch.path("nowhere")] {
+            let ignored = ToolRun(["labels", record, "--templates", folder, "-o", scratch.path("t.svg")])
+            #expect(ignored.status == 64, "\(ignored.diagnostics)")
+            #expect(!FileManager.default.fileExists(atPath: scratch.path("t-1.svg")))
+        }
     }
 
     /// One page goes to OUT.svg; more to OUT-1.svg, … padded to one width; files of an earlier

@@ -60,10 +60,11 @@ extension DoctorCommand {
                 is required), on the
                 chip behind the debugger (`--device` when several are attached) it erases, writes every flash page
                 but the 16 lock-bit bytes with address-dependent bytes (a write into the wrong page or bank reads
-                back wrong), reads every byte back and runs the CRC verify — once with each USB framing, proven
+                back wrong), reads every byte back and runs the CRC verify (not on a CC2430/31, whose read-back is
+                the check) — once with each USB framing, proven
                 first, the second pass writing the complement so that every bit is written as 0 once — reads the
                 IEEE addresses and the debugger's firmware ID and revision, and leaves the chip erased (checked by
-                CRC). It says which framings work on this debugger: a stall or a timeout with the packed framing
+                CRC, or by reading back on a CC2430/31). It says which framings work on this debugger: a stall or a timeout with the packed framing
                 is a finding (the default works), the rest of the test then runs on a freshly opened session; a
                 debugger lost or an I/O error in any pass fails the test, and a pass whose read-back differed
                 leaves its framing "undecided" (a flash fault is as likely). It fails (exit 1) naming the first
