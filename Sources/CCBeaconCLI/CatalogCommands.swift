@@ -89,15 +89,13 @@ enum TemplatesCommand {
         var rows: [[String]] = []
         var json: [JSONValue] = []
         for (directory, name) in locations.templateFolders() {
-            let source = directory == locations.bundledTemplatesDirectory ? "bundled" : directory
+            let bundled =
+                PathIdentity.resolved(directory) == PathIdentity.resolved(locations.bundledTemplatesDirectory)
+            let source = bundled ? "bundled" : directory
             let folder = Files.join(directory, name)
-            // What --template takes to reach this folder: its name where the lookup leads there
-            // (not to an earlier folder of that name, or to a folder of the current directory),
-            // else its path.
-            var reference = name
-            let reached = try? locations.templateDirectory(name)
-            if reached.map(PathIdentity.resolved) != PathIdentity.resolved(folder) {
-                reference = folder
+            let reference = locations.reference(to: name, in: directory)
+            if reference != name {
+                let reached = try? locations.templateDirectory(name)
                 console.diagnostics(
                     line: "note: \(folder) is reached only by its folder: --template \(name) "
                         + (reached.map { "takes \($0)" } ?? "is taken as a path"))

@@ -85,8 +85,8 @@ struct DataLocations {
     /// name looked up in the user folders and then the bundled one. A reference that names no
     /// template is a usage error, like an unknown board, and the message lists the templates.
     func templateDirectory(_ reference: String) throws(CommandFailure) -> String {
-        // A manifest's path (a folder whose name merely ends so is a folder).
-        if reference == "template.json" || reference.hasSuffix("/template.json") {
+        // A manifest's path (a folder whose name merely ends so, or is so, is a folder).
+        if reference == "template.json" || reference.hasSuffix("/template.json"), !Files.isDirectory(reference) {
             return Files.directory(of: reference)
         }
         if reference.contains("/") || Files.isDirectory(reference) {
@@ -112,10 +112,22 @@ struct DataLocations {
         }
     }
 
-    /// `the templates are a, b (see 'ccbeacon templates')`, for messages about a missing one.
+    /// What --template takes to reach the template folder `name` of `directory`: the name where
+    /// the lookup leads there (not to an earlier folder of that name, or to a folder of the current
+    /// directory), else the folder's path.
+    func reference(to name: String, in directory: String) -> String {
+        let folder = Files.join(directory, name)
+        let reached = try? templateDirectory(name)
+        return reached.map(PathIdentity.resolved) == PathIdentity.resolved(folder) ? name : folder
+    }
+
+    /// `the templates are a, b (see 'ccbeacon templates')`, for messages about a missing one: each
+    /// as --template reaches it.
     func templateList() -> String {
         var seen: Set<String> = []
-        let names = templateFolders().map(\.name).filter { seen.insert($0).inserted }
+        let names = templateFolders().map { reference(to: $0.name, in: $0.directory) }.filter {
+            seen.insert($0).inserted
+        }
         guard !names.isEmpty else { return "there are no templates; give a template folder" }
         return
             "the templates are \(names.joined(separator: ", ")) (see 'ccbeacon templates'), or give a template folder"

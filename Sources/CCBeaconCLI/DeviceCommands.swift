@@ -161,9 +161,9 @@ enum DeviceSupport {
             hint = "give it with --flash-size, as the part's marking says (a \(family)F32 has 32)"
         case .flashSizeRefuted(let chip, _):
             hint = "give --flash-size as the part's marking says (a \(chip.prefix(6))F32 has 32); nothing was changed"
-        case .secondaryAddressDoubtful(let chip):
+        case .secondaryAddressDoubtful:
             hint =
-                "check --flash-size against the part's marking (a \(chip.prefix(6))F32 has 32), or give the address with --mac; nothing was changed"
+                "check --flash-size against the part's marking (the number after the F), or write the address anew with 'ccbeacon flash --mac'; nothing was changed"
         case .lockNotTaken:
             hint = "the chip ignores its lock bits (a failing part?); 'ccbeacon erase' clears it, then try another chip"
         case .flashBusy, .dmaTimeout: hint = "power-cycle the target and run the command again"
@@ -181,6 +181,13 @@ enum DeviceSupport {
 
     /// What to do when a debugger sees no target. The reset button first: a CC Debugger often
     /// reports no target until it is pressed with the target powered (first-contact.md).
+    /// What `info` says of an erased secondary address: where it looked, when the size that puts
+    /// it there is the user's (a wrong size looks in the wrong place).
+    static func noSecondaryAddress(_ chip: Chip) -> String {
+        guard !chip.reportsFlashSize, let place = chip.secondaryAddress else { return "none (erased)" }
+        return "none at \(HexText.address(place.lowerBound)) (erased there, where a \(chip.name) keeps it)"
+    }
+
     static let noTargetHint =
         "press the debugger's reset button with the target powered (a CC Debugger often sees no target until it is pressed; its LED turns green); if it stays red, check the wiring (DD, DC, RESET_N, GND) and the target's power (VDD sense)"
 
@@ -326,6 +333,8 @@ enum InfoCommand {
                     ("locked", .bool(identity.locked)),
                     ("primaryAddress", primary.map { .string(HexText.colonSeparated($0)) } ?? .null),
                     ("secondaryAddress", secondary.map { .string(HexText.colonSeparated($0)) } ?? .null),
+                    // Why the address is unknown, where it is (null when it was read or is erased).
+                    ("secondaryAddressDoubt", secondaryDoubt.map(JSONValue.string) ?? .null),
                 ]).rendered() + "\n")
             return
         }
@@ -357,7 +366,7 @@ enum InfoCommand {
             let secondaryLine =
                 "secondary address: "
                 + (secondaryDoubt.map { "unknown (\($0))" } ?? secondary.map { HexText.colonSeparated($0) }
-                    ?? "none (erased)")
+                    ?? connection.chip.map(DeviceSupport.noSecondaryAddress) ?? "none (erased)")
             switch (has(\.primaryAddress), has(\.secondaryAddress)) {
             case (false, false): lines.append("IEEE address: none (the \(familyName) has none)")
             case (false, true):
@@ -420,7 +429,7 @@ enum FlashCommand {
                 unit (default, fast; on the CC2430/31 it reads back instead), by reading every byte back
                 (--verify read), or none. Finally the target is reset and runs.
 
-                The last flash page holds the lock bits and the secondary address; an image with data there
+                The last flash page holds the lock bits, the secondary address or both; an image with data there
                 is refused unless --allow-last-page. --mac writes a secondary address (MSB first),
                 --preserve-mac keeps the one the chip has, --lock-debug locks the debug interface at the end
                 (only a chip erase undoes it) and reads the lock back after a reset: a lock that did not
@@ -633,6 +642,10 @@ enum FlashCommand {
         ]
         if let secondary = result.secondaryAddress {
             lines.append("secondary address: \(HexText.colonSeparated(secondary))")
+        } else if arguments.preserveMAC, let place = result.chip.secondaryAddress {
+            lines.append(
+                "secondary address: none to keep (\(HexText.address(place.lowerBound)) was erased, where a \(result.chip.name) keeps it)"
+            )
         }
         if arguments.lockDebug {
             lines.append("debug interface locked (only a chip erase unlocks it)")

@@ -550,14 +550,18 @@ public final class CC254xSession {
 
     /// The secondary address in the last flash page, MSB first; `nil` when it is erased (all 0xFF)
     /// or the chip has no place for one. On a chip whose size the user gave (all CC2430/31 sizes
-    /// have the same SRAM, so a size too small cannot be refuted), the rest of that page must be
-    /// erased: otherwise it may be the middle of a larger chip's firmware, and
-    /// `DebuggerError.secondaryAddressDoubtful` says so rather than take code for an address.
+    /// have the same SRAM, so a size too small cannot be refuted) and that comes in a larger size,
+    /// the rest of that page must be erased: otherwise it may be the middle of a larger chip's
+    /// firmware, and `DebuggerError.secondaryAddressDoubtful` says so rather than take code for an
+    /// address.
     public func secondaryAddress(chip: Chip) throws(DebuggerError) -> [UInt8]? {
         guard let place = chip.secondaryAddress else { return nil }
         let page = chip.lastPageRange
         let bytes: [UInt8]
-        if chip.reportsFlashSize {
+        let couldBeLarger = chips.contains {
+            $0.debuggerTargetID == chip.debuggerTargetID && $0.flashSize > chip.flashSize
+        }
+        if chip.reportsFlashSize || !couldBeLarger {
             bytes = try readFlash(place)
         } else {
             let read = try readFlash(page)

@@ -205,7 +205,8 @@ public struct FlashPlan: Sendable, Equatable {
             let inLastPage = image.segments.first(where: { $0.range.overlaps(chip.lastPageRange) })
         {
             throw .lastPage(
-                address: max(inLastPage.start, chip.lastPageRange.lowerBound), holdsLockBits: chip.lockBits != nil)
+                address: max(inLastPage.start, chip.lastPageRange.lowerBound), holdsLockBits: chip.lockBits != nil,
+                holdsAddress: chip.secondaryAddress != nil)
         }
         self.image = image
         writing = chip.flashWriting
@@ -229,9 +230,9 @@ public struct FlashPlan: Sendable, Equatable {
 public enum FlashPlanError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The image reaches beyond the flash.
     case tooLarge(end: Int, flashSize: Int)
-    /// The image has data in the last page (the secondary address, and the lock bits where the
-    /// chip keeps them in flash).
-    case lastPage(address: Int, holdsLockBits: Bool = true)
+    /// The image has data in the last page, which holds the chip's lock bits or its secondary
+    /// address, or both.
+    case lastPage(address: Int, holdsLockBits: Bool = true, holdsAddress: Bool = true)
     /// A secondary address of the wrong length.
     case badAddressLength(Int, expected: Int)
     /// A secondary address for a chip that has no place for one (no factory address either).
@@ -242,12 +243,12 @@ public enum FlashPlanError: Error, Sendable, Equatable, CustomStringConvertible 
         switch self {
         case .tooLarge(let end, let flashSize):
             return "the image reaches \(hex(end - 1)), beyond the chip's \(flashSize / 1024) KiB of flash"
-        case .lastPage(let address, true):
+        case .lastPage(let address, let lockBits, let secondary):
+            let holds = [lockBits ? "the lock bits" : nil, secondary ? "the secondary address" : nil]
+                .compactMap { $0 }.joined(separator: " and ")
             return
-                "the image has data at \(hex(address)), in the last flash page, which holds the lock bits and the secondary address; writing it can lock the chip"
-        case .lastPage(let address, false):
-            return
-                "the image has data at \(hex(address)), in the last flash page, which holds the secondary address; writing it gives this chip the address in the image"
+                "the image has data at \(hex(address)), in the last flash page, which holds \(holds); "
+                + (lockBits ? "writing it can lock the chip" : "writing it changes the address the chip keeps there")
         case .badAddressLength(let count, let expected):
             return "the address has \(count) bytes; this chip's secondary address has \(expected)"
         case .noSecondaryAddress(let chip):

@@ -527,6 +527,39 @@ struct DeviceCommandTests {
         #expect(
             ToolRun(["info", "--flash-size", "128"], debuggers: provider).output.hasSuffix(
                 "secondary address: 00:12:4B:00:AA:BB:CC:DD\n"))
+        let json = ToolRun(["info", "--flash-size", "32", "--json"], debuggers: provider)
+        #expect(
+            json.output.contains("\"secondaryAddressDoubt\": \"the last page of a CC2430F32 holds data"),
+            "\(json.output)")
+
+        // With the largest size there is no larger part to be: data in its last page (flashed
+        // with --allow-last-page) leaves the address as it is.
+        provider.debuggers[0].chip!.flash[0x1F900] = 0x42
+        #expect(
+            ToolRun(["info", "--flash-size", "128"], debuggers: provider).output.hasSuffix(
+                "secondary address: 00:12:4B:00:AA:BB:CC:DD\n"))
+    }
+
+    /// Where the size is the user's, an erased place may be the wrong place: `info` and
+    /// `--preserve-mac` say where they looked, so an address lost with a wrong size is not lost
+    /// in silence (it was: the flash said nothing, info said "erased").
+    @Test func anAddressNotFoundIsSaidWhereItWasLookedFor() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try scratch.write("image.hex", ":0400000001020304F2\n:00000001FF\n")
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip = EmulatedChip(part: .named("CC2430F128")!)
+        provider.debuggers[0].chip!.flash.replaceSubrange(
+            0x1FFF8..<0x20000, with: [0xDD, 0xCC, 0xBB, 0xAA, 0x00, 0x4B, 0x12, 0x00])
+        let info = ToolRun(["info", "--flash-size", "64"], debuggers: provider)
+        #expect(
+            info.output.hasSuffix("secondary address: none at 0xFFF8 (erased there, where a CC2430F64 keeps it)\n"),
+            "\(info.output)")
+        let flashed = ToolRun(["flash", image, "--flash-size", "64", "--preserve-mac"], debuggers: provider)
+        #expect(flashed.status == 0, "\(flashed.diagnostics)")
+        #expect(
+            flashed.output.contains("secondary address: none to keep (0xFFF8 was erased, where a CC2430F64 keeps it)"),
+            "\(flashed.output)")
     }
 
     /// A size too large for the chip is refused before the chip is touched: the larger part's SRAM

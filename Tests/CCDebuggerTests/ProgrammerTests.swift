@@ -159,7 +159,7 @@ struct ProgrammerTests {
         }
         #expect(
             FlashPlanError.lastPage(address: 0xFFF8, holdsLockBits: false).description
-                == "the image has data at 0xFFF8, in the last flash page, which holds the secondary address; writing it gives this chip the address in the image"
+                == "the image has data at 0xFFF8, in the last flash page, which holds the secondary address; writing it changes the address the chip keeps there"
         )
         #expect(try FlashPlan(image: dump, chip: cc2430, allowLastPage: true).blocks.count == 1)
         var top = MemoryImage()
