@@ -33,8 +33,8 @@ enum DoctorCommand {
                 behind the debugger (--device when several are attached) it erases, writes every flash
                 page but the lock bits with address-dependent bytes, reads every byte back and runs
                 the CRC verify (not on a CC2430/31, whose read-back is the check) — once with each
-                USB framing (proven, then packed, which writes the
-                complement, so every bit is written as 0 once) — reads the IEEE addresses and the
+                USB framing (proven, then packed, which writes the complement, so every bit is
+                written as 0 once) — reads the IEEE addresses and the
                 debugger's firmware ID and revision, and leaves the chip erased. It says which framings
                 work on this debugger, and fails (exit 1) naming the first address that read back
                 differently. --report DIR writes summary.txt, summary.json, the USB trace (trace.pcap)
