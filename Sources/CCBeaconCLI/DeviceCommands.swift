@@ -179,8 +179,6 @@ enum DeviceSupport {
         return failure
     }
 
-    /// What to do when a debugger sees no target. The reset button first: a CC Debugger often
-    /// reports no target until it is pressed with the target powered (first-contact.md).
     /// What `info` says of an erased secondary address: where it looked, when the size that puts
     /// it there is the user's (a wrong size looks in the wrong place).
     static func noSecondaryAddress(_ chip: Chip) -> String {
@@ -188,6 +186,8 @@ enum DeviceSupport {
         return "none at \(HexText.address(place.lowerBound)) (erased there, where a \(chip.name) keeps it)"
     }
 
+    /// What to do when a debugger sees no target. The reset button first: a CC Debugger often
+    /// reports no target until it is pressed with the target powered (first-contact.md).
     static let noTargetHint =
         "press the debugger's reset button with the target powered (a CC Debugger often sees no target until it is pressed; its LED turns green); if it stays red, check the wiring (DD, DC, RESET_N, GND) and the target's power (VDD sense)"
 
@@ -429,8 +429,8 @@ enum FlashCommand {
                 unit (default, fast; on the CC2430/31 it reads back instead), by reading every byte back
                 (--verify read), or none. Finally the target is reset and runs.
 
-                The last flash page holds the lock bits, the secondary address or both; an image with data there
-                is refused unless --allow-last-page. --mac writes a secondary address (MSB first),
+                Where the last flash page holds the lock bits or the secondary address, an image with data
+                there is refused unless --allow-last-page. --mac writes a secondary address (MSB first),
                 --preserve-mac keeps the one the chip has, --lock-debug locks the debug interface at the end
                 (only a chip erase undoes it) and reads the lock back after a reset: a lock that did not
                 take fails the command (exit 1). A station (an image made from a template) runs only on its

@@ -5,8 +5,9 @@ public import TargetData
 /// chip, for each USB framing in turn, erase, write an image that covers every flash page with
 /// address-dependent bytes, read every byte back, run the CRC verify; then erase the chip again
 /// and leave it so (checked by CRC). On a chip whose flash the CRC cannot see (the CC243x,
-/// `VerifyMode.effective(on:)`) the read-back is the check in both. Each framing writes a different pattern, the second the
-/// complement of the first, so every bit of every byte is written as 0 once.
+/// `VerifyMode.effective(on:)`) the read-back is the check in both. Each framing writes a
+/// different pattern, the second the complement of the first, so every bit of every byte is
+/// written as 0 once.
 ///
 /// The lock bits (the last 16 bytes) are never written: their 0xFF is what keeps the chip
 /// unlocked and unprotected.
