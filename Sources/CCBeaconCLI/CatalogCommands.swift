@@ -89,13 +89,10 @@ enum TemplatesCommand {
         var rows: [[String]] = []
         var json: [JSONValue] = []
         for (directory, name) in locations.templateFolders() {
-            let bundled =
-                PathIdentity.resolved(directory) == PathIdentity.resolved(locations.bundledTemplatesDirectory)
-            let source = bundled ? "bundled" : directory
+            let source = locations.isBundled(directory) ? "bundled" : directory
             let folder = Files.join(directory, name)
-            let reference = locations.reference(to: name, in: directory)
+            let (reference, reached) = locations.reference(to: name, in: directory)
             if reference != name {
-                let reached = try? locations.templateDirectory(name)
                 console.diagnostics(
                     line: "note: \(folder) is reached only by its folder: --template \(name) "
                         + (reached.map { "takes \($0)" } ?? "is taken as a path"))

@@ -81,7 +81,7 @@ enum InspectCommand {
             let matching = templates.filter { $0.hasCode(of: memory) }
             if let template = matching.first(where: { $0.manifest.advertisingEvent != nil }) ?? matching.first {
                 chosen = (template, nil)
-                let bundled = Files.directory(of: template.directory) == locations.bundledTemplatesDirectory
+                let bundled = locations.isBundled(Files.directory(of: template.directory))
                 recognised = (template.manifest.name, bundled ? nil : template.directory)
             } else {
                 battery = CommandSupport.batteryReport(nil, settings: FoundSettings(), battery: wanted)

@@ -115,17 +115,23 @@ struct DataLocations {
     /// What --template takes to reach the template folder `name` of `directory`: the name where
     /// the lookup leads there (not to an earlier folder of that name, or to a folder of the current
     /// directory), else the folder's path.
-    func reference(to name: String, in directory: String) -> String {
+    /// (`reached`: the folder the lookup of `name` leads to, if any.)
+    func reference(to name: String, in directory: String) -> (reference: String, reached: String?) {
         let folder = Files.join(directory, name)
         let reached = try? templateDirectory(name)
-        return reached.map(PathIdentity.resolved) == PathIdentity.resolved(folder) ? name : folder
+        return (reached.map(PathIdentity.resolved) == PathIdentity.resolved(folder) ? name : folder, reached)
+    }
+
+    /// Whether `directory` is the bundled templates folder, however the path spells it.
+    func isBundled(_ directory: String) -> Bool {
+        PathIdentity.resolved(directory) == PathIdentity.resolved(bundledTemplatesDirectory)
     }
 
     /// `the templates are a, b (see 'ccbeacon templates')`, for messages about a missing one: each
     /// as --template reaches it.
     func templateList() -> String {
         var seen: Set<String> = []
-        let names = templateFolders().map { reference(to: $0.name, in: $0.directory) }.filter {
+        let names = templateFolders().map { reference(to: $0.name, in: $0.directory).reference }.filter {
             seen.insert($0).inserted
         }
         guard !names.isEmpty else { return "there are no templates; give a template folder" }

@@ -81,8 +81,7 @@ enum PlanCommand {
             output = try command.value(PlanCommand.output)
             battery = try command.value(Options.battery)
             template = try TemplateChoice(command)
-            settings = StationSettings(
-                interval: try command.value(Options.interval), txPower: try command.value(Options.txPower))
+            settings = try Options.settings(command)
             if battery == nil {
                 let estimateOnly = (Options.templateOptions + Options.listSettingOptions).map(\.name)
                 for name in command.givenOptionNames where estimateOnly.contains(name) {
