@@ -133,9 +133,11 @@ struct Registers: Equatable {
     /// The CC243x: the CC251x/111x's flash controller and SFRs (SDCC's cc2430.h has the same
     /// addresses), CHIPID at 0xDF61 and CHVER at 0xDF60. Its flash is never read through XDATA
     /// (`RegisterMap.verifiesByCRC`), so `banksFlashWindow` does not apply.
-    static let sfrBanked = Registers(
-        fctl: 0xDFAE, faddrl: 0xDFAC, fwdata: 0xDFAF, sfrBase: 0xDF00, startWrite: 0x02, banksFlashWindow: false,
-        eraseBitMeansDone: true, chipIDAddress: 0xDF61, revisionAddress: 0xDF60)
+    static let sfrBanked: Registers = {
+        var registers = sfr
+        (registers.chipIDAddress, registers.revisionAddress) = (0xDF61, 0xDF60)
+        return registers
+    }()
 
     /// The registers of `map`.
     static func of(_ map: RegisterMap) -> Registers {

@@ -15,7 +15,7 @@ public import StationLedger
 /// A lost connection is made again and the transaction run again (`PostgresConnection`); the
 /// changes that may be repeated after a COMMIT whose answer was lost find their own work and
 /// accept it (a finish already recorded, an attempt already started by this run's debugger).
-public final class PostgresLedger: SQLLedger, Sendable {
+public final class PostgresLedger: ForwardingLedger, Sendable {
     let connection: PostgresConnection
     /// The bench this process is.
     public let bench: String
@@ -36,8 +36,9 @@ public final class PostgresLedger: SQLLedger, Sendable {
     public let databaseVersion: Int
     /// The contract of runs and attempts, over this connection.
     let core: LedgerCore
-    /// The core every `ProvisioningLedger` requirement is answered by (`SQLLedger`).
-    public var sqlCore: SQLLedgerCore { SQLLedgerCore(core) }
+    /// The core every `ProvisioningLedger` requirement is answered by: the ledger's contract,
+    /// written once over either database (`LedgerCore`).
+    public var forwardee: any ProvisioningLedger { core }
 
     /// Connects to `url` as bench `bench`, creates the schema in an empty database when `creating`
     /// (under an advisory lock, so two benches starting at once create it once; readers refuse an

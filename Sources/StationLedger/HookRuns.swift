@@ -34,9 +34,9 @@ public struct HookRun: Sendable, Equatable {
 
 extension LedgerCore {
     /// Every hook run (or the pending ones), oldest first; none when the ledger has no hook runs
-    /// (`present` false: an earlier schema read without migrating).
-    package func hookRuns(pendingOnly: Bool, present: Bool) throws(LedgerError) -> [HookRun] {
-        guard present else { return [] }
+    /// (an earlier schema read without migrating).
+    package func hookRuns(pendingOnly: Bool) throws(LedgerError) -> [HookRun] {
+        guard tables.contains(.hookRuns) else { return [] }
         let prefixed = attemptSelect.split(separator: ", ").map { column in
             column.hasPrefix("NULL AS ") ? String(column) : "a." + column
         }.joined(separator: ", ")

@@ -6,7 +6,7 @@ import Synchronization
 /// longer than the ledger waits) goes into the journal instead — durably, before the error that
 /// stops the run is thrown. Claims are never journaled: a station not claimed on the server is
 /// not burned, so a bench whose server is away finishes the chip in hand and starts no other.
-public final class JournalingLedger: ProvisioningLedger, Sendable {
+public final class JournalingLedger: ForwardingLedger, Sendable {
     /// The ledger on the server.
     public let base: any ProvisioningLedger & Sendable
     /// The bench's journal.
@@ -17,6 +17,8 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
     public let bench: String
     let kept = Mutex<[OutcomeJournal.Entry]>([])
     let started = Mutex<[Int: (station: String, chip: String)]>([:])
+    /// `base`: every call this ledger does not change goes there.
+    public var forwardee: any ProvisioningLedger { base }
 
     /// `base` (the ledger `ledgerID`, written by bench `bench`) with `journal` for the outcomes
     /// it cannot take.
@@ -136,43 +138,14 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
         }
     }
 
-    /// The server ledger's.
-    public var hookOutcomes: Set<AttemptOutcome> { base.hookOutcomes }
-
-    /// Forwarded to the ledger on the server.
-    public func ensureHookRun(attempt: Int, hook: AttemptOutcome) throws(LedgerError) {
-        try base.ensureHookRun(attempt: attempt, hook: hook)
-    }
-
-    /// Forwarded to the ledger on the server.
-    public func hookRuns(pendingOnly: Bool) throws(LedgerError) -> [HookRun] {
-        try base.hookRuns(pendingOnly: pendingOnly)
-    }
-
-    /// Forwarded to the ledger on the server.
-    public func recordHookTry(eventID: String, status: String, delivered: Bool) throws(LedgerError) {
-        try base.recordHookTry(eventID: eventID, status: status, delivered: delivered)
-    }
-
-    /// Forwarded to the ledger on the server.
-    public func register(_ stations: [Station]) throws(LedgerError) { try base.register(stations) }
-
-    /// Forwarded to the ledger on the server.
-    public func recoverInterrupted() throws(LedgerError) -> [Attempt] { try base.recoverInterrupted() }
-
-    /// Forwarded to the ledger on the server.
-    public func verifiedStation(forChip chip: String) throws(LedgerError) -> String? {
-        try base.verifiedStation(forChip: chip)
-    }
-
-    /// Forwarded to the ledger on the server.
+    /// The server ledger's, remembered for a journal line.
     public func interruptedAttempt(forChip chip: String) throws(LedgerError) -> Attempt? {
         let attempt = try base.interruptedAttempt(forChip: chip)
         if let attempt { remember(attempt) }
         return attempt
     }
 
-    /// Forwarded to the ledger on the server.
+    /// The server ledger's, remembered for a journal line.
     public func claimNextStation(
         chip: String, debugger: String, template: String, templateSHA256: String, verifyMethod: String,
         skipping: Set<String>, image: (Station) -> (sha256: String, advertiserAddress: String?)
@@ -184,7 +157,7 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
         return claimed
     }
 
-    /// Forwarded to the ledger on the server.
+    /// The server ledger's, remembered for a journal line.
     public func claimAgain(
         station: String, chip: String, debugger: String, template: String, templateSHA256: String,
         verifyMethod: String, reason: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
@@ -194,62 +167,6 @@ public final class JournalingLedger: ProvisioningLedger, Sendable {
             verifyMethod: verifyMethod, reason: reason, image: image)
         remember(claimed.1)
         return claimed
-    }
-
-    /// Forwarded to the ledger on the server.
-    public func supersede(chip: String, reason: String) throws(LedgerError) {
-        try base.supersede(chip: chip, reason: reason)
-    }
-
-    /// Forwarded to the ledger on the server.
-    public func release(station: String) throws(LedgerError) { try base.release(station: station) }
-
-    /// Forwarded to the ledger on the server.
-    public func states() throws(LedgerError) -> [StationState] { try base.states() }
-
-    /// Forwarded to the ledger on the server.
-    public func attempts() throws(LedgerError) -> [Attempt] { try base.attempts() }
-
-    /// Forwarded to the ledger on the server.
-    public func recordCalibration(_ calibration: CalibrationRecord) throws(LedgerError) {
-        try base.recordCalibration(calibration)
-    }
-
-    /// Forwarded to the ledger on the server.
-    public func calibrations() throws(LedgerError) -> [CalibrationRecord] { try base.calibrations() }
-
-    /// The server ledger's.
-    public var lease: RunLease { base.lease }
-
-    /// Forwarded to the ledger on the server.
-    public func beginRun() throws(LedgerError) { try base.beginRun() }
-
-    /// Forwarded to the ledger on the server.
-    public func renewLease() throws(LedgerError) { try base.renewLease() }
-
-    /// Forwarded to the ledger on the server.
-    public func endRun() { base.endRun() }
-
-    /// Forwarded to the ledger on the server.
-    public func runs() throws(LedgerError) -> [RunRecord] { try base.runs() }
-
-    /// Forwarded to the ledger on the server.
-    public func hasWork(excluding: Set<String>) throws(LedgerError) -> Bool { try base.hasWork(excluding: excluding) }
-
-    /// Forwarded to the ledger on the server.
-    public func station(named name: String) throws(LedgerError) -> Station? { try base.station(named: name) }
-
-    /// Forwarded to the ledger on the server.
-    public func hasLockedChips() throws(LedgerError) -> Bool { try base.hasLockedChips() }
-
-    /// Forwarded to the ledger on the server.
-    public func recordJournaled(
-        _ attemptID: Int, run: String?, outcome: AttemptOutcome, reason: String?, readBack: String?,
-        onAir: OnAirCheck?, debugLocked: Bool
-    ) throws(LedgerError) {
-        try base.recordJournaled(
-            attemptID, run: run, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir,
-            debugLocked: debugLocked)
     }
 
     /// The station and chip of an attempt this run may finish, for its journal line.

@@ -308,7 +308,7 @@ extension ProvisioningLedger {
 /// user_version` the schema version. Opening checks both, and the file's health, before anything
 /// is written (see `LedgerAccess`); a file that is not a ledger this ccbeacon may use is refused
 /// with `LedgerError.Kind.refused` and left unchanged.
-public final class SQLiteLedger: SQLLedger, Sendable {
+public final class SQLiteLedger: ForwardingLedger, Sendable {
     let database: SQLiteDatabase
     /// The contract of runs and attempts, over this file.
     let core: LedgerCore
@@ -320,8 +320,9 @@ public final class SQLiteLedger: SQLLedger, Sendable {
     public let fileSchemaVersion: Int
     /// The bench recorded on the attempts this process starts (`nil`: none recorded).
     public let bench: String?
-    /// The core every `ProvisioningLedger` requirement is answered by (`SQLLedger`).
-    public var sqlCore: SQLLedgerCore { SQLLedgerCore(core) }
+    /// The core every `ProvisioningLedger` requirement is answered by: the ledger's contract,
+    /// written once over either database (`LedgerCore`).
+    public var forwardee: any ProvisioningLedger { core }
 
     /// The `PRAGMA application_id` of every ccbeacon ledger: "CCBL" (ccbeacon ledger) in ASCII,
     /// so `file(1)` and SQLite tools can tell the file apart from other applications' databases.

@@ -68,17 +68,17 @@ extension LedgerCore {
 
     /// Adds the list's stations in one transaction; a station already known must keep its
     /// identity (a calibrated one keeps its calibrated power when the list gives none of its own).
-    /// `oneList` (a shared pool): a ledger that holds stations takes only the list it was
-    /// registered with (`LedgerRefusal.otherList`, naming `ledgerName`); registrations run one
+    /// A shared pool (not `soleRunner`) that holds stations takes only the list it was registered
+    /// with (`LedgerRefusal.otherList`); a file may hold several lists. Registrations run one
     /// after the other where the dialect orders them.
-    package func register(_ stations: [Station], oneList: Bool, ledgerName: String) throws(LedgerError) {
+    package func register(_ stations: [Station]) throws(LedgerError) {
         try driver.inTransaction("registering the station list") { () throws(LedgerError) in
             // Benches starting with one list register it one after the other, each seeing what
             // the one before added.
             if let serialize = dialect.serializeRuns { try driver.rows(serialize, [], "locking the station list") }
             let count =
                 try driver.rows("SELECT count(*) FROM stations", [], "counting stations").first?.first?.int ?? 0
-            if oneList, count > 0 { try attach(stations, ledgerName: ledgerName) }
+            if !soleRunner, count > 0 { try attach(stations) }
             var mismatches: [String] = []
             for (index, station) in stations.enumerated() {
                 let identity = station.identity
@@ -124,7 +124,7 @@ extension LedgerCore {
 
     /// A pool registers one list: a list attaches only when it is the pool's (the same names with
     /// the same identities); otherwise every difference is named and nothing is registered.
-    func attach(_ stations: [Station], ledgerName: String) throws(LedgerError) {
+    func attach(_ stations: [Station]) throws(LedgerError) {
         let pool = try driver.rows(
             "SELECT name, uuid, major, minor FROM stations ORDER BY position", [], "reading the pool's stations")
         var known: [String: [SQLValue]] = [:]
@@ -148,7 +148,7 @@ extension LedgerCore {
         let onlyInPool = pool.compactMap { $0[0].string }.filter { !listed.contains($0) }
         guard onlyInList.isEmpty, onlyInPool.isEmpty, otherIdentity.isEmpty else {
             throw LedgerRefusal.otherList(
-                onlyInList: onlyInList, onlyInPool: onlyInPool, otherIdentity: otherIdentity, pool: ledgerName)
+                onlyInList: onlyInList, onlyInPool: onlyInPool, otherIdentity: otherIdentity, pool: name)
         }
     }
 
@@ -182,10 +182,10 @@ extension LedgerCore {
         }
     }
 
-    /// Every calibration, oldest first (none when the ledger has no calibrations table: `present`
-    /// false, an earlier schema read without migrating).
-    package func calibrations(present: Bool = true) throws(LedgerError) -> [CalibrationRecord] {
-        guard present else { return [] }
+    /// Every calibration, oldest first (none when the ledger has no calibrations table: an
+    /// earlier schema read without migrating).
+    package func calibrations() throws(LedgerError) -> [CalibrationRecord] {
+        guard tables.contains(.calibrations) else { return [] }
         return try driver.reading("reading calibrations") { () throws(LedgerError) -> [CalibrationRecord] in
             try driver.rows(
                 "SELECT station, recorded_at, power, samples, used, source FROM calibrations ORDER BY id", [],

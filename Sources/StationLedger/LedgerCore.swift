@@ -30,7 +30,7 @@ package struct LedgerTables: OptionSet, Sendable {
 /// - a run's attempts in progress are recovered only once it is over: its lease ran out, it ended,
 ///   or (same machine) its process is gone — or, for a file ledger, whose one-run lock the
 ///   recovering run holds, always.
-package final class LedgerCore: Sendable {
+package final class LedgerCore: ProvisioningLedger, Sendable {
     /// The connection.
     package let driver: any LedgerDriver
     /// The bench recorded on the attempts and the run (`nil`: a file ledger's run without one).
@@ -109,6 +109,10 @@ package final class LedgerCore: Sendable {
         guard lease.runID == nil else { return }
         try beginning.withLock { (_: inout ()) throws(LedgerError) in try registerRun(exclusive: exclusive) }
     }
+
+    /// Registers this process's run; on a pool a bench name another live run holds is refused
+    /// (a file has one run at a time: its one-run lock).
+    package func beginRun() throws(LedgerError) { try beginRun(exclusive: !soleRunner) }
 
     func registerRun(exclusive: Bool) throws(LedgerError) {
         guard lease.runID == nil else { return }
@@ -238,9 +242,10 @@ package final class LedgerCore: Sendable {
         return id
     }
 
-    /// Every run, oldest first.
+    /// Every run, oldest first (none in a ledger of an earlier schema read as it is).
     package func runs() throws(LedgerError) -> [RunRecord] {
-        try driver.reading("reading runs") { () throws(LedgerError) -> [RunRecord] in
+        guard tables.contains(.runs) else { return [] }
+        return try driver.reading("reading runs") { () throws(LedgerError) -> [RunRecord] in
             try driver.rows("SELECT \(Self.runColumns) FROM runs ORDER BY started_at, id", [], "reading runs")
                 .map(Self.run)
         }

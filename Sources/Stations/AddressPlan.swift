@@ -1,7 +1,6 @@
 public import BeaconPayload
 public import FirmwareTemplate
 public import StationLedger
-import StructuredText
 
 /// The advertiser addresses the stations of a list get from a template.
 public enum AddressPlan {
@@ -12,18 +11,15 @@ public enum AddressPlan {
     public static func check(_ stations: [Station], template: StationTemplate, file: String, secondary: Bool = false)
         throws(StationListProblems) -> [String: RandomStaticAddress]
     {
-        var problems: [DataFileError] = []
+        var problems = ListProblems(file: file)
         var given: [String: RandomStaticAddress] = [:]
         guard template.manifest.field(.advertiserAddress) != nil || secondary else {
             for station in stations where station.address != nil {
-                problems.append(
-                    DataFileError(
-                        file: file, line: station.line, column: 1,
-                        message:
-                            "station '\(station.name)' has an address, but template '\(template.manifest.name)' has no advertiser-address field to put it in"
-                    ))
+                problems.add(
+                    "station '\(station.name)' has an address, but template '\(template.manifest.name)' has no advertiser-address field to put it in",
+                    at: station)
             }
-            if !problems.isEmpty { throw StationListProblems(problems: problems) }
+            try problems.check()
             return [:]
         }
         var owners = FirstClaims<RandomStaticAddress>()
@@ -31,15 +27,12 @@ public enum AddressPlan {
             if let address = station.address { given[station.name] = address }
             let address = station.address ?? StationTemplate.derivedAddress(for: station.identity)
             if let earlier = owners.claim(address, by: station) {
-                problems.append(
-                    DataFileError(
-                        file: file, line: station.line, column: 1,
-                        message:
-                            "stations '\(earlier.name)' (line \(earlier.line)) and '\(station.name)' would both advertise as \(address); give one of them another address"
-                    ))
+                problems.add(
+                    "stations '\(earlier.name)' (line \(earlier.line)) and '\(station.name)' would both advertise as \(address); give one of them another address",
+                    at: station)
             }
         }
-        if !problems.isEmpty { throw StationListProblems(problems: problems) }
+        try problems.check()
         return given
     }
 }

@@ -22,39 +22,30 @@ public enum SitePlan {
     public static func plan(
         places bytes: [UInt8], file: String, uuid: UUID, major: UInt16, firstMinor: UInt16, known: [Station]
     ) throws(StationListProblems) -> [Station] {
-        var problems: [DataFileError] = []
+        var problems = ListProblems(file: file)
         let table: [[CSVField]]
         do { table = try CSVTable.parse(bytes, file: file) } catch { throw StationListProblems(problems: [error]) }
         guard let header = table.first else {
-            throw StationListProblems(problems: [
-                DataFileError(file: file, line: 0, column: 0, message: "holds no places")
-            ])
+            problems.add("holds no places", line: 0, column: 0)
+            throw problems.error
         }
         // The identity columns are the plan's to give.
         for field in header where ["uuid", "major", "minor"].contains(field.text.lowercased()) {
-            problems.append(
-                DataFileError(
-                    file: file, line: field.line, column: field.column,
-                    message:
-                        "a '\(field.text.lowercased())' column: the plan gives each place its UUID, major and minor; remove it"
-                ))
+            problems.add(
+                "a '\(field.text.lowercased())' column: the plan gives each place its UUID, major and minor; remove it",
+                line: field.line, column: field.column)
         }
-        guard header.contains(where: { $0.text.lowercased() == "name" }) else {
-            problems.append(
-                DataFileError(
-                    file: file, line: header[0].line, column: 1,
-                    message:
-                        "the header row lacks name; a places file names each place (and may have any other columns)"))
-            throw StationListProblems(problems: problems)
+        if !header.contains(where: { $0.text.lowercased() == "name" }) {
+            problems.add(
+                "the header row lacks name; a places file names each place (and may have any other columns)",
+                line: header[0].line, column: 1)
         }
-        guard problems.isEmpty else { throw StationListProblems(problems: problems) }
+        try problems.check()
 
         // The place rows read as a list's rows, then given their identities.
         var rows = StationListReader.csvRows(bytes, file: file, problems: &problems, requiring: ["name"])
-        if rows.isEmpty, problems.isEmpty {
-            throw StationListProblems(
-                problems: [DataFileError(file: file, line: 0, column: 0, message: "holds no places")])
-        }
+        if rows.isEmpty, problems.isEmpty { problems.add("holds no places", line: 0, column: 0) }
+        try problems.check()
         let here = known.filter { $0.identity.uuid == uuid && $0.identity.major == major }
         let kept = Dictionary(here.map { ($0.name, $0.identity.minor) }, uniquingKeysWith: { first, _ in first })
         var taken = Set(here.map(\.identity.minor))
@@ -73,22 +64,16 @@ public enum SitePlan {
             if let text = name?.text, let earlier = kept[text] {
                 minor = Int(earlier)
             } else if let text = name?.text, let other = byLowercase[text.lowercased()], other.name != text {
-                problems.append(
-                    DataFileError(
-                        file: file, line: at.line, column: at.column, keyPath: "name",
-                        message:
-                            "'\(text)' differs only in case from the station '\(other.name)'; name the place as the station is named"
-                    ))
+                problems.add(
+                    "'\(text)' differs only in case from the station '\(other.name)'; name the place as the station is named",
+                    line: at.line, column: at.column, keyPath: "name")
                 rows[index].reported = true
                 continue
             } else {
                 if let text = name?.text, let other = elsewhere[text] {
-                    problems.append(
-                        DataFileError(
-                            file: file, line: at.line, column: at.column, keyPath: "name",
-                            message:
-                                "'\(text)' is already a station of UUID \(other.identity.uuid.uuidString) major \(other.identity.major); rename the place, or plan it under that UUID and major"
-                        ))
+                    problems.add(
+                        "'\(text)' is already a station of UUID \(other.identity.uuid.uuidString) major \(other.identity.major); rename the place, or plan it under that UUID and major",
+                        line: at.line, column: at.column, keyPath: "name")
                 }
                 while next <= 0xFFFF, taken.contains(UInt16(next)) { next += 1 }
                 guard next <= 0xFFFF else {
@@ -105,17 +90,12 @@ public enum SitePlan {
             }
         }
         if short > 0 {
-            problems.append(
-                DataFileError(
-                    file: file, line: 0, column: 0,
-                    message:
-                        "\(rows.count) places need minors; from \(firstMinor) on, UUID \(uuid.uuidString) major \(major) has \(rows.count - short) free that no other station holds: plan part of the site under another major"
-                ))
+            problems.add(
+                "\(rows.count) places need minors; from \(firstMinor) on, UUID \(uuid.uuidString) major \(major) has \(rows.count - short) free that no other station holds: plan part of the site under another major",
+                line: 0, column: 0)
         }
         let stations = StationListReader.stations(from: rows, file: file, problems: &problems)
-        guard problems.isEmpty else {
-            throw StationListProblems(problems: problems.sorted { ($0.line, $0.column) < ($1.line, $1.column) })
-        }
+        try problems.check()
         return stations
     }
 

@@ -11,6 +11,44 @@ public struct StationListProblems: Error, Sendable, Equatable, CustomStringConve
     public var description: String { problems.map(\.description).joined(separator: "\n") }
 }
 
+/// The problems found in one list file, each at its place in the file: a reader collects every
+/// one before it gives up, so a list with three mistakes is fixed in one go.
+struct ListProblems {
+    /// The file, as messages name it.
+    let file: String
+    /// What was found so far, in the order found.
+    private(set) var found: [DataFileError] = []
+
+    /// None yet in `file`.
+    init(file: String) { self.file = file }
+
+    /// Whether none was found.
+    var isEmpty: Bool { found.isEmpty }
+    /// How many were found.
+    var count: Int { found.count }
+
+    /// A problem a reader of the file reported itself (CSV or JSON syntax).
+    mutating func append(_ problem: DataFileError) { found.append(problem) }
+
+    /// `message` at a place in the file.
+    mutating func add(_ message: String, line: Int, column: Int, keyPath: String = "") {
+        found.append(DataFileError(file: file, line: line, column: column, keyPath: keyPath, message: message))
+    }
+
+    /// `message` about a whole station: at its row.
+    mutating func add(_ message: String, at station: Station) { add(message, line: station.line, column: 1) }
+
+    /// Every problem, in file order, as the error a reader throws.
+    var error: StationListProblems {
+        StationListProblems(problems: found.sorted { ($0.line, $0.column) < ($1.line, $1.column) })
+    }
+
+    /// Throws `error` if any was found.
+    func check() throws(StationListProblems) {
+        guard found.isEmpty else { throw error }
+    }
+}
+
 /// Reads station lists: CSV with a header row (`name,uuid,major,minor[,power][,address][,note]`,
 /// columns in any order, and any other columns — floor, room, x, y — kept as each station's
 /// attributes) or a JSON array of objects with the same keys. The whole list is validated before
@@ -35,20 +73,18 @@ public enum StationListReader {
     /// Reads `bytes` as JSON when the first non-blank character is `[` or `{`, else as CSV.
     public static func read(_ bytes: [UInt8], file: String) throws(StationListProblems) -> [Station] {
         let first = firstSignificantByte(bytes)
-        var problems: [DataFileError] = []
+        var problems = ListProblems(file: file)
         let rows =
             first == UInt8(ascii: "[") || first == UInt8(ascii: "{")
             ? jsonRows(bytes, file: file, problems: &problems) : csvRows(bytes, file: file, problems: &problems)
         let stations = stations(from: rows, file: file, problems: &problems)
-        guard problems.isEmpty else {
-            throw StationListProblems(problems: problems.sorted { ($0.line, $0.column) < ($1.line, $1.column) })
-        }
+        try problems.check()
         return stations
     }
 
     /// The stations of `rows`, each checked, then all together (names, file names, identities,
     /// addresses unique); every problem goes to `problems`.
-    static func stations(from rows: [Row], file: String, problems: inout [DataFileError]) -> [Station] {
+    static func stations(from rows: [Row], file: String, problems: inout ListProblems) -> [Station] {
         var stations: [Station] = []
         for row in rows {
             let known = problems.count
@@ -56,12 +92,11 @@ public enum StationListReader {
                 stations.append(station)
             } else if !row.reported, problems.count == known {
                 // Never drop a row silently: every row that makes no station says why.
-                problems.append(
-                    DataFileError(file: file, line: row.line, column: 1, message: "this station cannot be read"))
+                problems.add("this station cannot be read", line: row.line, column: 1)
             }
         }
         if stations.isEmpty, problems.isEmpty {
-            problems.append(DataFileError(file: file, line: 0, column: 0, message: "holds no stations"))
+            problems.add("holds no stations", line: 0, column: 0)
         }
         checkUniqueness(stations, rows: rows, file: file, problems: &problems)
         return stations
@@ -144,7 +179,7 @@ public enum StationListReader {
 
     /// The rows of a CSV list whose header must name `required` (a places file names only `name`).
     static func csvRows(
-        _ bytes: [UInt8], file: String, problems: inout [DataFileError], requiring required: [String] = requiredColumns
+        _ bytes: [UInt8], file: String, problems: inout ListProblems, requiring required: [String] = requiredColumns
     ) -> [Row] {
         let table: [[CSVField]]
         do { table = try CSVTable.parse(bytes, file: file) } catch {
@@ -159,13 +194,10 @@ public enum StationListReader {
         for (index, field) in header.enumerated() {
             let name = field.text.lowercased()
             if !seen.insert(name).inserted {
-                problems.append(
-                    DataFileError(
-                        file: file, line: field.line, column: field.column,
-                        message: "column '\(field.text.excerpt())' appears twice"))
+                problems.add("column '\(field.text.excerpt())' appears twice", line: field.line, column: field.column)
             } else if !columns.contains(name) {
                 if let problem = attributeNameProblem(field.text) {
-                    problems.append(DataFileError(file: file, line: field.line, column: field.column, message: problem))
+                    problems.add(problem, line: field.line, column: field.column)
                 } else {
                     attributeColumns[index] = field.text
                 }
@@ -174,12 +206,9 @@ public enum StationListReader {
         }
         let missing = required.filter { !names.contains($0) }
         if !missing.isEmpty {
-            problems.append(
-                DataFileError(
-                    file: file, line: header[0].line, column: 1,
-                    message:
-                        "the header row lacks \(missing.joined(separator: ", ")); it must name name,uuid,major,minor[,power][,address][,note]"
-                ))
+            problems.add(
+                "the header row lacks \(missing.joined(separator: ", ")); it must name name,uuid,major,minor[,power][,address][,note]",
+                line: header[0].line, column: 1)
             return []
         }
         return table.dropFirst().compactMap { fields -> Row? in
@@ -190,10 +219,9 @@ public enum StationListReader {
             let lacksRequired = names.dropFirst(fields.count).contains { required.contains($0) }
             if fields.count > names.count || lacksRequired {
                 let at = fields.count > names.count ? fields[names.count] : fields[fields.count - 1]
-                problems.append(
-                    DataFileError(
-                        file: file, line: at.line, column: at.column,
-                        message: "this row has \(fields.count) fields, the header has \(names.count)"))
+                problems.add(
+                    "this row has \(fields.count) fields, the header has \(names.count)", line: at.line,
+                    column: at.column)
             }
             var cells: [String: (String, Int, Int, String)] = [:]
             var attributes: [(String, String, Int, Int, String)] = []
@@ -211,29 +239,25 @@ public enum StationListReader {
         }
     }
 
-    static func jsonRows(_ bytes: [UInt8], file: String, problems: inout [DataFileError]) -> [Row] {
+    static func jsonRows(_ bytes: [UInt8], file: String, problems: inout ListProblems) -> [Row] {
         let root: JSONNode
         do { root = try JSONParser.parse(bytes, file: file) } catch {
             problems.append(error)
             return []
         }
         guard case .array(let elements) = root.value else {
-            problems.append(
-                DataFileError(
-                    file: file, line: root.line, column: root.column,
-                    message:
-                        "expected an array of stations ([{\"name\": …, \"uuid\": …, \"major\": …, \"minor\": …}, …]), found \(root.kindDescription)"
-                ))
+            problems.add(
+                "expected an array of stations ([{\"name\": …, \"uuid\": …, \"major\": …, \"minor\": …}, …]), found \(root.kindDescription)",
+                line: root.line, column: root.column)
             return []
         }
         var rows: [Row] = []
         for (index, element) in elements.enumerated() {
             let path = "[\(index)]"
             guard case .object(let members) = element.value else {
-                problems.append(
-                    DataFileError(
-                        file: file, line: element.line, column: element.column, keyPath: path,
-                        message: "expected an object with name, uuid, major, minor, found \(element.kindDescription)"))
+                problems.add(
+                    "expected an object with name, uuid, major, minor, found \(element.kindDescription)",
+                    line: element.line, column: element.column, keyPath: path)
                 continue
             }
             let known = problems.count
@@ -243,12 +267,10 @@ public enum StationListReader {
             for var member in members {
                 // Keys are read without case, as CSV headers are: `UUID` is `uuid`, twice is an error.
                 guard seen.insert(member.key.lowercased()).inserted else {
-                    problems.append(
-                        DataFileError(
-                            file: file, line: member.value.line, column: member.value.column,
-                            keyPath: "\(path).\(member.key.excerpt())",
-                            message:
-                                "key '\(member.key.excerpt())' appears twice (keys are read without regard to case)"))
+                    problems.add(
+                        "key '\(member.key.excerpt())' appears twice (keys are read without regard to case)",
+                        line: member.value.line, column: member.value.column, keyPath: "\(path).\(member.key.excerpt())"
+                    )
                     continue
                 }
                 if columns.contains(member.key.lowercased()) { member.key = member.key.lowercased() }
@@ -256,10 +278,7 @@ public enum StationListReader {
                     // The key is quoted short: it may be of any length.
                     let keyPath = "\(path).\(member.key.excerpt())"
                     if let problem = attributeNameProblem(member.key) {
-                        problems.append(
-                            DataFileError(
-                                file: file, line: member.value.line, column: member.value.column, keyPath: keyPath,
-                                message: problem))
+                        problems.add(problem, line: member.value.line, column: member.value.column, keyPath: keyPath)
                         continue
                     }
                     // Any other key is an attribute: text, or a number as written.
@@ -268,11 +287,9 @@ public enum StationListReader {
                         attributes.append((member.key, text, member.value.line, member.value.column, keyPath))
                     case .null: continue
                     default:
-                        problems.append(
-                            DataFileError(
-                                file: file, line: member.value.line, column: member.value.column, keyPath: keyPath,
-                                message:
-                                    "an attribute must be a string or a number, found \(member.value.kindDescription)"))
+                        problems.add(
+                            "an attribute must be a string or a number, found \(member.value.kindDescription)",
+                            line: member.value.line, column: member.value.column, keyPath: keyPath)
                     }
                     continue
                 }
@@ -286,19 +303,13 @@ public enum StationListReader {
                 case .null where !requiredColumns.contains(member.key):
                     continue  // an optional value left out
                 default:
-                    problems.append(
-                        DataFileError(
-                            file: file, line: member.value.line, column: member.value.column, keyPath: keyPath,
-                            message:
-                                "expected \(isText ? "a string" : "a string or a number"), found \(member.value.kindDescription)"
-                        ))
+                    problems.add(
+                        "expected \(isText ? "a string" : "a string or a number"), found \(member.value.kindDescription)",
+                        line: member.value.line, column: member.value.column, keyPath: keyPath)
                 }
             }
             for key in requiredColumns where !members.contains(where: { $0.key.lowercased() == key }) {
-                problems.append(
-                    DataFileError(
-                        file: file, line: element.line, column: element.column, keyPath: "\(path).\(key)",
-                        message: "is missing"))
+                problems.add("is missing", line: element.line, column: element.column, keyPath: "\(path).\(key)")
             }
             rows.append(
                 Row(line: element.line, cells: cells, reported: problems.count > known, attributes: attributes))
@@ -306,15 +317,12 @@ public enum StationListReader {
         return rows
     }
 
-    static func parse(_ row: Row, file: String, problems: inout [DataFileError]) -> Station? {
+    static func parse(_ row: Row, file: String, problems: inout ListProblems) -> Station? {
         var failed = false
         func report(_ column: String, _ message: String) {
             let cell = row.cells[column]
-            problems.append(
-                DataFileError(
-                    file: file, line: cell?.line ?? row.line, column: cell?.column ?? 1,
-                    keyPath: cell?.keyPath ?? column,
-                    message: message))
+            problems.add(
+                message, line: cell?.line ?? row.line, column: cell?.column ?? 1, keyPath: cell?.keyPath ?? column)
             failed = true
         }
         // Each field is parsed on its own, so a row with three mistakes reports three.
@@ -362,9 +370,7 @@ public enum StationListReader {
         var attributes: [StationAttribute] = []
         for cell in row.attributes {
             if let problem = attributeValueProblem(cell.text) {
-                problems.append(
-                    DataFileError(
-                        file: file, line: cell.line, column: cell.column, keyPath: cell.keyPath, message: problem))
+                problems.add(problem, line: cell.line, column: cell.column, keyPath: cell.keyPath)
                 failed = true
             }
             attributes.append(StationAttribute(name: cell.name, value: cell.text))
@@ -429,7 +435,7 @@ public enum StationListReader {
         return size.map { "\($0); a \(what) may have at most \(limit) characters and \(limit * 4) bytes" }
     }
 
-    static func checkUniqueness(_ stations: [Station], rows: [Row], file: String, problems: inout [DataFileError]) {
+    static func checkUniqueness(_ stations: [Station], rows: [Row], file: String, problems: inout ListProblems) {
         var names = FirstClaims<String>()
         var stems = FirstClaims<String>()
         var identities = FirstClaims<String>()
@@ -446,38 +452,25 @@ public enum StationListReader {
             let sameName = names.claim(station.name, by: station)
             let sameStem = stems.claim(station.fileStem.lowercased(), by: station)
             if let earlier = sameName {
-                problems.append(
-                    DataFileError(
-                        file: file, line: location.line, column: location.column, keyPath: nameCell?.keyPath ?? "name",
-                        message:
-                            "station '\(station.name)' is already on line \(earlier.line); names must be unique"
-                    ))
+                problems.add(
+                    "station '\(station.name)' is already on line \(earlier.line); names must be unique",
+                    line: location.line, column: location.column, keyPath: nameCell?.keyPath ?? "name")
             } else if let earlier = sameStem {
-                problems.append(
-                    DataFileError(
-                        file: file, line: location.line, column: location.column, keyPath: nameCell?.keyPath ?? "name",
-                        message:
-                            "'\(station.name)' and '\(earlier.name)' (line \(earlier.line)) would share the file name \(station.fileStem); rename one"
-                    ))
+                problems.add(
+                    "'\(station.name)' and '\(earlier.name)' (line \(earlier.line)) would share the file name \(station.fileStem); rename one",
+                    line: location.line, column: location.column, keyPath: nameCell?.keyPath ?? "name")
             }
             let key = "\(station.identity.uuid.uuidString)/\(station.identity.major)/\(station.identity.minor)"
             if let earlier = identities.claim(key, by: station) {
-                problems.append(
-                    DataFileError(
-                        file: file, line: station.line, column: 1,
-                        message:
-                            "station '\(station.name)' has the same UUID, major and minor as '\(earlier.name)' on line \(earlier.line); scanners could not tell them apart"
-                    ))
+                problems.add(
+                    "station '\(station.name)' has the same UUID, major and minor as '\(earlier.name)' on line \(earlier.line); scanners could not tell them apart",
+                    at: station)
             }
             if let address = station.address, let earlier = addresses.claim(address, by: station) {
                 let cell = addressCells[station.line]
-                problems.append(
-                    DataFileError(
-                        file: file, line: cell?.line ?? station.line, column: cell?.column ?? 1,
-                        keyPath: cell?.keyPath ?? "address",
-                        message:
-                            "station '\(station.name)' has the same address \(address) as '\(earlier.name)' on line \(earlier.line); every beacon needs its own"
-                    ))
+                problems.add(
+                    "station '\(station.name)' has the same address \(address) as '\(earlier.name)' on line \(earlier.line); every beacon needs its own",
+                    line: cell?.line ?? station.line, column: cell?.column ?? 1, keyPath: cell?.keyPath ?? "address")
             }
         }
     }

@@ -283,7 +283,7 @@ final class EventLog: Sendable {
 
 /// A ledger that fails its first `finish` with a database error (a full disk, say), and
 /// otherwise is the SQLite ledger underneath.
-final class LedgerFailingOnFinish: ProvisioningLedger, Sendable {
+final class LedgerFailingOnFinish: ForwardingLedger, Sendable {
     let inner: SQLiteLedger
     let failed = Mutex(false)
     /// Fail the first `states()` instead of the first `finish`.
@@ -299,6 +299,8 @@ final class LedgerFailingOnFinish: ProvisioningLedger, Sendable {
         self.losingLease = losingLease
     }
 
+    var forwardee: any ProvisioningLedger { inner }
+
     /// True once: the one failure this ledger gives.
     func failsNow() -> Bool {
         failed.withLock { failed in
@@ -307,30 +309,6 @@ final class LedgerFailingOnFinish: ProvisioningLedger, Sendable {
         }
     }
 
-    func register(_ stations: [Station]) throws(LedgerError) { try inner.register(stations) }
-    func recoverInterrupted() throws(LedgerError) -> [Attempt] { try inner.recoverInterrupted() }
-    func verifiedStation(forChip chip: String) throws(LedgerError) -> String? {
-        try inner.verifiedStation(forChip: chip)
-    }
-    func interruptedAttempt(forChip chip: String) throws(LedgerError) -> Attempt? {
-        try inner.interruptedAttempt(forChip: chip)
-    }
-    func claimNextStation(
-        chip: String, debugger: String, template: String, templateSHA256: String, verifyMethod: String,
-        skipping: Set<String>, image: (Station) -> (sha256: String, advertiserAddress: String?)
-    ) throws(LedgerError) -> (Station, Attempt)? {
-        try inner.claimNextStation(
-            chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA256,
-            verifyMethod: verifyMethod, skipping: skipping, image: image)
-    }
-    func claimAgain(
-        station: String, chip: String, debugger: String, template: String, templateSHA256: String,
-        verifyMethod: String, reason: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
-    ) throws(LedgerError) -> (Station, Attempt) {
-        try inner.claimAgain(
-            station: station, chip: chip, debugger: debugger, template: template, templateSHA256: templateSHA256,
-            verifyMethod: verifyMethod, reason: reason, image: image)
-    }
     func finish(
         _ attemptID: Int, outcome: AttemptOutcome, reason: String?, readBack: String?, onAir: OnAirCheck?,
         debugLocked: Bool
@@ -342,46 +320,14 @@ final class LedgerFailingOnFinish: ProvisioningLedger, Sendable {
         try inner.finish(
             attemptID, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir, debugLocked: debugLocked)
     }
-    var hookOutcomes: Set<AttemptOutcome> { inner.hookOutcomes }
-    var lease: RunLease { inner.lease }
-    func beginRun() throws(LedgerError) { try inner.beginRun() }
-    func renewLease() throws(LedgerError) { try inner.renewLease() }
-    func endRun() { inner.endRun() }
-    func runs() throws(LedgerError) -> [RunRecord] { try inner.runs() }
-    func recordJournaled(
-        _ attemptID: Int, run: String?, outcome: AttemptOutcome, reason: String?, readBack: String?,
-        onAir: OnAirCheck?, debugLocked: Bool
-    ) throws(LedgerError) {
-        try inner.recordJournaled(
-            attemptID, run: run, outcome: outcome, reason: reason, readBack: readBack, onAir: onAir,
-            debugLocked: debugLocked)
-    }
-    func ensureHookRun(attempt: Int, hook: AttemptOutcome) throws(LedgerError) {
-        try inner.ensureHookRun(attempt: attempt, hook: hook)
-    }
-    func hookRuns(pendingOnly: Bool) throws(LedgerError) -> [HookRun] {
-        try inner.hookRuns(pendingOnly: pendingOnly)
-    }
-    func recordHookTry(eventID: String, status: String, delivered: Bool) throws(LedgerError) {
-        try inner.recordHookTry(eventID: eventID, status: status, delivered: delivered)
-    }
     func supersede(chip: String, reason: String) throws(LedgerError) {
         if losingLease { throw LedgerError(operation: "superseding", message: "lease over", kind: .leaseLost) }
         try inner.supersede(chip: chip, reason: reason)
     }
-    func release(station: String) throws(LedgerError) { try inner.release(station: station) }
     func states() throws(LedgerError) -> [StationState] {
         if failingStates, failsNow() {
             throw LedgerError(operation: "reading the stations", message: "disk I/O error", kind: .database)
         }
         return try inner.states()
     }
-    func hasWork(excluding: Set<String>) throws(LedgerError) -> Bool { try inner.hasWork(excluding: excluding) }
-    func station(named name: String) throws(LedgerError) -> Station? { try inner.station(named: name) }
-    func hasLockedChips() throws(LedgerError) -> Bool { try inner.hasLockedChips() }
-    func attempts() throws(LedgerError) -> [Attempt] { try inner.attempts() }
-    func recordCalibration(_ calibration: CalibrationRecord) throws(LedgerError) {
-        try inner.recordCalibration(calibration)
-    }
-    func calibrations() throws(LedgerError) -> [CalibrationRecord] { try inner.calibrations() }
 }
