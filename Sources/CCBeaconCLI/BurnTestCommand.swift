@@ -28,19 +28,16 @@ enum BurnTestCommand {
 
     /// Everything the options say, checked before any debugger is touched.
     struct Request: Sendable {
-        var selector: String?
-        /// `--flash-size`, for a chip that does not report its own.
-        var flashSize: Int?
+        var device: DeviceChoice
         var confirmed: Bool
         var reportFolder: String?
     }
 
     /// The burn test's options of `doctor`'s arguments: the request when `--burn-test` is given.
-    static func request(_ command: ParsedCommand) throws(CommandFailure) -> Request? {
+    static func request(_ command: ParsedCommand, device: DeviceChoice) throws(CommandFailure) -> Request? {
         guard command.isSet(burnTest) else { return nil }
         return Request(
-            selector: try command.value(Options.device), flashSize: try command.value(Options.flashSize),
-            confirmed: command.isSet(yes),
+            device: device, confirmed: command.isSet(yes),
             reportFolder: try command.value(report).map(Files.withoutTrailingSeparators))
     }
 
@@ -52,8 +49,8 @@ enum BurnTestCommand {
         guard let request = arguments.burnTest else {
             for (given, name) in [
                 (arguments.confirmed, yes.spec.name), (arguments.reportGiven, report.spec.name),
-                (arguments.deviceGiven, Options.device.spec.name),
-                (arguments.flashSizeGiven, Options.flashSize.spec.name),
+                (arguments.device.selector != nil, Options.device.spec.name),
+                (arguments.device.flashSize != nil, Options.flashSize.spec.name),
             ] where given {
                 throw .usage("\(name) is for --burn-test")
             }
@@ -204,7 +201,8 @@ enum BurnTestCommand {
         throws(CommandFailure)
     {
         var provider = try DeviceSupport.provider(debuggers)
-        var device = try DeviceSupport.choose(try DeviceSupport.listDevices(provider), selector: request.selector)
+        var device = try DeviceSupport.choose(
+            try DeviceSupport.listDevices(provider), selector: request.device.selector)
         let name =
             "debugger \(device.selector)" + (device.portPath.map { " (port \($0))" } ?? "")
             + (device.serial.map { ", serial \($0)" } ?? "")
@@ -227,7 +225,7 @@ enum BurnTestCommand {
             open: { () throws(DebuggerError) in
                 let counting = CountingTransport(try opened.open(chosen))
                 let session = CC254xSession(transport: counting, chips: chips)
-                session.assumedFlashSize = request.flashSize
+                session.assumedFlashSize = request.device.flashSize
                 return (session, counting)
             },
             progress: { step, progress in reporters.update(step, progress) })

@@ -192,22 +192,20 @@ enum TemplateImportCommand {
 
     /// What `template import` was asked.
     struct Arguments: CommandArguments {
-        var imagePath: String
+        var image: ImageArgument
         var name: String
         var chipName: String
         var address: Int?
-        var base: Int?
         /// Without a trailing slash; `./NAME` when not given.
         var directory: String
         var force: Bool
         var description: String?
 
         init(_ command: ParsedCommand) throws(CommandFailure) {
-            imagePath = command.positionals[0]
+            image = try ImageArgument(command.positionals[0], command)
             name = try command.value(TemplateImportCommand.name)
             chipName = try command.value(chip)
             address = try command.value(TemplateImportCommand.address)
-            base = try command.value(Options.base)
             directory = Values.folder(try command.value(output) ?? name)
             force = command.isSet(TemplateImportCommand.force)
             description = try command.value(TemplateImportCommand.description)
@@ -216,7 +214,7 @@ enum TemplateImportCommand {
 
     static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
         let (imagePath, name, chipName, directory) = (
-            arguments.imagePath, arguments.name, arguments.chipName, arguments.directory
+            arguments.image.path, arguments.name, arguments.chipName, arguments.directory
         )
         let catalog = try DataLocations.find(templatesOption: nil).loadBoards()
         guard let chip = catalog.chip(named: chipName) else {
@@ -225,7 +223,7 @@ enum TemplateImportCommand {
             )
         }
         let address = arguments.address
-        let loaded = try CommandSupport.loadImage(imagePath, base: arguments.base)
+        let loaded = try arguments.image.load()
         let (memory, hexText) = (loaded.memory, loaded.hexText)
         let chosen: FoundBeacon
         do {

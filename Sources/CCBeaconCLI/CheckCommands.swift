@@ -31,15 +31,13 @@ enum InspectCommand {
 
     /// What `inspect` was asked.
     struct Arguments: CommandArguments {
-        var path: String
-        var base: Int?
+        var image: ImageArgument
         var template: TemplateChoice
         var json: Bool
         var battery: Battery?
 
         init(_ command: ParsedCommand) throws(CommandFailure) {
-            path = command.positionals[0]
-            base = try command.value(Options.base)
+            image = try ImageArgument(command.positionals[0], command)
             template = try TemplateChoice(command)
             json = command.isSet(Options.json)
             battery = try command.value(Options.battery)
@@ -51,8 +49,8 @@ enum InspectCommand {
     }
 
     static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
-        let path = arguments.path
-        let memory = try CommandSupport.loadImage(path, base: arguments.base).memory
+        let path = arguments.image.path
+        let memory = try arguments.image.load().memory
         let found = PayloadFinder.find(memory)
         let oad = OADHeader.detect(in: memory)
         let computedCRC = oad?.computeCRC(memory)
@@ -249,20 +247,18 @@ enum VerifyCommand {
 
     /// What `verify` was asked.
     struct Arguments: CommandArguments {
-        var path: String
+        var image: ImageArgument
         var expected: IBeacon
         var settings: StationSettings
         var checkPower: Bool
-        var base: Int?
         var template: TemplateChoice
         var json: Bool
 
         init(_ command: ParsedCommand) throws(CommandFailure) {
-            path = command.positionals[0]
+            image = try ImageArgument(command.positionals[0], command)
             expected = try Options.identity(command, power: Options.expectedPower)
             settings = try Options.settings(command)
             checkPower = command.isGiven(Options.expectedPower)
-            base = try command.value(Options.base)
             template = try TemplateChoice(command)
             json = command.isSet(Options.json)
         }
@@ -272,9 +268,9 @@ enum VerifyCommand {
 
     static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
         let (path, expected, settings, checkPower) = (
-            arguments.path, arguments.expected, arguments.settings, arguments.checkPower
+            arguments.image.path, arguments.expected, arguments.settings, arguments.checkPower
         )
-        let memory = try CommandSupport.loadImage(path, base: arguments.base).memory
+        let memory = try arguments.image.load().memory
         let report: VerificationReport
         // Where the image's measured power stands against the board's expectation (a note: verify
         // checks only what it is asked).

@@ -151,27 +151,6 @@ enum CommandSupport {
         var hexText: [UInt8]?
     }
 
-    /// The one image loader: Intel HEX (memory only, never a table of its records) or .bin at
-    /// `base`; the format from the file name unless given.
-    static func loadImage(_ path: String, base: Int?, format given: ImageFormat? = nil) throws(CommandFailure)
-        -> LoadedImage
-    {
-        let format: ImageFormat
-        if let given { format = given } else { format = try ImageFormat.of(path, role: "image") }
-        if base != nil, format != .bin { throw .usage("--base applies to .bin images only") }
-        let bytes = try FileAccess.read(path)
-        switch format {
-        case .hex:
-            let image = try ConvertCommand.readHexImage(bytes, path: path)
-            return LoadedImage(memory: image.memory, startAddress: image.startAddress, hexText: bytes)
-        case .bin:
-            let address = base ?? 0
-            do { return LoadedImage(memory: try MemoryImage(bytes: bytes, at: address), hexText: nil) } catch {
-                throw .data("'\(path)' loaded at \(hexAddress(address)): \(error)")
-            }
-        }
-    }
-
     static func hexAddress(_ value: Int) -> String { HexText.address(value) }
 
     /// An input of a command that no output of the same run may replace.

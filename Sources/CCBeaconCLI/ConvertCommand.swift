@@ -43,43 +43,36 @@ enum ConvertCommand {
 
     /// What `convert` was asked.
     struct Arguments: CommandArguments {
-        var input: String
+        var input: ImageArgument
         var output: String
-        var inputFormat: ImageFormat
         var outputFormat: ImageFormat
         var range: Range<Int>?
         /// `nil`: 0xFF for .bin output, no filling for HEX.
         var fill: UInt8?
         var recordLength: Int
         var recordLengthGiven: Bool
-        var base: Int?
 
         init(_ command: ParsedCommand) throws(CommandFailure) {
-            input = command.positionals[0]
+            input = try ImageArgument(command.positionals[0], command, role: "input")
             output = try command.value(ConvertCommand.output)
-            inputFormat = try ImageFormat.of(input, role: "input")
             outputFormat = try ImageFormat.of(output, role: "output")
             range = try command.value(ConvertCommand.range)
             fill = try command.value(ConvertCommand.fill)
             recordLength = try command.value(ConvertCommand.recordLength)
             recordLengthGiven = command.isGiven(ConvertCommand.recordLength)
-            base = try command.value(Options.base)
         }
 
         func validate() throws(CommandFailure) {
             if recordLengthGiven, outputFormat != .hex {
                 throw .usage("--record-length applies to .hex output only")
             }
-            if base != nil, inputFormat != .bin {
-                throw .usage("--base applies to .bin input only; a HEX file carries its own addresses")
-            }
         }
     }
 
     static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
-        let (input, output, range, fill) = (arguments.input, arguments.output, arguments.range, arguments.fill)
+        let (input, output, range, fill) = (arguments.input.path, arguments.output, arguments.range, arguments.fill)
         try CommandSupport.checkOutputs([output], against: [CommandSupport.Input(role: "the input image", path: input)])
-        let loaded = try CommandSupport.loadImage(input, base: arguments.base, format: arguments.inputFormat)
+        let loaded = try arguments.input.load()
         var memory = loaded.memory
         let start = loaded.startAddress
         if let range { memory = memory.cropped(to: range) }

@@ -35,16 +35,15 @@ enum DeviceSupport {
         return debuggers
     }
 
-    /// Opens the debugger `selector` names (the only one when `nil`) and connects to its target, for the chips of `catalog` (read
-    /// from boards/ when the caller has not read it already).
-    /// `flashSize` (`--flash-size`) names the size of a chip that does not report its own; on one
-    /// that does, it must agree.
-    static func connect(
-        selector: String?, debuggers: (any DebuggerProvider)?, catalog: BoardCatalog? = nil, flashSize: Int? = nil
-    ) throws(CommandFailure) -> Connection {
+    /// Opens the debugger `choice` names and connects to its target, for the chips of `catalog`
+    /// (read from boards/ when the caller has not read it already), with the flash size it gives
+    /// for a chip that does not report its own (`CC254xSession.assumedFlashSize`).
+    static func connect(_ choice: DeviceChoice, debuggers: (any DebuggerProvider)?, catalog: BoardCatalog? = nil)
+        throws(CommandFailure) -> Connection
+    {
         let provider = try provider(debuggers)
         let devices = try listDevices(provider)
-        let device = try choose(devices, selector: selector)
+        let device = try choose(devices, selector: choice.selector)
         // The chip facts come from boards/chips.json; a folder that cannot be read is reported,
         // never taken for a chip it does not describe.
         let chips: [Chip]
@@ -56,7 +55,7 @@ enum DeviceSupport {
         let connection: Connection
         do {
             let session = CC254xSession(transport: try provider.open(device), chips: chips)
-            session.assumedFlashSize = flashSize
+            session.assumedFlashSize = choice.flashSize
             let state = try session.open()
             let identity = try session.connect(targetID: state.targetID, debuggerID: device.debuggerID)
             connection = Connection(
@@ -65,25 +64,7 @@ enum DeviceSupport {
         } catch {
             throw failure(error)
         }
-        if let flashSize {
-            let family = chips.filter { $0.debuggerTargetID == connection.state.targetID }
-            let name = family.first?.family ?? "target"
-            // A chip that reports its size must agree; any other size must be one of the family's
-            // (a debug-locked chip tells its size only once erased).
-            if let chip = connection.chip, chip.reportsFlashSize, chip.flashSize != flashSize {
-                throw .usage("--flash-size \(size(flashSize)): the \(chip.name) reports \(size(chip.flashSize))")
-            } else if !family.contains(where: { $0.flashSize == flashSize }) {
-                throw .usage("--flash-size \(size(flashSize)): the \(name) comes in \(kibList(family)) KiB")
-            }
-        }
         return connection
-    }
-
-    /// The flash sizes of `chips` in KiB, smallest first: `8, 16 or 32`.
-    static func kibList(_ chips: [Chip]) -> String {
-        let sizes = chips.map(\.flashSize).sorted().map { String($0 / 1024) }
-        guard sizes.count > 1 else { return sizes.first ?? "" }
-        return sizes.dropLast().joined(separator: ", ") + " or " + sizes.last!
     }
 
     /// What to do about a chip that does not report its size when none was given, or `nil` when
@@ -92,7 +73,7 @@ enum DeviceSupport {
         let family = chips.filter { $0.debuggerTargetID == targetID }
         guard let first = family.first, family.allSatisfy({ !$0.reportsFlashSize }) else { return nil }
         return
-            "the \(first.family) does not report its flash size: give it with --flash-size \(kibList(family)) (the part's marking says: \(first.name) has \(first.flashSize / 1024))"
+            "the \(first.family) does not report its flash size: give it with --flash-size \(Chip.kibList(family.map(\.flashSize))) (the part's marking says: \(first.name) has \(first.flashSize / 1024))"
     }
 
     /// One debugger of `devices` by `selector` (see `DeviceSelection.choose`); why none could be
@@ -120,13 +101,6 @@ enum DeviceSupport {
                     ?? unknownChipHint)
         }
         return chip
-    }
-
-    /// `32 KiB` for a whole number of KiB, else the exact count in bytes (`48 bytes`, `20992 bytes`
-    /// where 512-byte blocks leave half a KiB), so a size is never shown as 0 KiB or rounded.
-    static func size(_ count: Int) -> String {
-        if count > 0, count % 1024 == 0 { return "\(count / 1024) KiB" }
-        return count == 1 ? "1 byte" : "\(count) bytes"
     }
 
     /// What to do about a target boards/chips.json does not describe.
@@ -159,6 +133,11 @@ enum DeviceSupport {
         // Every family that reports no size has a part of 32 KiB.
         case .flashSizeNotGiven(let family):
             hint = "give it with --flash-size, as the part's marking says (a \(family)F32 has 32)"
+        case .flashSizeNotMade(let given, let family, let sizes):
+            return .usage(
+                "--flash-size \(Chip.sizeText(given)): the \(family) comes in \(Chip.kibList(sizes)) KiB")
+        case .flashSizeContradicted(let given, let chip, let reported):
+            return .usage("--flash-size \(Chip.sizeText(given)): the \(chip) reports \(Chip.sizeText(reported))")
         case .flashSizeRefuted(let chip, _):
             hint = "give --flash-size as the part's marking says (a \(chip.prefix(6))F32 has 32); nothing was changed"
         case .secondaryAddressDoubtful:
@@ -304,8 +283,7 @@ enum InfoCommand {
     static func run(_ arguments: DeviceArguments, console: Console, debuggers: (any DebuggerProvider)?)
         throws(CommandFailure)
     {
-        let connection = try DeviceSupport.connect(
-            selector: arguments.selector, debuggers: debuggers, flashSize: arguments.flashSize)
+        let connection = try DeviceSupport.connect(arguments.device, debuggers: debuggers)
         let identity = connection.identity
         let sizeHint = DeviceSupport.flashSizeHint(
             targetID: connection.state.targetID, chips: connection.session.chips)
@@ -345,14 +323,14 @@ enum InfoCommand {
             let flash: String
             switch (connection.chip, sizeHint) {
             case (let chip?, nil):
-                flash = "flash: \(DeviceSupport.size(chip.flashSize)), RAM: \(DeviceSupport.size(identity.ramSize))"
+                flash = "flash: \(Chip.sizeText(chip.flashSize)), RAM: \(Chip.sizeText(identity.ramSize))"
             case (let chip?, _?):
                 flash =
-                    "flash: \(DeviceSupport.size(chip.flashSize)) (as --flash-size says; the chip does not report it), RAM: \(DeviceSupport.size(chip.ramSize))"
+                    "flash: \(Chip.sizeText(chip.flashSize)) (as --flash-size says; the chip does not report it), RAM: \(Chip.sizeText(chip.ramSize))"
             case (nil, let hint?): flash = "flash: not reported (\(hint))"
             case (nil, nil):
                 flash =
-                    "flash: unknown (CHIPINFO0.FLASHSIZE \(identity.flashSizeCode) is none of the chips of boards/chips.json), RAM: \(DeviceSupport.size(identity.ramSize))"
+                    "flash: unknown (CHIPINFO0.FLASHSIZE \(identity.flashSizeCode) is none of the chips of boards/chips.json), RAM: \(Chip.sizeText(identity.ramSize))"
             }
             lines += [
                 "target: \(name) (chip ID \(HexText.address(identity.chipID, width: 2)), revision \(HexText.address(identity.revision, width: 2)))",
@@ -408,7 +386,7 @@ enum EraseCommand {
     static func run(_ arguments: DeviceArguments, console: Console, debuggers: (any DebuggerProvider)?)
         throws(CommandFailure)
     {
-        let connection = try DeviceSupport.connect(selector: arguments.selector, debuggers: debuggers)
+        let connection = try DeviceSupport.connect(arguments.device, debuggers: debuggers)
         do {
             _ = try connection.session.chipErase(targetID: connection.state.targetID)
             try connection.session.resetAndRun()
@@ -477,10 +455,8 @@ enum FlashCommand {
 
     /// What `flash` was asked.
     struct Arguments: CommandArguments {
-        var path: String
-        var base: Int?
-        var selector: String?
-        var flashSize: Int?
+        var image: ImageArgument
+        var device: DeviceChoice
         var verify: VerifyMode
         var mac: [UInt8]?
         var preserveMAC: Bool
@@ -490,10 +466,8 @@ enum FlashCommand {
         var traced: Bool
 
         init(_ command: ParsedCommand) throws(CommandFailure) {
-            path = command.positionals[0]
-            base = try command.value(Options.base)
-            selector = try command.value(Options.device)
-            flashSize = try command.value(Options.flashSize)
+            image = try ImageArgument(command.positionals[0], command)
+            device = try DeviceChoice(command)
             verify = try command.value(FlashCommand.verify)
             mac = try command.value(FlashCommand.mac)
             preserveMAC = command.isSet(FlashCommand.preserveMAC)
@@ -508,14 +482,13 @@ enum FlashCommand {
         throws(CommandFailure)
     {
         let mac = arguments.mac
-        let image = try CommandSupport.loadImage(arguments.path, base: arguments.base).memory
+        let image = try arguments.image.load().memory
         guard !image.segments.isEmpty else {
-            throw .data("\(arguments.path): the image holds no data", hint: "'ccbeacon erase' erases a chip")
+            throw .data("\(arguments.image.path): the image holds no data", hint: "'ccbeacon erase' erases a chip")
         }
         let locations = try DataLocations.find(templatesOption: nil)
         let catalog = try locations.loadBoards()
-        let connection = try DeviceSupport.connect(
-            selector: arguments.selector, debuggers: debuggers, catalog: catalog, flashSize: arguments.flashSize)
+        let connection = try DeviceSupport.connect(arguments.device, debuggers: debuggers, catalog: catalog)
         // A station is its template's, for the template's chip: where templates share an image,
         // one for the target's part (or family, while a lock hides the part) is taken first.
         let templates = locations.loadAllTemplates(catalog: catalog)
@@ -580,10 +553,10 @@ enum FlashCommand {
                     // A debug-locked chip tells its part only once erased: the image fits none
                     // of that part's pages, and the chip is blank now.
                     throw .data(
-                        "\(arguments.path): \(planError); the target was debug-locked, so it was erased to tell its part (\(connection.session.chip?.name ?? "unknown")): its flash is blank now",
+                        "\(arguments.image.path): \(planError); the target was debug-locked, so it was erased to tell its part (\(connection.session.chip?.name ?? "unknown")): its flash is blank now",
                         hint: hint)
                 }
-                throw .data("\(arguments.path): \(planError)", hint: hint)
+                throw .data("\(arguments.image.path): \(planError)", hint: hint)
             case .debugger(let debuggerError): throw DeviceSupport.failure(debuggerError)
             case .flashChanged(let debuggerError):
                 // The erase had begun: whatever failed, the chip may no longer hold what it held.
@@ -612,7 +585,7 @@ enum FlashCommand {
             case .notMadeFor(let chips, let target, let wasErased):
                 let names = stationOf.map { "'\($0.manifest.name)'" }.joined(separator: " or ")
                 throw .data(
-                    "\(arguments.path): a station of template \(names), made for the \(chips.joined(separator: " or the ")); the target is a \(target)"
+                    "\(arguments.image.path): a station of template \(names), made for the \(chips.joined(separator: " or the ")); the target is a \(target)"
                         + (wasErased
                             ? " (it was debug-locked, so it was erased to tell its part: its flash is blank now)" : ""),
                     hint:
@@ -637,7 +610,7 @@ enum FlashCommand {
             result.report.verify == .none
             ? "not verified beyond that" : "the whole image verified (\(result.report.verify.rawValue))"
         var lines = [
-            "flashed \(arguments.path) to the \(result.chip.name) on \(connection.device.selector): \(DeviceSupport.size(result.report.bytesWritten)) written, "
+            "flashed \(arguments.image.path) to the \(result.chip.name) on \(connection.device.selector): \(Chip.sizeText(result.report.bytesWritten)) written, "
                 + "\(identityNote), \(verified); the target is running"
         ]
         if let secondary = result.secondaryAddress {
@@ -680,15 +653,13 @@ enum ReadCommand {
         var format: ImageFormat
         /// `nil`: the whole flash.
         var range: Range<Int>?
-        var selector: String?
-        var flashSize: Int?
+        var device: DeviceChoice
 
         init(_ command: ParsedCommand) throws(CommandFailure) {
             output = try command.value(ReadCommand.output)
             format = try ImageFormat.of(output, role: "output")
             range = try command.value(ReadCommand.range)
-            selector = try command.value(Options.device)
-            flashSize = try command.value(Options.flashSize)
+            device = try DeviceChoice(command)
         }
     }
 
@@ -697,8 +668,7 @@ enum ReadCommand {
     {
         let (output, format) = (arguments.output, arguments.format)
         try CommandSupport.checkOutputs([output], against: [])
-        let connection = try DeviceSupport.connect(
-            selector: arguments.selector, debuggers: debuggers, flashSize: arguments.flashSize)
+        let connection = try DeviceSupport.connect(arguments.device, debuggers: debuggers)
         guard !connection.identity.locked else { throw DeviceSupport.failure(.targetLocked) }
         let chip = try DeviceSupport.chip(connection)
         let range = arguments.range ?? 0..<chip.flashSize
@@ -719,7 +689,7 @@ enum ReadCommand {
         }
         console.output(
             line:
-                "read \(DeviceSupport.size(bytes.count)) from the \(chip.name) on \(connection.device.selector) to \(output)"
+                "read \(Chip.sizeText(bytes.count)) from the \(chip.name) on \(connection.device.selector) to \(output)"
         )
     }
 }

@@ -61,18 +61,16 @@ enum DoctorCommand {
         /// The burn test's options as given, for the message when `--burn-test` is not.
         var confirmed: Bool
         var reportGiven: Bool
-        var deviceGiven: Bool
-        var flashSizeGiven: Bool
+        var device: DeviceChoice
         var json: Bool
         var traced: Bool
         var ledger: String?
 
         init(_ command: ParsedCommand) throws(CommandFailure) {
-            burnTest = try BurnTestCommand.request(command)
+            device = try DeviceChoice(command)
+            burnTest = try BurnTestCommand.request(command, device: device)
             confirmed = command.isSet(BurnTestCommand.yes)
             reportGiven = try command.value(BurnTestCommand.report) != nil
-            deviceGiven = try command.value(Options.device) != nil
-            flashSizeGiven = try command.value(Options.flashSize) != nil
             json = command.isSet(Options.json)
             traced = command.isGiven(Options.trace)
             ledger = try command.value(DoctorCommand.ledger)

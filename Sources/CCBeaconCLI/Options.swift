@@ -226,18 +226,70 @@ struct JSONArgument: CommandArguments {
     }
 }
 
-/// The arguments of a command that works on the one debugger `--device` selects.
-struct DeviceArguments: CommandArguments {
+/// An image file a command reads, as its arguments give it: the path, its format by its
+/// extension, and where a .bin starts (`--base`, refused beside a HEX file, which carries its
+/// own addresses) — checked together before anything is read.
+struct ImageArgument: Sendable, Equatable {
+    /// The path as given.
+    var path: String
+    /// By its extension.
+    var format: ImageFormat
+    /// `--base`: where a .bin image starts (0 when not given).
+    var base: Int?
+
+    /// The image at `path` with the command's `--base`; `role` names it in a message about its
+    /// extension ("image", "input").
+    init(_ path: String, _ command: ParsedCommand, role: String = "image") throws(CommandFailure) {
+        self.path = path
+        format = try ImageFormat.of(path, role: role)
+        base = try command.value(Options.base)
+        if base != nil, format != .bin {
+            throw .usage("--base applies to .bin images only; a HEX file carries its own addresses")
+        }
+    }
+
+    /// The one image loader: Intel HEX (memory only, never a table of its records) or .bin at
+    /// `base`.
+    func load() throws(CommandFailure) -> CommandSupport.LoadedImage {
+        let bytes = try FileAccess.read(path)
+        switch format {
+        case .hex:
+            let image = try ConvertCommand.readHexImage(bytes, path: path)
+            return CommandSupport.LoadedImage(memory: image.memory, startAddress: image.startAddress, hexText: bytes)
+        case .bin:
+            let address = base ?? 0
+            do {
+                return CommandSupport.LoadedImage(memory: try MemoryImage(bytes: bytes, at: address), hexText: nil)
+            } catch {
+                throw .data("'\(path)' loaded at \(CommandSupport.hexAddress(address)): \(error)")
+            }
+        }
+    }
+}
+
+/// The debugger a command works on and what it is told of the chip: `--device` and
+/// `--flash-size`, decoded once for every command that takes them.
+struct DeviceChoice: Sendable, Equatable {
     /// `--device`; `nil`: the only one attached.
     var selector: String?
-    var json: Bool
-    /// `--flash-size` in bytes, where the command takes it.
+    /// `--flash-size` in bytes, for a chip that does not report its own (where the command takes
+    /// it).
     var flashSize: Int?
 
     init(_ command: ParsedCommand) throws(CommandFailure) {
         selector = try command.value(Options.device)
-        json = command.isSet(Options.json)
         flashSize = try command.value(Options.flashSize)
+    }
+}
+
+/// The arguments of a command that works on the one debugger `--device` selects.
+struct DeviceArguments: CommandArguments {
+    var device: DeviceChoice
+    var json: Bool
+
+    init(_ command: ParsedCommand) throws(CommandFailure) {
+        device = try DeviceChoice(command)
+        json = command.isSet(Options.json)
     }
 }
 

@@ -37,7 +37,8 @@ public final class CC254xSession {
     /// unknown): where its SRAM holds DMA descriptors.
     public private(set) var chip: Chip?
     /// The flash size the user gave (`--flash-size`, bytes) for a chip that does not report its
-    /// own (`RegisterMap.sfr`): `connect` takes the chip of that size.
+    /// own (`RegisterMap.sfr`): `connect` takes the chip of that size. `connect` refuses a size
+    /// the family does not come in, and one a chip that reports its size contradicts.
     public var assumedFlashSize: Int?
 
     /// Wraps a transport, for the chips the catalog describes.
@@ -134,8 +135,12 @@ public final class CC254xSession {
     /// Resets the target into debug mode and identifies it; a locked chip is reported, not refused.
     public func connect(targetID: UInt16, debuggerID: UInt16 = 0) throws(DebuggerError) -> ChipIdentity {
         guard targetID != 0 else { throw .noTarget }
-        guard chips.contains(where: { $0.debuggerTargetID == targetID }) else {
-            throw .unsupportedTarget(targetID, known: Self.families(chips))
+        let family = chips.filter { $0.debuggerTargetID == targetID }
+        guard let first = family.first else { throw .unsupportedTarget(targetID, known: Self.families(chips)) }
+        // A size given must be one the family comes in, whether or not the chip reports its own
+        // (a debug-locked chip tells its size only once erased).
+        if let given = assumedFlashSize, !family.contains(where: { $0.flashSize == given }) {
+            throw .flashSizeNotMade(given: given, family: first.family, sizes: family.map(\.flashSize))
         }
         try control(Frames.Request.prepareDebugMode, .preparingDebugMode)
         try control(
@@ -173,6 +178,9 @@ public final class CC254xSession {
         let info = try input(4, .identifying)
         let code = ChipInfo.flashSizeCode(chipinfo0: info[0])
         let chip = Chip.reporting(targetID: targetID, flashSizeCode: code, in: chips)
+        if let chip, let given = assumedFlashSize, chip.flashSize != given {
+            throw .flashSizeContradicted(given: given, chip: chip.name, reported: chip.flashSize)
+        }
         self.chip = chip
         return ChipIdentity(
             chipID: info[3], revision: info[2], flashSizeCode: code, flashSize: chip?.flashSize ?? 0,

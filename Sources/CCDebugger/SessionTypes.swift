@@ -82,6 +82,11 @@ public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
     case flashSizeRefuted(chip: String, ramStart: Int)
     /// The chip does not report its flash size, and none was given (`CC254xSession.assumedFlashSize`).
     case flashSizeNotGiven(family: String)
+    /// The flash size given (`CC254xSession.assumedFlashSize`) is none of the family's: it comes
+    /// in `sizes` (bytes, smallest first).
+    case flashSizeNotMade(given: Int, family: String, sizes: [Int])
+    /// The flash size given disagrees with the one the chip reports.
+    case flashSizeContradicted(given: Int, chip: String, reported: Int)
     /// The last page of `chip` (whose size the user gave) holds data beside its secondary address:
     /// the chip may be larger, that page inside its firmware, and those bytes no address.
     case secondaryAddressDoubtful(chip: String)
@@ -101,6 +106,12 @@ public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the debug lock bits were written, but after a reset the debug interface was not locked"
         case .flashSizeNotGiven(let family):
             return "the \(family) does not report its flash size, and none was given"
+        case .flashSizeNotMade(let given, let family, let sizes):
+            return
+                "a flash size of \(Chip.sizeText(given)) was given, but the \(family) comes in \(Chip.kibList(sizes)) KiB"
+        case .flashSizeContradicted(let given, let chip, let reported):
+            return
+                "a flash size of \(Chip.sizeText(given)) was given, but the \(chip) reports \(Chip.sizeText(reported))"
         case .secondaryAddressDoubtful(let chip):
             return
                 "the last page of a \(chip) holds data beside its secondary address: the chip may be larger than the flash size given, and those bytes no address"

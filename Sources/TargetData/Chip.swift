@@ -416,3 +416,20 @@ public struct FlashWriting: Sendable, Equatable {
         return nil
     }
 }
+
+extension Chip {
+    /// A size as messages give it: `32 KiB` for a whole number of KiB, else the exact count in
+    /// bytes (`48 bytes`, `20992 bytes` where 512-byte blocks leave half a KiB), so a size is
+    /// never shown as 0 KiB or rounded.
+    public static func sizeText(_ bytes: Int) -> String {
+        if bytes > 0, bytes % 1024 == 0 { return "\(bytes / 1024) KiB" }
+        return bytes == 1 ? "1 byte" : "\(bytes) bytes"
+    }
+
+    /// The flash sizes a family comes in, as numbers of KiB in order: `8, 16 or 32`.
+    public static func kibList(_ sizes: [Int]) -> String {
+        let numbers = Set(sizes).sorted().map { String($0 / 1024) }
+        guard numbers.count > 1 else { return numbers.first ?? "" }
+        return numbers.dropLast().joined(separator: ", ") + " or " + numbers.last!
+    }
+}

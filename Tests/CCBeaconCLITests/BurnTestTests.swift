@@ -86,6 +86,22 @@ struct BurnTestTests {
         #expect(provider.debuggers[0].chip!.flash.allSatisfy { $0 == 0xFF }, "left erased")
     }
 
+    /// `--flash-size` is checked as every command that connects checks it: a size the family does
+    /// not come in, or one a reporting chip contradicts, is refused before the chip is erased.
+    @Test(arguments: [
+        ("CC2510F16", "64", "--flash-size 64 KiB: the CC2510 comes in 8, 16 or 32 KiB"),
+        ("CC2541F256", "128", "--flash-size 128 KiB: the CC2541F256 reports 256 KiB"),
+    ])
+    func aFlashSizeTheChipRefutesIsRefusedBeforeTheErase(part: String, size: String, message: String) throws {
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip = EmulatedChip(part: .named(part)!)
+        provider.debuggers[0].chip!.flash[0x100] = 0x5A
+        let run = ToolRun(["doctor", "--burn-test", "--yes", "--flash-size", size], debuggers: provider)
+        #expect(run.status == 64, "\(run.output)\(run.diagnostics)")
+        #expect(run.diagnostics.contains(message), "\(run.diagnostics)")
+        #expect(provider.debuggers[0].chip!.flash[0x100] == 0x5A, "not erased")
+    }
+
     /// A debugger that takes a burst only alone: the packed framing stalls, the default works,
     /// the test says so, leaves the chip erased (on a fresh session) and passes.
     @Test func aFirmwareThatTakesBurstsOnlyAloneIsFoundOut() throws {

@@ -264,7 +264,7 @@ struct ConvertAndPatchCommandTests {
         ),
         (
             ["convert", "in.hex", "-o", "o.bin", "--base", "0"], 64,
-            "--base applies to .bin input only; a HEX file carries its own addresses"
+            "--base applies to .bin images only; a HEX file carries its own addresses"
         ),
         (
             ["convert", "in.hex", "-o", "o.bin", "--fill", "256"], 64,
