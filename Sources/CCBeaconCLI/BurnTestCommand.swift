@@ -298,8 +298,7 @@ enum BurnTestCommand {
             result.wasLocked
             ? "unknown (the chip was locked; its erase cleared the page)"
             : result.secondaryAddress.map(HexText.colonSeparated) ?? "none"
-        let primary =
-            result.chip.primaryAddress == nil ? "none" : result.primaryAddress.map(HexText.colonSeparated) ?? "unknown"
+        let primary = result.primaryAddress.map(HexText.colonSeparated) ?? "none"
         // The CC243x's flash is checked by reading it back (`VerifyMode.effective(on:)`).
         let byCRC = VerifyMode.crc.effective(on: result.chip) == .crc
         var lines = [
@@ -404,12 +403,8 @@ enum BurnTestCommand {
                         ("name", .string(result.chip.name)), ("chipID", .integer(Int(result.identity.chipID))),
                         ("revision", .integer(Int(result.identity.revision))),
                         ("flashSize", .integer(result.chip.flashSize)), ("wasLocked", .bool(result.wasLocked)),
-                        // null where the chip has no factory address, as where it is unknown.
-                        (
-                            "primaryAddress",
-                            result.primaryAddress.flatMap { $0.isEmpty ? nil : .string(HexText.colonSeparated($0)) }
-                                ?? .null
-                        ),
+                        // null where the chip has no factory address.
+                        ("primaryAddress", result.primaryAddress.map { .string(HexText.colonSeparated($0)) } ?? .null),
                         (
                             "secondaryAddress",
                             result.secondaryAddress.map { .string(HexText.colonSeparated($0)) } ?? .null

@@ -292,7 +292,7 @@ enum InfoCommand {
         var secondaryDoubt: String?
         if !identity.locked, let chip = connection.chip {
             do {
-                if chip.primaryAddress != nil { primary = try connection.session.primaryAddress(chip: chip) }
+                primary = try connection.session.primaryAddress(chip: chip)
                 secondary = try connection.session.secondaryAddress(chip: chip)
             } catch .secondaryAddressDoubtful(let name) {
                 secondaryDoubt = "the last page of a \(name) holds data beside it: is --flash-size right?"

@@ -259,7 +259,12 @@ enum DoctorCommand {
                     continue
                 }
                 let chip = identity.chip(targetID: state.targetID, in: chips)
-                let address = chip.flatMap { try? session.primaryAddress(chip: $0) }.map(HexText.colonSeparated)
+                let address = chip.map { (chip: Chip) -> String in
+                    do {
+                        return try session.primaryAddress(chip: chip).map(HexText.colonSeparated)
+                            ?? "none (the \(chip.family) has none)"
+                    } catch { return "?" }  // a failed read
+                }
                 // A chip that reports no size is known by its family until one is given.
                 let family = chips.first { $0.debuggerTargetID == state.targetID && !$0.reportsFlashSize }
                 findings.append(

@@ -69,7 +69,7 @@ public struct BurnTest {
         public var chip: Chip
         /// Its identity (chip ID, revision).
         public var identity: ChipIdentity
-        /// The factory IEEE address (info page), MSB first.
+        /// The factory IEEE address (info page), MSB first; `nil` on a chip that has none.
         public var primaryAddress: [UInt8]?
         /// The secondary address the last page held before the test erased it, MSB first
         /// (unknown when the chip was locked: its erase came first).

@@ -550,9 +550,9 @@ public final class CC254xSession {
         return result
     }
 
-    /// The factory address from the info page, MSB first (empty on a chip that has none).
-    public func primaryAddress(chip: Chip) throws(DebuggerError) -> [UInt8] {
-        guard let place = chip.primaryAddress else { return [] }
+    /// The factory address from the info page, MSB first; `nil` on a chip that has none.
+    public func primaryAddress(chip: Chip) throws(DebuggerError) -> [UInt8]? {
+        guard let place = chip.primaryAddress else { return nil }
         return Array(try readXdata(place.lowerBound, count: place.count).reversed())
     }
 

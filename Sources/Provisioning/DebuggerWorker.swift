@@ -191,8 +191,9 @@ final class DebuggerWorker {
     func identify(
         _ identity: ChipIdentity, session active: CC254xSession, erasedOnArrival: Bool
     ) throws(ProvisioningError) -> ChipArrival {
-        let primary = HexText.colonSeparated(
-            try run.device { () throws(DebuggerError) in try active.primaryAddress(chip: template.chip) })
+        let primary =
+            try run.device { () throws(DebuggerError) in try active.primaryAddress(chip: template.chip) }
+            .map(HexText.colonSeparated) ?? ""
         if identity.flashSizeCode != template.chip.flashSizeCode {
             // Another part of the family (its flash size says so): the template's addresses,
             // pages and lock bits are not this chip's.

@@ -42,7 +42,7 @@ extension ProvisioningRun {
     /// See `erase`.
     func writeBackName(_ chip: String, session: CC254xSession) throws(DebuggerError) {
         guard options.chipIdentity == .secondary, let place = template.chip.secondaryAddress,
-            !ChipID.isValid(HexText.colonSeparated(try session.primaryAddress(chip: template.chip))),
+            !ChipID.isValid(try session.primaryAddress(chip: template.chip).map(HexText.colonSeparated) ?? ""),
             let name = HexText.parseColonSeparated(chip, count: 6),
             let image = try? FlashPlan.withLastPage(
                 MemoryImage(), chip: template.chip, secondaryAddress: name, lockDebug: false),

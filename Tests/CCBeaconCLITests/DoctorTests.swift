@@ -40,6 +40,17 @@ struct DoctorTests {
     }
 
     /// A debugger this user may not open fails, with the exact fix: the rule, reload, replug.
+    /// A chip without a factory address (the CC2543/44/45) is said to have none, not a blank.
+    @Test func aChipWithoutAFactoryAddressIsSaidToHaveNone() {
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip = EmulatedChip(part: .named("CC2543F32")!)
+        let run = ToolRun(["doctor"], debuggers: provider)
+        #expect(run.status == 0, "\(run.output)\(run.diagnostics)")
+        #expect(
+            run.output.contains("target CC2543F32 (32 KiB), IEEE address none (the CC2543 has none)\n"), "\(run.output)"
+        )
+    }
+
     @Test func aDebuggerThisUserMayNotOpenFailsWithTheFix() {
         let run = ToolRun(["doctor"], debuggers: DeniedProvider(denying: ["EMU002"]))
         #expect(run.status == 1)
