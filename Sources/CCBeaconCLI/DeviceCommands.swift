@@ -299,6 +299,18 @@ enum InfoCommand {
             } catch { throw DeviceSupport.failure(error) }
         }
         let name = connection.chip?.name ?? "CC" + HexText.digits(connection.state.targetID)
+        let family = connection.session.chips.filter { $0.debuggerTargetID == connection.state.targetID }
+        /// Whether the chip (or, unknown, any of its family) has a place for that address.
+        func has(_ place: KeyPath<Chip, Range<Int>?>) -> Bool {
+            connection.chip.map { $0[keyPath: place] != nil } ?? family.contains { $0[keyPath: place] != nil }
+        }
+        // Why the secondary address was not read, where there is one.
+        var notRead: String?
+        if has(\.secondaryAddress), identity.locked {
+            notRead = "the debug interface is locked"
+        } else if has(\.secondaryAddress), connection.chip == nil {
+            notRead = "where it is depends on the flash size: give --flash-size"
+        }
         if arguments.json {
             console.data(
                 JSONValue.object([
@@ -311,8 +323,12 @@ enum InfoCommand {
                     ("locked", .bool(identity.locked)),
                     ("primaryAddress", primary.map { .string(HexText.colonSeparated($0)) } ?? .null),
                     ("secondaryAddress", secondary.map { .string(HexText.colonSeparated($0)) } ?? .null),
-                    // Why the address is unknown, where it is (null when it was read or is erased).
-                    ("secondaryAddressDoubt", secondaryDoubt.map(JSONValue.string) ?? .null),
+                    // Why the address is unknown, where the chip has a place for one (null when it
+                    // was read or is erased).
+                    (
+                        "secondaryAddressDoubt",
+                        (secondaryDoubt ?? notRead.map { "not read: \($0)" }).map(JSONValue.string) ?? .null
+                    ),
                 ]).rendered() + "\n")
             return
         }
@@ -336,11 +352,7 @@ enum InfoCommand {
                 "target: \(name) (chip ID \(HexText.address(identity.chipID, width: 2)), revision \(HexText.address(identity.revision, width: 2)))",
                 flash + ", debug lock: off",
             ]
-            let family = connection.session.chips.filter { $0.debuggerTargetID == connection.state.targetID }
             let familyName = connection.chip?.family ?? name
-            func has(_ place: KeyPath<Chip, Range<Int>?>) -> Bool {
-                connection.chip.map { $0[keyPath: place] != nil } ?? family.contains { $0[keyPath: place] != nil }
-            }
             let secondaryLine =
                 "secondary address: "
                 + (secondaryDoubt.map { "unknown (\($0))" } ?? secondary.map { HexText.colonSeparated($0) }
@@ -353,10 +365,7 @@ enum InfoCommand {
                     connection.chip?.secondaryAddress?.count ?? family.compactMap(\.secondaryAddress?.count).first ?? 8
                 lines.append(
                     "IEEE address: none in the chip (the \(familyName) keeps it in the last \(kept) bytes of flash)")
-                lines.append(
-                    connection.chip == nil
-                        ? "secondary address: not read (where it is depends on the flash size: give --flash-size)"
-                        : secondaryLine)
+                lines.append(notRead.map { "secondary address: not read (\($0))" } ?? secondaryLine)
             case (true, _):
                 lines += ["primary IEEE address: \(primary.map { HexText.colonSeparated($0) } ?? "?")", secondaryLine]
             }

@@ -540,6 +540,29 @@ struct DeviceCommandTests {
                 "secondary address: 00:12:4B:00:AA:BB:CC:DD\n"))
     }
 
+    /// `info --json` tells an address it could not read from one that is erased: the first has a
+    /// reason in `secondaryAddressDoubt` (a CC2430 whose size was not given, a locked chip), the
+    /// second none.
+    @Test func infoJSONSaysWhyAnAddressWasNotRead() throws {
+        /// The doubt, "null" for JSON's null.
+        func doubt(_ part: String, locked: Bool = false, _ arguments: [String] = []) throws -> String? {
+            let provider = EmulatorProvider()
+            provider.debuggers[0].chip = EmulatedChip(part: .named(part)!)
+            if locked { provider.debuggers[0].chip!.setDebugLockBit() }
+            let run = ToolRun(["info", "--json"] + arguments, debuggers: provider)
+            #expect(run.status == 0, "\(run.diagnostics)")
+            let json = try #require(
+                try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any])
+            #expect(json["secondaryAddress"] is NSNull)
+            return json["secondaryAddressDoubt"].map { $0 is NSNull ? "null" : "\($0)" }
+        }
+        #expect(try doubt("CC2430F64") == "not read: where it is depends on the flash size: give --flash-size")
+        #expect(try doubt("CC2541F256", locked: true) == "not read: the debug interface is locked")
+        #expect(try doubt("CC2430F64", ["--flash-size", "64"]) == "null", "erased: none, for certain")
+        #expect(try doubt("CC2541F256") == "null")
+        #expect(try doubt("CC2510F32", locked: true) == "null", "the CC2510 has no place for one")
+    }
+
     /// Where the size is the user's, an erased place may be the wrong place: `info` and
     /// `--preserve-mac` say where they looked, so an address lost with a wrong size is not lost
     /// in silence (it was: the flash said nothing, info said "erased").

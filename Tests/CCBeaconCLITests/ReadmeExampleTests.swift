@@ -157,6 +157,7 @@ struct ReadmeExampleTests {
         "ccbeacon devices": Scene(debuggers: 1),
         "ccbeacon flash out/Hall_A.hex": Scene(setup: { bench in try bench.batch() }, debuggers: 1),
         "ccbeacon info": Scene(debuggers: 1),
+        "ccbeacon info --json": Scene(debuggers: 1),
         "ccbeacon erase": Scene(debuggers: 1),
         "ccbeacon help ledger": Scene(),
         "ccbeacon read -o dump.hex": Scene(debuggers: 1),

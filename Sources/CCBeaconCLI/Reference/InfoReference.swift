@@ -12,5 +12,28 @@ extension InfoCommand {
             primary IEEE address: 00:12:4B:00:25:41
             secondary address: none (erased)
             ```
+
+            With --json, the same as one object: sizes in bytes, null where there is none. The
+            addresses are null when erased or absent, and when they could not be read; then
+            secondaryAddressDoubt says why (the chip is debug-locked, its size was not given, or its
+            last page holds data beside the address), and is null otherwise.
+
+            ```console
+            $ ccbeacon info --json
+            {
+              "device": "1:10",
+              "chip": "CC2541F256",
+              "chipId": 65,
+              "revision": 19,
+              "flashSize": 262144,
+              "flashSizeCode": 4,
+              "flashSizeReported": true,
+              "ramSize": 8192,
+              "locked": false,
+              "primaryAddress": "00:12:4B:00:25:41",
+              "secondaryAddress": null,
+              "secondaryAddressDoubt": null
+            }
+            ```
             """#)
 }
