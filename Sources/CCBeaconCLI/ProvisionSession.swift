@@ -114,9 +114,16 @@ extension ProvisionCommand {
         guard template.chip.primaryAddress != nil else {
             // The ledger names each chip by its factory address; a chip without one could never
             // be told apart from the next.
+            // --chip-id secondary stands in for a factory address that is erased, not for one
+            // the part never had.
+            let secondary =
+                options.chipIdentity == .secondary
+                ? "; --chip-id secondary names a chip by its secondary address only where its factory address is erased, and the \(template.chip.name) has none"
+                : ""
             throw CommandFailure(
                 .dataError,
-                "template '\(template.manifest.name)' is for the \(template.chip.name), which has no IEEE address: provision names every chip by it, so it cannot tell these chips apart",
+                "template '\(template.manifest.name)' is for the \(template.chip.name), which has no IEEE address: provision names every chip by it, so it cannot tell these chips apart"
+                    + secondary,
                 hint: "burn them with 'ccbeacon flash' (no ledger), one station image each ('ccbeacon batch')")
         }
         let settings = arguments.settings

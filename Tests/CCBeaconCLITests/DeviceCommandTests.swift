@@ -700,6 +700,18 @@ struct DeviceCommandTests {
         #expect(run.status == 65, "\(run.diagnostics)")
         #expect(run.diagnostics.contains("is for the CC2543F32, which has no IEEE address"), "\(run.diagnostics)")
         #expect(!FileManager.default.fileExists(atPath: scratch.path("l.sqlite")))
+        // --chip-id secondary names a chip whose factory address is erased; it does not make one
+        // for a part that has none, and the message says so rather than ignore the option.
+        let secondary = ToolRun([
+            "provision", list, "--template", "t43", "--templates", scratch.path("templates"), "--yes",
+            "--ledger", scratch.path("l.sqlite"), "--chip-id", "secondary",
+        ])
+        #expect(secondary.status == 65, "\(secondary.diagnostics)")
+        #expect(
+            secondary.diagnostics.contains(
+                "; --chip-id secondary names a chip by its secondary address only where its factory address is erased, and the CC2543F32 has none"
+            ), "\(secondary.diagnostics)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("l.sqlite")))
     }
 
     /// The secondary address has the chip's length: 8 bytes on a CC253x, 6 on a CC2540/41; a
