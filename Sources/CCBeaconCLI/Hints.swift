@@ -14,6 +14,7 @@ extension TemplateError {
         case .manifest: return "fix template.json at that spot"
         case .file: return "check that the template folder is complete and readable"
         case .image: return "the template image is damaged; re-import it"
+        case .imageIsManifest: return "put the firmware image there, or re-import it with 'ccbeacon template import'"
         case .imageChanged: return "the image was edited or replaced; re-import it with 'ccbeacon template import'"
         case .unknownChip: return "add the chip to boards/chips.json or fix the manifest's chip"
         case .fieldNotInImage, .placeholderMismatch, .oadHeaderInvalid:

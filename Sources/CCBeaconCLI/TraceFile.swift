@@ -50,7 +50,7 @@ final class TraceFile: Sendable {
     static func refuseArgument(naming path: String, shownAs name: String, option: String, arguments: [String])
         throws(CommandFailure)
     {
-        for argument in arguments where !argument.isEmpty && sameFile(argument, path) {
+        for argument in arguments where !argument.isEmpty && PathIdentity.same(argument, path) {
             throw .usage(
                 "\(option) \(name) is also an argument of this command ('\(argument)'); give the trace a file of its own"
             )
@@ -136,22 +136,6 @@ final class TraceFile: Sendable {
     /// Linux's O_PATH (the same on x86-64 and arm64), which Glibc's Swift overlay does not
     /// export: a descriptor that names a file without opening it for reading or writing.
     static let pathOnly: Int32 = 0o10_000_000
-
-    /// Whether `a` and `b` name one file: the same inode if both exist, else the same path once
-    /// each folder is resolved (`d.bin`, `./d.bin` and `/abs/d.bin` before `-o` makes it).
-    static func sameFile(_ a: String, _ b: String) -> Bool {
-        var first = stat()
-        var second = stat()
-        if stat(a, &first) == 0, stat(b, &second) == 0 {
-            return first.st_dev == second.st_dev && first.st_ino == second.st_ino
-        }
-        func resolved(_ path: String) -> String? {
-            guard let folder = realpath(Files.directory(of: path), nil) else { return nil }
-            defer { free(folder) }
-            return String(cString: folder) + "/" + Files.lastComponent(path)
-        }
-        return resolved(a).map { $0 == resolved(b) } ?? false
-    }
 
     /// A new file's folder: it exists and this user may make a file in it.
     static func checkFolder(of path: String, option: String, name: String) throws(CommandFailure) {

@@ -33,6 +33,8 @@ public enum TemplateError: Error, Sendable, Equatable, CustomStringConvertible {
     case file(String)
     /// The image is not valid Intel HEX.
     case image(HexReadError)
+    /// The image's name leads to the manifest itself (a link to template.json).
+    case imageIsManifest(imagePath: String, manifestPath: String)
     /// The image file's SHA-256 differs from the manifest's.
     case imageChanged(path: String, expected: String, actual: String)
     /// The manifest names a chip `boards/chips.json` does not know.
@@ -61,6 +63,8 @@ public enum TemplateError: Error, Sendable, Equatable, CustomStringConvertible {
         case .manifest(let error): return error.description
         case .file(let reason): return reason
         case .image(let error): return error.description
+        case .imageIsManifest(let imagePath, let manifestPath):
+            return "\(imagePath) is \(manifestPath) itself (a link to it), not a firmware image"
         case .imageChanged(let path, let expected, let actual):
             return
                 "\(path) has changed since the template was made: its sha256 is \(actual), template.json says \(expected)"

@@ -15,6 +15,11 @@ public enum TemplateFolder {
         let manifest: TemplateManifest
         do { manifest = try TemplateManifest.read(manifestBytes, file: manifestPath) } catch { throw .manifest(error) }
         let imagePath = Files.join(directory, manifest.image)
+        // An image name that leads back to the manifest (a link) is that file, not an image that
+        // changed.
+        if PathIdentity.same(imagePath, manifestPath) {
+            throw .imageIsManifest(imagePath: imagePath, manifestPath: manifestPath)
+        }
         let imageBytes: [UInt8]
         do { imageBytes = try Files.read(imagePath) } catch { throw .file(error.description) }
         return try StationTemplate(

@@ -380,6 +380,29 @@ struct TemplateCommandTests {
         #expect(run.diagnostics.contains("hint: the image was edited or replaced; re-import it"))
     }
 
+    /// An image that is a link to the folder's own template.json is said to be that file, as a
+    /// manifest naming template.json as its image is; it was "changed since the template was made".
+    @Test func anImageLinkedToTheManifestIsSaidToBeIt() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try scratch.write("fw.hex", Self.firmware())
+        #expect(ToolRun(["template", "import", image, "--name", "lab", "-o", scratch.path("lab")]).status == 0)
+        try FileManager.default.removeItem(atPath: scratch.path("lab/image.hex"))
+        try FileManager.default.createSymbolicLink(
+            atPath: scratch.path("lab/image.hex"), withDestinationPath: "template.json")
+        let run = ToolRun([
+            "generate", "--template", scratch.path("lab"), "--uuid", Self.uuid, "--major", "1", "--minor", "2", "-o",
+            scratch.path("o.hex"),
+        ])
+        #expect(run.status == 65, "\(run.diagnostics)")
+        #expect(
+            run.diagnostics.contains(
+                "\(scratch.path("lab/image.hex")) is \(scratch.path("lab/template.json")) itself (a link to it), not a firmware image\nhint: put the firmware image there"
+            ),
+            "\(run.diagnostics)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("o.hex")))
+    }
+
     @Test func batchChecksTheWholeListBeforeWritingAnything() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
