@@ -127,23 +127,30 @@ public enum CommandLineTool {
     /// `ccbeacon CMD: message`, the usage, and where to read more, as lines: the console makes
     /// each visible whole, so a line feed in a quoted argument stays on the message's line.
     static func usageMessage(_ error: UsageError) -> [String] {
-        guard let name = error.command, let usage = usage(of: name) else {
+        guard let name = error.command, let usage = usageLines(of: name) else {
             return [
                 "ccbeacon: \(error.message)", "usage: ccbeacon COMMAND [OPTIONS]",
                 "run 'ccbeacon help' for the commands",
             ]
         }
         return ["ccbeacon \(name): \(error.message)"]
-            + "usage: \(usage)".split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            + ["run 'ccbeacon help \(name)' for details"]
+            + usage + ["run 'ccbeacon help \(name)' for details"]
     }
 
-    /// The usage of a command, or of every subcommand of a group one under the other; `nil` for
-    /// a name that is neither.
-    static func usage(of name: String) -> String? {
-        if let spec = commands.first(where: { $0.name == name }) { return spec.usage }
-        let group = ArgumentParser.subcommands(of: name, in: commands)
-        return group.isEmpty ? nil : group.map(\.usage).joined(separator: "\n       ")
+    /// `usage: ` and the forms of command `name` (or of each subcommand of group `name`), one
+    /// under the other, laid out for the help's width: a form's continuation lines stand under
+    /// its first term after the command's name. `nil` for a name that is neither.
+    static func usageLines(of name: String) -> [String]? {
+        let specs =
+            commands.first { $0.name == name }.map { [$0] } ?? ArgumentParser.subcommands(of: name, in: commands)
+        guard !specs.isEmpty else { return nil }
+        let forms = specs.flatMap { spec in
+            spec.usage.split(separator: "\n").map { (spec.name, $0.trimmingPrefix(while: { $0 == " " })) }
+        }
+        return forms.enumerated().flatMap { index, form in
+            let line = (index == 0 ? "usage: " : "       ") + form.1
+            return HelpLayout.wrap(line, indent: "usage: ccbeacon \(form.0) ".count, keepingGroups: true)
+        }
     }
 
     /// The help of a command, or of a group: the group's subcommands with their summaries, and
@@ -154,17 +161,18 @@ public enum CommandLineTool {
         let names = group.map { String($0.name.dropFirst(name.count + 1)) }
         let width = names.map(\.count).max() ?? 0
         let list = zip(names, group).map { sub, spec in "  \(padded(sub, to: width + 2))\(spec.summary)" }
-        return """
-            ccbeacon \(name): subcommands \(names.joined(separator: ", "))
+        return HelpLayout.wrap(
+            text: """
+                ccbeacon \(name): subcommands \(names.joined(separator: ", "))
 
-            usage: \(usage(of: name) ?? "")
+                \(usageLines(of: name)?.joined(separator: "\n") ?? "")
 
-            subcommands:
-            \(list.joined(separator: "\n"))
+                subcommands:
+                \(list.joined(separator: "\n"))
 
-            'ccbeacon help \(name) SUBCOMMAND' or 'ccbeacon \(name) SUBCOMMAND --help' shows a subcommand's options.
+                'ccbeacon help \(name) SUBCOMMAND' (or 'ccbeacon \(name) SUBCOMMAND --help') shows its options.
 
-            """
+                """)
     }
 
     static func overview() -> String {
@@ -204,12 +212,12 @@ public enum CommandLineTool {
         return """
             ccbeacon \(spec.name): \(spec.summary)
 
-            usage: \(spec.usage)
+            \(usageLines(of: spec.name)?.joined(separator: "\n") ?? "")
 
-            \(spec.details)
+            \(HelpLayout.wrap(text: spec.details))
 
             options:
-            \(options.joined(separator: "\n"))
+            \(options.flatMap { HelpLayout.wrap($0, indent: 2 + width) }.joined(separator: "\n"))
 
             the whole reference, with examples: man \(manual.pageName(spec.name))
 

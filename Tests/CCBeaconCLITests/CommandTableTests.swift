@@ -33,10 +33,25 @@ struct CommandTableTests {
         #expect(CommandLineTool.registry.map(\.spec.name) == names)
     }
 
-    /// What `help COMMAND` prints starts with the generated usage.
+    /// What `help COMMAND` prints holds the generated usage, each form on its own line with its
+    /// continuation lines indented under it (folded back, the forms as generated), and no line of
+    /// it wider than the help's width.
     @Test func helpShowsTheGeneratedUsage() {
         for spec in Self.specs {
-            #expect(CommandLineTool.help(for: spec).contains("usage: \(spec.usage)\n"))
+            let help = CommandLineTool.help(for: spec).split(separator: "\n", omittingEmptySubsequences: false)
+            let start = help.firstIndex { $0.hasPrefix("usage: ") }!
+            let block = help[start...].prefix { !$0.isEmpty }
+            var forms: [String] = []
+            for line in block {
+                let text = line.dropFirst(line.hasPrefix("usage: ") ? 7 : 0)
+                if text.hasPrefix("ccbeacon ") || text.hasPrefix("       ccbeacon ") {
+                    forms.append(text.trimmingCharacters(in: .whitespaces))
+                } else {
+                    forms[forms.count - 1] += " " + text.trimmingCharacters(in: .whitespaces)
+                }
+            }
+            #expect(forms.joined(separator: "\n       ") == spec.usage, "\(spec.name)")
+            #expect(block.allSatisfy { $0.count <= HelpLayout.width }, "\(spec.name)")
         }
     }
 

@@ -125,7 +125,9 @@ struct MessageTableTests {
             let spec = try #require(
                 CommandLineTool.commands.first { $0.name == entry.arguments.prefix(2).joined(separator: " ") }
                     ?? CommandLineTool.commands.first { $0.name == entry.arguments[0] })
-            expected += "usage: \(spec.usage)\nrun 'ccbeacon help \(spec.name)' for details\n"
+            // The usage block as help lays it out (checked against the table in CommandTableTests).
+            let usage = try #require(CommandLineTool.usageLines(of: spec.name)).joined(separator: "\n")
+            expected += "\(usage)\nrun 'ccbeacon help \(spec.name)' for details\n"
         }
         #expect(run.status == entry.status)
         #expect(run.diagnostics.replacing(folder + "/", with: "") == expected)

@@ -138,12 +138,14 @@ struct TraceOptionTests {
         #expect(try scratch.text("stations.csv") == list)
         #expect(ToolRun(["info", "--trace", scratch.path("")], debuggers: provider).status == 64)
 
-        #expect(ToolRun(["info", "--trace", scratch.path("t.pcap")], debuggers: provider).status == 0)
-        let first = try scratch.bytes("t.pcap")
-        #expect(ToolRun(["devices", "--trace", scratch.path("t.pcap")], debuggers: provider).status == 0)
+        let first = ToolRun(["info", "--trace", scratch.path("t.pcap")], debuggers: provider)
+        #expect(first.status == 0, "\(first.diagnostics)")
+        let firstTrace = try scratch.bytes("t.pcap")
+        let again = ToolRun(["devices", "--trace", scratch.path("t.pcap")], debuggers: provider)
+        #expect(again.status == 0, "\(again.diagnostics)")
         let second = try scratch.bytes("t.pcap")
         let replaced = try PcapReader(second)
-        #expect(second != first && !replaced.records.isEmpty, "an earlier trace is replaced")
+        #expect(second != firstTrace && !replaced.records.isEmpty, "an earlier trace is replaced")
 
         let missing = ToolRun(["info", "--trace", scratch.path("no/such/folder/t.pcap")], debuggers: provider)
         #expect(missing.status == 64)

@@ -18,7 +18,7 @@ extension CommandLineTool {
         …
           check    check a ledger's integrity and promises without trusting its indexes
         …
-        'ccbeacon help ledger SUBCOMMAND' or 'ccbeacon ledger SUBCOMMAND --help' shows a subcommand's options.
+        'ccbeacon help ledger SUBCOMMAND' (or 'ccbeacon ledger SUBCOMMAND --help') shows its options.
         ```
         """#
 
