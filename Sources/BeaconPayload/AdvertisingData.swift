@@ -78,6 +78,14 @@ public enum AdvertisingDataError: Error, Sendable, Equatable, CustomStringConver
     /// An Eddystone-URL that does not encode into 17 bytes or uses characters it cannot carry.
     case urlNotEncodable(url: String, reason: String)
 
+    /// Refuses `bytes` unless it holds exactly `length` bytes: `format`'s `field` is of fixed size.
+    static func checkLength(_ bytes: [UInt8], _ length: Int, format: String, field: String) throws(Self) {
+        guard bytes.count == length else {
+            throw .fieldOutOfRange(
+                format: format, field: "\(field) length", value: bytes.count, allowed: "\(length) bytes")
+        }
+    }
+
     /// Plain-words reason.
     public var description: String {
         switch self {

@@ -19,10 +19,7 @@ public struct AltBeacon: Sendable, Equatable, CustomStringConvertible {
     public init(
         companyID: UInt16 = AltBeacon.defaultCompanyID, beaconID: [UInt8], referenceRSSI: Int8, reserved: UInt8 = 0
     ) throws(AdvertisingDataError) {
-        guard beaconID.count == 20 else {
-            throw .fieldOutOfRange(
-                format: "AltBeacon", field: "beacon ID length", value: beaconID.count, allowed: "20 bytes")
-        }
+        try AdvertisingDataError.checkLength(beaconID, 20, format: "AltBeacon", field: "beacon ID")
         self.companyID = companyID
         self.beaconID = beaconID
         self.referenceRSSI = referenceRSSI

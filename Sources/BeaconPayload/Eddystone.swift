@@ -59,14 +59,8 @@ public struct EddystoneUID: Sendable, Equatable, CustomStringConvertible {
     /// Creates a UID frame, checking lengths and the TX power range.
     public init(txPower: Int8, namespace: [UInt8], instance: [UInt8]) throws(AdvertisingDataError) {
         try Eddystone.checkTxPower(txPower, format: "Eddystone-UID")
-        guard namespace.count == 10 else {
-            throw .fieldOutOfRange(
-                format: "Eddystone-UID", field: "namespace length", value: namespace.count, allowed: "10 bytes")
-        }
-        guard instance.count == 6 else {
-            throw .fieldOutOfRange(
-                format: "Eddystone-UID", field: "instance length", value: instance.count, allowed: "6 bytes")
-        }
+        try AdvertisingDataError.checkLength(namespace, 10, format: "Eddystone-UID", field: "namespace")
+        try AdvertisingDataError.checkLength(instance, 6, format: "Eddystone-UID", field: "instance")
         self.txPower = txPower
         self.namespace = namespace
         self.instance = instance

@@ -228,10 +228,25 @@ struct SiblingFormatTests {
             try EddystoneUID(
                 txPower: 21, namespace: [UInt8](repeating: 0, count: 10), instance: [UInt8](repeating: 0, count: 6))
         }
-        #expect(throws: AdvertisingDataError.self) {
+        // Each fixed-size field is refused at any other length, saying which and how long.
+        #expect(
+            throws: AdvertisingDataError.fieldOutOfRange(
+                format: "Eddystone-UID", field: "namespace length", value: 9, allowed: "10 bytes")
+        ) {
             try EddystoneUID(
                 txPower: 0, namespace: [UInt8](repeating: 0, count: 9), instance: [UInt8](repeating: 0, count: 6))
         }
+        #expect(
+            throws: AdvertisingDataError.fieldOutOfRange(
+                format: "Eddystone-UID", field: "instance length", value: 7, allowed: "6 bytes")
+        ) {
+            try EddystoneUID(
+                txPower: 0, namespace: [UInt8](repeating: 0, count: 10), instance: [UInt8](repeating: 0, count: 7))
+        }
+        #expect(
+            throws: AdvertisingDataError.fieldOutOfRange(
+                format: "AltBeacon", field: "beacon ID length", value: 0, allowed: "20 bytes")
+        ) { try AltBeacon(beaconID: [], referenceRSSI: -59) }
         #expect(
             throws: AdvertisingDataError.missingStructure(
                 format: "Eddystone-UID", expected: "Eddystone service data (16 AA FE)")
