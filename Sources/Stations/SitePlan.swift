@@ -44,8 +44,10 @@ public enum SitePlan {
 
         // The place rows read as a list's rows, then given their identities.
         var rows = StationListReader.csvRows(bytes, file: file, problems: &problems, requiring: ["name"])
-        if rows.isEmpty, problems.isEmpty { problems.add("holds no places", line: 0, column: 0) }
-        try problems.check()
+        if rows.isEmpty, problems.isEmpty {
+            problems.add("holds no places", line: 0, column: 0)
+            throw problems.error
+        }
         let here = known.filter { $0.identity.uuid == uuid && $0.identity.major == major }
         let kept = Dictionary(here.map { ($0.name, $0.identity.minor) }, uniquingKeysWith: { first, _ in first })
         var taken = Set(here.map(\.identity.minor))

@@ -52,6 +52,19 @@ struct SitePlanTests {
 
     /// Values with spaces or tabs at their ends, quotes, commas and a short row come back from the
     /// written list exactly (a reader trims only bare cells).
+    /// Every problem of a places file is reported at once, in file order: a row of the wrong
+    /// shape does not hide the name clashes after it.
+    @Test func everyProblemOfThePlacesIsReported() throws {
+        let known = [Self.station("Lobby", major: 2, minor: 1)]
+        let text = "name,floor\nlobby,1\nhall,2,extra\nhall,3\n"
+        let error = try #require(throws: StationListProblems.self) { try Self.plan(text, known: known) }
+        #expect(
+            error.problems.map { "\($0.line):\($0.column)" } == ["2:1", "3:8", "4:1"], "\(error.description)")
+        #expect(error.problems[0].message.contains("'lobby' differs only in case from the station 'Lobby'"))
+        #expect(error.problems[1].message == "this row has 3 fields, the header has 2")
+        #expect(error.problems[2].message.contains("'hall' is already on line 3"))
+    }
+
     @Test func whatIsWrittenReadsBackExactly() throws {
         let places = "name,v,w\nA,\"  padded  \",\"x, \"\"y\"\"\"\nB,\"t\t\"\nC\n"
         let stations = try Self.plan(places)
