@@ -86,10 +86,13 @@ public enum StationListReader {
     /// addresses unique); every problem goes to `problems`.
     static func stations(from rows: [Row], file: String, problems: inout ListProblems) -> [Station] {
         var stations: [Station] = []
+        // The row each station came from, for where its clashes are pointed at.
+        var stationRows: [Row] = []
         for row in rows {
             let known = problems.count
             if let station = parse(row, file: file, problems: &problems) {
                 stations.append(station)
+                stationRows.append(row)
             } else if !row.reported, problems.count == known {
                 // Never drop a row silently: every row that makes no station says why.
                 problems.add("this station cannot be read", line: row.line, column: 1)
@@ -98,7 +101,7 @@ public enum StationListReader {
         if stations.isEmpty, problems.isEmpty {
             problems.add("holds no stations", line: 0, column: 0)
         }
-        checkUniqueness(stations, rows: rows, file: file, problems: &problems)
+        checkUniqueness(stations, rows: stationRows, problems: &problems)
         return stations
     }
 
@@ -435,19 +438,14 @@ public enum StationListReader {
         return size.map { "\($0); a \(what) may have at most \(limit) characters and \(limit * 4) bytes" }
     }
 
-    static func checkUniqueness(_ stations: [Station], rows: [Row], file: String, problems: inout ListProblems) {
+    /// `rows`: each station's own row, in order (several share a line in a JSON list on one).
+    static func checkUniqueness(_ stations: [Station], rows: [Row], problems: inout ListProblems) {
         var names = FirstClaims<String>()
         var stems = FirstClaims<String>()
         var identities = FirstClaims<String>()
         var addresses = FirstClaims<RandomStaticAddress>()
-        var nameCells: [Int: (text: String, line: Int, column: Int, keyPath: String)] = [:]
-        var addressCells: [Int: (text: String, line: Int, column: Int, keyPath: String)] = [:]
-        for row in rows {
-            nameCells[row.line] = nameCells[row.line] ?? row.cells["name"]
-            addressCells[row.line] = addressCells[row.line] ?? row.cells["address"]
-        }
-        for station in stations {
-            let nameCell = nameCells[station.line]
+        for (station, row) in zip(stations, rows) {
+            let nameCell = row.cells["name"]
             let location = (line: nameCell?.line ?? station.line, column: nameCell?.column ?? 1)
             let sameName = names.claim(station.name, by: station)
             let sameStem = stems.claim(station.fileStem.lowercased(), by: station)
@@ -467,7 +465,7 @@ public enum StationListReader {
                     at: station)
             }
             if let address = station.address, let earlier = addresses.claim(address, by: station) {
-                let cell = addressCells[station.line]
+                let cell = row.cells["address"]
                 problems.add(
                     "station '\(station.name)' has the same address \(address) as '\(earlier.name)' on line \(earlier.line); every beacon needs its own",
                     line: cell?.line ?? station.line, column: cell?.column ?? 1, keyPath: cell?.keyPath ?? "address")

@@ -35,6 +35,18 @@ struct StationListTests {
         #expect(stations[0].fileStem == "Hall_A")
     }
 
+    /// In a JSON list on one line every station is on line 1: a duplicate is still pointed at by
+    /// its own place (its column and key path), not the first station's.
+    @Test func aDuplicateOnOneJSONLineIsPointedAtItself() {
+        let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
+        let text =
+            #"[{"name":"a","uuid":"\#(uuid)","major":1,"minor":1},{"name":"a","uuid":"\#(uuid)","major":1,"minor":2}]"#
+        #expect(
+            Self.problems(text, file: "j.json") == [
+                "j.json:1:89: [1].name: station 'a' is already on line 1; names must be unique"
+            ])
+    }
+
     @Test func readsJSON() throws {
         let stations = try Self.read(
             """
