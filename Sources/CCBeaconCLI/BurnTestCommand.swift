@@ -250,7 +250,7 @@ enum BurnTestCommand {
         }
         succeeded = true
         switch outcome {
-        case .failure(let notBegun): throw DeviceSupport.failure(notBegun.error)
+        case .failure(let notBegun): throw DeviceSupport.failure(notBegun.error, flashChanged: notBegun.erased)
         case .success(let result) where !result.passed:
             throw CommandFailure(
                 .failure, "the burn test failed: \(firstProblem(result))",
@@ -282,7 +282,10 @@ enum BurnTestCommand {
         }
         switch outcome {
         case .failure(let notBegun):
-            lines.append("  the burn test could not begin: \(notBegun.error.description)")
+            lines.append(
+                notBegun.erased
+                    ? "  the burn test stopped after erasing the chip (it was debug-locked): \(notBegun.error.description)"
+                    : "  the burn test could not begin: \(notBegun.error.description)")
         case .success(let result):
             lines += findings(result)
         }
@@ -377,7 +380,11 @@ enum BurnTestCommand {
         switch outcome {
         case .failure(let notBegun):
             state = notBegun.state
-            fields += [("passed", .bool(false)), ("error", .string(notBegun.error.description))]
+            fields += [
+                ("passed", .bool(false)), ("error", .string(notBegun.error.description)),
+                // Whether the chip erase had begun (a locked chip is erased to tell its part).
+                ("erased", .bool(notBegun.erased)),
+            ]
         case .success(let result):
             state = result.state
             fields.append(("passed", .bool(result.passed)))

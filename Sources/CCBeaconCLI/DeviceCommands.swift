@@ -107,10 +107,13 @@ enum DeviceSupport {
     static let unknownChipHint =
         "ccbeacon programs the parts of boards/chips.json (CC2530/31/33, CC2540/41, CC2543/44/45, CC2510/11, CC1110/11 and CC2430/31, each size listed); another part needs its facts added there"
 
-    /// A debugger error as a message, a hint and exit status 1.
-    static func failure(_ error: DebuggerError) -> CommandFailure {
-        let hint: String
+    /// A debugger error as a message, a hint and exit status 1 (64 for a `--flash-size` the chip
+    /// refutes). `flashChanged`: it came after the chip erase had begun, so the hint says the
+    /// flash may be erased, never that nothing was changed, and the status is 1.
+    static func failure(_ error: DebuggerError, flashChanged: Bool = false) -> CommandFailure {
+        var hint: String
         var hintLines: [String] = []
+        var status = ExitCode.failure
         switch error {
         case .transport(.accessDenied, _):
             hint =
@@ -133,16 +136,14 @@ enum DeviceSupport {
         // Every family that reports no size has a part of 32 KiB.
         case .flashSizeNotGiven(let family):
             hint = "give it with --flash-size, as the part's marking says (a \(family)F32 has 32)"
-        case .flashSizeNotMade(let given, let family, let sizes):
-            return .usage(
-                "--flash-size \(Chip.sizeText(given)): the \(family) comes in \(Chip.kibList(sizes)) KiB")
-        case .flashSizeContradicted(let given, let chip, let reported):
-            return .usage("--flash-size \(Chip.sizeText(given)): the \(chip) reports \(Chip.sizeText(reported))")
+        case .flashSizeNotMade, .flashSizeContradicted:
+            hint = "give --flash-size as the part's marking says, or leave it out on a chip that reports its size"
+            status = flashChanged ? .failure : .usage
         case .flashSizeRefuted(let chip, _):
-            hint = "give --flash-size as the part's marking says (a \(chip.prefix(6))F32 has 32); nothing was changed"
+            hint = "give --flash-size as the part's marking says (a \(chip.prefix(6))F32 has 32)"
         case .secondaryAddressDoubtful:
             hint =
-                "check --flash-size against the part's marking (the number after the F), or write the address anew with 'ccbeacon flash --mac'; nothing was changed"
+                "check --flash-size against the part's marking (the number after the F), or write the address anew with 'ccbeacon flash --mac'"
         case .lockNotTaken:
             hint = "the chip ignores its lock bits (a failing part?); 'ccbeacon erase' clears it, then try another chip"
         case .flashBusy, .dmaTimeout: hint = "power-cycle the target and run the command again"
@@ -153,7 +154,20 @@ enum DeviceSupport {
             hint =
                 "the flash does not hold the image; run 'ccbeacon flash' again; if it repeats, the chip may be worn out"
         }
-        var failure = CommandFailure(.failure, error.description, hint: hint)
+        var message = error.description
+        switch error {
+        case .flashSizeNotMade(let given, let family, let sizes):
+            message = "--flash-size \(Chip.sizeText(given)): the \(family) comes in \(Chip.kibList(sizes)) KiB"
+        case .flashSizeContradicted(let given, let chip, let reported):
+            message = "--flash-size \(Chip.sizeText(given)): the \(chip) reports \(Chip.sizeText(reported))"
+        case .flashSizeRefuted, .secondaryAddressDoubtful:
+            if !flashChanged { hint += "; nothing was changed" }
+        default: break
+        }
+        // A usage error refused before the chip changed says what to give, with the usage.
+        if status == .usage { return .usage(message) }
+        if flashChanged { hint = "the chip's flash may be erased or partly written; " + hint }
+        var failure = CommandFailure(status, message, hint: hint)
         failure.hintLines = hintLines
         return failure
     }
@@ -571,9 +585,7 @@ enum FlashCommand {
                 // The erase had begun: whatever failed, the chip may no longer hold what it held.
                 let changed = "the chip's flash may be erased or partly written"
                 guard case .transport = debuggerError else {
-                    let failure = DeviceSupport.failure(debuggerError)
-                    throw CommandFailure(
-                        failure.exitCode, failure.message, hint: failure.hint.map { "\(changed); \($0)" } ?? changed)
+                    throw DeviceSupport.failure(debuggerError, flashChanged: true)
                 }
                 if let framingHint = DeviceSupport.framingHint(
                     debuggerError, framing: connection.session.framing,

@@ -59,6 +59,9 @@ public struct BurnTest {
         public var state: DebuggerState?
         /// What stopped it.
         public var error: DebuggerError
+        /// Whether the chip erase had begun: a debug-locked chip is erased to tell its part
+        /// before anything else, and what stopped the test may come after that.
+        public var erased: Bool
     }
 
     /// What the test found.
@@ -132,14 +135,15 @@ public struct BurnTest {
     /// first erase is in the report.
     public func run() throws(CannotBegin) -> Report {
         var state: DebuggerState?
+        var erased = false
         do throws(DebuggerError) {
-            return try run(state: &state)
+            return try run(state: &state, erased: &erased)
         } catch {
-            throw CannotBegin(state: state, error: error)
+            throw CannotBegin(state: state, error: error, erased: erased)
         }
     }
 
-    func run(state found: inout DebuggerState?) throws(DebuggerError) -> Report {
+    func run(state found: inout DebuggerState?, erased: inout Bool) throws(DebuggerError) -> Report {
         var (session, counting) = try open()
         let state = try session.open()
         found = state
@@ -154,7 +158,10 @@ public struct BurnTest {
         // A locked chip hides its size and its flash: the erase unlocks it, then it tells (the
         // secondary address in its last page is gone with the erase).
         let wasLocked = identity.locked
-        if wasLocked { identity = try session.chipErase(targetID: state.targetID) }
+        if wasLocked {
+            erased = true
+            identity = try session.chipErase(targetID: state.targetID)
+        }
         guard
             let chip = identity.chip(targetID: state.targetID, in: session.chips)
         else { throw .unsupportedTarget(state.targetID, known: CC254xSession.families(session.chips)) }

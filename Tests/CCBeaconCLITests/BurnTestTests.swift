@@ -102,6 +102,34 @@ struct BurnTestTests {
         #expect(provider.debuggers[0].chip!.flash[0x100] == 0x5A, "not erased")
     }
 
+    /// A locked chip tells its size only once erased: a size of its family that it then
+    /// contradicts stops the test, saying the chip was erased (exit 1, not a usage error).
+    @Test func aLockedChipThatContradictsTheSizeIsSaidToBeErased() throws {
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip!.flash[0x100] = 0x5A
+        provider.debuggers[0].chip!.setDebugLockBit()
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let run = ToolRun(
+            ["doctor", "--burn-test", "--yes", "--flash-size", "128", "--report", scratch.path("r")],
+            debuggers: provider
+        )
+        #expect(run.status == 1, "\(run.output)\(run.diagnostics)")
+        let summary = try scratch.text("r/summary.txt")
+        #expect(
+            summary.contains(
+                "the burn test stopped after erasing the chip (it was debug-locked): a flash size of 128 KiB was given, but the CC2541F256 reports 256 KiB"
+            ), "\(summary)")
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(try scratch.bytes("r/summary.json"))) as? [String: Any])
+        #expect(json["passed"] as? Bool == false && json["erased"] as? Bool == true, "\(json)")
+        #expect(
+            run.diagnostics.contains(
+                "--flash-size 128 KiB: the CC2541F256 reports 256 KiB\nhint: the chip's flash may be erased or partly written; "
+            ), "\(run.diagnostics)")
+        #expect(!run.diagnostics.contains("usage:"))
+    }
+
     /// A debugger that takes a burst only alone: the packed framing stalls, the default works,
     /// the test says so, leaves the chip erased (on a fresh session) and passes.
     @Test func aFirmwareThatTakesBurstsOnlyAloneIsFoundOut() throws {

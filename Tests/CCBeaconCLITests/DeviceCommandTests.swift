@@ -714,6 +714,29 @@ struct DeviceCommandTests {
         #expect(!FileManager.default.fileExists(atPath: scratch.path("l.sqlite")))
     }
 
+    /// A locked chip given a size of its family that it contradicts once the erase unlocks it:
+    /// the flash stops there, says the chip was erased, and exits 1 (not a usage error, which
+    /// would mean nothing was done); a CC2510 whose SRAM refutes the size likewise never says
+    /// "nothing was changed".
+    @Test func aSizeRefutedAfterTheEraseSaysTheChipWasErased() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try scratch.write("small.hex", ":0400000001020304F2\n:00000001FF\n")
+        for (part, size, message) in [
+            ("CC2541F256", "128", "--flash-size 128 KiB: the CC2541F256 reports 256 KiB"),
+            ("CC2510F16", "32", "the target has no SRAM at 0xF000, where a CC2510F32's starts"),
+        ] {
+            let provider = EmulatorProvider()
+            provider.debuggers[0].chip = EmulatedChip(part: .named(part)!)
+            provider.debuggers[0].chip!.setDebugLockBit()
+            let run = ToolRun(["flash", image, "--flash-size", size], debuggers: provider)
+            #expect(run.status == 1, "\(part): \(run.diagnostics)")
+            #expect(run.diagnostics.contains(message), "\(run.diagnostics)")
+            #expect(run.diagnostics.contains("hint: the chip's flash may be erased or partly written; "))
+            #expect(!run.diagnostics.contains("nothing was changed") && !run.diagnostics.contains("usage:"))
+        }
+    }
+
     /// The secondary address has the chip's length: 8 bytes on a CC253x, 6 on a CC2540/41; a
     /// part without a factory address has no place for one.
     @Test func theSecondaryAddressHasTheChipsLength() throws {

@@ -81,7 +81,9 @@ extension DoctorCommand {
                 written through (a folder changed since its check is a failure, exit 1, before the test begins); an
                 earlier report's summaries go when the test begins, so a run killed mid-test leaves only its own
                 trace; the debugger is listed again through the report's trace, so its descriptor
-                requests are in it. A test that cannot begin (no target) still writes its report, with the error;
+                requests are in it. A test that cannot begin (no target) still writes its report, with the error
+                (and `erased`: true in summary.json where a locked chip's erase had begun, as when the size it
+                then reports contradicts `--flash-size`);
                 a trace that stopped (a full disk) is said in both summaries, and when the trace took the room the
                 summaries need, its last records are cut (whole) to make it, which the summary says. The lock bits are never written. On
                 the device-time model the test takes about 45 s at a 1 MHz debug clock and about 5 minutes at
