@@ -323,7 +323,10 @@ enum InfoCommand {
         if has(\.secondaryAddress), identity.locked {
             notRead = "the debug interface is locked"
         } else if has(\.secondaryAddress), connection.chip == nil {
-            notRead = "where it is depends on the flash size: give --flash-size"
+            notRead =
+                sizeHint != nil
+                ? "where it is depends on the flash size: give --flash-size"
+                : "the chip's flash size is none of boards/chips.json's"
         }
         if arguments.json {
             console.data(
@@ -369,7 +372,8 @@ enum InfoCommand {
             let familyName = connection.chip?.family ?? name
             let secondaryLine =
                 "secondary address: "
-                + (secondaryDoubt.map { "unknown (\($0))" } ?? secondary.map { HexText.colonSeparated($0) }
+                + (secondaryDoubt.map { "unknown (\($0))" } ?? notRead.map { "not read (\($0))" }
+                    ?? secondary.map { HexText.colonSeparated($0) }
                     ?? connection.chip.map(DeviceSupport.noSecondaryAddress) ?? "none (erased)")
             switch (has(\.primaryAddress), has(\.secondaryAddress)) {
             case (false, false): lines.append("IEEE address: none (the \(familyName) has none)")
@@ -379,7 +383,7 @@ enum InfoCommand {
                     connection.chip?.secondaryAddress?.count ?? family.compactMap(\.secondaryAddress?.count).first ?? 8
                 lines.append(
                     "IEEE address: none in the chip (the \(familyName) keeps it in the last \(kept) bytes of flash)")
-                lines.append(notRead.map { "secondary address: not read (\($0))" } ?? secondaryLine)
+                lines.append(secondaryLine)
             case (true, _):
                 lines += ["primary IEEE address: \(primary.map { HexText.colonSeparated($0) } ?? "?")", secondaryLine]
             }

@@ -57,17 +57,16 @@ enum LedgerCommand {
         table: exportTable)
     static let exportTable = CommandTable(
         details: """
-            One row per verified station: name, UUID, major, minor, the measured power burned,
-            chip IEEE address, debugger, time, advertiser address, which flash bytes were read back
-            to verify it (readBack, address ranges such as 0x7F00-0x7F2F,0x7F30-0x7F3F; empty when
-            nothing was), what a scan after the burn heard (heard yes/no, rssiCount, rssiMedian;
-            empty when nobody listened: provision --scan-verify), and where the power came from
-            (powerSource: calibration, or registered: the list's or the board's), whether the
-            chip's debug interface was locked (debugLocked), and the bench and run that burned it
-            (bench, run: on a shared pool, which line made the station), then the station list's own
-            columns (floor, room, x, y: the stations' attributes, one column each; an object in JSON)
-            — what a backend needs to map major/minor to places. The ledger is only read. --format ios-regions writes instead the
-            fewest beacon regions that cover the registry (one per UUID, with the major when all its
+            One row per verified station: name, UUID, major, minor, the measured power burned, chip IEEE
+            address, debugger, time, advertiser address, which flash bytes were read back to verify it
+            (readBack, address ranges such as 0x7F00-0x7F2F,0x7F30-0x7F3F; empty when nothing was), what a scan
+            after the burn heard (heard yes/no, rssiCount, rssiMedian; empty when nobody listened: provision
+            --scan-verify), and where the power came from (powerSource: calibration, or registered: the list's
+            or the board's), whether the chip's debug interface was locked (debugLocked), and the bench and run
+            that burned it (bench, run: on a shared pool, which line made the station), then the station list's
+            own columns (floor, room, x, y: the stations' attributes, one column each; an object in JSON) — what
+            a backend needs to map major/minor to places. The ledger is only read. --format ios-regions writes
+            instead the fewest beacon regions that cover the registry (one per UUID, with the major when all its
             stations share one), the regions file an iOS app starts from and `check-app` reads.
 
             With -o FILE the registry is written whole (temporary file, flushed, renamed) or not

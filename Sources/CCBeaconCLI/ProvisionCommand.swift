@@ -47,12 +47,12 @@ enum ProvisionCommand {
                 included) or held — and the summary says why it stopped (no new chip within --wait,
                 a signal, every debugger failed); 1 when it could not start.
 
-                --interval and --tx-power apply to every station as in batch (templates that expose them);
-                every station gets its own advertiser address: the list's address column, or one derived
-                from its identity, and its measured power: the list's power column, or the board's
-                figure at 1 m shifted by the TX power (recorded in the ledger as burned). The ledger records each image's sha256, so a chip interrupted under
-                other settings is burned again. A station calibrated in the ledger since it was burned
-                (calibrate --write --ledger) is burned again on its own chip with --reprovision.
+                --interval and --tx-power apply to every station as in batch (templates that expose them); every
+                station gets its own advertiser address: the list's address column, or one derived from its
+                identity, and its measured power: the list's power column, or the board's figure at 1 m shifted by
+                the TX power (recorded in the ledger as burned). The ledger records each image's sha256, so a chip
+                interrupted under other settings is burned again. A station calibrated in the ledger since it was
+                burned (calibrate --write --ledger) is burned again on its own chip with --reprovision.
 
                 A shared ledger on a PostgreSQL server (--ledger postgresql://USER@HOST/DB?…) serves
                 several benches at once from one list: each bench runs under its own --bench NAME

@@ -114,12 +114,12 @@ enum BatchCommand {
         name: "batch", summary: "make an image for every station of a list", manual: manual,
         table: CommandTable(
             details: """
-                The list is a CSV with a header row name,uuid,major,minor[,power][,address][,note]
-                (columns in any order; an empty power is the board's measured power at the TX power,
-                see generate; any other column, such as floor or room, is kept as the stations'
-                attribute) or a JSON array of objects with those keys. The whole list is checked first; every bad row, duplicate name, duplicate (UUID,
-                major, minor), duplicate address and file-name clash is reported with its line and
-                column, and then nothing is written.
+                The list is a CSV with a header row name,uuid,major,minor[,power][,address][,note] (columns in any
+                order; an empty power is the board's measured power at the TX power, see generate; any other column,
+                such as floor or room, is kept as the stations' attribute) or a JSON array of objects with those
+                keys. The whole list is checked first; every bad row, duplicate name, duplicate (UUID, major,
+                minor), duplicate address and file-name clash is reported with its line and column, and then nothing
+                is written.
 
                 Writes DIR/<name>.hex per station (names made file-safe), with --bin also DIR/<name>.bin,
                 and DIR/stations.json: each station's identity, file and sha256, and the template with

@@ -1,15 +1,16 @@
 /// Help as a terminal shows it: no line wider than `width` columns, a long line broken at its
 /// spaces with its continuation indented. Lines already short enough are left as written, so
-/// hand-made layout (examples, lists) stays as it is.
+/// hand-made layout (lists) stays as it is, and an example command line is never broken, so it
+/// can be copied whole.
 public enum HelpLayout {
     /// The columns help is laid out for.
     public static let width = 100
 
     /// `line` broken at spaces into lines of at most `width` columns; the lines after the first
     /// begin with `indent` spaces (by default as many as `line` begins with). With
-    /// `keepingGroups`, a space inside `[…]` or `(…)` is no place to break (a usage line's
-    /// optional terms stay whole). A word (or group) wider than the room left stands on a line of
-    /// its own, whole.
+    /// `keepingGroups` (a usage line), a space inside `[…]` or `(…)`, or after an option's name,
+    /// is no place to break: each term (`[--verify crc|read]`, `--uuid UUID`) stays whole. A word
+    /// (or term) wider than the room left stands on a line of its own, whole.
     public static func wrap(_ line: String, width: Int = width, indent: Int? = nil, keepingGroups: Bool = false)
         -> [String]
     {
@@ -33,10 +34,15 @@ public enum HelpLayout {
     }
 
     /// Every line of `text` wrapped as `wrap(_:width:indent:keepingGroups:)` does with its
-    /// default indent.
+    /// default indent, but for example command lines (`ccbeacon …` or `$ …` after any
+    /// indentation), which stay whole.
     public static func wrap(text: String, width: Int = width) -> String {
         text.split(separator: "\n", omittingEmptySubsequences: false)
-            .flatMap { wrap(String($0), width: width) }
+            .flatMap { line -> [String] in
+                let content = line.drop { $0 == " " }
+                if content.hasPrefix("ccbeacon ") || content.hasPrefix("$ ") { return [String(line)] }
+                return wrap(String(line), width: width)
+            }
             .joined(separator: "\n")
     }
 
@@ -49,8 +55,14 @@ public enum HelpLayout {
             switch line[index] {
             case "[", "(": depth += 1
             case "]", ")": depth = max(0, depth - 1)
-            case " " where index > start && line[index - 1] != " " && (depth == 0 || !keepingGroups):
-                points.append(index)
+            case " " where index > start && line[index - 1] != " ":
+                guard keepingGroups else {
+                    points.append(index)
+                    continue
+                }
+                // The word before the space: an option's name keeps its value beside it.
+                let word = line[..<index].reversed().prefix { $0 != " " }
+                if depth == 0, word.last != "-" { points.append(index) }
             default: break
             }
         }

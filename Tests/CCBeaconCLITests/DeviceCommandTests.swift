@@ -561,6 +561,21 @@ struct DeviceCommandTests {
         #expect(try doubt("CC2430F64", ["--flash-size", "64"]) == "null", "erased: none, for certain")
         #expect(try doubt("CC2541F256") == "null")
         #expect(try doubt("CC2510F32", locked: true) == "null", "the CC2510 has no place for one")
+
+        // A chip reporting a size code no chip of the data has: its address was not read, and
+        // --flash-size is no way out (the chip reports its size); the text says so too, not "erased".
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip!.flashSizeCode = 6
+        let json = ToolRun(["info", "--json"], debuggers: provider)
+        #expect(
+            json.output.contains(
+                #""secondaryAddressDoubt": "not read: the chip's flash size is none of boards/chips.json's""#),
+            "\(json.output)")
+        let text = ToolRun(["info"], debuggers: provider)
+        #expect(
+            text.output.hasSuffix(
+                "secondary address: not read (the chip's flash size is none of boards/chips.json's)\n"),
+            "\(text.output)")
     }
 
     /// Where the size is the user's, an erased place may be the wrong place: `info` and

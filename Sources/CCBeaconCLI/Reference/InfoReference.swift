@@ -14,9 +14,11 @@ extension InfoCommand {
             ```
 
             With --json, the same as one object: sizes in bytes, null where there is none. The
-            addresses are null when erased or absent, and when they could not be read; then
-            secondaryAddressDoubt says why (the chip is debug-locked, its size was not given, or its
-            last page holds data beside the address), and is null otherwise.
+            addresses are null when erased or absent, and when they could not be read (both, on a
+            debug-locked chip). Where the chip has a place for a secondary address that was not read,
+            or not taken for one, secondaryAddressDoubt says why: the chip is debug-locked, its flash
+            size was not given or is none the data knows, or its last page holds data beside the
+            address. It is null otherwise.
 
             ```console
             $ ccbeacon info --json
