@@ -35,12 +35,14 @@ public enum SitePlan {
                 "a '\(field.text.lowercased())' column: the plan gives each place its UUID, major and minor; remove it",
                 line: field.line, column: field.column)
         }
+        // Without a name no place can be planned; an identity column alone leaves the rows to
+        // read, and their problems are reported with it.
         if !header.contains(where: { $0.text.lowercased() == "name" }) {
             problems.add(
                 "the header row lacks name; a places file names each place (and may have any other columns)",
                 line: header[0].line, column: 1)
+            throw problems.error
         }
-        try problems.check()
 
         // The place rows read as a list's rows, then given their identities.
         var rows = StationListReader.csvRows(bytes, file: file, problems: &problems, requiring: ["name"])

@@ -460,9 +460,11 @@ public enum StationListReader {
             }
             let key = "\(station.identity.uuid.uuidString)/\(station.identity.major)/\(station.identity.minor)"
             if let earlier = identities.claim(key, by: station) {
+                // Pointed at by its UUID, where the row has one (a JSON list may be one line).
+                let cell = row.cells["uuid"]
                 problems.add(
                     "station '\(station.name)' has the same UUID, major and minor as '\(earlier.name)' on line \(earlier.line); scanners could not tell them apart",
-                    at: station)
+                    line: cell?.line ?? station.line, column: cell?.column ?? 1, keyPath: cell?.keyPath ?? "")
             }
             if let address = station.address, let earlier = addresses.claim(address, by: station) {
                 let cell = row.cells["address"]

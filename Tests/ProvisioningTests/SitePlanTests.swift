@@ -65,6 +65,16 @@ struct SitePlanTests {
         #expect(error.problems[2].message.contains("'hall' is already on line 3"))
     }
 
+    /// An identity column in the places is reported with the rows' own problems, not instead of
+    /// them: the rows are still read (the plan gives their identities anyway).
+    @Test func anIdentityColumnDoesNotHideTheRows() throws {
+        let text = "name,floor,minor\nA,1\nB,1,extra,x\nA,2\n"
+        let error = try #require(throws: StationListProblems.self) { try Self.plan(text) }
+        #expect(error.problems.map { "\($0.line):\($0.column)" } == ["1:12", "3:11", "4:1"], "\(error.description)")
+        #expect(error.problems[1].message == "this row has 4 fields, the header has 3")
+        #expect(error.problems[2].message.contains("station 'A' is already on line 2"))
+    }
+
     @Test func whatIsWrittenReadsBackExactly() throws {
         let places = "name,v,w\nA,\"  padded  \",\"x, \"\"y\"\"\"\nB,\"t\t\"\nC\n"
         let stations = try Self.plan(places)

@@ -45,6 +45,13 @@ struct StationListTests {
             Self.problems(text, file: "j.json") == [
                 "j.json:1:89: [1].name: station 'a' is already on line 1; names must be unique"
             ])
+        // A second station of the same identity is pointed at by its own UUID.
+        let same =
+            #"[{"name":"a","uuid":"\#(uuid)","major":1,"minor":1},{"name":"b","uuid":"\#(uuid)","major":1,"minor":1}]"#
+        #expect(
+            Self.problems(same, file: "j.json") == [
+                "j.json:1:100: [1].uuid: station 'b' has the same UUID, major and minor as 'a' on line 1; scanners could not tell them apart"
+            ])
     }
 
     @Test func readsJSON() throws {
@@ -133,7 +140,7 @@ struct StationListTests {
                 "s.csv:5:1: name: is empty; every station needs a name",
                 "s.csv:6:1: name: station 'ok' is already on line 2; names must be unique",
                 "s.csv:7:1: name: 'OK' and 'ok' (line 2) would share the file name OK; rename one",
-                "s.csv:8:1: station 'twin' has the same UUID, major and minor as 'ok' on line 2; scanners could not tell them apart",
+                "s.csv:8:6: uuid: station 'twin' has the same UUID, major and minor as 'ok' on line 2; scanners could not tell them apart",
                 "s.csv:9:7: this row has 2 fields, the header has 5",
                 "s.csv:10:49: this row has 6 fields, the header has 5",
             ])
