@@ -130,6 +130,7 @@ enum DeviceSupport {
         case .noTarget, .targetNotResponding:
             hint = DeviceSupport.noTargetHint
         case .targetLocked: hint = "the chip is debug-locked; 'ccbeacon erase' unlocks it (and clears the whole flash)"
+        case .unknownPart: hint = DeviceSupport.unknownChipHint
         case .unsupportedTarget(_, let known):
             hint = "ccbeacon programs the " + known.joined(separator: " and ") + " (the chips of boards/chips.json)"
         case .eraseTimeout, .stillLockedAfterErase: hint = "power-cycle the target and try again"

@@ -162,9 +162,9 @@ public struct BurnTest {
             erased = true
             identity = try session.chipErase(targetID: state.targetID)
         }
-        guard
-            let chip = identity.chip(targetID: state.targetID, in: session.chips)
-        else { throw .unsupportedTarget(state.targetID, known: CC254xSession.families(session.chips)) }
+        guard let chip = identity.chip(targetID: state.targetID, in: session.chips) else {
+            throw .unknownPart(targetID: state.targetID, flashSizeCode: identity.flashSizeCode)
+        }
         let primary = try session.primaryAddress(chip: chip)
         let secondary = wasLocked ? nil : try session.secondaryAddress(chip: chip)
         var passes: [Pass] = []

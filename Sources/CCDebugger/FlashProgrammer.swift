@@ -130,8 +130,7 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
             return
                 "the target (ID \(HexText.address(targetID))) does not report its flash size, and none was given"
         case .unknownChip(let targetID, let code):
-            return
-                "the target (ID \(HexText.address(targetID)), CHIPINFO0.FLASHSIZE \(code)) is none of the chips of boards/chips.json"
+            return DebuggerError.unknownPart(targetID: targetID, flashSizeCode: code).description
         case .unknownChipAfterErase(let targetID, let code):
             return
                 "the target was debug-locked, which hides its size, so it was erased (its flash is blank now); unlocked, it (ID \(HexText.address(targetID)), CHIPINFO0.FLASHSIZE \(code)) is none of the chips of boards/chips.json"

@@ -87,6 +87,9 @@ public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
     case flashSizeNotMade(given: Int, family: String, sizes: [Int])
     /// The flash size given disagrees with the one the chip reports.
     case flashSizeContradicted(given: Int, chip: String, reported: Int)
+    /// A chip of a family the data knows whose size code (CHIPINFO0.FLASHSIZE) none of its parts
+    /// has.
+    case unknownPart(targetID: UInt16, flashSizeCode: UInt8)
     /// The last page of `chip` (whose size the user gave) holds data beside its secondary address:
     /// the chip may be larger, that page inside its firmware, and those bytes no address.
     case secondaryAddressDoubtful(chip: String)
@@ -112,6 +115,9 @@ public enum DebuggerError: Error, Sendable, Equatable, CustomStringConvertible {
         case .flashSizeContradicted(let given, let chip, let reported):
             return
                 "a flash size of \(Chip.sizeText(given)) was given, but the \(chip) reports \(Chip.sizeText(reported))"
+        case .unknownPart(let targetID, let code):
+            return
+                "the target (ID \(HexText.address(targetID)), CHIPINFO0.FLASHSIZE \(code)) is none of the chips of boards/chips.json"
         case .secondaryAddressDoubtful(let chip):
             return
                 "the last page of a \(chip) holds data beside its secondary address: the chip may be larger than the flash size given, and those bytes no address"

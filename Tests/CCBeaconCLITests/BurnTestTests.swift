@@ -130,6 +130,19 @@ struct BurnTestTests {
         #expect(!run.diagnostics.contains("usage:"))
     }
 
+    /// A chip of a known family reporting a size code no chip of the data has is said to be that,
+    /// not "a CC2541, not a CC2541".
+    @Test func aPartTheDataLacksIsNamedAsSuch() throws {
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip!.flashSizeCode = 6
+        let run = ToolRun(["doctor", "--burn-test", "--yes"], debuggers: provider)
+        #expect(run.status == 1, "\(run.diagnostics)")
+        #expect(
+            run.diagnostics.contains(
+                "the target (ID 0x2541, CHIPINFO0.FLASHSIZE 6) is none of the chips of boards/chips.json\nhint: ccbeacon programs the parts of boards/chips.json"
+            ), "\(run.diagnostics)")
+    }
+
     /// A debugger that takes a burst only alone: the packed framing stalls, the default works,
     /// the test says so, leaves the chip erased (on a fresh session) and passes.
     @Test func aFirmwareThatTakesBurstsOnlyAloneIsFoundOut() throws {

@@ -415,7 +415,8 @@ struct TemplateCommandTests {
         #expect(run.status == 65)
         #expect(run.diagnostics.contains("\(list) has 2 problems; nothing was written:\n"))
         #expect(
-            run.diagnostics.contains("\(list):3:3: uuid: station 'b' has the same UUID, major and minor as 'a' on line 2"))
+            run.diagnostics.contains(
+                "\(list):3:3: uuid: station 'b' has the same UUID, major and minor as 'a' on line 2"))
         #expect(run.diagnostics.contains("\(list):4:40: major: '99999' is out of range"))
         #expect(!FileManager.default.fileExists(atPath: scratch.path("out")))
         #expect(ToolRun(["batch", list, "--board", "hm10", "-o", scratch.path("out"), "--jobs", "0"]).status == 64)
