@@ -144,9 +144,7 @@ public enum CommandLineTool {
         let specs =
             commands.first { $0.name == name }.map { [$0] } ?? ArgumentParser.subcommands(of: name, in: commands)
         guard !specs.isEmpty else { return nil }
-        let forms = specs.flatMap { spec in
-            spec.usage.split(separator: "\n").map { (spec.name, $0.trimmingPrefix(while: { $0 == " " })) }
-        }
+        let forms = specs.flatMap { spec in spec.usageForms(of: "ccbeacon").map { (spec.name, $0) } }
         return forms.enumerated().flatMap { index, form in
             let line = (index == 0 ? "usage: " : "       ") + form.1
             return HelpLayout.wrap(line, indent: "usage: ccbeacon \(form.0) ".count, keepingGroups: true)

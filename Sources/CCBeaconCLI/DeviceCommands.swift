@@ -111,9 +111,13 @@ enum DeviceSupport {
     /// refutes). `flashChanged`: it came after the chip erase had begun, so the hint says the
     /// flash may be erased, never that nothing was changed, and the status is 1.
     static func failure(_ error: DebuggerError, flashChanged: Bool = false) -> CommandFailure {
+        var message = error.description
         var hint: String
         var hintLines: [String] = []
-        var status = ExitCode.failure
+        // A wrong --flash-size refused before the chip changed is a usage error, with the usage.
+        var refusedSize = false
+        // Said only where the refusal left the chip as it was.
+        let unchanged = flashChanged ? "" : "; nothing was changed"
         switch error {
         case .transport(.accessDenied, _):
             hint =
@@ -137,14 +141,20 @@ enum DeviceSupport {
         // Every family that reports no size has a part of 32 KiB.
         case .flashSizeNotGiven(let family):
             hint = "give it with --flash-size, as the part's marking says (a \(family)F32 has 32)"
-        case .flashSizeNotMade, .flashSizeContradicted:
-            hint = "give --flash-size as the part's marking says, or leave it out on a chip that reports its size"
-            status = flashChanged ? .failure : .usage
+        case .flashSizeNotMade(let given, let family, let sizes):
+            message = "--flash-size \(Chip.sizeText(given)): the \(family) comes in \(Chip.kibList(sizes)) KiB"
+            hint = wrongSizeHint
+            refusedSize = true
+        case .flashSizeContradicted(let given, let chip, let reported):
+            message = "--flash-size \(Chip.sizeText(given)): the \(chip) reports \(Chip.sizeText(reported))"
+            hint = wrongSizeHint
+            refusedSize = true
         case .flashSizeRefuted(let chip, _):
-            hint = "give --flash-size as the part's marking says (a \(chip.prefix(6))F32 has 32)"
+            hint = "give --flash-size as the part's marking says (a \(chip.prefix(6))F32 has 32)" + unchanged
         case .secondaryAddressDoubtful:
             hint =
                 "check --flash-size against the part's marking (the number after the F), or write the address anew with 'ccbeacon flash --mac'"
+                + unchanged
         case .lockNotTaken:
             hint = "the chip ignores its lock bits (a failing part?); 'ccbeacon erase' clears it, then try another chip"
         case .flashBusy, .dmaTimeout: hint = "power-cycle the target and run the command again"
@@ -155,23 +165,19 @@ enum DeviceSupport {
             hint =
                 "the flash does not hold the image; run 'ccbeacon flash' again; if it repeats, the chip may be worn out"
         }
-        var message = error.description
-        switch error {
-        case .flashSizeNotMade(let given, let family, let sizes):
-            message = "--flash-size \(Chip.sizeText(given)): the \(family) comes in \(Chip.kibList(sizes)) KiB"
-        case .flashSizeContradicted(let given, let chip, let reported):
-            message = "--flash-size \(Chip.sizeText(given)): the \(chip) reports \(Chip.sizeText(reported))"
-        case .flashSizeRefuted, .secondaryAddressDoubtful:
-            if !flashChanged { hint += "; nothing was changed" }
-        default: break
-        }
-        // A usage error refused before the chip changed says what to give, with the usage.
-        if status == .usage { return .usage(message) }
-        if flashChanged { hint = "the chip's flash may be erased or partly written; " + hint }
-        var failure = CommandFailure(status, message, hint: hint)
+        if refusedSize, !flashChanged { return .usage(message) }
+        if flashChanged { hint = "\(flashMayHaveChanged); \(hint)" }
+        var failure = CommandFailure(.failure, message, hint: hint)
         failure.hintLines = hintLines
         return failure
     }
+
+    /// The hint's opening after a failure once the chip erase had begun.
+    static let flashMayHaveChanged = "the chip's flash may be erased or partly written"
+
+    /// What to do about a `--flash-size` the chip or its family refutes.
+    static let wrongSizeHint =
+        "give --flash-size as the part's marking says, or leave it out on a chip that reports its size"
 
     /// What `info` says of an erased secondary address: where it looked, when the size that puts
     /// it there is the user's (a wrong size looks in the wrong place).
@@ -588,7 +594,7 @@ enum FlashCommand {
             case .debugger(let debuggerError): throw DeviceSupport.failure(debuggerError)
             case .flashChanged(let debuggerError):
                 // The erase had begun: whatever failed, the chip may no longer hold what it held.
-                let changed = "the chip's flash may be erased or partly written"
+                let changed = DeviceSupport.flashMayHaveChanged
                 guard case .transport = debuggerError else {
                     throw DeviceSupport.failure(debuggerError, flashChanged: true)
                 }

@@ -319,9 +319,13 @@ public struct CommandSpec: Sendable {
     /// table: positionals, then the options in table order, optional ones bracketed, a group
     /// where its first member stands.
     public func usage(of program: String) -> String {
+        usageForms(of: program).joined(separator: "\n       ")
+    }
+
+    /// The usage forms of `usage(of:)`, one `program NAME …` each, for a layout of their own.
+    public func usageForms(of program: String) -> [String] {
         let lines = forms.isEmpty ? [generatedForm] : forms.map { $0.map(Self.render) }
         return lines.map { ([program, name] + $0).joined(separator: " ") }
-            .joined(separator: "\n       ")
     }
 
     /// The usage terms for the table as it is.

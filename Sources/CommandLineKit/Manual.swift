@@ -127,9 +127,9 @@ public struct Manual: Sendable {
         var page = header(
             title: pageName(spec.name).uppercased(), name: pageName(spec.name), summary: spec.summary)
         page += ".SH SYNOPSIS\n"
-        for (index, line) in spec.usage(of: tool.name).split(separator: "\n").enumerated() {
+        for (index, line) in spec.usageForms(of: tool.name).enumerated() {
             if index > 0 { page += ".br\n" }
-            page += Self.text(line.trimmingLeadingSpaces()) + "\n"
+            page += Self.text(line) + "\n"
         }
         page += ".SH DESCRIPTION\n" + Self.paragraphs(spec.details)
         page += ".SH OPTIONS\n"
@@ -475,9 +475,4 @@ public struct Manual: Sendable {
         }
         return script
     }
-}
-
-extension StringProtocol {
-    /// The text without its leading spaces.
-    package func trimmingLeadingSpaces() -> String { String(drop { $0 == " " }) }
 }

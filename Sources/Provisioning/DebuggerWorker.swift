@@ -191,9 +191,7 @@ final class DebuggerWorker {
     func identify(
         _ identity: ChipIdentity, session active: CC254xSession, erasedOnArrival: Bool
     ) throws(ProvisioningError) -> ChipArrival {
-        let primary =
-            try run.device { () throws(DebuggerError) in try active.primaryAddress(chip: template.chip) }
-            .map(HexText.colonSeparated) ?? ""
+        let primary = try run.device { () throws(DebuggerError) in try run.primaryName(active) }
         if identity.flashSizeCode != template.chip.flashSizeCode {
             // Another part of the family (its flash size says so): the template's addresses,
             // pages and lock bits are not this chip's.

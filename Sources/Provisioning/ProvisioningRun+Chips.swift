@@ -39,10 +39,16 @@ extension ProvisioningRun {
         try? writeBackName(chip, session: session)
     }
 
+    /// The attached chip's factory address as the ledger names chips, or "" on a part without one
+    /// (which `ChipID.isValid` refuses, as it refuses an erased address).
+    func primaryName(_ session: CC254xSession) throws(DebuggerError) -> String {
+        try session.primaryAddress(chip: template.chip).map(HexText.colonSeparated) ?? ""
+    }
+
     /// See `erase`.
     func writeBackName(_ chip: String, session: CC254xSession) throws(DebuggerError) {
         guard options.chipIdentity == .secondary, let place = template.chip.secondaryAddress,
-            !ChipID.isValid(try session.primaryAddress(chip: template.chip).map(HexText.colonSeparated) ?? ""),
+            !ChipID.isValid(try primaryName(session)),
             let name = HexText.parseColonSeparated(chip, count: 6),
             let image = try? FlashPlan.withLastPage(
                 MemoryImage(), chip: template.chip, secondaryAddress: name, lockDebug: false),

@@ -98,7 +98,7 @@ extension ProvisioningRun {
     /// The name of the chip attached now (connected): its primary address, or — when chips are
     /// named by their secondary address and the primary is not `expected` — its secondary one.
     func attachedChip(_ session: CC254xSession, expecting expected: String) throws(DebuggerError) -> String {
-        var attached = try session.primaryAddress(chip: template.chip).map(HexText.colonSeparated) ?? ""
+        var attached = try primaryName(session)
         if attached != expected, options.chipIdentity == .secondary,
             let secondary = try session.secondaryAddress(chip: template.chip)
         {

@@ -45,7 +45,7 @@ public enum SitePlan {
         }
 
         // The place rows read as a list's rows, then given their identities.
-        var rows = StationListReader.csvRows(bytes, file: file, problems: &problems, requiring: ["name"])
+        var rows = StationListReader.csvRows(bytes, problems: &problems, requiring: ["name"])
         if rows.isEmpty, problems.isEmpty {
             problems.add("holds no places", line: 0, column: 0)
             throw problems.error
@@ -98,7 +98,7 @@ public enum SitePlan {
                 "\(rows.count) places need minors; from \(firstMinor) on, UUID \(uuid.uuidString) major \(major) has \(rows.count - short) free that no other station holds: plan part of the site under another major",
                 line: 0, column: 0)
         }
-        let stations = StationListReader.stations(from: rows, file: file, problems: &problems)
+        let stations = StationListReader.stations(from: rows, problems: &problems)
         try problems.check()
         return stations
     }

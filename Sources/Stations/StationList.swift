@@ -76,21 +76,21 @@ public enum StationListReader {
         var problems = ListProblems(file: file)
         let rows =
             first == UInt8(ascii: "[") || first == UInt8(ascii: "{")
-            ? jsonRows(bytes, file: file, problems: &problems) : csvRows(bytes, file: file, problems: &problems)
-        let stations = stations(from: rows, file: file, problems: &problems)
+            ? jsonRows(bytes, problems: &problems) : csvRows(bytes, problems: &problems)
+        let stations = stations(from: rows, problems: &problems)
         try problems.check()
         return stations
     }
 
     /// The stations of `rows`, each checked, then all together (names, file names, identities,
     /// addresses unique); every problem goes to `problems`.
-    static func stations(from rows: [Row], file: String, problems: inout ListProblems) -> [Station] {
+    static func stations(from rows: [Row], problems: inout ListProblems) -> [Station] {
         var stations: [Station] = []
         // The row each station came from, for where its clashes are pointed at.
         var stationRows: [Row] = []
         for row in rows {
             let known = problems.count
-            if let station = parse(row, file: file, problems: &problems) {
+            if let station = parse(row, problems: &problems) {
                 stations.append(station)
                 stationRows.append(row)
             } else if !row.reported, problems.count == known {
@@ -182,10 +182,10 @@ public enum StationListReader {
 
     /// The rows of a CSV list whose header must name `required` (a places file names only `name`).
     static func csvRows(
-        _ bytes: [UInt8], file: String, problems: inout ListProblems, requiring required: [String] = requiredColumns
+        _ bytes: [UInt8], problems: inout ListProblems, requiring required: [String] = requiredColumns
     ) -> [Row] {
         let table: [[CSVField]]
-        do { table = try CSVTable.parse(bytes, file: file) } catch {
+        do { table = try CSVTable.parse(bytes, file: problems.file) } catch {
             problems.append(error)
             return []
         }
@@ -242,9 +242,9 @@ public enum StationListReader {
         }
     }
 
-    static func jsonRows(_ bytes: [UInt8], file: String, problems: inout ListProblems) -> [Row] {
+    static func jsonRows(_ bytes: [UInt8], problems: inout ListProblems) -> [Row] {
         let root: JSONNode
-        do { root = try JSONParser.parse(bytes, file: file) } catch {
+        do { root = try JSONParser.parse(bytes, file: problems.file) } catch {
             problems.append(error)
             return []
         }
@@ -320,7 +320,7 @@ public enum StationListReader {
         return rows
     }
 
-    static func parse(_ row: Row, file: String, problems: inout ListProblems) -> Station? {
+    static func parse(_ row: Row, problems: inout ListProblems) -> Station? {
         var failed = false
         func report(_ column: String, _ message: String) {
             let cell = row.cells[column]
