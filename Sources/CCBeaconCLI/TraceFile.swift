@@ -11,7 +11,7 @@ import Synchronization
 /// name where nothing is yet, an empty file, or a trace ccbeacon wrote earlier — never anything
 /// else (a list, a ledger or its journal, a capture the user made with tcpdump), never through a
 /// link, never a file the same command names otherwise or writes its output to, and never by two
-/// writers at once (an exclusive `flock` held while the trace is open).
+/// writers at once (an exclusive `flock`, by `ExclusiveLock`'s rule, held while the trace is open).
 ///
 /// An earlier trace is checked and locked through the one descriptor that writes it, and emptied
 /// only when the first record comes. A new file is made only when the first record comes, and only
@@ -34,7 +34,7 @@ final class TraceFile: Sendable {
     init(path: String, shownAs: String? = nil, option: String = "--trace") throws(CommandFailure) {
         let name = shownAs ?? path
         let existing = try Self.inspect(path, shownAs: name, option: option)
-        if let existing, flock(existing, LOCK_EX | LOCK_NB) != 0 {
+        if let existing, ExclusiveLock.take(existing) != .taken {
             close(existing)
             throw CommandFailure(
                 .failure, "another ccbeacon is writing the trace \(name)", hint: "give each run its own trace file")
@@ -196,7 +196,7 @@ final class TraceFile: Sendable {
                                 ? "a file appeared under its name since it was checked (another program made it); it is left alone"
                                 : String(cString: strerror(errno))
                         }
-                        _ = flock(made, LOCK_EX | LOCK_NB)
+                        _ = ExclusiveLock.take(made)
                         state.descriptor = made
                         state.made = true
                     } else {
@@ -247,7 +247,7 @@ final class TraceFile: Sendable {
                 state.closed = true
                 guard state.descriptor >= 0 else { return }
                 if state.made, state.recordEnds.isEmpty { unlink(path) }
-                Glibc.close(state.descriptor)
+                ExclusiveLock.release(state.descriptor)
             }
         }
     }

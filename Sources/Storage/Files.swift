@@ -636,9 +636,9 @@ public final class PinnedDirectory: Sendable {
         path = "/proc/self/fd/\(descriptor)"
     }
 
-    /// Takes the folder's exclusive lock (`flock`, held until this is released), without
-    /// waiting: false when another process holds it.
-    public func lockExclusively() -> Bool { flock(descriptor, LOCK_EX | LOCK_NB) == 0 }
+    /// Takes the folder's exclusive lock (`flock` by `ExclusiveLock`'s rule, held until this is
+    /// released), without waiting: false when another process holds it.
+    public func lockExclusively() -> Bool { ExclusiveLock.take(descriptor) == .taken }
 
-    deinit { close(descriptor) }
+    deinit { ExclusiveLock.release(descriptor) }
 }

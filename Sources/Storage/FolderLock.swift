@@ -5,7 +5,7 @@
 #endif
 
 /// An exclusive lock on a folder for one writer at a time: `flock` on a hidden lock file inside
-/// it. The kernel drops the lock when the holder's descriptor closes — on `release()`, when the
+/// it, taken by `ExclusiveLock`'s rule. The kernel drops the lock when the holder's descriptor closes — on `release()`, when the
 /// lock is deinitialised, or when the process dies, even by `kill -9` — so a crash never leaves
 /// a folder locked.
 public final class FolderLock {
@@ -52,28 +52,19 @@ public final class FolderLock {
         let path = Files.join(directory, name)
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard descriptor >= 0 else { throw .file(Files.systemError(.write, path)) }
-        if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            let code = errno
-            guard code == EWOULDBLOCK else {
-                close(descriptor)
-                throw .file(FileError(.write, path: path, reason: Files.describe(code), code: code))
-            }
+        var outcome = ExclusiveLock.take(descriptor)
+        if outcome == .held {
             let holder = holderID(descriptor)
             guard wait else {
-                guard holder == getpid(), awaitChildCopies(descriptor) else {
-                    close(descriptor)
-                    throw .held(directory: directory, holder: holder)
-                }
-                return locked(descriptor, directory)
+                close(descriptor)
+                throw .held(directory: directory, holder: holder)
             }
             waiting(holder)
-            while flock(descriptor, LOCK_EX) != 0 {
-                guard errno == EINTR else {
-                    let error = Files.systemError(.write, path)
-                    close(descriptor)
-                    throw .file(error)
-                }
-            }
+            outcome = ExclusiveLock.wait(descriptor)
+        }
+        if case .failed(let code) = outcome {
+            close(descriptor)
+            throw .file(FileError(.write, path: path, reason: Files.describe(code), code: code))
         }
         return locked(descriptor, directory)
     }
@@ -88,28 +79,10 @@ public final class FolderLock {
         return FolderLock(descriptor: descriptor, directory: directory)
     }
 
-    /// How long a lock that names this very process is waited for.
-    static let childGrace = Duration.seconds(2)
-
-    /// A lock file naming this very process whose lock is taken: this process held it and let it
-    /// go, but a child it is starting (`posix_spawn`, `fork`) still has a copy of the descriptor
-    /// until it execs or exits, which closes it — milliseconds. Waits that long (bounded by
-    /// `childGrace`) and returns whether the lock is now taken; a lock this process still holds
-    /// stays refused.
-    private static func awaitChildCopies(_ descriptor: Int32) -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now + childGrace
-        while clock.now < deadline {
-            usleep(2_000)
-            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return true }
-        }
-        return false
-    }
-
     /// Releases the lock (idempotent).
     public func release() {
         guard descriptor >= 0 else { return }
-        close(descriptor)
+        ExclusiveLock.release(descriptor)
         descriptor = -1
     }
 

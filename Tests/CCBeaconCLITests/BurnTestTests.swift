@@ -315,6 +315,31 @@ struct BurnTestTests {
         #expect(try Files.list(scratch.path("r")).isEmpty)
     }
 
+    /// A report folder this process let go while a child it was starting still had a copy of the
+    /// descriptor is the next burn test's once the child is gone (`ExclusiveLock`); one this
+    /// process still holds stays refused.
+    @Test func aReportFolderLetGoWhileAChildHasItsDescriptorIsTakenOnceTheChildIsGone() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(atPath: scratch.path("r"), withIntermediateDirectories: false)
+        var first: PinnedDirectory? = try PinnedDirectory(scratch.path("r"))
+        #expect(first?.lockExclusively() == true)
+        let child = fork()
+        if child == 0 {
+            // Only async-signal-safe calls in the child of a threaded process.
+            usleep(300_000)
+            _exit(0)
+        }
+        #expect(child > 0)
+        first = nil
+        let second = try PinnedDirectory(scratch.path("r"))
+        #expect(second.lockExclusively(), "taken once the child is gone")
+        var status: Int32 = 0
+        #expect(waitpid(child, &status, 0) == child)
+        #expect(try !PinnedDirectory(scratch.path("r")).lockExclusively(), "still held by this process")
+        _ = second
+    }
+
     /// A folder that changes after its check (here: a foreign file made while the debuggers are
     /// listed) is refused when it is pinned — a failure (1), not the command line's fault, and
     /// before the test begins.

@@ -152,6 +152,40 @@ struct TraceOptionTests {
         #expect(missing.diagnostics.contains("does not exist"))
     }
 
+    /// A trace this process let go while a child it was starting still had a copy of the
+    /// descriptor (posix_spawn's child has one until it execs; another test, a hook) is the next
+    /// command's to write once the child is gone: two commands one after the other were refused
+    /// as "another ccbeacon is writing the trace". Here the child is forked while the first
+    /// command (an erase, which ends by resetting the chip to run) writes the trace, and lives on while the second begins.
+    @Test func aTraceLetGoWhileAChildHasItsDescriptorIsTheNextCommands() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let provider = EmulatorProvider()
+        let child = Mutex<pid_t>(0)
+        provider.debuggers[0].onResetToRun = { _ in
+            child.withLock { pid in
+                guard pid == 0 else { return }
+                pid = fork()
+                if pid == 0 {
+                    // Only async-signal-safe calls in the child of a threaded process.
+                    usleep(300_000)
+                    _exit(0)
+                }
+            }
+        }
+        let first = ToolRun(["erase", "--trace", scratch.path("t.pcap")], debuggers: provider)
+        #expect(first.status == 0, "\(first.diagnostics)")
+        let forked = child.withLock { $0 }
+        #expect(forked > 0, "the child was started while the trace was open")
+        provider.debuggers[0].onResetToRun = nil
+        let again = ToolRun(["devices", "--trace", scratch.path("t.pcap")], debuggers: provider)
+        #expect(again.status == 0, "\(again.diagnostics)")
+        var status: Int32 = 0
+        #expect(waitpid(forked, &status, 0) == forked)
+        let later = ToolRun(["info", "--trace", scratch.path("t.pcap")], debuggers: provider)
+        #expect(later.status == 0, "\(later.diagnostics)")
+    }
+
     /// A trace that cannot be written stops, says so, and changes no outcome.
     @Test func aSinkThatFailsStopsTheTraceOnly() throws {
         let calls = Mutex(0)

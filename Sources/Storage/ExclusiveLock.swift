@@ -1,0 +1,90 @@
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The one rule for every exclusive `flock` ccbeacon takes without waiting (a folder's or a
+/// ledger's run lock, a trace, a burn test's report folder): a lock another process holds is
+/// refused at once; a lock this process let go is taken once the children it was starting
+/// meanwhile are gone.
+///
+/// A child that `posix_spawn` or `fork` starts gets a copy of every descriptor, and with it the
+/// lock, until it execs (which closes the `O_CLOEXEC` ones) or exits: milliseconds, but long
+/// enough that two commands one after the other in one process (the tests, a hook started just
+/// before) saw "another ccbeacon" where there was none. Locks are let go through `release`, which
+/// notes the file first; a refused lock on a noted file is tried again for at most `childGrace`.
+/// Known limit: a lock on a noted file that another process took since is refused only after
+/// that wait.
+public enum ExclusiveLock {
+    /// What taking a lock came to.
+    public enum Outcome: Sendable, Equatable {
+        /// The lock is this descriptor's.
+        case taken
+        /// Another holds it.
+        case held
+        /// `flock` failed otherwise (the `errno`).
+        case failed(Int32)
+    }
+
+    /// How long a lock this process let go is waited for.
+    static let childGrace = Duration.seconds(2)
+
+    /// The files (device, inode) whose lock this process let go and has not taken again.
+    private static let letGo = Mutex<Set<FileKey>>([])
+
+    private struct FileKey: Hashable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    /// Takes the exclusive lock on `descriptor`'s file without blocking (see the type's rule).
+    public static func take(_ descriptor: Int32) -> Outcome {
+        let key = fileKey(descriptor)
+        var outcome = attempt(descriptor)
+        if outcome == .held, let key, letGo.withLock({ $0.contains(key) }) {
+            let clock = ContinuousClock()
+            let deadline = clock.now + childGrace
+            while outcome == .held, clock.now < deadline {
+                usleep(2_000)
+                outcome = attempt(descriptor)
+            }
+        }
+        if outcome == .taken, let key { _ = letGo.withLock { $0.remove(key) } }
+        return outcome
+    }
+
+    /// Takes the exclusive lock on `descriptor`'s file, blocking until it is free.
+    public static func wait(_ descriptor: Int32) -> Outcome {
+        var outcome = Outcome.held
+        while outcome == .held {
+            outcome = flock(descriptor, LOCK_EX) == 0 ? .taken : errno == EINTR ? .held : .failed(errno)
+        }
+        if outcome == .taken, let key = fileKey(descriptor) { _ = letGo.withLock { $0.remove(key) } }
+        return outcome
+    }
+
+    /// Lets the lock on `descriptor` go by closing it, noting the file first (so a child that
+    /// copies the descriptor after this is covered too).
+    public static func release(_ descriptor: Int32) {
+        if let key = fileKey(descriptor) { _ = letGo.withLock { $0.insert(key) } }
+        close(descriptor)
+    }
+
+    private static func attempt(_ descriptor: Int32) -> Outcome {
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            let code = errno
+            if code == EINTR { continue }
+            return code == EWOULDBLOCK ? .held : .failed(code)
+        }
+        return .taken
+    }
+
+    private static func fileKey(_ descriptor: Int32) -> FileKey? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return nil }
+        return FileKey(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    }
+}
