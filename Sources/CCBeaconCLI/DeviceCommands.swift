@@ -70,10 +70,10 @@ enum DeviceSupport {
     /// What to do about a chip that does not report its size when none was given, or `nil` when
     /// the target reports its size.
     static func flashSizeHint(targetID: UInt16, chips: [Chip]) -> String? {
-        let family = chips.filter { $0.debuggerTargetID == targetID }
-        guard let first = family.first, family.allSatisfy({ !$0.reportsFlashSize }) else { return nil }
+        guard let family = ChipFamily(targetID: targetID, in: chips), !family.reportsFlashSize else { return nil }
+        let first = family.members[0]
         return
-            "the \(first.family) does not report its flash size: give it with --flash-size \(Chip.kibList(family.map(\.flashSize))) (the part's marking says: \(first.name) has \(first.flashSize / 1024))"
+            "the \(family.name) does not report its flash size: give it with --flash-size \(Chip.kibList(family.flashSizes)) (the part's marking says: \(first.name) has \(first.flashSize / 1024))"
     }
 
     /// One debugger of `devices` by `selector` (see `DeviceSelection.choose`); why none could be
@@ -320,18 +320,17 @@ enum InfoCommand {
             } catch { throw DeviceSupport.failure(error) }
         }
         let name = connection.chip?.name ?? "CC" + HexText.digits(connection.state.targetID)
-        let family = connection.session.chips.filter { $0.debuggerTargetID == connection.state.targetID }
+        let family = ChipFamily(targetID: connection.state.targetID, in: connection.session.chips)
         /// Whether the chip (or, unknown, any of its family) has a place for that address.
         func has(_ place: KeyPath<Chip, Range<Int>?>) -> Bool {
-            connection.chip.map { $0[keyPath: place] != nil } ?? family.contains { $0[keyPath: place] != nil }
+            connection.chip.map { $0[keyPath: place] != nil } ?? family?.anyHas(place) ?? false
         }
-        // Why the secondary address was not read, where there is one.
-        var notRead: String?
-        if has(\.secondaryAddress), identity.locked {
-            notRead = "the debug interface is locked"
-        } else if has(\.secondaryAddress), connection.chip == nil {
-            notRead =
-                sizeHint != nil
+        /// Why an address was not read, where the chip has a place for it.
+        func notRead(_ place: KeyPath<Chip, Range<Int>?>) -> String? {
+            guard has(place) else { return nil }
+            if identity.locked { return "the debug interface is locked" }
+            guard connection.chip == nil else { return nil }
+            return sizeHint != nil
                 ? "where it is depends on the flash size: give --flash-size"
                 : "the chip's flash size is none of boards/chips.json's"
         }
@@ -346,12 +345,17 @@ enum InfoCommand {
                     ("ramSize", connection.chip == nil && sizeHint != nil ? .null : .integer(identity.ramSize)),
                     ("locked", .bool(identity.locked)),
                     ("primaryAddress", primary.map { .string(HexText.colonSeparated($0)) } ?? .null),
+                    // Why an address is unknown, where the chip has a place for one (null when it
+                    // was read, or the secondary one is erased).
+                    (
+                        "primaryAddressDoubt",
+                        notRead(\.primaryAddress).map { .string("not read: \($0)") } ?? .null
+                    ),
                     ("secondaryAddress", secondary.map { .string(HexText.colonSeparated($0)) } ?? .null),
-                    // Why the address is unknown, where the chip has a place for one (null when it
-                    // was read or is erased).
                     (
                         "secondaryAddressDoubt",
-                        (secondaryDoubt ?? notRead.map { "not read: \($0)" }).map(JSONValue.string) ?? .null
+                        (secondaryDoubt ?? notRead(\.secondaryAddress).map { "not read: \($0)" }).map(JSONValue.string)
+                            ?? .null
                     ),
                 ]).rendered() + "\n")
             return
@@ -379,7 +383,7 @@ enum InfoCommand {
             let familyName = connection.chip?.family ?? name
             let secondaryLine =
                 "secondary address: "
-                + (secondaryDoubt.map { "unknown (\($0))" } ?? notRead.map { "not read (\($0))" }
+                + (secondaryDoubt.map { "unknown (\($0))" } ?? notRead(\.secondaryAddress).map { "not read (\($0))" }
                     ?? secondary.map { HexText.colonSeparated($0) }
                     ?? connection.chip.map(DeviceSupport.noSecondaryAddress) ?? "none (erased)")
             switch (has(\.primaryAddress), has(\.secondaryAddress)) {
@@ -387,12 +391,15 @@ enum InfoCommand {
             case (false, true):
                 // The CC243x: no factory address; the one kept in the last bytes of flash.
                 let kept =
-                    connection.chip?.secondaryAddress?.count ?? family.compactMap(\.secondaryAddress?.count).first ?? 8
+                    connection.chip?.secondaryAddress?.count
+                    ?? family?.members.compactMap(\.secondaryAddress?.count).first ?? 8
                 lines.append(
                     "IEEE address: none in the chip (the \(familyName) keeps it in the last \(kept) bytes of flash)")
                 lines.append(secondaryLine)
             case (true, _):
-                lines += ["primary IEEE address: \(primary.map { HexText.colonSeparated($0) } ?? "?")", secondaryLine]
+                let primaryText =
+                    primary.map(HexText.colonSeparated) ?? notRead(\.primaryAddress).map { "not read (\($0))" } ?? "?"
+                lines += ["primary IEEE address: \(primaryText)", secondaryLine]
             }
         }
         console.output(lines: lines)
@@ -544,9 +551,10 @@ enum FlashCommand {
         if let mac { options.secondaryAddress = .write(mac) }
         if arguments.preserveMAC {
             // A family without a factory address has no secondary one to keep, locked or not.
-            let family = catalog.chips.filter { $0.debuggerTargetID == connection.state.targetID }
-            if let first = family.first, family.allSatisfy({ $0.secondaryAddress == nil }) {
-                throw .usage("--preserve-mac: the \(first.family) has no IEEE address, and no secondary one to keep")
+            if let family = ChipFamily(targetID: connection.state.targetID, in: catalog.chips),
+                !family.anyHas(\.secondaryAddress)
+            {
+                throw .usage("--preserve-mac: the \(family.name) has no IEEE address, and no secondary one to keep")
             }
             options.secondaryAddress = .preserve
         }

@@ -266,13 +266,13 @@ enum DoctorCommand {
                     } catch { return "?" }  // a failed read
                 }
                 // A chip that reports no size is known by its family until one is given.
-                let family = chips.first { $0.debuggerTargetID == state.targetID && !$0.reportsFlashSize }
+                let family = ChipFamily(targetID: state.targetID, in: chips).flatMap { $0.reportsFlashSize ? nil : $0 }
                 findings.append(
                     Finding(
                         status: chip == nil && family == nil ? .warning : .ok, subject: subject,
                         detail: "opens; target "
                             + (chip.map { "\($0.name) (\($0.flashSize / 1024) KiB), IEEE address \(address ?? "?")" }
-                                ?? family.map { "\($0.family) (it does not report its flash size)" }
+                                ?? family.map { "\($0.name) (it does not report its flash size)" }
                                 ?? "\(HexText.address(Int(state.targetID))), not a chip of boards/chips.json"),
                         fix: chip == nil && family == nil ? DeviceSupport.unknownChipHint : nil))
             } catch {

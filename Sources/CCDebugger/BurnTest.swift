@@ -151,7 +151,7 @@ public struct BurnTest {
         var identity = try session.connect(targetID: state.targetID)
         // A chip that reports no size needs one given, before a locked one is erased.
         if session.possibleChips(targetID: state.targetID).isEmpty,
-            let family = session.chips.first(where: { $0.debuggerTargetID == state.targetID })?.family
+            let family = ChipFamily(targetID: state.targetID, in: session.chips)?.name
         {
             throw .flashSizeNotGiven(family: family)
         }

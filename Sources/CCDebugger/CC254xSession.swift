@@ -94,7 +94,7 @@ public final class CC254xSession {
 
     /// The register map of the chips with `targetID` (one family shares one map).
     func registerMap(targetID: UInt16) -> RegisterMap {
-        chips.first { $0.debuggerTargetID == targetID }?.registerMap ?? .xreg
+        ChipFamily(targetID: targetID, in: chips)?.registerMap ?? .xreg
     }
 
     /// The registers of the chips with `targetID`.
@@ -106,7 +106,9 @@ public final class CC254xSession {
     /// The chips with `targetID` the target may be: any of a family that reports its size (the
     /// chip tells which), only the one of `assumedFlashSize` of a family that reports none.
     public func possibleChips(targetID: UInt16) -> [Chip] {
-        chips.filter { $0.debuggerTargetID == targetID && ($0.reportsFlashSize || $0.flashSize == assumedFlashSize) }
+        ChipFamily(targetID: targetID, in: chips)?.members.filter {
+            $0.reportsFlashSize || $0.flashSize == assumedFlashSize
+        } ?? []
     }
 
     /// The chip families of `chips`, each once, in order (CC2540, CC2541).
@@ -135,12 +137,13 @@ public final class CC254xSession {
     /// Resets the target into debug mode and identifies it; a locked chip is reported, not refused.
     public func connect(targetID: UInt16, debuggerID: UInt16 = 0) throws(DebuggerError) -> ChipIdentity {
         guard targetID != 0 else { throw .noTarget }
-        let family = chips.filter { $0.debuggerTargetID == targetID }
-        guard let first = family.first else { throw .unsupportedTarget(targetID, known: Self.families(chips)) }
+        guard let family = ChipFamily(targetID: targetID, in: chips) else {
+            throw .unsupportedTarget(targetID, known: Self.families(chips))
+        }
         // A size given must be one the family comes in, whether or not the chip reports its own
         // (a debug-locked chip tells its size only once erased).
-        if let given = assumedFlashSize, !family.contains(where: { $0.flashSize == given }) {
-            throw .flashSizeNotMade(given: given, family: first.family, sizes: family.map(\.flashSize))
+        if let given = assumedFlashSize, !family.flashSizes.contains(given) {
+            throw .flashSizeNotMade(given: given, family: family.name, sizes: family.flashSizes)
         }
         try control(Frames.Request.prepareDebugMode, .preparingDebugMode)
         try control(
@@ -566,9 +569,8 @@ public final class CC254xSession {
         guard let place = chip.secondaryAddress else { return nil }
         let page = chip.lastPageRange
         let bytes: [UInt8]
-        let couldBeLarger = chips.contains {
-            $0.debuggerTargetID == chip.debuggerTargetID && $0.flashSize > chip.flashSize
-        }
+        let couldBeLarger =
+            ChipFamily(targetID: chip.debuggerTargetID, in: chips)?.flashSizes.contains { $0 > chip.flashSize } ?? false
         if chip.reportsFlashSize || !couldBeLarger {
             bytes = try readFlash(place)
         } else {

@@ -161,7 +161,8 @@ public struct FlashProgrammer {
         _ image: MemoryImage, targetID: UInt16, identity: ChipIdentity, options: FlashOptions,
         events: (FlashEvent) -> Void = { _ in }
     ) throws(FlashError) -> FlashResult {
-        var candidates = session.chips.filter { $0.debuggerTargetID == targetID }
+        let family = ChipFamily(targetID: targetID, in: session.chips)
+        var candidates = family?.members ?? []
         let madeFor = options.madeFor
         if !madeFor.isEmpty {
             let names = madeFor.map(\.name)
@@ -175,7 +176,7 @@ public struct FlashProgrammer {
             }
             guard madeFor.contains(where: { $0.debuggerTargetID == targetID }) else {
                 throw .notMadeFor(
-                    chips: names, target: candidates.first?.family ?? "CC" + HexText.digits(targetID), erased: false)
+                    chips: names, target: family?.name ?? "CC" + HexText.digits(targetID), erased: false)
             }
             candidates = candidates.filter { madeFor.contains($0) }
         }

@@ -108,7 +108,7 @@ public struct BoardCatalog: Sendable {
             }
             // One debugger target ID is one family, driven through one register map: the map is
             // chosen by the ID before the chip can say more.
-            if let sibling = chips.first(where: { $0.debuggerTargetID == chip.debuggerTargetID }),
+            if let sibling = ChipFamily(targetID: chip.debuggerTargetID, in: chips)?.members[0],
                 sibling.registerMap != chip.registerMap || sibling.flashWordSize != chip.flashWordSize
             {
                 throw DataFileError(

@@ -73,9 +73,8 @@ public struct Chip: Sendable, Equatable {
     public static func reporting(
         targetID: UInt16, flashSizeCode code: UInt8, flashSize: Int? = nil, in chips: [Chip]
     ) -> Chip? {
-        chips.first {
-            $0.debuggerTargetID == targetID && $0.flashSizeCode == code
-                && ($0.reportsFlashSize || $0.flashSize == flashSize)
+        ChipFamily(targetID: targetID, in: chips)?.members.first {
+            $0.flashSizeCode == code && ($0.reportsFlashSize || $0.flashSize == flashSize)
         }
     }
 

@@ -540,12 +540,14 @@ struct DeviceCommandTests {
                 "secondary address: 00:12:4B:00:AA:BB:CC:DD\n"))
     }
 
-    /// `info --json` tells an address it could not read from one that is erased: the first has a
-    /// reason in `secondaryAddressDoubt` (a CC2430 whose size was not given, a locked chip), the
-    /// second none.
+    /// `info --json` tells an address it could not read from one that is erased or absent: the
+    /// first has a reason in `secondaryAddressDoubt` or `primaryAddressDoubt` (a CC2430 whose size
+    /// was not given, a locked chip), the second none.
     @Test func infoJSONSaysWhyAnAddressWasNotRead() throws {
-        /// The doubt, "null" for JSON's null.
-        func doubt(_ part: String, locked: Bool = false, _ arguments: [String] = []) throws -> String? {
+        /// The doubt about `address` ("secondary", "primary"), "null" for JSON's null.
+        func doubt(
+            _ part: String, locked: Bool = false, _ arguments: [String] = [], address: String = "secondary"
+        ) throws -> String? {
             let provider = EmulatorProvider()
             provider.debuggers[0].chip = EmulatedChip(part: .named(part)!)
             if locked { provider.debuggers[0].chip!.setDebugLockBit() }
@@ -553,14 +555,19 @@ struct DeviceCommandTests {
             #expect(run.status == 0, "\(run.diagnostics)")
             let json = try #require(
                 try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any])
-            #expect(json["secondaryAddress"] is NSNull)
-            return json["secondaryAddressDoubt"].map { $0 is NSNull ? "null" : "\($0)" }
+            if address == "secondary" { #expect(json["secondaryAddress"] is NSNull) }
+            return json[address + "AddressDoubt"].map { $0 is NSNull ? "null" : "\($0)" }
         }
         #expect(try doubt("CC2430F64") == "not read: where it is depends on the flash size: give --flash-size")
         #expect(try doubt("CC2541F256", locked: true) == "not read: the debug interface is locked")
         #expect(try doubt("CC2430F64", ["--flash-size", "64"]) == "null", "erased: none, for certain")
         #expect(try doubt("CC2541F256") == "null")
         #expect(try doubt("CC2510F32", locked: true) == "null", "the CC2510 has no place for one")
+        // The factory address: hidden by the lock is not the same as none (the CC2430 has none).
+        #expect(try doubt("CC2541F256", locked: true, address: "primary") == "not read: the debug interface is locked")
+        #expect(try doubt("CC2541F256", address: "primary") == "null", "read")
+        #expect(try doubt("CC2430F64", locked: true, address: "primary") == "null", "the CC2430 has none")
+        #expect(try doubt("CC2510F32", locked: true, address: "primary") == "null", "the CC2510 has none")
 
         // A chip reporting a size code no chip of the data has: its address was not read, and
         // --flash-size is no way out (the chip reports its size); the text says so too, not "erased".
@@ -571,10 +578,15 @@ struct DeviceCommandTests {
             json.output.contains(
                 #""secondaryAddressDoubt": "not read: the chip's flash size is none of boards/chips.json's""#),
             "\(json.output)")
+        #expect(
+            json.output.contains(
+                #""primaryAddressDoubt": "not read: the chip's flash size is none of boards/chips.json's""#),
+            "\(json.output)")
         let text = ToolRun(["info"], debuggers: provider)
         #expect(
             text.output.hasSuffix(
-                "secondary address: not read (the chip's flash size is none of boards/chips.json's)\n"),
+                "primary IEEE address: not read (the chip's flash size is none of boards/chips.json's)\n"
+                    + "secondary address: not read (the chip's flash size is none of boards/chips.json's)\n"),
             "\(text.output)")
     }
 

@@ -22,6 +22,24 @@ struct ChipFamilyTests {
         return image
     }
 
+    /// A family is every part of the catalog with its target ID, the emulator's parts of that
+    /// family by name, and what it says of itself (its name, map, whether it reports its size)
+    /// holds for each of them; a target ID no part has is no family.
+    @Test(arguments: parts) func aFamilyIsThePartsOfItsTargetID(part: EmulatedPart) throws {
+        let chips = try BundledData.boards().chips
+        let family = try #require(ChipFamily(targetID: part.targetID, in: chips))
+        #expect(
+            family.members.map(\.name).sorted()
+                == Self.parts.filter { $0.targetID == part.targetID }.map(\.name).sorted())
+        #expect(family.name == part.family)
+        for member in family.members {
+            #expect(member.registerMap == family.registerMap)
+            #expect(member.reportsFlashSize == family.reportsFlashSize)
+        }
+        #expect(family.flashSizes.contains(part.flashSize))
+        #expect(ChipFamily(targetID: 0x1234, in: chips) == nil)
+    }
+
     @Test(arguments: parts) func theCatalogSaysWhatTheSiliconReports(part: EmulatedPart) throws {
         let chip = try BundledData.chip(part.name)
         #expect(chip.family == part.family)

@@ -15,10 +15,10 @@ extension InfoCommand {
 
             With --json, the same as one object: sizes in bytes, null where there is none. The
             addresses are null when erased or absent, and when they could not be read (both, on a
-            debug-locked chip). Where the chip has a place for a secondary address that was not read,
-            or not taken for one, secondaryAddressDoubt says why: the chip is debug-locked, its flash
-            size was not given or is none the data knows, or its last page holds data beside the
-            address. It is null otherwise.
+            debug-locked chip). Where the chip has a place for an address that was not read,
+            primaryAddressDoubt or secondaryAddressDoubt says why: the chip is debug-locked, or its
+            flash size was not given or is none the data knows; a secondary address is also doubted
+            when its last page holds data beside it. Each is null otherwise.
 
             ```console
             $ ccbeacon info --json
@@ -33,6 +33,7 @@ extension InfoCommand {
               "ramSize": 8192,
               "locked": false,
               "primaryAddress": "00:12:4B:00:25:41",
+              "primaryAddressDoubt": null,
               "secondaryAddress": null,
               "secondaryAddressDoubt": null
             }
