@@ -103,11 +103,13 @@ public final class CC254xSession {
     /// The connected chip's registers.
     var registers: Registers { .of(chip?.registerMap ?? .xreg) }
 
-    /// The chips with `targetID` the target may be: any of a family that reports its size (the
-    /// chip tells which), only the one of `assumedFlashSize` of a family that reports none.
+    /// The chips with `targetID` the target may be: the one of `assumedFlashSize` when a size is
+    /// given (a chip that reports another is refused once it can tell, `flashSizeContradicted`);
+    /// without one, any of a family that reports its size (the chip tells which) and none of a
+    /// family that does not.
     public func possibleChips(targetID: UInt16) -> [Chip] {
-        ChipFamily(targetID: targetID, in: chips)?.members.filter {
-            $0.reportsFlashSize || $0.flashSize == assumedFlashSize
+        ChipFamily(targetID: targetID, in: chips)?.members.filter { chip in
+            assumedFlashSize.map { chip.flashSize == $0 } ?? chip.reportsFlashSize
         } ?? []
     }
 

@@ -764,6 +764,29 @@ struct DeviceCommandTests {
         }
     }
 
+    /// A locked chip is taken at the size given, whether or not its family reports its own: an
+    /// image too large for that size is refused before the erase, the chip still locked and whole
+    /// (it was erased first: the larger part of the family was one the chip could be).
+    @Test func aLockedChipIsTakenAtTheSizeGivenBeforeTheErase() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        // 192 KiB: more than a CC2541F128 holds, less than a CC2541F256.
+        var image = try MemoryImage(bytes: [1, 2, 3, 4], at: 0)
+        try image.write([5, 6, 7, 8], at: 192 * 1024 - 4)
+        let path = scratch.path("big.hex")
+        try Data(HexWriter().text(for: image)).write(to: URL(fileURLWithPath: path))
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip = EmulatedChip(part: .named("CC2541F256")!)
+        provider.debuggers[0].chip!.flash[0x100] = 0x42
+        provider.debuggers[0].chip!.setDebugLockBit()
+        let run = ToolRun(["flash", path, "--flash-size", "128"], debuggers: provider)
+        #expect(run.status != 0)
+        #expect(run.diagnostics.contains("the image reaches 0x2FFFF, beyond the chip's 128 KiB of flash"))
+        #expect(provider.debuggers[0].chip!.flash[0x100] == 0x42, "not erased")
+        #expect(provider.debuggers[0].chip!.debugLocked, "still locked")
+        #expect(!run.diagnostics.contains("may be erased"), "\(run.diagnostics)")
+    }
+
     /// The secondary address has the chip's length: 8 bytes on a CC253x, 6 on a CC2540/41; a
     /// part without a factory address has no place for one.
     @Test func theSecondaryAddressHasTheChipsLength() throws {

@@ -45,7 +45,8 @@ extension FlashCommand {
                 that target ID, erases it (which clears the lock, as cc-tool does), then identifies and programs
                 it. An image that fits only the larger part (say 256 KiB of data on what turns out to be a
                 CC2541F128) is refused after that erase: the size is not known before it, and a locked chip's
-                firmware is lost to any flashing anyway. A failure once the erase has begun says that the flash
+                firmware is lost to any flashing anyway. Given --flash-size, a locked chip is taken at that
+                size: an image too large for it is refused before the erase. A failure once the erase has begun says that the flash
                 was erased. `info` still reports a locked chip as locked.
                 An image with data in the last flash page (lock bits, secondary address) is refused unless
                 `--allow-last-page`; `--mac XX:…` writes a secondary address (6 bytes on a CC2540/41, 8 on a CC2530/31/33 and on a
