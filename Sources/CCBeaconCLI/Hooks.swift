@@ -58,25 +58,27 @@ final class HookRunner: Sendable {
 
     /// How one try of a hook ended.
     struct Try: Sendable, Equatable {
-        /// The hook run.
-        var eventID: String
-        /// `on-verified` or `on-failed`.
-        var hook: String
-        /// The station and chip it reported.
-        var station: String
-        /// The chip.
-        var chip: String
-        /// Which try this was (1 for the first).
-        var number: Int
-        /// `exit 0`, `exit 3`, `killed by signal 9`, `timed out after 30 s`, `could not start: …`.
-        var status: String
-        /// Exited 0.
-        var delivered: Bool
-        /// The last line the hook wrote (standard output or error), for a failure's report, with
-        /// control characters shown visibly (`\x1b`): it reaches the operator's terminal.
-        var lastOutput: String?
+        /// The hook run, as it was before this try.
+        var run: HookRun
+        /// How the hook process ended.
+        var outcome: Outcome
         /// Set when the try could not be recorded in the ledger (it stays pending there).
         var notRecorded: String?
+
+        /// Which try this was (1 for the first).
+        var number: Int { run.tries + 1 }
+        /// `on-verified` or `on-failed`.
+        var hook: String { "on-\(run.hook.rawValue)" }
+        /// Exited 0 and recorded so.
+        var delivered: Bool { outcome.exitedZero && notRecorded == nil }
+    }
+
+    /// What the runner tells as it works.
+    enum Report: Sendable, Equatable {
+        /// A hook run was tried.
+        case tried(Try)
+        /// The pending hook runs could not be read (told once until they can be again).
+        case unreadable(String)
     }
 
     let hooks: Hooks
@@ -84,7 +86,7 @@ final class HookRunner: Sendable {
     let bench: String?
     /// The ledger as shown to people (`CCBEACON_LEDGER`).
     let ledgerName: String
-    let report: @Sendable (Try) -> Void
+    let report: @Sendable (Report) -> Void
     /// Asked before each hook: a stop (Ctrl-C, a signal) leaves the rest pending for the next run.
     let stopRequested: @Sendable () -> Bool
     private let state = Mutex(State())
@@ -103,7 +105,7 @@ final class HookRunner: Sendable {
     /// Hooks for the outcomes `ledger` records for `bench`; every try is told to `report`.
     init(
         hooks: Hooks, ledger: any ProvisioningLedger & Sendable, bench: String?, ledgerName: String,
-        stopRequested: @escaping @Sendable () -> Bool = { false }, report: @escaping @Sendable (Try) -> Void
+        stopRequested: @escaping @Sendable () -> Bool = { false }, report: @escaping @Sendable (Report) -> Void
     ) {
         self.stopRequested = stopRequested
         self.hooks = hooks
@@ -141,10 +143,7 @@ final class HookRunner: Sendable {
                 defer { state.readFailure = status }
                 return state.readFailure != status
             }
-            if fresh {
-                report(
-                    Try(eventID: "-", hook: "-", station: "-", chip: "-", number: 0, status: status, delivered: false))
-            }
+            if fresh { report(.unreadable(status)) }
             return 0
         }
         state.withLock { $0.readFailure = nil }
@@ -157,23 +156,20 @@ final class HookRunner: Sendable {
             CrashPoint.beforeHook.pass()
             let outcome = Self.execute(command, environment: environment(for: run), timeout: hooks.timeout)
             CrashPoint.afterHook.pass()
-            var result = Try(
-                eventID: run.eventID, hook: "on-\(run.hook.rawValue)", station: run.attempt.station,
-                chip: run.attempt.chip, number: run.tries + 1, status: outcome.status, delivered: outcome.exitedZero,
-                lastOutput: outcome.lastLine)
+            var result = Try(run: run, outcome: outcome)
             do throws(LedgerError) {
                 try ledger.recordHookTry(eventID: run.eventID, status: outcome.status, delivered: outcome.exitedZero)
             } catch {
                 result.notRecorded = error.message
             }
             state.withLock { state in
-                if outcome.exitedZero, result.notRecorded == nil {
+                if result.delivered {
                     state.counts.delivered += 1
                 } else {
                     state.counts.failed += 1
                 }
             }
-            report(result)
+            report(.tried(result))
             ran += 1
         }
         return ran
@@ -223,9 +219,12 @@ final class HookRunner: Sendable {
     }
 
     /// How a hook process ended.
-    struct Outcome: Equatable {
+    struct Outcome: Sendable, Equatable {
+        /// `exit 0`, `exit 3`, `killed by signal 9`, `timed out after 30 s`, `could not start: …`.
         var status: String
+        /// Exited 0.
         var exitedZero: Bool
+        /// The last line the hook wrote (standard output or error), for a failure's report.
         var lastLine: String?
     }
 

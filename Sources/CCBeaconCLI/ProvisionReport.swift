@@ -109,15 +109,24 @@ extension ProvisionCommand {
         )
     }
 
+    /// What the hook runner told, as a log line.
+    static func describe(_ report: HookRunner.Report) -> String {
+        switch report {
+        case .unreadable(let why): "hooks: \(why); the hook runs stay pending in the ledger"
+        case .tried(let tried): describe(tried)
+        }
+    }
+
     /// A hook's try as a log line.
     static func describe(_ tried: HookRunner.Try) -> String {
-        if tried.number == 0 { return "hooks: \(tried.status); the hook runs stay pending in the ledger" }
+        let run = tried.run
+        let outcome = tried.outcome
         let what =
-            "hook \(tried.hook) for '\(tried.station)' (chip \(tried.chip), event \(tried.eventID), try \(tried.number))"
+            "hook \(tried.hook) for '\(run.attempt.station)' (chip \(run.attempt.chip), event \(run.eventID), try \(tried.number))"
         var line =
-            tried.delivered
+            outcome.exitedZero
             ? "\(what): delivered"
-            : "\(what) FAILED: \(tried.status)\(tried.lastOutput.map { "; its last output: \($0)" } ?? ""); it stays pending"
+            : "\(what) FAILED: \(outcome.status)\(outcome.lastLine.map { "; its last output: \($0)" } ?? ""); it stays pending"
         if let notRecorded = tried.notRecorded {
             line += "; the try could not be recorded in the ledger (\(notRecorded)), so it runs again next time"
         }
@@ -127,9 +136,11 @@ extension ProvisionCommand {
     /// A hook's try as the `hook-finished` event's fields.
     static func fields(_ tried: HookRunner.Try) -> [(String, JSONValue)] {
         [
-            ("hook", .string(tried.hook)), ("station", .string(tried.station)), ("chip", .string(tried.chip)),
-            ("eventId", .string(tried.eventID)), ("try", .integer(tried.number)), ("status", .string(tried.status)),
-            ("delivered", .bool(tried.delivered)), ("output", tried.lastOutput.map { .string($0) } ?? .null),
+            ("hook", .string(tried.hook)), ("station", .string(tried.run.attempt.station)),
+            ("chip", .string(tried.run.attempt.chip)), ("eventId", .string(tried.run.eventID)),
+            ("try", .integer(tried.number)), ("status", .string(tried.outcome.status)),
+            ("delivered", .bool(tried.outcome.exitedZero)),
+            ("output", tried.outcome.lastLine.map { .string($0) } ?? .null),
             ("recorded", .bool(tried.notRecorded == nil)),
         ]
     }

@@ -184,14 +184,15 @@ extension ProvisionCommand {
             return HookRunner(
                 hooks: hooks, ledger: ledger, bench: benchName, ledgerName: shown,
                 stopRequested: { stopSignals.requested }
-            ) { tried in
-                let line = Self.describe(tried)
+            ) { report in
+                let line = Self.describe(report)
+                let tried: HookRunner.Try? = if case .tried(let tried) = report { tried } else { nil }
                 if let live {
-                    if !tried.delivered || tried.notRecorded != nil { live.note(line) }
+                    if tried?.delivered != true { live.note(line) }
                 } else {
                     console.diagnostics(line: line)
                 }
-                if tried.number > 0 { stream?.emit("hook-finished", Self.fields(tried)) }
+                if let tried { stream?.emit("hook-finished", Self.fields(tried)) }
             }
         }
         do {
