@@ -189,7 +189,8 @@ public struct FlashPlan: Sendable, Equatable {
     }
 
     /// The image with the last page's secondary address (MSB first, as printed) and/or the debug
-    /// lock bit set, ready for `FlashPlan(image:chip:allowLastPage: true)`.
+    /// lock bit set, ready for `FlashPlan(image:chip:allowLastPage: true)`: the address given
+    /// replaces any the image holds there; the lock leaves the image's other lock bits as they are.
     public static func withLastPage(
         _ image: MemoryImage, chip: Chip, secondaryAddress: [UInt8]?, lockDebug: Bool
     ) throws(FlashPlanError) -> MemoryImage {
@@ -203,9 +204,11 @@ public struct FlashPlan: Sendable, Equatable {
         }
         // A chip whose lock byte is in the information page gets it written apart
         // (`CC254xSession.writeLockByte`).
+        // The image's own lock bits (a dump's page write-protection) are kept: only DBGLOCK,
+        // bit 7 of the last lock byte, is cleared (0 locks).
         if lockDebug, let lockBits = chip.lockBits {
-            var lock = [UInt8](repeating: 0xFF, count: lockBits.count)
-            lock[lock.count - 1] = 0x7F  // DBGLOCK is bit 7 of the last lock byte; 0 locks
+            var lock = result.bytes(in: lockBits, fill: 0xFF)
+            lock[lock.count - 1] &= 0x7F
             try? result.write(lock, at: lockBits.lowerBound)
         }
         return result

@@ -275,6 +275,28 @@ struct LastPageTests {
         }
     }
 
+    /// `--lock-debug` over an image that holds the lock bits itself (a dump, `--allow-last-page`)
+    /// clears DBGLOCK and keeps the image's page write-protect bits; before, every other bit was
+    /// set back to 1, unprotecting the pages the image protects. The secondary address given
+    /// replaces the image's own (what `--mac` is asked for).
+    @Test func theDebugLockKeepsTheImagesOwnLockBits() throws {
+        let lockBits = try #require(cc2541.lockBits)
+        var image = try MemoryImage(bytes: [1, 2, 3, 4], at: 0)
+        var protect = [UInt8](repeating: 0xFF, count: lockBits.count)
+        protect[0] = 0xFE  // page 0 write-protected
+        protect[protect.count - 1] = 0xBF  // the last page's neighbour protected, DBGLOCK still 1
+        try image.write(protect, at: lockBits.lowerBound)
+        let place = try #require(cc2541.secondaryAddress)
+        try image.write([0x66, 0x55, 0x44, 0x33, 0x22, 0x11], at: place.lowerBound)
+        let planned = try FlashPlan.withLastPage(
+            image, chip: cc2541, secondaryAddress: [0xC0, 0xFF, 0xEE, 0x12, 0x34, 0x56], lockDebug: true)
+        var expected = protect
+        expected[expected.count - 1] = 0x3F
+        #expect(planned.bytes(in: lockBits) == expected)
+        #expect(planned.bytes(in: place) == [0x56, 0x34, 0x12, 0xEE, 0xFF, 0xC0])
+        #expect(planned.bytes(in: 0..<4) == [1, 2, 3, 4])
+    }
+
     @Test func readBackVerifyNamesTheExactAddress() throws {
         let debugger = EmulatedDebugger()
         let image = try sampleImage()
