@@ -22,7 +22,7 @@ public enum AddressPlan {
             try problems.check()
             return [:]
         }
-        var owners = FirstClaims<RandomStaticAddress>()
+        var owners = FirstClaims<RandomStaticAddress, Station>()
         for station in stations {
             if let address = station.address { given[station.name] = address }
             let address = station.address ?? StationTemplate.derivedAddress(for: station.identity)

@@ -85,23 +85,22 @@ public enum StationListReader {
     /// The stations of `rows`, each checked, then all together (names, file names, identities,
     /// addresses unique); every problem goes to `problems`.
     static func stations(from rows: [Row], problems: inout ListProblems) -> [Station] {
-        var stations: [Station] = []
-        // The row each station came from, for where its clashes are pointed at.
-        var stationRows: [Row] = []
+        // Each row with the station it made, if any, for where its clashes are pointed at.
+        var parsed: [(row: Row, station: Station?)] = []
         for row in rows {
             let known = problems.count
-            if let station = parse(row, problems: &problems) {
-                stations.append(station)
-                stationRows.append(row)
-            } else if !row.reported, problems.count == known {
+            let station = parse(row, problems: &problems)
+            if station == nil, !row.reported, problems.count == known {
                 // Never drop a row silently: every row that makes no station says why.
                 problems.add("this station cannot be read", line: row.line, column: 1)
             }
+            parsed.append((row, station))
         }
+        let stations = parsed.compactMap(\.station)
         if stations.isEmpty, problems.isEmpty {
             problems.add("holds no stations", line: 0, column: 0)
         }
-        checkUniqueness(stations, rows: stationRows, problems: &problems)
+        checkUniqueness(parsed, problems: &problems)
         return stations
     }
 
@@ -439,25 +438,32 @@ public enum StationListReader {
     }
 
     /// `rows`: each station's own row, in order (several share a line in a JSON list on one).
-    static func checkUniqueness(_ stations: [Station], rows: [Row], problems: inout ListProblems) {
-        var names = FirstClaims<String>()
-        var stems = FirstClaims<String>()
-        var identities = FirstClaims<String>()
-        var addresses = FirstClaims<RandomStaticAddress>()
-        for (station, row) in zip(stations, rows) {
-            let nameCell = row.cells["name"]
-            let location = (line: nameCell?.line ?? station.line, column: nameCell?.column ?? 1)
-            let sameName = names.claim(station.name, by: station)
-            let sameStem = stems.claim(station.fileStem.lowercased(), by: station)
-            if let earlier = sameName {
-                problems.add(
-                    "station '\(station.name)' is already on line \(earlier.line); names must be unique",
-                    line: location.line, column: location.column, keyPath: nameCell?.keyPath ?? "name")
-            } else if let earlier = sameStem {
-                problems.add(
-                    "'\(station.name)' and '\(earlier.name)' (line \(earlier.line)) would share the file name \(station.fileStem); rename one",
-                    line: location.line, column: location.column, keyPath: nameCell?.keyPath ?? "name")
+    /// Names and file names are claimed by every row with a valid name, also one that failed
+    /// otherwise (a later row of its name is told now, not once it is mended); identities and
+    /// addresses by the stations made.
+    static func checkUniqueness(_ parsed: [(row: Row, station: Station?)], problems: inout ListProblems) {
+        var names = FirstClaims<String, (name: String, line: Int)>()
+        var stems = FirstClaims<String, (name: String, line: Int)>()
+        var identities = FirstClaims<String, Station>()
+        var addresses = FirstClaims<RandomStaticAddress, Station>()
+        for (row, station) in parsed {
+            if let nameCell = row.cells["name"], nameProblem(nameCell.text) == nil {
+                let name = nameCell.text
+                let stem = Station.fileStem(for: name)
+                let claimant = (name: name, line: station?.line ?? row.line)
+                let sameName = names.claim(name, by: claimant)
+                let sameStem = stems.claim(stem.lowercased(), by: claimant)
+                if let earlier = sameName {
+                    problems.add(
+                        "station '\(name)' is already on line \(earlier.line); names must be unique",
+                        line: nameCell.line, column: nameCell.column, keyPath: nameCell.keyPath)
+                } else if let earlier = sameStem {
+                    problems.add(
+                        "'\(name)' and '\(earlier.name)' (line \(earlier.line)) would share the file name \(stem); rename one",
+                        line: nameCell.line, column: nameCell.column, keyPath: nameCell.keyPath)
+                }
             }
+            guard let station else { continue }
             let key = "\(station.identity.uuid.uuidString)/\(station.identity.major)/\(station.identity.minor)"
             if let earlier = identities.claim(key, by: station) {
                 // Pointed at by its UUID, where the row has one (a JSON list may be one line).
@@ -476,15 +482,15 @@ public enum StationListReader {
     }
 }
 
-/// The first station to claim each key (a name, an identity, an address): a later claim is
-/// answered with the station that came first, for a message that names both.
-struct FirstClaims<Key: Hashable> {
-    private var owners: [Key: Station] = [:]
+/// The first to claim each key (a name, an identity, an address): a later claim is answered
+/// with the one that came first, for a message that names both.
+struct FirstClaims<Key: Hashable, Claimant> {
+    private var owners: [Key: Claimant] = [:]
 
-    /// `station`'s claim on `key`: `nil` when it is the first, else the station that was.
-    mutating func claim(_ key: Key, by station: Station) -> Station? {
+    /// `claimant`'s claim on `key`: `nil` when it is the first, else the one that was.
+    mutating func claim(_ key: Key, by claimant: Claimant) -> Claimant? {
         if let earlier = owners[key] { return earlier }
-        owners[key] = station
+        owners[key] = claimant
         return nil
     }
 }

@@ -118,6 +118,25 @@ struct StationListTests {
         #expect(Self.problems("{\"name\": ", file: "s.json").first?.contains("the file ends") == true)
     }
 
+    /// A row that fails to parse still claims its name: a later station of that name (or of its
+    /// file name) is reported now, not only once the first row is mended.
+    @Test func aRowThatFailsStillClaimsItsName() {
+        let text = """
+            name,uuid,major,minor
+            a,7634A485-1732-4B7D-AB44-D505D8A24C60,70000,1
+            a,7634A485-1732-4B7D-AB44-D505D8A24C60,1,2
+            b,7634A485-XXXX-4B7D-AB44-D505D8A24C60,1,3
+            B,7634A485-1732-4B7D-AB44-D505D8A24C60,1,4
+            """
+        #expect(
+            Self.problems(text) == [
+                "s.csv:2:40: major: '70000' is out of range; allowed: 0…65535 (decimal) or 0x0000…0xFFFF (hex)",
+                "s.csv:3:1: name: station 'a' is already on line 2; names must be unique",
+                "s.csv:4:3: uuid: '7634A485-XXXX-4B7D-AB44-D505D8A24C60' contains 'X' at position 10, which is not a hex digit; allowed: 8-4-4-4-12 hex digits (7634A485-1732-4B7D-AB44-D505D8A24C60) or 32 hex digits, any case",
+                "s.csv:5:1: name: 'B' and 'b' (line 4) would share the file name B; rename one",
+            ])
+    }
+
     @Test func reportsEveryBadRowWithLineAndColumn() {
         let text = """
             name,uuid,major,minor,power
