@@ -187,9 +187,15 @@ public struct FlashProgrammer {
             return try flash(image, chip: chip, options: options, events: events)
         }
         if options.secondaryAddress == .preserve { throw .cannotPreserveOnLockedChip }
-        // A chip that reports no size is the one of the size the user gave, or none.
-        candidates = candidates.filter(session.possibleChips(targetID: targetID).contains)
+        // The chip is the one of the size the user gave; without one, any of a family that
+        // reports its size, none of one that does not.
+        let possible = session.possibleChips(targetID: targetID)
+        candidates = candidates.filter(possible.contains)
         guard !candidates.isEmpty else {
+            if !madeFor.isEmpty, let named = possible.first {
+                throw .notMadeFor(
+                    chips: madeFor.map(\.name), target: "\(named.name) (as --flash-size says)", erased: false)
+            }
             throw .unknownChip(targetID: targetID, flashSizeCode: identity.flashSizeCode)
         }
         // The image must fit one of the chips it could be before the erase destroys anything;

@@ -787,6 +787,27 @@ struct DeviceCommandTests {
         #expect(!run.diagnostics.contains("may be erased"), "\(run.diagnostics)")
     }
 
+    /// A station for the CC2541F256 on a locked chip said to be a CC2541F128 is refused before the
+    /// erase, as made for another part (with the rule that takes a locked chip at the size given,
+    /// it was first refused as "does not report its flash size, and none was given").
+    @Test func aLockedChipSaidToBeAnotherPartIsRefusedBeforeTheErase() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try Self.station(scratch)
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip!.flash[0x100] = 0x42
+        provider.debuggers[0].chip!.setDebugLockBit()
+        let run = ToolRun(["flash", image, "--flash-size", "128"], debuggers: provider)
+        #expect(run.status == 65, "\(run.diagnostics)")
+        #expect(
+            run.diagnostics.contains(
+                "a station of template 'cc2541-ibeacon', made for the CC2541F256; the target is a CC2541F128 (as --flash-size says)"
+            ),
+            "\(run.diagnostics)")
+        #expect(provider.debuggers[0].chip!.flash[0x100] == 0x42, "not erased")
+        #expect(provider.debuggers[0].chip!.debugLocked, "still locked")
+    }
+
     /// The secondary address has the chip's length: 8 bytes on a CC253x, 6 on a CC2540/41; a
     /// part without a factory address has no place for one.
     @Test func theSecondaryAddressHasTheChipsLength() throws {
