@@ -660,8 +660,10 @@ enum FlashCommand {
                 "secondary address: none to keep (\(HexText.address(place.lowerBound)) was erased, where a \(result.chip.name) keeps it)"
             )
         }
-        if arguments.lockDebug {
-            lines.append("debug interface locked (only a chip erase unlocks it)")
+        if result.debugLocked {
+            lines.append(
+                "debug interface locked\(arguments.lockDebug ? "" : " by the image's own lock bits") (only a chip erase unlocks it)"
+            )
         }
         console.output(lines: lines)
     }

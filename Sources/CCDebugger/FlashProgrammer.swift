@@ -98,6 +98,9 @@ public struct FlashResult: Sendable, Equatable {
     public var secondaryAddress: [UInt8]?
     /// True when the chip was debug-locked and the chip erase unlocked it.
     public var unlockedByErase: Bool
+    /// The debug interface was locked and read back locked after a reset: asked for
+    /// (`FlashOptions.lockDebug`), or by the image's own lock bits (`--allow-last-page`).
+    public var debugLocked = false
 }
 
 /// Why a flash job stopped.
@@ -263,9 +266,11 @@ public struct FlashProgrammer {
                 readBack: options.readBack + (secondary == nil ? [] : [chip.secondaryAddress].compactMap { $0 }),
                 verify: options.verify, events: events)
             // The lock bits take effect at the next reset: read the lock back there, as
-            // provisioning does, so "locked" is never said of a chip that is not.
-            if options.lockDebug {
-                if chip.lockBits == nil { try session.writeLockByte(Self.debugLockByte) }
+            // provisioning does, so "locked" is never said of a chip that is not. An image that
+            // clears DBGLOCK itself locks the chip as surely, and is read back and said alike.
+            let locks = options.lockDebug || Self.clearsDebugLock(flashPlan.image, chip: chip)
+            if locks {
+                if options.lockDebug, chip.lockBits == nil { try session.writeLockByte(Self.debugLockByte) }
                 try confirmLocked(chip)
             }
             if options.resetToRun {
@@ -279,7 +284,7 @@ public struct FlashProgrammer {
                     bytesWritten: flashPlan.blocks.count * flashPlan.writing.blockSize,
                     verify: options.verify.effective(on: chip),
                     readBack: readBack),
-                secondaryAddress: secondary, unlockedByErase: unlockedByErase)
+                secondaryAddress: secondary, unlockedByErase: unlockedByErase, debugLocked: locks)
             events(.finished(result))
             return result
         } catch {
@@ -328,6 +333,12 @@ public struct FlashProgrammer {
     /// The older map's lock byte with only the debug lock (bit 0) cleared: the boot page and
     /// flash-size locks stay as erased, unlocked (chip-family.md §6).
     static let debugLockByte: UInt8 = 0xFE
+
+    /// Whether `image` clears DBGLOCK, bit 7 of `chip`'s last lock byte (0 locks).
+    static func clearsDebugLock(_ image: MemoryImage, chip: Chip) -> Bool {
+        guard let lockBits = chip.lockBits, let last = image[lockBits.upperBound - 1] else { return false }
+        return last & 0x80 == 0
+    }
 
     /// The lock bits take effect at the next reset: the lock is read back there, so "locked" is
     /// never said of a chip that is not.

@@ -808,6 +808,33 @@ struct DeviceCommandTests {
         #expect(provider.debuggers[0].chip!.debugLocked, "still locked")
     }
 
+    /// An image that clears DBGLOCK itself (a dump of a locked chip, `--allow-last-page`) locks
+    /// the chip at its next reset as surely as `--lock-debug`: the lock is read back and said
+    /// ("the target is running" was all a chip locked this way was told).
+    @Test func anImageThatLocksTheChipIsReadBackAndSaid() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        var image = try MemoryImage(bytes: [1, 2, 3, 4], at: 0)
+        try image.write([0x7F], at: 0x3FFFF)
+        let path = scratch.path("locking.hex")
+        try Data(HexWriter().text(for: image)).write(to: URL(fileURLWithPath: path))
+        let provider = EmulatorProvider()
+        let run = ToolRun(["flash", path, "--allow-last-page"], debuggers: provider)
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(
+            run.output.hasSuffix(
+                "debug interface locked by the image's own lock bits (only a chip erase unlocks it)\n"),
+            "\(run.output)")
+        #expect(ToolRun(["info"], debuggers: provider).output.contains("debug interface LOCKED"))
+        let asked = ToolRun(["flash", path, "--allow-last-page", "--lock-debug"], debuggers: provider)
+        #expect(asked.status == 0, "\(asked.diagnostics)")
+        #expect(asked.output.hasSuffix("\ndebug interface locked (only a chip erase unlocks it)\n"), "\(asked.output)")
+        let unlocked = try scratch.write("plain.hex", ":0400000001020304F2\n:00000001FF\n")
+        let plain = ToolRun(["flash", unlocked], debuggers: provider)
+        #expect(plain.status == 0, "\(plain.diagnostics)")
+        #expect(!plain.output.contains("locked"), "\(plain.output)")
+    }
+
     /// The secondary address has the chip's length: 8 bytes on a CC253x, 6 on a CC2540/41; a
     /// part without a factory address has no place for one.
     @Test func theSecondaryAddressHasTheChipsLength() throws {
