@@ -246,11 +246,15 @@ public struct FlashProgrammer {
         // Checked before anything is read or changed: the plan without the address that is
         // only known after reading it.
         _ = try plan(image, chip: chip, options: options, secondary: nil)
+        var image = image
         let secondary: [UInt8]?
         switch options.secondaryAddress {
         case .leave: secondary = nil
         case .preserve:
             do { secondary = erased ? nil : try session.secondaryAddress(chip: chip) } catch { throw .debugger(error) }
+            // Kept means kept: a chip with none keeps none, whatever the image holds there
+            // (`--allow-last-page`); one with an address has it written over the image's.
+            if secondary == nil, let place = chip.secondaryAddress { image = image.removing(place) }
         case .write(let address): secondary = address
         }
         let flashPlan = try plan(image, chip: chip, options: options, secondary: secondary)

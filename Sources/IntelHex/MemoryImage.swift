@@ -158,6 +158,14 @@ public struct MemoryImage: Sendable, Equatable {
         return MemoryImage(normalizedSegments: result)
     }
 
+    /// The image without the bytes inside `range` (a gap there).
+    public func removing(_ range: Range<Int>) -> MemoryImage {
+        guard !range.isEmpty else { return self }
+        let before = cropped(to: Int.min..<range.lowerBound)
+        let after = cropped(to: range.upperBound..<Int.max)
+        return MemoryImage(normalizedSegments: before.segments + after.segments)
+    }
+
     /// Start addresses of every occurrence of `pattern`, searched within each segment (a pattern
     /// never matches across a gap, because a gap is not bytes the chip will hold).
     public func addresses(of pattern: [UInt8]) -> [Int] {

@@ -835,6 +835,31 @@ struct DeviceCommandTests {
         #expect(!plain.output.contains("locked"), "\(plain.output)")
     }
 
+    /// `--preserve-mac` keeps the chip's secondary address, also where it has none: an address
+    /// the image holds there (`--allow-last-page`) is not written (it was, under "none to keep").
+    @Test func preserveMACKeepsNoneWhereTheChipHasNone() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        var image = try MemoryImage(bytes: [1, 2, 3, 4], at: 0)
+        try image.write([1, 2, 3, 4, 5, 6], at: 0x3FFEA)
+        let path = scratch.path("addressed.hex")
+        try Data(HexWriter().text(for: image)).write(to: URL(fileURLWithPath: path))
+        let provider = EmulatorProvider()
+        let run = ToolRun(["flash", path, "--allow-last-page", "--preserve-mac"], debuggers: provider)
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.output.contains("secondary address: none to keep"), "\(run.output)")
+        #expect(Array(provider.debuggers[0].chip!.flash[0x3FFEA..<0x3FFF0]) == [UInt8](repeating: 0xFF, count: 6))
+        #expect(Array(provider.debuggers[0].chip!.flash[0..<4]) == [1, 2, 3, 4])
+        // Without --preserve-mac the image's bytes are written, as it asks.
+        let plain = ToolRun(["flash", path, "--allow-last-page"], debuggers: provider)
+        #expect(plain.status == 0, "\(plain.diagnostics)")
+        #expect(Array(provider.debuggers[0].chip!.flash[0x3FFEA..<0x3FFF0]) == [1, 2, 3, 4, 5, 6])
+        // A chip with an address keeps it over the image's.
+        let kept = ToolRun(["flash", path, "--allow-last-page", "--preserve-mac"], debuggers: provider)
+        #expect(kept.status == 0, "\(kept.diagnostics)")
+        #expect(kept.output.contains("secondary address: 06:05:04:03:02:01"), "\(kept.output)")
+    }
+
     /// The secondary address has the chip's length: 8 bytes on a CC253x, 6 on a CC2540/41; a
     /// part without a factory address has no place for one.
     @Test func theSecondaryAddressHasTheChipsLength() throws {

@@ -53,6 +53,26 @@ struct MemoryImageTests {
         #expect(cropped.segments.map(\.range) == [0x102..<0x105, 0x106..<0x107])
     }
 
+    /// Removing a range leaves a gap there: a segment across it is cut in two, one inside it goes,
+    /// and an empty range or one outside the image changes nothing.
+    @Test(arguments: [
+        (0x102..<0x104, [0x100..<0x102, 0x104..<0x105, 0x106..<0x109]),
+        (0x100..<0x109, []),
+        (0x105..<0x106, [0x100..<0x105, 0x106..<0x109]),
+        (0x104..<0x107, [0x100..<0x104, 0x107..<0x109]),
+        (0x103..<0x103, [0x100..<0x105, 0x106..<0x109]),
+        (0x200..<0x300, [0x100..<0x105, 0x106..<0x109]),
+    ])
+    func removesARange(range: Range<Int>, left: [Range<Int>]) throws {
+        var image = try MemoryImage(bytes: [1, 2, 3, 4, 5], at: 0x100)
+        try image.write([6, 7, 8], at: 0x106)
+        let removed = image.removing(range)
+        #expect(removed.segments.map(\.range) == left)
+        for address in 0x100..<0x109 {
+            #expect(removed[address] == (range.contains(address) ? nil : image[address]))
+        }
+    }
+
     @Test func refusesBytesBeyond4GiB() {
         var image = MemoryImage()
         #expect(throws: MemoryImageError.beyondAddressSpace(address: 0xFFFF_FFFF, count: 2)) {

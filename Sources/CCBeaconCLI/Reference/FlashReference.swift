@@ -54,7 +54,7 @@ extension FlashCommand {
                 address and no place for one), `--preserve-mac`
                 keeps the chip's own, `--lock-debug` locks the debug interface at the end and reads the lock back after a reset (a chip
                 whose lock does not take: exit 1, never "locked"). With `--allow-last-page`, an address given replaces one the
-                image holds, `--lock-debug` keeps the image's page write-protect bits, and an image whose own
+                image holds, as `--preserve-mac` keeps the chip's (none, where it has none), `--lock-debug` keeps the image's page write-protect bits, and an image whose own
                 lock bits clear DBGLOCK locks the chip as `--lock-debug` does: read back, and said. `info` prints the chip
                 ID, revision, flash and RAM size, lock state and both IEEE addresses; `read` dumps the flash (all
                 banks, or `--range`) to HEX or `.bin`; `erase` clears the chip and its lock bits.
