@@ -582,8 +582,13 @@ enum FlashCommand {
                 case .lastPage:
                     hint = "use --allow-last-page only if you mean to write lock bits or the secondary address"
                 case .tooLarge:
+                    // A locked chip hides its size: the size was the user's.
+                    let given =
+                        connection.identity.locked && arguments.device.flashSize != nil
+                        ? "the chip's size is --flash-size's (a debug-locked chip hides its own): check it; " : ""
                     hint =
-                        "the image is for a larger chip, or holds data at a wrong address; 'ccbeacon inspect' shows where"
+                        given
+                        + "the image is for a larger chip, or holds data at a wrong address; 'ccbeacon inspect' shows where"
                 case .badAddressLength(_, let expected):
                     // About --mac, not the image.
                     throw CommandFailure(

@@ -782,6 +782,10 @@ struct DeviceCommandTests {
         let run = ToolRun(["flash", path, "--flash-size", "128"], debuggers: provider)
         #expect(run.status != 0)
         #expect(run.diagnostics.contains("the image reaches 0x2FFFF, beyond the chip's 128 KiB of flash"))
+        #expect(
+            run.diagnostics.contains(
+                "hint: the chip's size is --flash-size's (a debug-locked chip hides its own): check it; the image is for a larger chip"
+            ), "\(run.diagnostics)")
         #expect(provider.debuggers[0].chip!.flash[0x100] == 0x42, "not erased")
         #expect(provider.debuggers[0].chip!.debugLocked, "still locked")
         #expect(!run.diagnostics.contains("may be erased"), "\(run.diagnostics)")
