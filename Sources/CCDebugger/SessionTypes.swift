@@ -287,3 +287,47 @@ public enum USBFraming: String, Sendable, CaseIterable {
     /// client sends a frame after a burst's data, so it is unconfirmed on real hardware.
     case packed
 }
+
+/// How a burn checks the flash after programming, beyond the identity read-back every burn does.
+public enum VerifyMode: String, Sendable, CaseIterable {
+    /// The chip's CRC unit over every byte of the image.
+    case crc
+    /// Every byte read back.
+    case read
+    /// Nothing beyond the identity read-back.
+    case none
+
+    /// The mode that checks `chip`: `crc` is `read` on a chip whose flash the CRC DMA cannot see
+    /// (`RegisterMap.verifiesByCRC`, the CC243x); reading back is the stronger check.
+    public func effective(on chip: Chip?) -> VerifyMode {
+        self == .crc && chip?.registerMap.verifiesByCRC == false ? .read : self
+    }
+}
+
+/// What a finished burn did.
+public struct BurnReport: Sendable, Equatable {
+    /// Blocks written (of the chip's write block size, `FlashWriting.blockSize`).
+    public var blocksWritten: Int
+    /// Bytes written: the blocks times their size.
+    public var bytesWritten: Int
+    /// How the whole image was checked.
+    public var verify: VerifyMode
+    /// The ranges that were read back byte for byte and matched (merged, in address order).
+    public var readBack: [Range<Int>]
+
+    /// The read-back ranges as text, `0x7F00-0x7F2D,…` (END inclusive), or `none`.
+    public var readBackText: String { BurnReport.describe(readBack) }
+
+    /// `0x7F00-0x7F2D,0x7F30-0x7F33`: the ranges merged and ascending, each END inclusive, at
+    /// least four upper-case hex digits — the form the ledger records (`Attempt.readBack`) — or
+    /// `none`.
+    public static func describe(_ ranges: [Range<Int>]) -> String {
+        let merged = CC254xSession.merged(ranges)
+        return merged.isEmpty
+            ? "none"
+            : merged.map {
+                "\(HexText.address($0.lowerBound, width: 4))-\(HexText.address($0.upperBound - 1, width: 4))"
+            }
+            .joined(separator: ",")
+    }
+}
