@@ -197,14 +197,16 @@ enum FlashCommand {
                     .failure, error.description,
                     hint: DeviceSupport.flashSizeHint(targetID: connection.state.targetID, chips: catalog.chips)
                         ?? DeviceSupport.unknownChipHint)
-            case .notMadeFor(let chips, let target, let wasErased):
+            case .notMadeFor(let chips, let target, let wasErased, let sizeGiven):
                 let names = stationOf.map { "'\($0.manifest.name)'" }.joined(separator: " or ")
                 throw .data(
                     "\(arguments.image.path): a station of template \(names), made for the \(chips.joined(separator: " or the ")); the target is a \(target)"
+                        + (sizeGiven ? " (as --flash-size says)" : "")
                         + (wasErased
                             ? " (it was debug-locked, so it was erased to tell its part: its flash is blank now)" : ""),
-                    hint:
-                        "flash it to a \(chips.joined(separator: " or ")); a station for the \(target) needs a template made for that chip ('ccbeacon template import')"
+                    hint: sizeGiven
+                        ? "check --flash-size (a debug-locked chip hides its size): the station runs on a \(chips.joined(separator: " or ")); a station for the \(target) needs a template made for that chip"
+                        : "flash it to a \(chips.joined(separator: " or ")); a station for the \(target) needs a template made for that chip ('ccbeacon template import')"
                 )
             case .cannotPreserveOnLockedChip:
                 throw CommandFailure(

@@ -121,8 +121,9 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `.preserve` on a debug-locked chip: the lock hides the address.
     case cannotPreserveOnLockedChip
     /// The image is made for `chips` (`FlashOptions.madeFor`) and the target is another part;
-    /// `erased`: it was debug-locked and told its part only once erased (its flash is blank now).
-    case notMadeFor(chips: [String], target: String, erased: Bool)
+    /// `erased`: it was debug-locked and told its part only once erased (its flash is blank now);
+    /// `sizeGiven`: the part is the one of the flash size the user gave a debug-locked chip.
+    case notMadeFor(chips: [String], target: String, erased: Bool, sizeGiven: Bool = false)
 
     /// Plain-words reason.
     public var description: String {
@@ -139,8 +140,9 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
                 "the target was debug-locked, which hides its size, so it was erased (its flash is blank now); unlocked, it (ID \(HexText.address(targetID)), CHIPINFO0.FLASHSIZE \(code)) is none of the chips of boards/chips.json"
         case .cannotPreserveOnLockedChip:
             return "the target is locked, so its secondary address cannot be read to preserve it"
-        case .notMadeFor(let chips, let target, let erased):
+        case .notMadeFor(let chips, let target, let erased, let sizeGiven):
             return "the image is made for the \(chips.joined(separator: " or the ")); the target is a \(target)"
+                + (sizeGiven ? " (as --flash-size says)" : "")
                 + (erased ? " (it was debug-locked, so it was erased to tell its part: its flash is blank now)" : "")
         }
     }
@@ -196,8 +198,7 @@ public struct FlashProgrammer {
         candidates = candidates.filter(possible.contains)
         guard !candidates.isEmpty else {
             if !madeFor.isEmpty, let named = possible.first {
-                throw .notMadeFor(
-                    chips: madeFor.map(\.name), target: "\(named.name) (as --flash-size says)", erased: false)
+                throw .notMadeFor(chips: madeFor.map(\.name), target: named.name, erased: false, sizeGiven: true)
             }
             throw .unknownChip(targetID: targetID, flashSizeCode: identity.flashSizeCode)
         }

@@ -439,6 +439,10 @@ extension DeviceCommandTests {
                 "a station of template 'cc2541-ibeacon', made for the CC2541F256; the target is a CC2541F128 (as --flash-size says)"
             ),
             "\(run.diagnostics)")
+        #expect(
+            run.diagnostics.contains(
+                "hint: check --flash-size (a debug-locked chip hides its size): the station runs on a CC2541F256"),
+            "\(run.diagnostics)")
         #expect(provider.debuggers[0].chip!.flash[0x100] == 0x42, "not erased")
         #expect(provider.debuggers[0].chip!.debugLocked, "still locked")
     }
