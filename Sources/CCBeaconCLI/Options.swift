@@ -272,8 +272,8 @@ struct ImageArgument: Sendable, Equatable {
 struct DeviceChoice: Sendable, Equatable {
     /// `--device`; `nil`: the only one attached.
     var selector: String?
-    /// `--flash-size` in bytes, for a chip that does not report its own (where the command takes
-    /// it).
+    /// `--flash-size` in bytes (where the command takes it): the size of a chip that does not
+    /// report its own, and the part a debug-locked chip is taken for until its erase tells.
     var flashSize: Int?
 
     init(_ command: ParsedCommand) throws(CommandFailure) {

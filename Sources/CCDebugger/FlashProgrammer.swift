@@ -273,7 +273,7 @@ public struct FlashProgrammer {
             // The lock bits take effect at the next reset: read the lock back there, as
             // provisioning does, so "locked" is never said of a chip that is not. An image that
             // clears DBGLOCK itself locks the chip as surely, and is read back and said alike.
-            let locks = options.lockDebug || Self.clearsDebugLock(flashPlan.image, chip: chip)
+            let locks = options.lockDebug || FlashPlan.clearsDebugLock(flashPlan.image, chip: chip)
             if locks {
                 if options.lockDebug, chip.lockBits == nil { try session.writeLockByte(Self.debugLockByte) }
                 try confirmLocked(chip)
@@ -338,12 +338,6 @@ public struct FlashProgrammer {
     /// The older map's lock byte with only the debug lock (bit 0) cleared: the boot page and
     /// flash-size locks stay as erased, unlocked (chip-family.md §6).
     static let debugLockByte: UInt8 = 0xFE
-
-    /// Whether `image` clears DBGLOCK, bit 7 of `chip`'s last lock byte (0 locks).
-    static func clearsDebugLock(_ image: MemoryImage, chip: Chip) -> Bool {
-        guard let lockBits = chip.lockBits, let last = image[lockBits.upperBound - 1] else { return false }
-        return last & 0x80 == 0
-    }
 
     /// The lock bits take effect at the next reset: the lock is read back there, so "locked" is
     /// never said of a chip that is not.

@@ -204,14 +204,24 @@ public struct FlashPlan: Sendable, Equatable {
         }
         // A chip whose lock byte is in the information page gets it written apart
         // (`CC254xSession.writeLockByte`).
-        // The image's own lock bits (a dump's page write-protection) are kept: only DBGLOCK,
-        // bit 7 of the last lock byte, is cleared (0 locks).
+        // The image's own lock bits (a dump's page write-protection) are kept: only DBGLOCK is
+        // cleared.
         if lockDebug, let lockBits = chip.lockBits {
             var lock = result.bytes(in: lockBits, fill: 0xFF)
-            lock[lock.count - 1] &= 0x7F
+            lock[lock.count - 1] &= ~debugLockBit
             try? result.write(lock, at: lockBits.lowerBound)
         }
         return result
+    }
+
+    /// DBGLOCK in the last of a chip's lock bytes (`Chip.lockBits`, the CC253x/4x): 0 locks the
+    /// debug interface from the next reset on.
+    static let debugLockBit: UInt8 = 0x80
+
+    /// Whether `image` clears DBGLOCK in `chip`'s lock bytes.
+    static func clearsDebugLock(_ image: MemoryImage, chip: Chip) -> Bool {
+        guard let lockBits = chip.lockBits, let last = image[lockBits.upperBound - 1] else { return false }
+        return last & debugLockBit == 0
     }
 
     /// Plans `image` for `chip`; refuses data beyond the flash, and data in the last page unless

@@ -437,8 +437,8 @@ public enum StationListReader {
         return size.map { "\($0); a \(what) may have at most \(limit) characters and \(limit * 4) bytes" }
     }
 
-    /// `rows`: each station's own row, in order (several share a line in a JSON list on one).
-    /// Names and file names are claimed by every row with a valid name, also one that failed
+    /// `parsed`: each row with the station it made, in order (several share a line in a JSON list
+    /// on one). Names and file names are claimed by every row with a valid name, also one that failed
     /// otherwise (a later row of its name is told now, not once it is mended); identities and
     /// addresses by the stations made.
     static func checkUniqueness(_ parsed: [(row: Row, station: Station?)], problems: inout ListProblems) {
@@ -447,10 +447,11 @@ public enum StationListReader {
         var identities = FirstClaims<String, Station>()
         var addresses = FirstClaims<RandomStaticAddress, Station>()
         for (row, station) in parsed {
-            if let nameCell = row.cells["name"], nameProblem(nameCell.text) == nil {
+            // A station's name passed `nameProblem` when it was parsed; only a failed row's is asked.
+            if let nameCell = row.cells["name"], station != nil || nameProblem(nameCell.text) == nil {
                 let name = nameCell.text
                 let stem = Station.fileStem(for: name)
-                let claimant = (name: name, line: station?.line ?? row.line)
+                let claimant = (name: name, line: row.line)
                 let sameName = names.claim(name, by: claimant)
                 let sameStem = stems.claim(stem.lowercased(), by: claimant)
                 if let earlier = sameName {
