@@ -160,151 +160,172 @@ enum EncodeCommand {
     /// The options only `--format air` takes.
     static let airOptions = [address.spec, channel.spec]
 
-    /// What `encode` was asked: the options as given, converted; which apply depends on the type.
+    /// What `encode` was asked, typed before anything is printed: the frame made from the options its
+    /// type takes, and where it goes on air.
     struct Arguments: CommandArguments {
-        var type: BeaconType
         var format: Format
-        var givenOptionNames: [String]
-        var uuid: UUID?
-        var major: UInt16?
-        var minor: UInt16?
-        /// Converted once the type says what it means (`iBeaconPower`, `eddystonePower`).
-        var power: String?
-        /// `nil`: --flags none.
+        /// The frame to encode.
+        var frame: Frame
+        /// The Flags AD value; `nil`: --flags none, no Flags structure.
         var flags: UInt8?
-        var company: UInt16
-        var reserved: UInt8
-        var namespace: [UInt8]?
-        var instance: [UInt8]?
-        var url: String?
-        var address: RandomStaticAddress?
-        var channel: Int?
+        /// `--format air`'s advertiser address and channel; `nil` for the other formats.
+        var air: AirTarget?
 
+        /// The parser has checked each value's spelling; an option the type or the format does not
+        /// take is refused before the frame is made.
         init(_ command: ParsedCommand) throws(CommandFailure) {
-            type = try command.value(EncodeCommand.type) ?? .ibeacon
+            let type = try command.value(EncodeCommand.type) ?? .ibeacon
             format = try command.value(EncodeCommand.format)
-            givenOptionNames = command.givenOptionNames
-            uuid = try command.value(Options.uuid)
-            major = try command.value(Options.major)
-            minor = try command.value(Options.minor)
-            power = try command.value(EncodeCommand.power)
+            try Self.refuseStrayOptions(command.givenOptionNames, type: type, format: format)
             flags = try command.value(EncodeCommand.flags)
-            company = try command.value(EncodeCommand.company)
-            reserved = try command.value(EncodeCommand.reserved)
-            namespace = try command.value(EncodeCommand.namespace)
-            instance = try command.value(EncodeCommand.instance)
-            url = try command.value(EncodeCommand.url)
-            address = try command.value(EncodeCommand.address)
-            channel = try command.value(EncodeCommand.channel)
+            let address = try command.value(EncodeCommand.address)
+            let channel = try command.value(EncodeCommand.channel)
+            frame = try Frame(type, command)
+            guard format == .air else {
+                air = nil
+                return
+            }
+            // Asked for last: a frame that cannot be made is the first thing to fix.
+            guard let address else { throw .usage("--format air needs --address XX:XX:XX:XX:XX:XX (random static)") }
+            air = AirTarget(address: address, channel: channel)
         }
 
         /// Each type takes its own options, and only `--format air` the air options.
-        func validate() throws(CommandFailure) {
+        static func refuseStrayOptions(_ given: [String], type: BeaconType, format: Format) throws(CommandFailure) {
             let allowed = Set((optionsByType[type] ?? []).map(\.name))
             let airOnly = Set(airOptions.map(\.name))
             let always = [EncodeCommand.type.spec.name, EncodeCommand.format.spec.name]
-            for name in givenOptionNames
-            where !always.contains(name) && !allowed.contains(name) && !airOnly.contains(name) {
+            for name in given where !always.contains(name) && !allowed.contains(name) && !airOnly.contains(name) {
                 throw .usage("\(name) does not apply to --type \(type.rawValue)")
             }
-            if format != .air, let name = givenOptionNames.first(where: airOnly.contains) {
+            if format != .air, let name = given.first(where: airOnly.contains) {
                 throw .usage("\(name) applies to --format air only")
             }
         }
+    }
 
-        /// `value`, which this type needs: a usage error naming `option` when it was left out.
-        func needed<Value>(_ value: Value?, _ option: Option<Value>) throws(CommandFailure) -> Value {
-            guard let value else { throw .usage(option.required.spec.missingMessage) }
-            return value
+    /// Where `--format air` puts the frame: the advertiser address, and one channel or all three.
+    struct AirTarget: Sendable {
+        var address: RandomStaticAddress
+        var channel: Int?
+    }
+
+    /// A frame of one of the types, made from that type's options.
+    enum Frame: Sendable {
+        case iBeacon(IBeacon)
+        /// The frame and the identity it maps, whose fields the frame is shown by.
+        case altBeacon(AltBeacon, identity: IBeacon)
+        case eddystoneUID(EddystoneUID)
+        case eddystoneURL(EddystoneURL)
+
+        /// The frame `type`'s options describe; --power is read in the type's own meaning. Every
+        /// value is read before one that is needed is found missing.
+        init(_ type: BeaconType, _ command: ParsedCommand) throws(CommandFailure) {
+            switch type {
+            case .ibeacon:
+                let given = try GivenIdentity(command)
+                self = .iBeacon(try given.identity(power: try Self.measuredPower(command)))
+            case .altbeacon:
+                let given = try GivenIdentity(command)
+                let companyID = try command.value(company)
+                let reservedByte = try command.value(reserved)
+                let identity = try given.identity(power: try Self.measuredPower(command))
+                self = .altBeacon(
+                    AltBeacon(identity: identity, companyID: companyID, reserved: reservedByte), identity: identity)
+            case .eddystoneUID:
+                let given = try GivenIdentity(command)
+                let namespaceGiven = try command.value(namespace)
+                let instanceGiven = try command.value(instance)
+                let power = try Self.txPower(command)
+                let frame: EddystoneUID
+                if namespaceGiven != nil || instanceGiven != nil {
+                    guard given.isEmpty else {
+                        throw .usage("give either --namespace and --instance, or --uuid, --major and --minor")
+                    }
+                    let namespaceBytes = try namespace.needed(namespaceGiven)
+                    let instanceBytes = try instance.needed(instanceGiven)
+                    frame = try Self.made { () throws(AdvertisingDataError) in
+                        try EddystoneUID(txPower: power, namespace: namespaceBytes, instance: instanceBytes)
+                    }
+                } else {
+                    // --power is the 0 m value here, so the identity is mapped without it.
+                    let identity = try given.identity(power: IBeacon.defaultMeasuredPower)
+                    frame = try Self.made { () throws(AdvertisingDataError) in
+                        let mapped = try EddystoneUID(identity: identity)
+                        return try EddystoneUID(txPower: power, namespace: mapped.namespace, instance: mapped.instance)
+                    }
+                }
+                self = .eddystoneUID(frame)
+            case .eddystoneURL:
+                let text = try url.needed(try command.value(url))
+                let power = try Self.txPower(command)
+                self = .eddystoneURL(
+                    try Self.made { () throws(AdvertisingDataError) in try EddystoneURL(url: text, txPower: power) })
+            }
+        }
+
+        /// --power as the measured power at 1 m (iBeacon, AltBeacon).
+        static func measuredPower(_ command: ParsedCommand) throws(CommandFailure) -> Int8 {
+            guard let text = try command.value(power) else { return IBeacon.defaultMeasuredPower }
+            return try Options.dBm(text)
+        }
+
+        /// --power as the calibrated TX power at 0 m (Eddystone), -59 + 41 dBm when left out.
+        static func txPower(_ command: ParsedCommand) throws(CommandFailure) -> Int8 {
+            guard let text = try command.value(power) else {
+                return Int8(Int(IBeacon.defaultMeasuredPower) + Eddystone.oneMeterToZeroMeterOffset)
+            }
+            return try Options.identityValue { () throws(IdentityError) in
+                try IdentityParser.dBm(text, range: Eddystone.txPowerRange)
+            }
+        }
+
+        /// A frame the payload library refuses is a data error, in its words.
+        static func made<Made>(_ make: () throws(AdvertisingDataError) -> Made) throws(CommandFailure) -> Made {
+            do { return try make() } catch { throw .data(error.description) }
         }
     }
 
     static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
-        let encoded = try encode(arguments)
-        if arguments.format == .air {
-            console.data(try air(encoded, arguments))
+        let encoded = encoded(arguments.frame, flags: arguments.flags)
+        if let air = arguments.air {
+            console.data(try Self.air(encoded, air))
         } else {
             console.data(render(encoded, format: arguments.format))
         }
     }
 
-    static func encode(_ arguments: Arguments) throws(CommandFailure) -> Encoded {
-        let type = arguments.type
-        // `nil` inside is --flags none: no Flags structure.
-        let flags = arguments.flags
-        do {
-            switch type {
-            case .ibeacon:
-                let identity = try identity(arguments, power: try iBeaconPower(arguments))
-                return Encoded(
-                    type: type.rawValue, summary: "iBeacon \(identity)", fields: identityFields(identity),
-                    bytes: identity.advertisingData(flags: flags), flags: flags)
-            case .altbeacon:
-                let identity = try identity(arguments, power: try iBeaconPower(arguments))
-                let beacon = AltBeacon(
-                    identity: identity, companyID: arguments.company, reserved: arguments.reserved)
-                return Encoded(
-                    type: type.rawValue, summary: beacon.description,
-                    fields: identityFields(identity) + [
-                        (
-                            "company",
-                            .string("0x" + compactHex([UInt8(beacon.companyID >> 8), UInt8(beacon.companyID & 0xFF)]))
-                        ),
-                        ("reserved", .integer(Int(beacon.reserved))),
-                    ], bytes: beacon.advertisingData(flags: flags), flags: flags)
-            case .eddystoneUID:
-                let power = try eddystonePower(arguments)
-                let frame: EddystoneUID
-                if arguments.namespace != nil || arguments.instance != nil {
-                    guard arguments.uuid == nil, arguments.major == nil, arguments.minor == nil else {
-                        throw CommandFailure.usage(
-                            "give either --namespace and --instance, or --uuid, --major and --minor")
-                    }
-                    frame = try EddystoneUID(
-                        txPower: power, namespace: try arguments.needed(arguments.namespace, namespace),
-                        instance: try arguments.needed(arguments.instance, instance))
-                } else {
-                    // --power is the 0 m value here, so the identity is mapped without it.
-                    let mapped = try EddystoneUID(
-                        identity: try identity(arguments, power: IBeacon.defaultMeasuredPower))
-                    frame = try EddystoneUID(txPower: power, namespace: mapped.namespace, instance: mapped.instance)
-                }
-                return Encoded(
-                    type: type.rawValue, summary: frame.description,
-                    fields: [
-                        ("namespace", .string(hexString(frame.namespace))),
-                        ("instance", .string(hexString(frame.instance))),
-                        ("txPower", .integer(Int(frame.txPower))),
-                    ], bytes: frame.advertisingData(flags: flags), flags: flags)
-            case .eddystoneURL:
-                let frame = try EddystoneURL(
-                    url: try arguments.needed(arguments.url, url), txPower: try eddystonePower(arguments))
-                return Encoded(
-                    type: type.rawValue, summary: frame.description,
-                    fields: [("url", .string(frame.url)), ("txPower", .integer(Int(frame.txPower)))],
-                    bytes: frame.advertisingData(flags: flags), flags: flags)
-            }
-        } catch let failure as CommandFailure {
-            throw failure
-        } catch let error as AdvertisingDataError {
-            throw .data(error.description)
-        } catch {
-            throw .data("\(error)")
+    /// `frame`'s advertising data (with `flags`), its summary and its fields as JSON shows them.
+    static func encoded(_ frame: Frame, flags: UInt8?) -> Encoded {
+        switch frame {
+        case .iBeacon(let identity):
+            return Encoded(
+                type: BeaconType.ibeacon.rawValue, summary: "iBeacon \(identity)", fields: identityFields(identity),
+                bytes: identity.advertisingData(flags: flags), flags: flags)
+        case .altBeacon(let beacon, let identity):
+            return Encoded(
+                type: BeaconType.altbeacon.rawValue, summary: beacon.description,
+                fields: identityFields(identity) + [
+                    (
+                        "company",
+                        .string("0x" + compactHex([UInt8(beacon.companyID >> 8), UInt8(beacon.companyID & 0xFF)]))
+                    ),
+                    ("reserved", .integer(Int(beacon.reserved))),
+                ], bytes: beacon.advertisingData(flags: flags), flags: flags)
+        case .eddystoneUID(let frame):
+            return Encoded(
+                type: BeaconType.eddystoneUID.rawValue, summary: frame.description,
+                fields: [
+                    ("namespace", .string(hexString(frame.namespace))),
+                    ("instance", .string(hexString(frame.instance))),
+                    ("txPower", .integer(Int(frame.txPower))),
+                ], bytes: frame.advertisingData(flags: flags), flags: flags)
+        case .eddystoneURL(let frame):
+            return Encoded(
+                type: BeaconType.eddystoneURL.rawValue, summary: frame.description,
+                fields: [("url", .string(frame.url)), ("txPower", .integer(Int(frame.txPower)))],
+                bytes: frame.advertisingData(flags: flags), flags: flags)
         }
-    }
-
-    /// The identity from --uuid, --major and --minor, each required here, with `power`.
-    static func identity(_ arguments: Arguments, power: Int8) throws(CommandFailure) -> IBeacon {
-        IBeacon(
-            uuid: try arguments.needed(arguments.uuid, Options.uuid),
-            major: try arguments.needed(arguments.major, Options.major),
-            minor: try arguments.needed(arguments.minor, Options.minor), measuredPower: power)
-    }
-
-    /// --power as the measured power at 1 m (iBeacon, AltBeacon).
-    static func iBeaconPower(_ arguments: Arguments) throws(CommandFailure) -> Int8 {
-        guard let text = arguments.power else { return IBeacon.defaultMeasuredPower }
-        return try Options.dBm(text)
     }
 
     static func identityFields(_ identity: IBeacon) -> [(String, JSONValue)] {
@@ -312,16 +333,6 @@ enum EncodeCommand {
             ("uuid", .string(identity.uuid.uuidString)), ("major", .integer(Int(identity.major))),
             ("minor", .integer(Int(identity.minor))), ("power", .integer(Int(identity.measuredPower))),
         ]
-    }
-
-    /// --power as the calibrated TX power at 0 m (Eddystone), -59 + 41 dBm when left out.
-    static func eddystonePower(_ arguments: Arguments) throws(CommandFailure) -> Int8 {
-        guard let text = arguments.power else {
-            return Int8(Int(IBeacon.defaultMeasuredPower) + Eddystone.oneMeterToZeroMeterOffset)
-        }
-        return try Options.identityValue { () throws(IdentityError) in
-            try IdentityParser.dBm(text, range: Eddystone.txPowerRange)
-        }
     }
 
     static func hexString(_ bytes: [UInt8]) -> String { compactHex(bytes) }
@@ -349,11 +360,9 @@ enum EncodeCommand {
     }
 
     /// The on-air packet of `encoded`: PDU, CRC and whitened bytes per channel (or --channel's).
-    static func air(_ encoded: Encoded, _ arguments: Arguments) throws(CommandFailure) -> String {
-        guard let address = arguments.address else {
-            throw .usage("--format air needs --address XX:XX:XX:XX:XX:XX (random static)")
-        }
-        let chosen = arguments.channel
+    static func air(_ encoded: Encoded, _ target: AirTarget) throws(CommandFailure) -> String {
+        let address = target.address
+        let chosen = target.channel
         let channels = chosen.map { [$0] } ?? AdvertisingAirPacket.channels
         do {
             let packet = try AdvertisingAirPacket(

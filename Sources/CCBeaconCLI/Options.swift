@@ -300,3 +300,27 @@ extension Option where Value == Double {
         defaulting(to: seconds, shown: ProvisioningRun.seconds(seconds))
     }
 }
+
+/// --uuid, --major and --minor where a command takes them in some forms only (encode's frame types,
+/// scan's filter): each read, and its spelling checked, before any is found missing.
+struct GivenIdentity: Sendable, Equatable {
+    var uuid: UUID?
+    var major: UInt16?
+    var minor: UInt16?
+
+    init(_ command: ParsedCommand) throws(CommandFailure) {
+        uuid = try command.value(Options.uuid)
+        major = try command.value(Options.major)
+        minor = try command.value(Options.minor)
+    }
+
+    /// Whether none of the three was given.
+    var isEmpty: Bool { uuid == nil && major == nil && minor == nil }
+
+    /// The identity with `power`; a usage error naming the first of the three left out.
+    func identity(power: Int8) throws(CommandFailure) -> IBeacon {
+        IBeacon(
+            uuid: try Options.uuid.needed(uuid), major: try Options.major.needed(major),
+            minor: try Options.minor.needed(minor), measuredPower: power)
+    }
+}

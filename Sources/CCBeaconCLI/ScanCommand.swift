@@ -94,9 +94,8 @@ enum ScanCommand {
         var secondsGiven: Bool
         var stationsFile: String?
         var ledger: String?
-        var uuid: UUID?
-        var major: UInt16?
-        var minor: UInt16?
+        /// --uuid, narrowed by --major and --minor: only stations of that identity are expected.
+        var identity: GivenIdentity
         var json: Bool
 
         init(_ command: ParsedCommand) throws(CommandFailure) {
@@ -108,14 +107,12 @@ enum ScanCommand {
             secondsGiven = command.isGiven(seconds)
             stationsFile = try command.value(stations)
             ledger = try command.value(ScanCommand.ledger)
-            uuid = try command.value(Options.uuid)
-            major = try command.value(Options.major)
-            minor = try command.value(Options.minor)
+            identity = try GivenIdentity(command)
             json = command.isSet(Options.json)
         }
 
         func validate() throws(CommandFailure) {
-            if major != nil || minor != nil, uuid == nil {
+            if identity.major != nil || identity.minor != nil, identity.uuid == nil {
                 throw .usage("--major and --minor narrow --uuid; with --stations or --ledger every station is expected")
             }
             if secondsGiven, case .capture = source { throw .usage("--seconds applies to --hci only") }
@@ -139,9 +136,9 @@ enum ScanCommand {
         case .capture(let capturePath):
             reports = try heard(try FileAccess.read(capturePath), file: capturePath)
         }
-        if let uuid = arguments.uuid {
+        if let uuid = arguments.identity.uuid {
             // Every iBeacon of that UUID (and major, minor) heard is expected once.
-            let (major, minor) = (arguments.major, arguments.minor)
+            let (major, minor) = (arguments.identity.major, arguments.identity.minor)
             var seen: [IBeacon] = []
             var seenKeys: Set<UInt32> = []
             for report in reports {

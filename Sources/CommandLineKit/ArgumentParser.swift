@@ -77,6 +77,13 @@ package struct Option<Value: Sendable>: Sendable {
     /// The same option, required: the parser refuses a command line without it.
     package var required: RequiredOption<Value> { RequiredOption(self) }
 
+    /// `value`, read with `ParsedCommand.value(_:)`, of an option a command needs only in some of its
+    /// forms: refused as missing, in the words of a required option, when it was left out.
+    package func needed(_ value: Value?) throws(CommandFailure) -> Value {
+        guard let value else { throw .usage(spec.missingMessage) }
+        return value
+    }
+
     /// An option of `spec` that `convert` converts (the converter already checks through `spec`).
     package init(spec: OptionSpec, convert: @escaping @Sendable (String) throws(CommandFailure) -> Value) {
         self.spec = spec
