@@ -108,9 +108,12 @@ enum DeviceSupport {
         "ccbeacon programs the parts of boards/chips.json (CC2530/31/33, CC2540/41, CC2543/44/45, CC2510/11, CC1110/11 and CC2430/31, each size listed); another part needs its facts added there"
 
     /// A debugger error as a message, a hint and exit status 1 (64 for a `--flash-size` the chip
-    /// refutes). `flashChanged`: it came after the chip erase had begun, so the hint says the
-    /// flash may be erased, never that nothing was changed, and the status is 1.
-    static func failure(_ error: DebuggerError, flashChanged: Bool = false) -> CommandFailure {
+    /// refutes). `flashChanged`: it came after the chip erase had begun, so the hint opens with
+    /// `changed` (the flash may be erased), never says that nothing was changed, and the status is
+    /// 1; a lock that did not take came after the image was written, and its hint says so instead.
+    static func failure(
+        _ error: DebuggerError, flashChanged: Bool = false, changed: String = flashMayHaveChanged
+    ) -> CommandFailure {
         var message = error.description
         var hint: String
         var hintLines: [String] = []
@@ -156,7 +159,8 @@ enum DeviceSupport {
                 "check --flash-size against the part's marking (the number after the F), or write the address anew with 'ccbeacon flash --mac'"
                 + unchanged
         case .lockNotTaken:
-            hint = "the chip ignores its lock bits (a failing part?); 'ccbeacon erase' clears it, then try another chip"
+            hint =
+                "the image was written, but the chip ignores its lock bits (a failing part?); 'ccbeacon erase' clears it, then try another chip"
         case .flashBusy, .dmaTimeout: hint = "power-cycle the target and run the command again"
         case .writeAborted:
             hint =
@@ -166,7 +170,7 @@ enum DeviceSupport {
                 "the flash does not hold the image; run 'ccbeacon flash' again; if it repeats, the chip may be worn out"
         }
         if refusedSize, !flashChanged { return .usage(message) }
-        if flashChanged { hint = "\(flashMayHaveChanged); \(hint)" }
+        if flashChanged, error != .lockNotTaken { hint = "\(changed); \(hint)" }
         var failure = CommandFailure(.failure, message, hint: hint)
         failure.hintLines = hintLines
         return failure

@@ -175,11 +175,13 @@ enum FlashCommand {
                 }
                 throw .data("\(arguments.image.path): \(planError)", hint: hint)
             case .debugger(let debuggerError): throw DeviceSupport.failure(debuggerError)
-            case .flashChanged(let debuggerError):
-                // The erase had begun: whatever failed, the chip may no longer hold what it held.
-                let changed = DeviceSupport.flashMayHaveChanged
+            case .flashChanged(let debuggerError, let locksAtReset):
+                // The erase had begun: whatever failed, the chip may no longer hold what it held,
+                // and may lock at its next reset.
+                let changed =
+                    DeviceSupport.flashMayHaveChanged + (locksAtReset ? "; " + FlashError.mayLockAtReset : "")
                 guard case .transport = debuggerError else {
-                    throw DeviceSupport.failure(debuggerError, flashChanged: true)
+                    throw DeviceSupport.failure(debuggerError, flashChanged: true, changed: changed)
                 }
                 if let framingHint = DeviceSupport.framingHint(
                     debuggerError, framing: connection.session.framing,

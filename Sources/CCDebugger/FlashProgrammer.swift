@@ -110,8 +110,10 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The debugger or the chip failed before anything on the chip changed.
     case debugger(DebuggerError)
     /// The debugger or the chip failed once the chip erase had begun: the flash is erased, maybe
-    /// partly written, or written and not verified.
-    case flashChanged(DebuggerError)
+    /// partly written, or written and not verified. `locksAtReset`: what was being written clears
+    /// DBGLOCK (the image's own lock bits, or `lockDebug`'s) and the failure came once it may have
+    /// been written, so the chip may be debug-locked from its next reset.
+    case flashChanged(DebuggerError, locksAtReset: Bool = false)
     /// The connected target is none of the session's chips (its ID, and the FLASHSIZE code it
     /// tells).
     case unknownChip(targetID: UInt16, flashSizeCode: UInt8)
@@ -125,11 +127,16 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `sizeGiven`: the part is the one of the flash size the user gave a debug-locked chip.
     case notMadeFor(chips: [String], target: String, erased: Bool, sizeGiven: Bool = false)
 
+    /// What `flashChanged` with `locksAtReset` adds: the chip may be locked from its next reset.
+    public static let mayLockAtReset =
+        "the lock bits that lock the debug interface were written, or may have been: the chip may be debug-locked from its next reset (a chip erase unlocks it)"
+
     /// Plain-words reason.
     public var description: String {
         switch self {
         case .plan(let error): return error.description
-        case .debugger(let error), .flashChanged(let error): return error.description
+        case .debugger(let error), .flashChanged(let error, false): return error.description
+        case .flashChanged(let error, true): return "\(error.description); \(Self.mayLockAtReset)"
         case .unknownChip(let targetID, 0):
             return
                 "the target (ID \(HexText.address(targetID))) does not report its flash size, and none was given"
@@ -260,12 +267,23 @@ public struct FlashProgrammer {
         }
         let flashPlan = try plan(image, chip: chip, options: options, secondary: secondary)
         events(.started(chip: chip.name, blocks: flashPlan.blocks.count, unlockedByErase: unlockedByErase))
+        // Whether a failure from here on may leave lock bits written that lock the chip at its
+        // next reset: where the plan clears DBGLOCK, once the last block (the top of flash, which
+        // holds them) may be on its way; where the lock bits are not in flash, from the lock
+        // byte's own write.
+        let planLocks = FlashPlan.clearsDebugLock(flashPlan.image, chip: chip)
+        let blockSize = flashPlan.writing.blockSize
+        var lockMayBeWritten = false
         do throws(DebuggerError) {
             if !erased {
                 _ = try session.chipErase(targetID: chip.debuggerTargetID) { events(.erasing($0)) }
                 events(.erased)
             }
-            try session.program(flashPlan) { events(.programming($0)) }
+            lockMayBeWritten = planLocks && flashPlan.blocks.count == 1
+            try session.program(flashPlan) { progress in
+                if planLocks, progress.done + blockSize >= progress.total { lockMayBeWritten = true }
+                events(.programming(progress))
+            }
             let readBack = try check(
                 flashPlan.image,
                 readBack: options.readBack + (secondary == nil ? [] : [chip.secondaryAddress].compactMap { $0 }),
@@ -273,9 +291,12 @@ public struct FlashProgrammer {
             // The lock bits take effect at the next reset: read the lock back there, as
             // provisioning does, so "locked" is never said of a chip that is not. An image that
             // clears DBGLOCK itself locks the chip as surely, and is read back and said alike.
-            let locks = options.lockDebug || FlashPlan.clearsDebugLock(flashPlan.image, chip: chip)
+            let locks = options.lockDebug || planLocks
             if locks {
-                if options.lockDebug, chip.lockBits == nil { try session.writeLockByte(Self.debugLockByte) }
+                if options.lockDebug, chip.lockBits == nil {
+                    lockMayBeWritten = true
+                    try session.writeLockByte(Self.debugLockByte)
+                }
                 try confirmLocked(chip)
             }
             if options.resetToRun {
@@ -293,7 +314,8 @@ public struct FlashProgrammer {
             events(.finished(result))
             return result
         } catch {
-            throw .flashChanged(error)
+            // A lock that did not take is no lock to come.
+            throw .flashChanged(error, locksAtReset: lockMayBeWritten && error != .lockNotTaken)
         }
     }
 

@@ -474,6 +474,40 @@ extension DeviceCommandTests {
         #expect(!plain.output.contains("locked"), "\(plain.output)")
     }
 
+    /// A flash that fails once the lock bits clearing DBGLOCK were written (the image's own, or
+    /// `--lock-debug`'s on a part whose lock bits lie in flash) leaves a chip that locks at its
+    /// next reset: the hint says so (it said only "may be erased or partly written"), and the
+    /// chip is locked once reset. A lock that does not take follows a written image: its hint
+    /// does not say the flash may be erased.
+    @Test(arguments: [false, true])
+    func aFailedFlashThatWroteTheLockSaysTheChipWillLock(lockDebug: Bool) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        var image = try MemoryImage(bytes: [1, 2, 3, 4], at: 0)
+        if !lockDebug { try image.write([0x7F], at: 0x3FFFF) }
+        let path = scratch.path("locking.hex")
+        try Data(HexWriter().text(for: image)).write(to: URL(fileURLWithPath: path))
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip!.stuckAtZero[2] = 0x01  // 03 reads 02: verification fails
+        let run = ToolRun(
+            ["flash", path, "--verify", "read", lockDebug ? "--lock-debug" : "--allow-last-page"], debuggers: provider)
+        #expect(run.status == 1, "\(run.diagnostics)")
+        #expect(
+            run.diagnostics.contains(
+                "the lock bits that lock the debug interface were written, or may have been: the chip may be debug-locked from its next reset"
+            ), "\(run.diagnostics)")
+        #expect(ToolRun(["info"], debuggers: provider).output.contains("debug interface LOCKED"))
+
+        provider.debuggers[0].chip!.stuckAtZero = [:]
+        provider.debuggers[0].chip!.ignoresDebugLock = true
+        let plain = try scratch.write("plain.hex", ":0400000001020304F2\n:00000001FF\n")
+        let ignored = ToolRun(["flash", plain, "--lock-debug"], debuggers: provider)
+        #expect(ignored.status == 1, "\(ignored.diagnostics)")
+        #expect(
+            ignored.diagnostics.contains("hint: the image was written, but the chip ignores"), "\(ignored.diagnostics)")
+        #expect(!ignored.diagnostics.contains("may be erased"), "\(ignored.diagnostics)")
+    }
+
     /// `--preserve-mac` keeps the chip's secondary address, also where it has none: an address
     /// the image holds there (`--allow-last-page`) is not written (it was, under "none to keep").
     @Test func preserveMACKeepsNoneWhereTheChipHasNone() throws {

@@ -28,7 +28,7 @@ func burn(_ image: MemoryImage, on debugger: EmulatedDebugger) throws -> CC254xS
             image, targetID: state.targetID, identity: identity, options: FlashOptions(resetToRun: false))
     } catch .debugger(let error) {
         throw error  // the tests expect the debugger's own error
-    } catch .flashChanged(let error) {
+    } catch .flashChanged(let error, _) {
         throw error
     }
     return session
@@ -64,6 +64,45 @@ struct ProgrammerTests {
         #expect(read == image.bytes(in: 0..<0x12000, fill: 0xFF))
         try session.resetAndRun()
         #expect(debugger.chip!.halted == false)
+    }
+
+    /// A flash that fails once lock bits clearing DBGLOCK may be written says the chip may lock at
+    /// its next reset (`locksAtReset`), and only then: the image's own bits or `lockDebug`'s,
+    /// failing in verification; not a failure before programming, nor an image that locks nothing.
+    @Test(arguments: [
+        (imageLocks: true, lockDebug: false, stuck: true, locksAtReset: true),
+        (imageLocks: false, lockDebug: true, stuck: true, locksAtReset: true),
+        (imageLocks: false, lockDebug: false, stuck: true, locksAtReset: false),
+        (imageLocks: true, lockDebug: false, stuck: false, locksAtReset: false),
+    ])
+    func aFailureOnceTheLockMayBeWrittenSaysSo(imageLocks: Bool, lockDebug: Bool, stuck: Bool, locksAtReset: Bool)
+        throws
+    {
+        let debugger = EmulatedDebugger()
+        // Three blocks: the lock bits, at the top of flash, are written with the last.
+        var image = try MemoryImage(bytes: [1, 2, 3, 4], at: 0)
+        try image.write([5, 6], at: 0x1000)
+        if imageLocks { try image.write([0x7F], at: 0x3FFFF) }
+        if stuck {
+            debugger.chip!.stuckAtZero[2] = 0x01
+        } else {
+            debugger.chip!.flashStuckBusy = true  // the first block's write never ends
+        }
+        let session = CC254xSession(transport: debugger, chips: try BundledData.boards().chips)
+        let state = try session.open()
+        let identity = try session.connect(targetID: state.targetID)
+        let options = FlashOptions(verify: .read, allowLastPage: true, lockDebug: lockDebug)
+        #expect {
+            _ = try FlashProgrammer(session: session).flash(
+                image, targetID: state.targetID, identity: identity, options: options)
+        } throws: { error in
+            guard case .flashChanged(_, let said) = error as? FlashError else { return false }
+            return said == locksAtReset
+                && (error as? FlashError)?.description.hasSuffix(FlashError.mayLockAtReset) == locksAtReset
+        }
+        try session.resetAndRun()
+        _ = try session.open()
+        #expect(try session.connect(targetID: state.targetID).locked == (locksAtReset && stuck))
     }
 
     @Test func verifyFindsACorruptedCell() throws {
@@ -466,7 +505,7 @@ struct USBFramingTests {
                 image, targetID: state.targetID, identity: identity, options: FlashOptions(resetToRun: false))
         }
         if framing == .packed, burstsOnlyAlone {
-            guard case .failure(.flashChanged(.transport(.pipe, _))) = result else {
+            guard case .failure(.flashChanged(.transport(.pipe, _), _)) = result else {
                 Issue.record("a packed burst on a firmware that takes bursts only alone: \(result)")
                 return
             }

@@ -55,7 +55,10 @@ extension FlashCommand {
                 keeps the chip's own, `--lock-debug` locks the debug interface at the end and reads the lock back after a reset (a chip
                 whose lock does not take: exit 1, never "locked"). With `--allow-last-page`, an address given replaces one the
                 image holds, as `--preserve-mac` keeps the chip's (none, where it has none), `--lock-debug` keeps the image's page write-protect bits, and an image whose own
-                lock bits clear DBGLOCK locks the chip as `--lock-debug` does: read back, and said. `info` prints the chip
+                lock bits clear DBGLOCK locks the chip as `--lock-debug` does: read back, and said. A failure
+                once such lock bits may be written (with the last block; verification failing, say) says
+                that the chip may be debug-locked from its next reset; `flash` and `erase` unlock it with
+                their chip erase. `info` prints the chip
                 ID, revision, flash and RAM size, lock state and both IEEE addresses; `read` dumps the flash (all
                 banks, or `--range`) to HEX or `.bin`; `erase` clears the chip and its lock bits.
                 The CC2510/11, CC1110/11 and CC2430/31 report no flash size: `info`, `read` and `flash` take it as
