@@ -420,6 +420,18 @@ extension DeviceCommandTests {
         #expect(provider.debuggers[0].chip!.flash[0x100] == 0x42, "not erased")
         #expect(provider.debuggers[0].chip!.debugLocked, "still locked")
         #expect(!run.diagnostics.contains("may be erased"), "\(run.diagnostics)")
+        // An image no part of the family holds is not a matter of --flash-size.
+        try image.write([9], at: 300 * 1024)
+        try Data(HexWriter().text(for: image)).write(to: URL(fileURLWithPath: path))
+        let huge = ToolRun(["flash", path, "--flash-size", "128"], debuggers: provider)
+        #expect(huge.status == 65)
+        #expect(huge.diagnostics.contains("the image reaches 0x4B000, beyond the chip's 128 KiB of flash"))
+        #expect(
+            huge.diagnostics.contains(
+                "hint: the image is for a larger chip than any CC2541 (at most 256 KiB), or holds data at a wrong address"
+            ),
+            "\(huge.diagnostics)")
+        #expect(!huge.diagnostics.contains("--flash-size"), "\(huge.diagnostics)")
     }
 
     /// A station for the CC2541F256 on a locked chip said to be a CC2541F128 is refused before the
