@@ -112,6 +112,11 @@ public enum StationListReader {
         var reported = false
         /// The cells of the attribute columns, in the list's order, by the column's own name.
         var attributes: [(name: String, text: String, line: Int, column: Int, keyPath: String)] = []
+        /// A JSON list's element (`[3]`): its rows may share a line.
+        var element: String? = nil
+
+        /// Where the row is, for a message about another row: `line 3`, or `line 1 at [3]`.
+        var place: String { "line \(line)" + (element.map { " at \($0)" } ?? "") }
     }
 
     /// The known column `name` is a typo of, or `nil`: one letter left out or added, or two
@@ -314,7 +319,9 @@ public enum StationListReader {
                 problems.add("is missing", line: element.line, column: element.column, keyPath: "\(path).\(key)")
             }
             rows.append(
-                Row(line: element.line, cells: cells, reported: problems.count > known, attributes: attributes))
+                Row(
+                    line: element.line, cells: cells, reported: problems.count > known, attributes: attributes,
+                    element: path))
         }
         return rows
     }
@@ -442,41 +449,42 @@ public enum StationListReader {
     /// otherwise (a later row of its name is told now, not once it is mended); identities and
     /// addresses by the stations made.
     static func checkUniqueness(_ parsed: [(row: Row, station: Station?)], problems: inout ListProblems) {
-        var names = FirstClaims<String, (name: String, line: Int)>()
-        var stems = FirstClaims<String, (name: String, line: Int)>()
-        var identities = FirstClaims<String, Station>()
-        var addresses = FirstClaims<RandomStaticAddress, Station>()
+        var names = FirstClaims<String, (name: String, place: String)>()
+        var stems = FirstClaims<String, (name: String, place: String)>()
+        var identities = FirstClaims<String, (name: String, place: String)>()
+        var addresses = FirstClaims<RandomStaticAddress, (name: String, place: String)>()
         for (row, station) in parsed {
             // A station's name passed `nameProblem` when it was parsed; only a failed row's is asked.
             if let nameCell = row.cells["name"], station != nil || nameProblem(nameCell.text) == nil {
                 let name = nameCell.text
                 let stem = Station.fileStem(for: name)
-                let claimant = (name: name, line: row.line)
+                let claimant = (name: name, place: row.place)
                 let sameName = names.claim(name, by: claimant)
                 let sameStem = stems.claim(stem.lowercased(), by: claimant)
                 if let earlier = sameName {
                     problems.add(
-                        "station '\(name)' is already on line \(earlier.line); names must be unique",
+                        "station '\(name)' is already on \(earlier.place); names must be unique",
                         line: nameCell.line, column: nameCell.column, keyPath: nameCell.keyPath)
                 } else if let earlier = sameStem {
                     problems.add(
-                        "'\(name)' and '\(earlier.name)' (line \(earlier.line)) would share the file name \(stem); rename one",
+                        "'\(name)' and '\(earlier.name)' (\(earlier.place)) would share the file name \(stem); rename one",
                         line: nameCell.line, column: nameCell.column, keyPath: nameCell.keyPath)
                 }
             }
             guard let station else { continue }
+            let claimant = (name: station.name, place: row.place)
             let key = "\(station.identity.uuid.uuidString)/\(station.identity.major)/\(station.identity.minor)"
-            if let earlier = identities.claim(key, by: station) {
+            if let earlier = identities.claim(key, by: claimant) {
                 // Pointed at by its UUID, where the row has one (a JSON list may be one line).
                 let cell = row.cells["uuid"]
                 problems.add(
-                    "station '\(station.name)' has the same UUID, major and minor as '\(earlier.name)' on line \(earlier.line); scanners could not tell them apart",
+                    "station '\(station.name)' has the same UUID, major and minor as '\(earlier.name)' on \(earlier.place); scanners could not tell them apart",
                     line: cell?.line ?? station.line, column: cell?.column ?? 1, keyPath: cell?.keyPath ?? "")
             }
-            if let address = station.address, let earlier = addresses.claim(address, by: station) {
+            if let address = station.address, let earlier = addresses.claim(address, by: claimant) {
                 let cell = row.cells["address"]
                 problems.add(
-                    "station '\(station.name)' has the same address \(address) as '\(earlier.name)' on line \(earlier.line); every beacon needs its own",
+                    "station '\(station.name)' has the same address \(address) as '\(earlier.name)' on \(earlier.place); every beacon needs its own",
                     line: cell?.line ?? station.line, column: cell?.column ?? 1, keyPath: cell?.keyPath ?? "address")
             }
         }

@@ -36,22 +36,35 @@ struct StationListTests {
     }
 
     /// In a JSON list on one line every station is on line 1: a duplicate is still pointed at by
-    /// its own place (its column and key path), not the first station's.
+    /// its own place (its column and key path), not the first station's, and names the first by
+    /// its element as well as its line (a name, a file name, an identity, an address).
     @Test func aDuplicateOnOneJSONLineIsPointedAtItself() {
         let uuid = "7634A485-1732-4B7D-AB44-D505D8A24C60"
         let text =
             #"[{"name":"a","uuid":"\#(uuid)","major":1,"minor":1},{"name":"a","uuid":"\#(uuid)","major":1,"minor":2}]"#
         #expect(
             Self.problems(text, file: "j.json") == [
-                "j.json:1:89: [1].name: station 'a' is already on line 1; names must be unique"
+                "j.json:1:89: [1].name: station 'a' is already on line 1 at [0]; names must be unique"
             ])
         // A second station of the same identity is pointed at by its own UUID.
         let same =
             #"[{"name":"a","uuid":"\#(uuid)","major":1,"minor":1},{"name":"b","uuid":"\#(uuid)","major":1,"minor":1}]"#
         #expect(
             Self.problems(same, file: "j.json") == [
-                "j.json:1:100: [1].uuid: station 'b' has the same UUID, major and minor as 'a' on line 1; scanners could not tell them apart"
+                "j.json:1:100: [1].uuid: station 'b' has the same UUID, major and minor as 'a' on line 1 at [0]; scanners could not tell them apart"
             ])
+        let stemAndAddress =
+            #"[{"name":"x","uuid":"\#(uuid)","major":1,"minor":1},{"name":"B","uuid":"\#(uuid)","major":1,"minor":2,"address":"C0:FF:EE:12:34:56"},"#
+            + #"{"name":"b","uuid":"\#(uuid)","major":1,"minor":3,"address":"C0:FF:EE:12:34:56"}]"#
+        let found = Self.problems(stemAndAddress, file: "j.json")
+        #expect(found.count == 2)
+        #expect(
+            found.first?.hasSuffix("[2].name: 'b' and 'B' (line 1 at [1]) would share the file name b; rename one")
+                == true, "\(found)")
+        #expect(
+            found.last?.hasSuffix(
+                "[2].address: station 'b' has the same address C0:FF:EE:12:34:56 as 'B' on line 1 at [1]; every beacon needs its own"
+            ) == true, "\(found)")
     }
 
     @Test func readsJSON() throws {
