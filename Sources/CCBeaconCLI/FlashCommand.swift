@@ -153,18 +153,21 @@ enum FlashCommand {
                     hint = "use --allow-last-page only if you mean to write lock bits or the secondary address"
                 case .tooLarge(let end, _):
                     let inspect = "or holds data at a wrong address; 'ccbeacon inspect' shows where"
-                    if let family = ChipFamily(targetID: connection.state.targetID, in: catalog.chips),
-                        let largest = family.flashSizes.max(), end > largest
-                    {
+                    let family = ChipFamily(targetID: connection.state.targetID, in: catalog.chips)
+                    if let family, let largest = family.flashSizes.max(), end > largest {
                         // No part of the family holds it, whatever its size.
                         hint =
                             "the image is for a larger chip than any \(family.name) (at most \(Chip.sizeText(largest))), \(inspect)"
                     } else {
-                        // A locked chip hides its size: the size was the user's.
+                        // The size was the user's where the chip hides or lacks its own.
+                        let hidden =
+                            connection.identity.locked
+                            ? "a debug-locked chip hides its own"
+                            : family.flatMap { $0.reportsFlashSize ? nil : "the \($0.name) does not report its own" }
                         let given =
-                            connection.identity.locked && arguments.device.flashSize != nil
-                            ? "the chip's size is --flash-size's (a debug-locked chip hides its own): check it; " : ""
-                        hint = given + "the image is for a larger chip, \(inspect)"
+                            arguments.device.flashSize == nil
+                            ? nil : hidden.map { "the chip's size is --flash-size's (\($0)): check it; " }
+                        hint = (given ?? "") + "the image is for a larger chip, \(inspect)"
                     }
                 case .badAddressLength(_, let expected):
                     // About --mac, not the image.

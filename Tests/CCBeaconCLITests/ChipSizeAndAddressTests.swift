@@ -59,6 +59,19 @@ extension DeviceCommandTests {
             #expect(provider.debuggers[0].chip!.flash[0x100] == 0x5A)
         }
         #expect(!FileManager.default.fileExists(atPath: scratch.path("r.bin")))
+        // An image too large for the size given may be for a larger part of the family: the hint
+        // says the size was --flash-size's, as it does for a locked chip.
+        var large = try MemoryImage(bytes: [1], at: 0)
+        try large.write([2], at: 20 * 1024)
+        let largePath = scratch.path("large.hex")
+        try Data(HexWriter().text(for: large)).write(to: URL(fileURLWithPath: largePath))
+        let tooLarge = ToolRun(["flash", largePath, "--flash-size", "16"], debuggers: provider)
+        #expect(tooLarge.status == 65)
+        #expect(
+            tooLarge.diagnostics.contains(
+                "hint: the chip's size is --flash-size's (the CC2510 does not report its own): check it; the image is for a larger chip"
+            ), "\(tooLarge.diagnostics)")
+        #expect(provider.debuggers[0].chip!.flash[0x100] == 0x5A)
 
         let flashed = ToolRun(["flash", image, "--flash-size", "16", "--lock-debug"], debuggers: provider)
         #expect(flashed.status == 0, "\(flashed.diagnostics)")
