@@ -109,10 +109,11 @@ enum DeviceSupport {
 
     /// A debugger error as a message, a hint and exit status 1 (64 for a `--flash-size` the chip
     /// refutes). `flashChanged`: it came after the chip erase had begun, so the hint opens with
-    /// `changed` (the flash may be erased), never says that nothing was changed, and the status is
-    /// 1; a lock that did not take came after the image was written, and its hint says so instead.
+    /// `changedOpening` (the flash may be erased, and with `locksAtReset` the chip may lock), never
+    /// says that nothing was changed, and the status is 1; a lock that did not take came after the
+    /// image was written, and its hint says so instead.
     static func failure(
-        _ error: DebuggerError, flashChanged: Bool = false, changed: String = flashMayHaveChanged
+        _ error: DebuggerError, flashChanged: Bool = false, locksAtReset: Bool = false
     ) -> CommandFailure {
         var message = error.description
         var hint: String
@@ -160,7 +161,8 @@ enum DeviceSupport {
                 + unchanged
         case .lockNotTaken:
             hint =
-                "the image was written, but the chip ignores its lock bits (a failing part?); 'ccbeacon erase' clears it, then try another chip"
+                (flashChanged ? "the image was written, but " : "")
+                + "the chip ignores its lock bits (a failing part?); 'ccbeacon erase' clears it, then try another chip"
         case .flashBusy, .dmaTimeout: hint = "power-cycle the target and run the command again"
         case .writeAborted:
             hint =
@@ -170,7 +172,7 @@ enum DeviceSupport {
                 "the flash does not hold the image; run 'ccbeacon flash' again; if it repeats, the chip may be worn out"
         }
         if refusedSize, !flashChanged { return .usage(message) }
-        if flashChanged, error != .lockNotTaken { hint = "\(changed); \(hint)" }
+        if flashChanged, error != .lockNotTaken { hint = "\(changedOpening(locksAtReset: locksAtReset)); \(hint)" }
         var failure = CommandFailure(.failure, message, hint: hint)
         failure.hintLines = hintLines
         return failure
@@ -178,6 +180,12 @@ enum DeviceSupport {
 
     /// The hint's opening after a failure once the chip erase had begun.
     static let flashMayHaveChanged = "the chip's flash may be erased or partly written"
+
+    /// `flashMayHaveChanged`, and with `locksAtReset` (`FlashError.flashChanged`) that the chip may
+    /// lock at its next reset.
+    static func changedOpening(locksAtReset: Bool) -> String {
+        flashMayHaveChanged + (locksAtReset ? "; " + FlashError.mayLockAtReset : "")
+    }
 
     /// What to do about a `--flash-size` the chip or its family refutes.
     static let wrongSizeHint =

@@ -218,8 +218,9 @@ enum EncodeCommand {
         case eddystoneUID(EddystoneUID)
         case eddystoneURL(EddystoneURL)
 
-        /// The frame `type`'s options describe; --power is read in the type's own meaning. Every
-        /// value is read before one that is needed is found missing.
+        /// The frame `type`'s options describe; --power is read in the type's own meaning. The
+        /// order of the checks is the one `encode` always had: --uuid, --major and --minor are each
+        /// read before one is found missing, --power after them and after --url.
         init(_ type: BeaconType, _ command: ParsedCommand) throws(CommandFailure) {
             switch type {
             case .ibeacon:
@@ -339,7 +340,7 @@ enum EncodeCommand {
 
     static func render(_ encoded: Encoded, format: Format) -> String {
         switch format {
-        case .hex, .air:  // air is rendered by `air(_:address:channel:)`, which needs more options
+        case .hex, .air:  // `run` prints air through `air(_:_:)`, with the air target
             return spacedHex(encoded.bytes) + "\n"
         case .c:
             let rows = stride(from: 0, to: encoded.bytes.count, by: 8).map { start in

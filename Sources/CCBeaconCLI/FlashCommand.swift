@@ -188,10 +188,9 @@ enum FlashCommand {
             case .flashChanged(let debuggerError, let locksAtReset):
                 // The erase had begun: whatever failed, the chip may no longer hold what it held,
                 // and may lock at its next reset.
-                let changed =
-                    DeviceSupport.flashMayHaveChanged + (locksAtReset ? "; " + FlashError.mayLockAtReset : "")
+                let changed = DeviceSupport.changedOpening(locksAtReset: locksAtReset)
                 guard case .transport = debuggerError else {
-                    throw DeviceSupport.failure(debuggerError, flashChanged: true, changed: changed)
+                    throw DeviceSupport.failure(debuggerError, flashChanged: true, locksAtReset: locksAtReset)
                 }
                 if let framingHint = DeviceSupport.framingHint(
                     debuggerError, framing: connection.session.framing,

@@ -257,12 +257,16 @@ public final class CC254xSession {
     static func flashChannel(buffer: Int) -> UInt8 { buffer == 0 ? 0x08 : 0x10 }
 
     /// Writes the plan's blocks into erased flash, on the plan's path (`FlashWriting`); FCTL.ABORT
-    /// is checked for every block; blocks that are all 0xFF are skipped.
-    public func program(_ plan: FlashPlan, progress: (FlashProgress) -> Void = { _ in }) throws(DebuggerError) {
+    /// is checked for every block; blocks that are all 0xFF are skipped. `progress` follows the
+    /// blocks handed to the debugger; `writeStarting` is told a block's address just before the
+    /// transfer that starts its flash write (on the burst path, one block after its progress).
+    public func program(
+        _ plan: FlashPlan, progress: (FlashProgress) -> Void = { _ in }, writeStarting: (Int) -> Void = { _ in }
+    ) throws(DebuggerError) {
         guard !plan.blocks.isEmpty else { return }
         switch plan.writing.path {
-        case .burst: try programInBursts(plan, progress: progress)
-        case .xdata: try programThroughXdata(plan, progress: progress)
+        case .burst: try programInBursts(plan, progress: progress, writeStarting: writeStarting)
+        case .xdata: try programThroughXdata(plan, progress: progress, writeStarting: writeStarting)
         }
     }
 
@@ -270,7 +274,9 @@ public final class CC254xSession {
     /// block's flash write and arms the burst channel, the BURST_WRITE alone in the next, FCTL read
     /// in a third, one bulk IN; `.packed`: all four in one bulk OUT, one bulk IN. The first block
     /// has no FCTL read (no write is running yet).
-    func programInBursts(_ plan: FlashPlan, progress: (FlashProgress) -> Void) throws(DebuggerError) {
+    func programInBursts(
+        _ plan: FlashPlan, progress: (FlashProgress) -> Void, writeStarting: (Int) -> Void
+    ) throws(DebuggerError) {
         let writing = plan.writing
         let base = UInt16(writing.descriptorAddress)
         let total = plan.blocks.count * writing.blockSize
@@ -282,6 +288,7 @@ public final class CC254xSession {
         var pending: (address: Int, buffer: Int)?
         for (index, block) in plan.blocks.enumerated() {
             let buffer = index % 2
+            if let pending { writeStarting(pending.address) }
             let arming =
                 startWrite(pending, blockSize: writing.blockSize, nextWordAddress: &nextWordAddress)
                 + Self.setSFR(SFR.dmaarm, Self.burstChannel(buffer: buffer))
@@ -301,6 +308,7 @@ public final class CC254xSession {
             pending = (block.address, buffer)
             progress(FlashProgress(phase: .program, done: (index + 1) * writing.blockSize, total: total))
         }
+        if let pending { writeStarting(pending.address) }
         try out(
             startWrite(pending, blockSize: writing.blockSize, nextWordAddress: &nextWordAddress)
                 + Self.readList([XREG.fctl]),
@@ -312,12 +320,15 @@ public final class CC254xSession {
     /// the one buffer at the start of SRAM. Per block one bulk OUT — the block into the buffer,
     /// FADDR when it does not follow the previous block, arm, start the write, read FCTL — and
     /// one bulk IN, then FCTL polled until the write is done: the buffer is free only then.
-    func programThroughXdata(_ plan: FlashPlan, progress: (FlashProgress) -> Void) throws(DebuggerError) {
+    func programThroughXdata(
+        _ plan: FlashPlan, progress: (FlashProgress) -> Void, writeStarting: (Int) -> Void
+    ) throws(DebuggerError) {
         let writing = plan.writing
         let total = plan.blocks.count * writing.blockSize
         try out(xdataChannel(writing, length: writing.blockSize), .settingUpDMA)
         var nextWordAddress = -1
         for (index, block) in plan.blocks.enumerated() {
+            writeStarting(block.address)
             try out(
                 xdataBlock(block.bytes, at: block.address, writing, nextWordAddress: &nextWordAddress),
                 .programming(address: block.address))

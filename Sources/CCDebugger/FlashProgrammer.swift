@@ -268,21 +268,21 @@ public struct FlashProgrammer {
         let flashPlan = try plan(image, chip: chip, options: options, secondary: secondary)
         events(.started(chip: chip.name, blocks: flashPlan.blocks.count, unlockedByErase: unlockedByErase))
         // Whether a failure from here on may leave lock bits written that lock the chip at its
-        // next reset: where the plan clears DBGLOCK, once the last block (the top of flash, which
-        // holds them) may be on its way; where the lock bits are not in flash, from the lock
-        // byte's own write.
+        // next reset: where the plan clears DBGLOCK, once the last block's write (the top of
+        // flash, which holds them) may have started; where the lock bits are not in flash, from
+        // the lock byte's own write.
         let planLocks = FlashPlan.clearsDebugLock(flashPlan.image, chip: chip)
-        let blockSize = flashPlan.writing.blockSize
+        let lastBlock = flashPlan.blocks.last?.address
         var lockMayBeWritten = false
         do throws(DebuggerError) {
             if !erased {
                 _ = try session.chipErase(targetID: chip.debuggerTargetID) { events(.erasing($0)) }
                 events(.erased)
             }
-            lockMayBeWritten = planLocks && flashPlan.blocks.count == 1
-            try session.program(flashPlan) { progress in
-                if planLocks, progress.done + blockSize >= progress.total { lockMayBeWritten = true }
-                events(.programming(progress))
+            try session.program(flashPlan) {
+                events(.programming($0))
+            } writeStarting: { address in
+                if planLocks, address == lastBlock { lockMayBeWritten = true }
             }
             let readBack = try check(
                 flashPlan.image,

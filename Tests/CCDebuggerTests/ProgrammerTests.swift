@@ -68,25 +68,63 @@ struct ProgrammerTests {
 
     /// A flash that fails once lock bits clearing DBGLOCK may be written says the chip may lock at
     /// its next reset (`locksAtReset`), and only then: the image's own bits or `lockDebug`'s,
-    /// failing in verification; not a failure before programming, nor an image that locks nothing.
+    /// failing in verification, or once the last block's write (the top of flash) has started;
+    /// not a failure before that write starts (on the burst path a block's write starts one block
+    /// after it is handed over), nor an image that locks nothing. `stuck`: verification fails
+    /// (a bad cell); otherwise the first write never ends (the emulator has written its block by
+    /// then). `locked`: what the chip is after a reset.
     @Test(arguments: [
-        (imageLocks: true, lockDebug: false, stuck: true, locksAtReset: true),
-        (imageLocks: false, lockDebug: true, stuck: true, locksAtReset: true),
-        (imageLocks: false, lockDebug: false, stuck: true, locksAtReset: false),
-        (imageLocks: true, lockDebug: false, stuck: false, locksAtReset: false),
+        (
+            chip: "CC2541F256", imageLocks: true, lockDebug: false, stuck: true, blocks: 3, locksAtReset: true,
+            locked: true
+        ),
+        (
+            chip: "CC2541F256", imageLocks: false, lockDebug: true, stuck: true, blocks: 3, locksAtReset: true,
+            locked: true
+        ),
+        (
+            chip: "CC2541F256", imageLocks: false, lockDebug: false, stuck: true, blocks: 3, locksAtReset: false,
+            locked: false
+        ),
+        (
+            chip: "CC2541F256", imageLocks: true, lockDebug: false, stuck: false, blocks: 3, locksAtReset: false,
+            locked: false
+        ),
+        (
+            chip: "CC2541F256", imageLocks: true, lockDebug: false, stuck: false, blocks: 2, locksAtReset: false,
+            locked: false
+        ),
+        (
+            chip: "CC2541F256", imageLocks: true, lockDebug: false, stuck: false, blocks: 1, locksAtReset: true,
+            locked: true
+        ),
+        (
+            chip: "CC2543F32", imageLocks: true, lockDebug: false, stuck: false, blocks: 2, locksAtReset: false,
+            locked: false
+        ),
+        (
+            chip: "CC2543F32", imageLocks: true, lockDebug: false, stuck: false, blocks: 1, locksAtReset: true,
+            locked: true
+        ),
+        (
+            chip: "CC2543F32", imageLocks: true, lockDebug: false, stuck: true, blocks: 2, locksAtReset: true,
+            locked: true
+        ),
     ])
-    func aFailureOnceTheLockMayBeWrittenSaysSo(imageLocks: Bool, lockDebug: Bool, stuck: Bool, locksAtReset: Bool)
-        throws
-    {
-        let debugger = EmulatedDebugger()
-        // Three blocks: the lock bits, at the top of flash, are written with the last.
-        var image = try MemoryImage(bytes: [1, 2, 3, 4], at: 0)
-        try image.write([5, 6], at: 0x1000)
-        if imageLocks { try image.write([0x7F], at: 0x3FFFF) }
+    func aFailureOnceTheLockMayBeWrittenSaysSo(
+        chip: String, imageLocks: Bool, lockDebug: Bool, stuck: Bool, blocks: Int, locksAtReset: Bool, locked: Bool
+    ) throws {
+        let part = try #require(EmulatedPart.named(chip))
+        let debugger = EmulatedDebugger(chip: EmulatedChip(part: part))
+        let top = part.flashSize - 1
+        // Up to three blocks; the lock bits, at the top of flash, are written with the last.
+        var image = blocks > 1 ? try MemoryImage(bytes: [1, 2, 3, 4], at: 0) : try MemoryImage(bytes: [0xFF], at: top)
+        if blocks > 2 { try image.write([5, 6], at: 0x1000) }
+        if imageLocks { try image.write([0x7F], at: top) }
         if stuck {
             debugger.chip!.stuckAtZero[2] = 0x01
         } else {
-            debugger.chip!.flashStuckBusy = true  // the first block's write never ends
+            debugger.chip!.flashStuckBusy = true
         }
         let session = CC254xSession(transport: debugger, chips: try BundledData.boards().chips)
         let state = try session.open()
@@ -102,7 +140,7 @@ struct ProgrammerTests {
         }
         try session.resetAndRun()
         _ = try session.open()
-        #expect(try session.connect(targetID: state.targetID).locked == (locksAtReset && stuck))
+        #expect(try session.connect(targetID: state.targetID).locked == locked)
     }
 
     @Test func verifyFindsACorruptedCell() throws {

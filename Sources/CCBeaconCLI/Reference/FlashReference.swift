@@ -47,7 +47,7 @@ extension FlashCommand {
                 CC2541F128) is refused after that erase: the size is not known before it, and a locked chip's
                 firmware is lost to any flashing anyway. Given --flash-size, a locked chip is taken at that
                 size: an image too large for it is refused before the erase. A failure once the erase has begun says that the flash
-                was erased. `info` still reports a locked chip as locked.
+                may be erased or partly written (but a lock that does not take, which comes after the image is written). `info` still reports a locked chip as locked.
                 An image with data in the last flash page (lock bits, secondary address) is refused unless
                 `--allow-last-page`; `--mac XX:…` writes a secondary address (6 bytes on a CC2540/41, 8 on a CC2530/31/33 and on a
                 CC2430/31, where it is the last 8 bytes of flash; the CC2543/44/45 and CC251x/111x have no IEEE
@@ -56,9 +56,10 @@ extension FlashCommand {
                 whose lock does not take: exit 1, never "locked"). With `--allow-last-page`, an address given replaces one the
                 image holds, as `--preserve-mac` keeps the chip's (none, where it has none), `--lock-debug` keeps the image's page write-protect bits, and an image whose own
                 lock bits clear DBGLOCK locks the chip as `--lock-debug` does: read back, and said. A failure
-                once such lock bits may be written (with the last block; verification failing, say) says
-                that the chip may be debug-locked from its next reset; `flash` and `erase` unlock it with
-                their chip erase. `info` prints the chip
+                once lock bits that lock the chip may be written (the image's own or `--lock-debug`'s, from
+                the start of the last block's write, or the lock byte of a CC2430/31, CC251x or CC111x; verification
+                failing, say) says that the chip may be debug-locked from its next reset; `flash` and
+                `erase` unlock it with their chip erase. `info` prints the chip
                 ID, revision, flash and RAM size, lock state and both IEEE addresses; `read` dumps the flash (all
                 banks, or `--range`) to HEX or `.bin`; `erase` clears the chip and its lock bits.
                 The CC2510/11, CC1110/11 and CC2430/31 report no flash size: `info`, `read` and `flash` take it as
