@@ -161,9 +161,8 @@ enum FlashCommand {
                     } else {
                         // The size was the user's where the chip hides or lacks its own.
                         let hidden =
-                            connection.identity.locked
-                            ? "a debug-locked chip hides its own"
-                            : family.flatMap { $0.reportsFlashSize ? nil : "the \($0.name) does not report its own" }
+                            family.flatMap { $0.reportsFlashSize ? nil : "the \($0.name) does not report its own" }
+                            ?? (connection.identity.locked ? "a debug-locked chip hides its own" : nil)
                         let given =
                             arguments.device.flashSize == nil
                             ? nil : hidden.map { "the chip's size is --flash-size's (\($0)): check it; " }

@@ -109,10 +109,11 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
     case plan(FlashPlanError)
     /// The debugger or the chip failed before anything on the chip changed.
     case debugger(DebuggerError)
-    /// The debugger or the chip failed once the chip erase had begun: the flash is erased, maybe
-    /// partly written, or written and not verified. `locksAtReset`: what was being written clears
-    /// DBGLOCK (the image's own lock bits, or `lockDebug`'s) and the failure came once it may have
-    /// been written, so the chip may be debug-locked from its next reset.
+    /// The debugger or the chip failed once the chip erase had begun: the flash may be erased,
+    /// partly written, or written and not verified. `locksAtReset`: lock bits that clear DBGLOCK
+    /// may have been written (the image's own or `lockDebug`'s, once the last block's write has
+    /// started; the lock byte of a part whose lock bits are not in flash, once it is written), so
+    /// the chip may be debug-locked from its next reset.
     case flashChanged(DebuggerError, locksAtReset: Bool = false)
     /// The connected target is none of the session's chips (its ID, and the FLASHSIZE code it
     /// tells).

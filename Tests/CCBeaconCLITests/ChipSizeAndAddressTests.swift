@@ -80,6 +80,13 @@ extension DeviceCommandTests {
         #expect(provider.debuggers[0].chip!.infoPage[1] == 0xFE)
         let locked = ToolRun(["info"], debuggers: provider)
         #expect(locked.output.contains("target: CC2510, debug interface LOCKED"), "\(locked.output)")
+        // Locked or not, a CC2510's size is the user's because the family reports none.
+        let lockedTooLarge = ToolRun(["flash", largePath, "--flash-size", "16"], debuggers: provider)
+        #expect(lockedTooLarge.status == 65)
+        #expect(
+            lockedTooLarge.diagnostics.contains(
+                "hint: the chip's size is --flash-size's (the CC2510 does not report its own): check it"),
+            "\(lockedTooLarge.diagnostics)")
 
         // A chip that reports its size needs no --flash-size, and one that disagrees is refused.
         let reporting = EmulatorProvider()
