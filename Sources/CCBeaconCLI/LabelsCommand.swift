@@ -27,8 +27,9 @@ enum LabelsCommand {
 
                 From a list, the stations are every row (the list checked whole first); the address is
                 the list's, or else the one batch and provision derive from the identity — when the
-                template (--template or --board, as for batch) has an advertiser-address field. With
-                a template without one, a label has an address only where the list gives one.
+                template (--template or --board, as for batch) has an advertiser-address field; a list
+                that gives one station another's address is refused, as batch refuses it. With a
+                template without one, a label has an address only where the list gives one.
                 From batch's record (OUT/stations.json): its stations with the addresses batch gave
                 them, under the template the record names (--template or --board may name the same one,
                 no other).
@@ -202,6 +203,11 @@ enum LabelsCommand {
         let stations = try CommandSupport.stations(list, consequence: "no label was written")
         let (template, _, _) = try choice.resolve()
         let derives = template.manifest.field(.advertiserAddress) != nil
+        // The addresses batch and provision would give: two stations must not share one.
+        if derives {
+            _ = try CommandSupport.addresses(
+                stations, template: template, listPath: list, consequence: "no label was written")
+        }
         let labels = stations.map { station in
             StationLabel(
                 name: station.name, identity: station.identity,

@@ -315,6 +315,12 @@ struct LabelsCommandTests {
         defer { scratch.remove() }
         let list = try scratch.write("l.csv", "name,uuid,major,minor\na,\(LedgerFiles.uuid),1,1\n")
         let bad = try scratch.write("bad.csv", "name,uuid,major,minor\na,\(LedgerFiles.uuid),1,1\nb,nope,1,70000\n")
+        // b's address is the one a's identity derives: batch refuses the list, and so do labels.
+        let derived = StationTemplate.derivedAddress(
+            for: IBeacon(uuid: UUID(uuidString: LedgerFiles.uuid)!, major: 1, minor: 1))
+        let clash = try scratch.write(
+            "clash.csv",
+            "name,uuid,major,minor,address\na,\(LedgerFiles.uuid),1,1,\nb,\(LedgerFiles.uuid),1,2,\(derived)\n")
         let ledger = try Self.ledger(in: scratch)
         let out = scratch.path("o.svg")
         try FileManager.default.createDirectory(atPath: scratch.path("folder.svg"), withIntermediateDirectories: false)
@@ -331,6 +337,10 @@ struct LabelsCommandTests {
             ([list, "--board", "hm10", "--sheet", "single", "-o", out], 64, "--sheet single needs --label-size"),
             ([list, "--board", "nope", "-o", out], 64, "no board 'nope'"),
             ([bad, "--board", "hm10", "-o", out], 65, "bad.csv:3:"),
+            (
+                [clash, "--board", "hm10", "-o", out], 65,
+                "stations 'a' (line 2) and 'b' would both advertise as \(derived)"
+            ),
             ([list, "--board", "hm10", "-o", scratch.path("folder.svg")], 64, "is a folder"),
             ([list, "--board", "hm10", "-o", scratch.path("missing/o.svg")], 1, "does not exist"),
             (["--ledger", scratch.path("nothing.sqlite"), "-o", out], 1, "no ledger at"),
