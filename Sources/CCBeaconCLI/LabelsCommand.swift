@@ -211,7 +211,7 @@ enum LabelsCommand {
         let labels = stations.map { station in
             StationLabel(
                 name: station.name, identity: station.identity,
-                address: station.address ?? (derives ? StationTemplate.derivedAddress(for: station.identity) : nil))
+                address: derives ? AddressPlan.address(of: station) : station.address)
         }
         var notes: [String] = []
         let bare = labels.filter { $0.address == nil }.count

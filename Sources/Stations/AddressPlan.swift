@@ -25,7 +25,7 @@ public enum AddressPlan {
         var owners = FirstClaims<RandomStaticAddress, Station>()
         for station in stations {
             if let address = station.address { given[station.name] = address }
-            let address = station.address ?? StationTemplate.derivedAddress(for: station.identity)
+            let address = address(of: station)
             if let earlier = owners.claim(address, by: station) {
                 problems.add(
                     "stations '\(earlier.name)' (line \(earlier.line)) and '\(station.name)' would both advertise as \(address); give one of them another address",
@@ -34,5 +34,11 @@ public enum AddressPlan {
         }
         try problems.check()
         return given
+    }
+
+    /// The advertiser address `station` is burned with by a template with an advertiser-address
+    /// field: the list's, or else the one derived from its identity.
+    public static func address(of station: Station) -> RandomStaticAddress {
+        station.address ?? StationTemplate.derivedAddress(for: station.identity)
     }
 }
