@@ -14,6 +14,9 @@ public struct Station: Sendable, Equatable {
     public var address: RandomStaticAddress?
     /// Line of the station in its list (for messages).
     public var line: Int
+    /// The element of a JSON list the station is (`[3]`); `nil` in a CSV list. A JSON list may hold
+    /// all its stations on one line, where the line alone does not tell them apart.
+    public var element: String? = nil
     /// Where `identity`'s measured power comes from: `.list` when the list gave it; `nil` when
     /// it gave none and the power is still the encoder's default, for the command to choose
     /// (`MeasuredPowerRule`) before anything is burned or written.
@@ -33,6 +36,15 @@ public struct Station: Sendable, Equatable {
         self.address = address
         self.line = line
         self.powerOrigin = powerOrigin
+    }
+
+    /// Where the station is in its list, for a message about another station: `line 3`, or
+    /// `line 1 at [3]` in a JSON list.
+    public var place: String { Self.place(line: line, element: element) }
+
+    /// See `place`.
+    public static func place(line: Int, element: String?) -> String {
+        "line \(line)" + (element.map { " at \($0)" } ?? "")
     }
 
     /// The station's name made safe as a file name: letters, digits, `.`, `-` and `_` kept, every

@@ -28,7 +28,7 @@ public enum AddressPlan {
             let address = address(of: station)
             if let earlier = owners.claim(address, by: station) {
                 problems.add(
-                    "stations '\(earlier.name)' (line \(earlier.line)) and '\(station.name)' would both advertise as \(address); give one of them another address",
+                    "stations '\(earlier.name)' (\(earlier.place)) and '\(station.name)' would both advertise as \(address); give one of them another address",
                     at: station)
             }
         }

@@ -36,7 +36,9 @@ struct ListProblems {
     }
 
     /// `message` about a whole station: at its row.
-    mutating func add(_ message: String, at station: Station) { add(message, line: station.line, column: 1) }
+    mutating func add(_ message: String, at station: Station) {
+        add(message, line: station.line, column: 1, keyPath: station.element ?? "")
+    }
 
     /// Every problem, in file order, as the error a reader throws.
     var error: StationListProblems {
@@ -115,8 +117,8 @@ public enum StationListReader {
         /// A JSON list's element (`[3]`): its rows may share a line.
         var element: String? = nil
 
-        /// Where the row is, for a message about another row: `line 3`, or `line 1 at [3]`.
-        var place: String { "line \(line)" + (element.map { " at \($0)" } ?? "") }
+        /// Where the row is, for a message about another row (`Station.place`).
+        var place: String { Station.place(line: line, element: element) }
     }
 
     /// The known column `name` is a typo of, or `nil`: one letter left out or added, or two
@@ -390,6 +392,7 @@ public enum StationListReader {
             name: name, identity: IBeacon(uuid: uuid, major: major, minor: minor, measuredPower: power),
             note: note?.isEmpty == true ? nil : note, address: address, line: row.line, powerOrigin: powerOrigin)
         station.attributes = attributes
+        station.element = row.element
         return station
     }
 
