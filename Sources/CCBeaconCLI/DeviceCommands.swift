@@ -107,13 +107,18 @@ enum DeviceSupport {
     static let unknownChipHint =
         "ccbeacon programs the parts of boards/chips.json (CC2530/31/33, CC2540/41, CC2543/44/45, CC2510/11, CC1110/11 and CC2430/31, each size listed); another part needs its facts added there"
 
+    /// What to do after a lost transfer that may have left the flash changed.
+    static let reflashAdvice =
+        "replug the debugger, press its reset button and run 'ccbeacon flash' again (it starts with a chip erase)"
+
     /// A debugger error as a message, a hint and exit status 1 (64 for a `--flash-size` the chip
     /// refutes). `flashChanged`: it came after the chip erase had begun, so the hint opens with
     /// `changedOpening` (the flash may be erased, and with `locksAtReset` the chip may lock), never
     /// says that nothing was changed, and the status is 1; a lock that did not take came after the
-    /// image was written, and its hint says so instead.
+    /// image was written, and its hint says so instead. `framingHint` (`framingHint(_:framing:traced:)`)
+    /// takes the place of the advice to replug for a lost transfer.
     static func failure(
-        _ error: DebuggerError, flashChanged: Bool = false, locksAtReset: Bool = false
+        _ error: DebuggerError, flashChanged: Bool = false, locksAtReset: Bool = false, framingHint: String? = nil
     ) -> CommandFailure {
         var message = error.description
         var hint: String
@@ -131,10 +136,15 @@ enum DeviceSupport {
         case .transport(.noDevice, let during), .transport(.timeout, let during),
             .transport(.shortTransfer, let during), .transport(.pipe, let during), .transport(.libusb, let during),
             .transport(.other, let during):
-            hint =
-                during.mayLeaveFlashChanged
-                ? "the chip is left partly written; replug the debugger, press its reset button and run 'ccbeacon flash' again (it starts with a chip erase)"
-                : "replug the debugger, press its reset button and try again"
+            // After the erase began the opening says the flash may be changed; a step that may
+            // change it says so itself.
+            if flashChanged {
+                hint = framingHint ?? reflashAdvice
+            } else if during.mayLeaveFlashChanged {
+                hint = framingHint ?? "the chip is left partly written; \(reflashAdvice)"
+            } else {
+                hint = "replug the debugger, press its reset button and try again"
+            }
         case .noTarget, .targetNotResponding:
             hint = DeviceSupport.noTargetHint
         case .targetLocked: hint = "the chip is debug-locked; 'ccbeacon erase' unlocks it (and clears the whole flash)"

@@ -187,21 +187,10 @@ enum FlashCommand {
             case .flashChanged(let debuggerError, let locksAtReset):
                 // The erase had begun: whatever failed, the chip may no longer hold what it held,
                 // and may lock at its next reset.
-                let changed = DeviceSupport.changedOpening(locksAtReset: locksAtReset)
-                guard case .transport = debuggerError else {
-                    throw DeviceSupport.failure(debuggerError, flashChanged: true, locksAtReset: locksAtReset)
-                }
-                if let framingHint = DeviceSupport.framingHint(
-                    debuggerError, framing: connection.session.framing,
-                    traced: arguments.traced)
-                {
-                    throw CommandFailure(.failure, debuggerError.description, hint: "\(changed); \(framingHint)")
-                }
-                throw CommandFailure(
-                    .failure, debuggerError.description,
-                    hint:
-                        "\(changed); replug the debugger, press its reset button and run 'ccbeacon flash' again (it starts with a chip erase)"
-                )
+                throw DeviceSupport.failure(
+                    debuggerError, flashChanged: true, locksAtReset: locksAtReset,
+                    framingHint: DeviceSupport.framingHint(
+                        debuggerError, framing: connection.session.framing, traced: arguments.traced))
             case .unknownChip, .unknownChipAfterErase:
                 throw CommandFailure(
                     .failure, error.description,

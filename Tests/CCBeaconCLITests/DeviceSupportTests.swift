@@ -60,6 +60,25 @@ struct TransportFailureHintTests {
         }
     }
 
+    /// Once the chip erase has begun (`flashChanged`), a lost transfer gets one hint whichever
+    /// step it was and whichever command (flash, burn-test): the flash may be changed, so flash
+    /// again — said once, not twice — or, for a stalled packed burst, the framing hint instead.
+    @Test(arguments: [
+        DebuggerOperation.programming(address: 0x400), .waitingForCRC, .readingFlash(address: 0), .resettingToRun,
+    ])
+    func afterTheEraseATransportFailureSaysFlashAgainOnce(operation: DebuggerOperation) {
+        let reflash =
+            "the chip's flash may be erased or partly written; replug the debugger, press its reset button and run 'ccbeacon flash' again (it starts with a chip erase)"
+        for error in [TransportError.timeout, .noDevice, .pipe] {
+            let failure = DeviceSupport.failure(.transport(error, during: operation), flashChanged: true)
+            #expect(failure.hint == reflash, "\(operation) \(error)")
+            let framing = "run again without --usb-framing packed"
+            let framed = DeviceSupport.failure(
+                .transport(error, during: operation), flashChanged: true, framingHint: framing)
+            #expect(framed.hint == "the chip's flash may be erased or partly written; \(framing)")
+        }
+    }
+
     @Test func aLibUSBErrorKeepsItsCode() {
         let error = DebuggerError.transport(
             .libusb(LibUSBErrorCode(rawValue: -1, name: "LIBUSB_ERROR_IO")), during: .readingFlash(address: 0x7F00))
