@@ -145,6 +145,13 @@ enum FlashCommand {
                 }
             }
         } catch {
+            let family = ChipFamily(targetID: connection.state.targetID, in: catalog.chips)
+            // Why the chip's size is --flash-size's, where the chip did not confirm it: the hints
+            // that follow from the size point at the option.
+            let assumedSize =
+                connection.session.sizeIsAssumed(connection.identity, targetID: connection.state.targetID)
+                ? family.flatMap { $0.reportsFlashSize ? nil : "the \($0.name) does not report its own" }
+                    ?? "a debug-locked chip hides its own" : nil
             switch error {
             case .plan(let planError):
                 let hint: String
@@ -153,19 +160,12 @@ enum FlashCommand {
                     hint = "use --allow-last-page only if you mean to write lock bits or the secondary address"
                 case .tooLarge(let end, _):
                     let inspect = "or holds data at a wrong address; 'ccbeacon inspect' shows where"
-                    let family = ChipFamily(targetID: connection.state.targetID, in: catalog.chips)
                     if let family, let largest = family.flashSizes.max(), end > largest {
                         // No part of the family holds it, whatever its size.
                         hint =
                             "the image is for a larger chip than any \(family.name) (at most \(Chip.sizeText(largest))), \(inspect)"
                     } else {
-                        // The size was the user's where the chip hides or lacks its own.
-                        let hidden =
-                            family.flatMap { $0.reportsFlashSize ? nil : "the \($0.name) does not report its own" }
-                            ?? (connection.identity.locked ? "a debug-locked chip hides its own" : nil)
-                        let given =
-                            arguments.device.flashSize == nil
-                            ? nil : hidden.map { "the chip's size is --flash-size's (\($0)): check it; " }
+                        let given = assumedSize.map { "the chip's size is --flash-size's (\($0)): check it; " }
                         hint = (given ?? "") + "the image is for a larger chip, \(inspect)"
                     }
                 case .badAddressLength(_, let expected):
@@ -204,7 +204,7 @@ enum FlashCommand {
                         + (wasErased
                             ? " (it was debug-locked, so it was erased to tell its part: its flash is blank now)" : ""),
                     hint: sizeGiven
-                        ? "check --flash-size (a debug-locked chip hides its size): the station runs on a \(chips.joined(separator: " or ")); a station for the \(target) needs a template made for that chip"
+                        ? "check --flash-size, the chip's size (\(assumedSize ?? "the chip did not confirm it")): the station runs on a \(chips.joined(separator: " or ")); a station for the \(target) needs a template made for that chip"
                         : "flash it to a \(chips.joined(separator: " or ")); a station for the \(target) needs a template made for that chip ('ccbeacon template import')"
                 )
             case .cannotPreserveOnLockedChip:

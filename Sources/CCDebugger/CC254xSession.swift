@@ -103,6 +103,14 @@ public final class CC254xSession {
     /// The connected chip's registers.
     var registers: Registers { .of(chip?.registerMap ?? .xreg) }
 
+    /// Whether the size of the chip `identity` describes is `assumedFlashSize`'s alone, unconfirmed
+    /// by the chip: a size was given, and the chip tells none (its family reports no size, or it is
+    /// debug-locked). Messages then point at the size given.
+    public func sizeIsAssumed(_ identity: ChipIdentity, targetID: UInt16) -> Bool {
+        guard assumedFlashSize != nil else { return false }
+        return identity.locked || ChipFamily(targetID: targetID, in: chips)?.reportsFlashSize == false
+    }
+
     /// The chips with `targetID` the target may be: the one of `assumedFlashSize` when a size is
     /// given (a chip that reports another is refused once it can tell, `flashSizeContradicted`);
     /// without one, any of a family that reports its size (the chip tells which) and none of a

@@ -125,7 +125,8 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
     case cannotPreserveOnLockedChip
     /// The image is made for `chips` (`FlashOptions.madeFor`) and the target is another part;
     /// `erased`: it was debug-locked and told its part only once erased (its flash is blank now);
-    /// `sizeGiven`: the part is the one of the flash size the user gave a debug-locked chip.
+    /// `sizeGiven`: the part is the one of the flash size the user gave, which the chip did not
+    /// confirm (`CC254xSession.sizeIsAssumed`).
     case notMadeFor(chips: [String], target: String, erased: Bool, sizeGiven: Bool = false)
 
     /// What `flashChanged` with `locksAtReset` adds: the chip may be locked from its next reset.
@@ -185,7 +186,9 @@ public struct FlashProgrammer {
                 let chip = identity.chip(targetID: targetID, in: session.chips),
                 !madeFor.contains(chip)
             {
-                throw .notMadeFor(chips: names, target: chip.name, erased: false)
+                throw .notMadeFor(
+                    chips: names, target: chip.name, erased: false,
+                    sizeGiven: session.sizeIsAssumed(identity, targetID: targetID))
             }
             guard madeFor.contains(where: { $0.debuggerTargetID == targetID }) else {
                 throw .notMadeFor(
@@ -206,7 +209,9 @@ public struct FlashProgrammer {
         candidates = candidates.filter(possible.contains)
         guard !candidates.isEmpty else {
             if !madeFor.isEmpty, let named = possible.first {
-                throw .notMadeFor(chips: madeFor.map(\.name), target: named.name, erased: false, sizeGiven: true)
+                throw .notMadeFor(
+                    chips: madeFor.map(\.name), target: named.name, erased: false,
+                    sizeGiven: session.sizeIsAssumed(identity, targetID: targetID))
             }
             throw .unknownChip(targetID: targetID, flashSizeCode: identity.flashSizeCode)
         }
@@ -234,7 +239,9 @@ public struct FlashProgrammer {
             throw .unknownChipAfterErase(targetID: targetID, flashSizeCode: unlocked.flashSizeCode)
         }
         if !madeFor.isEmpty, !madeFor.contains(chip) {
-            throw .notMadeFor(chips: madeFor.map(\.name), target: chip.name, erased: true)
+            throw .notMadeFor(
+                chips: madeFor.map(\.name), target: chip.name, erased: true,
+                sizeGiven: session.sizeIsAssumed(unlocked, targetID: targetID))
         }
         return try flash(image, chip: chip, options: options, erased: true, unlockedByErase: true, events: events)
     }

@@ -473,7 +473,8 @@ extension DeviceCommandTests {
             "\(run.diagnostics)")
         #expect(
             run.diagnostics.contains(
-                "hint: check --flash-size (a debug-locked chip hides its size): the station runs on a CC2541F256"),
+                "hint: check --flash-size, the chip's size (a debug-locked chip hides its own): the station runs on a CC2541F256"
+            ),
             "\(run.diagnostics)")
         #expect(provider.debuggers[0].chip!.flash[0x100] == 0x42, "not erased")
         #expect(provider.debuggers[0].chip!.debugLocked, "still locked")

@@ -229,6 +229,44 @@ struct ChipFamilyTests {
         }
     }
 
+    /// A station refused as made for another part says whether the target's size was the user's
+    /// (`--flash-size`, unconfirmed by the chip: its family reports none, or it is debug-locked),
+    /// whatever the path: an unlocked chip, a locked one, one told only after the erase.
+    @Test(
+        arguments: [
+            // part, locked, size given (KiB), made for, the size was the user's
+            ("CC2510F32", false, 16, "CC2510F32", true), ("CC2510F32", true, 16, "CC2510F32", true),
+            ("CC2430F128", false, 64, "CC2430F128", true), ("CC2541F256", true, 128, "CC2541F256", true),
+            ("CC2541F128", false, nil, "CC2541F256", false), ("CC2541F128", true, nil, "CC2541F256", false),
+            ("CC2510F16", true, 16, "CC2510F32", true),
+        ] as [(String, Bool, Int?, String, Bool)])
+    func aStationForAnotherPartSaysWhoseSizeItWas(
+        part: String, locked: Bool, givenKiB: Int?, madeFor: String, sizeWasGiven: Bool
+    ) throws {
+        let debugger = EmulatedDebugger(chip: EmulatedChip(part: .named(part)!))
+        if locked { debugger.chip!.setDebugLockBit() }
+        let chips = try BundledData.boards().chips
+        let session = CC254xSession(transport: debugger, chips: chips)
+        session.assumedFlashSize = givenKiB.map { $0 * 1024 }
+        let state = try session.open()
+        let identity = try session.connect(targetID: state.targetID)
+        var options = FlashOptions(resetToRun: false)
+        options.madeFor = chips.filter { $0.name == madeFor }
+        let image = try MemoryImage(bytes: [1, 2, 3, 4], at: 0x100)
+        do {
+            _ = try FlashProgrammer(session: session).flash(
+                image, targetID: state.targetID, identity: identity, options: options)
+            Issue.record("\(part) flashed a station for the \(madeFor)")
+        } catch {
+            guard case .notMadeFor(let names, _, _, let sizeGiven) = error else {
+                Issue.record("\(part): \(error)")
+                return
+            }
+            #expect(names == [madeFor])
+            #expect(sizeGiven == sizeWasGiven, "\(part) locked: \(locked), --flash-size \(givenKiB as Any)")
+        }
+    }
+
     /// READ_STATUS bit 7 means busy on the CC253x/4x and done on the older parts: the erase is
     /// waited for either way, so the chip reports it finished when `chipErase` returns.
     @Test(arguments: ["CC2541F256", "CC2530F64", "CC2510F32", "CC1111F8"])
