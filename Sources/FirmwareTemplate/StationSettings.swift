@@ -76,6 +76,13 @@ extension StationTemplate {
         return RandomStaticAddress(deriving: SHA256.hash(seed))
     }
 
+    /// The address a station advertises with where it gets one (a template's advertiser-address
+    /// field, or the chip's secondary address): the one `given` it, else the one derived from its
+    /// identity. The rule every command and the run share.
+    public static func advertiserAddress(given: RandomStaticAddress?, identity: IBeacon) -> RandomStaticAddress {
+        given ?? derivedAddress(for: identity)
+    }
+
     /// The interval as ticks of the template's clock, rounded up: the fewest ticks that last at
     /// least the interval, so the interval on air is never shorter than the one asked for (to
     /// nearest, 100 ms would become 99.99 ms at 32.753 kHz — under the Bluetooth 4.x minimum for
@@ -118,7 +125,7 @@ extension StationTemplate {
     func settingsPatches(for identity: IBeacon, settings: StationSettings) -> [MemoryPatch] {
         var patches: [MemoryPatch] = []
         if let field = manifest.field(.advertiserAddress) {
-            let address = settings.address ?? Self.derivedAddress(for: identity)
+            let address = Self.advertiserAddress(given: settings.address, identity: identity)
             patches.append(MemoryPatch(address: field.address, bytes: address.airOrder))
         }
         if let field = manifest.field(.advertisingInterval), let interval = settings.interval,

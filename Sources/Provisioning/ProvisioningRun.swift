@@ -53,7 +53,8 @@ public final class ProvisioningRun: Sendable {
     /// (the list's, or the one derived from its identity), most significant byte first.
     func writtenSecondaryAddress(for station: Station) -> [UInt8]? {
         guard options.secondaryAddresses else { return nil }
-        return (options.addresses[station.name] ?? StationTemplate.derivedAddress(for: station.identity)).bytes
+        return StationTemplate.advertiserAddress(given: options.addresses[station.name], identity: station.identity)
+            .bytes
     }
 
     /// The address a station advertises with, as the ledger records it.

@@ -39,6 +39,6 @@ public enum AddressPlan {
     /// The advertiser address `station` is burned with by a template with an advertiser-address
     /// field: the list's, or else the one derived from its identity.
     public static func address(of station: Station) -> RandomStaticAddress {
-        station.address ?? StationTemplate.derivedAddress(for: station.identity)
+        StationTemplate.advertiserAddress(given: station.address, identity: station.identity)
     }
 }
