@@ -191,6 +191,13 @@ enum FlashCommand {
                     debuggerError, flashChanged: true, locksAtReset: locksAtReset,
                     framingHint: DeviceSupport.framingHint(
                         debuggerError, framing: connection.session.framing, traced: arguments.traced))
+            case .notStarted:
+                // Written, verified and (if asked) locked: only the start is missing.
+                throw CommandFailure(
+                    .failure, error.description,
+                    hint:
+                        "the chip needs no flashing again: power-cycle it (or press the debugger's reset button) and it runs the image"
+                )
             case .unknownChip, .unknownChipAfterErase:
                 throw CommandFailure(
                     .failure, error.description,

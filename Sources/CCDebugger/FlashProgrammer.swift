@@ -115,6 +115,10 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
     /// started; the lock byte of a part whose lock bits are not in flash, once it is written), so
     /// the chip may be debug-locked from its next reset.
     case flashChanged(DebuggerError, locksAtReset: Bool = false)
+    /// The reset to run failed (`FlashOptions.resetToRun`) after the image was written and
+    /// verified — and, with `debugLocked`, the lock read back: the chip holds the image and
+    /// runs it from its next reset.
+    case notStarted(DebuggerError, debugLocked: Bool)
     /// The connected target is none of the session's chips (its ID, and the FLASHSIZE code it
     /// tells).
     case unknownChip(targetID: UInt16, flashSizeCode: UInt8)
@@ -139,6 +143,9 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
         case .plan(let error): return error.description
         case .debugger(let error), .flashChanged(let error, false): return error.description
         case .flashChanged(let error, true): return "\(error.description); \(Self.mayLockAtReset)"
+        case .notStarted(let error, let debugLocked):
+            return
+                "\(error.description); the image is written and verified\(debugLocked ? ", and the debug interface is locked" : ""), but the chip was not reset to run it"
         case .unknownChip(let targetID, 0):
             return
                 "the target (ID \(HexText.address(targetID))) does not report its flash size, and none was given"
@@ -282,6 +289,8 @@ public struct FlashProgrammer {
         let planLocks = FlashPlan.clearsDebugLock(flashPlan.image, chip: chip)
         let lastBlock = flashPlan.blocks.last?.address
         var lockMayBeWritten = false
+        let readBack: [Range<Int>]
+        let locks = options.lockDebug || planLocks
         do throws(DebuggerError) {
             if !erased {
                 _ = try session.chipErase(targetID: chip.debuggerTargetID) { events(.erasing($0)) }
@@ -292,14 +301,13 @@ public struct FlashProgrammer {
             } writeStarting: { address in
                 if planLocks, address == lastBlock { lockMayBeWritten = true }
             }
-            let readBack = try check(
+            readBack = try check(
                 flashPlan.image,
                 readBack: options.readBack + (secondary == nil ? [] : [chip.secondaryAddress].compactMap { $0 }),
                 verify: options.verify, events: events)
             // The lock bits take effect at the next reset: read the lock back there, as
             // provisioning does, so "locked" is never said of a chip that is not. An image that
             // clears DBGLOCK itself locks the chip as surely, and is read back and said alike.
-            let locks = options.lockDebug || planLocks
             if locks {
                 if options.lockDebug, chip.lockBits == nil {
                     lockMayBeWritten = true
@@ -307,24 +315,25 @@ public struct FlashProgrammer {
                 }
                 try confirmLocked(chip)
             }
-            if options.resetToRun {
-                try session.resetAndRun()
-                events(.running)
-            }
-            let result = FlashResult(
-                chip: chip,
-                report: BurnReport(
-                    blocksWritten: flashPlan.blocks.count,
-                    bytesWritten: flashPlan.blocks.count * flashPlan.writing.blockSize,
-                    verify: options.verify.effective(on: chip),
-                    readBack: readBack),
-                secondaryAddress: secondary, unlockedByErase: unlockedByErase, debugLocked: locks)
-            events(.finished(result))
-            return result
         } catch {
             // A lock that did not take is no lock to come.
             throw .flashChanged(error, locksAtReset: lockMayBeWritten && error != .lockNotTaken)
         }
+        if options.resetToRun {
+            // The chip holds the image, verified (and locked, if so): a start that fails is only that.
+            do { try session.resetAndRun() } catch { throw .notStarted(error, debugLocked: locks) }
+            events(.running)
+        }
+        let result = FlashResult(
+            chip: chip,
+            report: BurnReport(
+                blocksWritten: flashPlan.blocks.count,
+                bytesWritten: flashPlan.blocks.count * flashPlan.writing.blockSize,
+                verify: options.verify.effective(on: chip),
+                readBack: readBack),
+            secondaryAddress: secondary, unlockedByErase: unlockedByErase, debugLocked: locks)
+        events(.finished(result))
+        return result
     }
 
     /// The proof that the chip holds `image`, as a flash job ends with it and as a burn that was

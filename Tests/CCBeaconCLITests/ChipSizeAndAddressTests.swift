@@ -603,6 +603,41 @@ extension DeviceCommandTests {
         }
     }
 
+    /// A debugger lost at the very last transfer, the reset to run, leaves the station written,
+    /// verified and locked as asked: `flash` says so, and does not send the user to flash again.
+    @Test(arguments: [false, true])
+    func aLostResetToRunSaysTheStationIsWritten(lockDebug: Bool) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let image = try Self.station(scratch)
+        let arguments = ["flash", image] + (lockDebug ? ["--lock-debug"] : [])
+        // The transfers of the whole command: the last is the reset to run.
+        var total = 0
+        for limit in 1... {
+            let provider = EmulatorProvider()
+            provider.debuggers[0].faults.unplugAfterTransfers = limit
+            if ToolRun(arguments, debuggers: provider).status == 0 {
+                total = limit
+                break
+            }
+            try #require(limit < 10_000)
+        }
+        let provider = EmulatorProvider()
+        provider.debuggers[0].faults.unplugAfterTransfers = total - 1
+        let run = ToolRun(arguments, debuggers: provider)
+        #expect(run.status == 1)
+        #expect(
+            run.diagnostics.contains(
+                "while resetting the target to run; the image is written and verified\(lockDebug ? ", and the debug interface is locked" : ""), but the chip was not reset to run it"
+            ), "\(run.diagnostics)")
+        #expect(
+            run.diagnostics.contains(
+                "hint: the chip needs no flashing again: power-cycle it (or press the debugger's reset button) and it runs the image"
+            ))
+        #expect(!run.diagnostics.contains("may be"), "\(run.diagnostics)")
+        #expect(provider.debuggers[0].chip!.debugLocked == lockDebug)
+    }
+
     /// A debugger lost once the chip erase has begun leaves the chip's flash changed, and the
     /// user is told so, whatever step it was (here: right after the erase, while reconnecting).
     @Test(arguments: [14, 16, 18, 30])

@@ -451,6 +451,41 @@ struct FlashProgrammerTests {
         #expect(debugger.chip!.halted == !reset)
     }
 
+    /// A reset to run that fails after the image was written and verified (and the lock read
+    /// back) is told as that: the chip holds the image, and is locked where it was asked to be —
+    /// not "may be erased or partly written", which would have the user flash it again.
+    @Test(arguments: [false, true])
+    func aResetToRunThatFailsAfterTheVerifyKeepsTheImage(lockDebug: Bool) throws {
+        let image = try sampleImage()
+        let options = FlashOptions(lockDebug: lockDebug)
+        // The transfers of a whole job: the last one is the reset to run.
+        var total = 0
+        for limit in 1... {
+            let debugger = EmulatedDebugger()
+            let (programmer, state, identity) = try Self.connected(debugger)
+            debugger.faults.unplugAfterTransfers = limit
+            if (try? programmer.flash(image, targetID: state.targetID, identity: identity, options: options)) != nil {
+                total = limit
+                break
+            }
+            try #require(limit < 10_000)
+        }
+        let debugger = EmulatedDebugger()
+        let (programmer, state, identity) = try Self.connected(debugger)
+        debugger.faults.timeoutAtTransfer = total
+        #expect(
+            throws: FlashError.notStarted(.transport(.timeout, during: .resettingToRun), debugLocked: lockDebug)
+        ) {
+            try programmer.flash(image, targetID: state.targetID, identity: identity, options: options)
+        }
+        let error = FlashError.notStarted(.transport(.timeout, during: .resettingToRun), debugLocked: lockDebug)
+        #expect(!error.description.contains("may"), "\(error)")
+        #expect(debugger.chip!.debugLocked == lockDebug)
+        for segment in image.segments {
+            #expect(Array(debugger.chip!.flash[segment.range]) == segment.bytes, "\(segment.start)")
+        }
+    }
+
     @Test func aLockedChipIsErasedFirstAndThenIdentified() throws {
         let debugger = EmulatedDebugger()
         debugger.chip!.setDebugLockBit()
