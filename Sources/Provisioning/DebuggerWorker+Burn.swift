@@ -131,7 +131,7 @@ extension DebuggerWorker {
                 } catch {
                     let debuggerFailure: DebuggerError? =
                         switch error {
-                        case .debugger(let failure), .flashChanged(let failure, _): failure
+                        case .debugger(let failure), .flashChanged(let failure, _), .notStarted(let failure, _): failure
                         default: nil
                         }
                     guard let failure = debuggerFailure else {
