@@ -11,11 +11,12 @@ enum CheckAppCommand {
             details: """
                 REGIONS.json is the app's list of beacon regions: a JSON array of {"identifier", "uuid",
                 "major"?, "minor"?}, what CLBeaconIdentityConstraint takes. The stations are a ledger's
-                verified ones (--ledger) or a station list's. Reports every station no region covers (the
-                app never wakes for it), every region that matches no station (naming the closest UUID
-                the stations use, or the vendor whose default UUID it is), regions sharing one identifier
-                (registering the later replaces the earlier) and more than 20 regions (what iOS monitors
-                for one app). Exit status 0 when there is nothing to report, 1 otherwise.
+                verified ones (--ledger) or a station list's. Reports every station no monitored region
+                covers (the app never wakes for it), every region that matches no station (naming the
+                closest UUID the stations use, or the vendor whose default UUID it is), regions sharing one
+                identifier (registering the later replaces the earlier, which then covers nothing) and more
+                than 20 regions monitored (what iOS monitors for one app). Exit status 0 when there is
+                nothing to report, 1 otherwise.
 
                 Example:
                   ccbeacon check-app regions.json --ledger provisioning.sqlite
@@ -98,7 +99,10 @@ enum CheckAppCommand {
         ]
         for station in report.uncovered {
             lines.append(
-                "uncovered: \(station.name) (\(station.identity.uuid.uuidString) major \(station.identity.major) minor \(station.identity.minor)): no region covers it"
+                "uncovered: \(station.name) (\(station.identity.uuid.uuidString) major \(station.identity.major) minor \(station.identity.minor)): "
+                    + (report.sharedIdentifiers.first { $0.earlier.covers(station.identity) }.map {
+                        "\(name($0.earlier)) covers it, but \(name($0.later)) replaces that region"
+                    } ?? "no region covers it")
             )
         }
         for (region, reason) in report.unmatched {
@@ -111,7 +115,7 @@ enum CheckAppCommand {
         }
         if report.tooManyToMonitor {
             lines.append(
-                "too many: \(report.regionCount) regions; iOS monitors at most \(AppRegions.monitoringLimit) per app (plan fewer UUIDs, a major per site)"
+                "too many: \(report.monitoredCount) regions\(report.monitoredCount == report.regionCount ? "" : " under distinct identifiers"); iOS monitors at most \(AppRegions.monitoringLimit) per app (plan fewer UUIDs, a major per site)"
             )
         }
         if !report.hasProblems { lines.append("OK: every station is covered and every region matches a station") }
@@ -144,6 +148,7 @@ enum CheckAppCommand {
                 "sharedIdentifiers",
                 .array(report.sharedIdentifiers.map { .array([.integer($0.earlier.index), .integer($0.later.index)]) })
             ),
+            ("monitoredCount", .integer(report.monitoredCount)),
             ("monitoringLimit", .integer(AppRegions.monitoringLimit)),
             ("tooManyToMonitor", .bool(report.tooManyToMonitor)),
         ])

@@ -134,20 +134,25 @@ public enum AppRegions {
         }
     }
 
-    /// Checks `regions` against `stations` (see `RegionReport`).
+    /// Checks `regions` against `stations` (see `RegionReport`). What the app monitors is the last
+    /// region registered under each identifier (registering one replaces the region of that
+    /// identifier): coverage and the limit are of those; every region of the file is matched.
     public static func check(_ regions: [BeaconRegion], stations: [Station]) -> RegionReport {
         var report = RegionReport(regionCount: regions.count, stationCount: stations.count)
-        report.uncovered = stations.filter { station in !regions.contains { $0.covers(station.identity) } }
         // Core Location compares identifiers as they are written (a precomposed é is not e and a
         // combining accent): compared scalar by scalar, not as Swift's canonically equal strings.
         var seen: [[Unicode.Scalar]: BeaconRegion] = [:]
+        var monitored: [[Unicode.Scalar]: BeaconRegion] = [:]
         for region in regions {
             let key = Array(region.identifier.unicodeScalars)
             if let earlier = seen[key] { report.sharedIdentifiers.append((earlier, region)) }
             seen[key] = region
+            monitored[key] = region
             guard !stations.contains(where: { region.covers($0.identity) }) else { continue }
             report.unmatched.append((region, reason(region, stations: stations)))
         }
+        report.monitoredCount = monitored.count
+        report.uncovered = stations.filter { station in !monitored.values.contains { $0.covers(station.identity) } }
         return report
     }
 
@@ -200,9 +205,12 @@ public enum AppRegions {
 public struct RegionReport: Sendable {
     /// How many regions were checked.
     public var regionCount: Int
+    /// How many the app monitors: one per identifier, the last registered (`regionCount` less the
+    /// regions a later one replaces).
+    public var monitoredCount = 0
     /// How many stations they were checked against.
     public var stationCount: Int
-    /// Stations no region covers: the app never wakes for them.
+    /// Stations no monitored region covers: the app never wakes for them.
     public var uncovered: [Station] = []
     /// Regions that cover no station, with the reason in words.
     public var unmatched: [(region: BeaconRegion, reason: String)] = []
@@ -216,7 +224,7 @@ public struct RegionReport: Sendable {
     }
 
     /// More regions than Core Location monitors for one app.
-    public var tooManyToMonitor: Bool { regionCount > AppRegions.monitoringLimit }
+    public var tooManyToMonitor: Bool { monitoredCount > AppRegions.monitoringLimit }
 
     /// Whether anything was found.
     public var hasProblems: Bool {

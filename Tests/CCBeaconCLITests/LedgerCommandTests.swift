@@ -182,6 +182,17 @@ struct LedgerCommandTests {
         let fromList = ToolRun(["check-app", vendor, list])
         #expect(fromList.status == 1)
         #expect(fromList.output.contains("uncovered: s1 (\(LedgerFiles.uuid) major 7 minor 1): no region covers it"))
+        // A region a later one of its identifier replaces covers nothing the app monitors.
+        let replaced = try scratch.write(
+            "replaced.json",
+            #"[{"identifier": "site", "uuid": "\#(LedgerFiles.uuid)", "major": 7},"#
+                + #" {"identifier": "site", "uuid": "\#(LedgerFiles.uuid)", "major": 8}]"#)
+        let replacedRun = ToolRun(["check-app", replaced, list])
+        #expect(replacedRun.status == 1)
+        #expect(
+            replacedRun.output.contains(
+                "uncovered: s1 (\(LedgerFiles.uuid) major 7 minor 1): region [0] 'site' (line 1) covers it, but region [1] 'site' (line 1) replaces that region\n"
+            ), "\(replacedRun.output)")
         for (arguments, message) in [
             (["check-app", regions], "give the stations: a station list (STATIONS.csv) or --ledger FILE|URL"),
             (["check-app", regions, list, "--ledger", path], "give a station list or --ledger, not both"),

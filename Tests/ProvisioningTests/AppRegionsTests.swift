@@ -107,6 +107,31 @@ struct AppRegionsTests {
         #expect(!AppRegions.check(Array(places.prefix(20)), stations: Array(stations.prefix(20))).hasProblems)
     }
 
+    /// What iOS monitors is the last region registered under each identifier: a station only a
+    /// replaced region covers is not covered, and the limit counts the regions left. (Both were
+    /// counted over every region of the file: 21 regions with one identifier twice were "too many",
+    /// and a station of the replaced region's major was covered.)
+    @Test func aReplacedRegionNeitherCoversNorCounts() {
+        let replaced = AppRegions.check(
+            [
+                BeaconRegion(identifier: "site", uuid: Self.ours, major: 1, line: 2),
+                BeaconRegion(identifier: "site", uuid: Self.ours, major: 2, line: 3),
+            ], stations: Self.site)
+        #expect(replaced.uncovered.map(\.name) == ["Entrance", "Hall A"])
+        #expect(replaced.monitoredCount == 1 && replaced.regionCount == 2)
+        let places = (1...20).map { minor in
+            BeaconRegion(identifier: "place \(minor)", uuid: Self.ours, major: 1, minor: UInt16(minor))
+        }
+        let stations = (1...20).map { Self.station("P\($0)", major: 1, minor: UInt16($0)) }
+        let twice = AppRegions.check(places + [places[19]], stations: stations)
+        #expect(twice.regionCount == 21 && twice.monitoredCount == 20)
+        #expect(!twice.tooManyToMonitor)
+        #expect(twice.sharedIdentifiers.count == 1 && twice.hasProblems)
+        let more = places + [BeaconRegion(identifier: "place 21", uuid: Self.ours, major: 1, minor: 21)]
+        #expect(AppRegions.check(more + [more[0]], stations: stations).monitoredCount == 21)
+        #expect(AppRegions.check(more + [more[0]], stations: stations).tooManyToMonitor)
+    }
+
     /// The fewest regions: one per UUID, with the major when its stations share one; they cover
     /// every station, match one each, and read back from their file as they were.
     @Test func theFewestRegionsCoverTheRegistry() throws {

@@ -30,15 +30,16 @@ extension CheckAppCommand {
             ManualSection(
                 "What is reported",
                 #"""
-                A station no region covers (`uncovered`): the app is never woken for it. A region no station
+                A station no region the app ends up monitoring covers (`uncovered`): the app is never woken
+                for it — a region a later one of its identifier replaces covers nothing. A region no station
                 matches (`unmatched`), with why: its UUID is a vendor's factory default or Apple's sample
                 code's (Estimote B9407F30-…, Kontakt.io F7826DA6-…, AirLocate E2C56DB5-…); it differs from a
                 UUID the stations use in a few hex digits (a typo); no station uses it at all (the closest,
                 and how many of 32 digits differ); or the stations under its UUID have other majors or minors
                 (those in use are listed). Two regions under one identifier (`shared identifier`): Core
                 Location keeps only the one registered last; identifiers are compared as written, character
-                code by character code (a precomposed é and e with a combining accent are two identifiers). More than 20 regions (`too many`): iOS monitors
-                at most 20 per app, beacon and geographic regions together — plan few UUIDs, a major per site
+                code by character code (a precomposed é and e with a combining accent are two identifiers). More than 20 regions monitored, one per identifier
+                (`too many`, `monitoredCount`): iOS monitors at most 20 per app, beacon and geographic regions together — plan few UUIDs, a major per site
                 or floor, minors per place. `--json` gives the same for CI (`passed`, `uncovered`, `unmatched`,
                 `sharedIdentifiers`, `tooManyToMonitor`). Exit status 0 when nothing is reported, 1 when
                 anything is, 65 for a regions file or list that cannot be read. The stations come from
