@@ -107,7 +107,7 @@ enum DeviceSupport {
     static let unknownChipHint =
         "ccbeacon programs the parts of boards/chips.json (CC2530/31/33, CC2540/41, CC2543/44/45, CC2510/11, CC1110/11 and CC2430/31, each size listed); another part needs its facts added there"
 
-    /// What to do after a lost transfer that may have left the flash changed.
+    /// What `flash` advises after a lost transfer that may have left the flash changed.
     static let reflashAdvice =
         "replug the debugger, press its reset button and run 'ccbeacon flash' again (it starts with a chip erase)"
 
@@ -115,10 +115,11 @@ enum DeviceSupport {
     /// refutes). `flashChanged`: it came after the chip erase had begun, so the hint opens with
     /// `changedOpening` (the flash may be erased, and with `locksAtReset` the chip may lock), never
     /// says that nothing was changed, and the status is 1; a lock that did not take came after the
-    /// image was written, and its hint says so instead. `framingHint` (`framingHint(_:framing:traced:)`)
-    /// takes the place of the advice to replug for a lost transfer.
+    /// image was written, and its hint says so instead. `transportAdvice`: what the command advises
+    /// after a lost transfer (`flash`: the framing hint, else `reflashAdvice`), in place of trying
+    /// again.
     static func failure(
-        _ error: DebuggerError, flashChanged: Bool = false, locksAtReset: Bool = false, framingHint: String? = nil
+        _ error: DebuggerError, flashChanged: Bool = false, locksAtReset: Bool = false, transportAdvice: String? = nil
     ) -> CommandFailure {
         var message = error.description
         var hint: String
@@ -138,12 +139,13 @@ enum DeviceSupport {
             .transport(.other, let during):
             // After the erase began the opening says the flash may be changed; a step that may
             // change it says so itself.
+            let again = "replug the debugger, press its reset button and try again"
             if flashChanged {
-                hint = framingHint ?? reflashAdvice
+                hint = transportAdvice ?? again
             } else if during.mayLeaveFlashChanged {
-                hint = framingHint ?? "the chip is left partly written; \(reflashAdvice)"
+                hint = "the chip is left partly written; \(transportAdvice ?? reflashAdvice)"
             } else {
-                hint = "replug the debugger, press its reset button and try again"
+                hint = again
             }
         case .noTarget, .targetNotResponding:
             hint = DeviceSupport.noTargetHint

@@ -189,15 +189,16 @@ enum FlashCommand {
                 // and may lock at its next reset.
                 throw DeviceSupport.failure(
                     debuggerError, flashChanged: true, locksAtReset: locksAtReset,
-                    framingHint: DeviceSupport.framingHint(
-                        debuggerError, framing: connection.session.framing, traced: arguments.traced))
-            case .notStarted:
-                // Written, verified and (if asked) locked: only the start is missing.
+                    transportAdvice: DeviceSupport.framingHint(
+                        debuggerError, framing: connection.session.framing, traced: arguments.traced)
+                        ?? DeviceSupport.reflashAdvice)
+            case .notStarted(_, let result):
+                // Written and (if asked) locked: only the start is missing. Verified, it needs no
+                // flashing again; with --verify none it is as a run that started would leave it.
+                let start = "power-cycle it (or press the debugger's reset button) and it runs the image"
                 throw CommandFailure(
                     .failure, error.description,
-                    hint:
-                        "the chip needs no flashing again: power-cycle it (or press the debugger's reset button) and it runs the image"
-                )
+                    hint: result.report.verify == .none ? start : "the chip needs no flashing again: \(start)")
             case .unknownChip, .unknownChipAfterErase:
                 throw CommandFailure(
                     .failure, error.description,

@@ -115,10 +115,11 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
     /// started; the lock byte of a part whose lock bits are not in flash, once it is written), so
     /// the chip may be debug-locked from its next reset.
     case flashChanged(DebuggerError, locksAtReset: Bool = false)
-    /// The reset to run failed (`FlashOptions.resetToRun`) after the image was written and
-    /// verified — and, with `debugLocked`, the lock read back: the chip holds the image and
-    /// runs it from its next reset.
-    case notStarted(DebuggerError, debugLocked: Bool)
+    /// The reset to run failed (`FlashOptions.resetToRun`) after everything else was done:
+    /// `result` says what the job did (blocks written, bytes read back, the verification —
+    /// `VerifyMode.none` verified nothing beyond them —, the lock read back). The chip holds
+    /// the image as `result` says and runs it from its next reset.
+    case notStarted(DebuggerError, result: FlashResult)
     /// The connected target is none of the session's chips (its ID, and the FLASHSIZE code it
     /// tells).
     case unknownChip(targetID: UInt16, flashSizeCode: UInt8)
@@ -143,9 +144,10 @@ public enum FlashError: Error, Sendable, Equatable, CustomStringConvertible {
         case .plan(let error): return error.description
         case .debugger(let error), .flashChanged(let error, false): return error.description
         case .flashChanged(let error, true): return "\(error.description); \(Self.mayLockAtReset)"
-        case .notStarted(let error, let debugLocked):
+        case .notStarted(let error, let result):
+            let verified = result.report.verify == .none ? ", not verified" : " and verified"
             return
-                "\(error.description); the image is written and verified\(debugLocked ? ", and the debug interface is locked" : ""), but the chip was not reset to run it"
+                "\(error.description); the image is written\(verified)\(result.debugLocked ? ", and the debug interface is locked" : ""), but the chip was not reset to run it"
         case .unknownChip(let targetID, 0):
             return
                 "the target (ID \(HexText.address(targetID))) does not report its flash size, and none was given"
@@ -319,11 +321,6 @@ public struct FlashProgrammer {
             // A lock that did not take is no lock to come.
             throw .flashChanged(error, locksAtReset: lockMayBeWritten && error != .lockNotTaken)
         }
-        if options.resetToRun {
-            // The chip holds the image, verified (and locked, if so): a start that fails is only that.
-            do { try session.resetAndRun() } catch { throw .notStarted(error, debugLocked: locks) }
-            events(.running)
-        }
         let result = FlashResult(
             chip: chip,
             report: BurnReport(
@@ -332,6 +329,11 @@ public struct FlashProgrammer {
                 verify: options.verify.effective(on: chip),
                 readBack: readBack),
             secondaryAddress: secondary, unlockedByErase: unlockedByErase, debugLocked: locks)
+        if options.resetToRun {
+            // The chip holds the image as `result` says: a start that fails is only that.
+            do { try session.resetAndRun() } catch { throw .notStarted(error, result: result) }
+            events(.running)
+        }
         events(.finished(result))
         return result
     }

@@ -187,6 +187,24 @@ struct BurnTestTests {
         #expect(provider.debuggers[0].chip!.flash.allSatisfy { $0 == 0xFF })
     }
 
+    /// A debugger lost after the burn test erased a locked chip: the flash is said to be changed,
+    /// once, and the advice is to try again — not to run 'ccbeacon flash', which a burn test has no
+    /// image for (it said so for a while, and once said the flash was changed twice).
+    @Test(arguments: [16, 18, 20, 24])
+    func aDebuggerLostAfterTheEraseSaysTryAgain(unplugAfter: Int) throws {
+        let provider = EmulatorProvider()
+        provider.debuggers[0].chip!.setDebugLockBit()
+        provider.debuggers[0].faults.unplugAfterTransfers = unplugAfter
+        let run = ToolRun(["doctor", "--burn-test", "--yes"], debuggers: provider)
+        #expect(run.status == 1)
+        #expect(
+            run.diagnostics.contains(
+                "hint: the chip's flash may be erased or partly written; replug the debugger, press its reset button and try again"
+            ), "\(unplugAfter): \(run.diagnostics)")
+        #expect(!run.diagnostics.contains("ccbeacon flash"), "\(run.diagnostics)")
+        #expect(!run.diagnostics.contains("left partly written"), "\(run.diagnostics)")
+    }
+
     /// Nothing is erased unasked, no report folder holding anything else is written into, and the
     /// burn test's options are refused without it — each before any debugger is touched.
     @Test(arguments: [

@@ -604,13 +604,14 @@ extension DeviceCommandTests {
     }
 
     /// A debugger lost at the very last transfer, the reset to run, leaves the station written,
-    /// verified and locked as asked: `flash` says so, and does not send the user to flash again.
-    @Test(arguments: [false, true])
-    func aLostResetToRunSaysTheStationIsWritten(lockDebug: Bool) throws {
+    /// verified (unless --verify none) and locked as asked: `flash` says so, and sends the user to
+    /// flash again neither then nor, as base did, with "may be erased".
+    @Test(arguments: [(false, "crc"), (true, "crc"), (false, "none")])
+    func aLostResetToRunSaysTheStationIsWritten(lockDebug: Bool, verify: String) throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let image = try Self.station(scratch)
-        let arguments = ["flash", image] + (lockDebug ? ["--lock-debug"] : [])
+        let arguments = ["flash", image, "--verify", verify] + (lockDebug ? ["--lock-debug"] : [])
         // The transfers of the whole command: the last is the reset to run.
         var total = 0
         for limit in 1... {
@@ -626,14 +627,16 @@ extension DeviceCommandTests {
         provider.debuggers[0].faults.unplugAfterTransfers = total - 1
         let run = ToolRun(arguments, debuggers: provider)
         #expect(run.status == 1)
+        let written = verify == "none" ? "written, not verified" : "written and verified"
         #expect(
             run.diagnostics.contains(
-                "while resetting the target to run; the image is written and verified\(lockDebug ? ", and the debug interface is locked" : ""), but the chip was not reset to run it"
+                "while resetting the target to run; the image is \(written)\(lockDebug ? ", and the debug interface is locked" : ""), but the chip was not reset to run it"
             ), "\(run.diagnostics)")
+        let start = "power-cycle it (or press the debugger's reset button) and it runs the image"
         #expect(
             run.diagnostics.contains(
-                "hint: the chip needs no flashing again: power-cycle it (or press the debugger's reset button) and it runs the image"
-            ))
+                "hint: " + (verify == "none" ? start : "the chip needs no flashing again: \(start)")
+            ), "\(run.diagnostics)")
         #expect(!run.diagnostics.contains("may be"), "\(run.diagnostics)")
         #expect(provider.debuggers[0].chip!.debugLocked == lockDebug)
     }

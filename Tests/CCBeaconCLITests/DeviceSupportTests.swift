@@ -61,21 +61,27 @@ struct TransportFailureHintTests {
     }
 
     /// Once the chip erase has begun (`flashChanged`), a lost transfer gets one hint whichever
-    /// step it was and whichever command (flash, burn-test): the flash may be changed, so flash
-    /// again — said once, not twice — or, for a stalled packed burst, the framing hint instead.
+    /// step it was: the flash may be changed (said once, not twice, as burn-test's once did), then
+    /// the command's own advice (`flash`: flash again, or the framing hint), else to try again —
+    /// a burn test has no image to flash.
     @Test(arguments: [
-        DebuggerOperation.programming(address: 0x400), .waitingForCRC, .readingFlash(address: 0), .resettingToRun,
+        DebuggerOperation.programming(address: 0x400), .startingErase, .waitingForCRC, .readingFlash(address: 0),
     ])
-    func afterTheEraseATransportFailureSaysFlashAgainOnce(operation: DebuggerOperation) {
-        let reflash =
-            "the chip's flash may be erased or partly written; replug the debugger, press its reset button and run 'ccbeacon flash' again (it starts with a chip erase)"
+    func afterTheEraseATransportFailureSaysTheFlashChangedOnce(operation: DebuggerOperation) {
+        let changed = "the chip's flash may be erased or partly written"
         for error in [TransportError.timeout, .noDevice, .pipe] {
             let failure = DeviceSupport.failure(.transport(error, during: operation), flashChanged: true)
-            #expect(failure.hint == reflash, "\(operation) \(error)")
-            let framing = "run again without --usb-framing packed"
-            let framed = DeviceSupport.failure(
-                .transport(error, during: operation), flashChanged: true, framingHint: framing)
-            #expect(framed.hint == "the chip's flash may be erased or partly written; \(framing)")
+            #expect(failure.hint == "\(changed); replug the debugger, press its reset button and try again")
+            let flash = DeviceSupport.failure(
+                .transport(error, during: operation), flashChanged: true, transportAdvice: DeviceSupport.reflashAdvice)
+            #expect(flash.hint == "\(changed); \(DeviceSupport.reflashAdvice)", "\(operation) \(error)")
+            // Before the erase, a step that may change the flash says so, whatever the advice.
+            let unchanged = DeviceSupport.failure(.transport(error, during: operation), transportAdvice: "advice")
+            #expect(
+                unchanged.hint
+                    == (operation.mayLeaveFlashChanged
+                        ? "the chip is left partly written; advice"
+                        : "replug the debugger, press its reset button and try again"))
         }
     }
 

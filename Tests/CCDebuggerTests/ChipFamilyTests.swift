@@ -238,7 +238,7 @@ struct ChipFamilyTests {
             ("CC2510F32", false, 16, "CC2510F32", true), ("CC2510F32", true, 16, "CC2510F32", true),
             ("CC2430F128", false, 64, "CC2430F128", true), ("CC2541F256", true, 128, "CC2541F256", true),
             ("CC2541F128", false, nil, "CC2541F256", false), ("CC2541F128", true, nil, "CC2541F256", false),
-            ("CC2510F16", true, 16, "CC2510F32", true),
+            ("CC2510F16", true, 16, "CC2510F32", true), ("CC2541F128", false, 128, "CC2541F256", false),
         ] as [(String, Bool, Int?, String, Bool)])
     func aStationForAnotherPartSaysWhoseSizeItWas(
         part: String, locked: Bool, givenKiB: Int?, madeFor: String, sizeWasGiven: Bool

@@ -48,8 +48,8 @@ extension FlashCommand {
                 firmware is lost to any flashing anyway. Given --flash-size, a locked chip is taken at that
                 size: an image too large for it is refused before the erase. A failure once the erase has begun says that the flash
                 may be erased or partly written; a lock that does not take says that the image was written; a reset
-                to run that fails after the verify (and the lock read back) says the image is written and verified,
-                and that a power cycle starts it (exit 1 all three). `info` still reports a locked chip as locked.
+                to run that fails at the end says the image is written and verified (or not verified, with
+                `--verify none`), and locked if so, and that a power cycle starts it (exit 1 all three). `info` still reports a locked chip as locked.
                 An image with data in the last flash page (lock bits, secondary address) is refused unless
                 `--allow-last-page`; `--mac XX:…` writes a secondary address (6 bytes on a CC2540/41, 8 on a CC2530/31/33 and on a
                 CC2430/31, where it is the last 8 bytes of flash; the CC2543/44/45 and CC251x/111x have no IEEE
