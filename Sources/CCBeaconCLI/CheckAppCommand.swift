@@ -100,8 +100,8 @@ enum CheckAppCommand {
         for station in report.uncovered {
             lines.append(
                 "uncovered: \(station.name) (\(station.identity.uuid.uuidString) major \(station.identity.major) minor \(station.identity.minor)): "
-                    + (report.sharedIdentifiers.first { $0.earlier.covers(station.identity) }.map {
-                        "\(name($0.earlier)) covers it, but \(name($0.later)) replaces that region"
+                    + (report.replaced.first { $0.region.covers(station.identity) }.map {
+                        "\(name($0.region)) covers it, but the app monitors \(name($0.monitoredInstead)) under that identifier instead"
                     } ?? "no region covers it")
             )
         }
@@ -131,7 +131,13 @@ enum CheckAppCommand {
                 "uncovered",
                 .array(
                     report.uncovered.map { station in
-                        .object([("name", .string(station.name))] + EncodeCommand.identityFields(station.identity))
+                        // The replaced region that would cover it, if any, and the one monitored instead.
+                        let replaced = report.replaced.first { $0.region.covers(station.identity) }
+                        return .object(
+                            [("name", .string(station.name))] + EncodeCommand.identityFields(station.identity) + [
+                                ("replacedRegion", replaced.map { .integer($0.region.index) } ?? .null),
+                                ("monitoredInstead", replaced.map { .integer($0.monitoredInstead.index) } ?? .null),
+                            ])
                     })
             ),
             (

@@ -195,10 +195,11 @@ enum FlashCommand {
             case .notStarted(_, let result):
                 // Written and (if asked) locked: only the start is missing. Verified, it needs no
                 // flashing again; with --verify none it is as a run that started would leave it.
-                let start = "power-cycle it (or press the debugger's reset button) and it runs the image"
+                let start = "(or press the debugger's reset button) and it runs the image"
                 throw CommandFailure(
                     .failure, error.description,
-                    hint: result.report.verify == .none ? start : "the chip needs no flashing again: \(start)")
+                    hint: result.report.verify == .none
+                        ? "power-cycle the chip \(start)" : "the chip needs no flashing again: power-cycle it \(start)")
             case .unknownChip, .unknownChipAfterErase:
                 throw CommandFailure(
                     .failure, error.description,

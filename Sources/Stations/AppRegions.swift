@@ -142,17 +142,23 @@ public enum AppRegions {
         // Core Location compares identifiers as they are written (a precomposed é is not e and a
         // combining accent): compared scalar by scalar, not as Swift's canonically equal strings.
         var seen: [[Unicode.Scalar]: BeaconRegion] = [:]
-        var monitored: [[Unicode.Scalar]: BeaconRegion] = [:]
-        for region in regions {
+        // Where in `regions` the last region under each identifier is: the one monitored.
+        var kept: [[Unicode.Scalar]: Int] = [:]
+        for (position, region) in regions.enumerated() {
             let key = Array(region.identifier.unicodeScalars)
             if let earlier = seen[key] { report.sharedIdentifiers.append((earlier, region)) }
             seen[key] = region
-            monitored[key] = region
+            kept[key] = position
             guard !stations.contains(where: { region.covers($0.identity) }) else { continue }
             report.unmatched.append((region, reason(region, stations: stations)))
         }
-        report.monitoredCount = monitored.count
-        report.uncovered = stations.filter { station in !monitored.values.contains { $0.covers(station.identity) } }
+        report.monitoredCount = kept.count
+        report.replaced = regions.enumerated().compactMap { position, region in
+            let last = kept[Array(region.identifier.unicodeScalars)] ?? position
+            return last == position ? nil : (region, regions[last])
+        }
+        let monitored = kept.values.sorted().map { regions[$0] }
+        report.uncovered = stations.filter { station in !monitored.contains { $0.covers(station.identity) } }
         return report
     }
 
@@ -214,6 +220,9 @@ public struct RegionReport: Sendable {
     public var uncovered: [Station] = []
     /// Regions that cover no station, with the reason in words.
     public var unmatched: [(region: BeaconRegion, reason: String)] = []
+    /// Each region a later one of its identifier replaces, with the region the app monitors under
+    /// that identifier instead (the last registered); such a region covers nothing.
+    public var replaced: [(region: BeaconRegion, monitoredInstead: BeaconRegion)] = []
     /// Pairs of regions with one identifier (the later replaces the earlier when registered).
     public var sharedIdentifiers: [(earlier: BeaconRegion, later: BeaconRegion)] = []
 

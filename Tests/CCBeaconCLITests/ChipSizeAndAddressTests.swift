@@ -632,10 +632,12 @@ extension DeviceCommandTests {
             run.diagnostics.contains(
                 "while resetting the target to run; the image is \(written)\(lockDebug ? ", and the debug interface is locked" : ""), but the chip was not reset to run it"
             ), "\(run.diagnostics)")
-        let start = "power-cycle it (or press the debugger's reset button) and it runs the image"
+        let start = "(or press the debugger's reset button) and it runs the image"
         #expect(
             run.diagnostics.contains(
-                "hint: " + (verify == "none" ? start : "the chip needs no flashing again: \(start)")
+                "hint: "
+                    + (verify == "none"
+                        ? "power-cycle the chip \(start)" : "the chip needs no flashing again: power-cycle it \(start)")
             ), "\(run.diagnostics)")
         #expect(!run.diagnostics.contains("may be"), "\(run.diagnostics)")
         #expect(provider.debuggers[0].chip!.debugLocked == lockDebug)

@@ -191,7 +191,7 @@ struct LedgerCommandTests {
         #expect(replacedRun.status == 1)
         #expect(
             replacedRun.output.contains(
-                "uncovered: s1 (\(LedgerFiles.uuid) major 7 minor 1): region [0] 'site' (line 1) covers it, but region [1] 'site' (line 1) replaces that region\n"
+                "uncovered: s1 (\(LedgerFiles.uuid) major 7 minor 1): region [0] 'site' (line 1) covers it, but the app monitors region [1] 'site' (line 1) under that identifier instead\n"
             ), "\(replacedRun.output)")
         for (arguments, message) in [
             (["check-app", regions], "give the stations: a station list (STATIONS.csv) or --ledger FILE|URL"),

@@ -119,6 +119,16 @@ struct AppRegionsTests {
             ], stations: Self.site)
         #expect(replaced.uncovered.map(\.name) == ["Entrance", "Hall A"])
         #expect(replaced.monitoredCount == 1 && replaced.regionCount == 2)
+        // Three under one identifier: the app monitors the last; each earlier one is replaced by it
+        // (not by the next, which is itself replaced).
+        let three = AppRegions.check(
+            [
+                BeaconRegion(identifier: "x", uuid: Self.ours, major: 1, minor: 1, line: 2),
+                BeaconRegion(identifier: "x", uuid: Self.ours, major: 1, line: 3),
+                BeaconRegion(identifier: "x", uuid: Self.ours, major: 2, line: 4),
+            ], stations: Self.site)
+        #expect(three.uncovered.map(\.name) == ["Entrance", "Hall A"])
+        #expect(three.replaced.map { [$0.region.line, $0.monitoredInstead.line] } == [[2, 4], [3, 4]])
         let places = (1...20).map { minor in
             BeaconRegion(identifier: "place \(minor)", uuid: Self.ours, major: 1, minor: UInt16(minor))
         }

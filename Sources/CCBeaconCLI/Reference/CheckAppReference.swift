@@ -40,8 +40,9 @@ extension CheckAppCommand {
                 Location keeps only the one registered last; identifiers are compared as written, character
                 code by character code (a precomposed é and e with a combining accent are two identifiers). More than 20 regions monitored, one per identifier
                 (`too many`, `monitoredCount`): iOS monitors at most 20 per app, beacon and geographic regions together — plan few UUIDs, a major per site
-                or floor, minors per place. `--json` gives the same for CI (`passed`, `uncovered`, `unmatched`,
-                `sharedIdentifiers`, `tooManyToMonitor`). Exit status 0 when nothing is reported, 1 when
+                or floor, minors per place. `--json` gives the same for CI (`passed`, `uncovered` — each with the
+                `replacedRegion` that would cover it and the region monitored instead, or null —, `unmatched`,
+                `sharedIdentifiers`, `monitoredCount`, `tooManyToMonitor`). Exit status 0 when nothing is reported, 1 when
                 anything is, 65 for a regions file or list that cannot be read. The stations come from
                 `--ledger` (its verified stations; read only, a file or a PostgreSQL server) or from a station
                 list, never both.
