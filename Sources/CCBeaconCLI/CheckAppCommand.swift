@@ -100,7 +100,7 @@ enum CheckAppCommand {
         for station in report.uncovered {
             lines.append(
                 "uncovered: \(station.name) (\(station.identity.uuid.uuidString) major \(station.identity.major) minor \(station.identity.minor)): "
-                    + (report.replaced.first { $0.region.covers(station.identity) }.map {
+                    + (report.replacedCover(of: station).map {
                         "\(name($0.region)) covers it, but the app monitors \(name($0.monitoredInstead)) under that identifier instead"
                     } ?? "no region covers it")
             )
@@ -131,8 +131,7 @@ enum CheckAppCommand {
                 "uncovered",
                 .array(
                     report.uncovered.map { station in
-                        // The replaced region that would cover it, if any, and the one monitored instead.
-                        let replaced = report.replaced.first { $0.region.covers(station.identity) }
+                        let replaced = report.replacedCover(of: station)
                         return .object(
                             [("name", .string(station.name))] + EncodeCommand.identityFields(station.identity) + [
                                 ("replacedRegion", replaced.map { .integer($0.region.index) } ?? .null),

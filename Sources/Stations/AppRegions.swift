@@ -223,6 +223,11 @@ public struct RegionReport: Sendable {
     /// Each region a later one of its identifier replaces, with the region the app monitors under
     /// that identifier instead (the last registered); such a region covers nothing.
     public var replaced: [(region: BeaconRegion, monitoredInstead: BeaconRegion)] = []
+    /// The replaced region that would cover `station` (an uncovered one), with the region monitored
+    /// instead: why the app never wakes for it, though a region of the file covers it.
+    public func replacedCover(of station: Station) -> (region: BeaconRegion, monitoredInstead: BeaconRegion)? {
+        replaced.first { $0.region.covers(station.identity) }
+    }
     /// Pairs of regions with one identifier (the later replaces the earlier when registered).
     public var sharedIdentifiers: [(earlier: BeaconRegion, later: BeaconRegion)] = []
 
