@@ -141,21 +141,20 @@ public enum AppRegions {
         var report = RegionReport(regionCount: regions.count, stationCount: stations.count)
         // Core Location compares identifiers as they are written (a precomposed é is not e and a
         // combining accent): compared scalar by scalar, not as Swift's canonically equal strings.
-        var seen: [[Unicode.Scalar]: BeaconRegion] = [:]
-        // Where in `regions` the last region under each identifier is: the one monitored.
+        let keys = regions.map { Array($0.identifier.unicodeScalars) }
+        // Where in `regions` the last region so far under each identifier is: in the end, the one
+        // monitored.
         var kept: [[Unicode.Scalar]: Int] = [:]
         for (position, region) in regions.enumerated() {
-            let key = Array(region.identifier.unicodeScalars)
-            if let earlier = seen[key] { report.sharedIdentifiers.append((earlier, region)) }
-            seen[key] = region
-            kept[key] = position
+            if let earlier = kept[keys[position]] { report.sharedIdentifiers.append((regions[earlier], region)) }
+            kept[keys[position]] = position
             guard !stations.contains(where: { region.covers($0.identity) }) else { continue }
             report.unmatched.append((region, reason(region, stations: stations)))
         }
         report.monitoredCount = kept.count
-        report.replaced = regions.enumerated().compactMap { position, region in
-            let last = kept[Array(region.identifier.unicodeScalars)] ?? position
-            return last == position ? nil : (region, regions[last])
+        report.replaced = regions.indices.compactMap { position in
+            let last = kept[keys[position]] ?? position
+            return last == position ? nil : (regions[position], regions[last])
         }
         let monitored = kept.values.sorted().map { regions[$0] }
         report.uncovered = stations.filter { station in !monitored.contains { $0.covers(station.identity) } }
