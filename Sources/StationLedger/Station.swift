@@ -14,6 +14,9 @@ public struct Station: Sendable, Equatable {
     public var address: RandomStaticAddress?
     /// Line of the station in its list (for messages).
     public var line: Int
+    /// Column of the station in its list (for messages): 1 for a CSV row, where its element begins
+    /// in a JSON list.
+    public var column = 1
     /// The element of a JSON list the station is (`[3]`); `nil` in a CSV list. A JSON list may hold
     /// all its stations on one line, where the line alone does not tell them apart.
     public var element: String? = nil

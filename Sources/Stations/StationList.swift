@@ -37,7 +37,7 @@ struct ListProblems {
 
     /// `message` about a whole station: at its row.
     mutating func add(_ message: String, at station: Station) {
-        add(message, line: station.line, column: 1, keyPath: station.element ?? "")
+        add(message, line: station.line, column: station.column, keyPath: station.element ?? "")
     }
 
     /// Every problem, in file order, as the error a reader throws.
@@ -94,7 +94,8 @@ public enum StationListReader {
             let station = parse(row, problems: &problems)
             if station == nil, !row.reported, problems.count == known {
                 // Never drop a row silently: every row that makes no station says why.
-                problems.add("this station cannot be read", line: row.line, column: 1)
+                problems.add(
+                    "this station cannot be read", line: row.line, column: row.column, keyPath: row.element ?? "")
             }
             parsed.append((row, station))
         }
@@ -116,6 +117,8 @@ public enum StationListReader {
         var attributes: [(name: String, text: String, line: Int, column: Int, keyPath: String)] = []
         /// A JSON list's element (`[3]`): its rows may share a line.
         var element: String? = nil
+        /// Where the JSON element begins on its line; 1 for a CSV row.
+        var column = 1
 
         /// Where the row is, for a message about another row (`Station.place`).
         var place: String { Station.place(line: line, element: element) }
@@ -323,7 +326,7 @@ public enum StationListReader {
             rows.append(
                 Row(
                     line: element.line, cells: cells, reported: problems.count > known, attributes: attributes,
-                    element: path))
+                    element: path, column: element.column))
         }
         return rows
     }
@@ -333,7 +336,8 @@ public enum StationListReader {
         func report(_ column: String, _ message: String) {
             let cell = row.cells[column]
             problems.add(
-                message, line: cell?.line ?? row.line, column: cell?.column ?? 1, keyPath: cell?.keyPath ?? column)
+                message, line: cell?.line ?? row.line, column: cell?.column ?? row.column,
+                keyPath: cell?.keyPath ?? column)
             failed = true
         }
         // Each field is parsed on its own, so a row with three mistakes reports three.
@@ -393,6 +397,7 @@ public enum StationListReader {
             note: note?.isEmpty == true ? nil : note, address: address, line: row.line, powerOrigin: powerOrigin)
         station.attributes = attributes
         station.element = row.element
+        station.column = row.column
         return station
     }
 
@@ -482,13 +487,15 @@ public enum StationListReader {
                 let cell = row.cells["uuid"]
                 problems.add(
                     "station '\(station.name)' has the same UUID, major and minor as '\(earlier.name)' on \(earlier.place); scanners could not tell them apart",
-                    line: cell?.line ?? station.line, column: cell?.column ?? 1, keyPath: cell?.keyPath ?? "")
+                    line: cell?.line ?? station.line, column: cell?.column ?? station.column,
+                    keyPath: cell?.keyPath ?? "")
             }
             if let address = station.address, let earlier = addresses.claim(address, by: claimant) {
                 let cell = row.cells["address"]
                 problems.add(
                     "station '\(station.name)' has the same address \(address) as '\(earlier.name)' on \(earlier.place); every beacon needs its own",
-                    line: cell?.line ?? station.line, column: cell?.column ?? 1, keyPath: cell?.keyPath ?? "address")
+                    line: cell?.line ?? station.line, column: cell?.column ?? station.column,
+                    keyPath: cell?.keyPath ?? "address")
             }
         }
     }

@@ -566,16 +566,15 @@ struct TemplateCommandTests {
             ))
         #expect(!FileManager.default.fileExists(atPath: scratch.path("clash")))
 
-        // A JSON list on one line: the stations are told apart by their elements, not their line.
-        let oneLine = try scratch.write(
-            "c.json",
-            #"[{"name":"A","uuid":"\#(Self.uuid)","major":1,"minor":1,"address":"\#(derivedForB)"},"#
-                + #"{"name":"B","uuid":"\#(Self.uuid)","major":1,"minor":2}]"#)
+        // A JSON list on one line: the stations are told apart by their elements, not their line,
+        // and the message points at the second station's element.
+        let first = #"[{"name":"A","uuid":"\#(Self.uuid)","major":1,"minor":1,"address":"\#(derivedForB)"},"#
+        let oneLine = try scratch.write("c.json", first + #"{"name":"B","uuid":"\#(Self.uuid)","major":1,"minor":2}]"#)
         let refusedJSON = ToolRun(["batch", oneLine, "--template", "cc2541-ibeacon", "-o", scratch.path("clash")])
         #expect(refusedJSON.status == 65)
         #expect(
             refusedJSON.diagnostics.contains(
-                "\n  \(oneLine):1:1: [1]: stations 'A' (line 1 at [0]) and 'B' would both advertise as \(derivedForB); give one of them another address\n"
+                "\n  \(oneLine):1:\(first.count + 1): [1]: stations 'A' (line 1 at [0]) and 'B' would both advertise as \(derivedForB); give one of them another address\n"
             ))
         #expect(!FileManager.default.fileExists(atPath: scratch.path("clash")))
     }
