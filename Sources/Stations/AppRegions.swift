@@ -39,10 +39,28 @@ public struct BeaconRegion: Sendable, Equatable {
         self.index = index
     }
 
-    /// Whether a station broadcasting `identity` is in this region.
-    public func covers(_ identity: IBeacon) -> Bool {
-        identity.uuid == uuid && major.map { $0 == identity.major } != false
-            && minor.map { $0 == identity.minor } != false
+    /// Whether a station broadcasting `identity` is in this region: the region's constraint is one
+    /// of the three the identity meets (its UUID; its UUID and major; all three).
+    public func covers(_ identity: IBeacon) -> Bool { Self.constraints(met: identity).contains(constraintKey) }
+
+    /// What the region constrains, as a key: a region covers an identity exactly when its key is one
+    /// of `constraints(met:)`, so a set of keys answers for many regions or stations at once.
+    var constraintKey: ConstraintKey { ConstraintKey(uuid: uuid, major: major, minor: minor) }
+
+    /// The three constraints `identity` meets.
+    static func constraints(met identity: IBeacon) -> [ConstraintKey] {
+        [
+            ConstraintKey(uuid: identity.uuid, major: nil, minor: nil),
+            ConstraintKey(uuid: identity.uuid, major: identity.major, minor: nil),
+            ConstraintKey(uuid: identity.uuid, major: identity.major, minor: identity.minor),
+        ]
+    }
+
+    /// A UUID, optionally a major, and a minor only beside a major.
+    struct ConstraintKey: Hashable {
+        var uuid: UUID
+        var major: UInt16?
+        var minor: UInt16?
     }
 
     /// `7634A485-1732-4B7D-AB44-D505D8A24C60 major 1 minor 2`, as much as the region constrains.
@@ -137,8 +155,12 @@ public enum AppRegions {
     /// Checks `regions` against `stations` (see `RegionReport`). What the app monitors is the last
     /// region registered under each identifier (registering one replaces the region of that
     /// identifier): coverage and the limit are of those; every region of the file is matched.
+    /// Each region and station is looked up in sets of constraint keys, not against every other:
+    /// a file of thousands of regions takes as long to check as to read.
     public static func check(_ regions: [BeaconRegion], stations: [Station]) -> RegionReport {
         var report = RegionReport(regionCount: regions.count, stationCount: stations.count)
+        let met = Set(stations.flatMap { BeaconRegion.constraints(met: $0.identity) })
+        let context = ReasonContext(stations)
         // Core Location compares identifiers as they are written (a precomposed é is not e and a
         // combining accent): compared scalar by scalar, not as Swift's canonically equal strings.
         let keys = regions.map { Array($0.identifier.unicodeScalars) }
@@ -148,55 +170,76 @@ public enum AppRegions {
         for (position, region) in regions.enumerated() {
             if let earlier = kept[keys[position]] { report.sharedIdentifiers.append((regions[earlier], region)) }
             kept[keys[position]] = position
-            guard !stations.contains(where: { region.covers($0.identity) }) else { continue }
-            report.unmatched.append((region, reason(region, stations: stations)))
+            guard !met.contains(region.constraintKey) else { continue }
+            report.unmatched.append((region, context.reason(region)))
         }
         report.monitoredCount = kept.count
         report.replaced = regions.indices.compactMap { position in
             let last = kept[keys[position]] ?? position
             return last == position ? nil : (regions[position], regions[last])
         }
-        let monitored = kept.values.sorted().map { regions[$0] }
-        report.uncovered = stations.filter { station in !monitored.contains { $0.covers(station.identity) } }
+        let monitored = Set(kept.values.map { regions[$0].constraintKey })
+        report.uncovered = stations.filter { station in
+            !BeaconRegion.constraints(met: station.identity).contains(where: monitored.contains)
+        }
         return report
     }
 
-    /// Why a region matches none of `stations`: another vendor's UUID, a UUID a few digits from
-    /// one the stations use, or the stations under its UUID with other majors or minors.
-    static func reason(_ region: BeaconRegion, stations: [Station]) -> String {
-        let sameUUID = stations.filter { $0.identity.uuid == region.uuid }
-        if !sameUUID.isEmpty {
-            if let major = region.major, !sameUUID.contains(where: { $0.identity.major == major }) {
-                let majors = Set(sameUUID.map(\.identity.major)).sorted().map(String.init)
-                return "no station under its UUID has major \(major) (the stations' majors: \(list(majors)))"
+    /// Why a region matches none of the stations: another vendor's UUID, a UUID a few digits from
+    /// one the stations use, or the stations under its UUID with other majors or minors. The
+    /// stations are grouped once for all the regions of a file.
+    struct ReasonContext {
+        /// Each UUID the stations use, with the majors used under it and the minors under each.
+        var minorsByMajor: [UUID: [UInt16: Set<UInt16>]] = [:]
+        /// The UUIDs the stations use, in order of their text.
+        var used: [UUID]
+
+        init(_ stations: [Station]) {
+            for station in stations {
+                let identity = station.identity
+                minorsByMajor[identity.uuid, default: [:]][identity.major, default: []].insert(identity.minor)
             }
-            let minors = Set(sameUUID.filter { $0.identity.major == region.major }.map(\.identity.minor)).sorted()
+            used = minorsByMajor.keys.sorted { $0.uuidString < $1.uuidString }
+        }
+
+        /// Why `region`, which covers none of the stations, covers none.
+        func reason(_ region: BeaconRegion) -> String {
+            if let majors = minorsByMajor[region.uuid] {
+                if let major = region.major, majors[major] == nil {
+                    return
+                        "no station under its UUID has major \(major) (the stations' majors: \(list(majors.keys.sorted().map(String.init))))"
+                }
+                let minors = region.major.flatMap { majors[$0] } ?? []
+                return
+                    "no station under its UUID and major has minor \(region.minor.map(String.init) ?? "") (the stations' minors: \(list(minors.sorted().map(String.init))))"
+            }
+            let known = wellKnownUUIDs.first { $0.uuid == region.uuid.uuidString }
+            let distances = used.map { (uuid: $0, apart: digitsApart($0, region.uuid)) }
+            guard let (closest, apart) = distances.min(by: { $0.apart < $1.apart }) else {
+                return "there are no stations to match" + (known.map { "; its UUID is \($0.owner)" } ?? "")
+            }
+            if let known {
+                return "its UUID is \(known.owner), which no station uses; the stations use \(closest.uuidString)"
+                    + (used.count > 1 ? " and \(used.count - 1) other UUID\(used.count > 2 ? "s" : "")" : "")
+            }
+            if apart <= 4 {
+                return
+                    "no station uses its UUID; \(closest.uuidString) differs from it in \(apart) hex digit\(apart == 1 ? "" : "s") — a typo?"
+            }
             return
-                "no station under its UUID and major has minor \(region.minor.map(String.init) ?? "") (the stations' minors: \(list(minors.map(String.init))))"
+                "no station uses its UUID; the closest the stations use is \(closest.uuidString) (\(apart) of 32 hex digits differ: another vendor's UUID?)"
         }
-        let known = wellKnownUUIDs.first { $0.uuid == region.uuid.uuidString }
-        let used = Array(Set(stations.map(\.identity.uuid))).sorted { $0.uuidString < $1.uuidString }
-        guard let closest = used.min(by: { digitsApart($0, region.uuid) < digitsApart($1, region.uuid) }) else {
-            return "there are no stations to match" + (known.map { "; its UUID is \($0.owner)" } ?? "")
-        }
-        let apart = digitsApart(closest, region.uuid)
-        if let known {
-            return "its UUID is \(known.owner), which no station uses; the stations use \(closest.uuidString)"
-                + (used.count > 1 ? " and \(used.count - 1) other UUID\(used.count > 2 ? "s" : "")" : "")
-        }
-        if apart <= 4 {
-            return
-                "no station uses its UUID; \(closest.uuidString) differs from it in \(apart) hex digit\(apart == 1 ? "" : "s") — a typo?"
-        }
-        return
-            "no station uses its UUID; the closest the stations use is \(closest.uuidString) (\(apart) of 32 hex digits differ: another vendor's UUID?)"
     }
 
     /// How many of the 32 hex digits of two UUIDs differ.
     public static func digitsApart(_ first: UUID, _ second: UUID) -> Int {
-        let a = first.uuidString.filter(\.isHexDigit)
-        let b = second.uuidString.filter(\.isHexDigit)
-        return zip(a, b).filter { $0 != $1 }.count
+        withUnsafeBytes(of: first.uuid) { a in
+            withUnsafeBytes(of: second.uuid) { b in
+                zip(a, b).reduce(0) { count, pair in
+                    count + (pair.0 >> 4 != pair.1 >> 4 ? 1 : 0) + (pair.0 & 0xF != pair.1 & 0xF ? 1 : 0)
+                }
+            }
+        }
     }
 
     static func list(_ items: [String]) -> String {

@@ -142,6 +142,47 @@ struct AppRegionsTests {
         #expect(AppRegions.check(more + [more[0]], stations: stations).tooManyToMonitor)
     }
 
+    /// Every region two UUIDs, two majors and two minors make (a minor only beside a major), each
+    /// against every identity of them: `covers` and the check's lookups say what the fields say,
+    /// compared field by field here.
+    @Test func everyConstraintCoversExactlyWhatItsFieldsSay() {
+        let uuids = [Self.ours, Self.estimote]
+        let values: [UInt16?] = [nil, 1, 2]
+        let regions = uuids.flatMap { uuid in
+            values.flatMap { major in
+                values.compactMap { minor in
+                    major == nil && minor != nil
+                        ? nil
+                        : BeaconRegion(
+                            identifier: "\(uuid) \(major ?? 0) \(minor ?? 0)", uuid: uuid, major: major, minor: minor)
+                }
+            }
+        }
+        let stations = uuids.flatMap { uuid in
+            [1, 2].flatMap { major in
+                [1, 2].map { minor in Self.station("\(uuid) \(major) \(minor)", uuid, major: major, minor: minor) }
+            }
+        }
+        func fieldsSay(_ region: BeaconRegion, _ station: Station) -> Bool {
+            region.uuid == station.identity.uuid && (region.major == nil || region.major == station.identity.major)
+                && (region.minor == nil || region.minor == station.identity.minor)
+        }
+        #expect(regions.count == 14)
+        for region in regions {
+            for station in stations { #expect(region.covers(station.identity) == fieldsSay(region, station)) }
+        }
+        // Each region alone, and each against each one station: the check's sets agree.
+        for region in regions {
+            let report = AppRegions.check([region], stations: stations)
+            #expect(report.uncovered.map(\.name) == stations.filter { !fieldsSay(region, $0) }.map(\.name))
+            for station in stations {
+                let alone = AppRegions.check([region], stations: [station])
+                #expect(alone.unmatched.isEmpty == fieldsSay(region, station))
+                #expect(alone.uncovered.isEmpty == fieldsSay(region, station))
+            }
+        }
+    }
+
     /// The fewest regions: one per UUID, with the major when its stations share one; they cover
     /// every station, match one each, and read back from their file as they were.
     @Test func theFewestRegionsCoverTheRegistry() throws {
