@@ -130,11 +130,14 @@ enum BatchCommand {
 
                 Running it again over the same DIR is safe: files that already hold exactly the new
                 content are left alone, changed ones are replaced atomically, and files that belong to no
-                station of the list are never touched (they are listed). Every file is written to a
-                temporary file, flushed to disk and renamed into place; stations.json is written only
-                after all of them, and is set aside (as .stations.json.incomplete) while files change, so
-                the folder never holds a record that disagrees with its files. A run killed part-way is
-                reported by the next one, which also removes the temporary files it left.
+                station of the list are never touched (they are listed). Only files a batch recorded are
+                replaced: a station file of other content that no batch wrote, or a stations.json that is
+                no batch's record, is the user's, and the run is refused before anything changes. Every
+                file is written to a temporary file, flushed to disk and renamed into place; stations.json
+                is written only after all of them, and gives way to a marker (.stations.json.incomplete)
+                while files change, so the folder never holds a record that disagrees with its files. A
+                run killed part-way is reported by the next one, which also removes the temporary files
+                it left.
 
                 One batch at a time per folder: a second one waits for the first (or, with --no-wait,
                 fails at once).
@@ -205,7 +208,7 @@ enum BatchCommand {
             outputs.append(station.fileStem + ".hex")
             if writeBinary { outputs.append(station.fileStem + ".bin") }
         }
-        // Every path is checked before the folder is locked or its record set aside: a folder
+        // Every path is checked before the folder is locked or its record replaced: a folder
         // where a station file goes used to fail the run after the files before it were replaced.
         try CommandSupport.checkOutputs(
             outputs.map { Files.join(directory, $0) },
@@ -226,10 +229,15 @@ enum BatchCommand {
                 }
             ) { done, total in reporter.update(done: done, total: total) }
         } catch {
-            if case .folderBusy = error.problem {
+            switch error.problem {
+            case .folderBusy:
                 throw CommandFailure(
                     .failure, error.description,
                     hint: "wait for it to finish, or choose another folder; nothing was written")
+            case .unrecordedFiles:
+                throw CommandFailure(
+                    .failure, error.description, hint: "move them away, or choose another folder; nothing was written")
+            case .file: break
             }
             throw CommandFailure(
                 .failure, error.description, hint: "fix the cause and run again; finished files are kept")

@@ -69,6 +69,10 @@ public struct BatchError: Error, Sendable, CustomStringConvertible {
         case file(FileError)
         /// Another batch holds the output folder (and the caller asked not to wait).
         case folderBusy(FolderLock.Failure)
+        /// Files in the folder no batch recorded that this batch would replace (a station file of
+        /// other content, a `stations.json` that is no batch's record): the user's own, so nothing
+        /// was changed. The names are in list order, `stations.json` first.
+        case unrecordedFiles(folder: String, names: [String])
     }
 
     /// What went wrong.
@@ -89,6 +93,10 @@ public struct BatchError: Error, Sendable, CustomStringConvertible {
             return
                 "\(error) (after \(completed) station\(completed == 1 ? "" : "s"); stations.json was not updated)"
         case .folderBusy(let failure): return failure.description
+        case .unrecordedFiles(let folder, let names):
+            let shown = names.prefix(5).joined(separator: ", ") + (names.count > 5 ? ", …" : "")
+            return
+                "\(folder)/ holds \(names.count) file\(names.count == 1 ? "" : "s") no batch recorded, which this batch would replace: \(shown)"
         }
     }
 }
@@ -109,10 +117,15 @@ public enum BatchGenerator {
     /// atomically and durably (temporary file, `fsync`, rename, folder `fsync`); a file that
     /// already holds exactly the new content is not rewritten, so re-running a batch over its
     /// folder is safe and cheap. Files of other stations are never touched (and are reported).
+    /// A file the batch would change is replaced only when a batch recorded it (the folder's
+    /// `stations.json`, or the marker below): otherwise it is the user's, and the run is refused
+    /// (`unrecordedFiles`) before anything changes — as is a `stations.json` that is no batch's
+    /// record.
     ///
     /// The folder never holds a `stations.json` that disagrees with the files it lists: before
-    /// the first file changes the old record is set aside (`incompleteMarkerName`), and the new
-    /// one is written only after every file is durably in place. A run that finds the marker
+    /// the first file changes the old record gives way to a marker (`incompleteMarkerName`) that
+    /// claims its files and this run's, and the new one is written only after every file is
+    /// durably in place. A run that finds the marker
     /// without a record says the last run was interrupted; temporary files a killed run left are
     /// removed and listed. `progress(done, total)` is called from worker threads.
     /// `settings` (interval, TX power) apply to every station; each gets its own advertiser address
@@ -140,16 +153,21 @@ public enum BatchGenerator {
         defer { lock.release() }
         var summary = BatchSummary(entries: [], strayFiles: [])
         summary.removedTemporaryFiles = Files.removeAbandonedTemporaryFiles(in: directory)
-        let markerFound = Files.isFile(marker)
-        summary.previousRunInterrupted = markerFound && !Files.isFile(record)
-        let previousTemplate = BatchRecord.read(in: directory)?.templateName
+        summary.previousRunInterrupted = Files.isFile(marker) && !Files.isFile(record)
+        let previous = BatchRecord.read(in: directory)
+        let unrecorded = unrecordedChanges(
+            stations, template: template, settings: settings, directory: directory, writeBinary: writeBinary,
+            previous: previous)
+        if !unrecorded.isEmpty {
+            throw BatchError(.unrecordedFiles(folder: directory, names: unrecorded), completed: 0)
+        }
         do throws(FileError) {
-            // Set the old record aside before the first file changes.
-            if Files.isFile(record) {
-                try Files.renameDurably(record, to: marker)
-            } else if !markerFound {
-                try Files.writeAtomically([], to: marker)
-            }
+            // Before the first file changes, the marker claims the old record's files and this
+            // run's, and the old record goes: a run killed part-way leaves every file it may have
+            // written claimed.
+            let planned = stations.flatMap { fileNames(of: $0, writeBinary: writeBinary) }
+            try Files.writeAtomically(markerText(previous: previous, planned: planned), to: marker)
+            if Files.isFile(record) { try Files.removeDurably(record) }
         } catch {
             throw BatchError(.file(error), completed: 0)
         }
@@ -188,32 +206,81 @@ public enum BatchGenerator {
         let ours = Set(entries.flatMap { [$0.hexFile] + ($0.binFile.map { [$0] } ?? []) } + [manifestName])
         summary.entries = entries
         summary.strayFiles = ((try? Files.list(directory)) ?? []).filter { !ours.contains($0) && !$0.hasPrefix(".") }
-        summary.previousTemplate = previousTemplate == template.manifest.name ? nil : previousTemplate
+        summary.previousTemplate = previous?.templateName == template.manifest.name ? nil : previous?.templateName
         return summary
+    }
+
+    /// The names of `station`'s files: its HEX, and with `writeBinary` its .bin.
+    static func fileNames(of station: Station, writeBinary: Bool) -> [String] {
+        [station.fileStem + ".hex"] + (writeBinary ? [station.fileStem + ".bin"] : [])
+    }
+
+    /// `station`'s image and its files' contents, in the order of `fileNames` (an image with no
+    /// data has no .bin).
+    static func files(
+        of station: Station, template: StationTemplate, settings: CheckedSettings?, writeBinary: Bool
+    ) -> (image: StationImage, contents: [[UInt8]]) {
+        let image = template.stationImage(
+            for: station.identity, settings: (settings ?? template.defaultSettings).with(address: station.address))
+        guard writeBinary, let end = image.file.memory.endAddress else { return (image, [image.file.text]) }
+        return (image, [image.file.text, image.file.memory.bytes(in: 0..<end, fill: 0xFF)])
+    }
+
+    /// The files of the folder this batch would change that no batch recorded: `stations.json`
+    /// when it is no batch's record, then each station file that is there, unclaimed by
+    /// `previous`, with other content than the batch's.
+    static func unrecordedChanges(
+        _ stations: [Station], template: StationTemplate, settings: CheckedSettings?, directory: String,
+        writeBinary: Bool, previous: BatchRecord?
+    ) -> [String] {
+        var names: [String] = []
+        if Files.isFile(Files.join(directory, manifestName)), previous?.isBatchRecord != true {
+            names.append(manifestName)
+        }
+        let claimed = previous?.files ?? []
+        for station in stations {
+            let unclaimed = fileNames(of: station, writeBinary: writeBinary).filter {
+                !claimed.contains($0) && Files.exists(Files.join(directory, $0))
+            }
+            guard !unclaimed.isEmpty else { continue }
+            let contents = files(of: station, template: template, settings: settings, writeBinary: writeBinary)
+                .contents
+            for (name, bytes) in zip(fileNames(of: station, writeBinary: writeBinary), contents)
+            where unclaimed.contains(name) && (try? Files.read(Files.join(directory, name))) != bytes {
+                names.append(name)
+            }
+        }
+        return names
+    }
+
+    /// The marker's text while a batch changes files: a record without stations' details that
+    /// claims the previous record's files and `planned`, under the previous record's template.
+    static func markerText(previous: BatchRecord?, planned: [String]) -> [UInt8] {
+        let owned: Set<String> = [manifestName, incompleteMarkerName]
+        let names = Set(planned).union(previous?.files ?? []).subtracting(owned).sorted()
+        var members: [(String, JSONValue)] = [("format", .integer(1))]
+        if let name = previous?.templateName { members.append(("template", .object([("name", .string(name))]))) }
+        members.append(("stations", .array(names.map { .object([("file", .string($0))]) })))
+        return Array((JSONValue.object(members).rendered() + "\n").utf8)
     }
 
     static func generate(
         _ station: Station, template: StationTemplate, settings: CheckedSettings?, directory: String,
         writeBinary: Bool
     ) throws(FileError) -> BatchEntry {
-        let image = template.stationImage(
-            for: station.identity, settings: (settings ?? template.defaultSettings).with(address: station.address))
-        let hexName = station.fileStem + ".hex"
-        let hexStatus = try writeIfChanged(image.file.text, to: Files.join(directory, hexName))
-        var binName: String?
-        var binDigest: String?
-        var status = hexStatus
-        if writeBinary, let end = image.file.memory.endAddress {
-            let bytes = image.file.memory.bytes(in: 0..<end, fill: 0xFF)
-            binName = station.fileStem + ".bin"
-            binDigest = SHA256.hexDigest(bytes)
-            let binStatus = try writeIfChanged(bytes, to: Files.join(directory, station.fileStem + ".bin"))
-            if binStatus != .unchanged, status == .unchanged { status = binStatus }
+        let (image, contents) = files(of: station, template: template, settings: settings, writeBinary: writeBinary)
+        let names = fileNames(of: station, writeBinary: writeBinary)
+        var status = BatchFileStatus.unchanged
+        for (name, bytes) in zip(names, contents) {
+            let written = try writeIfChanged(bytes, to: Files.join(directory, name))
+            if written != .unchanged, status == .unchanged { status = written }
         }
         let field = template.beaconField
         return BatchEntry(
-            station: station, hexFile: hexName, hexSHA256: SHA256.hexDigest(image.file.text), binFile: binName,
-            binSHA256: binDigest, status: status, settings: image.settings,
+            station: station, hexFile: names[0], hexSHA256: SHA256.hexDigest(contents[0]),
+            binFile: contents.count > 1 ? names[1] : nil,
+            binSHA256: contents.count > 1 ? SHA256.hexDigest(contents[1]) : nil,
+            status: status, settings: image.settings,
             beaconBytes: image.file.memory.bytes(in: field.address..<(field.address + field.kind.length)))
     }
 
@@ -294,6 +361,9 @@ public struct BatchRecord: Sendable, Equatable {
     public var files: Set<String>
     /// The template it names, if it names one.
     public var templateName: String?
+    /// Whether the file is a batch's record: a JSON object with a `stations` array. A
+    /// `stations.json` someone else wrote is not, and no batch replaces it.
+    public var isBatchRecord = false
 
     /// The record of `directory`: its `stations.json`, or while a batch is interrupted the record
     /// it set aside (`.stations.json.incomplete`, empty when there was none); `nil` when there is
@@ -314,6 +384,7 @@ public struct BatchRecord: Sendable, Equatable {
             result.templateName = name
         }
         if case .array(let stations)? = members.first(where: { $0.key == "stations" })?.value.value {
+            result.isBatchRecord = true
             for case .object(let station) in stations.map(\.value) {
                 for member in station where member.key == "file" || member.key == "bin" {
                     if case .string(let name) = member.value.value { result.files.insert(name) }

@@ -17,8 +17,8 @@ public enum CrashPoint: String, CaseIterable, Sendable {
     case inLedgerWrite = "in-ledger-write"
     /// Between a new ledger file's link into place and the removal of its temporary name.
     case afterLedgerLink = "after-ledger-link"
-    /// Each durable step of a batch (the record set aside, each file renamed into place, the
-    /// record written, the marker removed).
+    /// Each durable step of a batch (the marker written and the old record removed, each file
+    /// renamed into place, the record written, the marker removed).
     case batchStep = "batch-step"
 
     /// The environment variable that arms one point.

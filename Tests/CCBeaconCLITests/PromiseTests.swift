@@ -423,8 +423,8 @@ struct BatchFolderTests {
         }
     }
 
-    /// `kill -9` at ten chosen moments (the Nth durable step: record set aside, each file renamed
-    /// into place, record written, marker removed) and at ten moments in time: the folder never
+    /// `kill -9` at ten chosen moments (the Nth durable step: marker written and old record removed,
+    /// each file renamed into place, record written, marker removed) and at ten moments in time: the folder never
     /// holds a record that disagrees with its files, and the next run says the last one was
     /// interrupted and ends with a true record.
     @Test func killedAtAnyMomentTheRecordNeverDisagreesWithTheFiles() throws {
@@ -436,7 +436,7 @@ struct BatchFolderTests {
         let folder = scratch.path("out")
         let complete = try ChildProcess.run(BuiltTools.ccbeacon, Self.batch(lists[0], folder), in: scratch.url)
         #expect(complete.status == 0)
-        // Steps with 12 stations and one job: 1 set aside, 2…13 files, 14 record, 15 marker removed.
+        // Steps with 12 stations and one job: 1 marker, 2…13 files, 14 record, 15 marker removed.
         for (round, step) in [1, 2, 3, 7, 12, 13, 14, 15, 16, 5].enumerated() {
             let list = lists[(round + 1) % 2]
             let killed = try ChildProcess.run(
@@ -469,6 +469,51 @@ struct BatchFolderTests {
         #expect(final.status == 0)
         #expect(try Self.recordProblems(folder) == ([], 400))
         #expect(try Files.list(folder).filter { $0.contains(".ccbeacon-tmp.") }.isEmpty, "no temporary file left")
+    }
+
+    /// A batch never replaces a file no batch recorded: the user's own `stations.json` or a station
+    /// file of other content refuses the run (exit 1), naming them, before anything is written.
+    @Test func aFolderOfTheUsersOwnFilesIsRefusedWhole() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try Self.list(scratch, "list.csv", count: 3)
+        let folder = scratch.path("out")
+        try Files.createDirectory(folder)
+        _ = try scratch.write("out/stations.json", #"{"mine": true}"#)
+        _ = try scratch.write("out/s1.hex", "precious")
+        let run = try ChildProcess.run(BuiltTools.ccbeacon, Self.batch(list, folder), in: scratch.url, timeout: 30)
+        #expect(run.status == 1)
+        #expect(
+            run.errors.contains(
+                "error: \(folder)/ holds 2 files no batch recorded, which this batch would replace: stations.json, s1.hex"
+            ),
+            "\(run.errors)")
+        #expect(run.errors.contains("hint: move them away, or choose another folder; nothing was written"))
+        #expect(try Files.list(folder).filter { !$0.hasPrefix(".") }.sorted() == ["s1.hex", "stations.json"])
+        #expect(try scratch.bytes("out/stations.json") == Array(#"{"mine": true}"#.utf8))
+        #expect(try scratch.bytes("out/s1.hex") == Array("precious".utf8))
+    }
+
+    /// A run killed after it wrote files its list added leaves them claimed by the folder's marker:
+    /// the next run, of another list with those names, replaces them as its own.
+    @Test func filesAKilledRunWroteStayTheBatchs() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let folder = scratch.path("out")
+        let first = try Self.list(scratch, "a.csv", count: 4)
+        let longer = try Self.list(scratch, "b.csv", count: 8, first: 700)
+        let changed = try Self.list(scratch, "c.csv", count: 8, first: 900)
+        #expect(try ChildProcess.run(BuiltTools.ccbeacon, Self.batch(first, folder), in: scratch.url).status == 0)
+        // Steps with one job: 1 marker, 2…9 the files s0…s7: killed after s5, which a.csv lacks.
+        let killed = try ChildProcess.run(
+            BuiltTools.ccbeacon, Self.batch(longer, folder, ["--jobs", "1"]), in: scratch.url,
+            environment: CrashPoint.batchStep.armed(at: 7), timeout: 60)
+        #expect(killed.status == 128 + SIGKILL)
+        #expect(Files.isFile(folder + "/s5.hex") && !Files.isFile(folder + "/s6.hex"))
+        let next = try ChildProcess.run(BuiltTools.ccbeacon, Self.batch(changed, folder), in: scratch.url, timeout: 60)
+        #expect(next.status == 0, "\(next.errors)")
+        #expect(next.output.contains("2 written, 6 replaced, 0 unchanged"), "\(next.output)")
+        #expect(try Self.recordProblems(folder) == ([], 8))
     }
 
     /// Temporary files a killed writer left are removed (and listed) by the next run; a live

@@ -96,6 +96,58 @@ struct BatchTests {
         #expect(try Files.read(directory + "/notes.txt") == Array("not ours".utf8))
     }
 
+    /// A file in the folder that no batch recorded is the user's: a station file of other content,
+    /// or a `stations.json` that is no batch's record, refuses the run before anything changes. A
+    /// file that already holds what the batch would write is simply taken.
+    @Test(arguments: [
+        (["station_1.hex": "precious"], ["station_1.hex"]),
+        (["stations.json": #"{"mine": true}"#], ["stations.json"]),
+        (["stations.json": "not even JSON"], ["stations.json"]),
+        (
+            ["stations.json": #"{"mine": true}"#, "station_4.hex": "x", "notes.txt": "n"],
+            ["stations.json", "station_4.hex"]
+        ),
+    ])
+    func filesNoBatchRecordedAreNeverReplaced(present: [String: String], refused: [String]) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("batch-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Files.createDirectory(directory)
+        for (name, text) in present { try Files.writeAtomically(Array(text.utf8), to: directory + "/" + name) }
+        #expect {
+            _ = try BatchGenerator.run(
+                stations: Self.stations(5), template: try Self.template(), directory: directory, writeBinary: false,
+                jobs: 2
+            ) { _, _ in }
+        } throws: { error in
+            guard let error = error as? BatchError, case .unrecordedFiles(let folder, let names) = error.problem else {
+                return false
+            }
+            return folder == directory && names == refused && error.completed == 0
+        }
+        #expect(try Files.list(directory).filter { !$0.hasPrefix(".") }.sorted() == present.keys.sorted())
+        for (name, text) in present { #expect(try Files.read(directory + "/" + name) == Array(text.utf8)) }
+        #expect(!Files.exists(directory + "/" + BatchGenerator.incompleteMarkerName))
+    }
+
+    /// The same station file, written by a batch into another folder and copied in: it holds what
+    /// the batch would write, so it is taken (unchanged) and recorded.
+    @Test func anUnrecordedFileOfTheSameContentIsTaken() throws {
+        let first = FileManager.default.temporaryDirectory.appendingPathComponent("batch-\(UUID().uuidString)").path
+        let second = first + "-copy"
+        defer { for folder in [first, second] { try? FileManager.default.removeItem(atPath: folder) } }
+        let template = try Self.template()
+        _ = try BatchGenerator.run(
+            stations: Self.stations(3), template: template, directory: first, writeBinary: false, jobs: 1
+        ) { _, _ in }
+        try Files.createDirectory(second)
+        try Files.writeAtomically(try Files.read(first + "/station_1.hex"), to: second + "/station_1.hex")
+        let summary = try BatchGenerator.run(
+            stations: Self.stations(3), template: template, directory: second, writeBinary: false, jobs: 1
+        ) { _, _ in }
+        #expect(summary.entries.map(\.status) == [.written, .unchanged, .written])
+        #expect(BatchRecord.read(in: second)?.files.contains("station_1.hex") == true)
+    }
+
     @Test func aFailureStopsAndSaysHowFarItGot() throws {
         let template = try Self.template()
         #expect {

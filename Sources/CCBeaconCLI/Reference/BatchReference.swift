@@ -49,12 +49,17 @@ extension BatchCommand {
                 station (name made file-safe), `DIR/<name>.bin` with `--bin`, and `DIR/stations.json` with every
                 station's identity, file and sha256, and the template's name, sha256 and payload address. Running
                 it again over the same folder is safe: identical files are left alone, changed ones replaced
-                atomically and durably, other files never touched (and listed). Every output path is checked
+                atomically and durably, other files never touched (and listed). Only a file a batch recorded
+                is replaced: a station's file of other content that no batch wrote, or a `stations.json` that
+                is no batch's record (`{"mine": true}`), is the user's, and the run is refused with their names
+                (exit 1) before anything changes; move them away or choose another folder. Every output path is checked
                 before anything changes: a folder, FIFO or anything else but a regular file where a station's
                 `.hex` or `.bin` or `stations.json` goes is a usage error (exit 64), with no file written and the
                 record left as it was. The folder never holds a
-                `stations.json` that disagrees with its files: while files change, the old record waits aside as
-                `.stations.json.incomplete`, and the new one is written only after every file is durably in place.
+                `stations.json` that disagrees with its files: while files change, the old record gives way to
+                `.stations.json.incomplete`, which claims the old record's files and the run's (so the files a
+                killed run wrote stay the batch's to replace), and the new record is written only after every
+                file is durably in place.
                 A batch killed part-way (even by `kill -9`) is reported by the next one ("the last batch into out/
                 was interrupted before it wrote its record"), which also removes the temporary files the killed run
                 left and lists them (those of a writer still running are left alone). One batch at a time per
