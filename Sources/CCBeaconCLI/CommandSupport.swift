@@ -188,7 +188,8 @@ enum CommandSupport {
         case batch
     }
 
-    /// Checks every output path before anything is written: none may replace an input of the run
+    /// Checks every output path before anything is written: none may be longer than the system
+    /// takes (`Files.lengthProblem`, exit 64), none may replace an input of the run
     /// (compared by resolved path and by device and inode, so `./x`, `../d/x`, a symlink or a hard
     /// link are all caught — exit 64), none may be a folder or anything else but a regular file
     /// (exit 64), none but `batch` itself may replace a file a batch record in the same folder lists
@@ -199,6 +200,11 @@ enum CommandSupport {
     static func checkOutputs(_ outputs: [String], against inputs: [Input], folder: OutputFolder = .existing)
         throws(CommandFailure)
     {
+        for output in outputs {
+            if let problem = Files.lengthProblem(output) {
+                throw .usage("'\(output.excerpt(limit: 60))': \(problem); shorten it")
+            }
+        }
         try refuseOverwriting(inputs, with: outputs)
         for output in outputs {
             if let kind = Files.nonFileKind(output) {

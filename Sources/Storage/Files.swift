@@ -170,7 +170,7 @@ public enum Files {
     /// power cut. A crash leaves either the old file or the new one, never a mix.
     public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FileError) {
         let folder = directory(of: path)
-        let temporary = join(folder, temporaryName(for: lastComponent(path)))
+        let temporary = join(folder, temporaryName(for: lastComponent(path), inFolder: folder))
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw systemError(.write, path) }
         let failure: Int32? = bytes.withUnsafeBytes { buffer in
@@ -208,7 +208,8 @@ public enum Files {
         let source = open(file.target, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard source >= 0 else { throw systemError(.write, path) }
         defer { close(source) }
-        let temporary = join(directory(of: file.target), temporaryName(for: lastComponent(file.target)))
+        let folder = directory(of: file.target)
+        let temporary = join(folder, temporaryName(for: lastComponent(file.target), inFolder: folder))
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw systemError(.write, path) }
         let failure: FileError? = bytes.withUnsafeBytes { buffer -> FileError? in
@@ -381,17 +382,47 @@ public enum Files {
     /// The marker in the names of our temporary files: `.<name>.ccbeacon-tmp.<pid>.<random>`.
     public static let temporaryMarker = ".ccbeacon-tmp."
 
-    /// The longest file name, in bytes (NAME_MAX of Linux's file systems: ext4, XFS, Btrfs, tmpfs).
+    /// The longest file name, in bytes, when the folder cannot tell (NAME_MAX of Linux's file
+    /// systems: ext4, XFS, Btrfs, tmpfs).
     static let nameMax = 255
+    /// The longest path the system takes, in bytes, with its terminating NUL (Linux's PATH_MAX).
+    static let pathMax = 4096
 
-    /// A fresh temporary name for writing `name` (hidden, with our marker and this process's ID).
-    /// It stays within `nameMax`: a name near the limit is shortened — by whole characters, from
-    /// the end — never the marker or the ID that `removeAbandonedTemporaryFiles` reads, so any name
-    /// that can be written can be written atomically.
-    static func temporaryName(for name: String) -> String {
+    /// The longest file name `folder` takes, in bytes: its file system's NAME_MAX, or `nameMax`
+    /// where the folder does not exist yet or does not say.
+    static func nameLimit(inFolder folder: String) -> Int {
+        let limit = pathconf(folder, Int32(_PC_NAME_MAX))
+        return limit > 0 ? limit : nameMax
+    }
+
+    /// Why the system would refuse to create a file at `path`, or `nil`: a name longer than its
+    /// folder takes, or a path of `pathMax` bytes or more. Said before anything is written, so
+    /// that the last of several outputs cannot fail on its name after the first were written.
+    public static func lengthProblem(_ path: String) -> String? {
+        if path.utf8.count >= pathMax {
+            return "the path is \(path.utf8.count) bytes long, and a path may have at most \(pathMax - 1)"
+        }
+        let (folder, name) = (directory(of: path), lastComponent(path))
+        let limit = nameLimit(inFolder: folder)
+        guard name.utf8.count > limit else { return nil }
+        return "its name is \(name.utf8.count) bytes long, and the folder takes names of at most \(limit)"
+    }
+
+    /// A fresh temporary name for writing `name` into `folder` (hidden, with our marker and this
+    /// process's ID). It stays within the folder's name limit: a name near it is shortened — by
+    /// whole characters, from the end — never the marker or the ID that
+    /// `removeAbandonedTemporaryFiles` reads, so any name that can be written can be written
+    /// atomically.
+    static func temporaryName(for name: String, inFolder folder: String) -> String {
         let suffix = "\(temporaryMarker)\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
+        let budget = nameLimit(inFolder: folder) - 1 - suffix.utf8.count
         var kept = Substring(name)
-        while 1 + kept.utf8.count + suffix.utf8.count > nameMax { kept = kept.dropLast() }
+        var size = kept.utf8.count
+        // Counted as it is cut: a name of any length is shortened in one pass.
+        while size > budget, let last = kept.last {
+            size -= last.utf8.count
+            kept = kept.dropLast()
+        }
         return ".\(kept)\(suffix)"
     }
 

@@ -215,6 +215,44 @@ struct InputIsNeverDroppedOrDamagedTests {
         #expect(try Files.list(scratch.url.path).count == 1, "no temporary file left")
     }
 
+    /// An output name longer than the file system takes (NAME_MAX, 255 bytes here) or a path of
+    /// PATH_MAX bytes is refused before anything is written (exit 64), saying so: `generate -o
+    /// a.hex --bin <long>.bin` used to write a.hex and then fail on the .bin, hinting at the folder.
+    @Test func anOutputNameTooLongIsRefusedBeforeAnythingIsWritten() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let long = String(repeating: "n", count: 252) + ".bin"  // 256 bytes
+        let deep = String(repeating: "d/", count: 2100) + "x.hex"  // over 4,096 bytes
+        let image = SharedFixtures.checkout.appendingPathComponent("firmware-templates/cc2541-ibeacon/image.hex").path
+        let generate = ["generate", "--template", "cc2541-ibeacon"] + Self.identity
+        let cases: [(arguments: [String], message: String)] = [
+            (
+                generate + ["-o", scratch.path("a.hex"), "--bin", scratch.path(long)],
+                "its name is 256 bytes long, and the folder takes names of at most 255"
+            ),
+            (
+                generate + ["-o", scratch.path("a.hex"), "--bin", scratch.path("é" + long.dropFirst(2))],
+                "its name is 256 bytes long, and the folder takes names of at most 255"
+            ),
+            (
+                ["convert", image, "-o", scratch.path(long)],
+                "its name is 256 bytes long, and the folder takes names of at most 255"
+            ),
+            (generate + ["-o", scratch.path(deep)], "bytes long, and a path may have at most 4095"),
+        ]
+        for (arguments, message) in cases {
+            let run = ToolRun(arguments)
+            #expect(run.status == 64, "\(arguments.last ?? ""): \(run.diagnostics)")
+            #expect(run.diagnostics.contains(message), "\(run.diagnostics)")
+            #expect(!run.diagnostics.contains("exists and is writable"), "\(run.diagnostics)")
+            #expect(try Files.list(scratch.url.path).isEmpty, "nothing written: \(arguments.last ?? "")")
+        }
+        // 255 bytes is a name the file system takes.
+        let longest = scratch.path(String(repeating: "n", count: 251) + ".bin")
+        #expect(ToolRun(generate + ["-o", scratch.path("a.hex"), "--bin", longest]).status == 0)
+        #expect(Files.isFile(longest))
+    }
+
     /// An input that is not a regular file is refused before it is read (exit 64): a FIFO with no
     /// writer used to hang `inspect` forever. Run as a process, with a deadline, so a regression
     /// fails instead of hanging the suite.

@@ -69,7 +69,7 @@ struct TemporaryNameTests {
         for unit in ["a", "é", "😀"] {
             var name = String(repeating: unit, count: length / unit.utf8.count) + ".hex"
             while name.utf8.count > 255 { name.removeFirst() }
-            let temporary = Files.temporaryName(for: name)
+            let temporary = Files.temporaryName(for: name, inFolder: "/tmp")
             #expect(temporary.utf8.count <= 255, "\(temporary.utf8.count) bytes for \(name.utf8.count)")
             #expect(temporary.contains(Files.temporaryMarker))
             let parts = temporary.split(separator: ".", omittingEmptySubsequences: false)
@@ -89,7 +89,7 @@ struct TemporaryNameTests {
         var dead: Int32 = 4_000_000
         while kill(dead, 0) == 0 || errno != ESRCH { dead -= 1 }
         // What the dead writer's run would have named it: cut to fit its own (longer) process ID.
-        let own = Files.temporaryName(for: name)
+        let own = Files.temporaryName(for: name, inFolder: folder.url.path)
         let kept = own[..<own.range(of: Files.temporaryMarker)!.lowerBound]
         let leftover =
             String(kept.dropLast(String(dead).count - String(getpid()).count)) + Files.temporaryMarker + "\(dead).77"
