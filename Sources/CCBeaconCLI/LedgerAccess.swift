@@ -37,13 +37,15 @@ func shownLedger(_ path: String) -> String { PostgresURL.isURL(path) ? PostgresU
 /// bad input (exit 65, and nothing was written to it); anything else that stops it is a failure.
 func openLedger(
     _ path: String, access: LedgerAccess = .readWrite, bench: String? = nil, hooks: Set<AttemptOutcome> = [],
-    leaseSeconds: Double = RunLease.defaultSeconds, process: RunIdentity = .current
+    leaseSeconds: Double = RunLease.defaultSeconds, process: RunIdentity = .current,
+    damaged: (([String]) throws(CommandFailure) -> Void)? = nil
 ) throws(CommandFailure) -> SQLiteLedger {
     try refuseServer(path)
     do {
         return try SQLiteLedger(
             path: path, access: access, bench: bench, hooks: hooks, leaseSeconds: leaseSeconds, identity: process)
     } catch {
+        if case .refused(.damaged(let found)) = error.kind, let damaged { try damaged(found) }
         if case .refused = error.kind { throw ledgerFailure(error, path: path) }
         let need =
             access == .readWrite

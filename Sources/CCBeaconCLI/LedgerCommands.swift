@@ -88,7 +88,8 @@ enum LedgerCommand {
             verified attempt without a verification method, no chip id that cannot identify a chip
             (all 00, all FF, not XX:XX:XX:XX:XX:XX upper-case hex), no attempt for an unknown
             station, no two stations with one name or identity; and that the indexes and triggers
-            keeping those promises are there. Reports every problem. The ledger is only read. On a
+            keeping those promises are there. Reports every problem; a file SQLite cannot read as a
+            ledger at all is one problem, 'readable'. The ledger is only read. On a
             PostgreSQL server (--ledger postgresql://…): its tables, indexes and constraints are
             compared with the schema this ccbeacon makes, and every invariant runs with index scans
             off.
@@ -121,7 +122,12 @@ enum LedgerCommand {
             return
         }
         let path = arguments.ledger.path
-        let ledger = try arguments.ledger.open(access: .inspection)
+        // A file SQLite cannot read as a ledger is this check's finding, not a refusal of it.
+        let ledger = try arguments.ledger.open(access: .inspection) { (found: [String]) throws(CommandFailure) in
+            try report(
+                found.map { LedgerProblem(check: .readable, detail: $0) }, ledger: path, schemaVersion: nil,
+                ok: "", json: arguments.json, console: console)
+        }
         // An earlier ccbeacon's ledger has no triggers to check until provision migrates it.
         let ok =
             ledger.fileSchemaVersion < SQLiteLedger.schemaVersion
@@ -146,14 +152,14 @@ enum LedgerCommand {
 
     /// The problems `ledger check` found, in text or `--json`; a ledger with problems fails (65).
     static func report(
-        _ problems: [LedgerProblem], ledger: String, schemaVersion: Int, ok: String, json: Bool,
+        _ problems: [LedgerProblem], ledger: String, schemaVersion: Int?, ok: String, json: Bool,
         console: Console
     ) throws(CommandFailure) {
         if json {
             console.data(
                 JSONValue.object([
                     ("ledger", .string(ledger)), ("ok", .bool(problems.isEmpty)),
-                    ("schemaVersion", .integer(schemaVersion)),
+                    ("schemaVersion", schemaVersion.map { .integer($0) } ?? .null),
                     (
                         "problems",
                         .array(
@@ -415,14 +421,17 @@ struct LedgerChoice: Sendable, Equatable {
         }
     }
 
-    /// The SQLite ledger file, which must exist (a server's URL is refused).
-    func open(access: LedgerAccess = .readOnly) throws(CommandFailure) -> SQLiteLedger {
+    /// The SQLite ledger file, which must exist (a server's URL is refused). `damaged`, when given,
+    /// takes what was found in a file SQLite cannot read as a ledger, before it is refused.
+    func open(access: LedgerAccess = .readOnly, damaged: (([String]) throws(CommandFailure) -> Void)? = nil)
+        throws(CommandFailure) -> SQLiteLedger
+    {
         try refuseServer(path)
         guard Files.isFile(path) else {
             throw CommandFailure(
                 .failure, "no ledger at '\(path)'",
                 hint: "give --ledger FILE (provision writes it beside the station list)")
         }
-        return try openLedger(path, access: access)
+        return try openLedger(path, access: access, damaged: damaged)
     }
 }

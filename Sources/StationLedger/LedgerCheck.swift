@@ -2,6 +2,9 @@
 public struct LedgerProblem: Sendable, Equatable {
     /// What was checked.
     public enum Check: String, Sendable, Equatable, CaseIterable {
+        /// The file can be read as a ccbeacon ledger at all: SQLite reads its schema, and its
+        /// tables and columns are there. When it cannot, nothing else could be checked.
+        case readable = "readable"
         /// SQLite's `PRAGMA integrity_check` (pages, records, and indexes against their tables).
         case integrity = "integrity"
         /// The indexes and triggers that keep the ledger's promises are all there.

@@ -97,6 +97,26 @@ enum LedgerFiles {
             "it is a ccbeacon ledger of schema version \(SQLiteLedger.schemaVersion + 1); this ccbeacon knows versions up to \(SQLiteLedger.schemaVersion)"
         ),
         ("damaged", { path in try damaged(path) }, "it is a damaged ccbeacon ledger: *** in database main ***"),
+        (
+            "unreadable schema",
+            { path in
+                // The first page's b-tree, where SQLite keeps the schema, zeroed after the file header.
+                try sound(path)
+                let file = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+                defer { try? file.close() }
+                try file.seek(toOffset: 100)
+                try file.write(contentsOf: Data(count: 400))
+            },
+            "it is a damaged ccbeacon ledger: database disk image is malformed"
+        ),
+        (
+            "table dropped",
+            { path in
+                try sound(path)
+                try alter(path, ["DROP TABLE calibrations"])
+            },
+            "it is a damaged ccbeacon ledger: missing columns calibrations.id"
+        ),
     ]
 
     /// The two tables of a ledger from before application ids, nothing else.
@@ -141,6 +161,12 @@ struct LedgerCommandTests {
             if name == "damaged", command[1] == "check" {
                 // ledger check reports the damage instead of refusing the file.
                 #expect(run.output.contains("integrity: "), "\(label): \(run.output)")
+            } else if ["unreadable schema", "table dropped"].contains(name), command[1] == "check" {
+                // What SQLite could not read is the check's finding; it used to refuse the file,
+                // hinting that ledger check (itself) gives the full report.
+                let finding = says.replacingOccurrences(of: "it is a damaged ccbeacon ledger: ", with: "readable: ")
+                #expect(run.output.contains(finding), "\(label): \(run.output)")
+                #expect(!run.diagnostics.contains("ledger check --ledger"), "\(label): \(run.diagnostics)")
             } else {
                 #expect(run.diagnostics.contains(says), "\(label): \(run.diagnostics)")
                 #expect(run.diagnostics.contains("nothing was written to it\nhint: "), "\(label): \(run.diagnostics)")

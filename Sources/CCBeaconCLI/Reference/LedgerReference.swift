@@ -81,7 +81,10 @@ extension LedgerCommand {
                 every station's values possible: a UUID, major and minor 0…65535, power −128…127; every
                 calibration of a station in the ledger, power −128…127, from at least 20 samples), and checks
                 that those indexes and triggers are there with the very statements ccbeacon made them with; it lists every problem and exits 0 when the
-                ledger is sound, 65 when not (`--json` for machines).
+                ledger is sound, 65 when not (`--json` for machines). A file SQLite cannot read as a ledger at all
+                (its schema damaged, a table or column gone) is one problem of the check `readable`, with what
+                SQLite said (`readable: database disk image is malformed`), and `schemaVersion` null: nothing
+                more can be checked, and the ledger is to be restored from a backup.
                 """#),
             ManualSection(
                 "On a server",
