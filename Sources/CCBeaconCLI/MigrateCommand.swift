@@ -61,9 +61,12 @@ enum LedgerMigrateCommand {
         let (source, target) = (arguments.source, arguments.target)
         let sourceName = shownLedger(source)
         let targetName = shownLedger(target)
-        // A file target that cannot be made is refused before the source is locked or read.
-        if !PostgresURL.isURL(target), let refusal = SQLiteLedger.copyRefusal(at: target) {
-            throw copyFailure(refusal, target: targetName)
+        // A file target that cannot be made is refused before the source is locked or read: one
+        // that is there (the copy goes only where no file is), then what any output is checked for
+        // (its name's length, its folder).
+        if !PostgresURL.isURL(target) {
+            if let refusal = SQLiteLedger.copyRefusal(at: target) { throw copyFailure(refusal, target: targetName) }
+            try CommandSupport.checkOutputs([target], against: [])
         }
         // The source: a file is held under the run lock (no provision writes it meanwhile).
         var lock: FolderLock?

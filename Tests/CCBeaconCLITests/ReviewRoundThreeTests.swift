@@ -52,6 +52,25 @@ struct ReviewRoundThreeTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).sorted() == before)
     }
 
+    /// ledger migrate into a folder that is not there says so, naming the target: it used to name
+    /// the temporary file it creates the copy under (`x.sqlite.ccbeacon-creating-…`).
+    @Test func aMigrateIntoAMissingFolderNamesTheFolder() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        do {
+            let ledger = try SQLiteLedger(path: scratch.path("ledger.sqlite"))
+            try ledger.register([Station(name: "A", identity: IBeaconFixture.identity(1))])
+        }
+        let target = scratch.path("missing/copy.sqlite")
+        let run = ToolRun(["ledger", "migrate", "--from", scratch.path("ledger.sqlite"), "--to", target])
+        #expect(run.status == 1)
+        #expect(
+            run.diagnostics
+                == "ccbeacon ledger migrate: error: cannot write '\(target)': the folder '\(scratch.path("missing"))' does not exist\nhint: create it first, or choose another output path; nothing was written\n"
+        )
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path) == ["ledger.sqlite"])
+    }
+
     /// calibrate --write with a ledger it cannot write refuses before it touches the list's
     /// folder (where it would tidy what killed runs left).
     @Test(arguments: ["missing.sqlite", "postgresql://bench@db.example/beacons"])
