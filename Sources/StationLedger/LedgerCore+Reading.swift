@@ -115,7 +115,15 @@ extension LedgerCore {
                 do throws(LedgerError) {
                     try insertStation(station, position: count + index, "registering station '\(station.name)'")
                 } catch  where error.isConstraint {
-                    throw LedgerRefusal.identityTaken(station.name, identity)
+                    let holder = try? driver.rows(
+                        "SELECT name FROM stations WHERE uuid = ? AND major = ? AND minor = ?",
+                        [
+                            .text(identity.uuid.uuidString), .integer(Int(identity.major)),
+                            .integer(Int(identity.minor)),
+                        ],
+                        "reading the station with the identity of '\(station.name)'"
+                    ).first?.first?.string
+                    throw LedgerRefusal.identityTaken(station.name, identity, holder: holder)
                 }
             }
             if !mismatches.isEmpty { throw LedgerRefusal.otherPowers(mismatches) }

@@ -12,12 +12,19 @@ public enum LedgerRefusal {
             kind: .constraint)
     }
 
-    /// A new station whose identity another station of the ledger has.
-    public static func identityTaken(_ station: String, _ identity: IBeacon) -> LedgerError {
-        LedgerError(
+    /// A new station whose identity another station of the ledger, `holder` when known, has. A
+    /// holder whose name is this one's in another Unicode form (a precomposed é, or e and a
+    /// combining accent) is said to be: the two print alike, and the ledger keeps names as written.
+    public static func identityTaken(_ station: String, _ identity: IBeacon, holder: String? = nil) -> LedgerError {
+        let who = holder.map { "station '\($0)' of the ledger" } ?? "another station in the ledger"
+        let alike =
+            holder == station
+            ? "; the two names are the same text written with other Unicode code points (composed and decomposed characters), which the ledger keeps apart: write the name in the list as the ledger has it"
+            : ""
+        return LedgerError(
             operation: "registering station '\(station)'",
             message:
-                "another station in the ledger already has UUID \(identity.uuid.uuidString), major \(identity.major), minor \(identity.minor)",
+                "\(who) already has UUID \(identity.uuid.uuidString), major \(identity.major), minor \(identity.minor)\(alike)",
             kind: .constraint)
     }
 

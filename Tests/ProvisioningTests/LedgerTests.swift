@@ -53,6 +53,27 @@ struct LedgerTests {
         #expect(try ledger.progress(of: ["s2"]).held == ["s2"], "another list's held station stays held")
     }
 
+    /// A new station with an identity the ledger has names the station that has it; when the two
+    /// names are one text in two Unicode forms (they print alike), the refusal says so.
+    @Test(arguments: [
+        ("Hall", "Lobby", "station 'Hall' of the ledger already has UUID", false),
+        ("Caf\u{E9}", "Cafe\u{301}", "station 'Caf\u{E9}' of the ledger already has UUID", true),
+    ])
+    func anIdentityTakenNamesItsHolder(registered: String, listed: String, says: String, alike: Bool) throws {
+        let path = temporaryLedgerPath()
+        defer { removeLedgerFiles(path) }
+        let ledger = try SQLiteLedger(path: path)
+        try ledger.register([Station(name: registered, identity: identity(1))])
+        #expect {
+            try ledger.register([Station(name: listed, identity: identity(1))])
+        } throws: { error in
+            let message = (error as? LedgerError)?.description ?? ""
+            return message.contains(says) && message.contains("other Unicode code points") == alike
+                && message.contains("registering station '\(listed)'")
+        }
+        #expect(try ledger.states().map(\.station.name) == [registered], "nothing registered")
+    }
+
     /// An attempt settled meanwhile (taken for a crash's by another run, and released) keeps its
     /// record: the burn that finishes late is reported, never written over it.
     @Test func anAttemptSettledMeanwhileIsNotOverwritten() throws {
