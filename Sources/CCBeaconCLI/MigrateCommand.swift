@@ -28,7 +28,8 @@ enum LedgerMigrateCommand {
 
                 The target must be empty: for a file, a path where no file is (the copy is built under
                 a temporary name beside it and linked into place only once checked); for a server, a
-                database with no tables or an empty ccbeacon ledger (the copy is one transaction). The
+                database without a schema 'ccbeacon' (where the ledger is made; other schemas and their
+                tables are left alone) or with an empty ccbeacon ledger (the copy is one transaction). The
                 target's own rules check every row on the way in; then it is checked as ledger check
                 does and read back, and must equal the source.
 

@@ -16,8 +16,10 @@ extension LedgerMigrateCommand {
                 in list order, every attempt with its id, bench, outcome, read-back and on-air check, every
                 calibration), either way. The source is checked first and only read (a file under the lock
                 `provision` takes; a server in one snapshot). The target must be empty — a path where no file is
-                (built under a temporary name and linked into place once checked) or a database without records
-                (one transaction) — and its own rules check every row on the way in; the copy is then checked and
+                (built under a temporary name and linked into place once checked) or a database without a
+                schema `ccbeacon` or with an empty ccbeacon ledger in it (one transaction; the ledger lives in
+                that schema, and other schemas and their tables are left alone) — and its own rules check every
+                row on the way in; the copy is then checked and
                 read back, and must equal the source. File attempts without a bench get `unrecorded` on a server.
                 A file ledger may hold several lists; on a server they become one pool, so every bench of it must
                 then start with all of its stations as one list.
