@@ -43,7 +43,9 @@ enum PlanCommand {
     static let firstMinor = Option<UInt16>(
         "--first-minor", value: "M", help: "the lowest minor to give (default 1)"
     ) { text throws(CommandFailure) in
-        try Options.identityValue { () throws(IdentityError) in try IdentityParser.uint16(text, field: .minor) }
+        do throws(IdentityError) { return try IdentityParser.uint16(text, field: .minor) } catch {
+            throw .data("--first-minor: '\(error.input.excerpt())' \(error.problem); allowed: \(error.allowed)")
+        }
     }
     static let ledger = Option<String>(
         "--ledger", value: "FILE|URL", help: "skip the identities this ledger holds (file or postgresql://…)",

@@ -98,6 +98,15 @@ struct MessageTableTests {
             message:
                 "ccbeacon encode: error: major: '70000' is out of range; allowed: 0…65535 (decimal) or 0x0000…0xFFFF (hex)\n"
         ),
+        // An identity option other than --major or --minor names itself, not the field it fills.
+        Case(
+            arguments: [
+                "plan", "%/bad.csv", "--uuid", uuid, "--major", "1", "--first-minor", "65536", "-o", "%/p.csv",
+            ],
+            status: 65,
+            message:
+                "ccbeacon plan: error: --first-minor: '65536' is out of range; allowed: 0…65535 (decimal) or 0x0000…0xFFFF (hex)\n"
+        ),
         Case(
             arguments: ["batch", "%/bad.csv", "--board", "hm10", "-o", "%/out"], status: 65,
             message: """
