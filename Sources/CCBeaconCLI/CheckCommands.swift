@@ -154,7 +154,7 @@ enum InspectCommand {
         var lines: [String] = []
         if let low = memory.lowestAddress, let end = memory.endAddress {
             lines.append(
-                "\(path): \(memory.byteCount) data bytes, \(CommandSupport.hexAddress(low))-\(CommandSupport.hexAddress(end - 1))"
+                "\(path): \(memory.byteCount) data byte\(memory.byteCount == 1 ? "" : "s"), \(CommandSupport.hexAddress(low))-\(CommandSupport.hexAddress(end - 1))"
             )
         } else {
             lines.append("\(path): no data")

@@ -99,7 +99,7 @@ enum ConvertCommand {
             bytes = HexWriter(recordLength: arguments.recordLength).text(for: memory, startAddress: start)
         }
         try FileAccess.writeAtomically(bytes, to: output)
-        console.output(line: "wrote \(output): \(describe(memory)), \(bytes.count) bytes")
+        console.output(line: "wrote \(output): \(describe(memory)), \(bytes.count) byte\(bytes.count == 1 ? "" : "s")")
     }
 
     /// A HEX file with its lines and records, for patching it line by line.
@@ -122,7 +122,8 @@ enum ConvertCommand {
     static func describe(_ memory: MemoryImage) -> String {
         guard let low = memory.lowestAddress, let end = memory.endAddress else { return "no data" }
         let segments = memory.segments.count
-        return "\(memory.byteCount) data bytes in \(segments) segment\(segments == 1 ? "" : "s"), "
+        return
+            "\(memory.byteCount) data byte\(memory.byteCount == 1 ? "" : "s") in \(segments) segment\(segments == 1 ? "" : "s"), "
             + "0x\(hexAddress(low))-0x\(hexAddress(end - 1))"
     }
 

@@ -265,8 +265,9 @@ enum BatchCommand {
         }
         if !summary.strayFiles.isEmpty {
             let shown = summary.strayFiles.prefix(5).joined(separator: ", ")
+            let one = summary.strayFiles.count == 1
             lines.append(
-                "note: \(summary.strayFiles.count) file\(summary.strayFiles.count == 1 ? "" : "s") in \(directory)/ belong to no station of this list and were left alone: \(shown)\(summary.strayFiles.count > 5 ? ", …" : "")"
+                "note: \(summary.strayFiles.count) file\(one ? "" : "s") in \(directory)/ \(one ? "belongs" : "belong") to no station of this list and \(one ? "was" : "were") left alone: \(shown)\(summary.strayFiles.count > 5 ? ", …" : "")"
             )
         }
         if let note = CommandSupport.intervalNote(settings.settings) { lines.append(note) }

@@ -106,7 +106,7 @@ public struct HexReadError: Error, Sendable, Equatable, CustomStringConvertible 
             return "conflicting start address: this record sets \(start), line \(otherLine) already set \(otherStart)"
         case .addressBeyond4GiB(let address):
             return
-                "address \(HexText.digits(address)) is beyond 4 GiB (0xFFFFFFFF is the last address)"
+                "address \(HexText.address(address)) is beyond 4 GiB (0xFFFFFFFF is the last address)"
         }
     }
 }

@@ -197,6 +197,18 @@ struct ConvertAndPatchCommandTests {
     static let sample =
         ":10010000000102030405060708090a0b0c0d0e0f77\r\n:10011000101112131415161718191a1b1c1d1e1f67\r\n:040000050000011dd9\r\n:00000001ff\r\n"
 
+    /// One byte is counted as one: `1 data byte`, not `1 data bytes`.
+    @Test func oneByteIsSaidInTheSingular() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let input = try scratch.write("one.hex", ":0100000042BD\n:00000001FF\n")
+        let run = ToolRun(["convert", input, "-o", scratch.path("one.bin")])
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(run.output == "wrote \(scratch.path("one.bin")): 1 data byte in 1 segment, 0x00000-0x00000, 1 byte\n")
+        let inspect = ToolRun(["inspect", input])
+        #expect(inspect.output.hasPrefix("\(input): 1 data byte, 0x0-0x0\n"), "\(inspect.output)")
+    }
+
     @Test func hexToBinToHexRoundTrip() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }

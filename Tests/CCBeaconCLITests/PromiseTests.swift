@@ -530,6 +530,16 @@ struct BatchFolderTests {
         #expect(try Files.list(folder).filter { !$0.hasPrefix(".") }.sorted() == ["s1.hex", "stations.json"])
         #expect(try scratch.bytes("out/stations.json") == Array(#"{"mine": true}"#.utf8))
         #expect(try scratch.bytes("out/s1.hex") == Array("precious".utf8))
+        // Moved away, the folder takes the batch; a file of no station is named, and left alone.
+        try FileManager.default.removeItem(atPath: folder + "/stations.json")
+        try FileManager.default.moveItem(atPath: folder + "/s1.hex", toPath: folder + "/s1.hex.mine")
+        let again = try ChildProcess.run(BuiltTools.ccbeacon, Self.batch(list, folder), in: scratch.url, timeout: 30)
+        #expect(again.status == 0, "\(again.errors)")
+        #expect(
+            again.output.contains(
+                "note: 1 file in \(folder)/ belongs to no station of this list and was left alone: s1.hex.mine\n"),
+            "\(again.output)")
+        #expect(try scratch.bytes("out/s1.hex.mine") == Array("precious".utf8))
     }
 
     /// A run killed after it wrote files its list added leaves them claimed by the folder's marker:

@@ -209,6 +209,12 @@ struct HexReaderMalformedTests {
             #expect(
                 error.description == "station.hex:1:18: bad checksum: the record ends in 0xF4 but its bytes need 0xF5")
         }
+        // An address is written as every other: with its 0x.
+        let beyond = HexReadError(
+            location: SourceLocation(file: "big.hex", line: 2, column: 42),
+            problem: .addressBeyond4GiB(address: 1 << 32))
+        #expect(
+            beyond.description == "big.hex:2:42: address 0x100000000 is beyond 4 GiB (0xFFFFFFFF is the last address)")
     }
 
     @Test func everyProblemHasAPlainWordsReason() {
