@@ -251,7 +251,10 @@ if bench { installBench(on: debuggers, chipLimit: chipLimit, swapSeconds: swapSe
 if let saveChips {
     // The folder is checked before anything runs: a chip that cannot be saved later is reported.
     guard Files.isDirectory(saveChips), access(saveChips, W_OK) == 0 else {
-        fail("--save-chips \(saveChips) is not a folder this user may write")
+        fail(
+            !Files.exists(saveChips)
+                ? "--save-chips \(saveChips) does not exist; create the folder first"
+                : "--save-chips \(saveChips) is not a folder this user may write")
     }
     // What an emulator killed while saving a chip left there (its temporary file) goes first:
     // the folder then holds whole chips only.

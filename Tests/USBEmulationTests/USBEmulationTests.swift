@@ -648,6 +648,21 @@ struct EmulatorOptionTests {
         #expect(run.status == 64 && run.errors.hasPrefix("cc-debugger-emulator: "), "\(options): \(run.errors)")
     }
 
+    /// A `--save-chips` folder that is not there is said to be missing, not unwritable.
+    @Test func aMissingSaveChipsFolderIsSaidToBeMissing() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let missing = try Tools.run(["--save-chips", "/nonexistent/chips"], ["/bin/true"], in: work.url)
+        #expect(missing.status == 64)
+        #expect(
+            missing.errors.contains("--save-chips /nonexistent/chips does not exist; create the folder first"),
+            "\(missing.errors)")
+        let file = work.url.appendingPathComponent("a-file").path
+        #expect(FileManager.default.createFile(atPath: file, contents: Data()))
+        let notFolder = try Tools.run(["--save-chips", file], ["/bin/true"], in: work.url)
+        #expect(notFolder.status == 64 && notFolder.errors.contains("is not a folder this user may write"))
+    }
+
     /// `--save-chips` replaces a name planted in its folder (a symbolic link) instead of writing
     /// through it.
     @Test func savedChipsNeverWriteThroughALink() throws {
