@@ -354,7 +354,7 @@ public enum BatchGenerator {
 /// What other writers need to know of a batch folder's record: the files it lists, which no other
 /// command may replace (the record would then disagree with them), and its template.
 public struct BatchRecord: Sendable, Equatable {
-    /// The record read: `stations.json`, or the record an interrupted batch set aside.
+    /// The record read: `stations.json`, or the marker of a batch that runs or was interrupted.
     public var path: String
     /// The names of the files it lists (each station's `file` and `bin`), with the record's own
     /// names, inside its folder.
@@ -365,10 +365,10 @@ public struct BatchRecord: Sendable, Equatable {
     /// `stations.json` someone else wrote is not, and no batch replaces it.
     public var isBatchRecord = false
 
-    /// The record of `directory`: its `stations.json`, or while a batch is interrupted the record
-    /// it set aside (`.stations.json.incomplete`, empty when there was none); `nil` when there is
-    /// neither. A record that cannot be parsed still claims its own names, so nothing replaces it
-    /// unseen.
+    /// The record of `directory`: its `stations.json`, or while a batch runs or after one was
+    /// interrupted its marker (`.stations.json.incomplete`: the old record's files and the run's;
+    /// an empty file from an earlier ccbeacon); `nil` when there is neither. A record that cannot
+    /// be parsed still claims its own names, so nothing replaces it unseen.
     public static func read(in directory: String) -> BatchRecord? {
         let ownNames: Set<String> = [BatchGenerator.manifestName, BatchGenerator.incompleteMarkerName]
         let record = Files.join(directory, BatchGenerator.manifestName)
