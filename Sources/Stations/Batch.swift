@@ -194,8 +194,13 @@ public enum BatchGenerator {
         }
         let entries = results.withLock { $0.compactMap { $0 } }
         if let error = failure.withLock({ $0 }) { throw BatchError(.file(error), completed: entries.count) }
+        let written = Set(entries.flatMap { [$0.hexFile] + ($0.binFile.map { [$0] } ?? []) })
+        // Files earlier batches wrote here that are of no station of this list stay the batch's
+        // while they are there: a later run may write them again.
+        let others = (previous?.files ?? []).subtracting(written).subtracting([manifestName, incompleteMarkerName])
+            .filter { Files.exists(Files.join(directory, $0)) }.sorted()
         do {
-            let text = manifest(entries: entries, template: template).rendered() + "\n"
+            let text = manifest(entries: entries, template: template, otherFiles: others).rendered() + "\n"
             try Files.writeAtomically(Array(text.utf8), to: record)
             CrashPoint.batchStep.pass()
             try Files.removeDurably(marker)
@@ -203,7 +208,7 @@ public enum BatchGenerator {
         } catch {
             throw BatchError(.file(error), completed: entries.count)
         }
-        let ours = Set(entries.flatMap { [$0.hexFile] + ($0.binFile.map { [$0] } ?? []) } + [manifestName])
+        let ours = written.union([manifestName])
         summary.entries = entries
         summary.strayFiles = ((try? Files.list(directory)) ?? []).filter { !ours.contains($0) && !$0.hasPrefix(".") }
         summary.previousTemplate = previous?.templateName == template.manifest.name ? nil : previous?.templateName
@@ -292,62 +297,68 @@ public enum BatchGenerator {
         return existing == nil ? .written : .replaced
     }
 
-    /// `stations.json`: the template, and for every station its identity, files and their SHA-256.
-    public static func manifest(entries: [BatchEntry], template: StationTemplate) -> JSONValue {
-        .object([
-            ("format", .integer(1)),
-            (
-                "template",
-                .object([
-                    ("name", .string(template.manifest.name)), ("imageSha256", .string(template.manifest.imageSHA256)),
-                    (
-                        "payloadAddress",
-                        .string(HexText.address(template.beaconField.address))
-                    ),
-                ])
-            ),
-            (
-                "stations",
-                .array(
-                    entries.map { entry in
-                        var members: [(String, JSONValue)] = [
-                            ("name", .string(entry.station.name)),
-                            ("uuid", .string(entry.station.identity.uuid.uuidString)),
-                            ("major", .integer(Int(entry.station.identity.major))),
-                            ("minor", .integer(Int(entry.station.identity.minor))),
-                            ("power", .integer(Int(entry.station.identity.measuredPower))),
-                            ("powerSource", entry.station.powerOrigin.map { .string($0.label) } ?? .null),
-                            ("file", .string(entry.hexFile)), ("sha256", .string(entry.hexSHA256)),
-                        ]
-                        if let bin = entry.binFile, let digest = entry.binSHA256 {
-                            members += [("bin", .string(bin)), ("binSha256", .string(digest))]
-                        }
-                        if let address = entry.settings.address {
-                            members.append(("address", .string(RandomStaticAddress.format(address))))
-                        }
-                        if let ticks = entry.settings.intervalTicks {
-                            members.append(("intervalTicks", .integer(Int(ticks.ticks))))
-                        }
-                        if let register = entry.settings.txPowerRegister,
-                            let dBm = template.chip.txPower(register: register)
-                        {
-                            members.append(("txPower", .integer(dBm)))
-                        }
-                        if !entry.beaconBytes.isEmpty {
-                            // What a scan must hear: the bytes as burned, not assumed flags.
-                            let key =
-                                template.beaconField.kind == .iBeaconManufacturerData
-                                ? "manufacturerData" : "advertisingData"
-                            members.append((key, .string(HexText.bytes(entry.beaconBytes))))
-                        }
-                        if let note = entry.station.note { members.append(("note", .string(note))) }
-                        if !entry.station.attributes.isEmpty {
-                            members.append(("attributes", entry.station.attributesObject))
-                        }
-                        return .object(members)
-                    })
-            ),
-        ])
+    /// `stations.json`: the template, and for every station its identity, files and their SHA-256;
+    /// `otherFiles`, when there are any, the files earlier batches wrote into the folder that are
+    /// of no station of this list (left alone, and still the batch's to write again).
+    public static func manifest(entries: [BatchEntry], template: StationTemplate, otherFiles: [String] = [])
+        -> JSONValue
+    {
+        .object(
+            [
+                ("format", .integer(1)),
+                (
+                    "template",
+                    .object([
+                        ("name", .string(template.manifest.name)),
+                        ("imageSha256", .string(template.manifest.imageSHA256)),
+                        (
+                            "payloadAddress",
+                            .string(HexText.address(template.beaconField.address))
+                        ),
+                    ])
+                ),
+                (
+                    "stations",
+                    .array(
+                        entries.map { entry in
+                            var members: [(String, JSONValue)] = [
+                                ("name", .string(entry.station.name)),
+                                ("uuid", .string(entry.station.identity.uuid.uuidString)),
+                                ("major", .integer(Int(entry.station.identity.major))),
+                                ("minor", .integer(Int(entry.station.identity.minor))),
+                                ("power", .integer(Int(entry.station.identity.measuredPower))),
+                                ("powerSource", entry.station.powerOrigin.map { .string($0.label) } ?? .null),
+                                ("file", .string(entry.hexFile)), ("sha256", .string(entry.hexSHA256)),
+                            ]
+                            if let bin = entry.binFile, let digest = entry.binSHA256 {
+                                members += [("bin", .string(bin)), ("binSha256", .string(digest))]
+                            }
+                            if let address = entry.settings.address {
+                                members.append(("address", .string(RandomStaticAddress.format(address))))
+                            }
+                            if let ticks = entry.settings.intervalTicks {
+                                members.append(("intervalTicks", .integer(Int(ticks.ticks))))
+                            }
+                            if let register = entry.settings.txPowerRegister,
+                                let dBm = template.chip.txPower(register: register)
+                            {
+                                members.append(("txPower", .integer(dBm)))
+                            }
+                            if !entry.beaconBytes.isEmpty {
+                                // What a scan must hear: the bytes as burned, not assumed flags.
+                                let key =
+                                    template.beaconField.kind == .iBeaconManufacturerData
+                                    ? "manufacturerData" : "advertisingData"
+                                members.append((key, .string(HexText.bytes(entry.beaconBytes))))
+                            }
+                            if let note = entry.station.note { members.append(("note", .string(note))) }
+                            if !entry.station.attributes.isEmpty {
+                                members.append(("attributes", entry.station.attributesObject))
+                            }
+                            return .object(members)
+                        })
+                ),
+            ] + (otherFiles.isEmpty ? [] : [("otherFiles", .array(otherFiles.map { .string($0) }))]))
     }
 }
 
@@ -361,14 +372,18 @@ public struct BatchRecord: Sendable, Equatable {
     public var files: Set<String>
     /// The template it names, if it names one.
     public var templateName: String?
-    /// Whether the file is a batch's record: a JSON object with a `stations` array. A
-    /// `stations.json` someone else wrote is not, and no batch replaces it.
+    /// Whether the file is a batch's record: `format` 1, a `template` with a `name`, and `stations`
+    /// each with a `file` and its `sha256` (the marker: `format` 1 and `stations` with a `file`
+    /// each). A `stations.json` someone else wrote is not, claims nothing, and no batch replaces
+    /// it.
     public var isBatchRecord = false
 
     /// The record of `directory`: its `stations.json`, or while a batch runs or after one was
     /// interrupted its marker (`.stations.json.incomplete`: the old record's files and the run's;
     /// an empty file from an earlier ccbeacon); `nil` when there is neither. A record that cannot
-    /// be parsed still claims its own names, so nothing replaces it unseen.
+    /// be parsed still claims its own names, so nothing replaces it unseen. A batch claims the
+    /// files its record lists (each station's `file` and `bin`, and `otherFiles`, those earlier
+    /// batches wrote that are of no station of its list), and only plain names in the folder.
     public static func read(in directory: String) -> BatchRecord? {
         let ownNames: Set<String> = [BatchGenerator.manifestName, BatchGenerator.incompleteMarkerName]
         let record = Files.join(directory, BatchGenerator.manifestName)
@@ -378,19 +393,42 @@ public struct BatchRecord: Sendable, Equatable {
         guard let bytes = try? Files.read(path), let root = try? JSONParser.parse(bytes, file: path),
             case .object(let members) = root.value
         else { return result }
-        if case .object(let template)? = members.first(where: { $0.key == "template" })?.value.value,
-            case .string(let name)? = template.first(where: { $0.key == "name" })?.value.value
+        func value(_ key: String, in object: [JSONNode.Member]) -> JSONNode.Value? {
+            object.first(where: { $0.key == key })?.value.value
+        }
+        func plainName(_ value: JSONNode.Value?) -> String? {
+            guard case .string(let name)? = value, !name.isEmpty, name != ".", name != "..",
+                !name.contains("/"), !name.contains("\0")
+            else { return nil }
+            return name
+        }
+        let isRecord = path == record
+        guard case .number("1")? = value("format", in: members),
+            case .array(let stations)? = value("stations", in: members)
+        else { return result }
+        if case .object(let template)? = value("template", in: members),
+            case .string(let name)? = value("name", in: template)
         {
             result.templateName = name
+        } else if isRecord {
+            return result
         }
-        if case .array(let stations)? = members.first(where: { $0.key == "stations" })?.value.value {
-            result.isBatchRecord = true
-            for case .object(let station) in stations.map(\.value) {
-                for member in station where member.key == "file" || member.key == "bin" {
-                    if case .string(let name) = member.value.value { result.files.insert(name) }
-                }
+        var claims: Set<String> = []
+        for node in stations {
+            guard case .object(let station) = node.value, let file = plainName(value("file", in: station)) else {
+                return result
             }
+            if isRecord {
+                guard case .string? = value("sha256", in: station) else { return result }
+            }
+            claims.insert(file)
+            if let bin = plainName(value("bin", in: station)) { claims.insert(bin) }
         }
+        if case .array(let others)? = value("otherFiles", in: members) {
+            for node in others { if let name = plainName(node.value) { claims.insert(name) } }
+        }
+        result.isBatchRecord = true
+        result.files.formUnion(claims)
         return result
     }
 }

@@ -31,12 +31,13 @@ struct BatchTests {
             manifest: manifest, imageBytes: text, imagePath: "image.hex", directory: ".", catalog: catalog)
     }
 
-    static func stations(_ count: Int) -> [Station] {
+    static func stations(_ count: Int, major: UInt16 = 1) -> [Station] {
         (0..<count).map { index in
             Station(
                 name: "station \(index)",
                 identity: IBeacon(
-                    uuid: UUID(uuidString: "7634A485-1732-4B7D-AB44-D505D8A24C60")!, major: 1, minor: UInt16(index)),
+                    uuid: UUID(uuidString: "7634A485-1732-4B7D-AB44-D505D8A24C60")!, major: major,
+                    minor: UInt16(index)),
                 line: index + 2)
         }
     }
@@ -107,6 +108,20 @@ struct BatchTests {
             ["stations.json": #"{"mine": true}"#, "station_4.hex": "x", "notes.txt": "n"],
             ["stations.json", "station_4.hex"]
         ),
+        // Records in look only: they claim nothing (a batch's has a format, a template, and a file
+        // and its sha256 for every station).
+        (
+            ["stations.json": #"{"stations": [{"note": "lobby", "file": "station_1.hex"}]}"#, "station_1.hex": "mine"],
+            ["stations.json", "station_1.hex"]
+        ),
+        (["stations.json": #"{"stations": [1, 2, 3]}"#], ["stations.json"]),
+        (["stations.json": #"{"stations": []}"#], ["stations.json"]),
+        (
+            [
+                "stations.json":
+                    #"{"format": 1, "template": {"name": "t"}, "stations": [{"file": "../x.hex", "sha256": "0"}]}"#
+            ], ["stations.json"]
+        ),
     ])
     func filesNoBatchRecordedAreNeverReplaced(present: [String: String], refused: [String]) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("batch-\(UUID().uuidString)").path
@@ -127,6 +142,28 @@ struct BatchTests {
         #expect(try Files.list(directory).filter { !$0.hasPrefix(".") }.sorted() == present.keys.sorted())
         for (name, text) in present { #expect(try Files.read(directory + "/" + name) == Array(text.utf8)) }
         #expect(!Files.exists(directory + "/" + BatchGenerator.incompleteMarkerName))
+    }
+
+    /// Files a batch wrote stay the batch's when a later list or run leaves them out (its record
+    /// keeps them as `otherFiles` while they are there): a run that writes them again replaces
+    /// them. Three runs: five stations with .bin files, two without, five changed with them.
+    @Test func filesABatchWroteStayItsOwnWhenALaterRunLeavesThemOut() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("batch-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let template = try Self.template()
+        _ = try BatchGenerator.run(
+            stations: Self.stations(5), template: template, directory: directory, writeBinary: true, jobs: 1
+        ) { _, _ in }
+        let fewer = try BatchGenerator.run(
+            stations: Self.stations(2), template: template, directory: directory, writeBinary: false, jobs: 1
+        ) { _, _ in }
+        #expect(fewer.strayFiles.count == 8, "three .hex and five .bin left alone: \(fewer.strayFiles)")
+        #expect(BatchRecord.read(in: directory)?.files.isSuperset(of: fewer.strayFiles) == true)
+        let changed = try BatchGenerator.run(
+            stations: Self.stations(5, major: 2), template: template, directory: directory, writeBinary: true, jobs: 1
+        ) { _, _ in }
+        #expect(changed.entries.map(\.status) == [BatchFileStatus](repeating: .replaced, count: 5))
+        #expect(changed.strayFiles.isEmpty)
     }
 
     /// The same station file, written by a batch into another folder and copied in: it holds what

@@ -51,8 +51,11 @@ extension BatchCommand {
                 it again over the same folder is safe: identical files are left alone, changed ones replaced
                 atomically and durably, other files never touched (and listed). Only a file a batch recorded
                 is replaced: a station's file of other content that no batch wrote, or a `stations.json` that
-                is no batch's record (`{"mine": true}`), is the user's, and the run is refused with their names
-                (exit 1) before anything changes; move them away or choose another folder. Every output path is checked
+                is no batch's record (one is `format` 1 with a `template` and, for every station, a `file` and
+                its `sha256`), is the user's, and the run is refused with their names (exit 1) before anything
+                changes; move them away or choose another folder. Files earlier batches wrote that no station
+                of the list has (a list made shorter, a run without `--bin`) are left alone and stay recorded,
+                as `otherFiles`, while they are there: a later run may write them again. Every output path is checked
                 before anything changes: a folder, FIFO or anything else but a regular file where a station's
                 `.hex` or `.bin` or `stations.json` goes is a usage error (exit 64), with no file written and the
                 record left as it was. The folder never holds a
