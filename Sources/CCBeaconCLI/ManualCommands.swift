@@ -116,19 +116,18 @@ enum ManPagesCommand {
 
     static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
         let folder = arguments.folder
+        let pages =
+            [("ccbeacon.1", CommandLineTool.manual.overviewPage())]
+            + CommandLineTool.manual.commands.map { spec in
+                (CommandLineTool.manual.pageName(spec.name) + ".1", CommandLineTool.manual.page(spec))
+            }
+        // Every page's path is checked before the first is written (a folder too deep for the
+        // longest used to fail after ten pages).
+        try CommandSupport.checkOutputs(pages.map { Files.join(folder, $0.0) }, against: [], folder: .created)
         do {
             if !Files.isDirectory(folder) { try Files.createDirectory(folder) }
-            var written = 0
-            try Files.writeAtomically(
-                Array(CommandLineTool.manual.overviewPage().utf8), to: Files.join(folder, "ccbeacon.1"))
-            written += 1
-            for spec in CommandLineTool.manual.commands {
-                try Files.writeAtomically(
-                    Array(CommandLineTool.manual.page(spec).utf8),
-                    to: Files.join(folder, CommandLineTool.manual.pageName(spec.name) + ".1"))
-                written += 1
-            }
-            console.output(line: "wrote \(written) man pages into \(folder)")
+            for (name, text) in pages { try Files.writeAtomically(Array(text.utf8), to: Files.join(folder, name)) }
+            console.output(line: "wrote \(pages.count) man pages into \(folder)")
         } catch {
             throw CommandFailure(.failure, "\(error)", hint: "give -o a folder this user may write")
         }

@@ -67,6 +67,9 @@ enum LedgerMigrateCommand {
         // (its name's length, its folder).
         if !PostgresURL.isURL(target) {
             if let refusal = SQLiteLedger.copyRefusal(at: target) { throw copyFailure(refusal, target: targetName) }
+            if let problem = SQLiteLedger.newFileProblem(target) {
+                throw .usage("--to '\(target.excerpt(limit: 60))': \(problem); shorten it")
+            }
             try CommandSupport.checkOutputs([target], against: [])
         }
         // The source: a file is held under the run lock (no provision writes it meanwhile).

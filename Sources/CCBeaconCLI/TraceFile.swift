@@ -1,6 +1,7 @@
 import CCDebugger
 import CommandLineKit
 import Storage
+import StructuredText
 import Synchronization
 
 #if canImport(Glibc)
@@ -69,6 +70,10 @@ final class TraceFile: Sendable {
             "\(option) \(name) is not a regular file (a link, a folder, a device or a pipe); give a new file, or a trace ccbeacon wrote"
         )
         guard !path.hasSuffix("/") else { throw notAFile }
+        // Written in place (no temporary file beside it): only the system's own limits apply.
+        if let problem = Files.lengthProblem(path, room: 0) {
+            throw .usage("\(option) '\(name.excerpt(limit: 60))': \(problem); shorten it")
+        }
         let wrongName = CommandFailure.usage(
             "\(option) \(name): a trace's name ends in .pcap (as Wireshark's do); give one that does")
         // Looked at without opening it for reading or writing: a pipe or a device is never

@@ -341,6 +341,13 @@ public final class SQLiteLedger: ForwardingLedger, Sendable {
     /// the one-run lock) belongs beside this path, so that every name of the ledger finds it.
     public static func realPath(_ path: String) -> String { LedgerFile.canonical(path) }
 
+    /// Why a new ledger file could not be made at `path`, or `nil`: beside it go its creation name
+    /// (`NAME.ccbeacon-creating-PID-RANDOM`, with SQLite's `-journal`) and the run lock
+    /// (`.NAME.lock`), so its name and path keep room for them (`Files.lengthProblem`).
+    public static func newFileProblem(_ path: String) -> String? {
+        Files.lengthProblem(path, room: LedgerFile.besideRoom, nameRoom: LedgerFile.besideRoom)
+    }
+
     /// Opens the ledger at `path` for `access`. For `.readWrite` a new ledger is created if, and
     /// only if, no file is at `path`; an existing file is checked read-only first, then opened
     /// read-write and, if an earlier ccbeacon made it, migrated in one transaction. Read-only

@@ -157,6 +157,9 @@ enum LedgerFile {
         path + creationMarker + "\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
     }
     static let creationMarker = ".ccbeacon-creating-"
+    /// The most a name beside a ledger adds to its path: a creation name (the marker, a process
+    /// ID of up to 10 digits, `-`, up to 13 base-36 digits) with SQLite's `-journal`.
+    static let besideRoom = creationMarker.utf8.count + 10 + 1 + 13 + "-journal".utf8.count
 
     /// A name beside `path` of `creationName`'s exact shape, with the process that made it:
     /// 1–10 ASCII digits, `-`, 1–13 of `0-9a-z`.
@@ -226,10 +229,26 @@ enum LedgerFile {
     static func create(_ path: String) throws(LedgerError) {
         removeAbandonedCreations(of: path)
         let temporary = creationName(path)
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(temporary + suffix) } }
+        try makeEmpty(at: temporary, for: path)
+        guard link(temporary, path) == 0 else {
+            // Another process made a file there first: it is checked like any existing file.
+            if errno == EEXIST { return }
+            throw systemError("creating \(path)")
+        }
+        CrashPoint.afterLedgerLink.pass()
+        // The new name made durable; a folder that cannot be synced leaves it as durable as the
+        // file system makes it, which is no reason to refuse the ledger.
+        try? Files.syncDirectory(Files.directory(of: path))
+    }
+
+    /// Makes a new, empty ledger at `temporary`, a creation name of `path` (messages name `path`),
+    /// where nothing may be: the schema, stamped, its WAL checkpointed into the file when the
+    /// connection closes. The caller links it into place and removes the name.
+    static func makeEmpty(at temporary: String, for path: String) throws(LedgerError) {
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
         guard descriptor >= 0 else { throw systemError("creating \(path)") }
         close(descriptor)
-        defer { for suffix in ["", "-wal", "-shm"] { unlink(temporary + suffix) } }
         do {
             let database = try SQLiteDatabase(path: temporary, mode: .readWrite)
             try database.execute("PRAGMA journal_mode=WAL", [], "creating \(path)")
@@ -241,15 +260,6 @@ enum LedgerFile {
                 try stamp(database)
             }
         }  // the last connection closing checkpoints the WAL into the file and removes -wal and -shm
-        guard link(temporary, path) == 0 else {
-            // Another process made a file there first: it is checked like any existing file.
-            if errno == EEXIST { return }
-            throw systemError("creating \(path)")
-        }
-        CrashPoint.afterLedgerLink.pass()
-        // The new name made durable; a folder that cannot be synced leaves it as durable as the
-        // file system makes it, which is no reason to refuse the ledger.
-        try? Files.syncDirectory(Files.directory(of: path))
     }
 
     static func systemError(_ operation: String) -> LedgerError {
@@ -358,7 +368,30 @@ enum LedgerFile {
             }
             throw refusal(.notSQLite(looksLikeText: text), path)
         }
+        if let problem = headerProblem(header) { throw refusal(.damaged(report: [problem]), path) }
         return header
+    }
+
+    /// What is wrong with an SQLite file header past its magic string, or `nil`: a field SQLite
+    /// refuses as an unsupported format (its file format, sqlite.org/fileformat.html §1.3), told
+    /// here as the damage it is rather than as SQLite's bare "unsupported file format".
+    static func headerProblem(_ header: [UInt8]) -> String? {
+        let pageSize = Int(header[16]) << 8 | Int(header[17])
+        if !(pageSize == 1 || (512...32768).contains(pageSize) && pageSize & (pageSize - 1) == 0) {
+            return "the file header's page size is \(pageSize), not a power of two from 512 to 65536"
+        }
+        for (offset, what) in [(18, "write version"), (19, "read version")] where !(1...2).contains(header[offset]) {
+            return "the file header's \(what) is \(header[offset]), not 1 or 2"
+        }
+        if header[21...23] != [64, 32, 32] {
+            return
+                "the file header's payload fractions are \(header[21...23].map(String.init).joined(separator: ", ")), not 64, 32, 32"
+        }
+        let schemaFormat = header[44...47].reduce(0) { $0 << 8 | Int($1) }
+        if !(0...4).contains(schemaFormat) {
+            return "the file header's schema format number is \(schemaFormat), not 1 to 4"
+        }
+        return nil
     }
 
     /// Runs `body`; SQLite finding the file corrupt becomes a refusal of a damaged ledger.

@@ -178,6 +178,9 @@ extension SQLiteLedger {
         LedgerFile.removeAbandonedCreations(of: path)
         let temporary = LedgerFile.creationName(path)
         defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(temporary + suffix) } }
+        // Made at the creation name itself, not created through another beside it: that name
+        // would be the path's creation name's, twice as long, and unknown to a later run's tidying.
+        try LedgerFile.makeEmpty(at: temporary, for: path)
         do {
             let copy = try SQLiteLedger(path: temporary)
             try copy.importHistory(history)

@@ -395,17 +395,30 @@ public enum Files {
         return limit > 0 ? limit : nameMax
     }
 
-    /// Why the system would refuse to create a file at `path`, or `nil`: a name longer than its
-    /// folder takes, or a path of `pathMax` bytes or more. Said before anything is written, so
-    /// that the last of several outputs cannot fail on its name after the first were written.
-    public static func lengthProblem(_ path: String) -> String? {
-        if path.utf8.count >= pathMax {
-            return "the path is \(path.utf8.count) bytes long, and a path may have at most \(pathMax - 1)"
+    /// The bytes a path keeps free for the temporary file written beside it
+    /// (`.<name>.ccbeacon-tmp.<pid>.<random>`, the name cut to fit): at most 36 more than the
+    /// file's own path.
+    public static let temporaryRoom = 40
+
+    /// Why the system would refuse to create a file at `path`, or `nil`: a folder's name of more
+    /// than `nameMax` bytes, a file name longer than its folder takes less `nameRoom` (room for the
+    /// names of files kept beside it), or a path that leaves less than `room` bytes of PATH_MAX for
+    /// the temporary file beside it. Said before anything is written, so that the last of several
+    /// outputs cannot fail on its name after the first were written.
+    public static func lengthProblem(_ path: String, room: Int = temporaryRoom, nameRoom: Int = 0) -> String? {
+        let components = path.split(separator: "/", omittingEmptySubsequences: true)
+        if let long = components.dropLast().first(where: { $0.utf8.count > nameMax }) {
+            return "a folder's name in it is \(long.utf8.count) bytes long, and names may have at most \(nameMax)"
+        }
+        if path.utf8.count + room >= pathMax {
+            return
+                "the path is \(path.utf8.count) bytes long, and a path may have at most \(pathMax - 1 - room) (the rest is room for the files written beside it)"
         }
         let (folder, name) = (directory(of: path), lastComponent(path))
-        let limit = nameLimit(inFolder: folder)
+        let limit = nameLimit(inFolder: folder) - nameRoom
         guard name.utf8.count > limit else { return nil }
         return "its name is \(name.utf8.count) bytes long, and the folder takes names of at most \(limit)"
+            + (nameRoom > 0 ? " here (the rest is room for the files kept beside it)" : "")
     }
 
     /// A fresh temporary name for writing `name` into `folder` (hidden, with our marker and this

@@ -55,10 +55,21 @@ enum LedgerFiles {
             try raw.query("SELECT rootpage FROM sqlite_schema WHERE name = 'one_verified_per_chip'", [], "").first?
                 .first?.int)
         let pageSize = try #require(try raw.query("PRAGMA page_size", [], "").first?.first?.int)
+        try overwrite(path, at: (root - 1) * pageSize, with: Data(count: pageSize))
+    }
+
+    /// A sound ledger with `bytes` written over it at `offset`.
+    static func sound(_ path: String, overwrittenAt offset: Int, with bytes: Data) throws {
+        try sound(path)
+        try overwrite(path, at: offset, with: bytes)
+    }
+
+    /// `bytes` written over the file at `offset`.
+    static func overwrite(_ path: String, at offset: Int, with bytes: Data) throws {
         let file = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? file.close() }
-        try file.seek(toOffset: UInt64((root - 1) * pageSize))
-        try file.write(contentsOf: Data(count: pageSize))
+        try file.seek(toOffset: UInt64(offset))
+        try file.write(contentsOf: bytes)
     }
 
     /// The files that must be refused, how to make each, and what the message calls it.
@@ -99,14 +110,8 @@ enum LedgerFiles {
         ("damaged", { path in try damaged(path) }, "it is a damaged ccbeacon ledger: *** in database main ***"),
         (
             "unreadable schema",
-            { path in
-                // The first page's b-tree, where SQLite keeps the schema, zeroed after the file header.
-                try sound(path)
-                let file = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-                defer { try? file.close() }
-                try file.seek(toOffset: 100)
-                try file.write(contentsOf: Data(count: 400))
-            },
+            // The first page's b-tree, where SQLite keeps the schema, zeroed after the file header.
+            { path in try sound(path, overwrittenAt: 100, with: Data(count: 400)) },
             "it is a damaged ccbeacon ledger: database disk image is malformed"
         ),
         (
@@ -116,6 +121,13 @@ enum LedgerFiles {
                 try alter(path, ["DROP TABLE calibrations"])
             },
             "it is a damaged ccbeacon ledger: missing columns calibrations.id"
+        ),
+        (
+            "header field",
+            // The schema format number (header bytes 44–47) out of SQLite's range: SQLite itself
+            // says only "unsupported file format", which ledger check used to pass on as exit 1.
+            { path in try sound(path, overwrittenAt: 47, with: Data([0xFF])) },
+            "it is a damaged ccbeacon ledger: the file header's schema format number is 255, not 1 to 4"
         ),
     ]
 
@@ -161,7 +173,7 @@ struct LedgerCommandTests {
             if name == "damaged", command[1] == "check" {
                 // ledger check reports the damage instead of refusing the file.
                 #expect(run.output.contains("integrity: "), "\(label): \(run.output)")
-            } else if ["unreadable schema", "table dropped"].contains(name), command[1] == "check" {
+            } else if ["unreadable schema", "table dropped", "header field"].contains(name), command[1] == "check" {
                 // What SQLite could not read is the check's finding; it used to refuse the file,
                 // hinting that ledger check (itself) gives the full report.
                 let finding = says.replacingOccurrences(of: "it is a damaged ccbeacon ledger: ", with: "readable: ")

@@ -223,6 +223,16 @@ struct InputIsNeverDroppedOrDamagedTests {
         defer { scratch.remove() }
         let long = String(repeating: "n", count: 252) + ".bin"  // 256 bytes
         let deep = String(repeating: "d/", count: 2100) + "x.hex"  // over 4,096 bytes
+        let nearMax = String(repeating: String(repeating: "p", count: 250) + "/", count: 16) + "bbbb.bin"  // 4,024
+        let longFolder = String(repeating: "f", count: 256)
+        let longTrace = String(repeating: "t", count: 251) + ".pcap"
+        let longLedger = String(repeating: "l", count: 203) + ".sqlite"  // 210 bytes
+        // Inputs live apart, so that the scratch folder holds only what a command wrote.
+        let inputs = try Scratch()
+        defer { inputs.remove() }
+        let list = try inputs.write("list.csv", "name,uuid,major,minor\nA,7634A485-1732-4B7D-AB44-D505D8A24C60,1,1\n")
+        let ledger = inputs.path("ledger.sqlite")
+        try LedgerFiles.sound(ledger)
         let image = SharedFixtures.checkout.appendingPathComponent("firmware-templates/cc2541-ibeacon/image.hex").path
         let generate = ["generate", "--template", "cc2541-ibeacon"] + Self.identity
         let cases: [(arguments: [String], message: String)] = [
@@ -238,10 +248,34 @@ struct InputIsNeverDroppedOrDamagedTests {
                 ["convert", image, "-o", scratch.path(long)],
                 "its name is 256 bytes long, and the folder takes names of at most 255"
             ),
-            (generate + ["-o", scratch.path(deep)], "bytes long, and a path may have at most 4095"),
+            (generate + ["-o", scratch.path(deep)], "bytes long, and a path may have at most 4055"),
+            // Under PATH_MAX, but without room for the temporary file written beside it: it used
+            // to fail on that file after a.hex was written.
+            (
+                generate + ["-o", scratch.path("a.hex"), "--bin", scratch.path(nearMax)],
+                "bytes long, and a path may have at most 4055 (the rest is room for the files written beside it)"
+            ),
+            (["man-pages", "-o", scratch.path(nearMax)], "bytes long, and a path may have at most 4055"),
+            (
+                ["batch", list, "--template", "cc2541-ibeacon", "-o", scratch.path(longFolder)],
+                "a folder's name in it is 256 bytes long, and names may have at most 255"
+            ),
+            (["read", "-o", scratch.path("r.hex"), "--trace", scratch.path(longTrace)], "its name is 256 bytes long"),
+            (
+                ["template", "import", image, "--name", "t", "-o", scratch.path(longFolder)],
+                "a folder's name in it is 256 bytes long"
+            ),
+            (
+                ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--ledger", scratch.path(longLedger)],
+                "its name is 210 bytes long, and the folder takes names of at most 204 here"
+            ),
+            (
+                ["ledger", "migrate", "--from", ledger, "--to", scratch.path(longLedger)],
+                "its name is 210 bytes long, and the folder takes names of at most 204 here"
+            ),
         ]
         for (arguments, message) in cases {
-            let run = ToolRun(arguments)
+            let run = ToolRun(arguments, debuggers: EmulatorProvider())
             #expect(run.status == 64, "\(arguments.last ?? ""): \(run.diagnostics)")
             #expect(run.diagnostics.contains(message), "\(run.diagnostics)")
             #expect(!run.diagnostics.contains("exists and is writable"), "\(run.diagnostics)")
@@ -251,6 +285,12 @@ struct InputIsNeverDroppedOrDamagedTests {
         let longest = scratch.path(String(repeating: "n", count: 251) + ".bin")
         #expect(ToolRun(generate + ["-o", scratch.path("a.hex"), "--bin", longest]).status == 0)
         #expect(Files.isFile(longest))
+        // A ledger's name may have 204 bytes: its copy is made under a creation name beside it
+        // (which used to get the creation suffix twice, and failed from about 180 bytes).
+        let fits = scratch.path(String(repeating: "l", count: 197) + ".sqlite")
+        let migrated = ToolRun(["ledger", "migrate", "--from", ledger, "--to", fits])
+        #expect(migrated.status == 0, "\(migrated.diagnostics)")
+        #expect(ToolRun(["ledger", "check", "--ledger", fits]).status == 0)
     }
 
     /// An input that is not a regular file is refused before it is read (exit 64): a FIFO with no
