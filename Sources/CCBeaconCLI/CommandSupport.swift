@@ -224,7 +224,10 @@ enum CommandSupport {
             if folder != .existing, !Files.exists(directory) { continue }
             guard Files.isDirectory(directory) else {
                 throw CommandFailure(
-                    .failure, "cannot write '\(output)': the folder '\(directory)' does not exist",
+                    .failure,
+                    "cannot write '\(output)': "
+                        + (Files.exists(directory)
+                            ? "'\(directory)' is not a folder" : "the folder '\(directory)' does not exist"),
                     hint: "create it first, or choose another output path; nothing was written")
             }
             guard Files.isWritableDirectory(directory) else {

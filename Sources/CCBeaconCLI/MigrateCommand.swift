@@ -54,6 +54,9 @@ enum LedgerMigrateCommand {
             guard let source = try command.value(from), let target = try command.value(to) else {
                 throw .usage("ledger migrate needs --from FILE|URL and --to FILE|URL")
             }
+            for (option, value) in [("--from", source), ("--to", target)] where value.isEmpty {
+                throw .usage("\(option) needs a file or a postgresql:// URL, not an empty text")
+            }
             (self.source, self.target) = (source, target)
         }
     }

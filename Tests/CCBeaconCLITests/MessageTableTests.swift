@@ -98,6 +98,14 @@ struct MessageTableTests {
             message:
                 "ccbeacon encode: error: major: '70000' is out of range; allowed: 0…65535 (decimal) or 0x0000…0xFFFF (hex)\n"
         ),
+        Case(
+            arguments: ["ledger", "migrate", "--from", "%/l.sqlite", "--to", ""], status: 64,
+            message: "ccbeacon ledger migrate: --to needs a file or a postgresql:// URL, not an empty text\n"),
+        Case(
+            arguments: ["ledger", "migrate", "--from", "%/l.sqlite", "--to", "%/bad.csv/copy.sqlite"], status: 1,
+            message:
+                "ccbeacon ledger migrate: error: cannot write 'bad.csv/copy.sqlite': 'bad.csv' is not a folder\nhint: create it first, or choose another output path; nothing was written\n"
+        ),
         // An identity option other than --major or --minor names itself, not the field it fills.
         Case(
             arguments: [
