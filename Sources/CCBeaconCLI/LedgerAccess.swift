@@ -41,6 +41,9 @@ func openLedger(
     damaged: (([String]) throws(CommandFailure) -> Void)? = nil
 ) throws(CommandFailure) -> SQLiteLedger {
     try refuseServer(path)
+    if let problem = SQLiteLedger.pathProblem(path) {
+        throw .usage("ledger '\(path.excerpt(limit: 60))': \(problem); give a shorter path")
+    }
     do {
         return try SQLiteLedger(
             path: path, access: access, bench: bench, hooks: hooks, leaseSeconds: leaseSeconds, identity: process)

@@ -65,13 +65,16 @@ enum LedgerMigrateCommand {
         let (source, target) = (arguments.source, arguments.target)
         let sourceName = shownLedger(source)
         let targetName = shownLedger(target)
-        // A file target that cannot be made is refused before the source is locked or read: one
-        // that is there (the copy goes only where no file is), then what any output is checked for
-        // (its name's length, its folder).
+        // A file target that cannot be made is refused before the source is locked or read: a
+        // folder or the like, a file that is there (the copy goes only where no file is), a path
+        // SQLite cannot make a ledger at, then what any output is checked for (its folder).
         if !PostgresURL.isURL(target) {
+            if let kind = Files.nonFileKind(target) {
+                throw .usage("--to '\(target.excerpt(limit: 60))' is \(kind); give a path where no file is")
+            }
             if let refusal = SQLiteLedger.copyRefusal(at: target) { throw copyFailure(refusal, target: targetName) }
-            if let problem = SQLiteLedger.newFileProblem(target) {
-                throw .usage("--to '\(target.excerpt(limit: 60))': \(problem); shorten it")
+            if let problem = SQLiteLedger.pathProblem(target) {
+                throw .usage("ledger '\(target.excerpt(limit: 60))': \(problem); give a shorter path")
             }
             try CommandSupport.checkOutputs([target], against: [])
         }

@@ -98,9 +98,9 @@ extension ProvisionCommand {
     static func lockForOneRun(_ path: String) throws(CommandFailure) -> (FolderLock, String) {
         try refuseServer(path)
         let realPath = SQLiteLedger.realPath(path)
-        // A ledger to be made is an output: a name too long is refused before its lock is taken.
-        if !Files.exists(realPath), let problem = SQLiteLedger.newFileProblem(realPath) {
-            throw .usage("--ledger '\(path.excerpt(limit: 60))': \(problem); shorten it")
+        // A path SQLite cannot open (or make a ledger at) is refused before the lock is taken.
+        if let problem = SQLiteLedger.pathProblem(realPath) {
+            throw .usage("ledger '\(path.excerpt(limit: 60))': \(problem); give a shorter path")
         }
         let lock = try lockBeside(
             realPath,

@@ -341,11 +341,20 @@ public final class SQLiteLedger: ForwardingLedger, Sendable {
     /// the one-run lock) belongs beside this path, so that every name of the ledger finds it.
     public static func realPath(_ path: String) -> String { LedgerFile.canonical(path) }
 
-    /// Why a new ledger file could not be made at `path`, or `nil`: beside it go its creation name
-    /// (`NAME.ccbeacon-creating-PID-RANDOM`, with SQLite's `-journal`) and the run lock
-    /// (`.NAME.lock`), so its name and path keep room for them (`Files.lengthProblem`).
-    public static func newFileProblem(_ path: String) -> String? {
-        Files.lengthProblem(path, room: LedgerFile.besideRoom, nameRoom: LedgerFile.besideRoom)
+    /// Why SQLite could not open, or make, a ledger at `path`, or `nil`. SQLite opens paths of at
+    /// most 511 bytes as its Unix VFS resolves them (absolute), SQLite's journal (`-journal`)
+    /// beside them included; beside a new ledger also go its creation name
+    /// (`NAME.ccbeacon-creating-PID-RANDOM`, with a journal) and the run lock (`.NAME.lock`), so a
+    /// new one's name and full path keep room for them.
+    public static func pathProblem(_ path: String) -> String? {
+        let full = LedgerFile.canonical(path)
+        let exists = Files.exists(full)
+        let room = exists ? "-journal".utf8.count : LedgerFile.besideRoom
+        if full.utf8.count + room > LedgerFile.sqlitePathMax {
+            return
+                "its full path is \(full.utf8.count) bytes long, and SQLite opens paths of at most \(LedgerFile.sqlitePathMax) bytes, the names beside \(exists ? "a ledger" : "a new ledger") included: at most \(LedgerFile.sqlitePathMax - room)"
+        }
+        return exists ? nil : Files.lengthProblem(full, room: LedgerFile.besideRoom, nameRoom: LedgerFile.besideRoom)
     }
 
     /// Opens the ledger at `path` for `access`. For `.readWrite` a new ledger is created if, and

@@ -160,6 +160,8 @@ enum LedgerFile {
     /// The most a name beside a ledger adds to its path: a creation name (the marker, a process
     /// ID of up to 10 digits, `-`, up to 13 base-36 digits) with SQLite's `-journal`.
     static let besideRoom = creationMarker.utf8.count + 10 + 1 + 13 + "-journal".utf8.count
+    /// The longest path SQLite's Unix VFS opens, in bytes (its `mxPathname`, 512, less the NUL).
+    static let sqlitePathMax = 511
 
     /// A name beside `path` of `creationName`'s exact shape, with the process that made it:
     /// 1–10 ASCII digits, `-`, 1–13 of `0-9a-z`.
@@ -389,7 +391,7 @@ enum LedgerFile {
         }
         let schemaFormat = header[44...47].reduce(0) { $0 << 8 | Int($1) }
         if !(0...4).contains(schemaFormat) {
-            return "the file header's schema format number is \(schemaFormat), not 1 to 4"
+            return "the file header's schema format number is \(schemaFormat); SQLite knows 1 to 4"
         }
         return nil
     }

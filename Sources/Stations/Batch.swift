@@ -96,7 +96,7 @@ public struct BatchError: Error, Sendable, CustomStringConvertible {
         case .unrecordedFiles(let folder, let names):
             let shown = names.prefix(5).joined(separator: ", ") + (names.count > 5 ? ", …" : "")
             return
-                "\(folder)/ holds \(names.count) file\(names.count == 1 ? "" : "s") no batch recorded, which this batch would replace: \(shown)"
+                "\(folder)/ holds \(names.count) file\(names.count == 1 ? "" : "s") this batch would replace that no batch record vouches for (yours, or changed since a batch wrote \(names.count == 1 ? "it" : "them")): \(shown)"
         }
     }
 }
@@ -196,9 +196,10 @@ public enum BatchGenerator {
         if let error = failure.withLock({ $0 }) { throw BatchError(.file(error), completed: entries.count) }
         let written = Set(entries.flatMap { [$0.hexFile] + ($0.binFile.map { [$0] } ?? []) })
         // Files earlier batches wrote here that are of no station of this list stay the batch's
-        // while they are there: a later run may write them again.
-        let others = (previous?.files ?? []).subtracting(written).subtracting([manifestName, incompleteMarkerName])
-            .filter { Files.exists(Files.join(directory, $0)) }.sorted()
+        // while they hold exactly what was written: a later run may write them again.
+        let others = (previous?.written ?? [:]).filter { name, digest in
+            !written.contains(name) && BatchRecord.holds(Files.join(directory, name), digest)
+        }
         do {
             let text = manifest(entries: entries, template: template, otherFiles: others).rendered() + "\n"
             try Files.writeAtomically(Array(text.utf8), to: record)
@@ -243,9 +244,12 @@ public enum BatchGenerator {
             names.append(manifestName)
         }
         let claimed = previous?.files ?? []
+        let written = previous?.written ?? [:]
         for station in stations {
-            let unclaimed = fileNames(of: station, writeBinary: writeBinary).filter {
-                !claimed.contains($0) && Files.exists(Files.join(directory, $0))
+            let unclaimed = fileNames(of: station, writeBinary: writeBinary).filter { name in
+                let path = Files.join(directory, name)
+                return !claimed.contains(name) && Files.exists(path)
+                    && !(written[name].map { BatchRecord.holds(path, $0) } ?? false)
             }
             guard !unclaimed.isEmpty else { continue }
             let contents = files(of: station, template: template, settings: settings, writeBinary: writeBinary)
@@ -259,14 +263,27 @@ public enum BatchGenerator {
     }
 
     /// The marker's text while a batch changes files: a record without stations' details that
-    /// claims the previous record's files and `planned`, under the previous record's template.
+    /// claims the previous record's files and `planned`, under the previous record's template, and
+    /// keeps what the previous record says batches wrote (`otherFiles`, with their SHA-256).
     static func markerText(previous: BatchRecord?, planned: [String]) -> [UInt8] {
         let owned: Set<String> = [manifestName, incompleteMarkerName]
         let names = Set(planned).union(previous?.files ?? []).subtracting(owned).sorted()
         var members: [(String, JSONValue)] = [("format", .integer(1))]
         if let name = previous?.templateName { members.append(("template", .object([("name", .string(name))]))) }
         members.append(("stations", .array(names.map { .object([("file", .string($0))]) })))
+        if let written = previous?.written, !written.isEmpty {
+            members.append(("otherFiles", otherFilesValue(written)))
+        }
         return Array((JSONValue.object(members).rendered() + "\n").utf8)
+    }
+
+    /// `otherFiles` as a record keeps them: each file with the SHA-256 a batch wrote it with.
+    static func otherFilesValue(_ files: [String: String]) -> JSONValue {
+        .array(
+            files.sorted { $0.key < $1.key }.map {
+                .object([("file", .string($0.key)), ("sha256", .string($0.value))])
+            }
+        )
     }
 
     static func generate(
@@ -299,10 +316,11 @@ public enum BatchGenerator {
 
     /// `stations.json`: the template, and for every station its identity, files and their SHA-256;
     /// `otherFiles`, when there are any, the files earlier batches wrote into the folder that are
-    /// of no station of this list (left alone, and still the batch's to write again).
-    public static func manifest(entries: [BatchEntry], template: StationTemplate, otherFiles: [String] = [])
-        -> JSONValue
-    {
+    /// of no station of this list, by name with the SHA-256 they were written with (left alone,
+    /// and the batch's to write again while they hold just that).
+    public static func manifest(
+        entries: [BatchEntry], template: StationTemplate, otherFiles: [String: String] = [:]
+    ) -> JSONValue {
         .object(
             [
                 ("format", .integer(1)),
@@ -358,7 +376,7 @@ public enum BatchGenerator {
                             return .object(members)
                         })
                 ),
-            ] + (otherFiles.isEmpty ? [] : [("otherFiles", .array(otherFiles.map { .string($0) }))]))
+            ] + (otherFiles.isEmpty ? [] : [("otherFiles", otherFilesValue(otherFiles))]))
     }
 }
 
@@ -372,6 +390,10 @@ public struct BatchRecord: Sendable, Equatable {
     public var files: Set<String>
     /// The template it names, if it names one.
     public var templateName: String?
+    /// The files it says a batch wrote, each with the SHA-256 it was written with: its stations'
+    /// files and `otherFiles`. One that still holds just that is the batch's to replace, though
+    /// `files` need not list it.
+    public var written: [String: String] = [:]
     /// Whether the file is a batch's record: `format` 1, a `template` with a `name`, and `stations`
     /// each with a `file` and its `sha256` (the marker: `format` 1 and `stations` with a `file`
     /// each). A `stations.json` someone else wrote is not, claims nothing, and no batch replaces
@@ -414,21 +436,41 @@ public struct BatchRecord: Sendable, Equatable {
             return result
         }
         var claims: Set<String> = []
+        var written: [String: String] = [:]
         for node in stations {
             guard case .object(let station) = node.value, let file = plainName(value("file", in: station)) else {
                 return result
             }
             if isRecord {
-                guard case .string? = value("sha256", in: station) else { return result }
+                guard case .string(let digest)? = value("sha256", in: station) else { return result }
+                written[file] = digest
             }
             claims.insert(file)
-            if let bin = plainName(value("bin", in: station)) { claims.insert(bin) }
+            if let bin = plainName(value("bin", in: station)) {
+                claims.insert(bin)
+                if case .string(let digest)? = value("binSha256", in: station) { written[bin] = digest }
+            }
         }
+        // Files batches wrote that no station of the record has: the batch's while they hold what
+        // was written, which no other writer needs to keep (the record lists no digest of theirs
+        // that a change would belie).
         if case .array(let others)? = value("otherFiles", in: members) {
-            for node in others { if let name = plainName(node.value) { claims.insert(name) } }
+            for case .object(let other) in others.map(\.value) {
+                if let name = plainName(value("file", in: other)), written[name] == nil,
+                    case .string(let digest)? = value("sha256", in: other)
+                {
+                    written[name] = digest
+                }
+            }
         }
         result.isBatchRecord = true
         result.files.formUnion(claims)
+        result.written = written
         return result
+    }
+
+    /// Whether the regular file at `path` holds exactly the content whose SHA-256 is `digest`.
+    static func holds(_ path: String, _ digest: String) -> Bool {
+        Files.isFile(path) && (try? Files.read(path)).map { SHA256.hexDigest($0) == digest } == true
     }
 }

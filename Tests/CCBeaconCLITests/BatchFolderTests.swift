@@ -26,6 +26,15 @@ struct BatchFolderTests {
         ["batch", list, "--template", "cc2541-ibeacon", "-o", folder] + extra
     }
 
+    /// The exit status of a batch of `list` into `folder`, one job, killed at its `step`th durable
+    /// step.
+    static func killedBatch(_ scratch: Scratch, _ list: String, _ folder: String, atStep step: Int) throws -> Int32 {
+        try ChildProcess.run(
+            BuiltTools.ccbeacon, batch(list, folder, ["--jobs", "1"]), in: scratch.url,
+            environment: CrashPoint.batchStep.armed(at: step), timeout: 60
+        ).status
+    }
+
     /// The promise: a `stations.json` in `folder`, if any, names only files that are there with
     /// exactly its sha256. Returns the problems (empty when it holds) and how many stations it lists.
     static func recordProblems(_ folder: String) throws -> (problems: [String], stations: Int) {
@@ -175,7 +184,7 @@ struct BatchFolderTests {
         #expect(run.status == 1)
         #expect(
             run.errors.contains(
-                "error: \(folder)/ holds 2 files no batch recorded, which this batch would replace: stations.json, s1.hex"
+                "error: \(folder)/ holds 2 files this batch would replace that no batch record vouches for (yours, or changed since a batch wrote them): stations.json, s1.hex"
             ),
             "\(run.errors)")
         #expect(run.errors.contains("hint: move them away, or choose another folder; nothing was written"))
@@ -205,15 +214,43 @@ struct BatchFolderTests {
         let changed = try Self.list(scratch, "c.csv", count: 8, first: 900)
         #expect(try ChildProcess.run(BuiltTools.ccbeacon, Self.batch(first, folder), in: scratch.url).status == 0)
         // Steps with one job: 1 marker, 2…9 the files s0…s7: killed after s5, which a.csv lacks.
-        let killed = try ChildProcess.run(
-            BuiltTools.ccbeacon, Self.batch(longer, folder, ["--jobs", "1"]), in: scratch.url,
-            environment: CrashPoint.batchStep.armed(at: 7), timeout: 60)
-        #expect(killed.status == 128 + SIGKILL)
+        #expect(try Self.killedBatch(scratch, longer, folder, atStep: 7) == 128 + SIGKILL)
         #expect(Files.isFile(folder + "/s5.hex") && !Files.isFile(folder + "/s6.hex"))
         let next = try ChildProcess.run(BuiltTools.ccbeacon, Self.batch(changed, folder), in: scratch.url, timeout: 60)
         #expect(next.status == 0, "\(next.errors)")
         #expect(next.output.contains("2 written, 6 replaced, 0 unchanged"), "\(next.output)")
         #expect(try Self.recordProblems(folder) == ([], 8))
+    }
+
+    /// A name a killed run only planned is not the batch's once a later run completes: a file the
+    /// user puts there is refused by the run after, not replaced. And the files an earlier list
+    /// left behind do not keep other writers off their names once they are gone.
+    @Test func onlyWhatABatchWroteStaysItsOwn() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let folder = scratch.path("out")
+        let short = try Self.list(scratch, "short.csv", count: 2)
+        let long = try Self.list(scratch, "long.csv", count: 5, first: 100)
+        #expect(try ChildProcess.run(BuiltTools.ccbeacon, Self.batch(short, folder), in: scratch.url).status == 0)
+        // Killed at its first durable step: its marker claims s0…s4, none of them written yet.
+        #expect(try Self.killedBatch(scratch, long, folder, atStep: 1) == 128 + SIGKILL)
+        _ = try scratch.write("out/s4.hex", "MINE")
+        #expect(try ChildProcess.run(BuiltTools.ccbeacon, Self.batch(short, folder), in: scratch.url).status == 0)
+        let refused = try ChildProcess.run(BuiltTools.ccbeacon, Self.batch(long, folder), in: scratch.url)
+        #expect(refused.status == 1 && refused.errors.contains(": s4.hex\n"), "\(refused.errors)")
+        #expect(try scratch.bytes("out/s4.hex") == Array("MINE".utf8))
+        // The long list's files, left behind by the short one, are gone: their names are free.
+        try FileManager.default.removeItem(atPath: folder + "/s4.hex")
+        #expect(try ChildProcess.run(BuiltTools.ccbeacon, Self.batch(long, folder), in: scratch.url).status == 0)
+        #expect(try ChildProcess.run(BuiltTools.ccbeacon, Self.batch(short, folder), in: scratch.url).status == 0)
+        try FileManager.default.removeItem(atPath: folder + "/s4.hex")
+        let generate = ToolRun(
+            [
+                "generate", "--template", "cc2541-ibeacon", "--uuid", "7634A485-1732-4B7D-AB44-D505D8A24C60", "--major",
+                "1", "--minor", "1", "-o",
+                folder + "/s4.hex",
+            ])
+        #expect(generate.status == 0, "\(generate.diagnostics)")
     }
 
     /// Temporary files a killed writer left are removed (and listed) by the next run; a live

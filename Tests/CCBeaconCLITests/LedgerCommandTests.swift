@@ -127,7 +127,7 @@ enum LedgerFiles {
             // The schema format number (header bytes 44–47) out of SQLite's range: SQLite itself
             // says only "unsupported file format", which ledger check used to pass on as exit 1.
             { path in try sound(path, overwrittenAt: 47, with: Data([0xFF])) },
-            "it is a damaged ccbeacon ledger: the file header's schema format number is 255, not 1 to 4"
+            "it is a damaged ccbeacon ledger: the file header's schema format number is 255; SQLite knows 1 to 4"
         ),
     ]
 

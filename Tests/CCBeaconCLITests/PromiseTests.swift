@@ -227,6 +227,7 @@ struct InputIsNeverDroppedOrDamagedTests {
         let longFolder = String(repeating: "f", count: 256)
         let longTrace = String(repeating: "t", count: 251) + ".pcap"
         let longLedger = String(repeating: "l", count: 203) + ".sqlite"  // 210 bytes
+        let deepLedger = String(repeating: String(repeating: "q", count: 99) + "/", count: 4) + "x.sqlite"  // 408
         // Inputs live apart, so that the scratch folder holds only what a command wrote.
         let inputs = try Scratch()
         defer { inputs.remove() }
@@ -273,6 +274,12 @@ struct InputIsNeverDroppedOrDamagedTests {
                 ["ledger", "migrate", "--from", ledger, "--to", scratch.path(longLedger)],
                 "its name is 210 bytes long, and the folder takes names of at most 204 here"
             ),
+            // SQLite opens paths of up to 511 bytes: a new ledger's leaves room for the names
+            // beside it (it used to fail as the run started, leaving its lock file).
+            (
+                ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--ledger", scratch.path(deepLedger)],
+                "and SQLite opens paths of at most 511 bytes, the names beside a new ledger included: at most 460"
+            ),
         ]
         for (arguments, message) in cases {
             let run = ToolRun(arguments, debuggers: EmulatorProvider())
@@ -291,6 +298,17 @@ struct InputIsNeverDroppedOrDamagedTests {
         let migrated = ToolRun(["ledger", "migrate", "--from", ledger, "--to", fits])
         #expect(migrated.status == 0, "\(migrated.diagnostics)")
         #expect(ToolRun(["ledger", "check", "--ledger", fits]).status == 0)
+        // A ledger already at a path SQLite cannot open is named so, and left as it was.
+        let deepFolder = scratch.path(String(repeating: String(repeating: "q", count: 99) + "/", count: 5))
+        try FileManager.default.createDirectory(atPath: deepFolder, withIntermediateDirectories: true)
+        let deepLedgerFile = Files.join(deepFolder, String(repeating: "z", count: 10) + ".sqlite")
+        try FileManager.default.copyItem(atPath: ledger, toPath: deepLedgerFile)
+        let before = try Files.read(deepLedgerFile)
+        let check = ToolRun(["ledger", "check", "--ledger", deepLedgerFile])
+        #expect(check.status == 64 && check.diagnostics.contains("SQLite opens paths of at most 511 bytes"))
+        #expect(try Files.read(deepLedgerFile) == before)
+        let beside = try Files.list(deepFolder)
+        #expect(beside == [Files.lastComponent(deepLedgerFile)], "\(beside)")
     }
 
     /// An input that is not a regular file is refused before it is read (exit 64): a FIFO with no

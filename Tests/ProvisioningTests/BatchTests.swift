@@ -158,7 +158,23 @@ struct BatchTests {
             stations: Self.stations(2), template: template, directory: directory, writeBinary: false, jobs: 1
         ) { _, _ in }
         #expect(fewer.strayFiles.count == 8, "three .hex and five .bin left alone: \(fewer.strayFiles)")
-        #expect(BatchRecord.read(in: directory)?.files.isSuperset(of: fewer.strayFiles) == true)
+        let record = try #require(BatchRecord.read(in: directory))
+        #expect(Set(record.written.keys).isSuperset(of: fewer.strayFiles))
+        #expect(record.files.isDisjoint(with: fewer.strayFiles), "other writers are not kept off them")
+        // One of them changed by hand is no longer the batch's.
+        try Files.writeAtomically(Array("mine".utf8), to: directory + "/station_4.bin")
+        #expect {
+            _ = try BatchGenerator.run(
+                stations: Self.stations(5, major: 3), template: template, directory: directory, writeBinary: true,
+                jobs: 1
+            ) { _, _ in }
+        } throws: { error in
+            guard let error = error as? BatchError, case .unrecordedFiles(_, let names) = error.problem else {
+                return false
+            }
+            return names == ["station_4.bin"]
+        }
+        try Files.removeDurably(directory + "/station_4.bin")
         let changed = try BatchGenerator.run(
             stations: Self.stations(5, major: 2), template: template, directory: directory, writeBinary: true, jobs: 1
         ) { _, _ in }

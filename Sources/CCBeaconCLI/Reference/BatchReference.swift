@@ -55,7 +55,10 @@ extension BatchCommand {
                 its `sha256`), is the user's, and the run is refused with their names (exit 1) before anything
                 changes; move them away or choose another folder. Files earlier batches wrote that no station
                 of the list has (a list made shorter, a run without `--bin`) are left alone and stay recorded,
-                as `otherFiles`, while they are there: a later run may write them again. Every output path is checked
+                as `otherFiles` with their sha256: a later run may write them again while they hold just
+                what was written. (A folder last written by ccbeacon before `otherFiles` existed, or files
+                a killed run wrote for stations the next list dropped, are not vouched for: move them
+                away once.) Every output path is checked
                 before anything changes: a folder, FIFO or anything else but a regular file where a station's
                 `.hex` or `.bin` or `stations.json` goes is a usage error (exit 64), with no file written and the
                 record left as it was. The folder never holds a

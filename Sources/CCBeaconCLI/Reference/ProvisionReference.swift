@@ -37,7 +37,9 @@ extension ProvisionCommand {
                 "The run",
                 #"""
                 `provision` checks the list and the template, records the stations in the ledger
-                (`provisioning.sqlite` beside the list, or `--ledger FILE`), then on every debugger of `--devices
+                (`provisioning.sqlite` beside the list, or `--ledger FILE`; SQLite opens paths of up to 511
+                bytes, so a new ledger's full path may have 460 and its name 204, room kept for the files beside
+                it), then on every debugger of `--devices
                 all|SEL,SEL` in parallel: waits for a chip ("attach the next one"; a new chip is recognised by its
                 IEEE address), takes the next pending station, records the attempt, erases, programs, verifies
                 (`--verify crc|read`), records the outcome and resets the chip to run.
