@@ -30,6 +30,13 @@ func refuseServer(_ path: String) throws(CommandFailure) {
     )
 }
 
+/// A ledger file at a path SQLite cannot open, or make a ledger at (`SQLiteLedger.pathProblem`):
+/// refused before anything is locked, created or read.
+func refuseLedgerPath(_ path: String) throws(CommandFailure) {
+    guard let problem = SQLiteLedger.pathProblem(path) else { return }
+    throw .usage("ledger '\(path.excerpt(limit: 60))': \(problem); give a shorter path")
+}
+
 /// The ledger as messages name it: a server's URL without its password, a file by its path.
 func shownLedger(_ path: String) -> String { PostgresURL.isURL(path) ? PostgresURL.shown(path) : path }
 
@@ -41,9 +48,7 @@ func openLedger(
     damaged: (([String]) throws(CommandFailure) -> Void)? = nil
 ) throws(CommandFailure) -> SQLiteLedger {
     try refuseServer(path)
-    if let problem = SQLiteLedger.pathProblem(path) {
-        throw .usage("ledger '\(path.excerpt(limit: 60))': \(problem); give a shorter path")
-    }
+    try refuseLedgerPath(path)
     do {
         return try SQLiteLedger(
             path: path, access: access, bench: bench, hooks: hooks, leaseSeconds: leaseSeconds, identity: process)

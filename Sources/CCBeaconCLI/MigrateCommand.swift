@@ -73,9 +73,7 @@ enum LedgerMigrateCommand {
                 throw .usage("--to '\(target.excerpt(limit: 60))' is \(kind); give a path where no file is")
             }
             if let refusal = SQLiteLedger.copyRefusal(at: target) { throw copyFailure(refusal, target: targetName) }
-            if let problem = SQLiteLedger.pathProblem(target) {
-                throw .usage("ledger '\(target.excerpt(limit: 60))': \(problem); give a shorter path")
-            }
+            try refuseLedgerPath(target)
             try CommandSupport.checkOutputs([target], against: [])
         }
         // The source: a file is held under the run lock (no provision writes it meanwhile).

@@ -98,10 +98,8 @@ extension ProvisionCommand {
     static func lockForOneRun(_ path: String) throws(CommandFailure) -> (FolderLock, String) {
         try refuseServer(path)
         let realPath = SQLiteLedger.realPath(path)
-        // A path SQLite cannot open (or make a ledger at) is refused before the lock is taken.
-        if let problem = SQLiteLedger.pathProblem(realPath) {
-            throw .usage("ledger '\(path.excerpt(limit: 60))': \(problem); give a shorter path")
-        }
+        // Before the lock beside it is taken.
+        try refuseLedgerPath(path)
         let lock = try lockBeside(
             realPath,
             failed: { error in

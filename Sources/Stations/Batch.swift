@@ -246,17 +246,20 @@ public enum BatchGenerator {
         let claimed = previous?.files ?? []
         let written = previous?.written ?? [:]
         for station in stations {
-            let unclaimed = fileNames(of: station, writeBinary: writeBinary).filter { name in
+            // The station's image is made only when one of its files is there unclaimed.
+            var contents: [[UInt8]]?
+            for (index, name) in fileNames(of: station, writeBinary: writeBinary).enumerated()
+            where !claimed.contains(name) {
                 let path = Files.join(directory, name)
-                return !claimed.contains(name) && Files.exists(path)
-                    && !(written[name].map { BatchRecord.holds(path, $0) } ?? false)
-            }
-            guard !unclaimed.isEmpty else { continue }
-            let contents = files(of: station, template: template, settings: settings, writeBinary: writeBinary)
-                .contents
-            for (name, bytes) in zip(fileNames(of: station, writeBinary: writeBinary), contents)
-            where unclaimed.contains(name) && (try? Files.read(Files.join(directory, name))) != bytes {
-                names.append(name)
+                guard Files.exists(path) else { continue }
+                let existing = try? Files.read(path)
+                if let digest = written[name], let existing, SHA256.hexDigest(existing) == digest { continue }
+                let made =
+                    contents
+                    ?? files(of: station, template: template, settings: settings, writeBinary: writeBinary).contents
+                contents = made
+                // An image with no data has no .bin: one that is there is not changed.
+                if index < made.count, existing != made[index] { names.append(name) }
             }
         }
         return names

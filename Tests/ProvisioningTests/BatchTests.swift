@@ -42,6 +42,16 @@ struct BatchTests {
         }
     }
 
+    /// A batch of `stations` into `directory`, its progress unread.
+    static func batch(
+        _ stations: [Station], template: StationTemplate, into directory: String, writeBinary: Bool = false,
+        jobs: Int = 1
+    ) throws -> BatchSummary {
+        try BatchGenerator.run(
+            stations: stations, template: template, directory: directory, writeBinary: writeBinary, jobs: jobs
+        ) { _, _ in }
+    }
+
     @Test(arguments: [1, 3])
     func writesEveryStationAndTheRecord(jobs: Int) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("batch-\(UUID().uuidString)").path
@@ -129,10 +139,7 @@ struct BatchTests {
         try Files.createDirectory(directory)
         for (name, text) in present { try Files.writeAtomically(Array(text.utf8), to: directory + "/" + name) }
         #expect {
-            _ = try BatchGenerator.run(
-                stations: Self.stations(5), template: try Self.template(), directory: directory, writeBinary: false,
-                jobs: 2
-            ) { _, _ in }
+            _ = try Self.batch(Self.stations(5), template: try Self.template(), into: directory, jobs: 2)
         } throws: { error in
             guard let error = error as? BatchError, case .unrecordedFiles(let folder, let names) = error.problem else {
                 return false
@@ -145,18 +152,15 @@ struct BatchTests {
     }
 
     /// Files a batch wrote stay the batch's when a later list or run leaves them out (its record
-    /// keeps them as `otherFiles` while they are there): a run that writes them again replaces
-    /// them. Three runs: five stations with .bin files, two without, five changed with them.
+    /// keeps them as `otherFiles` with their sha256): a run that writes them again replaces them
+    /// while they hold what was written, and refuses one changed by hand. Five stations with .bin
+    /// files, two without, five changed with them.
     @Test func filesABatchWroteStayItsOwnWhenALaterRunLeavesThemOut() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("batch-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let template = try Self.template()
-        _ = try BatchGenerator.run(
-            stations: Self.stations(5), template: template, directory: directory, writeBinary: true, jobs: 1
-        ) { _, _ in }
-        let fewer = try BatchGenerator.run(
-            stations: Self.stations(2), template: template, directory: directory, writeBinary: false, jobs: 1
-        ) { _, _ in }
+        _ = try Self.batch(Self.stations(5), template: template, into: directory, writeBinary: true)
+        let fewer = try Self.batch(Self.stations(2), template: template, into: directory)
         #expect(fewer.strayFiles.count == 8, "three .hex and five .bin left alone: \(fewer.strayFiles)")
         let record = try #require(BatchRecord.read(in: directory))
         #expect(Set(record.written.keys).isSuperset(of: fewer.strayFiles))
@@ -164,10 +168,7 @@ struct BatchTests {
         // One of them changed by hand is no longer the batch's.
         try Files.writeAtomically(Array("mine".utf8), to: directory + "/station_4.bin")
         #expect {
-            _ = try BatchGenerator.run(
-                stations: Self.stations(5, major: 3), template: template, directory: directory, writeBinary: true,
-                jobs: 1
-            ) { _, _ in }
+            _ = try Self.batch(Self.stations(5, major: 3), template: template, into: directory, writeBinary: true)
         } throws: { error in
             guard let error = error as? BatchError, case .unrecordedFiles(_, let names) = error.problem else {
                 return false
@@ -175,9 +176,7 @@ struct BatchTests {
             return names == ["station_4.bin"]
         }
         try Files.removeDurably(directory + "/station_4.bin")
-        let changed = try BatchGenerator.run(
-            stations: Self.stations(5, major: 2), template: template, directory: directory, writeBinary: true, jobs: 1
-        ) { _, _ in }
+        let changed = try Self.batch(Self.stations(5, major: 2), template: template, into: directory, writeBinary: true)
         #expect(changed.entries.map(\.status) == [BatchFileStatus](repeating: .replaced, count: 5))
         #expect(changed.strayFiles.isEmpty)
     }
@@ -189,14 +188,10 @@ struct BatchTests {
         let second = first + "-copy"
         defer { for folder in [first, second] { try? FileManager.default.removeItem(atPath: folder) } }
         let template = try Self.template()
-        _ = try BatchGenerator.run(
-            stations: Self.stations(3), template: template, directory: first, writeBinary: false, jobs: 1
-        ) { _, _ in }
+        _ = try Self.batch(Self.stations(3), template: template, into: first)
         try Files.createDirectory(second)
         try Files.writeAtomically(try Files.read(first + "/station_1.hex"), to: second + "/station_1.hex")
-        let summary = try BatchGenerator.run(
-            stations: Self.stations(3), template: template, directory: second, writeBinary: false, jobs: 1
-        ) { _, _ in }
+        let summary = try Self.batch(Self.stations(3), template: template, into: second)
         #expect(summary.entries.map(\.status) == [.written, .unchanged, .written])
         #expect(BatchRecord.read(in: second)?.files.contains("station_1.hex") == true)
     }
