@@ -189,20 +189,23 @@ enum CommandSupport {
     }
 
     /// Checks every output path before anything is written: none may be longer than the system
-    /// takes (`Files.lengthProblem`, exit 64), none may replace an input of the run
+    /// takes (`Files.lengthProblem`, exit 64) or end in `/` (exit 64), none may replace an input of the run
     /// (compared by resolved path and by device and inode, so `./x`, `../d/x`, a symlink or a hard
     /// link are all caught — exit 64), none may be a folder or anything else but a regular file
     /// (exit 64), none but `batch` itself may replace a file a batch record in the same folder lists
     /// (exit 64: `stations.json` would then disagree with its files), and each must go into an
     /// existing, writable folder (exit 1), so that no output is written when another cannot be. A
-    /// folder the command creates (`.created`, `.batch`) may be missing: it holds nothing to check,
-    /// and creating it reports its own failure before anything is written.
+    /// folder the command creates (`.created`, `.batch`) may be missing: its nearest existing
+    /// ancestor must then be a writable folder.
     static func checkOutputs(_ outputs: [String], against inputs: [Input], folder: OutputFolder = .existing)
         throws(CommandFailure)
     {
         for output in outputs {
             if let problem = Files.lengthProblem(output) {
                 throw .usage("'\(output.excerpt(limit: 60))': \(problem); shorten it")
+            }
+            if Files.withoutTrailingSeparators(output) != output {
+                throw .usage("'\(output)' ends in '/', so it names a folder; name a file to write")
             }
         }
         try refuseOverwriting(inputs, with: outputs)
@@ -221,18 +224,19 @@ enum CommandSupport {
                     "'\(output)' belongs to the batch recorded in '\(record.path)', which would no longer agree with its files; write elsewhere, or rerun batch to change that folder"
                 )
             }
-            if folder != .existing, !Files.exists(directory) { continue }
-            guard Files.isDirectory(directory) else {
+            // A folder the command creates is made in its nearest existing ancestor, which must take it.
+            let existing = folder == .existing ? directory : Files.nearestExisting(directory)
+            guard Files.isDirectory(existing) else {
                 throw CommandFailure(
                     .failure,
                     "cannot write '\(output)': "
-                        + (Files.exists(directory)
-                            ? "'\(directory)' is not a folder" : "the folder '\(directory)' does not exist"),
+                        + (Files.exists(existing)
+                            ? "'\(existing)' is not a folder" : "the folder '\(directory)' does not exist"),
                     hint: "create it first, or choose another output path; nothing was written")
             }
-            guard Files.isWritableDirectory(directory) else {
+            guard Files.isWritableDirectory(existing) else {
                 throw CommandFailure(
-                    .failure, "cannot write '\(output)': the folder '\(directory)' is not writable",
+                    .failure, "cannot write '\(output)': the folder '\(existing)' is not writable",
                     hint: "choose another output path; nothing was written")
             }
         }

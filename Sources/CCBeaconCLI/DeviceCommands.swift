@@ -455,9 +455,12 @@ enum EraseCommand {
         do {
             _ = try connection.session.chipErase(targetID: connection.state.targetID)
             try connection.session.resetAndRun()
-        } catch { throw DeviceSupport.failure(error) }
+        } catch { throw DeviceSupport.failure(error, transportAdvice: reeraseAdvice) }
         console.output(line: "erased the chip on \(connection.device.selector)")
     }
+
+    /// What `erase` advises after a lost transfer that may have left the chip partly erased.
+    static let reeraseAdvice = "replug the debugger, press its reset button and run 'ccbeacon erase' again"
 }
 
 /// `ccbeacon read`.

@@ -98,8 +98,11 @@ extension ProvisionCommand {
     static func lockForOneRun(_ path: String) throws(CommandFailure) -> (FolderLock, String) {
         try refuseServer(path)
         let realPath = SQLiteLedger.realPath(path)
-        // Before the lock beside it is taken.
+        // Before the lock beside it is taken: a path SQLite cannot open, or, for a ledger to be
+        // made, one no file can be made at (a folder that is missing or is a file, a trailing
+        // slash). Whatever is there already is judged as a ledger when it is opened.
         try refuseLedgerPath(path)
+        if !Files.exists(path) { try CommandSupport.checkOutputs([path], against: []) }
         let lock = try lockBeside(
             realPath,
             failed: { error in

@@ -522,6 +522,14 @@ public enum Files {
         return lstat(path, &status) == 0
     }
 
+    /// `path`, or its nearest ancestor, whichever exists first (at the last `.` or `/`): what a
+    /// folder to be created at `path` will be made in.
+    public static func nearestExisting(_ path: String) -> String {
+        var path = withoutTrailingSeparators(path)
+        while !exists(path), directory(of: path) != path { path = directory(of: path) }
+        return path
+    }
+
     /// True for an existing directory this process may create files in.
     public static func isWritableDirectory(_ path: String) -> Bool {
         isDirectory(path) && access(path, W_OK | X_OK) == 0

@@ -230,6 +230,26 @@ struct DeviceCommandTests {
             ToolRun(["flash", image, "--mac", "C0:FF:EE:12:34:56", "--preserve-mac"], debuggers: provider).status == 64)
     }
 
+    /// A debugger lost while `erase` runs never sends the user to `flash` (whose advice the
+    /// shared hint once gave): a step that may leave the chip partly erased says to erase again.
+    @Test func aTransferLostDuringEraseAdvisesErasingAgain() {
+        var partlyErased = 0
+        for unplugAfter in 1...24 {
+            let provider = EmulatorProvider()
+            provider.debuggers[0].faults.unplugAfterTransfers = unplugAfter
+            let run = ToolRun(["erase"], debuggers: provider)
+            if run.status == 0 { continue }
+            #expect(run.status == 1, "\(unplugAfter): \(run.diagnostics)")
+            #expect(!run.diagnostics.contains("'ccbeacon flash'"), "\(unplugAfter): \(run.diagnostics)")
+            if run.diagnostics.contains("the chip is left partly written") {
+                partlyErased += 1
+                #expect(
+                    run.diagnostics.contains("hint: the chip is left partly written; \(EraseCommand.reeraseAdvice)"))
+            }
+        }
+        #expect(partlyErased > 0)
+    }
+
     /// flash --lock-debug reads the lock back after a reset, as provisioning does: a chip whose
     /// lock does not take is a failure (exit 1), never "debug interface locked".
     @Test func aDebugLockThatDoesNotTakeFails() throws {

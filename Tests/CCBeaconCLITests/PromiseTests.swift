@@ -203,6 +203,17 @@ struct InputIsNeverDroppedOrDamagedTests {
             "\(other.output)")
     }
 
+    /// Inputs in a folder of their own, so that a test's scratch folder holds only what a command
+    /// wrote: a one-station list, a sound ledger and the bundled template's image.
+    static func inputsApart() throws -> (folder: Scratch, list: String, ledger: String, image: String) {
+        let inputs = try Scratch()
+        let list = try inputs.write("list.csv", "name,uuid,major,minor\nA,7634A485-1732-4B7D-AB44-D505D8A24C60,1,1\n")
+        let ledger = inputs.path("ledger.sqlite")
+        try LedgerFiles.sound(ledger)
+        let image = SharedFixtures.checkout.appendingPathComponent("firmware-templates/cc2541-ibeacon/image.hex").path
+        return (inputs, list, ledger, image)
+    }
+
     /// An output name of up to NAME_MAX bytes is written: its temporary name used to be longer
     /// than the limit (ENAMETOOLONG).
     @Test func anOutputWithALongNameIsWritten() throws {
@@ -228,13 +239,8 @@ struct InputIsNeverDroppedOrDamagedTests {
         let longTrace = String(repeating: "t", count: 251) + ".pcap"
         let longLedger = String(repeating: "l", count: 203) + ".sqlite"  // 210 bytes
         let deepLedger = String(repeating: String(repeating: "q", count: 99) + "/", count: 4) + "x.sqlite"  // 408
-        // Inputs live apart, so that the scratch folder holds only what a command wrote.
-        let inputs = try Scratch()
+        let (inputs, list, ledger, image) = try Self.inputsApart()
         defer { inputs.remove() }
-        let list = try inputs.write("list.csv", "name,uuid,major,minor\nA,7634A485-1732-4B7D-AB44-D505D8A24C60,1,1\n")
-        let ledger = inputs.path("ledger.sqlite")
-        try LedgerFiles.sound(ledger)
-        let image = SharedFixtures.checkout.appendingPathComponent("firmware-templates/cc2541-ibeacon/image.hex").path
         let generate = ["generate", "--template", "cc2541-ibeacon"] + Self.identity
         let cases: [(arguments: [String], message: String)] = [
             (
@@ -309,6 +315,53 @@ struct InputIsNeverDroppedOrDamagedTests {
         #expect(try Files.read(deepLedgerFile) == before)
         let beside = try Files.list(deepFolder)
         #expect(beside == [Files.lastComponent(deepLedgerFile)], "\(beside)")
+    }
+
+    /// An output whose folder cannot hold it is refused before anything is written, naming what is
+    /// in the way: a folder to be made under a regular file (batch, template import, man-pages and a
+    /// new ledger used to fail with the system's "Not a directory"), a folder that is missing, a
+    /// path that ends in '/' (a ledger's lock used to be tried at 'new/..lock').
+    @Test func anOutputWhoseFolderCannotHoldItIsRefusedBeforeAnythingIsWritten() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let (inputs, list, ledger, image) = try Self.inputsApart()
+        defer { inputs.remove() }
+        let file = try scratch.write("RF", "a file of the user's\n")
+        let generate = ["generate", "--template", "cc2541-ibeacon"] + Self.identity
+        let provision = ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--ledger"]
+        let underFile = "'\(file)' is not a folder"
+        let cases: [(arguments: [String], status: Int32, message: String)] = [
+            (generate + ["-o", file + "/a.hex"], 1, underFile),
+            (["batch", list, "--template", "cc2541-ibeacon", "-o", file + "/out"], 1, underFile),
+            (["batch", list, "--template", "cc2541-ibeacon", "-o", file + "/out/deeper"], 1, underFile),
+            (["template", "import", image, "--name", "t", "-o", file + "/t"], 1, underFile),
+            (["man-pages", "-o", file + "/man"], 1, underFile),
+            (provision + [file + "/x.sqlite"], 1, underFile),
+            (
+                provision + [scratch.path("missing/x.sqlite")], 1,
+                "the folder '\(scratch.path("missing"))' does not exist"
+            ),
+            (
+                provision + [scratch.path("new") + "/"], 64,
+                "'\(scratch.path("new"))/' ends in '/', so it names a folder"
+            ),
+            (
+                ["ledger", "migrate", "--from", ledger, "--to", scratch.path("new.sqlite") + "/"], 64,
+                "'\(scratch.path("new.sqlite"))/' ends in '/', so it names a folder"
+            ),
+            (
+                ["ledger", "export", "--ledger", ledger, "-o", scratch.path("registry.csv") + "/"], 64,
+                "'\(scratch.path("registry.csv"))/' ends in '/', so it names a folder"
+            ),
+        ]
+        for (arguments, status, message) in cases {
+            let run = ToolRun(arguments, debuggers: EmulatorProvider())
+            #expect(run.status == status, "\(arguments.last ?? ""): \(run.diagnostics)")
+            #expect(run.diagnostics.contains(message), "\(run.diagnostics)")
+            #expect(!run.diagnostics.contains("Not a directory"), "\(run.diagnostics)")
+            #expect(try Files.list(scratch.url.path) == ["RF"], "nothing written: \(arguments.last ?? "")")
+            #expect(try scratch.text("RF") == "a file of the user's\n")
+        }
     }
 
     /// An input that is not a regular file is refused before it is read (exit 64): a FIFO with no

@@ -57,7 +57,9 @@ extension CommandLineTool {
             list of 100,000 stations about 10 MB, its `stations.json` about 40 MB), and parsing holds several
             times a file's size in memory. A file within the limit that the memory limit (`ulimit -v`) cannot
             hold is an error (exit 1), not a crash. Every output path is checked before anything is written: it
-            may not be a folder (or anything but a regular file), its folder must exist and be writable, and it
+            may not be a folder (or anything but a regular file) nor end in `/` (exit 64), its folder must exist
+            and be writable — a folder the command makes (`batch -o`, `template import -o`, `man-pages -o`)
+            must have a writable folder as its nearest existing ancestor, never a file (exit 1) — and it
             may not be an input of the same run — the station list, the template's `template.json` or image, the
             image being converted, patched or imported, the ledger — compared by resolved path and by device and
             inode, so `./x`, `../d/x`, a symlinked folder or a hard link are caught (exit 64, naming the input).
