@@ -164,17 +164,27 @@ extension ProvisionCommand {
                 )
             }
             if releasing {
-                for (station, chip) in try ledger.releaseHeld(in: Set(stations.map(\.name))) {
-                    console.diagnostics(
-                        line:
-                            "released '\(station)' (was interrupted on chip \(chip)); chip \(chip) may still carry its identity: erase it (ccbeacon erase) or set it aside"
-                    )
+                for (station, chip, result) in try ledger.releaseHeld(in: Set(stations.map(\.name))) {
+                    console.diagnostics(line: releaseLine(station: station, chip: chip, result: result))
                 }
             }
         } catch {
             if case .refused = error.kind { throw ledgerFailure(error, path: path) }
             if error.isConnectionLost { throw ledgerFailure(error, path: path) }
             throw CommandFailure(.failure, error.description, hint: "the ledger refused the list; see the message")
+        }
+    }
+
+    /// What --release-interrupted did with one held station.
+    static func releaseLine(station: String, chip: String, result: ReleaseResult) -> String {
+        switch result {
+        case .released:
+            return
+                "released '\(station)' (was interrupted on chip \(chip)); chip \(chip) may still carry its identity: erase it (ccbeacon erase) or set it aside"
+        case .kept(let bench, let secondsLeft):
+            let run = bench.map { "bench '\($0)'" } ?? "a run without a bench"
+            return
+                "kept '\(station)' held: \(run), which was burning it on chip \(chip), holds its lease for \(Int(secondsLeft.rounded(.up))) s more and may have journaled its outcome; release it once that lease is over, or let that bench's next run record its journal"
         }
     }
 

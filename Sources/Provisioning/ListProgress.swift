@@ -74,14 +74,16 @@ extension ProvisioningLedger {
     }
 
     /// Releases every held station of the list of `names` (its interrupted attempt becomes failed
-    /// and the station pending); returns each released station with the chip it was held on.
-    public func releaseHeld(in names: Set<String>) throws(LedgerError) -> [(station: String, chip: String)] {
-        var released: [(station: String, chip: String)] = []
+    /// and the station pending); returns each held station with the chip it was held on and what
+    /// its release did (on a pool, kept while the run that was burning it holds its lease).
+    public func releaseHeld(in names: Set<String>) throws(LedgerError) -> [(
+        station: String, chip: String, result: ReleaseResult
+    )] {
+        var held: [(station: String, chip: String, result: ReleaseResult)] = []
         for state in try states() where names.contains(state.station.name) {
             guard case .held(let chip) = state.state else { continue }
-            try release(station: state.station.name)
-            released.append((state.station.name, chip))
+            held.append((state.station.name, chip, try release(station: state.station.name)))
         }
-        return released
+        return held
     }
 }

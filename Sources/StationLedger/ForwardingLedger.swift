@@ -78,7 +78,10 @@ extension ForwardingLedger {
     }
 
     /// The forwardee's.
-    public func release(station: String) throws(LedgerError) { try forwardee.release(station: station) }
+    @discardableResult
+    public func release(station: String) throws(LedgerError) -> ReleaseResult {
+        try forwardee.release(station: station)
+    }
 
     /// The forwardee's.
     public func states() throws(LedgerError) -> [StationState] { try forwardee.states() }

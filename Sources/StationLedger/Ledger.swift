@@ -193,6 +193,15 @@ public struct StationState: Sendable, Equatable {
     }
 }
 
+/// What releasing a held station did (`ProvisioningLedger.release(station:)`).
+public enum ReleaseResult: Sendable, Equatable {
+    /// Its interrupted attempt is failed now and the station pending (or it was not held).
+    case released
+    /// Kept held: on a pool, the run that was burning it (of `bench`) holds its lease for
+    /// `secondsLeft` more seconds, and may have journaled the attempt's outcome meanwhile.
+    case kept(bench: String?, secondsLeft: Double)
+}
+
 /// The record of provisioning: which chip received which identity, and every attempt. Kept behind
 /// this protocol so a shared server database can serve several benches later.
 public protocol ProvisioningLedger: AnyObject {
@@ -237,8 +246,10 @@ public protocol ProvisioningLedger: AnyObject {
     /// Marks the verified attempt of a chip superseded, saying why: the chip gets another station,
     /// or its flash was erased (its station is pending again).
     func supersede(chip: String, reason: String) throws(LedgerError)
-    /// Releases a held station: its interrupted attempt becomes failed and the station pending.
-    func release(station: String) throws(LedgerError)
+    /// Releases a held station: its interrupted attempt becomes failed and the station pending —
+    /// on a pool only once the run that was burning it holds no lease (`ReleaseResult.kept`).
+    @discardableResult
+    func release(station: String) throws(LedgerError) -> ReleaseResult
     /// Every station of the ledger with its state, in list order.
     func states() throws(LedgerError) -> [StationState]
     /// Every attempt, oldest first.

@@ -152,14 +152,28 @@ extension LedgerCore {
     }
 
     /// Releases a held station: its interrupted attempt becomes failed and the station pending.
-    package func release(station: String) throws(LedgerError) {
+    /// On a pool, not while the run that was burning it holds its lease (its process may be gone,
+    /// found so by a run of its machine): that run may have journaled the attempt's outcome, which
+    /// its bench's next run records onto the attempt (the type's fencing rule promises it).
+    @discardableResult
+    package func release(station: String) throws(LedgerError) -> ReleaseResult {
         try beginRun(exclusive: false)
-        try driver.inTransaction("releasing a held station") { () throws(LedgerError) in
-            try fence("releasing a held station")
-            try driver.rows(
-                "UPDATE attempts SET outcome = 'failed', reason = 'released after an interruption' WHERE station = ? AND outcome = 'interrupted'",
-                [.text(station)], "releasing \(station)")
+        let operation = "releasing \(station)"
+        return try driver.inTransaction(operation) { () throws(LedgerError) -> ReleaseResult in
+            try fence(operation)
+            let leased = "SELECT 1 FROM runs WHERE runs.id = attempts.run AND runs.lease_until > \(epoch)"
+            let released = try driver.rows(
+                "UPDATE attempts SET outcome = 'failed', reason = 'released after an interruption' WHERE station = ? AND outcome = 'interrupted'"
+                    + (soleRunner || !tables.contains(.runs) ? "" : " AND NOT EXISTS (\(leased))") + " RETURNING id",
+                [.text(station)], operation)
             try retake(station)
+            guard released.isEmpty, !soleRunner, tables.contains(.runs),
+                let kept = try driver.rows(
+                    "SELECT bench, (SELECT max(lease_until) - \(epoch) FROM runs WHERE runs.id = attempts.run) FROM attempts WHERE station = ? AND outcome = 'interrupted' AND EXISTS (\(leased))",
+                    [.text(station)], operation
+                ).first
+            else { return .released }
+            return .kept(bench: kept[0].string, secondsLeft: kept[1].double ?? 0)
         }
     }
 

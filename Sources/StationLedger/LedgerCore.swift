@@ -260,7 +260,8 @@ package final class LedgerCore: ProvisioningLedger, Sendable {
         skipping: Set<String>, image: (Station) -> (sha256: String, advertiserAddress: String?)
     ) throws(LedgerError) -> (Station, Attempt)? {
         try beginRun(exclusive: false)
-        return try driver.inTransaction("claiming the next station") { () throws(LedgerError) -> (Station, Attempt)? in
+        let claimed = try driver.inTransaction("claiming the next station") {
+            () throws(LedgerError) -> (Station, Attempt)? in
             let run = try fence("claiming the next station")
             if driver.isRepeating,
                 let started = try startedBefore(run: run, chip: chip, debugger: debugger, image: image)
@@ -301,6 +302,18 @@ package final class LedgerCore: ProvisioningLedger, Sendable {
                     templateSHA256: templateSHA256, verifyMethod: verifyMethod, image: image)
             }
         }
+        if claimed != nil { try leaseHeldThroughCommit("claiming the next station") }
+        return claimed
+    }
+
+    /// After a claim's COMMIT: this run's lease still holds by its own clock. A process paused
+    /// between its fence and the COMMIT may find it ran out meanwhile, so that another run may
+    /// already have recovered the attempt: nothing is burned for it (it stays in progress, to be
+    /// recovered as interrupted, its chip untouched).
+    func leaseHeldThroughCommit(_ operation: String) throws(LedgerError) {
+        if let lost = lease.lostBecause {
+            throw .leaseLost(operation, "this run's lease ran out before its claim was committed: \(lost)")
+        }
     }
 
     /// Supersedes the chip's verified attempt of `name` and starts a new one of this run on it,
@@ -310,7 +323,8 @@ package final class LedgerCore: ProvisioningLedger, Sendable {
         verifyMethod: String, reason: String, image: (Station) -> (sha256: String, advertiserAddress: String?)
     ) throws(LedgerError) -> (Station, Attempt) {
         try beginRun(exclusive: false)
-        return try driver.inTransaction("burning \(name) again") { () throws(LedgerError) -> (Station, Attempt) in
+        let claimed = try driver.inTransaction("burning \(name) again") {
+            () throws(LedgerError) -> (Station, Attempt) in
             let run = try fence("burning \(name) again")
             if driver.isRepeating,
                 let started = try startedBefore(run: run, chip: chip, debugger: debugger, image: image),
@@ -333,6 +347,8 @@ package final class LedgerCore: ProvisioningLedger, Sendable {
                 try Self.station(row), run: run, chip: chip, debugger: debugger, template: template,
                 templateSHA256: templateSHA256, verifyMethod: verifyMethod, image: image)
         }
+        try leaseHeldThroughCommit("burning \(name) again")
+        return claimed
     }
 
     /// The attempt this run's `debugger` started on `chip` in a try of the claim whose COMMIT's

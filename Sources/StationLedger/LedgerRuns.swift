@@ -108,7 +108,8 @@ public struct RunIdentity: Sendable, Equatable {
     }
 }
 
-/// This process's own view of its run's lease, on a clock that only goes forward: a lease is
+/// This process's own view of its run's lease, on a clock that only goes forward (and counts a
+/// suspended machine's sleep): a lease is
 /// taken to end `leaseSeconds` (less a margin) after the request that made or renewed it was
 /// sent — never later than the database's record of it, which was made after. A paused process
 /// finds its lease over the moment it runs again, before it sends anything.
@@ -148,9 +149,11 @@ public final class RunLease: Sendable {
 
     func lose(_ reason: String) { state.withLock { if $0.lost == nil { $0.lost = reason } } }
 
+    /// CLOCK_BOOTTIME: it only goes forward, and, unlike CLOCK_MONOTONIC, goes on while the
+    /// machine is suspended — a bench woken from sleep finds its lease over as the database does.
     static func now() -> Double {
         var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
+        clock_gettime(CLOCK_BOOTTIME, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 

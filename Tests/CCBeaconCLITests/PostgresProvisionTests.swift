@@ -159,18 +159,58 @@ struct PostgresProvisionTests {
     }
 
     /// A pool of a 2-station list registered by `bench` (a run without a chip), which then claims
-    /// s1 for `chip`: its burn in progress.
-    static func burning(in scratch: Scratch, bench: String, chip: String) throws -> (String, String, PostgresLedger) {
+    /// s1 for `chip`: its burn in progress, by a process `identity` names.
+    static func burning(in scratch: Scratch, bench: String, chip: String, identity: RunIdentity = .current) throws -> (
+        String, String, PostgresLedger
+    ) {
         let list = try Self.list(scratch, 2)
         let url = try PostgresTestServer.freshDatabase()
         let empty = EmulatorProvider()
         empty.debuggers[0].chip = nil
         #expect(Self.provision(list, url, bench: bench, debuggers: empty).status == 3)
-        let ledger = try PostgresLedger(url: url, bench: bench)
+        let ledger = try PostgresLedger(url: url, bench: bench, identity: identity)
         _ = try ledger.claimNextStation(
             chip: chip, debugger: "EMU001", template: "cc2541-ibeacon", templateSHA256: "x", verifyMethod: "crc",
             skipping: [], image: { _ in ("not-this-image", nil) })
         return (list, url, ledger)
+    }
+
+    /// The fourth review's double burn: bench S's process is gone (found so on this machine)
+    /// while its lease holds, s1 in progress — its outcome may wait in S's journal. Bench T with
+    /// --release-interrupted used to release s1 and burn it on a chip of its own; now it keeps s1
+    /// held, says why, and burns s2 alone. Once S's lease ran out, T's next run releases s1.
+    @Test func aHeldStationIsKeptWhileItsRunMayStillRecordIt() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let (list, url, s) = try Self.burning(
+            in: scratch, bench: "bench-s", chip: "00:12:4B:00:5E:00", identity: .goneProcess)
+        let t = Self.provision(
+            list, url, bench: "bench-t", ["--release-interrupted"], debuggers: Self.bench(first: 0x7E))
+        #expect(t.status == 3, "\(t.diagnostics)")
+        #expect(
+            t.diagnostics.contains(
+                "kept 's1' held: bench 'bench-s', which was burning it on chip 00:12:4B:00:5E:00, holds its lease for 9"
+            ),
+            "\(t.diagnostics)")
+        #expect(
+            t.diagnostics.contains(
+                " s more and may have journaled its outcome; release it once that lease is over, or let that bench's next run record its journal"
+            ), "\(t.diagnostics)")
+        #expect(!t.diagnostics.contains("released 's1'"))
+        #expect(try s.attempts().filter { $0.outcome == .verified }.map(\.station) == ["s2"])
+        // S's lease runs out: nothing it journaled can be missed any more.
+        try PostgresTestServer.psql(
+            url, "UPDATE ccbeacon.runs SET lease_until = 0 WHERE id = '\(try #require(s.lease.runID))'")
+        let again = Self.provision(
+            list, url, bench: "bench-t", ["--release-interrupted"], debuggers: Self.bench(first: 0x7F))
+        #expect(again.status == 0, "\(again.diagnostics)")
+        #expect(
+            again.diagnostics.contains("released 's1' (was interrupted on chip 00:12:4B:00:5E:00)"),
+            "\(again.diagnostics)")
+        let verified = try s.attempts().filter { $0.outcome == .verified }
+        #expect(
+            verified.map(\.station).sorted() == ["s1", "s2"]
+                && verified.first { $0.station == "s1" }?.bench == "bench-t")
     }
 
     /// A bench's interrupted attempt holds its station for every bench; the chip attached on

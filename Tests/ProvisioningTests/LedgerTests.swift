@@ -50,6 +50,7 @@ struct LedgerTests {
         #expect(!progress.isComplete)
         let released = try ledger.releaseHeld(in: mine)
         #expect(released.map(\.station) == ["s1"] && released.map(\.chip) == ["00:12:4B:00:00:02"])
+        #expect(released.map(\.result) == [.released], "a file ledger releases at once")
         #expect(try ledger.progress(of: ["s2"]).held == ["s2"], "another list's held station stays held")
     }
 

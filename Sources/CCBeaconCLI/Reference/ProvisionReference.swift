@@ -385,7 +385,9 @@ extension ProvisionCommand {
                 SECONDS`, default 90) and renews the lease every sixth of it; every attempt names the run that owns
                 it. Each change of an attempt — a claim, an outcome, a release, a supersession — is made only inside
                 a transaction that finds the run's lease still valid (and this process checks its own clock first,
-                so a paused process finds its lease over before it sends anything). A run whose lease ran out is
+                so a paused process finds its lease over before it sends anything, and again after a claim's COMMIT:
+                a claim committed after the lease ran out is left in progress and no chip is burned for it). The
+                own clock is `CLOCK_BOOTTIME`, which counts the time a suspended machine slept. A run whose lease ran out is
                 over for good: it cannot renew, record or claim. One live run per bench name: a second `provision`
                 as the same bench is refused while the first's lease holds (exit 65, "another process is running
                 as bench … its lease holds for N s more"), and a lock file beside the list keeps two runs of one
@@ -403,7 +405,14 @@ extension ProvisionCommand {
                 process on this machine is gone (same boot and process namespace, process id no longer there, or
                 killed and not yet reaped). A
                 live run's burn is never recovered, by another bench, by `--release-interrupted` or by a second
-                process under the same name. **Upgrading a pool while benches run**: the first bench of this
+                process under the same name. On a pool, `--release-interrupted` releases a held station only once
+                the run that was burning it holds no lease: until then (its process gone, say) that run may have put
+                the attempt's outcome into its bench's journal, so the station stays held and the run says so
+                ("kept 's1' held: bench 'b', which was burning it on chip …, holds its lease for 80 s more and may
+                have journaled its outcome; …"). The journal is recorded by that bench's next run. Released later,
+                the station goes to a new chip: the chip named ("chip … may still carry its identity") must then be
+                erased or set aside, and its bench's journal, if any, checked. A file ledger releases at once (its
+                one-run lock means no other run is alive). **Upgrading a pool while benches run**: the first bench of this
                 ccbeacon migrates the pool (an earlier ccbeacon then refuses it, so none starts after), but one
                 already running keeps burning; it held its bench's session lock while it ran, and as long as that
                 lock is held a process of this ccbeacon is refused that bench name and no recovery takes that
