@@ -192,7 +192,8 @@ enum CommandSupport {
     /// takes (`Files.lengthProblem`, exit 64) or end in `/` (exit 64), none may replace an input of the run
     /// (compared by resolved path and by device and inode, so `./x`, `../d/x`, a symlink or a hard
     /// link are all caught — exit 64), none may be a folder or anything else but a regular file
-    /// (exit 64), none but `batch` itself may replace a file a batch record in the same folder lists
+    /// (exit 64), none may replace state ccbeacon keeps (`OutcomeJournal.keptState`: a ledger, its
+    /// SQLite journal files, a bench's journal — exit 64), none but `batch` itself may replace a file a batch record in the same folder lists
     /// (exit 64: `stations.json` would then disagree with its files), and each must go into an
     /// existing, writable folder (exit 1), so that no output is written when another cannot be. A
     /// folder the command creates (`.created`, `.batch`) may be missing: its nearest existing
@@ -215,6 +216,9 @@ enum CommandSupport {
                     kind == "a directory"
                         ? "'\(output)' is a folder; name a file to write, or move the folder away"
                         : "'\(output)' is \(kind), not a regular file; name a file to write, or move it away")
+            }
+            if let state = OutcomeJournal.keptState(at: output) {
+                throw .usage("'\(output)' is \(state); no output is written over it: name another file")
             }
             let directory = Files.directory(of: output)
             if folder != .batch, let record = BatchRecord.read(in: directory),

@@ -341,12 +341,18 @@ enum LedgerFile {
         default: return "is not a regular file"
         }
         if info.st_nlink > 1 { return "has \(info.st_nlink) names (hard links): it is another file too" }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard descriptor >= 0 else { return nil }
+        return isSQLiteDatabase(path, following: false) ? "is an SQLite database" : nil
+    }
+
+    /// Whether the file at `path` begins as an SQLite database does: one read, never a write
+    /// (nor a wait: a FIFO is opened without blocking); `following` a symbolic link at `path`.
+    static func isSQLiteDatabase(_ path: String, following: Bool) -> Bool {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (following ? 0 : O_NOFOLLOW))
+        guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
         var first = [UInt8](repeating: 0, count: magic.count)
         let got = first.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
-        return got == magic.count && first == magic ? "is an SQLite database" : nil
+        return got == magic.count && first == magic
     }
 
     /// The first 100 bytes (SQLite's header) of the regular file at `path`, whose status

@@ -70,7 +70,29 @@ public struct OutcomeJournal: Sendable {
 
     /// The journal of bench `bench` beside the station list at `listPath`.
     public static func journalPath(bench: String, listPath: String) -> String {
-        Files.join(Files.directory(of: listPath), "ccbeacon-journal-\(bench).jsonl")
+        Files.join(Files.directory(of: listPath), "\(namePrefix)\(bench).jsonl")
+    }
+
+    /// How every journal's name begins (`ccbeacon-journal-BENCH.jsonl`).
+    static let namePrefix = "ccbeacon-journal-"
+
+    /// Whether the file at `path` holds state ccbeacon keeps, which an output may never replace,
+    /// and what it is: an SQLite database (a ledger, or another application's), SQLite's `-wal`,
+    /// `-shm` or `-journal` file beside one, or a bench's outcome journal (by its name). A path
+    /// with nothing there is none.
+    public static func keptState(at path: String) -> String? {
+        guard Files.isFile(path) else { return nil }
+        if LedgerFile.isSQLiteDatabase(path, following: true) { return "an SQLite database (a ledger's file)" }
+        for suffix in LedgerFile.journalSuffixes where path.hasSuffix(suffix) {
+            if LedgerFile.isSQLiteDatabase(String(path.dropLast(suffix.count)), following: true) {
+                return "the \(suffix) file of the SQLite database beside it, which holds part of its content"
+            }
+        }
+        let name = Files.lastComponent(path)
+        if name.hasPrefix(namePrefix), name.hasSuffix(".jsonl") {
+            return "a bench's journal of outcomes not yet on its ledger"
+        }
+        return nil
     }
 
     /// Appends `entry` as one line and makes it durable (the file, and the folder's entry for a

@@ -364,6 +364,45 @@ struct InputIsNeverDroppedOrDamagedTests {
         }
     }
 
+    /// An output never replaces state ccbeacon keeps (fourth review of the shared pool): `plan -o`
+    /// and `ledger export -o` used to write their text over a ledger, and over a bench's journal
+    /// of outcomes not yet on its server. A ledger, SQLite's -wal beside it, another application's
+    /// SQLite database and a journal are each refused (exit 64) and left byte for byte.
+    @Test func anOutputIsNeverWrittenOverALedgerOrAJournal() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let (inputs, _, ledger, _) = try Self.inputsApart()
+        defer { inputs.remove() }
+        let target = scratch.path("provisioning.sqlite")
+        try FileManager.default.copyItem(atPath: ledger, toPath: target)
+        let wal = try scratch.write("provisioning.sqlite-wal", "not really a WAL, but where one would be\n")
+        // Another application's database: the ledger with another application id (header bytes 68–71).
+        var otherBytes = try Files.read(ledger)
+        otherBytes.replaceSubrange(68..<72, with: [0, 0, 0, 7])
+        let other = scratch.path("other.db")
+        try Files.writeAtomically(otherBytes, to: other)
+        let journal = try scratch.write(
+            "ccbeacon-journal-S.jsonl", #"{"ledger":"x","bench":"S","attempt":3,"outcome":"verified"}"# + "\n")
+        let places = try inputs.write("places.csv", "name\nLift lobby\n")
+        let before = try [target, wal, other, journal].map { try Files.read($0) }
+        for output in [target, wal, other, journal] {
+            for arguments in [
+                ["plan", places, "--uuid", "7634A485-1732-4B7D-AB44-D505D8A24C60", "--major", "3", "-o", output],
+                ["ledger", "export", "--ledger", ledger, "--format", "csv", "-o", output],
+                ["ledger", "export", "--ledger", ledger, "--format", "json", "-o", output],
+            ] {
+                let run = ToolRun(arguments)
+                #expect(run.status == 64, "\(arguments): \(run.diagnostics)")
+                #expect(
+                    run.diagnostics.contains("'\(output)' is ")
+                        && run.diagnostics.contains("no output is written over it"),
+                    "\(arguments): \(run.diagnostics)")
+            }
+        }
+        #expect(try [target, wal, other, journal].map { try Files.read($0) } == before)
+        #expect(ToolRun(["ledger", "check", "--ledger", target]).status == 0)
+    }
+
     /// An input that is not a regular file is refused before it is read (exit 64): a FIFO with no
     /// writer used to hang `inspect` forever. Run as a process, with a deadline, so a regression
     /// fails instead of hanging the suite.

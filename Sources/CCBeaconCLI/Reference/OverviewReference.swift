@@ -63,6 +63,9 @@ extension CommandLineTool {
             may not be an input of the same run — the station list, the template's `template.json` or image, the
             image being converted, patched or imported, the ledger — compared by resolved path and by device and
             inode, so `./x`, `../d/x`, a symlinked folder or a hard link are caught (exit 64, naming the input).
+            Nor is an output ever written over state ccbeacon keeps: an SQLite database (a ledger, or another
+            application's), SQLite's `-wal`, `-shm` or `-journal` file beside one, or a bench's journal
+            (`ccbeacon-journal-BENCH.jsonl`) — exit 64, the file left as it was.
             A file that a batch record (`stations.json`, see batch) in the same folder lists — a station's
             `.hex` or `.bin`, or the record itself — is written only by `batch` into its own folder: every other
             command refuses it (exit 64, naming the record), since the record would no longer agree with its
