@@ -145,7 +145,8 @@ enum TemplateImportCommand {
                 Searches the image's memory (not its text) for the iBeacon advertising block: the 30 bytes
                 02 01 xx 1A FF 4C 00 02 15 + UUID, major, minor, power, or the 27-byte manufacturer AD
                 alone. Exactly one block must be found outside the NV pages and the last (lock-bit) page;
-                otherwise every block is listed with its address and identity, and --address chooses.
+                otherwise every block is listed with its address and identity, and --address chooses
+                (the others stay in every station as they are, and a note names them).
                 The bytes found become the placeholder that generate checks before patching.
 
                 Writes DIR/template.json and DIR/image.hex (DIR defaults to ./NAME). Both paths are
@@ -226,8 +227,11 @@ enum TemplateImportCommand {
         let loaded = try arguments.image.load()
         let (memory, hexText) = (loaded.memory, loaded.hexText)
         let chosen: FoundBeacon
+        let others: [FoundBeacon]
         do {
-            chosen = try TemplateImport.chooseBlock(in: memory, chip: chip, address: address).chosen
+            let choice = try TemplateImport.chooseBlock(in: memory, chip: chip, address: address)
+            chosen = choice.chosen
+            others = choice.candidates.map(\.beacon).filter { $0.address != chosen.address }
         } catch {
             throw CommandFailure(
                 .dataError, lines: ["\(imagePath): \(error.lines[0])"] + error.lines.dropFirst(), hint: error.hint)
@@ -257,6 +261,13 @@ enum TemplateImportCommand {
             "template '\(name)' written to \(directory)/",
             "  payload: \(chosen.summary) at \(CommandSupport.hexAddress(chosen.address))",
         ]
+        // Every station keeps the other blocks as they are: said, since a station whose firmware
+        // advertises one of those would send the same identity as every other.
+        for other in others {
+            lines.append(
+                "  note: the image also holds \(other.summary) at \(CommandSupport.hexAddress(other.address)); every station keeps it unchanged, so the firmware must advertise the block at \(CommandSupport.hexAddress(chosen.address))"
+            )
+        }
         if let oad = manifest.oad {
             lines.append(
                 "  OAD header at \(CommandSupport.hexAddress(oad.headerAddress)) (\(oad.layout.rawValue)); generate keeps its CRC valid"
