@@ -69,7 +69,8 @@ enum ProvisionCommand {
                 (exit 1). Attempts left in progress are taken for interrupted only once their run is
                 over — its lease ran out, or its process on this machine is gone — so another bench,
                 or --release-interrupted, never takes a live burn for a crashed one; on a pool,
-                --release-interrupted waits for the lease too (the run may have journaled its outcome).
+                --release-interrupted releases only its own bench's held stations (another bench may
+                keep their outcome in its journal, which its next run records first).
 
                 --scan-verify hci0: after each burn is read back, the chip is reset to run and the
                 controller listens (up to --scan-seconds, default 5) for the station's address sending

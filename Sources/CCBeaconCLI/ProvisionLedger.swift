@@ -103,6 +103,10 @@ extension ProvisionCommand {
         // slash). Whatever is there already is judged as a ledger when it is opened.
         try refuseLedgerPath(path)
         if !Files.exists(path) { try CommandSupport.checkOutputs([path], against: []) }
+        // A symbolic link to nothing: none of the checks saw where SQLite would be sent.
+        if Files.exists(path), Files.nonFileKind(path) == nil, !Files.isFile(path) {
+            throw .usage("ledger '\(path)' is a symbolic link to nothing; give the ledger file's own path")
+        }
         let lock = try lockBeside(
             realPath,
             failed: { error in
@@ -181,10 +185,9 @@ extension ProvisionCommand {
         case .released:
             return
                 "released '\(station)' (was interrupted on chip \(chip)); chip \(chip) may still carry its identity: erase it (ccbeacon erase) or set it aside"
-        case .kept(let bench, let secondsLeft):
-            let run = bench.map { "bench '\($0)'" } ?? "a run without a bench"
+        case .kept(let bench):
             return
-                "kept '\(station)' held: \(run), which was burning it on chip \(chip), holds its lease for \(Int(secondsLeft.rounded(.up))) s more and may have journaled its outcome; release it once that lease is over, or let that bench's next run record its journal"
+                "kept '\(station)' held: bench '\(bench)' was burning it on chip \(chip) and may keep its outcome in its journal; run bench '\(bench)' again (it records its journal first), with --release-interrupted to release it"
         }
     }
 

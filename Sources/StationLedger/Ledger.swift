@@ -197,9 +197,10 @@ public struct StationState: Sendable, Equatable {
 public enum ReleaseResult: Sendable, Equatable {
     /// Its interrupted attempt is failed now and the station pending (or it was not held).
     case released
-    /// Kept held: on a pool, the run that was burning it (of `bench`) holds its lease for
-    /// `secondsLeft` more seconds, and may have journaled the attempt's outcome meanwhile.
-    case kept(bench: String?, secondsLeft: Double)
+    /// Kept held: on a pool, another bench, `bench`, was burning it, and may keep the attempt's
+    /// outcome in its journal (beside its list, on its machine), which only its own next run
+    /// records.
+    case kept(bench: String)
 }
 
 /// The record of provisioning: which chip received which identity, and every attempt. Kept behind
@@ -247,7 +248,7 @@ public protocol ProvisioningLedger: AnyObject {
     /// or its flash was erased (its station is pending again).
     func supersede(chip: String, reason: String) throws(LedgerError)
     /// Releases a held station: its interrupted attempt becomes failed and the station pending —
-    /// on a pool only once the run that was burning it holds no lease (`ReleaseResult.kept`).
+    /// on a pool only by the bench that was burning it (`ReleaseResult.kept`).
     @discardableResult
     func release(station: String) throws(LedgerError) -> ReleaseResult
     /// Every station of the ledger with its state, in list order.

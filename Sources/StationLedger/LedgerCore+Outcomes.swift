@@ -152,28 +152,28 @@ extension LedgerCore {
     }
 
     /// Releases a held station: its interrupted attempt becomes failed and the station pending.
-    /// On a pool, not while the run that was burning it holds its lease (its process may be gone,
-    /// found so by a run of its machine): that run may have journaled the attempt's outcome, which
-    /// its bench's next run records onto the attempt (the type's fencing rule promises it).
+    /// On a pool, only a run of the bench that was burning it releases it: that bench may have put
+    /// the attempt's outcome into its journal (its server away), which its next run records before
+    /// it releases anything — no lease or process tells another bench whether it did. A file
+    /// ledger's run holds the one-run lock: no other run can have kept anything.
     @discardableResult
     package func release(station: String) throws(LedgerError) -> ReleaseResult {
         try beginRun(exclusive: false)
         let operation = "releasing \(station)"
+        let anyBench = soleRunner || bench == nil
         return try driver.inTransaction(operation) { () throws(LedgerError) -> ReleaseResult in
             try fence(operation)
-            let leased = "SELECT 1 FROM runs WHERE runs.id = attempts.run AND runs.lease_until > \(epoch)"
             let released = try driver.rows(
-                "UPDATE attempts SET outcome = 'failed', reason = 'released after an interruption' WHERE station = ? AND outcome = 'interrupted'"
-                    + (soleRunner || !tables.contains(.runs) ? "" : " AND NOT EXISTS (\(leased))") + " RETURNING id",
-                [.text(station)], operation)
+                "UPDATE attempts SET outcome = 'failed', reason = 'released after an interruption' WHERE station = ? AND outcome = 'interrupted' AND (? = 1 OR bench IS NULL OR bench = ?) RETURNING id",
+                [.text(station), .integer(anyBench ? 1 : 0), bench.map { .text($0) } ?? .null], operation)
             try retake(station)
-            guard released.isEmpty, !soleRunner, tables.contains(.runs),
-                let kept = try driver.rows(
-                    "SELECT bench, (SELECT max(lease_until) - \(epoch) FROM runs WHERE runs.id = attempts.run) FROM attempts WHERE station = ? AND outcome = 'interrupted' AND EXISTS (\(leased))",
+            guard released.isEmpty, !anyBench,
+                let other = try driver.rows(
+                    "SELECT bench FROM attempts WHERE station = ? AND outcome = 'interrupted' AND bench IS NOT NULL",
                     [.text(station)], operation
-                ).first
+                ).first?.first?.string
             else { return .released }
-            return .kept(bench: kept[0].string, secondsLeft: kept[1].double ?? 0)
+            return .kept(bench: other)
         }
     }
 

@@ -175,42 +175,40 @@ struct PostgresProvisionTests {
         return (list, url, ledger)
     }
 
-    /// The fourth review's double burn: bench S's process is gone (found so on this machine)
-    /// while its lease holds, s1 in progress — its outcome may wait in S's journal. Bench T with
-    /// --release-interrupted used to release s1 and burn it on a chip of its own; now it keeps s1
-    /// held, says why, and burns s2 alone. Once S's lease ran out, T's next run releases s1.
-    @Test func aHeldStationIsKeptWhileItsRunMayStillRecordIt() throws {
+    /// The fourth review's double burn: bench S's run was burning s1 when its server went away;
+    /// it kept the outcome (verified) in its journal and stopped, its process gone. Bench T with
+    /// --release-interrupted used to release s1 (at once on S's machine, or anywhere once S's lease
+    /// ran out) and burn it on a chip of its own. Only bench S releases its held stations: its
+    /// next run records its journal first. T keeps s1 held and names S; S, run with
+    /// --release-interrupted, releases it (its journal is empty here) and burns it.
+    @Test func onlyTheBenchThatWasBurningAStationReleasesIt() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let (list, url, s) = try Self.burning(
             in: scratch, bench: "bench-s", chip: "00:12:4B:00:5E:00", identity: .goneProcess)
+        let kept =
+            "kept 's1' held: bench 'bench-s' was burning it on chip 00:12:4B:00:5E:00 and may keep its outcome in its journal; run bench 'bench-s' again (it records its journal first), with --release-interrupted to release it\n"
         let t = Self.provision(
             list, url, bench: "bench-t", ["--release-interrupted"], debuggers: Self.bench(first: 0x7E))
         #expect(t.status == 3, "\(t.diagnostics)")
-        #expect(
-            t.diagnostics.contains(
-                "kept 's1' held: bench 'bench-s', which was burning it on chip 00:12:4B:00:5E:00, holds its lease for 9"
-            ),
-            "\(t.diagnostics)")
-        #expect(
-            t.diagnostics.contains(
-                " s more and may have journaled its outcome; release it once that lease is over, or let that bench's next run record its journal"
-            ), "\(t.diagnostics)")
-        #expect(!t.diagnostics.contains("released 's1'"))
+        #expect(t.diagnostics.contains(kept), "\(t.diagnostics)")
         #expect(try s.attempts().filter { $0.outcome == .verified }.map(\.station) == ["s2"])
-        // S's lease runs out: nothing it journaled can be missed any more.
+        // S's lease over too: still kept from another bench.
         try PostgresTestServer.psql(
             url, "UPDATE ccbeacon.runs SET lease_until = 0 WHERE id = '\(try #require(s.lease.runID))'")
         let again = Self.provision(
             list, url, bench: "bench-t", ["--release-interrupted"], debuggers: Self.bench(first: 0x7F))
-        #expect(again.status == 0, "\(again.diagnostics)")
+        #expect(again.status == 3 && again.diagnostics.contains(kept), "\(again.diagnostics)")
+        // Bench S itself releases it.
+        let own = Self.provision(
+            list, url, bench: "bench-s", ["--release-interrupted"], debuggers: Self.bench(first: 0x5F))
+        #expect(own.status == 0, "\(own.diagnostics)")
         #expect(
-            again.diagnostics.contains("released 's1' (was interrupted on chip 00:12:4B:00:5E:00)"),
-            "\(again.diagnostics)")
+            own.diagnostics.contains("released 's1' (was interrupted on chip 00:12:4B:00:5E:00)"), "\(own.diagnostics)")
         let verified = try s.attempts().filter { $0.outcome == .verified }
         #expect(
             verified.map(\.station).sorted() == ["s1", "s2"]
-                && verified.first { $0.station == "s1" }?.bench == "bench-t")
+                && verified.first { $0.station == "s1" }?.bench == "bench-s")
     }
 
     /// A bench's interrupted attempt holds its station for every bench; the chip attached on

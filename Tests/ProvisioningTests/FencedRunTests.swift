@@ -74,9 +74,9 @@ struct FencedRunTests {
     }
 
     /// A run paused past its lease (its lease made to run out on the database's clock): it can
-    /// neither record nor claim nor renew; another run recovers its attempt, releases it and burns
-    /// the station elsewhere; the paused run, going on, is refused every change — so the station
-    /// is verified once, on the chip the ledger names.
+    /// neither record nor claim nor renew; another run of its bench recovers its attempt, releases
+    /// it (only its bench may, on a pool) and burns the station elsewhere; the paused run, going
+    /// on, is refused every change — so the station is verified once, on the chip the ledger names.
     @Test(arguments: backends)
     func aRunWhoseLeaseRanOutChangesNothing(_ backend: Backend) throws {
         let pool = try backend.make()
@@ -93,10 +93,10 @@ struct FencedRunTests {
         #expect(paused.lease.lostBecause != nil)
         #expect(try paused.attempts().map(\.outcome) == [.inProgress])
 
-        let other = try pool.open("bench-b", 90, .current)
+        let other = try pool.open("bench-a", 90, .current)
         #expect(try other.recoverInterrupted().map(\.id) == [attempt.id])
         #expect(try other.runs().first { $0.id == runID }?.endedBecause?.contains("lease ran out") == true)
-        try other.release(station: "s1")
+        #expect(try other.release(station: "s1") == .released)
         let (again, second) = try #require(try Self.claim(other, chip: Self.chips[1]))
         #expect(again.name == "s1" && second.run == other.lease.runID)
         try other.finish(second.id, outcome: .verified, reason: nil)

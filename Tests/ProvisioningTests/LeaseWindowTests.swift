@@ -5,7 +5,7 @@ import Testing
 
 /// The moments a run's lease may run out inside one of its own changes (fourth review of the
 /// shared pool): a claim whose COMMIT lands after the lease ran out by the run's own clock must
-/// not lead to a burn.
+/// not lead to a burn; and who may release a held station.
 struct LeaseWindowTests {
     /// Runs another driver's statements; once armed, `beforeCommit` runs after a transaction's
     /// work and before its COMMIT — where a process paused by the system (SIGSTOP, a swapped-out
@@ -73,13 +73,13 @@ struct LeaseWindowTests {
     }
 
     /// A file ledger's run holds the file's one-run lock: no other run can have journaled, so a
-    /// held station is released at once, whatever the lease of the run that was burning it.
+    /// held station is released at once, whatever bench or run was burning it.
     @Test func aFileLedgerReleasesAtOnce() throws {
         let path = temporaryLedgerPath()
-        let crashed = try SQLiteLedger(path: path, leaseSeconds: 3600, identity: .goneProcess)
+        let crashed = try SQLiteLedger(path: path, bench: "bench-s", leaseSeconds: 3600, identity: .goneProcess)
         try crashed.register(FencedRunTests.stations)
         _ = try #require(try FencedRunTests.claim(crashed, chip: FencedRunTests.chips[0]))
-        let next = try SQLiteLedger(path: path)
+        let next = try SQLiteLedger(path: path, bench: "bench-t")
         #expect(try next.recoverInterrupted().count == 1)
         #expect(try next.release(station: "s1") == .released)
         #expect(try next.states().first?.state == .pending(lastFailure: "released after an interruption"))

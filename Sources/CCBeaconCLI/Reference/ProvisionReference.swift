@@ -405,14 +405,16 @@ extension ProvisionCommand {
                 process on this machine is gone (same boot and process namespace, process id no longer there, or
                 killed and not yet reaped). A
                 live run's burn is never recovered, by another bench, by `--release-interrupted` or by a second
-                process under the same name. On a pool, `--release-interrupted` releases a held station only once
-                the run that was burning it holds no lease: until then (its process gone, say) that run may have put
-                the attempt's outcome into its bench's journal, so the station stays held and the run says so
-                ("kept 's1' held: bench 'b', which was burning it on chip …, holds its lease for 80 s more and may
-                have journaled its outcome; …"). The journal is recorded by that bench's next run. Released later,
-                the station goes to a new chip: the chip named ("chip … may still carry its identity") must then be
-                erased or set aside, and its bench's journal, if any, checked. A file ledger releases at once (its
-                one-run lock means no other run is alive). **Upgrading a pool while benches run**: the first bench of this
+                process under the same name. On a pool, `--release-interrupted` releases only the held stations of
+                its own bench: the bench that was burning a station may have kept the attempt's outcome in its
+                journal (its server away; the journal is beside its list, on its machine), and only its next run
+                records that journal — first, before it releases anything. Another bench's held station stays held,
+                and the run says so ("kept 's1' held: bench 'b' was burning it on chip … and may keep its outcome in
+                its journal; run bench 'b' again (it records its journal first), with --release-interrupted to
+                release it"). A bench whose machine is lost is released by a run under its name (`--bench b`),
+                which has no journal to record: the chip named ("chip … may still carry its identity") must then be
+                erased or set aside. A file ledger releases at once (its one-run lock means no other run is
+                alive). **Upgrading a pool while benches run**: the first bench of this
                 ccbeacon migrates the pool (an earlier ccbeacon then refuses it, so none starts after), but one
                 already running keeps burning; it held its bench's session lock while it ran, and as long as that
                 lock is held a process of this ccbeacon is refused that bench name and no recovery takes that
