@@ -206,7 +206,7 @@ enum CommandSupport {
                 throw .usage("'\(output.excerpt(limit: 60))': \(problem); shorten it")
             }
             if Files.withoutTrailingSeparators(output) != output {
-                throw .usage("'\(output)' ends in '/', so it names a folder; name a file to write")
+                throw .usage("'\(output)' names a folder (it ends in '/' or '/.'); name a file to write")
             }
         }
         try refuseOverwriting(inputs, with: outputs)
@@ -218,7 +218,7 @@ enum CommandSupport {
                         : "'\(output)' is \(kind), not a regular file; name a file to write, or move it away")
             }
             if let state = OutcomeJournal.keptState(at: output) {
-                throw .usage("'\(output)' is \(state); no output is written over it: name another file")
+                throw .usage("'\(output)' \(state); no output is written there: name another file")
             }
             let directory = Files.directory(of: output)
             if folder != .batch, let record = BatchRecord.read(in: directory),

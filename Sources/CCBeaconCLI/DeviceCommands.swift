@@ -143,7 +143,7 @@ enum DeviceSupport {
             if flashChanged {
                 hint = transportAdvice ?? again
             } else if during.mayLeaveFlashChanged {
-                hint = "the chip is left partly written; \(transportAdvice ?? reflashAdvice)"
+                hint = "\(leftPartly(during)); \(transportAdvice ?? reflashAdvice)"
             } else {
                 hint = again
             }
@@ -188,6 +188,12 @@ enum DeviceSupport {
         var failure = CommandFailure(.failure, message, hint: hint)
         failure.hintLines = hintLines
         return failure
+    }
+
+    /// What a step that may change the flash left, when a transfer of it was lost: the chip
+    /// erase's start leaves a partly erased chip, any later step a partly written one.
+    static func leftPartly(_ during: DebuggerOperation) -> String {
+        during == .startingErase ? "the chip may be left partly erased" : "the chip is left partly written"
     }
 
     /// The hint's opening after a failure once the chip erase had begun.

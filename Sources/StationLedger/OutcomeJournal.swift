@@ -76,21 +76,24 @@ public struct OutcomeJournal: Sendable {
     /// How every journal's name begins (`ccbeacon-journal-BENCH.jsonl`).
     static let namePrefix = "ccbeacon-journal-"
 
-    /// Whether the file at `path` holds state ccbeacon keeps, which an output may never replace,
-    /// and what it is: an SQLite database (a ledger, or another application's), SQLite's `-wal`,
-    /// `-shm` or `-journal` file beside one, or a bench's outcome journal (by its name). A path
-    /// with nothing there is none.
+    /// Whether `path` is where ccbeacon keeps state, which no output may ever be written to, and
+    /// what it is: an SQLite database (a ledger, or another application's); the name of SQLite's
+    /// `-wal`, `-shm` or `-journal` file of a database beside it (SQLite would take a file there for
+    /// part of that database); or a bench journal's name (`ccbeacon-journal-BENCH.jsonl`, which
+    /// the bench's next run reads as its journal). The names count whether a file is there or not.
     public static func keptState(at path: String) -> String? {
-        guard Files.isFile(path) else { return nil }
-        if LedgerFile.isSQLiteDatabase(path, following: true) { return "an SQLite database (a ledger's file)" }
-        for suffix in LedgerFile.journalSuffixes where path.hasSuffix(suffix) {
-            if LedgerFile.isSQLiteDatabase(String(path.dropLast(suffix.count)), following: true) {
-                return "the \(suffix) file of the SQLite database beside it, which holds part of its content"
-            }
-        }
         let name = Files.lastComponent(path)
         if name.hasPrefix(namePrefix), name.hasSuffix(".jsonl") {
-            return "a bench's journal of outcomes not yet on its ledger"
+            return "is named as a bench's journal (\(namePrefix)BENCH.jsonl), which that bench's next run reads"
+        }
+        for suffix in LedgerFile.journalSuffixes where path.hasSuffix(suffix) {
+            let database = String(path.dropLast(suffix.count))
+            if Files.isFile(database), LedgerFile.isSQLiteDatabase(database, following: true) {
+                return "is where SQLite keeps the \(suffix) file of the database '\(database)'"
+            }
+        }
+        if Files.isFile(path), LedgerFile.isSQLiteDatabase(path, following: true) {
+            return "is an SQLite database (a ledger, or another application's)"
         }
         return nil
     }

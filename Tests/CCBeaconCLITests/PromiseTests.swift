@@ -343,15 +343,15 @@ struct InputIsNeverDroppedOrDamagedTests {
             ),
             (
                 provision + [scratch.path("new") + "/"], 64,
-                "'\(scratch.path("new"))/' ends in '/', so it names a folder"
+                "'\(scratch.path("new"))/' names a folder (it ends in '/' or '/.')"
             ),
             (
                 ["ledger", "migrate", "--from", ledger, "--to", scratch.path("new.sqlite") + "/"], 64,
-                "'\(scratch.path("new.sqlite"))/' ends in '/', so it names a folder"
+                "'\(scratch.path("new.sqlite"))/' names a folder (it ends in '/' or '/.')"
             ),
             (
                 ["ledger", "export", "--ledger", ledger, "-o", scratch.path("registry.csv") + "/"], 64,
-                "'\(scratch.path("registry.csv"))/' ends in '/', so it names a folder"
+                "'\(scratch.path("registry.csv"))/' names a folder (it ends in '/' or '/.')"
             ),
         ]
         for (arguments, status, message) in cases {
@@ -362,16 +362,25 @@ struct InputIsNeverDroppedOrDamagedTests {
             #expect(try Files.list(scratch.url.path) == ["RF"], "nothing written: \(arguments.last ?? "")")
             #expect(try scratch.text("RF") == "a file of the user's\n")
         }
+        // A ledger that is a symbolic link to nothing used to be tried, failing with the system's
+        // "No such file or directory" and leaving its lock file.
+        try FileManager.default.createSymbolicLink(atPath: scratch.path("dl.sqlite"), withDestinationPath: "nothere")
+        let dangling = ToolRun(provision + [scratch.path("dl.sqlite")], debuggers: EmulatorProvider())
+        #expect(dangling.status == 64 && dangling.diagnostics.contains("is a symbolic link to nothing"))
+        #expect(try Files.list(scratch.url.path) == ["RF", "dl.sqlite"])
     }
 
     /// An output never replaces state ccbeacon keeps (fourth review of the shared pool): `plan -o`
     /// and `ledger export -o` used to write their text over a ledger, and over a bench's journal
     /// of outcomes not yet on its server. A ledger, SQLite's -wal beside it, another application's
-    /// SQLite database and a journal are each refused (exit 64) and left byte for byte.
+    /// SQLite database and a journal are each refused (exit 64) and left byte for byte. So are the
+    /// names, with nothing there yet (the fifth review): an events file or a new ledger named as a
+    /// bench's journal used to block that bench's next run; a new ledger or a migrated copy at a
+    /// database's -journal or -shm name was deleted by the next SQLite to open that database.
     @Test func anOutputIsNeverWrittenOverALedgerOrAJournal() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let (inputs, _, ledger, _) = try Self.inputsApart()
+        let (inputs, list, ledger, _) = try Self.inputsApart()
         defer { inputs.remove() }
         let target = scratch.path("provisioning.sqlite")
         try FileManager.default.copyItem(atPath: ledger, toPath: target)
@@ -395,12 +404,27 @@ struct InputIsNeverDroppedOrDamagedTests {
                 #expect(run.status == 64, "\(arguments): \(run.diagnostics)")
                 #expect(
                     run.diagnostics.contains("'\(output)' is ")
-                        && run.diagnostics.contains("no output is written over it"),
+                        && run.diagnostics.contains("; no output is written there: name another file"),
                     "\(arguments): \(run.diagnostics)")
             }
         }
         #expect(try [target, wal, other, journal].map { try Files.read($0) } == before)
         #expect(ToolRun(["ledger", "check", "--ledger", target]).status == 0)
+        let provision = ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.1"]
+        let named: [(arguments: [String], message: String)] = [
+            (provision + ["--events", scratch.path("ccbeacon-journal-S2.jsonl")], "is named as a bench's journal"),
+            (provision + ["--ledger", scratch.path("ccbeacon-journal-S2.jsonl")], "is named as a bench's journal"),
+            (provision + ["--ledger", target + "-journal"], "is where SQLite keeps the -journal file of the database"),
+            (["ledger", "migrate", "--from", ledger, "--to", other + "-shm"], "keeps the -shm file of the database"),
+            (["ledger", "export", "--ledger", ledger, "-o", other + "-wal"], "keeps the -wal file of the database"),
+        ]
+        let files = try Files.list(scratch.url.path)
+        for (arguments, message) in named {
+            let run = ToolRun(arguments, debuggers: EmulatorProvider())
+            #expect(run.status == 64, "\(arguments): \(run.diagnostics)")
+            #expect(run.diagnostics.contains(message), "\(arguments): \(run.diagnostics)")
+            #expect(try Files.list(scratch.url.path) == files, "nothing made: \(arguments)")
+        }
     }
 
     /// An input that is not a regular file is refused before it is read (exit 64): a FIFO with no

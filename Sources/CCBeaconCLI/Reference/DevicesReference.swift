@@ -27,7 +27,8 @@ extension DevicesCommand {
                 debugger (is it plugged in, the udev
                 rule), no target (wiring and power, the debugger's reset button), a locked chip (`erase`), a
                 timeout or an unplugged cable in the middle of a write (the chip is left partly written: run
-                `flash` again, which starts with an erase), a failed verification.
+                `flash` again, which starts with an erase) or of an erase (partly erased: run `erase` again), a
+                failed verification.
                 """#)
         ])
 }
