@@ -263,12 +263,16 @@ struct NemesisTests {
                 "\(running.name): \(errors)"
             )
         }
-        // What the kills held (their chips went with the killed bench) is released at the end.
-        let last = try bench("bench-z", "z", 0xF0)
-        try last.start(releasing: true)
-        let finished = last.process?.wait(timeout: 180)
-        messages += last.process?.errors ?? ""
-        #expect(finished == 0, "\(last.process?.errors ?? "")")
+        // What the kills and the pause held (their chips went with the killed bench) is released at
+        // the end, each by its own bench (another may not: the bench may keep an outcome in its
+        // journal, which its own next run records first): bench A's run may stop with bench B's
+        // stations still held (3), bench B's then finishes the list.
+        for (index, holder) in [second, b].enumerated() {
+            try holder.start(releasing: true)
+            let finished = holder.process?.wait(timeout: 180)
+            messages += holder.process?.errors ?? ""
+            #expect(finished == 0 || (index == 0 && finished == 3), "\(holder.process?.errors ?? "")")
+        }
 
         let rows = try Self.attempts(direct)
         let verified = rows.filter { $0[2] == "verified" }.map { (station: $0[0], chip: $0[1]) }
