@@ -189,11 +189,12 @@ enum CommandSupport {
     }
 
     /// Checks every output path before anything is written: none may be longer than the system
-    /// takes (`Files.lengthProblem`, exit 64) or end in `/` (exit 64), none may replace an input of the run
-    /// (compared by resolved path and by device and inode, so `./x`, `../d/x`, a symlink or a hard
-    /// link are all caught — exit 64), none may be a folder or anything else but a regular file
-    /// (exit 64), none may replace state ccbeacon keeps (`OutcomeJournal.keptState`: a ledger, its
-    /// SQLite journal files, a bench's journal — exit 64), none but `batch` itself may replace a file a batch record in the same folder lists
+    /// takes (`Files.lengthProblem`, exit 64) or end in `/` (exit 64), none may replace an input of
+    /// the run (compared by resolved path and by device and inode, so `./x`, `../d/x`, a symlink or
+    /// a hard link are all caught — exit 64), none may be a folder or anything else but a regular
+    /// file (exit 64), none may be where ccbeacon keeps state (`OutcomeJournal.keptState`: a
+    /// ledger, its SQLite journal names, a bench journal's name — exit 64), none but `batch`
+    /// itself may replace a file a batch record in the same folder lists
     /// (exit 64: `stations.json` would then disagree with its files), and each must go into an
     /// existing, writable folder (exit 1), so that no output is written when another cannot be. A
     /// folder the command creates (`.created`, `.batch`) may be missing: its nearest existing

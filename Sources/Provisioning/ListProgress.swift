@@ -75,7 +75,7 @@ extension ProvisioningLedger {
 
     /// Releases every held station of the list of `names` (its interrupted attempt becomes failed
     /// and the station pending); returns each held station with the chip it was held on and what
-    /// its release did (on a pool, kept while the run that was burning it holds its lease).
+    /// its release did (on a pool, another bench's held station is kept).
     public func releaseHeld(in names: Set<String>) throws(LedgerError) -> [(
         station: String, chip: String, result: ReleaseResult
     )] {

@@ -63,9 +63,10 @@ extension CommandLineTool {
             may not be an input of the same run — the station list, the template's `template.json` or image, the
             image being converted, patched or imported, the ledger — compared by resolved path and by device and
             inode, so `./x`, `../d/x`, a symlinked folder or a hard link are caught (exit 64, naming the input).
-            Nor is an output ever written over state ccbeacon keeps: an SQLite database (a ledger, or another
-            application's), SQLite's `-wal`, `-shm` or `-journal` file beside one, or a bench's journal
-            (`ccbeacon-journal-BENCH.jsonl`) — exit 64, the file left as it was.
+            Nor is an output ever written where ccbeacon keeps state: over an SQLite database (a ledger, or
+            another application's), at SQLite's `-wal`, `-shm` or `-journal` name of a database beside it, or at
+            a bench journal's name (`ccbeacon-journal-BENCH.jsonl`), whether a file is there yet or not — exit
+            64, nothing changed.
             A file that a batch record (`stations.json`, see batch) in the same folder lists — a station's
             `.hex` or `.bin`, or the record itself — is written only by `batch` into its own folder: every other
             command refuses it (exit 64, naming the record), since the record would no longer agree with its

@@ -17,7 +17,8 @@ extension TemplateImportCommand {
                 `template import` searches the image's memory for the iBeacon block and needs exactly one outside
                 the NV and lock-bit pages; with several it lists each (address and identity) and `--address`
                 chooses (every other block stays in every station unchanged: a note names each, since the firmware
-                must advertise the chosen one, or every station sends the same identity); firmware that assembles its advertising data at run time is refused with that reason.
+                must advertise the chosen one, or every station sends the same identity); firmware that
+                assembles its advertising data at run time is refused with that reason.
                 It records an OAD header if the image has one. It writes `DIR/template.json` and `DIR/image.hex`
                 (`-o DIR`, default `./NAME`, created if missing) and checks both paths before writing either, as
                 every command checks its outputs; a file already at either path — a template, or an `image.hex`
