@@ -24,7 +24,9 @@ enum LedgerMigrateCommand {
                 Copies every station (list order, current power), every attempt (its id, bench, outcome,
                 read-back and on-air check) and every calibration from --from to --to. The source is
                 checked first (as ledger check does) and only read: a file under the lock provision
-                takes, so no run changes it meanwhile; a server in one snapshot, benches may go on.
+                takes, so no run changes it meanwhile; a server in one snapshot, benches may go on. A
+                ledger with a burn not settled (in progress, or held) is not copied: its outcome may
+                wait in a bench's journal, which is recorded only onto the ledger it was written for.
 
                 The target must be empty: for a file, a path where no file is (the copy is built under
                 a temporary name beside it and linked into place only once checked); for a server, a
@@ -104,6 +106,24 @@ enum LedgerMigrateCommand {
         }
         var history: LedgerHistory
         do { history = try ledger.snapshot() } catch { throw ledgerFailure(error, path: sourceName) }
+        // A burn still open (in progress, or interrupted: held) may have its outcome where a copy
+        // cannot follow: in a bench's journal, which is recorded only onto the ledger it was
+        // written for (a copy has another id), and a file copy would release it at once. So a
+        // ledger moves only with every burn settled.
+        let unsettled = history.attempts.filter { $0.outcome == .inProgress || $0.outcome == .interrupted }
+        guard unsettled.isEmpty else {
+            let named = unsettled.prefix(5).map {
+                "'\($0.station)' on chip \($0.chip)" + ($0.bench.map { " (bench '\($0)')" } ?? "")
+            }
+            throw CommandFailure(
+                .failure,
+                "\(sourceName) has \(unsettled.count) burn\(unsettled.count == 1 ? "" : "s") not settled (in progress or held): "
+                    + named.joined(separator: ", ") + (unsettled.count > 5 ? ", …" : "")
+                    + "; a copy would leave their outcomes behind (a bench's journal is recorded only onto the ledger it was written for)",
+                hint:
+                    "settle them first: let running benches finish, run each bench that held them again (it records its journal first), attach their chips or release them with --release-interrupted; nothing was copied"
+            )
+        }
         if PostgresURL.isURL(target) {
             // A server records every attempt's bench.
             for index in history.attempts.indices where history.attempts[index].bench == nil {

@@ -60,7 +60,7 @@ extension ProvisionCommand {
             }
             if !progress.held.isEmpty {
                 lines.append(
-                    "  held (interrupted; attach their chip or use --release-interrupted): \(progress.held.joined(separator: ", "))"
+                    "  held (interrupted; attach their chip, or --release-interrupted on the bench that burned them): \(progress.held.joined(separator: ", "))"
                 )
             }
             if !burnAgain.isEmpty {

@@ -68,9 +68,11 @@ public struct OutcomeJournal: Sendable {
     /// The journal at `path`.
     public init(path: String) { self.path = path }
 
-    /// The journal of bench `bench` beside the station list at `listPath`.
+    /// The journal of bench `bench` beside the station list at `listPath` — beside the list file
+    /// itself, symbolic links resolved: a list given through a link to it in another folder (the
+    /// fifth review) is one list, with one journal.
     public static func journalPath(bench: String, listPath: String) -> String {
-        Files.join(Files.directory(of: listPath), "\(namePrefix)\(bench).jsonl")
+        Files.join(Files.directory(of: LedgerFile.canonical(listPath)), "\(namePrefix)\(bench).jsonl")
     }
 
     /// How every journal's name begins (`ccbeacon-journal-BENCH.jsonl`).

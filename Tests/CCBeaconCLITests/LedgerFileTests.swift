@@ -63,6 +63,39 @@ struct OneRunPerLedgerTests {
         }
     }
 
+    /// `ledger migrate` copies a ledger only with every burn settled (the fifth review): a burn in
+    /// progress or held may have its outcome in a bench's journal, which is recorded only onto
+    /// the ledger it was written for, and a file copy would release it at once. Refused (exit 1,
+    /// the burn named, nothing copied); once released, copied.
+    @Test func aLedgerWithABurnNotSettledIsNotMigrated() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try scratch.write("list.csv", "name,uuid,major,minor\na,\(LedgerFiles.uuid),1,1\n")
+        let path = scratch.path("provisioning.sqlite")
+        do {
+            let crashed = try SQLiteLedger(path: path, bench: "bench-s", identity: .goneProcess)
+            try crashed.register([Station(name: "a", identity: IBeaconFixture.identity(1))])
+            _ = try crashed.claimNextStation(
+                chip: "00:12:4B:00:00:77", debugger: "EMU001", template: "t", templateSHA256: "x",
+                verifyMethod: "crc", skipping: [], image: { _ in ("i", nil) })
+        }
+        let target = scratch.path("copy.sqlite")
+        let refused = ToolRun(["ledger", "migrate", "--from", path, "--to", target])
+        #expect(refused.status == 1, "\(refused.diagnostics)")
+        #expect(
+            refused.diagnostics.contains(
+                "has 1 burn not settled (in progress or held): 'a' on chip 00:12:4B:00:00:77 (bench 'bench-s'); a copy would leave their outcomes behind"
+            ), "\(refused.diagnostics)")
+        #expect(refused.diagnostics.contains("hint: settle them first"))
+        #expect(!Files.exists(target))
+        let released = ToolRun(
+            ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--release-interrupted", "--wait", "0.1"],
+            debuggers: EmulatorProvider(count: 0))
+        #expect(released.diagnostics.contains("released 'a'"), "\(released.diagnostics)")
+        let copied = ToolRun(["ledger", "migrate", "--from", path, "--to", target])
+        #expect(copied.status == 0, "\(copied.diagnostics)")
+    }
+
     /// The lock sits beside the ledger's real path: a run through a symbolic link to the ledger,
     /// or through a symlinked folder, meets the same lock (it used to take one of its own, release
     /// the first run's burn in progress and burn that identity into a second chip).

@@ -158,6 +158,37 @@ struct PostgresProvisionTests {
         #expect(try String(contentsOfFile: scratch.path("hooks.log"), encoding: .utf8) == "s1\n")
     }
 
+    /// A bench's journal is beside its list file, whatever path names the list: a run given the
+    /// list through a link in another folder used to miss the journal (the fifth review), release
+    /// the station it held and burn it on a second chip. It records the journal instead.
+    @Test func aBenchFindsItsJournalThroughALinkToItsList() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try Self.list(scratch, 2)
+        let outage = try PostgresOutage()
+        let blocks = Atomic<Int>(0)
+        let hooked = HookedProvider(Self.bench(first: 0xE0)) { data in
+            if data.count >= 64, blocks.add(1, ordering: .relaxed).newValue == 1 { try? outage.begin() }
+        }
+        let run = Self.provision(list, outage.url, bench: "bench-j", ["--server-wait", "0.5"], debuggers: hooked)
+        #expect(run.status == 1 && run.output.contains("kept in the journal"), "\(run.diagnostics)")
+        outage.restore()
+        try FileManager.default.createDirectory(atPath: scratch.path("elsewhere"), withIntermediateDirectories: false)
+        try FileManager.default.createSymbolicLink(
+            atPath: scratch.path("elsewhere/list.csv"), withDestinationPath: list)
+        let again = Self.provision(
+            scratch.path("elsewhere/list.csv"), outage.url, bench: "bench-j", ["--release-interrupted"],
+            debuggers: Self.bench(first: 0xE8))
+        #expect(again.status == 0, "\(again.diagnostics)")
+        #expect(
+            again.diagnostics.contains("recorded from the journal: 's1' on chip 00:12:4B:00:E0:00: verified"),
+            "\(again.diagnostics)")
+        #expect(!again.diagnostics.contains("released"), "\(again.diagnostics)")
+        let verified = try PostgresLedger(url: outage.url, bench: "").attempts().filter { $0.outcome == .verified }
+        #expect(verified.map(\.station).sorted() == ["s1", "s2"])
+        #expect(verified.first { $0.station == "s1" }?.chip == "00:12:4B:00:E0:00")
+    }
+
     /// A pool of a 2-station list registered by `bench` (a run without a chip), which then claims
     /// s1 for `chip`: its burn in progress, by a process `identity` names.
     static func burning(in scratch: Scratch, bench: String, chip: String, identity: RunIdentity = .current) throws -> (

@@ -413,8 +413,10 @@ extension ProvisionCommand {
                 its journal; run bench 'b' again (it records its journal first), with --release-interrupted to
                 release it"). A bench whose machine is lost is released by a run under its name (`--bench b`),
                 which has no journal to record: the chip named ("chip … may still carry its identity") must then be
-                erased or set aside. A file ledger releases at once (its one-run lock means no other run is
-                alive). **Upgrading a pool while benches run**: the first bench of this
+                erased or set aside. Known limit: a run of the bench from another list file, or on another machine
+                under the same name, does not see the journal either, and releases what it holds — run a bench
+                from its own list, and give benches on different machines different names. A file ledger releases
+                at once (its one-run lock means no other run is alive). **Upgrading a pool while benches run**: the first bench of this
                 ccbeacon migrates the pool (an earlier ccbeacon then refuses it, so none starts after), but one
                 already running keeps burning; it held its bench's session lock while it ran, and as long as that
                 lock is held a process of this ccbeacon is refused that bench name and no recovery takes that
@@ -446,7 +448,8 @@ extension ProvisionCommand {
                 work when run again (an outcome already recorded, an attempt its debugger already started) instead
                 of doing it twice. The bench finishes the chip in hand and starts no new chip until its outcome is
                 recorded (a station not claimed on the server is never burned). If the server stays away longer,
-                the outcome goes into the bench's journal, `ccbeacon-journal-BENCH.jsonl` beside the list (one JSON
+                the outcome goes into the bench's journal, `ccbeacon-journal-BENCH.jsonl` beside the list file
+                (symbolic links to it resolved; one JSON
                 line per outcome, flushed to the disk), and the bench stops (exit 1) saying so; the next `provision`
                 of that bench records the journal first ("recorded from the journal: …"), once its list is known
                 to be the pool's, removes it, then goes on. Each line names the ledger (a random id made with it),
