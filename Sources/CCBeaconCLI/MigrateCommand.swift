@@ -24,9 +24,10 @@ enum LedgerMigrateCommand {
                 Copies every station (list order, current power), every attempt (its id, bench, outcome,
                 read-back and on-air check) and every calibration from --from to --to. The source is
                 checked first (as ledger check does) and only read: a file under the lock provision
-                takes, so no run changes it meanwhile; a server in one snapshot, benches may go on. A
-                ledger with a burn not settled (in progress, or held) is not copied: its outcome may
-                wait in a bench's journal, which is recorded only onto the ledger it was written for.
+                takes, so no run changes it meanwhile; a server in one snapshot. A ledger with a burn
+                not settled (in progress, or held) is not copied — so a pool moves once its benches
+                have stopped: the outcome may wait in a bench's journal, which is recorded only onto
+                the ledger it was written for.
 
                 The target must be empty: for a file, a path where no file is (the copy is built under
                 a temporary name beside it and linked into place only once checked); for a server, a
