@@ -5,6 +5,10 @@ import StationLedger
 import Storage
 import StructuredText
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `ccbeacon ledger migrate`: copies a ledger with its whole history between a file and a
 /// PostgreSQL server (either way, or file to file as a checked copy).
 enum LedgerMigrateCommand {
@@ -25,9 +29,9 @@ enum LedgerMigrateCommand {
                 read-back and on-air check) and every calibration from --from to --to. The source is
                 checked first (as ledger check does) and only read: a file under the lock provision
                 takes, so no run changes it meanwhile; a server in one snapshot. A ledger with a burn
-                not settled (in progress, or held) is not copied — so a pool moves once its benches
-                have stopped: the outcome may wait in a bench's journal, which is recorded only onto
-                the ledger it was written for.
+                not settled (in progress, or held) is not copied (its outcome may wait in a bench's
+                journal, which is recorded only onto the ledger it was written for), nor a pool with a
+                run that may still burn into it: a pool moves once its benches have stopped.
 
                 The target must be empty: for a file, a path where no file is (the copy is built under
                 a temporary name beside it and linked into place only once checked); for a server, a
@@ -120,10 +124,28 @@ enum LedgerMigrateCommand {
                 .failure,
                 "\(sourceName) has \(unsettled.count) burn\(unsettled.count == 1 ? "" : "s") not settled (in progress or held): "
                     + named.joined(separator: ", ") + (unsettled.count > 5 ? ", …" : "")
-                    + "; a copy would leave their outcomes behind (a bench's journal is recorded only onto the ledger it was written for)",
+                    + "; a copy would carry them open, away from where their outcome is settled (a pool bench's journal is recorded only onto the ledger it was written for, and a file copy releases a held station at once)",
                 hint:
-                    "settle them first: let running benches finish, run each bench that held them again (it records its journal first), attach their chips or release them with --release-interrupted; nothing was copied"
+                    "settle them first: let running benches finish, run each bench that held them again (a pool bench records its journal first), attach their chips, or release them with --release-interrupted on the bench that burned them; nothing was copied"
             )
+        }
+        // A pool bench between two chips has nothing open, but goes on burning into the source:
+        // what it burns after the copy would be burned again from the copy. A run is taken for
+        // live until it ended, or two minutes after its lease ran out (the server's clock and
+        // this machine's may differ).
+        if PostgresURL.isURL(source) {
+            let now = Double(time(nil))
+            let live = history.runs.filter { $0.endedAt == nil && $0.leaseUntil > now - 120 }
+            guard live.isEmpty else {
+                throw CommandFailure(
+                    .failure,
+                    "\(sourceName) has \(live.count) run\(live.count == 1 ? "" : "s") that may still be burning: "
+                        + live.prefix(5).map { (run: RunRecord) in run.described }.joined(separator: ", ")
+                        + (live.count > 5 ? ", …" : ""),
+                    hint:
+                        "stop its benches first (a run that crashed counts as over two minutes after its lease ran out); nothing was copied"
+                )
+            }
         }
         if PostgresURL.isURL(target) {
             // A server records every attempt's bench.

@@ -39,6 +39,17 @@ extension ProvisionCommand {
         guard let bench = given else { throw .usage("a shared ledger needs this bench's name: give --bench NAME") }
         let shown = PostgresURL.shown(path)
         let journal = OutcomeJournal(path: OutcomeJournal.journalPath(bench: bench, listPath: listPath))
+        // An earlier ccbeacon kept the journal beside the list's path as given (a link to it, say):
+        // one left there would not be read, and the station it holds could be released.
+        let asGiven = Files.join(Files.directory(of: listPath), Files.lastComponent(journal.path))
+        if SQLiteLedger.realPath(asGiven) != journal.path, Files.exists(asGiven) {
+            throw CommandFailure(
+                .failure,
+                "bench '\(bench)' has a journal at '\(asGiven)', beside the link to the list, where an earlier ccbeacon kept it; this ccbeacon keeps it beside the list file, '\(journal.path)'",
+                hint:
+                    "move it there (mv '\(asGiven)' '\(journal.path)'), then run again: it is recorded first; nothing was burned"
+            )
+        }
         let lock = try lockBeside(
             journal.path,
             failed: { error in

@@ -84,7 +84,7 @@ struct OneRunPerLedgerTests {
         #expect(refused.status == 1, "\(refused.diagnostics)")
         #expect(
             refused.diagnostics.contains(
-                "has 1 burn not settled (in progress or held): 'a' on chip 00:12:4B:00:00:77 (bench 'bench-s'); a copy would leave their outcomes behind"
+                "has 1 burn not settled (in progress or held): 'a' on chip 00:12:4B:00:00:77 (bench 'bench-s'); a copy would carry them open"
             ), "\(refused.diagnostics)")
         #expect(refused.diagnostics.contains("hint: settle them first"))
         #expect(!Files.exists(target))

@@ -176,9 +176,28 @@ struct PostgresProvisionTests {
         try FileManager.default.createDirectory(atPath: scratch.path("elsewhere"), withIntermediateDirectories: false)
         try FileManager.default.createSymbolicLink(
             atPath: scratch.path("elsewhere/list.csv"), withDestinationPath: list)
-        let again = Self.provision(
-            scratch.path("elsewhere/list.csv"), outage.url, bench: "bench-j", ["--release-interrupted"],
-            debuggers: Self.bench(first: 0xE8))
+        // Where an earlier ccbeacon kept it (beside the link): named, not passed over (the final
+        // review: it was ignored, and the station it holds released and burned again).
+        let journal = scratch.path("ccbeacon-journal-bench-j.jsonl")
+        let old = scratch.path("elsewhere/ccbeacon-journal-bench-j.jsonl")
+        try FileManager.default.moveItem(atPath: journal, toPath: old)
+        // Bench j again, given the list through the link, releasing what it holds.
+        let throughTheLink = { (first: UInt8) in
+            Self.provision(
+                scratch.path("elsewhere/list.csv"), outage.url, bench: "bench-j", ["--release-interrupted"],
+                debuggers: Self.bench(first: first))
+        }
+        let refused = throughTheLink(0xE4)
+        #expect(refused.status == 1, "\(refused.diagnostics)")
+        #expect(
+            refused.diagnostics.contains(
+                "bench 'bench-j' has a journal at '\(old)', beside the link to the list, where an earlier ccbeacon kept it"
+            ),
+            "\(refused.diagnostics)")
+        #expect(
+            refused.diagnostics.contains("hint: move it there (mv '\(old)' '\(journal)')"), "\(refused.diagnostics)")
+        try FileManager.default.moveItem(atPath: old, toPath: journal)
+        let again = throughTheLink(0xE8)
         #expect(again.status == 0, "\(again.diagnostics)")
         #expect(
             again.diagnostics.contains("recorded from the journal: 's1' on chip 00:12:4B:00:E0:00: verified"),
@@ -187,6 +206,29 @@ struct PostgresProvisionTests {
         let verified = try PostgresLedger(url: outage.url, bench: "").attempts().filter { $0.outcome == .verified }
         #expect(verified.map(\.station).sorted() == ["s1", "s2"])
         #expect(verified.first { $0.station == "s1" }?.chip == "00:12:4B:00:E0:00")
+    }
+
+    /// `ledger migrate` copies a pool only once no run may still burn into it (the final review): a
+    /// bench between two chips has no burn open, yet what it burned after the copy would be burned
+    /// again from the copy. Refused while the run is live; copied once it ended.
+    @Test func aPoolWithALiveRunIsNotMigrated() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try Self.list(scratch, 2)
+        let url = try PostgresTestServer.freshDatabase()
+        #expect(Self.provision(list, url, bench: "bench-a", debuggers: Self.bench(first: 0x40)).status == 0)
+        let running = try PostgresLedger(url: url, bench: "bench-s")
+        try running.beginRun()
+        let target = scratch.path("copy.sqlite")
+        let refused = ToolRun(["ledger", "migrate", "--from", url, "--to", target])
+        #expect(refused.status == 1, "\(refused.diagnostics)")
+        #expect(
+            refused.diagnostics.contains("has 1 run that may still be burning: run ")
+                && refused.diagnostics.contains("of bench 'bench-s'"), "\(refused.diagnostics)")
+        #expect(!FileManager.default.fileExists(atPath: target))
+        running.endRun()
+        let copied = ToolRun(["ledger", "migrate", "--from", url, "--to", target])
+        #expect(copied.status == 0, "\(copied.diagnostics)")
     }
 
     /// A pool of a 2-station list registered by `bench` (a run without a chip), which then claims

@@ -19,7 +19,10 @@ extension LedgerMigrateCommand {
                 in progress or interrupted (a held station) is refused, named, and nothing copied (exit 1) — its
                 outcome may be in a bench's journal, which is recorded only onto the ledger it was written for,
                 and a file copy would release it at once; let benches finish, run the bench that held it again,
-                attach its chip or release it first. The target must be empty — a path where no file is
+                attach its chip or release it first. A pool is copied only once none of its runs may still burn
+                into it (ended, or two minutes past its lease): a bench between two chips has nothing open, but
+                what it burned after the copy would be burned again from the copy (exit 1, the runs named). The
+                target must be empty — a path where no file is
                 (built under a temporary name and linked into place once checked) or a database without a
                 schema `ccbeacon` or with an empty ccbeacon ledger in it (one transaction; the ledger lives in
                 that schema, and other schemas and their tables are left alone) — and its own rules check every

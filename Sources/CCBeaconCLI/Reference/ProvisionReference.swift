@@ -449,7 +449,8 @@ extension ProvisionCommand {
                 of doing it twice. The bench finishes the chip in hand and starts no new chip until its outcome is
                 recorded (a station not claimed on the server is never burned). If the server stays away longer,
                 the outcome goes into the bench's journal, `ccbeacon-journal-BENCH.jsonl` beside the list file
-                (symbolic links to it resolved; one JSON
+                (symbolic links to it resolved; a journal an earlier ccbeacon left beside a link to the list stops
+                the run, naming where to move it; one JSON
                 line per outcome, flushed to the disk), and the bench stops (exit 1) saying so; the next `provision`
                 of that bench records the journal first ("recorded from the journal: …"), once its list is known
                 to be the pool's, removes it, then goes on. Each line names the ledger (a random id made with it),
