@@ -101,9 +101,9 @@ enum CommandSupport {
     /// The warning for stations whose given power lies far from the expectation, or nil.
     static func powerWarning(_ far: [(Station, MeasuredPowerChoice)]) -> String? {
         guard let (_, first) = far.first else { return nil }
-        let shown = far.prefix(5).map { "\($0.0.name) (\($0.1.dBm) dBm)" }.joined(separator: ", ")
+        let shown = far.map { "\($0.0.name) (\($0.1.dBm) dBm)" }.joinedExcerpt()
         return
-            "warning: \(far.count) station\(far.count == 1 ? "" : "s") of the list carr\(far.count == 1 ? "ies" : "y") a measured power more than \(MeasuredPowerChoice.warningDistance) dB from the \(first.expected) dBm expected at this TX power (\(first.reference.source)): \(shown)\(far.count > 5 ? ", …" : ""); phones estimate distance from it — keep it only if it was measured at 1 m"
+            "warning: \(far.count) station\(far.count == 1 ? "" : "s") of the list carr\(far.count == 1 ? "ies" : "y") a measured power more than \(MeasuredPowerChoice.warningDistance) dB from the \(first.expected) dBm expected at this TX power (\(first.reference.source)): \(shown); phones estimate distance from it — keep it only if it was measured at 1 m"
     }
 
     /// Checks that `template` can carry `settings`; a setting it cannot carry is a usage error that

@@ -178,7 +178,7 @@ enum LabelsCommand {
         )
         let earlier = leftovers(output, written: files)
         if !earlier.isEmpty {
-            let shown = earlier.prefix(5).joined(separator: ", ") + (earlier.count > 5 ? ", …" : "")
+            let shown = earlier.joinedExcerpt()
             console.diagnostics(
                 line:
                     "note: left alone, from an earlier run: \(earlier.count == 1 ? "" : "\(earlier.count) files, ")\(shown) (remove them, or they may be printed with these)"

@@ -117,13 +117,13 @@ enum LedgerMigrateCommand {
         // ledger moves only with every burn settled.
         let unsettled = history.attempts.filter { $0.outcome == .inProgress || $0.outcome == .interrupted }
         guard unsettled.isEmpty else {
-            let named = unsettled.prefix(5).map {
+            let named = unsettled.map {
                 "'\($0.station)' on chip \($0.chip)" + ($0.bench.map { " (bench '\($0)')" } ?? "")
             }
             throw CommandFailure(
                 .failure,
                 "\(sourceName) has \(unsettled.count) burn\(unsettled.count == 1 ? "" : "s") not settled (in progress or held): "
-                    + named.joined(separator: ", ") + (unsettled.count > 5 ? ", …" : "")
+                    + named.joinedExcerpt()
                     + "; a copy would carry them open, away from where their outcome is settled (a pool bench's journal is recorded only onto the ledger it was written for, and a file copy releases a held station at once)",
                 hint:
                     "settle them first: let running benches finish, run each bench that held them again (a pool bench records its journal first), attach their chips, or release them with --release-interrupted on the bench that burned them; nothing was copied"
@@ -140,8 +140,7 @@ enum LedgerMigrateCommand {
                 throw CommandFailure(
                     .failure,
                     "\(sourceName) has \(live.count) run\(live.count == 1 ? "" : "s") that may still be burning: "
-                        + live.prefix(5).map { (run: RunRecord) in run.described }.joined(separator: ", ")
-                        + (live.count > 5 ? ", …" : ""),
+                        + live.map { (run: RunRecord) in run.described }.joinedExcerpt(),
                     hint:
                         "stop its benches first (a run that crashed counts as over two minutes after its lease ran out); nothing was copied"
                 )

@@ -113,9 +113,10 @@ extension ProvisionCommand {
         // made, one no file can be made at (a folder that is missing or is a file, a trailing
         // slash). Whatever is there already is judged as a ledger when it is opened.
         try refuseLedgerPath(path)
-        if !Files.exists(path) { try CommandSupport.checkOutputs([path], against: []) }
-        // A symbolic link to nothing: none of the checks saw where SQLite would be sent.
-        if Files.exists(path), Files.nonFileKind(path) == nil, !Files.isFile(path) {
+        if !Files.exists(path) {
+            try CommandSupport.checkOutputs([path], against: [])
+        } else if Files.nonFileKind(path) == nil, !Files.isFile(path) {
+            // A symbolic link to nothing: none of the checks saw where SQLite would be sent.
             throw .usage("ledger '\(path)' is a symbolic link to nothing; give the ledger file's own path")
         }
         let lock = try lockBeside(

@@ -264,10 +264,10 @@ enum BatchCommand {
             )
         }
         if !summary.strayFiles.isEmpty {
-            let shown = summary.strayFiles.prefix(5).joined(separator: ", ")
+            let shown = summary.strayFiles.joinedExcerpt()
             let one = summary.strayFiles.count == 1
             lines.append(
-                "note: \(summary.strayFiles.count) file\(one ? "" : "s") in \(directory)/ \(one ? "belongs" : "belong") to no station of this list and \(one ? "was" : "were") left alone: \(shown)\(summary.strayFiles.count > 5 ? ", …" : "")"
+                "note: \(summary.strayFiles.count) file\(one ? "" : "s") in \(directory)/ \(one ? "belongs" : "belong") to no station of this list and \(one ? "was" : "were") left alone: \(shown)"
             )
         }
         if let note = CommandSupport.intervalNote(settings.settings) { lines.append(note) }

@@ -1,5 +1,6 @@
 import HexText
 import Storage
+import StructuredText
 
 #if canImport(Glibc)
     import Glibc
@@ -129,8 +130,7 @@ enum LedgerFile {
             let listed =
                 tables.isEmpty
                 ? "no tables"
-                : "tables " + tables.prefix(5).map(\.debugDescription).joined(separator: ", ")
-                    + (tables.count > 5 ? ", …" : "")
+                : "tables " + tables.map(\.debugDescription).joinedExcerpt()
             what = "it is an SQLite database without ccbeacon's tables (it has \(listed)), not a ccbeacon ledger"
         case .newerSchema(let version):
             what =

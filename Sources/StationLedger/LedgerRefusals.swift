@@ -1,4 +1,5 @@
 public import BeaconPayload
+import StructuredText
 
 /// The refusals every ledger backend gives, worded once, so the SQLite file and the PostgreSQL
 /// server say the same things about the same broken promises.
@@ -33,7 +34,7 @@ public enum LedgerRefusal {
         LedgerError(
             operation: "registering the station list",
             message:
-                "\(mismatches.count) station\(mismatches.count == 1 ? " is" : "s are") in the ledger with another measured power: \(mismatches.prefix(5).joined(separator: ", "))\(mismatches.count > 5 ? ", …" : ""); a station keeps its identity for life, so give the list's power column the ledger's values to go on with this ledger, or use another ledger",
+                "\(mismatches.count) station\(mismatches.count == 1 ? " is" : "s are") in the ledger with another measured power: \(mismatches.joinedExcerpt()); a station keeps its identity for life, so give the list's power column the ledger's values to go on with this ledger, or use another ledger",
             kind: .constraint)
     }
 

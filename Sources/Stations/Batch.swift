@@ -94,7 +94,7 @@ public struct BatchError: Error, Sendable, CustomStringConvertible {
                 "\(error) (after \(completed) station\(completed == 1 ? "" : "s"); stations.json was not updated)"
         case .folderBusy(let failure): return failure.description
         case .unrecordedFiles(let folder, let names):
-            let shown = names.prefix(5).joined(separator: ", ") + (names.count > 5 ? ", …" : "")
+            let shown = names.joinedExcerpt()
             return
                 "\(folder)/ holds \(names.count) file\(names.count == 1 ? "" : "s") this batch would replace that no batch record vouches for (yours, or changed since a batch wrote \(names.count == 1 ? "it" : "them")): \(shown)"
         }

@@ -12,3 +12,11 @@ extension String {
         return kept + "… (\(size))"
     }
 }
+
+extension Array where Element == String {
+    /// The first `limit` items, comma-separated, and `, …` when there are more: for a message that
+    /// names what it counts (the count is the message's to say).
+    public func joinedExcerpt(limit: Int = 5) -> String {
+        prefix(limit).joined(separator: ", ") + (count > limit ? ", …" : "")
+    }
+}

@@ -104,6 +104,15 @@ struct HiddenCharactersTests {
             ("Z" + String(repeating: "\u{301}", count: 50)).excerpt(limit: 3) == "Z\u{301}\u{301}… (51 code points)")
     }
 
+    /// A message names the first five of what it counts, and `, …` when there are more (one rule
+    /// for every message that did so by hand).
+    @Test(arguments: [
+        (0, ""), (1, "n1"), (5, "n1, n2, n3, n4, n5"), (6, "n1, n2, n3, n4, n5, …"), (40, "n1, n2, n3, n4, n5, …"),
+    ])
+    func aListExcerptNamesTheFirstFive(count: Int, shown: String) {
+        #expect((0..<count).map { "n\($0 + 1)" }.joinedExcerpt() == shown)
+    }
+
     /// The JSON writer escapes every hidden character (surrogate pairs above U+FFFF) and leaves
     /// real writing as it is; what it writes parses back to the same text.
     @Test func theJSONWriterEscapesHiddenCharactersAndKeepsTheText() throws {
