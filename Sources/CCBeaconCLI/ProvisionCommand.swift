@@ -68,9 +68,11 @@ enum ProvisionCommand {
                 burns nothing more: it erases the chip in hand, says which station and chip, and stops
                 (exit 1). Attempts left in progress are taken for interrupted only once their run is
                 over — its lease ran out, or its process on this machine is gone — so another bench,
-                or --release-interrupted, never takes a live burn for a crashed one; on a pool,
-                --release-interrupted releases only its own bench's held stations (another bench may
-                keep their outcome in its journal, which its next run records first).
+                or --release-interrupted, never takes a live burn for a crashed one. On a pool,
+                --release-interrupted releases only its own bench's held stations, and only those whose
+                run kept its journal where this run keeps it (same machine, same list folder) or left
+                none there: the outcome may wait in that journal, which a run there records first.
+                --journal-lost releases them whatever journal their run kept (its machine is gone).
 
                 --scan-verify hci0: after each burn is read back, the chip is reset to run and the
                 controller listens (up to --scan-seconds, default 5) for the station's address sending
@@ -92,7 +94,8 @@ enum ProvisionCommand {
                 """,
             options: Options.templateOptions + Options.listSettingOptions + [
                 ledger.spec, devices.spec, verify.spec, chipID.spec, retries.spec, reprovision.spec,
-                releaseInterrupted.spec, scanVerify.spec, scanSeconds.spec, retryUnheard.spec, yes.spec, wait.spec,
+                releaseInterrupted.spec, journalLost.spec, scanVerify.spec, scanSeconds.spec, retryUnheard.spec,
+                yes.spec, wait.spec,
                 json.spec, bench.spec, serverWait.spec, lease.spec, events.spec, onVerified.spec, onFailed.spec,
                 hookTimeout.spec,
                 lockDebug.spec, addressMode.spec, Options.usbFraming.spec, Options.trace.spec,
@@ -170,6 +173,9 @@ enum ProvisionCommand {
     static let reprovision = Flag("--reprovision", help: "burn chips that already carry a verified station")
     static let releaseInterrupted = Flag(
         "--release-interrupted", help: "let stations interrupted earlier go to new chips")
+    static let journalLost = Flag(
+        "--journal-lost",
+        help: "with --release-interrupted on a pool: this bench's journal elsewhere is lost (its machine gone)")
     static let yes = Flag("--yes", help: "unattended: no questions")
     static let wait = Option<Double>(
         "--wait", value: "SECONDS", help: "how long a debugger waits for a new chip"

@@ -63,11 +63,14 @@ extension ProvisionCommand {
                     "another provision\(holder) is running as bench '\(bench)' here; one run per bench",
                     hint: "let it finish, or give this run its own --bench NAME")
             })
+        // The run records where its journal is: no run elsewhere releases what it may keep there.
+        var identity = process
+        identity.journal = journal.path
         let server: PostgresLedger
         do {
             server = try PostgresLedger(
                 url: path, bench: bench, creating: true, serverWait: serverWait ?? 60, exclusive: true, hooks: hooks,
-                leaseSeconds: leaseSeconds, identity: process)
+                leaseSeconds: leaseSeconds, identity: identity)
         } catch {
             lock.release()
             if case .refused = error.kind { throw ledgerFailure(error, path: shown) }
@@ -152,10 +155,11 @@ extension ProvisionCommand {
     }
 
     /// Registers the list, marks what a crash left in progress as interrupted (and says so), and
-    /// with `releasing` lets the list's held stations go to new chips.
+    /// with `releasing` (this run's bench, and whether its journal elsewhere is given up) lets the
+    /// list's held stations go to new chips.
     static func prepare(
-        _ ledger: any ProvisioningLedger & Sendable, stations: [Station], releasing: Bool, path: String,
-        console: Console
+        _ ledger: any ProvisioningLedger & Sendable, stations: [Station],
+        releasing: (bench: String?, givingUpJournals: Bool)?, path: String, console: Console
     ) throws(CommandFailure) {
         do {
             try ledger.register(stations)
@@ -179,9 +183,12 @@ extension ProvisionCommand {
                         "interrupted earlier: station '\(interrupted.station)' on chip \(interrupted.chip) (\(interrupted.debugger))\(bench); chip \(interrupted.chip) may carry its identity, so it is held until that chip is attached again"
                 )
             }
-            if releasing {
-                for (station, chip, result) in try ledger.releaseHeld(in: Set(stations.map(\.name))) {
-                    console.diagnostics(line: releaseLine(station: station, chip: chip, result: result))
+            if let releasing {
+                for (station, chip, result) in try ledger.releaseHeld(
+                    in: Set(stations.map(\.name)), givingUpJournals: releasing.givingUpJournals)
+                {
+                    console.diagnostics(
+                        line: releaseLine(station: station, chip: chip, result: result, bench: releasing.bench))
                 }
             }
         } catch {
@@ -191,15 +198,19 @@ extension ProvisionCommand {
         }
     }
 
-    /// What --release-interrupted did with one held station.
-    static func releaseLine(station: String, chip: String, result: ReleaseResult) -> String {
+    /// What --release-interrupted of bench `bench` did with one held station.
+    static func releaseLine(station: String, chip: String, result: ReleaseResult, bench: String?) -> String {
         switch result {
         case .released:
             return
                 "released '\(station)' (was interrupted on chip \(chip)); chip \(chip) may still carry its identity: erase it (ccbeacon erase) or set it aside"
-        case .kept(let bench):
+        case .kept(let keeper, let journal?) where keeper == bench:
             return
-                "kept '\(station)' held: bench '\(bench)' was burning it on chip \(chip) and may keep its outcome in its journal; run bench '\(bench)' again (it records its journal first), with --release-interrupted to release it"
+                "kept '\(station)' held: this bench's run that was burning it on chip \(chip) kept its journal at '\(journal.path)' on host \(journal.host), not where this run keeps it, and its outcome may wait there; run bench '\(keeper)' there (with the list in '\(Files.directory(of: journal.path))'), with --release-interrupted — or, once that journal is lost for good (its machine gone), add --journal-lost"
+        case .kept(let keeper, let journal):
+            let place = journal.map { " ('\($0.path)' on host \($0.host))" } ?? ""
+            return
+                "kept '\(station)' held: bench '\(keeper)' was burning it on chip \(chip) and may keep its outcome in its journal\(place); run bench '\(keeper)' again (it records its journal first), with --release-interrupted to release it"
         }
     }
 

@@ -34,6 +34,8 @@ extension ProvisionCommand {
         var serverWait: Double?
         var lease: Double
         var releasing: Bool
+        /// `--journal-lost`: release this bench's held stations whatever journal their run kept.
+        var givingUpJournals: Bool
         var devices: DevicesSelection?
         var scanVerify: String?
         var confirmed: Bool
@@ -56,6 +58,7 @@ extension ProvisionCommand {
             serverWait = try command.value(ProvisionCommand.serverWait)
             lease = try command.value(ProvisionCommand.lease)
             releasing = command.isSet(releaseInterrupted)
+            givingUpJournals = command.isSet(journalLost)
             devices = try command.value(ProvisionCommand.devices)
             scanVerify = try command.value(ProvisionCommand.scanVerify)
             confirmed = command.isSet(yes)
@@ -75,6 +78,10 @@ extension ProvisionCommand {
                 throw .usage(
                     "--address-mode secondary writes each station's address over the chip's secondary address, by which --chip-id secondary names chips: use one of them"
                 )
+            }
+            if givingUpJournals, !releasing || !PostgresURL.isURL(ledgerPath) {
+                throw .usage(
+                    "--journal-lost applies to --release-interrupted on a shared ledger (--ledger postgresql://…)")
             }
             if hookTimeoutGiven, hooks.verified == nil, hooks.failed == nil {
                 throw .usage("--hook-timeout applies to --on-verified and --on-failed")
@@ -164,8 +171,8 @@ extension ProvisionCommand {
         let ledger = opened.ledger
         let shown = shownLedger(path)
         try prepare(
-            ledger, stations: stations, releasing: arguments.releasing, path: shown,
-            console: console)
+            ledger, stations: stations, releasing: arguments.releasing ? (benchName, arguments.givingUpJournals) : nil,
+            path: shown, console: console)
         let before = try progress(ledger, listed, path: shown)
         // The list's stations calibrated since their burn: asked before the run and after it.
         let calibratedSinceBurned = { (try? ledger.recalibratedStations().keys.filter(listed.contains).sorted()) ?? [] }

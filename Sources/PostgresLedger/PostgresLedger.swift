@@ -28,8 +28,9 @@ public final class PostgresLedger: ForwardingLedger, Sendable {
 
     /// The schema version this ccbeacon writes (`ledger_meta.schema_version`); a newer one is
     /// refused. 3: each attempt's debug lock, and the hook runs; 4: runs with leases
-    /// (`RunRecord`), each attempt's run.
-    public static let schemaVersion = 5
+    /// (`RunRecord`), each attempt's run; 5: each station's attributes; 6: where each run keeps
+    /// its bench's journal (`run_journals`).
+    public static let schemaVersion = 6
 
     /// The schema version of the database as opened: `schemaVersion` for a writer (an earlier one
     /// is migrated when it opens), possibly an earlier one for a reader, which writes nothing.
@@ -168,6 +169,7 @@ public final class PostgresLedger: ForwardingLedger, Sendable {
         if opened >= 3 { tables.insert(.hookRuns) }
         if opened >= 4 { tables.formUnion([.runs, .stationState]) }
         if opened >= 5 { tables.insert(.stationAttributes) }
+        if opened >= 6 { tables.insert(.runJournals) }
         core = LedgerCore(
             driver: connection, name: connection.name, bench: bench,
             present: Set(LedgerCore.attemptColumns).subtracting(
@@ -232,6 +234,7 @@ public final class PostgresLedger: ForwardingLedger, Sendable {
                 used integer NOT NULL CHECK (used BETWEEN 1 AND samples), source text NOT NULL)
             """,
             hookRunsTable,
+            runJournalsTable,
         ] + runIndexes
 
     /// Runs (`RunRecord`), as in the SQLite ledger (schema version 4 on).
@@ -241,6 +244,14 @@ public final class PostgresLedger: ForwardingLedger, Sendable {
             machine text NOT NULL, started_at text NOT NULL,
             lease_seconds double precision NOT NULL CHECK (lease_seconds > 0), lease_until double precision NOT NULL,
             ended_at text, ended_because text)
+        """
+
+    /// Where each run keeps its bench's journal (schema version 6 on): the machine
+    /// (`RunIdentity.machineID`) and the path, for a release to tell whether the run's journal is
+    /// the releasing run's own (`LedgerCore.release`).
+    static let runJournalsTable = """
+        CREATE TABLE run_journals(
+            run text PRIMARY KEY REFERENCES runs(id), machine_id text NOT NULL, path text NOT NULL)
         """
 
     /// What recovery, the start of a run and a claim look up (schema version 4 on).
@@ -261,7 +272,8 @@ public final class PostgresLedger: ForwardingLedger, Sendable {
         """
 
     /// Brings the ledger from schema `version` to this one (inside the caller's transaction, under
-    /// the schema's lock): 3 added each attempt's debug lock and the hook runs, 4 the runs, 5 each station's attributes.
+    /// the schema's lock): 3 added each attempt's debug lock and the hook runs, 4 the runs, 5 each
+    /// station's attributes, 6 where each run keeps its journal.
     static func migrate(from version: Int, on connection: PostgresConnection) throws(LedgerError) {
         if version < 3 {
             try connection.execute(
@@ -281,6 +293,9 @@ public final class PostgresLedger: ForwardingLedger, Sendable {
         if version < 5 {
             try connection.execute(
                 "ALTER TABLE stations ADD COLUMN attributes text", [], "adding the stations' attributes")
+        }
+        if version < 6 {
+            try connection.execute(runJournalsTable, [], "adding where each run keeps its journal")
         }
         try connection.execute(
             "UPDATE ledger_meta SET value = $1 WHERE key = 'schema_version'", [.text(String(schemaVersion))],

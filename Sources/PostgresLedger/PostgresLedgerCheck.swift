@@ -74,7 +74,7 @@ extension PostgresLedger {
     /// ccbeacon table's columns, each index's definition and each constraint's, without the
     /// schema's name.
     static func schemaShape(temporary: Bool, on connection: PostgresConnection) throws(LedgerError) -> Set<String> {
-        let tables = "ARRAY['ledger_meta', 'stations', 'attempts', 'calibrations', 'hook_runs', 'runs']"
+        let tables = "ARRAY['ledger_meta', 'stations', 'attempts', 'calibrations', 'hook_runs', 'runs', 'run_journals']"
         let schema = temporary ? "pg_my_temp_schema()" : "'\(schemaName)'::regnamespace"
         let columns = try connection.execute(
             "SELECT c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod) || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relnamespace = \(schema) AND c.relname = ANY(\(tables)) AND a.attnum > 0 AND NOT a.attisdropped",

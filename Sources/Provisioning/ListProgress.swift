@@ -75,14 +75,17 @@ extension ProvisioningLedger {
 
     /// Releases every held station of the list of `names` (its interrupted attempt becomes failed
     /// and the station pending); returns each held station with the chip it was held on and what
-    /// its release did (on a pool, another bench's held station is kept).
-    public func releaseHeld(in names: Set<String>) throws(LedgerError) -> [(
+    /// its release did (on a pool, a station whose outcome may wait in a journal elsewhere is
+    /// kept; `givingUpJournals`: not this bench's, see `release(station:givingUpJournals:)`).
+    public func releaseHeld(in names: Set<String>, givingUpJournals: Bool = false) throws(LedgerError) -> [(
         station: String, chip: String, result: ReleaseResult
     )] {
         var held: [(station: String, chip: String, result: ReleaseResult)] = []
         for state in try states() where names.contains(state.station.name) {
             guard case .held(let chip) = state.state else { continue }
-            held.append((state.station.name, chip, try release(station: state.station.name)))
+            held.append(
+                (state.station.name, chip, try release(station: state.station.name, givingUpJournals: givingUpJournals))
+            )
         }
         return held
     }

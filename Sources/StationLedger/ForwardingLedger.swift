@@ -79,8 +79,8 @@ extension ForwardingLedger {
 
     /// The forwardee's.
     @discardableResult
-    public func release(station: String) throws(LedgerError) -> ReleaseResult {
-        try forwardee.release(station: station)
+    public func release(station: String, givingUpJournals: Bool) throws(LedgerError) -> ReleaseResult {
+        try forwardee.release(station: station, givingUpJournals: givingUpJournals)
     }
 
     /// The forwardee's.

@@ -193,14 +193,23 @@ public struct StationState: Sendable, Equatable {
     }
 }
 
-/// What releasing a held station did (`ProvisioningLedger.release(station:)`).
+/// What releasing a held station did (`ProvisioningLedger.release(station:givingUpJournals:)`).
 public enum ReleaseResult: Sendable, Equatable {
     /// Its interrupted attempt is failed now and the station pending (or it was not held).
     case released
-    /// Kept held: on a pool, another bench, `bench`, was burning it, and may keep the attempt's
-    /// outcome in its journal (beside its list, on its machine), which only its own next run
-    /// records.
-    case kept(bench: String)
+    /// Kept held: on a pool, the run of `bench` that was burning it may keep the attempt's outcome
+    /// in its journal — at `journal` where the run recorded it — which only a run of that bench
+    /// keeping its journal there records. Either another bench's, or this bench's journal in
+    /// another place (another list's folder, another machine).
+    case kept(bench: String, journal: JournalSite?)
+}
+
+/// Where a run kept its bench's journal, as the ledger recorded it when the run began.
+public struct JournalSite: Sendable, Equatable {
+    /// The host the run ran on (its name, for people).
+    public var host: String
+    /// The journal's path there.
+    public var path: String
 }
 
 /// The record of provisioning: which chip received which identity, and every attempt. Kept behind
@@ -248,9 +257,12 @@ public protocol ProvisioningLedger: AnyObject {
     /// or its flash was erased (its station is pending again).
     func supersede(chip: String, reason: String) throws(LedgerError)
     /// Releases a held station: its interrupted attempt becomes failed and the station pending —
-    /// on a pool only by the bench that was burning it (`ReleaseResult.kept`).
+    /// on a pool only by a run of the bench that was burning it, keeping its journal where that
+    /// run kept it, or finding none there (`ReleaseResult.kept`). `givingUpJournals`: a person
+    /// says that bench's journal elsewhere is lost (its machine gone); this bench's held stations
+    /// are released whatever journal their run kept.
     @discardableResult
-    func release(station: String) throws(LedgerError) -> ReleaseResult
+    func release(station: String, givingUpJournals: Bool) throws(LedgerError) -> ReleaseResult
     /// Every station of the ledger with its state, in list order.
     func states() throws(LedgerError) -> [StationState]
     /// Every attempt, oldest first.
@@ -286,6 +298,12 @@ public protocol ProvisioningLedger: AnyObject {
 }
 
 extension ProvisioningLedger {
+    /// Releases a held station unless its outcome may wait in a journal this run does not keep.
+    @discardableResult
+    public func release(station: String) throws(LedgerError) -> ReleaseResult {
+        try release(station: station, givingUpJournals: false)
+    }
+
     /// Marks the verified attempt of a chip superseded because the chip is reprovisioned.
     public func supersede(chip: String) throws(LedgerError) {
         try supersede(chip: chip, reason: "chip reprovisioned")

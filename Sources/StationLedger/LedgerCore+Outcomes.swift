@@ -1,6 +1,10 @@
 import BeaconPayload
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 extension LedgerCore {
     // MARK: - Outcomes
 
@@ -152,29 +156,60 @@ extension LedgerCore {
     }
 
     /// Releases a held station: its interrupted attempt becomes failed and the station pending.
-    /// On a pool, only a run of the bench that was burning it releases it: that bench may have put
-    /// the attempt's outcome into its journal (its server away), which its next run records before
-    /// it releases anything — no lease or process tells another bench whether it did. A file
-    /// ledger's run holds the one-run lock: no other run can have kept anything.
+    /// A file ledger's run holds the one-run lock: no other run can have kept anything. On a
+    /// pool, the run that was burning it may have put the attempt's outcome into its bench's
+    /// journal (its server away), which a run of that bench records first — but only where that
+    /// journal is: so a station is released only by a run of the same bench that keeps its
+    /// journal at the same path on the same machine, or finds no file there (same machine); or,
+    /// `givingUpJournals`, by a run of that bench told that the journal is lost. A run that
+    /// recorded no journal (an earlier ccbeacon's) is taken for this bench's journal.
     @discardableResult
-    package func release(station: String) throws(LedgerError) -> ReleaseResult {
+    package func release(station: String, givingUpJournals: Bool) throws(LedgerError) -> ReleaseResult {
         try beginRun(exclusive: false)
         let operation = "releasing \(station)"
-        let anyBench = soleRunner || bench == nil
         return try driver.inTransaction(operation) { () throws(LedgerError) -> ReleaseResult in
             try fence(operation)
-            let released = try driver.rows(
-                "UPDATE attempts SET outcome = 'failed', reason = 'released after an interruption' WHERE station = ? AND outcome = 'interrupted' AND (? = 1 OR bench IS NULL OR bench = ?) RETURNING id",
-                [.text(station), .integer(anyBench ? 1 : 0), bench.map { .text($0) } ?? .null], operation)
+            let journals = tables.contains(.runJournals)
+            let held = try driver.rows(
+                journals
+                    ? "SELECT a.id, a.bench, j.machine_id, j.path, r.host FROM attempts AS a LEFT JOIN run_journals AS j ON j.run = a.run LEFT JOIN runs AS r ON r.id = a.run WHERE a.station = ? AND a.outcome = 'interrupted' ORDER BY a.id"
+                    : "SELECT id, bench, NULL, NULL, NULL FROM attempts WHERE station = ? AND outcome = 'interrupted' ORDER BY id",
+                [.text(station)], operation)
+            var kept: ReleaseResult?
+            for row in held {
+                guard let id = row[0].int else { continue }
+                let site = row[3].string.map { JournalSite(host: row[4].string ?? "?", path: $0) }
+                if let keeper = heldBy(bench: row[1].string, machineID: row[2].string, site, givingUpJournals) {
+                    kept = kept ?? .kept(bench: keeper, journal: site)
+                    continue
+                }
+                try driver.rows(
+                    "UPDATE attempts SET outcome = 'failed', reason = 'released after an interruption' WHERE id = ? AND outcome = 'interrupted' RETURNING id",
+                    [.integer(id)], operation)
+            }
             try retake(station)
-            guard released.isEmpty, !anyBench,
-                let other = try driver.rows(
-                    "SELECT bench FROM attempts WHERE station = ? AND outcome = 'interrupted' AND bench IS NOT NULL",
-                    [.text(station)], operation
-                ).first?.first?.string
-            else { return .released }
-            return .kept(bench: other)
+            return kept ?? .released
         }
+    }
+
+    /// The bench whose journal may hold the outcome of an interrupted attempt of bench `bench`,
+    /// whose run kept its journal at `site` on machine `machineID`; `nil` when this run may
+    /// release it.
+    private func heldBy(bench attemptBench: String?, machineID: String?, _ site: JournalSite?, _ givingUp: Bool)
+        -> String?
+    {
+        guard !soleRunner, let bench, let attemptBench else { return nil }
+        guard attemptBench == bench else { return attemptBench }
+        guard !givingUp, let site, let machineID else { return nil }
+        guard machineID == identity.machineID else { return bench }
+        return site.path == identity.journal || Self.isAbsent(site.path) ? nil : bench
+    }
+
+    /// Whether nothing is at `path` for certain (a folder it needs missing included): a path
+    /// that cannot be looked at may hold a journal.
+    static func isAbsent(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) != 0 && (errno == ENOENT || errno == ENOTDIR)
     }
 
     /// Marks the verified attempt of a chip superseded, saying why.

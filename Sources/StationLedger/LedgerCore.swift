@@ -15,6 +15,9 @@ package struct LedgerTables: OptionSet, Sendable {
     package static let stationState = LedgerTables(rawValue: 8)
     /// Each station's attributes (`Station.attributes`; SQLite schema 6, PostgreSQL 5).
     package static let stationAttributes = LedgerTables(rawValue: 16)
+    /// `run_journals`, where each bench's run keeps its journal (PostgreSQL 6 on; a file ledger
+    /// keeps no journal).
+    package static let runJournals = LedgerTables(rawValue: 32)
 }
 
 /// The ledger's contract for runs and attempts, written once over either database (`LedgerDriver`):
@@ -160,6 +163,11 @@ package final class LedgerCore: ProvisioningLedger, Sendable {
                     .text(id), bench.map { .text($0) } ?? .null, .text(identity.host), .integer(identity.process),
                     .text(identity.machine), .real(lease.seconds), .real(lease.seconds),
                 ], "starting a run")
+            if tables.contains(.runJournals), let journal = identity.journal {
+                try driver.rows(
+                    "INSERT INTO run_journals(run, machine_id, path) VALUES (?, ?, ?)",
+                    [.text(id), .text(identity.machineID), .text(journal)], "starting a run")
+            }
         }
         lease.granted(id: id, sentAt: sentAt)
     }

@@ -33,8 +33,10 @@ struct PostgresProvisionTests {
         return provider
     }
 
+    /// `machineID`: the machine the bench says it runs on.
     static func provision(
-        _ list: String, _ url: String, bench: String, _ extra: [String] = [], debuggers: any DebuggerProvider
+        _ list: String, _ url: String, bench: String, _ extra: [String] = [], debuggers: any DebuggerProvider,
+        machineID: String = RunIdentity.current.machineID
     )
         -> ToolRun
     {
@@ -43,7 +45,7 @@ struct PostgresProvisionTests {
                 "provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.3", "--ledger", url, "--bench",
                 bench,
             ]
-                + extra, debuggers: debuggers)
+                + extra, debuggers: debuggers, machineID: machineID)
     }
 
     /// Two benches, one after the other and then at once, burn one list into one pool: every
@@ -112,6 +114,25 @@ struct PostgresProvisionTests {
         #expect(try ledger.attempts().count == attempts.count)
     }
 
+    /// Bench j burns `list` on `provider` into a fresh pool whose server goes away as the first
+    /// chip's flash is being written (its first large bulk OUT: the station was claimed before),
+    /// for longer than --server-wait: the run keeps the outcome in its journal and stops (expected).
+    /// The server is back when this returns.
+    static func journaledRun(_ list: String, _ provider: EmulatorProvider, _ extra: [String] = []) throws -> (
+        outage: PostgresOutage, run: ToolRun
+    ) {
+        let outage = try PostgresOutage()
+        let blocks = Atomic<Int>(0)
+        let hooked = HookedProvider(provider) { data in
+            if data.count >= 64, blocks.add(1, ordering: .relaxed).newValue == 1 { try? outage.begin() }
+        }
+        let run = Self.provision(
+            list, outage.url, bench: "bench-j", ["--server-wait", "0.5"] + extra, debuggers: hooked)
+        outage.restore()
+        #expect(run.status == 1 && run.output.contains("kept in the journal"), "\(run.diagnostics)")
+        return (outage, run)
+    }
+
     /// The server lost while a chip is burning, for longer than --server-wait: the chip is
     /// finished, its outcome journaled beside the list, the run stopped with a message and no
     /// further chip started; the next run records the journal first and goes on.
@@ -119,16 +140,8 @@ struct PostgresProvisionTests {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let list = try Self.list(scratch, 3)
-        let outage = try PostgresOutage()
         let provider = Self.bench(first: 0xE0)
-        // The server goes away as the first chip's flash is being written (its first large
-        // bulk OUT: the station was claimed before).
-        let blocks = Atomic<Int>(0)
-        let hooked = HookedProvider(provider) { data in
-            if data.count >= 64, blocks.add(1, ordering: .relaxed).newValue == 1 { try? outage.begin() }
-        }
-        let run = Self.provision(
-            list, outage.url, bench: "bench-j", ["--server-wait", "0.5", "--on-verified", "true"], debuggers: hooked)
+        let (outage, run) = try Self.journaledRun(list, provider, ["--on-verified", "true"])
         #expect(run.status == 1, "\(run.diagnostics)")
         let journal = (list as NSString).deletingLastPathComponent + "/ccbeacon-journal-bench-j.jsonl"
         #expect(run.diagnostics.contains("outcome(s) are kept in the journal \(journal)"), "\(run.diagnostics)")
@@ -138,7 +151,6 @@ struct PostgresProvisionTests {
         #expect(FileManager.default.fileExists(atPath: journal))
         #expect(
             provider.debuggers[0].chip?.ieeeAddress.last == 0, "the burned chip is still on the debugger: no next chip")
-        outage.restore()
         let again = Self.provision(list, outage.url, bench: "bench-j", debuggers: Self.bench(first: 0xE8))
         #expect(
             again.diagnostics.contains("recorded from the journal: 's1' on chip 00:12:4B:00:E0:00: verified"),
@@ -165,14 +177,7 @@ struct PostgresProvisionTests {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let list = try Self.list(scratch, 2)
-        let outage = try PostgresOutage()
-        let blocks = Atomic<Int>(0)
-        let hooked = HookedProvider(Self.bench(first: 0xE0)) { data in
-            if data.count >= 64, blocks.add(1, ordering: .relaxed).newValue == 1 { try? outage.begin() }
-        }
-        let run = Self.provision(list, outage.url, bench: "bench-j", ["--server-wait", "0.5"], debuggers: hooked)
-        #expect(run.status == 1 && run.output.contains("kept in the journal"), "\(run.diagnostics)")
-        outage.restore()
+        let outage = try Self.journaledRun(list, Self.bench(first: 0xE0)).outage
         try FileManager.default.createDirectory(atPath: scratch.path("elsewhere"), withIntermediateDirectories: false)
         try FileManager.default.createSymbolicLink(
             atPath: scratch.path("elsewhere/list.csv"), withDestinationPath: list)
@@ -197,15 +202,19 @@ struct PostgresProvisionTests {
         #expect(
             refused.diagnostics.contains("hint: move it there (mv '\(old)' '\(journal)')"), "\(refused.diagnostics)")
         try FileManager.default.moveItem(atPath: old, toPath: journal)
-        let again = throughTheLink(0xE8)
-        #expect(again.status == 0, "\(again.diagnostics)")
+        try Self.expectJournalRecorded(throughTheLink(0xE8), outage.url, chip: "00:12:4B:00:E0:00", stations: 2)
+    }
+
+    /// `run` recorded bench j's journal (s1 verified on `chip`) and released nothing; every one of
+    /// the list's `stations` is verified, s1 on that chip.
+    static func expectJournalRecorded(_ run: ToolRun, _ url: String, chip: String, stations: Int) throws {
+        #expect(run.status == 0, "\(run.diagnostics)")
         #expect(
-            again.diagnostics.contains("recorded from the journal: 's1' on chip 00:12:4B:00:E0:00: verified"),
-            "\(again.diagnostics)")
-        #expect(!again.diagnostics.contains("released"), "\(again.diagnostics)")
-        let verified = try PostgresLedger(url: outage.url, bench: "").attempts().filter { $0.outcome == .verified }
-        #expect(verified.map(\.station).sorted() == ["s1", "s2"])
-        #expect(verified.first { $0.station == "s1" }?.chip == "00:12:4B:00:E0:00")
+            run.diagnostics.contains("recorded from the journal: 's1' on chip \(chip): verified"), "\(run.diagnostics)")
+        #expect(!run.diagnostics.contains("released"), "\(run.diagnostics)")
+        let verified = try PostgresLedger(url: url, bench: "").attempts().filter { $0.outcome == .verified }
+        #expect(verified.map(\.station).sorted() == (1...stations).map { "s\($0)" })
+        #expect(verified.first { $0.station == "s1" }?.chip == chip)
     }
 
     /// `ledger migrate` copies a pool only once no run may still burn into it (the final review): a

@@ -65,7 +65,7 @@ struct LedgerContractTests {
                 withHooks: { bench, hooks in try PostgresLedger(url: url, bench: bench, hooks: hooks) },
                 reader: { try PostgresLedger(url: url, bench: "", creating: false) },
                 downgrade: [
-                    "DROP TABLE hook_runs", "ALTER TABLE attempts DROP COLUMN debug_locked",
+                    "DROP TABLE hook_runs", "DROP TABLE run_journals", "ALTER TABLE attempts DROP COLUMN debug_locked",
                     "ALTER TABLE attempts DROP COLUMN run", "DROP TABLE runs", "ALTER TABLE stations DROP COLUMN taken",
                     "ALTER TABLE stations DROP COLUMN attributes",
                     "DROP INDEX interrupted_by_chip",

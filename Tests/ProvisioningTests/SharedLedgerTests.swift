@@ -345,7 +345,7 @@ struct SharedLedgerTests {
         try Self.richHistory(PostgresLedger(url: url, bench: "bench-a"))
         try PostgresTestServer.psql(
             url,
-            "ALTER TABLE ccbeacon.ledger_meta SET SCHEMA public; ALTER TABLE ccbeacon.calibrations SET SCHEMA public; ALTER TABLE ccbeacon.hook_runs SET SCHEMA public; ALTER TABLE ccbeacon.attempts SET SCHEMA public; ALTER TABLE ccbeacon.stations SET SCHEMA public; ALTER TABLE ccbeacon.runs SET SCHEMA public; DROP SCHEMA ccbeacon"
+            "ALTER TABLE ccbeacon.ledger_meta SET SCHEMA public; ALTER TABLE ccbeacon.calibrations SET SCHEMA public; ALTER TABLE ccbeacon.hook_runs SET SCHEMA public; ALTER TABLE ccbeacon.attempts SET SCHEMA public; ALTER TABLE ccbeacon.stations SET SCHEMA public; ALTER TABLE ccbeacon.runs SET SCHEMA public; ALTER TABLE ccbeacon.run_journals SET SCHEMA public; DROP SCHEMA ccbeacon"
         )
         for creating in [true, false] {
             do {
