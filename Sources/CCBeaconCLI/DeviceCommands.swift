@@ -193,7 +193,8 @@ enum DeviceSupport {
     /// What a step that may change the flash left, when a transfer of it was lost: the chip
     /// erase's start leaves a partly erased chip, any later step a partly written one.
     static func leftPartly(_ during: DebuggerOperation) -> String {
-        during == .startingErase ? "the chip may be left partly erased" : "the chip is left partly written"
+        during == .startingErase || during == .waitingForErase
+            ? "the chip may be left partly erased" : "the chip is left partly written"
     }
 
     /// The hint's opening after a failure once the chip erase had begun.

@@ -85,9 +85,10 @@ public final class CC254xSession {
         return frames
     }
 
-    func readStatus() throws(DebuggerError) -> UInt8 {
-        try out(Frames.readStatus, .readingStatus)
-        return try input(1, .readingStatus)[0]
+    /// READ_STATUS; `operation` names what the status is read for.
+    func readStatus(_ operation: DebuggerOperation = .readingStatus) throws(DebuggerError) -> UInt8 {
+        try out(Frames.readStatus, operation)
+        return try input(1, operation)[0]
     }
 
     // MARK: - Connect and identify
@@ -228,7 +229,7 @@ public final class CC254xSession {
         progress(FlashProgress(phase: .erase, done: 0, total: 1))
         let registers = registers(targetID: targetID)
         var wait = BoundedWait(seconds: eraseTimeoutSeconds, polls: maximumErasePolls, clock: clock)
-        while registers.eraseBusy(status: try readStatus()) {
+        while registers.eraseBusy(status: try readStatus(.waitingForErase)) {
             guard wait.pollAgain() else { throw .eraseTimeout }
         }
         progress(FlashProgress(phase: .erase, done: 1, total: 1))

@@ -30,6 +30,8 @@ public enum DebuggerOperation: Sendable, Equatable, CustomStringConvertible {
     case resettingBeforeErase
     /// CHIP_ERASE.
     case startingErase
+    /// Polling READ_STATUS until the chip erase is done.
+    case waitingForErase
     /// Writing the DMA descriptors for programming.
     case settingUpDMA
     /// Programming, at the 1 KiB block at `address` when known.
@@ -66,6 +68,7 @@ public enum DebuggerOperation: Sendable, Equatable, CustomStringConvertible {
         case .identifying: return "identifying the target"
         case .resettingBeforeErase: return "resetting the target before the erase"
         case .startingErase: return "starting the chip erase"
+        case .waitingForErase: return "waiting for the chip erase"
         case .settingUpDMA: return "setting up the DMA for programming"
         case .programming(let address): return address.map { "programming the 1 KiB at \(hex($0))" } ?? "programming"
         case .waitingForFlash: return "waiting for the flash controller"
@@ -82,7 +85,9 @@ public enum DebuggerOperation: Sendable, Equatable, CustomStringConvertible {
     /// erase to the end of verification.
     public var mayLeaveFlashChanged: Bool {
         switch self {
-        case .startingErase, .settingUpDMA, .programming, .waitingForFlash, .verifying, .waitingForCRC: return true
+        case .startingErase, .waitingForErase, .settingUpDMA, .programming, .waitingForFlash, .verifying,
+            .waitingForCRC:
+            return true
         default: return false
         }
     }

@@ -156,15 +156,18 @@ extension SQLiteLedger {
         try database.transaction("reading the ledger") { () throws(LedgerError) -> LedgerHistory in try history() }
     }
 
-    /// Why a copy may not be made at `path`: a file is there (the copy goes only where nothing
-    /// is); `nil` when it may. Asked first by a caller that must not lock or change anything for
-    /// a copy that cannot be made.
+    /// Why a copy may not be made at `path`: a file is there, or a symbolic link to nothing (the
+    /// copy goes only where nothing is); `nil` when it may. Asked first by a caller that must not
+    /// lock or change anything for a copy that cannot be made.
     public static func copyRefusal(at path: String) -> LedgerError? {
         let path = LedgerFile.canonical(path)
         guard Files.exists(path) else { return nil }
         return LedgerError(
             operation: "copying the ledger to \(path)",
-            message: "a file is there; the copy goes only where no file is", kind: .constraint)
+            message: Files.isFile(path) || Files.nonFileKind(path) != nil
+                ? "a file is there; the copy goes only where no file is"
+                : "a symbolic link to nothing is there; the copy goes only where no file is: give its own path",
+            kind: .constraint)
     }
 
     /// Writes `history` as a new ledger file at `path`, where nothing may be: built under a

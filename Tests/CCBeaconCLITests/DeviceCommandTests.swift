@@ -234,6 +234,7 @@ struct DeviceCommandTests {
     /// shared hint once gave): a step that may leave the chip partly erased says to erase again.
     @Test func aTransferLostDuringEraseAdvisesErasingAgain() {
         var partlyErased = 0
+        var whilePolling = 0
         for unplugAfter in 1...24 {
             let provider = EmulatorProvider()
             provider.debuggers[0].faults.unplugAfterTransfers = unplugAfter
@@ -247,8 +248,17 @@ struct DeviceCommandTests {
                     run.diagnostics.contains("hint: the chip may be left partly erased; \(EraseCommand.reeraseAdvice)"))
             }
             #expect(!run.diagnostics.contains("partly written"), "an erase writes nothing: \(run.diagnostics)")
+            // Lost while the erase runs (its start, or polling for its end): the chip may be
+            // partly erased (the polling used to get the generic "try again").
+            if run.diagnostics.contains("while waiting for the chip erase") { whilePolling += 1 }
+            if run.diagnostics.contains("while waiting for the chip erase")
+                || run.diagnostics.contains("while starting the chip erase")
+            {
+                #expect(run.diagnostics.contains("the chip may be left partly erased"), "\(run.diagnostics)")
+            }
         }
         #expect(partlyErased > 0)
+        #expect(whilePolling > 0)
     }
 
     /// flash --lock-debug reads the lock back after a reset, as provisioning does: a chip whose

@@ -45,7 +45,8 @@ struct TransportFailureHintTests {
     static let partlyWritten = "the chip is left partly written"
 
     @Test(arguments: [
-        (DebuggerOperation.startingErase, true), (.settingUpDMA, true), (.programming(address: 0x400), true),
+        (DebuggerOperation.startingErase, true), (.waitingForErase, true), (.settingUpDMA, true),
+        (.programming(address: 0x400), true),
         (.programming(address: nil), true), (.waitingForFlash, true), (.verifying(address: 0), true),
         (.waitingForCRC, true), (.askingState, false), (.identifying, false), (.readingFlash(address: 0), false),
         (.resettingToRun, false), (.opening(selector: "1:7"), false),
@@ -56,7 +57,9 @@ struct TransportFailureHintTests {
         ] {
             let failure = DeviceSupport.failure(.transport(error, during: operation))
             // The erase's start leaves the chip partly erased (the fifth review: it said written).
-            let left = operation == .startingErase ? "the chip may be left partly erased" : Self.partlyWritten
+            let left =
+                [.startingErase, .waitingForErase].contains(operation)
+                ? "the chip may be left partly erased" : Self.partlyWritten
             #expect(failure.hint?.contains(left) == changesFlash, "\(operation) \(error)")
             #expect(failure.message.hasSuffix("while \(operation)"), "\(failure.message)")
         }
