@@ -82,13 +82,14 @@ public struct OutcomeJournal: Sendable {
     /// what it is: an SQLite database (a ledger, or another application's); the name of SQLite's
     /// `-wal`, `-shm` or `-journal` file of a database beside it (SQLite would take a file there for
     /// part of that database); or a bench journal's name (`ccbeacon-journal-BENCH.jsonl`, which
-    /// the bench's next run reads as its journal). The names count whether a file is there or not.
+    /// the bench's next run reads as its journal). The names count whether a file is there or not,
+    /// and in any case (a case-insensitive file system takes `-WAL` for `-wal`).
     public static func keptState(at path: String) -> String? {
-        let name = Files.lastComponent(path)
+        let name = Files.lastComponent(path).lowercased()
         if name.hasPrefix(namePrefix), name.hasSuffix(".jsonl") {
             return "is named as a bench's journal (\(namePrefix)BENCH.jsonl), which that bench's next run reads"
         }
-        for suffix in LedgerFile.journalSuffixes where path.hasSuffix(suffix) {
+        for suffix in LedgerFile.journalSuffixes where path.lowercased().hasSuffix(suffix) {
             let database = String(path.dropLast(suffix.count))
             if Files.isFile(database), LedgerFile.isSQLiteDatabase(database, following: true) {
                 return "is where SQLite keeps the \(suffix) file of the database '\(database)'"

@@ -417,6 +417,9 @@ struct InputIsNeverDroppedOrDamagedTests {
             (provision + ["--ledger", target + "-journal"], "is where SQLite keeps the -journal file of the database"),
             (["ledger", "migrate", "--from", ledger, "--to", other + "-shm"], "keeps the -shm file of the database"),
             (["ledger", "export", "--ledger", ledger, "-o", other + "-wal"], "keeps the -wal file of the database"),
+            // Matched in any case: on a case-insensitive file system (a FAT stick) they are the same files.
+            (provision + ["--events", scratch.path("CCBEACON-JOURNAL-S3.JSONL")], "is named as a bench's journal"),
+            (["ledger", "export", "--ledger", ledger, "-o", other + "-WAL"], "keeps the -wal file of the database"),
         ]
         let files = try Files.list(scratch.url.path)
         for (arguments, message) in named {
