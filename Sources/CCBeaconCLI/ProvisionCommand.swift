@@ -69,10 +69,11 @@ enum ProvisionCommand {
                 (exit 1). Attempts left in progress are taken for interrupted only once their run is
                 over — its lease ran out, or its process on this machine is gone — so another bench,
                 or --release-interrupted, never takes a live burn for a crashed one. On a pool,
-                --release-interrupted releases only its own bench's held stations, and only those whose
-                run kept its journal where this run keeps it (same machine, same list folder) or left
-                none there: the outcome may wait in that journal, which a run there records first.
-                --journal-lost releases them whatever journal their run kept (its machine is gone).
+                --release-interrupted releases only its own bench's held stations, and only once the
+                run that was burning them is settled: a run of the bench from that run's folder on its
+                machine recorded the journal there (the outcome may wait in it; a token beside it,
+                ccbeacon-journal-NAME.place, tells the folder). --journal-lost releases them whatever
+                journal their run kept (its machine or folder lost for good).
 
                 --scan-verify hci0: after each burn is read back, the chip is reset to run and the
                 controller listens (up to --scan-seconds, default 5) for the station's address sending

@@ -63,9 +63,11 @@ extension ProvisionCommand {
                     "another provision\(holder) is running as bench '\(bench)' here; one run per bench",
                     hint: "let it finish, or give this run its own --bench NAME")
             })
-        // The run records where its journal is: no run elsewhere releases what it may keep there.
+        // The run records where its journal is, with a token it leaves there once the folder's
+        // journal is recorded: only a run that finds it there settles this run (`replay`).
         var identity = process
-        identity.journal = journal.path
+        let placeToken = RunIdentity.randomHex()
+        identity.journal = (journal.path, placeToken)
         let server: PostgresLedger
         do {
             server = try PostgresLedger(
@@ -78,7 +80,10 @@ extension ProvisionCommand {
                 .failure, error.description,
                 hint: "check the URL, that the server runs and that this user may connect; nothing was burned")
         }
-        return (JournalingLedger(server, journal: journal, ledgerID: server.ledgerID, bench: bench), lock)
+        return (
+            JournalingLedger(server, journal: journal, ledgerID: server.ledgerID, bench: bench, placeToken: placeToken),
+            lock
+        )
     }
 
     /// The run stopped because the server stayed away: what it burned, and where the outcomes it
@@ -188,7 +193,9 @@ extension ProvisionCommand {
                     in: Set(stations.map(\.name)), givingUpJournals: releasing.givingUpJournals)
                 {
                     console.diagnostics(
-                        line: releaseLine(station: station, chip: chip, result: result, bench: releasing.bench))
+                        line: releaseLine(
+                            station: station, chip: chip, result: result, bench: releasing.bench,
+                            givingUpJournals: releasing.givingUpJournals))
                 }
             }
         } catch {
@@ -198,15 +205,24 @@ extension ProvisionCommand {
         }
     }
 
-    /// What --release-interrupted of bench `bench` did with one held station.
-    static func releaseLine(station: String, chip: String, result: ReleaseResult, bench: String?) -> String {
+    /// What --release-interrupted of bench `bench` (with --journal-lost: `givingUpJournals`) did
+    /// with one held station.
+    static func releaseLine(
+        station: String, chip: String, result: ReleaseResult, bench: String?, givingUpJournals: Bool
+    ) -> String {
         switch result {
         case .released:
             return
                 "released '\(station)' (was interrupted on chip \(chip)); chip \(chip) may still carry its identity: erase it (ccbeacon erase) or set it aside"
         case .kept(let keeper, let journal?) where keeper == bench:
-            return
-                "kept '\(station)' held: this bench's run that was burning it on chip \(chip) kept its journal at '\(journal.path)' on host \(journal.host), not where this run keeps it, and its outcome may wait there; run bench '\(keeper)' there (with the list in '\(Files.directory(of: journal.path))'), with --release-interrupted — or, once that journal is lost for good (its machine gone), add --journal-lost"
+            let folder = Files.directory(of: journal.path)
+            let start =
+                "kept '\(station)' held: this bench's run that was burning it on chip \(chip) kept its journal at '\(journal.path)' on host \(journal.host), "
+            return givingUpJournals
+                ? start
+                    + "and a file is there on this machine, which may be that journal; run bench '\(keeper)' with the list in '\(folder)' (it records that journal first), with --release-interrupted — --journal-lost gives up only a journal that is gone"
+                : start
+                    + "which this run has not recorded (another folder, or another machine); run bench '\(keeper)' with the list in '\(folder)' on that machine (it records that journal first), with --release-interrupted — or, once that journal is gone for good (its machine or folder lost), add --journal-lost"
         case .kept(let keeper, let journal):
             let place = journal.map { " ('\($0.path)' on host \($0.host))" } ?? ""
             return

@@ -87,7 +87,7 @@ extension ProvisionCommand {
                     + Self.unrecorded(unrecorded) + "): \(why)",
                 hint: progress.held.isEmpty
                     ? "run again to go on with the pending stations"
-                    : "run again; attach the held stations' chips, or release them with --release-interrupted in a run of the bench that was burning them"
+                    : "run again; attach the held stations' chips, or release them with --release-interrupted in a run of the bench that was burning them, from its list's folder on its machine (each kept line above says where)"
             )
         }
     }

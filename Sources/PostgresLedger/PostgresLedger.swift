@@ -246,12 +246,13 @@ public final class PostgresLedger: ForwardingLedger, Sendable {
             ended_at text, ended_because text)
         """
 
-    /// Where each run keeps its bench's journal (schema version 6 on): the machine
-    /// (`RunIdentity.machineID`) and the path, for a release to tell whether the run's journal is
-    /// the releasing run's own (`LedgerCore.release`).
+    /// Where each run keeps its bench's journal (schema version 6 on): the path, the token it left
+    /// beside it (`RunIdentity.journal`), and whether a later run of the bench found that token and
+    /// recorded the journal (`settled`: its held stations may be released; `LedgerCore.release`).
     static let runJournalsTable = """
         CREATE TABLE run_journals(
-            run text PRIMARY KEY REFERENCES runs(id), machine_id text NOT NULL, path text NOT NULL)
+            run text PRIMARY KEY REFERENCES runs(id), token text NOT NULL CHECK (token ~ '^[0-9a-f]{32}$'),
+            path text NOT NULL, settled integer NOT NULL DEFAULT 0 CHECK (settled IN (0, 1)))
         """
 
     /// What recovery, the start of a run and a claim look up (schema version 4 on).

@@ -113,6 +113,11 @@ extension ForwardingLedger {
     public func runs() throws(LedgerError) -> [RunRecord] { try forwardee.runs() }
 
     /// The forwardee's.
+    public func settleJournals(placeToken: String) throws(LedgerError) {
+        try forwardee.settleJournals(placeToken: placeToken)
+    }
+
+    /// The forwardee's.
     public func recordJournaled(
         _ attemptID: Int, run: String?, outcome: AttemptOutcome, reason: String?, readBack: String?,
         onAir: OnAirCheck?, debugLocked: Bool

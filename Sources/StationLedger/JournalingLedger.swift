@@ -15,18 +15,25 @@ public final class JournalingLedger: ForwardingLedger, Sendable {
     public let ledgerID: String
     /// The bench.
     public let bench: String
+    /// The token this run recorded with its journal's path (`RunIdentity.journal`), left beside
+    /// the journal once the journal is recorded.
+    public let placeToken: String?
     let kept = Mutex<[OutcomeJournal.Entry]>([])
     let started = Mutex<[Int: (station: String, chip: String)]>([:])
     /// `base`: every call this ledger does not change goes there.
     public var forwardee: any ProvisioningLedger { base }
 
     /// `base` (the ledger `ledgerID`, written by bench `bench`) with `journal` for the outcomes
-    /// it cannot take.
-    public init(_ base: any ProvisioningLedger & Sendable, journal: OutcomeJournal, ledgerID: String, bench: String) {
+    /// it cannot take; `placeToken`: the token its run recorded with the journal's path.
+    public init(
+        _ base: any ProvisioningLedger & Sendable, journal: OutcomeJournal, ledgerID: String, bench: String,
+        placeToken: String? = nil
+    ) {
         self.base = base
         self.journal = journal
         self.ledgerID = ledgerID
         self.bench = bench
+        self.placeToken = placeToken
     }
 
     /// The outcomes this process wrote into the journal.
@@ -48,7 +55,19 @@ public final class JournalingLedger: ForwardingLedger, Sendable {
     /// its station, chip and bench; anything else — another ledger's journal, an attempt the
     /// ledger settled otherwise meanwhile — is a conflict a person must look at: the replay stops
     /// there, keeping the journal.
+    ///
+    /// Then the run that left its token beside this journal is settled (`settleJournals`):
+    /// whatever it kept here is recorded now, so its held stations may be released; and this
+    /// run's token takes its place, for the next run from this folder to settle this one.
     public func replay() throws(LedgerError) -> Replay {
+        let result = try recordJournal()
+        if let previous = journal.placeToken() { try base.settleJournals(placeToken: previous) }
+        if let placeToken { try journal.leavePlaceToken(placeToken) }
+        return result
+    }
+
+    /// Records every outcome of the journal on the ledger, then removes the journal.
+    func recordJournal() throws(LedgerError) -> Replay {
         var result = Replay()
         let entries = try journal.entries()
         guard !entries.isEmpty else {

@@ -199,8 +199,8 @@ public enum ReleaseResult: Sendable, Equatable {
     case released
     /// Kept held: on a pool, the run of `bench` that was burning it may keep the attempt's outcome
     /// in its journal — at `journal` where the run recorded it — which only a run of that bench
-    /// keeping its journal there records. Either another bench's, or this bench's journal in
-    /// another place (another list's folder, another machine).
+    /// from that folder on that machine records. Either another bench's, or this bench's journal
+    /// this run has not recorded (another folder, another machine).
     case kept(bench: String, journal: JournalSite?)
 }
 
@@ -257,10 +257,10 @@ public protocol ProvisioningLedger: AnyObject {
     /// or its flash was erased (its station is pending again).
     func supersede(chip: String, reason: String) throws(LedgerError)
     /// Releases a held station: its interrupted attempt becomes failed and the station pending —
-    /// on a pool only by a run of the bench that was burning it, keeping its journal where that
-    /// run kept it, or finding none there (`ReleaseResult.kept`). `givingUpJournals`: a person
-    /// says that bench's journal elsewhere is lost (its machine gone); this bench's held stations
-    /// are released whatever journal their run kept.
+    /// on a pool only by a run of the bench that was burning it, once that run is settled
+    /// (`settleJournals`; `ReleaseResult.kept`). `givingUpJournals`: a person says that run's
+    /// journal is lost (its machine or folder gone); this bench's held stations are released
+    /// unless a file is at that journal's path on this machine.
     @discardableResult
     func release(station: String, givingUpJournals: Bool) throws(LedgerError) -> ReleaseResult
     /// Every station of the ledger with its state, in list order.
@@ -288,6 +288,10 @@ public protocol ProvisioningLedger: AnyObject {
         _ attemptID: Int, run: String?, outcome: AttemptOutcome, reason: String?, readBack: String?,
         onAir: OnAirCheck?, debugLocked: Bool
     ) throws(LedgerError)
+    /// Marks the run of this bench that left `placeToken` beside its journal settled: the caller
+    /// found that token beside its own journal and recorded that journal, so nothing of that run
+    /// waits in a journal any more and its held stations may be released.
+    func settleJournals(placeToken: String) throws(LedgerError)
     /// Whether a station not in `excluding` could still take a chip: one pending or held (what a
     /// waiting debugger asks every second). Answered by counting, not by reading every state.
     func hasWork(excluding: Set<String>) throws(LedgerError) -> Bool

@@ -156,13 +156,13 @@ extension LedgerCore {
     }
 
     /// Releases a held station: its interrupted attempt becomes failed and the station pending.
-    /// A file ledger's run holds the one-run lock: no other run can have kept anything. On a
-    /// pool, the run that was burning it may have put the attempt's outcome into its bench's
-    /// journal (its server away), which a run of that bench records first — but only where that
-    /// journal is: so a station is released only by a run of the same bench that keeps its
-    /// journal at the same path on the same machine, or finds no file there (same machine); or,
-    /// `givingUpJournals`, by a run of that bench told that the journal is lost. A run that
-    /// recorded no journal (an earlier ccbeacon's) is taken for this bench's journal.
+    /// A file ledger's run holds the one-run lock: no other run can have kept anything. On a pool,
+    /// the run that was burning it may have put the attempt's outcome into its bench's journal
+    /// (its server away), which only a run of that bench from that folder on that machine records.
+    /// So a station is released only by a run of the same bench, and only once the burning run is
+    /// settled (`settleJournals`: a run found its token beside its own journal and recorded that
+    /// journal) or recorded no journal (an earlier ccbeacon's run); `givingUpJournals`: also
+    /// unsettled, unless a file is at that run's journal path here (it may be that journal).
     @discardableResult
     package func release(station: String, givingUpJournals: Bool) throws(LedgerError) -> ReleaseResult {
         try beginRun(exclusive: false)
@@ -172,14 +172,14 @@ extension LedgerCore {
             let journals = tables.contains(.runJournals)
             let held = try driver.rows(
                 journals
-                    ? "SELECT a.id, a.bench, j.machine_id, j.path, r.host FROM attempts AS a LEFT JOIN run_journals AS j ON j.run = a.run LEFT JOIN runs AS r ON r.id = a.run WHERE a.station = ? AND a.outcome = 'interrupted' ORDER BY a.id"
+                    ? "SELECT a.id, a.bench, j.settled, j.path, r.host FROM attempts AS a LEFT JOIN run_journals AS j ON j.run = a.run LEFT JOIN runs AS r ON r.id = a.run WHERE a.station = ? AND a.outcome = 'interrupted' ORDER BY a.id"
                     : "SELECT id, bench, NULL, NULL, NULL FROM attempts WHERE station = ? AND outcome = 'interrupted' ORDER BY id",
                 [.text(station)], operation)
             var kept: ReleaseResult?
             for row in held {
                 guard let id = row[0].int else { continue }
                 let site = row[3].string.map { JournalSite(host: row[4].string ?? "?", path: $0) }
-                if let keeper = heldBy(bench: row[1].string, machineID: row[2].string, site, givingUpJournals) {
+                if let keeper = heldBy(bench: row[1].string, settled: row[2].int == 1, site, givingUpJournals) {
                     kept = kept ?? .kept(bench: keeper, journal: site)
                     continue
                 }
@@ -193,16 +193,14 @@ extension LedgerCore {
     }
 
     /// The bench whose journal may hold the outcome of an interrupted attempt of bench `bench`,
-    /// whose run kept its journal at `site` on machine `machineID`; `nil` when this run may
-    /// release it.
-    private func heldBy(bench attemptBench: String?, machineID: String?, _ site: JournalSite?, _ givingUp: Bool)
+    /// whose run kept its journal at `site` (`settled` or not); `nil` when this run may release it.
+    private func heldBy(bench attemptBench: String?, settled: Bool, _ site: JournalSite?, _ givingUp: Bool)
         -> String?
     {
         guard !soleRunner, let bench, let attemptBench else { return nil }
         guard attemptBench == bench else { return attemptBench }
-        guard !givingUp, let site, let machineID else { return nil }
-        guard machineID == identity.machineID else { return bench }
-        return site.path == identity.journal || Self.isAbsent(site.path) ? nil : bench
+        guard let site, !settled else { return nil }
+        return givingUp && Self.isAbsent(site.path) ? nil : bench
     }
 
     /// Whether nothing is at `path` for certain (a folder it needs missing included): a path
@@ -210,6 +208,19 @@ extension LedgerCore {
     static func isAbsent(_ path: String) -> Bool {
         var status = stat()
         return lstat(path, &status) != 0 && (errno == ENOENT || errno == ENOTDIR)
+    }
+
+    /// Marks the run of this bench that left `placeToken` beside its journal settled.
+    package func settleJournals(placeToken: String) throws(LedgerError) {
+        guard tables.contains(.runJournals), let bench else { return }
+        try beginRun(exclusive: false)
+        let operation = "settling the runs whose journal this run recorded"
+        try driver.inTransaction(operation) { () throws(LedgerError) in
+            try fence(operation)
+            try driver.rows(
+                "UPDATE run_journals SET settled = 1 WHERE token = ? AND run IN (SELECT id FROM runs WHERE bench = ?) RETURNING run",
+                [.text(placeToken), .text(bench)], operation)
+        }
     }
 
     /// Marks the verified attempt of a chip superseded, saying why.

@@ -165,8 +165,8 @@ package final class LedgerCore: ProvisioningLedger, Sendable {
                 ], "starting a run")
             if tables.contains(.runJournals), let journal = identity.journal {
                 try driver.rows(
-                    "INSERT INTO run_journals(run, machine_id, path) VALUES (?, ?, ?)",
-                    [.text(id), .text(identity.machineID), .text(journal)], "starting a run")
+                    "INSERT INTO run_journals(run, token, path) VALUES (?, ?, ?)",
+                    [.text(id), .text(journal.token), .text(journal.path)], "starting a run")
             }
         }
         lease.granted(id: id, sentAt: sentAt)

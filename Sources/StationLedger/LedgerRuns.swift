@@ -40,7 +40,7 @@ public struct RunRecord: Sendable, Equatable {
 }
 
 /// Where this process runs, as a run records it.
-public struct RunIdentity: Sendable, Equatable {
+public struct RunIdentity: Sendable {
     /// The host name.
     public var host: String
     /// The process id.
@@ -49,23 +49,16 @@ public struct RunIdentity: Sendable, Equatable {
     /// boot_id` and `/proc/self/ns/pid`): two runs with the same `machine` see the same process
     /// ids, so one can tell whether the other's process still exists.
     public var machine: String
-    /// The machine across boots (`/etc/machine-id`; the host name where it has none): a later run
-    /// on the same machine can look at the journal a run kept here.
-    public var machineID: String
-    /// Where the run keeps its bench's journal, if it keeps one (a pool's bench): recorded with the
-    /// run, so that no run elsewhere takes a station whose outcome may wait there
-    /// (`ReleaseResult.kept`).
-    public var journal: String?
+    /// Where the run keeps its bench's journal, if it keeps one (a pool's bench), and the random
+    /// token it leaves beside it (`OutcomeJournal.placePath`): recorded with the run, so that only
+    /// a run that has recorded that folder's journal settles it (`ProvisioningLedger.release`).
+    public var journal: (path: String, token: String)?
 
     /// Where a run says it runs.
-    public init(
-        host: String, process: Int, machine: String, machineID: String = current.machineID, journal: String? = nil
-    ) {
+    public init(host: String, process: Int, machine: String) {
         self.host = host
         self.process = process
         self.machine = machine
-        self.machineID = machineID
-        self.journal = journal
     }
 
     /// A process of this machine that no longer runs (a process id beyond any the kernel gives):
@@ -87,8 +80,7 @@ public struct RunIdentity: Sendable, Equatable {
             count > 0 ? String(decoding: link.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
         // Without both, no other run can be judged by its process: the machine is unknown.
         let machine = boot.isEmpty || namespace.isEmpty ? "unknown-\(randomHex())" : "\(boot) \(namespace)"
-        let machineID = firstLine("/etc/machine-id") ?? firstLine("/var/lib/dbus/machine-id") ?? "host \(host)"
-        return RunIdentity(host: host, process: Int(getpid()), machine: machine, machineID: machineID)
+        return RunIdentity(host: host, process: Int(getpid()), machine: machine)
     }()
 
     /// Whether the run `record` was made by a process of this machine that no longer exists.

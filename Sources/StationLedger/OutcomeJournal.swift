@@ -75,19 +75,44 @@ public struct OutcomeJournal: Sendable {
         Files.join(Files.directory(of: LedgerFile.canonical(listPath)), "\(namePrefix)\(bench).jsonl")
     }
 
-    /// How every journal's name begins (`ccbeacon-journal-BENCH.jsonl`).
+    /// How every journal's name begins (`ccbeacon-journal-BENCH.jsonl`), and its place token's
+    /// (`placePath`).
     static let namePrefix = "ccbeacon-journal-"
+
+    /// The place token's file beside the journal (`ccbeacon-journal-BENCH.place`): the random token
+    /// of the last run of the bench that kept its journal here, recorded with that run on the
+    /// server. A run that finds its own token there after recording this folder's journal knows
+    /// nothing of that run waits in a journal (`JournalingLedger.replay`); a copy of the folder, or
+    /// another machine, holds no token or an older one.
+    public var placePath: String { String(path.dropLast(".jsonl".count)) + ".place" }
+
+    /// The token `placePath` holds: `nil` when there is none, or it is not one ccbeacon wrote.
+    public func placeToken() -> String? {
+        guard let bytes = try? Files.read(placePath), bytes.count <= 64 else { return nil }
+        var token = String(decoding: bytes, as: UTF8.self)
+        if token.last == "\n" { token.removeLast() }
+        return token.count == 32 && token.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) ? token : nil
+    }
+
+    /// Leaves `token` in `placePath`, durably, replacing the last run's.
+    public func leavePlaceToken(_ token: String) throws(LedgerError) {
+        do { try Files.writeAtomically(Array((token + "\n").utf8), to: placePath) } catch {
+            throw LedgerError(
+                operation: "leaving the bench's place token \(placePath)", message: "\(error)", kind: .database)
+        }
+    }
 
     /// Whether `path` is where ccbeacon keeps state, which no output may ever be written to, and
     /// what it is: an SQLite database (a ledger, or another application's); the name of SQLite's
     /// `-wal`, `-shm` or `-journal` file of a database beside it (SQLite would take a file there for
-    /// part of that database); or a bench journal's name (`ccbeacon-journal-BENCH.jsonl`, which
-    /// the bench's next run reads as its journal). The names count whether a file is there or not,
+    /// part of that database); or a name a bench's journal or its place token takes (every name
+    /// beginning `ccbeacon-journal-`, which the bench's next run reads). The names count whether a file is there or not,
     /// and in any case (a case-insensitive file system takes `-WAL` for `-wal`).
     public static func keptState(at path: String) -> String? {
         let name = Files.lastComponent(path).lowercased()
-        if name.hasPrefix(namePrefix), name.hasSuffix(".jsonl") {
-            return "is named as a bench's journal (\(namePrefix)BENCH.jsonl), which that bench's next run reads"
+        if name.hasPrefix(namePrefix) {
+            return
+                "is named as a bench's journal (\(namePrefix)BENCH.jsonl, .place), which that bench's next run reads"
         }
         for suffix in LedgerFile.journalSuffixes where path.lowercased().hasSuffix(suffix) {
             let database = String(path.dropLast(suffix.count))

@@ -22,11 +22,8 @@ struct ToolRun {
     var output: String
     var diagnostics: String
 
-    /// `machineID`: the machine the run says it runs on (another one's, to stand for a bench
-    /// elsewhere).
     init(
-        _ arguments: [String], debuggers: (any DebuggerProvider)? = nil, radios: (any HCIControllerProvider)? = nil,
-        machineID: String = RunIdentity.current.machineID
+        _ arguments: [String], debuggers: (any DebuggerProvider)? = nil, radios: (any HCIControllerProvider)? = nil
     ) {
         let output = Mutex("")
         let diagnostics = Mutex("")
@@ -40,9 +37,7 @@ struct ToolRun {
                 output: { text in output.withLock { $0 += text } },
                 diagnostics: { text in diagnostics.withLock { $0 += text } }), debuggers: debuggers, radios: radios,
             process: standIn.map {
-                RunIdentity(
-                    host: RunIdentity.current.host, process: Int($0.pid), machine: RunIdentity.current.machine,
-                    machineID: machineID)
+                RunIdentity(host: RunIdentity.current.host, process: Int($0.pid), machine: RunIdentity.current.machine)
             } ?? .current)
         self.output = output.withLock { $0 }
         self.diagnostics = diagnostics.withLock { $0 }

@@ -7,58 +7,80 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// A held station is released only where its outcome cannot wait in a journal: by a run of the
-/// bench that was burning it, keeping its journal where that run kept it (same machine, same
-/// list folder) or finding no file there, or told with --journal-lost that the journal is gone.
+/// A held station is released only once no outcome of it can wait in a journal unseen: by a run
+/// of the bench that was burning it that found the burning run's token beside its own journal and
+/// recorded that journal (the run is settled), or told with --journal-lost that the journal is
+/// gone (and no file is at its path here).
 extension PostgresProvisionTests {
-    /// The double burn the third review confirmed: bench j's run was burning s1 when its server
-    /// went away; it kept the outcome (verified) in its journal beside its list and stopped. The
-    /// same bench run from a copy of the list in another folder, or on another machine under the
-    /// same name, used to release s1 and burn it on a second chip. Both keep s1 held and say where
-    /// the journal is; the bench run from its own list records the journal.
+    /// The double burn the third review confirmed, and the ways the first fix still let it through
+    /// (the sixth review): bench j's run was burning s1 when its server went away; it kept the
+    /// outcome (verified) in its journal beside its list and stopped. The same bench run from a
+    /// copy of the list in another folder, on another machine with the list at the same path (a
+    /// cloned card included), from a third folder after the first was renamed, or after the
+    /// folder's stick was taken out, used to release s1 and burn it on a second chip. Each keeps s1
+    /// held and says where the journal is; the bench run from the folder records the journal.
     @Test func aBenchElsewhereDoesNotReleaseWhatItsJournalHolds() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let list = try Self.list(scratch, 3)
+        try FileManager.default.createDirectory(atPath: scratch.path("bench"), withIntermediateDirectories: false)
+        let list = try Self.list(scratch, 4, name: "bench/list.csv")
         let outage = try Self.journaledRun(list, Self.bench(first: 0xD0)).outage
-        let journal = OutcomeJournal.journalPath(bench: "bench-j", listPath: list)
+        let journal = OutcomeJournal(path: OutcomeJournal.journalPath(bench: "bench-j", listPath: list))
+        #expect(Files.exists(journal.path) && journal.placeToken() != nil)
+        let elsewhere = { (listPath: String, first: UInt8) -> ToolRun in
+            let run = Self.provision(
+                listPath, outage.url, bench: "bench-j", ["--release-interrupted"], debuggers: Self.bench(first: first))
+            #expect(run.status == 3, "\(run.diagnostics)")
+            #expect(
+                run.diagnostics.contains(
+                    "kept 's1' held: this bench's run that was burning it on chip 00:12:4B:00:D0:00 kept its journal at '\(journal.path)' on host \(RunIdentity.current.host), which this run has not recorded (another folder, or another machine); run bench 'bench-j' with the list in '\(Files.directory(of: journal.path))' on that machine (it records that journal first), with --release-interrupted — or, once that journal is gone for good (its machine or folder lost), add --journal-lost\n"
+                ), "\(run.diagnostics)")
+            return run
+        }
+        // A copy of the list in another folder.
         try FileManager.default.createDirectory(atPath: scratch.path("copy"), withIntermediateDirectories: false)
-        let copy = scratch.path("copy/list.csv")
-        try FileManager.default.copyItem(atPath: list, toPath: copy)
-        let kept =
-            "kept 's1' held: this bench's run that was burning it on chip 00:12:4B:00:D0:00 kept its journal at '\(journal)' on host \(RunIdentity.current.host), not where this run keeps it, and its outcome may wait there; run bench 'bench-j' there (with the list in '\(Files.directory(of: journal))'), with --release-interrupted — or, once that journal is lost for good (its machine gone), add --journal-lost\n"
-        // From the copy: s1 kept, s2 and s3 burned.
-        let fromCopy = Self.provision(
-            copy, outage.url, bench: "bench-j", ["--release-interrupted"], debuggers: Self.bench(first: 0xD4))
-        #expect(fromCopy.status == 3, "\(fromCopy.diagnostics)")
-        #expect(fromCopy.diagnostics.contains(kept), "\(fromCopy.diagnostics)")
-        // On another machine under the same name, its list at the same path: the journal is not
-        // there (moved aside here, as that machine's disk would not hold it).
-        let aside = scratch.path("journal-on-the-first-machine")
-        try FileManager.default.moveItem(atPath: journal, toPath: aside)
-        let otherMachine = Self.provision(
-            list, outage.url, bench: "bench-j", ["--release-interrupted"], debuggers: Self.bench(first: 0xD8),
-            machineID: "another-machine")
-        #expect(otherMachine.status == 3, "\(otherMachine.diagnostics)")
-        #expect(otherMachine.diagnostics.contains(kept), "\(otherMachine.diagnostics)")
-        try FileManager.default.moveItem(atPath: aside, toPath: journal)
-        let verified = try PostgresLedger(url: outage.url, bench: "").attempts().filter { $0.outcome == .verified }
-        #expect(verified.map(\.station).sorted() == ["s2", "s3"], "\(verified)")
-        // The bench on its own machine, from its own list: the journal recorded, nothing released.
+        try FileManager.default.copyItem(atPath: list, toPath: scratch.path("copy/list.csv"))
+        _ = elsewhere(scratch.path("copy/list.csv"), 0xD4)
+        // Another machine, its list at the same path: neither the journal nor the token there
+        // (a card cloned before the run: an older token, or none).
+        let away = scratch.path("first-machine")
+        try FileManager.default.moveItem(atPath: scratch.path("bench"), toPath: away)
+        try FileManager.default.createDirectory(atPath: scratch.path("bench"), withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: away + "/list.csv", toPath: list)
+        _ = elsewhere(list, 0xD8)
+        // The first folder back under another name, the bench run from a third: still held.
+        try FileManager.default.removeItem(atPath: scratch.path("bench"))
+        let renamed = scratch.path("renamed")
+        try FileManager.default.moveItem(atPath: away, toPath: renamed)
+        try FileManager.default.createDirectory(atPath: scratch.path("third"), withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: renamed + "/list.csv", toPath: scratch.path("third/list.csv"))
+        _ = elsewhere(scratch.path("third/list.csv"), 0xDA)
+        var verified = try PostgresLedger(url: outage.url, bench: "").attempts().filter { $0.outcome == .verified }
+        #expect(!verified.contains { $0.station == "s1" }, "\(verified)")
+        // The folder itself, wherever it is now: its journal recorded, nothing released.
         let own = Self.provision(
-            list, outage.url, bench: "bench-j", ["--release-interrupted"], debuggers: Self.bench(first: 0xDC))
-        try Self.expectJournalRecorded(own, outage.url, chip: "00:12:4B:00:D0:00", stations: 3)
+            renamed + "/list.csv", outage.url, bench: "bench-j", ["--release-interrupted"],
+            debuggers: Self.bench(first: 0xDC))
+        #expect(own.status == 0, "\(own.diagnostics)")
+        #expect(
+            own.diagnostics.contains("recorded from the journal: 's1' on chip 00:12:4B:00:D0:00: verified"),
+            "\(own.diagnostics)")
+        #expect(!own.diagnostics.contains("released"), "\(own.diagnostics)")
+        verified = try PostgresLedger(url: outage.url, bench: "").attempts().filter { $0.outcome == .verified }
+        #expect(verified.map(\.station).sorted() == ["s1", "s2", "s3", "s4"])
+        #expect(verified.first { $0.station == "s1" }?.chip == "00:12:4B:00:D0:00")
     }
 }
 
-/// Where the run that was burning s1 kept its journal, and what a release by bench s finds.
+/// Where the run that was burning s1 kept its journal, and what a release by a bench finds.
 struct JournalReleaseCase: Sendable, CustomTestStringConvertible {
-    /// Where that run's journal is: beside the list, or in another folder.
-    var elsewhere: Bool
-    /// Whether that run was on another machine.
-    var otherMachine: Bool
-    /// Whether a file is at that journal's path.
-    var fileThere: Bool
+    /// The token beside the releasing bench's journal: the burning run's, another, or none.
+    enum Token: Sendable { case burningRuns, another, none }
+    var token: Token
+    /// Whether a file is at the burning run's journal path (in another folder).
+    var fileThere = false
+    /// Whether the burning run recorded a journal place at all (not: an earlier ccbeacon's run).
+    var recorded = true
     /// The releasing run's bench, and --journal-lost.
     var releasingBench = "bench-s"
     var journalLost = false
@@ -66,48 +88,49 @@ struct JournalReleaseCase: Sendable, CustomTestStringConvertible {
     var released: Bool
 
     var testDescription: String {
-        "journal \(elsewhere ? "elsewhere" : "beside the list")\(otherMachine ? " on another machine" : "")\(fileThere ? ", a file there" : ""), released by \(releasingBench)\(journalLost ? " --journal-lost" : "")"
+        "\(token) token\(fileThere ? ", a file at its journal" : "")\(recorded ? "" : ", no place recorded"), by \(releasingBench)\(journalLost ? " --journal-lost" : "")"
     }
 
     static let all = [
-        JournalReleaseCase(elsewhere: false, otherMachine: false, fileThere: false, released: true),
-        JournalReleaseCase(elsewhere: true, otherMachine: false, fileThere: false, released: true),
-        JournalReleaseCase(elsewhere: true, otherMachine: false, fileThere: true, released: false),
-        JournalReleaseCase(elsewhere: true, otherMachine: false, fileThere: true, journalLost: true, released: true),
-        JournalReleaseCase(elsewhere: false, otherMachine: true, fileThere: false, released: false),
-        JournalReleaseCase(elsewhere: true, otherMachine: true, fileThere: false, journalLost: true, released: true),
-        JournalReleaseCase(
-            elsewhere: false, otherMachine: false, fileThere: false, releasingBench: "bench-t", released: false),
-        JournalReleaseCase(
-            elsewhere: false, otherMachine: false, fileThere: false, releasingBench: "bench-t", journalLost: true,
-            released: false),
+        JournalReleaseCase(token: .burningRuns, released: true),
+        JournalReleaseCase(token: .another, released: false),
+        JournalReleaseCase(token: .none, released: false),
+        JournalReleaseCase(token: .none, recorded: false, released: true),
+        JournalReleaseCase(token: .none, journalLost: true, released: true),
+        JournalReleaseCase(token: .another, fileThere: true, journalLost: true, released: false),
+        JournalReleaseCase(token: .burningRuns, releasingBench: "bench-t", released: false),
+        JournalReleaseCase(token: .none, releasingBench: "bench-t", journalLost: true, released: false),
     ]
 }
 
 extension PostgresProvisionTests {
-    /// The release rule, case by case: bench s's run was burning s1 (its process gone) and had
-    /// recorded where its journal is; a run with --release-interrupted releases s1 only where no
-    /// outcome can wait in that journal unseen. Another bench never releases it, --journal-lost
-    /// or not, and is told where the journal is.
+    /// The release rule, case by case: bench s's run was burning s1 (its process gone), its
+    /// journal recorded in the folder `other`; a run from the list's folder with
+    /// --release-interrupted releases s1 only where no outcome can wait in that journal unseen.
+    /// Another bench never releases it, --journal-lost or not, and is told where the journal is.
     @Test(arguments: JournalReleaseCase.all)
-    func aStationIsReleasedOnlyWhereItsJournalIsSeen(_ given: JournalReleaseCase) throws {
+    func aStationIsReleasedOnlyOnceItsRunIsSettled(_ given: JournalReleaseCase) throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         try FileManager.default.createDirectory(atPath: scratch.path("other"), withIntermediateDirectories: false)
-        let list = scratch.path("list.csv")
-        let journal = OutcomeJournal.journalPath(bench: "bench-s", listPath: list)
-        let recorded =
-            given.elsewhere ? Files.join(Files.directory(of: journal), "other/ccbeacon-journal-bench-s.jsonl") : journal
+        let token = RunIdentity.randomHex()
+        let recorded = OutcomeJournal.journalPath(bench: "bench-s", listPath: scratch.path("other/list.csv"))
         var identity = RunIdentity.goneProcess
-        identity.journal = recorded
-        if given.otherMachine { identity.machineID = "another-machine" }
-        let (_, url, s) = try Self.burning(in: scratch, bench: "bench-s", chip: "00:12:4B:00:5E:00", identity: identity)
+        if given.recorded { identity.journal = (recorded, token) }
+        let (list, url, s) = try Self.burning(
+            in: scratch, bench: "bench-s", chip: "00:12:4B:00:5E:00", identity: identity)
+        let own = OutcomeJournal(path: OutcomeJournal.journalPath(bench: given.releasingBench, listPath: list))
+        switch given.token {
+        case .burningRuns: try own.leavePlaceToken(token)
+        case .another: try own.leavePlaceToken(RunIdentity.randomHex())
+        case .none: try? FileManager.default.removeItem(atPath: own.placePath)
+        }
         if given.fileThere { _ = try scratch.write("other/ccbeacon-journal-bench-s.jsonl", "") }
         let run = Self.provision(
             list, url, bench: given.releasingBench,
             ["--release-interrupted"] + (given.journalLost ? ["--journal-lost"] : []),
             debuggers: Self.bench(first: 0x7E))
-        let host = RunIdentity.current.host
+        let place = "kept its journal at '\(recorded)' on host \(RunIdentity.current.host), "
         if given.released {
             #expect(run.status == 0, "\(run.diagnostics)")
             #expect(
@@ -117,13 +140,15 @@ extension PostgresProvisionTests {
             #expect(run.status == 3, "\(run.diagnostics)")
             #expect(
                 run.diagnostics.contains(
-                    "kept 's1' held: this bench's run that was burning it on chip 00:12:4B:00:5E:00 kept its journal at '\(recorded)' on host \(host), not where this run keeps it"
-                ), "\(run.diagnostics)")
+                    "kept 's1' held: this bench's run that was burning it on chip 00:12:4B:00:5E:00 \(place)"
+                        + (given.fileThere
+                            ? "and a file is there on this machine, which may be that journal"
+                            : "which this run has not recorded")), "\(run.diagnostics)")
         } else {
             #expect(run.status == 3, "\(run.diagnostics)")
             #expect(
                 run.diagnostics.contains(
-                    "kept 's1' held: bench 'bench-s' was burning it on chip 00:12:4B:00:5E:00 and may keep its outcome in its journal ('\(recorded)' on host \(host)); run bench 'bench-s' again"
+                    "kept 's1' held: bench 'bench-s' was burning it on chip 00:12:4B:00:5E:00 and may keep its outcome in its journal ('\(recorded)' on host \(RunIdentity.current.host)); run bench 'bench-s' again"
                 ), "\(run.diagnostics)")
         }
         let s1 = try s.attempts().filter { $0.station == "s1" }.map(\.outcome)

@@ -33,10 +33,8 @@ struct PostgresProvisionTests {
         return provider
     }
 
-    /// `machineID`: the machine the bench says it runs on.
     static func provision(
-        _ list: String, _ url: String, bench: String, _ extra: [String] = [], debuggers: any DebuggerProvider,
-        machineID: String = RunIdentity.current.machineID
+        _ list: String, _ url: String, bench: String, _ extra: [String] = [], debuggers: any DebuggerProvider
     )
         -> ToolRun
     {
@@ -45,7 +43,7 @@ struct PostgresProvisionTests {
                 "provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.3", "--ledger", url, "--bench",
                 bench,
             ]
-                + extra, debuggers: debuggers, machineID: machineID)
+                + extra, debuggers: debuggers)
     }
 
     /// Two benches, one after the other and then at once, burn one list into one pool: every

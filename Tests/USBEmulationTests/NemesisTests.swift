@@ -54,7 +54,9 @@ struct NemesisTests {
         var events: String { folder + "/events.jsonl" }
 
         /// Starts the bench: its emulator (timed like a real debugger) and ccbeacon under it.
-        func start(releasing: Bool = false) throws {
+        /// `journalLost`: with --journal-lost, releasing the held stations of a run of this bench
+        /// in another folder.
+        func start(releasing: Bool = false, journalLost: Bool = false) throws {
             starts += 1
             try? FileManager.default.removeItem(atPath: events)
             let ieee = String(format: "00:12:4B:%02X:%02X:00", prefix, starts)
@@ -64,7 +66,7 @@ struct NemesisTests {
                     "--devices", "1", "--bench", "--ieee", ieee, "--save-chips", chips, "--timing", "hardware",
                     "--", Tools.ccbeacon, "provision", folder + "/list.csv", "--template", "cc2541-ibeacon",
                     "--devices", "all", "--yes", "--wait", "2", "--ledger", ledger, "--bench", name, "--events", events,
-                ] + extra + (releasing ? ["--release-interrupted"] : []),
+                ] + extra + (releasing ? ["--release-interrupted"] : []) + (journalLost ? ["--journal-lost"] : []),
                 in: URL(fileURLWithPath: folder))
         }
 
@@ -197,8 +199,10 @@ struct NemesisTests {
             "the benches did not start burning: \(a.process?.errors ?? "") \(b.process?.errors ?? "")")
 
         // 1. Bench A paused mid-burn for longer than its lease, its backend terminated; a second
-        // process starts as bench-a elsewhere with --release-interrupted and burns the station
-        // A held; A, resumed, must record nothing and erase the chip in its hand.
+        // process starts as bench-a elsewhere with --release-interrupted --journal-lost (an
+        // operator giving up A's folder, which holds no journal: a run elsewhere releases nothing
+        // of A's without it) and burns the station A held; A, resumed, must record nothing and
+        // erase the chip in its hand.
         let burning = try #require(a.waitUntilProgramming(), "bench A never burned: \(a.process?.errors ?? "")")
         a.pause()
         usleep(4_000_000)  // the pause: longer than the 3 s lease
@@ -206,7 +210,7 @@ struct NemesisTests {
             server.url("pool"),
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'ccbeacon bench-a'")
         let second = try bench("bench-a", "a2", 0xA8)
-        try second.start(releasing: true)
+        try second.start(releasing: true, journalLost: true)
         #expect(
             try Self.waitFor(60) {
                 try Self.attempts(direct).contains { $0[0] == burning.station && $0[2] == "verified" }

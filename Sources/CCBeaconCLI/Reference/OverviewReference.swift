@@ -65,7 +65,8 @@ extension CommandLineTool {
             inode, so `./x`, `../d/x`, a symlinked folder or a hard link are caught (exit 64, naming the input).
             Nor is an output ever written where ccbeacon keeps state: over an SQLite database (a ledger, or
             another application's), at SQLite's `-wal`, `-shm` or `-journal` name of a database beside it, or at
-            a bench journal's name (`ccbeacon-journal-BENCH.jsonl`), whether a file is there yet or not — exit
+            a name beginning `ccbeacon-journal-` (a bench's journal, `ccbeacon-journal-BENCH.jsonl`, and its place
+            token, `.place`), in any case, whether a file is there yet or not — exit
             64, nothing changed.
             A file that a batch record (`stations.json`, see batch) in the same folder lists — a station's
             `.hex` or `.bin`, or the record itself — is written only by `batch` into its own folder: every other

@@ -405,23 +405,27 @@ extension ProvisionCommand {
                 process on this machine is gone (same boot and process namespace, process id no longer there, or
                 killed and not yet reaped). A
                 live run's burn is never recovered, by another bench, by `--release-interrupted` or by a second
-                process under the same name. On a pool, `--release-interrupted` releases a held station only where
-                no outcome can wait unseen: the run that was burning it may have kept the attempt's outcome in its
-                bench's journal (its server away), and only a run of that bench keeping its journal in the same
-                place records it — first, before it releases anything. Each run records where its journal is (the
-                machine, by `/etc/machine-id` or else its host name, and the path). So a station is released only by
-                a run of the same bench on the same machine whose journal is at that path (run from the same list)
-                or that finds no file there. Another bench's held station stays held, and the run says so ("kept
-                's1' held: bench 'b' was burning it on chip … and may keep its outcome in its journal ('/lab/
-                ccbeacon-journal-b.jsonl' on host h); run bench 'b' again (it records its journal first), with
-                --release-interrupted to release it"); so does the same bench run from another list folder or on
-                another machine under the same name ("kept 's1' held: this bench's run that was burning it on chip …
-                kept its journal at '…' on host h, not where this run keeps it …"). A bench whose machine is lost
-                for good is released by a run under its name with `--release-interrupted --journal-lost`, which
-                releases that bench's held stations whatever journal their run kept (never another bench's): the
-                chip named ("chip … may still carry its identity") must then be erased or set aside, and an outcome
-                that journal held is lost with it. A run of an earlier ccbeacon recorded no journal place; its held
-                stations are released by any run of its bench. A file ledger releases
+                process under the same name. On a pool, `--release-interrupted` releases a held station only once
+                no outcome of it can wait unseen: the run that was burning it may have kept the attempt's outcome in
+                its bench's journal (its server away), and only a run of that bench from that folder on that machine
+                records it. So each bench run leaves a random token beside its journal
+                (`ccbeacon-journal-BENCH.place`), recorded with the run on the server; a run that records its
+                folder's journal then settles the run whose token it found there. A held station is released only
+                by a run of the bench that was burning it, once that run is settled (or when it was a run of an
+                earlier ccbeacon, which recorded no journal place). Another bench's held station stays held, and the
+                run says so ("kept 's1' held: bench 'b' was burning it on chip … and may keep its outcome in its
+                journal ('/lab/ccbeacon-journal-b.jsonl' on host h); run bench 'b' again (it records its journal
+                first), with --release-interrupted to release it"); so does the same bench run from another folder
+                (a copy of the list, the folder renamed, a stick taken out) or on another machine under the same name,
+                the list at the same path or not ("kept 's1' held: this bench's run that was burning it on chip …
+                kept its journal at '…' on host h, which this run has not recorded …"). A bench whose machine or
+                folder is lost for good is released by a run under its name with `--release-interrupted
+                --journal-lost`, which releases that bench's held stations whatever journal their run kept — never
+                another bench's, and not while a file is at that journal's path on this machine (it may be the
+                journal: run the bench from that folder) — the chip named ("chip … may still carry its identity")
+                must then be erased or set aside, and an outcome that journal held is lost with it. Known limit: a
+                copy of a bench's folder, or of its machine's card, made while the bench was running carries the
+                running bench's token without the outcomes it journals later; a run from such a copy settles it. A file ledger releases
                 at once (its one-run lock means no other run is alive). **Upgrading a pool while benches run**: the first bench of this
                 ccbeacon migrates the pool (an earlier ccbeacon then refuses it, so none starts after), but one
                 already running keeps burning; it held its bench's session lock while it ran, and as long as that
