@@ -195,6 +195,7 @@ extension ProvisionCommand {
                     console.diagnostics(
                         line: releaseLine(
                             station: station, chip: chip, result: result, bench: releasing.bench,
+                            journal: (ledger as? JournalingLedger)?.journal.path,
                             givingUpJournals: releasing.givingUpJournals))
                 }
             }
@@ -205,10 +206,11 @@ extension ProvisionCommand {
         }
     }
 
-    /// What --release-interrupted of bench `bench` (with --journal-lost: `givingUpJournals`) did
-    /// with one held station.
+    /// What --release-interrupted of bench `bench`, its journal at `journal` (with --journal-lost:
+    /// `givingUpJournals`), did with one held station.
     static func releaseLine(
-        station: String, chip: String, result: ReleaseResult, bench: String?, givingUpJournals: Bool
+        station: String, chip: String, result: ReleaseResult, bench: String?, journal ownJournal: String?,
+        givingUpJournals: Bool
     ) -> String {
         switch result {
         case .released:
@@ -218,6 +220,10 @@ extension ProvisionCommand {
             let folder = Files.directory(of: journal.path)
             let start =
                 "kept '\(station)' held: this bench's run that was burning it on chip \(chip) kept its journal at '\(journal.path)' on host \(journal.host), "
+            if !givingUpJournals, journal.path == ownJournal {
+                return start
+                    + "where this run keeps its own, but not the token it left beside it in \(Files.lastComponent(OutcomeJournal(path: journal.path).placePath)) (a copy of that folder, another machine with the list at the same path, or that file damaged or replaced); run bench '\(keeper)' from that folder on that machine (it records the journal first), with --release-interrupted — or, if this is that folder and its journal is recorded (none is here now), add --journal-lost"
+            }
             return givingUpJournals
                 ? start
                     + "and a file is there on this machine, which may be that journal; run bench '\(keeper)' with the list in '\(folder)' (it records that journal first), with --release-interrupted — --journal-lost gives up only a journal that is gone"

@@ -113,9 +113,12 @@ extension ForwardingLedger {
     public func runs() throws(LedgerError) -> [RunRecord] { try forwardee.runs() }
 
     /// The forwardee's.
-    public func settleJournals(placeToken: String) throws(LedgerError) {
-        try forwardee.settleJournals(placeToken: placeToken)
+    public func settleJournals(placeToken: String, inode: String) throws(LedgerError) {
+        try forwardee.settleJournals(placeToken: placeToken, inode: inode)
     }
+
+    /// The forwardee's.
+    public func recordPlace(inode: String) throws(LedgerError) { try forwardee.recordPlace(inode: inode) }
 
     /// The forwardee's.
     public func recordJournaled(

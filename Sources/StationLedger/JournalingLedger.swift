@@ -56,13 +56,15 @@ public final class JournalingLedger: ForwardingLedger, Sendable {
     /// ledger settled otherwise meanwhile — is a conflict a person must look at: the replay stops
     /// there, keeping the journal.
     ///
-    /// Then the run that left its token beside this journal is settled (`settleJournals`):
-    /// whatever it kept here is recorded now, so its held stations may be released; and this
-    /// run's token takes its place, for the next run from this folder to settle this one.
+    /// Then the run that left its token beside this journal (in this very file) is settled
+    /// (`settleJournals`): whatever it kept here is recorded now, so its held stations may be
+    /// released; and this run's token takes its place (its inode recorded, `recordPlace`), for the
+    /// next run from this folder to settle this one.
     public func replay() throws(LedgerError) -> Replay {
+        let found = journal.placeToken()
         let result = try recordJournal()
-        if let previous = journal.placeToken() { try base.settleJournals(placeToken: previous) }
-        if let placeToken { try journal.leavePlaceToken(placeToken) }
+        if let found { try base.settleJournals(placeToken: found.token, inode: found.inode) }
+        if let placeToken { try base.recordPlace(inode: try journal.leavePlaceToken(placeToken)) }
         return result
     }
 

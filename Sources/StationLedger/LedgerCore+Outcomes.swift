@@ -210,16 +210,29 @@ extension LedgerCore {
         return lstat(path, &status) != 0 && (errno == ENOENT || errno == ENOTDIR)
     }
 
-    /// Marks the run of this bench that left `placeToken` beside its journal settled.
-    package func settleJournals(placeToken: String) throws(LedgerError) {
+    /// Marks the run of this bench that left `placeToken` in the file of inode `inode` settled.
+    package func settleJournals(placeToken: String, inode: String) throws(LedgerError) {
+        try changePlaces(
+            "UPDATE run_journals SET settled = 1 WHERE token = ? AND place_inode = ? AND run IN (SELECT id FROM runs WHERE bench = ?) RETURNING run",
+            [.text(placeToken), .text(inode)], "settling the run whose journal this run recorded")
+    }
+
+    /// Records the inode of the file this run left its place token in.
+    package func recordPlace(inode: String) throws(LedgerError) {
+        guard let run = lease.runID else { return }
+        try changePlaces(
+            "UPDATE run_journals SET place_inode = ? WHERE run = ? AND run IN (SELECT id FROM runs WHERE bench = ?) RETURNING run",
+            [.text(inode), .text(run)], "recording where this run left its place token")
+    }
+
+    /// Runs `statement` on the runs' journal places (its parameters, then this bench's name),
+    /// fenced by this run's lease; nothing on a ledger without them or a run without a bench.
+    private func changePlaces(_ statement: String, _ values: [SQLValue], _ operation: String) throws(LedgerError) {
         guard tables.contains(.runJournals), let bench else { return }
         try beginRun(exclusive: false)
-        let operation = "settling the runs whose journal this run recorded"
         try driver.inTransaction(operation) { () throws(LedgerError) in
             try fence(operation)
-            try driver.rows(
-                "UPDATE run_journals SET settled = 1 WHERE token = ? AND run IN (SELECT id FROM runs WHERE bench = ?) RETURNING run",
-                [.text(placeToken), .text(bench)], operation)
+            try driver.rows(statement, values + [.text(bench)], operation)
         }
     }
 

@@ -81,25 +81,41 @@ public struct OutcomeJournal: Sendable {
 
     /// The place token's file beside the journal (`ccbeacon-journal-BENCH.place`): the random token
     /// of the last run of the bench that kept its journal here, recorded with that run on the
-    /// server. A run that finds its own token there after recording this folder's journal knows
-    /// nothing of that run waits in a journal (`JournalingLedger.replay`); a copy of the folder, or
-    /// another machine, holds no token or an older one.
+    /// server together with the file's inode. A run that finds both there, and has recorded this
+    /// folder's journal, knows nothing of that run waits in a journal (`JournalingLedger.replay`):
+    /// another machine holds another token or none, and a copy of the folder another inode (the
+    /// folder renamed keeps it).
     public var placePath: String { String(path.dropLast(".jsonl".count)) + ".place" }
 
-    /// The token `placePath` holds: `nil` when there is none, or it is not one ccbeacon wrote.
-    public func placeToken() -> String? {
-        guard let bytes = try? Files.read(placePath), bytes.count <= 64 else { return nil }
+    /// The token `placePath` holds and the file's inode: `nil` when there is none, or it is not one
+    /// ccbeacon wrote.
+    public func placeToken() -> (token: String, inode: String)? {
+        var status = stat()
+        guard lstat(placePath, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size <= 64,
+            let bytes = try? Files.read(placePath)
+        else { return nil }
         var token = String(decoding: bytes, as: UTF8.self)
         if token.last == "\n" { token.removeLast() }
-        return token.count == 32 && token.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) ? token : nil
+        guard token.count == 32, token.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }
+        return (token, String(status.st_ino))
     }
 
-    /// Leaves `token` in `placePath`, durably, replacing the last run's.
-    public func leavePlaceToken(_ token: String) throws(LedgerError) {
-        do { try Files.writeAtomically(Array((token + "\n").utf8), to: placePath) } catch {
-            throw LedgerError(
-                operation: "leaving the bench's place token \(placePath)", message: "\(error)", kind: .database)
+    /// Leaves `token` in `placePath`, durably, replacing the last run's (and the temporary file a
+    /// run killed while it wrote one left: the bench's lock is held, so no other is writing);
+    /// returns the new file's inode.
+    public func leavePlaceToken(_ token: String) throws(LedgerError) -> String {
+        let folder = Files.directory(of: placePath)
+        let leftover = "." + Files.lastComponent(placePath) + Files.temporaryMarker
+        for name in (try? Files.list(folder)) ?? [] where name.hasPrefix(leftover) {
+            unlink(Files.join(folder, name))
         }
+        let operation = "leaving the bench's place token \(placePath)"
+        do { try Files.writeAtomically(Array((token + "\n").utf8), to: placePath) } catch {
+            throw LedgerError(operation: operation, message: "\(error)", kind: .database)
+        }
+        var status = stat()
+        guard lstat(placePath, &status) == 0 else { throw Self.failure(operation) }
+        return String(status.st_ino)
     }
 
     /// Whether `path` is where ccbeacon keeps state, which no output may ever be written to, and

@@ -17,7 +17,8 @@ extension PostgresProvisionTests {
     /// outcome (verified) in its journal beside its list and stopped. The same bench run from a
     /// copy of the list in another folder, on another machine with the list at the same path (a
     /// cloned card included), from a third folder after the first was renamed, or after the
-    /// folder's stick was taken out, used to release s1 and burn it on a second chip. Each keeps s1
+    /// folder's stick was taken out, used to release s1 and burn it on a second chip; so did a
+    /// copy of the folder made while the bench ran (the second review). Each keeps s1
     /// held and says where the journal is; the bench run from the folder records the journal.
     @Test func aBenchElsewhereDoesNotReleaseWhatItsJournalHolds() throws {
         let scratch = try Scratch()
@@ -27,34 +28,45 @@ extension PostgresProvisionTests {
         let outage = try Self.journaledRun(list, Self.bench(first: 0xD0)).outage
         let journal = OutcomeJournal(path: OutcomeJournal.journalPath(bench: "bench-j", listPath: list))
         #expect(Files.exists(journal.path) && journal.placeToken() != nil)
-        let elsewhere = { (listPath: String, first: UInt8) -> ToolRun in
+        let kept =
+            "kept 's1' held: this bench's run that was burning it on chip 00:12:4B:00:D0:00 kept its journal at '\(journal.path)' on host \(RunIdentity.current.host), "
+        let elsewhere = { (listPath: String, first: UInt8, samePath: Bool) -> Void in
             let run = Self.provision(
                 listPath, outage.url, bench: "bench-j", ["--release-interrupted"], debuggers: Self.bench(first: first))
             #expect(run.status == 3, "\(run.diagnostics)")
             #expect(
                 run.diagnostics.contains(
-                    "kept 's1' held: this bench's run that was burning it on chip 00:12:4B:00:D0:00 kept its journal at '\(journal.path)' on host \(RunIdentity.current.host), which this run has not recorded (another folder, or another machine); run bench 'bench-j' with the list in '\(Files.directory(of: journal.path))' on that machine (it records that journal first), with --release-interrupted — or, once that journal is gone for good (its machine or folder lost), add --journal-lost\n"
+                    kept
+                        + (samePath
+                            ? "where this run keeps its own, but not the token it left beside it in ccbeacon-journal-bench-j.place (a copy of that folder, another machine with the list at the same path, or that file damaged or replaced); run bench 'bench-j' from that folder on that machine (it records the journal first), with --release-interrupted — or, if this is that folder and its journal is recorded (none is here now), add --journal-lost\n"
+                            : "which this run has not recorded (another folder, or another machine); run bench 'bench-j' with the list in '\(Files.directory(of: journal.path))' on that machine (it records that journal first), with --release-interrupted — or, once that journal is gone for good (its machine or folder lost), add --journal-lost\n")
                 ), "\(run.diagnostics)")
-            return run
         }
         // A copy of the list in another folder.
         try FileManager.default.createDirectory(atPath: scratch.path("copy"), withIntermediateDirectories: false)
         try FileManager.default.copyItem(atPath: list, toPath: scratch.path("copy/list.csv"))
-        _ = elsewhere(scratch.path("copy/list.csv"), 0xD4)
+        elsewhere(scratch.path("copy/list.csv"), 0xD4, false)
+        // A copy of the folder made while the bench ran, before it journaled: the list and the
+        // token, in a file of its own (the second review: it was taken for the folder).
+        try FileManager.default.createDirectory(atPath: scratch.path("snapshot"), withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: list, toPath: scratch.path("snapshot/list.csv"))
+        try FileManager.default.copyItem(
+            atPath: journal.placePath, toPath: scratch.path("snapshot/ccbeacon-journal-bench-j.place"))
+        elsewhere(scratch.path("snapshot/list.csv"), 0xD6, false)
         // Another machine, its list at the same path: neither the journal nor the token there
         // (a card cloned before the run: an older token, or none).
         let away = scratch.path("first-machine")
         try FileManager.default.moveItem(atPath: scratch.path("bench"), toPath: away)
         try FileManager.default.createDirectory(atPath: scratch.path("bench"), withIntermediateDirectories: false)
         try FileManager.default.copyItem(atPath: away + "/list.csv", toPath: list)
-        _ = elsewhere(list, 0xD8)
+        elsewhere(list, 0xD8, true)
         // The first folder back under another name, the bench run from a third: still held.
         try FileManager.default.removeItem(atPath: scratch.path("bench"))
         let renamed = scratch.path("renamed")
         try FileManager.default.moveItem(atPath: away, toPath: renamed)
         try FileManager.default.createDirectory(atPath: scratch.path("third"), withIntermediateDirectories: false)
         try FileManager.default.copyItem(atPath: renamed + "/list.csv", toPath: scratch.path("third/list.csv"))
-        _ = elsewhere(scratch.path("third/list.csv"), 0xDA)
+        elsewhere(scratch.path("third/list.csv"), 0xDA, false)
         var verified = try PostgresLedger(url: outage.url, bench: "").attempts().filter { $0.outcome == .verified }
         #expect(!verified.contains { $0.station == "s1" }, "\(verified)")
         // The folder itself, wherever it is now: its journal recorded, nothing released.
@@ -74,8 +86,9 @@ extension PostgresProvisionTests {
 
 /// Where the run that was burning s1 kept its journal, and what a release by a bench finds.
 struct JournalReleaseCase: Sendable, CustomTestStringConvertible {
-    /// The token beside the releasing bench's journal: the burning run's, another, or none.
-    enum Token: Sendable { case burningRuns, another, none }
+    /// The token beside the releasing bench's journal: the burning run's (in the file it left it
+    /// in, or in a copy), another, or none.
+    enum Token: Sendable { case burningRuns, copied, another, none }
     var token: Token
     /// Whether a file is at the burning run's journal path (in another folder).
     var fileThere = false
@@ -93,6 +106,7 @@ struct JournalReleaseCase: Sendable, CustomTestStringConvertible {
 
     static let all = [
         JournalReleaseCase(token: .burningRuns, released: true),
+        JournalReleaseCase(token: .copied, released: false),
         JournalReleaseCase(token: .another, released: false),
         JournalReleaseCase(token: .none, released: false),
         JournalReleaseCase(token: .none, recorded: false, released: true),
@@ -121,8 +135,11 @@ extension PostgresProvisionTests {
             in: scratch, bench: "bench-s", chip: "00:12:4B:00:5E:00", identity: identity)
         let own = OutcomeJournal(path: OutcomeJournal.journalPath(bench: given.releasingBench, listPath: list))
         switch given.token {
-        case .burningRuns: try own.leavePlaceToken(token)
-        case .another: try own.leavePlaceToken(RunIdentity.randomHex())
+        case .burningRuns: try s.recordPlace(inode: try own.leavePlaceToken(token))
+        case .copied:
+            try s.recordPlace(inode: try OutcomeJournal(path: recorded).leavePlaceToken(token))
+            _ = try own.leavePlaceToken(token)
+        case .another: _ = try own.leavePlaceToken(RunIdentity.randomHex())
         case .none: try? FileManager.default.removeItem(atPath: own.placePath)
         }
         if given.fileThere { _ = try scratch.write("other/ccbeacon-journal-bench-s.jsonl", "") }
