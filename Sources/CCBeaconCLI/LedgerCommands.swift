@@ -315,12 +315,16 @@ enum LedgerCommand {
 
     static func export(_ arguments: Arguments, console: Console) throws(CommandFailure) {
         let (format, output) = (arguments.format, arguments.output)
-        if let output, !PostgresURL.isURL(arguments.ledger.path) {
-            // The journal sits beside the ledger's real name, whatever name it was given by.
+        if let output {
+            // The journal sits beside the ledger's real name, whatever name it was given by; a
+            // server's ledger is no file, but the output is checked all the same (a bench's
+            // journal, another ledger: the second review wrote over a journal through a pool).
             let ledgerFile = PathIdentity.resolved(arguments.ledger.path)
             try CommandSupport.checkOutputs(
                 [output],
-                against: ["", "-wal", "-shm"].map { CommandSupport.Input(role: "the ledger", path: ledgerFile + $0) })
+                against: PostgresURL.isURL(arguments.ledger.path)
+                    ? []
+                    : ["", "-wal", "-shm"].map { CommandSupport.Input(role: "the ledger", path: ledgerFile + $0) })
         }
         // The registry goes to stdout, or — written whole, durably, never half — to -o FILE.
         let emit = { (text: String) throws(CommandFailure) in

@@ -262,6 +262,14 @@ extension ProvisionCommand {
             }
             throw CommandFailure(.failure, error.description, hint: "the journal is kept as it was; nothing was burned")
         }
+        do { try ledger.settlePlace() } catch {
+            throw CommandFailure(
+                .failure, error.description,
+                hint: error.isConnectionLost
+                    ? "run again when the server answers; nothing was burned"
+                    : "the bench keeps its place token in '\(ledger.journal.placePath)': move away what is there, then run again; nothing was burned"
+            )
+        }
     }
 
     /// The list's progress, a ledger failure as the command's.

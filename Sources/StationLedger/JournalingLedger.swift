@@ -19,6 +19,8 @@ public final class JournalingLedger: ForwardingLedger, Sendable {
     /// the journal once the journal is recorded.
     public let placeToken: String?
     let kept = Mutex<[OutcomeJournal.Entry]>([])
+    /// The place token `replay` found beside the journal, and its file's inode.
+    let found = Mutex<(token: String, inode: String)?>(nil)
     let started = Mutex<[Int: (station: String, chip: String)]>([:])
     /// `base`: every call this ledger does not change goes there.
     public var forwardee: any ProvisioningLedger { base }
@@ -56,16 +58,23 @@ public final class JournalingLedger: ForwardingLedger, Sendable {
     /// ledger settled otherwise meanwhile — is a conflict a person must look at: the replay stops
     /// there, keeping the journal.
     ///
-    /// Then the run that left its token beside this journal (in this very file) is settled
-    /// (`settleJournals`): whatever it kept here is recorded now, so its held stations may be
-    /// released; and this run's token takes its place (its inode recorded, `recordPlace`), for the
-    /// next run from this folder to settle this one.
+    ///
+    /// The place token beside the journal is read first, for `settlePlace`.
     public func replay() throws(LedgerError) -> Replay {
-        let found = journal.placeToken()
-        let result = try recordJournal()
-        if let found { try base.settleJournals(placeToken: found.token, inode: found.inode) }
+        let token = journal.placeToken()
+        found.withLock { $0 = token }
+        return try recordJournal()
+    }
+
+    /// After `replay`: the run that left its token beside this journal (in this very file) is
+    /// settled (`settleJournals`) — whatever it kept here is recorded now, so its held stations
+    /// may be released — and this run's token takes its place (its inode recorded,
+    /// `recordPlace`), for the next run from this folder to settle this one.
+    public func settlePlace() throws(LedgerError) {
+        if let found = found.withLock({ $0 }) {
+            try base.settleJournals(placeToken: found.token, inode: found.inode)
+        }
         if let placeToken { try base.recordPlace(inode: try journal.leavePlaceToken(placeToken)) }
-        return result
     }
 
     /// Records every outcome of the journal on the ledger, then removes the journal.
@@ -147,7 +156,17 @@ public final class JournalingLedger: ForwardingLedger, Sendable {
                 ledger: ledgerID, bench: bench, attempt: attemptID, station: station, chip: chip, outcome: outcome,
                 reason: reason, readBack: readBack, onAir: onAir, debugLocked: debugLocked,
                 hooked: base.hookOutcomes.contains(outcome), run: base.lease.runID)
-            try journal.append(entry)
+            do { try journal.append(entry) } catch let unwritten {
+                // Recorded nowhere: the attempt stays in progress on the server (its station held
+                // until the chip is attached again), and the person holding the chip must know.
+                var lost = LedgerError(
+                    operation: "recording the outcome of '\(station)' on chip \(chip)",
+                    message:
+                        "\(error.message), and the journal could not be written either (\(unwritten.description)): the outcome (\(outcome.rawValue)) is recorded nowhere; chip \(chip) \(outcome == .verified ? "carries" : "may carry") '\(station)': set it aside and attach it to a bench later (its flash is checked and recorded), or erase it",
+                    kind: .database)
+                lost.code = error.isConnectionLost ? error.code : "08006"
+                throw lost
+            }
             kept.withLock { $0.append(entry) }
             var stopped = LedgerError(
                 operation: "recording the outcome of '\(station)' on chip \(chip)",

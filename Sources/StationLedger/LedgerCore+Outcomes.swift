@@ -210,29 +210,47 @@ extension LedgerCore {
         return lstat(path, &status) != 0 && (errno == ENOENT || errno == ENOTDIR)
     }
 
-    /// Marks the run of this bench that left `placeToken` in the file of inode `inode` settled.
+    /// Marks the run of this bench that left `placeToken` in the file of inode `inode` settled —
+    /// when its journal's path is this run's, or nothing is at it any more (the folder renamed): a
+    /// copy of the folder that shares the file (a hard-linked backup) beside the folder itself is
+    /// not that folder.
     package func settleJournals(placeToken: String, inode: String) throws(LedgerError) {
-        try changePlaces(
-            "UPDATE run_journals SET settled = 1 WHERE token = ? AND place_inode = ? AND run IN (SELECT id FROM runs WHERE bench = ?) RETURNING run",
-            [.text(placeToken), .text(inode)], "settling the run whose journal this run recorded")
+        let own = identity.journal?.path
+        try changingPlaces("settling the run whose journal this run recorded") { (bench) throws(LedgerError) in
+            let found = try driver.rows(
+                "SELECT j.run, j.path FROM run_journals AS j JOIN runs AS r ON r.id = j.run WHERE j.token = ? AND j.place_inode = ? AND r.bench = ? AND j.settled = 0",
+                [.text(placeToken), .text(inode), .text(bench)], "settling the run whose journal this run recorded")
+            for row in found {
+                guard let run = row[0].string, let path = row[1].string, path == own || Self.isAbsent(path) else {
+                    continue
+                }
+                try driver.rows(
+                    "UPDATE run_journals SET settled = 1 WHERE run = ? RETURNING run", [.text(run)],
+                    "settling the run whose journal this run recorded")
+            }
+        }
     }
 
     /// Records the inode of the file this run left its place token in.
     package func recordPlace(inode: String) throws(LedgerError) {
         guard let run = lease.runID else { return }
-        try changePlaces(
-            "UPDATE run_journals SET place_inode = ? WHERE run = ? AND run IN (SELECT id FROM runs WHERE bench = ?) RETURNING run",
-            [.text(inode), .text(run)], "recording where this run left its place token")
+        try changingPlaces("recording where this run left its place token") { (_) throws(LedgerError) in
+            try driver.rows(
+                "UPDATE run_journals SET place_inode = ? WHERE run = ? RETURNING run", [.text(inode), .text(run)],
+                "recording where this run left its place token")
+        }
     }
 
-    /// Runs `statement` on the runs' journal places (its parameters, then this bench's name),
-    /// fenced by this run's lease; nothing on a ledger without them or a run without a bench.
-    private func changePlaces(_ statement: String, _ values: [SQLValue], _ operation: String) throws(LedgerError) {
+    /// Runs `change` (given this run's bench) in a transaction fenced by this run's lease; nothing
+    /// on a ledger without journal places or for a run without a bench.
+    private func changingPlaces(_ operation: String, _ change: (String) throws(LedgerError) -> Void)
+        throws(LedgerError)
+    {
         guard tables.contains(.runJournals), let bench else { return }
         try beginRun(exclusive: false)
         try driver.inTransaction(operation) { () throws(LedgerError) in
             try fence(operation)
-            try driver.rows(statement, values + [.text(bench)], operation)
+            try change(bench)
         }
     }
 

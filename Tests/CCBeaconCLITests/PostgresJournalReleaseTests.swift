@@ -84,11 +84,57 @@ extension PostgresProvisionTests {
     }
 }
 
+extension PostgresProvisionTests {
+    /// The server away and the journal's folder gone (renamed mid-run): the outcome is recorded
+    /// nowhere, and the bench names the chip that carries it (the second review: it said only
+    /// that the journal could not be opened).
+    @Test func anOutcomeNeitherRecordedNorJournaledNamesItsChip() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(atPath: scratch.path("bench"), withIntermediateDirectories: false)
+        let list = try Self.list(scratch, 2, name: "bench/list.csv")
+        let outage = try PostgresOutage()
+        let blocks = Atomic<Int>(0)
+        let hooked = HookedProvider(Self.bench(first: 0xC0)) { data in
+            if data.count >= 64, blocks.add(1, ordering: .relaxed).newValue == 1 {
+                try? outage.begin()
+                try? FileManager.default.moveItem(atPath: scratch.path("bench"), toPath: scratch.path("moved"))
+            }
+        }
+        let run = Self.provision(list, outage.url, bench: "bench-j", ["--server-wait", "0.5"], debuggers: hooked)
+        outage.restore()
+        #expect(run.status == 1, "\(run.diagnostics)")
+        #expect(
+            run.diagnostics.contains(
+                "the outcome (verified) is recorded nowhere; chip 00:12:4B:00:C0:00 carries 's1': set it aside and attach it to a bench later"
+            ), "\(run.diagnostics)")
+    }
+
+    /// A bench that cannot leave its place token (a folder in its place) stops before it burns,
+    /// and says what to move (the second review: the hint said the journal was kept, after it
+    /// had been recorded).
+    @Test func aPlaceTokenThatCannotBeLeftStopsTheBenchFirst() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try Self.list(scratch, 2)
+        let url = try PostgresTestServer.freshDatabase()
+        let place = OutcomeJournal(path: OutcomeJournal.journalPath(bench: "bench-p", listPath: list)).placePath
+        try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: false)
+        let run = Self.provision(list, url, bench: "bench-p", debuggers: Self.bench(first: 0x90))
+        #expect(run.status == 1, "\(run.diagnostics)")
+        #expect(
+            run.diagnostics.contains(
+                "hint: the bench keeps its place token in '\(place)': move away what is there, then run again; nothing was burned"
+            ), "\(run.diagnostics)")
+        #expect(try PostgresLedger(url: url, bench: "").attempts().isEmpty)
+    }
+}
+
 /// Where the run that was burning s1 kept its journal, and what a release by a bench finds.
 struct JournalReleaseCase: Sendable, CustomTestStringConvertible {
     /// The token beside the releasing bench's journal: the burning run's (in the file it left it
-    /// in, or in a copy), another, or none.
-    enum Token: Sendable { case burningRuns, copied, another, none }
+    /// in, in a copy, through a symbolic link to that file, or a hard link of it), another, or none.
+    enum Token: Sendable { case burningRuns, copied, linked, hardLinked, another, none }
     var token: Token
     /// Whether a file is at the burning run's journal path (in another folder).
     var fileThere = false
@@ -107,6 +153,9 @@ struct JournalReleaseCase: Sendable, CustomTestStringConvertible {
     static let all = [
         JournalReleaseCase(token: .burningRuns, released: true),
         JournalReleaseCase(token: .copied, released: false),
+        JournalReleaseCase(token: .linked, released: false),
+        JournalReleaseCase(token: .hardLinked, fileThere: true, released: false),
+        JournalReleaseCase(token: .hardLinked, released: true),
         JournalReleaseCase(token: .another, released: false),
         JournalReleaseCase(token: .none, released: false),
         JournalReleaseCase(token: .none, recorded: false, released: true),
@@ -136,9 +185,17 @@ extension PostgresProvisionTests {
         let own = OutcomeJournal(path: OutcomeJournal.journalPath(bench: given.releasingBench, listPath: list))
         switch given.token {
         case .burningRuns: try s.recordPlace(inode: try own.leavePlaceToken(token))
-        case .copied:
-            try s.recordPlace(inode: try OutcomeJournal(path: recorded).leavePlaceToken(token))
-            _ = try own.leavePlaceToken(token)
+        case .copied, .linked, .hardLinked:
+            let elsewhere = OutcomeJournal(path: recorded)
+            try s.recordPlace(inode: try elsewhere.leavePlaceToken(token))
+            try? FileManager.default.removeItem(atPath: own.placePath)
+            switch given.token {
+            case .linked:
+                try FileManager.default.createSymbolicLink(
+                    atPath: own.placePath, withDestinationPath: elsewhere.placePath)
+            case .hardLinked: try FileManager.default.linkItem(atPath: elsewhere.placePath, toPath: own.placePath)
+            default: _ = try own.leavePlaceToken(token)
+            }
         case .another: _ = try own.leavePlaceToken(RunIdentity.randomHex())
         case .none: try? FileManager.default.removeItem(atPath: own.placePath)
         }
@@ -158,7 +215,7 @@ extension PostgresProvisionTests {
             #expect(
                 run.diagnostics.contains(
                     "kept 's1' held: this bench's run that was burning it on chip 00:12:4B:00:5E:00 \(place)"
-                        + (given.fileThere
+                        + (given.fileThere && given.journalLost
                             ? "and a file is there on this machine, which may be that journal"
                             : "which this run has not recorded")), "\(run.diagnostics)")
         } else {

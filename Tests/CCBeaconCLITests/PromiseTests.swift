@@ -420,6 +420,7 @@ struct InputIsNeverDroppedOrDamagedTests {
             // Matched in any case: on a case-insensitive file system (a FAT stick) they are the same files.
             (provision + ["--events", scratch.path("CCBEACON-JOURNAL-S3.JSONL")], "is named as a bench's journal"),
             (provision + ["--events", scratch.path("ccbeacon-journal-S.place")], "is named as a bench's journal"),
+            (["ledger", "export", "--ledger", "postgresql://u@h/db", "-o", journal], "is named as a bench's journal"),
             (["ledger", "export", "--ledger", ledger, "-o", other + "-WAL"], "keeps the -wal file of the database"),
         ]
         let files = try Files.list(scratch.url.path)
