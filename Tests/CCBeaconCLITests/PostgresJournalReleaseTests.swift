@@ -12,6 +12,12 @@ import Testing
 /// recorded that journal (the run is settled), or told with --journal-lost that the journal is
 /// gone (and no file is at its path here).
 extension PostgresProvisionTests {
+    /// A list of `count` stations in the folder `bench` of `scratch`.
+    static func listInAFolder(_ scratch: Scratch, _ count: Int) throws -> String {
+        try FileManager.default.createDirectory(atPath: scratch.path("bench"), withIntermediateDirectories: false)
+        return try Self.list(scratch, count, name: "bench/list.csv")
+    }
+
     /// The double burn the third review confirmed, and the ways the first fix still let it through
     /// (the sixth review): bench j's run was burning s1 when its server went away; it kept the
     /// outcome (verified) in its journal beside its list and stopped. The same bench run from a
@@ -23,8 +29,7 @@ extension PostgresProvisionTests {
     @Test func aBenchElsewhereDoesNotReleaseWhatItsJournalHolds() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        try FileManager.default.createDirectory(atPath: scratch.path("bench"), withIntermediateDirectories: false)
-        let list = try Self.list(scratch, 4, name: "bench/list.csv")
+        let list = try Self.listInAFolder(scratch, 4)
         let outage = try Self.journaledRun(list, Self.bench(first: 0xD0)).outage
         let journal = OutcomeJournal(path: OutcomeJournal.journalPath(bench: "bench-j", listPath: list))
         #expect(Files.exists(journal.path) && journal.placeToken() != nil)
@@ -91,18 +96,11 @@ extension PostgresProvisionTests {
     @Test func anOutcomeNeitherRecordedNorJournaledNamesItsChip() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        try FileManager.default.createDirectory(atPath: scratch.path("bench"), withIntermediateDirectories: false)
-        let list = try Self.list(scratch, 2, name: "bench/list.csv")
-        let outage = try PostgresOutage()
-        let blocks = Atomic<Int>(0)
-        let hooked = HookedProvider(Self.bench(first: 0xC0)) { data in
-            if data.count >= 64, blocks.add(1, ordering: .relaxed).newValue == 1 {
-                try? outage.begin()
-                try? FileManager.default.moveItem(atPath: scratch.path("bench"), toPath: scratch.path("moved"))
-            }
-        }
-        let run = Self.provision(list, outage.url, bench: "bench-j", ["--server-wait", "0.5"], debuggers: hooked)
-        outage.restore()
+        let list = try Self.listInAFolder(scratch, 2)
+        let moved = scratch.path("moved")
+        let run = try Self.cutOff(list, Self.bench(first: 0xC0)) {
+            try? FileManager.default.moveItem(atPath: Files.directory(of: list), toPath: moved)
+        }.run
         #expect(run.status == 1, "\(run.diagnostics)")
         #expect(
             run.diagnostics.contains(

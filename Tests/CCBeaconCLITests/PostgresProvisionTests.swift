@@ -119,15 +119,29 @@ struct PostgresProvisionTests {
     static func journaledRun(_ list: String, _ provider: EmulatorProvider, _ extra: [String] = []) throws -> (
         outage: PostgresOutage, run: ToolRun
     ) {
+        let (outage, run) = try cutOff(list, provider, extra)
+        #expect(run.status == 1 && run.output.contains("kept in the journal"), "\(run.diagnostics)")
+        return (outage, run)
+    }
+
+    /// Bench j burns `list` on `provider` into a fresh pool whose server goes away (and `alsoThen`
+    /// happens) as the first chip's flash is being written, for longer than --server-wait. The
+    /// server is back when this returns.
+    static func cutOff(
+        _ list: String, _ provider: EmulatorProvider, _ extra: [String] = [],
+        alsoThen: @Sendable @escaping () -> Void = {}
+    ) throws -> (outage: PostgresOutage, run: ToolRun) {
         let outage = try PostgresOutage()
         let blocks = Atomic<Int>(0)
         let hooked = HookedProvider(provider) { data in
-            if data.count >= 64, blocks.add(1, ordering: .relaxed).newValue == 1 { try? outage.begin() }
+            if data.count >= 64, blocks.add(1, ordering: .relaxed).newValue == 1 {
+                try? outage.begin()
+                alsoThen()
+            }
         }
         let run = Self.provision(
             list, outage.url, bench: "bench-j", ["--server-wait", "0.5"] + extra, debuggers: hooked)
         outage.restore()
-        #expect(run.status == 1 && run.output.contains("kept in the journal"), "\(run.diagnostics)")
         return (outage, run)
     }
 
