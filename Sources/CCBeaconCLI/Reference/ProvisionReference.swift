@@ -411,7 +411,9 @@ extension ProvisionCommand {
                 records it. So each bench run leaves a random token beside its journal
                 (`ccbeacon-journal-BENCH.place`), recorded with the run on the server together with that file's
                 inode; a run that records its folder's journal then settles the run whose token it found there,
-                in that very file (a copy of the folder has another inode; the folder renamed keeps it). A held station is released only
+                in that very file (a copy of the folder has another inode; the folder renamed keeps it), when
+                that run's journal path is its own or nothing is at that path any more (a hard-linked copy beside
+                a folder that still holds a journal is not that folder). A held station is released only
                 by a run of the bench that was burning it, once that run is settled (or when it was a run of an
                 earlier ccbeacon, which recorded no journal place). Another bench's held station stays held, and the
                 run says so ("kept 's1' held: bench 'b' was burning it on chip … and may keep its outcome in its
