@@ -247,13 +247,13 @@ public final class PostgresLedger: ForwardingLedger, Sendable {
         """
 
     /// Where each run keeps its bench's journal (schema version 6 on): the path, the token it left
-    /// beside it (`RunIdentity.journal`) and that file's inode, and whether a later run of the
-    /// bench found both and recorded the journal (`settled`: its held stations may be released;
-    /// `LedgerCore.release`).
+    /// beside it (`RunIdentity.journal`) and where that file is (`OutcomeJournal.placeToken`), and
+    /// whether a later run of the bench found both and recorded the journal (`settled`: its held
+    /// stations may be released; `LedgerCore.release`).
     static let runJournalsTable = """
         CREATE TABLE run_journals(
             run text PRIMARY KEY REFERENCES runs(id), token text NOT NULL CHECK (token ~ '^[0-9a-f]{32}$'),
-            path text NOT NULL, place_inode text, settled integer NOT NULL DEFAULT 0 CHECK (settled IN (0, 1)))
+            path text NOT NULL, place text, settled integer NOT NULL DEFAULT 0 CHECK (settled IN (0, 1)))
         """
 
     /// What recovery, the start of a run and a claim look up (schema version 4 on).

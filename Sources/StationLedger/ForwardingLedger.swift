@@ -113,12 +113,12 @@ extension ForwardingLedger {
     public func runs() throws(LedgerError) -> [RunRecord] { try forwardee.runs() }
 
     /// The forwardee's.
-    public func settleJournals(placeToken: String, inode: String) throws(LedgerError) {
-        try forwardee.settleJournals(placeToken: placeToken, inode: inode)
+    public func settleJournals(placeToken: String, place: String) throws(LedgerError) {
+        try forwardee.settleJournals(placeToken: placeToken, place: place)
     }
 
     /// The forwardee's.
-    public func recordPlace(inode: String) throws(LedgerError) { try forwardee.recordPlace(inode: inode) }
+    public func recordPlace(_ place: String) throws(LedgerError) { try forwardee.recordPlace(place) }
 
     /// The forwardee's.
     public func recordJournaled(

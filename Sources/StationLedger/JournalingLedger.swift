@@ -19,8 +19,8 @@ public final class JournalingLedger: ForwardingLedger, Sendable {
     /// the journal once the journal is recorded.
     public let placeToken: String?
     let kept = Mutex<[OutcomeJournal.Entry]>([])
-    /// The place token `replay` found beside the journal, and its file's inode.
-    let found = Mutex<(token: String, inode: String)?>(nil)
+    /// The place token `replay` found beside the journal, and where it was.
+    let found = Mutex<(token: String, identity: String)?>(nil)
     let started = Mutex<[Int: (station: String, chip: String)]>([:])
     /// `base`: every call this ledger does not change goes there.
     public var forwardee: any ProvisioningLedger { base }
@@ -68,13 +68,13 @@ public final class JournalingLedger: ForwardingLedger, Sendable {
 
     /// After `replay`: the run that left its token beside this journal (in this very file) is
     /// settled (`settleJournals`) — whatever it kept here is recorded now, so its held stations
-    /// may be released — and this run's token takes its place (its inode recorded,
+    /// may be released — and this run's token takes its place (where it is recorded,
     /// `recordPlace`), for the next run from this folder to settle this one.
     public func settlePlace() throws(LedgerError) {
         if let found = found.withLock({ $0 }) {
-            try base.settleJournals(placeToken: found.token, inode: found.inode)
+            try base.settleJournals(placeToken: found.token, place: found.identity)
         }
-        if let placeToken { try base.recordPlace(inode: try journal.leavePlaceToken(placeToken)) }
+        if let placeToken { try base.recordPlace(try journal.leavePlaceToken(placeToken)) }
     }
 
     /// Records every outcome of the journal on the ledger, then removes the journal.

@@ -288,13 +288,13 @@ public protocol ProvisioningLedger: AnyObject {
         _ attemptID: Int, run: String?, outcome: AttemptOutcome, reason: String?, readBack: String?,
         onAir: OnAirCheck?, debugLocked: Bool
     ) throws(LedgerError)
-    /// Marks the run of this bench that left `placeToken` beside its journal, in the file of inode
-    /// `inode`, settled: the caller found that token in that file beside its own journal and
-    /// recorded that journal, so nothing of that run waits in a journal any more and its held
-    /// stations may be released.
-    func settleJournals(placeToken: String, inode: String) throws(LedgerError)
-    /// Records the inode of the file this run left its place token in (`settleJournals`).
-    func recordPlace(inode: String) throws(LedgerError)
+    /// Marks the run of this bench that left `placeToken` beside its journal, in the file `place`
+    /// names (`OutcomeJournal.placeToken`), settled: the caller found that token in that very file
+    /// beside its own journal and recorded that journal, so nothing of that run waits in a journal
+    /// any more and its held stations may be released.
+    func settleJournals(placeToken: String, place: String) throws(LedgerError)
+    /// Records where this run left its place token (`OutcomeJournal.leavePlaceToken`).
+    func recordPlace(_ place: String) throws(LedgerError)
     /// Whether a station not in `excluding` could still take a chip: one pending or held (what a
     /// waiting debugger asks every second). Answered by counting, not by reading every state.
     func hasWork(excluding: Set<String>) throws(LedgerError) -> Bool

@@ -210,33 +210,21 @@ extension LedgerCore {
         return lstat(path, &status) != 0 && (errno == ENOENT || errno == ENOTDIR)
     }
 
-    /// Marks the run of this bench that left `placeToken` in the file of inode `inode` settled —
-    /// when its journal's path is this run's, or nothing is at it any more (the folder renamed): a
-    /// copy of the folder that shares the file (a hard-linked backup) beside the folder itself is
-    /// not that folder.
-    package func settleJournals(placeToken: String, inode: String) throws(LedgerError) {
-        let own = identity.journal?.path
+    /// Marks the run of this bench that left `placeToken` in the very file `place` names settled.
+    package func settleJournals(placeToken: String, place: String) throws(LedgerError) {
         try changingPlaces("settling the run whose journal this run recorded") { (bench) throws(LedgerError) in
-            let found = try driver.rows(
-                "SELECT j.run, j.path FROM run_journals AS j JOIN runs AS r ON r.id = j.run WHERE j.token = ? AND j.place_inode = ? AND r.bench = ? AND j.settled = 0",
-                [.text(placeToken), .text(inode), .text(bench)], "settling the run whose journal this run recorded")
-            for row in found {
-                guard let run = row[0].string, let path = row[1].string, path == own || Self.isAbsent(path) else {
-                    continue
-                }
-                try driver.rows(
-                    "UPDATE run_journals SET settled = 1 WHERE run = ? RETURNING run", [.text(run)],
-                    "settling the run whose journal this run recorded")
-            }
+            try driver.rows(
+                "UPDATE run_journals SET settled = 1 WHERE token = ? AND place = ? AND run IN (SELECT id FROM runs WHERE bench = ?) RETURNING run",
+                [.text(placeToken), .text(place), .text(bench)], "settling the run whose journal this run recorded")
         }
     }
 
-    /// Records the inode of the file this run left its place token in.
-    package func recordPlace(inode: String) throws(LedgerError) {
+    /// Records where this run left its place token.
+    package func recordPlace(_ place: String) throws(LedgerError) {
         guard let run = lease.runID else { return }
         try changingPlaces("recording where this run left its place token") { (_) throws(LedgerError) in
             try driver.rows(
-                "UPDATE run_journals SET place_inode = ? WHERE run = ? RETURNING run", [.text(inode), .text(run)],
+                "UPDATE run_journals SET place = ? WHERE run = ? RETURNING run", [.text(place), .text(run)],
                 "recording where this run left its place token")
         }
     }

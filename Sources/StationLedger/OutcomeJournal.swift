@@ -81,28 +81,37 @@ public struct OutcomeJournal: Sendable {
 
     /// The place token's file beside the journal (`ccbeacon-journal-BENCH.place`): the random token
     /// of the last run of the bench that kept its journal here, recorded with that run on the
-    /// server together with the file's inode. A run that finds both there, and has recorded this
-    /// folder's journal, knows nothing of that run waits in a journal (`JournalingLedger.replay`):
-    /// another machine holds another token or none, and a copy of the folder another inode (the
-    /// folder renamed keeps it).
+    /// server together with where it is (`placeIdentity`). A run that finds both there, and has
+    /// recorded this folder's journal, knows nothing of that run waits in a journal
+    /// (`JournalingLedger.replay`): another machine holds another token or none, and a copy of the
+    /// folder — hard-linked or not — is another folder (the folder renamed is the same one).
     public var placePath: String { String(path.dropLast(".jsonl".count)) + ".place" }
 
-    /// The token `placePath` holds and the file's inode: `nil` when there is none, or it is not one
-    /// ccbeacon wrote.
-    public func placeToken() -> (token: String, inode: String)? {
+    /// The token `placePath` holds and its `placeIdentity`: `nil` when there is none, or it is not
+    /// one ccbeacon wrote (a symbolic link is none).
+    public func placeToken() -> (token: String, identity: String)? {
         var status = stat()
         guard lstat(placePath, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size <= 64,
-            let bytes = try? Files.read(placePath)
+            let identity = placeIdentity(), let bytes = try? Files.read(placePath)
         else { return nil }
         var token = String(decoding: bytes, as: UTF8.self)
         if token.last == "\n" { token.removeLast() }
         guard token.count == 32, token.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }
-        return (token, String(status.st_ino))
+        return (token, identity)
+    }
+
+    /// Where the place token is, as the file system names it: the inode of its file and of the
+    /// folder holding it (`file FILE in folder FOLDER`), which a rename keeps and a copy does not.
+    func placeIdentity() -> String? {
+        var file = stat()
+        var folder = stat()
+        guard lstat(placePath, &file) == 0, lstat(Files.directory(of: placePath), &folder) == 0 else { return nil }
+        return "file \(file.st_ino) in folder \(folder.st_ino)"
     }
 
     /// Leaves `token` in `placePath`, durably, replacing the last run's (and the temporary file a
     /// run killed while it wrote one left: the bench's lock is held, so no other is writing);
-    /// returns the new file's inode.
+    /// returns its `placeIdentity`.
     public func leavePlaceToken(_ token: String) throws(LedgerError) -> String {
         let folder = Files.directory(of: placePath)
         let leftover = "." + Files.lastComponent(placePath) + Files.temporaryMarker
@@ -113,19 +122,27 @@ public struct OutcomeJournal: Sendable {
         do { try Files.writeAtomically(Array((token + "\n").utf8), to: placePath) } catch {
             throw LedgerError(operation: operation, message: "\(error)", kind: .database)
         }
-        var status = stat()
-        guard lstat(placePath, &status) == 0 else { throw Self.failure(operation) }
-        return String(status.st_ino)
+        guard let identity = placeIdentity() else { throw Self.failure(operation) }
+        return identity
     }
 
     /// Whether `path` is where ccbeacon keeps state, which no output may ever be written to, and
     /// what it is: an SQLite database (a ledger, or another application's); the name of SQLite's
     /// `-wal`, `-shm` or `-journal` file of a database beside it (SQLite would take a file there for
     /// part of that database); or a name a bench's journal or its place token takes (every name
-    /// beginning `ccbeacon-journal-`, which the bench's next run reads). The names count whether a file is there or not,
+    /// beginning `ccbeacon-journal-`, which the bench's next run reads); or the lock file beside any
+    /// of them (`.NAME.lock`). The names count whether a file is there or not,
     /// and in any case (a case-insensitive file system takes `-WAL` for `-wal`).
     public static func keptState(at path: String) -> String? {
         let name = Files.lastComponent(path).lowercased()
+        // A run's lock beside the state it locks (`.NAME.lock`): replaced, the next run would lock
+        // another file than the running one holds.
+        let locked = String(Files.lastComponent(path).dropFirst().dropLast(5))
+        if name.count > 6, name.hasPrefix("."), name.hasSuffix(".lock"),
+            keptState(at: Files.join(Files.directory(of: path), locked)) != nil
+        {
+            return "is the lock file a running ccbeacon holds"
+        }
         if name.hasPrefix(namePrefix) {
             return
                 "is named as a bench's journal (\(namePrefix)BENCH.jsonl, .place), which that bench's next run reads"

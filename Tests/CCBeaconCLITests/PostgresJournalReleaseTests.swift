@@ -24,7 +24,8 @@ extension PostgresProvisionTests {
     /// copy of the list in another folder, on another machine with the list at the same path (a
     /// cloned card included), from a third folder after the first was renamed, or after the
     /// folder's stick was taken out, used to release s1 and burn it on a second chip; so did a
-    /// copy of the folder made while the bench ran (the second review). Each keeps s1
+    /// copy of the folder made while the bench ran (the second review), hard-linked or not (the
+    /// final review). Each keeps s1
     /// held and says where the journal is; the bench run from the folder records the journal.
     @Test func aBenchElsewhereDoesNotReleaseWhatItsJournalHolds() throws {
         let scratch = try Scratch()
@@ -72,6 +73,13 @@ extension PostgresProvisionTests {
         try FileManager.default.createDirectory(atPath: scratch.path("third"), withIntermediateDirectories: false)
         try FileManager.default.copyItem(atPath: renamed + "/list.csv", toPath: scratch.path("third/list.csv"))
         elsewhere(scratch.path("third/list.csv"), 0xDA, false)
+        // A hard-linked copy of the folder (cp -al), its token file the very same, while the
+        // folder itself is renamed away (the final review: taken for the renamed folder).
+        try FileManager.default.createDirectory(atPath: scratch.path("linked"), withIntermediateDirectories: false)
+        for name in ["list.csv", "ccbeacon-journal-bench-j.place"] {
+            try FileManager.default.linkItem(atPath: renamed + "/" + name, toPath: scratch.path("linked/" + name))
+        }
+        elsewhere(scratch.path("linked/list.csv"), 0xDB, false)
         var verified = try PostgresLedger(url: outage.url, bench: "").attempts().filter { $0.outcome == .verified }
         #expect(!verified.contains { $0.station == "s1" }, "\(verified)")
         // The folder itself, wherever it is now: its journal recorded, nothing released.
@@ -153,7 +161,7 @@ struct JournalReleaseCase: Sendable, CustomTestStringConvertible {
         JournalReleaseCase(token: .copied, released: false),
         JournalReleaseCase(token: .linked, released: false),
         JournalReleaseCase(token: .hardLinked, fileThere: true, released: false),
-        JournalReleaseCase(token: .hardLinked, released: true),
+        JournalReleaseCase(token: .hardLinked, released: false),
         JournalReleaseCase(token: .another, released: false),
         JournalReleaseCase(token: .none, released: false),
         JournalReleaseCase(token: .none, recorded: false, released: true),
@@ -182,10 +190,10 @@ extension PostgresProvisionTests {
             in: scratch, bench: "bench-s", chip: "00:12:4B:00:5E:00", identity: identity)
         let own = OutcomeJournal(path: OutcomeJournal.journalPath(bench: given.releasingBench, listPath: list))
         switch given.token {
-        case .burningRuns: try s.recordPlace(inode: try own.leavePlaceToken(token))
+        case .burningRuns: try s.recordPlace(try own.leavePlaceToken(token))
         case .copied, .linked, .hardLinked:
             let elsewhere = OutcomeJournal(path: recorded)
-            try s.recordPlace(inode: try elsewhere.leavePlaceToken(token))
+            try s.recordPlace(try elsewhere.leavePlaceToken(token))
             try? FileManager.default.removeItem(atPath: own.placePath)
             switch given.token {
             case .linked:

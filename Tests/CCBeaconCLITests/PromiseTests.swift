@@ -421,6 +421,11 @@ struct InputIsNeverDroppedOrDamagedTests {
             (provision + ["--events", scratch.path("CCBEACON-JOURNAL-S3.JSONL")], "is named as a bench's journal"),
             (provision + ["--events", scratch.path("ccbeacon-journal-S.place")], "is named as a bench's journal"),
             (["ledger", "export", "--ledger", "postgresql://u@h/db", "-o", journal], "is named as a bench's journal"),
+            (
+                ["ledger", "export", "--ledger", ledger, "-o", scratch.path(".provisioning.sqlite.lock")],
+                "is the lock file"
+            ),
+            (provision + ["--events", scratch.path(".ccbeacon-journal-S.jsonl.lock")], "is the lock file a running"),
             (["ledger", "export", "--ledger", ledger, "-o", other + "-WAL"], "keeps the -wal file of the database"),
         ]
         let files = try Files.list(scratch.url.path)

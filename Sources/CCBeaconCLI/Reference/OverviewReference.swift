@@ -66,7 +66,8 @@ extension CommandLineTool {
             Nor is an output ever written where ccbeacon keeps state: over an SQLite database (a ledger, or
             another application's), at SQLite's `-wal`, `-shm` or `-journal` name of a database beside it, or at
             a name beginning `ccbeacon-journal-` (a bench's journal, `ccbeacon-journal-BENCH.jsonl`, and its place
-            token, `.place`), in any case, whether a file is there yet or not — exit
+            token, `.place`), in any case, or at the lock file beside any of these (`.NAME.lock`, which a running
+            ccbeacon holds), whether a file is there yet or not — exit
             64, nothing changed.
             A file that a batch record (`stations.json`, see batch) in the same folder lists — a station's
             `.hex` or `.bin`, or the record itself — is written only by `batch` into its own folder: every other

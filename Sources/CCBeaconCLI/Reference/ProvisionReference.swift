@@ -409,11 +409,10 @@ extension ProvisionCommand {
                 no outcome of it can wait unseen: the run that was burning it may have kept the attempt's outcome in
                 its bench's journal (its server away), and only a run of that bench from that folder on that machine
                 records it. So each bench run leaves a random token beside its journal
-                (`ccbeacon-journal-BENCH.place`), recorded with the run on the server together with that file's
-                inode; a run that records its folder's journal then settles the run whose token it found there,
-                in that very file (a copy of the folder has another inode; the folder renamed keeps it), when
-                that run's journal path is its own or nothing is at that path any more (a hard-linked copy beside
-                a folder that still holds a journal is not that folder). A held station is released only
+                (`ccbeacon-journal-BENCH.place`), recorded with the run on the server together with where that
+                file is (its inode and its folder's); a run that records its folder's journal then settles the
+                run whose token it found there, in that very file in that very folder (a copy of the folder,
+                hard-linked or not, is another folder; the folder renamed is the same). A held station is released only
                 by a run of the bench that was burning it, once that run is settled (or when it was a run of an
                 earlier ccbeacon, which recorded no journal place). Another bench's held station stays held, and the
                 run says so ("kept 's1' held: bench 'b' was burning it on chip … and may keep its outcome in its
@@ -428,9 +427,11 @@ extension ProvisionCommand {
                 journal: run the bench from that folder) — the chip named ("chip … may still carry its identity")
                 must then be erased or set aside, and an outcome that journal held is lost with it. A damaged or
                 removed `.place` file is taken for another folder's: its run's stations stay held until
-                `--journal-lost`. Known limit: a block copy of a bench's disk (a cloned card) made while the bench
-                was running carries the running bench's token in the same inode, without the outcomes it journals
-                later; a run from such a copy settles it. A file ledger releases
+                `--journal-lost`. Known limits: a block copy of a bench's disk (a cloned card) made while the bench
+                was running carries the running bench's token in the same inodes, without the outcomes it journals
+                later, and a run from such a copy settles it; on a file system without lasting inode numbers (FAT,
+                a USB stick) a run after the stick was mounted again does not find its last run's place, and that
+                run's held stations wait for `--journal-lost` (the message says so). A file ledger releases
                 at once (its one-run lock means no other run is alive). **Upgrading a pool while benches run**: the first bench of this
                 ccbeacon migrates the pool (an earlier ccbeacon then refuses it, so none starts after), but one
                 already running keeps burning; it held its bench's session lock while it ran, and as long as that
