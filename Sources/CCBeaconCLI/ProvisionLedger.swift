@@ -38,7 +38,10 @@ extension ProvisionCommand {
         }
         guard let bench = given else { throw .usage("a shared ledger needs this bench's name: give --bench NAME") }
         let shown = PostgresURL.shown(path)
-        let journal = OutcomeJournal(path: OutcomeJournal.journalPath(bench: bench, listPath: listPath))
+        // The run records where its journal is, with a token it leaves there once the folder's
+        // journal is recorded: only a run that finds it there settles this run (`settlePlace`).
+        let journal = OutcomeJournal(
+            path: OutcomeJournal.journalPath(bench: bench, listPath: listPath), runToken: RunIdentity.randomHex())
         // An earlier ccbeacon kept the journal beside the list's path as given (a link to it, say):
         // one left there would not be read, and the station it holds could be released.
         let asGiven = Files.join(Files.directory(of: listPath), Files.lastComponent(journal.path))
@@ -63,11 +66,8 @@ extension ProvisionCommand {
                     "another provision\(holder) is running as bench '\(bench)' here; one run per bench",
                     hint: "let it finish, or give this run its own --bench NAME")
             })
-        // The run records where its journal is, with a token it leaves there once the folder's
-        // journal is recorded: only a run that finds it there settles this run (`replay`).
         var identity = process
-        let placeToken = RunIdentity.randomHex()
-        identity.journal = (journal.path, placeToken)
+        identity.journal = journal.runToken.map { (journal.path, $0) }
         let server: PostgresLedger
         do {
             server = try PostgresLedger(
@@ -80,10 +80,7 @@ extension ProvisionCommand {
                 .failure, error.description,
                 hint: "check the URL, that the server runs and that this user may connect; nothing was burned")
         }
-        return (
-            JournalingLedger(server, journal: journal, ledgerID: server.ledgerID, bench: bench, placeToken: placeToken),
-            lock
-        )
+        return (JournalingLedger(server, journal: journal, ledgerID: server.ledgerID, bench: bench), lock)
     }
 
     /// The run stopped because the server stayed away: what it burned, and where the outcomes it

@@ -15,9 +15,6 @@ public final class JournalingLedger: ForwardingLedger, Sendable {
     public let ledgerID: String
     /// The bench.
     public let bench: String
-    /// The token this run recorded with its journal's path (`RunIdentity.journal`), left beside
-    /// the journal once the journal is recorded.
-    public let placeToken: String?
     let kept = Mutex<[OutcomeJournal.Entry]>([])
     /// The place token `replay` found beside the journal, and where it was.
     let found = Mutex<(token: String, identity: String)?>(nil)
@@ -26,16 +23,12 @@ public final class JournalingLedger: ForwardingLedger, Sendable {
     public var forwardee: any ProvisioningLedger { base }
 
     /// `base` (the ledger `ledgerID`, written by bench `bench`) with `journal` for the outcomes
-    /// it cannot take; `placeToken`: the token its run recorded with the journal's path.
-    public init(
-        _ base: any ProvisioningLedger & Sendable, journal: OutcomeJournal, ledgerID: String, bench: String,
-        placeToken: String? = nil
-    ) {
+    /// it cannot take.
+    public init(_ base: any ProvisioningLedger & Sendable, journal: OutcomeJournal, ledgerID: String, bench: String) {
         self.base = base
         self.journal = journal
         self.ledgerID = ledgerID
         self.bench = bench
-        self.placeToken = placeToken
     }
 
     /// The outcomes this process wrote into the journal.
@@ -74,7 +67,7 @@ public final class JournalingLedger: ForwardingLedger, Sendable {
         if let found = found.withLock({ $0 }) {
             try base.settleJournals(placeToken: found.token, place: found.identity)
         }
-        if let placeToken { try base.recordPlace(try journal.leavePlaceToken(placeToken)) }
+        if let token = journal.runToken { try base.recordPlace(try journal.leavePlaceToken(token)) }
     }
 
     /// Records every outcome of the journal on the ledger, then removes the journal.

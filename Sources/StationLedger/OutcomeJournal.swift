@@ -65,8 +65,15 @@ public struct OutcomeJournal: Sendable {
     /// The file.
     public let path: String
 
-    /// The journal at `path`.
-    public init(path: String) { self.path = path }
+    /// The token the run writing this journal leaves beside it once its folder's journal is
+    /// recorded (`JournalingLedger.settlePlace`); `nil` for a journal only read.
+    public let runToken: String?
+
+    /// The journal at `path`, of a run whose token is `runToken`.
+    public init(path: String, runToken: String? = nil) {
+        self.path = path
+        self.runToken = runToken
+    }
 
     /// The journal of bench `bench` beside the station list at `listPath` — beside the list file
     /// itself, symbolic links resolved: a list given through a link to it in another folder (the
