@@ -51,7 +51,6 @@ public final class JournalingLedger: ForwardingLedger, Sendable {
     /// ledger settled otherwise meanwhile — is a conflict a person must look at: the replay stops
     /// there, keeping the journal.
     ///
-    ///
     /// The place token beside the journal is read first, for `settlePlace`.
     public func replay() throws(LedgerError) -> Replay {
         let token = journal.placeToken()
