@@ -225,7 +225,7 @@ extension ProvisionCommand {
                 ? start
                     + "and a file is there on this machine, which may be that journal; run bench '\(keeper)' with the list in '\(folder)' (it records that journal first), with --release-interrupted — --journal-lost gives up only a journal that is gone"
                 : start
-                    + "which this run has not recorded (another folder, or another machine); run bench '\(keeper)' with the list in '\(folder)' on that machine (it records that journal first), with --release-interrupted — or, once that journal is gone for good (its machine or folder lost), add --journal-lost"
+                    + "which this run has not recorded (another folder, or another machine); run bench '\(keeper)' with the list in '\(folder)' on that machine (it records that journal first), with --release-interrupted — or, once that journal is gone for good (its machine or folder lost) or recorded (the folder moved to another file system or restored from a copy, and run from there), add --journal-lost"
         case .kept(let keeper, let journal):
             let place = journal.map { " ('\($0.path)' on host \($0.host))" } ?? ""
             return

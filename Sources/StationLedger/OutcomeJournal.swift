@@ -91,7 +91,8 @@ public struct OutcomeJournal: Sendable {
     /// server together with where it is (`placeIdentity`). A run that finds both there, and has
     /// recorded this folder's journal, knows nothing of that run waits in a journal
     /// (`JournalingLedger.replay`): another machine holds another token or none, and a copy of the
-    /// folder — hard-linked or not — is another folder (the folder renamed is the same one).
+    /// folder — hard-linked or not, or restored from a backup — is another (the folder renamed is
+    /// the same one).
     public var placePath: String { String(path.dropLast(".jsonl".count)) + ".place" }
 
     /// The token `placePath` holds and its `placeIdentity`: `nil` when there is none, or it is not
@@ -107,13 +108,15 @@ public struct OutcomeJournal: Sendable {
         return (token, identity)
     }
 
-    /// Where the place token is, as the file system names it: the inode of its file and of the
-    /// folder holding it (`file FILE in folder FOLDER`), which a rename keeps and a copy does not.
+    /// Where the place token is, as the file system names it: its file's inode and inode change
+    /// time (which no tool sets back: a file restored from a backup under a reused inode number
+    /// has another) and its folder's inode — `file INODE changed SECONDS.NANOSECONDS in folder
+    /// INODE` — which a rename of the folder keeps and a copy does not.
     func placeIdentity() -> String? {
         var file = stat()
         var folder = stat()
         guard lstat(placePath, &file) == 0, lstat(Files.directory(of: placePath), &folder) == 0 else { return nil }
-        return "file \(file.st_ino) in folder \(folder.st_ino)"
+        return "file \(file.st_ino) changed \(file.st_ctim.tv_sec).\(file.st_ctim.tv_nsec) in folder \(folder.st_ino)"
     }
 
     /// Leaves `token` in `placePath`, durably, replacing the last run's (and the temporary file a

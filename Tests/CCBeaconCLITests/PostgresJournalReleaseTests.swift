@@ -45,7 +45,7 @@ extension PostgresProvisionTests {
                     kept
                         + (samePath
                             ? "where this run keeps its own, but not the token it left beside it in ccbeacon-journal-bench-j.place (a copy of that folder, another machine with the list at the same path, or that file damaged or replaced); run bench 'bench-j' from that folder on that machine (it records the journal first), with --release-interrupted — or, if this is that folder and its journal is recorded (none is here now), add --journal-lost\n"
-                            : "which this run has not recorded (another folder, or another machine); run bench 'bench-j' with the list in '\(Files.directory(of: journal.path))' on that machine (it records that journal first), with --release-interrupted — or, once that journal is gone for good (its machine or folder lost), add --journal-lost\n")
+                            : "which this run has not recorded (another folder, or another machine); run bench 'bench-j' with the list in '\(Files.directory(of: journal.path))' on that machine (it records that journal first), with --release-interrupted — or, once that journal is gone for good (its machine or folder lost) or recorded (the folder moved to another file system or restored from a copy, and run from there), add --journal-lost\n")
                 ), "\(run.diagnostics)")
         }
         // A copy of the list in another folder.
@@ -140,7 +140,7 @@ extension PostgresProvisionTests {
 struct JournalReleaseCase: Sendable, CustomTestStringConvertible {
     /// The token beside the releasing bench's journal: the burning run's (in the file it left it
     /// in, in a copy, through a symbolic link to that file, or a hard link of it), another, or none.
-    enum Token: Sendable { case burningRuns, copied, linked, hardLinked, another, none }
+    enum Token: Sendable { case burningRuns, changedSince, copied, linked, hardLinked, another, none }
     var token: Token
     /// Whether a file is at the burning run's journal path (in another folder).
     var fileThere = false
@@ -158,6 +158,7 @@ struct JournalReleaseCase: Sendable, CustomTestStringConvertible {
 
     static let all = [
         JournalReleaseCase(token: .burningRuns, released: true),
+        JournalReleaseCase(token: .changedSince, released: false),
         JournalReleaseCase(token: .copied, released: false),
         JournalReleaseCase(token: .linked, released: false),
         JournalReleaseCase(token: .hardLinked, fileThere: true, released: false),
@@ -173,6 +174,24 @@ struct JournalReleaseCase: Sendable, CustomTestStringConvertible {
 }
 
 extension PostgresProvisionTests {
+    /// Changes the inode change time of `path`, its inode kept (chmod, again until the clock
+    /// the file system stamps with — as coarse as a kernel tick — has moved; at most a second).
+    static func changeInodeTime(of path: String) -> Bool {
+        var before = stat()
+        guard lstat(path, &before) == 0 else { return false }
+        for round in 0..<1000 {
+            _ = chmod(path, round % 2 == 0 ? 0o600 : 0o644)
+            var now = stat()
+            if lstat(path, &now) == 0, now.st_ino == before.st_ino,
+                now.st_ctim.tv_sec != before.st_ctim.tv_sec || now.st_ctim.tv_nsec != before.st_ctim.tv_nsec
+            {
+                return true
+            }
+            usleep(1_000)  // the file system's clock moves by ticks: wait for the next one
+        }
+        return false
+    }
+
     /// The release rule, case by case: bench s's run was burning s1 (its process gone), its
     /// journal recorded in the folder `other`; a run from the list's folder with
     /// --release-interrupted releases s1 only where no outcome can wait in that journal unseen.
@@ -191,6 +210,12 @@ extension PostgresProvisionTests {
         let own = OutcomeJournal(path: OutcomeJournal.journalPath(bench: given.releasingBench, listPath: list))
         switch given.token {
         case .burningRuns: try s.recordPlace(try own.leavePlaceToken(token))
+        case .changedSince:
+            // Its file changed since (its inode number the same): what a folder deleted and
+            // restored from a backup looks like when the file system reuses the numbers (the
+            // final review's double burn on ext4).
+            try s.recordPlace(try own.leavePlaceToken(token))
+            #expect(Self.changeInodeTime(of: own.placePath), "the change time never moved")
         case .copied, .linked, .hardLinked:
             let elsewhere = OutcomeJournal(path: recorded)
             try s.recordPlace(try elsewhere.leavePlaceToken(token))

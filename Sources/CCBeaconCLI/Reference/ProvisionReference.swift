@@ -410,9 +410,10 @@ extension ProvisionCommand {
                 its bench's journal (its server away), and only a run of that bench from that folder on that machine
                 records it. So each bench run leaves a random token beside its journal
                 (`ccbeacon-journal-BENCH.place`), recorded with the run on the server together with where that
-                file is (its inode and its folder's); a run that records its folder's journal then settles the
-                run whose token it found there, in that very file in that very folder (a copy of the folder,
-                hard-linked or not, is another folder; the folder renamed is the same). A held station is released only
+                file is (its inode and inode change time, and its folder's inode); a run that records its
+                folder's journal then settles the run whose token it found there, in that very file in that very
+                folder (a copy of the folder, hard-linked or not, or one restored from a backup is another folder;
+                the folder renamed is the same). A held station is released only
                 by a run of the bench that was burning it, once that run is settled (or when it was a run of an
                 earlier ccbeacon, which recorded no journal place). Another bench's held station stays held, and the
                 run says so ("kept 's1' held: bench 'b' was burning it on chip … and may keep its outcome in its
@@ -431,7 +432,8 @@ extension ProvisionCommand {
                 was running carries the running bench's token in the same inodes, without the outcomes it journals
                 later, and a run from such a copy settles it; on a file system without lasting inode numbers (FAT,
                 a USB stick) a run after the stick was mounted again does not find its last run's place, and that
-                run's held stations wait for `--journal-lost` (the message says so). A file ledger releases
+                run's held stations wait for `--journal-lost` (the message says so), as do those of a run whose
+                folder was moved to another file system, or whose `.place` was rewritten or had its mode changed. A file ledger releases
                 at once (its one-run lock means no other run is alive). **Upgrading a pool while benches run**: the first bench of this
                 ccbeacon migrates the pool (an earlier ccbeacon then refuses it, so none starts after), but one
                 already running keeps burning; it held its bench's session lock while it ran, and as long as that
