@@ -419,7 +419,7 @@ extension ProvisionCommand {
                 run says so ("kept 's1' held: bench 'b' was burning it on chip … and may keep its outcome in its
                 journal ('/lab/ccbeacon-journal-b.jsonl' on host h); run bench 'b' again (it records its journal
                 first), with --release-interrupted to release it"); so does the same bench run from another folder
-                (a copy of the list, the folder renamed, a stick taken out) or on another machine under the same name,
+                (a copy of the list or of the folder, its stick taken out) or on another machine under the same name,
                 the list at the same path or not ("kept 's1' held: this bench's run that was burning it on chip …
                 kept its journal at '…' on host h, which this run has not recorded …"). A bench whose machine or
                 folder is lost for good is released by a run under its name with `--release-interrupted
