@@ -16,8 +16,6 @@ public final class JournalingLedger: ForwardingLedger, Sendable {
     /// The bench.
     public let bench: String
     let kept = Mutex<[OutcomeJournal.Entry]>([])
-    /// The place token `replay` found beside the journal, and where it was.
-    let found = Mutex<(token: String, identity: String)?>(nil)
     let started = Mutex<[Int: (station: String, chip: String)]>([:])
     /// `base`: every call this ledger does not change goes there.
     public var forwardee: any ProvisioningLedger { base }
@@ -50,27 +48,7 @@ public final class JournalingLedger: ForwardingLedger, Sendable {
     /// its station, chip and bench; anything else — another ledger's journal, an attempt the
     /// ledger settled otherwise meanwhile — is a conflict a person must look at: the replay stops
     /// there, keeping the journal.
-    ///
-    /// The place token beside the journal is read first, for `settlePlace`.
     public func replay() throws(LedgerError) -> Replay {
-        let token = journal.placeToken()
-        found.withLock { $0 = token }
-        return try recordJournal()
-    }
-
-    /// After `replay`: the run that left its token beside this journal (in this very file) is
-    /// settled (`settleJournals`) — whatever it kept here is recorded now, so its held stations
-    /// may be released — and this run's token takes its place (where it is recorded,
-    /// `recordPlace`), for the next run from this folder to settle this one.
-    public func settlePlace() throws(LedgerError) {
-        if let found = found.withLock({ $0 }) {
-            try base.settleJournals(placeToken: found.token, place: found.identity)
-        }
-        if let token = journal.runToken { try base.recordPlace(try journal.leavePlaceToken(token)) }
-    }
-
-    /// Records every outcome of the journal on the ledger, then removes the journal.
-    func recordJournal() throws(LedgerError) -> Replay {
         var result = Replay()
         let entries = try journal.entries()
         guard !entries.isEmpty else {
@@ -120,6 +98,18 @@ public final class JournalingLedger: ForwardingLedger, Sendable {
         }
         try journal.remove()
         return result
+    }
+
+    /// After `replay`: the run that left its token beside this journal (in this very file) is
+    /// settled (`settleJournals`) — whatever it kept here is recorded now, so its held stations
+    /// may be released — and this run's token takes its place (where it is recorded,
+    /// `recordPlace`), for the next run from this folder to settle this one. The bench's lock is
+    /// held since the run opened the ledger, so no other process has touched the token meanwhile.
+    public func settlePlace() throws(LedgerError) {
+        if let found = journal.placeToken() {
+            try base.settleJournals(placeToken: found.token, place: found.identity)
+        }
+        if let token = journal.runToken { try base.recordPlace(try journal.leavePlaceToken(token)) }
     }
 
     // MARK: - ProvisioningLedger

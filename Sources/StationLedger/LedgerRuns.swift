@@ -114,8 +114,9 @@ public struct RunIdentity: Sendable {
 
 /// This process's own view of its run's lease, on a clock that only goes forward and counts a
 /// suspended machine's sleep: a lease is taken to end `leaseSeconds` (less a margin) after the
-/// request that made or renewed it was sent — never later than the database's record of it, which was made after. A paused process
-/// finds its lease over the moment it runs again, before it sends anything.
+/// request that made or renewed it was sent — never later than the database's record of it,
+/// which was made after. A paused process finds its lease over the moment it runs again, before
+/// it sends anything.
 public final class RunLease: Sendable {
     struct State {
         var id: String?

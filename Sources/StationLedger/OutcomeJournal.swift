@@ -100,7 +100,7 @@ public struct OutcomeJournal: Sendable {
     public func placeToken() -> (token: String, identity: String)? {
         var status = stat()
         guard lstat(placePath, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size <= 64,
-            let identity = placeIdentity(), let bytes = try? Files.read(placePath)
+            let identity = placeIdentity(of: status), let bytes = try? Files.read(placePath)
         else { return nil }
         var token = String(decoding: bytes, as: UTF8.self)
         if token.last == "\n" { token.removeLast() }
@@ -112,10 +112,10 @@ public struct OutcomeJournal: Sendable {
     /// time (which no tool sets back: a file restored from a backup under a reused inode number
     /// has another) and its folder's inode — `file INODE changed SECONDS.NANOSECONDS in folder
     /// INODE` — which a rename of the folder keeps and a copy does not.
-    func placeIdentity() -> String? {
-        var file = stat()
+    /// `file` is the token file's `lstat`.
+    func placeIdentity(of file: stat) -> String? {
         var folder = stat()
-        guard lstat(placePath, &file) == 0, lstat(Files.directory(of: placePath), &folder) == 0 else { return nil }
+        guard lstat(Files.directory(of: placePath), &folder) == 0 else { return nil }
         return "file \(file.st_ino) changed \(file.st_ctim.tv_sec).\(file.st_ctim.tv_nsec) in folder \(folder.st_ino)"
     }
 
@@ -132,7 +132,10 @@ public struct OutcomeJournal: Sendable {
         do { try Files.writeAtomically(Array((token + "\n").utf8), to: placePath) } catch {
             throw LedgerError(operation: operation, message: "\(error)", kind: .database)
         }
-        guard let identity = placeIdentity() else { throw Self.failure(operation) }
+        var file = stat()
+        guard lstat(placePath, &file) == 0, let identity = placeIdentity(of: file) else {
+            throw Self.failure(operation)
+        }
         return identity
     }
 
