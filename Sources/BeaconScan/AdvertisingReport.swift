@@ -51,10 +51,11 @@ public struct AdvertisingReport: Sendable, Equatable {
         }
     }
 
-    /// Every advertising report of the btsnoop capture `bytes`, in capture order.
-    public static func reports(inCapture bytes: [UInt8], file: String) throws(CaptureError) -> [AdvertisingReport] {
+    /// Every advertising report of a btsnoop capture read from `file`, in capture order (of the
+    /// records it holds whole: see `BTSnoopCapture.cutShort`).
+    public static func reports(in capture: BTSnoopCapture, file: String) throws(CaptureError) -> [AdvertisingReport] {
         var reports: [AdvertisingReport] = []
-        for event in try BTSnoopCapture(bytes: bytes, file: file).events {
+        for event in capture.events {
             reports += try Self.reports(in: event, file: file)
         }
         return reports

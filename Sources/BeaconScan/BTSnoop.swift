@@ -32,6 +32,11 @@ public struct BTSnoopCapture: Sendable, Equatable {
     /// Every HCI event received from a controller, in capture order. Other packets (commands,
     /// ACL data, monitor notes) are skipped.
     public var events: [Event]
+    /// Where the capture ends inside its last record, or `nil` when it ends where a record does. A
+    /// capture copied or stopped while it was being written (an Android snoop log pulled with
+    /// Bluetooth on, a `btmon -w` killed) ends so: the records before that one are read, as
+    /// Wireshark reads them, and the caller says what was left out.
+    public var cutShort: CaptureError?
 
     static let magic: [UInt8] = Array("btsnoop".utf8) + [0]
 
@@ -60,17 +65,25 @@ public struct BTSnoopCapture: Sendable, Equatable {
         while offset < bytes.count {
             record += 1
             guard bytes.count - offset >= 24 else {
-                throw fail(
+                cutShort = fail(
                     offset, "record \(record) is cut short after \(bytes.count - offset) of its header's 24 bytes")
+                break
             }
+            let original = Int(Self.u32(bytes, offset))
             let included = Int(Self.u32(bytes, offset + 4))
             let flags = Self.u32(bytes, offset + 8)
             let timestamp = Int64(
                 bitPattern: UInt64(Self.u32(bytes, offset + 16)) << 32 | UInt64(Self.u32(bytes, offset + 20)))
             let start = offset + 24
+            // A record that runs past the end is the cut-short last one only if its header is whole:
+            // a record never includes more than its packet's original length. More is damage.
             guard included <= bytes.count - start else {
-                throw fail(
-                    offset + 4, "record \(record) says \(included) bytes follow, but only \(bytes.count - start) do")
+                let problem = "record \(record) says \(included) bytes follow, but only \(bytes.count - start) do"
+                guard included <= original else {
+                    throw fail(offset + 4, problem + " (and its packet had \(original): the header is damaged)")
+                }
+                cutShort = fail(offset + 4, problem)
+                break
             }
             let packet = bytes[start..<(start + included)]
             offset = start + included

@@ -135,7 +135,7 @@ enum CalibrateCommand {
             source = path
         case .capture(let path):
             let wanted = try stationAddress(arguments, name: name, lookUp: lookedUp)
-            samples = try captureSamples(try FileAccess.read(path), file: path, address: wanted)
+            samples = try captureSamples(try FileAccess.read(path), file: path, address: wanted, console: console)
             source = "\(path), \(HexText.colonSeparated(wanted))"
             if samples.isEmpty {
                 throw .data(
@@ -386,10 +386,13 @@ enum CalibrateCommand {
     }
 
     /// The RSSI of every report from `address` in a capture (127, "not available", left out).
-    static func captureSamples(_ bytes: [UInt8], file: String, address: [UInt8]) throws(CommandFailure) -> [Int] {
+    static func captureSamples(_ bytes: [UInt8], file: String, address: [UInt8], console: Console)
+        throws(CommandFailure) -> [Int]
+    {
         var samples: [Int] = []
         var controllers: Set<Int> = []
-        for report in try ScanCommand.heard(bytes, file: file) where report.address == address && report.rssi != 127 {
+        for report in try ScanCommand.heard(bytes, file: file, console: console).reports
+        where report.address == address && report.rssi != 127 {
             samples.append(Int(report.rssi))
             controllers.insert(report.controller)
         }

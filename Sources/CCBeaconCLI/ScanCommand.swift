@@ -130,11 +130,12 @@ enum ScanCommand {
         }
         let source = arguments.source
         let reports: [AdvertisingReport]
+        var cutShort: CaptureError?
         switch source {
         case .controller(let name, let duration):
             reports = try listen(name, seconds: duration, radios: hardware.radios)
         case .capture(let capturePath):
-            reports = try heard(try FileAccess.read(capturePath), file: capturePath)
+            (reports, cutShort) = try heard(try FileAccess.read(capturePath), file: capturePath, console: console)
         }
         if let uuid = arguments.identity.uuid {
             // Every iBeacon of that UUID (and major, minor) heard is expected once.
@@ -154,8 +155,8 @@ enum ScanCommand {
                 if arguments.json {
                     console.data(
                         json(
-                            ScanMatch(reports: [], expected: []), source: source, reports: reports.count,
-                            heardAny: false
+                            ScanMatch(reports: [], expected: []), source: source, cutShort: cutShort,
+                            reports: reports.count, heardAny: false
                         )
                         .rendered() + "\n")
                 }
@@ -167,7 +168,9 @@ enum ScanCommand {
         }
         let match = ScanMatch(reports: reports, expected: expected)
         if arguments.json {
-            console.data(json(match, source: source, reports: reports.count, heardAny: true).rendered() + "\n")
+            console.data(
+                json(match, source: source, cutShort: cutShort, reports: reports.count, heardAny: true).rendered()
+                    + "\n")
         } else {
             console.output(lines: text(match, source: source, reports: reports.count))
         }
@@ -336,12 +339,31 @@ enum ScanCommand {
         return try? IBeacon(advertisingData: bytes)
     }
 
-    /// Every advertising report of a capture.
-    static func heard(_ bytes: [UInt8], file: String) throws(CommandFailure) -> [AdvertisingReport] {
-        do { return try AdvertisingReport.reports(inCapture: bytes, file: file) } catch {
+    /// Every advertising report of a capture, and where it ends inside a record (`nil` when it
+    /// does not), which is said on the console: the records before that one are read.
+    static func heard(_ bytes: [UInt8], file: String, console: Console) throws(CommandFailure)
+        -> (reports: [AdvertisingReport], cutShort: CaptureError?)
+    {
+        do {
+            let capture = try BTSnoopCapture(bytes: bytes, file: file)
+            let reports = try AdvertisingReport.reports(in: capture, file: file)
+            if let cut = capture.cutShort {
+                console.diagnostics(
+                    line:
+                        "warning: \(cut): the capture ends inside this record (copied or stopped while it was written); \(reports.count) advertising report(s) of the records before it are read, the rest is not"
+                )
+            }
+            return (reports, capture.cutShort)
+        } catch {
             throw .data(
                 error.description, hint: "give a btsnoop capture as btmon -w or Android's HCI snoop log write it")
         }
+    }
+
+    /// `cutShort` for a capture: where it ends inside a record, or null.
+    static func cutShortField(_ source: Source, _ cutShort: CaptureError?) -> [(String, JSONValue)] {
+        guard case .capture = source else { return [] }
+        return [("cutShort", cutShort.map { .string("at byte \($0.offset): \($0.problem)") } ?? .null)]
     }
 
     static func rssiText(_ station: HeardStation) -> String {
@@ -387,9 +409,11 @@ enum ScanCommand {
     }
 
     /// The JSON report; `heardAny` false: nothing of the asked-for UUID was heard (not good).
-    static func json(_ match: ScanMatch, source: Source, reports: Int, heardAny: Bool) -> JSONValue {
+    static func json(_ match: ScanMatch, source: Source, cutShort: CaptureError?, reports: Int, heardAny: Bool)
+        -> JSONValue
+    {
         .object(
-            source.jsonFields + [
+            source.jsonFields + cutShortField(source, cutShort) + [
                 ("reports", .integer(reports)),
                 ("allGood", .bool(heardAny && match.allGood)),
                 (

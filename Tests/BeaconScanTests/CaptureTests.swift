@@ -11,8 +11,14 @@ struct CaptureTests {
         [0x02, 0x01, 0x06, 0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15, 0x76, 0x34, 0xA4, 0x85, 0x17, 0x32, 0x4B, 0x7D]
         + [0xAB, 0x44, 0xD5, 0x05, 0xD8, 0xA2, 0x4C, 0x60, 0x00, 0x01, 0x00, 0x02, 0xC5]
 
+    /// A legacy report (RSSI −61) then an extended one (−70) of `data` from `address`.
+    static let twoReports = BTSnoopFile.file([
+        (3, BTSnoopFile.uartEvent(BTSnoopFile.legacyReport(address: address, data: data, rssi: -61))),
+        (3, BTSnoopFile.uartEvent(BTSnoopFile.extendedReport(address: address, data: data, rssi: -70))),
+    ])
+
     static func reports(_ bytes: [UInt8]) throws -> [AdvertisingReport] {
-        try AdvertisingReport.reports(inCapture: bytes, file: "c.btsnoop")
+        try AdvertisingReport.reports(in: BTSnoopCapture(bytes: bytes, file: "c.btsnoop"), file: "c.btsnoop")
     }
 
     /// Legacy and extended reports on the UART datalink; commands, ACL data and other events are
@@ -47,12 +53,16 @@ struct CaptureTests {
         #expect(reports.map(\.rssi) == [-55] && reports.first?.data == Self.data)
     }
 
-    /// A damaged capture is refused at the byte where it goes wrong, never read in part.
+    /// A damaged capture is refused at the byte where it goes wrong, never read in part (a capture
+    /// that merely ends inside its last record is read up to it: `aCaptureCutShortIsReadToItsLastWholeRecord`).
     static let damaged: [([UInt8], String)] = {
         let header: [UInt8] = Array("btsnoop".utf8) + [0]
         let shortReport: [UInt8] = [0x02, 0x01, 0x03, 0x01, 0x11]
         let longReport: [UInt8] = [0x02, 0x01, 0x03, 0x01] + [UInt8](repeating: 1, count: 6) + [40]
-        let cut: [UInt8] = Array(BTSnoopFile.file([(3, BTSnoopFile.uartEvent([0x02, 0x01]))]).dropLast())
+        // A record running past the end whose header says it holds more than its packet had.
+        var swollen = BTSnoopFile.file([(3, BTSnoopFile.uartEvent([0x02, 0x01]))])
+        swollen[16..<20] = ArraySlice(BTSnoopFile.u32(3))
+        swollen[20..<24] = ArraySlice(BTSnoopFile.u32(9))
         return [
             (Array("btsnoo".utf8), "at byte 0: is not a btsnoop capture"),
             // Only the start of a capture: too short, not another file.
@@ -61,10 +71,9 @@ struct CaptureTests {
             (header + BTSnoopFile.u32(2) + BTSnoopFile.u32(1002), "at byte 8: is btsnoop version 2"),
             (header + BTSnoopFile.u32(1) + BTSnoopFile.u32(1001), "at byte 12: has datalink 1001"),
             (
-                BTSnoopFile.file([(3, [0x04, 0x3E, 0x00])]) + [0x00],
-                "at byte 43: record 2 is cut short after 1 of its header's 24 bytes"
+                swollen,
+                "at byte 20: record 1 says 9 bytes follow, but only 5 do (and its packet had 3: the header is damaged)"
             ),
-            (cut, "at byte 20: record 1 says 5 bytes follow, but only 4 do"),
             (
                 BTSnoopFile.file([(3, [0x04, 0x3E, 0x05, 0x02])]),
                 "at byte 40: record 1: the HCI event says 5 parameter bytes, the record holds 1"
@@ -97,13 +106,36 @@ struct CaptureTests {
         }
     }
 
+    /// A capture that ends inside a record — copied or stopped while it was written — is read up
+    /// to that record, and says where it was cut: at every length of a two-report capture.
+    @Test func aCaptureCutShortIsReadToItsLastWholeRecord() throws {
+        let records = [
+            BTSnoopFile.uartEvent(BTSnoopFile.legacyReport(address: Self.address, data: Self.data, rssi: -61)),
+            BTSnoopFile.uartEvent(BTSnoopFile.extendedReport(address: Self.address, data: Self.data, rssi: -70)),
+        ]
+        let whole = BTSnoopFile.file(records.map { (3, $0) })
+        let secondRecord = 16 + 24 + records[0].count
+        for length in 16..<whole.count {
+            let capture = try BTSnoopCapture(bytes: Array(whole[..<length]), file: "c.btsnoop")
+            let reports = try AdvertisingReport.reports(in: capture, file: "c.btsnoop")
+            let recordCut = length < secondRecord ? 1 : 2
+            let recordStart = recordCut == 1 ? 16 : secondRecord
+            let expected =
+                length == recordStart
+                ? nil
+                : length - recordStart < 24
+                    ? "c.btsnoop: at byte \(recordStart): record \(recordCut) is cut short after \(length - recordStart) of its header's 24 bytes"
+                    : "c.btsnoop: at byte \(recordStart + 4): record \(recordCut) says \(records[recordCut - 1].count) bytes follow, but only \(length - recordStart - 24) do"
+            #expect(capture.cutShort?.description == expected, "length \(length)")
+            #expect(reports.map(\.rssi) == (recordCut == 1 ? [] : [-61]), "length \(length)")
+        }
+        #expect(try BTSnoopCapture(bytes: whole, file: "c.btsnoop").cutShort == nil)
+    }
+
     /// Hostile captures — a valid one with bytes changed, cut or added at random — are read or
     /// refused, never crashed on (a seeded generator: every run tries the same 3,000).
     @Test func mangledCapturesNeverCrash() {
-        let valid = BTSnoopFile.file([
-            (3, BTSnoopFile.uartEvent(BTSnoopFile.legacyReport(address: Self.address, data: Self.data, rssi: -61))),
-            (3, BTSnoopFile.uartEvent(BTSnoopFile.extendedReport(address: Self.address, data: Self.data, rssi: -70))),
-        ])
+        let valid = Self.twoReports
         var generator = SeededGenerator(seed: 2541, stream: 7)
         var read = 0
         for _ in 0..<3_000 {
@@ -129,10 +161,7 @@ struct CaptureTests {
     func btmonReadsTheCapturesAsWeDo() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let bytes = BTSnoopFile.file([
-            (3, BTSnoopFile.uartEvent(BTSnoopFile.legacyReport(address: Self.address, data: Self.data, rssi: -61))),
-            (3, BTSnoopFile.uartEvent(BTSnoopFile.extendedReport(address: Self.address, data: Self.data, rssi: -70))),
-        ])
+        let bytes = Self.twoReports
         let path = folder.path("c.btsnoop")
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let btmon = try ChildProcess.run("/usr/bin/btmon", ["-r", path], in: folder.url, timeout: 20)
@@ -157,5 +186,24 @@ struct CaptureTests {
                 separator: " ")
         }
         for line in dump { #expect(text.contains(line), "\(line) in \(text)") }
+    }
+
+    /// Wireshark's tshark reads a capture cut inside its last record as we do: the records before
+    /// it, and a word that it was cut short. (btmon 5.66 decodes the cut record too, with bytes it
+    /// does not have: no model here.)
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tshark"), "needs tshark (Debian)"))
+    func tsharkReadsACaptureCutShortAsWeDo() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let bytes = Self.twoReports.dropLast(5)
+        let path = folder.path("cut.btsnoop")
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let tshark = try ChildProcess.run("/usr/bin/tshark", ["-r", path], in: folder.url, timeout: 60)
+        let lines = tshark.output.split(separator: "\n").filter { $0.contains("HCI_EVT") }
+        #expect(lines.count == 1 && lines[0].contains("LE Advertising Report"), "\(tshark.output)")
+        #expect(tshark.errors.contains("cut short in the middle of a packet"), "\(tshark.errors)")
+        let capture = try BTSnoopCapture(bytes: Array(bytes), file: path)
+        #expect(try AdvertisingReport.reports(in: capture, file: path).map(\.rssi) == [-61])
+        #expect(capture.cutShort != nil)
     }
 }

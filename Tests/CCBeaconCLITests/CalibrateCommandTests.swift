@@ -70,6 +70,15 @@ struct CalibrateCommandTests {
         let run = ToolRun(["calibrate", "--from", capture, "--address", "C7:D5:60:AD:5D:5A"])
         #expect(run.status == 0, "\(run.diagnostics)")
         #expect(run.output.hasPrefix("measured power -60 dBm from 24 samples"), "\(run.output)")
+        #expect(run.diagnostics.isEmpty)
+        // Cut inside its last record (the other station's): the samples before it, and a warning.
+        try Data(bytes.dropLast(3)).write(to: URL(fileURLWithPath: capture))
+        let cut = ToolRun(["calibrate", "--from", capture, "--address", "C7:D5:60:AD:5D:5A"])
+        #expect(cut.status == 0 && cut.output.hasPrefix("measured power -60 dBm from 24 samples"), "\(cut.output)")
+        #expect(
+            cut.diagnostics.hasPrefix("warning: \(capture): at byte ")
+                && cut.diagnostics.contains(": record 48 says 22 bytes follow, but only 19 do: the capture ends inside"),
+            "\(cut.diagnostics)")
         let missing = ToolRun(["calibrate", "--from", capture])
         #expect(missing.status == 64 && missing.diagnostics.contains("--from needs the station's advertiser address"))
         let none = ToolRun(["calibrate", "--from", capture, "--address", "C0:00:00:00:00:09"])

@@ -159,6 +159,32 @@ struct ScanCommandTests {
         let empty = ToolRun(["scan", "--from", good, "--stations", try scratch.write("e.json", #"{"stations": []}"#)])
         #expect(empty.status == 65 && empty.diagnostics.contains("lists no station"), "\(empty.diagnostics)")
     }
+
+    /// A capture that ends inside its last record (pulled while it was written) is read up to it:
+    /// the station heard before the cut passes, the warning names the record, `--json` says where.
+    @Test func aCaptureCutShortIsReadUpToTheCutWithAWarning() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let address: [UInt8] = [0xC0, 0xFF, 0xEE, 0x00, 0x00, 0x01]
+        let whole = Self.capture([(address, Self.data(minor: 1), -60), (address, Self.data(minor: 1), -61)])
+        let cut = scratch.path("cut.btsnoop")
+        try Data(whole.dropLast(5)).write(to: URL(fileURLWithPath: cut))
+        let arguments = ["scan", "--from", cut, "--uuid", Self.uuid, "--major", "1", "--minor", "1"]
+        let run = ToolRun(arguments)
+        #expect(run.status == 0, "\(run.diagnostics)")
+        #expect(
+            run.diagnostics
+                == "warning: \(cut): at byte 89: record 2 says 45 bytes follow, but only 40 do: the capture ends inside this record (copied or stopped while it was written); 1 advertising report(s) of the records before it are read, the rest is not\n"
+        )
+        #expect(run.output.hasPrefix("\(cut): 1 advertising report(s)\n"), "\(run.output)")
+        let json = ToolRun(arguments + ["--json"])
+        #expect(json.status == 0)
+        #expect(json.output.contains(#""cutShort": "at byte 89: record 2 says 45 bytes follow, but only 40 do""#))
+        let wholeFile = scratch.path("whole.btsnoop")
+        try Data(whole).write(to: URL(fileURLWithPath: wholeFile))
+        let read = ToolRun(["scan", "--from", wholeFile, "--uuid", Self.uuid, "--json"])
+        #expect(read.status == 0 && read.diagnostics.isEmpty && read.output.contains(#""cutShort": null"#))
+    }
 }
 
 /// `ccbeacon scan --hci` through a scripted controller, and `--ledger` as the expected stations.

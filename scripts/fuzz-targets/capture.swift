@@ -34,7 +34,12 @@ func checkCapture(_ bytes: [UInt8]) {
             precondition(Array(bytes[start..<end]) == event.parameters, "an event's parameters are not its bytes")
             precondition(bytes[start - 2] == event.code && Int(bytes[start - 1]) == event.parameters.count)
         }
-        let reports = try AdvertisingReport.reports(inCapture: bytes, file: "fuzz")
+        if let cut = capture.cutShort {
+            // Only the last record is cut: nothing read lies at or after it.
+            precondition(cut.offset >= 16 && cut.offset <= bytes.count, "a cut outside the input: \(cut)")
+            precondition(capture.events.allSatisfy { $0.parametersOffset < cut.offset }, "an event past the cut")
+        }
+        let reports = try AdvertisingReport.reports(in: capture, file: "fuzz")
         for report in reports {
             precondition(report.address.count == 6, "an address of \(report.address.count) bytes")
             precondition(report.extended || report.data.count <= 31, "a legacy report of more than 31 bytes")

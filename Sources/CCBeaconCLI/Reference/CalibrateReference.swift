@@ -34,7 +34,8 @@ extension CalibrateCommand {
                 its TX power, or the list's own value), or −59 dBm (a beacon 1 m away at 0 dBm) when no station is
                 looked up — samples of another station, a phone on the antenna or the wrong distance, caught
                 before they are written. A capture that heard the station through several controllers (the monitor datalink records each)
-                is refused: one receiver's samples only. `--json` for machines (`station`, `measuredPower`,
+                is refused: one receiver's samples only; one that ends inside its last record (copied or stopped while it
+                was written) gives the samples of the records before it, with a warning (see `ccbeacon scan`). `--json` for machines (`station`, `measuredPower`,
                 `samples`, `used`, `min`, `max`, `mean` as a number, `written`).
                 """#),
             ManualSection(

@@ -39,13 +39,16 @@ extension ScanCommand {
                 another type is shown, not failed). Other beacons heard — an iBeacon of another UUID, AltBeacon,
                 Eddystone-UID and -URL, decoded by the same decoders as `encode` and `inspect` — are counted in
                 the text and listed by `--json`. A record that lists no station, or a ledger with no verified
-                station, checks nothing and is refused. `--json` for machines (`capture`, or `controller` and
-                `seconds`, then `reports`, `allGood`, `stations` with `eventTypes`, `strangers`, `others`). The
+                station, checks nothing and is refused. `--json` for machines (`capture` and `cutShort`, or `controller`
+                and `seconds`, then `reports`, `allGood`, `stations` with `eventTypes`, `strangers`, `others`). The
                 bytes expected of each station are the ones its batch record says it was burned with
                 (`advertisingData`); for a record from before records kept them, the iBeacon data with flags `02 01
                 06`. Exit status 0 only when every expected station was heard with
                 exactly its bytes from one address. A damaged capture is refused at the byte where it goes wrong
-                (exit 65).
+                (exit 65). A capture that ends inside its last record — copied or stopped while it was written:
+                an Android snoop log pulled with Bluetooth on, a killed `btmon -w` — is read up to that record,
+                as Wireshark reads it, with a warning that names the record and its byte (`cutShort`, else null);
+                a record that runs past the end and claims more bytes than its packet had is damage.
                 """#),
             ManualSection(
                 "Live scan",
