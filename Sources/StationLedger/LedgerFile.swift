@@ -44,7 +44,7 @@ public enum LedgerFileProblem: Sendable, Equatable {
 /// What a ledger is opened for.
 public enum LedgerAccess: Sendable, Equatable {
     /// Provisioning: created if no file exists; otherwise checked read-only (identity, schema,
-    /// `PRAGMA quick_check`) and only then opened read-write, switched to WAL and, if it was made
+    /// `PRAGMA integrity_check`) and only then opened read-write, switched to WAL and, if it was made
     /// by an earlier ccbeacon, migrated.
     case readWrite
     /// Reading (`ledger show`, `ledger export`): checked like `readWrite`, then read without
@@ -279,7 +279,7 @@ enum LedgerFile {
 
     /// Opens the existing file at `path` read-only and checks it is a ledger this ccbeacon may use:
     /// its first bytes, its identity and tables, and — unless only inspecting — `PRAGMA
-    /// quick_check`; for provisioning, also that a current ledger still has every index and trigger
+    /// integrity_check`; for provisioning, also that a current ledger still has every index and trigger
     /// that keeps its promises.
     ///
     /// A WAL ledger with no -wal file beside it is read with `immutable=1`: every committed change
@@ -306,7 +306,9 @@ enum LedgerFile {
         let shape = try identify(database, path)
         if access != .inspection {
             let report = try damageCheck(database, path) { () throws(LedgerError) in
-                try database.query("PRAGMA quick_check", [], "checking \(path)").compactMap { $0.first?.string }
+                // integrity_check, not quick_check: an index out of step with its table (pages
+                // whole) passes quick_check, and a claim through it took a verified station again.
+                try database.query("PRAGMA integrity_check", [], "checking \(path)").compactMap { $0.first?.string }
             }
             guard report == ["ok"] else { throw refusal(.damaged(report: report), path) }
         }

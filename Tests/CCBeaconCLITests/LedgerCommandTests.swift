@@ -58,6 +58,28 @@ enum LedgerFiles {
         try overwrite(path, at: (root - 1) * pageSize, with: Data(count: pageSize))
     }
 
+    /// A sound ledger whose indexes disagree with their table, pages and records intact (what
+    /// `PRAGMA quick_check` passes): `pending_by_position` holds every station, 'a' (verified)
+    /// too, and `one_live_per_station` holds nothing — so a claim would take 'a' again.
+    static func indexOutOfStep(_ path: String) throws {
+        try sound(path)
+        let raw = try SQLiteDatabase(path: path, mode: .readWrite)
+        var definitions: [String: String] = [:]
+        for name in ["pending_by_position", "one_live_per_station"] {
+            definitions[name] = try #require(
+                try raw.query("SELECT sql FROM sqlite_schema WHERE name = ?", [.text(name)], "").first?.first?.string)
+        }
+        try raw.execute("DROP INDEX pending_by_position", [], "")
+        try raw.execute("CREATE INDEX pending_by_position ON stations(position)", [], "")
+        try raw.execute("DROP INDEX one_live_per_station", [], "")
+        try raw.execute("CREATE UNIQUE INDEX one_live_per_station ON attempts(station) WHERE 0", [], "")
+        try raw.execute("PRAGMA writable_schema = ON", [], "")
+        for (name, sql) in definitions {
+            try raw.execute("UPDATE sqlite_schema SET sql = ? WHERE name = ?", [.text(sql), .text(name)], "")
+        }
+        try raw.execute("PRAGMA writable_schema = OFF", [], "")
+    }
+
     /// A sound ledger with `bytes` written over it at `offset`.
     static func sound(_ path: String, overwrittenAt offset: Int, with bytes: Data) throws {
         try sound(path)
@@ -107,7 +129,13 @@ enum LedgerFiles {
             },
             "it is a ccbeacon ledger of schema version \(SQLiteLedger.schemaVersion + 1); this ccbeacon knows versions up to \(SQLiteLedger.schemaVersion)"
         ),
-        ("damaged", { path in try damaged(path) }, "it is a damaged ccbeacon ledger: *** in database main ***"),
+        // integrity_check stops at the zeroed index with SQLite's error; ledger check reports the pages.
+        ("damaged", { path in try damaged(path) }, "it is a damaged ccbeacon ledger: database disk image is malformed"),
+        (
+            "index out of step",
+            { path in try indexOutOfStep(path) },
+            "it is a damaged ccbeacon ledger: row 1 missing from index one_live_per_station; wrong # of entries in index one_live_per_station; wrong # of entries in index pending_by_position"
+        ),
         (
             "unreadable schema",
             // The first page's b-tree, where SQLite keeps the schema, zeroed after the file header.
@@ -170,7 +198,7 @@ struct LedgerCommandTests {
             let run = ToolRun(command + ["--ledger", path], debuggers: EmulatorProvider())
             let label = "\(name): \(command.prefix(2).joined(separator: " "))"
             #expect(run.status == 65, "\(label): \(run.diagnostics)")
-            if name == "damaged", command[1] == "check" {
+            if ["damaged", "index out of step"].contains(name), command[1] == "check" {
                 // ledger check reports the damage instead of refusing the file.
                 #expect(run.output.contains("integrity: "), "\(label): \(run.output)")
             } else if ["unreadable schema", "table dropped", "header field"].contains(name), command[1] == "check" {
@@ -185,6 +213,26 @@ struct LedgerCommandTests {
             }
             #expect(try filesBeside(path) == before, "\(label) changed the file or left files beside it")
         }
+    }
+
+    /// Indexes out of step with their table (pages intact: `quick_check` passes) made the next
+    /// claim take 'a', verified on its chip, and burn it on a second one. The whole check runs
+    /// before a claim: refused, no chip touched.
+    @Test func aLedgerWhoseIndexesAreOutOfStepBurnsNothing() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let path = scratch.path("ledger.sqlite")
+        try LedgerFiles.indexOutOfStep(path)
+        let list = try scratch.write(
+            "list.csv", "name,uuid,major,minor\na,\(LedgerFiles.uuid),1,1\nb,\(LedgerFiles.uuid),1,2\n")
+        let run = ToolRun(
+            ["provision", list, "--ledger", path, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.1"],
+            debuggers: EmulatorProvider())
+        #expect(run.status == 65, "\(run.diagnostics)")
+        #expect(!run.diagnostics.contains("burned") && !run.diagnostics.contains("verified"), "\(run.diagnostics)")
+        let attempts = try SQLiteDatabase(path: path, mode: .immutable).query(
+            "SELECT station, chip, outcome FROM attempts ORDER BY id", [], "")
+        #expect(attempts.map { $0.compactMap(\.string) } == [["a", "00:12:4B:00:00:01", "verified"]])
     }
 
     /// The fewest regions that cover a ledger, exported, pass `check-app` against that ledger;

@@ -187,7 +187,8 @@ extension ProvisionCommand {
                 created — when it is empty, not an SQLite
                 database, another application's database (another `application_id`, or none and no ccbeacon
                 tables), a ledger of a newer schema version than this ccbeacon knows, or damaged (`PRAGMA
-                quick_check`; `provision` also refuses a ledger that has lost one of its unique indexes or
+                integrity_check`: pages, records and every index against its table — an index out of step
+                would let a claim take a verified station again; `provision` also refuses a ledger that has lost one of its unique indexes or
                 triggers). Only then does `provision` open it read-write; a ledger of an earlier ccbeacon (no
                 `application_id`, no schema version) or of version 1 is migrated in one transaction: ids set,
                 missing columns, tables, indexes and triggers added, its records kept. `ledger show`, `export` and `check` only read: they
