@@ -40,6 +40,10 @@ public struct BTSnoopCapture: Sendable, Equatable {
 
     static let magic: [UInt8] = Array("btsnoop".utf8) + [0]
 
+    /// The most bytes a record may hold: the largest HCI packet, an ACL packet (4-byte header and
+    /// 65,535 bytes of data) with its H4 type byte.
+    static let largestPacket = 1 + 4 + 65_535
+
     /// Reads `bytes`; `file` names the capture in errors.
     public init(bytes: [UInt8], file: String) throws(CaptureError) {
         func fail(_ offset: Int, _ problem: String) -> CaptureError {
@@ -75,6 +79,14 @@ public struct BTSnoopCapture: Sendable, Equatable {
             let timestamp = Int64(
                 bitPattern: UInt64(Self.u32(bytes, offset + 16)) << 32 | UInt64(Self.u32(bytes, offset + 20)))
             let start = offset + 24
+            // No HCI packet is larger (an ACL packet's 4-byte header and 65,535 bytes, and its
+            // type byte): a record that says so has a damaged header, wherever it stands.
+            guard included <= Self.largestPacket else {
+                throw fail(
+                    offset + 4,
+                    "record \(record) says \(included) bytes follow, more than any HCI packet (\(Self.largestPacket)): the header is damaged"
+                )
+            }
             // A record that runs past the end is the cut-short last one only if its header is whole:
             // a record never includes more than its packet's original length. More is damage.
             guard included <= bytes.count - start else {

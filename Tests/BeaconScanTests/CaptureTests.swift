@@ -63,6 +63,11 @@ struct CaptureTests {
         var swollen = BTSnoopFile.file([(3, BTSnoopFile.uartEvent([0x02, 0x01]))])
         swollen[16..<20] = ArraySlice(BTSnoopFile.u32(3))
         swollen[20..<24] = ArraySlice(BTSnoopFile.u32(9))
+        // A header damaged mid-file into a length no packet has, records after it (the eighth
+        // review: read as a capture cut short there, and calibrated from the records before).
+        var huge = BTSnoopFile.file(Array(repeating: (3, BTSnoopFile.uartEvent([0x02, 0x00])), count: 3))
+        huge[16..<20] = ArraySlice(BTSnoopFile.u32(0xFFFF_FFFF))
+        huge[20..<24] = ArraySlice(BTSnoopFile.u32(0x7FFF_FFFF))
         return [
             (Array("btsnoo".utf8), "at byte 0: is not a btsnoop capture"),
             // Only the start of a capture: too short, not another file.
@@ -70,6 +75,10 @@ struct CaptureTests {
             (header + [1, 0], "at byte 10: ends after 10 bytes, inside the 16-byte btsnoop header"),
             (header + BTSnoopFile.u32(2) + BTSnoopFile.u32(1002), "at byte 8: is btsnoop version 2"),
             (header + BTSnoopFile.u32(1) + BTSnoopFile.u32(1001), "at byte 12: has datalink 1001"),
+            (
+                huge,
+                "at byte 20: record 1 says 2147483647 bytes follow, more than any HCI packet (65540): the header is damaged"
+            ),
             (
                 swollen,
                 "at byte 20: record 1 says 9 bytes follow, but only 5 do (and its packet had 3: the header is damaged)"

@@ -48,7 +48,8 @@ extension ScanCommand {
                 (exit 65). A capture that ends inside its last record — copied or stopped while it was written:
                 an Android snoop log pulled with Bluetooth on, a killed `btmon -w` — is read up to that record,
                 as Wireshark reads it, with a warning that names the record and its byte (`cutShort`, else null);
-                a record that runs past the end and claims more bytes than its packet had is damage.
+                a record that runs past the end and claims more bytes than its packet had, or any record that claims
+                more than an HCI packet holds (65,540 bytes), is damage.
                 """#),
             ManualSection(
                 "Live scan",
