@@ -100,7 +100,7 @@ extension ProvisionCommand {
         console.output(lines: lines)
         return CommandFailure(
             .failure,
-            "the ledger server did not answer; \(kept.count) outcome(s) are kept in the journal \(ledger.journal.path)",
+            "the ledger server did not answer; \(kept.count) outcome(s) are kept in the journal \(ledger.journal.currentPath)",
             hint:
                 "when the server answers again, run the same provision on this bench: it records the journal first, then goes on"
         )

@@ -53,7 +53,7 @@ public final class JournalingLedger: ForwardingLedger, Sendable {
         let entries = try journal.entries()
         guard !entries.isEmpty else {
             // An empty journal (or one holding only a line cut short) has nothing to give.
-            if Files.exists(journal.path) { try journal.remove() }
+            if journal.exists { try journal.remove() }
             return result
         }
         let attempts = try base.attempts()
@@ -153,7 +153,7 @@ public final class JournalingLedger: ForwardingLedger, Sendable {
             var stopped = LedgerError(
                 operation: "recording the outcome of '\(station)' on chip \(chip)",
                 message:
-                    "\(error.message); the outcome (\(outcome.rawValue)) is kept in the journal \(journal.path), and the next run of this bench records it on the server before anything else",
+                    "\(error.message); the outcome (\(outcome.rawValue)) is kept in the journal \(journal.currentPath), and the next run of this bench records it on the server before anything else",
                 kind: .database)
             stopped.code = error.isConnectionLost ? error.code : "08006"
             throw stopped

@@ -69,10 +69,46 @@ public struct OutcomeJournal: Sendable {
     /// recorded (`JournalingLedger.settlePlace`); `nil` for a journal only read.
     public let runToken: String?
 
-    /// The journal at `path`, of a run whose token is `runToken`.
+    /// The folder a run keeps its journal and token in, held open from the moment it is made
+    /// (before the run reads or writes either): every line, token and removal goes into that very
+    /// folder — renamed meanwhile, it still does; deleted, the write fails — never into another
+    /// folder that has taken its name (a copy left at its path, the empty mount point of a stick
+    /// taken out), where its lines would lie apart from the token that settles its run. `nil` for a
+    /// journal only read, reached by its path.
+    let folder: PinnedDirectory?
+
+    /// The journal at `path`, of a run whose token is `runToken` (whose folder is then held open).
     public init(path: String, runToken: String? = nil) {
         self.path = path
         self.runToken = runToken
+        folder = runToken == nil ? nil : try? PinnedDirectory(Files.directory(of: path))
+    }
+
+    /// Where the file `name` beside the journal is reached: in the held folder, or by path.
+    func reached(_ name: String) -> String {
+        folder.map { Files.join($0.path, name) } ?? Files.join(Files.directory(of: path), name)
+    }
+
+    /// The journal's file as it is reached.
+    var file: String { reached(Files.lastComponent(path)) }
+
+    /// Whether the journal's file is there.
+    public var exists: Bool { Files.exists(file) }
+
+    /// Where the journal is now, for messages: in the folder it was made in, under that folder's
+    /// name now (renamed since, it is there); `path` when the folder is not held or is gone.
+    public var currentPath: String {
+        guard let folder else { return path }
+        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = buffer.withUnsafeMutableBufferPointer { pointer in
+            pointer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: pointer.count) {
+                readlink(folder.path, $0, pointer.count - 1)
+            }
+        }
+        guard count > 0 else { return path }
+        let now = String(decoding: buffer[..<count], as: UTF8.self)
+        guard now.hasPrefix("/"), !now.hasSuffix(" (deleted)") else { return path }
+        return Files.join(now, Files.lastComponent(path))
     }
 
     /// The journal of bench `bench` beside the station list at `listPath` — beside the list file
@@ -98,9 +134,10 @@ public struct OutcomeJournal: Sendable {
     /// The token `placePath` holds and its `placeIdentity`: `nil` when there is none, or it is not
     /// one ccbeacon wrote (a symbolic link is none).
     public func placeToken() -> (token: String, identity: String)? {
+        let place = reached(Files.lastComponent(placePath))
         var status = stat()
-        guard lstat(placePath, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size <= 64,
-            let identity = placeIdentity(of: status), let bytes = try? Files.read(placePath)
+        guard lstat(place, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size <= 64,
+            let identity = placeIdentity(of: status), let bytes = try? Files.read(place)
         else { return nil }
         var token = String(decoding: bytes, as: UTF8.self)
         if token.last == "\n" { token.removeLast() }
@@ -114,26 +151,28 @@ public struct OutcomeJournal: Sendable {
     /// INODE` — which a rename of the folder keeps and a copy does not.
     /// `file` is the token file's `lstat`.
     func placeIdentity(of file: stat) -> String? {
-        var folder = stat()
-        guard lstat(Files.directory(of: placePath), &folder) == 0 else { return nil }
-        return "file \(file.st_ino) changed \(file.st_ctim.tv_sec).\(file.st_ctim.tv_nsec) in folder \(folder.st_ino)"
+        var status = stat()
+        // The held folder through its descriptor's link (followed); else by its path, never a link.
+        let found = folder.map { stat($0.path, &status) } ?? lstat(Files.directory(of: placePath), &status)
+        guard found == 0 else { return nil }
+        return "file \(file.st_ino) changed \(file.st_ctim.tv_sec).\(file.st_ctim.tv_nsec) in folder \(status.st_ino)"
     }
 
     /// Leaves `token` in `placePath`, durably, replacing the last run's (and the temporary file a
     /// run killed while it wrote one left: the bench's lock is held, so no other is writing);
     /// returns its `placeIdentity`.
     public func leavePlaceToken(_ token: String) throws(LedgerError) -> String {
-        let folder = Files.directory(of: placePath)
+        let place = reached(Files.lastComponent(placePath))
         let leftover = "." + Files.lastComponent(placePath) + Files.temporaryMarker
-        for name in (try? Files.list(folder)) ?? [] where name.hasPrefix(leftover) {
-            unlink(Files.join(folder, name))
+        for name in (try? Files.list(Files.directory(of: place))) ?? [] where name.hasPrefix(leftover) {
+            unlink(reached(name))
         }
         let operation = "leaving the bench's place token \(placePath)"
-        do { try Files.writeAtomically(Array((token + "\n").utf8), to: placePath) } catch {
-            throw LedgerError(operation: operation, message: "\(error)", kind: .database)
+        do { try Files.writeAtomically(Array((token + "\n").utf8), to: place) } catch {
+            throw LedgerError(operation: operation, message: error.reason, kind: .database)
         }
         var file = stat()
-        guard lstat(placePath, &file) == 0, let identity = placeIdentity(of: file) else {
+        guard lstat(place, &file) == 0, let identity = placeIdentity(of: file) else {
             throw Self.failure(operation)
         }
         return identity
@@ -176,9 +215,9 @@ public struct OutcomeJournal: Sendable {
     /// new file) before returning.
     public func append(_ entry: Entry) throws(LedgerError) {
         let line = Array((Self.encode(entry).compact() + "\n").utf8)
-        let existed = Files.exists(path)
+        let existed = exists
         // Never through a symbolic link: the journal is this bench's own file.
-        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        let descriptor = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard descriptor >= 0 else { throw Self.failure("opening the journal \(path)") }
         defer { close(descriptor) }
         if let code = line.withUnsafeBytes({ Files.writeAll($0, to: descriptor) }) {
@@ -187,8 +226,8 @@ public struct OutcomeJournal: Sendable {
         }
         guard fsync(descriptor) == 0 else { throw Self.failure("flushing the journal \(path)") }
         if !existed {
-            do { try Files.syncDirectory(Files.directory(of: path)) } catch {
-                throw LedgerError(operation: "flushing the journal \(path)", message: "\(error)", kind: .database)
+            do { try Files.syncDirectory(Files.directory(of: file)) } catch {
+                throw LedgerError(operation: "flushing the journal \(path)", message: error.reason, kind: .database)
             }
         }
     }
@@ -196,11 +235,11 @@ public struct OutcomeJournal: Sendable {
     /// The entries, oldest first; none when there is no journal. A last line without its newline
     /// (a write a kill cut short) is left out; any other line that is not an entry is refused.
     public func entries() throws(LedgerError) -> [Entry] {
-        guard Files.exists(path) else { return [] }
+        guard exists else { return [] }
         // A bench journals at most the chips in hand when its server went away: a file far
         // larger is not a journal ccbeacon wrote (and is not read into memory whole).
         var info = stat()
-        if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > Self.largest {
+        if stat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > Self.largest {
             throw LedgerError(
                 operation: "reading the journal \(path)",
                 message:
@@ -208,8 +247,8 @@ public struct OutcomeJournal: Sendable {
                 kind: .refused(.damaged(report: ["\(path): \(info.st_size) bytes"])))
         }
         let bytes: [UInt8]
-        do { bytes = try Files.read(path) } catch {
-            throw LedgerError(operation: "reading the journal \(path)", message: "\(error)", kind: .database)
+        do { bytes = try Files.read(file) } catch {
+            throw LedgerError(operation: "reading the journal \(path)", message: error.reason, kind: .database)
         }
         var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
         // The text after the last newline: empty, or a line cut short.
@@ -234,8 +273,8 @@ public struct OutcomeJournal: Sendable {
 
     /// Removes the journal once every entry is recorded.
     public func remove() throws(LedgerError) {
-        do { try Files.removeDurably(path) } catch {
-            throw LedgerError(operation: "removing the journal \(path)", message: "\(error)", kind: .database)
+        do { try Files.removeDurably(file) } catch {
+            throw LedgerError(operation: "removing the journal \(path)", message: error.reason, kind: .database)
         }
     }
 

@@ -98,22 +98,78 @@ extension PostgresProvisionTests {
 }
 
 extension PostgresProvisionTests {
-    /// The server away and the journal's folder gone (renamed mid-run): the outcome is recorded
+    /// The server away and the journal's folder gone (deleted mid-run): the outcome is recorded
     /// nowhere, and the bench names the chip that carries it (the second review: it said only
     /// that the journal could not be opened).
     @Test func anOutcomeNeitherRecordedNorJournaledNamesItsChip() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let list = try Self.listInAFolder(scratch, 2)
-        let moved = scratch.path("moved")
         let run = try Self.cutOff(list, Self.bench(first: 0xC0)) {
-            try? FileManager.default.moveItem(atPath: Files.directory(of: list), toPath: moved)
+            try? FileManager.default.removeItem(atPath: Files.directory(of: list))
         }.run
         #expect(run.status == 1, "\(run.diagnostics)")
         #expect(
             run.diagnostics.contains(
                 "the outcome (verified) is recorded nowhere; chip 00:12:4B:00:C0:00 carries 's1': set it aside and attach it to a bench later"
             ), "\(run.diagnostics)")
+    }
+
+    /// What became of bench j's folder while its server was away, before the outcome was journaled.
+    enum FolderMidRun: String, CaseIterable, Sendable {
+        /// Renamed, and a copy of it (the list and the token) left at its path.
+        case renamedWithACopyLeft
+        /// Taken away with an empty folder left at its path (a stick pulled, its mount point
+        /// bare), then put back.
+        case takenAwayThenPutBack
+    }
+
+    /// The eighth review's double burns: the journal was written by its path — into the copy, or
+    /// the bare mount point — apart from the token that settles its run, so a run from the folder
+    /// holding the token released s1 and burned it on a second chip. A run keeps its journal in
+    /// the folder it left its token in, wherever that folder is now: the message names it there,
+    /// the copy keeps s1 held, and the folder's own run records the journal.
+    @Test(arguments: FolderMidRun.allCases)
+    func aFolderMovedWhileTheServerIsAwayKeepsTheJournalWithItsToken(_ change: FolderMidRun) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try Self.listInAFolder(scratch, 3)
+        let folder = Files.directory(of: list)
+        let original = scratch.path("original")
+        let (outage, run) = try Self.cutOff(list, Self.bench(first: 0xB0)) {
+            try? FileManager.default.moveItem(atPath: folder, toPath: original)
+            switch change {
+            case .renamedWithACopyLeft: try? FileManager.default.copyItem(atPath: original, toPath: folder)
+            case .takenAwayThenPutBack:
+                try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+            }
+        }
+        let name = "ccbeacon-journal-bench-j.jsonl"
+        #expect(run.status == 1, "\(run.diagnostics)")
+        #expect(
+            run.diagnostics.contains("1 outcome(s) are kept in the journal \(original)/\(name)\n"), "\(run.diagnostics)"
+        )
+        #expect(Files.exists(original + "/" + name) && !Files.exists(folder + "/" + name))
+        switch change {
+        case .renamedWithACopyLeft:
+            let copy = Self.provision(
+                list, outage.url, bench: "bench-j", ["--release-interrupted"], debuggers: Self.bench(first: 0xB4))
+            #expect(copy.status == 3 && copy.diagnostics.contains("kept 's1' held: "), "\(copy.diagnostics)")
+        case .takenAwayThenPutBack:
+            try FileManager.default.removeItem(atPath: folder)
+            try FileManager.default.moveItem(atPath: original, toPath: folder)
+        }
+        let home = change == .renamedWithACopyLeft ? original : folder
+        let own = Self.provision(
+            home + "/list.csv", outage.url, bench: "bench-j", ["--release-interrupted"],
+            debuggers: Self.bench(first: 0xB8))
+        #expect(own.status == 0, "\(own.diagnostics)")
+        #expect(
+            own.diagnostics.contains("recorded from the journal: 's1' on chip 00:12:4B:00:B0:00: verified"),
+            "\(own.diagnostics)")
+        let attempts = try PostgresLedger(url: outage.url, bench: "").attempts()
+        #expect(attempts.filter { $0.station == "s1" }.map(\.chip) == ["00:12:4B:00:B0:00"], "\(attempts)")
+        #expect(attempts.filter { $0.outcome == .verified }.map(\.station).sorted() == ["s1", "s2", "s3"])
     }
 
     /// A bench that cannot leave its place token (a folder in its place) stops before it burns,

@@ -414,7 +414,11 @@ extension ProvisionCommand {
                 file is (its inode and inode change time, and its folder's inode); a run that records its
                 folder's journal then settles the run whose token it found there, in that very file in that very
                 folder (a copy of the folder, hard-linked or not, or one restored from a backup is another folder;
-                the folder renamed is the same). A held station is released only
+                the folder renamed is the same). A run holds its folder open from its start and writes its
+                journal into that very folder, wherever it is renamed to meanwhile (the message names it
+                there), never into another folder that took its name (a copy left at its path, the bare mount
+                point of a stick taken out); a folder deleted meanwhile gets no journal, and the run names the
+                chip whose outcome is then recorded nowhere. A held station is released only
                 by a run of the bench that was burning it, once that run is settled (or when it was a run of an
                 earlier ccbeacon, which recorded no journal place). Another bench's held station stays held, and the
                 run says so ("kept 's1' held: bench 'b' was burning it on chip … and may keep its outcome in its
