@@ -1,5 +1,6 @@
 import CCDebugger
 import Foundation
+import HexText
 import PostgresLedger
 import StationLedger
 import Storage
@@ -12,6 +13,18 @@ import Testing
 /// recorded that journal (the run is settled), or told with --journal-lost that the journal is
 /// gone (and no file is at its path here).
 extension PostgresProvisionTests {
+    /// Bench j run from `list` with --release-interrupted, its chips from `next` on: it records
+    /// the journal that holds s1 verified on chip `burned` first, and finishes the list.
+    static func recordsItsJournal(_ list: String, _ url: String, burned: UInt8, next: UInt8) -> ToolRun {
+        let own = Self.provision(
+            list, url, bench: "bench-j", ["--release-interrupted"], debuggers: Self.bench(first: next))
+        #expect(own.status == 0, "\(own.diagnostics)")
+        let chip = "00:12:4B:00:\(HexText.byte(burned)):00"
+        #expect(
+            own.diagnostics.contains("recorded from the journal: 's1' on chip \(chip): verified"), "\(own.diagnostics)")
+        return own
+    }
+
     /// A list of `count` stations in the folder `bench` of `scratch`.
     static func listInAFolder(_ scratch: Scratch, _ count: Int) throws -> String {
         try FileManager.default.createDirectory(atPath: scratch.path("bench"), withIntermediateDirectories: false)
@@ -83,13 +96,7 @@ extension PostgresProvisionTests {
         var verified = try PostgresLedger(url: outage.url, bench: "").attempts().filter { $0.outcome == .verified }
         #expect(!verified.contains { $0.station == "s1" }, "\(verified)")
         // The folder itself, wherever it is now: its journal recorded, nothing released.
-        let own = Self.provision(
-            renamed + "/list.csv", outage.url, bench: "bench-j", ["--release-interrupted"],
-            debuggers: Self.bench(first: 0xDC))
-        #expect(own.status == 0, "\(own.diagnostics)")
-        #expect(
-            own.diagnostics.contains("recorded from the journal: 's1' on chip 00:12:4B:00:D0:00: verified"),
-            "\(own.diagnostics)")
+        let own = Self.recordsItsJournal(renamed + "/list.csv", outage.url, burned: 0xD0, next: 0xDC)
         #expect(!own.diagnostics.contains("released"), "\(own.diagnostics)")
         verified = try PostgresLedger(url: outage.url, bench: "").attempts().filter { $0.outcome == .verified }
         #expect(verified.map(\.station).sorted() == ["s1", "s2", "s3", "s4"])
@@ -160,13 +167,7 @@ extension PostgresProvisionTests {
             try FileManager.default.moveItem(atPath: original, toPath: folder)
         }
         let home = change == .renamedWithACopyLeft ? original : folder
-        let own = Self.provision(
-            home + "/list.csv", outage.url, bench: "bench-j", ["--release-interrupted"],
-            debuggers: Self.bench(first: 0xB8))
-        #expect(own.status == 0, "\(own.diagnostics)")
-        #expect(
-            own.diagnostics.contains("recorded from the journal: 's1' on chip 00:12:4B:00:B0:00: verified"),
-            "\(own.diagnostics)")
+        _ = Self.recordsItsJournal(home + "/list.csv", outage.url, burned: 0xB0, next: 0xB8)
         let attempts = try PostgresLedger(url: outage.url, bench: "").attempts()
         #expect(attempts.filter { $0.station == "s1" }.map(\.chip) == ["00:12:4B:00:B0:00"], "\(attempts)")
         #expect(attempts.filter { $0.outcome == .verified }.map(\.station).sorted() == ["s1", "s2", "s3"])
