@@ -45,7 +45,7 @@ extension ProvisionCommand {
         // An earlier ccbeacon kept the journal beside the list's path as given (a link to it, say):
         // one left there would not be read, and the station it holds could be released.
         let asGiven = Files.join(Files.directory(of: listPath), Files.lastComponent(journal.path))
-        if SQLiteLedger.realPath(asGiven) != journal.path, Files.exists(asGiven) {
+        if asGiven != journal.path, SQLiteLedger.realPath(asGiven) != journal.path, Files.exists(asGiven) {
             throw CommandFailure(
                 .failure,
                 "bench '\(bench)' has a journal at '\(asGiven)', beside the link to the list, where an earlier ccbeacon kept it; this ccbeacon keeps it beside the list file, '\(journal.path)'",
@@ -219,7 +219,7 @@ extension ProvisionCommand {
                 "kept '\(station)' held: this bench's run that was burning it on chip \(chip) kept its journal at '\(journal.path)' on host \(journal.host), "
             if !givingUpJournals, journal.path == ownJournal {
                 return start
-                    + "where this run keeps its own, but not the token it left beside it in \(Files.lastComponent(OutcomeJournal(path: journal.path).placePath)) (a copy of that folder, another machine with the list at the same path, or that file damaged or replaced); run bench '\(keeper)' from that folder on that machine (it records the journal first), with --release-interrupted — or, if this is that folder and its journal is recorded (none is here now), add --journal-lost"
+                    + "where this run keeps its own, but not the token it left beside it in \(Files.lastComponent(OutcomeJournal(path: journal.path).placePath)): this is not the folder that run started in (a copy of it, a folder made at its path after it was renamed or mounted over, another machine with the list at the same path), or that file was damaged or replaced, or the journal could not be written; run bench '\(keeper)' from the folder that run started in, wherever it is now, on that machine (it records the journal first), with --release-interrupted — --journal-lost only once that folder and its journal are known to be lost"
             }
             return givingUpJournals
                 ? start

@@ -140,11 +140,14 @@ public final class JournalingLedger: ForwardingLedger, Sendable {
                 hooked: base.hookOutcomes.contains(outcome), run: base.lease.runID)
             do { try journal.append(entry) } catch let unwritten {
                 // Recorded nowhere: the attempt stays in progress on the server (its station held
-                // until the chip is attached again), and the person holding the chip must know.
+                // until the chip is attached again), and the person holding the chip must know. No
+                // later run may settle this one (its token found, its journal "recorded"): the
+                // token goes, so only --journal-lost releases the station.
+                journal.withdrawPlaceToken()
                 var lost = LedgerError(
                     operation: "recording the outcome of '\(station)' on chip \(chip)",
                     message:
-                        "\(error.message), and the journal could not be written either (\(unwritten.description)): the outcome (\(outcome.rawValue)) is recorded nowhere; chip \(chip) \(outcome == .verified ? "carries" : "may carry") '\(station)': set it aside and attach it to a bench later (its flash is checked and recorded), or erase it",
+                        "\(error.message), and the journal could not be written either (\(unwritten.description)): the outcome (\(outcome.rawValue)) is recorded nowhere; chip \(chip) \(outcome == .verified ? "carries" : "may carry") '\(station)': set it aside and attach it to a bench later (its flash is checked and recorded), or erase it ('\(station)' stays held until then, or until --release-interrupted --journal-lost)",
                     kind: .database)
                 lost.code = error.isConnectionLost ? error.code : "08006"
                 throw lost

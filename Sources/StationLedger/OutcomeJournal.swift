@@ -107,7 +107,14 @@ public struct OutcomeJournal: Sendable {
         }
         guard count > 0 else { return path }
         let now = String(decoding: buffer[..<count], as: UTF8.self)
-        guard now.hasPrefix("/"), !now.hasSuffix(" (deleted)") else { return path }
+        // The name the link gives is believed only where it leads to this very folder: a folder
+        // deleted, or on a file system unmounted since, has a name that leads nowhere or elsewhere
+        // (its path when it started is where a stick is mounted again).
+        var held = stat()
+        var named = stat()
+        guard now.hasPrefix("/"), stat(folder.path, &held) == 0, lstat(now, &named) == 0,
+            named.st_dev == held.st_dev, named.st_ino == held.st_ino
+        else { return path }
         return Files.join(now, Files.lastComponent(path))
     }
 
@@ -178,6 +185,16 @@ public struct OutcomeJournal: Sendable {
         return identity
     }
 
+    /// Takes this run's place token away (what is at `placePath`, through the held folder): an
+    /// outcome the journal could not take is recorded nowhere, and no later run may then settle this
+    /// run by finding its token — its stations stay held until `--journal-lost`. Nothing is said
+    /// when it cannot be removed (the folder gone takes the token with it).
+    public func withdrawPlaceToken() {
+        guard runToken != nil else { return }
+        let place = reached(Files.lastComponent(placePath))
+        if unlink(place) == 0 { try? Files.syncDirectory(Files.directory(of: place)) }
+    }
+
     /// Whether `path` is where ccbeacon keeps state, which no output may ever be written to, and
     /// what it is: an SQLite database (a ledger, or another application's); the name of SQLite's
     /// `-wal`, `-shm` or `-journal` file of a database beside it (SQLite would take a file there for
@@ -216,10 +233,15 @@ public struct OutcomeJournal: Sendable {
     public func append(_ entry: Entry) throws(LedgerError) {
         let line = Array((Self.encode(entry).compact() + "\n").utf8)
         let existed = exists
-        // Never through a symbolic link: the journal is this bench's own file.
-        let descriptor = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        // Never through a symbolic link, never waiting on a FIFO: the journal is this bench's own file.
+        let descriptor = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
         guard descriptor >= 0 else { throw Self.failure("opening the journal \(path)") }
         defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw LedgerError(
+                operation: "opening the journal \(path)", message: "it is not a regular file", kind: .database)
+        }
         if let code = line.withUnsafeBytes({ Files.writeAll($0, to: descriptor) }) {
             errno = code
             throw Self.failure("writing the journal \(path)")
@@ -236,6 +258,14 @@ public struct OutcomeJournal: Sendable {
     /// (a write a kill cut short) is left out; any other line that is not an entry is refused.
     public func entries() throws(LedgerError) -> [Entry] {
         guard exists else { return [] }
+        var link = stat()
+        if lstat(file, &link) == 0, link.st_mode & S_IFMT == S_IFLNK {
+            throw LedgerError(
+                operation: "reading the journal \(path)",
+                message:
+                    "it is a symbolic link; a bench's journal is its own file, written here and never through a link: move the link away",
+                kind: .refused(.damaged(report: ["\(path): a symbolic link"])))
+        }
         // A bench journals at most the chips in hand when its server went away: a file far
         // larger is not a journal ccbeacon wrote (and is not read into memory whole).
         var info = stat()

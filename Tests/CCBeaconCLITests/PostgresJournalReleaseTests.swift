@@ -8,6 +8,10 @@ import Synchronization
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A held station is released only once no outcome of it can wait in a journal unseen: by a run
 /// of the bench that was burning it that found the burning run's token beside its own journal and
 /// recorded that journal (the run is settled), or told with --journal-lost that the journal is
@@ -57,7 +61,7 @@ extension PostgresProvisionTests {
                 run.diagnostics.contains(
                     kept
                         + (samePath
-                            ? "where this run keeps its own, but not the token it left beside it in ccbeacon-journal-bench-j.place (a copy of that folder, another machine with the list at the same path, or that file damaged or replaced); run bench 'bench-j' from that folder on that machine (it records the journal first), with --release-interrupted — or, if this is that folder and its journal is recorded (none is here now), add --journal-lost\n"
+                            ? "where this run keeps its own, but not the token it left beside it in ccbeacon-journal-bench-j.place: this is not the folder that run started in (a copy of it, a folder made at its path after it was renamed or mounted over, another machine with the list at the same path), or that file was damaged or replaced, or the journal could not be written; run bench 'bench-j' from the folder that run started in, wherever it is now, on that machine (it records the journal first), with --release-interrupted — --journal-lost only once that folder and its journal are known to be lost\n"
                             : "which this run has not recorded (another folder, or another machine); run bench 'bench-j' with the list in '\(Files.directory(of: journal.path))' on that machine (it records that journal first), with --release-interrupted — or, once that journal is gone for good (its machine or folder lost) or recorded (the folder moved to another file system or restored from a copy, and run from there), add --journal-lost\n")
                 ), "\(run.diagnostics)")
         }
@@ -120,6 +124,41 @@ extension PostgresProvisionTests {
             run.diagnostics.contains(
                 "the outcome (verified) is recorded nowhere; chip 00:12:4B:00:C0:00 carries 's1': set it aside and attach it to a bench later"
             ), "\(run.diagnostics)")
+    }
+
+    /// What stood at the journal's name when the outcome was to be journaled.
+    enum JournalObstacle: String, CaseIterable, Sendable { case folder, fifo, danglingLink }
+
+    /// The journal's name taken mid-run (the ninth review): the outcome was recorded nowhere and
+    /// the run named its chip, but its token stayed, so the next run from the folder settled it
+    /// and a plain --release-interrupted burned s1 on a second chip (and a FIFO there hung the run
+    /// for good). The token goes with the journal that could not be written: s1 stays held.
+    @Test(arguments: JournalObstacle.allCases)
+    func aJournalThatCannotBeWrittenLeavesItsStationHeld(_ obstacle: JournalObstacle) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try Self.listInAFolder(scratch, 2)
+        let journal = OutcomeJournal.journalPath(bench: "bench-j", listPath: list)
+        let (outage, run) = try Self.cutOff(list, Self.bench(first: 0xA0)) {
+            switch obstacle {
+            case .folder: try? FileManager.default.createDirectory(atPath: journal, withIntermediateDirectories: false)
+            case .fifo: mkfifo(journal, 0o644)
+            case .danglingLink:
+                try? FileManager.default.createSymbolicLink(atPath: journal, withDestinationPath: "gone")
+            }
+        }
+        #expect(run.status == 1, "\(run.diagnostics)")
+        #expect(
+            run.diagnostics.contains(
+                "the outcome (verified) is recorded nowhere; chip 00:12:4B:00:A0:00 carries 's1': set it aside and attach it to a bench later (its flash is checked and recorded), or erase it ('s1' stays held until then, or until --release-interrupted --journal-lost)"
+            ), "\(run.diagnostics)")
+        unlink(journal)
+        rmdir(journal)
+        let again = Self.provision(
+            list, outage.url, bench: "bench-j", ["--release-interrupted"], debuggers: Self.bench(first: 0xA4))
+        #expect(again.status == 3 && again.diagnostics.contains("kept 's1' held: "), "\(again.diagnostics)")
+        let attempts = try PostgresLedger(url: outage.url, bench: "").attempts()
+        #expect(attempts.filter { $0.station == "s1" }.map(\.chip) == ["00:12:4B:00:A0:00"], "\(attempts)")
     }
 
     /// What became of bench j's folder while its server was away, before the outcome was journaled.

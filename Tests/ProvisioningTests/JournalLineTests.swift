@@ -47,3 +47,42 @@ struct JournalLineTests {
         #expect(error.message.contains("not a JSON value"), "\(error)")
     }
 }
+
+/// A symbolic link at the journal's name is refused, named as one (the ninth review: it was
+/// taken for a journal an earlier ccbeacon kept beside a link to the list, with the hint `mv X X`).
+@Test func aJournalThatIsASymbolicLinkIsRefusedAsOne() throws {
+    let path = NSTemporaryDirectory() + "journal-\(UUID().uuidString).jsonl"
+    defer { unlink(path) }
+    try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "elsewhere")
+    #expect {
+        try OutcomeJournal(path: path, runToken: String(repeating: "b", count: 32)).entries()
+    } throws: { error in
+        "\(error)".contains("it is a symbolic link; a bench's journal is its own file")
+    }
+}
+
+/// A run's journal goes into the folder the run started in, and is named where that folder is.
+struct JournalFolderTests {
+    /// Renamed, the folder still takes the run's journal and the message names it there; a folder
+    /// made at the old path gets nothing; deleted, the folder takes nothing and the journal is named
+    /// by the path it had (a name inside a folder that is gone would lead nowhere).
+    @Test func aRunsJournalFollowsItsFolder() throws {
+        let base = NSTemporaryDirectory() + "journal-folder-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        try FileManager.default.createDirectory(atPath: base + "/bench", withIntermediateDirectories: true)
+        let journal = OutcomeJournal(
+            path: base + "/bench/ccbeacon-journal-b.jsonl", runToken: String(repeating: "a", count: 32))
+        let entry = try #require(try JournalLineTests.read([JournalLineTests.good]).get().first)
+        try FileManager.default.moveItem(atPath: base + "/bench", toPath: base + "/moved")
+        try FileManager.default.createDirectory(atPath: base + "/bench", withIntermediateDirectories: false)
+        #expect(journal.currentPath == base + "/moved/ccbeacon-journal-b.jsonl")
+        try journal.append(entry)
+        #expect(FileManager.default.fileExists(atPath: base + "/moved/ccbeacon-journal-b.jsonl"))
+        #expect(!FileManager.default.fileExists(atPath: base + "/bench/ccbeacon-journal-b.jsonl"))
+        #expect(try journal.entries() == [entry])
+        try FileManager.default.removeItem(atPath: base + "/moved")
+        #expect(journal.currentPath == journal.path)
+        #expect(throws: LedgerError.self) { try journal.append(entry) }
+        #expect(!FileManager.default.fileExists(atPath: base + "/bench/ccbeacon-journal-b.jsonl"))
+    }
+}

@@ -417,8 +417,10 @@ extension ProvisionCommand {
                 the folder renamed is the same). A run holds its folder open from its start and writes its
                 journal into that very folder, wherever it is renamed to meanwhile (the message names it
                 there), never into another folder that took its name (a copy left at its path, the bare mount
-                point of a stick taken out); a folder deleted meanwhile gets no journal, and the run names the
-                chip whose outcome is then recorded nowhere. A held station is released only
+                point of a stick taken out); a folder deleted meanwhile, or a journal that cannot be written there
+                (its name taken by a folder, a FIFO or a link), gets no line: the run names the chip whose outcome
+                is then recorded nowhere and takes its token away, so its station stays held until that chip is
+                attached again or `--journal-lost`. A held station is released only
                 by a run of the bench that was burning it, once that run is settled (or when it was a run of an
                 earlier ccbeacon, which recorded no journal place). Another bench's held station stays held, and the
                 run says so ("kept 's1' held: bench 'b' was burning it on chip … and may keep its outcome in its
