@@ -301,6 +301,9 @@ enum LedgerFile {
         try checkJournals(path)
         let header = try readHeader(path, info)
         let isWAL = header[18] == 2 && header[19] == 2
+        if isWAL, let problem = WriteAheadLog.damage(at: path + "-wal") {
+            throw refusal(.damaged(report: ["\(path)-wal: \(problem)"]), path)
+        }
         let database = try SQLiteDatabase(
             path: path, mode: isWAL && !Files.exists(path + "-wal") ? .immutable : .readOnly)
         let shape = try identify(database, path)

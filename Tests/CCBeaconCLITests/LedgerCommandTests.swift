@@ -17,6 +17,11 @@ enum LedgerFiles {
     /// A ledger with stations 'a' (verified on chip 00:12:4B:00:00:01) and 'b' (pending); every
     /// connection closed, so no -wal file is left beside it.
     static func sound(_ path: String, readBack: String? = nil) throws {
+        _ = try openSound(path, readBack: readBack)
+    }
+
+    /// `sound`, left open: what it wrote waits in its log (`-wal`) until it is closed.
+    static func openSound(_ path: String, readBack: String? = nil) throws -> SQLiteLedger {
         let ledger = try SQLiteLedger(path: path)
         try ledger.register([
             Station(name: "a", identity: IBeaconFixture.identity(1)),
@@ -27,6 +32,7 @@ enum LedgerFiles {
                 chip: "00:12:4B:00:00:01", debugger: "EMU001", template: "t", templateSHA256: "x",
                 verifyMethod: "read", skipping: [], image: { _ in ("i", "C0:FF:EE:00:00:01") }))
         try ledger.finish(attempt.id, outcome: .verified, reason: nil, readBack: readBack)
+        return ledger
     }
 
     /// A sound ledger (see `sound`) whose station 'a' is renamed by raw SQL to `name` (an SQL
@@ -215,6 +221,16 @@ struct LedgerCommandTests {
         }
     }
 
+    /// provision of a list of 'a' and 'b' (the stations of `LedgerFiles.sound`) with the ledger at
+    /// `ledger`, on one emulated debugger.
+    static func provisionStationsAAndB(_ scratch: Scratch, ledger: String) throws -> ToolRun {
+        let list = try scratch.write(
+            "list.csv", "name,uuid,major,minor\na,\(LedgerFiles.uuid),1,1\nb,\(LedgerFiles.uuid),1,2\n")
+        return ToolRun(
+            ["provision", list, "--ledger", ledger, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.1"],
+            debuggers: EmulatorProvider())
+    }
+
     /// Indexes out of step with their table (pages intact: `quick_check` passes) made the next
     /// claim take 'a', verified on its chip, and burn it on a second one. The whole check runs
     /// before a claim: refused, no chip touched.
@@ -223,16 +239,39 @@ struct LedgerCommandTests {
         defer { scratch.remove() }
         let path = scratch.path("ledger.sqlite")
         try LedgerFiles.indexOutOfStep(path)
-        let list = try scratch.write(
-            "list.csv", "name,uuid,major,minor\na,\(LedgerFiles.uuid),1,1\nb,\(LedgerFiles.uuid),1,2\n")
-        let run = ToolRun(
-            ["provision", list, "--ledger", path, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.1"],
-            debuggers: EmulatorProvider())
+        let run = try Self.provisionStationsAAndB(scratch, ledger: path)
         #expect(run.status == 65, "\(run.diagnostics)")
         #expect(!run.diagnostics.contains("burned") && !run.diagnostics.contains("verified"), "\(run.diagnostics)")
         let attempts = try SQLiteDatabase(path: path, mode: .immutable).query(
             "SELECT station, chip, outcome FROM attempts ORDER BY id", [], "")
         #expect(attempts.map { $0.compactMap(\.string) } == [["a", "00:12:4B:00:00:01", "verified"]])
+    }
+
+    /// A crash left 'a' verified in the ledger's log, not yet merged into the file; a byte of the
+    /// log changed since. SQLite stops at the damaged frame and drops every commit after it without
+    /// a word: the ledger read as having no station, and provision burned 'a' again (the ninth
+    /// review). Frames of the same log that hold after one that does not are damage: refused.
+    @Test func aLedgerWhoseLogIsDamagedInsideBurnsNothing() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let live = scratch.path("live.sqlite")
+        let ledger = try LedgerFiles.openSound(live)
+        // The files as a kill leaves them, the ledger still open.
+        let path = scratch.path("ledger.sqlite")
+        for suffix in ["", "-wal"] { try FileManager.default.copyItem(atPath: live + suffix, toPath: path + suffix) }
+        withExtendedLifetime(ledger) {}
+        try LedgerFiles.overwrite(path + "-wal", at: 32 + 24 + 200, with: Data([0x5A]))
+        let run = try Self.provisionStationsAAndB(scratch, ledger: path)
+        #expect(run.status == 65, "\(run.diagnostics)")
+        #expect(
+            run.diagnostics.contains(
+                "it is a damaged ccbeacon ledger: \(path)-wal: frame 1 fails its checksum, and frame 2 of the same log after it holds: SQLite would read the ledger without the commits from frame 1 on"
+            ), "\(run.diagnostics)")
+        #expect(!run.diagnostics.contains("burning"), "\(run.diagnostics)")
+        let show = ToolRun(["ledger", "show", "--ledger", path])
+        #expect(show.status == 65 && show.diagnostics.contains("frame 1 fails its checksum"), "\(show.diagnostics)")
+        let check = ToolRun(["ledger", "check", "--ledger", path])
+        #expect(check.status == 65 && check.output.contains("frame 1 fails its checksum"), "\(check.output)")
     }
 
     /// The fewest regions that cover a ledger, exported, pass `check-app` against that ledger;

@@ -188,7 +188,12 @@ extension ProvisionCommand {
                 database, another application's database (another `application_id`, or none and no ccbeacon
                 tables), a ledger of a newer schema version than this ccbeacon knows, or damaged (`PRAGMA
                 integrity_check`: pages, records and every index against its table — an index out of step
-                would let a claim take a verified station again; `provision` also refuses a ledger that has lost one of its unique indexes or
+                would let a claim take a verified station again — and, where a `-wal` file is beside it, that log
+                damaged inside: a frame of the log that holds its checksum after one that does not, which SQLite
+                takes for the log's end and so drops every commit after it without a word (every commit is on
+                the disk before the next is written, so a crash never leaves that; a log that merely ends early, or
+                whose last frame, magic number or page size is damaged, cannot be told from a crash's and is read as
+                SQLite reads it); `provision` also refuses a ledger that has lost one of its unique indexes or
                 triggers). Only then does `provision` open it read-write; a ledger of an earlier ccbeacon (no
                 `application_id`, no schema version) or of version 1 is migrated in one transaction: ids set,
                 missing columns, tables, indexes and triggers added, its records kept. `ledger show`, `export` and `check` only read: they
