@@ -278,7 +278,8 @@ enum LedgerFile {
     }
 
     /// Opens the existing file at `path` read-only and checks it is a ledger this ccbeacon may use:
-    /// its first bytes, its identity and tables, and — unless only inspecting — `PRAGMA
+    /// its first bytes, its write-ahead log (`WriteAheadLog`: not damaged inside), its identity and
+    /// tables, and — unless only inspecting — `PRAGMA
     /// integrity_check`; for provisioning, also that a current ledger still has every index and trigger
     /// that keeps its promises.
     ///
