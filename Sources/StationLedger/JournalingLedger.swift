@@ -143,11 +143,14 @@ public final class JournalingLedger: ForwardingLedger, Sendable {
                 // until the chip is attached again), and the person holding the chip must know. No
                 // later run may settle this one (its token found, its journal "recorded"): the
                 // token goes, so only --journal-lost releases the station.
-                journal.withdrawPlaceToken()
+                let held =
+                    journal.withdrawPlaceToken().map {
+                        "and this run's token in \(journal.placePath) could not be taken away (\($0)): remove that file before this bench runs again, or a run of it from this folder would let --release-interrupted burn '\(station)' on another chip"
+                    } ?? "'\(station)' stays held until then, or until --release-interrupted --journal-lost"
                 var lost = LedgerError(
                     operation: "recording the outcome of '\(station)' on chip \(chip)",
                     message:
-                        "\(error.message), and the journal could not be written either (\(unwritten.description)): the outcome (\(outcome.rawValue)) is recorded nowhere; chip \(chip) \(outcome == .verified ? "carries" : "may carry") '\(station)': set it aside and attach it to a bench later (its flash is checked and recorded), or erase it ('\(station)' stays held until then, or until --release-interrupted --journal-lost)",
+                        "\(error.message), and the journal could not be written either (\(unwritten.description)): the outcome (\(outcome.rawValue)) is recorded nowhere; chip \(chip) \(outcome == .verified ? "carries" : "may carry") '\(station)': set it aside and attach it to a bench later (its flash is checked and recorded), or erase it (\(held))",
                     kind: .database)
                 lost.code = error.isConnectionLost ? error.code : "08006"
                 throw lost

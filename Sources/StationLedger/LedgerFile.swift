@@ -302,7 +302,9 @@ enum LedgerFile {
         try checkJournals(path)
         let header = try readHeader(path, info)
         let isWAL = header[18] == 2 && header[19] == 2
-        if isWAL, let problem = WriteAheadLog.damage(at: path + "-wal") {
+        // The page size as the database's header gives it (1 stands for 65,536).
+        let pageSize = Int(header[16]) << 8 | Int(header[17])
+        if isWAL, let problem = WriteAheadLog.damage(at: path + "-wal", pageSize: pageSize == 1 ? 65536 : pageSize) {
             throw refusal(.damaged(report: ["\(path)-wal: \(problem)"]), path)
         }
         let database = try SQLiteDatabase(

@@ -187,12 +187,25 @@ public struct OutcomeJournal: Sendable {
 
     /// Takes this run's place token away (what is at `placePath`, through the held folder): an
     /// outcome the journal could not take is recorded nowhere, and no later run may then settle this
-    /// run by finding its token — its stations stay held until `--journal-lost`. Nothing is said
-    /// when it cannot be removed (the folder gone takes the token with it).
-    public func withdrawPlaceToken() {
-        guard runToken != nil else { return }
+    /// run by finding its token — its stations stay held until `--journal-lost`. Removed, or else
+    /// emptied (a folder that takes no change of its names may still take one of the file: an empty
+    /// `.place` holds no token). Returns why neither could be done, or `nil` (also when the token is
+    /// gone with its folder).
+    public func withdrawPlaceToken() -> String? {
+        guard runToken != nil else { return nil }
         let place = reached(Files.lastComponent(placePath))
-        if unlink(place) == 0 { try? Files.syncDirectory(Files.directory(of: place)) }
+        if unlink(place) == 0 {
+            try? Files.syncDirectory(Files.directory(of: place))
+            return nil
+        }
+        let code = errno
+        if code == ENOENT { return nil }
+        let descriptor = open(place, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        if descriptor >= 0 {
+            defer { close(descriptor) }
+            if fsync(descriptor) == 0 { return nil }
+        }
+        return String(cString: strerror(code))
     }
 
     /// Whether `path` is where ccbeacon keeps state, which no output may ever be written to, and

@@ -1,74 +1,112 @@
 import Storage
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The write-ahead log beside a WAL ledger (`NAME-wal`), read the way SQLite's file format
 /// describes it: a 32-byte header (magic, version, page size, checkpoint count, two salts, a
 /// checksum of its first 24 bytes), then frames of a 24-byte header (page number, the database's
-/// size after a commit, the two salts, a checksum) and one page. Each checksum runs on from the
-/// one before it. SQLite reads frames until the first whose salts or checksum do not hold, and
-/// takes that for the end of the log: a torn last write after a crash, by design. With
-/// `synchronous=FULL` (every ledger's) each commit is on the disk before the next is written, so
-/// a frame of this log that holds *after* one that does not was written later, and the frame
-/// before it was damaged since: every commit from there on would be dropped without a word — a
-/// verified burn forgotten, its station burned again.
+/// size in pages on a commit frame, else 0, the two salts, a checksum) and one page. Each checksum
+/// runs on from the one before it. SQLite reads frames while each holds and uses them up to the
+/// last commit among them: the first that does not hold is the log's end to it — a torn write a
+/// crash left, by design. With `synchronous=FULL` (every ledger's) a commit is on the disk before
+/// the next transaction writes, so a *commit* frame of this log that holds on its own after the
+/// point where SQLite stops was written and acknowledged, and something before it was damaged
+/// since: that commit, and every one after, would be dropped without a word — a verified burn
+/// forgotten, its station burned again. Frames that hold after a break but end in no commit are
+/// a transaction that never committed (SQLite rewrites frames of an open transaction in place).
 enum WriteAheadLog {
-    /// What is wrong with the log at `path` (`damage(in:)`), or `nil`. A log found damaged is read
-    /// once more, and only a second finding counts: a reader beside a running writer may catch a
-    /// frame half-written, or the log restarted, while it reads.
-    static func damage(at path: String) -> String? {
-        guard let first = try? Files.read(path), damage(in: first) != nil else { return nil }
-        return (try? Files.read(path)).flatMap { damage(in: $0) }
+    /// What is wrong with the log at `path` of a database of `pageSize`-byte pages, or `nil`
+    /// (`damage(pageSize:read:)`). A log found damaged is read once more, and only a second
+    /// finding counts: a reader beside a running writer may catch a frame half-written, or the
+    /// log restarted, while it reads. A log that cannot be read at all is reported as such.
+    static func damage(at path: String, pageSize: Int) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
+        guard descriptor >= 0 else { return errno == ENOENT ? nil : "it cannot be read (\(describe(errno)))" }
+        defer { close(descriptor) }
+        let read = { (offset: Int, count: Int) -> [UInt8]? in
+            var bytes = [UInt8](repeating: 0, count: count)
+            let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }
+            return got == count ? bytes : nil
+        }
+        guard damage(pageSize: pageSize, read: read) != nil else { return nil }
+        return damage(pageSize: pageSize, read: read)
     }
 
-    /// What is wrong with the log `bytes`, or `nil` when it is whole, ends early (what a crash
-    /// leaves), or is not one SQLite would read (too short, another magic, a page size SQLite never
-    /// writes: SQLite then ignores the log, and so does this check).
-    static func damage(in bytes: [UInt8]) -> String? {
-        guard bytes.count >= 32 else { return nil }
-        let magic = word(bytes, 0, bigEndian: true)
-        guard magic & 0xFFFF_FFFE == 0x377F_0682 else { return nil }
-        let bigEndian = magic & 1 == 1
-        let pageSize = Int(word(bytes, 8, bigEndian: true))
-        guard (512...65536).contains(pageSize), pageSize & (pageSize - 1) == 0 else { return nil }
-        let salts = bytes[16..<24]
-        let frameSize = 24 + pageSize
-        var seed = (word(bytes, 24, bigEndian: true), word(bytes, 28, bigEndian: true))
-        var firstBroken: Int? = checksum(bytes, 0..<24, seed: (0, 0), bigEndian: bigEndian) == seed ? nil : 0
-        var frame = 0
-        var offset = 32
-        while offset + frameSize <= bytes.count {
-            frame += 1
-            let stored = (word(bytes, offset + 16, bigEndian: true), word(bytes, offset + 20, bigEndian: true))
-            // Checked against the checksum stored before it, so a frame stands on its own.
-            let holds =
-                bytes[(offset + 8)..<(offset + 16)] == salts
-                && checksum(
-                    bytes, offset..<(offset + 8), then: (offset + 24)..<(offset + frameSize), seed: seed,
-                    bigEndian: bigEndian) == stored
-            if let broken = firstBroken, holds {
-                return broken == 0
-                    ? "its header fails its checksum, and frame \(frame) of that log after it holds: SQLite would read the ledger without any commit in the log"
-                    : "frame \(broken) fails its checksum, and frame \(frame) of the same log after it holds: SQLite would read the ledger without the commits from frame \(broken) on"
+    static func describe(_ code: Int32) -> String { String(cString: strerror(code)) }
+
+    /// What is wrong with the log `read` gives (`read(offset, count)`: those bytes, or `nil` past
+    /// its end), of a database of `pageSize`-byte pages; `nil` when no commit SQLite would drop
+    /// holds on its own. A frame holds on its own when its salts are its log's (the header's, or
+    /// its first frame's where the header is damaged) and its checksum is right chained from the
+    /// checksum stored in the frame before it, or from the one that frame should have stored.
+    /// The page size is the database's; the byte order the magic's, or either where it is damaged.
+    static func damage(pageSize: Int, read: (Int, Int) -> [UInt8]?) -> String? {
+        guard let header = read(0, 32) else { return nil }
+        // The magic's byte order where the header holds in it; else either (the magic may be the
+        // damaged byte).
+        let magicOrder = word(header, 0, bigEndian: true) & 1 == 1
+        let orders = headerHolds(header, pageSize: pageSize, bigEndian: magicOrder) ? [magicOrder] : [true, false]
+        for bigEndian in orders {
+            if let found = damage(header: header, pageSize: pageSize, bigEndian: bigEndian, read: read) {
+                return found
             }
-            if !holds, firstBroken == nil { firstBroken = frame }
-            seed = stored
-            offset += frameSize
         }
         return nil
     }
 
-    /// Bytes `offset..<offset+4` as a 32-bit number in the order given.
-    static func word(_ bytes: [UInt8], _ offset: Int, bigEndian: Bool) -> UInt32 {
-        let four = Array(bytes[offset..<(offset + 4)])
-        return (bigEndian ? four : four.reversed()).reduce(0) { $0 << 8 | UInt32($1) }
+    /// `damage(pageSize:read:)` for one byte order.
+    static func damage(header: [UInt8], pageSize: Int, bigEndian: Bool, read: (Int, Int) -> [UInt8]?) -> String? {
+        let stored = (word(header, 24, bigEndian: true), word(header, 28, bigEndian: true))
+        let holds = headerHolds(header, pageSize: pageSize, bigEndian: bigEndian)
+        // Where SQLite stops reading (0: it reads no frame), and the salts of this log.
+        var stop: Int? = holds ? nil : 0
+        var salts: ArraySlice<UInt8>? = holds ? header[16..<24] : nil
+        var seeds = [stored]  // the checksums a frame may be chained from: stored, and as it should be
+        var frame = 0
+        while let bytes = read(32 + frame * (24 + pageSize), 24 + pageSize) {
+            frame += 1
+            let own = (word(bytes, 16, bigEndian: true), word(bytes, 20, bigEndian: true))
+            let generation = salts ?? bytes[8..<16]
+            salts = generation
+            let computed = seeds.map { checksum(bytes, [0..<8, 24..<bytes.count], seed: $0, bigEndian: bigEndian) }
+            let holds = bytes[8..<16] == generation && computed.contains { $0 == own }
+            if stop == nil, !(holds && computed[0] == own) { stop = frame }
+            if let stop, holds, word(bytes, 4, bigEndian: true) != 0 {
+                return stop == 0
+                    ? "its header is damaged, and commit frame \(frame) after it holds: SQLite would read the ledger without any commit in the log"
+                    : "frame \(stop) does not hold (its checksum or salts), and commit frame \(frame) of the same log after it does: SQLite would read the ledger without the commits from frame \(stop) on"
+            }
+            seeds = [own, computed[0]]
+        }
+        return nil
     }
 
-    /// SQLite's WAL checksum of `first` then `then` (both whole numbers of 8 bytes), starting
-    /// from `seed`: for each pair of words x0, x1, s0 += x0 + s1, then s1 += x1 + s0.
-    static func checksum(
-        _ bytes: [UInt8], _ first: Range<Int>, then: Range<Int> = 0..<0, seed: (UInt32, UInt32), bigEndian: Bool
-    ) -> (UInt32, UInt32) {
+    /// Whether SQLite reads the log whose 32-byte header is `header` at all: its magic (in the byte
+    /// order given), version, page size and checksum right.
+    static func headerHolds(_ header: [UInt8], pageSize: Int, bigEndian: Bool) -> Bool {
+        word(header, 0, bigEndian: true) == (bigEndian ? 0x377F_0683 : 0x377F_0682)
+            && word(header, 4, bigEndian: true) == 3_007_000 && Int(word(header, 8, bigEndian: true)) == pageSize
+            && checksum(header, [0..<24], seed: (0, 0), bigEndian: bigEndian)
+                == (word(header, 24, bigEndian: true), word(header, 28, bigEndian: true))
+    }
+
+    /// Bytes `offset..<offset+4` of `bytes` as a 32-bit number in the order given.
+    static func word(_ bytes: [UInt8], _ offset: Int, bigEndian: Bool) -> UInt32 {
+        let (b0, b1, b2, b3) = (
+            UInt32(bytes[offset]), UInt32(bytes[offset + 1]), UInt32(bytes[offset + 2]), UInt32(bytes[offset + 3])
+        )
+        return bigEndian ? b0 << 24 | b1 << 16 | b2 << 8 | b3 : b3 << 24 | b2 << 16 | b1 << 8 | b0
+    }
+
+    /// SQLite's WAL checksum of `ranges` of `bytes` (each a whole number of 8 bytes) from `seed`:
+    /// for each pair of words x0, x1, s0 += x0 + s1, then s1 += x1 + s0.
+    static func checksum(_ bytes: [UInt8], _ ranges: [Range<Int>], seed: (UInt32, UInt32), bigEndian: Bool)
+        -> (UInt32, UInt32)
+    {
         var (s0, s1) = seed
-        for range in [first, then] {
+        for range in ranges {
             for start in stride(from: range.lowerBound, to: range.upperBound, by: 8) {
                 s0 = s0 &+ word(bytes, start, bigEndian: bigEndian) &+ s1
                 s1 = s1 &+ word(bytes, start + 4, bigEndian: bigEndian) &+ s0

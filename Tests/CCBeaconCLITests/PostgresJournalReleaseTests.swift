@@ -161,6 +161,52 @@ extension PostgresProvisionTests {
         #expect(attempts.filter { $0.station == "s1" }.map(\.chip) == ["00:12:4B:00:A0:00"], "\(attempts)")
     }
 
+    /// Sets or clears the immutable attribute of `folder` (`chattr`): no name in it can then be
+    /// made, removed or renamed, but its files can still be written. False where the file system
+    /// or the process cannot.
+    @discardableResult
+    static func immutable(_ folder: String, _ on: Bool) -> Bool {
+        let run = try? ChildProcess.run(
+            "/usr/bin/chattr", [on ? "+i" : "-i", folder], in: URL(fileURLWithPath: "/"), timeout: 10)
+        return run?.status == 0
+    }
+
+    /// Whether this machine can make a folder immutable (root, a file system with the attribute).
+    static let immutableFolders: Bool = {
+        let folder = NSTemporaryDirectory() + "immutable-\(UUID().uuidString)"
+        guard (try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)) != nil
+        else { return false }
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        guard immutable(folder, true) else { return false }
+        return immutable(folder, false)
+    }()
+
+    /// The folder made immutable mid-run (the tenth review; a file system gone read-only, or a
+    /// folder whose write permission was taken away, do the same): the journal could not be
+    /// written, nor the token removed, and the run said s1 stays held while its token settled it
+    /// for the next run, which burned s1 on a second chip. The token is emptied where it cannot be
+    /// removed.
+    @Test(.enabled(if: immutableFolders, "needs chattr +i (root, a file system with the attribute)"))
+    func aFolderThatTakesNoNewNameStillLosesTheRunsToken() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = try Self.listInAFolder(scratch, 2)
+        let folder = Files.directory(of: list)
+        defer { Self.immutable(folder, false) }
+        let (outage, run) = try Self.cutOff(list, Self.bench(first: 0x98)) { Self.immutable(folder, true) }
+        Self.immutable(folder, false)
+        #expect(run.status == 1, "\(run.diagnostics)")
+        #expect(
+            run.diagnostics.contains(
+                "chip 00:12:4B:00:98:00 carries 's1': set it aside and attach it to a bench later (its flash is checked and recorded), or erase it ('s1' stays held until then, or until --release-interrupted --journal-lost)"
+            ), "\(run.diagnostics)")
+        let again = Self.provision(
+            list, outage.url, bench: "bench-j", ["--release-interrupted"], debuggers: Self.bench(first: 0x9C))
+        #expect(again.status == 3 && again.diagnostics.contains("kept 's1' held: "), "\(again.diagnostics)")
+        let attempts = try PostgresLedger(url: outage.url, bench: "").attempts()
+        #expect(attempts.filter { $0.station == "s1" }.map(\.chip) == ["00:12:4B:00:98:00"], "\(attempts)")
+    }
+
     /// What became of bench j's folder while its server was away, before the outcome was journaled.
     enum FolderMidRun: String, CaseIterable, Sendable {
         /// Renamed, and a copy of it (the list and the token) left at its path.

@@ -3,30 +3,49 @@ import Testing
 
 @testable import StationLedger
 
-/// A ledger's write-ahead log damaged inside itself is told from one a crash cut short (the ninth
-/// review: a byte flipped in an unmerged log made SQLite drop every commit from there on, and
-/// provision burned those stations again).
+/// A ledger's write-ahead log damaged inside itself is told from one a crash cut short or a
+/// transaction left open (the ninth and tenth reviews: a byte changed in an unmerged log made
+/// SQLite drop every commit from there on, and provision burned those stations again).
 struct WriteAheadLogTests {
-    /// A database in WAL mode with `commits` one-row commits that were never merged into the
-    /// main file, copied as a crash would leave it; its log's bytes and page size.
-    static func crashImage(commits: Int) throws -> (folder: String, log: [UInt8], frame: Int) {
+    /// A database in WAL mode with `commits` one-row commits never merged into the main file,
+    /// copied as a kill leaves it (and, with `openTransaction`, a large transaction still open);
+    /// its log and page size.
+    static func crashImage(commits: Int, openTransaction: Bool = false) throws -> (
+        folder: String, log: [UInt8], pageSize: Int
+    ) {
         let folder = NSTemporaryDirectory() + "wal-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
         let database = try SQLiteDatabase(path: folder + "/live.sqlite", mode: .create)
         for statement in [
-            "CREATE TABLE burns(id INTEGER PRIMARY KEY, station TEXT)", "PRAGMA journal_mode=WAL",
+            "CREATE TABLE burns(id INTEGER PRIMARY KEY, station TEXT)",
+            "CREATE TABLE stations(name TEXT PRIMARY KEY, code TEXT UNIQUE)", "PRAGMA journal_mode=WAL",
             "PRAGMA synchronous=FULL", "PRAGMA wal_autocheckpoint=0",
         ] { try database.execute(statement, [], "") }
         for index in 0..<commits {
             try database.execute("INSERT INTO burns(station) VALUES (?)", [.text("s\(index)")], "")
         }
+        if openTransaction {
+            // A list of 60,000 stations registered in one transaction, as provision does.
+            try database.execute("BEGIN", [], "")
+            try database.execute(
+                "WITH RECURSIVE n(v) AS (SELECT 1 UNION ALL SELECT v + 1 FROM n WHERE v < 60000) INSERT INTO stations SELECT 'station-' || v, hex(randomblob(8)) FROM n",
+                [], "")
+        }
         for suffix in ["", "-wal"] {
             try FileManager.default.copyItem(
                 atPath: folder + "/live.sqlite" + suffix, toPath: folder + "/c.sqlite" + suffix)
         }
+        if openTransaction { try database.execute("ROLLBACK", [], "") }
         let log = [UInt8](try Data(contentsOf: URL(fileURLWithPath: folder + "/c.sqlite-wal")))
-        let pageSize = Int(log[8]) << 24 | Int(log[9]) << 16 | Int(log[10]) << 8 | Int(log[11])
-        return (folder, log, 24 + pageSize)
+        let main = [UInt8](try Data(contentsOf: URL(fileURLWithPath: folder + "/c.sqlite")))
+        return (folder, log, Int(main[16]) << 8 | Int(main[17]))
+    }
+
+    /// What the check finds in `log`.
+    static func damage(_ log: [UInt8], _ pageSize: Int) -> String? {
+        WriteAheadLog.damage(pageSize: pageSize) { offset, count in
+            offset + count <= log.count ? Array(log[offset..<(offset + count)]) : nil
+        }
     }
 
     /// The rows SQLite reads with `log` as the log of a fresh copy of the crash image's main
@@ -39,36 +58,56 @@ struct WriteAheadLogTests {
         return try database.query("SELECT count(*) FROM burns", [], "").first?.first?.int ?? -1
     }
 
+    /// Each place a byte of a six-commit log may be damaged: the first bytes of what the check
+    /// reports, or nil where it cannot be told from what a crash leaves (SQLite reads the log as
+    /// it ends). `frame` counts from 1; offsets inside a frame count from its header.
+    static let damages: [(what: String, offset: @Sendable (Int) -> Int, finding: String?)] = [
+        (
+            "frame 3's page", { 32 + 2 * $0 + 24 + 100 },
+            "frame 3 does not hold (its checksum or salts), and commit frame 4"
+        ),
+        ("frame 3's salt", { 32 + 2 * $0 + 9 }, "frame 3 does not hold (its checksum or salts), and commit frame 4"),
+        (
+            "frame 5's checksum field", { 32 + 4 * $0 + 17 },
+            "frame 5 does not hold (its checksum or salts), and commit frame 6"
+        ),
+        ("the last frame's page", { 32 + 5 * $0 + 30 }, nil),
+        ("the header's checkpoint count", { _ in 15 }, "its header is damaged, and commit frame 1"),
+        ("the header's salt", { _ in 17 }, "its header is damaged, and commit frame 1"),
+        ("the header's magic", { _ in 3 }, "its header is damaged, and commit frame 1"),
+        ("the header's page size", { _ in 10 }, "its header is damaged, and commit frame 1"),
+        ("the header's stored checksum", { _ in 26 }, "its header is damaged, and commit frame 2"),
+    ]
+
     @Test func aLogDamagedInsideIsFoundAndOneCutShortIsNot() throws {
-        let (folder, log, frame) = try Self.crashImage(commits: 6)
+        let (folder, log, pageSize) = try Self.crashImage(commits: 6)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let frames = (log.count - 32) / frame
-        #expect(frames >= 6 && WriteAheadLog.damage(in: log) == nil)
+        let frame = 24 + pageSize
+        #expect((log.count - 32) / frame == 6 && Self.damage(log, pageSize) == nil)
         #expect(try Self.rowsRead(folder, log) == 6)
-        // Cut inside its last frame, or at any frame: what a crash leaves, SQLite's to end there.
-        for cut in [log.count - frame / 2, 32 + 3 * frame, 32 + 10] {
-            #expect(WriteAheadLog.damage(in: Array(log[..<cut])) == nil, "cut at \(cut)")
+        // Cut anywhere: what a crash leaves, SQLite's to end there.
+        for cut in [log.count - frame / 2, 32 + 3 * frame, 32 + 10, 20] {
+            #expect(Self.damage(Array(log[..<cut]), pageSize) == nil, "cut at \(cut)")
         }
-        // A byte of frame 3's page changed: SQLite drops the commits from there on, this says so.
-        var damaged = log
-        damaged[32 + 2 * frame + 24 + 100] ^= 0x01
-        #expect(
-            WriteAheadLog.damage(in: damaged)
-                == "frame 3 fails its checksum, and frame 4 of the same log after it holds: SQLite would read the ledger without the commits from frame 3 on"
-        )
-        #expect(try Self.rowsRead(folder, damaged) < 6)
-        // Its salt changed: the same.
-        var salted = log
-        salted[32 + 2 * frame + 9] ^= 0x01
-        #expect(WriteAheadLog.damage(in: salted)?.hasPrefix("frame 3 fails its checksum") == true)
-        // The last frame changed is what a torn last write looks like: not told apart, left to SQLite.
-        var last = log
-        last[32 + (frames - 1) * frame + 30] ^= 0x01
-        #expect(WriteAheadLog.damage(in: last) == nil)
-        // The header's checksummed bytes changed (the checkpoint count): SQLite ignores the whole log.
-        var header = log
-        header[15] ^= 0x01
-        #expect(WriteAheadLog.damage(in: header)?.hasPrefix("its header fails its checksum, and frame 1") == true)
-        #expect(try Self.rowsRead(folder, header) == 0)
+        for (what, offset, finding) in Self.damages {
+            var damaged = log
+            damaged[offset(frame)] ^= 0x01
+            let found = Self.damage(damaged, pageSize)
+            #expect(found?.hasPrefix(finding ?? "-") ?? (finding == nil), "\(what): \(found ?? "nothing")")
+            // Where it is found, SQLite itself reads fewer commits than were made.
+            if finding != nil { #expect(try Self.rowsRead(folder, damaged) < 6, "\(what)") }
+        }
+    }
+
+    /// A large transaction still open when the run was killed: its pages spilled into the log and
+    /// some rewritten there (SQLite re-checksums the frames after them only at the commit), so
+    /// frames after a break hold, but none is a commit (the tenth review:
+    /// healthy ledgers were refused after a kill mid-registration, and under live readers).
+    @Test func aTransactionLeftOpenIsNoDamage() throws {
+        let (folder, log, pageSize) = try Self.crashImage(commits: 3, openTransaction: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect((log.count - 32) / (24 + pageSize) > 20, "the open transaction spilled into the log")
+        #expect(Self.damage(log, pageSize) == nil)
+        #expect(try Self.rowsRead(folder, log) == 3)
     }
 }

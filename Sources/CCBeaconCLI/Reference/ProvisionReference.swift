@@ -189,11 +189,12 @@ extension ProvisionCommand {
                 tables), a ledger of a newer schema version than this ccbeacon knows, or damaged (`PRAGMA
                 integrity_check`: pages, records and every index against its table — an index out of step
                 would let a claim take a verified station again — and, where a `-wal` file is beside it, that log
-                damaged inside: a frame of the log that holds its checksum after one that does not, which SQLite
-                takes for the log's end and so drops every commit after it without a word (every commit is on
-                the disk before the next is written, so a crash never leaves that; a log that merely ends early, or
-                whose last frame, magic number or page size is damaged, cannot be told from a crash's and is read as
-                SQLite reads it); `provision` also refuses a ledger that has lost one of its unique indexes or
+                damaged inside: a commit of the log that holds its checksum after the frame (or the header) where
+                SQLite stops reading, which SQLite would drop with every commit after it without a word (each
+                commit is on the disk before the next is written, so no crash leaves that; frames that hold after a
+                break but end in no commit are a transaction left open, and no damage). A log that merely ends early,
+                or whose last commit is what is damaged, cannot be told from a crash's and is read as SQLite reads
+                it; `provision` also refuses a ledger that has lost one of its unique indexes or
                 triggers). Only then does `provision` open it read-write; a ledger of an earlier ccbeacon (no
                 `application_id`, no schema version) or of version 1 is migrated in one transaction: ids set,
                 missing columns, tables, indexes and triggers added, its records kept. `ledger show`, `export` and `check` only read: they
@@ -424,8 +425,9 @@ extension ProvisionCommand {
                 there), never into another folder that took its name (a copy left at its path, the bare mount
                 point of a stick taken out); a folder deleted meanwhile, or a journal that cannot be written there
                 (its name taken by a folder, a FIFO or a link), gets no line: the run names the chip whose outcome
-                is then recorded nowhere and takes its token away, so its station stays held until that chip is
-                attached again or `--journal-lost`. A held station is released only
+                is then recorded nowhere and takes its token away (removed, or emptied where the folder takes no change
+                of names), so its station stays held until that chip is attached again or `--journal-lost`; where
+                neither can be done the message says so, and which file to remove before the bench runs again. A held station is released only
                 by a run of the bench that was burning it, once that run is settled (or when it was a run of an
                 earlier ccbeacon, which recorded no journal place). Another bench's held station stays held, and the
                 run says so ("kept 's1' held: bench 'b' was burning it on chip … and may keep its outcome in its
