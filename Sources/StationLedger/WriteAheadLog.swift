@@ -11,11 +11,15 @@ import Storage
 /// runs on from the one before it. SQLite reads frames while each holds and uses them up to the
 /// last commit among them: the first that does not hold is the log's end to it — a torn write a
 /// crash left, by design. With `synchronous=FULL` (every ledger's) a commit is on the disk before
-/// the next transaction writes, so a *commit* frame of this log that holds on its own after the
-/// point where SQLite stops was written and acknowledged, and something before it was damaged
-/// since: that commit, and every one after, would be dropped without a word — a verified burn
-/// forgotten, its station burned again. Frames that hold after a break but end in no commit are
-/// a transaction that never committed (SQLite rewrites frames of an open transaction in place).
+/// the next transaction writes, so where two *commit* frames of this log hold on their own after
+/// the point where SQLite stops reading, the first commit was on the disk before the second was
+/// written, with all before it, and something there was damaged since: those commits, and every
+/// one after, would be dropped without a word — a verified burn forgotten, its station burned
+/// again. One commit alone after a break may be one a power cut caught half-written (the disk
+/// keeps an unsynced write's frames in any order), never acknowledged; frames that hold after a
+/// break but end in no commit are a transaction left open (SQLite rewrites its spilled frames in
+/// place and re-checksums them only at the commit). Damage within the last two commits' frames of
+/// a log is so not seen: SQLite reads such a log as it ends.
 enum WriteAheadLog {
     /// What is wrong with the log at `path` of a database of `pageSize`-byte pages, or `nil`
     /// (`damage(pageSize:read:)`). A log found damaged is read once more, and only a second
@@ -37,8 +41,8 @@ enum WriteAheadLog {
     static func describe(_ code: Int32) -> String { String(cString: strerror(code)) }
 
     /// What is wrong with the log `read` gives (`read(offset, count)`: those bytes, or `nil` past
-    /// its end), of a database of `pageSize`-byte pages; `nil` when no commit SQLite would drop
-    /// holds on its own. A frame holds on its own when its salts are its log's (the header's, or
+    /// its end), of a database of `pageSize`-byte pages; `nil` unless two commits SQLite would drop
+    /// hold on their own. A frame holds on its own when its salts are its log's (the header's, or
     /// its first frame's where the header is damaged) and its checksum is right chained from the
     /// checksum stored in the frame before it, or from the one that frame should have stored.
     /// The page size is the database's; the byte order the magic's, or either where it is damaged.
@@ -65,6 +69,7 @@ enum WriteAheadLog {
         var salts: ArraySlice<UInt8>? = holds ? header[16..<24] : nil
         var seeds = [stored]  // the checksums a frame may be chained from: stored, and as it should be
         var frame = 0
+        var firstCommit: Int?
         while let bytes = read(32 + frame * (24 + pageSize), 24 + pageSize) {
             frame += 1
             let own = (word(bytes, 16, bigEndian: true), word(bytes, 20, bigEndian: true))
@@ -73,12 +78,19 @@ enum WriteAheadLog {
             let computed = seeds.map { checksum(bytes, [0..<8, 24..<bytes.count], seed: $0, bigEndian: bigEndian) }
             let holds = bytes[8..<16] == generation && computed.contains { $0 == own }
             if stop == nil, !(holds && computed[0] == own) { stop = frame }
-            if let stop, holds, word(bytes, 4, bigEndian: true) != 0 {
-                return stop == 0
-                    ? "its header is damaged, and commit frame \(frame) after it holds: SQLite would read the ledger without any commit in the log"
-                    : "frame \(stop) does not hold (its checksum or salts), and commit frame \(frame) of the same log after it does: SQLite would read the ledger without the commits from frame \(stop) on"
-            }
             seeds = [own, computed[0]]
+            if let stop, holds, word(bytes, 4, bigEndian: true) != 0 {
+                // The second commit after the break: the first was on the disk before it was
+                // written, and so was everything before the first. One alone may be a commit a power
+                // cut caught half on the disk (its frames in any order), never acknowledged.
+                guard let first = firstCommit else {
+                    firstCommit = frame
+                    continue
+                }
+                return stop == 0
+                    ? "its header is damaged, and commit frames \(first) and \(frame) after it hold: SQLite would read the ledger without any commit in the log"
+                    : "frame \(stop) does not hold (its checksum or salts), and commit frames \(first) and \(frame) of the same log after it do: SQLite would read the ledger without the commits from frame \(stop) on"
+            }
         }
         return nil
     }

@@ -265,7 +265,7 @@ struct LedgerCommandTests {
         #expect(run.status == 65, "\(run.diagnostics)")
         #expect(
             run.diagnostics.contains(
-                "it is a damaged ccbeacon ledger: \(path)-wal: frame 1 does not hold (its checksum or salts), and commit frame 4 of the same log after it does: SQLite would read the ledger without the commits from frame 1 on"
+                "it is a damaged ccbeacon ledger: \(path)-wal: frame 1 does not hold (its checksum or salts), and commit frames 4 and 7 of the same log after it do: SQLite would read the ledger without the commits from frame 1 on"
             ), "\(run.diagnostics)")
         #expect(!run.diagnostics.contains("burning"), "\(run.diagnostics)")
         let show = ToolRun(["ledger", "show", "--ledger", path])

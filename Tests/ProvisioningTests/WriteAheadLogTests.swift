@@ -59,24 +59,29 @@ struct WriteAheadLogTests {
     }
 
     /// Each place a byte of a six-commit log may be damaged: the first bytes of what the check
-    /// reports, or nil where it cannot be told from what a crash leaves (SQLite reads the log as
-    /// it ends). `frame` counts from 1; offsets inside a frame count from its header.
+    /// reports, or nil where it cannot be told from what a crash or power cut leaves (SQLite reads
+    /// the log as it ends). `frame` counts from 1; offsets inside a frame count from its header.
     static let damages: [(what: String, offset: @Sendable (Int) -> Int, finding: String?)] = [
         (
             "frame 3's page", { 32 + 2 * $0 + 24 + 100 },
-            "frame 3 does not hold (its checksum or salts), and commit frame 4"
+            "frame 3 does not hold (its checksum or salts), and commit frames 4 and 5"
         ),
-        ("frame 3's salt", { 32 + 2 * $0 + 9 }, "frame 3 does not hold (its checksum or salts), and commit frame 4"),
         (
-            "frame 5's checksum field", { 32 + 4 * $0 + 17 },
-            "frame 5 does not hold (its checksum or salts), and commit frame 6"
+            "frame 3's salt", { 32 + 2 * $0 + 9 },
+            "frame 3 does not hold (its checksum or salts), and commit frames 4 and 5"
         ),
+        (
+            "frame 4's checksum field", { 32 + 3 * $0 + 17 },
+            "frame 4 does not hold (its checksum or salts), and commit frames 5 and 6"
+        ),
+        // One commit after the damage is what a power cut mid-commit may leave: not told apart.
+        ("frame 5's page", { 32 + 4 * $0 + 30 }, nil),
         ("the last frame's page", { 32 + 5 * $0 + 30 }, nil),
-        ("the header's checkpoint count", { _ in 15 }, "its header is damaged, and commit frame 1"),
-        ("the header's salt", { _ in 17 }, "its header is damaged, and commit frame 1"),
-        ("the header's magic", { _ in 3 }, "its header is damaged, and commit frame 1"),
-        ("the header's page size", { _ in 10 }, "its header is damaged, and commit frame 1"),
-        ("the header's stored checksum", { _ in 26 }, "its header is damaged, and commit frame 2"),
+        ("the header's checkpoint count", { _ in 15 }, "its header is damaged, and commit frames 1 and 2"),
+        ("the header's salt", { _ in 17 }, "its header is damaged, and commit frames 1 and 2"),
+        ("the header's magic", { _ in 3 }, "its header is damaged, and commit frames 1 and 2"),
+        ("the header's page size", { _ in 10 }, "its header is damaged, and commit frames 1 and 2"),
+        ("the header's stored checksum", { _ in 26 }, "its header is damaged, and commit frames 2 and 3"),
     ]
 
     @Test func aLogDamagedInsideIsFoundAndOneCutShortIsNot() throws {

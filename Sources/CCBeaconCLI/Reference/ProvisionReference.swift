@@ -189,12 +189,12 @@ extension ProvisionCommand {
                 tables), a ledger of a newer schema version than this ccbeacon knows, or damaged (`PRAGMA
                 integrity_check`: pages, records and every index against its table — an index out of step
                 would let a claim take a verified station again — and, where a `-wal` file is beside it, that log
-                damaged inside: a commit of the log that holds its checksum after the frame (or the header) where
-                SQLite stops reading, which SQLite would drop with every commit after it without a word (each
-                commit is on the disk before the next is written, so no crash leaves that; frames that hold after a
-                break but end in no commit are a transaction left open, and no damage). A log that merely ends early,
-                or whose last commit is what is damaged, cannot be told from a crash's and is read as SQLite reads
-                it; `provision` also refuses a ledger that has lost one of its unique indexes or
+                damaged inside: two commits of the log that hold their checksums after the frame (or the header)
+                where SQLite stops reading, which SQLite would drop with every commit after them without a word
+                (each commit is on the disk before the next is written, so neither a crash nor a power cut leaves
+                that; frames that hold after a break but end in no commit are a transaction left open, and no
+                damage). A log that merely ends early, or is damaged within its last two commits, cannot be told
+                from a crash's or a power cut's and is read as SQLite reads it; `provision` also refuses a ledger that has lost one of its unique indexes or
                 triggers). Only then does `provision` open it read-write; a ledger of an earlier ccbeacon (no
                 `application_id`, no schema version) or of version 1 is migrated in one transaction: ids set,
                 missing columns, tables, indexes and triggers added, its records kept. `ledger show`, `export` and `check` only read: they
