@@ -62,35 +62,40 @@ enum WriteAheadLog {
 
     /// `damage(pageSize:read:)` for one byte order.
     static func damage(header: [UInt8], pageSize: Int, bigEndian: Bool, read: (Int, Int) -> [UInt8]?) -> String? {
-        let stored = (word(header, 24, bigEndian: true), word(header, 28, bigEndian: true))
-        let holds = headerHolds(header, pageSize: pageSize, bigEndian: bigEndian)
-        // Where SQLite stops reading (0: it reads no frame), and the salts of this log.
-        var stop: Int? = holds ? nil : 0
-        var salts: ArraySlice<UInt8>? = holds ? header[16..<24] : nil
-        var seeds = [stored]  // the checksums a frame may be chained from: stored, and as it should be
+        let headerHolds = headerHolds(header, pageSize: pageSize, bigEndian: bigEndian)
+        // Where SQLite stops reading (0: it reads no frame).
+        var stop: Int? = headerHolds ? nil : 0
+        // The salts of this log: the header's; where the header is damaged, the first that two frames
+        // holding on their own share (this log fills the file from its start, an older one's
+        // frames lie after it; one frame's salts may be the damaged bytes).
+        var generation = headerHolds ? header[16..<24] : nil
+        var saltsSeen: [ArraySlice<UInt8>] = []
+        // After the break: each commit frame that holds by its checksum, with its salts.
+        var commits: [(frame: Int, salts: ArraySlice<UInt8>)] = []
+        var seeds = [(word(header, 24, bigEndian: true), word(header, 28, bigEndian: true))]
         var frame = 0
-        var firstCommit: Int?
         while let bytes = read(32 + frame * (24 + pageSize), 24 + pageSize) {
             frame += 1
             let own = (word(bytes, 16, bigEndian: true), word(bytes, 20, bigEndian: true))
-            let generation = salts ?? bytes[8..<16]
-            salts = generation
+            // Chained from the checksum stored in the frame before, or from the one it should hold.
             let computed = seeds.map { checksum(bytes, [0..<8, 24..<bytes.count], seed: $0, bigEndian: bigEndian) }
-            let holds = bytes[8..<16] == generation && computed.contains { $0 == own }
-            if stop == nil, !(holds && computed[0] == own) { stop = frame }
+            let salts = bytes[8..<16]
+            if stop == nil, !(salts == generation && computed[0] == own) { stop = frame }
             seeds = [own, computed[0]]
-            if let stop, holds, word(bytes, 4, bigEndian: true) != 0 {
-                // The second commit after the break: the first was on the disk before it was
-                // written, and so was everything before the first. One alone may be a commit a power
-                // cut caught half on the disk (its frames in any order), never acknowledged.
-                guard let first = firstCommit else {
-                    firstCommit = frame
-                    continue
-                }
-                return stop == 0
-                    ? "its header is damaged, and commit frames \(first) and \(frame) after it hold: SQLite would read the ledger without any commit in the log"
-                    : "frame \(stop) does not hold (its checksum or salts), and commit frames \(first) and \(frame) of the same log after it do: SQLite would read the ledger without the commits from frame \(stop) on"
+            guard let stop, computed.contains(where: { $0 == own }) else { continue }
+            if generation == nil {
+                if saltsSeen.contains(salts) { generation = salts } else { saltsSeen.append(salts) }
             }
+            if word(bytes, 4, bigEndian: true) != 0 { commits.append((frame, salts)) }
+            // Two commits after the break: the first was on the disk before the second was written,
+            // and so was everything before it. One alone may be a commit a power cut caught half on
+            // the disk (its frames in any order), never acknowledged.
+            let held = commits.filter { $0.salts == generation }
+            guard held.count >= 2 else { continue }
+            let (first, second) = (held[0].frame, held[1].frame)
+            return stop == 0
+                ? "its header is damaged, and commit frames \(first) and \(second) after it hold: SQLite would read the ledger without any commit in the log"
+                : "frame \(stop) does not hold (its checksum or salts), and commit frames \(first) and \(second) of the same log after it do: SQLite would read the ledger without the commits from frame \(stop) on"
         }
         return nil
     }

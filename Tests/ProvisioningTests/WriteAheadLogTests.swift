@@ -104,6 +104,23 @@ struct WriteAheadLogTests {
         }
     }
 
+    /// Damage that takes the header and the first frame's header with it (the eleventh review: a
+    /// zeroed first sector, or a header bit with a bit of frame 1's salts, left the log's salts
+    /// unknown and passed): the log's salts are those two frames after it share.
+    @Test func aLogWhoseHeaderAndFirstFrameAreDamagedIsFound() throws {
+        let (folder, log, pageSize) = try Self.crashImage(commits: 6)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var zeroed = log
+        zeroed.replaceSubrange(0..<512, with: [UInt8](repeating: 0, count: 512))
+        #expect(Self.damage(zeroed, pageSize)?.hasPrefix("its header is damaged, and commit frames 3 and 4") == true)
+        #expect(try Self.rowsRead(folder, zeroed) == 0)
+        var twice = log
+        twice[17] ^= 0x01
+        twice[32 + 9] ^= 0x01
+        #expect(Self.damage(twice, pageSize)?.hasPrefix("its header is damaged, and commit frames 2 and 3") == true)
+        #expect(try Self.rowsRead(folder, twice) == 0)
+    }
+
     /// A large transaction still open when the run was killed: its pages spilled into the log and
     /// some rewritten there (SQLite re-checksums the frames after them only at the commit), so
     /// frames after a break hold, but none is a commit (the tenth review:
