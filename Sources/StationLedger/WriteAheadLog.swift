@@ -24,10 +24,11 @@ enum WriteAheadLog {
     /// What is wrong with the log at `path` of a database of `pageSize`-byte pages, or `nil`
     /// (`damage(pageSize:read:)`). A log found damaged is read once more, and only a second
     /// finding counts: a reader beside a running writer may catch a frame half-written, or the
-    /// log restarted, while it reads. A log that cannot be read at all is reported as such.
+    /// log restarted, while it reads. A log this process cannot open is left to SQLite, which
+    /// then cannot open the ledger either and says why.
     static func damage(at path: String, pageSize: Int) -> String? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
-        guard descriptor >= 0 else { return errno == ENOENT ? nil : "it cannot be read (\(describe(errno)))" }
+        guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         let read = { (offset: Int, count: Int) -> [UInt8]? in
             var bytes = [UInt8](repeating: 0, count: count)
@@ -38,12 +39,10 @@ enum WriteAheadLog {
         return damage(pageSize: pageSize, read: read)
     }
 
-    static func describe(_ code: Int32) -> String { String(cString: strerror(code)) }
-
     /// What is wrong with the log `read` gives (`read(offset, count)`: those bytes, or `nil` past
     /// its end), of a database of `pageSize`-byte pages; `nil` unless two commits SQLite would drop
     /// hold on their own. A frame holds on its own when its salts are its log's (the header's, or
-    /// its first frame's where the header is damaged) and its checksum is right chained from the
+    /// the first two frames share where the header is damaged) and its checksum is right chained from the
     /// checksum stored in the frame before it, or from the one that frame should have stored.
     /// The page size is the database's; the byte order the magic's, or either where it is damaged.
     static func damage(pageSize: Int, read: (Int, Int) -> [UInt8]?) -> String? {
