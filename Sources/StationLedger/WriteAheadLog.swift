@@ -42,8 +42,9 @@ enum WriteAheadLog {
     /// What is wrong with the log `read` gives (`read(offset, count)`: those bytes, or `nil` past
     /// its end), of a database of `pageSize`-byte pages; `nil` unless two commits SQLite would drop
     /// hold on their own. A frame holds on its own when its salts are its log's (the header's, or
-    /// the first two frames share where the header is damaged) and its checksum is right chained from the
-    /// checksum stored in the frame before it, or from the one that frame should have stored.
+    /// the first two frames share where the header is damaged) and its checksum is right chained
+    /// from the checksum stored in the frame before it, or from the one that frame should have
+    /// stored.
     /// The page size is the database's; the byte order the magic's, or either where it is damaged.
     static func damage(pageSize: Int, read: (Int, Int) -> [UInt8]?) -> String? {
         guard let header = read(0, 32) else { return nil }
