@@ -148,5 +148,8 @@ public struct CaptureError: Error, Sendable, Equatable, CustomStringConvertible 
     public var problem: String
 
     /// `file: at byte N: problem`.
-    public var description: String { "\(file): at byte \(offset): \(problem)" }
+    public var description: String { "\(file): \(located)" }
+
+    /// `at byte N: problem`, for where the file is named already.
+    public var located: String { "at byte \(offset): \(problem)" }
 }

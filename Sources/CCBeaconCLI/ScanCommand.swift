@@ -363,7 +363,7 @@ enum ScanCommand {
     /// `cutShort` for a capture: where it ends inside a record, or null.
     static func cutShortField(_ source: Source, _ cutShort: CaptureError?) -> [(String, JSONValue)] {
         guard case .capture = source else { return [] }
-        return [("cutShort", cutShort.map { .string("at byte \($0.offset): \($0.problem)") } ?? .null)]
+        return [("cutShort", cutShort.map { .string($0.located) } ?? .null)]
     }
 
     static func rssiText(_ station: HeardStation) -> String {

@@ -279,9 +279,8 @@ enum LedgerFile {
 
     /// Opens the existing file at `path` read-only and checks it is a ledger this ccbeacon may use:
     /// its first bytes, its write-ahead log (`WriteAheadLog`: not damaged inside), its identity and
-    /// tables, and — unless only inspecting — `PRAGMA
-    /// integrity_check`; for provisioning, also that a current ledger still has every index and trigger
-    /// that keeps its promises.
+    /// tables, and — unless only inspecting — `PRAGMA integrity_check`; for provisioning, also that
+    /// a current ledger still has every index and trigger that keeps its promises.
     ///
     /// A WAL ledger with no -wal file beside it is read with `immutable=1`: every committed change
     /// is then in the main file, and SQLite would otherwise create -wal and -shm files (and leave

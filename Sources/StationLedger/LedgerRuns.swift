@@ -1,4 +1,5 @@
 import HexText
+import Storage
 import Synchronization
 
 #if canImport(Glibc)
@@ -74,10 +75,7 @@ public struct RunIdentity: Sendable {
             gethostname(&buffer, buffer.count - 1) == 0
             ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
         let boot = firstLine("/proc/sys/kernel/random/boot_id") ?? ""
-        var link = [CChar](repeating: 0, count: 256)
-        let count = readlink("/proc/self/ns/pid", &link, link.count - 1)
-        let namespace =
-            count > 0 ? String(decoding: link.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+        let namespace = Files.linkTarget("/proc/self/ns/pid") ?? ""
         // Without both, no other run can be judged by its process: the machine is unknown.
         let machine = boot.isEmpty || namespace.isEmpty ? "unknown-\(randomHex())" : "\(boot) \(namespace)"
         return RunIdentity(host: host, process: Int(getpid()), machine: machine)

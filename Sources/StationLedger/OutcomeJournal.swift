@@ -98,22 +98,11 @@ public struct OutcomeJournal: Sendable {
     /// Where the journal is now, for messages: in the folder it was made in, under that folder's
     /// name now (renamed since, it is there); `path` when the folder is not held or is gone.
     public var currentPath: String {
-        guard let folder else { return path }
-        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = buffer.withUnsafeMutableBufferPointer { pointer in
-            pointer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: pointer.count) {
-                readlink(folder.path, $0, pointer.count - 1)
-            }
-        }
-        guard count > 0 else { return path }
-        let now = String(decoding: buffer[..<count], as: UTF8.self)
         // The name the link gives is believed only where it leads to this very folder: a folder
         // deleted, or on a file system unmounted since, has a name that leads nowhere or elsewhere
         // (its path when it started is where a stick is mounted again).
-        var held = stat()
-        var named = stat()
-        guard now.hasPrefix("/"), stat(folder.path, &held) == 0, lstat(now, &named) == 0,
-            named.st_dev == held.st_dev, named.st_ino == held.st_ino
+        guard let folder, let now = Files.linkTarget(folder.path), now.hasPrefix("/"),
+            let named = PathIdentity.fileID(now), let held = PathIdentity.fileID(folder.path), named == held
         else { return path }
         return Files.join(now, Files.lastComponent(path))
     }

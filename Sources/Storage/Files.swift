@@ -602,9 +602,12 @@ public enum Files {
     }
 
     /// The path of the running executable (Linux `/proc/self/exe`), or `nil`.
-    public static func executablePath() -> String? {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = buffer.withUnsafeMutableBytes { readlink("/proc/self/exe", $0.baseAddress!, $0.count) }
+    public static func executablePath() -> String? { linkTarget("/proc/self/exe") }
+
+    /// What the symbolic link at `path` holds (`/proc/self/exe`, `/proc/self/fd/N`), or `nil`.
+    public static func linkTarget(_ path: String) -> String? {
+        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = buffer.withUnsafeMutableBytes { readlink(path, $0.baseAddress!, $0.count - 1) }
         guard count > 0 else { return nil }
         return String(decoding: buffer[0..<count], as: UTF8.self)
     }
