@@ -174,7 +174,8 @@ enum CalibrateCommand {
         var written: [String] = []
         if writing, let name {
             written = try record(
-                calibration, station: name, source: source, listPath: listPath, ledgerPath: ledgerPath)
+                calibration, station: name, source: source, listPath: listPath, ledgerPath: ledgerPath, console: console
+            )
         }
         if arguments.json {
             console.data(
@@ -249,7 +250,8 @@ enum CalibrateCommand {
     /// made and read back, the ledger opened and the station found), then the ledger written (one
     /// transaction), then the list (atomically). Returns what was written, in words.
     static func record(
-        _ calibration: Calibration, station: String, source: String, listPath: String?, ledgerPath: String?
+        _ calibration: Calibration, station: String, source: String, listPath: String?, ledgerPath: String?,
+        console: Console
     ) throws(CommandFailure) -> [String] {
         // The ledger named is one calibrate can write, before the list's folder is touched.
         if let ledgerPath {
@@ -260,6 +262,18 @@ enum CalibrateCommand {
         }
         var listEdit: (path: String, edited: ListPowerEdit.Edited, prepared: PreparedRewrite?)?
         if let listPath {
+            // Held from before the list is read until it is rewritten: two runs calibrating
+            // stations of one list take turns, each editing what the other wrote.
+            let lock: RewriteLock
+            do {
+                lock = try Files.lockForRewrite(listPath) {
+                    console.diagnostics(line: "waiting for another ccbeacon that is rewriting \(listPath)")
+                }
+            } catch {
+                throw CommandFailure(
+                    .failure, "\(error.description); nothing was recorded",
+                    hint: "calibrate writes the list in place: it must be a writable file in a writable folder")
+            }
             let original = try FileAccess.read(listPath)
             let before = try CommandSupport.stations(listPath, consequence: "nothing was written")
             let edited: ListPowerEdit.Edited
@@ -293,7 +307,8 @@ enum CalibrateCommand {
                 // whatever could keep it from its place (permissions, owner, attributes) is found
                 // while nothing is recorded yet.
                 do {
-                    let prepared = try Files.prepareRewrite(listPath, from: original, to: edited.bytes)
+                    let prepared = try Files.prepareRewrite(
+                        listPath, from: original, to: edited.bytes, holding: lock)
                     // What a run killed while rewriting left beside it (its process is gone; this
                     // run's own new file is kept, its process lives).
                     _ = Files.removeAbandonedTemporaryFiles(in: Files.directory(of: prepared.target))

@@ -190,51 +190,6 @@ public enum Files {
         try syncDirectory(folder)
     }
 
-    /// Rewrites the user's file `path` in place with `bytes` (`prepareRewrite`, then `commit`).
-    public static func rewrite(_ path: String, from original: [UInt8], to bytes: [UInt8]) throws(FileError) {
-        try prepareRewrite(path, from: original, to: bytes).commit()
-    }
-
-    /// Makes a rewrite of the user's file `path` ready without touching it: the new file is
-    /// written beside it (durably), with what makes it the same file to its owner — owner, group,
-    /// permission bits and every extended attribute (ACLs among them) — and `commit` puts it in
-    /// place, as atomically as `writeAtomically`; a symbolic link stays a link (the file it leads
-    /// to is rewritten). Whatever could make the rewrite fail is found here, before the caller
-    /// records anything elsewhere (`checkRewritable`; an attribute that cannot be kept).
-    public static func prepareRewrite(_ path: String, from original: [UInt8], to bytes: [UInt8]) throws(FileError)
-        -> PreparedRewrite
-    {
-        let file = try checkRewritable(path)
-        let source = open(file.target, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard source >= 0 else { throw systemError(.write, path) }
-        defer { close(source) }
-        let folder = directory(of: file.target)
-        let temporary = join(folder, temporaryName(for: lastComponent(file.target), inFolder: folder))
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw systemError(.write, path) }
-        let failure: FileError? = bytes.withUnsafeBytes { buffer -> FileError? in
-            func failed(_ what: String) -> FileError {
-                let code = errno
-                return FileError(.write, path: path, reason: "\(what): \(describe(code))", code: code)
-            }
-            if writeAll(buffer, to: descriptor) != nil { return failed("writing the new file failed") }
-            // After the bytes, in this order, since each step clears what the one before set:
-            // writing drops set-id bits and file capabilities, changing the owner drops them too.
-            guard fchown(descriptor, file.owner, file.group) == 0 else {
-                return failed("the new file cannot be given the list's owner and group")
-            }
-            guard fchmod(descriptor, mode_t(file.mode)) == 0 else { return failed("the new file's mode cannot be set") }
-            if let error = copyAttributes(from: source, to: descriptor, path: path) { return error }
-            return fsync(descriptor) == 0 ? nil : failed("flushing the new file failed")
-        }
-        close(descriptor)
-        if let failure {
-            unlink(temporary)
-            throw failure
-        }
-        return PreparedRewrite(path: path, target: file.target, temporary: temporary, original: original)
-    }
-
     /// Copies every extended attribute of `source` to `destination` (ACLs are the
     /// `system.posix_acl_*` ones); an attribute that cannot be read or set is an error, since the
     /// rewritten file would not be the same file to its users.
@@ -626,51 +581,6 @@ public enum Files {
     }
 
     static func describe(_ code: Int32) -> String { String(cString: strerror(code)) }
-}
-
-/// A rewrite made ready by `Files.prepareRewrite`: the new file beside the old one. `commit` puts it
-/// in place; without a commit (`discard`, or the value going away) it is removed and the file stays
-/// as it was.
-public final class PreparedRewrite {
-    let path: String
-    /// The file rewritten (symbolic links resolved); the new one waits in its folder.
-    public let target: String
-    let temporary: String
-    let original: [UInt8]
-    var settled = false
-
-    init(path: String, target: String, temporary: String, original: [UInt8]) {
-        self.path = path
-        self.target = target
-        self.temporary = temporary
-        self.original = original
-    }
-
-    deinit { discard() }
-
-    /// Puts the new file in place, unless the file no longer holds what was read (another
-    /// program changed it meanwhile: it is left as it is), and syncs the folder.
-    public func commit() throws(FileError) {
-        guard !settled else { return }
-        settled = true
-        guard (try? Files.read(target)) == original else {
-            unlink(temporary)
-            throw FileError(.write, path: path, reason: "it changed while it was being rewritten; it was left as it is")
-        }
-        guard rename(temporary, target) == 0 else {
-            let error = Files.systemError(.write, path)
-            unlink(temporary)
-            throw error
-        }
-        try Files.syncDirectory(Files.directory(of: target))
-    }
-
-    /// Removes the new file; the old one stays.
-    public func discard() {
-        guard !settled else { return }
-        settled = true
-        unlink(temporary)
-    }
 }
 
 /// A folder held open by its descriptor, so that what is written "into it" goes into the folder

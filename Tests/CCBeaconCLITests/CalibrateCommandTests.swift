@@ -378,6 +378,34 @@ struct CalibrateWriteTests {
         #expect(try Files.list(scratch.path("")).sorted() == ["list.csv", "r.txt"])
     }
 
+    /// Two runs calibrating stations of one list at once: each takes the list's rewrite lock before
+    /// reading it, so the second waits and edits what the first wrote. (They used to read it
+    /// together; the second rename then wrote over the first run's calibration, both saying
+    /// "recorded".) The test is the first run here: it holds the lock from before its read to its
+    /// commit, with the command started in between.
+    @Test func twoRunsOnOneListTakeTurnsAndLoseNoCalibration() throws {
+        try #require(BuiltTools.ccbeaconAvailable)
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let text = "name,uuid,major,minor,power\nA,\(Self.uuid),1,1,\nB,\(Self.uuid),1,2,\n"
+        let list = try scratch.write("list.csv", text)
+        let rssi = try scratch.write("r.txt", Self.samples.map(String.init).joined(separator: "\n"))
+        let lock = try Files.lockForRewrite(list)
+        let read = try scratch.bytes("list.csv")
+        let second = try ChildProcess(
+            BuiltTools.ccbeacon, ["calibrate", "--rssi", rssi, "--station", "B", "--list", list, "--write"],
+            in: scratch.url)
+        #expect(second.waitUntil("waiting for another ccbeacon that is rewriting \(list)"), "\(second.errors)")
+        let mine = Array(text.replacing("A,\(Self.uuid),1,1,", with: "A,\(Self.uuid),1,1,-70").utf8)
+        #expect(throws: Never.self) { try Files.prepareRewrite(list, from: read, to: mine, holding: lock).commit() }
+        #expect(second.wait(timeout: 60) == 0, "\(second.errors)")
+        #expect(second.output.contains("recorded: \(list):3: 'B', power (empty) → -61 dBm"), "\(second.output)")
+        #expect(
+            try scratch.text("list.csv")
+                == "name,uuid,major,minor,power\nA,\(Self.uuid),1,1,-70\nB,\(Self.uuid),1,2,-61\n")
+        #expect(try Files.list(scratch.path("")).sorted() == ["list.csv", "r.txt"], "nothing left beside")
+    }
+
     /// The file changed between its reading and the new one taking its place: refused, kept.
     @Test func aFileChangedMeanwhileIsNotOverwritten() throws {
         let scratch = try Scratch()
