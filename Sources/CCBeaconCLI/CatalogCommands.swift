@@ -255,8 +255,12 @@ enum TemplateImportCommand {
             throw .data(error.description, hint: error.hint)
         }
         do { try Files.createDirectory(directory) } catch { throw CommandFailure(.failure, error.description) }
-        try FileAccess.writeAtomically(imageText, to: imageOutput)
-        try FileAccess.writeAtomically(Array((manifest.json().rendered() + "\n").utf8), to: manifestPath)
+        // The image and the manifest that names its digest are one output: a template is never
+        // left with one new and the other old.
+        let files = OutputSet()
+        try FileAccess.stage(imageText, as: imageOutput, in: files)
+        try FileAccess.stage(Array((manifest.json().rendered() + "\n").utf8), as: manifestPath, in: files)
+        try FileAccess.commit(files)
         var lines = [
             "template '\(name)' written to \(directory)/",
             "  payload: \(chosen.summary) at \(CommandSupport.hexAddress(chosen.address))",

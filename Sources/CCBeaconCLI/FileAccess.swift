@@ -44,12 +44,25 @@ enum FileAccess {
     }
 
     static func writeAtomically(_ bytes: [UInt8], to path: String) throws(CommandFailure) {
-        do {
-            try Files.writeAtomically(bytes, to: path)
-        } catch {
-            throw CommandFailure(
-                .failure, error.description,
-                hint: "check that the directory '\(Files.directory(of: path))' exists and is writable")
-        }
+        do { try Files.writeAtomically(bytes, to: path) } catch { throw writeFailure(error) }
+    }
+
+    /// Stages `bytes` to replace `path` when `output` is committed (`OutputSet`).
+    static func stage(_ bytes: [UInt8], as path: String, in output: OutputSet) throws(CommandFailure) {
+        do { try output.stage(bytes, as: path) } catch { throw writeFailure(error, replacedNothing: true) }
+    }
+
+    /// Puts every file staged in `output` in place.
+    static func commit(_ output: OutputSet) throws(CommandFailure) {
+        do { try output.commit() } catch { throw writeFailure(error) }
+    }
+
+    /// A write that failed, with what to do: a full disk said as such.
+    static func writeFailure(_ error: FileError, replacedNothing: Bool = false) -> CommandFailure {
+        CommandFailure(
+            .failure, error.description + (replacedNothing ? "; no file was replaced" : ""),
+            hint: error.isDiskFull
+                ? "the disk (or this user's quota) is full: free some space and run again"
+                : "check that the directory '\(Files.directory(of: error.path))' exists and is writable")
     }
 }

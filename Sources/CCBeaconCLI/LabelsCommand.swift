@@ -154,16 +154,22 @@ enum LabelsCommand {
         try CommandSupport.checkOutputs(files, against: source.inputs)
         for note in source.notes { console.diagnostics(line: "note: \(note)") }
         let perPage = sheet.labelsPerPage
-        // One page at a time, written as it is made and listed once written: a list of 100,000
-        // stations is 4,167 pages.
+        // One page at a time, staged as it is made (a list of 100,000 stations is 4,167 pages),
+        // and all put in place together: a sheet is never left with some pages of this list and
+        // others of an earlier one.
+        let pages = OutputSet()
         for (index, file) in files.enumerated() {
             let page: String
             do { page = try LabelDocument.page(index + 1, of: source.labels, on: sheet) } catch {
                 throw CommandFailure(
-                    .failure, error.description,
-                    hint: "the pages before \(file) were written; run again when the cause is gone")
+                    .failure, error.description + "; no page was replaced",
+                    hint: "run again when the cause is gone")
             }
-            try FileAccess.writeAtomically(Array(page.utf8), to: file)
+            try FileAccess.stage(Array(page.utf8), as: file, in: pages)
+        }
+        try FileAccess.commit(pages)
+        for index in files.indices {
+            let file = files[index]
             let first = index * perPage + 1
             let last = min(source.labels.count, first + perPage - 1)
             let what =
@@ -176,7 +182,9 @@ enum LabelsCommand {
             line:
                 "\(source.labels.count) label\(source.labels.count == 1 ? "" : "s") on \(pageCount) page\(pageCount == 1 ? "" : "s"), sheet \(sheet.name): \(sheet.summary)"
         )
-        let earlier = leftovers(output, written: files)
+        let earlier = leftovers(output, written: files).filter { name in
+            !source.inputs.contains { PathIdentity.same(name, $0.path) }
+        }
         if !earlier.isEmpty {
             let shown = earlier.joinedExcerpt()
             console.diagnostics(

@@ -124,12 +124,12 @@ enum ManPagesCommand {
         // Every page's path is checked before the first is written (a folder too deep for the
         // longest used to fail after ten pages).
         try CommandSupport.checkOutputs(pages.map { Files.join(folder, $0.0) }, against: [], folder: .created)
-        do {
-            if !Files.isDirectory(folder) { try Files.createDirectory(folder) }
-            for (name, text) in pages { try Files.writeAtomically(Array(text.utf8), to: Files.join(folder, name)) }
-            console.output(line: "wrote \(pages.count) man pages into \(folder)")
-        } catch {
+        do { if !Files.isDirectory(folder) { try Files.createDirectory(folder) } } catch {
             throw CommandFailure(.failure, "\(error)", hint: "give -o a folder this user may write")
         }
+        let files = OutputSet()  // every page new, or none replaced
+        for (name, text) in pages { try FileAccess.stage(Array(text.utf8), as: Files.join(folder, name), in: files) }
+        try FileAccess.commit(files)
+        console.output(line: "wrote \(pages.count) man pages into \(folder)")
     }
 }

@@ -80,18 +80,22 @@ enum GenerateCommand {
         let station = template.stationImage(for: identity, settings: checked)
         try CommandSupport.checkOutputs(
             [output] + (bin.map { [$0] } ?? []), against: CommandSupport.inputs(of: template))
-        try FileAccess.writeAtomically(station.file.text, to: output)
+        // The image and its .bin are one output: both in place, or neither replaced.
+        let files = OutputSet()
+        try FileAccess.stage(station.file.text, as: output, in: files)
+        var binary: [UInt8]?
+        if let bin, let end = station.file.memory.endAddress {
+            binary = station.file.memory.bytes(in: 0..<end, fill: 0xFF)
+            try FileAccess.stage(binary ?? [], as: bin, in: files)
+        }
+        try FileAccess.commit(files)
         var lines = [
             "wrote \(output): iBeacon \(identity) at \(CommandSupport.hexAddress(station.payloadAddress)), template '\(template.manifest.name)', rewrote line\(station.rewrittenLines.count == 1 ? "" : "s") \(station.rewrittenLines.map(String.init).joined(separator: ", "))"
         ]
         lines += template.describe(station.settings)
         lines.append("measured power \(power.explanation)")
         if let note = CommandSupport.intervalNote(settings) { lines.append(note) }
-        if let bin, let end = station.file.memory.endAddress {
-            let bytes = station.file.memory.bytes(in: 0..<end, fill: 0xFF)
-            try FileAccess.writeAtomically(bytes, to: bin)
-            lines.append("wrote \(bin): \(bytes.count) bytes from address 0")
-        }
+        if let bin, let binary { lines.append("wrote \(bin): \(binary.count) bytes from address 0") }
         if template.oadHeader != nil {
             lines.append("OAD header CRC recomputed; the boot manager will accept the image")
         }

@@ -434,7 +434,9 @@ public enum StationListReader {
             return
                 "'\(name)' begins with '\(first)', which a spreadsheet opening the registry takes for a formula; begin it with a letter or digit"
         }
-        if Station.fileStem(for: name).allSatisfy({ $0 == "_" }) {
+        if !name.unicodeScalars.contains(where: {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))
+        }) {
             return
                 "'\(name)' has no ASCII letter or digit to make a file name from (station files are named in ASCII, which every flasher opens); add one"
         }

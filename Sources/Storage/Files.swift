@@ -44,6 +44,9 @@ public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
     /// True when the file is larger than `Files.maximumReadSize`.
     public var isTooLarge: Bool { code == Files.tooLarge }
 
+    /// True when the disk, or the user's quota on it, is full.
+    public var isDiskFull: Bool { code == ENOSPC || code == EDQUOT }
+
     /// True when the file could not be held in memory.
     public var isOutOfMemory: Bool { code == ENOMEM }
 
@@ -164,30 +167,14 @@ public enum Files {
     /// `errno`-style code of `FileError` for an input larger than `maximumReadSize`.
     public static let tooLarge: Int32 = ETOOLARGE_CCBEACON
 
-    /// Writes `bytes` to `path` atomically and durably: a temporary file in the same directory
-    /// (named `temporaryName`, so a later run can recognise leftovers), written, `fsync`ed,
-    /// renamed over the target, then the directory `fsync`ed so the rename itself survives a
-    /// power cut. A crash leaves either the old file or the new one, never a mix.
+    /// Writes `bytes` to `path` atomically and durably (an `OutputSet` of one file): a temporary
+    /// file in the same directory (named `temporaryName`, so a later run can recognise leftovers),
+    /// written, `fsync`ed, renamed over the target, then the directory `fsync`ed so the rename
+    /// itself survives a power cut. A crash leaves either the old file or the new one, never a mix.
     public static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FileError) {
-        let folder = directory(of: path)
-        let temporary = join(folder, temporaryName(for: lastComponent(path), inFolder: folder))
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw systemError(.write, path) }
-        let failure: Int32? = bytes.withUnsafeBytes { buffer in
-            if let code = writeAll(buffer, to: descriptor) { return code }
-            return fsync(descriptor) == 0 ? nil : errno
-        }
-        close(descriptor)
-        if let failure {
-            unlink(temporary)
-            throw FileError(.write, path: path, reason: describe(failure), code: failure)
-        }
-        guard rename(temporary, path) == 0 else {
-            let error = systemError(.write, path)
-            unlink(temporary)
-            throw error
-        }
-        try syncDirectory(folder)
+        let output = OutputSet()
+        try output.stage(bytes, as: path)
+        try output.commit()
     }
 
     /// Copies every extended attribute of `source` to `destination` (ACLs are the

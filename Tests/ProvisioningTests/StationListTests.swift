@@ -195,6 +195,11 @@ struct StationListTests {
             "name,uuid,major,minor\n***,7634A485-1732-4B7D-AB44-D505D8A24C60,1,1\n",
             "s.csv:2:1: name: '***' has no ASCII letter or digit to make a file name from (station files are named in ASCII, which every flasher opens); add one"
         ),
+        // Dots are kept in a file name, so '..' made '_..hex' where '.' was refused.
+        (
+            "name,uuid,major,minor\n..,7634A485-1732-4B7D-AB44-D505D8A24C60,1,1\n",
+            "s.csv:2:1: name: '..' has no ASCII letter or digit to make a file name from (station files are named in ASCII, which every flasher opens); add one"
+        ),
     ])
     func reportsBadHeadersAndFiles(text: String, problem: String) {
         #expect(Self.problems(text).first == problem)
