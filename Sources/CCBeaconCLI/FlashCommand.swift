@@ -231,9 +231,13 @@ enum FlashCommand {
         case .none:
             identityNote = "no identity bytes found in the image to read back"
         }
+        let replaced = result.imageBytesReplaced
         let verified =
             result.report.verify == .none
-            ? "not verified beyond that" : "the whole image verified (\(result.report.verify.rawValue))"
+            ? "not verified beyond that"
+            : replaced.isEmpty
+                ? "the whole image verified (\(result.report.verify.rawValue))"
+                : "the image verified (\(result.report.verify.rawValue)) but for its bytes at \(BurnReport.describe(replaced)), which the secondary address took the place of"
         var lines = [
             "flashed \(arguments.image.path) to the \(result.chip.name) on \(connection.device.selector): \(Chip.sizeText(result.report.bytesWritten)) written, "
                 + "\(identityNote), \(verified); the target is running"

@@ -101,6 +101,10 @@ public struct FlashResult: Sendable, Equatable {
     /// The debug interface was locked and read back locked after a reset: asked for
     /// (`FlashOptions.lockDebug`), or by the image's own lock bits (`--allow-last-page`).
     public var debugLocked = false
+    /// The image's own bytes that the secondary address took the place of (kept, written, or —
+    /// a chip with none to keep — left erased) where they differ from what the chip holds: the
+    /// verification is of what was written, so these are the image's bytes it did not cover.
+    public var imageBytesReplaced: [Range<Int>] = []
 }
 
 /// Why a flash job stopped.
@@ -271,6 +275,7 @@ public struct FlashProgrammer {
         // Checked before anything is read or changed: the plan without the address that is
         // only known after reading it.
         _ = try plan(image, chip: chip, options: options, secondary: nil)
+        let given = image
         var image = image
         let secondary: [UInt8]?
         switch options.secondaryAddress {
@@ -328,7 +333,9 @@ public struct FlashProgrammer {
                 bytesWritten: flashPlan.blocks.count * flashPlan.writing.blockSize,
                 verify: options.verify.effective(on: chip),
                 readBack: readBack),
-            secondaryAddress: secondary, unlockedByErase: unlockedByErase, debugLocked: locks)
+            secondaryAddress: secondary, unlockedByErase: unlockedByErase, debugLocked: locks,
+            imageBytesReplaced: options.secondaryAddress == .leave
+                ? [] : Self.replaced(given, by: flashPlan.image, in: chip.secondaryAddress ?? 0..<0))
         if options.resetToRun {
             // The chip holds the image as `result` says: a start that fails is only that.
             do { try session.resetAndRun() } catch { throw .notStarted(error, result: result) }
@@ -336,6 +343,21 @@ public struct FlashProgrammer {
         }
         events(.finished(result))
         return result
+    }
+
+    /// The ranges of `place` where `given` holds a byte that `written` does not (erased, 0xFF,
+    /// where it holds none).
+    static func replaced(_ given: MemoryImage, by written: MemoryImage, in place: Range<Int>) -> [Range<Int>] {
+        var ranges: [Range<Int>] = []
+        for address in place {
+            guard let byte = given[address], byte != written[address] ?? 0xFF else { continue }
+            if let last = ranges.last, last.upperBound == address {
+                ranges[ranges.count - 1] = last.lowerBound..<address + 1
+            } else {
+                ranges.append(address..<address + 1)
+            }
+        }
+        return ranges
     }
 
     /// The proof that the chip holds `image`, as a flash job ends with it and as a burn that was

@@ -554,6 +554,10 @@ extension DeviceCommandTests {
         let run = ToolRun(["flash", path, "--allow-last-page", "--preserve-mac"], debuggers: provider)
         #expect(run.status == 0, "\(run.diagnostics)")
         #expect(run.output.contains("secondary address: none to keep"), "\(run.output)")
+        // What was verified is what was written: not the image's bytes the address kept out.
+        let notCovered =
+            "the image verified (crc) but for its bytes at 0x3FFEA-0x3FFEF, which the secondary address took the place of"
+        #expect(run.output.contains(notCovered) && !run.output.contains("whole image"), "\(run.output)")
         #expect(Array(provider.debuggers[0].chip!.flash[0x3FFEA..<0x3FFF0]) == [UInt8](repeating: 0xFF, count: 6))
         #expect(Array(provider.debuggers[0].chip!.flash[0..<4]) == [1, 2, 3, 4])
         // Without --preserve-mac the image's bytes are written, as it asks.
@@ -564,6 +568,11 @@ extension DeviceCommandTests {
         let kept = ToolRun(["flash", path, "--allow-last-page", "--preserve-mac"], debuggers: provider)
         #expect(kept.status == 0, "\(kept.diagnostics)")
         #expect(kept.output.contains("secondary address: 06:05:04:03:02:01"), "\(kept.output)")
+        #expect(plain.output.contains("the whole image verified (crc)"), "\(plain.output)")
+        // The address kept is the image's own here (the plain run wrote it): nothing replaced.
+        #expect(kept.output.contains("the whole image verified (crc)"), "\(kept.output)")
+        let given = ToolRun(["flash", path, "--allow-last-page", "--mac", "06:05:04:03:02:09"], debuggers: provider)
+        #expect(given.output.contains(notCovered.replacing("0x3FFEF", with: "0x3FFEA")), "\(given.output)")
     }
 
     /// The secondary address has the chip's length: 8 bytes on a CC253x, 6 on a CC2540/41; a

@@ -56,7 +56,8 @@ extension FlashCommand {
                 address and no place for one), `--preserve-mac`
                 keeps the chip's own, `--lock-debug` locks the debug interface at the end and reads the lock back after a reset (a chip
                 whose lock does not take: exit 1, never "locked"). With `--allow-last-page`, an address given replaces one the
-                image holds, as `--preserve-mac` keeps the chip's (none, where it has none), `--lock-debug` keeps the image's page write-protect bits, and an image whose own
+                image holds, as `--preserve-mac` keeps the chip's (none, where it has none) — the summary then says
+                which of the image's bytes the address took the place of, which the verification does not cover —, `--lock-debug` keeps the image's page write-protect bits, and an image whose own
                 lock bits clear DBGLOCK locks the chip as `--lock-debug` does: read back, and said. A failure
                 once lock bits that lock the chip may be written (the image's own or `--lock-debug`'s, from
                 the start of the last block's write, or the lock byte of a CC2430/31, CC251x or CC111x; verification
