@@ -57,16 +57,20 @@ extension StationTemplate {
     /// as 0xFF).
     public func hasCode(of memory: MemoryImage) -> Bool {
         let own = image.memory
-        let segments = own.segments + memory.segments
-        guard !memory.segments.isEmpty, let low = segments.map(\.start).min(), let high = segments.map(\.end).max()
-        else { return false }
-        let template = own.bytes(in: low..<high, fill: 0xFF)
-        var station = memory.bytes(in: low..<high, fill: 0xFF)
-        for field in identityRanges {
-            for address in max(field.lowerBound, low)..<max(min(field.upperBound, high), max(field.lowerBound, low)) {
-                station[address - low] = template[address - low]
+        guard !memory.segments.isEmpty else { return false }
+        for piece in own.pieces(togetherWith: memory) {
+            let template = own.bytes(in: piece, fill: 0xFF)
+            var station = memory.bytes(in: piece, fill: 0xFF)
+            for field in identityRanges {
+                for address in max(
+                    field.lowerBound, piece.lowerBound)..<max(
+                        min(field.upperBound, piece.upperBound), max(field.lowerBound, piece.lowerBound))
+                {
+                    station[address - piece.lowerBound] = template[address - piece.lowerBound]
+                }
             }
+            if station != template { return false }
         }
-        return station == template
+        return true
     }
 }

@@ -304,19 +304,14 @@ public struct StationTemplate: Sendable {
     static func firstDifference(_ a: MemoryImage, _ b: MemoryImage, ignoring: Range<Int>) -> String? {
         var count = 0
         var first: Int?
-        let spans = (a.segments.map(\.range) + b.segments.map(\.range))
-        guard let low = spans.map(\.lowerBound).min(), let high = spans.map(\.upperBound).max() else { return nil }
-        // Compare page by page so a 256 KiB image never needs two full copies at once.
-        var start = low
-        while start < high {
-            let end = min(start + 0x10000, high)
-            let left = a.bytes(in: start..<end, fill: 0xFF)
-            let right = b.bytes(in: start..<end, fill: 0xFF)
-            for offset in 0..<left.count where left[offset] != right[offset] && !ignoring.contains(start + offset) {
+        for piece in a.pieces(togetherWith: b) {
+            let left = a.bytes(in: piece, fill: 0xFF)
+            let right = b.bytes(in: piece, fill: 0xFF)
+            for offset in 0..<left.count
+            where left[offset] != right[offset] && !ignoring.contains(piece.lowerBound + offset) {
                 count += 1
-                if first == nil { first = start + offset }
+                if first == nil { first = piece.lowerBound + offset }
             }
-            start = end
         }
         guard let first else { return nil }
         return "\(count) byte\(count == 1 ? "" : "s"), the first at \(hex(first))"

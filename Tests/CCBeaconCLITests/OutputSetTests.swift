@@ -18,10 +18,7 @@ struct OutputSetTests {
 
     /// ccbeacon `arguments` in `scratch`, no file it writes larger than `kib` KiB.
     static func limited(_ kib: Int, _ arguments: [String], in scratch: Scratch) throws -> ProcessResult {
-        try ChildProcess.run(
-            "/bin/bash",
-            ["-c", "ulimit -f \(kib) && trap '' XFSZ && exec \"$0\" \"$@\"", BuiltTools.ccbeacon] + arguments,
-            in: scratch.url, timeout: 60)
+        try BuiltTools.runLimited("-f \(kib)", arguments, in: scratch.url)
     }
 
     /// The names in `scratch` (temporary files a failed write left would show here).

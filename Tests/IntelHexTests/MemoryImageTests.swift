@@ -20,6 +20,24 @@ struct MemoryImageTests {
         #expect(image.endAddress == 22)
     }
 
+    /// Where either of two images holds a byte, merged: touching and overlapping ranges are one,
+    /// a gap stays a gap (however wide), and pieces cut a span without crossing a gap.
+    @Test func spansOfTwoImagesAreWhereEitherHoldsAByte() throws {
+        var a = try MemoryImage(bytes: [1, 2, 3, 4], at: 0x10)
+        try a.write([5, 6], at: 0x20)
+        try a.write([7], at: 0xF000_0000)
+        var b = try MemoryImage(bytes: [9, 9], at: 0x14)
+        try b.write([8, 8, 8, 8], at: 0x1E)
+        #expect(a.spans(togetherWith: b) == [0x10..<0x16, 0x1E..<0x22, 0xF000_0000..<0xF000_0001])
+        #expect(a.spans(togetherWith: b) == b.spans(togetherWith: a))
+        #expect(a.spans(togetherWith: MemoryImage()) == a.segments.map(\.range))
+        #expect(MemoryImage().spans(togetherWith: MemoryImage()).isEmpty)
+        #expect(
+            a.pieces(togetherWith: b, size: 4) == [
+                0x10..<0x14, 0x14..<0x16, 0x1E..<0x22, 0xF000_0000..<0xF000_0001,
+            ])
+    }
+
     @Test func readsBytesAndGaps() throws {
         var image = MemoryImage()
         try image.write([1, 2, 3], at: 4)

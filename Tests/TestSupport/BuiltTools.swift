@@ -14,4 +14,15 @@ public enum BuiltTools {
 
     /// True when ccbeacon was built (`swift build --build-tests` builds it).
     public static var ccbeaconAvailable: Bool { FileManager.default.isExecutableFile(atPath: ccbeacon) }
+
+    /// Runs ccbeacon `arguments` in `directory` under bash's `ulimit` `limits` (`-f 10`: no file
+    /// written past 10 KiB, the write failing with EFBIG as SIGXFSZ is ignored; `-t 20`: 20 s of
+    /// CPU; `-v 1048576`: 1 GiB of address space), killed after `timeout` seconds.
+    public static func runLimited(
+        _ limits: String, _ arguments: [String], in directory: URL, timeout: Double = 60
+    ) throws -> ProcessResult {
+        try ChildProcess.run(
+            "/bin/bash", ["-c", "ulimit \(limits) && trap '' XFSZ && exec \"$0\" \"$@\"", ccbeacon] + arguments,
+            in: directory, timeout: timeout)
+    }
 }
