@@ -50,6 +50,8 @@ public enum HexReadProblem: Sendable, Equatable {
     case conflictingStartAddress(start: StartAddress, otherStart: StartAddress, otherLine: Int)
     /// A data byte would land at or beyond 4 GiB.
     case addressBeyond4GiB(address: Int)
+    /// A character after a record's checksum that neither ends the line nor is white space.
+    case textAfterRecord(found: UInt8)
 }
 
 /// A HEX file could not be read; says where and why.
@@ -94,7 +96,7 @@ public struct HexReadError: Error, Sendable, Equatable, CustomStringConvertible 
             return "unknown record type \(hex8(type, prefix: false)); Intel HEX defines 00 to 05"
         case .wrongPayloadLength(let type, let expected, let found):
             return
-                "a \(recordTypeName(type)) record (\(hex8(type, prefix: false))) carries \(expected) byte\(expected == 1 ? "" : "s"), this one carries \(found)"
+                "\(withArticle(recordTypeName(type))) record (\(hex8(type, prefix: false))) carries \(expected) byte\(expected == 1 ? "" : "s"), this one carries \(found)"
         case .dataAfterEndOfFile(let eofLine):
             return "record after the end-of-file record on line \(eofLine); remove it or the end-of-file record"
         case .missingEndOfFile:
@@ -107,8 +109,19 @@ public struct HexReadError: Error, Sendable, Equatable, CustomStringConvertible 
         case .addressBeyond4GiB(let address):
             return
                 "address \(HexText.address(address)) is beyond 4 GiB (0xFFFFFFFF is the last address)"
+        case .textAfterRecord(0x0D):
+            return
+                "a carriage return after the record that does not end the line; lines end in LF or CRLF (a file with CR line endings alone must be converted first)"
+        case .textAfterRecord(let found):
+            return
+                "\(describe(found)) after the record's checksum; a line holds one record, then spaces or tabs at most"
         }
     }
+}
+
+/// `name` after "a", or "an" before a vowel ("an extended linear address").
+func withArticle(_ name: String) -> String {
+    (name.first.map { "aeiou".contains($0) } ?? false ? "an " : "a ") + name
 }
 
 /// Name of a record type in words, for messages.

@@ -2,6 +2,8 @@
 ///
 /// Reading rules (see docs/intel-hex.md for the user-facing version):
 /// - Record types 00–05, digits in either case, LF or CRLF line endings, records in any order.
+///   The address field of 01–05 is ignored, as the specification says (Python's intelhex and
+///   srec_cat refuse one that is not 0000; it says nothing they could disagree on).
 /// - Blank lines (empty, or only spaces, tabs and a carriage return) are allowed anywhere and kept;
 ///   spaces and tabs after a record's checksum are ignored.
 /// - 04 sets the upper 16 bits of following addresses; data under 04 is linear, so a record may run
@@ -254,6 +256,16 @@ struct Parser<Sink: RecordSink> {
             }
             let expectedLength = 11 + 2 * Int(byteCount)
             if length != expectedLength {
+                if length > expectedLength {
+                    // A whole record with something after it: that is what is wrong, not a digit.
+                    try checkDigits(
+                        from: lineStart + 1, to: lineStart + expectedLength, lineStart: lineStart, line: line)
+                    var after = lineStart + expectedLength
+                    while text[after] == 0x20 || text[after] == 0x09 { after += 1 }  // content ends in neither
+                    if nibbles[Int(text[after])] > 0x0F {
+                        throw error(line: line, column: after - lineStart + 1, .textAfterRecord(found: text[after]))
+                    }
+                }
                 try checkDigits(from: lineStart + 1, to: contentEnd, lineStart: lineStart, line: line)
                 if length < expectedLength {
                     throw error(

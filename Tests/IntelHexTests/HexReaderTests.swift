@@ -191,9 +191,16 @@ struct HexReaderMalformedTests {
         Malformed(
             "byte-order mark", [0xEF, 0xBB, 0xBF] + Array(":00000001FF\n".utf8), line: 1, column: 1, .byteOrderMark),
         Malformed("NUL byte", [0x3A, 0x30, 0x00] + Array("000001FF\n".utf8), line: 1, column: 3, .badDigit(found: 0)),
+        // Something after a whole record is named as such (it was "expected a hexadecimal digit").
         Malformed(
             "lone carriage returns are not line ends", ":00000001FF\r:00000001FF\r", line: 1, column: 12,
-            .badDigit(found: 0x0D)),
+            .textAfterRecord(found: 0x0D)),
+        Malformed(
+            "a vertical tab after the checksum", ":0401000000010203F5\u{0B}\n:00000001FF\n", line: 1, column: 20,
+            .textAfterRecord(found: 0x0B)),
+        Malformed(
+            "text after spaces after the checksum", ":0401000000010203F5 \t;note\n:00000001FF\n", line: 1,
+            column: 22, .textAfterRecord(found: 0x3B)),
     ]
 
     @Test(arguments: malformedCases)
