@@ -232,12 +232,14 @@ enum CommandSupport {
             // A folder the command creates is made in its nearest existing ancestor, which must take it.
             let existing = folder == .existing ? directory : Files.nearestExisting(directory)
             guard Files.isDirectory(existing) else {
+                let taken = Files.exists(existing)
                 throw CommandFailure(
                     .failure,
                     "cannot write '\(output)': "
-                        + (Files.exists(existing)
-                            ? "'\(existing)' is not a folder" : "the folder '\(directory)' does not exist"),
-                    hint: "create it first, or choose another output path; nothing was written")
+                        + (taken ? "'\(existing)' is not a folder" : "the folder '\(directory)' does not exist"),
+                    hint: taken
+                        ? "choose another output path ('\(existing)' is a file of its own); nothing was written"
+                        : "create it first, or choose another output path; nothing was written")
             }
             guard Files.isWritableDirectory(existing) else {
                 throw CommandFailure(
