@@ -57,8 +57,11 @@ extension CalibrateCommand {
                   user's list (unless root: the new file would be yours), a read-only one (no write bit at all), an
                   immutable or append-only one or folder (`chattr`), one in a folder that may not be written, one
                   with several names (hard links: replacing one name would part it from the others), an attribute
-                  that cannot be copied, and a JSON list (set its `power` by hand); a list that changed between
-                  its reading and the rename is left as it is. A power the list already has is not written again.
+                  that cannot be copied, and a JSON list (set its `power` by hand). Two runs calibrating stations
+                  of one list take turns: each holds the list's lock (`flock` on the file) from before it reads
+                  the list until its rename, so the second edits what the first wrote ("waiting for another
+                  ccbeacon that is rewriting LIST"); a list another program changed between its reading and the
+                  rename is left as it is. A power the list already has is not written again.
                   A temporary file a killed run left beside the list is removed. `batch` then burns the value (`powerSource` `list`).
                 - in a ledger (`--ledger FILE`, which must exist): a calibration row (time, power, samples given
                   and averaged, where they came from) in one transaction, and the value becomes the station's
