@@ -104,7 +104,7 @@ struct MessageTableTests {
         Case(
             arguments: ["ledger", "migrate", "--from", "%/l.sqlite", "--to", "%/bad.csv/copy.sqlite"], status: 1,
             message:
-                "ccbeacon ledger migrate: error: cannot write 'bad.csv/copy.sqlite': 'bad.csv' is not a folder\nhint: create it first, or choose another output path; nothing was written\n"
+                "ccbeacon ledger migrate: error: cannot write 'bad.csv/copy.sqlite': 'bad.csv' is not a folder\nhint: choose another output path ('bad.csv' is a file of its own); nothing was written\n"
         ),
         // An identity option other than --major or --minor names itself, not the field it fills.
         Case(
