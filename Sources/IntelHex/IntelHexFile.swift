@@ -262,7 +262,9 @@ struct Parser<Sink: RecordSink> {
                         from: lineStart + 1, to: lineStart + expectedLength, lineStart: lineStart, line: line)
                     var after = lineStart + expectedLength
                     while text[after] == 0x20 || text[after] == 0x09 { after += 1 }  // content ends in neither
-                    if nibbles[Int(text[after])] > 0x0F {
+                    // A digit right after the record is a byte count too small; after a blank, or
+                    // any other character, it is something after the record.
+                    if nibbles[Int(text[after])] > 0x0F || after > lineStart + expectedLength {
                         throw error(line: line, column: after - lineStart + 1, .textAfterRecord(found: text[after]))
                     }
                 }

@@ -35,6 +35,23 @@ public enum ExclusiveLock {
     /// The files (device, inode) whose lock this process let go and has not taken again.
     private static let letGo = Mutex<Set<FileKey>>([])
 
+    /// The files whose lock this process holds, each with how many of its descriptors hold it.
+    private static let heldHere = Mutex<[FileKey: Int]>([:])
+
+    /// Whether this process holds the lock of `descriptor`'s file through a descriptor of its own:
+    /// another descriptor of this process would wait for it forever (`flock` locks belong to the
+    /// open file, not the process).
+    public static func isHeldHere(_ descriptor: Int32) -> Bool {
+        guard let key = fileKey(descriptor) else { return false }
+        return heldHere.withLock { $0[key] != nil }
+    }
+
+    private static func noteTaken(_ key: FileKey?) {
+        guard let key else { return }
+        _ = letGo.withLock { $0.remove(key) }
+        heldHere.withLock { $0[key, default: 0] += 1 }
+    }
+
     private struct FileKey: Hashable {
         var device: UInt64
         var inode: UInt64
@@ -52,7 +69,7 @@ public enum ExclusiveLock {
                 outcome = attempt(descriptor)
             }
         }
-        if outcome == .taken, let key { _ = letGo.withLock { $0.remove(key) } }
+        if outcome == .taken { noteTaken(key) }
         return outcome
     }
 
@@ -62,14 +79,19 @@ public enum ExclusiveLock {
         while outcome == .held {
             outcome = flock(descriptor, LOCK_EX) == 0 ? .taken : errno == EINTR ? .held : .failed(errno)
         }
-        if outcome == .taken, let key = fileKey(descriptor) { _ = letGo.withLock { $0.remove(key) } }
+        if outcome == .taken { noteTaken(fileKey(descriptor)) }
         return outcome
     }
 
     /// Lets the lock on `descriptor` go by closing it, noting the file first (so a child that
     /// copies the descriptor after this is covered too).
     public static func release(_ descriptor: Int32) {
-        if let key = fileKey(descriptor) { _ = letGo.withLock { $0.insert(key) } }
+        if let key = fileKey(descriptor) {
+            _ = letGo.withLock { $0.insert(key) }
+            heldHere.withLock { held in
+                if let count = held[key] { held[key] = count > 1 ? count - 1 : nil }
+            }
+        }
         close(descriptor)
     }
 

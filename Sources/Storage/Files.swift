@@ -1,4 +1,5 @@
 import CFileAttributes
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -578,6 +579,8 @@ public final class PinnedDirectory: Sendable {
     /// A path that leads into the pinned folder (`Files.join(path, name)` names a file in it).
     public let path: String
     private let descriptor: Int32
+    /// Whether `lockExclusively` took the folder's lock.
+    private let locked = Mutex(false)
 
     /// Opens the folder at `folder`, never through a link (a link there is refused with ELOOP,
     /// a file with ENOTDIR).
@@ -590,7 +593,14 @@ public final class PinnedDirectory: Sendable {
 
     /// Takes the folder's exclusive lock (`flock` by `ExclusiveLock`'s rule, held until this is
     /// released), without waiting: false when another process holds it.
-    public func lockExclusively() -> Bool { ExclusiveLock.take(descriptor) == .taken }
+    public func lockExclusively() -> Bool {
+        locked.withLock { locked in
+            locked = locked || ExclusiveLock.take(descriptor) == .taken
+            return locked
+        }
+    }
 
-    deinit { ExclusiveLock.release(descriptor) }
+    deinit {
+        if locked.withLock({ $0 }) { ExclusiveLock.release(descriptor) } else { close(descriptor) }
+    }
 }

@@ -11,12 +11,17 @@
 /// into place, in the order staged, and sync their folders.
 ///
 /// What fails while staging (a full disk, a file too large, a folder that takes no new file)
-/// replaces nothing: the staged files are removed. Known limits: a crash while staging leaves
-/// its temporary files (`Files.removeAbandonedTemporaryFiles` clears such leftovers); a crash or
-/// a failed rename among the renames — microseconds, after every byte is on the disk — leaves the
-/// files renamed so far replaced, and `commit`'s error names them.
+/// replaces nothing: the staged files are removed. Two sets committed into one folder at once take
+/// turns (`flock` on each folder, in name order), so their files are never mixed: the later set
+/// is the one left whole (a set into a folder another process holds locked for long — a burn
+/// test's report folder — waits for it). A run killed while staging leaves its temporary files; the next set
+/// staged into that folder removes them (`Files.removeAbandonedTemporaryFiles`). Known limit: a
+/// crash or a failed rename among the renames — microseconds, after every byte is on the disk —
+/// leaves the files renamed so far replaced, and `commit`'s error names them.
 public final class OutputSet {
     private var staged: [(temporary: String, path: String)] = []
+    /// Every folder staged into, in the order first used.
+    private var folders: [String] = []
     private var settled = false
 
     /// An empty set.
@@ -30,6 +35,10 @@ public final class OutputSet {
     public func stage(_ bytes: [UInt8], as path: String) throws(FileError) {
         precondition(!settled, "a committed or discarded set takes no more files")
         let folder = Files.directory(of: path)
+        if !folders.contains(folder) {
+            folders.append(folder)
+            _ = Files.removeAbandonedTemporaryFiles(in: folder)  // a killed run's, never a live one's
+        }
         let temporary = Files.join(folder, Files.temporaryName(for: Files.lastComponent(path), inFolder: folder))
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw Files.systemError(.write, path) }
@@ -51,6 +60,19 @@ public final class OutputSet {
     public func commit() throws(FileError) {
         precondition(!settled, "a set is committed once")
         settled = true
+        // A folder this process holds locked already (a burn test's report folder) is its own.
+        let locks = folders.sorted().compactMap { folder -> Int32? in
+            let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard descriptor >= 0 else { return nil }
+            var outcome = ExclusiveLock.isHeldHere(descriptor) ? .failed(0) : ExclusiveLock.take(descriptor)
+            if outcome == .held { outcome = ExclusiveLock.wait(descriptor) }
+            guard outcome == .taken else {
+                close(descriptor)
+                return nil
+            }
+            return descriptor
+        }
+        defer { for descriptor in locks { ExclusiveLock.release(descriptor) } }
         var replaced: [String] = []
         for (index, file) in staged.enumerated() {
             guard rename(file.temporary, file.path) == 0 else {
@@ -61,11 +83,15 @@ public final class OutputSet {
             }
             replaced.append(file.path)
         }
-        var folders: [String] = []
-        for file in staged where !folders.contains(Files.directory(of: file.path)) {
-            folders.append(Files.directory(of: file.path))
+        for folder in folders {
+            do { try Files.syncDirectory(folder) } catch {
+                throw FileError(
+                    .write, path: folder,
+                    reason:
+                        "\(replaced.count == 1 ? "the file was" : "the \(replaced.count) files were") replaced, but the folder could not be flushed to the disk (\(error.reason)); a power cut now could undo that",
+                    code: error.code)
+            }
         }
-        for folder in folders { try Files.syncDirectory(folder) }
     }
 
     /// Removes the staged files; every target stays as it was.

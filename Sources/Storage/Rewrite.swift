@@ -41,13 +41,9 @@ extension Files {
                 close(descriptor)
                 throw FileError(.write, path: path, reason: "it cannot be locked: \(describe(code))", code: code)
             }
-            var held = stat()
-            if fstat(descriptor, &held) == 0, let now = PathIdentity.fileID(target),
-                now == (UInt64(held.st_dev), UInt64(held.st_ino))
-            {
-                return RewriteLock(descriptor: descriptor, target: target)
-            }
-            ExclusiveLock.release(descriptor)  // replaced while this run waited: lock the new file
+            let lock = RewriteLock(descriptor: descriptor, target: target)
+            if lock.holdsTarget { return lock }
+            lock.release()  // replaced while this run waited: lock the new file
         }
     }
 
@@ -69,8 +65,8 @@ extension Files {
         _ path: String, from original: [UInt8], to bytes: [UInt8], holding lock: RewriteLock
     ) throws(FileError) -> PreparedRewrite {
         let file = try checkRewritable(path)
-        guard file.target == lock.target else {
-            throw FileError(.write, path: path, reason: "it is not the file whose lock this run holds")
+        guard file.target == lock.target, lock.holdsTarget else {
+            throw FileError(.write, path: path, reason: "it changed while it was being rewritten; it was left as it is")
         }
         let source = open(file.target, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard source >= 0 else { throw systemError(.write, path) }
@@ -116,6 +112,19 @@ public final class RewriteLock {
         self.target = target
     }
 
+    /// Whether `target` still leads to the file locked: another program that put a new file in
+    /// its place (an editor saving by rename) leaves this lock on the old one, where a second
+    /// ccbeacon would not wait for it.
+    public var holdsTarget: Bool {
+        descriptor.withLock { descriptor in
+            var held = stat()
+            guard descriptor >= 0, fstat(descriptor, &held) == 0, let now = PathIdentity.fileID(target) else {
+                return false
+            }
+            return now == (UInt64(held.st_dev), UInt64(held.st_ino))
+        }
+    }
+
     /// Lets the lock go (once; later calls do nothing).
     public func release() {
         descriptor.withLock { descriptor in
@@ -157,7 +166,9 @@ public final class PreparedRewrite {
             held.release()
             lock = nil
         }
-        guard (try? Files.read(target)) == original else {
+        // Checked last before the rename: the file is the one locked (so no other ccbeacon is
+        // rewriting it now) and holds what was read.
+        guard held.holdsTarget, (try? Files.read(target)) == original else {
             unlink(temporary)
             throw FileError(.write, path: path, reason: "it changed while it was being rewritten; it was left as it is")
         }

@@ -406,6 +406,35 @@ struct CalibrateWriteTests {
         #expect(try Files.list(scratch.path("")).sorted() == ["list.csv", "r.txt"], "nothing left beside")
     }
 
+    /// Another program put a new file in the list's place (an editor saving by rename, here with
+    /// the same bytes): the lock this run holds is on the old file, where a second ccbeacon would
+    /// not wait, so the rewrite is refused and the new file kept. (The content alone was compared:
+    /// two runs could each pass the comparison and the later rename undo the earlier run's.)
+    @Test func aListReplacedWhileItsLockIsHeldIsNotOverwritten() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let text = "name,uuid,major,minor,power\nA,\(Self.uuid),1,1,\n"
+        let list = try scratch.write("list.csv", text)
+        let lock = try Files.lockForRewrite(list)
+        let read = try scratch.bytes("list.csv")
+        let prepared = try Files.prepareRewrite(list, from: read, to: Array("edited\n".utf8), holding: lock)
+        _ = try scratch.write("saved.csv", text)
+        #expect(rename(scratch.path("saved.csv"), list) == 0)
+        let saved = PathIdentity.fileID(list)
+        #expect(throws: FileError.self) { try prepared.commit() }
+        #expect(try scratch.text("list.csv") == text)
+        #expect(PathIdentity.fileID(list).map { [$0.device, $0.inode] } == saved.map { [$0.device, $0.inode] })
+        #expect(try Files.list(scratch.path("")) == ["list.csv"])
+        // Replaced before the rewrite was made ready: refused there, before anything is recorded.
+        let second = try Files.lockForRewrite(list)
+        _ = try scratch.write("saved.csv", text)
+        #expect(rename(scratch.path("saved.csv"), list) == 0)
+        #expect(throws: FileError.self) {
+            try Files.prepareRewrite(list, from: Array(text.utf8), to: Array("edited\n".utf8), holding: second)
+        }
+        #expect(try scratch.text("list.csv") == text)
+    }
+
     /// The file changed between its reading and the new one taking its place: refused, kept.
     @Test func aFileChangedMeanwhileIsNotOverwritten() throws {
         let scratch = try Scratch()

@@ -102,6 +102,49 @@ struct OutputSetTests {
         #expect(try Self.names(scratch) == ["one.csv", "sheet-1.svg", "sheet-2.svg", "two.csv"])
     }
 
+    /// Two sets committed into one folder at once take turns: the test is the first run here,
+    /// holding the folder's lock while it puts its .hex and .bin in place, and the command, whose
+    /// files were staged meanwhile, puts both of its own in place after it. (Nothing kept them apart:
+    /// one run's .hex could end beside the other's .bin, both runs saying "wrote".)
+    @Test func twoSetsIntoOneFolderTakeTurns() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let folder = open(scratch.path(""), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        #expect(ExclusiveLock.take(folder) == .taken)
+        let generate = try ChildProcess(
+            BuiltTools.ccbeacon,
+            [
+                "generate", "--template", "cc2541-ibeacon", "--uuid", Self.uuid, "--major", "1", "--minor", "3", "-o",
+                "o.hex", "--bin", "o.bin",
+            ], in: scratch.url)
+        func staged() -> Int { ((try? Self.names(scratch)) ?? []).filter { $0.contains(".ccbeacon-tmp.") }.count }
+        let deadline = Date().addingTimeInterval(60)
+        while staged() < 2, generate.isRunning, Date() < deadline { usleep(2_000) }
+        _ = try scratch.write("o.hex", "the other run's\n")
+        _ = try scratch.write("o.bin", "the other run's\n")
+        ExclusiveLock.release(folder)
+        #expect(generate.wait(timeout: 60) == 0, "\(generate.errors)")
+        #expect(try scratch.text("o.hex").contains(":107F0000") && scratch.bytes("o.bin").count > 30_000)
+        #expect(try Self.names(scratch) == ["o.bin", "o.hex"])
+    }
+
+    /// What a killed run staged is removed by the next set staged into its folder (a labels run of
+    /// thousands of pages, stopped with Ctrl-C, left them all); a live run's files are left alone.
+    @Test func aKilledRunsStagedFilesGoWithTheNextSet() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let ended = try ChildProcess("/bin/true", [], in: scratch.url)
+        let dead = ended.processID
+        ended.wait()
+        let left = [".sheet-1.svg.ccbeacon-tmp.\(dead).1", ".sheet-2.svg.ccbeacon-tmp.\(dead).2"]
+        let live = ".a.hex.ccbeacon-tmp.\(getpid()).3"
+        for name in left + [live] { _ = try scratch.write(name, "staged\n") }
+        let set = OutputSet()
+        try set.stage(Array("new\n".utf8), as: scratch.path("a.txt"))
+        try set.commit()
+        #expect(try Self.names(scratch) == [live, "a.txt"])
+    }
+
     /// A list named like a page of the sheet is the input, not a page of an earlier run to remove.
     @Test func aListNamedLikeAPageIsNotCalledALeftover() throws {
         let scratch = try Scratch()

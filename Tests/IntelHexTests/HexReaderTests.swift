@@ -199,6 +199,9 @@ struct HexReaderMalformedTests {
             "a vertical tab after the checksum", ":0401000000010203F5\u{0B}\n:00000001FF\n", line: 1, column: 20,
             .textAfterRecord(found: 0x0B)),
         Malformed(
+            "digits after a space after the checksum", ":0401000000010203F5 12\n:00000001FF\n", line: 1, column: 21,
+            .textAfterRecord(found: 0x31)),
+        Malformed(
             "text after spaces after the checksum", ":0401000000010203F5 \t;note\n:00000001FF\n", line: 1,
             column: 22, .textAfterRecord(found: 0x3B)),
     ]
