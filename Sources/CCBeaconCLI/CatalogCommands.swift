@@ -257,7 +257,7 @@ enum TemplateImportCommand {
         do { try Files.createDirectory(directory) } catch { throw CommandFailure(.failure, error.description) }
         // The image and the manifest that names its digest are one output: a template is never
         // left with one new and the other old.
-        let files = OutputSet()
+        let files = OutputSet(clearingLeftovers: true)
         try FileAccess.stage(imageText, as: imageOutput, in: files)
         try FileAccess.stage(Array((manifest.json().rendered() + "\n").utf8), as: manifestPath, in: files)
         try FileAccess.commit(files)

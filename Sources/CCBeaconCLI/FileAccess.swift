@@ -43,8 +43,12 @@ enum FileAccess {
         }
     }
 
+    /// Writes a command's one output whole (an `OutputSet` of one file, clearing what killed runs
+    /// left in its folder).
     static func writeAtomically(_ bytes: [UInt8], to path: String) throws(CommandFailure) {
-        do { try Files.writeAtomically(bytes, to: path) } catch { throw writeFailure(error) }
+        let output = OutputSet(clearingLeftovers: true)
+        try stage(bytes, as: path, in: output)
+        try commit(output)
     }
 
     /// Stages `bytes` to replace `path` when `output` is committed (`OutputSet`).

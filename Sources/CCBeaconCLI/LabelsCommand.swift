@@ -157,7 +157,7 @@ enum LabelsCommand {
         // One page at a time, staged as it is made (a list of 100,000 stations is 4,167 pages),
         // and all put in place together: a sheet is never left with some pages of this list and
         // others of an earlier one.
-        let pages = OutputSet()
+        let pages = OutputSet(clearingLeftovers: true)
         for (index, file) in files.enumerated() {
             let page: String
             do { page = try LabelDocument.page(index + 1, of: source.labels, on: sheet) } catch {

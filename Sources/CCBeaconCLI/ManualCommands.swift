@@ -127,7 +127,7 @@ enum ManPagesCommand {
         do { if !Files.isDirectory(folder) { try Files.createDirectory(folder) } } catch {
             throw CommandFailure(.failure, "\(error)", hint: "give -o a folder this user may write")
         }
-        let files = OutputSet()  // every page new, or none replaced
+        let files = OutputSet(clearingLeftovers: true)  // every page new, or none replaced
         for (name, text) in pages { try FileAccess.stage(Array(text.utf8), as: Files.join(folder, name), in: files) }
         try FileAccess.commit(files)
         console.output(line: "wrote \(pages.count) man pages into \(folder)")

@@ -81,7 +81,7 @@ enum GenerateCommand {
         try CommandSupport.checkOutputs(
             [output] + (bin.map { [$0] } ?? []), against: CommandSupport.inputs(of: template))
         // The image and its .bin are one output: both in place, or neither replaced.
-        let files = OutputSet()
+        let files = OutputSet(clearingLeftovers: true)
         try FileAccess.stage(station.file.text, as: output, in: files)
         var binary: [UInt8]?
         if let bin, let end = station.file.memory.endAddress {

@@ -14,8 +14,10 @@
 /// replaces nothing: the staged files are removed. Two sets committed into one folder at once take
 /// turns (`flock` on each folder, in name order), so their files are never mixed: the later set
 /// is the one left whole (a set into a folder another process holds locked for long — a burn
-/// test's report folder — waits for it). A run killed while staging leaves its temporary files; the next set
-/// staged into that folder removes them (`Files.removeAbandonedTemporaryFiles`). Known limit: a
+/// test's report folder — waits for it). A run killed while staging leaves its temporary files; the
+/// next set made `clearingLeftovers` that stages into that folder removes them
+/// (`Files.removeAbandonedTemporaryFiles`, a listing of the folder: a command's outputs, not each
+/// of a batch's thousands of files, each written alone). Known limit: a
 /// crash or a failed rename among the renames — microseconds, after every byte is on the disk —
 /// leaves the files renamed so far replaced, and `commit`'s error names them.
 public final class OutputSet {
@@ -23,9 +25,11 @@ public final class OutputSet {
     /// Every folder staged into, in the order first used.
     private var folders: [String] = []
     private var settled = false
+    private let clearingLeftovers: Bool
 
-    /// An empty set.
-    public init() {}
+    /// An empty set; `clearingLeftovers`: each folder it stages into is cleared of what killed
+    /// runs staged there.
+    public init(clearingLeftovers: Bool = false) { self.clearingLeftovers = clearingLeftovers }
 
     /// The paths staged so far, in order.
     public var paths: [String] { staged.map(\.path) }
@@ -37,7 +41,7 @@ public final class OutputSet {
         let folder = Files.directory(of: path)
         if !folders.contains(folder) {
             folders.append(folder)
-            _ = Files.removeAbandonedTemporaryFiles(in: folder)  // a killed run's, never a live one's
+            if clearingLeftovers { _ = Files.removeAbandonedTemporaryFiles(in: folder) }  // never a live run's
         }
         let temporary = Files.join(folder, Files.temporaryName(for: Files.lastComponent(path), inFolder: folder))
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)

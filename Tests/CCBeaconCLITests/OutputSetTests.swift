@@ -139,10 +139,13 @@ struct OutputSetTests {
         let left = [".sheet-1.svg.ccbeacon-tmp.\(dead).1", ".sheet-2.svg.ccbeacon-tmp.\(dead).2"]
         let live = ".a.hex.ccbeacon-tmp.\(getpid()).3"
         for name in left + [live] { _ = try scratch.write(name, "staged\n") }
-        let set = OutputSet()
+        // A file written alone (one of a batch's thousands) lists no folder.
+        try Files.writeAtomically(Array("alone\n".utf8), to: scratch.path("b.txt"))
+        #expect(try Self.names(scratch) == (left + [live, "b.txt"]).sorted())
+        let set = OutputSet(clearingLeftovers: true)
         try set.stage(Array("new\n".utf8), as: scratch.path("a.txt"))
         try set.commit()
-        #expect(try Self.names(scratch) == [live, "a.txt"])
+        #expect(try Self.names(scratch) == [live, "a.txt", "b.txt"])
     }
 
     /// A list named like a page of the sheet is the input, not a page of an earlier run to remove.
