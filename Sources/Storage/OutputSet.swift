@@ -17,7 +17,10 @@
 /// test's report folder — waits for it). A run killed while staging leaves its temporary files; the
 /// next set made `clearingLeftovers` that stages into that folder removes them
 /// (`Files.removeAbandonedTemporaryFiles`, a listing of the folder: a command's outputs, not each
-/// of a batch's thousands of files, each written alone). Known limit: a
+/// of a batch's thousands of files, each written alone; a writer is taken for killed when its
+/// process ID runs no process here, so a ccbeacon in another container or on another host sharing
+/// the folder can remove a live run's staged files: that run then fails, replacing nothing it had
+/// not yet renamed, and says so). Known limit: a
 /// crash or a failed rename among the renames — microseconds, after every byte is on the disk —
 /// leaves the files renamed so far replaced, and `commit`'s error names them.
 public final class OutputSet {
@@ -83,7 +86,14 @@ public final class OutputSet {
                 let code = errno
                 for later in staged[index...] { unlink(later.temporary) }
                 let already = replaced.isEmpty ? "" : "; already replaced: \(replaced.joined(separator: ", "))"
-                throw FileError(.write, path: file.path, reason: Files.describe(code) + already, code: code)
+                // Written and synced, then gone: removed by another program, or by a ccbeacon in
+                // another container or on another host sharing the folder, which took its writer
+                // for a killed one (process IDs say nothing across them).
+                let reason =
+                    code == ENOENT
+                    ? "its new file, written beside it, was removed meanwhile by another program; run again"
+                    : Files.describe(code)
+                throw FileError(.write, path: file.path, reason: reason + already, code: code)
             }
             replaced.append(file.path)
         }

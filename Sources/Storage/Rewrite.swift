@@ -15,10 +15,12 @@ extension Files {
     /// runs that each read, edit and write the file then take turns, and the second edits what
     /// the first wrote instead of writing over it.
     ///
-    /// The lock is `flock` on the file itself (by `ExclusiveLock`'s rule). A rewrite puts a new
-    /// file in place, so a lock taken on a file that the path no longer leads to once it is held
-    /// is let go and taken again on the new one. Other programs do not take it: what they write
-    /// meanwhile is found by `PreparedRewrite.commit`'s comparison.
+    /// The lock is `flock` on the folder the file is in (by `ExclusiveLock`'s rule), which stays
+    /// put while files are put in place in it: on the file itself, a new file another program
+    /// saved by rename left the runs that waited on the old one apart (each then undid the
+    /// other). A folder the path no longer leads into once the lock is held is let go and the new
+    /// one locked. Other programs do not take it: what they write meanwhile is found by
+    /// `PreparedRewrite.commit`'s comparison.
     public static func lockForRewrite(_ path: String, waiting: () -> Void = {}) throws(FileError) -> RewriteLock {
         var told = false
         while true {
@@ -27,7 +29,7 @@ extension Files {
             guard let resolved = realpath(path, nil) else { throw systemError(.read, path) }
             let target = String(cString: resolved)
             free(resolved)
-            let descriptor = open(target, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+            let descriptor = open(directory(of: target), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             guard descriptor >= 0 else { throw systemError(.read, path) }
             var outcome = ExclusiveLock.take(descriptor)
             if outcome == .held {
@@ -43,7 +45,7 @@ extension Files {
             }
             let lock = RewriteLock(descriptor: descriptor, target: target)
             if lock.holdsTarget { return lock }
-            lock.release()  // replaced while this run waited: lock the new file
+            lock.release()  // moved while this run waited: lock where it is now
         }
     }
 
@@ -99,12 +101,12 @@ extension Files {
     }
 }
 
-/// A user's file held for one rewrite (`Files.lockForRewrite`): another ccbeacon that wants to
-/// rewrite it waits until this is let go — once its `PreparedRewrite` is settled, `release` is
+/// A user's file held for one rewrite (`Files.lockForRewrite`, a lock on its folder): another
+/// ccbeacon that wants to rewrite it, or another file there, waits until this is let go — once its `PreparedRewrite` is settled, `release` is
 /// called or the value goes away, and when the process ends, even by `kill -9`.
 public final class RewriteLock {
     private let descriptor: Mutex<Int32>
-    /// The file locked (symbolic links resolved).
+    /// The file rewritten (symbolic links resolved), in the folder locked.
     public let target: String
 
     init(descriptor: Int32, target: String) {
@@ -112,15 +114,14 @@ public final class RewriteLock {
         self.target = target
     }
 
-    /// Whether `target` still leads to the file locked: another program that put a new file in
-    /// its place (an editor saving by rename) leaves this lock on the old one, where a second
-    /// ccbeacon would not wait for it.
+    /// Whether `target` is still in the folder locked (a folder renamed or swapped meanwhile
+    /// leaves the lock on another).
     public var holdsTarget: Bool {
         descriptor.withLock { descriptor in
             var held = stat()
-            guard descriptor >= 0, fstat(descriptor, &held) == 0, let now = PathIdentity.fileID(target) else {
-                return false
-            }
+            guard descriptor >= 0, fstat(descriptor, &held) == 0,
+                let now = PathIdentity.fileID(Files.directory(of: target))
+            else { return false }
             return now == (UInt64(held.st_dev), UInt64(held.st_ino))
         }
     }
@@ -166,8 +167,8 @@ public final class PreparedRewrite {
             held.release()
             lock = nil
         }
-        // Checked last before the rename: the file is the one locked (so no other ccbeacon is
-        // rewriting it now) and holds what was read.
+        // Checked last before the rename: the file is in the folder locked (so no other ccbeacon
+        // is rewriting it now) and holds what was read.
         guard held.holdsTarget, (try? Files.read(target)) == original else {
             unlink(temporary)
             throw FileError(.write, path: path, reason: "it changed while it was being rewritten; it was left as it is")

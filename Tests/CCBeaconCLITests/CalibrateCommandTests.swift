@@ -407,32 +407,31 @@ struct CalibrateWriteTests {
     }
 
     /// Another program put a new file in the list's place (an editor saving by rename, here with
-    /// the same bytes): the lock this run holds is on the old file, where a second ccbeacon would
-    /// not wait, so the rewrite is refused and the new file kept. (The content alone was compared:
-    /// two runs could each pass the comparison and the later rename undo the earlier run's.)
-    @Test func aListReplacedWhileItsLockIsHeldIsNotOverwritten() throws {
+    /// the same bytes) while a run held the list: a second run still waits for the first, then
+    /// edits what it wrote. (The lock was on the list's file: the second run locked the new file at
+    /// once, and the later rename undid the earlier run's calibration, both saying "recorded".)
+    @Test func aListSavedByAnotherProgramStillMakesTheRunsTakeTurns() throws {
+        try #require(BuiltTools.ccbeaconAvailable)
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let text = "name,uuid,major,minor,power\nA,\(Self.uuid),1,1,\n"
+        let text = "name,uuid,major,minor,power\nA,\(Self.uuid),1,1,\nB,\(Self.uuid),1,2,\n"
         let list = try scratch.write("list.csv", text)
+        let rssi = try scratch.write("r.txt", Self.samples.map(String.init).joined(separator: "\n"))
         let lock = try Files.lockForRewrite(list)
         let read = try scratch.bytes("list.csv")
-        let prepared = try Files.prepareRewrite(list, from: read, to: Array("edited\n".utf8), holding: lock)
         _ = try scratch.write("saved.csv", text)
         #expect(rename(scratch.path("saved.csv"), list) == 0)
-        let saved = PathIdentity.fileID(list)
-        #expect(throws: FileError.self) { try prepared.commit() }
-        #expect(try scratch.text("list.csv") == text)
-        #expect(PathIdentity.fileID(list).map { [$0.device, $0.inode] } == saved.map { [$0.device, $0.inode] })
-        #expect(try Files.list(scratch.path("")) == ["list.csv"])
-        // Replaced before the rewrite was made ready: refused there, before anything is recorded.
-        let second = try Files.lockForRewrite(list)
-        _ = try scratch.write("saved.csv", text)
-        #expect(rename(scratch.path("saved.csv"), list) == 0)
-        #expect(throws: FileError.self) {
-            try Files.prepareRewrite(list, from: Array(text.utf8), to: Array("edited\n".utf8), holding: second)
-        }
-        #expect(try scratch.text("list.csv") == text)
+        let second = try ChildProcess(
+            BuiltTools.ccbeacon, ["calibrate", "--rssi", rssi, "--station", "B", "--list", list, "--write"],
+            in: scratch.url)
+        #expect(second.waitUntil("waiting for another ccbeacon that is rewriting \(list)"), "\(second.errors)")
+        let mine = Array(text.replacing("A,\(Self.uuid),1,1,", with: "A,\(Self.uuid),1,1,-70").utf8)
+        #expect(throws: Never.self) { try Files.prepareRewrite(list, from: read, to: mine, holding: lock).commit() }
+        #expect(second.wait(timeout: 60) == 0, "\(second.errors)")
+        #expect(
+            try scratch.text("list.csv")
+                == "name,uuid,major,minor,power\nA,\(Self.uuid),1,1,-70\nB,\(Self.uuid),1,2,-61\n")
+        #expect(try Files.list(scratch.path("")).sorted() == ["list.csv", "r.txt"])
     }
 
     /// The file changed between its reading and the new one taking its place: refused, kept.

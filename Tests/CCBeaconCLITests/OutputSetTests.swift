@@ -194,6 +194,23 @@ struct OutputSetTests {
         #expect(try Self.names(scratch) == ["a.txt", "c.txt", "d"])
     }
 
+    /// A staged file another program removed (a ccbeacon in another container sharing the folder
+    /// takes a writer it cannot see for a killed one) is said as that, not as a missing folder.
+    @Test func aStagedFileRemovedMeanwhileIsSaidAsSuch() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let set = OutputSet()
+        try set.stage(Array("new\n".utf8), as: scratch.path("a.txt"))
+        for name in try Self.names(scratch) { unlink(scratch.path(name)) }
+        #expect {
+            try set.commit()
+        } throws: { error in
+            (error as? FileError)?.reason
+                == "its new file, written beside it, was removed meanwhile by another program; run again"
+        }
+        #expect(try Self.names(scratch).isEmpty)
+    }
+
     /// A full disk is said as such, with what to do.
     @Test func aFullDiskIsSaidAsSuch() {
         let full = FileAccess.writeFailure(

@@ -58,7 +58,7 @@ extension CalibrateCommand {
                   immutable or append-only one or folder (`chattr`), one in a folder that may not be written, one
                   with several names (hard links: replacing one name would part it from the others), an attribute
                   that cannot be copied, and a JSON list (set its `power` by hand). Two runs calibrating stations
-                  of one list take turns: each holds the list's lock (`flock` on the file) from before it reads
+                  of one list take turns: each holds the list's lock (`flock` on its folder) from before it reads
                   the list until its rename, so the second edits what the first wrote ("waiting for another
                   ccbeacon that is rewriting LIST"); a list another program changed between its reading and the
                   rename is left as it is. A power the list already has is not written again.
