@@ -29,8 +29,17 @@ extension Files {
             guard let resolved = realpath(path, nil) else { throw systemError(.read, path) }
             let target = String(cString: resolved)
             free(resolved)
-            let descriptor = open(directory(of: target), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw systemError(.read, path) }
+            let folder = directory(of: target)
+            let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                // Its folder, which the rewrite also syncs, is what cannot be read (mode -wx).
+                let code = errno
+                throw FileError(
+                    .write, path: path,
+                    reason:
+                        "its folder '\(folder)' cannot be opened (\(describe(code))); a file is rewritten only in a folder this user may read and write",
+                    code: code)
+            }
             var outcome = ExclusiveLock.take(descriptor)
             if outcome == .held {
                 if !told {

@@ -378,6 +378,37 @@ struct CalibrateWriteTests {
         #expect(try Files.list(scratch.path("")).sorted() == ["list.csv", "r.txt"])
     }
 
+    /// A list in a folder its user may write but not read (mode -wx) is refused before anything is
+    /// written, naming the folder: the rewrite syncs the folder, which it cannot open (the list
+    /// was renamed into place, then "cannot write" was said of a list that had changed).
+    @Test func aListInAFolderItsUserMayNotReadIsRefusedNamingTheFolder() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
+        chmod(scratch.path(""), 0o777)
+        let rssi = try scratch.write("r.txt", Self.samples.map(String.init).joined(separator: "\n"))
+        try FileManager.default.createDirectory(atPath: scratch.path("wx"), withIntermediateDirectories: false)
+        let text = "name,uuid,major,minor\na,\(LedgerFiles.uuid),1,1\n"
+        let list = try scratch.write("wx/list.csv", text)
+        #expect(chown(scratch.path("wx"), 65534, 65534) == 0 && chown(list, 65534, 65534) == 0)
+        chmod(scratch.path("wx"), 0o300)
+        let run = try ChildProcess.run(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", BuiltTools.ccbeacon, "calibrate", "--rssi", rssi,
+                "--station", "a", "--list", list, "--write",
+            ],
+            in: scratch.url, timeout: 60)
+        chmod(scratch.path("wx"), 0o700)
+        #expect(run.status == 1, "\(run.errors)")
+        #expect(
+            run.errors.contains(
+                "its folder '\(scratch.path("wx"))' cannot be opened (Permission denied); a file is rewritten only in a folder this user may read and write; nothing was recorded"
+            ), "\(run.errors)")
+        #expect(try scratch.text("wx/list.csv") == text)
+        #expect(try Files.list(scratch.path("wx")) == ["list.csv"])
+    }
+
     /// Two runs calibrating stations of one list at once: each takes the list's rewrite lock before
     /// reading it, so the second waits and edits what the first wrote. (They used to read it
     /// together; the second rename then wrote over the first run's calibration, both saying
