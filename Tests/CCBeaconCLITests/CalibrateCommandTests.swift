@@ -354,6 +354,19 @@ struct CalibrateWriteTests {
         #expect(try scratch.text("list.csv") == text)
     }
 
+    /// `calibrate --write` of `station` into `list`, run as nobody (uid 65534).
+    static func calibrateAsNobody(rssi: String, station: String, list: String, in scratch: Scratch) throws
+        -> ProcessResult
+    {
+        try ChildProcess.run(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", BuiltTools.ccbeacon, "calibrate", "--rssi", rssi,
+                "--station", station, "--list", list, "--write",
+            ],
+            in: scratch.url, timeout: 60)
+    }
+
     /// Another user's list, writable by all, is not taken over by a user who is not root (the new
     /// file would be theirs): refused with why, the list untouched. Runs the built tool as
     /// `nobody` through setpriv, so it needs root (as CI has).
@@ -366,13 +379,7 @@ struct CalibrateWriteTests {
         let text = "name,uuid,major,minor\na,\(LedgerFiles.uuid),1,1\n"
         let list = try scratch.write("list.csv", text)
         chmod(list, 0o666)
-        let run = try ChildProcess.run(
-            "/usr/bin/setpriv",
-            [
-                "--reuid=65534", "--regid=65534", "--clear-groups", BuiltTools.ccbeacon, "calibrate", "--rssi", rssi,
-                "--station", "a", "--list", list, "--write",
-            ],
-            in: scratch.url, timeout: 60)
+        let run = try Self.calibrateAsNobody(rssi: rssi, station: "a", list: list, in: scratch)
         #expect(run.status == 1 && run.errors.contains("it belongs to another user (uid 0)"), "\(run.errors)")
         #expect(try scratch.text("list.csv") == text)
         #expect(try Files.list(scratch.path("")).sorted() == ["list.csv", "r.txt"])
@@ -392,13 +399,7 @@ struct CalibrateWriteTests {
         let list = try scratch.write("wx/list.csv", text)
         #expect(chown(scratch.path("wx"), 65534, 65534) == 0 && chown(list, 65534, 65534) == 0)
         chmod(scratch.path("wx"), 0o300)
-        let run = try ChildProcess.run(
-            "/usr/bin/setpriv",
-            [
-                "--reuid=65534", "--regid=65534", "--clear-groups", BuiltTools.ccbeacon, "calibrate", "--rssi", rssi,
-                "--station", "a", "--list", list, "--write",
-            ],
-            in: scratch.url, timeout: 60)
+        let run = try Self.calibrateAsNobody(rssi: rssi, station: "a", list: list, in: scratch)
         chmod(scratch.path("wx"), 0o700)
         #expect(run.status == 1, "\(run.errors)")
         #expect(
