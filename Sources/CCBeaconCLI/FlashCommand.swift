@@ -237,7 +237,7 @@ enum FlashCommand {
             ? "not verified beyond that"
             : replaced.isEmpty
                 ? "the whole image verified (\(result.report.verify.rawValue))"
-                : "the image verified (\(result.report.verify.rawValue)) but for its \(replaced.count == 1 && replaced[0].count == 1 ? "byte" : "bytes") at \(replaced.map { $0.count == 1 ? HexText.address($0.lowerBound) : "\(HexText.address($0.lowerBound))-\(HexText.address($0.upperBound - 1))" }.joined(separator: ", ")), which the secondary address took the place of"
+                : "the image verified (\(result.report.verify.rawValue)) but for its \(replaced.count == 1 && replaced[0].count == 1 ? "byte" : "bytes") at \(replaced.map(Self.addresses).joined(separator: ", ")), which the secondary address took the place of"
         var lines = [
             "flashed \(arguments.image.path) to the \(result.chip.name) on \(connection.device.selector): \(Chip.sizeText(result.report.bytesWritten)) written, "
                 + "\(identityNote), \(verified); the target is running"
@@ -255,5 +255,12 @@ enum FlashCommand {
             )
         }
         console.output(lines: lines)
+    }
+
+    /// `0x3FFEA` for one byte, `0x3FFEA-0x3FFEF` for more (END inclusive).
+    static func addresses(_ range: Range<Int>) -> String {
+        range.count == 1
+            ? HexText.address(range.lowerBound)
+            : "\(HexText.address(range.lowerBound))-\(HexText.address(range.upperBound - 1))"
     }
 }

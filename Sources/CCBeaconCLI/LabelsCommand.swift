@@ -168,8 +168,7 @@ enum LabelsCommand {
             try FileAccess.stage(Array(page.utf8), as: file, in: pages)
         }
         try FileAccess.commit(pages)
-        for index in files.indices {
-            let file = files[index]
+        for (index, file) in files.enumerated() {
             let first = index * perPage + 1
             let last = min(source.labels.count, first + perPage - 1)
             let what =

@@ -85,8 +85,9 @@ enum GenerateCommand {
         try FileAccess.stage(station.file.text, as: output, in: files)
         var binary: [UInt8]?
         if let bin, let end = station.file.memory.endAddress {
-            binary = station.file.memory.bytes(in: 0..<end, fill: 0xFF)
-            try FileAccess.stage(binary ?? [], as: bin, in: files)
+            let bytes = station.file.memory.bytes(in: 0..<end, fill: 0xFF)
+            try FileAccess.stage(bytes, as: bin, in: files)
+            binary = bytes
         }
         try FileAccess.commit(files)
         var lines = [

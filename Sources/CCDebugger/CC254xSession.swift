@@ -643,7 +643,7 @@ extension CC254xSession {
     /// Reads `ranges` of flash back and compares them byte for byte with `image` (0xFF where the
     /// image holds nothing); a mismatch names the exact address.
     public func verifyRanges(_ ranges: [Range<Int>], of image: MemoryImage) throws(DebuggerError) {
-        for range in Self.merged(ranges) where !range.isEmpty {
+        for range in MemoryImage.merged(ranges) {
             if let address = try firstDifference(in: range, from: image.bytes(in: range, fill: 0xFF)) {
                 throw .identityMismatch(address: address)
             }
@@ -657,18 +657,5 @@ extension CC254xSession {
         return zip(read, expected).enumerated().first { $0.element.0 != $0.element.1 }.map {
             range.lowerBound + $0.offset
         }
-    }
-
-    /// Ranges sorted, with overlapping and touching ones joined.
-    static func merged(_ ranges: [Range<Int>]) -> [Range<Int>] {
-        var result: [Range<Int>] = []
-        for range in ranges.filter({ !$0.isEmpty }).sorted(by: { $0.lowerBound < $1.lowerBound }) {
-            if let last = result.last, range.lowerBound <= last.upperBound {
-                result[result.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
-            } else {
-                result.append(range)
-            }
-        }
-        return result
     }
 }

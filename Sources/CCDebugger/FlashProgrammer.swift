@@ -367,7 +367,7 @@ public struct FlashProgrammer {
     public func check(
         _ image: MemoryImage, readBack: [Range<Int>], verify: VerifyMode, events: (FlashEvent) -> Void = { _ in }
     ) throws(DebuggerError) -> [Range<Int>] {
-        let merged = CC254xSession.merged(readBack)
+        let merged = MemoryImage.merged(readBack)
         try session.verifyRanges(merged, of: image)
         events(.identityReadBack(merged))
         let verify = verify.effective(on: session.chip)

@@ -332,7 +332,7 @@ public struct BurnReport: Sendable, Equatable {
     /// least four upper-case hex digits — the form the ledger records (`Attempt.readBack`) — or
     /// `none`.
     public static func describe(_ ranges: [Range<Int>]) -> String {
-        let merged = CC254xSession.merged(ranges)
+        let merged = MemoryImage.merged(ranges)
         return merged.isEmpty
             ? "none"
             : merged.map {

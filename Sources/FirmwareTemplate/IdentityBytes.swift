@@ -62,10 +62,7 @@ extension StationTemplate {
             let template = own.bytes(in: piece, fill: 0xFF)
             var station = memory.bytes(in: piece, fill: 0xFF)
             for field in identityRanges {
-                for address in max(
-                    field.lowerBound, piece.lowerBound)..<max(
-                        min(field.upperBound, piece.upperBound), max(field.lowerBound, piece.lowerBound))
-                {
+                for address in field.clamped(to: piece) {
                     station[address - piece.lowerBound] = template[address - piece.lowerBound]
                 }
             }

@@ -147,15 +147,20 @@ public struct MemoryImage: Sendable, Equatable {
     /// both read as erased flash, so only inside can two images differ. (Walking from the lowest
     /// address to the highest instead took a minute, or 4 GiB of memory, for two bytes 4 GiB apart.)
     public func spans(togetherWith other: MemoryImage) -> [Range<Int>] {
-        var merged: [Range<Int>] = []
-        for range in (segments + other.segments).map(\.range).sorted(by: { $0.lowerBound < $1.lowerBound }) {
-            if let last = merged.last, range.lowerBound <= last.upperBound {
-                merged[merged.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
+        Self.merged((segments + other.segments).map(\.range))
+    }
+
+    /// `ranges` without the empty ones, overlapping and touching ranges made one, ascending.
+    public static func merged(_ ranges: [Range<Int>]) -> [Range<Int>] {
+        var result: [Range<Int>] = []
+        for range in ranges.filter({ !$0.isEmpty }).sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let last = result.last, range.lowerBound <= last.upperBound {
+                result[result.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
             } else {
-                merged.append(range)
+                result.append(range)
             }
         }
-        return merged
+        return result
     }
 
     /// `spans(togetherWith:)` cut into pieces of at most `size` bytes, so that each can be read out

@@ -105,8 +105,6 @@ public enum ExclusiveLock {
     }
 
     private static func fileKey(_ descriptor: Int32) -> FileKey? {
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { return nil }
-        return FileKey(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+        PathIdentity.fileID(descriptor: descriptor).map { FileKey(device: $0.device, inode: $0.inode) }
     }
 }

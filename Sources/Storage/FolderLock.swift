@@ -105,6 +105,13 @@ public enum PathIdentity {
         return (UInt64(status.st_dev), UInt64(status.st_ino))
     }
 
+    /// The device and inode of the file open at `descriptor`, or `nil` when it cannot be told.
+    public static func fileID(descriptor: Int32) -> (device: UInt64, inode: UInt64)? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return nil }
+        return (UInt64(status.st_dev), UInt64(status.st_ino))
+    }
+
     /// `path` with symbolic links, `.` and `..` resolved; for a file that does not exist yet, its
     /// folder resolved and the name appended. Falls back to the path as given.
     public static func resolved(_ path: String) -> String {

@@ -127,11 +127,10 @@ public final class RewriteLock {
     /// leaves the lock on another).
     public var holdsTarget: Bool {
         descriptor.withLock { descriptor in
-            var held = stat()
-            guard descriptor >= 0, fstat(descriptor, &held) == 0,
+            guard descriptor >= 0, let held = PathIdentity.fileID(descriptor: descriptor),
                 let now = PathIdentity.fileID(Files.directory(of: target))
             else { return false }
-            return now == (UInt64(held.st_dev), UInt64(held.st_ino))
+            return now == held
         }
     }
 

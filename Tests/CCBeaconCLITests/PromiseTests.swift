@@ -627,7 +627,7 @@ struct VerifiedMeansReadBackTests {
                         return span.filter { flash[$0] != expected[$0 - span.lowerBound] }
                     }
                     #expect(Set(differing) == Set(case_.bits.map(\.address)), "\(case_)")
-                    let readBack = BurnReport.describe(CC254xSession.merged(fields))
+                    let readBack = BurnReport.describe(MemoryImage.merged(fields))
                     #expect(readBack == "0x7F02-0x7F25,0x7F28-0x7F2C")
                     #expect(run.output.contains("identity bytes \(readBack) read back"), "\(run.output)")
                 }
