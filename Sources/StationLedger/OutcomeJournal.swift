@@ -92,6 +92,9 @@ public struct OutcomeJournal: Sendable {
     /// The journal's file as it is reached.
     var file: String { reached(Files.lastComponent(path)) }
 
+    /// The run's place token as it is reached.
+    var placeFile: String { reached(Files.lastComponent(placePath)) }
+
     /// Whether the journal's file is there.
     public var exists: Bool { Files.exists(file) }
 
@@ -130,7 +133,7 @@ public struct OutcomeJournal: Sendable {
     /// The token `placePath` holds and its `placeIdentity`: `nil` when there is none, or it is not
     /// one ccbeacon wrote (a symbolic link is none).
     public func placeToken() -> (token: String, identity: String)? {
-        let place = reached(Files.lastComponent(placePath))
+        let place = placeFile
         var status = stat()
         guard lstat(place, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size <= 64,
             let identity = placeIdentity(of: status), let bytes = try? Files.read(place)
@@ -158,7 +161,7 @@ public struct OutcomeJournal: Sendable {
     /// run killed while it wrote one left: the bench's lock is held, so no other is writing);
     /// returns its `placeIdentity`.
     public func leavePlaceToken(_ token: String) throws(LedgerError) -> String {
-        let place = reached(Files.lastComponent(placePath))
+        let place = placeFile
         let leftover = "." + Files.lastComponent(placePath) + Files.temporaryMarker
         for name in (try? Files.list(Files.directory(of: place))) ?? [] where name.hasPrefix(leftover) {
             unlink(reached(name))
@@ -182,7 +185,7 @@ public struct OutcomeJournal: Sendable {
     /// gone with its folder).
     public func withdrawPlaceToken() -> String? {
         guard runToken != nil else { return nil }
-        let place = reached(Files.lastComponent(placePath))
+        let place = placeFile
         if unlink(place) == 0 {
             try? Files.syncDirectory(Files.directory(of: place))
             return nil
