@@ -173,7 +173,8 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
-            name: "USBEmulationTests", dependencies: ["TestSupport", "IntelHex"], swiftSettings: strictSettings),
+            name: "USBEmulationTests", dependencies: ["TestSupport", "IntelHex", "Storage"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "FirmwareSimulationTests",
             dependencies: [

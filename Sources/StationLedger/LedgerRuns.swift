@@ -74,34 +74,13 @@ public struct RunIdentity: Sendable {
         let host =
             gethostname(&buffer, buffer.count - 1) == 0
             ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
-        let boot = firstLine("/proc/sys/kernel/random/boot_id") ?? ""
-        let namespace = Files.linkTarget("/proc/self/ns/pid") ?? ""
-        // Without both, no other run can be judged by its process: the machine is unknown.
-        let machine = boot.isEmpty || namespace.isEmpty ? "unknown-\(randomHex())" : "\(boot) \(namespace)"
-        return RunIdentity(host: host, process: Int(getpid()), machine: machine)
+        return RunIdentity(host: host, process: Int(getpid()), machine: LocalProcesses.machine)
     }()
 
     /// Whether the run `record` was made by a process of this machine that no longer exists.
     func isGone(_ record: RunRecord) -> Bool {
-        guard record.machine == machine, !machine.hasPrefix("unknown-"), record.process != process,
-            let pid = pid_t(exactly: record.process), pid > 0
-        else { return false }
-        if kill(pid, 0) != 0 { return errno == ESRCH }
-        // A process killed and not yet reaped by its parent (a zombie) runs no more either.
-        guard let stat = Self.firstLine("/proc/\(pid)/stat", whole: true),
-            let close = stat.lastIndex(of: ")")
-        else { return false }
-        return stat[stat.index(after: close)...].drop { $0 == " " }.first == "Z"
-    }
-
-    /// The first line of the file at `path`: its first word, or `whole`, all of it.
-    static func firstLine(_ path: String, whole: Bool = false) -> String? {
-        guard let file = fopen(path, "r") else { return nil }
-        defer { fclose(file) }
-        var buffer = [CChar](repeating: 0, count: 1024)
-        guard fgets(&buffer, Int32(buffer.count), file) != nil else { return nil }
-        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return whole ? text : text.split(whereSeparator: \.isWhitespace).first.map(String.init)
+        record.machine == machine && LocalProcesses.isThisMachine(machine) && record.process != process
+            && LocalProcesses.hasEnded(record.process)
     }
 
     /// 32 random lower-case hex digits (a run's id).

@@ -322,7 +322,7 @@ public enum Files {
         return nil
     }
 
-    /// The marker in the names of our temporary files: `.<name>.ccbeacon-tmp.<pid>.<random>`.
+    /// The marker in the names of our temporary files (`temporaryName`).
     public static let temporaryMarker = ".ccbeacon-tmp."
 
     /// The longest file name, in bytes, when the folder cannot tell (NAME_MAX of Linux's file
@@ -339,7 +339,7 @@ public enum Files {
     }
 
     /// The bytes a path keeps free for the temporary file written beside it
-    /// (`.<name>.ccbeacon-tmp.<pid>.<random>`, the name cut to fit): at most 36 more than the
+    /// (`temporaryName`, the name cut to fit): at most 39 more than the
     /// file's own path.
     public static let temporaryRoom = 40
 
@@ -364,13 +364,15 @@ public enum Files {
             + (nameRoom > 0 ? " here (the rest is room for the files kept beside it)" : "")
     }
 
-    /// A fresh temporary name for writing `name` into `folder` (hidden, with our marker and this
-    /// process's ID). It stays within the folder's name limit: a name near it is shortened — by
-    /// whole characters, from the end — never the marker or the ID that
+    /// A fresh temporary name for writing `name` into `folder`: hidden, with our marker, the
+    /// writer's process ID, and its machine's token before eight random hex digits
+    /// (`.<name>.ccbeacon-tmp.<pid>.<token><random>`). It stays within the folder's name limit: a
+    /// name near it is shortened — by whole characters, from the end — never what
     /// `removeAbandonedTemporaryFiles` reads, so any name that can be written can be written
     /// atomically.
-    static func temporaryName(for name: String, inFolder folder: String) -> String {
-        let suffix = "\(temporaryMarker)\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
+    package static func temporaryName(for name: String, inFolder folder: String, process: Int32 = getpid()) -> String {
+        let random = LocalProcesses.hex8(UInt32.random(in: 0...UInt32.max))
+        let suffix = "\(temporaryMarker)\(process).\(LocalProcesses.machineToken)\(random)"
         let budget = nameLimit(inFolder: folder) - 1 - suffix.utf8.count
         var kept = Substring(name)
         var size = kept.utf8.count
@@ -382,17 +384,28 @@ public enum Files {
         return ".\(kept)\(suffix)"
     }
 
-    /// Removes the temporary files a killed writer left in `directory`: our marker in the name and
-    /// a process ID that no longer runs (a live writer's files are left alone). Returns their names.
+    /// How long a temporary file of another machine (or of a version of ccbeacon before the
+    /// machine's token) is left alone: no writer stages a file for a day.
+    public static let foreignTemporaryLifetime = 86_400
+
+    /// Removes the temporary files a killed writer left in `directory` (our marker in the name), and
+    /// returns their names: a file of this machine (its token) whose process has ended, or any
+    /// other that was last modified more than `foreignTemporaryLifetime` seconds ago. A process ID
+    /// of another host or container says nothing here: a live writer there keeps its files.
     public static func removeAbandonedTemporaryFiles(in directory: String) -> [String] {
         var removed: [String] = []
-        for name in (try? list(directory)) ?? [] where name.hasPrefix(".") {
-            // `.<name>.ccbeacon-tmp.<pid>.<random>`: the process ID is the next-to-last part.
+        for name in (try? list(directory)) ?? [] where name.hasPrefix(".") && name.contains(temporaryMarker) {
             let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-            guard parts.count >= 4, name.contains(temporaryMarker), let pid = Int32(parts[parts.count - 2]),
-                pid > 0, kill(pid, 0) != 0, errno == ESRCH
-            else { continue }
-            if unlink(join(directory, name)) == 0 { removed.append(name) }
+            guard parts.count >= 4, let pid = Int(parts[parts.count - 2]) else { continue }
+            let path = join(directory, name)
+            let ended: Bool
+            if parts[parts.count - 1].utf8.count == 16, parts[parts.count - 1].hasPrefix(LocalProcesses.machineToken) {
+                ended = LocalProcesses.isKnown && LocalProcesses.hasEnded(pid)
+            } else {
+                var status = stat()
+                ended = lstat(path, &status) == 0 && time(nil) - status.st_mtim.tv_sec > foreignTemporaryLifetime
+            }
+            if ended, unlink(path) == 0 { removed.append(name) }
         }
         return removed
     }

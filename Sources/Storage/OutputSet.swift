@@ -17,10 +17,9 @@
 /// test's report folder — waits for it). A run killed while staging leaves its temporary files; the
 /// next set made `clearingLeftovers` that stages into that folder removes them
 /// (`Files.removeAbandonedTemporaryFiles`, a listing of the folder: a command's outputs, not each
-/// of a batch's thousands of files, each written alone; a writer is taken for killed when its
-/// process ID runs no process here, so a ccbeacon in another container or on another host sharing
-/// the folder can remove a live run's staged files: that run then fails, replacing nothing it had
-/// not yet renamed, and says so). Known limit: a
+/// of a batch's thousands of files, each written alone; a writer of this machine is taken for
+/// killed when its process has ended, another machine's — a container or host sharing the folder —
+/// once its file is a day old). Known limit: a
 /// crash or a failed rename among the renames — microseconds, after every byte is on the disk —
 /// leaves the files renamed so far replaced, and `commit`'s error names them.
 public final class OutputSet {

@@ -263,8 +263,8 @@ struct BatchFolderTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
         var dead: Int32 = 4_000_000
         while kill(dead, 0) == 0 || errno != ESRCH { dead -= 1 }
-        let abandoned = ".s0.hex.ccbeacon-tmp.\(dead).77"
-        let live = ".s1.hex.ccbeacon-tmp.\(getpid()).78"
+        let abandoned = Files.temporaryName(for: "s0.hex", inFolder: folder, process: dead)
+        let live = Files.temporaryName(for: "s1.hex", inFolder: folder)
         _ = try scratch.write("out/" + abandoned, "half a file")
         _ = try scratch.write("out/" + live, "another writer's file")
         let run = try ChildProcess.run(BuiltTools.ccbeacon, Self.batch(list, folder), in: scratch.url, timeout: 30)

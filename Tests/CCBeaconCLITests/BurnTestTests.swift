@@ -274,7 +274,7 @@ struct BurnTestTests {
         defer { scratch.remove() }
         try FileManager.default.createDirectory(atPath: scratch.path("r"), withIntermediateDirectories: false)
         // A process ID that runs no process: the writer is dead.
-        let leftover = ".summary.txt\(Files.temporaryMarker)999999999.42"
+        let leftover = Files.temporaryName(for: "summary.txt", inFolder: scratch.path("r"), process: 999_999_999)
         _ = try scratch.write("r/" + leftover, "half")
         let run = ToolRun(
             ["doctor", "--burn-test", "--yes", "--report", scratch.path("r")], debuggers: EmulatorProvider())

@@ -262,7 +262,8 @@ struct CalibrateWriteTests {
         let list = try scratch.write("list.csv", "name,uuid,major,minor\na,\(LedgerFiles.uuid),1,1\n")
         let child = try ChildProcess("/bin/true", [], in: scratch.url)
         #expect(child.wait(timeout: 10) == 0)
-        let leftover = try scratch.write(".list.csv\(Files.temporaryMarker)\(child.processID).7", "half")
+        let leftover = try scratch.write(
+            Files.temporaryName(for: "list.csv", inFolder: scratch.url.path, process: child.processID), "half")
         if getuid() == 0 { #expect(chown(list, 65534, 65534) == 0) }
         let run = ToolRun(["calibrate", "--rssi", rssi, "--station", "a", "--list", list, "--write"])
         #expect(run.status == 0, "\(run.diagnostics)")

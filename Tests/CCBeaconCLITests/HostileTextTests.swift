@@ -5,6 +5,7 @@ import Foundation
 import Provisioning
 import StationLedger
 import Stations
+import Storage
 import StructuredText
 import Synchronization
 import TestSupport
@@ -620,7 +621,9 @@ struct HostileTextSecondReviewTests {
         defer { scratch.remove() }
         let list = try scratch.write("l.csv", "name,uuid,major,minor\na,\(Self.uuid),1,2\n")
         try FileManager.default.createDirectory(atPath: scratch.path("out"), withIntermediateDirectories: true)
-        _ = try scratch.write("out/.x\nFAKE 3 stations written.ccbeacon-tmp.4000000.x", "left over")
+        let leftover = Files.temporaryName(
+            for: "x\nFAKE 3 stations written", inFolder: scratch.path("out"), process: 4_000_000)
+        _ = try scratch.write("out/" + leftover, "left over")
         let run = ToolRun(["batch", list, "--template", "cc2541-ibeacon", "-o", scratch.path("out")])
         #expect(run.status == 0, "\(run.diagnostics)")
         #expect(run.diagnostics.contains("removed 1 temporary file"), "\(run.diagnostics)")

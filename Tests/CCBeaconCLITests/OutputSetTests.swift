@@ -128,6 +128,35 @@ struct OutputSetTests {
         #expect(try Self.names(scratch) == ["o.bin", "o.hex"])
     }
 
+    /// A ccbeacon in another PID namespace (another container sharing the folder) sees no process
+    /// with a live writer's ID: it used to take the writer's staged file for a killed run's and
+    /// remove it, so that the writer failed. The file names the writer's machine; it stays.
+    @Test(.enabled(if: otherPIDNamespacesCanBeMade, "needs unshare --pid (root)"))
+    func aCcbeaconInAnotherPIDNamespaceLeavesALiveWritersFile() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let live = Files.temporaryName(for: "a.hex", inFolder: scratch.url.path)  // this test process's
+        _ = try scratch.write(live, "staged\n")
+        let run = try ChildProcess.run(
+            "/usr/bin/unshare",
+            [
+                "--pid", "--fork", "--mount-proc", BuiltTools.ccbeacon, "generate", "--template", "cc2541-ibeacon",
+                "--uuid", Self.uuid, "--major", "1", "--minor", "1", "-o", "b.hex",
+            ], in: scratch.url, timeout: 60)
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(try Self.names(scratch) == [live, "b.hex"].sorted())
+    }
+
+    /// Whether this test may run a process in a PID namespace of its own.
+    static let otherPIDNamespacesCanBeMade: Bool = {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else { return false }
+        return
+            (try? ChildProcess.run(
+                "/usr/bin/unshare", ["--pid", "--fork", "--mount-proc", "/bin/true"], in: URL(fileURLWithPath: "/"),
+                timeout: 30))?
+            .status == 0
+    }()
+
     /// What a killed run staged is removed by the next set staged into its folder (a labels run of
     /// thousands of pages, stopped with Ctrl-C, left them all); a live run's files are left alone.
     @Test func aKilledRunsStagedFilesGoWithTheNextSet() throws {
@@ -136,8 +165,10 @@ struct OutputSetTests {
         let ended = try ChildProcess("/bin/true", [], in: scratch.url)
         let dead = ended.processID
         ended.wait()
-        let left = [".sheet-1.svg.ccbeacon-tmp.\(dead).1", ".sheet-2.svg.ccbeacon-tmp.\(dead).2"]
-        let live = ".a.hex.ccbeacon-tmp.\(getpid()).3"
+        let left = ["sheet-1.svg", "sheet-2.svg"].map {
+            Files.temporaryName(for: $0, inFolder: scratch.url.path, process: dead)
+        }
+        let live = Files.temporaryName(for: "a.hex", inFolder: scratch.url.path)
         for name in left + [live] { _ = try scratch.write(name, "staged\n") }
         // A file written alone (one of a batch's thousands) lists no folder.
         try Files.writeAtomically(Array("alone\n".utf8), to: scratch.path("b.txt"))

@@ -89,7 +89,8 @@ struct ReviewRoundThreeTests {
         defer { scratch.remove() }
         let list = try scratch.write("list.csv", "name,uuid,major,minor\nA,\(Self.uuid),1,1\n")
         let rssi = try scratch.write("rssi.txt", [String](repeating: "-60", count: 20).joined(separator: "\n"))
-        let left = try scratch.write(".list.csv.ccbeacon-tmp.2147483647.1", "stale")
+        let left = try scratch.write(
+            Files.temporaryName(for: "list.csv", inFolder: scratch.url.path, process: Int32.max), "stale")
         let run = ToolRun([
             "calibrate", "--rssi", rssi, "--station", "A", "--list", list, "--ledger",
             ledger.hasPrefix("postgresql") ? ledger : scratch.path(ledger), "--write", "--force",

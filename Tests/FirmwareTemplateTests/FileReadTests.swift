@@ -78,6 +78,36 @@ struct TemporaryNameTests {
         }
     }
 
+    /// A staged file of another machine — another host or container sharing the folder, where
+    /// its process ID names no process of ours while its writer runs — or of a ccbeacon from
+    /// before the machine's token is not judged by its process: it stays until it is a day old.
+    /// This machine's file of an ended process goes at once; of a live one, never.
+    @Test func onlyThisMachinesEndedWritersFilesGoAtOnce() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var dead: Int32 = 4_000_000
+        while kill(dead, 0) == 0 || errno != ESRCH { dead -= 1 }
+        let ended = Files.temporaryName(for: "a.hex", inFolder: folder.url.path, process: dead)
+        let live = Files.temporaryName(for: "b.hex", inFolder: folder.url.path)
+        let token = LocalProcesses.machineToken
+        let otherToken = token == "00000000" ? "00000001" : "00000000"
+        let foreign = Files.temporaryName(for: "c.hex", inFolder: folder.url.path, process: dead)
+            .replacingOccurrences(
+                of: Files.temporaryMarker + "\(dead)." + token, with: Files.temporaryMarker + "\(dead)." + otherToken)
+        let older = ".d.hex" + Files.temporaryMarker + "\(dead).77"
+        #expect(foreign.contains(otherToken) && !foreign.contains(token))
+        for name in [ended, live, foreign, older] {
+            #expect(FileManager.default.createFile(atPath: folder.path(name), contents: Data("half".utf8)))
+        }
+        #expect(Files.removeAbandonedTemporaryFiles(in: folder.url.path) == [ended])
+        let dayOld = Date(timeIntervalSinceNow: -Double(Files.foreignTemporaryLifetime) - 60)
+        for name in [live, foreign, older] {
+            try FileManager.default.setAttributes([.modificationDate: dayOld], ofItemAtPath: folder.path(name))
+        }
+        #expect(Files.removeAbandonedTemporaryFiles(in: folder.url.path).sorted() == [foreign, older].sorted())
+        #expect(try Files.list(folder.url.path) == [live], "a live writer's file stays, however old")
+    }
+
     /// Written for real: a file whose name is 255 bytes long is written atomically, and the
     /// temporary file a dead writer left for it is recognised and removed.
     @Test func aFileWithALongNameIsWrittenAndItsLeftoversRemoved() throws {
@@ -89,10 +119,7 @@ struct TemporaryNameTests {
         var dead: Int32 = 4_000_000
         while kill(dead, 0) == 0 || errno != ESRCH { dead -= 1 }
         // What the dead writer's run would have named it: cut to fit its own (longer) process ID.
-        let own = Files.temporaryName(for: name, inFolder: folder.url.path)
-        let kept = own[..<own.range(of: Files.temporaryMarker)!.lowerBound]
-        let leftover =
-            String(kept.dropLast(String(dead).count - String(getpid()).count)) + Files.temporaryMarker + "\(dead).77"
+        let leftover = Files.temporaryName(for: name, inFolder: folder.url.path, process: dead)
         #expect(leftover.utf8.count <= 255)
         #expect(FileManager.default.createFile(atPath: folder.path(leftover), contents: Data()))
         #expect(Files.removeAbandonedTemporaryFiles(in: folder.url.path) == [leftover])

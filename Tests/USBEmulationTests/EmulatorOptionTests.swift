@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 import TestSupport
 import Testing
 
@@ -56,10 +57,10 @@ struct EmulatorOptionTests {
         #expect(saved[.type] as? FileAttributeType == .typeRegular)
         // A chip half-saved by an emulator killed meanwhile (its temporary file, of a process that
         // is gone) is removed by the next emulator saving there: the folder holds whole chips only.
-        let leftover = chips + "/.00-12-4B-02-00-00.bin.ccbeacon-tmp.999999999.1"
-        _ = try work.write(".00-12-4B-02-00-00.bin.ccbeacon-tmp.999999999.1", "half")
-        try FileManager.default.moveItem(
-            atPath: work.path(".00-12-4B-02-00-00.bin.ccbeacon-tmp.999999999.1"), toPath: leftover)
+        let name = Files.temporaryName(for: "00-12-4B-02-00-00.bin", inFolder: chips, process: 999_999_999)
+        let leftover = chips + "/" + name
+        _ = try work.write(name, "half")
+        try FileManager.default.moveItem(atPath: work.path(name), toPath: leftover)
         #expect(try Tools.run(["--save-chips", chips], ["/bin/true"], in: work.url).status == 0)
         #expect(!FileManager.default.fileExists(atPath: leftover))
         #expect(FileManager.default.fileExists(atPath: chips + "/00-12-4B-01-00-00.bin"))

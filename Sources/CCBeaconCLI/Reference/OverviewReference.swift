@@ -73,9 +73,11 @@ extension CommandLineTool {
             `.hex` or `.bin`, or the record itself — is written only by `batch` into its own folder: every other
             command refuses it (exit 64, naming the record), since the record would no longer agree with its
             files; write elsewhere, or rerun `batch`. Every file is written to a temporary file in the same
-            folder (`.NAME.ccbeacon-tmp.PID.N`, NAME shortened when the whole would pass the 255-byte limit on
-            file names), `fsync`ed, renamed into place and the folder `fsync`ed: after a crash or power cut the
-            old file or the new one is there, never a mix.
+            folder (`.NAME.ccbeacon-tmp.PID.MACHINE+RANDOM`, NAME shortened when the whole would pass the
+            255-byte limit on file names), `fsync`ed, renamed into place and the folder `fsync`ed: after a crash
+            or power cut the old file or the new one is there, never a mix. The next command writing into that
+            folder removes what a killed run left: at once when its process ended on this machine (this boot
+            and PID namespace), else — another host or container sharing the folder — once a day old.
             Standard output is an output too: a result that does not reach it whole (a full disk, `>/dev/full`,
             a closed descriptor `>&-`, a file-size limit) is reported as `cannot write to standard output:
             REASON` and the command exits 1 — a command that failed for its own reason keeps its status.
