@@ -79,6 +79,8 @@ final class HookRunner: Sendable {
         case tried(Try)
         /// The pending hook runs could not be read (told once until they can be again).
         case unreadable(String)
+        /// A stop was asked for while a hook ran: the run waits for it, at most `secondsLeft`.
+        case waitingOnStop(HookRun, secondsLeft: Double)
     }
 
     let hooks: Hooks
@@ -154,7 +156,9 @@ final class HookRunner: Sendable {
             let fresh = state.withLock { state in state.tried.insert(run.eventID).inserted }
             guard fresh else { continue }
             CrashPoint.beforeHook.pass()
-            let outcome = Self.execute(command, environment: environment(for: run), timeout: hooks.timeout)
+            let outcome = Self.execute(
+                command, environment: environment(for: run), timeout: hooks.timeout, stopRequested: stopRequested
+            ) { [report] secondsLeft in report(.waitingOnStop(run, secondsLeft: secondsLeft)) }
             CrashPoint.afterHook.pass()
             var result = Try(run: run, outcome: outcome)
             do throws(LedgerError) {
@@ -228,11 +232,16 @@ final class HookRunner: Sendable {
         var lastLine: String?
     }
 
-    /// Runs `sh -c command` in a process group of its own (a timeout ends the whole group) with
-    /// this process's environment plus `environment` (earlier `CCBEACON_` variables dropped), no
-    /// standard input, its output collected (the last 4 KiB kept), every inherited descriptor
-    /// above 2 closed and the signals this process ignores or catches back at their defaults.
-    static func execute(_ command: String, environment: [(String, String)], timeout: Double) -> Outcome {
+    /// Runs `sh -c command` in a process group of its own (a timeout ends the whole group; so does
+    /// a second stop signal, through `stopSignals.hookGroup`) with this process's environment plus
+    /// `environment` (earlier `CCBEACON_` variables dropped), no standard input, its output
+    /// collected (the last 4 KiB kept), every inherited descriptor above 2 closed and the signals
+    /// this process ignores or catches back at their defaults. `stopNoticed(secondsLeft)` is
+    /// called once if `stopRequested` turns true while the hook runs: the run waits for it.
+    static func execute(
+        _ command: String, environment: [(String, String)], timeout: Double,
+        stopRequested: () -> Bool = { false }, stopNoticed: (Double) -> Void = { _ in }
+    ) -> Outcome {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else {
             return Outcome(status: "could not start: \(String(cString: strerror(errno)))", exitedZero: false)
@@ -279,7 +288,11 @@ final class HookRunner: Sendable {
             close(fds[0])
             return Outcome(status: "could not start: \(String(cString: strerror(spawned)))", exitedZero: false)
         }
-        defer { close(fds[0]) }
+        stopSignals.hookGroup.store(pid, ordering: .relaxed)
+        defer {
+            stopSignals.hookGroup.store(0, ordering: .relaxed)
+            close(fds[0])
+        }
         _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
         var output: [UInt8] = []
         let deadline = MonotonicClock.now + timeout
@@ -287,8 +300,13 @@ final class HookRunner: Sendable {
         var exited = false
         var exitedAt: Double?
         var timedOut = false
+        var stopSeen = false
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
+            if !stopSeen, !exited, stopRequested() {
+                stopSeen = true
+                stopNoticed(max(0, deadline - MonotonicClock.now))
+            }
             var poller = pollfd(fd: fds[0], events: Int16(POLLIN), revents: 0)
             _ = poll(&poller, 1, 50)
             var drained = false

@@ -38,8 +38,8 @@ enum ProvisionCommand {
                 secondary address (last flash page) when that one is usable; the burn keeps it, and every
                 erase of the run writes it back.
 
-                Ctrl-C finishes the chip in progress, records it and stops; a second Ctrl-C stops at once
-                (the next run recovers). A failed station is retried --retries times (default 1) on a
+                Ctrl-C finishes the chip in progress (and the hook in hand), records it and stops; a second
+                Ctrl-C stops at once, killing the hook in hand (the next run recovers, and runs it again). A failed station is retried --retries times (default 1) on a
                 fresh chip. Signals: SIGTERM and SIGHUP stop like Ctrl-C.
 
                 Exit status: 0 when every station of the list is done (also at once when nothing is

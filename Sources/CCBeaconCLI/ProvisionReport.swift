@@ -115,6 +115,8 @@ extension ProvisionCommand {
         switch report {
         case .unreadable(let why): "hooks: \(why); the hook runs stay pending in the ledger"
         case .tried(let tried): describe(tried)
+        case .waitingOnStop(let run, let secondsLeft):
+            "stopping once the hook in hand ends: on-\(run.hook.rawValue) for '\(run.attempt.station)' (event \(run.eventID)), at most \(ProvisioningRun.seconds(secondsLeft.rounded(.up))) s more; a second stop ends it and the run at once (the hook runs again next run)"
         }
     }
 

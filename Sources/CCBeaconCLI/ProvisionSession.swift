@@ -500,8 +500,8 @@ extension ProvisionCommand {
     }
 
     /// Ctrl-C, `kill` (SIGTERM, what service managers send) and a closed terminal (SIGHUP) all
-    /// finish the chip in progress, record it and stop; a second one stops at once (the next run
-    /// recovers). A parent may have blocked them, and the mask survives exec: they are unblocked.
+    /// finish the chip in progress (and the hook in hand), record it and stop; a second one stops
+    /// at once, killing the hook in hand (the next run recovers, and runs that hook again). A parent may have blocked them, and the mask survives exec: they are unblocked.
     /// A signal the parent set to be ignored stays ignored, as `nohup` (SIGHUP) and shells for
     /// background jobs (SIGINT) mean it to. Returns the signals handled, to restore afterwards.
     static func installStopSignalHandlers() -> [Int32] {
@@ -517,7 +517,10 @@ extension ProvisionCommand {
             if unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == 1 { continue }  // SIG_IGN
             handled.append(number)
             signal(number) { number in
-                if stopSignals.received(number) > 1 { _exit(128 + number) }
+                guard stopSignals.received(number) > 1 else { return }
+                let hook = stopSignals.hookGroup.load(ordering: .relaxed)
+                if hook > 0 { kill(-hook, SIGKILL) }
+                _exit(128 + number)
             }
         }
         return handled

@@ -20,6 +20,9 @@ import Synchronization
 final class StopSignals: Sendable {
     let count = Atomic<Int>(0)
     let first = Atomic<Int32>(0)
+    /// The process group of the hook running now, 0 for none: a second stop kills it before the
+    /// process ends, so that no hook outlives its run and runs beside its own retry.
+    let hookGroup = Atomic<Int32>(0)
 
     /// Records a signal; returns how many have arrived, this one included.
     func received(_ number: Int32) -> Int {

@@ -1,4 +1,5 @@
 import Foundation
+import Storage
 import TestSupport
 import Testing
 
@@ -560,6 +561,38 @@ struct InterruptTests {
             in: work.url)
         #expect(rest.status == 0, "\(rest.errors)")
         #expect(try ProvisioningThroughLibUSBTests.ledger(work).exported.count == 200)
+    }
+
+    /// A stop while a hook runs waits for that hook and says so; a second stop ends the run at
+    /// once and takes the hook with it. The second Ctrl-C used to leave the hook running on its
+    /// own, so that the next run ran the same event again beside it (a label printed twice).
+    @Test func aSecondStopEndsTheHookInHand() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let list = try ProvisioningThroughLibUSBTests.list(work, count: 3)
+        let arguments = [
+            Tools.ccbeacon, "provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.5",
+            "--hook-timeout", "120", "--on-verified", "echo $$ > hook.pid; exec sleep 60",
+        ]
+        let bench = try ChildProcess(Tools.emulator, ["--bench", "--chips", "3", "--"] + arguments, in: work.url)
+        var hook: Int32?
+        let deadline = Date().addingTimeInterval(60)
+        while hook == nil, bench.isRunning, Date() < deadline {
+            hook = (try? String(contentsOfFile: work.path("hook.pid"), encoding: .utf8)).flatMap {
+                Int32($0.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+            usleep(10_000)
+        }
+        let pid = try #require(hook, "the hook never ran: \(bench.output)\n\(bench.errors)")
+        let pattern = "^\(Tools.ccbeacon) provision \(list) "
+        _ = try ChildProcess.run("/usr/bin/pkill", ["-INT", "-f", pattern], in: work.url)
+        #expect(bench.waitUntil("stopping once the hook in hand ends: on-verified"), "\(bench.errors)")
+        #expect(!LocalProcesses.hasEnded(Int(pid)), "the first stop waits for the hook")
+        _ = try ChildProcess.run("/usr/bin/pkill", ["-INT", "-f", pattern], in: work.url)
+        #expect(bench.wait(timeout: 60) == 128 + SIGINT, "\(bench.errors)")
+        let gone = Date().addingTimeInterval(10)
+        while !LocalProcesses.hasEnded(Int(pid)), Date() < gone { usleep(10_000) }
+        #expect(LocalProcesses.hasEnded(Int(pid)), "the hook outlived its run")
     }
 
     /// Under `nohup` a closed terminal must not stop the run: a signal the parent ignores stays

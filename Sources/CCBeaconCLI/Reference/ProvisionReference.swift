@@ -297,7 +297,10 @@ extension ProvisionCommand {
                 without that hook leaves them pending and says so, and `ledger show` lists them per bench. A bench
                 killed between a commit and its hook, during the hook, or after the hook but before its try was
                 recorded runs that hook again next time, with the same event id; a Ctrl-C leaves the hooks not yet
-                run pending. An outcome a bench kept in its journal while the server was away gets its hook run
+                run pending, and waits for the hook in hand (saying so, and for how long at most); a second Ctrl-C
+                kills that hook's process group as the run ends, so a hook never runs beside its own retry. What a
+                hook starts in the background and leaves running when it exits (in a session of its own, or after
+                its shell exited) is its own: ccbeacon neither waits for it nor ends it. An outcome a bench kept in its journal while the server was away gets its hook run
                 when the journal is recorded, whatever hooks the recording run has (the journal line says the run
                 had one). On a PostgreSQL ledger the hook runs are on the server, each bench running its own.
                 (`ProductionLineUSBTests` kills a bench through real libusb at those exact moments and at others
