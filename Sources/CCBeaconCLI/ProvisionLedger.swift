@@ -149,7 +149,7 @@ extension ProvisionCommand {
     ) throws(CommandFailure) -> FolderLock {
         do {
             return try FolderLock.acquire(
-                Files.directory(of: path), name: ".\(Files.lastComponent(path)).lock", wait: false)
+                Files.directory(of: path), name: FolderLock.name(guarding: Files.lastComponent(path)), wait: false)
         } catch {
             guard case .held(_, let holder) = error else { throw failed(error) }
             throw held(holder.map { " (process \($0))" } ?? "")

@@ -97,7 +97,10 @@ extension ProvisionCommand {
             let ledgerFile = PathIdentity.resolved(arguments.ledgerPath)
             let inputs =
                 [CommandSupport.Input(role: "the station list", path: arguments.listPath)]
-                + ["", "-wal", "-shm"].map { CommandSupport.Input(role: "the ledger", path: ledgerFile + $0) }
+                + SQLiteLedger.keptFiles(ledgerFile).enumerated().map {
+                    CommandSupport.Input(
+                        role: $0.offset == 0 ? "the ledger" : "a file the ledger keeps", path: $0.element)
+                }
             if eventsPath != "-" {
                 try CommandSupport.checkOutputs([eventsPath], against: inputs)
             } else if let into = Self.standardOutputIs(inputs) {

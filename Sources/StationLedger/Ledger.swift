@@ -378,6 +378,13 @@ public final class SQLiteLedger: ForwardingLedger, Sendable {
     /// the one-run lock) belongs beside this path, so that every name of the ledger finds it.
     public static func realPath(_ path: String) -> String { LedgerFile.canonical(path) }
 
+    /// Every file a ledger at `path` is kept in, whether it is there yet or not: the database,
+    /// SQLite's files beside it (`-wal`, `-shm`, `-journal`) and a run's lock (`.NAME.lock`).
+    public static func keptFiles(_ path: String) -> [String] {
+        [path] + LedgerFile.journalSuffixes.map { path + $0 }
+            + [Files.join(Files.directory(of: path), FolderLock.name(guarding: Files.lastComponent(path)))]
+    }
+
     /// Why SQLite could not open, or make, a ledger at `path`, or `nil`. SQLite opens paths of at
     /// most 511 bytes as its Unix VFS resolves them (absolute), SQLite's journal (`-journal`)
     /// beside them included; beside a new ledger also go its creation name

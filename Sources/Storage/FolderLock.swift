@@ -12,6 +12,10 @@ public final class FolderLock {
     /// The name of the lock file inside a locked folder.
     public static let fileName = ".ccbeacon.lock"
 
+    /// The name of the lock file that guards the one file `name` rather than its whole folder
+    /// (`.NAME.lock`, beside it).
+    public static func name(guarding name: String) -> String { ".\(name).lock" }
+
     /// A lock that could not be taken.
     public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
         /// Another process holds it (its process ID, when it wrote one).

@@ -143,6 +143,14 @@ struct EventStreamTests {
         #expect(run.diagnostics.contains("stopped with 1 station"), "the summary goes to standard error")
     }
 
+    /// The files the run's ledger (`provisioning.sqlite` beside the list) will be kept in, none there
+    /// yet: events aimed at the lock or at SQLite's journal were taken, and the lock's process ID
+    /// and then the next run's lock replaced them (or SQLite found JSON for a journal).
+    static let ledgersOwnFiles = [
+        "provisioning.sqlite-journal", "provisioning.sqlite-wal", "provisioning.sqlite-shm",
+        ".provisioning.sqlite.lock",
+    ]
+
     /// The events never go into a file the run uses, and `--events -` leaves no room for --json.
     @Test func theEventsGoNowhereTheyWouldDamage() throws {
         let scratch = try Scratch()
@@ -156,7 +164,7 @@ struct EventStreamTests {
         for extra in [
             ["--events", list], ["--events", scratch.path("provisioning.sqlite")], ["--events", "-", "--json"],
             ["--events", notes], ["--events", template], ["--events", dangling], ["--events", ""],
-        ] {
+        ] + Self.ledgersOwnFiles.map({ ["--events", scratch.path($0)] }) {
             let run = ToolRun(
                 ["provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.2"] + extra,
                 debuggers: Self.bench())
@@ -166,6 +174,9 @@ struct EventStreamTests {
         #expect(try String(contentsOfFile: notes, encoding: .utf8) == "my notes\n")
         #expect(try String(contentsOfFile: template, encoding: .utf8) == "{\n  \"format\": 1\n}\n")
         #expect(!FileManager.default.fileExists(atPath: scratch.path("later.sqlite")), "nothing made through the link")
+        for name in Self.ledgersOwnFiles {
+            #expect(!FileManager.default.fileExists(atPath: scratch.path(name)), "\(name) made")
+        }
         // A run refused before it starts leaves no events file behind.
         let refused = ToolRun(
             [
