@@ -14,11 +14,16 @@ import StructuredText
 enum LedgerMigrateCommand {
     static let command = Command(spec, Arguments.self, run: run)
 
-    static let from = Option<String>(
-        "--from", value: "FILE|URL", help: "the ledger to copy (only read)", completion: .files)
-    static let to = Option<String>(
-        "--to", value: "FILE|URL", help: "where to copy it: a path where no file is, or an empty database",
-        completion: .files)
+    static let from = ledger("--from", help: "the ledger to copy (only read)")
+    static let to = ledger("--to", help: "where to copy it: a path where no file is, or an empty database")
+
+    /// A ledger option: a file or a URL, never empty.
+    static func ledger(_ name: String, help: String) -> Option<String> {
+        Option<String>(name, value: "FILE|URL", help: help, completion: .files) { text throws(CommandFailure) in
+            guard !text.isEmpty else { throw .usage("\(name) needs a file or a postgresql:// URL, not an empty text") }
+            return text
+        }
+    }
 
     static let spec = CommandSpec(
         name: "ledger migrate", summary: "copy a ledger with its history between a file and a PostgreSQL server",
@@ -60,9 +65,6 @@ enum LedgerMigrateCommand {
         init(_ command: ParsedCommand) throws(CommandFailure) {
             guard let source = try command.value(from), let target = try command.value(to) else {
                 throw .usage("ledger migrate needs --from FILE|URL and --to FILE|URL")
-            }
-            for (option, value) in [("--from", source), ("--to", target)] where value.isEmpty {
-                throw .usage("\(option) needs a file or a postgresql:// URL, not an empty text")
             }
             (self.source, self.target) = (source, target)
         }

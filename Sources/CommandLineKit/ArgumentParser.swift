@@ -92,13 +92,17 @@ package struct Option<Value: Sendable>: Sendable {
 }
 
 extension Option where Value == String {
-    /// Declares an option whose value is its text as given (a path, a name).
+    /// Declares an option whose value is its text as given (a path, a name). A path (completed as
+    /// files or folders) is never empty: `-o "$UNSET"` names no file, and is refused as such.
     package init(
         _ name: String, short: String? = nil, value valueName: String, help: String,
         completion: ValueCompletion = .anything
     ) {
+        let isPath = completion == .files || completion == .folders
         self.init(name, short: short, value: valueName, help: help, completion: completion) {
-            text throws(CommandFailure) in text
+            text throws(CommandFailure) in
+            if isPath, text.isEmpty { throw .usage("\(name) needs a path, not an empty text") }
+            return text
         }
     }
 }

@@ -106,6 +106,13 @@ struct MessageTableTests {
             message:
                 "ccbeacon ledger migrate: error: cannot write 'bad.csv/copy.sqlite': 'bad.csv' is not a folder\nhint: choose another output path ('bad.csv' is a file of its own); nothing was written\n"
         ),
+        // A path given as an empty text (`-o "$UNSET"`) names no file: said so, before anything.
+        Case(
+            arguments: ["ledger", "export", "--ledger", "%/l.sqlite", "-o", ""], status: 64,
+            message: "ccbeacon ledger export: --output needs a path, not an empty text\n"),
+        Case(
+            arguments: ["batch", "%/bad.csv", "--board", "hm10", "-o", ""], status: 64,
+            message: "ccbeacon batch: --output needs a path, not an empty text\n"),
         // An identity option other than --major or --minor names itself, not the field it fills.
         Case(
             arguments: [
