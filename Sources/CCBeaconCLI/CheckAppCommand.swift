@@ -102,6 +102,8 @@ enum CheckAppCommand {
                 "uncovered: \(station.name) (\(station.identity.uuid.uuidString) major \(station.identity.major) minor \(station.identity.minor)): "
                     + (report.replacedCover(of: station).map {
                         "\(name($0.region)) covers it, but the app monitors \(name($0.monitoredInstead)) under that identifier instead"
+                    } ?? report.pastLimitCover(of: station).map {
+                        "only \(name($0)) covers it, which is past the \(AppRegions.monitoringLimit) regions iOS monitors for one app: registering it fails"
                     } ?? "no region covers it")
             )
         }
@@ -136,6 +138,10 @@ enum CheckAppCommand {
                             [("name", .string(station.name))] + EncodeCommand.identityFields(station.identity) + [
                                 ("replacedRegion", replaced.map { .integer($0.region.index) } ?? .null),
                                 ("monitoredInstead", replaced.map { .integer($0.monitoredInstead.index) } ?? .null),
+                                (
+                                    "pastLimitRegion",
+                                    report.pastLimitCover(of: station).map { .integer($0.index) } ?? .null
+                                ),
                             ])
                     })
             ),

@@ -154,7 +154,9 @@ public enum AppRegions {
 
     /// Checks `regions` against `stations` (see `RegionReport`). What the app monitors is the last
     /// region registered under each identifier (registering one replaces the region of that
-    /// identifier): coverage and the limit are of those; every region of the file is matched.
+    /// identifier), of the first `monitoringLimit` identifiers registered in the file's order
+    /// (registering a region under one more fails): coverage is of those; every region of the file
+    /// is matched.
     /// Each region and station is looked up in sets of constraint keys, not against every other:
     /// a file of thousands of regions takes as long to check as to read.
     public static func check(_ regions: [BeaconRegion], stations: [Station]) -> RegionReport {
@@ -167,9 +169,16 @@ public enum AppRegions {
         // Where in `regions` the last region so far under each identifier is: in the end, the one
         // monitored.
         var kept: [[Unicode.Scalar]: Int] = [:]
+        // The same, of the identifiers the app manages to register: the limit refuses one more.
+        var registered: [[Unicode.Scalar]: Int] = [:]
         for (position, region) in regions.enumerated() {
             if let earlier = kept[keys[position]] { report.sharedIdentifiers.append((regions[earlier], region)) }
             kept[keys[position]] = position
+            if registered[keys[position]] != nil || registered.count < AppRegions.monitoringLimit {
+                registered[keys[position]] = position
+            } else {
+                report.pastLimit.append(region)
+            }
             guard !met.contains(region.constraintKey) else { continue }
             report.unmatched.append((region, context.reason(region)))
         }
@@ -178,7 +187,7 @@ public enum AppRegions {
             let last = kept[keys[position]] ?? position
             return last == position ? nil : (regions[position], regions[last])
         }
-        let monitored = Set(kept.values.map { regions[$0].constraintKey })
+        let monitored = Set(registered.values.map { regions[$0].constraintKey })
         report.uncovered = stations.filter { station in
             !BeaconRegion.constraints(met: station.identity).contains(where: monitored.contains)
         }
@@ -269,6 +278,14 @@ public struct RegionReport: Sendable {
     /// instead: why the app never wakes for it, though a region of the file covers it.
     public func replacedCover(of station: Station) -> (region: BeaconRegion, monitoredInstead: BeaconRegion)? {
         replaced.first { $0.region.covers(station.identity) }
+    }
+    /// Regions whose registration fails: under an identifier beyond the first `monitoringLimit`
+    /// the file registers. Such a region covers nothing.
+    public var pastLimit: [BeaconRegion] = []
+    /// The region past the limit that would cover `station` (an uncovered one, not covered by a
+    /// replaced region).
+    public func pastLimitCover(of station: Station) -> BeaconRegion? {
+        pastLimit.first { $0.covers(station.identity) }
     }
     /// Pairs of regions with one identifier (the later replaces the earlier when registered).
     public var sharedIdentifiers: [(earlier: BeaconRegion, later: BeaconRegion)] = []

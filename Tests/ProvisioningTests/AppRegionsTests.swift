@@ -102,7 +102,8 @@ struct AppRegionsTests {
         }
         let stations = (1...21).map { Self.station("P\($0)", major: 1, minor: UInt16($0)) }
         let many = AppRegions.check(places, stations: stations)
-        #expect(many.uncovered.isEmpty && many.unmatched.isEmpty)
+        // The 21st region is never monitored: its station is uncovered.
+        #expect(many.uncovered.map(\.name) == ["P21"] && many.unmatched.isEmpty)
         #expect(many.tooManyToMonitor && many.hasProblems)
         #expect(!AppRegions.check(Array(places.prefix(20)), stations: Array(stations.prefix(20))).hasProblems)
     }
@@ -140,6 +141,28 @@ struct AppRegionsTests {
         let more = places + [BeaconRegion(identifier: "place 21", uuid: Self.ours, major: 1, minor: 21)]
         #expect(AppRegions.check(more + [more[0]], stations: stations).monitoredCount == 21)
         #expect(AppRegions.check(more + [more[0]], stations: stations).tooManyToMonitor)
+    }
+
+    /// A region under a 21st identifier is never monitored (registering it fails): a station only
+    /// it covers is uncovered, and named with that region. (Coverage was of every identifier: a
+    /// file of 20 one-place regions and one UUID-wide region passed every station as covered.)
+    @Test func aRegionPastTheLimitCoversNothing() {
+        let stations = (1...8).map { Self.station("P\($0)", major: 1, minor: UInt16($0)) }
+        let places = (0..<20).map { index in
+            BeaconRegion(identifier: "d\(index)", uuid: Self.ours, major: 1, minor: 1, line: index + 2, index: index)
+        }
+        let all = BeaconRegion(identifier: "all", uuid: Self.ours, line: 22, index: 20)
+        let report = AppRegions.check(places + [all], stations: stations)
+        #expect(report.tooManyToMonitor)
+        #expect(report.pastLimit.map(\.identifier) == ["all"])
+        #expect(report.uncovered.map(\.name) == (2...8).map { "P\($0)" })
+        #expect(report.uncovered.allSatisfy { report.pastLimitCover(of: $0)?.identifier == "all" })
+        // First in the file, the wide region is monitored; the 21st one-place region is not.
+        let first = AppRegions.check([all] + places, stations: stations)
+        #expect(first.uncovered.isEmpty && first.pastLimit.map(\.identifier) == ["d19"])
+        // A region replacing one already registered is no 21st identifier.
+        let again = AppRegions.check(places + [places[0]], stations: stations)
+        #expect(again.pastLimit.isEmpty && !again.tooManyToMonitor)
     }
 
     /// Every region two UUIDs, two majors and two minors make (a minor only beside a major), each

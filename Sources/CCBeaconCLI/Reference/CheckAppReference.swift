@@ -40,8 +40,11 @@ extension CheckAppCommand {
                 Location keeps only the one registered last; identifiers are compared as written, character
                 code by character code (a precomposed é and e with a combining accent are two identifiers). More than 20 regions monitored, one per identifier
                 (`too many`, `monitoredCount`): iOS monitors at most 20 per app, beacon and geographic regions together — plan few UUIDs, a major per site
-                or floor, minors per place. `--json` gives the same for CI (`passed`, `uncovered` — each with the
-                `replacedRegion` that would cover it and the region monitored instead, or null —, `unmatched`,
+                or floor, minors per place; the regions are taken as registered in the file's order, so a region
+                under a 21st identifier is not monitored and covers nothing (a station only it covers is
+                uncovered, and said so). `--json` gives the same for CI (`passed`, `uncovered` — each with the
+                `replacedRegion` that would cover it and the region monitored instead, or null, and the
+                `pastLimitRegion` that would cover it, or null —, `unmatched`,
                 `sharedIdentifiers`, `monitoredCount`, `tooManyToMonitor`). Exit status 0 when nothing is reported, 1 when
                 anything is, 65 for a regions file or list that cannot be read. The stations come from
                 `--ledger` (its verified stations; read only, a file or a PostgreSQL server) or from a station
