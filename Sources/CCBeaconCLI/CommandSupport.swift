@@ -3,6 +3,7 @@ import CommandLineKit
 import FirmwareTemplate
 import HexText
 import IntelHex
+import PostgresLedger
 import Provisioning
 import StationLedger
 import Stations
@@ -169,6 +170,15 @@ enum CommandSupport {
                     "writing '\(output)' would overwrite \(input.role) '\(input.path)', an input of this run; choose another output"
                 )
             }
+        }
+    }
+
+    /// The files a ledger given as `path` is kept in (`SQLiteLedger.keptFiles`, beside its real
+    /// path, whatever name it was given by): inputs no output may replace. None for a server's.
+    static func inputs(ofLedger path: String) -> [Input] {
+        guard !PostgresURL.isURL(path) else { return [] }
+        return SQLiteLedger.keptFiles(PathIdentity.resolved(path)).enumerated().map {
+            Input(role: $0.offset == 0 ? "the ledger" : "the ledger's file", path: $0.element)
         }
     }
 

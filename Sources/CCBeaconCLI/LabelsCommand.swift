@@ -319,13 +319,7 @@ enum LabelsCommand {
             )
         }
         // The journal sits beside the ledger's real name, whatever name it was given by.
-        let inputs =
-            PostgresURL.isURL(path)
-            ? []
-            : ["", "-wal", "-shm"].map {
-                CommandSupport.Input(role: "the ledger", path: PathIdentity.resolved(path) + $0)
-            }
-        return Source(labels: labels, inputs: inputs, notes: notes)
+        return Source(labels: labels, inputs: CommandSupport.inputs(ofLedger: path), notes: notes)
     }
 
     /// The files `count` pages go to: `output` for one; `NAME-1.svg`, … for more, the numbers

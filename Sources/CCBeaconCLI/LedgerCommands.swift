@@ -319,12 +319,7 @@ enum LedgerCommand {
             // The journal sits beside the ledger's real name, whatever name it was given by; a
             // server's ledger is no file, but the output is checked all the same (a bench's
             // journal, another ledger: the second review wrote over a journal through a pool).
-            let ledgerFile = PathIdentity.resolved(arguments.ledger.path)
-            try CommandSupport.checkOutputs(
-                [output],
-                against: PostgresURL.isURL(arguments.ledger.path)
-                    ? []
-                    : ["", "-wal", "-shm"].map { CommandSupport.Input(role: "the ledger", path: ledgerFile + $0) })
+            try CommandSupport.checkOutputs([output], against: CommandSupport.inputs(ofLedger: arguments.ledger.path))
         }
         // The registry goes to stdout, or — written whole, durably, never half — to -o FILE.
         let emit = { (text: String) throws(CommandFailure) in

@@ -103,20 +103,30 @@ enum PlanCommand {
         let (places, output) = (arguments.placesPath, arguments.output)
         var inputs = [CommandSupport.Input(role: "the places", path: places)]
         inputs += arguments.lists.map { CommandSupport.Input(role: "the station list", path: $0) }
-        if let ledger = arguments.ledger, !PostgresURL.isURL(ledger.path) {
-            let file = PathIdentity.resolved(ledger.path)
-            inputs += ["", "-wal", "-shm"].map { CommandSupport.Input(role: "the ledger", path: file + $0) }
-        }
+        if let ledger = arguments.ledger { inputs += CommandSupport.inputs(ofLedger: ledger.path) }
         try CommandSupport.checkOutputs([output], against: inputs)
         let bytes = try FileAccess.read(places)
-        var known: [Station] = []
+        var sources: [(source: String, stations: [Station])] = []
         for list in arguments.lists {
-            known += try CommandSupport.stations(list, consequence: "nothing was planned")
+            sources.append((list, try CommandSupport.stations(list, consequence: "nothing was planned")))
         }
         if let choice = arguments.ledger {
             let opened = try choice.openForReading()
-            do { known += try opened.states().map(\.station) } catch { throw ledgerFailure(error, path: choice.shown) }
+            do { sources.append(("the ledger \(choice.shown)", try opened.states().map(\.station))) } catch {
+                throw ledgerFailure(error, path: choice.shown)
+            }
         }
+        let conflicts = SitePlan.conflicts(among: sources)
+        guard conflicts.isEmpty else {
+            throw CommandFailure(
+                .dataError,
+                "the stations already given disagree in \(conflicts.count) place\(conflicts.count == 1 ? "" : "s"); nothing was planned:",
+                details: conflicts,
+                hint:
+                    "give each station one identity and each identity one station across --list and --ledger, then run again"
+            )
+        }
+        let known = sources.flatMap(\.stations)
         let stations: [Station]
         do {
             stations = try SitePlan.plan(

@@ -94,13 +94,9 @@ extension ProvisionCommand {
         if let eventsPath {
             try EventStream.check(eventsPath)
             // Appended to, so never a file the run reads or writes: the list, the ledger.
-            let ledgerFile = PathIdentity.resolved(arguments.ledgerPath)
             let inputs =
                 [CommandSupport.Input(role: "the station list", path: arguments.listPath)]
-                + SQLiteLedger.keptFiles(ledgerFile).enumerated().map {
-                    CommandSupport.Input(
-                        role: $0.offset == 0 ? "the ledger" : "a file the ledger keeps", path: $0.element)
-                }
+                + CommandSupport.inputs(ofLedger: arguments.ledgerPath)
             if eventsPath != "-" {
                 try CommandSupport.checkOutputs([eventsPath], against: inputs)
             } else if let into = Self.standardOutputIs(inputs) {

@@ -103,6 +103,42 @@ public enum SitePlan {
         return stations
     }
 
+    /// Where stations known from several sources (lists, a ledger) cannot all be true of one site:
+    /// one identity under two names, or one name with two identities — a plan would keep a minor
+    /// another station holds, or one of two. The same station in two sources is no conflict.
+    /// Each conflict in words, naming both sources, in the order found.
+    public static func conflicts(among sources: [(source: String, stations: [Station])]) -> [String] {
+        struct Identity: Hashable {
+            var uuid: UUID
+            var major: UInt16
+            var minor: UInt16
+        }
+        func words(_ identity: Identity) -> String {
+            "UUID \(identity.uuid.uuidString) major \(identity.major) minor \(identity.minor)"
+        }
+        var byIdentity: [Identity: (name: String, source: String)] = [:]
+        var byName: [String: (identity: Identity, source: String)] = [:]
+        var found: [String] = []
+        for (source, stations) in sources {
+            for station in stations {
+                let identity = Identity(
+                    uuid: station.identity.uuid, major: station.identity.major, minor: station.identity.minor)
+                if let other = byIdentity[identity], other.name != station.name {
+                    found.append(
+                        "'\(station.name)' in \(source) has the identity of '\(other.name)' in \(other.source) (\(words(identity)))"
+                    )
+                } else if let other = byName[station.name], other.identity != identity {
+                    found.append(
+                        "'\(station.name)' is \(words(other.identity)) in \(other.source), but \(words(identity)) in \(source)"
+                    )
+                }
+                byIdentity[identity] = byIdentity[identity] ?? (station.name, source)
+                byName[station.name] = byName[station.name] ?? (identity, source)
+            }
+        }
+        return found
+    }
+
     /// The stations as a station list in CSV — `name,uuid,major,minor`, then `power`, `address`
     /// and `note` where any station has one, then the attributes in the order the stations name
     /// them — that `batch`, `provision` and `labels` read back as they are. Cells are quoted where

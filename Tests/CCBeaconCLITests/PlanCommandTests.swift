@@ -49,6 +49,44 @@ struct PlanCommandTests {
         )
     }
 
+    /// Lists that disagree with each other are planned from by none: a place already a station of
+    /// one list kept its minor though another list gave that identity to another station (and of a
+    /// station two lists number differently, the first list's minor was taken without a word).
+    @Test(arguments: [
+        (
+            "name,uuid,major,minor\nOther,\(uuid),2,3\n",
+            "'Other' in l2.csv has the identity of 'Kitchen' in l1.csv (UUID \(uuid) major 2 minor 3)"
+        ),
+        (
+            "name,uuid,major,minor\nKitchen,\(uuid),2,7\n",
+            "'Kitchen' is UUID \(uuid) major 2 minor 3 in l1.csv, but UUID \(uuid) major 2 minor 7 in l2.csv"
+        ),
+    ])
+    func listsThatDisagreeAreRefused(second: String, conflict: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        _ = try scratch.write("l1.csv", "name,uuid,major,minor\nKitchen,\(Self.uuid),2,3\n")
+        _ = try scratch.write("l2.csv", second)
+        _ = try scratch.write("places.csv", "name\nKitchen\nNew\n")
+        let run = try ChildProcess.run(
+            BuiltTools.ccbeacon,
+            ["plan", "places.csv", "--uuid", Self.uuid, "--major", "2", "--list", "l1.csv,l2.csv", "-o", "o.csv"],
+            in: scratch.url, timeout: 30)
+        #expect(run.status == 65, "\(run.errors)")
+        #expect(
+            run.errors
+                == "ccbeacon plan: error: the stations already given disagree in 1 place; nothing was planned:\n  \(conflict)\nhint: give each station one identity and each identity one station across --list and --ledger, then run again\n"
+        )
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("o.csv")))
+        // One source alone, or the same station in both, plans.
+        _ = try scratch.write("l2.csv", "name,uuid,major,minor\nKitchen,\(Self.uuid),2,3\n")
+        let agreeing = try ChildProcess.run(
+            BuiltTools.ccbeacon,
+            ["plan", "places.csv", "--uuid", Self.uuid, "--major", "2", "--list", "l1.csv,l2.csv", "-o", "o.csv"],
+            in: scratch.url, timeout: 30)
+        #expect(agreeing.status == 0, "\(agreeing.errors)")
+    }
+
     /// Refused, with nothing written: a site too large, an output over an input, a list option
     /// naming an empty file, a places file with an identity column.
     @Test func whatCannotBePlannedWritesNothing() throws {
