@@ -182,6 +182,16 @@ enum CommandSupport {
         }
     }
 
+    /// The stations of the file at `path` when it reads as a station list with any, else nil (no
+    /// file, another kind of file, or one too large for a list: over 64 MiB).
+    static func stationList(at path: String) -> [Station]? {
+        guard let size = Files.fileSize(path), size <= 64 << 20, let bytes = try? Files.read(path),
+            let stations = try? StationListReader.read(bytes, file: path),
+            !stations.isEmpty
+        else { return nil }
+        return stations
+    }
+
     /// The inputs a template brings (its manifest and image).
     static func inputs(of template: StationTemplate) -> [Input] {
         template.files.map { Input(role: "the template '\(template.manifest.name)' file", path: $0) }
@@ -208,10 +218,13 @@ enum CommandSupport {
     /// (exit 64: `stations.json` would then disagree with its files), and each must go into an
     /// existing, writable folder (exit 1), so that no output is written when another cannot be. A
     /// folder the command creates (`.created`, `.batch`) may be missing: its nearest existing
-    /// ancestor must then be a writable folder.
-    static func checkOutputs(_ outputs: [String], against inputs: [Input], folder: OutputFolder = .existing)
-        throws(CommandFailure)
-    {
+    /// ancestor must then be a writable folder. No output replaces a file that reads as a station
+    /// list (exit 64): the identities it holds may be nowhere else — but for a command that
+    /// writes station lists and checks the one it replaces itself (`replacesStationLists`).
+    static func checkOutputs(
+        _ outputs: [String], against inputs: [Input], folder: OutputFolder = .existing,
+        replacesStationLists: Bool = false
+    ) throws(CommandFailure) {
         for output in outputs {
             if let problem = Files.lengthProblem(output) {
                 throw .usage("'\(output.excerpt(limit: 60))': \(problem); shorten it")
@@ -230,6 +243,11 @@ enum CommandSupport {
             }
             if let state = OutcomeJournal.keptState(at: output) {
                 throw .usage("'\(output)' \(state); no output is written there: name another file")
+            }
+            if !replacesStationLists, folder != .batch, let stations = stationList(at: output) {
+                throw .usage(
+                    "'\(output)' is a station list (\(stations.count) station\(stations.count == 1 ? "" : "s")); no output replaces one, whose identities may be nowhere else: name another file"
+                )
             }
             let directory = Files.directory(of: output)
             if folder != .batch, let record = BatchRecord.read(in: directory),

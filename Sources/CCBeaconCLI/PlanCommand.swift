@@ -104,7 +104,7 @@ enum PlanCommand {
         var inputs = [CommandSupport.Input(role: "the places", path: places)]
         inputs += arguments.lists.map { CommandSupport.Input(role: "the station list", path: $0) }
         if let ledger = arguments.ledger { inputs += CommandSupport.inputs(ofLedger: ledger.path) }
-        try CommandSupport.checkOutputs([output], against: inputs)
+        try CommandSupport.checkOutputs([output], against: inputs, replacesStationLists: true)
         let bytes = try FileAccess.read(places)
         var sources: [(source: String, stations: [Station])] = []
         for list in arguments.lists {
@@ -145,7 +145,18 @@ enum PlanCommand {
             let image = template.stationImage(for: first.identity, settings: checked)
             battery = CommandSupport.batteryReport(template, settings: image.settings, battery: chosen).line
         }
-        try FileAccess.writeAtomically(Array(SitePlan.csv(stations).utf8), to: output)
+        let text = Array(SitePlan.csv(stations).utf8)
+        // A list already there is replaced only by the same list (the same plan run again): a plan
+        // over another would give its places other identities, or drop some.
+        if CommandSupport.stationList(at: output) != nil, (try? Files.read(output)) != text {
+            throw CommandFailure(
+                .failure,
+                "'\(output)' is a station list already, and this plan is not the same list; nothing was written",
+                hint:
+                    "to keep its identities, plan with it as --list into another file (--list \(output) -o NEW.csv), then replace it; or name another file"
+            )
+        }
+        try FileAccess.writeAtomically(text, to: output)
         let minors = stations.map(\.identity.minor)
         console.output(
             line:

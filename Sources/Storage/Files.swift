@@ -500,9 +500,13 @@ public enum Files {
     }
 
     /// True for an existing regular file.
-    public static func isFile(_ path: String) -> Bool {
+    public static func isFile(_ path: String) -> Bool { fileSize(path) != nil }
+
+    /// The size of the regular file at `path` (links followed), nil where there is none.
+    public static func fileSize(_ path: String) -> Int? {
         var status = stat()
-        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
+        guard stat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int(status.st_size)
     }
 
     /// Creates a directory and its missing parents.

@@ -87,6 +87,58 @@ struct PlanCommandTests {
         #expect(agreeing.status == 0, "\(agreeing.errors)")
     }
 
+    /// A station list at `-o` is replaced only by the same list (the same plan run again): a plan
+    /// of other places over it silently gave them new identities (B took A's minor, C took B's).
+    /// Planned with it as `--list` into another file, the places keep theirs.
+    @Test func aPlanReplacesAStationListOnlyWithTheSameList() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let plan = { (places: String, extra: [String]) throws -> ProcessResult in
+            _ = try scratch.write("p.csv", places)
+            return try ChildProcess.run(
+                BuiltTools.ccbeacon, ["plan", "p.csv", "--uuid", Self.uuid, "--major", "2"] + extra, in: scratch.url,
+                timeout: 30)
+        }
+        #expect(try plan("name\nA\nB\nC\n", ["-o", "s.csv"]).status == 0)
+        let first = try scratch.bytes("s.csv")
+        #expect(try plan("name\nA\nB\nC\n", ["-o", "s.csv"]).status == 0, "the same plan again")
+        let other = try plan("name\nB\nC\nD\n", ["-o", "s.csv"])
+        #expect(other.status == 1)
+        #expect(
+            other.errors
+                == "ccbeacon plan: error: 's.csv' is a station list already, and this plan is not the same list; nothing was written\nhint: to keep its identities, plan with it as --list into another file (--list s.csv -o NEW.csv), then replace it; or name another file\n"
+        )
+        #expect(try scratch.bytes("s.csv") == first)
+        #expect(try plan("name\nB\nC\nD\n", ["--list", "s.csv", "-o", "s2.csv"]).status == 0)
+        #expect(
+            try String(contentsOfFile: scratch.path("s2.csv"), encoding: .utf8)
+                == "name,uuid,major,minor\nB,\(Self.uuid),2,2\nC,\(Self.uuid),2,3\nD,\(Self.uuid),2,4\n")
+    }
+
+    /// No other command's output replaces a station list: `ledger export -o list.csv` replaced the
+    /// list with the registry (only verified stations, in columns a list refuses).
+    @Test(arguments: [
+        ["ledger", "export", "--ledger", "none.sqlite", "-o", "l.csv"],
+        ["ledger", "export", "--ledger", "none.sqlite", "--format", "json", "-o", "l.json"],
+    ])
+    func noOutputReplacesAStationList(arguments: [String]) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let list = "name,uuid,major,minor\nKitchen,\(Self.uuid),2,3\n"
+        let json = "[{\"name\": \"Kitchen\", \"uuid\": \"\(Self.uuid)\", \"major\": 2, \"minor\": 3}]\n"
+        _ = try scratch.write("l.csv", list)
+        _ = try scratch.write("l.json", json)
+        let run = try ChildProcess.run(BuiltTools.ccbeacon, arguments, in: scratch.url, timeout: 30)
+        let target = arguments.last ?? ""
+        #expect(run.status == 64, "\(run.errors)")
+        #expect(
+            run.errors.hasPrefix(
+                "ccbeacon \(arguments[0] == "ledger" ? "ledger export" : arguments[0]): '\(target)' is a station list (1 station); no output replaces one, whose identities may be nowhere else: name another file\n"
+            ), "\(run.errors)")
+        #expect(try String(contentsOfFile: scratch.path("l.csv"), encoding: .utf8) == list)
+        #expect(try String(contentsOfFile: scratch.path("l.json"), encoding: .utf8) == json)
+    }
+
     /// Refused, with nothing written: a site too large, an output over an input, a list option
     /// naming an empty file, a places file with an identity column.
     @Test func whatCannotBePlannedWritesNothing() throws {
