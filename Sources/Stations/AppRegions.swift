@@ -114,6 +114,13 @@ public enum AppRegions {
             let uuidText = try object.string("uuid")
             let uuid: UUID
             do { uuid = try IdentityParser.uuid(uuidText) } catch { throw object.error("uuid", error.description) }
+            // What an app reads it with, `UUID(uuidString:)`, takes only the 36-character form.
+            guard Self.isUUIDString(uuidText) else {
+                throw object.error(
+                    "uuid",
+                    "'\(uuidText)' is not the 8-4-4-4-12 form an app reads (UUID(uuidString:) takes exactly 36 characters: hex digits in groups of 8, 4, 4, 4 and 12 with hyphens, no blanks); write \(uuid.uuidString)"
+                )
+            }
             let major = try object.optionalInteger("major", in: 0...0xFFFF).map { UInt16($0) }
             let minor = try object.optionalInteger("minor", in: 0...0xFFFF).map { UInt16($0) }
             if minor != nil, major == nil {
@@ -126,6 +133,19 @@ public enum AppRegions {
                     identifier: identifier, uuid: uuid, major: major, minor: minor, line: element.line, index: index))
         }
         return regions
+    }
+
+    /// Whether `text` is a UUID as Foundation's `UUID(uuidString:)` reads it: 36 characters, hex
+    /// digits (either case) in groups of 8, 4, 4, 4 and 12 joined by hyphens.
+    static func isUUIDString(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 36 else { return false }
+        return bytes.indices.allSatisfy { index in
+            [8, 13, 18, 23].contains(index)
+                ? bytes[index] == UInt8(ascii: "-")
+                : (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index])
+                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(bytes[index] | 0x20)
+        }
     }
 
     /// The regions as a regions file (what `read` reads).

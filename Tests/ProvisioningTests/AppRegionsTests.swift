@@ -258,9 +258,23 @@ struct AppRegionsTests {
             "unknown key"
         ),
         (#"[{"uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60"}]"#, "[0].identifier", "is missing"),
+        // UUID(uuidString:) reads neither: the app would have no region (both were taken).
+        (
+            #"[{"identifier": "a", "uuid": "7634A48517324B7DAB44D505D8A24C60"}]"#, "[0].uuid",
+            "is not the 8-4-4-4-12 form an app reads"
+        ),
+        (
+            #"[{"identifier": "a", "uuid": " 7634A485-1732-4B7D-AB44-D505D8A24C60 "}]"#, "[0].uuid",
+            "write 7634A485-1732-4B7D-AB44-D505D8A24C60"
+        ),
         ("[", "", "the file ends where a value should start"),
     ])
     func aBadRegionsFileIsRefusedWhereItGoesWrong(text: String, keyPath: String, message: String) {
+        // Either case is the same UUID to Foundation: a lower-case one is read.
+        #expect(
+            (try? AppRegions.read(
+                Array(#"[{"identifier": "a", "uuid": "7634a485-1732-4b7d-ab44-d505d8a24c60"}]"#.utf8), file: "r"))?
+                .count == 1)
         #expect {
             try AppRegions.read(Array(text.utf8), file: "regions.json")
         } throws: { error in
