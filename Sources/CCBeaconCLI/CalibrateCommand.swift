@@ -381,6 +381,11 @@ enum CalibrateCommand {
                     "\(file):\(first[0].line): the header names no rssi column",
                     hint: "give one value per line, or a CSV whose header has a column named rssi")
             }
+            if let twice = first[(index + 1)...].first(where: { CSVTable.trimmed($0.text).lowercased() == "rssi" }) {
+                throw .data(
+                    "\(file):\(twice.line):\(twice.column): column '\(CSVTable.trimmed(twice.text))' appears twice (column names are read without regard to case); which one holds the samples?",
+                    hint: "keep one rssi column")
+            }
             column = index
             values = filled.dropFirst()
         }

@@ -40,6 +40,11 @@ struct CalibrateCommandTests {
         ("-60\nloud\n", 65, ":2:1: 'loud' is not an RSSI"),
         ("time,level\n1,-60\n", 65, ":1: the header names no rssi column"),
         ("-60\n-200\n", 65, "'-200' is not an RSSI; give a whole number of dBm, -127…20"),
+        // Two columns of that name: the first was taken without a word.
+        (
+            "rssi,RSSI\n" + String(repeating: "-70,-60\n", count: 20), 65,
+            ":1:6: column 'RSSI' appears twice (column names are read without regard to case)"
+        ),
     ])
     func badSampleFilesAreRefused(text: String, status: Int32, message: String) throws {
         let scratch = try Scratch()
