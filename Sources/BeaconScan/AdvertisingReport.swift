@@ -23,13 +23,23 @@ public struct AdvertisingReport: Sendable, Equatable {
     /// The address written `XX:XX:XX:XX:XX:XX`.
     public var addressText: String { HexText.colonSeparated(address) }
 
+    /// Whether `data` is the whole advertising data: an extended report's Data Status (bits 5–6
+    /// of its event type) says 01 when more data comes in another report and 10 when the rest was
+    /// cut off; a legacy report is always whole.
+    public var dataComplete: Bool { !extended || (eventType >> 5) & 0x3 == 0 }
+
     /// The PDU type as the Core specification names it (`ADV_NONCONN_IND`, what a beacon sends);
     /// an extended report of a non-legacy PDU is `extended (0xPPPP)` with its properties.
     public var eventName: String {
         let legacy: UInt16
         if extended {
-            // Properties: bit 4 legacy PDU, then bits 0 connectable, 1 scannable, 2 directed, 3 scan response.
-            guard eventType & 0x10 != 0 else { return "extended (0x\(HexText.digits(eventType, width: 4)))" }
+            // Properties: bit 4 legacy PDU, then bits 0 connectable, 1 scannable, 2 directed, 3
+            // scan response; the Data Status (bits 5–6) is said apart.
+            let properties = eventType & 0x1F
+            let status = ["", ", data incomplete", ", data truncated", ", data status 3"][Int(eventType >> 5) & 0x3]
+            guard properties & 0x10 != 0 else {
+                return "extended (0x\(HexText.digits(properties, width: 4))\(status))"
+            }
             switch eventType & 0x0F {
             case 0x3: legacy = 0x00
             case 0x5: legacy = 0x01

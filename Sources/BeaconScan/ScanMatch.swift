@@ -150,7 +150,8 @@ public struct ScanMatch: Sendable, Equatable {
                 if !heard[index].addresses.contains(report.addressText) {
                     heard[index].addresses.append(report.addressText)
                 }
-                if !expected[index].sends(report.data) { heard[index].exactBytes = false }
+                // A part of the advertising data vouches for none of the rest.
+                if !expected[index].sends(report.data) || !report.dataComplete { heard[index].exactBytes = false }
                 if report.rssi != 127 { heard[index].rssi.append(Int(report.rssi)) }
                 if !heard[index].eventTypes.contains(report.eventName) {
                     heard[index].eventTypes.append(report.eventName)

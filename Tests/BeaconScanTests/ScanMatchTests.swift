@@ -87,6 +87,22 @@ struct EventNameTests {
         #expect(match.stations[0].eventTypes == ["ADV_NONCONN_IND", "ADV_IND"])
         #expect(match.stations[0].isGood)
     }
+
+    /// An extended report whose Data Status says more data follows (01) or the rest was cut off
+    /// (10) carries only part of the advertisement: its matching first bytes vouch for nothing.
+    /// (Such a station was "ok", and the status bits showed in its type: `extended (0x0020)`.)
+    @Test(arguments: [
+        (UInt16(0x00), true, "extended (0x0000)"), (0x20, false, "extended (0x0000, data incomplete)"),
+        (0x40, false, "extended (0x0000, data truncated)"), (0x30, false, "ADV_NONCONN_IND"),
+    ])
+    func aPartOfTheDataIsNotTheStationsBytes(eventType: UInt16, good: Bool, name: String) {
+        let station = ScanMatchTests.station(1)
+        var report = ScanMatchTests.report(station.advertisingData, ScanMatchTests.a, rssi: -60)
+        (report.extended, report.eventType) = (true, eventType)
+        let match = ScanMatch(reports: [report], expected: [station])
+        #expect(match.stations[0].isGood == good)
+        #expect(match.stations[0].eventTypes == [name])
+    }
 }
 
 /// Other beacons heard are decoded by the payload decoders and counted per address and content.
