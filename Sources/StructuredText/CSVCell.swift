@@ -58,13 +58,14 @@ public enum CSVCell {
     /// it is written, so that it reads back the same; any other text as `text` writes it.
     public static func value(_ value: String) -> String { isPlainNumber(value) ? value : text(value) }
 
-    /// A cell exactly as given, quoted only where CSV needs it (a comma, a quote, a line break): for
+    /// A cell exactly as given, quoted only where CSV needs it (a comma, a quote, a line break —
+    /// and a semicolon or a tab, which some locales split on): for
     /// files ccbeacon reads back, which must read back what was written.
     public static func verbatim(_ value: String) -> String {
         // Spaces and tabs at either end are kept only inside quotes (a reader trims a bare cell).
         let edges: Set<Unicode.Scalar> = [" ", "\t"]
         guard
-            value.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
+            value.unicodeScalars.contains(where: { [",", "\"", "\n", "\r", ";", "\t"].contains($0) })
                 || value.unicodeScalars.first.map(edges.contains) == true
                 || value.unicodeScalars.last.map(edges.contains) == true
         else {

@@ -81,6 +81,15 @@ struct SitePlanTests {
         #expect(stations.map { $0.attributes.map(\.value) } == [["  padded  ", #"x, "y""#], ["t\t", ""], ["", ""]])
         let read = try StationListReader.read(Array(SitePlan.csv(stations).utf8), file: "out.csv")
         #expect(read.map(\.attributes) == stations.map(\.attributes))
+        // A semicolon or a tab inside a cell is quoted, as every CSV ccbeacon writes (some locales
+        // split on them); it was written bare.
+        let split = try Self.plan("name,\"x;y\"\nA,\"1;2\"\nB,\"p\tq\"\n")
+        let text = SitePlan.csv(split)
+        #expect(
+            text.hasSuffix(",\"x;y\"\nA,\(Self.uuid.uuidString),2,1,\"1;2\"\nB,\(Self.uuid.uuidString),2,2,\"p\tq\"\n"),
+            "\(text)")
+        #expect(
+            try StationListReader.read(Array(text.utf8), file: "out.csv").map(\.attributes) == split.map(\.attributes))
     }
 
     /// Planned again with a place added, the places planned before keep their minors.
