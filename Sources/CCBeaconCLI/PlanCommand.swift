@@ -99,6 +99,20 @@ enum PlanCommand {
         }
     }
 
+    /// `minors` as runs (`1…3, 7`): the first five, then how many more.
+    static func runs(_ minors: [UInt16]) -> String {
+        var runs: [ClosedRange<Int>] = []
+        for minor in Set(minors.map(Int.init)).sorted() {
+            if let last = runs.last, last.upperBound + 1 == minor {
+                runs[runs.count - 1] = last.lowerBound...minor
+            } else {
+                runs.append(minor...minor)
+            }
+        }
+        let shown = runs.prefix(5).map { $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)…\($0.upperBound)" }
+        return shown.joined(separator: ", ") + (runs.count > 5 ? " and \(runs.count - 5) more run(s)" : "")
+    }
+
     static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
         let (places, output) = (arguments.placesPath, arguments.output)
         var inputs = [CommandSupport.Input(role: "the places", path: places)]
@@ -160,7 +174,7 @@ enum PlanCommand {
         let minors = stations.map(\.identity.minor)
         console.output(
             line:
-                "wrote \(output): \(stations.count) station\(stations.count == 1 ? "" : "s"), UUID \(arguments.uuid.uuidString) major \(arguments.major), minors \(minors.min() ?? 0)…\(minors.max() ?? 0)"
+                "wrote \(output): \(stations.count) station\(stations.count == 1 ? "" : "s"), UUID \(arguments.uuid.uuidString) major \(arguments.major), \(minors.count == 1 ? "minor" : "minors") \(Self.runs(minors))"
         )
         if let battery { console.output(line: battery) }
     }

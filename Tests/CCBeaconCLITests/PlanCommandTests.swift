@@ -17,7 +17,7 @@ struct PlanCommandTests {
         let list = scratch.path("floor2.csv")
         let plan = ToolRun(["plan", places, "--uuid", Self.uuid, "--major", "2", "--first-minor", "7", "-o", list])
         #expect(plan.status == 0, "\(plan.diagnostics)")
-        #expect(plan.output == "wrote \(list): 1 station, UUID \(Self.uuid) major 2, minors 7…7\n")
+        #expect(plan.output == "wrote \(list): 1 station, UUID \(Self.uuid) major 2, minor 7\n")
         #expect(
             try String(contentsOfFile: list, encoding: .utf8)
                 == "name,uuid,major,minor,floor,x\nLift lobby,\(Self.uuid),2,7,2,-12.5\n")
@@ -85,6 +85,15 @@ struct PlanCommandTests {
             ["plan", "places.csv", "--uuid", Self.uuid, "--major", "2", "--list", "l1.csv,l2.csv", "-o", "o.csv"],
             in: scratch.url, timeout: 30)
         #expect(agreeing.status == 0, "\(agreeing.errors)")
+    }
+
+    /// The minors a plan gave, as runs: "minors 1…3" was said of 1 and 3.
+    @Test(arguments: [
+        ([UInt16(7)], "7"), ([1, 3], "1, 3"), ([2, 3, 4, 7], "2…4, 7"),
+        ([1, 3, 5, 7, 9, 11, 12], "1, 3, 5, 7, 9 and 1 more run(s)"),
+    ])
+    func theMinorsAreSaidAsRuns(minors: [UInt16], said: String) {
+        #expect(PlanCommand.runs(minors) == said)
     }
 
     /// A station list at `-o` is replaced only by the same list (the same plan run again): a plan
