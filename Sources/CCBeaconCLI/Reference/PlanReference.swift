@@ -38,8 +38,12 @@ extension PlanCommand {
                 adding a place, and only the new place gets a new minor. A place named like a station of
                 another UUID or major is refused (rename it, or plan it there). Every problem is reported with
                 file, line and column, and nothing is written while any remains — a site with more places than
-                minors left included (exit 65). The list is written whole or not at all (`-o`, never over an
-                input).
+                minors left included (exit 65). Stations of `--list` and `--ledger` that disagree with each
+                other — one identity under two names, or one name with two identities — are refused, naming
+                both sources (exit 65). The list is written whole or not at all (`-o`, never over an input). A
+                station list already at `-o` is replaced only by the same list (the same plan run again; exit 1
+                otherwise): to plan over one and keep its identities, give it as `--list` and write another
+                file.
                 """#)
         ])
 }
