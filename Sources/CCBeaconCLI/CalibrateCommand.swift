@@ -398,7 +398,7 @@ enum CalibrateCommand {
             let range = Calibration.rssiRange
             guard let value = Int(text), range.contains(value) else {
                 throw .data(
-                    "\(file):\(cell.line):\(cell.column): '\(text)' is not an RSSI; give a whole number of dBm, \(range.lowerBound)…\(range.upperBound)"
+                    "\(file):\(cell.line):\(cell.column): '\(text.excerpt())' is not an RSSI; give a whole number of dBm, \(range.lowerBound)…\(range.upperBound)"
                 )
             }
             return value

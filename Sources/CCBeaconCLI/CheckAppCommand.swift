@@ -90,7 +90,7 @@ enum CheckAppCommand {
     }
 
     static func name(_ region: BeaconRegion) -> String {
-        "region [\(region.index)] '\(region.identifier)' (line \(region.line))"
+        "region [\(region.index)] '\(region.identifier.excerpt())' (line \(region.line))"
     }
 
     static func lines(_ report: RegionReport, regions: String, stations: String) -> [String] {

@@ -40,6 +40,11 @@ struct CalibrateCommandTests {
         ("-60\nloud\n", 65, ":2:1: 'loud' is not an RSSI"),
         ("time,level\n1,-60\n", 65, ":1: the header names no rssi column"),
         ("-60\n-200\n", 65, "'-200' is not an RSSI; give a whole number of dBm, -127…20"),
+        // A long value is quoted short (it was printed whole: an 800-character line).
+        (
+            "-60\n" + String(repeating: "9", count: 800) + "\n", 65,
+            ":2:1: '\(String(repeating: "9", count: 40))… (800 characters)' is not an RSSI"
+        ),
         // Two columns of that name: the first was taken without a word.
         (
             "rssi,RSSI\n" + String(repeating: "-70,-60\n", count: 20), 65,

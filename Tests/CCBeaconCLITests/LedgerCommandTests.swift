@@ -307,6 +307,16 @@ struct LedgerCommandTests {
         let fromList = ToolRun(["check-app", vendor, list])
         #expect(fromList.status == 1)
         #expect(fromList.output.contains("uncovered: s1 (\(LedgerFiles.uuid) major 7 minor 1): no region covers it"))
+        // A long identifier is quoted short (a 5,000-character one made a line of 5,189).
+        let long = try scratch.write(
+            "long.json",
+            #"[{"identifier": ""# + String(repeating: "x", count: 5000)
+                + #"", "uuid": "\#(LedgerFiles.uuid)", "major": 8}]"#)
+        let longRun = ToolRun(["check-app", long, list])
+        #expect(
+            longRun.output.contains(
+                "unmatched: region [0] '\(String(repeating: "x", count: 40))… (5000 characters)' (line 1), "),
+            "\(longRun.output)")
         // A region a later one of its identifier replaces covers nothing the app monitors.
         let replaced = try scratch.write(
             "replaced.json",
