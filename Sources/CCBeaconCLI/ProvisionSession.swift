@@ -158,8 +158,10 @@ extension ProvisionCommand {
             benchName = given
         } else {
             do { benchName = try Values.hostBenchName() } catch {
-                guard !PostgresURL.isURL(path) else { throw error }
+                guard !PostgresURL.isURL(path) else { throw .usage("\(error.message); give --bench NAME") }
                 benchName = nil
+                console.diagnostics(
+                    line: "note: \(error.message); this run records no bench (give --bench NAME to name one)")
             }
         }
         let opened = try openForRun(

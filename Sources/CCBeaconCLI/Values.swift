@@ -126,15 +126,11 @@ enum Values {
         return text
     }
 
-    /// This machine's host name as a bench name, or a usage error asking for `--bench`.
+    /// This machine's host name as a bench name, or a usage error saying why it cannot be one.
     static func hostBenchName() throws(CommandFailure) -> String {
         var buffer = [CChar](repeating: 0, count: 256)
-        guard gethostname(&buffer, buffer.count - 1) == 0 else {
-            throw .usage("the host name cannot be read: give --bench NAME")
-        }
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { throw .usage("the host name cannot be read") }
         let host = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        do { return try benchName(host, option: "the host name") } catch {
-            throw .usage("\(error.message); give --bench NAME")
-        }
+        return try benchName(host, option: "the host name")
     }
 }

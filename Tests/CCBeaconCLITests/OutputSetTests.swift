@@ -131,7 +131,7 @@ struct OutputSetTests {
     /// A ccbeacon in another PID namespace (another container sharing the folder) sees no process
     /// with a live writer's ID: it used to take the writer's staged file for a killed run's and
     /// remove it, so that the writer failed. The file names the writer's machine; it stays.
-    @Test(.enabled(if: otherPIDNamespacesCanBeMade, "needs unshare --pid (root)"))
+    @Test(.enabled(if: OtherNamespaces.canBeMade, "needs unshare (root)"))
     func aCcbeaconInAnotherPIDNamespaceLeavesALiveWritersFile() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
@@ -146,16 +146,6 @@ struct OutputSetTests {
         #expect(run.status == 0, "\(run.errors)")
         #expect(try Self.names(scratch) == [live, "b.hex"].sorted())
     }
-
-    /// Whether this test may run a process in a PID namespace of its own.
-    static let otherPIDNamespacesCanBeMade: Bool = {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else { return false }
-        return
-            (try? ChildProcess.run(
-                "/usr/bin/unshare", ["--pid", "--fork", "--mount-proc", "/bin/true"], in: URL(fileURLWithPath: "/"),
-                timeout: 30))?
-            .status == 0
-    }()
 
     /// What a killed run staged is removed by the next set staged into its folder (a labels run of
     /// thousands of pages, stopped with Ctrl-C, left them all); a live run's files are left alone.

@@ -68,10 +68,13 @@ struct PlanCommandTests {
         _ = try scratch.write("l1.csv", "name,uuid,major,minor\nKitchen,\(Self.uuid),2,3\n")
         _ = try scratch.write("l2.csv", second)
         _ = try scratch.write("places.csv", "name\nKitchen\nNew\n")
-        let run = try ChildProcess.run(
-            BuiltTools.ccbeacon,
-            ["plan", "places.csv", "--uuid", Self.uuid, "--major", "2", "--list", "l1.csv,l2.csv", "-o", "o.csv"],
-            in: scratch.url, timeout: 30)
+        let plan = {
+            try ChildProcess.run(
+                BuiltTools.ccbeacon,
+                ["plan", "places.csv", "--uuid", Self.uuid, "--major", "2", "--list", "l1.csv,l2.csv", "-o", "o.csv"],
+                in: scratch.url, timeout: 30)
+        }
+        let run = try plan()
         #expect(run.status == 65, "\(run.errors)")
         #expect(
             run.errors
@@ -80,10 +83,7 @@ struct PlanCommandTests {
         #expect(!FileManager.default.fileExists(atPath: scratch.path("o.csv")))
         // One source alone, or the same station in both, plans.
         _ = try scratch.write("l2.csv", "name,uuid,major,minor\nKitchen,\(Self.uuid),2,3\n")
-        let agreeing = try ChildProcess.run(
-            BuiltTools.ccbeacon,
-            ["plan", "places.csv", "--uuid", Self.uuid, "--major", "2", "--list", "l1.csv,l2.csv", "-o", "o.csv"],
-            in: scratch.url, timeout: 30)
+        let agreeing = try plan()
         #expect(agreeing.status == 0, "\(agreeing.errors)")
     }
 

@@ -595,6 +595,28 @@ struct InterruptTests {
         #expect(LocalProcesses.hasEnded(Int(pid)), "the hook outlived its run")
     }
 
+    /// A host name that cannot name a bench (here 64 letters, one more than a bench name takes)
+    /// leaves a file ledger's run without a bench, and the run says so (it said nothing).
+    @Test(.enabled(if: OtherNamespaces.canBeMade, "needs unshare (root)"))
+    func aHostNameThatNamesNoBenchIsSaid() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let list = try ProvisioningThroughLibUSBTests.list(work, count: 1)
+        let host = String(repeating: "a", count: 64)
+        let run = try ChildProcess.run(
+            "/usr/bin/unshare",
+            [
+                "--uts", "/bin/sh", "-c", "hostname \(host) && exec \"$0\" \"$@\"", Tools.emulator, "--bench",
+                "--chips", "1", "--", Tools.ccbeacon, "provision", list, "--template", "cc2541-ibeacon", "--yes",
+                "--wait", "0.5",
+            ], in: work.url, timeout: 120)
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(
+            run.errors.contains(
+                "note: the host name '\(host.prefix(40))… (64 characters)' is not a bench name: 1–63 letters, digits, '.', '_' or '-', starting with a letter or digit; this run records no bench (give --bench NAME to name one)"
+            ), "\(run.errors)")
+    }
+
     /// Under `nohup` a closed terminal must not stop the run: a signal the parent ignores stays
     /// ignored (the handler used to replace it). SIGTERM still stops it cleanly.
     @Test func aSignalIgnoredByTheParentStaysIgnored() throws {

@@ -389,7 +389,9 @@ extension ProvisionCommand {
                 `calibrate` and `scan` read ledger files (copy one with `ledger migrate`).
 
                 **Benches and runs**: each bench has a name, `--bench NAME` (letters, digits, `.`, `_`, `-`;
-                default the host name), recorded on every attempt (SQLite ledgers record it too). A bench name is a
+                default the host name; a host name that cannot be one leaves a file ledger's run without a bench,
+                with a note, and is refused on a shared ledger), recorded on every attempt (SQLite ledgers record
+                it too). A bench name is a
                 label; what protects a burn is its **run**. Every `provision` registers a run in the ledger (a
                 random id, the bench, the host, the process, and a **lease** on the database's clock, `--lease
                 SECONDS`, default 90) and renews the lease every sixth of it; every attempt names the run that owns
