@@ -388,6 +388,41 @@ public enum Files {
     /// machine's token) is left alone: no writer stages a file for a day.
     public static let foreignTemporaryLifetime = 86_400
 
+    /// A step of writing a temporary file, for the caller's words when it fails.
+    public enum TemporaryStep: Sendable {
+        /// Creating it beside its target.
+        case create
+        /// Writing the bytes.
+        case write
+        /// Flushing them to the disk.
+        case flush
+    }
+
+    /// A new temporary file beside `target` (`temporaryName`), written whole and flushed: the
+    /// bytes, then `finish` on its descriptor (what must follow them: owner, mode, attributes),
+    /// then `fsync`. On any failure it is removed, and `failed(step, errno)` (or `finish`'s error)
+    /// is thrown. Returns its path, for the caller to rename over the target.
+    static func writeTemporary(
+        _ bytes: [UInt8], beside target: String, mode: mode_t, finish: (Int32) -> FileError? = { _ in nil },
+        failed: (TemporaryStep, Int32) -> FileError
+    ) throws(FileError) -> String {
+        let folder = directory(of: target)
+        let temporary = join(folder, temporaryName(for: lastComponent(target), inFolder: folder))
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard descriptor >= 0 else { throw failed(.create, errno) }
+        let failure: FileError? = bytes.withUnsafeBytes { buffer in
+            if let code = writeAll(buffer, to: descriptor) { return failed(.write, code) }
+            if let error = finish(descriptor) { return error }
+            return fsync(descriptor) == 0 ? nil : failed(.flush, errno)
+        }
+        close(descriptor)
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+        return temporary
+    }
+
     /// Removes the temporary files a killed writer left in `directory` (our marker in the name), and
     /// returns their names: a file of this machine (its token) whose process has ended, or any
     /// other that was last modified more than `foreignTemporaryLifetime` seconds ago. A process ID
@@ -579,9 +614,8 @@ public enum Files {
         return text.isEmpty ? nil : text
     }
 
-    static func systemError(_ operation: FileError.Operation, _ path: String) -> FileError {
-        let code = errno
-        return FileError(
+    static func systemError(_ operation: FileError.Operation, _ path: String, code: Int32 = errno) -> FileError {
+        FileError(
             operation, path: path, reason: code == ENOENT ? "no such file or directory" : describe(code), code: code)
     }
 

@@ -45,17 +45,10 @@ public final class OutputSet {
             folders.append(folder)
             if clearingLeftovers { _ = Files.removeAbandonedTemporaryFiles(in: folder) }  // never a live run's
         }
-        let temporary = Files.join(folder, Files.temporaryName(for: Files.lastComponent(path), inFolder: folder))
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw Files.systemError(.write, path) }
-        let failure: Int32? = bytes.withUnsafeBytes { buffer in
-            if let code = Files.writeAll(buffer, to: descriptor) { return code }
-            return fsync(descriptor) == 0 ? nil : errno
-        }
-        close(descriptor)
-        if let failure {
-            unlink(temporary)
-            throw FileError(.write, path: path, reason: Files.describe(failure), code: failure)
+        let temporary = try Files.writeTemporary(bytes, beside: path, mode: 0o644) { step, code in
+            step == .create
+                ? Files.systemError(.write, path, code: code)
+                : FileError(.write, path: path, reason: Files.describe(code), code: code)
         }
         staged.append((temporary, path))
     }

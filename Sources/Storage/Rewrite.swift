@@ -82,30 +82,29 @@ extension Files {
         let source = open(file.target, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard source >= 0 else { throw systemError(.write, path) }
         defer { close(source) }
-        let folder = directory(of: file.target)
-        let temporary = join(folder, temporaryName(for: lastComponent(file.target), inFolder: folder))
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw systemError(.write, path) }
-        let failure: FileError? = bytes.withUnsafeBytes { buffer -> FileError? in
-            func failed(_ what: String) -> FileError {
-                let code = errno
-                return FileError(.write, path: path, reason: "\(what): \(describe(code))", code: code)
-            }
-            if writeAll(buffer, to: descriptor) != nil { return failed("writing the new file failed") }
-            // After the bytes, in this order, since each step clears what the one before set:
-            // writing drops set-id bits and file capabilities, changing the owner drops them too.
-            guard fchown(descriptor, file.owner, file.group) == 0 else {
-                return failed("the new file cannot be given the list's owner and group")
-            }
-            guard fchmod(descriptor, mode_t(file.mode)) == 0 else { return failed("the new file's mode cannot be set") }
-            if let error = copyAttributes(from: source, to: descriptor, path: path) { return error }
-            return fsync(descriptor) == 0 ? nil : failed("flushing the new file failed")
+        func failed(_ what: String, _ code: Int32) -> FileError {
+            FileError(.write, path: path, reason: "\(what): \(describe(code))", code: code)
         }
-        close(descriptor)
-        if let failure {
-            unlink(temporary)
-            throw failure
-        }
+        let temporary = try writeTemporary(
+            bytes, beside: file.target, mode: 0o600,
+            finish: { descriptor in
+                // After the bytes, in this order, since each step clears what the one before set:
+                // writing drops set-id bits and file capabilities, changing the owner drops them too.
+                guard fchown(descriptor, file.owner, file.group) == 0 else {
+                    return failed("the new file cannot be given the list's owner and group", errno)
+                }
+                guard fchmod(descriptor, mode_t(file.mode)) == 0 else {
+                    return failed("the new file's mode cannot be set", errno)
+                }
+                return copyAttributes(from: source, to: descriptor, path: path)
+            },
+            failed: { step, code in
+                switch step {
+                case .create: systemError(.write, path, code: code)
+                case .write: failed("writing the new file failed", code)
+                case .flush: failed("flushing the new file failed", code)
+                }
+            })
         return PreparedRewrite(path: path, target: file.target, temporary: temporary, original: original, lock: lock)
     }
 }
