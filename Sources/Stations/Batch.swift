@@ -159,6 +159,8 @@ public enum BatchGenerator {
             stations, template: template, settings: settings, directory: directory, writeBinary: writeBinary,
             previous: previous)
         if !unrecorded.isEmpty {
+            // Refused whole: the folder is left as it was found, without a lock file of ours.
+            lock.releaseRemovingFile()
             throw BatchError(.unrecordedFiles(folder: directory, names: unrecorded), completed: 0)
         }
         do throws(FileError) {

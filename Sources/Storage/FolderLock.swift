@@ -37,10 +37,16 @@ public final class FolderLock {
     private var descriptor: Int32
     /// The locked folder.
     public let directory: String
+    /// The lock file.
+    let path: String
+    /// Whether taking the lock made its file (the folder had none).
+    public let createdFile: Bool
 
-    private init(descriptor: Int32, directory: String) {
+    private init(descriptor: Int32, directory: String, path: String, created: Bool) {
         self.descriptor = descriptor
         self.directory = directory
+        self.path = path
+        self.createdFile = created
     }
 
     deinit { release() }
@@ -54,33 +60,51 @@ public final class FolderLock {
         _ directory: String, name: String = fileName, wait: Bool, waiting: (Int32?) -> Void = { _ in }
     ) throws(Failure) -> FolderLock {
         let path = Files.join(directory, name)
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        guard descriptor >= 0 else { throw .file(Files.systemError(.write, path)) }
-        var outcome = ExclusiveLock.take(descriptor)
-        if outcome == .held {
-            let holder = holderID(descriptor)
-            guard wait else {
-                close(descriptor)
-                throw .held(directory: directory, holder: holder)
+        var toldWaiting = false
+        while true {
+            var created = true
+            var descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            if descriptor < 0, errno == EEXIST {
+                created = false
+                descriptor = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+                if descriptor < 0, errno == ENOENT { continue }  // removed by its holder meanwhile
             }
-            waiting(holder)
-            outcome = ExclusiveLock.wait(descriptor)
+            guard descriptor >= 0 else { throw .file(Files.systemError(.write, path)) }
+            var outcome = ExclusiveLock.take(descriptor)
+            if outcome == .held {
+                let holder = holderID(descriptor)
+                guard wait else {
+                    close(descriptor)
+                    throw .held(directory: directory, holder: holder)
+                }
+                if !toldWaiting { waiting(holder) }
+                toldWaiting = true
+                outcome = ExclusiveLock.wait(descriptor)
+            }
+            if case .failed(let code) = outcome {
+                close(descriptor)
+                throw .file(FileError(.write, path: path, reason: Files.describe(code), code: code))
+            }
+            // A holder that removed the file as it let go (`releaseRemovingFile`) left this lock
+            // on a file the folder no longer holds: the lock is the one on the file there now.
+            guard let held = PathIdentity.fileID(descriptor: descriptor), let now = PathIdentity.fileID(path),
+                held == now
+            else {
+                ExclusiveLock.release(descriptor)
+                continue
+            }
+            return locked(descriptor, directory, path: path, created: created)
         }
-        if case .failed(let code) = outcome {
-            close(descriptor)
-            throw .file(FileError(.write, path: path, reason: Files.describe(code), code: code))
-        }
-        return locked(descriptor, directory)
     }
 
     /// The lock on `descriptor`, taken: the file says who holds it, for the message a waiting
     /// process prints.
-    private static func locked(_ descriptor: Int32, _ directory: String) -> FolderLock {
+    private static func locked(_ descriptor: Int32, _ directory: String, path: String, created: Bool) -> FolderLock {
         let pid = Array("\(getpid())\n".utf8)
         if ftruncate(descriptor, 0) == 0 {
             _ = pid.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
         }
-        return FolderLock(descriptor: descriptor, directory: directory)
+        return FolderLock(descriptor: descriptor, directory: directory, path: path, created: created)
     }
 
     /// Releases the lock (idempotent).
@@ -88,6 +112,15 @@ public final class FolderLock {
         guard descriptor >= 0 else { return }
         ExclusiveLock.release(descriptor)
         descriptor = -1
+    }
+
+    /// Releases the lock and removes its file, which this lock made (`createdFile`): for a
+    /// command that leaves the folder as it found it. Another process waiting for the lock takes
+    /// it on the file made next (`acquire` checks the file is still there).
+    public func releaseRemovingFile() {
+        guard descriptor >= 0 else { return }
+        if createdFile { unlink(path) }
+        release()
     }
 
     /// The process ID written in the lock file, if any.

@@ -4,6 +4,7 @@ import FirmwareTemplate
 import Foundation
 import IntelHex
 import Storage
+import Synchronization
 import TestSupport
 import Testing
 
@@ -82,6 +83,38 @@ struct BatchFolderTests {
             try FolderLock.acquire(folder, wait: false)
         }
         second.release()
+    }
+
+    /// A lock let go with its file removed (a batch refused whole leaves the folder as it found
+    /// it) is never held twice: a process that was waiting on the removed file takes the lock on
+    /// the file made next, so a third finds it held.
+    @Test func aLockWhoseFileIsRemovedIsNeverHeldTwice() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let folder = scratch.path("")
+        let first = try FolderLock.acquire(folder, wait: false)
+        #expect(first.createdFile)
+        let waiting = DispatchSemaphore(value: 0)
+        let taken = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        let tookIt = Mutex(false)
+        DispatchQueue.global().async {
+            // Held here until the test is done with it.
+            let lock = try? FolderLock.acquire(folder, wait: true) { _ in waiting.signal() }
+            tookIt.withLock { $0 = lock != nil }
+            taken.signal()
+            done.wait()
+            lock?.release()
+        }
+        #expect(waiting.wait(timeout: .now() + 30) == .success)
+        first.releaseRemovingFile()
+        #expect(taken.wait(timeout: .now() + 30) == .success)
+        #expect(tookIt.withLock { $0 })
+        #expect(Files.isFile(folder + "/" + FolderLock.fileName), "the lock is on a file the folder holds")
+        #expect(throws: FolderLock.Failure.held(directory: folder, holder: getpid())) {
+            try FolderLock.acquire(folder, wait: false)
+        }
+        done.signal()
     }
 
     @Test func aSecondBatchWaitsForTheFolderOrRefusesWithNoWait() throws {
@@ -188,7 +221,8 @@ struct BatchFolderTests {
             ),
             "\(run.errors)")
         #expect(run.errors.contains("hint: move them away, or choose another folder; nothing was written"))
-        #expect(try Files.list(folder).filter { !$0.hasPrefix(".") }.sorted() == ["s1.hex", "stations.json"])
+        // Left as it was found: not even the batch's lock file stays (it did).
+        #expect(try Files.list(folder).sorted() == ["s1.hex", "stations.json"])
         #expect(try scratch.bytes("out/stations.json") == Array(#"{"mine": true}"#.utf8))
         #expect(try scratch.bytes("out/s1.hex") == Array("precious".utf8))
         // Moved away, the folder takes the batch; a file of no station is named, and left alone.

@@ -71,7 +71,8 @@ extension BatchCommand {
                 left and lists them (those of a writer still running are left alone). One batch at a time per
                 folder: a second batch into the same folder waits for the first (and says so), or with
                 `--no-wait` fails at once (exit 1); the lock (`flock` on `DIR/.ccbeacon.lock`) dies with its
-                process, so a crash never leaves a folder locked. A progress bar redraws on a terminal; piped, it prints a line each
+                process, so a crash never leaves a folder locked; a batch refused whole (the folder holds files of
+                yours) removes the lock file it made, leaving the folder as it found it. A progress bar redraws on a terminal; piped, it prints a line each
                 time another tenth is done, with the true whole percentage (`3/7 (42%)`). `--interval` and `--tx-power` apply to every station. Each station gets its own advertiser address
                 — the list's `address` (a random static address), or one derived from its identity — and
                 `stations.json` records each station's address, interval ticks, TX power, measured power and
