@@ -235,6 +235,12 @@ struct Parser<Sink: RecordSink> {
                 }
             }
             if contentEnd == lineStart { continue }  // blank line
+            // A Ctrl-Z alone on the file's last line: the end-of-file mark DOS tools appended.
+            if endOfFileLine != nil, contentEnd - lineStart == 1, text[lineStart] == 0x1A,
+                text[position...].allSatisfy({ [0x0A, 0x0D, 0x20, 0x09].contains($0) })
+            {
+                break
+            }
             if let endOfFileLine {
                 throw error(line: line, column: 1, .dataAfterEndOfFile(endOfFileLine: endOfFileLine))
             }

@@ -74,6 +74,14 @@ struct HexReaderValidTests {
             text: ":040000050000011DD9\n:040000050000011DD9\n:00000001FF\n", segments: [], start: .linear(0x11D)),
         Valid(
             name: "an empty data record holds nothing", text: ":00010000FF\n:00000001FF\n", segments: []),
+        // DOS tools end a text file with a Ctrl-Z; srec_cat takes it, and so do we (it was "a record
+        // after the end-of-file record").
+        Valid(
+            name: "a Ctrl-Z alone on the last line", text: ":0401000000010203F5\r\n:00000001FF\r\n\u{1A}",
+            segments: [(0x100, [0, 1, 2, 3])]),
+        Valid(
+            name: "a Ctrl-Z, then a line end", text: ":0401000000010203F5\n:00000001FF\n\u{1A}\r\n",
+            segments: [(0x100, [0, 1, 2, 3])]),
     ]
 
     @Test(arguments: validCases)
@@ -166,6 +174,12 @@ struct HexReaderMalformedTests {
         Malformed(
             "data after end-of-file", ":00000001FF\n:0401000000010203F5\n", line: 2, column: 1,
             .dataAfterEndOfFile(endOfFileLine: 1)),
+        Malformed(
+            "a Ctrl-Z before more records", ":00000001FF\n\u{1A}\n:00000001FF\n", line: 2, column: 1,
+            .dataAfterEndOfFile(endOfFileLine: 1)),
+        Malformed(
+            "a Ctrl-Z before the end-of-file record", ":0401000000010203F5\n\u{1A}\n:00000001FF\n", line: 2,
+            column: 1, .missingColon(found: 0x1A)),
         Malformed("missing end-of-file", ":0401000000010203F5\n", line: 1, column: 1, .missingEndOfFile),
         Malformed("empty file", "", line: 1, column: 1, .missingEndOfFile),
         Malformed(

@@ -35,6 +35,13 @@ struct LinePreservingPatchTests {
         #expect(reread.memory.contiguousBytes(in: 0x10D..<0x113) == [0x0D, 0xAA, 0xBB, 0xCC, 0xDD, 0x12])
     }
 
+    /// A DOS Ctrl-Z after the end-of-file record stays where it was.
+    @Test func keepsATrailingCtrlZ() throws {
+        let file = try IntelHexFile(string: ":0401000000010203F5\r\n:00000001FF\r\n\u{1A}")
+        let patched = try file.patchingRecords([MemoryPatch(address: 0x100, bytes: [0xAA])])
+        #expect(String(decoding: patched.file.text, as: UTF8.self) == ":04010000AA0102034B\r\n:00000001FF\r\n\u{1A}")
+    }
+
     @Test func keepsUpperCaseAndLF() throws {
         let file = try IntelHexFile(string: ":0401000000010203F5\n:00000001FF\n")
         let patched = try file.patchingRecords([MemoryPatch(address: 0x101, bytes: [0xAB])])
