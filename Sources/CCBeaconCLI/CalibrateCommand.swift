@@ -135,11 +135,16 @@ enum CalibrateCommand {
             source = path
         case .capture(let path):
             let wanted = try stationAddress(arguments, name: name, lookUp: lookedUp)
-            samples = try captureSamples(try FileAccess.read(path), file: path, address: wanted, console: console)
+            // A station looked up is heard only in its own iBeacon: another device at that address
+            // (a public address of the same six bytes) or other data from it are not its samples.
+            let identity =
+                try name.map { name throws(CommandFailure) in try lookedUp(name).stations.first?.identity } ?? nil
+            samples = try captureSamples(
+                try FileAccess.read(path), file: path, address: wanted, identity: identity, console: console)
             source = "\(path), \(HexText.colonSeparated(wanted))"
             if samples.isEmpty {
                 throw .data(
-                    "\(path): no advertising report from \(HexText.colonSeparated(wanted)) (with an RSSI)",
+                    "\(path): no advertising report from \(HexText.colonSeparated(wanted)) (with an RSSI\(identity == nil ? "" : ", carrying the station's UUID, major and minor"))",
                     hint: "check the station's advertiser address ('ccbeacon scan' lists what the capture heard)")
             }
         }
@@ -405,14 +410,21 @@ enum CalibrateCommand {
         }
     }
 
-    /// The RSSI of every report from `address` in a capture (127, "not available", left out).
-    static func captureSamples(_ bytes: [UInt8], file: String, address: [UInt8], console: Console)
-        throws(CommandFailure) -> [Int]
-    {
+    /// The RSSI of every report from `address` in a capture (127, "not available", left out); with
+    /// `identity`, of those that carry its iBeacon (UUID, major and minor: the measured power is
+    /// what is being calibrated).
+    static func captureSamples(
+        _ bytes: [UInt8], file: String, address: [UInt8], identity: IBeacon? = nil, console: Console
+    ) throws(CommandFailure) -> [Int] {
+        func carries(_ report: AdvertisingReport) -> Bool {
+            guard let identity else { return true }
+            guard let heard = try? IBeacon(advertisingData: report.data) else { return false }
+            return (heard.uuid, heard.major, heard.minor) == (identity.uuid, identity.major, identity.minor)
+        }
         var samples: [Int] = []
         var controllers: Set<Int> = []
         for report in try ScanCommand.heard(bytes, file: file, console: console).reports
-        where report.address == address && report.rssi != 127 {
+        where report.address == address && report.rssi != 127 && carries(report) {
             samples.append(Int(report.rssi))
             controllers.insert(report.controller)
         }

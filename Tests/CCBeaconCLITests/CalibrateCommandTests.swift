@@ -1,3 +1,4 @@
+import BeaconPayload
 import CFileAttributes
 import Foundation
 import Provisioning
@@ -105,7 +106,8 @@ struct CalibrateCommandTests {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let address: [UInt8] = [0xC7, 0xD5, 0x60, 0xAD, 0x5D, 0x5A]
-        let data: [UInt8] = [0x02, 0x01, 0x06]
+        let data = IBeacon(uuid: try IdentityParser.uuid(CalibrateWriteTests.uuid), major: 1, minor: 1)
+            .advertisingData()
         let packets = (0..<24).map { index -> (flags: UInt32, bytes: [UInt8]) in
             let value = index == 7 ? rssi : -60
             return (3, BTSnoopFile.uartEvent(BTSnoopFile.legacyReport(address: address, data: data, rssi: value)))
@@ -478,8 +480,13 @@ struct CalibrateWriteTests {
         var packets: [(flags: UInt32, bytes: [UInt8])] = []
         for rssi in Self.samples {
             let report = BTSnoopFile.legacyReport(
-                address: [0xC0, 0xFF, 0xEE, 0, 0, 1], data: [0x02, 0x01, 0x06], rssi: Int8(rssi))
+                address: [0xC0, 0xFF, 0xEE, 0, 0, 1], data: IBeaconFixture.identity(1).advertisingData(),
+                rssi: Int8(rssi))
             packets.append((3, BTSnoopFile.uartEvent(report)))
+            // Another device at the same six bytes, sending something else: not the station.
+            let other = BTSnoopFile.legacyReport(
+                address: [0xC0, 0xFF, 0xEE, 0, 0, 1], data: [0x02, 0x01, 0x06], rssi: -90)
+            packets.append((3, BTSnoopFile.uartEvent(other)))
         }
         let capture = scratch.path("c.btsnoop")
         try Data(BTSnoopFile.file(packets)).write(to: URL(fileURLWithPath: capture))

@@ -445,14 +445,17 @@ final class Bench: Sendable {
         try Data(BTSnoopFile.file(packets)).write(to: scratch.url.appendingPathComponent(name))
     }
 
-    /// A capture taken 1 m from Hall A (address C7:D5:60:AD:5D:5A): 24 reports, -61…-59 dBm.
+    /// A capture taken 1 m from Hall A (address C7:D5:60:AD:5D:5A, its iBeacon): 24 reports,
+    /// -61…-59 dBm.
     func writeBenchCapture() throws {
         let address: [UInt8] = [0xC7, 0xD5, 0x60, 0xAD, 0x5D, 0x5A]
+        let hallA = IBeacon(uuid: try IdentityParser.uuid("7634A485-1732-4B7D-AB44-D505D8A24C60"), major: 1, minor: 2)
         let packets = (0..<24).map { index in
             (
                 UInt32(3),
                 BTSnoopFile.uartEvent(
-                    BTSnoopFile.legacyReport(address: address, data: [0x02, 0x01, 0x06], rssi: Int8(-61 + index % 3)))
+                    BTSnoopFile.legacyReport(
+                        address: address, data: hallA.advertisingData(), rssi: Int8(-61 + index % 3)))
             )
         }
         try Data(BTSnoopFile.file(packets)).write(to: scratch.url.appendingPathComponent("bench.btsnoop"))

@@ -26,7 +26,9 @@ extension CalibrateCommand {
                 as `btmon -w` or Android's HCI snoop log write it, HCI UART or monitor datalink, legacy and
                 extended advertising reports) filtered to one advertiser: `--address`, or `--station NAME` whose
                 address is looked up in a batch record (`--stations`), a ledger (`--ledger`: the address it was
-                burned with) or a list's `address` column (`--list`). Reports without an RSSI (127) are left out.
+                burned with) or a list's `address` column (`--list`), and then only its reports that carry its
+                iBeacon (UUID, major and minor; another device at those six address bytes, or other data, is not the
+                station). Reports without an RSSI (127) are left out.
                 One bound holds for every source: a sample outside −127…20 dBm (what an HCI receiver reports) is
                 refused — a capture's report of +100 or −128 dBm as much as a file's — and nothing is calibrated.
                 A result more than 25 dB from what the station predicts is refused too, unless `--force`: the
