@@ -35,18 +35,13 @@ public final class FolderLock {
     }
 
     private var descriptor: Int32
-    /// The locked folder.
-    public let directory: String
     /// The lock file.
     let path: String
     /// Whether taking the lock made its file (the folder had none).
     public let createdFile: Bool
 
-    private init(descriptor: Int32, directory: String, path: String, created: Bool) {
-        self.descriptor = descriptor
-        self.directory = directory
-        self.path = path
-        self.createdFile = created
+    private init(descriptor: Int32, path: String, created: Bool) {
+        (self.descriptor, self.path, self.createdFile) = (descriptor, path, created)
     }
 
     deinit { release() }
@@ -93,18 +88,18 @@ public final class FolderLock {
                 ExclusiveLock.release(descriptor)
                 continue
             }
-            return locked(descriptor, directory, path: path, created: created)
+            return locked(descriptor, path: path, created: created)
         }
     }
 
     /// The lock on `descriptor`, taken: the file says who holds it, for the message a waiting
     /// process prints.
-    private static func locked(_ descriptor: Int32, _ directory: String, path: String, created: Bool) -> FolderLock {
+    private static func locked(_ descriptor: Int32, path: String, created: Bool) -> FolderLock {
         let pid = Array("\(getpid())\n".utf8)
         if ftruncate(descriptor, 0) == 0 {
             _ = pid.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
         }
-        return FolderLock(descriptor: descriptor, directory: directory, path: path, created: created)
+        return FolderLock(descriptor: descriptor, path: path, created: created)
     }
 
     /// Releases the lock (idempotent).
