@@ -114,7 +114,10 @@ enum BurnTestCommand {
             var entry = stat()
             guard lstat(Files.join(folder, file), &entry) == 0 else { continue }
             switch entry.st_mode & S_IFMT {
-            case S_IFREG: continue
+            case S_IFREG:
+                if let evidence = CommandSupport.stationListEvidence(at: Files.join(folder, file)) {
+                    throw .usage("--report \(name)/\(file) \(evidence); give a new folder")
+                }
             case S_IFLNK: throw .usage("--report \(name)/\(file) is a link; give a new folder")
             case S_IFDIR: throw .usage("--report \(name)/\(file) is a folder; give a new folder")
             default: throw .usage("--report \(name)/\(file) is not a regular file; give a new folder")

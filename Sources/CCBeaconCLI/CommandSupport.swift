@@ -182,14 +182,15 @@ enum CommandSupport {
         }
     }
 
-    /// The stations of the file at `path` when it reads as a station list with any, else nil (no
-    /// file, another kind of file, or one too large for a list: over 64 MiB).
-    static func stationList(at path: String) -> [Station]? {
-        guard let size = Files.fileSize(path), size <= 64 << 20, let bytes = try? Files.read(path),
-            let stations = try? StationListReader.read(bytes, file: path),
-            !stations.isEmpty
-        else { return nil }
-        return stations
+    /// Why the file at `path` may be a station list (`StationListReader.mayBeList` of its first
+    /// 64 KiB), or nil: where there is no regular file, or one that is no list. A file there that
+    /// cannot be read cannot be told apart from a list, and counts as one.
+    static func stationListEvidence(at path: String) -> String? {
+        guard Files.isFile(path) else { return nil }
+        guard let head = Files.readStart(path, limit: 64 << 10) else {
+            return "cannot be read to tell whether it is a station list"
+        }
+        return StationListReader.mayBeList(head) ? "is a station list" : nil
     }
 
     /// The inputs a template brings (its manifest and image).
@@ -244,9 +245,9 @@ enum CommandSupport {
             if let state = OutcomeJournal.keptState(at: output) {
                 throw .usage("'\(output)' \(state); no output is written there: name another file")
             }
-            if !replacesStationLists, folder != .batch, let stations = stationList(at: output) {
+            if !replacesStationLists, folder != .batch, let evidence = stationListEvidence(at: output) {
                 throw .usage(
-                    "'\(output)' is a station list (\(stations.count) station\(stations.count == 1 ? "" : "s")); no output replaces one, whose identities may be nowhere else: name another file"
+                    "'\(output)' \(evidence); no output replaces one, whose identities may be nowhere else: name another file"
                 )
             }
             let directory = Files.directory(of: output)

@@ -162,7 +162,7 @@ enum PlanCommand {
         let text = Array(SitePlan.csv(stations).utf8)
         // A list already there is replaced only by the same list (the same plan run again): a plan
         // over another would give its places other identities, or drop some.
-        if CommandSupport.stationList(at: output) != nil, (try? Files.read(output)) != text {
+        if CommandSupport.stationListEvidence(at: output) != nil, (try? Files.read(output)) != text {
             throw CommandFailure(
                 .failure,
                 "'\(output)' is a station list already, and this plan is not the same list; nothing was written",

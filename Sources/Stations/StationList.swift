@@ -72,6 +72,26 @@ public enum StationListReader {
         bytes.first { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }
     }
 
+    /// Whether a file that begins with `head` may be a station list, whatever its rows hold: as
+    /// CSV, a header naming every required column and no field of the registry `ledger export`
+    /// writes; as JSON, a "name" and a "uuid" key and no "chip" (a registry's). A rule on the
+    /// file's start, so that a list with a wrong row, or too large to read, still counts.
+    public static func mayBeList(_ head: [UInt8]) -> Bool {
+        var text = String(decoding: head, as: UTF8.self).lowercased()
+        if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
+        let first = firstSignificantByte(head)
+        if first == UInt8(ascii: "[") || first == UInt8(ascii: "{") {
+            return text.contains("\"name\"") && text.contains("\"uuid\"") && !text.contains("\"chip\"")
+        }
+        let header = text.prefix { $0 != "\n" && $0 != "\r\n" }.split(separator: ",", omittingEmptySubsequences: false)
+            .map { cell in
+                let edge: (Character) -> Bool = { " \t\"\r".contains($0) }
+                return String(cell.drop(while: edge).reversed().drop(while: edge).reversed())
+            }
+        let registryOnly = Registry.reservedNames.subtracting(columns)
+        return Set(requiredColumns).isSubset(of: header) && registryOnly.isDisjoint(with: header)
+    }
+
     /// Reads `bytes` as JSON when the first non-blank character is `[` or `{`, else as CSV.
     public static func read(_ bytes: [UInt8], file: String) throws(StationListProblems) -> [Station] {
         let first = firstSignificantByte(bytes)

@@ -70,6 +70,29 @@ public enum Files {
     /// with no writer cannot hang the caller, and checked on the open descriptor, so it cannot be
     /// swapped between the check and the read. A file larger than `maximumReadSize` is refused
     /// before its buffer is allocated, and so is one whose buffer the memory limit cannot hold.
+    /// The first `limit` bytes of the regular file at `path` (all of a shorter one), or nil where
+    /// there is no regular file there or it cannot be read.
+    public static func readStart(_ path: String, limit: Int) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return nil }
+        var bytes = [UInt8](repeating: 0, count: limit)
+        var filled = 0
+        while filled < limit {
+            let count = bytes.withUnsafeMutableBytes {
+                Glibc.read(descriptor, $0.baseAddress! + filled, limit - filled)
+            }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { break }
+            filled += count
+        }
+        return Array(bytes.prefix(filled))
+    }
+
+    /// Reads a whole regular file (see `maximumReadSize`).
     public static func read(_ path: String) throws(FileError) -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
         guard descriptor >= 0 else { throw systemError(.read, path) }

@@ -226,6 +226,8 @@ struct BurnTestTests {
         (["--burn-test", "--yes", "--report", "NOPARENT"], "is not a folder this user may write"),
         (["--burn-test", "--yes", "--report", "LINKEDTRACE"], "--report LINKEDTRACE/trace.pcap is a link"),
         (["--burn-test", "--yes", "--report", "FOLDERSUMMARY"], "--report FOLDERSUMMARY/summary.txt is a folder"),
+        // A station list named like a report file is no report: it was replaced.
+        (["--burn-test", "--yes", "--report", "LISTSUMMARY"], "--report LISTSUMMARY/summary.txt is a station list"),
     ])
     func refusedBeforeAnythingIsTouched(arguments: [String], message: String) throws {
         let scratch = try Scratch()
@@ -242,6 +244,9 @@ struct BurnTestTests {
             atPath: scratch.path("linkedtrace/trace.pcap"), withDestinationPath: scratch.path("foreign/stations.csv"))
         try FileManager.default.createDirectory(
             atPath: scratch.path("foldersummary/summary.txt"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: scratch.path("listsummary"), withIntermediateDirectories: false)
+        _ = try scratch.write(
+            "listsummary/summary.txt", "name,uuid,major,minor\nA,7634A485-1732-4B7D-AB44-D505D8A24C60,1,1\n")
         // An earlier report whose trace.pcap is a tcpdump capture (pcap, no ccbeacon mark).
         try FileManager.default.createDirectory(
             atPath: scratch.path("foreigntrace"), withIntermediateDirectories: false)
@@ -253,7 +258,7 @@ struct BurnTestTests {
             "LINK": scratch.path("link"), "NOPARENT": scratch.path("no/such/report"),
             "LINKEDTRACE": scratch.path("linkedtrace"), "FOLDERSUMMARY": scratch.path("foldersummary"),
             "SLASHEDLINK": scratch.path("link") + "/", "DOTTEDLINK": scratch.path("link") + "/./.",
-            "FOREIGNTRACE": scratch.path("foreigntrace"),
+            "FOREIGNTRACE": scratch.path("foreigntrace"), "LISTSUMMARY": scratch.path("listsummary"),
         ]
         let provider = EmulatorProvider()
         provider.debuggers[0].logging = true

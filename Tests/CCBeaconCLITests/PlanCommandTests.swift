@@ -125,27 +125,51 @@ struct PlanCommandTests {
     }
 
     /// No other command's output replaces a station list: `ledger export -o list.csv` replaced the
-    /// list with the registry (only verified stations, in columns a list refuses).
+    /// list with the registry (only verified stations, in columns a list refuses). A list with a
+    /// wrong row is a list all the same (only lists that read whole were kept at first), and so is
+    /// a file that cannot be read to tell.
     @Test(arguments: [
-        ["ledger", "export", "--ledger", "none.sqlite", "-o", "l.csv"],
-        ["ledger", "export", "--ledger", "none.sqlite", "--format", "json", "-o", "l.json"],
+        ("l.csv", "name,uuid,major,minor\nKitchen,\(uuid),2,3\n"),
+        ("l.csv", "\u{FEFF}Name,UUID,Major,Minor,power\r\nKitchen,\(uuid),2,3,\r\nRoof,\(uuid),1,80000,\r\n"),
+        ("l.csv", "name,uuid,major,minor\n"),
+        ("l.json", "[{\"name\": \"Kitchen\", \"uuid\": \"\(uuid)\", \"major\": 2, \"minor\": 3}]\n"),
+        ("l.json", "[{\"name\": \"Kitchen\", \"uuid\": \"\(uuid)\", \"major\": 2, \"minor\": 70000}\n"),
     ])
-    func noOutputReplacesAStationList(arguments: [String]) throws {
+    func noOutputReplacesAStationList(name: String, list: String) throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let list = "name,uuid,major,minor\nKitchen,\(Self.uuid),2,3\n"
-        let json = "[{\"name\": \"Kitchen\", \"uuid\": \"\(Self.uuid)\", \"major\": 2, \"minor\": 3}]\n"
-        _ = try scratch.write("l.csv", list)
-        _ = try scratch.write("l.json", json)
-        let run = try ChildProcess.run(BuiltTools.ccbeacon, arguments, in: scratch.url, timeout: 30)
-        let target = arguments.last ?? ""
-        #expect(run.status == 64, "\(run.errors)")
-        #expect(
-            run.errors.hasPrefix(
-                "ccbeacon \(arguments[0] == "ledger" ? "ledger export" : arguments[0]): '\(target)' is a station list (1 station); no output replaces one, whose identities may be nowhere else: name another file\n"
-            ), "\(run.errors)")
-        #expect(try String(contentsOfFile: scratch.path("l.csv"), encoding: .utf8) == list)
-        #expect(try String(contentsOfFile: scratch.path("l.json"), encoding: .utf8) == json)
+        _ = try scratch.write(name, list)
+        for format in [["--format", "csv"], ["--format", "json"]] {
+            let arguments = ["ledger", "export", "--ledger", "none.sqlite", "-o", name] + format
+            let run = try ChildProcess.run(BuiltTools.ccbeacon, arguments, in: scratch.url, timeout: 30)
+            #expect(run.status == 64, "\(run.errors)")
+            #expect(
+                run.errors.hasPrefix(
+                    "ccbeacon ledger export: '\(name)' is a station list; no output replaces one, whose identities may be nowhere else: name another file\n"
+                ), "\(run.errors)")
+            #expect(try scratch.bytes(name) == Array(list.utf8))
+        }
+        // A plan replaces it only with the same list.
+        _ = try scratch.write("p.csv", "name\nShed\n")
+        let plan = try ChildProcess.run(
+            BuiltTools.ccbeacon, ["plan", "p.csv", "--uuid", Self.uuid, "--major", "2", "-o", name], in: scratch.url,
+            timeout: 30)
+        #expect(plan.status == 1 && plan.errors.contains("is a station list already"), "\(plan.errors)")
+        #expect(try scratch.bytes(name) == Array(list.utf8))
+    }
+
+    /// What is no station list is replaced as ever: a registry `ledger export` wrote (its own
+    /// columns), an app's regions file, a file of notes.
+    @Test(arguments: [
+        "name,uuid,major,minor,power,chip,debugger\nKitchen,\(uuid),2,3,-59,00:12:4B:00:00:01,EMU\n",
+        "[{\"name\": \"Kitchen\", \"uuid\": \"\(uuid)\", \"major\": 2, \"minor\": 3, \"chip\": \"00:12\"}]\n",
+        "[{\"identifier\": \"site\", \"uuid\": \"\(uuid)\"}]\n", "my notes\n",
+    ])
+    func whatIsNoStationListIsReplaced(text: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        _ = try scratch.write("out.txt", text)
+        #expect(CommandSupport.stationListEvidence(at: scratch.path("out.txt")) == nil)
     }
 
     /// Refused, with nothing written: a site too large, an output over an input, a list option
