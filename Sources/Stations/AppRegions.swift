@@ -203,9 +203,11 @@ public enum AppRegions {
             report.unmatched.append((region, context.reason(region)))
         }
         report.monitoredCount = kept.count
+        // Of identifiers past the limit nothing is registered: nothing replaces, nothing is replaced.
+        report.sharedIdentifiers.removeAll { registered[Array($0.later.identifier.unicodeScalars)] == nil }
         report.replaced = regions.indices.compactMap { position in
-            let last = kept[keys[position]] ?? position
-            return last == position ? nil : (regions[position], regions[last])
+            guard let last = registered[keys[position]], last != position else { return nil }
+            return (regions[position], regions[last])
         }
         let monitored = Set(registered.values.map { regions[$0].constraintKey })
         report.uncovered = stations.filter { station in

@@ -160,6 +160,14 @@ struct AppRegionsTests {
         // First in the file, the wide region is monitored; the 21st one-place region is not.
         let first = AppRegions.check([all] + places, stations: stations)
         #expect(first.uncovered.isEmpty && first.pastLimit.map(\.identifier) == ["d19"])
+        // Two regions under a 21st identifier: neither is registered, so neither replaces the other
+        // (the station was said to be covered by one "but the app monitors" the other).
+        let wide = BeaconRegion(identifier: "wide", uuid: Self.ours, line: 22, index: 20)
+        let wideMajor = BeaconRegion(identifier: "wide", uuid: Self.ours, major: 1, line: 23, index: 21)
+        let twice = AppRegions.check(places + [wide, wideMajor], stations: stations)
+        #expect(twice.replaced.isEmpty && twice.sharedIdentifiers.isEmpty)
+        #expect(twice.pastLimit.map(\.index) == [20, 21])
+        #expect(twice.uncovered.map(\.name) == (2...8).map { "P\($0)" })
         // A region replacing one already registered is no 21st identifier.
         let again = AppRegions.check(places + [places[0]], stations: stations)
         #expect(again.pastLimit.isEmpty && !again.tooManyToMonitor)

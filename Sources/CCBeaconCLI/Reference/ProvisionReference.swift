@@ -298,9 +298,12 @@ extension ProvisionCommand {
                 killed between a commit and its hook, during the hook, or after the hook but before its try was
                 recorded runs that hook again next time, with the same event id; a Ctrl-C leaves the hooks not yet
                 run pending, and waits for the hook in hand (saying so, and for how long at most); a second Ctrl-C
-                kills that hook's process group as the run ends, so a hook never runs beside its own retry. What a
-                hook starts in the background and leaves running when it exits (in a session of its own, or after
-                its shell exited) is its own: ccbeacon neither waits for it nor ends it. An outcome a bench kept in its journal while the server was away gets its hook run
+                kills that hook's process group as the run ends (as `--hook-timeout` does), so that the hook does not
+                run beside its own retry. Known limit: what a hook moves out of its process group is not in it —
+                a program that makes a group of its own (`setsid`, `timeout` without `--foreground`, a daemon) — and
+                what a hook leaves running in the background when it exits is its own: ccbeacon neither waits for it
+                nor ends it. A hook that must act once runs its programs in its group (`timeout --foreground 20 lp
+                label.pdf`) and keeps the event ids it has done. An outcome a bench kept in its journal while the server was away gets its hook run
                 when the journal is recorded, whatever hooks the recording run has (the journal line says the run
                 had one). On a PostgreSQL ledger the hook runs are on the server, each bench running its own.
                 (`ProductionLineUSBTests` kills a bench through real libusb at those exact moments and at others
