@@ -112,14 +112,13 @@ public enum AppRegions {
                 throw object.error("identifier", "is empty or blank; name the region")
             }
             let uuidText = try object.string("uuid")
-            let uuid: UUID
-            do { uuid = try IdentityParser.uuid(uuidText) } catch { throw object.error("uuid", error.description) }
             // What an app reads it with, `UUID(uuidString:)`, takes only the 36-character form.
-            guard Self.isUUIDString(uuidText) else {
+            let parsed = try? IdentityParser.uuid(uuidText)
+            guard Self.isUUIDString(uuidText), let uuid = parsed else {
                 throw object.error(
                     "uuid",
-                    "'\(uuidText)' is not the 8-4-4-4-12 form an app reads (UUID(uuidString:) takes exactly 36 characters: hex digits in groups of 8, 4, 4, 4 and 12 with hyphens, no blanks); write \(uuid.uuidString)"
-                )
+                    "'\(uuidText.excerpt())' is not the 8-4-4-4-12 form an app reads (UUID(uuidString:) takes exactly 36 characters: hex digits in groups of 8, 4, 4, 4 and 12 with hyphens, no blanks)"
+                        + (parsed.map { "; write \($0.uuidString)" } ?? ""))
             }
             let major = try object.optionalInteger("major", in: 0...0xFFFF).map { UInt16($0) }
             let minor = try object.optionalInteger("minor", in: 0...0xFFFF).map { UInt16($0) }

@@ -243,7 +243,11 @@ struct AppRegionsTests {
     /// wrong.
     @Test(arguments: [
         (#"{"identifier": "a"}"#, "", "expected an array of regions"),
-        (#"[{"identifier": "a", "uuid": "7634A485"}]"#, "[0].uuid", "uuid: '7634A485'"),
+        // Its hint names only the form an app reads (it said "or 32 hex digits", which is refused).
+        (
+            #"[{"identifier": "a", "uuid": "7634A485"}]"#, "[0].uuid",
+            "uuid: '7634A485' is not the 8-4-4-4-12 form an app reads (UUID(uuidString:) takes exactly 36 characters: hex digits in groups of 8, 4, 4, 4 and 12 with hyphens, no blanks)"
+        ),
         (
             #"[{"identifier": "a", "uuid": "7634A485-1732-4B7D-AB44-D505D8A24C60", "minor": 2}]"#, "[0].minor",
             "needs a major"
