@@ -407,9 +407,10 @@ public enum Files {
         return ".\(kept)\(suffix)"
     }
 
-    /// How long a temporary file of another machine (or of a version of ccbeacon before the
-    /// machine's token) is left alone: no writer stages a file for a day.
-    public static let foreignTemporaryLifetime = 86_400
+    /// How long a temporary file is left alone when its writer cannot be judged (another
+    /// machine's, an older ccbeacon's without the token, one whose process ID now runs another
+    /// process): no writer stages a file for a day.
+    public static let temporaryLifetime = 86_400
 
     /// A step of writing a temporary file, for the caller's words when it fails.
     public enum TemporaryStep: Sendable {
@@ -446,23 +447,25 @@ public enum Files {
         return temporary
     }
 
-    /// Removes the temporary files a killed writer left in `directory` (our marker in the name), and
-    /// returns their names: a file of this machine (its token) whose process has ended, or any
-    /// other that was last modified more than `foreignTemporaryLifetime` seconds ago. A process ID
-    /// of another host or container says nothing here: a live writer there keeps its files.
+    /// Removes the temporary files a killed writer left in `directory`, and returns their names:
+    /// ours by name (`temporaryName`, or before the token `.<name>.ccbeacon-tmp.<pid>.<digits>`),
+    /// written by a process of this machine that has ended, or last modified more than
+    /// `temporaryLifetime` seconds ago. A process ID of another host or container says nothing
+    /// here: a live writer there keeps its files for that day.
     public static func removeAbandonedTemporaryFiles(in directory: String) -> [String] {
         var removed: [String] = []
         for name in (try? list(directory)) ?? [] where name.hasPrefix(".") && name.contains(temporaryMarker) {
             let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-            guard parts.count >= 4, let pid = Int(parts[parts.count - 2]) else { continue }
+            guard parts.count >= 4, let pid = Int(parts[parts.count - 2]), let last = parts.last else { continue }
+            let current = last.utf8.count == 16 && last.allSatisfy(\.isHexDigit)
+            let older = (1...10).contains(last.utf8.count) && last.allSatisfy { ("0"..."9").contains($0) }
+            guard current || older else { continue }  // not a name we give
             let path = join(directory, name)
-            let ended: Bool
-            if parts[parts.count - 1].utf8.count == 16, parts[parts.count - 1].hasPrefix(LocalProcesses.machineToken) {
-                ended = LocalProcesses.isKnown && LocalProcesses.hasEnded(pid)
-            } else {
-                var status = stat()
-                ended = lstat(path, &status) == 0 && time(nil) - status.st_mtim.tv_sec > foreignTemporaryLifetime
-            }
+            var status = stat()
+            let ended =
+                (current && last.hasPrefix(LocalProcesses.machineToken) && LocalProcesses.isKnown
+                    && LocalProcesses.hasEnded(pid))
+                || (lstat(path, &status) == 0 && time(nil) - status.st_mtim.tv_sec > temporaryLifetime)
             if ended, unlink(path) == 0 { removed.append(name) }
         }
         return removed

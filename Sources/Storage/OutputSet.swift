@@ -18,8 +18,8 @@
 /// next set made `clearingLeftovers` that stages into that folder removes them
 /// (`Files.removeAbandonedTemporaryFiles`, a listing of the folder: a command's outputs, not each
 /// of a batch's thousands of files, each written alone; a writer of this machine is taken for
-/// killed when its process has ended, another machine's — a container or host sharing the folder —
-/// once its file is a day old). Known limit: a
+/// killed when its process has ended, and any file once it is a day old — another machine's, a
+/// container's or host's sharing the folder). Known limit: a
 /// crash or a failed rename among the renames — microseconds, after every byte is on the disk —
 /// leaves the files renamed so far replaced, and `commit`'s error names them.
 public final class OutputSet {

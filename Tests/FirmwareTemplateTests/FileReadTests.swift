@@ -81,7 +81,7 @@ struct TemporaryNameTests {
     /// A staged file of another machine — another host or container sharing the folder, where
     /// its process ID names no process of ours while its writer runs — or of a ccbeacon from
     /// before the machine's token is not judged by its process: it stays until it is a day old.
-    /// This machine's file of an ended process goes at once; of a live one, never.
+    /// This machine's file of an ended process goes at once; of a live one, once a day old.
     @Test func onlyThisMachinesEndedWritersFilesGoAtOnce() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -99,13 +99,19 @@ struct TemporaryNameTests {
         for name in [ended, live, foreign, older] {
             #expect(FileManager.default.createFile(atPath: folder.path(name), contents: Data("half".utf8)))
         }
+        // A hidden file of the user's that only holds the marker is no name we give.
+        let users = ".photos.ccbeacon-tmp.2024.zip"
+        #expect(FileManager.default.createFile(atPath: folder.path(users), contents: Data("mine".utf8)))
         #expect(Files.removeAbandonedTemporaryFiles(in: folder.url.path) == [ended])
-        let dayOld = Date(timeIntervalSinceNow: -Double(Files.foreignTemporaryLifetime) - 60)
-        for name in [live, foreign, older] {
+        let dayOld = Date(timeIntervalSinceNow: -Double(Files.temporaryLifetime) - 60)
+        for name in [foreign, older, users] {
             try FileManager.default.setAttributes([.modificationDate: dayOld], ofItemAtPath: folder.path(name))
         }
         #expect(Files.removeAbandonedTemporaryFiles(in: folder.url.path).sorted() == [foreign, older].sorted())
-        #expect(try Files.list(folder.url.path) == [live], "a live writer's file stays, however old")
+        #expect(try Files.list(folder.url.path).sorted() == [live, users].sorted())
+        // A day old, this machine's file goes whatever its process ID runs now (an ID reused).
+        try FileManager.default.setAttributes([.modificationDate: dayOld], ofItemAtPath: folder.path(live))
+        #expect(Files.removeAbandonedTemporaryFiles(in: folder.url.path) == [live])
     }
 
     /// Written for real: a file whose name is 255 bytes long is written atomically, and the

@@ -78,7 +78,8 @@ extension CommandLineTool {
             255-byte limit on file names), `fsync`ed, renamed into place and the folder `fsync`ed: after a crash
             or power cut the old file or the new one is there, never a mix. The next command writing into that
             folder removes what a killed run left: at once when its process ended on this machine (this boot
-            and PID namespace), else — another host or container sharing the folder — once a day old.
+            and PID namespace), else — another host or container sharing the folder, a process ID reused — once
+            a day old.
             Standard output is an output too: a result that does not reach it whole (a full disk, `>/dev/full`,
             a closed descriptor `>&-`, a file-size limit) is reported as `cannot write to standard output:
             REASON` and the command exits 1 — a command that failed for its own reason keeps its status.
