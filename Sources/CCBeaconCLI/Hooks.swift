@@ -47,11 +47,16 @@ final class HookRunner: Sendable {
         }
 
         /// Bench `bench`'s pending hook runs in `ledger`, oldest first: those these hooks run, and
-        /// those that wait for a run with their hook. (Another bench's are its own.)
+        /// those that wait for a run with their hook. (Another bench's are its own.) A file ledger
+        /// is one run's at a time: what a run without a bench left (its host name named none) is
+        /// the next run's, whatever its bench.
         func pending(in ledger: any ProvisioningLedger, bench: String?) throws(LedgerError) -> (
             runnable: [HookRun], waiting: [HookRun]
         ) {
-            let own = try ledger.hookRuns(pendingOnly: true).filter { $0.bench == bench }
+            let takesBenchless = ledger is SQLiteLedger
+            let own = try ledger.hookRuns(pendingOnly: true).filter {
+                $0.bench == bench || (takesBenchless && $0.bench == nil)
+            }
             return (own.filter { command(for: $0.hook) != nil }, own.filter { command(for: $0.hook) == nil })
         }
     }

@@ -292,7 +292,8 @@ extension ProvisionCommand {
                 (`hooks: 3 delivered, 1 failed`, and how many a stop left unrun; `--json`: `hooks` with
                 `delivered`, `failed`, `notRun`) the run exits 1 (3 when stations are left). A try that exited 0 but
                 could not be recorded (the ledger's server away) counts as failed: it runs again. The
-                next `provision` of the same bench (`--bench`, default the host name) runs its pending hook runs
+                next `provision` of the same bench (`--bench`, default the host name; on a file ledger, any next run for
+                those of a run without a bench) runs its pending hook runs
                 first, before any chip — also when nothing is left to burn — each at most once per run; a run
                 without that hook leaves them pending and says so, and `ledger show` lists them per bench. A bench
                 killed between a commit and its hook, during the hook, or after the hook but before its try was
