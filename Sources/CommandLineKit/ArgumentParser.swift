@@ -563,6 +563,11 @@ public enum ArgumentParser {
         if parsed.positionals.count > spec.positionals.count {
             return fail("unexpected argument '\(parsed.positionals[spec.positionals.count])'")
         }
+        // A path is never empty, as a path option's value (`ccbeacon batch "$UNSET"`).
+        for (positional, text) in zip(spec.positionals, parsed.positionals)
+        where text.isEmpty && (positional.completion == .files || positional.completion == .folders) {
+            return fail("\(positional.name) needs a path, not an empty text")
+        }
         let given = Set(parsed.values.keys).union(parsed.flags)
         if let missing = spec.options.first(where: { $0.isRequired && !given.contains($0.name) }) {
             return fail(missing.missingMessage)

@@ -113,6 +113,12 @@ struct MessageTableTests {
         Case(
             arguments: ["batch", "%/bad.csv", "--board", "hm10", "-o", ""], status: 64,
             message: "ccbeacon batch: --output needs a path, not an empty text\n"),
+        Case(
+            arguments: ["batch", "", "--board", "hm10", "-o", "%/out"], status: 64,
+            message: "ccbeacon batch: STATIONS file needs a path, not an empty text\n"),
+        Case(
+            arguments: ["check-app", "", "%/bad.csv"], status: 64,
+            message: "ccbeacon check-app: REGIONS needs a path, not an empty text\n"),
         // An identity option other than --major or --minor names itself, not the field it fills.
         Case(
             arguments: [
