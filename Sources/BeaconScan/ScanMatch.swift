@@ -45,8 +45,12 @@ public struct HeardStation: Sendable, Equatable {
     public var addresses: [String]
     /// Reports heard with its identity.
     public var reports: Int
-    /// Whether every one of them carried exactly its advertising data.
+    /// Whether every one of them carried exactly its advertising data (a report whose data came
+    /// only in part counts for neither: see `partial`).
     public var exactBytes: Bool
+    /// Reports whose advertising data came only in part (`AdvertisingReport.dataComplete`): its
+    /// bytes are not confirmed by them, nor said to differ.
+    public var partial = 0
     /// RSSI of those reports (127, "not available", left out), sorted.
     public var rssi: [Int]
     /// The PDU types it was heard with (`ADV_NONCONN_IND` for the reference firmware), in the
@@ -55,7 +59,8 @@ public struct HeardStation: Sendable, Equatable {
 
     /// Heard with exactly its bytes, from one address — the one it was burned with, when known.
     public var isGood: Bool {
-        reports > 0 && exactBytes && addresses.count == 1 && (station.address.map { addresses == [$0] } ?? true)
+        reports > 0 && exactBytes && partial == 0 && addresses.count == 1
+            && (station.address.map { addresses == [$0] } ?? true)
     }
 
     /// Heard from an address it was not burned with.
@@ -151,7 +156,11 @@ public struct ScanMatch: Sendable, Equatable {
                     heard[index].addresses.append(report.addressText)
                 }
                 // A part of the advertising data vouches for none of the rest.
-                if !expected[index].sends(report.data) || !report.dataComplete { heard[index].exactBytes = false }
+                if !report.dataComplete {
+                    heard[index].partial += 1
+                } else if !expected[index].sends(report.data) {
+                    heard[index].exactBytes = false
+                }
                 if report.rssi != 127 { heard[index].rssi.append(Int(report.rssi)) }
                 if !heard[index].eventTypes.contains(report.eventName) {
                     heard[index].eventTypes.append(report.eventName)

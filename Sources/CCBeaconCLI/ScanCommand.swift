@@ -383,6 +383,10 @@ enum ScanCommand {
             }
             var state = heard.isGood ? "ok" : "WRONG"
             if !heard.exactBytes { state += ", advertises other bytes than it was burned with" }
+            if heard.partial > 0 {
+                state +=
+                    ", \(heard.partial) report\(heard.partial == 1 ? "" : "s") carried only part of its data (incomplete or truncated): its bytes are not confirmed"
+            }
             if heard.addresses.count > 1 { state += ", from \(heard.addresses.count) addresses" }
             if heard.strangeAddress, let burned = heard.station.address {
                 state += ", from an address it was not burned with (\(burned))"
@@ -425,7 +429,11 @@ enum ScanCommand {
                                     + EncodeCommand.identityFields(heard.station.identity) + [
                                         ("heard", .bool(heard.reports > 0)), ("reports", .integer(heard.reports)),
                                         ("addresses", .array(heard.addresses.map { .string($0) })),
-                                        ("exactBytes", .bool(heard.reports > 0 && heard.exactBytes)),
+                                        (
+                                            "exactBytes",
+                                            .bool(heard.reports > 0 && heard.exactBytes && heard.partial == 0)
+                                        ),
+                                        ("partialReports", .integer(heard.partial)),
                                         ("rssiCount", .integer(heard.rssi.count)),
                                         ("rssiMin", heard.rssi.first.map { .integer($0) } ?? .null),
                                         ("rssiMedian", heard.medianRSSI.map { .integer($0) } ?? .null),

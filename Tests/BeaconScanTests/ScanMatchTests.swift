@@ -102,6 +102,8 @@ struct EventNameTests {
         let match = ScanMatch(reports: [report], expected: [station])
         #expect(match.stations[0].isGood == good)
         #expect(match.stations[0].eventTypes == [name])
+        // Not said to be other bytes: said to be a part, not confirmed.
+        #expect(match.stations[0].exactBytes && match.stations[0].partial == (good ? 0 : 1))
     }
 }
 

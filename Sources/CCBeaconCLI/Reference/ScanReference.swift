@@ -34,8 +34,9 @@ extension ScanCommand {
                 each station: heard or not, from which address, whether the advertising data is exactly what
                 ccbeacon burned, and the RSSI (count, min, median, max). Flagged: a station heard from two addresses or from another
                 address than the one the record says it was burned with (a clone, another board), a station heard
-                with other bytes (another power, say) or only in part (an extended report whose Data Status says
-                more data follows, or that the rest was cut off), and an iBeacon of the same UUID that is no expected station
+                with other bytes (another power, say), one heard only in part (an extended report whose Data Status
+                says more data follows, or that the rest was cut off: its bytes not confirmed, `partialReports`), and
+                an iBeacon of the same UUID that is no expected station
                 (`STRANGER`). Each station's PDU types are reported (`ADV_NONCONN_IND` for the bundled firmware;
                 another type is shown, not failed). Other beacons heard — an iBeacon of another UUID, AltBeacon,
                 Eddystone-UID and -URL, decoded by the same decoders as `encode` and `inspect` — are counted in
