@@ -219,9 +219,10 @@ enum CommandSupport {
     /// (exit 64: `stations.json` would then disagree with its files), and each must go into an
     /// existing, writable folder (exit 1), so that no output is written when another cannot be. A
     /// folder the command creates (`.created`, `.batch`) may be missing: its nearest existing
-    /// ancestor must then be a writable folder. No output replaces a file that reads as a station
-    /// list (exit 64): the identities it holds may be nowhere else — but for a command that
-    /// writes station lists and checks the one it replaces itself (`replacesStationLists`).
+    /// ancestor must then be a writable folder. No output replaces a file that may be a station
+    /// list (`stationListEvidence`, exit 64): the identities it holds may be nowhere else — but for
+    /// a command that writes station lists and checks the one it replaces itself
+    /// (`replacesStationLists`).
     static func checkOutputs(
         _ outputs: [String], against inputs: [Input], folder: OutputFolder = .existing,
         replacesStationLists: Bool = false

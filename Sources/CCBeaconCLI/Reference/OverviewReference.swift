@@ -68,8 +68,11 @@ extension CommandLineTool {
             a name beginning `ccbeacon-journal-` (a bench's journal, `ccbeacon-journal-BENCH.jsonl`, and its place
             token, `.place`), in any case, or at the lock file beside any of these (`.NAME.lock`, which a running
             ccbeacon holds), whether a file is there yet or not — exit
-            64, nothing changed. Nor does an output replace a file that reads as a station list, whose
-            identities may be nowhere else (exit 64; `plan` replaces one only with the same list).
+            64, nothing changed. Nor does an output replace a file that may be a station list, whose
+            identities may be nowhere else — judged by its start: a CSV header naming name, uuid, major and
+            minor and no field of the registry `ledger export` writes, or JSON with "name" and "uuid" keys
+            and no "chip"; or a file that cannot be read to tell (exit 64; `plan` replaces one only with the
+            same list).
             A file that a batch record (`stations.json`, see batch) in the same folder lists — a station's
             `.hex` or `.bin`, or the record itself — is written only by `batch` into its own folder: every other
             command refuses it (exit 64, naming the record), since the record would no longer agree with its
