@@ -246,17 +246,17 @@ enum CommandSupport {
             if let state = OutcomeJournal.keptState(at: output) {
                 throw .usage("'\(output)' \(state); no output is written there: name another file")
             }
-            if !replacesStationLists, folder != .batch, let evidence = stationListEvidence(at: output) {
-                throw .usage(
-                    "'\(output)' \(evidence); no output replaces one, whose identities may be nowhere else: name another file"
-                )
-            }
             let directory = Files.directory(of: output)
             if folder != .batch, let record = BatchRecord.read(in: directory),
                 record.files.contains(Files.lastComponent(output))
             {
                 throw .usage(
                     "'\(output)' belongs to the batch recorded in '\(record.path)', which would no longer agree with its files; write elsewhere, or rerun batch to change that folder"
+                )
+            }
+            if !replacesStationLists, folder != .batch, let evidence = stationListEvidence(at: output) {
+                throw .usage(
+                    "'\(output)' \(evidence); no output replaces one, whose identities may be nowhere else: name another file"
                 )
             }
             // A folder the command creates is made in its nearest existing ancestor, which must take it.
