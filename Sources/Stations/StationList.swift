@@ -73,23 +73,49 @@ public enum StationListReader {
     }
 
     /// Whether a file that begins with `head` may be a station list, whatever its rows hold: as
-    /// CSV, a header naming every required column and no field of the registry `ledger export`
-    /// writes; as JSON, a "name" and a "uuid" key and no "chip" (a registry's). A rule on the
-    /// file's start, so that a list with a wrong row, or too large to read, still counts.
+    /// CSV, a header (its first row that is not blank; lines end in LF, CRLF or CR) naming every
+    /// required column and no field of the registry `ledger export` writes; as JSON, "name" and
+    /// "uuid" keys and no "chip" key (a registry's). A rule on the file's start, so that a list
+    /// with a wrong row, or too large to read, still counts.
     public static func mayBeList(_ head: [UInt8]) -> Bool {
-        var text = String(decoding: head, as: UTF8.self).lowercased()
-        if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
         let first = firstSignificantByte(head)
         if first == UInt8(ascii: "[") || first == UInt8(ascii: "{") {
-            return text.contains("\"name\"") && text.contains("\"uuid\"") && !text.contains("\"chip\"")
+            let keys = jsonKeys(in: head)
+            return keys.contains("name") && keys.contains("uuid") && !keys.contains("chip")
         }
-        let header = text.prefix { $0 != "\n" && $0 != "\r\n" }.split(separator: ",", omittingEmptySubsequences: false)
-            .map { cell in
-                let edge: (Character) -> Bool = { " \t\"\r".contains($0) }
-                return String(cell.drop(while: edge).reversed().drop(while: edge).reversed())
-            }
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\u{FEFF}" }
+        let lines = String(decoding: head, as: UTF8.self).lowercased()
+            .split(whereSeparator: { $0 == "\n" || $0 == "\r" || $0 == "\r\n" })
+        guard let line = lines.first(where: { !$0.allSatisfy(blank) }) else { return false }
+        let edge: (Character) -> Bool = { blank($0) || $0 == "\"" }
+        let header = line.split(separator: ",", omittingEmptySubsequences: false).map { cell in
+            String(cell.drop(while: edge).reversed().drop(while: edge).reversed())
+        }
         let registryOnly = Registry.reservedNames.subtracting(columns)
         return Set(requiredColumns).isSubset(of: header) && registryOnly.isDisjoint(with: header)
+    }
+
+    /// The keys (lower-cased) of JSON text, cut short or not: every string followed by a colon.
+    static func jsonKeys(in bytes: [UInt8]) -> Set<String> {
+        let quote = UInt8(ascii: "\"")
+        var keys: Set<String> = []
+        var index = 0
+        while index < bytes.count {
+            guard bytes[index] == quote else {
+                index += 1
+                continue
+            }
+            var end = index + 1
+            while end < bytes.count, bytes[end] != quote { end += bytes[end] == UInt8(ascii: "\\") ? 2 : 1 }
+            guard end < bytes.count else { break }
+            var next = end + 1
+            while next < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[next]) { next += 1 }
+            if next < bytes.count, bytes[next] == UInt8(ascii: ":") {
+                keys.insert(String(decoding: bytes[(index + 1)..<end], as: UTF8.self).lowercased())
+            }
+            index = end + 1
+        }
+        return keys
     }
 
     /// Reads `bytes` as JSON when the first non-blank character is `[` or `{`, else as CSV.

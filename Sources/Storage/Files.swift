@@ -407,9 +407,8 @@ public enum Files {
         return ".\(kept)\(suffix)"
     }
 
-    /// How long a temporary file is left alone when its writer cannot be judged (another
-    /// machine's, an older ccbeacon's without the token, one whose process ID now runs another
-    /// process): no writer stages a file for a day.
+    /// How long a temporary file of a writer that cannot be judged (another machine's, an older
+    /// ccbeacon's without the token) is left alone: no writer stages a file for a day.
     public static let temporaryLifetime = 86_400
 
     /// A step of writing a temporary file, for the caller's words when it fails.
@@ -447,28 +446,51 @@ public enum Files {
         return temporary
     }
 
-    /// Removes the temporary files a killed writer left in `directory`, and returns their names:
-    /// ours by name (`temporaryName`, or before the token `.<name>.ccbeacon-tmp.<pid>.<digits>`),
-    /// written by a process of this machine that has ended, or last modified more than
-    /// `temporaryLifetime` seconds ago. A process ID of another host or container says nothing
-    /// here: a live writer there keeps its files for that day.
+    /// Removes the temporary files a killed writer left in `directory`, and returns their names.
+    /// Only names ccbeacon gives count: `.NAME.ccbeacon-tmp.PID.` and this machine's token with 8
+    /// random hex digits (`temporaryName`), or an older ccbeacon's 1–10 digits. A file of this
+    /// machine goes once its process has ended, or once the process of that ID started more than an
+    /// hour after the file was written (the ID given to another); a live writer's, never. Any other
+    /// goes once a day old (mtime): a process ID of another host or container says nothing here.
     public static func removeAbandonedTemporaryFiles(in directory: String) -> [String] {
         var removed: [String] = []
-        for name in (try? list(directory)) ?? [] where name.hasPrefix(".") && name.contains(temporaryMarker) {
-            let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-            guard parts.count >= 4, let pid = Int(parts[parts.count - 2]), let last = parts.last else { continue }
-            let current = last.utf8.count == 16 && last.allSatisfy(\.isHexDigit)
-            let older = (1...10).contains(last.utf8.count) && last.allSatisfy { ("0"..."9").contains($0) }
-            guard current || older else { continue }  // not a name we give
+        for name in (try? list(directory)) ?? [] {
+            guard let (pid, token) = temporaryFileParts(name) else { continue }
             let path = join(directory, name)
             var status = stat()
-            let ended =
-                (current && last.hasPrefix(LocalProcesses.machineToken) && LocalProcesses.isKnown
-                    && LocalProcesses.hasEnded(pid))
-                || (lstat(path, &status) == 0 && time(nil) - status.st_mtim.tv_sec > temporaryLifetime)
+            guard lstat(path, &status) == 0 else { continue }
+            let written = Double(status.st_mtim.tv_sec)
+            let ended: Bool
+            if token == LocalProcesses.machineToken, LocalProcesses.isKnown {
+                ended =
+                    LocalProcesses.hasEnded(pid) || (LocalProcesses.startTime(pid).map { $0 > written + 3600 } ?? false)
+            } else {
+                ended = Double(time(nil)) - written > Double(temporaryLifetime)
+            }
             if ended, unlink(path) == 0 { removed.append(name) }
         }
         return removed
+    }
+
+    /// The writer's process ID and machine token (nil for an older ccbeacon's name) of a name
+    /// `temporaryName` gives, or nil for any other name.
+    static func temporaryFileParts(_ name: String) -> (pid: Int, token: String?)? {
+        let bytes = Array(name.utf8)
+        let marker = Array(temporaryMarker.utf8)
+        guard bytes.first == UInt8(ascii: "."),
+            let at = (1...max(1, bytes.count - marker.count)).last(where: { bytes[$0...].starts(with: marker) }),
+            at > 1
+        else { return nil }
+        let rest = bytes[(at + marker.count)...].split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        let digits: (ArraySlice<UInt8>) -> Bool = { !$0.isEmpty && $0.allSatisfy { (0x30...0x39).contains($0) } }
+        let lowerHex: (UInt8) -> Bool = { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        guard rest.count == 2, digits(rest[0]), rest[0].count <= 10,
+            let pid = Int(String(decoding: rest[0], as: UTF8.self))
+        else { return nil }
+        if rest[1].count == 16, rest[1].allSatisfy(lowerHex) {
+            return (pid, String(decoding: rest[1].prefix(8), as: UTF8.self))
+        }
+        return digits(rest[1]) && rest[1].count <= 10 ? (pid, nil) : nil
     }
 
     /// `fsync`s a directory, so that renames and removals in it are durable.

@@ -46,6 +46,25 @@ public enum LocalProcesses {
         return stat[stat.index(after: close)...].drop { $0 == " " }.first == "Z"
     }
 
+    /// When the process `pid` of this machine started, in seconds since 1970 (its start time in
+    /// `/proc/PID/stat`, ticks after the boot, added to the boot's time), or nil where none runs.
+    public static func startTime(_ pid: Int) -> Double? {
+        guard let stat = firstLine("/proc/\(pid)/stat", whole: true), let close = stat.lastIndex(of: ")"),
+            let boot = bootTime
+        else { return nil }
+        // After "pid (comm)": the state is field 3, the start time field 22.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 19, let ticks = Double(fields[19]) else { return nil }
+        return boot + ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// When this machine booted, in seconds since 1970 (`btime` in `/proc/stat`).
+    static let bootTime: Double? = {
+        guard let bytes = Files.readStart("/proc/stat", limit: 1 << 20) else { return nil }
+        let line = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("btime ") }
+        return line.flatMap { Double($0.dropFirst(6)) }
+    }()
+
     /// The first line of the file at `path`: its first word, or `whole`, all of it.
     static func firstLine(_ path: String, whole: Bool = false) -> String? {
         guard let file = fopen(path, "r") else { return nil }

@@ -134,6 +134,11 @@ struct PlanCommandTests {
         ("l.csv", "name,uuid,major,minor\n"),
         ("l.json", "[{\"name\": \"Kitchen\", \"uuid\": \"\(uuid)\", \"major\": 2, \"minor\": 3}]\n"),
         ("l.json", "[{\"name\": \"Kitchen\", \"uuid\": \"\(uuid)\", \"major\": 2, \"minor\": 70000}\n"),
+        // As the reader reads it: after blank lines, with CR-only line ends; a station named Chip
+        // (a registry's key, not a value) — each slipped through.
+        ("l.csv", "\n  \nname,uuid,major,minor\nA,\(uuid),1,1\n"),
+        ("l.csv", "name,uuid,major,minor\rA,\(uuid),1,1\r"),
+        ("l.json", "[{\"name\":\"Chip\",\"uuid\":\"\(uuid)\",\"major\":1,\"minor\":1,\"note\":\"chip\"}]\n"),
     ])
     func noOutputReplacesAStationList(name: String, list: String) throws {
         let scratch = try Scratch()

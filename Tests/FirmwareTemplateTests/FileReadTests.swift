@@ -81,7 +81,8 @@ struct TemporaryNameTests {
     /// A staged file of another machine — another host or container sharing the folder, where
     /// its process ID names no process of ours while its writer runs — or of a ccbeacon from
     /// before the machine's token is not judged by its process: it stays until it is a day old.
-    /// This machine's file of an ended process goes at once; of a live one, once a day old.
+    /// This machine's file of an ended process goes at once; of a live one, never — unless that
+    /// process started over an hour after the file was written (its ID given to another).
     @Test func onlyThisMachinesEndedWritersFilesGoAtOnce() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -99,19 +100,39 @@ struct TemporaryNameTests {
         for name in [ended, live, foreign, older] {
             #expect(FileManager.default.createFile(atPath: folder.path(name), contents: Data("half".utf8)))
         }
-        // A hidden file of the user's that only holds the marker is no name we give.
-        let users = ".photos.ccbeacon-tmp.2024.zip"
-        #expect(FileManager.default.createFile(atPath: folder.path(users), contents: Data("mine".utf8)))
+        // Names ccbeacon never gives, however old: a user's file that only holds the marker, a
+        // signed ID, no NAME, a combining accent or full-width digits after the ID.
+        let users = [
+            ".photos.ccbeacon-tmp.2024.zip", ".x.ccbeacon-tmp.+5.1234", ".x.ccbeacon-tmp.-1.1234", ".ccbeacon-tmp.1.2",
+            ".x.ccbeacon-tmp.5.1\u{301}", ".x.ccbeacon-tmp.5.\u{FF21}\u{FF22}\u{FF23}\u{FF24}\u{FF25}1",
+        ]
+        for name in users {
+            #expect(FileManager.default.createFile(atPath: folder.path(name), contents: Data("mine".utf8)))
+        }
         #expect(Files.removeAbandonedTemporaryFiles(in: folder.url.path) == [ended])
         let dayOld = Date(timeIntervalSinceNow: -Double(Files.temporaryLifetime) - 60)
-        for name in [foreign, older, users] {
+        for name in [foreign, older] + users {
             try FileManager.default.setAttributes([.modificationDate: dayOld], ofItemAtPath: folder.path(name))
         }
         #expect(Files.removeAbandonedTemporaryFiles(in: folder.url.path).sorted() == [foreign, older].sorted())
-        #expect(try Files.list(folder.url.path).sorted() == [live, users].sorted())
-        // A day old, this machine's file goes whatever its process ID runs now (an ID reused).
+        #expect(try Files.list(folder.url.path).sorted() == ([live] + users).sorted())
+        // A day before this process started, its ID was another's: that writer has ended.
         try FileManager.default.setAttributes([.modificationDate: dayOld], ofItemAtPath: folder.path(live))
         #expect(Files.removeAbandonedTemporaryFiles(in: folder.url.path) == [live])
+    }
+
+    /// A live writer's file stays however old it grows (a set waiting a day for a folder's lock).
+    @Test func aLiveWritersFileStaysHoweverOld() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let started = try #require(LocalProcesses.startTime(Int(getpid())))
+        #expect(abs(started - Date().timeIntervalSince1970) < 24 * 3600, "this test process started today")
+        let live = Files.temporaryName(for: "b.hex", inFolder: folder.url.path)
+        #expect(FileManager.default.createFile(atPath: folder.path(live), contents: Data("half".utf8)))
+        // Written just as this process started (it ran for days since): kept.
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSince1970: started)], ofItemAtPath: folder.path(live))
+        #expect(Files.removeAbandonedTemporaryFiles(in: folder.url.path).isEmpty)
     }
 
     /// Written for real: a file whose name is 255 bytes long is written atomically, and the
