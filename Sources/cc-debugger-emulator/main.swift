@@ -23,7 +23,9 @@ let usage = """
     usage: cc-debugger-emulator [OPTIONS] -- COMMAND ARGS…
 
     Runs COMMAND with emulated CC Debuggers (0451:16A2), each with a chip (--chip; a CC2541F256 by
-    default), that it sees as USB devices through umockdev. Exits with COMMAND's status.
+    default), that it sees as USB devices through umockdev. Exits with COMMAND's status. A stop
+    signal (INT, TERM, HUP) leaves the emulator running until COMMAND ends; one sent to the
+    emulator alone, from outside its process group, is passed to COMMAND.
 
     Options:
       --devices N               emulated debuggers, 1…16 (1)
@@ -296,6 +298,8 @@ var pid: pid_t = 0
 let argv = command.map { strdup($0) } + [nil]
 let spawned = posix_spawnp(&pid, command[0], nil, nil, argv, environ)
 guard spawned == 0 else { fail("cannot run \(command[0]): \(String(cString: strerror(spawned)))", status: 127) }
+commandProcess.store(pid, ordering: .relaxed)
+passStopSignalsToCommand()
 var status: Int32 = 0
 while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
 let log = bridge.withLock { $0.log }

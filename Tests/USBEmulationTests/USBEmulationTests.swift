@@ -628,6 +628,40 @@ struct InterruptTests {
             "\(next.errors)")
     }
 
+    /// A bench ended by `timeout` (SIGTERM to its process group, the emulator and ccbeacon alike)
+    /// stops as a Ctrl-C does: the emulator outlives its command. It used to die at once, and the
+    /// ccbeacon it left behind kept the ledger locked, then crashed when umockdev's preload lost
+    /// its socket. A SIGTERM sent to the emulator alone is passed on.
+    @Test(arguments: [true, false])
+    func aBenchEndedByTimeoutStopsCleanly(wholeGroup: Bool) throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let list = try ProvisioningThroughLibUSBTests.list(work, count: 3)
+        let bench = [
+            Tools.emulator, "--chips", "1", "--", Tools.ccbeacon, "provision", list, "--template", "cc2541-ibeacon",
+            "--yes", "--wait", "60",
+        ]
+        let errors: String
+        if wholeGroup {
+            let run = try ChildProcess.run("/usr/bin/timeout", ["3"] + bench, in: work.url, timeout: 60)
+            #expect(run.status == 124, "\(run.errors)")
+            errors = run.errors
+        } else {
+            let emulator = try ChildProcess(bench[0], Array(bench.dropFirst()), in: work.url)
+            #expect(emulator.waitUntil("waiting for a chip"), "\(emulator.errors)")
+            kill(emulator.processID, SIGTERM)
+            #expect(emulator.wait(timeout: 60) == 3, "the command's status: \(emulator.errors)")
+            errors = emulator.errors
+        }
+        #expect(errors.contains("stopped with 2 stations of the list left"), "\(errors)")
+        #expect(errors.contains("SIGTERM after the chip in progress"), "\(errors)")
+        #expect(!errors.contains("crashed") && !errors.contains("libumockdev-preload"), "\(errors)")
+        let again = try Tools.ccbeacon(
+            Array(bench.dropFirst(5)), options: ["--bench", "--chips", "2", "--ieee", "00:12:4B:55:00:00"],
+            in: work.url)
+        #expect(again.status == 0, "nothing left holding the ledger: \(again.errors)")
+    }
+
     /// Under `nohup` a closed terminal must not stop the run: a signal the parent ignores stays
     /// ignored (the handler used to replace it). SIGTERM still stops it cleanly.
     @Test func aSignalIgnoredByTheParentStaysIgnored() throws {
