@@ -1,0 +1,160 @@
+import Foundation
+import Storage
+import TestSupport
+import Testing
+
+@Suite(.serialized, .enabled(if: Tools.available, "needs umockdev and the built executables"))
+struct InterruptTests {
+    /// Ctrl-C — and SIGTERM and SIGHUP alike — finishes the chip in progress, records it and
+    /// stops: no attempt is left in progress, the summary says why, the exit status is 3 (stations
+    /// left), and the next run goes on from there.
+    @Test(arguments: [(SIGINT, "Ctrl-C (SIGINT)"), (SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP (the terminal closed)")])
+    func aStopSignalStopsCleanlyAndTheNextRunResumes(signal: Int32, name: String) throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let list = try ProvisioningThroughLibUSBTests.list(work, count: 200)
+        let arguments = [Tools.ccbeacon, "provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.5"]
+        let bench = try ChildProcess(Tools.emulator, ["--bench", "--chips", "400", "--"] + arguments, in: work.url)
+        // Wait until ccbeacon has burned a station, then stop it.
+        #expect(bench.waitUntil("verified"), "\(bench.output)\n\(bench.errors)")
+        // Only this test's ccbeacon: other tests run ccbeacon at the same time.
+        _ = try ChildProcess.run(
+            "/usr/bin/pkill", ["-\(signal)", "-f", "^\(Tools.ccbeacon) provision \(list) "], in: work.url)
+        let processStatus = bench.wait(timeout: 60)
+        let text = bench.output
+        #expect(processStatus == 3, "\(text)\n\(bench.errors)")
+        #expect(text.contains("provisioned "))
+        #expect(text.contains("stopped: \(name) after the chip in progress"), "\(text)")
+        let (exported, states) = try ProvisioningThroughLibUSBTests.ledger(work)
+        #expect(!states.contains { $0["state"] as? String == "in-progress" || $0["state"] as? String == "held" })
+        #expect(exported.count > 0 && exported.count < 200, "stopped part-way (\(exported.count) done)")
+        // The next run carries on with the pending stations only.
+        let rest = try Tools.ccbeacon(
+            Array(arguments.dropFirst()), options: ["--bench", "--chips", "400", "--ieee", "00:12:4B:77:00:00"],
+            in: work.url)
+        #expect(rest.status == 0, "\(rest.errors)")
+        #expect(try ProvisioningThroughLibUSBTests.ledger(work).exported.count == 200)
+    }
+
+    /// A stop while a hook runs waits for that hook and says so; a second stop ends the run at
+    /// once and takes the hook with it. The second Ctrl-C used to leave the hook running on its
+    /// own, so that the next run ran the same event again beside it (a label printed twice).
+    @Test func aSecondStopEndsTheHookInHand() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let list = try ProvisioningThroughLibUSBTests.list(work, count: 3)
+        let arguments = [
+            Tools.ccbeacon, "provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.5",
+            "--hook-timeout", "120", "--on-verified", "echo $$ > hook.pid; exec sleep 60",
+        ]
+        let bench = try ChildProcess(Tools.emulator, ["--bench", "--chips", "3", "--"] + arguments, in: work.url)
+        var hook: Int32?
+        let deadline = Date().addingTimeInterval(60)
+        while hook == nil, bench.isRunning, Date() < deadline {
+            hook = (try? String(contentsOfFile: work.path("hook.pid"), encoding: .utf8)).flatMap {
+                Int32($0.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+            usleep(10_000)
+        }
+        let pid = try #require(hook, "the hook never ran: \(bench.output)\n\(bench.errors)")
+        let pattern = "^\(Tools.ccbeacon) provision \(list) "
+        _ = try ChildProcess.run("/usr/bin/pkill", ["-INT", "-f", pattern], in: work.url)
+        #expect(bench.waitUntil("stopping once the hook in hand ends: on-verified"), "\(bench.errors)")
+        #expect(!LocalProcesses.hasEnded(Int(pid)), "the first stop waits for the hook")
+        _ = try ChildProcess.run("/usr/bin/pkill", ["-INT", "-f", pattern], in: work.url)
+        #expect(bench.wait(timeout: 60) == 128 + SIGINT, "\(bench.errors)")
+        let gone = Date().addingTimeInterval(10)
+        while !LocalProcesses.hasEnded(Int(pid)), Date() < gone { usleep(10_000) }
+        #expect(LocalProcesses.hasEnded(Int(pid)), "the hook outlived its run")
+    }
+
+    /// A host name that cannot name a bench (here 64 letters, one more than a bench name takes)
+    /// leaves a file ledger's run without a bench, and the run says so (it said nothing); the hook
+    /// runs it leaves pending are the next run's, whatever its bench (they waited for ever).
+    @Test(.enabled(if: OtherNamespaces.canBeMade, "needs unshare (root)"))
+    func aHostNameThatNamesNoBenchIsSaid() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let list = try ProvisioningThroughLibUSBTests.list(work, count: 1)
+        let host = String(repeating: "a", count: 64)
+        let run = try ChildProcess.run(
+            "/usr/bin/unshare",
+            [
+                "--uts", "/bin/sh", "-c", "hostname \(host) && exec \"$0\" \"$@\"", Tools.emulator, "--bench",
+                "--chips", "1", "--", Tools.ccbeacon, "provision", list, "--template", "cc2541-ibeacon", "--yes",
+                "--wait", "0.5", "--on-verified", "exit 1",
+            ], in: work.url, timeout: 120)
+        #expect(run.status == 1, "\(run.errors)")
+        #expect(
+            run.errors.contains(
+                "note: the host name '\(host.prefix(40))… (64 characters)' is not a bench name: 1–63 letters, digits, '.', '_' or '-', starting with a letter or digit; this run records no bench (give --bench NAME to name one)"
+            ), "\(run.errors)")
+        let next = try ChildProcess.run(
+            Tools.emulator,
+            [
+                "--bench", "--chips", "0", "--", Tools.ccbeacon, "provision", list, "--template", "cc2541-ibeacon",
+                "--yes", "--wait", "0.5", "--bench", "bench-2", "--on-verified", "true",
+            ], in: work.url, timeout: 120)
+        #expect(next.status == 0, "\(next.errors)")
+        #expect(
+            next.errors.contains("hook on-verified for 'station-0'") && next.errors.contains("try 2): delivered"),
+            "\(next.errors)")
+    }
+
+    /// A bench ended by `timeout` (SIGTERM to its process group, the emulator and ccbeacon alike)
+    /// stops as a Ctrl-C does: the emulator outlives its command. It used to die at once, and the
+    /// ccbeacon it left behind kept the ledger locked, then crashed when umockdev's preload lost
+    /// its socket. A SIGTERM sent to the emulator alone is passed on.
+    @Test(arguments: [true, false])
+    func aBenchEndedByTimeoutStopsCleanly(wholeGroup: Bool) throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let list = try ProvisioningThroughLibUSBTests.list(work, count: 3)
+        let bench = [
+            Tools.emulator, "--chips", "1", "--", Tools.ccbeacon, "provision", list, "--template", "cc2541-ibeacon",
+            "--yes", "--wait", "60",
+        ]
+        let errors: String
+        if wholeGroup {
+            let run = try ChildProcess.run("/usr/bin/timeout", ["3"] + bench, in: work.url, timeout: 60)
+            #expect(run.status == 124, "\(run.errors)")
+            errors = run.errors
+        } else {
+            let emulator = try ChildProcess(bench[0], Array(bench.dropFirst()), in: work.url)
+            #expect(emulator.waitUntil("waiting for a chip"), "\(emulator.errors)")
+            kill(emulator.processID, SIGTERM)
+            #expect(emulator.wait(timeout: 60) == 3, "the command's status: \(emulator.errors)")
+            errors = emulator.errors
+        }
+        #expect(errors.contains("stopped with 2 stations of the list left"), "\(errors)")
+        #expect(errors.contains("SIGTERM after the chip in progress"), "\(errors)")
+        #expect(!errors.contains("crashed") && !errors.contains("libumockdev-preload"), "\(errors)")
+        let again = try Tools.ccbeacon(
+            Array(bench.dropFirst(5)), options: ["--bench", "--chips", "2", "--ieee", "00:12:4B:55:00:00"],
+            in: work.url)
+        #expect(again.status == 0, "nothing left holding the ledger: \(again.errors)")
+    }
+
+    /// Under `nohup` a closed terminal must not stop the run: a signal the parent ignores stays
+    /// ignored (the handler used to replace it). SIGTERM still stops it cleanly.
+    @Test func aSignalIgnoredByTheParentStaysIgnored() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let list = try ProvisioningThroughLibUSBTests.list(work, count: 200)
+        let arguments = [Tools.ccbeacon, "provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.5"]
+        let bench = try ChildProcess(
+            "/usr/bin/nohup", [Tools.emulator, "--bench", "--chips", "400", "--"] + arguments, in: work.url)
+        #expect(bench.waitUntil("verified"), "\(bench.errors)")
+        let pattern = "^\(Tools.ccbeacon) provision \(list) "
+        _ = try ChildProcess.run("/usr/bin/pkill", ["-HUP", "-f", pattern], in: work.url)
+        // Still burning after the signal: two more stations verified (a stop would have ended it
+        // after the chip in hand).
+        let before = bench.occurrences(of: "verified")
+        #expect(bench.waitUntil("verified", appears: before + 2), "SIGHUP under nohup stopped the run: \(bench.output)")
+        #expect(bench.isRunning, "SIGHUP under nohup stopped the run: \(bench.output)")
+        _ = try ChildProcess.run("/usr/bin/pkill", ["-TERM", "-f", pattern], in: work.url)
+        let status = bench.wait(timeout: 60)
+        #expect(status == 3, "\(bench.output)\n\(bench.errors)")
+        #expect(bench.output.contains("stopped: SIGTERM after the chip in progress"), "\(bench.output)")
+    }
+}
