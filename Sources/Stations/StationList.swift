@@ -84,9 +84,16 @@ public enum StationListReader {
             return keys.contains("name") && keys.contains("uuid") && !keys.contains("chip")
         }
         let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\u{FEFF}" }
-        let lines = String(decoding: head, as: UTF8.self).lowercased()
-            .split(whereSeparator: { $0 == "\n" || $0 == "\r" || $0 == "\r\n" })
-        guard let line = lines.first(where: { !$0.allSatisfy(blank) }) else { return false }
+        // Line by line up to the first that is not blank: the rest of the head is never decoded.
+        var line = ""
+        var start = 0
+        while start < head.count {
+            var end = start
+            while end < head.count, head[end] != 0x0A, head[end] != 0x0D { end += 1 }
+            line = String(decoding: head[start..<end], as: UTF8.self).lowercased()
+            if !line.allSatisfy(blank) { break }
+            start = end + 1
+        }
         let edge: (Character) -> Bool = { blank($0) || $0 == "\"" }
         let header = line.split(separator: ",", omittingEmptySubsequences: false).map { cell in
             String(cell.drop(while: edge).reversed().drop(while: edge).reversed())
