@@ -98,7 +98,7 @@ extension Option where Value == String {
         _ name: String, short: String? = nil, value valueName: String, help: String,
         completion: ValueCompletion = .anything
     ) {
-        let isPath = completion == .files || completion == .folders
+        let isPath = completion.isPath
         self.init(name, short: short, value: valueName, help: help, completion: completion) {
             text throws(CommandFailure) in
             if isPath, text.isEmpty { throw .usage("\(name) needs a path, not an empty text") }
@@ -201,6 +201,9 @@ public enum ValueCompletion: Sendable, Equatable {
     case folders
     /// Anything: the shell offers nothing.
     case anything
+
+    /// Whether the value is a path (files or folders), which is never empty.
+    public var isPath: Bool { self == .files || self == .folders }
 }
 
 /// A positional argument: how messages name it (`IMAGE`) and how the usage line shows it
@@ -565,7 +568,7 @@ public enum ArgumentParser {
         }
         // A path is never empty, as a path option's value (`ccbeacon batch "$UNSET"`).
         for (positional, text) in zip(spec.positionals, parsed.positionals)
-        where text.isEmpty && (positional.completion == .files || positional.completion == .folders) {
+        where text.isEmpty && positional.completion.isPath {
             return fail("\(positional.name) needs a path, not an empty text")
         }
         let given = Set(parsed.values.keys).union(parsed.flags)

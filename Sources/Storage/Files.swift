@@ -70,41 +70,9 @@ public enum Files {
     /// with no writer cannot hang the caller, and checked on the open descriptor, so it cannot be
     /// swapped between the check and the read. A file larger than `maximumReadSize` is refused
     /// before its buffer is allocated, and so is one whose buffer the memory limit cannot hold.
-    /// The first `limit` bytes of the regular file at `path` (all of a shorter one), or nil where
-    /// there is no regular file there or it cannot be read.
-    public static func readStart(_ path: String, limit: Int) -> [UInt8]? {
-        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return nil }
-        var bytes = [UInt8](repeating: 0, count: limit)
-        var filled = 0
-        while filled < limit {
-            let count = bytes.withUnsafeMutableBytes {
-                Glibc.read(descriptor, $0.baseAddress! + filled, limit - filled)
-            }
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { return nil }
-            if count == 0 { break }
-            filled += count
-        }
-        return Array(bytes.prefix(filled))
-    }
-
-    /// Reads a whole regular file (see `maximumReadSize`).
     public static func read(_ path: String) throws(FileError) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
-        guard descriptor >= 0 else { throw systemError(.read, path) }
+        let (descriptor, size) = try openRegularFile(path)
         defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw systemError(.read, path) }
-        guard (status.st_mode & S_IFMT) == S_IFREG else {
-            throw FileError(
-                .read, path: path, reason: "it is \(kindDescription(status.st_mode)), not a regular file",
-                code: notRegularFile)
-        }
-        let size = Int(status.st_size)
         guard size <= maximumReadSize else { throw tooLargeError(path, size: size) }
         // Swift aborts the process when an array cannot be allocated; ask malloc first, so that a
         // memory limit (`ulimit -v`) is an error. (Only a probe: memory taken by another thread
@@ -117,17 +85,8 @@ public enum Files {
         // Read straight into the array's storage, never zero-filled first.
         var failure: FileError?
         var bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
-            var filled = 0
-            while filled < size, let base = buffer.baseAddress {
-                let count = Glibc.read(descriptor, base + filled, size - filled)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    failure = systemError(.read, path)
-                    break
-                }
-                if count == 0 { break }
-                filled += count
-            }
+            let (filled, code) = readFully(descriptor, into: buffer)
+            if let code { failure = systemError(.read, path, code: code) }
             initialized = filled
         }
         if let failure { throw failure }
@@ -156,6 +115,61 @@ public enum Files {
             bytes.append(contentsOf: chunk[..<count])
         }
         return bytes
+    }
+
+    /// The first `limit` bytes of the regular file at `path` (all of a shorter one), or nil where
+    /// there is no regular file there or it cannot be read: `read`'s rules, for a look at a
+    /// file's start.
+    public static func readStart(_ path: String, limit: Int) -> [UInt8]? {
+        guard let (descriptor, _) = try? openRegularFile(path) else { return nil }
+        defer { close(descriptor) }
+        var failed = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: limit) { buffer, initialized in
+            let (filled, code) = readFully(descriptor, into: buffer)
+            failed = code != nil
+            initialized = filled
+        }
+        return failed ? nil : bytes
+    }
+
+    /// `path` opened to read without blocking (a FIFO with no writer cannot hang the caller), and
+    /// its size, if it is a regular file — checked on the open descriptor, so it cannot be swapped
+    /// between the check and the read.
+    static func openRegularFile(_ path: String) throws(FileError) -> (descriptor: Int32, size: Int) {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard descriptor >= 0 else { throw systemError(.read, path) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            let error = systemError(.read, path)
+            close(descriptor)
+            throw error
+        }
+        guard (status.st_mode & S_IFMT) == S_IFREG else {
+            close(descriptor)
+            throw FileError(
+                .read, path: path, reason: "it is \(kindDescription(status.st_mode)), not a regular file",
+                code: notRegularFile)
+        }
+        return (descriptor, Int(status.st_size))
+    }
+
+    /// Reads from `descriptor` until `buffer` is full or the file ends: how many bytes came, and
+    /// the error code of a read that failed.
+    static func readFully(_ descriptor: Int32, into buffer: UnsafeMutableBufferPointer<UInt8>) -> (
+        filled: Int, failure: Int32?
+    ) {
+        guard let base = buffer.baseAddress else { return (0, nil) }
+        var filled = 0
+        while filled < buffer.count {
+            let count = Glibc.read(descriptor, base + filled, buffer.count - filled)
+            if count < 0 {
+                if errno == EINTR { continue }
+                return (filled, errno)
+            }
+            if count == 0 { break }
+            filled += count
+        }
+        return (filled, nil)
     }
 
     /// `it is 64 GiB, larger than the 256 MiB ccbeacon reads`.
@@ -477,13 +491,9 @@ public enum Files {
     }
 
     /// True for an existing regular file.
-    public static func isFile(_ path: String) -> Bool { fileSize(path) != nil }
-
-    /// The size of the regular file at `path` (links followed), nil where there is none.
-    public static func fileSize(_ path: String) -> Int? {
+    public static func isFile(_ path: String) -> Bool {
         var status = stat()
-        guard stat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return Int(status.st_size)
+        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG
     }
 
     /// Creates a directory and its missing parents.

@@ -40,21 +40,24 @@ public enum LocalProcesses {
     public static func hasEnded(_ pid: Int) -> Bool {
         guard let pid = pid_t(exactly: pid), pid > 0, pid != getpid() else { return false }
         if kill(pid, 0) != 0 { return errno == ESRCH }
+        return statusFields(Int(pid))?.first == "Z"
+    }
+
+    /// The fields of `/proc/PID/stat` after the process's name (which may hold blanks and
+    /// parentheses): the state (field 3) first.
+    static func statusFields(_ pid: Int) -> [Substring]? {
         guard let stat = firstLine("/proc/\(pid)/stat", whole: true), let close = stat.lastIndex(of: ")") else {
-            return false
+            return nil
         }
-        return stat[stat.index(after: close)...].drop { $0 == " " }.first == "Z"
+        return stat[stat.index(after: close)...].split(separator: " ")
     }
 
     /// When the process `pid` of this machine started, in seconds since 1970 (its start time in
     /// `/proc/PID/stat`, ticks after the boot, added to the boot's time), or nil where none runs.
     public static func startTime(_ pid: Int) -> Double? {
-        guard let stat = firstLine("/proc/\(pid)/stat", whole: true), let close = stat.lastIndex(of: ")"),
-            let boot = bootTime
+        // The start time is field 22: the 20th after the state.
+        guard let fields = statusFields(pid), fields.count > 19, let ticks = Double(fields[19]), let boot = bootTime
         else { return nil }
-        // After "pid (comm)": the state is field 3, the start time field 22.
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 19, let ticks = Double(fields[19]) else { return nil }
         return boot + ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
