@@ -334,17 +334,22 @@ final class HookRunner: Sendable {
             if exited, drained || MonotonicClock.now - (exitedAt ?? 0) > 0.5 { break }
             if !exited, MonotonicClock.now > deadline {
                 timedOut = true
+                // The hook and everything it started, also what left its group (`timeout`,
+                // `setsid`), found while stopped: TERM, then KILL what is left after the grace.
+                let tree = ProcessTree.stop(Int(pid))
+                tree.signal(SIGTERM)
                 kill(-pid, SIGTERM)
+                tree.signal(SIGCONT)
+                kill(-pid, SIGCONT)
                 let grace = MonotonicClock.now + 2
-                while waitpid(pid, &status, WNOHANG) != pid {
-                    if MonotonicClock.now > grace {
-                        kill(-pid, SIGKILL)
-                        waitpid(pid, &status, 0)
-                        break
-                    }
+                while MonotonicClock.now < grace {
+                    if !exited, waitpid(pid, &status, WNOHANG) == pid { exited = true }
+                    if exited, tree.hasEnded { break }
                     usleep(20_000)
                 }
+                tree.signal(SIGKILL)
                 kill(-pid, SIGKILL)  // anything of its group still running
+                if !exited { waitpid(pid, &status, 0) }
                 // What the group left that is this process's child now (a subreaper's orphans)
                 // is reaped, not left a zombie.
                 let reapUntil = MonotonicClock.now + 1

@@ -502,7 +502,8 @@ extension ProvisionCommand {
 
     /// Ctrl-C, `kill` (SIGTERM, what service managers send) and a closed terminal (SIGHUP) all
     /// finish the chip in progress (and the hook in hand), record it and stop; a second one stops
-    /// at once, killing the hook in hand (the next run recovers, and runs that hook again). A parent may have blocked them, and the mask survives exec: they are unblocked.
+    /// at once, ending the hook in hand and what it started (`HookSweeper`; the next run recovers,
+    /// and runs that hook again). A parent may have blocked them, and the mask survives exec: they are unblocked.
     /// A signal the parent set to be ignored stays ignored, as `nohup` (SIGHUP) and shells for
     /// background jobs (SIGINT) mean it to. Returns the signals handled, to restore afterwards.
     static func installStopSignalHandlers() -> [Int32] {
@@ -511,6 +512,7 @@ extension ProvisionCommand {
         sigemptyset(&unblock)
         for number in stopSignalNumbers { sigaddset(&unblock, number) }
         sigprocmask(SIG_UNBLOCK, &unblock, nil)
+        _ = HookSweeper.started
         var handled: [Int32] = []
         for number in stopSignalNumbers {
             var current = sigaction()
@@ -518,8 +520,14 @@ extension ProvisionCommand {
             if unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == 1 { continue }  // SIG_IGN
             handled.append(number)
             signal(number) { number in
-                guard stopSignals.received(number) > 1 else { return }
+                let count = stopSignals.received(number)
+                guard count > 1 else { return }
                 let hook = stopSignals.hookGroup.load(ordering: .relaxed)
+                // The second stop with a hook in hand: its sweeper ends the hook's processes and
+                // then this one (a third stop does not wait for it).
+                var byte = UInt8(truncatingIfNeeded: number)
+                let sweeper = stopSignals.sweeper.load(ordering: .relaxed)
+                if hook > 0, count == 2, sweeper >= 0, write(sweeper, &byte, 1) == 1 { return }
                 if hook > 0 { kill(-hook, SIGKILL) }
                 _exit(128 + number)
             }

@@ -23,6 +23,9 @@ final class StopSignals: Sendable {
     /// The process group of the hook running now, 0 for none: a second stop kills it before the
     /// process ends, so that no hook outlives its run and runs beside its own retry.
     let hookGroup = Atomic<Int32>(0)
+    /// Where the handler asks `HookSweeper`'s thread to end the hook in hand (the write end of its
+    /// pipe), -1 while it has none.
+    let sweeper = Atomic<Int32>(-1)
 
     /// Records a signal; returns how many have arrived, this one included.
     func received(_ number: Int32) -> Int {
@@ -44,3 +47,47 @@ final class StopSignals: Sendable {
 
 /// The process's stop signals: a handler is a C function and can reach only globals.
 let stopSignals = StopSignals()
+
+/// The thread that ends the hook in hand at a second stop: the hook and everything it started,
+/// also what left its process group (`ProcessTree`), then the process. A signal handler may only
+/// signal a process group — finding a process's descendants reads `/proc` and allocates, which a
+/// handler must not — so it writes the signal's number into this thread's pipe instead.
+enum HookSweeper {
+    /// Starts the thread, once; whether it runs.
+    static let started: Bool = {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { return false }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        reading.store(ends[0], ordering: .relaxed)
+        var thread = pthread_t()
+        guard
+            pthread_create(
+                &thread, nil,
+                { _ in
+                    // Never the handler's thread: the stop signals go to the others.
+                    var blocked = sigset_t()
+                    sigemptyset(&blocked)
+                    for number in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&blocked, number) }
+                    pthread_sigmask(SIG_BLOCK, &blocked, nil)
+                    var number: UInt8 = 0
+                    while read(HookSweeper.reading.load(ordering: .relaxed), &number, 1) != 1 {}
+                    let hook = stopSignals.hookGroup.load(ordering: .relaxed)
+                    if hook > 0 {
+                        ProcessTree.stop(Int(hook)).signal(SIGKILL)
+                        kill(-hook, SIGKILL)
+                    }
+                    _exit(128 + Int32(number))
+                }, nil) == 0
+        else {
+            close(ends[0])
+            close(ends[1])
+            return false
+        }
+        pthread_detach(thread)
+        stopSignals.sweeper.store(ends[1], ordering: .relaxed)
+        return true
+    }()
+
+    /// The read end of the pipe, for the thread (which can reach only globals).
+    static let reading = Atomic<Int32>(-1)
+}

@@ -3,6 +3,7 @@ import CCDebuggerEmulator
 import Foundation
 import Provisioning
 import StationLedger
+import Storage
 import Synchronization
 import TestSupport
 import Testing
@@ -189,30 +190,27 @@ struct ProductionLineTests {
         #expect(lines.first?.hasPrefix("failed|") == true && lines.first!.contains("the chip was erased"), "\(lines)")
     }
 
-    /// A hook past --hook-timeout is ended with everything it started; the run reports it.
-    @Test func aHookPastItsTimeoutIsEndedWithItsChildren() throws {
+    /// A hook past --hook-timeout is ended with everything it started, also what left its process
+    /// group (`setsid`, `timeout`, which used to run on); the run reports it.
+    @Test(arguments: ["", "setsid ", "timeout 100 "])
+    func aHookPastItsTimeoutIsEndedWithItsChildren(leaving: String) throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let started = MonotonicClock.now
+        let child = scratch.path("child")
         let outcome = HookRunner.execute(
-            "sleep 30 & echo $! > '\(scratch.path("child"))'; echo waiting; wait", environment: [], timeout: 0.5)
-        #expect(outcome.status == "timed out after 0.5 s" && !outcome.exitedZero)
+            "\(leaving)sh -c 'echo $$ > \(child).new && mv \(child).new \(child) && exec sleep 30' & "
+                + "while [ ! -e '\(child)' ]; do sleep 0.01; done; echo waiting; wait",
+            environment: [], timeout: 1)
+        #expect(outcome.status == "timed out after 1 s" && !outcome.exitedZero)
         #expect(outcome.lastLine == "waiting")
-        #expect(MonotonicClock.now - started < 5)
-        let child = try #require(
-            Int32(
-                try String(contentsOfFile: scratch.path("child"), encoding: .utf8).trimmingCharacters(
-                    in: .whitespacesAndNewlines)))
-        // Gone, or a zombie its new parent has not reaped yet: not running either way. (SIGKILL
-        // takes effect asynchronously: wait for the process's state, not for time.)
-        func state() -> Substring? {
-            (try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8))?.split(separator: ")").last?
-                .split(separator: " ").first
-        }
+        #expect(MonotonicClock.now - started < 6)
+        let pid = try #require(
+            Int(try String(contentsOfFile: child, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        // SIGKILL takes effect asynchronously: wait for the process's state, not for time.
         let deadline = MonotonicClock.now + 10
-        while MonotonicClock.now < deadline, let now = state(), now != "Z" { usleep(5_000) }
-        let state = state()
-        #expect(state == nil || state == "Z", "the hook's background child was killed too (state \(state ?? "gone"))")
+        while MonotonicClock.now < deadline, !LocalProcesses.hasEnded(pid) { usleep(5_000) }
+        #expect(LocalProcesses.hasEnded(pid), "the hook's background child was killed too")
     }
 
     /// How a hook ends, in words; what it inherits: its variables (earlier CCBEACON_ ones dropped),

@@ -38,14 +38,17 @@ struct InterruptTests {
 
     /// A stop while a hook runs waits for that hook and says so; a second stop ends the run at
     /// once and takes the hook with it. The second Ctrl-C used to leave the hook running on its
-    /// own, so that the next run ran the same event again beside it (a label printed twice).
-    @Test func aSecondStopEndsTheHookInHand() throws {
+    /// own, so that the next run ran the same event again beside it (a label printed twice) — and
+    /// then what the hook ran in a group of its own (`setsid`, `timeout`).
+    @Test(arguments: ["", "setsid -w ", "timeout 100 "])
+    func aSecondStopEndsTheHookInHand(leaving: String) throws {
         let work = try Workspace()
         defer { work.remove() }
         let list = try ProvisioningThroughLibUSBTests.list(work, count: 3)
         let arguments = [
             Tools.ccbeacon, "provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.5",
-            "--hook-timeout", "120", "--on-verified", "echo $$ > hook.pid; exec sleep 60",
+            "--hook-timeout", "120", "--on-verified",
+            "\(leaving)sh -c 'echo $$ > hook.new && mv hook.new hook.pid && exec sleep 60'",
         ]
         let bench = try ChildProcess(Tools.emulator, ["--bench", "--chips", "3", "--"] + arguments, in: work.url)
         var hook: Int32?

@@ -282,7 +282,8 @@ extension ProvisionCommand {
                 own, with no descriptor but 0–2 and every signal at its default; its output is collected, not
                 printed (its last line is shown when it fails). Hooks run one at a time, in the order their outcomes
                 were recorded, on a thread of their own, so burning goes on meanwhile. `--hook-timeout SECONDS`
-                (default 30) ends a hook still running — SIGTERM to its group, SIGKILL 2 s later.
+                (default 30) ends a hook still running — SIGTERM to it and everything it started, SIGKILL 2 s
+                later.
 
                 Delivery is at least once and survives a crash. Each hook run is recorded in the ledger in the very
                 transaction that records its outcome (`hook_runs`: event id, attempt, hook, bench, tries, last
@@ -299,12 +300,12 @@ extension ProvisionCommand {
                 killed between a commit and its hook, during the hook, or after the hook but before its try was
                 recorded runs that hook again next time, with the same event id; a Ctrl-C leaves the hooks not yet
                 run pending, and waits for the hook in hand (saying so, and for how long at most); a second Ctrl-C
-                kills that hook's process group as the run ends (as `--hook-timeout` does), so that the hook does not
-                run beside its own retry. Known limit: what a hook moves out of its process group is not in it —
-                a program that makes a group of its own (`setsid`, `timeout` without `--foreground`, a daemon) — and
-                what a hook leaves running in the background when it exits is its own: ccbeacon neither waits for it
-                nor ends it. A hook that must act once runs its programs in its group (`timeout --foreground 20 lp
-                label.pdf`) and keeps the event ids it has done. An outcome a bench kept in its journal while the server was away gets its hook run
+                kills that hook and everything it started as the run ends (as `--hook-timeout` does) — also what
+                left its process group (`setsid`, `timeout`): they are found by their parent process, each stopped
+                as it is found — so that the hook does not run beside its own retry. Known limit: what a hook
+                leaves running when it exits, or started through a process that has ended (a daemon), is its own:
+                ccbeacon neither waits for it nor ends it. A hook that must act once keeps the event ids it has
+                done. An outcome a bench kept in its journal while the server was away gets its hook run
                 when the journal is recorded, whatever hooks the recording run has (the journal line says the run
                 had one). On a PostgreSQL ledger the hook runs are on the server, each bench running its own.
                 (`ProductionLineUSBTests` kills a bench through real libusb at those exact moments and at others
