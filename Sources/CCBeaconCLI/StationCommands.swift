@@ -206,7 +206,11 @@ enum BatchCommand {
         _ = try CommandSupport.addresses(
             stations, template: template, listPath: listPath, consequence: "nothing was written")
         if Files.exists(directory), !Files.isDirectory(directory) {
-            throw .usage("-o '\(directory)' is not a folder")
+            throw .usage(
+                "-o '\(directory)' is "
+                    + (Files.leadsNowhere(directory)
+                        ? "a link to '\(Files.linkTarget(directory) ?? "")', where nothing is; create the folder it leads to, or give another"
+                        : "not a folder"))
         }
         var outputs = [BatchGenerator.manifestName, BatchGenerator.incompleteMarkerName, FolderLock.fileName]
         for station in stations {

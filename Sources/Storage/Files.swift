@@ -469,6 +469,13 @@ public enum Files {
         return lstat(path, &status) == 0
     }
 
+    /// True for a symbolic link that leads nowhere (its target, followed to the end, is missing).
+    public static func leadsNowhere(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK && stat(path, &status) != 0
+            && errno == ENOENT
+    }
+
     /// `path`, or its nearest ancestor, whichever exists first (at the last `.` or `/`): what a
     /// folder to be created at `path` will be made in.
     public static func nearestExisting(_ path: String) -> String {

@@ -364,6 +364,23 @@ struct InputIsNeverDroppedOrDamagedTests {
             #expect(try Files.list(scratch.url.path) == ["RF"], "nothing written: \(arguments.last ?? "")")
             #expect(try scratch.text("RF") == "a file of the user's\n")
         }
+        // A link that leads nowhere, in the way of a folder to make, was called "a file of its own".
+        try FileManager.default.createSymbolicLink(atPath: scratch.path("gone"), withDestinationPath: "nothing")
+        let gone = scratch.path("gone")
+        for (arguments, status, path) in [
+            (["man-pages", "-o", gone + "/man"], 1, gone + "/man/ccbeacon.1"),
+            (["man-pages", "-o", gone], 1, gone + "/ccbeacon.1"),
+            (["batch", list, "--template", "cc2541-ibeacon", "-o", gone], 64, nil),
+        ] as [([String], Int32, String?)] {
+            let run = ToolRun(arguments, debuggers: EmulatorProvider())
+            #expect(run.status == status, "\(run.diagnostics)")
+            #expect(path.map { run.diagnostics.contains("cannot write '\($0)'") } ?? true, "\(run.diagnostics)")
+            #expect(
+                run.diagnostics.contains("'\(gone)' is a link to 'nothing', where nothing is")
+                    && run.diagnostics.contains("create the folder it leads to"), "\(run.diagnostics)")
+            #expect(Set(try Files.list(scratch.url.path)) == ["RF", "gone"])
+        }
+        try FileManager.default.removeItem(atPath: scratch.path("gone"))
         // A ledger that is a symbolic link to nothing used to be tried, failing with the system's
         // "No such file or directory" and leaving its lock file.
         try FileManager.default.createSymbolicLink(atPath: scratch.path("dl.sqlite"), withDestinationPath: "nothere")
