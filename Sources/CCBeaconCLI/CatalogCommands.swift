@@ -12,17 +12,29 @@ enum BoardsCommand {
         table: CommandTable(
             details: """
                 Lists every board file of the bundled boards/ folder: its name (for --board), the chip it
-                carries, how it is debugged, and the template generate uses for it by default.
+                carries, how it is debugged, and the template generate uses for it by default. --names
+                prints only the names, one a line (the shell completions offer them after --board).
 
                 Example:
                   ccbeacon boards
                 """,
-            options: [Options.json.spec]))
-    static let command = Command(spec, JSONArgument.self, run: run)
+            options: [Options.json.spec, CatalogOutput.names.spec]))
+    static let command = Command(spec, Arguments.self, run: run)
 
-    static func run(_ arguments: JSONArgument, console: Console) throws(CommandFailure) {
+    /// What `boards` was asked: how to print.
+    struct Arguments: CommandArguments {
+        var output: CatalogOutput
+
+        init(_ command: ParsedCommand) throws(CommandFailure) { output = try CatalogOutput(command) }
+    }
+
+    static func run(_ arguments: Arguments, console: Console) throws(CommandFailure) {
         let catalog = try DataLocations.find(templatesOption: nil).loadBoards()
-        if arguments.json {
+        if arguments.output.names {
+            for name in CatalogOutput.offerable(catalog.boards.map(\.name)) { console.output(line: name) }
+            return
+        }
+        if arguments.output.json {
             let boards = catalog.boards.map { board -> JSONValue in
                 .object([
                     ("name", .string(board.name)), ("title", .string(board.title)), ("chip", .string(board.chip.name)),
@@ -58,11 +70,13 @@ enum TemplatesCommand {
                 folder of that name comes earlier in the search (a note says which one --template NAME
                 takes). Where the template.json names the template otherwise (the name records and
                 inspect show), the description says so. --json gives both, as reference and name.
+                --names prints only the references of the templates that load, one a line (the shell
+                completions offer them after --template).
 
                 Example:
                   ccbeacon templates --templates ~/beacon-templates
                 """,
-            options: [templates.spec, Options.json.spec]))
+            options: [templates.spec, Options.json.spec, CatalogOutput.names.spec]))
     static let command = Command(spec, Arguments.self, run: run)
 
     static let templates = Option<String>(
@@ -71,11 +85,11 @@ enum TemplatesCommand {
     /// What `templates` was asked.
     struct Arguments: CommandArguments {
         var templatesFolder: String?
-        var json: Bool
+        var output: CatalogOutput
 
         init(_ command: ParsedCommand) throws(CommandFailure) {
             templatesFolder = try command.value(templates)
-            json = command.isSet(Options.json)
+            output = try CatalogOutput(command)
         }
     }
 
@@ -88,6 +102,7 @@ enum TemplatesCommand {
         let catalog = try locations.loadBoards()
         var rows: [[String]] = []
         var json: [JSONValue] = []
+        var usable: [String] = []
         for (directory, name) in locations.templateFolders() {
             let source = locations.isBundled(directory) ? "bundled" : directory
             let folder = Files.join(directory, name)
@@ -104,6 +119,7 @@ enum TemplatesCommand {
                 let named = template.manifest.name
                 let description =
                     template.manifest.description + (named == name ? "" : " (its template.json names it '\(named)')")
+                usable.append(reference)
                 rows.append([
                     reference, template.chip.name, CommandSupport.hexAddress(field.address) + oad, source, description,
                 ])
@@ -125,7 +141,9 @@ enum TemplatesCommand {
                     ]))
             }
         }
-        if arguments.json {
+        if arguments.output.names {
+            for name in CatalogOutput.offerable(usable) { console.output(line: name) }
+        } else if arguments.output.json {
             console.data(JSONValue.array(json).rendered() + "\n")
         } else if rows.isEmpty {
             console.output(line: "no templates found in \(locations.templateDirectories.joined(separator: ", "))")

@@ -48,8 +48,11 @@ enum CompletionsCommand {
             details: """
                 Prints the completion script for bash, zsh or fish, made from the same option tables as
                 the parser and --help: commands, options, the values of options that take a fixed set
-                (--verify crc|read), and files where files go. The packages install them; from a
-                checkout:
+                (--verify crc|read), and files where files go. After --template and --board the scripts
+                offer what `ccbeacon templates --names` and `ccbeacon boards --names` print (run when
+                you press Tab, with $CCBEACON_TEMPLATES but not a --templates given on the line; a name
+                with a blank or a hidden character is not offered, and none is ever run as code). The
+                packages install them; from a checkout:
 
                 Example:
                   ccbeacon completions bash > ~/.local/share/bash-completion/completions/ccbeacon

@@ -65,10 +65,13 @@ enum Options {
     // MARK: Templates
 
     /// A template by name or folder.
-    static let template = Option<String>("--template", value: "T", help: "template name or folder")
+    static let template = Option<String>(
+        "--template", value: "T", help: "template name or folder",
+        completion: .listed(by: ["templates", "--names"], orFolders: true))
     /// A board whose default template to use.
     static let board = Option<String>(
-        "--board", value: "B", help: "use the board's default template (see 'ccbeacon boards')")
+        "--board", value: "B", help: "use the board's default template (see 'ccbeacon boards')",
+        completion: .listed(by: ["boards", "--names"], orFolders: false))
     /// A further folder of templates.
     static let templates = Option<String>(
         "--templates", value: "DIR", help: "also look for templates in DIR (or set CCBEACON_TEMPLATES)",
@@ -218,6 +221,30 @@ extension Int: OptionChoice {
 }
 
 /// The arguments of a command whose only option is `--json`.
+/// How a catalogue command (`boards`, `templates`) prints: a table, `--json`, or `--names`.
+struct CatalogOutput: Sendable, Equatable {
+    /// `--names`: the names the option takes, one a line, for completions and scripts.
+    static let names = Flag(
+        "--names", help: "print only the names the option takes, one a line (for completions and scripts)")
+
+    var json: Bool
+    var names: Bool
+
+    init(_ command: ParsedCommand) throws(CommandFailure) {
+        json = command.isSet(Options.json)
+        names = command.isSet(Self.names)
+        if json, names { throw .usage("--json and --names are two ways to print; give one") }
+    }
+
+    /// The names of `candidates` a shell can offer as words: none with a blank or a hidden
+    /// character (`HiddenCharacters`; such a name is still taken when typed).
+    static func offerable(_ candidates: [String]) -> [String] {
+        candidates.filter { name in
+            !name.isEmpty && !HiddenCharacters.any(in: name) && !name.contains(where: \.isWhitespace)
+        }
+    }
+}
+
 struct JSONArgument: CommandArguments {
     var json: Bool
 

@@ -201,6 +201,10 @@ public enum ValueCompletion: Sendable, Equatable {
     case folders
     /// Anything: the shell offers nothing.
     case anything
+    /// The lines the tool itself prints when run with these arguments (`templates --names`): names
+    /// that depend on the machine; and folders too `orFolders` (a value that is a name or a
+    /// folder). The shells take the lines as words, never as code.
+    case listed(by: [String], orFolders: Bool)
 
     /// Whether the value is a path (files or folders), which is never empty.
     public var isPath: Bool { self == .files || self == .folders }

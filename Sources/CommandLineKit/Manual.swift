@@ -274,7 +274,21 @@ public struct Manual: Sendable {
         }
         script += """
                     help)
-                        COMPREPLY=($(compgen -W "\(firstWords.filter { $0 != "help" }.joined(separator: " "))" -- "$cur"))
+                        if [ "$COMP_CWORD" -eq 2 ]; then
+                            COMPREPLY=($(compgen -W "\(firstWords.filter { $0 != "help" }.joined(separator: " "))" -- "$cur"))
+                        elif [ "$COMP_CWORD" -eq 3 ]; then
+                            case "${COMP_WORDS[2]}" in
+
+            """
+        for group in groups {
+            script += """
+                                \(group.name)) COMPREPLY=($(compgen -W "\(group.subcommands.joined(separator: " "))" -- "$cur")) ;;
+
+                """
+        }
+        script += """
+                            esac
+                        fi
                         return
                         ;;
                 esac
@@ -296,6 +310,13 @@ public struct Manual: Sendable {
                 case .folders:
                     values +=
                         "                    \(names.joined(separator: "|"))) mapfile -t COMPREPLY < <(compgen -d -- \"$cur\"); return ;;\n"
+                case .listed(let arguments, let orFolders):
+                    // Read as lines and compared, never through compgen -W, which expands its words.
+                    values +=
+                        "                    \(names.joined(separator: "|"))) while IFS= read -r word; do [[ \"$word\" == \"$cur\"* ]] && COMPREPLY+=(\"$word\"); done < <(\(tool.name) \(arguments.joined(separator: " ")) 2>/dev/null)"
+                        + (orFolders
+                            ? "; mapfile -t -O \"${#COMPREPLY[@]}\" COMPREPLY < <(compgen -d -- \"$cur\")" : "")
+                        + "; return ;;\n"
                 case .anything:
                     if option.valueName != nil { freeValues += names }
                 }
@@ -310,7 +331,7 @@ public struct Manual: Sendable {
             switch spec.positionals.first?.completion ?? .anything {
             case .words(let choices):
                 positional = "COMPREPLY=($(compgen -W \"\(choices.joined(separator: " "))\" -- \"$cur\"))"
-            case .files, .folders, .anything:
+            case .files, .folders, .anything, .listed:
                 positional = spec.positionals.isEmpty ? "" : "mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")"
             }
             script += """
@@ -352,6 +373,9 @@ public struct Manual: Sendable {
                 case .files: action = ":\(escaped(option.valueName ?? "file")):_files"
                 case .folders: action = ":\(escaped(option.valueName ?? "folder")):_files -/"
                 case .anything: action = option.valueName.map { ":\(escaped($0)): " } ?? ""
+                case .listed(let arguments, let orFolders):
+                    action =
+                        ":\(escaped(option.valueName ?? "value")):{compadd -- ${(f)\"$(\(tool.name) \(arguments.joined(separator: " ")) 2>/dev/null)\"}\(orFolders ? "; _files -/" : "")}"
                 }
                 for name in names { specs.append(quoted("\(name)[\(escaped(option.help))]\(action)")) }
             }
@@ -359,7 +383,8 @@ public struct Manual: Sendable {
             switch spec.positionals.first?.completion ?? .anything {
             case .words(let choices):
                 specs.append(quoted("1:\(escaped(spec.positionals[0].name)):(\(choices.joined(separator: " ")))"))
-            case .files, .folders, .anything: if !spec.positionals.isEmpty { specs.append(quoted("*:file:_files")) }
+            case .files, .folders, .anything, .listed:
+                if !spec.positionals.isEmpty { specs.append(quoted("*:file:_files")) }
             }
             return "_arguments -s " + specs.joined(separator: " \\\n                ")
         }
@@ -410,7 +435,21 @@ public struct Manual: Sendable {
             script += "        \(quoted(spec.name)))\n            \(arguments(spec))\n            ;;\n"
         }
         script += """
-                    help) _values 'command' \(firstWords.filter { $0 != "help" }.joined(separator: " ")) ;;
+                    help)
+                        if (( CURRENT == 2 )); then
+                            _values 'command' \(firstWords.filter { $0 != "help" }.joined(separator: " "))
+                        elif (( CURRENT == 3 )); then
+                            case $words[2] in
+
+            """
+        for group in groups {
+            script +=
+                "                \(group.name)) _values 'subcommand' \(group.subcommands.joined(separator: " ")) ;;\n"
+        }
+        script += """
+                            esac
+                        fi
+                        ;;
                 esac
             }
             _\(tool.name) "$@"
@@ -456,8 +495,14 @@ public struct Manual: Sendable {
             let subs = group.subcommands.joined(separator: " ")
             script += "complete -c \(tool.name) -n '__\(tool.name)_is \(group.name)' -a \(quoted(subs))\n"
         }
+        // After help: a command, and after a group's name its subcommands (help's own tokens,
+        // not __\(tool.name)_command's, which takes the word after help for nothing).
         script +=
-            "complete -c \(tool.name) -n '__\(tool.name)_is help' -a \(quoted(firstWords.filter { $0 != "help" }.joined(separator: " ")))\n"
+            "complete -c \(tool.name) -n 'test (count (commandline -opc)) -eq 2; and test (commandline -opc)[2] = help' -a \(quoted(firstWords.filter { $0 != "help" }.joined(separator: " ")))\n"
+        for group in groups {
+            script +=
+                "complete -c \(tool.name) -n 'test (count (commandline -opc)) -eq 3; and test (commandline -opc)[2] = help; and test (commandline -opc)[3] = \(group.name)' -a \(quoted(group.subcommands.joined(separator: " ")))\n"
+        }
         for spec in commands {
             let parts = spec.name.split(separator: " ").map(String.init)
             let condition = "__\(tool.name)_is \(parts.joined(separator: " "))"
@@ -469,6 +514,9 @@ public struct Manual: Sendable {
                 case .files: line += " -r -F"
                 case .folders: line += " -x -a '(__fish_complete_directories)'"
                 case .anything: if option.valueName != nil { line += " -x" }
+                case .listed(let arguments, let orFolders):
+                    line +=
+                        " -x -a \(quoted("(\(tool.name) \(arguments.joined(separator: " ")) 2>/dev/null)" + (orFolders ? " (__fish_complete_directories)" : "")))"
                 }
                 script += line + " -d \(quoted(option.help))\n"
             }

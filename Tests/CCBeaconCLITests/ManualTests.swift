@@ -148,11 +148,29 @@ struct ManualTests {
             ("ccbeacon completions ", ["bash", "zsh", "fish"]),
             ("ccbeacon labels --sheet a4", ["a4-3x8", "a4-3x7"]),
             ("ccbeacon help led", ["ledger"]),
+            // After help and a group: its subcommands (all commands were offered), then nothing.
+            ("ccbeacon help ledger ", ["show", "export", "check", "migrate"]),
+            ("ccbeacon help ledger show ", []),
             ("ccbeacon provision --bench ", []),
+            // The names ccbeacon itself lists (`templates --names`, `boards --names`), and folders
+            // for --template, which also takes one (this folder has none).
+            ("ccbeacon generate --template cc2541-ib", ["cc2541-ibeacon", "cc2541-ibeacon-prewhitened"]),
+            ("ccbeacon batch list.csv --board s", ["smartrf05eb-cc2541em"]),
+            ("ccbeacon provision l.csv --template nothing-", []),
         ])
     func bashCompletesEachPrefix(line: String, expected: [String]) throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
+        let run = try Self.complete(line, in: scratch)
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.split(separator: "\n").map(String.init) == expected, "\(line)")
+    }
+
+    /// `line` completed by the bash script, sourced by bash and driven as bash does, with the
+    /// built ccbeacon on the PATH (the script runs it for names) and `environment`.
+    static func complete(_ line: String, in scratch: Scratch, environment: [String: String] = [:]) throws
+        -> ProcessResult
+    {
         let script = try scratch.write("ccbeacon.bash", ToolRun(["completions", "bash"]).output)
         let driver = try scratch.write(
             "drive.sh",
@@ -164,9 +182,37 @@ struct ManualTests {
             _ccbeacon
             printf '%s\\n' "${COMPREPLY[@]}"
             """)
-        let run = try ChildProcess.run("/bin/bash", [driver, script, line], in: scratch.url)
-        #expect(run.status == 0, "\(run.errors)")
-        #expect(run.output.split(separator: "\n").map(String.init) == expected, "\(line)")
+        let path = URL(fileURLWithPath: BuiltTools.ccbeacon).deletingLastPathComponent().path + ":/usr/bin:/bin"
+        return try ChildProcess.run(
+            "/bin/bash", [driver, script, line], in: scratch.url,
+            environment: environment.merging(["PATH": path]) { $1 })
+    }
+
+    /// A template folder's name is offered as a word, never run as code: bash's `compgen -W`
+    /// expands its words (a folder named `$(touch${IFS}pwned)` would run `touch`), so the names are
+    /// read as lines. Names with a blank or a hidden character are not offered at all.
+    @Test(.enabled(if: installed("/bin/bash") && BuiltTools.ccbeaconAvailable, "needs bash and the built ccbeacon"))
+    func aTemplatesNameIsOfferedNeverRun() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let templates = scratch.path("templates")
+        let bundled = SharedFixtures.checkout.appendingPathComponent("firmware-templates/cc2541-ibeacon").path
+        for name in ["$(touch${IFS}pwned)", "with blank", "bidi\u{202E}gnp", "`touch${IFS}pwned2`"] {
+            try FileManager.default.createDirectory(atPath: templates, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: bundled, toPath: templates + "/" + name)
+        }
+        let names = ToolRun(["templates", "--names", "--templates", templates])
+        #expect(names.status == 0, "\(names.diagnostics)")
+        #expect(names.output.split(separator: "\n").contains("$(touch${IFS}pwned)"), "\(names.output)")
+        #expect(!names.output.contains("with blank") && !names.output.contains("bidi"), "\(names.output)")
+        for prefix in ["$", "`", ""] {
+            let run = try Self.complete(
+                "ccbeacon generate --template \(prefix)", in: scratch, environment: ["CCBEACON_TEMPLATES": templates])
+            #expect(run.status == 0, "\(run.errors)")
+            if prefix == "$" { #expect(run.output == "$(touch${IFS}pwned)\n", "\(run.output)") }
+        }
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("pwned")))
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("pwned2")))
     }
 
     /// Every option of every command is offered after its command, in all three scripts.
