@@ -45,8 +45,10 @@ enum LedgerMigrateCommand {
                 target's own rules check every row on the way in; then it is checked as ledger check
                 does and read back, and must equal the source.
 
-                A file ledger of an earlier ccbeacon recorded no bench: on a server its attempts get
-                the bench 'unrecorded'.
+                A file ledger of an earlier ccbeacon (or of a run on a host whose name is no bench name)
+                recorded no bench: on a server its attempts and hook runs get the bench 'unrecorded', and
+                a note says how many of those hook runs are pending (a run with --bench unrecorded
+                delivers them; on a file ledger any next run did).
 
                 Exit status: 0 when copied and checked; 65 when the source has problems or the target
                 is not empty; 1 when a database failed.
@@ -148,6 +150,9 @@ enum LedgerMigrateCommand {
                 )
             }
         }
+        // Pending hook runs recorded without a bench: any next run of a file ledger delivers them;
+        // on a server, only a bench of the name they are given.
+        let benchlessPending = history.hookRuns.filter { $0.isPending && $0.bench == nil }.count
         if PostgresURL.isURL(target) {
             // A server records every attempt's bench.
             for index in history.attempts.indices where history.attempts[index].bench == nil {
@@ -189,6 +194,12 @@ enum LedgerMigrateCommand {
             line:
                 "copied \(history.stations.count) station(s), \(history.attempts.count) attempt(s), \(history.calibrations.count) calibration(s) and \(history.hookRuns.count) hook run(s) from \(sourceName) to \(targetName); source and copy checked, the copy read back equal"
         )
+        if benchlessPending > 0, PostgresURL.isURL(target) {
+            console.output(
+                line:
+                    "note: \(benchlessPending) pending hook run(s) were recorded without a bench; on the server they are bench 'unrecorded''s: 'ccbeacon provision LIST --ledger URL --bench unrecorded' with the hook delivers them"
+            )
+        }
     }
 
     /// A failed copy: a rule of the target refused a record, or the target was not empty (65), or

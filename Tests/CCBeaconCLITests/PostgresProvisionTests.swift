@@ -403,6 +403,29 @@ struct PostgresProvisionTests {
         #expect(
             delivered.status == 0 && delivered.output.contains("hooks: 3 delivered, 0 failed"), "\(delivered.output)")
         #expect(try PostgresLedger(url: url, bench: "").hookRuns(pendingOnly: true).isEmpty)
+        // Records without a bench (an earlier ccbeacon's, a host name that is no bench name) are
+        // bench 'unrecorded''s on a server, and the pending hook runs among them are said: on the
+        // file any next run delivered them; on the server only that bench does.
+        let benchless = scratch.path("benchless.sqlite")
+        try FileManager.default.copyItem(atPath: file, toPath: benchless)
+        try LedgerFiles.alter(benchless, ["UPDATE hook_runs SET bench = NULL", "UPDATE attempts SET bench = NULL"])
+        let serverOfBenchless = try PostgresTestServer.freshDatabase()
+        let moved = ToolRun(["ledger", "migrate", "--from", benchless, "--to", serverOfBenchless])
+        #expect(moved.status == 0, "\(moved.diagnostics)")
+        #expect(
+            moved.output.contains(
+                "note: 3 pending hook run(s) were recorded without a bench; on the server they are bench 'unrecorded''s: 'ccbeacon provision LIST --ledger URL --bench unrecorded' with the hook delivers them"
+            ), "\(moved.output)")
+        #expect(
+            try PostgresLedger(url: serverOfBenchless, bench: "").snapshot().attempts.allSatisfy {
+                $0.bench == "unrecorded"
+            })
+        let unrecorded = Self.provision(
+            more, serverOfBenchless, bench: "unrecorded", ["--on-verified", "true"], debuggers: Self.bench(first: 0x40))
+        #expect(
+            unrecorded.status == 0 && unrecorded.output.contains("hooks: 3 delivered, 0 failed"), "\(unrecorded.output)"
+        )
+        #expect(!up.output.contains("without a bench"), "bench-f's runs are its own")
         // A damaged source is not copied.
         let damaged = scratch.path("damaged.sqlite")
         try FileManager.default.copyItem(atPath: back, toPath: damaged)
