@@ -208,9 +208,17 @@ extension ProvisionCommand {
             for (hook, runs) in Dictionary(grouping: waiting, by: \.hook).sorted(by: {
                 $0.key.rawValue < $1.key.rawValue
             }) {
+                // On a file ledger, a run without a bench left its hook runs to any next run.
+                let benchless = runs.filter { $0.bench == nil }.count
+                let whose =
+                    benchless == 0
+                    ? "of this bench"
+                    : benchless == runs.count
+                        ? "recorded without a bench"
+                        : "of this bench or recorded without one (\(benchless))"
                 console.diagnostics(
                     line:
-                        "note: \(runs.count) --on-\(hook.rawValue) hook run(s) of this bench are pending; this run has no --on-\(hook.rawValue), so they wait for a run that has one"
+                        "note: \(runs.count) --on-\(hook.rawValue) hook run(s) \(whose) are pending; this run has no --on-\(hook.rawValue), so they wait for a run that has one"
                 )
             }
         }

@@ -92,6 +92,17 @@ struct InterruptTests {
             run.errors.contains(
                 "note: the host name '\(host.prefix(40))… (64 characters)' is not a bench name: 1–63 letters, digits, '.', '_' or '-', starting with a letter or digit; this run records no bench (give --bench NAME to name one)"
             ), "\(run.errors)")
+        // A run without the hook says whose they are (they were "of this bench").
+        let without = try ChildProcess.run(
+            Tools.emulator,
+            [
+                "--bench", "--chips", "0", "--", Tools.ccbeacon, "provision", list, "--template", "cc2541-ibeacon",
+                "--yes", "--wait", "0.5", "--bench", "bench-2",
+            ], in: work.url, timeout: 120)
+        #expect(
+            without.errors.contains(
+                "note: 1 --on-verified hook run(s) recorded without a bench are pending; this run has no --on-verified"),
+            "\(without.errors)")
         let next = try ChildProcess.run(
             Tools.emulator,
             [
