@@ -33,7 +33,9 @@ extension ScanCommand {
                 read-only, never created), or every iBeacon of one UUID (`--uuid U [--major M] [--minor N]`). For
                 each station: heard or not, from which address, whether the advertising data is exactly what
                 ccbeacon burned, and the RSSI (count, min, median, max). Flagged: a station heard from two addresses or from another
-                address than the one the record says it was burned with (a clone, another board), a station heard
+                address than the one the record says it was burned with (a clone, another board; addresses are
+                compared by their six bytes, whatever kind the report gives: a station burned with
+                --address-mode secondary goes on air under TI's stack with them as its public address), a station heard
                 with other bytes (another power, say), one heard only in part (an extended report whose Data Status
                 says more data follows, or that the rest was cut off: its bytes not confirmed, `partialReports`), and
                 an iBeacon of the same UUID that is no expected station
