@@ -105,7 +105,9 @@ public enum SitePlan {
 
     /// Where stations known from several sources (lists, a ledger) cannot all be true of one site:
     /// one identity under two names, or one name with two identities — a plan would keep a minor
-    /// another station holds, or one of two. The same station in two sources is no conflict.
+    /// another station holds, or one of two — or two names of two sources that differ only in case
+    /// (one list refuses them: they share file names). The same station in two sources is no
+    /// conflict.
     /// Each conflict in words, naming both sources, in the order found.
     public static func conflicts(among sources: [(source: String, stations: [Station])]) -> [String] {
         struct Identity: Hashable {
@@ -117,23 +119,29 @@ public enum SitePlan {
             "UUID \(identity.uuid.uuidString) major \(identity.major) minor \(identity.minor)"
         }
         var byIdentity: [Identity: (name: String, source: String)] = [:]
-        var byName: [String: (identity: Identity, source: String)] = [:]
+        // By the name without case, as file names tell names apart.
+        var byName: [String: (name: String, identity: Identity, source: String)] = [:]
         var found: [String] = []
         for (source, stations) in sources {
             for station in stations {
                 let identity = Identity(
                     uuid: station.identity.uuid, major: station.identity.major, minor: station.identity.minor)
+                let key = station.name.lowercased()
                 if let other = byIdentity[identity], other.name != station.name {
                     found.append(
                         "'\(station.name)' in \(source) has the identity of '\(other.name)' in \(other.source) (\(words(identity)))"
                     )
-                } else if let other = byName[station.name], other.identity != identity {
+                } else if let other = byName[key], other.name != station.name, other.source != source {
+                    found.append(
+                        "'\(station.name)' in \(source) differs only in case from '\(other.name)' in \(other.source) (names are told apart without case in file names)"
+                    )
+                } else if let other = byName[key], other.name == station.name, other.identity != identity {
                     found.append(
                         "'\(station.name)' is \(words(other.identity)) in \(other.source), but \(words(identity)) in \(source)"
                     )
                 }
                 byIdentity[identity] = byIdentity[identity] ?? (station.name, source)
-                byName[station.name] = byName[station.name] ?? (identity, source)
+                byName[key] = byName[key] ?? (station.name, identity, source)
             }
         }
         return found

@@ -61,6 +61,11 @@ struct PlanCommandTests {
             "name,uuid,major,minor\nKitchen,\(uuid),2,7\n",
             "'Kitchen' is UUID \(uuid) major 2 minor 3 in l1.csv, but UUID \(uuid) major 2 minor 7 in l2.csv"
         ),
+        // Names one list refuses as sharing file names were taken from two lists as two stations.
+        (
+            "name,uuid,major,minor\nKITCHEN,\(uuid),2,9\n",
+            "'KITCHEN' in l2.csv differs only in case from 'Kitchen' in l1.csv (names are told apart without case in file names)"
+        ),
     ])
     func listsThatDisagreeAreRefused(second: String, conflict: String) throws {
         let scratch = try Scratch()
