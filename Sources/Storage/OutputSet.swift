@@ -63,7 +63,11 @@ public final class OutputSet {
         let locks = folders.sorted().compactMap { folder -> Int32? in
             let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             guard descriptor >= 0 else { return nil }
-            var outcome = ExclusiveLock.isHeldHere(descriptor) ? .failed(0) : ExclusiveLock.take(descriptor)
+            if ExclusiveLock.isHeldHere(descriptor) {
+                close(descriptor)
+                return nil
+            }
+            var outcome = ExclusiveLock.take(descriptor)
             if outcome == .held { outcome = ExclusiveLock.wait(descriptor) }
             guard outcome == .taken else {
                 close(descriptor)
