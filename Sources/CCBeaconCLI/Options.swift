@@ -220,7 +220,6 @@ extension Int: OptionChoice {
     var word: String { String(self) }
 }
 
-/// The arguments of a command whose only option is `--json`.
 /// How a catalogue command (`boards`, `templates`) prints: a table, `--json`, or `--names`.
 struct CatalogOutput: Sendable, Equatable {
     /// `--names`: the names the option takes, one a line, for completions and scripts.
@@ -245,6 +244,7 @@ struct CatalogOutput: Sendable, Equatable {
     }
 }
 
+/// The arguments of a command whose only option is `--json`.
 struct JSONArgument: CommandArguments {
     var json: Bool
 

@@ -70,7 +70,14 @@ enum HookSweeper {
                     for number in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&blocked, number) }
                     pthread_sigmask(SIG_BLOCK, &blocked, nil)
                     var number: UInt8 = 0
-                    while read(HookSweeper.reading.load(ordering: .relaxed), &number, 1) != 1 {}
+                    while true {
+                        let count = read(HookSweeper.reading.load(ordering: .relaxed), &number, 1)
+                        if count == 1 { break }
+                        if count < 0, errno == EINTR { continue }
+                        // Should the pipe ever fail, the handler ends the hook's group itself.
+                        stopSignals.sweeper.store(-1, ordering: .relaxed)
+                        return nil
+                    }
                     let hook = stopSignals.hookGroup.load(ordering: .relaxed)
                     if hook > 0 {
                         ProcessTree.stop(Int(hook)).signal(SIGKILL)
