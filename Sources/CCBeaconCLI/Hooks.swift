@@ -293,6 +293,7 @@ final class HookRunner: Sendable {
             close(fds[0])
             return Outcome(status: "could not start: \(String(cString: strerror(spawned)))", exitedZero: false)
         }
+        stopSignals.hookStarted.store(ProcessTree.startTicks(Int(pid)) ?? 0, ordering: .relaxed)
         stopSignals.hookGroup.store(pid, ordering: .relaxed)
         defer {
             stopSignals.hookGroup.store(0, ordering: .relaxed)
@@ -307,6 +308,15 @@ final class HookRunner: Sendable {
         var timedOut = false
         var stopSeen = false
         var buffer = [UInt8](repeating: 0, count: 4096)
+        // The hook, once it has ended, is reaped only after the second stop's sweep forgets it: its
+        // ID, free once reaped, may be another process's by the time a sweep looks.
+        func reapIfEnded() {
+            guard !exited, LocalProcesses.hasEnded(Int(pid)) else { return }
+            stopSignals.hookGroup.store(0, ordering: .relaxed)
+            waitpid(pid, &status, 0)
+            exited = true
+            exitedAt = MonotonicClock.now
+        }
         while true {
             if !stopSeen, !exited, stopRequested() {
                 stopSeen = true
@@ -325,10 +335,7 @@ final class HookRunner: Sendable {
                     break
                 }
             }
-            if !exited, waitpid(pid, &status, WNOHANG) == pid {
-                exited = true
-                exitedAt = MonotonicClock.now
-            }
+            reapIfEnded()
             // Done when the hook exited and its output ended — or a moment after it exited, when
             // something it left running in the background still holds the output open.
             if exited, drained || MonotonicClock.now - (exitedAt ?? 0) > 0.5 { break }
@@ -343,13 +350,17 @@ final class HookRunner: Sendable {
                 kill(-pid, SIGCONT)
                 let grace = MonotonicClock.now + 2
                 while MonotonicClock.now < grace {
-                    if !exited, waitpid(pid, &status, WNOHANG) == pid { exited = true }
+                    reapIfEnded()
                     if exited, tree.hasEnded { break }
                     usleep(20_000)
                 }
-                tree.signal(SIGKILL)
+                // With what the members still running started during the grace.
+                tree.grown().signal(SIGKILL)
                 kill(-pid, SIGKILL)  // anything of its group still running
-                if !exited { waitpid(pid, &status, 0) }
+                while !exited {
+                    reapIfEnded()
+                    if !exited { usleep(5_000) }
+                }
                 // What the group left that is this process's child now (a subreaper's orphans)
                 // is reaped, not left a zombie.
                 let reapUntil = MonotonicClock.now + 1

@@ -529,13 +529,17 @@ extension ProvisionCommand {
             handled.append(number)
             signal(number) { number in
                 let count = stopSignals.received(number)
-                guard count > 1 else { return }
+                guard count > 1, !stopSignals.sweeping.load(ordering: .relaxed) else { return }
                 let hook = stopSignals.hookGroup.load(ordering: .relaxed)
                 // The second stop with a hook in hand: its sweeper ends the hook's processes and
-                // then this one (a third stop does not wait for it).
+                // then this one; later stops wait for it (a sweep is bounded).
                 var byte = UInt8(truncatingIfNeeded: number)
                 let sweeper = stopSignals.sweeper.load(ordering: .relaxed)
-                if hook > 0, count == 2, sweeper >= 0, write(sweeper, &byte, 1) == 1 { return }
+                if hook > 0, count == 2, sweeper >= 0 {
+                    stopSignals.sweeping.store(true, ordering: .relaxed)
+                    if write(sweeper, &byte, 1) == 1 { return }
+                    stopSignals.sweeping.store(false, ordering: .relaxed)
+                }
                 if hook > 0 { kill(-hook, SIGKILL) }
                 _exit(128 + number)
             }

@@ -23,6 +23,12 @@ final class StopSignals: Sendable {
     /// The process group of the hook running now, 0 for none: a second stop kills it before the
     /// process ends, so that no hook outlives its run and runs beside its own retry.
     let hookGroup = Atomic<Int32>(0)
+    /// When that hook's process started (`ProcessTree.startTicks`): the sweep takes no other
+    /// process that has its ID.
+    let hookStarted = Atomic<Int>(0)
+    /// Set once the second stop has handed the hook to `HookSweeper`, which ends the process:
+    /// a later stop then waits for it (exiting at once would leave what it stopped stopped).
+    let sweeping = Atomic<Bool>(false)
     /// Where the handler asks `HookSweeper`'s thread to end the hook in hand (the write end of its
     /// pipe), -1 while it has none.
     let sweeper = Atomic<Int32>(-1)
@@ -80,7 +86,8 @@ enum HookSweeper {
                     }
                     let hook = stopSignals.hookGroup.load(ordering: .relaxed)
                     if hook > 0 {
-                        ProcessTree.stop(Int(hook)).signal(SIGKILL)
+                        let started = stopSignals.hookStarted.load(ordering: .relaxed)
+                        ProcessTree.stop(Int(hook), startTicks: started).signal(SIGKILL)
                         kill(-hook, SIGKILL)
                     }
                     _exit(128 + Int32(number))

@@ -9,11 +9,11 @@
 /// without `--foreground`), which signalling the group misses. What left the tree before it was
 /// looked at (a daemon whose parent ended: its parent is then init) is not found.
 public struct ProcessTree: Sendable {
-    /// A member: its ID and its start time (field 22 of `/proc/PID/stat`), so that a signal never
-    /// reaches another process that took an ended member's ID.
+    /// A member: its ID and its start time (field 22 of `/proc/PID/stat`, clock ticks after the
+    /// boot), so that a signal never reaches another process that took an ended member's ID.
     struct Member: Sendable, Equatable {
         var pid: Int
-        var started: Substring
+        var started: Int
     }
 
     /// The members, the root first.
@@ -22,31 +22,53 @@ public struct ProcessTree: Sendable {
     /// The members' IDs, the root first.
     public var pids: [Int] { members.map(\.pid) }
 
+    /// When the process `pid` started (clock ticks after the boot), to tell it later from another
+    /// that takes its ID once it has ended; nil where none runs.
+    public static func startTicks(_ pid: Int) -> Int? { member(pid)?.started }
+
     /// Stops `root` and everything descended from it with SIGSTOP — each stopped when found, and
     /// the look repeated until it finds none new, so that nothing forks a child that escapes it —
-    /// and returns them, stopped. No tree for `root` 0 or this process.
-    public static func stop(_ root: Int) -> ProcessTree {
-        guard root > 0, root != Int(getpid()), let first = member(root) else { return ProcessTree(members: []) }
-        var found = [first]
-        kill(pid_t(root), SIGSTOP)
-        // Bounded: a tree that keeps growing after its members are stopped cannot; a look that
-        // finds one more each time is a tree being killed from elsewhere.
+    /// and returns them, stopped. No tree for `root` 0, this process, or a process that did not
+    /// start at `startTicks` (where given: the ID taken by another since).
+    public static func stop(_ root: Int, startTicks: Int? = nil) -> ProcessTree {
+        guard root > 0, root != Int(getpid()), let first = member(root),
+            startTicks.map({ $0 == first.started }) ?? true
+        else { return ProcessTree(members: []) }
+        return stop(from: [first])
+    }
+
+    /// The members still running and everything descended from them now, stopped as `stop`
+    /// stops them: what the tree grew meanwhile (a member that went on forking after a SIGTERM).
+    public func grown() -> ProcessTree {
+        Self.stop(from: members.filter { Self.member($0.pid) == $0 })
+    }
+
+    /// `roots` and their descendants, each stopped as found (`stop`).
+    static func stop(from roots: [Member]) -> ProcessTree {
+        var found = [Member]()
+        func hold(_ member: Member) {
+            kill(pid_t(member.pid), SIGSTOP)
+            // Between the look and the signal the member may have ended and its ID been taken:
+            // that process is let go, not kept stopped.
+            if Self.member(member.pid) == member { found.append(member) } else { kill(pid_t(member.pid), SIGCONT) }
+        }
+        for root in roots { hold(root) }
+        // Bounded: a tree whose members are stopped cannot keep growing; a look that finds one
+        // more each time is a tree being changed from elsewhere.
         for _ in 0..<64 {
             let children = childrenByParent()
-            let known = Set(found.map(\.pid))
+            var seen = Set(found.map(\.pid))
             var next = [Member]()
-            var stack = found.map(\.pid)
-            var seen = known
-            while let pid = stack.popLast() {
-                for child in children[pid] ?? [] where !seen.contains(child.pid) {
+            var stack = found
+            while let parent = stack.popLast() {
+                for child in children[parent.pid] ?? [] where !seen.contains(child.pid) {
                     seen.insert(child.pid)
                     next.append(child)
-                    stack.append(child.pid)
+                    stack.append(child)
                 }
             }
             if next.isEmpty { break }
-            for member in next { kill(pid_t(member.pid), SIGSTOP) }
-            found += next
+            for member in next { hold(member) }
         }
         return ProcessTree(members: found)
     }
@@ -67,8 +89,10 @@ public struct ProcessTree: Sendable {
     /// `pid` as a member now, or nil where no such process runs.
     static func member(_ pid: Int) -> Member? {
         // The start time is field 22: the 20th after the state.
-        guard let fields = LocalProcesses.statusFields(pid), fields.count > 19 else { return nil }
-        return Member(pid: pid, started: fields[19])
+        guard let fields = LocalProcesses.statusFields(pid), fields.count > 19, let started = Int(fields[19]) else {
+            return nil
+        }
+        return Member(pid: pid, started: started)
     }
 
     /// Every process of this PID namespace, by its parent's ID (field 4 of `/proc/PID/stat`).
@@ -76,9 +100,9 @@ public struct ProcessTree: Sendable {
         var children: [Int: [Member]] = [:]
         for name in (try? Files.list("/proc")) ?? [] {
             guard let pid = Int(name), let fields = LocalProcesses.statusFields(pid), fields.count > 19,
-                let parent = Int(fields[1])
+                let parent = Int(fields[1]), let started = Int(fields[19])
             else { continue }
-            children[parent, default: []].append(Member(pid: pid, started: fields[19]))
+            children[parent, default: []].append(Member(pid: pid, started: started))
         }
         return children
     }

@@ -213,6 +213,45 @@ struct ProductionLineTests {
         #expect(LocalProcesses.hasEnded(pid), "the hook's background child was killed too")
     }
 
+    /// What a hook past its timeout goes on starting during the grace (it ignores SIGTERM) is ended
+    /// with it: the tree is looked at again before the SIGKILL (the children started in the grace
+    /// used to run on).
+    @Test func whatAHookStartsDuringItsGraceIsEndedToo() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let children = scratch.path("children")
+        let outcome = HookRunner.execute(
+            "trap '' TERM; while :; do setsid sh -c 'echo $$ >> \(children); exec sleep 300' & sleep 0.1; done",
+            environment: [], timeout: 0.5)
+        #expect(outcome.status == "timed out after 0.5 s")
+        let pids = try String(contentsOfFile: children, encoding: .utf8).split(separator: "\n").compactMap { Int($0) }
+        #expect(pids.count > 5, "children were started in the grace too")
+        let deadline = MonotonicClock.now + 10
+        while MonotonicClock.now < deadline, !pids.allSatisfy(LocalProcesses.hasEnded) { usleep(5_000) }
+        let left = pids.filter { !LocalProcesses.hasEnded($0) }
+        for pid in left { kill(pid_t(pid), SIGKILL) }
+        #expect(left.isEmpty, "\(left.count) of \(pids.count) children ran on")
+    }
+
+    /// A tree is taken only for the process that started when the hook did: an ID another process
+    /// took since (the hook reaped) is left alone, neither stopped nor killed.
+    @Test func aTreeIsNeverTakenForAnotherProcessWithTheSameID() throws {
+        let other = try ChildProcess("/bin/sleep", ["30"], in: URL(fileURLWithPath: "/"))
+        defer {
+            other.killGroup()
+            _ = other.wait()
+        }
+        let pid = Int(other.processID)
+        let started = try #require(ProcessTree.startTicks(pid))
+        #expect(ProcessTree.stop(pid, startTicks: started + 1).pids.isEmpty)
+        let state = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8).split(separator: ")").last?
+            .split(separator: " ").first
+        #expect(state != "T" && state != nil, "not stopped")
+        let tree = ProcessTree.stop(pid, startTicks: started)
+        #expect(tree.pids == [pid])
+        tree.signal(SIGKILL)
+    }
+
     /// How a hook ends, in words; what it inherits: its variables (earlier CCBEACON_ ones dropped),
     /// no descriptor but 0–2, default signal dispositions (ccbeacon ignores SIGPIPE).
     @Test(arguments: [

@@ -71,6 +71,44 @@ struct InterruptTests {
         #expect(LocalProcesses.hasEnded(Int(pid)), "the hook outlived its run")
     }
 
+    /// A third stop while the second one's sweep ends the hook's processes waits for the sweep:
+    /// it used to exit at once, leaving what the sweep had stopped stopped for ever, and what it
+    /// had not reached running.
+    @Test func aThirdStopWaitsForTheSweep() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let list = try ProvisioningThroughLibUSBTests.list(work, count: 3)
+        let arguments = [
+            Tools.ccbeacon, "provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.5",
+            "--hook-timeout", "120", "--on-verified",
+            "for i in $(seq 1 120); do setsid sleep 300 & echo $! >> children; done; echo > ready; wait",
+        ]
+        let bench = try ChildProcess(Tools.emulator, ["--bench", "--chips", "3", "--"] + arguments, in: work.url)
+        let deadline = Date().addingTimeInterval(60)
+        while !FileManager.default.fileExists(atPath: work.path("ready")), bench.isRunning, Date() < deadline {
+            usleep(10_000)
+        }
+        let pattern = "^\(Tools.ccbeacon) provision \(list) "
+        let found = try ChildProcess.run("/usr/bin/pgrep", ["-f", pattern], in: work.url)
+        let ccbeacon = try #require(Int32(found.output.split(separator: "\n").first ?? ""), "\(bench.errors)")
+        kill(ccbeacon, SIGINT)
+        #expect(bench.waitUntil("stopping once the hook in hand ends: on-verified"), "\(bench.errors)")
+        kill(ccbeacon, SIGINT)
+        // The third a moment later (two at once would be one: a pending signal is not counted
+        // twice), while the sweep is at work: whenever it comes, nothing of the hook is left.
+        usleep(5_000)
+        kill(ccbeacon, SIGINT)
+        #expect(bench.wait(timeout: 60) == 128 + SIGINT, "\(bench.errors)")
+        let children = try String(contentsOfFile: work.path("children"), encoding: .utf8).split(separator: "\n")
+            .compactMap { Int($0) }
+        #expect(children.count == 120)
+        let gone = Date().addingTimeInterval(10)
+        while !children.allSatisfy(LocalProcesses.hasEnded), Date() < gone { usleep(10_000) }
+        let left = children.filter { !LocalProcesses.hasEnded($0) }
+        for pid in left { kill(pid_t(pid), SIGKILL) }
+        #expect(left.isEmpty, "\(left.count) of the hook's processes outlived the run (stopped or running)")
+    }
+
     /// A host name that cannot name a bench (here 64 letters, one more than a bench name takes)
     /// leaves a file ledger's run without a bench, and the run says so (it said nothing); the hook
     /// runs it leaves pending are the next run's, whatever its bench (they waited for ever).
