@@ -44,23 +44,12 @@ struct InterruptTests {
     func aSecondStopEndsTheHookInHand(leaving: String) throws {
         let work = try Workspace()
         defer { work.remove() }
-        let list = try ProvisioningThroughLibUSBTests.list(work, count: 3)
-        let arguments = [
-            Tools.ccbeacon, "provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.5",
-            "--hook-timeout", "120", "--on-verified",
-            "\(leaving)sh -c 'echo $$ > hook.new && mv hook.new hook.pid && exec sleep 60'",
-        ]
-        let bench = try ChildProcess(Tools.emulator, ["--bench", "--chips", "3", "--"] + arguments, in: work.url)
-        var hook: Int32?
-        let deadline = Date().addingTimeInterval(60)
-        while hook == nil, bench.isRunning, Date() < deadline {
-            hook = (try? String(contentsOfFile: work.path("hook.pid"), encoding: .utf8)).flatMap {
-                Int32($0.trimmingCharacters(in: .whitespacesAndNewlines))
-            }
-            usleep(10_000)
+        let (bench, pattern) = try Self.benchInHook(
+            work, "\(leaving)sh -c 'echo $$ > hook.new && mv hook.new hook.pid && exec sleep 60'", ready: "hook.pid")
+        let hook = (try? String(contentsOfFile: work.path("hook.pid"), encoding: .utf8)).flatMap {
+            Int32($0.trimmingCharacters(in: .whitespacesAndNewlines))
         }
         let pid = try #require(hook, "the hook never ran: \(bench.output)\n\(bench.errors)")
-        let pattern = "^\(Tools.ccbeacon) provision \(list) "
         _ = try ChildProcess.run("/usr/bin/pkill", ["-INT", "-f", pattern], in: work.url)
         #expect(bench.waitUntil("stopping once the hook in hand ends: on-verified"), "\(bench.errors)")
         #expect(!LocalProcesses.hasEnded(Int(pid)), "the first stop waits for the hook")
@@ -77,18 +66,9 @@ struct InterruptTests {
     @Test func aThirdStopWaitsForTheSweep() throws {
         let work = try Workspace()
         defer { work.remove() }
-        let list = try ProvisioningThroughLibUSBTests.list(work, count: 3)
-        let arguments = [
-            Tools.ccbeacon, "provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.5",
-            "--hook-timeout", "120", "--on-verified",
-            "for i in $(seq 1 120); do setsid sleep 300 & echo $! >> children; done; echo > ready; wait",
-        ]
-        let bench = try ChildProcess(Tools.emulator, ["--bench", "--chips", "3", "--"] + arguments, in: work.url)
-        let deadline = Date().addingTimeInterval(60)
-        while !FileManager.default.fileExists(atPath: work.path("ready")), bench.isRunning, Date() < deadline {
-            usleep(10_000)
-        }
-        let pattern = "^\(Tools.ccbeacon) provision \(list) "
+        let (bench, pattern) = try Self.benchInHook(
+            work, "for i in $(seq 1 120); do setsid sleep 300 & echo $! >> children; done; echo > ready; wait",
+            ready: "ready")
         let found = try ChildProcess.run("/usr/bin/pgrep", ["-f", pattern], in: work.url)
         let ccbeacon = try #require(Int32(found.output.split(separator: "\n").first ?? ""), "\(bench.errors)")
         kill(ccbeacon, SIGINT)
@@ -107,6 +87,23 @@ struct InterruptTests {
         let left = children.filter { !LocalProcesses.hasEnded($0) }
         for pid in left { kill(pid_t(pid), SIGKILL) }
         #expect(left.isEmpty, "\(left.count) of the hook's processes outlived the run (stopped or running)")
+    }
+
+    /// A bench burning three stations with `hook` on each verified one, once the hook has written
+    /// the file `ready` (or the bench ended, or a minute passed): the bench, and the pattern that
+    /// finds its ccbeacon.
+    static func benchInHook(_ work: Workspace, _ hook: String, ready: String) throws -> (ChildProcess, String) {
+        let list = try ProvisioningThroughLibUSBTests.list(work, count: 3)
+        let arguments = [
+            Tools.ccbeacon, "provision", list, "--template", "cc2541-ibeacon", "--yes", "--wait", "0.5",
+            "--hook-timeout", "120", "--on-verified", hook,
+        ]
+        let bench = try ChildProcess(Tools.emulator, ["--bench", "--chips", "3", "--"] + arguments, in: work.url)
+        let deadline = Date().addingTimeInterval(60)
+        while !FileManager.default.fileExists(atPath: work.path(ready)), bench.isRunning, Date() < deadline {
+            usleep(10_000)
+        }
+        return (bench, "^\(Tools.ccbeacon) provision \(list) ")
     }
 
     /// A host name that cannot name a bench (here 64 letters, one more than a bench name takes)
