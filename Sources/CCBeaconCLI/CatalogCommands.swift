@@ -13,7 +13,8 @@ enum BoardsCommand {
             details: """
                 Lists every board file of the bundled boards/ folder: its name (for --board), the chip it
                 carries, how it is debugged, and the template generate uses for it by default. --names
-                prints only the names, one a line (the shell completions offer them after --board).
+                prints only the names, one a line, that a shell passes on as they are (the shell
+                completions offer them after --board).
 
                 Example:
                   ccbeacon boards
@@ -70,8 +71,9 @@ enum TemplatesCommand {
                 folder of that name comes earlier in the search (a note says which one --template NAME
                 takes). Where the template.json names the template otherwise (the name records and
                 inspect show), the description says so. --json gives both, as reference and name.
-                --names prints only the references of the templates that load, one a line (the shell
-                completions offer them after --template).
+                --names prints only the references of the templates that load, one a line, that a shell
+                passes on as they are (see ccbeacon-completions(1); --json lists every one): the shell
+                completions offer them after --template.
 
                 Example:
                   ccbeacon templates --templates ~/beacon-templates

@@ -263,18 +263,20 @@ enum CommandSupport {
             let existing = folder == .existing ? directory : Files.nearestExisting(directory)
             guard Files.isDirectory(existing) else {
                 let taken = Files.exists(existing)
-                // A link that leads nowhere is neither a folder nor a file of the user's.
-                let dangling = Files.leadsNowhere(existing) ? Files.linkTarget(existing) : nil
+                // A link that leads nowhere, or to a file, is not a file of the user's.
+                let link = Files.linkEnd(existing)
                 throw CommandFailure(
                     .failure,
                     "cannot write '\(output)': "
-                        + (dangling.map { "'\(existing)' is a link to '\($0)', where nothing is" }
+                        + (link.map { "'\(existing)' is \($0.text)" }
                             ?? (taken ? "'\(existing)' is not a folder" : "the folder '\(directory)' does not exist")),
-                    hint: dangling != nil
+                    hint: link?.missing == true
                         ? "create the folder it leads to, or choose another output path; nothing was written"
-                        : taken
-                            ? "choose another output path ('\(existing)' is a file of its own); nothing was written"
-                            : "create it first, or choose another output path; nothing was written")
+                        : link != nil
+                            ? "choose another output path; nothing was written"
+                            : taken
+                                ? "choose another output path ('\(existing)' is a file of its own); nothing was written"
+                                : "create it first, or choose another output path; nothing was written")
             }
             guard Files.isWritableDirectory(existing) else {
                 throw CommandFailure(

@@ -50,8 +50,9 @@ enum CompletionsCommand {
                 the parser and --help: commands, options, the values of options that take a fixed set
                 (--verify crc|read), and files where files go. After --template and --board the scripts
                 offer what `ccbeacon templates --names` and `ccbeacon boards --names` print (run when
-                you press Tab, with $CCBEACON_TEMPLATES but not a --templates given on the line; a name
-                with a blank or a hidden character is not offered, and none is ever run as code). The
+                you press Tab, with $CCBEACON_TEMPLATES but not a --templates given on the line). Only
+                names a shell passes on as they are are offered — letters and digits of any script and
+                . _ - + @ % , : =, not beginning with - or ~ — and the scripts never run one as code. The
                 packages install them; from a checkout:
 
                 Example:

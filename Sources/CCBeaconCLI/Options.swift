@@ -222,9 +222,9 @@ extension Int: OptionChoice {
 
 /// How a catalogue command (`boards`, `templates`) prints: a table, `--json`, or `--names`.
 struct CatalogOutput: Sendable, Equatable {
-    /// `--names`: the names the option takes, one a line, for completions and scripts.
+    /// `--names`: the names the option takes, one a line, for the shell completions.
     static let names = Flag(
-        "--names", help: "print only the names the option takes, one a line (for completions and scripts)")
+        "--names", help: "print only the names the option takes, one a line, that a shell passes on as they are")
 
     var json: Bool
     var names: Bool
@@ -235,11 +235,19 @@ struct CatalogOutput: Sendable, Equatable {
         if json, names { throw .usage("--json and --names are two ways to print; give one") }
     }
 
-    /// The names of `candidates` a shell can offer as words: none with a blank or a hidden
-    /// character (`HiddenCharacters`; such a name is still taken when typed).
+    /// The names of `candidates` a shell can offer as words and pass on as they are: letters and
+    /// digits of any script and `. _ - + @ % , : =`, not beginning with `-` (an option) or `~` (a
+    /// home folder). Any other character (a blank, a hidden one, `$`, a quote, a glob) a shell may
+    /// expand once the word is on the line; such a name is still taken when typed.
     static func offerable(_ candidates: [String]) -> [String] {
         candidates.filter { name in
-            !name.isEmpty && !HiddenCharacters.any(in: name) && !name.contains(where: \.isWhitespace)
+            guard let first = name.unicodeScalars.first, first != "-", first != "~" else { return false }
+            return name.unicodeScalars.allSatisfy { scalar in
+                "._-+@%,:=".unicodeScalars.contains(scalar) || scalar.properties.isAlphabetic
+                    || scalar.properties.numericType != nil
+                    || scalar.properties.generalCategory == .nonspacingMark
+                    || scalar.properties.generalCategory == .spacingMark
+            } && !HiddenCharacters.any(in: name)
         }
     }
 }

@@ -208,9 +208,9 @@ enum BatchCommand {
         if Files.exists(directory), !Files.isDirectory(directory) {
             throw .usage(
                 "-o '\(directory)' is "
-                    + (Files.leadsNowhere(directory)
-                        ? "a link to '\(Files.linkTarget(directory) ?? "")', where nothing is; create the folder it leads to, or give another"
-                        : "not a folder"))
+                    + (Files.linkEnd(directory).map {
+                        $0.text + ($0.missing ? "; create the folder it leads to, or give another" : "")
+                    } ?? "not a folder"))
         }
         var outputs = [BatchGenerator.manifestName, BatchGenerator.incompleteMarkerName, FolderLock.fileName]
         for station in stations {

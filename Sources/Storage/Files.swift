@@ -469,11 +469,31 @@ public enum Files {
         return lstat(path, &status) == 0
     }
 
-    /// True for a symbolic link that leads nowhere (its target, followed to the end, is missing).
-    public static func leadsNowhere(_ path: String) -> Bool {
+    /// Where a symbolic link at `path` that does not lead to a folder ends, in words, and whether
+    /// making a folder there mends it: `a link to 'B', where nothing is` (the last link of a chain
+    /// followed, its target taken from the link's folder), `a link to 'B', which is not a folder`,
+    /// `a link that leads in a circle`, or `a link to 'B', which cannot be reached (why)`. Nil
+    /// where `path` is no link, or leads to a folder.
+    public static func linkEnd(_ path: String) -> (text: String, missing: Bool)? {
         var status = stat()
-        return lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK && stat(path, &status) != 0
-            && errno == ENOENT
+        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFLNK else { return nil }
+        var current = path
+        // The system follows at most 40 links in one path (MAXSYMLINKS).
+        for _ in 0..<40 {
+            guard let target = linkTarget(current) else { break }
+            let next = target.hasPrefix("/") ? target : join(directory(of: current), target)
+            guard lstat(next, &status) == 0 else {
+                let code = errno
+                return code == ENOENT
+                    ? ("a link to '\(next)', where nothing is", true)
+                    : ("a link to '\(next)', which cannot be reached (\(describe(code)))", false)
+            }
+            if status.st_mode & S_IFMT != S_IFLNK {
+                return status.st_mode & S_IFMT == S_IFDIR ? nil : ("a link to '\(next)', which is not a folder", false)
+            }
+            current = next
+        }
+        return ("a link that leads in a circle", false)
     }
 
     /// `path`, or its nearest ancestor, whichever exists first (at the last `.` or `/`): what a

@@ -168,9 +168,9 @@ struct ManualTests {
 
     /// `line` completed by the bash script, sourced by bash and driven as bash does, with the
     /// built ccbeacon on the PATH (the script runs it for names) and `environment`.
-    static func complete(_ line: String, in scratch: Scratch, environment: [String: String] = [:]) throws
-        -> ProcessResult
-    {
+    static func complete(
+        _ line: String, in scratch: Scratch, path first: String? = nil, environment: [String: String] = [:]
+    ) throws -> ProcessResult {
         let script = try scratch.write("ccbeacon.bash", ToolRun(["completions", "bash"]).output)
         let driver = try scratch.write(
             "drive.sh",
@@ -182,37 +182,59 @@ struct ManualTests {
             _ccbeacon
             printf '%s\\n' "${COMPREPLY[@]}"
             """)
-        let path = URL(fileURLWithPath: BuiltTools.ccbeacon).deletingLastPathComponent().path + ":/usr/bin:/bin"
+        let path =
+            (first ?? URL(fileURLWithPath: BuiltTools.ccbeacon).deletingLastPathComponent().path) + ":/usr/bin:/bin"
         return try ChildProcess.run(
             "/bin/bash", [driver, script, line], in: scratch.url,
             environment: environment.merging(["PATH": path]) { $1 })
     }
 
-    /// A template folder's name is offered as a word, never run as code: bash's `compgen -W`
-    /// expands its words (a folder named `$(touch${IFS}pwned)` would run `touch`), so the names are
-    /// read as lines. Names with a blank or a hidden character are not offered at all.
-    @Test(.enabled(if: installed("/bin/bash") && BuiltTools.ccbeaconAvailable, "needs bash and the built ccbeacon"))
-    func aTemplatesNameIsOfferedNeverRun() throws {
+    /// What the scripts read from ccbeacon is offered as words, never run as code: bash's
+    /// `compgen -W` expands its words (a name `$(touch${IFS}pwned)` would run `touch`), so the
+    /// names are read as lines. Here a stand-in ccbeacon prints such lines.
+    @Test(.enabled(if: installed("/bin/bash"), "needs bash"))
+    func whatTheScriptsReadIsNeverRun() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        try FileManager.default.createDirectory(atPath: scratch.path("bin"), withIntermediateDirectories: true)
+        let standIn = try scratch.write(
+            "bin/ccbeacon", "#!/bin/sh\nprintf '%s\\n' '$(touch${IFS}pwned)' '`touch${IFS}pwned2`' 'plain'\n")
+        chmod(standIn, 0o755)
+        for prefix in ["$", "`", "", "p"] {
+            let run = try Self.complete(
+                "ccbeacon generate --template \(prefix)", in: scratch, path: scratch.path("bin"))
+            #expect(run.status == 0, "\(run.errors)")
+            if prefix == "$" { #expect(run.output == "$(touch${IFS}pwned)\n", "\(run.output)") }
+            if prefix == "p" { #expect(run.output == "plain\n", "\(run.output)") }
+        }
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("pwned")))
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("pwned2")))
+    }
+
+    /// `templates --names` lists only names a shell passes on as they are: bash puts a completed
+    /// word on the line unquoted, and expands `$`, `~` and the rest when Enter is pressed (a
+    /// folder `lab$IFS--on-failed=reboot` arrived as two arguments, one an option); a name that
+    /// begins with `-` reads as an option. Such names are still taken when typed.
+    @Test func onlyNamesAShellPassesOnAreListed() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let templates = scratch.path("templates")
         let bundled = SharedFixtures.checkout.appendingPathComponent("firmware-templates/cc2541-ibeacon").path
-        for name in ["$(touch${IFS}pwned)", "with blank", "bidi\u{202E}gnp", "`touch${IFS}pwned2`"] {
-            try FileManager.default.createDirectory(atPath: templates, withIntermediateDirectories: true)
+        let refused = [
+            "$(touch${IFS}pwned)", "lab$IFS--on-failed=reboot", "dol$HOME", "with blank", "bidi\u{202E}gnp",
+            "`x`", "-dash", "~root", "star*", "quote'd", "semi;colon", "back\\slash", "bang!",
+        ]
+        let offered = ["Küche_2", "lab-3.v2", "ground+floor@east", "50%,a:b=c", "東京-本館"]
+        try FileManager.default.createDirectory(atPath: templates, withIntermediateDirectories: true)
+        for name in refused + offered {
             try FileManager.default.copyItem(atPath: bundled, toPath: templates + "/" + name)
         }
         let names = ToolRun(["templates", "--names", "--templates", templates])
         #expect(names.status == 0, "\(names.diagnostics)")
-        #expect(names.output.split(separator: "\n").contains("$(touch${IFS}pwned)"), "\(names.output)")
-        #expect(!names.output.contains("with blank") && !names.output.contains("bidi"), "\(names.output)")
-        for prefix in ["$", "`", ""] {
-            let run = try Self.complete(
-                "ccbeacon generate --template \(prefix)", in: scratch, environment: ["CCBEACON_TEMPLATES": templates])
-            #expect(run.status == 0, "\(run.errors)")
-            if prefix == "$" { #expect(run.output == "$(touch${IFS}pwned)\n", "\(run.output)") }
-        }
-        #expect(!FileManager.default.fileExists(atPath: scratch.path("pwned")))
-        #expect(!FileManager.default.fileExists(atPath: scratch.path("pwned2")))
+        let listed = Set(names.output.split(separator: "\n").map(String.init))
+        for name in offered { #expect(listed.contains(name), "\(name)") }
+        for name in refused { #expect(!listed.contains(name), "\(name)") }
+        #expect(listed.contains("cc2541-ibeacon"))
     }
 
     /// Every option of every command is offered after its command, in all three scripts.

@@ -364,29 +364,56 @@ struct InputIsNeverDroppedOrDamagedTests {
             #expect(try Files.list(scratch.url.path) == ["RF"], "nothing written: \(arguments.last ?? "")")
             #expect(try scratch.text("RF") == "a file of the user's\n")
         }
-        // A link that leads nowhere, in the way of a folder to make, was called "a file of its own".
-        try FileManager.default.createSymbolicLink(atPath: scratch.path("gone"), withDestinationPath: "nothing")
-        let gone = scratch.path("gone")
-        for (arguments, status, path) in [
-            (["man-pages", "-o", gone + "/man"], 1, gone + "/man/ccbeacon.1"),
-            (["man-pages", "-o", gone], 1, gone + "/ccbeacon.1"),
-            (["batch", list, "--template", "cc2541-ibeacon", "-o", gone], 64, nil),
-        ] as [([String], Int32, String?)] {
-            let run = ToolRun(arguments, debuggers: EmulatorProvider())
-            #expect(run.status == status, "\(run.diagnostics)")
-            #expect(path.map { run.diagnostics.contains("cannot write '\($0)'") } ?? true, "\(run.diagnostics)")
-            #expect(
-                run.diagnostics.contains("'\(gone)' is a link to 'nothing', where nothing is")
-                    && run.diagnostics.contains("create the folder it leads to"), "\(run.diagnostics)")
-            #expect(Set(try Files.list(scratch.url.path)) == ["RF", "gone"])
-        }
-        try FileManager.default.removeItem(atPath: scratch.path("gone"))
         // A ledger that is a symbolic link to nothing used to be tried, failing with the system's
         // "No such file or directory" and leaving its lock file.
         try FileManager.default.createSymbolicLink(atPath: scratch.path("dl.sqlite"), withDestinationPath: "nothere")
         let dangling = ToolRun(provision + [scratch.path("dl.sqlite")], debuggers: EmulatorProvider())
         #expect(dangling.status == 64 && dangling.diagnostics.contains("is a symbolic link to nothing"))
         #expect(try Files.list(scratch.url.path) == ["RF", "dl.sqlite"])
+    }
+
+    /// A link in the way of a folder to make says where it ends — followed to its last link, its
+    /// target taken from the link's folder — and whether making a folder there mends it. It was
+    /// called "a file of its own"; then (review) a chain named its first link, and a relative
+    /// target was named as written.
+    @Test(arguments: [
+        (["gone": "nothing"], "gone", "a link to '%/nothing', where nothing is", true),
+        (["chain": "dang", "dang": "nowhere"], "chain", "a link to '%/nowhere', where nothing is", true),
+        (["sub/rel": "../nowhere"], "sub/rel", "a link to '%/sub/../nowhere', where nothing is", true),
+        (["a": "b", "b": "a"], "a", "a link that leads in a circle", false),
+        (["tf": "RF"], "tf", "a link to '%/RF', which is not a folder", false),
+        (["nd": "RF/x"], "nd", "a link to '%/RF/x', which cannot be reached (", false),
+    ])
+    func aLinkInTheWayOfAFolderSaysWhereItEnds(links: [String: String], output: String, said: String, missing: Bool)
+        throws
+    {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        _ = try scratch.write("RF", "a file of the user's\n")
+        let list = try scratch.write("l.csv", "name,uuid,major,minor\ns1,7634A485-1732-4B7D-AB44-D505D8A24C60,1,1\n")
+        try FileManager.default.createDirectory(atPath: scratch.path("sub"), withIntermediateDirectories: true)
+        for (link, target) in links {
+            try FileManager.default.createSymbolicLink(atPath: scratch.path(link), withDestinationPath: target)
+        }
+        let before = try Files.list(scratch.url.path).sorted()
+        let folder = scratch.path(output)
+        let text = said.replacing("%", with: scratch.url.path)
+        for (arguments, status) in [
+            (["man-pages", "-o", folder + "/man"], Int32(1)), (["man-pages", "-o", folder], 1),
+        ] {
+            let run = ToolRun(arguments, debuggers: EmulatorProvider())
+            #expect(run.status == status, "\(run.diagnostics)")
+            #expect(run.diagnostics.contains("'\(folder)' is \(text)"), "\(run.diagnostics)")
+            #expect(
+                run.diagnostics.contains(
+                    missing ? "create the folder it leads to" : "hint: choose another output path; nothing was written"),
+                "\(run.diagnostics)")
+            #expect(try Files.list(scratch.url.path).sorted() == before, "nothing written")
+        }
+        // batch's own check of -o says the same (as a usage error, as it says a file there).
+        let batch = ToolRun(["batch", list, "--template", "cc2541-ibeacon", "-o", folder])
+        #expect(batch.status == 64 && batch.diagnostics.contains("-o '\(folder)' is \(text)"), "\(batch.diagnostics)")
+        #expect(try Files.list(scratch.url.path).sorted() == before, "nothing written")
     }
 
     /// An output never replaces state ccbeacon keeps (fourth review of the shared pool): `plan -o`
