@@ -373,6 +373,9 @@ final class HookRunner: Sendable {
                 break
             }
         }
+        // A second stop's sweep ends this process once it has ended the hook's: nothing of this
+        // run goes on meanwhile (recording the killed hook, exiting with the sweep half done).
+        while stopSignals.sweeping.load(ordering: .relaxed) { usleep(50_000) }
         let lastLine = String(decoding: output, as: UTF8.self).split(whereSeparator: \.isNewline)
             .last { !$0.allSatisfy(\.isWhitespace) }.map { String($0.prefix(300)) }
         if timedOut {

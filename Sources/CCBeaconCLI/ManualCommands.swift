@@ -52,7 +52,7 @@ enum CompletionsCommand {
                 offer what `ccbeacon templates --names` and `ccbeacon boards --names` print (run when
                 you press Tab, with $CCBEACON_TEMPLATES but not a --templates given on the line). Only
                 names a shell passes on as they are are offered — letters and digits of any script and
-                . _ - + @ % , : =, not beginning with - or ~ — and the scripts never run one as code. The
+                . _ - + @ % , : =, not beginning with -, ~ or = — and the scripts never run one as code. The
                 packages install them; from a checkout:
 
                 Example:

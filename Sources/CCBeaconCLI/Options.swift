@@ -236,12 +236,12 @@ struct CatalogOutput: Sendable, Equatable {
     }
 
     /// The names of `candidates` a shell can offer as words and pass on as they are: letters and
-    /// digits of any script and `. _ - + @ % , : =`, not beginning with `-` (an option) or `~` (a
-    /// home folder). Any other character (a blank, a hidden one, `$`, a quote, a glob) a shell may
+    /// digits of any script and `. _ - + @ % , : =`, not beginning with `-` (an option), `~` (a
+    /// home folder) or `=` (zsh's command path). Any other character (a blank, a hidden one, `$`, a quote, a glob) a shell may
     /// expand once the word is on the line; such a name is still taken when typed.
     static func offerable(_ candidates: [String]) -> [String] {
         candidates.filter { name in
-            guard let first = name.unicodeScalars.first, first != "-", first != "~" else { return false }
+            guard let first = name.unicodeScalars.first, !"-~=".unicodeScalars.contains(first) else { return false }
             return name.unicodeScalars.allSatisfy { scalar in
                 "._-+@%,:=".unicodeScalars.contains(scalar) || scalar.properties.isAlphabetic
                     || scalar.properties.numericType != nil

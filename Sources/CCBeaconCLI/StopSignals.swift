@@ -99,6 +99,8 @@ enum HookSweeper {
         }
         pthread_detach(thread)
         stopSignals.sweeper.store(ends[1], ordering: .relaxed)
+        // Nor does the process exit with a sweep half done, whatever thread calls exit().
+        atexit { while stopSignals.sweeping.load(ordering: .relaxed) { usleep(50_000) } }
         return true
     }()
 

@@ -472,10 +472,13 @@ public enum Files {
     /// Where a symbolic link at `path` that does not lead to a folder ends, in words, and whether
     /// making a folder there mends it: `a link to 'B', where nothing is` (the last link of a chain
     /// followed, its target taken from the link's folder), `a link to 'B', which is not a folder`,
-    /// `a link that leads in a circle`, or `a link to 'B', which cannot be reached (why)`. Nil
+    /// `a link that leads in a circle, or through more than 40 links`, or `a link to 'B', which
+    /// cannot be reached (why)`. Nil
     /// where `path` is no link, or leads to a folder.
     public static func linkEnd(_ path: String) -> (text: String, missing: Bool)? {
         var status = stat()
+        // `link/` names what the link leads to: the link itself is looked at.
+        let path = withoutTrailingSeparators(path)
         guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFLNK else { return nil }
         var current = path
         // The system follows at most 40 links in one path (MAXSYMLINKS).
@@ -493,7 +496,7 @@ public enum Files {
             }
             current = next
         }
-        return ("a link that leads in a circle", false)
+        return ("a link that leads in a circle, or through more than 40 links", false)
     }
 
     /// `path`, or its nearest ancestor, whichever exists first (at the last `.` or `/`): what a

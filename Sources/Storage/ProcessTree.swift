@@ -73,9 +73,11 @@ public struct ProcessTree: Sendable {
         return ProcessTree(members: found)
     }
 
-    /// Sends `signal` to each member still running as the process found.
+    /// Sends `signal` to each member still running as the process found, the last found (the
+    /// deepest) first and the root last: a parent outlives what it started while they are ended,
+    /// so that whoever waits for the root sees it end only when the rest has.
     public func signal(_ number: Int32) {
-        for member in members where Self.member(member.pid) == member { kill(pid_t(member.pid), number) }
+        for member in members.reversed() where Self.member(member.pid) == member { kill(pid_t(member.pid), number) }
     }
 
     /// Whether every member has ended (a zombie counts as ended).

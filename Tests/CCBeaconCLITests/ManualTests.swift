@@ -222,7 +222,7 @@ struct ManualTests {
         let bundled = SharedFixtures.checkout.appendingPathComponent("firmware-templates/cc2541-ibeacon").path
         let refused = [
             "$(touch${IFS}pwned)", "lab$IFS--on-failed=reboot", "dol$HOME", "with blank", "bidi\u{202E}gnp",
-            "`x`", "-dash", "~root", "star*", "quote'd", "semi;colon", "back\\slash", "bang!",
+            "`x`", "-dash", "~root", "=ls", "star*", "quote'd", "semi;colon", "back\\slash", "bang!",
         ]
         let offered = ["Küche_2", "lab-3.v2", "ground+floor@east", "50%,a:b=c", "東京-本館"]
         try FileManager.default.createDirectory(atPath: templates, withIntermediateDirectories: true)

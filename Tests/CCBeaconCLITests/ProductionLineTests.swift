@@ -233,6 +233,21 @@ struct ProductionLineTests {
         #expect(left.isEmpty, "\(left.count) of \(pids.count) children ran on")
     }
 
+    /// While a second stop's sweep ends the hook's processes, the run does not go on from the
+    /// hook (recording it killed, exiting with the sweep half done): a large tree's sweep outlasted
+    /// the wait for the hook's output, and the process exited leaving 614 of 1,500 stopped.
+    @Test func aSweepInProgressHoldsTheRun() throws {
+        let returned = DispatchSemaphore(value: 0)
+        stopSignals.sweeping.store(true, ordering: .relaxed)
+        Thread {
+            _ = HookRunner.execute("true", environment: [], timeout: 5)
+            returned.signal()
+        }.start()
+        #expect(returned.wait(timeout: .now() + 0.4) == .timedOut, "the hook's wait was left during the sweep")
+        stopSignals.sweeping.store(false, ordering: .relaxed)
+        #expect(returned.wait(timeout: .now() + 10) == .success)
+    }
+
     /// A tree is taken only for the process that started when the hook did: an ID another process
     /// took since (the hook reaped) is left alone, neither stopped nor killed.
     @Test func aTreeIsNeverTakenForAnotherProcessWithTheSameID() throws {
