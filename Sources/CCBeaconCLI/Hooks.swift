@@ -285,11 +285,15 @@ final class HookRunner: Sendable {
         variables += environment.map { "\($0)=\($1.replacing("\0", with: ""))" }
         let arguments = ["/bin/sh", "-c", command.replacing("\0", with: "")]
         var pid: pid_t = 0
+        // Being started: a second stop now is the sweeper's, which waits for the hook's ID.
+        stopSignals.hookStarted.store(0, ordering: .relaxed)
+        stopSignals.hookGroup.store(-1, ordering: .relaxed)
         let spawned = withCStrings(arguments) { argv in
             withCStrings(variables) { envp in posix_spawn(&pid, "/bin/sh", &actions, &attributes, argv, envp) }
         }
         close(fds[1])
         guard spawned == 0 else {
+            stopSignals.hookGroup.store(0, ordering: .relaxed)
             close(fds[0])
             return Outcome(status: "could not start: \(String(cString: strerror(spawned)))", exitedZero: false)
         }
@@ -375,7 +379,7 @@ final class HookRunner: Sendable {
         }
         // A second stop's sweep ends this process once it has ended the hook's: nothing of this
         // run goes on meanwhile (recording the killed hook, exiting with the sweep half done).
-        while stopSignals.sweeping.load(ordering: .relaxed) { usleep(50_000) }
+        HookSweeper.waitForSweep()
         let lastLine = String(decoding: output, as: UTF8.self).split(whereSeparator: \.isNewline)
             .last { !$0.allSatisfy(\.isWhitespace) }.map { String($0.prefix(300)) }
         if timedOut {

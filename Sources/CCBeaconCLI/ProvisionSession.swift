@@ -528,17 +528,23 @@ extension ProvisionCommand {
             if unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == 1 { continue }  // SIG_IGN
             handled.append(number)
             signal(number) { number in
-                let count = stopSignals.received(number)
-                guard count > 1, !stopSignals.sweeping.load(ordering: .relaxed) else { return }
+                guard stopSignals.received(number) > 1 else { return }
                 let hook = stopSignals.hookGroup.load(ordering: .relaxed)
-                // The second stop with a hook in hand: its sweeper ends the hook's processes and
-                // then this one; later stops wait for it (a sweep is bounded).
-                var byte = UInt8(truncatingIfNeeded: number)
-                let sweeper = stopSignals.sweeper.load(ordering: .relaxed)
-                if hook > 0, count == 2, sweeper >= 0 {
-                    stopSignals.sweeping.store(true, ordering: .relaxed)
-                    if write(sweeper, &byte, 1) == 1 { return }
-                    stopSignals.sweeping.store(false, ordering: .relaxed)
+                // A later stop with a hook in hand (or being started): the first to claim the
+                // sweep hands it to the sweeper, which ends the hook's processes and then this
+                // one; the others leave it be (a sweep is bounded, and waited on for at most
+                // HookSweeper.deadline).
+                if hook != 0, stopSignals.sweeper.load(ordering: .relaxed) {
+                    guard
+                        stopSignals.sweeping.compareExchange(expected: false, desired: true, ordering: .relaxed)
+                            .exchanged
+                    else { return }
+                    var now = timespec()
+                    clock_gettime(CLOCK_MONOTONIC, &now)
+                    stopSignals.sweepClaimed.store(Int(now.tv_sec) * 1_000_000_000 + now.tv_nsec, ordering: .relaxed)
+                    stopSignals.sweepSignal.store(number, ordering: .relaxed)
+                    sem_post(HookSweeper.wakeUp)
+                    return
                 }
                 if hook > 0 { kill(-hook, SIGKILL) }
                 _exit(128 + number)

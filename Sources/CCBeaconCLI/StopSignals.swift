@@ -20,18 +20,23 @@ import Synchronization
 final class StopSignals: Sendable {
     let count = Atomic<Int>(0)
     let first = Atomic<Int32>(0)
-    /// The process group of the hook running now, 0 for none: a second stop kills it before the
-    /// process ends, so that no hook outlives its run and runs beside its own retry.
+    /// The process group of the hook running now, 0 for none, -1 while one is being started: a
+    /// second stop kills it before the process ends, so that no hook outlives its run and runs
+    /// beside its own retry.
     let hookGroup = Atomic<Int32>(0)
     /// When that hook's process started (`ProcessTree.startTicks`): the sweep takes no other
     /// process that has its ID.
     let hookStarted = Atomic<Int>(0)
     /// Set once the second stop has handed the hook to `HookSweeper`, which ends the process:
     /// a later stop then waits for it (exiting at once would leave what it stopped stopped).
+    /// Claimed by compare-and-swap, so that of two handlers at once one hands over.
     let sweeping = Atomic<Bool>(false)
-    /// Where the handler asks `HookSweeper`'s thread to end the hook in hand (the write end of its
-    /// pipe), -1 while it has none.
-    let sweeper = Atomic<Int32>(-1)
+    /// The signal that handed the hook over (the process ends with 128 plus it), and when
+    /// (`MonotonicClock`, nanoseconds), for `HookSweeper.deadline`.
+    let sweepSignal = Atomic<Int32>(0)
+    let sweepClaimed = Atomic<Int>(0)
+    /// Whether `HookSweeper`'s thread runs, to end the hook in hand at a second stop.
+    let sweeper = Atomic<Bool>(false)
 
     /// Records a signal; returns how many have arrived, this one included.
     func received(_ number: Int32) -> Int {
@@ -57,14 +62,25 @@ let stopSignals = StopSignals()
 /// The thread that ends the hook in hand at a second stop: the hook and everything it started,
 /// also what left its process group (`ProcessTree`), then the process. A signal handler may only
 /// signal a process group — finding a process's descendants reads `/proc` and allocates, which a
-/// handler must not — so it writes the signal's number into this thread's pipe instead.
+/// handler must not — so it claims the sweep and posts this thread's semaphore instead (a
+/// semaphore of the process's memory: no descriptor another process could read the wake-up from).
+/// What waits on a sweep waits at most `deadline` seconds, then ends the hook's group and the
+/// process itself (`giveUp`): a sweep that cannot finish (its thread never woken, a member that
+/// traces this process) never keeps the process from ending.
 enum HookSweeper {
+    /// How long a sweep may take before what waits on it ends the process itself.
+    static let deadline = 10.0
+
+    /// The semaphore the handler posts (`sem_post` is async-signal-safe).
+    nonisolated(unsafe) static let wakeUp: UnsafeMutablePointer<sem_t> = {
+        let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+        sem_init(semaphore, 0, 0)
+        return semaphore
+    }()
+
     /// Starts the thread, once; whether it runs.
     static let started: Bool = {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { return false }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        reading.store(ends[0], ordering: .relaxed)
+        _ = wakeUp
         var thread = pthread_t()
         guard
             pthread_create(
@@ -75,35 +91,41 @@ enum HookSweeper {
                     sigemptyset(&blocked)
                     for number in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&blocked, number) }
                     pthread_sigmask(SIG_BLOCK, &blocked, nil)
-                    var number: UInt8 = 0
-                    while true {
-                        let count = read(HookSweeper.reading.load(ordering: .relaxed), &number, 1)
-                        if count == 1 { break }
-                        if count < 0, errno == EINTR { continue }
-                        // Should the pipe ever fail, the handler ends the hook's group itself.
-                        stopSignals.sweeper.store(-1, ordering: .relaxed)
-                        return nil
+                    while sem_wait(HookSweeper.wakeUp) != 0 {}  // EINTR
+                    // A hook being started: its ID comes in a moment.
+                    let spawning = MonotonicClock.now + 2
+                    while stopSignals.hookGroup.load(ordering: .relaxed) < 0, MonotonicClock.now < spawning {
+                        usleep(1_000)
                     }
                     let hook = stopSignals.hookGroup.load(ordering: .relaxed)
                     if hook > 0 {
                         let started = stopSignals.hookStarted.load(ordering: .relaxed)
-                        ProcessTree.stop(Int(hook), startTicks: started).signal(SIGKILL)
+                        ProcessTree.stop(Int(hook), startTicks: started == 0 ? nil : started).signal(SIGKILL)
                         kill(-hook, SIGKILL)
                     }
-                    _exit(128 + Int32(number))
+                    _exit(128 + stopSignals.sweepSignal.load(ordering: .relaxed))
                 }, nil) == 0
-        else {
-            close(ends[0])
-            close(ends[1])
-            return false
-        }
+        else { return false }
         pthread_detach(thread)
-        stopSignals.sweeper.store(ends[1], ordering: .relaxed)
+        stopSignals.sweeper.store(true, ordering: .relaxed)
         // Nor does the process exit with a sweep half done, whatever thread calls exit().
-        atexit { while stopSignals.sweeping.load(ordering: .relaxed) { usleep(50_000) } }
+        atexit { HookSweeper.waitForSweep() }
         return true
     }()
 
-    /// The read end of the pipe, for the thread (which can reach only globals).
-    static let reading = Atomic<Int32>(-1)
+    /// Waits while a sweep runs, at most until `deadline` after it was claimed; then `giveUp`.
+    static func waitForSweep() {
+        while stopSignals.sweeping.load(ordering: .relaxed) {
+            let claimed = Double(stopSignals.sweepClaimed.load(ordering: .relaxed)) / 1e9
+            if MonotonicClock.now - claimed > deadline { giveUp() }
+            usleep(50_000)
+        }
+    }
+
+    /// Ends the hook's process group and the process, as a second stop without a sweeper does.
+    static func giveUp() -> Never {
+        let hook = stopSignals.hookGroup.load(ordering: .relaxed)
+        if hook > 0 { kill(-hook, SIGKILL) }
+        _exit(128 + stopSignals.sweepSignal.load(ordering: .relaxed))
+    }
 }

@@ -46,7 +46,14 @@ public struct ProcessTree: Sendable {
     /// `roots` and their descendants, each stopped as found (`stop`).
     static func stop(from roots: [Member]) -> ProcessTree {
         var found = [Member]()
+        // A process tracing this one (a hook's `strace -p $PPID`) is never stopped: this process
+        // would then wait on it at its next system call, for ever. It is killed with the rest.
+        let tracers = tracersOfThisProcess()
         func hold(_ member: Member) {
+            if tracers.contains(member.pid) {
+                found.append(member)
+                return
+            }
             kill(pid_t(member.pid), SIGSTOP)
             // Between the look and the signal the member may have ended and its ID been taken:
             // that process is let go, not kept stopped.
@@ -95,6 +102,19 @@ public struct ProcessTree: Sendable {
             return nil
         }
         return Member(pid: pid, started: started)
+    }
+
+    /// The processes tracing a thread of this one (`TracerPid` in `/proc/self/task/*/status`).
+    static func tracersOfThisProcess() -> Set<Int> {
+        var tracers = Set<Int>()
+        for task in (try? Files.list("/proc/self/task")) ?? [] {
+            guard let bytes = Files.readStart("/proc/self/task/\(task)/status", limit: 8192) else { continue }
+            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n")
+            where line.hasPrefix("TracerPid:") {
+                if let pid = Int(line.dropFirst(10).filter { !$0.isWhitespace }), pid > 0 { tracers.insert(pid) }
+            }
+        }
+        return tracers
     }
 
     /// Every process of this PID namespace, by its parent's ID (field 4 of `/proc/PID/stat`).

@@ -238,6 +238,8 @@ struct ProductionLineTests {
     /// the wait for the hook's output, and the process exited leaving 614 of 1,500 stopped.
     @Test func aSweepInProgressHoldsTheRun() throws {
         let returned = DispatchSemaphore(value: 0)
+        // Claimed now: a sweep claimed over HookSweeper.deadline ago ends the process.
+        stopSignals.sweepClaimed.store(Int(MonotonicClock.now * 1e9), ordering: .relaxed)
         stopSignals.sweeping.store(true, ordering: .relaxed)
         Thread {
             _ = HookRunner.execute("true", environment: [], timeout: 5)

@@ -89,6 +89,40 @@ struct InterruptTests {
         #expect(left.isEmpty, "\(left.count) of the hook's processes outlived the run (stopped or running)")
     }
 
+    /// Whether this machine lets a process trace another (strace installed, ptrace allowed).
+    static let canTrace: Bool = {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/strace") else { return false }
+        return
+            (try? ChildProcess.run("/usr/bin/strace", ["-o", "/dev/null", "/bin/true"], in: URL(fileURLWithPath: "/")))?
+            .status == 0
+    }()
+
+    /// A hook that traces its own run (`strace -p $PPID`) is ended with the rest, not stopped: the
+    /// sweep stopped it, and the run then waited on its stopped tracer at its next system call,
+    /// for ever (a SIGKILL did not end it).
+    @Test(.enabled(if: canTrace, "needs strace and ptrace"))
+    func aHookThatTracesItsRunIsEndedWithTheRest() throws {
+        let work = try Workspace()
+        defer { work.remove() }
+        let (bench, pattern) = try Self.benchInHook(
+            work, "strace -f -p $PPID -o /dev/null & echo $! > tracer; sleep 0.5; echo > ready; exec sleep 100",
+            ready: "ready")
+        let found = try ChildProcess.run("/usr/bin/pgrep", ["-f", pattern], in: work.url)
+        let ccbeacon = try #require(Int32(found.output.split(separator: "\n").first ?? ""), "\(bench.errors)")
+        let tracer = try #require(
+            Int(
+                try String(contentsOfFile: work.path("tracer"), encoding: .utf8).trimmingCharacters(
+                    in: .whitespacesAndNewlines)))
+        kill(ccbeacon, SIGINT)
+        #expect(bench.waitUntil("stopping once the hook in hand ends: on-verified"), "\(bench.errors)")
+        kill(ccbeacon, SIGINT)
+        #expect(bench.wait(timeout: 30) == 128 + SIGINT, "\(bench.errors)")
+        let gone = Date().addingTimeInterval(10)
+        while !LocalProcesses.hasEnded(tracer), Date() < gone { usleep(10_000) }
+        if !LocalProcesses.hasEnded(tracer) { kill(pid_t(tracer), SIGKILL) }
+        #expect(LocalProcesses.hasEnded(tracer))
+    }
+
     /// A bench burning three stations with `hook` on each verified one, once the hook has written
     /// the file `ready` (or the bench ended, or a minute passed): the bench, and the pattern that
     /// finds its ccbeacon.

@@ -302,9 +302,11 @@ extension ProvisionCommand {
                 run pending, and waits for the hook in hand (saying so, and for how long at most); a second Ctrl-C
                 kills that hook and everything it started as the run ends (as `--hook-timeout` does) — also what
                 left its process group (`setsid`, `timeout`): they are found by their parent process, each stopped
-                as it is found — so that the hook does not run beside its own retry. Known limit: what a hook
-                leaves running when it exits, or started through a process that has ended (a daemon), is its own:
-                ccbeacon neither waits for it nor ends it. A hook that must act once keeps the event ids it has
+                as it is found (a process tracing the run is killed, never stopped); further stops wait for that,
+                at most 10 s, after which the hook's group is killed and the run ends anyway — so that the hook
+                does not run beside its own retry. Known limit: what a hook leaves running when it exits, or
+                started through a process that has ended (a daemon, `setsid -f`; at --hook-timeout also what a
+                member started just before it ended), is its own: ccbeacon neither waits for it nor ends it. A hook that must act once keeps the event ids it has
                 done. An outcome a bench kept in its journal while the server was away gets its hook run
                 when the journal is recorded, whatever hooks the recording run has (the journal line says the run
                 had one). On a PostgreSQL ledger the hook runs are on the server, each bench running its own.
