@@ -69,10 +69,7 @@ struct InterruptTests {
         let (bench, pattern) = try Self.benchInHook(
             work, "for i in $(seq 1 120); do setsid sleep 300 & echo $! >> children; done; echo > ready; wait",
             ready: "ready")
-        let found = try ChildProcess.run("/usr/bin/pgrep", ["-f", pattern], in: work.url)
-        let ccbeacon = try #require(Int32(found.output.split(separator: "\n").first ?? ""), "\(bench.errors)")
-        kill(ccbeacon, SIGINT)
-        #expect(bench.waitUntil("stopping once the hook in hand ends: on-verified"), "\(bench.errors)")
+        let ccbeacon = try Self.firstStop(bench, pattern, in: work)
         kill(ccbeacon, SIGINT)
         // The third a moment later (two at once would be one: a pending signal is not counted
         // twice), while the sweep is at work: whenever it comes, nothing of the hook is left.
@@ -107,20 +104,25 @@ struct InterruptTests {
         let (bench, pattern) = try Self.benchInHook(
             work, "strace -f -p $PPID -o /dev/null & echo $! > tracer; sleep 0.5; echo > ready; exec sleep 100",
             ready: "ready")
-        let found = try ChildProcess.run("/usr/bin/pgrep", ["-f", pattern], in: work.url)
-        let ccbeacon = try #require(Int32(found.output.split(separator: "\n").first ?? ""), "\(bench.errors)")
         let tracer = try #require(
             Int(
                 try String(contentsOfFile: work.path("tracer"), encoding: .utf8).trimmingCharacters(
                     in: .whitespacesAndNewlines)))
-        kill(ccbeacon, SIGINT)
-        #expect(bench.waitUntil("stopping once the hook in hand ends: on-verified"), "\(bench.errors)")
-        kill(ccbeacon, SIGINT)
+        kill(try Self.firstStop(bench, pattern, in: work), SIGINT)
         #expect(bench.wait(timeout: 30) == 128 + SIGINT, "\(bench.errors)")
         let gone = Date().addingTimeInterval(10)
         while !LocalProcesses.hasEnded(tracer), Date() < gone { usleep(10_000) }
         if !LocalProcesses.hasEnded(tracer) { kill(pid_t(tracer), SIGKILL) }
         #expect(LocalProcesses.hasEnded(tracer))
+    }
+
+    /// The ccbeacon `pattern` finds, stopped once (SIGINT) and saying it waits for the hook in hand.
+    static func firstStop(_ bench: ChildProcess, _ pattern: String, in work: Workspace) throws -> Int32 {
+        let found = try ChildProcess.run("/usr/bin/pgrep", ["-f", pattern], in: work.url)
+        let ccbeacon = try #require(Int32(found.output.split(separator: "\n").first ?? ""), "\(bench.errors)")
+        kill(ccbeacon, SIGINT)
+        #expect(bench.waitUntil("stopping once the hook in hand ends: on-verified"), "\(bench.errors)")
+        return ccbeacon
     }
 
     /// A bench burning three stations with `hook` on each verified one, once the hook has written
