@@ -116,8 +116,9 @@ enum HookSweeper {
     /// Waits while a sweep runs, at most until `deadline` after it was claimed; then `giveUp`.
     static func waitForSweep() {
         while stopSignals.sweeping.load(ordering: .relaxed) {
-            let claimed = Double(stopSignals.sweepClaimed.load(ordering: .relaxed)) / 1e9
-            if MonotonicClock.now - claimed > deadline { giveUp() }
+            // 0: claimed this moment, its time not yet stored.
+            let claimed = stopSignals.sweepClaimed.load(ordering: .relaxed)
+            if claimed > 0, MonotonicClock.now - Double(claimed) / 1e9 > deadline { giveUp() }
             usleep(50_000)
         }
     }

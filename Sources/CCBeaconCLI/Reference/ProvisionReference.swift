@@ -142,7 +142,8 @@ extension ProvisionCommand {
                 a signal, no new chip within `--wait` (printed as given: `0.3 s`), no target chip at all within
                 it (wiring and power), the ledger failing (a run stops when it cannot record), or every debugger
                 failing (each with its reason). Ctrl-C, SIGTERM and SIGHUP finish the chip in progress, record it
-                and stop (a second one stops at once); a signal the parent ignores stays ignored, so `nohup
+                and stop (a second one stops at once, exiting 128 plus its number: 130 for Ctrl-C); a signal the
+                parent ignores stays ignored, so `nohup
                 ccbeacon provision …` survives a closed terminal.
                 If the run is killed at any moment, the next run says what was interrupted and holds that station:
                 when its chip is attached again, its flash is checked against the recorded image and the attempt
