@@ -64,9 +64,10 @@ let stopSignals = StopSignals()
 /// signal a process group — finding a process's descendants reads `/proc` and allocates, which a
 /// handler must not — so it claims the sweep and posts this thread's semaphore instead (a
 /// semaphore of the process's memory: no descriptor another process could read the wake-up from).
-/// What waits on a sweep waits at most `deadline` seconds, then ends the hook's group and the
-/// process itself (`giveUp`): a sweep that cannot finish (its thread never woken, a member that
-/// traces this process) never keeps the process from ending.
+/// What waits on a sweep (the hook's wait, `exit()`) waits at most `deadline` seconds, then ends
+/// the hook's group and the process itself (`giveUp`). A member that traces this process is never
+/// stopped (`ProcessTree`): this process would wait on it at its next system call — the sweeper
+/// and every waiter alike, past any deadline.
 enum HookSweeper {
     /// How long a sweep may take before what waits on it ends the process itself.
     static let deadline = 10.0

@@ -48,7 +48,8 @@ public struct ProcessTree: Sendable {
         var found = [Member]()
         // A process tracing this one (a hook's `strace -p $PPID`) is never stopped: this process
         // would then wait on it at its next system call, for ever. It is killed with the rest.
-        let tracers = tracersOfThisProcess()
+        // Looked at again before each pass (a member may attach meanwhile).
+        var tracers = tracersOfThisProcess()
         func hold(_ member: Member) {
             if tracers.contains(member.pid) {
                 found.append(member)
@@ -75,6 +76,7 @@ public struct ProcessTree: Sendable {
                 }
             }
             if next.isEmpty { break }
+            tracers = tracersOfThisProcess()
             for member in next { hold(member) }
         }
         return ProcessTree(members: found)
@@ -104,17 +106,25 @@ public struct ProcessTree: Sendable {
         return Member(pid: pid, started: started)
     }
 
-    /// The processes tracing a thread of this one (`TracerPid` in `/proc/self/task/*/status`).
+    /// The processes tracing a thread of this one: `TracerPid` in `/proc/self/task/*/status` is
+    /// the tracing *thread*, whose process is its `Tgid` (a tracer that traces from a thread of its
+    /// own has another ID than its process's).
     static func tracersOfThisProcess() -> Set<Int> {
         var tracers = Set<Int>()
         for task in (try? Files.list("/proc/self/task")) ?? [] {
-            guard let bytes = Files.readStart("/proc/self/task/\(task)/status", limit: 8192) else { continue }
-            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n")
-            where line.hasPrefix("TracerPid:") {
-                if let pid = Int(line.dropFirst(10).filter { !$0.isWhitespace }), pid > 0 { tracers.insert(pid) }
+            guard let tracer = statusField("TracerPid:", of: "/proc/self/task/\(task)/status"), tracer > 0 else {
+                continue
             }
+            tracers.insert(statusField("Tgid:", of: "/proc/\(tracer)/status") ?? tracer)
         }
         return tracers
+    }
+
+    /// The number after `name` in the status file at `path` (`TracerPid:`, `Tgid:`).
+    static func statusField(_ name: String, of path: String) -> Int? {
+        guard let bytes = Files.readStart(path, limit: 8192) else { return nil }
+        let line = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix(name) }
+        return line.flatMap { Int($0.dropFirst(name.count).filter { !$0.isWhitespace }) }
     }
 
     /// Every process of this PID namespace, by its parent's ID (field 4 of `/proc/PID/stat`).
