@@ -40,25 +40,34 @@ public enum LocalProcesses {
     public static func hasEnded(_ pid: Int) -> Bool {
         guard let pid = pid_t(exactly: pid), pid > 0, pid != getpid() else { return false }
         if kill(pid, 0) != 0 { return errno == ESRCH }
-        return statusFields(Int(pid))?.first == "Z"
+        return status(Int(pid))?.state == "Z"
     }
 
-    /// The fields of `/proc/PID/stat` after the process's name (which may hold blanks and
-    /// parentheses): the state (field 3) first.
-    static func statusFields(_ pid: Int) -> [Substring]? {
+    /// What `/proc/PID/stat` says of a process: its state (`R`, `S`, `T`, `Z`…), its parent, and
+    /// when it started (clock ticks after the boot).
+    struct Status: Sendable, Equatable {
+        var state: Substring
+        var parent: Int
+        var startTicks: Int
+    }
+
+    /// `pid`'s `Status`, or nil where no such process runs. The fields are read after the
+    /// process's name (which may hold blanks and parentheses): the state is field 3, the parent
+    /// field 4, the start time field 22.
+    static func status(_ pid: Int) -> Status? {
         guard let stat = firstLine("/proc/\(pid)/stat", whole: true), let close = stat.lastIndex(of: ")") else {
             return nil
         }
-        return stat[stat.index(after: close)...].split(separator: " ")
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 19, let parent = Int(fields[1]), let started = Int(fields[19]) else { return nil }
+        return Status(state: fields[0], parent: parent, startTicks: started)
     }
 
     /// When the process `pid` of this machine started, in seconds since 1970 (its start time in
     /// `/proc/PID/stat`, ticks after the boot, added to the boot's time), or nil where none runs.
     public static func startTime(_ pid: Int) -> Double? {
-        // The start time is field 22: the 20th after the state.
-        guard let fields = statusFields(pid), fields.count > 19, let ticks = Double(fields[19]), let boot = bootTime
-        else { return nil }
-        return boot + ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+        guard let ticks = status(pid)?.startTicks, let boot = bootTime else { return nil }
+        return boot + Double(ticks) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     /// When this machine booted, in seconds since 1970 (`btime` in `/proc/stat`).

@@ -9,8 +9,8 @@
 /// without `--foreground`), which signalling the group misses. What left the tree before it was
 /// looked at (a daemon whose parent ended: its parent is then init) is not found.
 public struct ProcessTree: Sendable {
-    /// A member: its ID and its start time (field 22 of `/proc/PID/stat`, clock ticks after the
-    /// boot), so that a signal never reaches another process that took an ended member's ID.
+    /// A member: its ID and its start time (`LocalProcesses.Status.startTicks`), so that a signal
+    /// never reaches another process that took an ended member's ID.
     struct Member: Sendable, Equatable {
         var pid: Int
         var started: Int
@@ -92,18 +92,14 @@ public struct ProcessTree: Sendable {
     /// Whether every member has ended (a zombie counts as ended).
     public var hasEnded: Bool {
         members.allSatisfy { member in
-            guard let now = Self.member(member.pid), now == member else { return true }
-            return LocalProcesses.statusFields(member.pid)?.first == "Z"
+            guard let now = LocalProcesses.status(member.pid), now.startTicks == member.started else { return true }
+            return now.state == "Z"
         }
     }
 
     /// `pid` as a member now, or nil where no such process runs.
     static func member(_ pid: Int) -> Member? {
-        // The start time is field 22: the 20th after the state.
-        guard let fields = LocalProcesses.statusFields(pid), fields.count > 19, let started = Int(fields[19]) else {
-            return nil
-        }
-        return Member(pid: pid, started: started)
+        LocalProcesses.status(pid).map { Member(pid: pid, started: $0.startTicks) }
     }
 
     /// The processes tracing a thread of this one: `TracerPid` in `/proc/self/task/*/status` is
@@ -127,14 +123,12 @@ public struct ProcessTree: Sendable {
         return line.flatMap { Int($0.dropFirst(name.count).filter { !$0.isWhitespace }) }
     }
 
-    /// Every process of this PID namespace, by its parent's ID (field 4 of `/proc/PID/stat`).
+    /// Every process of this PID namespace, by its parent's ID.
     static func childrenByParent() -> [Int: [Member]] {
         var children: [Int: [Member]] = [:]
         for name in (try? Files.list("/proc")) ?? [] {
-            guard let pid = Int(name), let fields = LocalProcesses.statusFields(pid), fields.count > 19,
-                let parent = Int(fields[1]), let started = Int(fields[19])
-            else { continue }
-            children[parent, default: []].append(Member(pid: pid, started: started))
+            guard let pid = Int(name), let status = LocalProcesses.status(pid) else { continue }
+            children[status.parent, default: []].append(Member(pid: pid, started: status.startTicks))
         }
         return children
     }
